@@ -1,0 +1,7 @@
+"""Memento's headless core: plan, notes, status log, locks, git, agents, tick engine.
+
+Nothing in this package imports Textual or memento_tui (enforced by an
+import-linter contract and tests/core/test_import_hygiene.py).
+"""
+
+__version__ = "0.1.0"

@@ -1,0 +1,139 @@
+"""File locks and atomic writes: the only way Memento changes a shared file.
+
+Every edit is lock, re-read, apply, write a temp file, fsync, os.replace,
+fsync the directory. Lock files are never deleted or renamed (deleting a
+flock'ed file lets two processes each hold "the" lock on different inodes),
+and their descriptors are close-on-exec so an agent never inherits one.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from .errors import MementoError
+
+
+class LockBusy(MementoError):
+    """A non-blocking lock attempt found the lock held."""
+
+
+@contextmanager
+def file_lock(lock_path: Path, *, blocking: bool = True, timeout: float = 30.0) -> Iterator[int]:
+    """Hold an exclusive flock on ``lock_path``; yields the descriptor.
+
+    Non-blocking: raise LockBusy at once if held. Blocking: wait up to
+    ``timeout`` seconds, then raise LockBusy (a hung holder must not hang us).
+    """
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    # os.open descriptors are non-inheritable by default (PEP 446).
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        deadline = time.monotonic() + timeout
+        delay = 0.001
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                    raise
+                if not blocking or time.monotonic() >= deadline:
+                    raise LockBusy(f"{lock_path} is held by another process") from None
+                time.sleep(delay)
+                delay = min(delay * 2, 0.05)
+        try:
+            yield fd
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def fsync_dir(directory: Path) -> None:
+    """Make a rename in ``directory`` durable."""
+    try:
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` so a reader sees the old or the new file, never half.
+
+    On any failure (ENOSPC included) the previous file is left untouched and
+    the temp file removed; the OSError propagates with the path in it.
+    """
+    path = Path(path)
+    directory = path.parent
+    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = os.stat(path).st_mode & 0o7777
+    except FileNotFoundError:
+        mode = 0o644
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    fsync_dir(directory)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write UTF-8 text atomically, newlines exactly as given."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def lock_path_for(path: Path) -> Path:
+    """Where the edit lock of a workspace file lives.
+
+    Inside a workspace (a ``.memento/`` beside ``docs/`` or the file) the lock
+    goes in ``.memento/locks/`` so docs/ stays clean; elsewhere beside the file.
+    """
+    path = Path(path).resolve()
+    for base in (path.parent.parent, path.parent):
+        if (base / ".memento").is_dir():
+            return base / ".memento" / "locks" / f"{path.name}.lock"
+    return path.parent / f".{path.name}.lock"
+
+
+def locked_edit(path: Path, transform: Callable[[bytes], bytes | None]) -> bytes | None:
+    """Lock, re-read, transform, atomically replace. Returns the bytes written.
+
+    ``transform`` receives the current bytes (b"" if the file is missing) and
+    returns the new bytes, or None to leave the file untouched.
+    """
+    path = Path(path)
+    with file_lock(lock_path_for(path)):
+        try:
+            current = path.read_bytes()
+        except FileNotFoundError:
+            current = b""
+        except IsADirectoryError:
+            raise MementoError("is a directory, not a file", path=path) from None
+        new = transform(current)
+        if new is None or new == current:
+            return None
+        atomic_write_bytes(path, new)
+        return new

@@ -1,0 +1,117 @@
+"""Where everything lives in a Memento project (SPEC §2)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import MementoError
+
+PLAN_REL = "docs/MASTER_PLAN.md"
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """The paths of one project; constructing it touches no file."""
+
+    root: Path
+
+    @classmethod
+    def find(cls, start: Path | str | None = None) -> Workspace:
+        """The workspace containing ``start``: search upwards for docs/MASTER_PLAN.md."""
+        here = Path(start or Path.cwd()).resolve()
+        if here.is_file():
+            here = here.parent
+        for candidate in (here, *here.parents):
+            if (candidate / PLAN_REL).exists():
+                return cls(candidate)
+        raise MementoError(
+            f"no Memento workspace at or above {here} (no {PLAN_REL}); run `memento init` first"
+        )
+
+    @property
+    def docs(self) -> Path:
+        return self.root / "docs"
+
+    @property
+    def plan_path(self) -> Path:
+        return self.root / PLAN_REL
+
+    @property
+    def map_path(self) -> Path:
+        return self.docs / "PROJECT_MAP.md"
+
+    @property
+    def status_path(self) -> Path:
+        return self.docs / "TICK_STATUS.md"
+
+    @property
+    def notes_path(self) -> Path:
+        return self.docs / "HUMAN_NOTES.md"
+
+    @property
+    def checkpoint_path(self) -> Path:
+        return self.docs / "CURRENT_STATE.md"
+
+    @property
+    def config_path(self) -> Path:
+        return self.root / "memento.toml"
+
+    @property
+    def system_prompt_path(self) -> Path:
+        return self.root / "scripts" / "tick_worker_system_prompt.md"
+
+    @property
+    def memento_dir(self) -> Path:
+        return self.root / ".memento"
+
+    @property
+    def tick_lock_path(self) -> Path:
+        return self.memento_dir / "tick.lock"
+
+    @property
+    def state_path(self) -> Path:
+        return self.memento_dir / "state.json"
+
+    @property
+    def claims_dir(self) -> Path:
+        return self.memento_dir / "claims"
+
+    @property
+    def tick_result_path(self) -> Path:
+        return self.memento_dir / "tick_result.md"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.root / "logs"
+
+    @property
+    def cron_log(self) -> Path:
+        return self.logs_dir / "cron.log"
+
+    @property
+    def rollback_dir(self) -> Path:
+        return self.logs_dir / "rollback"
+
+    @property
+    def memory_dir(self) -> Path:
+        return self.root / "memory"
+
+    @property
+    def alert_path(self) -> Path:
+        return self.root / ".memento_alert"
+
+    @property
+    def ignore_path(self) -> Path:
+        return self.root / ".memento_ignore"
+
+    @property
+    def cleanignore_path(self) -> Path:
+        return self.root / ".memento_cleanignore"
+
+    def rel(self, path: Path) -> str:
+        """``path`` relative to the root, with forward slashes, for messages."""
+        try:
+            return Path(path).resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            return str(path)
