@@ -15,6 +15,8 @@ class PlanError:
     task_id: str | None
     message: str
     severity: str = "error"  # "error" | "warning"
+    # "plan": the whole plan cannot run (PLAN INVALID); "task": only that task is never picked.
+    scope: str = "plan"
 
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.line else self.path

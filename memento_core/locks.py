@@ -126,14 +126,25 @@ def locked_edit(path: Path, transform: Callable[[bytes], bytes | None]) -> bytes
     """
     path = Path(path)
     with file_lock(lock_path_for(path)):
-        try:
-            current = path.read_bytes()
-        except FileNotFoundError:
-            current = b""
-        except IsADirectoryError:
-            raise MementoError("is a directory, not a file", path=path) from None
-        new = transform(current)
-        if new is None or new == current:
-            return None
-        atomic_write_bytes(path, new)
-        return new
+        current = _read_or_empty(path)
+        for _ in range(20):
+            new = transform(current)
+            if new is None or new == current:
+                return None
+            # A person's editor does not take our lock: if the file changed while we
+            # computed, start over from what is there now rather than overwrite it.
+            again = _read_or_empty(path)
+            if again == current:
+                atomic_write_bytes(path, new)
+                return new
+            current = again
+        raise MementoError("the file keeps changing underneath the edit; try again", path=path)
+
+
+def _read_or_empty(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return b""
+    except IsADirectoryError:
+        raise MementoError("is a directory, not a file", path=path) from None

@@ -1,0 +1,73 @@
+"""Benchmark: parse a generated 10,000-task plan (SPEC §11 budget: ≤ 50 ms median).
+
+Run: python bench/plan_parse.py [--tasks N] [--rounds R]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from plangen import big_plan  # noqa: E402
+
+from memento_core.plan import parse_plan, set_status  # noqa: E402
+
+BUDGET_MS = 50.0
+
+
+def measure(n_tasks: int, rounds: int) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "MASTER_PLAN.md"
+        path.write_text(big_plan(n_tasks))
+        parse_plan(path)  # warm the import and the page cache
+        parse_times, edit_times = [], []
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            plan = parse_plan(path)
+            parse_times.append((time.perf_counter() - t0) * 1000)
+        assert len(plan.tasks) == n_tasks
+        full_times = []
+        for _ in range(max(3, rounds // 3)):
+            t0 = time.perf_counter()
+            errors = parse_plan(path).errors  # decodes every task's fields and problems
+            full_times.append((time.perf_counter() - t0) * 1000)
+        assert not [e for e in errors if e.severity == "error"]
+        for i in range(min(rounds, 10)):
+            t0 = time.perf_counter()
+            set_status(path, f"T-{n_tasks - i}", "~")
+            edit_times.append((time.perf_counter() - t0) * 1000)
+        return {
+            "size_mb": path.stat().st_size / 1e6,
+            "parse_median_ms": statistics.median(parse_times),
+            "parse_min_ms": min(parse_times),
+            "edit_median_ms": statistics.median(edit_times),
+            "full_median_ms": statistics.median(full_times),
+        }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--tasks", type=int, default=10_000)
+    ap.add_argument("--rounds", type=int, default=21)
+    args = ap.parse_args()
+    r = measure(args.tasks, args.rounds)
+    ok = r["parse_median_ms"] <= BUDGET_MS
+    print(f"cores: {os.cpu_count()}  python: {sys.version.split()[0]}")
+    print(f"{'figure':<42}{'value':>12}{'budget':>12}  status")
+    print(f"{'plan size (MB), ' + str(args.tasks) + ' tasks':<42}{r['size_mb']:>12.2f}{'':>12}")
+    print(f"{'parse median (ms)':<42}{r['parse_median_ms']:>12.1f}{BUDGET_MS:>12.0f}  {'ok' if ok else 'MISSED'}")
+    print(f"{'parse min (ms)':<42}{r['parse_min_ms']:>12.1f}")
+    print(f"{'parse + validate every task, median (ms)':<42}{r['full_median_ms']:>12.1f}")
+    print(f"{'locked status edit median (ms)':<42}{r['edit_median_ms']:>12.1f}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,816 @@
+"""docs/MASTER_PLAN.md: a one-pass scanner and minimal, locked line edits (SPEC §3).
+
+The parser reads the format of the original Agent Memento specification and
+its tolerated variants, returning frozen dataclasses that carry line numbers.
+Problems are values (:class:`PlanError`), never exceptions, so one bad task
+cannot hide the others. Edits re-read the file under the plan lock, locate
+their line by task id or Meta key, replace that one line (or insert one) and
+atomically replace the file: every other byte stays as it was.
+
+Speed (SPEC §11: 10,000 tasks in milliseconds): one regex finds every
+structural line and swallows each task's indented block, so Python runs once
+per task, not once per line; a task's fields, title and problems are decoded
+from its block on first use.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+from .config import parse_duration
+from .errors import EditConflict, MementoError, PlanError
+from .lines import LineDoc, decode, eol_of, strip_eol
+from .locks import locked_edit
+
+TASK_ID_RE = re.compile(r"[A-Z][A-Z0-9]*-\d+")
+STATUS_NAMES = {
+    " ": "pending",
+    "x": "done",
+    "!": "blocked",
+    "~": "in_progress",
+    "-": "skipped",
+}
+# Characters a person might type for "done"; read as done, written back untouched.
+_STATUS_ALIASES = {"X": "x"}
+FINISHED = frozenset("x-")
+
+_TASK_RE = re.compile(
+    r"^(?P<indent> {0,3})[-*+] \[(?P<status>.)\][ \t]+"
+    r"(?P<tick>`?)(?P<id>[A-Z][A-Z0-9]*-\d+)(?P=tick):?(?:[ \t]+(?P<rest>.*))?$"
+)
+_FIELD_RE = re.compile(r"^(?P<indent>[ \t]+)[-*+] (?P<key>[A-Za-z_][\w-]*):(?P<sp>[ \t]*)(?P<value>.*)$")
+_FIELD_FIND = re.compile(r"^[ \t]+[-*+] ([A-Za-z_][\w-]*):[ \t]*([^\n]*?)[ \t\r]*$", re.M)
+_META_RE = re.compile(r"^[-*+] (?P<key>[A-Za-z_][\w-]*):(?P<sp>[ \t]*)(?P<value>.*?)(?P<comment>[ \t]*<!--.*-->)?[ \t]*$")
+_MODULE_RE = re.compile(r"^\[MODULE:(?P<name>[^\]]*)\][ \t]*")
+_INLINE_RETRIES_RE = re.compile(r"[ \t]*\[retries:[ \t]*(?P<n>[^\]]*)\][ \t]*$")
+_PHASE_META_RE = re.compile(
+    r"^(?:<!--[ \t]*)?(?:[-*+] )?(?P<key>parallel|depends)[ \t]*:[ \t]*(?P<value>.*?)[ \t]*(?:-->)?[ \t]*$",
+    re.IGNORECASE,
+)
+_HEADING_DEPENDS_RE = re.compile(r"\(depends on (?P<deps>[^)]*)\)[ \t]*$", re.IGNORECASE)
+# One regex for every structural line. A task match swallows its indented block
+# (field lines, continuation lines, blank lines followed by more indentation).
+_SCAN_RE = re.compile(
+    r"^(?:"
+    r"(?P<fence> {0,3}(?:`{3,}|~{3,}))[^\n]*"
+    r"|(?P<hashes>#{1,2})[ \t]+(?P<htext>[^\n]*)"
+    r"|(?P<task> {0,3}[-*+] \[(?P<st>[^\n])\][ \t]+(?P<tick>`?)(?P<id>[A-Z][A-Z0-9]*-\d+)(?P=tick):?"
+    r"(?P<rest>[^\n]*))(?P<block>(?:\n[ \t\r]*(?=\n)|\n[ \t]+[^\n]*)*)"
+    r"|(?P<badbox> {0,3}[-*+] \[[^\n]\][^\n]*)"
+    r"|(?P<bullet>[-*+] [A-Za-z_][\w-]*[ \t]*:[^\n]*)"
+    r"|(?P<other>(?:<!--|[Pp]arallel|[Dd]epends)[^\n]*)"
+    r")",
+    re.M,
+)
+
+REPEATABLE_FIELDS = ("accept",)
+
+
+@dataclass(frozen=True)
+class Meta:
+    """The ``## Meta`` list, typed, with the line of each key."""
+
+    created: str = ""
+    tick_mode: str = "auto"
+    max_retries: int = 3
+    max_tasks_per_tick: int = 1
+    max_diff_lines: int = 200
+    stale_lock_timeout: float = 15 * 60.0
+    circuit_breaker_threshold: int = 5
+    status_max_entries: int = 50
+    status_archive_dir: str = "logs/status_archive/"
+    total_ticks: int = 0
+    total_tasks: int = 0
+    completed_tasks: int = 0
+    last_architect_edit: str = ""
+    clean_strategy: str = ""
+    clean_ignore: str = ""
+    extra: dict[str, str] = field(default_factory=dict)
+    lines: dict[str, int] = field(default_factory=dict)
+    line: int = 0  # the ``## Meta`` heading; 0 when the plan has none
+
+
+TICK_MODES = ("auto", "paused", "stopped")
+_META_INTS = {
+    "max_retries": 0,
+    "max_tasks_per_tick": 1,
+    "max_diff_lines": 1,
+    "circuit_breaker_threshold": 1,
+    "status_max_entries": 1,
+    "total_ticks": 0,
+    "total_tasks": 0,
+    "completed_tasks": 0,
+}
+_META_TEXT = ("created", "status_archive_dir", "last_architect_edit", "clean_strategy", "clean_ignore")
+
+
+@dataclass(frozen=True)
+class Task:
+    """One task line and its indented block. Typed views are decoded on first use."""
+
+    id: str
+    status: str  # one of " x ! ~ -" (an alias like "X" is normalised); else the task is invalid
+    phase: str | None
+    line: int
+    raw_rest: str = field(default="", repr=False)  # the task line after the id
+    block: str = field(default="", repr=False)  # the indented lines under it, starting with "\n"
+
+    @cached_property
+    def _head(self) -> tuple[str | None, str, str | None]:
+        rest = self.raw_rest.strip()
+        if rest.startswith(":"):
+            rest = rest[1:].lstrip()
+        module = None
+        if rest.startswith("[MODULE:"):
+            m = _MODULE_RE.match(rest)
+            if m:
+                module = m.group("name").strip()
+                rest = rest[m.end():]
+        inline = None
+        if rest.endswith("]"):
+            m = _INLINE_RETRIES_RE.search(rest)
+            if m:
+                inline = m.group("n").strip()
+                rest = rest[: m.start()]
+        return module, rest.strip(), inline
+
+    @property
+    def module(self) -> str | None:
+        return self._head[0]
+
+    @property
+    def title(self) -> str:
+        return self._head[1]
+
+    @property
+    def inline_retries(self) -> bool:
+        return self._head[2] is not None
+
+    @cached_property
+    def _parsed(self) -> tuple[dict[str, str], tuple[str, ...], tuple[str, ...]]:
+        fields: dict[str, str] = {}
+        accept: list[str] = []
+        problems: list[str] = []
+        inline = self._head[2]
+        if inline is not None:
+            fields["retries"] = inline
+        for key, value in _FIELD_FIND.findall(self.block):
+            key = key.lower()
+            if key in REPEATABLE_FIELDS:
+                accept.append(value)
+            elif key in fields:
+                problems.append(f"field `{key}` is repeated")
+            else:
+                fields[key] = value
+        return fields, tuple(accept), tuple(problems)
+
+    @property
+    def fields(self) -> dict[str, str]:
+        """Raw field values by lower-case key (``accept`` excluded: see :attr:`accept`)."""
+        return self._parsed[0]
+
+    @property
+    def accept(self) -> tuple[str, ...]:
+        return self._parsed[1]
+
+    @cached_property
+    def field_lines(self) -> dict[str, int]:
+        """Line of each field (first occurrence; inline ``retries`` → the task line)."""
+        lines: dict[str, int] = {"retries": self.line} if self.inline_retries else {}
+        for m in _FIELD_FIND.finditer(self.block):
+            key = m.group(1).lower()
+            if key not in lines:
+                lines[key] = self.line + self.block.count("\n", 0, m.start() + 1)
+        return lines
+
+    @cached_property
+    def end_line(self) -> int:
+        """The last non-blank line of the task block."""
+        return self.line + self.block.rstrip().count("\n")
+
+    @cached_property
+    def problems(self) -> tuple[str, ...]:
+        """Why the task can never be picked; empty when valid."""
+        fields = self.fields
+        problems = list(self._parsed[2])
+        if self.status not in STATUS_NAMES:
+            problems.append(f"unknown status `[{self.status}]` (use one of [ ] [x] [!] [~] [-])")
+        if self.phase is None:
+            problems.append("task is not under a phase heading (`## Phase N: …`)")
+        if not unquote(fields.get("verify", "")):
+            problems.append("has no verify command")
+        if "context_files" not in fields:
+            problems.append("has no context_files")
+        raw_retries = fields.get("retries")
+        if raw_retries is not None and not raw_retries.isdigit():
+            problems.append(f"retries must be a whole number, got `{raw_retries}`")
+        for key in ("estimate", "timeout"):
+            value = fields.get(key)
+            if value:
+                problem = _duration_problem(value)
+                if problem:
+                    problems.append(f"{key}: {problem}")
+        return tuple(problems)
+
+    @property
+    def state(self) -> str:
+        return STATUS_NAMES.get(self.status, "unknown")
+
+    @property
+    def valid(self) -> bool:
+        """A task with problems (no verify, unknown status, …) is never picked."""
+        return not self.problems
+
+    @property
+    def verify(self) -> str | None:
+        return unquote(self.fields.get("verify", "")) or None
+
+    @property
+    def do(self) -> str | None:
+        return unquote(self.fields.get("do", "")) or None
+
+    @property
+    def reason(self) -> str | None:
+        return self.fields.get("reason") or None
+
+    @cached_property
+    def context_files(self) -> tuple[str, ...]:
+        return split_path_list(self.fields.get("context_files", ""))
+
+    @cached_property
+    def guard_files(self) -> tuple[str, ...]:
+        return split_path_list(self.fields.get("guard_files", ""))
+
+    @property
+    def retries(self) -> int:
+        raw = self.fields.get("retries", "").strip()
+        return int(raw) if raw.isdigit() else 0
+
+    @property
+    def estimate_seconds(self) -> float | None:
+        return _duration_or_none(self.fields.get("estimate"))
+
+    @property
+    def timeout_seconds(self) -> float | None:
+        return _duration_or_none(self.fields.get("timeout"))
+
+    @property
+    def label(self) -> str:
+        """``T-101 [MODULE:db] Title`` as written in status entries."""
+        module = f" [MODULE:{self.module}]" if self.module is not None else ""
+        return f"{self.id}{module} {self.title}".rstrip()
+
+
+def _fast_task(**values) -> Task:
+    # Frozen-dataclass __init__ costs one object.__setattr__ per field; a 10,000-task
+    # plan must parse in milliseconds (SPEC §11), so fill __dict__ in one call.
+    task = object.__new__(Task)
+    task.__dict__.update(values)
+    return task
+
+
+@dataclass(frozen=True)
+class Phase:
+    id: str
+    title: str
+    line: int
+    parallel: bool = False
+    depends: tuple[str, ...] = ()
+    task_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Plan:
+    path: str
+    title: str
+    meta: Meta
+    phases: tuple[Phase, ...]
+    tasks: tuple[Task, ...]
+    structure_errors: tuple[PlanError, ...] = ()  # everything but per-task problems
+    line_count: int = 0
+
+    def task(self, task_id: str) -> Task | None:
+        return self.by_id.get(task_id)
+
+    @cached_property
+    def by_id(self) -> dict[str, Task]:
+        ids: dict[str, Task] = {}
+        for task in self.tasks:
+            ids.setdefault(task.id, task)
+        return ids
+
+    def phase(self, phase_id: str) -> Phase | None:
+        for phase in self.phases:
+            if phase.id == phase_id:
+                return phase
+        return None
+
+    def tasks_of(self, phase: Phase) -> list[Task]:
+        return [t for t in self.tasks if t.phase == phase.id]
+
+    @cached_property
+    def errors(self) -> tuple[PlanError, ...]:
+        """Every error and warning, plan-level and per task, in line order."""
+        found = list(self.structure_errors)
+        for task in self.tasks:
+            for problem in task.problems:
+                found.append(PlanError(self.path, task.line, task.id, problem, scope="task"))
+        found.sort(key=lambda e: e.line)
+        return tuple(found)
+
+    @property
+    def plan_errors(self) -> tuple[PlanError, ...]:
+        """Errors that stop the whole pipeline (SPEC §4 step 2); no task is decoded for them."""
+        return tuple(e for e in self.structure_errors if e.scope == "plan" and e.severity == "error")
+
+    @property
+    def warnings(self) -> tuple[PlanError, ...]:
+        return tuple(e for e in self.errors if e.severity == "warning")
+
+
+def _duration_or_none(text: str | None) -> float | None:
+    if not text:
+        return None
+    try:
+        return parse_duration(text)
+    except ValueError:
+        return None
+
+
+_DURATION_CHECK: dict[str, str] = {}
+
+
+def _duration_problem(text: str) -> str:
+    """'' when ``text`` is a valid duration, else the message (memoised: plans repeat values)."""
+    problem = _DURATION_CHECK.get(text)
+    if problem is None:
+        try:
+            parse_duration(text)
+            problem = ""
+        except ValueError as exc:
+            problem = str(exc)
+        if len(_DURATION_CHECK) > 4096:
+            _DURATION_CHECK.clear()
+        _DURATION_CHECK[text] = problem
+    return problem
+
+
+def unquote(value: str) -> str:
+    """Strip one layer of matching backticks (`` `cmd` `` or ``` ``cmd`` ```) and whitespace."""
+    value = value.strip()
+    for quote in ("``", "`"):
+        if len(value) >= 2 * len(quote) and value.startswith(quote) and value.endswith(quote):
+            return value[len(quote) : -len(quote)].strip()
+    return value
+
+
+def split_path_list(value: str) -> tuple[str, ...]:
+    """``[a, b]``, ``a, b`` or ``[]`` → paths, each unquoted."""
+    value = value.strip()
+    if value.startswith("[") and value.endswith("]"):
+        value = value[1:-1]
+    items = (unquote(part).strip("'\"") for part in value.split(","))
+    return tuple(item for item in items if item)
+
+
+def _strip_comment(value: str) -> str:
+    idx = value.find("<!--")
+    return value[:idx].rstrip() if idx >= 0 else value.strip()
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def parse_plan(path: Path | str) -> Plan:
+    """Parse a plan file. Unreadable input raises MementoError (file, line); all else is a value."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise MementoError("plan not found", path=path) from None
+    except IsADirectoryError:
+        raise MementoError("is a directory, not a plan file", path=path) from None
+    except PermissionError:
+        raise MementoError("permission denied", path=path) from None
+    return scan_plan(decode_text(data, path), str(path))
+
+
+def decode_text(data: bytes, path: str | Path) -> str:
+    """UTF-8 text without BOM; bad bytes raise MementoError with the line (see lines.decode)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        decode(data, path)  # raises with the line number
+        raise
+    if "\x00" in text:
+        decode(data, path)
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def parse_plan_text(text: str, path: str = "docs/MASTER_PLAN.md") -> Plan:
+    return scan_plan(text[1:] if text.startswith("\ufeff") else text, path)
+
+
+def parse_plan_doc(doc: LineDoc, path: str) -> Plan:
+    return scan_plan("".join(doc.lines), path)
+
+
+def scan_plan(text: str, path: str) -> Plan:
+    """The scanner: one regex pass, line numbers counted between matches."""
+    errors: list[PlanError] = []
+    title = ""
+    meta_values: dict[str, tuple[str, int]] = {}
+    meta_line = 0
+    phases: list[dict] = []
+    tasks: list[Task] = []
+    seen: dict[str, int] = {}
+    section = None  # None | "meta" | "phase"
+    phase: dict | None = None
+    phase_meta_allowed = False
+    pos = 0
+    lineno = 1
+    counted_to = 0
+    search = _SCAN_RE.search
+    count = text.count
+    end = len(text)
+    new_task = _fast_task
+    aliases = _STATUS_ALIASES
+    while pos < end:
+        m = search(text, pos)
+        if m is None:
+            break
+        start = m.start()
+        lineno += count("\n", counted_to, start)
+        counted_to = start
+        pos = m.end() + 1
+        task_id = m.group("id")
+        if task_id is not None:
+            status = m.group("st")
+            task = new_task(id=task_id, status=aliases.get(status, status),
+                            phase=phase["id"] if phase is not None else None, line=lineno,
+                            raw_rest=m.group("rest"), block=m.group("block"))
+            tasks.append(task)
+            first = seen.setdefault(task_id, lineno)
+            if first != lineno:
+                errors.append(PlanError(path, lineno, task_id, f"duplicate task id (first defined on line {first})"))
+            if phase is not None:
+                phase["tasks"].append(task_id)
+            phase_meta_allowed = False
+            continue
+        kind = m.lastgroup
+        if kind == "htext":
+            heading = m.group("htext").strip()
+            if len(m.group("hashes")) == 1:
+                if not title:
+                    title = heading[len("MASTER_PLAN:"):].strip() if heading.upper().startswith("MASTER_PLAN:") else heading
+                continue
+            if heading.lower() == "meta":
+                section, meta_line, phase = "meta", lineno, None
+                continue
+            section, phase_meta_allowed = "phase", True
+            deps = None
+            dm = _HEADING_DEPENDS_RE.search(heading)
+            if dm:
+                deps = (dm.group("deps"), lineno)
+                heading = heading[: dm.start()].rstrip()
+            phase_id = heading.split(":", 1)[0].strip() if ":" in heading else heading
+            phase = {"id": phase_id, "title": heading, "line": lineno, "parallel": None, "depends": deps, "tasks": []}
+            phases.append(phase)
+            continue
+        if kind == "fence" or m.group("fence") is not None:
+            fence = m.group("fence").strip()
+            close = re.compile(r"^ {0,3}" + re.escape(fence[0]) + "{" + str(len(fence)) + r",}[ \t\r]*$", re.M)
+            cm = close.search(text, m.end())
+            if cm is None:
+                errors.append(PlanError(path, lineno, None, f"code fence {fence} is never closed",
+                                        severity="warning", scope="task"))
+                break
+            pos = cm.end() + 1
+            continue
+        line = m.group(kind).rstrip("\r")
+        if kind == "badbox":
+            errors.append(PlanError(path, lineno, None, "checkbox line without a task id like `T-101`; it is not a task",
+                                    severity="warning", scope="task"))
+            continue
+        if kind == "bullet" and section == "meta":
+            mm = _META_RE.match(line)
+            if mm:
+                key = mm.group("key")
+                if key in meta_values:
+                    errors.append(PlanError(path, lineno, None, f"Meta key `{key}` is repeated (first on line {meta_values[key][1]})"))
+                else:
+                    meta_values[key] = (mm.group("value").strip(), lineno)
+            continue
+        if phase is not None and phase_meta_allowed:
+            pm = _PHASE_META_RE.match(line.strip())
+            if pm:
+                phase[pm.group("key").lower()] = (pm.group("value").strip(), lineno)
+
+    meta = _build_meta(meta_values, meta_line, errors, path)
+    phase_objs = _finish_phases(phases, errors, path)
+    if not title and not phases and not tasks:
+        errors.append(PlanError(path, 1, None, "the plan is empty: no `# MASTER_PLAN:` title, no phases, no tasks"))
+    elif not meta_line and (phases or tasks):
+        errors.append(PlanError(path, 1, None, "no `## Meta` section; defaults apply", severity="warning", scope="task"))
+    errors.sort(key=lambda e: e.line)
+    return Plan(path, title, meta, phase_objs, tuple(tasks), tuple(errors), count("\n") + (0 if text.endswith("\n") or not text else 1))
+
+
+def _build_meta(values: dict[str, tuple[str, int]], meta_line: int, errors: list[PlanError], path: str) -> Meta:
+    kwargs: dict = {}
+    extra: dict[str, str] = {}
+    lines = {key: ln for key, (_, ln) in values.items()}
+    for key, (raw, ln) in values.items():
+        value = _strip_comment(raw)
+        if key in _META_INTS:
+            try:
+                number = int(value)
+            except ValueError:
+                errors.append(PlanError(path, ln, None, f"Meta `{key}` must be a whole number, got `{value}`"))
+                continue
+            if number < _META_INTS[key]:
+                errors.append(PlanError(path, ln, None, f"Meta `{key}` must be at least {_META_INTS[key]}, got {number}"))
+                continue
+            kwargs[key] = number
+        elif key == "tick_mode":
+            if value not in TICK_MODES:
+                errors.append(PlanError(path, ln, None, f"Meta `tick_mode` must be auto, paused or stopped, got `{value}`"))
+                continue
+            kwargs[key] = value
+        elif key == "stale_lock_timeout":
+            try:
+                kwargs[key] = parse_duration(value)
+            except ValueError as exc:
+                errors.append(PlanError(path, ln, None, f"Meta `stale_lock_timeout`: {exc}"))
+        elif key in _META_TEXT:
+            kwargs[key] = value
+        else:
+            extra[key] = value
+    return Meta(**kwargs, extra=extra, lines=lines, line=meta_line)
+
+
+def _finish_phases(raw: list[dict], errors: list[PlanError], path: str) -> tuple[Phase, ...]:
+    ids: dict[str, int] = {}
+    for p in raw:
+        if p["id"] in ids:
+            errors.append(PlanError(path, p["line"], None, f"phase `{p['id']}` is defined twice (first on line {ids[p['id']]})"))
+        ids.setdefault(p["id"], p["line"])
+    lookup = {pid.lower(): pid for pid in ids}
+    phases = []
+    for p in raw:
+        parallel = False
+        if p["parallel"] is not None:
+            text, ln = p["parallel"]
+            low = text.lower()
+            if low in ("true", "yes", "1"):
+                parallel = True
+            elif low not in ("false", "no", "0"):
+                errors.append(PlanError(path, ln, None, f"`parallel` of {p['id']} must be true or false, got `{text}`"))
+        depends: list[str] = []
+        if p["depends"] is not None:
+            text, ln = p["depends"]
+            for dep in (d.strip() for d in text.split(",")):
+                if not dep or dep.lower() == "none":
+                    continue
+                real = lookup.get(dep.lower())
+                if real is None:
+                    errors.append(PlanError(path, ln, None, f"{p['id']} depends on unknown phase `{dep}`"))
+                elif real == p["id"]:
+                    errors.append(PlanError(path, ln, None, f"{p['id']} depends on itself"))
+                else:
+                    depends.append(real)
+        phases.append(Phase(p["id"], p["title"], p["line"], parallel, tuple(depends), tuple(p["tasks"])))
+    _check_cycles(phases, errors, path)
+    return tuple(phases)
+
+
+def _check_cycles(phases: list[Phase], errors: list[PlanError], path: str) -> None:
+    graph = {p.id: p.depends for p in phases}
+    line_of = {p.id: p.line for p in phases}
+    state: dict[str, int] = {}  # 1 visiting, 2 done
+    reported: set[frozenset] = set()
+
+    def visit(node: str, stack: list[str]) -> None:
+        state[node] = 1
+        stack.append(node)
+        for dep in graph.get(node, ()):
+            if state.get(dep) == 1:
+                cycle = stack[stack.index(dep):] + [dep]
+                key = frozenset(cycle)
+                if key not in reported:
+                    reported.add(key)
+                    errors.append(PlanError(path, line_of[dep], None, "dependency cycle: " + " → ".join(cycle)))
+            elif state.get(dep) is None:
+                visit(dep, stack)
+        stack.pop()
+        state[node] = 2
+
+    for p in phases:
+        if state.get(p.id) is None:
+            visit(p.id, [])
+
+
+# --------------------------------------------------------------------------- editing
+
+
+class PlanEditor:
+    """Minimal line edits on one in-memory copy of the plan, applied by :func:`edit_plan`.
+
+    Each method locates its line from a fresh parse of the current lines, so
+    edits compose and a person's concurrent edit to any other line survives.
+    """
+
+    def __init__(self, doc: LineDoc, path: str):
+        self.doc = doc
+        self.path = path
+        self._plan: Plan | None = None
+
+    @property
+    def plan(self) -> Plan:
+        if self._plan is None:
+            self._plan = parse_plan_doc(self.doc, self.path)
+        return self._plan
+
+    def _task(self, task_id: str) -> Task:
+        task = self.plan.task(task_id)
+        if task is None:
+            raise EditConflict(f"task {task_id} is not in the plan (was it renamed or removed?)", path=self.path)
+        return task
+
+    def _replace(self, lineno: int, new_text: str) -> None:
+        old = self.doc.lines[lineno - 1]
+        self.doc.lines[lineno - 1] = new_text + eol_of(old)
+        self._plan = None
+
+    def _insert(self, after_lineno: int, new_text: str) -> None:
+        lines = self.doc.lines
+        nl = self.doc.newline
+        if after_lineno >= 1 and not lines[after_lineno - 1].endswith(("\n", "\r")):
+            lines[after_lineno - 1] += nl
+        lines.insert(after_lineno, new_text + nl)
+        self._plan = None
+
+    def set_status(self, task_id: str, status: str, *, expect: Iterable[str] | None = None) -> bool:
+        """Set a task's status character. ``expect``: the statuses it may have now, else refuse."""
+        if status not in STATUS_NAMES:
+            raise ValueError(f"unknown status {status!r}")
+        task = self._task(task_id)
+        if expect is not None and task.status not in set(expect):
+            raise EditConflict(
+                f"{task_id} is now [{task.status}] ({task.state}); expected "
+                + " or ".join(f"[{s}]" for s in expect),
+                path=self.path, line=task.line,
+            )
+        if task.status == status:
+            return False
+        text = strip_eol(self.doc.lines[task.line - 1])
+        m = _TASK_RE.match(text)
+        assert m is not None
+        pos = m.start("status")
+        self._replace(task.line, text[:pos] + status + text[pos + 1:])
+        return True
+
+    def set_field(self, task_id: str, key: str, value: str) -> bool:
+        """Replace a field's value in place, or add the field after the task's last field line."""
+        task = self._task(task_id)
+        if key == "retries" and task.inline_retries:
+            text = strip_eol(self.doc.lines[task.line - 1])
+            m = _INLINE_RETRIES_RE.search(text)
+            if m:
+                new = text[: m.start("n")] + value + text[m.end("n"):]
+                if new == text:
+                    return False
+                self._replace(task.line, new)
+                return True
+        if key in task.field_lines and key not in REPEATABLE_FIELDS:
+            ln = task.field_lines[key]
+            text = strip_eol(self.doc.lines[ln - 1])
+            m = _FIELD_RE.match(text)
+            assert m is not None
+            new = text[: m.start("sp")] + (m.group("sp") or " ") + value
+            if new == text:
+                return False
+            self._replace(ln, new)
+            return True
+        indent = "  "
+        if task.field_lines:
+            first = strip_eol(self.doc.lines[min(task.field_lines.values()) - 1])
+            fm = _FIELD_RE.match(first)
+            if fm:
+                indent = fm.group("indent")
+        self._insert(self._last_field_line(task), f"{indent}- {key}: {value}")
+        return True
+
+    def _last_field_line(self, task: Task) -> int:
+        """The line after which a new field goes: the last non-blank line of the task block."""
+        ln = task.end_line
+        while ln > task.line and not strip_eol(self.doc.lines[ln - 1]).strip():
+            ln -= 1
+        return ln
+
+    def set_meta(self, key: str, value: str) -> bool:
+        """Set a Meta value, keeping any trailing comment; add the key (and Meta) if missing."""
+        meta = self.plan.meta
+        if key in meta.lines:
+            ln = meta.lines[key]
+            text = strip_eol(self.doc.lines[ln - 1])
+            m = _META_RE.match(text)
+            assert m is not None
+            comment = m.group("comment") or ""
+            sp = m.group("sp") or " "
+            new = f"{text[: m.start('sp')]}{sp}{value}{comment}"
+            if new == text:
+                return False
+            self._replace(ln, new)
+            return True
+        if meta.line:
+            last = meta.line
+            for ln in meta.lines.values():
+                last = max(last, ln)
+            self._insert(last, f"- {key}: {value}")
+            return True
+        # No Meta section: add one after the title (or at the top).
+        at = 0
+        for i, raw in enumerate(self.doc.lines, 1):
+            if raw.startswith("# "):
+                at = i
+                break
+        nl = self.doc.newline
+        block = [f"## Meta{nl}", f"- {key}: {value}{nl}", nl]
+        if at:
+            block.insert(0, nl)
+            if not self.doc.lines[at - 1].endswith(("\n", "\r")):
+                self.doc.lines[at - 1] += nl
+        self.doc.lines[at:at] = block
+        self._plan = None
+        return True
+
+    def update_counters(self, *, add_tick: bool = False) -> None:
+        """Recompute total_tasks and completed_tasks; optionally increment total_ticks."""
+        plan = self.plan
+        total = sum(1 for t in plan.tasks if t.status != "-")
+        done = sum(1 for t in plan.tasks if t.status == "x")
+        if add_tick:
+            self.set_meta("total_ticks", str(plan.meta.total_ticks + 1))
+        if self.plan.meta.total_tasks != total or "total_tasks" not in self.plan.meta.lines:
+            self.set_meta("total_tasks", str(total))
+        if self.plan.meta.completed_tasks != done or "completed_tasks" not in self.plan.meta.lines:
+            self.set_meta("completed_tasks", str(done))
+
+
+def edit_plan(path: Path | str, fn: Callable[[PlanEditor], object]) -> Plan:
+    """Locked read-modify-write of the plan: ``fn`` applies edits; returns the plan as written."""
+    path = Path(path)
+    result: dict[str, Plan] = {}
+
+    def transform(data: bytes) -> bytes | None:
+        if not data:
+            raise MementoError("plan not found or empty", path=path)
+        editor = PlanEditor(decode(data, path), str(path))
+        fn(editor)
+        result["plan"] = editor.plan
+        return editor.doc.encode()
+
+    locked_edit(path, transform)
+    return result["plan"]
+
+
+def set_status(path: Path | str, task_id: str, status: str, *, expect: Iterable[str] | None = None) -> Plan:
+    return edit_plan(path, lambda e: e.set_status(task_id, status, expect=expect))
+
+
+def set_retries(path: Path | str, task_id: str, retries: int) -> Plan:
+    return edit_plan(path, lambda e: e.set_field(task_id, "retries", str(retries)))
+
+
+def set_meta(path: Path | str, key: str, value: str) -> Plan:
+    return edit_plan(path, lambda e: e.set_meta(key, value))
+
+
+def reset_task(path: Path | str, task_id: str) -> Plan:
+    """``[!]`` (or any state but done) back to ``[ ]`` with retries 0: the person's "try again"."""
+
+    def apply(e: PlanEditor) -> None:
+        e.set_status(task_id, " ", expect="!~ -")
+        e.set_field(task_id, "retries", "0")
+        e.update_counters()
+
+    return edit_plan(path, apply)
+
+
+def skip_task(path: Path | str, task_id: str, reason: str) -> Plan:
+    """Mark a task ``[-]`` with a ``reason:`` field (the architect's "not needed")."""
+    reason = " ".join(reason.split())
+    if not reason:
+        raise MementoError("a skip needs a reason (--reason TEXT)")
+
+    def apply(e: PlanEditor) -> None:
+        e.set_status(task_id, "-", expect=" !-")
+        e.set_field(task_id, "reason", reason)
+        e.update_counters()
+
+    return edit_plan(path, apply)

@@ -1,0 +1,113 @@
+"""Property tests: for generated plans and random edit sequences, only the edited line changes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memento_core.plan import edit_plan, parse_plan
+
+STATUSES = [" ", "x", "!", "~", "-"]
+prose = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=30).map(
+    lambda s: s.replace("#", "").replace("`", "").replace("~", "").strip()
+)
+
+
+@st.composite
+def plans(draw):
+    """A plan in a random mix of the tolerated variants, with its expected task states."""
+    n_phases = draw(st.integers(1, 4))
+    lines = ["# MASTER_PLAN: Generated", "", "## Meta", "- tick_mode: auto   <!-- auto | paused | stopped -->",
+             "- max_retries: 3", "- total_ticks: 0", ""]
+    expected: dict[str, tuple[str, int]] = {}
+    n = 0
+    for p in range(1, n_phases + 1):
+        if draw(st.booleans()):
+            lines += [f"## Phase {p}: Part {p}", "<!-- parallel: false -->", f"<!-- depends: {'none' if p == 1 else f'Phase {p - 1}'} -->"]
+        else:
+            lines += [f"## Phase {p}: Part {p}" + (f" (depends on Phase {p - 1})" if p > 1 else "")]
+        lines.append("")
+        for _ in range(draw(st.integers(0, 4))):
+            n += 1
+            tid = f"T-{n}"
+            status = draw(st.sampled_from(STATUSES))
+            retries = draw(st.integers(0, 9))
+            shown = draw(st.sampled_from([f"`{tid}`", tid, f"{tid}:"]))
+            module = draw(st.sampled_from(["", "[MODULE:core] "]))
+            title = draw(prose) or "untitled"
+            inline = draw(st.booleans())
+            lines.append(f"- [{status}] {shown} {module}{title}" + (f" [retries: {retries}]" if inline else ""))
+            indent = draw(st.sampled_from(["  ", "    ", "\t"]))
+            lines.append(f"{indent}- verify: `true`")
+            lines.append(f"{indent}- context_files: [src/{n}.py]")
+            if not inline and draw(st.booleans()):
+                lines.append(f"{indent}- retries: {retries}")
+            elif not inline:
+                retries = 0
+            if draw(st.booleans()):
+                lines.append(f"{indent}- accept: {draw(prose)}")
+            if draw(st.booleans()):
+                lines.append("")
+            expected[tid] = (status, retries)
+        if draw(st.booleans()):
+            lines += ["Some prose about this phase.", "```", "- [ ] T-999 fenced, not a task", "```", ""]
+    text = "\n".join(lines) + "\n"
+    return text, expected
+
+
+edits = st.lists(
+    st.tuples(st.sampled_from(["status", "retries", "reason", "meta"]), st.integers(0, 50),
+              st.sampled_from(STATUSES), st.integers(0, 9)),
+    max_size=8,
+)
+
+
+def _diff_window(a: list[bytes], b: list[bytes]) -> tuple[list[bytes], list[bytes]]:
+    """The changed middle of two line lists after removing the common prefix and suffix."""
+    i = 0
+    while i < min(len(a), len(b)) and a[i] == b[i]:
+        i += 1
+    j = 0
+    while j < min(len(a), len(b)) - i and a[-1 - j] == b[-1 - j]:
+        j += 1
+    return a[i : len(a) - j], b[i : len(b) - j]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(plan=plans(), ops=edits, crlf=st.booleans(), bom=st.booleans())
+def test_edits_touch_only_their_line(tmp_path: Path, plan, ops, crlf, bom):
+    text, expected = plan
+    if crlf:
+        text = text.replace("\n", "\r\n")
+    path = tmp_path / "MASTER_PLAN.md"
+    path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + text.encode())
+    ids = list(expected)
+    for kind, index, status, number in ops:
+        before = path.read_bytes()
+        if kind == "meta":
+            edit_plan(path, lambda e, n=number: e.set_meta("total_ticks", str(n)))
+        elif not ids:
+            continue
+        else:
+            tid = ids[index % len(ids)]
+            if kind == "status":
+                edit_plan(path, lambda e, t=tid, s=status: e.set_status(t, s))
+                expected[tid] = (status, expected[tid][1])
+            elif kind == "retries":
+                edit_plan(path, lambda e, t=tid, n=number: e.set_field(t, "retries", str(n)))
+                expected[tid] = (expected[tid][0], number)
+            else:
+                edit_plan(path, lambda e, t=tid, n=number: e.set_field(t, "reason", f"because {n}"))
+        after = path.read_bytes()
+        old, new = _diff_window(before.splitlines(keepends=True), after.splitlines(keepends=True))
+        assert len(old) <= 1 and len(new) <= 1, (old, new)
+        assert after.startswith(b"\xef\xbb\xbf") == bom
+        assert (b"\r\n" in after) == crlf or not ids
+        if crlf:
+            assert after.count(b"\n") == after.count(b"\r\n")
+    parsed = parse_plan(path)
+    assert {t.id: (t.status, t.retries) for t in parsed.tasks} == expected
+    assert "T-999" not in parsed.by_id
+    assert parsed.plan_errors == ()
