@@ -385,18 +385,22 @@ def _strip_comment(value: str) -> str:
 # --------------------------------------------------------------------------- parsing
 
 
-def parse_plan(path: Path | str) -> Plan:
-    """Parse a plan file. Unreadable input raises MementoError (file, line); all else is a value."""
+def parse_plan(path: Path | str, display: str | None = None) -> Plan:
+    """Parse a plan file. Unreadable input raises MementoError (file, line); all else is a value.
+
+    ``display`` is the path used in messages (e.g. ``docs/MASTER_PLAN.md``).
+    """
     path = Path(path)
+    shown = display or str(path)
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        raise MementoError("plan not found", path=path) from None
+        raise MementoError("plan not found", path=shown) from None
     except IsADirectoryError:
-        raise MementoError("is a directory, not a plan file", path=path) from None
+        raise MementoError("is a directory, not a plan file", path=shown) from None
     except PermissionError:
-        raise MementoError("permission denied", path=path) from None
-    return scan_plan(decode_text(data, path), str(path))
+        raise MementoError("permission denied", path=shown) from None
+    return scan_plan(decode_text(data, shown), shown)
 
 
 def decode_text(data: bytes, path: str | Path) -> str:

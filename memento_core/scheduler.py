@@ -27,15 +27,16 @@ class Verdict:
     tasks: tuple[str, ...] = ()  # the tasks the verdict is about (blocked, waiting, invalid)
 
 
-def phase_finished(plan: Plan, phase_id: str) -> bool:
-    """Every task of the phase is done or skipped."""
-    return all(t.status in FINISHED for t in plan.tasks if t.phase == phase_id)
+def finished_phases(plan: Plan) -> set[str]:
+    """Phases whose tasks are all done or skipped (one pass over the tasks)."""
+    unfinished = {t.phase for t in plan.tasks if t.status not in FINISHED}
+    return {p.id for p in plan.phases if p.id not in unfinished}
 
 
 def open_phases(plan: Plan) -> list[Phase]:
     """Phases whose dependencies are all finished, in file order."""
-    finished = {p.id: phase_finished(plan, p.id) for p in plan.phases}
-    return [p for p in plan.phases if all(finished.get(d, False) for d in p.depends)]
+    finished = finished_phases(plan)
+    return [p for p in plan.phases if all(d in finished for d in p.depends)]
 
 
 def pickable(task: Task, max_retries: int) -> bool:
@@ -46,10 +47,12 @@ def pick(plan: Plan, *, exclude: Iterable[str] = ()) -> Verdict:
     """The first pending, valid task with retries left in an open phase, or a verdict."""
     excluded = set(exclude)
     max_retries = plan.meta.max_retries
-    for phase in open_phases(plan):
-        for task in plan.tasks:
-            if task.phase == phase.id and task.id not in excluded and pickable(task, max_retries):
-                return Verdict(TASK, task=task, phase=phase.id, message=f"next: {task.label}")
+    opened = {p.id for p in open_phases(plan)}
+    # Tasks are in file order, and a task belongs to the phase heading above it,
+    # so this walks phases in file order too.
+    for task in plan.tasks:
+        if task.phase in opened and task.id not in excluded and pickable(task, max_retries):
+            return Verdict(TASK, task=task, phase=task.phase, message=f"next: {task.label}")
     return explain_nothing(plan)
 
 
