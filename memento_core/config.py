@@ -1,0 +1,373 @@
+"""memento.toml: how to run here (SPEC §10).
+
+Read with tomllib, validated into a frozen ``Config``; every problem is a
+MementoError naming the file, the key and (when it can be found) the line.
+Only ``set_schedule_every`` writes the file: it edits the one ``every = …``
+line when it can (comments survive) and otherwise rewrites the whole file
+with tomli-w, which drops comments.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import MementoError
+from .locks import atomic_write_bytes, file_lock, lock_path_for
+
+PRESET_NAMES: tuple[str, ...] = (
+    "claude",
+    "codex",
+    "aider",
+    "gemini",
+    "openclaw",
+    "script",
+    "command",
+)
+
+DEFAULT_PRESET = "script"
+DEFAULT_AGENT_TIMEOUT = "30min"
+DEFAULT_VERIFY_TIMEOUT = "10min"
+DEFAULT_SCHEDULE_EVERY = "5min"
+
+DEFAULT_CONFIG_TOML = """\
+# memento.toml: how Memento runs in this project.
+# Durations: 90s, 5min, 5m, 1h, 1h30m, 2d (a plain number is seconds).
+
+[agent]
+# claude | codex | aider | gemini | openclaw | script | command
+#   script:  runs each task's `do:` command; needs no model.
+#   command: runs `command` below; {prompt_file}, {system_prompt_file},
+#            {task_id}, {workdir} and {model} are replaced, and the prompt
+#            is also given on standard input.
+preset = "script"
+command = ""            # e.g. "python3 tools/my_agent.py {prompt_file}"
+timeout = "30min"       # per task, unless the task sets `timeout`
+model = ""              # passed to presets that take a model; empty: the CLI's default
+extra_args = []         # appended to the agent's command line
+
+[verify]
+timeout = "10min"
+
+[schedule]
+every = "5min"          # cron interval; also the dashboard's auto-tick interval
+
+[git]
+author = ""             # "Name <email>"; empty: your git identity, else Memento <memento@localhost>
+
+[workers]
+max = 1                 # tasks run at once in `parallel: true` phases
+
+[keys]
+# Dashboard key remaps, action = "key", e.g.:
+# pause = "f7"
+"""
+
+_AUTHOR_RE = re.compile(r"^\s*([^<>]*?)\s*<([^<>\s]+)>\s*$")
+
+_UNITS: dict[str, float] = {
+    "s": 1,
+    "sec": 1,
+    "secs": 1,
+    "second": 1,
+    "seconds": 1,
+    "m": 60,
+    "min": 60,
+    "mins": 60,
+    "minute": 60,
+    "minutes": 60,
+    "h": 3600,
+    "hr": 3600,
+    "hrs": 3600,
+    "hour": 3600,
+    "hours": 3600,
+    "d": 86400,
+    "day": 86400,
+    "days": 86400,
+}
+_PART_RE = re.compile(r"\s*(\d+(?:\.\d+)?|\.\d+)\s*([a-zA-Z]+)\s*")
+_NUMBER_RE = re.compile(r"\s*(\d+(?:\.\d+)?|\.\d+)\s*")
+
+
+def parse_duration(text: str | int | float) -> float:
+    """Seconds in ``text``: ``90s``, ``5min``, ``5m``, ``1h``, ``1h30m``, ``2d``; a bare number is seconds.
+
+    Raises ValueError with a sentence saying what was wrong.
+    """
+    if isinstance(text, bool):
+        raise ValueError(f"expected a duration such as 90s, 5min or 1h, got {text!r}")
+    if isinstance(text, int | float):
+        if text < 0:
+            raise ValueError(f"a duration cannot be negative, got {text!r}")
+        return float(text)
+    if not isinstance(text, str):
+        raise ValueError(f"expected a duration such as 90s, 5min or 1h, got {text!r}")
+    if _NUMBER_RE.fullmatch(text):
+        return float(text)
+    pos = 0
+    total = 0.0
+    seen = False
+    while pos < len(text):
+        m = _PART_RE.match(text, pos)
+        if not m:
+            break
+        unit = m.group(2).lower()
+        if unit not in _UNITS:
+            raise ValueError(
+                f"unknown unit {m.group(2)!r} in duration {text!r} (use s, min or m, h, d)"
+            )
+        total += float(m.group(1)) * _UNITS[unit]
+        pos = m.end()
+        seen = True
+    if not seen or pos != len(text):
+        raise ValueError(
+            f"invalid duration {text!r}: expected e.g. 90s, 5min, 5m, 1h, 1h30m, 2d or seconds"
+        )
+    return total
+
+
+def format_duration(seconds: float) -> str:
+    """A short human duration: ``38s``, ``4m52s``, ``1h02m``, ``2d03h``."""
+    total = max(0, int(round(seconds)))
+    if total < 60:
+        return f"{total}s"
+    if total < 3600:
+        return f"{total // 60}m{total % 60:02d}s"
+    if total < 86400:
+        return f"{total // 3600}h{total % 3600 // 60:02d}m"
+    return f"{total // 86400}d{total % 86400 // 3600:02d}h"
+
+
+def parse_author(text: str) -> tuple[str, str] | None:
+    """``"Name <email>"`` as (name, email); None if ``text`` has another shape."""
+    m = _AUTHOR_RE.match(text)
+    if not m or not m.group(1):
+        return None
+    return m.group(1), m.group(2)
+
+
+@dataclass(frozen=True)
+class Config:
+    """A validated memento.toml; durations in seconds."""
+
+    agent_preset: str = DEFAULT_PRESET
+    agent_command: str = ""
+    agent_timeout: float = 1800.0
+    agent_model: str = ""
+    agent_extra_args: tuple[str, ...] = ()
+    verify_timeout: float = 600.0
+    schedule_every: float = 300.0
+    schedule_every_text: str = DEFAULT_SCHEDULE_EVERY
+    git_author: str = ""
+    workers_max: int = 1
+    keys: dict[str, str] = field(default_factory=dict)
+    raw: dict[str, Any] = field(default_factory=dict)
+
+
+def _key_line(text: str, section: str, key: str) -> int:
+    """Best-effort 1-based line of ``key`` in ``[section]`` (0 if not found)."""
+    lines = text.splitlines()
+    current = ""
+    header = re.compile(r"^\s*\[\s*([^\]]+?)\s*\]\s*(#.*)?$")
+    assign = re.compile(rf"^\s*[\"']?{re.escape(key)}[\"']?\s*=")
+    dotted = re.compile(rf"^\s*{re.escape(section)}\s*\.\s*{re.escape(key)}\s*=")
+    for number, line in enumerate(lines, 1):
+        m = header.match(line)
+        if m:
+            current = m.group(1)
+            continue
+        if current == section and assign.match(line):
+            return number
+        if current == "" and dotted.match(line):
+            return number
+    for number, line in enumerate(lines, 1):
+        m = header.match(line)
+        if m and m.group(1) == section:
+            return number
+    return 0
+
+
+class _Validator:
+    def __init__(self, path: Path, text: str, raw: dict[str, Any]):
+        self.path = path
+        self.text = text
+        self.raw = raw
+
+    def fail(self, section: str, key: str, message: str) -> MementoError:
+        return MementoError(
+            f"[{section}] {key}: {message}", path=self.path, line=_key_line(self.text, section, key)
+        )
+
+    def table(self, section: str) -> dict[str, Any]:
+        value = self.raw.get(section, {})
+        if not isinstance(value, dict):
+            raise MementoError(
+                f"[{section}] must be a table, got {type(value).__name__}",
+                path=self.path,
+                line=_key_line(self.text, "", section),
+            )
+        return value
+
+    def string(self, section: str, key: str, default: str) -> str:
+        value = self.table(section).get(key, default)
+        if not isinstance(value, str):
+            raise self.fail(section, key, f"expected a string, got {value!r}")
+        return value
+
+    def duration(self, section: str, key: str, default: str) -> tuple[float, str]:
+        value = self.table(section).get(key, default)
+        try:
+            seconds = parse_duration(value)
+        except ValueError as exc:
+            raise self.fail(section, key, str(exc)) from None
+        if seconds <= 0:
+            raise self.fail(section, key, f"must be longer than zero, got {value!r}")
+        return seconds, value if isinstance(value, str) else str(value)
+
+
+def config_from_dict(
+    raw: dict[str, Any], *, path: Path | str = "memento.toml", text: str = ""
+) -> Config:
+    """Validate parsed TOML into a Config; errors name ``path`` and the key's line in ``text``."""
+    v = _Validator(Path(path), text, raw)
+    preset = v.string("agent", "preset", DEFAULT_PRESET)
+    if preset not in PRESET_NAMES:
+        raise v.fail(
+            "agent", "preset", f"unknown preset {preset!r}; one of {', '.join(PRESET_NAMES)}"
+        )
+    command = v.string("agent", "command", "")
+    agent_timeout, _ = v.duration("agent", "timeout", DEFAULT_AGENT_TIMEOUT)
+    model = v.string("agent", "model", "")
+    extra = v.table("agent").get("extra_args", [])
+    if not isinstance(extra, list) or not all(isinstance(a, str) for a in extra):
+        raise v.fail("agent", "extra_args", f"expected a list of strings, got {extra!r}")
+    verify_timeout, _ = v.duration("verify", "timeout", DEFAULT_VERIFY_TIMEOUT)
+    every, every_text = v.duration("schedule", "every", DEFAULT_SCHEDULE_EVERY)
+    author = v.string("git", "author", "")
+    if author.strip() and parse_author(author) is None:
+        raise v.fail("git", "author", f'expected "Name <email>", got {author!r}')
+    workers = v.table("workers").get("max", 1)
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise v.fail("workers", "max", f"expected a whole number of at least 1, got {workers!r}")
+    keys = v.table("keys")
+    for action, key in keys.items():
+        if not isinstance(key, str) or not key:
+            raise v.fail("keys", action, f'expected a key name such as "f7", got {key!r}')
+    return Config(
+        agent_preset=preset,
+        agent_command=command,
+        agent_timeout=agent_timeout,
+        agent_model=model,
+        agent_extra_args=tuple(extra),
+        verify_timeout=verify_timeout,
+        schedule_every=every,
+        schedule_every_text=every_text.strip(),
+        git_author=author.strip(),
+        workers_max=workers,
+        keys=dict(keys),
+        raw=raw,
+    )
+
+
+_TOML_POS_RE = re.compile(r"\s*\(at line (\d+), column \d+\)|\s*\(at end of document\)")
+
+
+def _parse_toml(path: Path, text: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        message = str(exc)
+        m = _TOML_POS_RE.search(message)
+        line = 0
+        if m:
+            line = int(m.group(1)) if m.group(1) else max(1, len(text.splitlines()))
+            message = _TOML_POS_RE.sub("", message)
+        raise MementoError(f"invalid TOML: {message}", path=path, line=line) from None
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise MementoError(f"cannot read: {exc.strerror or exc}", path=path) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise MementoError(f"not UTF-8 text (byte {exc.start})", path=path) from None
+
+
+def load_config(path: Path | str) -> Config:
+    """Read and validate memento.toml; a missing file gives the defaults."""
+    path = Path(path)
+    text = _read_text(path)
+    if text is None:
+        return Config()
+    return config_from_dict(_parse_toml(path, text), path=path, text=text)
+
+
+def _edit_every_line(text: str, new_line: str) -> str | None:
+    """``text`` with the ``every = …`` line of [schedule] replaced, or None if there is none."""
+    lines = text.splitlines(keepends=True)
+    header = re.compile(r"^\s*\[\s*([^\]]+?)\s*\]\s*(#.*)?$")
+    assign = re.compile(r"^(\s*)every\s*=\s*(\"[^\"\\]*\"|'[^']*'|[0-9.]+)(\s*(#.*)?)$")
+    current = ""
+    for i, line in enumerate(lines):
+        body = line.rstrip("\r\n")
+        ending = line[len(body) :]
+        m = header.match(body)
+        if m:
+            current = m.group(1)
+            continue
+        if current == "schedule":
+            a = assign.match(body)
+            if a:
+                lines[i] = f"{a.group(1)}{new_line}{a.group(3)}{ending}"
+                return "".join(lines)
+    return None
+
+
+def set_schedule_every(path: Path | str, text: str) -> Config:
+    """Set ``[schedule] every`` (validated) and return the new Config.
+
+    The file is edited under its lock and replaced atomically. When the value
+    sits on a plain ``every = "…"`` line only that line changes; otherwise the
+    whole file is rewritten with tomli-w, which drops comments.
+    """
+    import tomli_w  # only writers pay for the import
+
+    path = Path(path)
+    try:
+        seconds = parse_duration(text)
+    except ValueError as exc:
+        raise MementoError(f"[schedule] every: {exc}", path=path) from None
+    if seconds <= 0:
+        raise MementoError(f"[schedule] every: must be longer than zero, got {text!r}", path=path)
+    text = text.strip() if isinstance(text, str) else str(text)
+    with file_lock(lock_path_for(path)):
+        current = _read_text(path)
+        if current is None:
+            current = DEFAULT_CONFIG_TOML
+        raw = _parse_toml(path, current)
+        wanted = {k: (dict(v) if isinstance(v, dict) else v) for k, v in raw.items()}
+        schedule = wanted.setdefault("schedule", {})
+        if not isinstance(schedule, dict):
+            raise MementoError("[schedule] must be a table", path=path)
+        schedule["every"] = text
+        new_text = _edit_every_line(current, tomli_w.dumps({"every": text}).strip())
+        if new_text is None or _parse_or_none(new_text) != wanted:
+            new_text = tomli_w.dumps(wanted)
+        config = config_from_dict(_parse_toml(path, new_text), path=path, text=new_text)
+        atomic_write_bytes(path, new_text.encode("utf-8"))
+    return config
+
+
+def _parse_or_none(text: str) -> dict[str, Any] | None:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return None

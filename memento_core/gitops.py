@@ -1,0 +1,797 @@
+"""Git operations of a tick: snapshot, changes, commit, fold, rollback (SPEC §4).
+
+Plain ``git`` subprocesses, no GitPython: nothing stays alive after a call.
+The git binary is resolved to an absolute path once (cron's PATH is minimal),
+prompts are disabled, output is parsed from ``-z`` formats so any file name
+(spaces, newlines, unicode) round-trips, and pathspecs are literal so a file
+named ``*.py`` is that file and not a glob.
+
+All paths are relative to ``root`` with forward slashes. ``root`` is usually
+the repository's top level; a workspace in a subdirectory of a larger
+repository works too (its paths are relative to that subdirectory).
+
+Memento's commits are made with plumbing (a temporary index, ``write-tree``,
+``commit-tree``, ``update-ref``): exactly the given paths are committed,
+whatever else is staged, and the project's commit hooks do not run.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .config import parse_author
+from .errors import MementoError
+
+MEMENTO_NAME = "Memento"
+MEMENTO_EMAIL = "memento@localhost"
+
+# Pathspec argument lists are cut into batches so no command line gets near ARG_MAX.
+_BATCH = 500
+
+# Variables that would point git at another repository or index than root's.
+_REPO_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_COMMON_DIR")
+
+
+@dataclass(frozen=True)
+class StatusEntry:
+    """One line of ``git status --porcelain``: XY code, path, and the source of a rename."""
+
+    xy: str
+    path: str
+    orig: str | None = None
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """A path the work changed since the snapshot.
+
+    kind: "modified" (tracked, content differs from base), "added" (tracked
+    now, absent at base), "deleted" (present at base, gone now), "created"
+    (untracked, not there at the snapshot). ``was_untracked`` marks an
+    "added" file that existed untracked at the snapshot (the agent staged a
+    person's file): rollback unstages it but never deletes it.
+    """
+
+    path: str
+    added: int
+    removed: int
+    kind: str
+    was_untracked: bool = False
+
+
+@functools.cache
+def git_binary() -> str:
+    """Absolute path of git, resolved once; MementoError if git is not installed."""
+    found = shutil.which("git")
+    if not found:
+        for candidate in (
+            "/usr/bin/git",
+            "/usr/local/bin/git",
+            "/opt/homebrew/bin/git",
+            "/bin/git",
+        ):
+            if os.access(candidate, os.X_OK):
+                found = candidate
+                break
+    if not found:
+        raise MementoError(
+            "git is not installed (not found on PATH nor in /usr/bin, /usr/local/bin)"
+        )
+    return os.path.abspath(found)
+
+
+def git_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment git runs with: never prompts, C locale, literal pathspecs, no optional locks."""
+    env = {k: v for k, v in os.environ.items() if k not in _REPO_ENV}
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    env["GIT_LITERAL_PATHSPECS"] = "1"
+    env["GIT_OPTIONAL_LOCKS"] = "0"  # status never takes index.lock from under an agent
+    env["LC_ALL"] = "C"
+    env.setdefault("GIT_ASKPASS", "")
+    if extra:
+        env.update(extra)
+    return env
+
+
+def _run(
+    root: Path,
+    args: Sequence[str],
+    *,
+    input: bytes | None = None,
+    env: dict[str, str] | None = None,
+    check: bool = True,
+) -> subprocess.CompletedProcess[bytes]:
+    try:
+        proc = subprocess.run(
+            [git_binary(), "-C", str(root), *args],
+            input=input,
+            stdin=None if input is not None else subprocess.DEVNULL,
+            capture_output=True,
+            env=env or git_env(),
+        )
+    except OSError as exc:
+        raise MementoError(f"could not run git: {exc}") from None
+    if check and proc.returncode != 0:
+        err = proc.stderr.decode("utf-8", "replace").strip() or f"exit code {proc.returncode}"
+        raise MementoError(f"git {args[0]} failed in {root}: {err}")
+    return proc
+
+
+def _out(root: Path, args: Sequence[str], **kw) -> str:
+    return _run(root, args, **kw).stdout.decode("utf-8", "surrogateescape")
+
+
+def _batches(paths: Sequence[str]) -> Iterable[list[str]]:
+    for i in range(0, len(paths), _BATCH):
+        yield list(paths[i : i + _BATCH])
+
+
+def _nul_paths(paths: Iterable[str]) -> bytes:
+    return b"".join(os.fsencode(p) + b"\0" for p in paths)
+
+
+def _split_z(data: str) -> list[str]:
+    parts = data.split("\0")
+    if parts and parts[-1] == "":
+        parts.pop()
+    return parts
+
+
+# ---------------------------------------------------------------- repository
+
+
+def is_repo(root: Path) -> bool:
+    """True if ``root`` is inside a git work tree."""
+    if not Path(root).is_dir():
+        return False
+    proc = _run(Path(root), ["rev-parse", "--is-inside-work-tree"], check=False)
+    return proc.returncode == 0 and proc.stdout.strip() == b"true"
+
+
+def ensure_repo(root: Path) -> bool:
+    """Make ``root`` a git repository (branch main) unless it is in one; True if one was made."""
+    root = Path(root)
+    if is_repo(root):
+        return False
+    root.mkdir(parents=True, exist_ok=True)
+    _run(root, ["init", "-q", "-b", "main"])
+    return True
+
+
+def head(root: Path) -> str | None:
+    """The commit HEAD points to, or None on an unborn branch."""
+    proc = _run(Path(root), ["rev-parse", "-q", "--verify", "HEAD^{commit}"], check=False)
+    if proc.returncode != 0:
+        if not is_repo(Path(root)):
+            raise MementoError(f"{root} is not a git repository")
+        return None
+    return proc.stdout.decode().strip()
+
+
+@functools.cache
+def _prefix_cached(root: str) -> str:
+    return _out(Path(root), ["rev-parse", "--show-prefix"]).strip()
+
+
+def _prefix(root: Path) -> str:
+    """Path of root below the repository top level ('' at the top level, else 'sub/dir/')."""
+    return _prefix_cached(str(Path(root).resolve()))
+
+
+def _empty_tree(root: Path) -> str:
+    return _out(root, ["hash-object", "-t", "tree", "--stdin"], input=b"").strip()
+
+
+# -------------------------------------------------------------------- status
+
+
+def status(root: Path) -> list[StatusEntry]:
+    """``git status --porcelain=v1 -z --untracked-files=all`` below root, parsed."""
+    root = Path(root)
+    prefix = _prefix(root)
+    data = _out(root, ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--", "."])
+    fields = _split_z(data)
+    entries: list[StatusEntry] = []
+    i = 0
+    while i < len(fields):
+        item = fields[i]
+        xy, path = item[:2], item[3:]
+        orig = None
+        if "R" in xy or "C" in xy:
+            i += 1
+            orig = _strip_prefix(fields[i], prefix)
+        entries.append(StatusEntry(xy, _strip_prefix(path, prefix), orig))
+        i += 1
+    return entries
+
+
+def _strip_prefix(path: str, prefix: str) -> str:
+    return path[len(prefix) :] if prefix and path.startswith(prefix) else path
+
+
+def untracked(root: Path) -> set[str]:
+    """Untracked (not ignored) files below root, one by one."""
+    return {e.path for e in status(root) if e.xy == "??"}
+
+
+def dirty_paths(root: Path, ignore: Callable[[str], bool] | None = None) -> list[str]:
+    """Paths with any change (staged, unstaged, untracked), minus those ``ignore`` accepts; sorted."""
+    paths: set[str] = set()
+    for e in status(root):
+        paths.add(e.path)
+        if e.orig:
+            paths.add(e.orig)
+    return sorted(p for p in paths if not (ignore and ignore(p)))
+
+
+# ------------------------------------------------------------------- changes
+
+
+def _count_lines(path: Path) -> tuple[int, int]:
+    """Lines of a new file as (added, 0); binary files count 0."""
+    try:
+        if path.is_symlink():
+            return 1, 0
+        lines = 0
+        last = b"\n"
+        with open(path, "rb") as fh:
+            first = True
+            while chunk := fh.read(1 << 16):
+                if first and b"\0" in chunk[:8000]:
+                    return 0, 0
+                first = False
+                lines += chunk.count(b"\n")
+                last = chunk[-1:]
+        return lines + (0 if last == b"\n" else 1), 0
+    except OSError:
+        return 0, 0
+
+
+_KIND = {"M": "modified", "T": "modified", "A": "added", "D": "deleted"}
+
+
+def changes_since(root: Path, base: str | None, untracked_before: set[str]) -> list[FileChange]:
+    """Every change below root since the snapshot (``base`` commit + untracked set).
+
+    Tracked: the work tree against ``base`` (commits made since base count,
+    as does the index). Untracked: files not in ``untracked_before``, as
+    "created" with all their lines added (binary files 0/0). Sorted by path.
+    """
+    root = Path(root)
+    tree = base or _empty_tree(root)
+    data = _out(
+        root,
+        [
+            "diff",
+            "--raw",
+            "--numstat",
+            "-z",
+            "--no-renames",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--relative",
+            "--ignore-submodules=none",
+            tree,
+            "--",
+        ],
+    )
+    kinds: dict[str, str] = {}
+    counts: dict[str, tuple[int, int]] = {}
+    fields = _split_z(data)
+    i = 0
+    while i < len(fields):
+        item = fields[i]
+        if item.startswith(":"):
+            letter = item.split()[-1][:1]
+            kinds[fields[i + 1]] = _KIND.get(letter, "modified")
+            i += 2
+            continue
+        added, removed, path = item.split("\t", 2)
+        counts[path] = (
+            int(added) if added.isdigit() else 0,
+            int(removed) if removed.isdigit() else 0,
+        )
+        i += 1
+    result = [
+        FileChange(
+            path,
+            *counts.get(path, (0, 0)),
+            kind,
+            was_untracked=kind == "added" and path in untracked_before,
+        )
+        for path, kind in kinds.items()
+    ]
+    for path in untracked(root) - untracked_before - kinds.keys():
+        result.append(FileChange(path, *_count_lines(root / path), "created"))
+    return sorted(result, key=lambda c: c.path)
+
+
+# ------------------------------------------------------------------ identity
+
+
+def _user_config(root: Path) -> tuple[str, str]:
+    """user.name and user.email from git config ('' when unset)."""
+    proc = _run(root, ["config", "-z", "--get-regexp", r"^user\.(name|email)$"], check=False)
+    values: dict[str, str] = {}
+    for item in _split_z(proc.stdout.decode("utf-8", "replace")):
+        key, _, value = item.partition("\n")
+        values[key] = value.strip()
+    return values.get("user.name", ""), values.get("user.email", "")
+
+
+def identity_env(root: Path, configured: str = "") -> dict[str, str]:
+    """GIT_AUTHOR_*/GIT_COMMITTER_* for Memento's commits.
+
+    ``configured`` ("Name <email>", from memento.toml) wins; else the user's
+    identity (GIT_AUTHOR_* / GIT_COMMITTER_* variables, then git config
+    user.name and user.email); else Memento <memento@localhost>.
+    """
+    if configured.strip():
+        parsed = parse_author(configured)
+        if parsed is None:
+            raise MementoError(f'git author must look like "Name <email>", got {configured!r}')
+        name, email = parsed
+        return {
+            "GIT_AUTHOR_NAME": name,
+            "GIT_AUTHOR_EMAIL": email,
+            "GIT_COMMITTER_NAME": name,
+            "GIT_COMMITTER_EMAIL": email,
+        }
+    root = Path(root)
+    cfg_name: str | None = None
+    cfg_email: str | None = None
+
+    def from_config() -> tuple[str, str]:
+        nonlocal cfg_name, cfg_email
+        if cfg_name is None:
+            cfg_name, cfg_email = _user_config(root)
+        return cfg_name, cfg_email or ""
+
+    def who(role: str) -> tuple[str, str]:
+        name = os.environ.get(f"GIT_{role}_NAME", "").strip()
+        email = os.environ.get(f"GIT_{role}_EMAIL", "").strip()
+        if not name or not email:
+            c_name, c_email = from_config()
+            name = name or c_name
+            email = email or c_email or os.environ.get("EMAIL", "").strip()
+        if name and email:
+            return name, email
+        return MEMENTO_NAME, MEMENTO_EMAIL
+
+    a_name, a_email = who("AUTHOR")
+    c_name, c_email = who("COMMITTER")
+    return {
+        "GIT_AUTHOR_NAME": a_name,
+        "GIT_AUTHOR_EMAIL": a_email,
+        "GIT_COMMITTER_NAME": c_name,
+        "GIT_COMMITTER_EMAIL": c_email,
+    }
+
+
+# -------------------------------------------------------------------- commit
+
+
+def _commit_base(root: Path) -> tuple[Path, str | None, str | None]:
+    """(git dir, HEAD commit, HEAD tree) in one call; None, None on an unborn branch."""
+    proc = _run(
+        root, ["rev-parse", "--absolute-git-dir", "HEAD^{commit}", "HEAD^{tree}"], check=False
+    )
+    lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
+    if proc.returncode == 0 and len(lines) == 3:
+        return Path(lines[0]), lines[1], lines[2]
+    if lines and os.path.isabs(lines[0]) and head(root) is None:
+        return Path(lines[0]), None, None
+    err = proc.stderr.decode("utf-8", "replace").strip()
+    raise MementoError(f"git rev-parse failed in {root}: {err}")
+
+
+def _expand_dirs(root: Path, paths: list[str]) -> list[str]:
+    """Folders in ``paths`` replaced by the files git knows or would add below them."""
+    dirs = [p for p in paths if (root / p).is_dir() and not (root / p).is_symlink()]
+    if not dirs:
+        return paths
+    files = set(paths) - set(dirs)
+    for batch in _batches(dirs):
+        data = _out(
+            root, ["ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", *batch]
+        )
+        files.update(_split_z(data))
+    return sorted(files)
+
+
+def commit_paths(root: Path, paths: Iterable[str], message: str, author: str = "") -> str:
+    """Commit exactly ``paths`` as they are in the work tree; returns the new commit's sha.
+
+    New, modified and deleted files are all recorded; other staged or dirty
+    files are neither committed nor unstaged; listed paths that did not
+    change are fine; a folder stands for the files below it that git
+    tracks or would add (.gitignore applies). Works on an unborn branch.
+    Commit hooks do not run.
+    Raises MementoError (with git's message) on failure, including when
+    the commit would change nothing.
+    """
+    root = Path(root)
+    paths = _expand_dirs(root, sorted({p.rstrip("/") for p in paths if p}))
+    git_dir, parent, parent_tree = _commit_base(root)
+    ident = identity_env(root, author)
+    fd, tmp_index = tempfile.mkstemp(prefix="memento-index.", dir=git_dir)
+    os.close(fd)
+    try:
+        env = git_env({"GIT_INDEX_FILE": tmp_index})
+        if parent:
+            _run(root, ["read-tree", parent], env=env)
+        else:
+            _run(root, ["read-tree", "--empty"], env=env)
+        if paths:
+            _run(
+                root,
+                ["update-index", "--add", "--remove", "--replace", "-z", "--stdin"],
+                input=_nul_paths(paths),
+                env=env,
+            )
+        tree = _out(root, ["write-tree"], env=env).strip()
+    finally:
+        for leftover in (tmp_index, tmp_index + ".lock"):
+            try:
+                os.unlink(leftover)
+            except FileNotFoundError:
+                pass
+    if parent_tree is None:
+        parent_tree = _empty_tree(root)
+    if tree == parent_tree:
+        raise MementoError(
+            f"nothing to commit for {message.splitlines()[0] if message else 'commit'!r}"
+        )
+    body = message if message.endswith("\n") else message + "\n"
+    args = ["commit-tree", tree, "-F", "-"]
+    if parent:
+        args[2:2] = ["-p", parent]
+    sha = _out(root, args, input=body.encode("utf-8"), env=git_env(ident)).strip()
+    subject = message.splitlines()[0] if message else ""
+    _run(root, ["update-ref", "-m", f"commit: {subject}", "HEAD", sha, parent or ""])
+    # The real index now agrees with the new commit for these paths only.
+    if paths:
+        _run(
+            root,
+            ["reset", "-q", sha, "--pathspec-from-file=-", "--pathspec-file-nul"],
+            input=_nul_paths(paths),
+        )
+    return sha
+
+
+def fold_commits(root: Path, base: str | None) -> int:
+    """Undo commits made since ``base``, keeping their changes in the work tree.
+
+    ``git reset --mixed base``: files those commits added become untracked.
+    Returns how many commits were folded: 0 if HEAD had not moved, at least
+    1 if it had (also when it moved somewhere that is not a descendant of base).
+    """
+    root = Path(root)
+    current = head(root)
+    if current == base:
+        return 0
+    if current is None:
+        # The branch was deleted under us: point it at base again, index = base.
+        _run(root, ["update-ref", "HEAD", base])
+        _run(root, ["read-tree", base])
+        return 1
+    if base is None:
+        count = int(_out(root, ["rev-list", "--count", current]).strip() or 0)
+        ref = _out(root, ["symbolic-ref", "-q", "HEAD"]).strip()
+        _run(root, ["update-ref", "-d", ref or "HEAD"])
+        _run(root, ["read-tree", "--empty"])
+        return count
+    count = int(_out(root, ["rev-list", "--count", f"{base}..{current}"]).strip() or 0)
+    _run(root, ["reset", "-q", "--mixed", base])
+    return max(count, 1)
+
+
+# ------------------------------------------------------------------ rollback
+
+
+_ROLLBACK_README = """\
+What Memento undid here, saved before undoing it ({when}).
+
+changes.patch  changes to tracked files, against commit {base}
+files/         copies of the files the work created (they were deleted)
+
+To re-apply everything, from the project directory ({root}):
+
+    git -C "$(git rev-parse --show-toplevel)" apply --binary {patch}
+    cp -a {files}/. .
+
+Paths in the patch are relative to the repository's top level.
+"""
+
+
+def save_rollback(root: Path, base: str | None, changes: list[FileChange], dest: Path) -> Path:
+    """Save what a rollback of ``changes`` would undo under ``dest``; returns dest.
+
+    ``dest/changes.patch`` (``git diff --binary base -- tracked paths``), a copy
+    of every created file under ``dest/files/<path>``, and ``dest/README.txt``.
+    """
+    import datetime
+
+    root = Path(root)
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    tree = base or _empty_tree(root)
+    tracked = [c.path for c in changes if c.kind != "created"]
+    patch = b""
+    for batch in _batches(tracked):
+        patch += _run(
+            root,
+            [
+                "diff",
+                "--binary",
+                "--no-color",
+                "--no-ext-diff",
+                "--no-textconv",
+                "--no-renames",
+                "--src-prefix=a/",
+                "--dst-prefix=b/",
+                tree,
+                "--",
+                *batch,
+            ],
+        ).stdout
+    (dest / "changes.patch").write_bytes(patch)
+    files = dest / "files"
+    for c in changes:
+        if c.kind != "created":
+            continue
+        src = root / c.path.rstrip("/")
+        target = files / c.path.rstrip("/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            if src.is_dir() and not src.is_symlink():
+                shutil.copytree(src, target, symlinks=True, dirs_exist_ok=True)
+            else:
+                shutil.copy2(src, target, follow_symlinks=False)
+        except FileNotFoundError:
+            continue
+    when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    (dest / "README.txt").write_text(
+        _ROLLBACK_README.format(
+            when=when,
+            base=base or "(none: the branch had no commit yet)",
+            root=root,
+            patch=dest.resolve() / "changes.patch",
+            files=dest.resolve() / "files",
+        ),
+        encoding="utf-8",
+    )
+    return dest
+
+
+def _remove_created(root: Path, rel: str) -> None:
+    target = root / rel.rstrip("/")
+    try:
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target)
+        else:
+            target.unlink()
+    except FileNotFoundError:
+        pass
+    root_resolved = root.resolve()
+    parent = target.parent
+    while parent.resolve() != root_resolved and root_resolved in parent.resolve().parents:
+        try:
+            parent.rmdir()
+        except OSError:
+            break
+        parent = parent.parent
+
+
+def rollback(
+    root: Path,
+    base: str | None,
+    changes: list[FileChange],
+    keep: Callable[[str], bool] | None = None,
+) -> None:
+    """Put every path in ``changes`` back as it was at the snapshot, except those ``keep`` accepts.
+
+    Tracked paths get their content at ``base`` in the index and work tree;
+    paths absent at base are unstaged and deleted; created files are deleted,
+    then the directories they leave empty. Paths not in ``changes`` (such as
+    a pre-existing untracked file) are never touched. Call ``fold_commits``
+    first if HEAD moved.
+    """
+    root = Path(root)
+    todo = [c for c in changes if not (keep and keep(c.path))]
+    restore = [c.path for c in todo if c.kind in ("modified", "deleted")]
+    unstage = [c.path for c in todo if c.kind == "added"]
+    if restore and base:
+        for path in restore:
+            # A directory where the file was would stop checkout.
+            target = root / path
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target)
+        _run(
+            root,
+            ["checkout", "-q", base, "--pathspec-from-file=-", "--pathspec-file-nul"],
+            input=_nul_paths(restore),
+        )
+    if unstage:
+        _run(
+            root,
+            [
+                "rm",
+                "-q",
+                "--cached",
+                "--ignore-unmatch",
+                "-r",
+                "--pathspec-from-file=-",
+                "--pathspec-file-nul",
+            ],
+            input=_nul_paths(unstage),
+        )
+    for c in todo:
+        if c.kind == "created" or (c.kind == "added" and not c.was_untracked):
+            _remove_created(root, c.path)
+
+
+# --------------------------------------------------------------- dashboard
+
+
+def diff(root: Path, sha: str) -> str:
+    """``git show --stat --patch sha``, for the dashboard."""
+    return _run(
+        Path(root),
+        ["show", "--stat", "--patch", "--no-color", "--no-ext-diff", "--end-of-options", sha],
+    ).stdout.decode("utf-8", "replace")
+
+
+def log_subjects(root: Path, n: int) -> list[tuple[str, str]]:
+    """The last ``n`` commits as (sha, subject), newest first; [] on an unborn branch."""
+    if n <= 0 or head(root) is None:
+        return []
+    data = _out(Path(root), ["log", f"-n{n}", "-z", "--format=%H%x00%s"])
+    fields = _split_z(data)
+    return [(fields[i].strip("\n"), fields[i + 1]) for i in range(0, len(fields) - 1, 2)]
+
+
+# ------------------------------------------------------------------ patterns
+
+
+@functools.lru_cache(maxsize=1024)
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    """Translate a glob with ``**`` to a regex: ``*``/``?`` stay inside one path component."""
+    out = []
+    i = 0
+    n = len(pattern)
+    while i < n:
+        ch = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif ch == "*":
+            out.append("[^/]*")
+            i += 1
+        elif ch == "?":
+            out.append("[^/]")
+            i += 1
+        elif ch == "[":
+            j = i + 1
+            if j < n and pattern[j] == "!":
+                j += 1
+            if j < n and pattern[j] == "]":
+                j += 1
+            j = pattern.find("]", j)
+            if j < 0:
+                out.append(re.escape(ch))
+                i += 1
+            else:
+                body = pattern[i + 1 : j]
+                negate = body.startswith("!")
+                body = body[1:] if negate else body
+                body = body.replace("\\", "\\\\").replace("[", "\\[")
+                if body.startswith("^"):
+                    body = "\\" + body
+                out.append("[" + ("^" if negate else "") + body + "]")
+                i = j + 1
+        else:
+            out.append(re.escape(ch))
+            i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def _norm(path: str) -> str:
+    path = path.replace("\\", "/")
+    while path.startswith("./"):
+        path = path[2:]
+    return path
+
+
+def matches_any(path: str, patterns: Iterable[str]) -> bool:
+    """Does ``path`` match one of ``patterns``?
+
+    A pattern is an exact path (a folder name also covers what is inside
+    it), a folder with a trailing ``/`` (everything below it), or a glob
+    (``*``, ``?``, ``[…]`` within a component, ``**`` across folders). A
+    glob without a ``/`` matches the file name at any depth, as in
+    .gitignore; a leading ``/`` anchors a pattern to the root.
+    """
+    path = _norm(path).rstrip("/")
+    parts = path.split("/")
+    for raw in patterns:
+        pattern = _norm(raw.strip())
+        if not pattern:
+            continue
+        anchored = pattern.startswith("/")
+        pattern = pattern.lstrip("/")
+        folder = pattern.endswith("/")
+        pattern = pattern.rstrip("/")
+        if not pattern:
+            return True  # "/" or "./": the whole tree
+        if not any(c in pattern for c in "*?["):
+            if path == pattern and not folder:
+                return True
+            if path.startswith(pattern + "/"):
+                return True
+            continue
+        rx = _glob_regex(pattern)
+        if "/" in pattern or anchored:
+            candidates = ["/".join(parts[: k + 1]) for k in range(len(parts))]
+        else:
+            candidates = parts
+        last = len(candidates) - 1
+        for k, candidate in enumerate(candidates):
+            # A folder pattern must match a folder, i.e. not the path itself.
+            if folder and k == last:
+                continue
+            if rx.match(candidate):
+                return True
+    return False
+
+
+def read_pattern_file(path: Path) -> list[str]:
+    """Patterns from a gitignore-like file: one a line, blank lines and ``#`` comments skipped.
+
+    A missing file has no patterns. ``!`` negation is not supported.
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return []
+    patterns = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            patterns.append(line)
+    return patterns
+
+
+__all__ = [
+    "FileChange",
+    "StatusEntry",
+    "changes_since",
+    "commit_paths",
+    "diff",
+    "dirty_paths",
+    "ensure_repo",
+    "fold_commits",
+    "git_binary",
+    "git_env",
+    "head",
+    "identity_env",
+    "is_repo",
+    "log_subjects",
+    "matches_any",
+    "read_pattern_file",
+    "rollback",
+    "save_rollback",
+    "status",
+    "untracked",
+]

@@ -1,0 +1,49 @@
+"""Shared fixtures for the core tests: real git repositories and git identities."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+_IDENTITY_VARS = (
+    "GIT_AUTHOR_NAME",
+    "GIT_AUTHOR_EMAIL",
+    "GIT_COMMITTER_NAME",
+    "GIT_COMMITTER_EMAIL",
+    "EMAIL",
+)
+
+
+@pytest.fixture
+def git_identity(monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
+    """A known git identity in the environment, for tests that commit with plain git."""
+    name, email = "Test Person", "test@example.invalid"
+    monkeypatch.setenv("GIT_AUTHOR_NAME", name)
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", email)
+    monkeypatch.setenv("GIT_COMMITTER_NAME", name)
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", email)
+    return name, email
+
+
+@pytest.fixture
+def no_git_identity(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    """No git identity anywhere, as under cron on a fresh machine: empty HOME, no system config."""
+    home = tmp_path_factory.mktemp("empty-home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for var in (*_IDENTITY_VARS, "XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"):
+        monkeypatch.delenv(var, raising=False)
+    return home
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """An empty git repository (branch main, unborn) in a fresh directory."""
+    root = tmp_path / "project"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
+    return root

@@ -1,0 +1,380 @@
+"""Agents through the real `command` and `script` presets, with the fake agents in tests/agents/."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from memento_core import agents
+from memento_core.agents import (
+    Invocation,
+    ProcResult,
+    agent_env,
+    build_invocation,
+    kill_group,
+    run_agent,
+    run_in_group,
+)
+from memento_core.config import Config
+from memento_core.errors import MementoError
+from memento_core.gitops import changes_since, fold_commits, head, untracked
+from memento_core.workspace import Workspace
+
+AGENTS = Path(__file__).resolve().parent.parent / "agents"
+GRACE = 0.3
+
+
+def pid_alive(pid: int) -> bool:
+    """True if ``pid`` runs (a zombie waiting to be reaped is not running)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return True
+    return stat[stat.rfind(b")") + 2 :].split()[0] not in (b"Z", b"X")
+
+
+def _processes() -> list[tuple[int, bytes, int, int]]:
+    """(pid, state, ppid, pgrp) of every process, from /proc."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry.name}/stat").read_bytes()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        found.append((int(entry.name), fields[0], int(fields[1]), int(fields[2])))
+    return found
+
+
+def group_members(pgid: int) -> list[int]:
+    """Living (not zombie) processes of group ``pgid``; a zombie waits for PID 1 to reap it."""
+    return [
+        pid for pid, state, _, pgrp in _processes() if pgrp == pgid and state not in (b"Z", b"X")
+    ]
+
+
+def our_children() -> list[int]:
+    """Living processes whose parent is this test process."""
+    me = os.getpid()
+    return [pid for pid, state, ppid, _ in _processes() if ppid == me and state not in (b"Z", b"X")]
+
+
+def marked_processes(mark: bytes) -> list[int]:
+    """Living processes (other than us) whose environment carries ``mark``."""
+    found = []
+    for pid, state, _, _ in _processes():
+        if pid == os.getpid() or state in (b"Z", b"X"):
+            continue
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes()
+        except OSError:
+            continue
+        if mark in environ.split(b"\0"):
+            found.append(pid)
+    return found
+
+
+@pytest.fixture(autouse=True)
+def no_process_left_behind(monkeypatch):
+    """Every process a test starts inherits a marker; none may outlive the test."""
+    value = f"{os.getpid()}-{uuid.uuid4().hex}"
+    monkeypatch.setenv("LEFTOVER_CHECK_MARK", value)
+    before = set(our_children())
+    yield
+    assert agents._RUNNING == {}
+    assert set(our_children()) <= before
+    assert marked_processes(f"LEFTOVER_CHECK_MARK={value}".encode()) == []
+
+
+def request(tmp_path: Path, **kw):
+    prompt = tmp_path / "prompt dir" / "the prompt.md"
+    prompt.parent.mkdir(parents=True, exist_ok=True)
+    prompt.write_text("Do T-1 please.\nSecond line ✓\n", encoding="utf-8")
+    system = tmp_path / "system prompt.md"
+    system.write_text("You are a worker.\n")
+    args = dict(
+        task_id="T-1",
+        do_command=None,
+        prompt_file=prompt,
+        system_prompt_file=system,
+        workdir=tmp_path,
+    )
+    args.update(kw)
+    return args
+
+
+def command_config(command: str, **kw) -> Config:
+    return Config(agent_preset="command", agent_command=command, **kw)
+
+
+# -------------------------------------------------------------- invocations
+
+
+def test_command_preset_argv_with_spaces_in_paths(tmp_path):
+    req = request(tmp_path)
+    cfg = command_config(
+        "python3 tools/agent.py --prompt={prompt_file} {system_prompt_file} "
+        "'task {task_id}' {workdir} --model {model} '{unknown}'",
+        agent_model="m-1",
+        agent_extra_args=("--yes",),
+    )
+    inv = build_invocation(cfg, **req)
+    assert inv == Invocation(
+        (
+            "python3",
+            "tools/agent.py",
+            f"--prompt={req['prompt_file']}",
+            str(req["system_prompt_file"]),
+            "task T-1",
+            str(tmp_path),
+            "--model",
+            "m-1",
+            "{unknown}",
+            "--yes",
+        ),
+        False,
+        req["prompt_file"],
+        "command",
+    )
+    assert " " in str(req["prompt_file"])
+
+
+def test_command_preset_runs_with_exact_argv_and_prompt_on_stdin(tmp_path):
+    req = request(tmp_path)
+    out = tmp_path / "argv.json"
+    inv = build_invocation(
+        command_config(f"{AGENTS / 'dumps_argv.py'} {{prompt_file}} {{task_id}}"), **req
+    )
+    env = {**os.environ, "FAKE_AGENT_OUT": str(out)}
+    result = run_agent(
+        inv, cwd=tmp_path, log_path=tmp_path / "logs" / "tick.log", timeout=60, env=env
+    )
+    assert result.ok, (tmp_path / "logs" / "tick.log").read_text()
+    assert json.loads(out.read_text()) == [str(req["prompt_file"]), "T-1"]
+
+    copy = tmp_path / "stdin copy.txt"
+    inv = build_invocation(command_config(f"{AGENTS / 'reads_stdin.py'} '{copy}'"), **req)
+    result = run_agent(inv, cwd=tmp_path, log_path=tmp_path / "logs" / "tick.log", timeout=60)
+    assert result.ok
+    assert copy.read_bytes() == req["prompt_file"].read_bytes()
+
+
+def test_command_preset_errors(tmp_path):
+    with pytest.raises(MementoError, match="needs a command"):
+        build_invocation(command_config("   "), **request(tmp_path))
+    with pytest.raises(MementoError, match="cannot be split"):
+        build_invocation(command_config("agent 'unclosed"), **request(tmp_path))
+
+
+def test_script_preset_runs_do_in_the_workdir(tmp_path):
+    req = request(
+        tmp_path,
+        do_command=f"{AGENTS / 'does_task.py'} 'out dir/result.txt' hello && echo shell-ok",
+    )
+    inv = build_invocation(Config(agent_preset="script"), **req)
+    assert inv.shell and inv.stdin_path is None and inv.preset == "script"
+    log = tmp_path / "tick.log"
+    result = run_agent(inv, cwd=tmp_path, log_path=log, timeout=60)
+    assert result.ok
+    assert (tmp_path / "out dir" / "result.txt").read_text() == "hello\n"
+    text = log.read_text()
+    assert text.startswith("[memento] ") and "agent (script)" in text
+    assert "shell-ok" in text
+    assert "agent exited with code 0" in text
+
+
+def test_script_preset_without_do_and_unknown_presets(tmp_path):
+    with pytest.raises(
+        MementoError, match=r"task T-1 has no `do:` command; the script preset needs one"
+    ):
+        build_invocation(Config(agent_preset="script"), **request(tmp_path))
+    with pytest.raises(
+        MementoError, match="not available in this version yet; available: command, script"
+    ):
+        build_invocation(Config(agent_preset="claude"), **request(tmp_path))
+    with pytest.raises(MementoError) as info:
+        build_invocation(Config(agent_preset="robot"), **request(tmp_path))
+    assert "unknown agent preset 'robot'" in str(info.value) and "codex" in str(info.value)
+
+
+# ------------------------------------------------------------------ running
+
+
+def test_missing_binary_is_a_result_not_an_exception(tmp_path):
+    inv = build_invocation(command_config("no-such-agent-xyz {prompt_file}"), **request(tmp_path))
+    log = tmp_path / "tick.log"
+    result = run_agent(inv, cwd=tmp_path, log_path=log, timeout=5)
+    assert result.error == "agent binary 'no-such-agent-xyz' not found on PATH (preset command)"
+    assert result.exit_code is None and result.pgid is None and not result.ok
+    assert result.error in log.read_text()
+
+
+def test_missing_binary_respects_the_given_path(tmp_path):
+    env = {**os.environ, "PATH": str(tmp_path)}
+    result = run_in_group(
+        ["python3", "-c", "pass"], cwd=tmp_path, log_path=tmp_path / "l", timeout=5, env=env
+    )
+    assert result.error == "'python3' not found on PATH"
+
+
+def test_exit_code_and_both_streams_reach_the_log(tmp_path):
+    log = tmp_path / "tick.log"
+    result = run_in_group(
+        [str(AGENTS / "exits_nonzero.py")], cwd=tmp_path, log_path=log, timeout=60
+    )
+    assert result == ProcResult(3, False, result.duration, result.pgid)
+    assert not result.ok
+    text = log.read_text()
+    assert "working on it" in text and "error: the fake agent gave up" in text
+
+
+def test_escape_sequences_are_logged_verbatim(tmp_path):
+    log = tmp_path / "tick.log"
+    log.write_text("earlier line\n")
+    result = run_in_group([str(AGENTS / "prints_ansi.py")], cwd=tmp_path, log_path=log, timeout=60)
+    assert result.exit_code == 0
+    data = log.read_bytes()
+    assert data.startswith(b"earlier line\n")  # appended, never truncated
+    assert b"\x1b[31mred\x1b[0m [b]not bold[/b] [x] done\n" in data
+    assert b"\x1b[2J\x1b]0;title\x07stderr line\n" in data
+    assert b"last stdout line\n" in data
+
+
+def test_timeout_kills_a_grandchild_that_ignores_sigterm(tmp_path):
+    pidfile = tmp_path / "grandchild.pid"
+    log = tmp_path / "tick.log"
+    seen = []
+    result = run_in_group(
+        [str(AGENTS / "hangs_with_grandchild.py"), str(pidfile)],
+        cwd=tmp_path,
+        log_path=log,
+        timeout=3,
+        on_start=seen.append,
+        grace=GRACE,
+    )
+    assert result.timed_out and result.exit_code is None and not result.ok
+    assert seen == [result.pgid]
+    assert pidfile.exists(), log.read_text()
+    grandchild = int(pidfile.read_text())
+    assert not pid_alive(grandchild)
+    assert "timed out after 3s; stopping process group" in log.read_text()
+    assert group_members(result.pgid) == []
+
+
+def test_processes_left_running_after_exit_are_stopped(tmp_path):
+    pidfile = tmp_path / "bg.pid"
+    log = tmp_path / "tick.log"
+    result = run_in_group(
+        [str(AGENTS / "leaves_background.py"), str(pidfile)],
+        cwd=tmp_path,
+        log_path=log,
+        timeout=60,
+        grace=GRACE,
+    )
+    assert result.exit_code == 0 and not result.timed_out
+    assert not pid_alive(int(pidfile.read_text()))
+    assert "stopping processes left running" in log.read_text()
+
+
+def test_kill_group_from_outside_marks_the_run_interrupted(tmp_path):
+    pidfile = tmp_path / "grandchild.pid"
+
+    def interrupt(pgid: int) -> None:
+        # Stand-in for the tick's SIGTERM handler: the agent is up, stop it.
+        script = f"import os,time\nwhile not os.path.exists({str(pidfile)!r}): time.sleep(0.01)"
+        subprocess.run([sys.executable, "-c", script], timeout=60, check=True)
+        assert kill_group(pgid, grace=GRACE) is True
+
+    result = run_in_group(
+        [str(AGENTS / "hangs_with_grandchild.py"), str(pidfile)],
+        cwd=tmp_path,
+        log_path=tmp_path / "tick.log",
+        timeout=600,
+        on_start=interrupt,
+        grace=GRACE,
+    )
+    assert result.interrupted and not result.timed_out and result.exit_code is None
+    assert not pid_alive(int(pidfile.read_text()))
+
+
+def test_on_start_failure_still_leaves_no_process(tmp_path):
+    def boom(pgid: int) -> None:
+        raise RuntimeError("claim could not be written")
+
+    with pytest.raises(RuntimeError):
+        run_in_group(
+            ["sleep", "600"],
+            cwd=tmp_path,
+            log_path=tmp_path / "l",
+            timeout=600,
+            on_start=boom,
+            grace=GRACE,
+        )
+
+
+def test_stdin_is_devnull_without_a_prompt_and_cwd_is_used(tmp_path):
+    out = tmp_path / "seen.txt"
+    result = run_in_group(
+        "cat > seen.txt; pwd >> seen.txt",
+        shell=True,
+        cwd=tmp_path,
+        log_path=tmp_path / "l",
+        timeout=60,
+    )
+    assert result.exit_code == 0
+    assert out.read_text() == f"{tmp_path}\n"
+
+
+def test_kill_group_refuses_our_own_group():
+    with pytest.raises(ValueError):
+        kill_group(os.getpgrp())
+
+
+def test_agent_that_commits_is_folded_back(repo, git_identity, tmp_path):
+    (repo / "README.md").write_text("x\n")
+    subprocess.run(["git", "-C", str(repo), "add", "README.md"], check=True)
+    subprocess.run(["git", "-C", str(repo), "commit", "-q", "-m", "seed"], check=True)
+    base, before = head(repo), untracked(repo)
+    inv = build_invocation(
+        command_config(f"{AGENTS / 'commits_itself.py'} src/feature.py"),
+        **request(tmp_path, workdir=repo),
+    )
+    result = run_agent(inv, cwd=repo, log_path=tmp_path / "tick.log", timeout=60)
+    assert result.ok, (tmp_path / "tick.log").read_text()
+    assert head(repo) != base
+    assert fold_commits(repo, base) == 2
+    changes = changes_since(repo, base, before)
+    assert [(c.path, c.added, c.kind) for c in changes] == [("src/feature.py", 2, "created")]
+
+
+# --------------------------------------------------------------- environment
+
+
+def test_agent_env(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMENTO_TASK_ID", "stale")
+    monkeypatch.setenv("GIT_DIR", "/elsewhere")
+    monkeypatch.delenv("PATH")
+    ws = Workspace(tmp_path)
+    env = agent_env(ws, task_id="T-7", prompt_file=tmp_path / "p.md", extra={"X": "1"})
+    assert env["MEMENTO_PROJECT"] == str(tmp_path)
+    assert env["MEMENTO_TASK_ID"] == "T-7"
+    assert env["MEMENTO_PROMPT_FILE"] == str(tmp_path / "p.md")
+    assert env["MEMENTO_TICK_RESULT"] == str(ws.tick_result_path)
+    assert env["GIT_TERMINAL_PROMPT"] == "0"
+    assert env["PATH"] == os.defpath
+    assert env["X"] == "1"
+    assert "GIT_DIR" not in env
+    assert "MEMENTO_SYSTEM_PROMPT_FILE" not in agent_env(ws)
+    assert "MEMENTO_TASK_ID" not in agent_env(ws)

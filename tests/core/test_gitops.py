@@ -1,0 +1,506 @@
+"""gitops against real git: status parsing, changes, commits, folding, rollback, patterns."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from memento_core import gitops
+from memento_core.errors import MementoError
+from memento_core.gitops import (
+    FileChange,
+    StatusEntry,
+    changes_since,
+    commit_paths,
+    dirty_paths,
+    fold_commits,
+    head,
+    identity_env,
+    matches_any,
+    read_pattern_file,
+    rollback,
+    save_rollback,
+    status,
+    untracked,
+)
+
+BINARY = bytes(range(256)) * 4
+
+
+def git(root: Path, *args: str) -> str:
+    proc = subprocess.run(["git", "-C", str(root), *args], capture_output=True, check=False)
+    assert proc.returncode == 0, proc.stderr.decode()
+    return proc.stdout.decode("utf-8", "surrogateescape")
+
+
+def write(root: Path, rel: str, text: str | bytes) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+
+
+def tree_state(root: Path) -> dict[str, bytes]:
+    """Every file under root except .git, with its bytes."""
+    state = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if rel == ".git" or rel.startswith(".git/") or path.is_dir():
+            continue
+        state[rel] = path.read_bytes()
+    return state
+
+
+def by_path(changes: list[FileChange]) -> dict[str, FileChange]:
+    return {c.path: c for c in changes}
+
+
+@pytest.fixture
+def seeded(repo: Path) -> tuple[Path, str]:
+    """A repository with one commit holding a few files; returns (root, sha)."""
+    write(repo, "src/app.py", "one\ntwo\nthree\n")
+    write(repo, "old name.txt", "moving\n")
+    write(repo, "gone.txt", "a\nb\n")
+    write(repo, "keep.txt", "unchanged\n")
+    write(repo, "ünï código.md", "hola\n")
+    write(repo, "image.bin", BINARY)
+    sha = commit_paths(repo, tree_state(repo), "seed")
+    return repo, sha
+
+
+# ---------------------------------------------------------------- repository
+
+
+def test_ensure_repo_head_and_is_repo(tmp_path):
+    root = tmp_path / "p"
+    assert not gitops.is_repo(root)
+    assert gitops.ensure_repo(root) is True
+    assert gitops.is_repo(root)
+    assert gitops.ensure_repo(root) is False
+    assert head(root) is None
+    assert git(root, "symbolic-ref", "HEAD").strip() == "refs/heads/main"
+
+
+def test_head_outside_a_repo_is_an_error(tmp_path):
+    with pytest.raises(MementoError, match="not a git repository"):
+        head(tmp_path)
+
+
+def test_missing_git_is_a_clear_error(monkeypatch):
+    gitops.git_binary.cache_clear()
+    monkeypatch.setattr(shutil, "which", lambda *a, **k: None)
+    monkeypatch.setattr(os, "access", lambda *a, **k: False)
+    try:
+        with pytest.raises(MementoError, match="git is not installed"):
+            gitops.git_binary()
+    finally:
+        monkeypatch.undo()
+        gitops.git_binary.cache_clear()
+    assert os.path.isabs(gitops.git_binary())
+
+
+def test_git_env_never_prompts():
+    env = gitops.git_env()
+    assert env["GIT_TERMINAL_PROMPT"] == "0"
+    assert env["LC_ALL"] == "C"
+
+
+# -------------------------------------------------------------------- status
+
+
+def test_status_parses_odd_names_and_renames(seeded):
+    root, _ = seeded
+    write(root, "with space/new file.txt", "x\n")
+    write(root, "line\nbreak.txt", "x\n")
+    write(root, "ünï código.md", "adiós\n")
+    git(root, "mv", "old name.txt", "new name.txt")
+    entries = status(root)
+    assert StatusEntry("R ", "new name.txt", "old name.txt") in entries
+    assert StatusEntry("??", "with space/new file.txt", None) in entries
+    assert StatusEntry("??", "line\nbreak.txt", None) in entries
+    assert StatusEntry(" M", "ünï código.md", None) in entries
+    assert untracked(root) == {"with space/new file.txt", "line\nbreak.txt"}
+    assert dirty_paths(root) == sorted(
+        [
+            "new name.txt",
+            "old name.txt",
+            "with space/new file.txt",
+            "line\nbreak.txt",
+            "ünï código.md",
+        ]
+    )
+    assert dirty_paths(root, ignore=lambda p: matches_any(p, ["with space/", "*.md"])) == sorted(
+        ["new name.txt", "old name.txt", "line\nbreak.txt"]
+    )
+
+
+def test_clean_tree_has_empty_status(seeded):
+    root, _ = seeded
+    assert status(root) == []
+    assert dirty_paths(root) == []
+
+
+# ------------------------------------------------------------------- changes
+
+
+def test_changes_since_covers_every_kind(seeded):
+    root, base = seeded
+    write(root, "preexisting.log", "was here\n")
+    before = untracked(root)
+    write(root, "src/app.py", "one\nTWO\nthree\nfour\n")  # modified
+    (root / "gone.txt").unlink()  # deleted
+    write(root, "staged new.txt", "s1\ns2\n")  # added (staged)
+    git(root, "add", "staged new.txt")
+    write(root, "dir with space/created.txt", "c1\nc2\nc3")  # created, no final newline
+    write(root, "blob.dat", b"\0\1\2")  # created, binary
+    write(root, "image.bin", BINARY[::-1])  # modified, binary
+    shutil.move(root / "old name.txt", root / "renamed.txt")  # plain mv: delete + create
+    write(root, "preexisting.log", "changed by the agent\n")  # untracked before: not ours
+    changes = by_path(changes_since(root, base, before))
+    assert changes == {
+        "src/app.py": FileChange("src/app.py", 2, 1, "modified"),
+        "gone.txt": FileChange("gone.txt", 0, 2, "deleted"),
+        "staged new.txt": FileChange("staged new.txt", 2, 0, "added"),
+        "dir with space/created.txt": FileChange("dir with space/created.txt", 3, 0, "created"),
+        "blob.dat": FileChange("blob.dat", 0, 0, "created"),
+        "image.bin": FileChange("image.bin", 0, 0, "modified"),
+        "old name.txt": FileChange("old name.txt", 0, 1, "deleted"),
+        "renamed.txt": FileChange("renamed.txt", 1, 0, "created"),
+    }
+    assert [c.path for c in changes_since(root, base, before)] == sorted(changes)
+
+
+def test_changes_since_sees_staged_renames_and_agent_commits(seeded, git_identity):
+    root, base = seeded
+    (root / "moved").mkdir()
+    git(root, "mv", "old name.txt", "moved/new name.txt")
+    write(root, "committed.txt", "1\n2\n")
+    git(root, "add", "committed.txt")
+    git(root, "commit", "-q", "-m", "agent commit")
+    changes = by_path(changes_since(root, base, set()))
+    assert changes["old name.txt"].kind == "deleted"
+    assert changes["moved/new name.txt"] == FileChange("moved/new name.txt", 1, 0, "added")
+    assert changes["committed.txt"] == FileChange("committed.txt", 2, 0, "added")
+
+
+def test_changes_since_on_an_unborn_branch(repo):
+    write(repo, "first.txt", "a\n")
+    git(repo, "add", "first.txt")
+    write(repo, "loose.txt", "b\nc\n")
+    changes = by_path(changes_since(repo, None, set()))
+    assert changes == {
+        "first.txt": FileChange("first.txt", 1, 0, "added"),
+        "loose.txt": FileChange("loose.txt", 2, 0, "created"),
+    }
+
+
+def test_agent_staging_a_persons_untracked_file_is_flagged(seeded):
+    root, base = seeded
+    write(root, "notes.txt", "mine\n")
+    before = untracked(root)
+    git(root, "add", "notes.txt")
+    change = by_path(changes_since(root, base, before))["notes.txt"]
+    assert change.kind == "added" and change.was_untracked
+
+
+def test_workspace_in_a_subdirectory_uses_paths_relative_to_it(repo):
+    sub = repo / "services" / "api"
+    write(sub, "main.py", "x\n")
+    write(repo, "outside.txt", "o\n")
+    base = commit_paths(repo, ["services/api/main.py", "outside.txt"], "seed")
+    write(sub, "main.py", "y\n")
+    write(sub, "new.py", "n\n")
+    write(repo, "outside.txt", "changed\n")
+    assert untracked(sub) == {"new.py"}
+    assert by_path(changes_since(sub, base, set())).keys() == {"main.py", "new.py"}
+    sha = commit_paths(sub, ["main.py", "new.py"], "sub commit")
+    assert git(repo, "show", "--name-only", "--format=", sha).split() == [
+        "services/api/main.py",
+        "services/api/new.py",
+    ]
+    assert dirty_paths(repo) == ["outside.txt"]
+
+
+# -------------------------------------------------------------------- commit
+
+
+def test_commit_paths_commits_only_the_given_paths(seeded):
+    root, base = seeded
+    write(root, "keep.txt", "person's staged work\n")
+    git(root, "add", "keep.txt")
+    write(root, "src/app.py", "person's unstaged work\n")
+    write(root, "task.py", "print('task')\n")
+    write(root, "docs/PLAN.md", "- [x] T-1\n")
+    (root / "gone.txt").unlink()
+    sha = commit_paths(
+        root,
+        ["task.py", "docs/PLAN.md", "gone.txt", "ünï código.md"],
+        "memento: complete T-1 Do it",
+    )
+    assert head(root) == sha
+    assert git(root, "rev-parse", f"{sha}^").strip() == base
+    assert sorted(
+        git(root, "show", "--name-status", "--format=", "-z", sha).split("\0")[:-1]
+    ) == sorted(["A", "docs/PLAN.md", "D", "gone.txt", "A", "task.py"])
+    assert git(root, "log", "-1", "--format=%s", sha).strip() == "memento: complete T-1 Do it"
+    # The person's work is untouched: still staged, still unstaged.
+    assert StatusEntry("M ", "keep.txt", None) in status(root)
+    assert StatusEntry(" M", "src/app.py", None) in status(root)
+    assert (root / "src/app.py").read_text() == "person's unstaged work\n"
+    # The committed paths are clean in the index too.
+    assert not {"task.py", "docs/PLAN.md", "gone.txt"} & set(dirty_paths(root))
+
+
+def test_commit_paths_on_an_unborn_branch_and_nothing_to_commit(repo):
+    write(repo, "a.txt", "a\n")
+    write(repo, "b.txt", "b\n")
+    sha = commit_paths(repo, ["a.txt"], "first")
+    assert head(repo) == sha
+    assert git(repo, "ls-tree", "--name-only", sha).split() == ["a.txt"]
+    assert untracked(repo) == {"b.txt"}
+    with pytest.raises(MementoError, match="nothing to commit"):
+        commit_paths(repo, ["a.txt"], "again")
+    assert head(repo) == sha
+
+
+def test_commit_paths_handles_names_that_look_like_globs(repo):
+    write(repo, "*.py", "literal star\n")
+    write(repo, "real.py", "not me\n")
+    sha = commit_paths(repo, ["*.py"], "literal")
+    assert git(repo, "ls-tree", "--name-only", sha).split() == ["*.py"]
+
+
+def test_commit_paths_expands_a_folder_honouring_gitignore(seeded):
+    root, _ = seeded
+    write(root, ".gitignore", "*.pyc\n")
+    commit_paths(root, [".gitignore"], "ignore")
+    write(root, "pkg/a.py", "a\n")
+    write(root, "pkg/sub/b.py", "b\n")
+    write(root, "pkg/a.pyc", b"\0")
+    write(root, "other.py", "o\n")
+    sha = commit_paths(root, ["pkg/"], "folder")
+    assert git(root, "show", "--name-only", "--format=", sha).split() == [
+        "pkg/a.py",
+        "pkg/sub/b.py",
+    ]
+    assert untracked(root) == {"other.py"}
+
+
+def test_commit_without_any_identity_uses_memento(repo, no_git_identity):
+    write(repo, "a.txt", "a\n")
+    assert identity_env(repo)["GIT_AUTHOR_NAME"] == "Memento"
+    sha = commit_paths(repo, ["a.txt"], "first")
+    assert git(repo, "log", "-1", "--format=%an <%ae>|%cn <%ce>", sha).strip() == (
+        "Memento <memento@localhost>|Memento <memento@localhost>"
+    )
+
+
+def test_identity_order_configured_then_user_then_memento(repo, no_git_identity, monkeypatch):
+    assert identity_env(repo, "Ada <ada@example.org>") == {
+        "GIT_AUTHOR_NAME": "Ada",
+        "GIT_AUTHOR_EMAIL": "ada@example.org",
+        "GIT_COMMITTER_NAME": "Ada",
+        "GIT_COMMITTER_EMAIL": "ada@example.org",
+    }
+    with pytest.raises(MementoError, match="Name <email>"):
+        identity_env(repo, "just a name")
+    git(repo, "config", "user.name", "Repo User")
+    assert identity_env(repo)["GIT_AUTHOR_EMAIL"] == "memento@localhost"  # half an identity
+    git(repo, "config", "user.email", "repo@example.org")
+    assert identity_env(repo)["GIT_COMMITTER_NAME"] == "Repo User"
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Env Author")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "env@example.org")
+    env = identity_env(repo)
+    assert (env["GIT_AUTHOR_NAME"], env["GIT_COMMITTER_NAME"]) == ("Env Author", "Repo User")
+
+    write(repo, "a.txt", "a\n")
+    sha = commit_paths(repo, ["a.txt"], "first", author="Ada <ada@example.org>")
+    assert git(repo, "log", "-1", "--format=%an|%cn", sha).strip() == "Ada|Ada"
+
+
+# ---------------------------------------------------------------------- fold
+
+
+def test_fold_commits_puts_agent_commits_back_in_the_work_tree(seeded, git_identity):
+    root, base = seeded
+    write(root, "src/app.py", "agent edit\n")
+    write(root, "agent.txt", "new\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "agent 1")
+    write(root, "agent.txt", "new\nmore\n")
+    git(root, "commit", "-q", "-am", "agent 2")
+    assert fold_commits(root, base) == 2
+    assert head(root) == base
+    assert (root / "agent.txt").read_text() == "new\nmore\n"
+    changes = by_path(changes_since(root, base, set()))
+    assert changes["agent.txt"] == FileChange("agent.txt", 2, 0, "created")
+    assert changes["src/app.py"].kind == "modified"
+    assert fold_commits(root, base) == 0
+
+
+def test_fold_commits_back_to_an_unborn_branch(repo, git_identity):
+    write(repo, "a.txt", "a\n")
+    git(repo, "add", "a.txt")
+    git(repo, "commit", "-q", "-m", "agent")
+    assert fold_commits(repo, None) == 1
+    assert head(repo) is None
+    assert untracked(repo) == {"a.txt"}
+
+
+# ------------------------------------------------------------------ rollback
+
+
+def make_mess(root: Path) -> set[str]:
+    """What a failed task leaves behind; returns the untracked set of the snapshot."""
+    write(root, "person/untracked.txt", "a person's work\n")
+    before = untracked(root)
+    write(root, "src/app.py", "broken\n")
+    (root / "gone.txt").unlink()
+    write(root, "ünï código.md", "cambiado\n")
+    (root / "moved").mkdir()
+    git(root, "mv", "old name.txt", "moved/new name.txt")
+    write(root, "new/deep/dir/file.txt", "created\n")
+    write(root, "new/blob.dat", b"\0\1")
+    write(root, "scratch/keep-me.txt", "cleanignored\n")
+    write(root, "space dir/a b.txt", "x\n")
+    write(root, "person/untracked.txt", "agent scribbled here\n")
+    return before
+
+
+def test_rollback_restores_tracked_removes_created_and_keeps_the_rest(seeded):
+    root, base = seeded
+    before = make_mess(root)
+    changes = changes_since(root, base, before)
+    assert "person/untracked.txt" not in {c.path for c in changes}
+    rollback(root, base, changes, keep=lambda p: matches_any(p, ["scratch/"]))
+    state = tree_state(root)
+    assert state["src/app.py"] == b"one\ntwo\nthree\n"
+    assert state["gone.txt"] == b"a\nb\n"
+    assert state["old name.txt"] == b"moving\n"
+    assert state["ünï código.md"] == b"hola\n"
+    assert "moved/new name.txt" not in state
+    assert "new/deep/dir/file.txt" not in state and not (root / "new").exists()
+    assert not (root / "space dir").exists() and not (root / "moved").exists()
+    assert state["scratch/keep-me.txt"] == b"cleanignored\n"
+    assert state["person/untracked.txt"] == b"agent scribbled here\n"
+    # Index and work tree equal base for every path except the kept ones.
+    assert status(root) == [
+        StatusEntry("??", "person/untracked.txt"),
+        StatusEntry("??", "scratch/keep-me.txt"),
+    ]
+
+
+def test_rollback_unstages_but_keeps_a_persons_file_the_agent_staged(seeded):
+    root, base = seeded
+    write(root, "notes.txt", "mine\n")
+    before = untracked(root)
+    git(root, "add", "notes.txt")
+    rollback(root, base, changes_since(root, base, before))
+    assert (root / "notes.txt").read_text() == "mine\n"
+    assert status(root) == [StatusEntry("??", "notes.txt")]
+
+
+def test_rollback_after_fold_removes_files_from_agent_commits(seeded, git_identity):
+    root, base = seeded
+    write(root, "agent.txt", "x\n")
+    write(root, "src/app.py", "agent\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "agent")
+    fold_commits(root, base)
+    rollback(root, base, changes_since(root, base, set()))
+    assert head(root) == base
+    assert status(root) == []
+    assert not (root / "agent.txt").exists()
+
+
+def test_save_rollback_patch_and_files_reapply_exactly(seeded, tmp_path):
+    root, base = seeded
+    before = make_mess(root)
+    changes = changes_since(root, base, before)
+    messy = tree_state(root)
+    dest = save_rollback(root, base, changes, tmp_path / "rollback" / "stamp")
+    assert (dest / "README.txt").read_text().count("git") >= 1
+    assert (dest / "files" / "new/deep/dir/file.txt").read_text() == "created\n"
+    assert (dest / "files" / "new/blob.dat").read_bytes() == b"\0\1"
+    rollback(root, base, changes)
+    assert tree_state(root) != messy
+    git(root, "apply", "--binary", str(dest / "changes.patch"))
+    shutil.copytree(dest / "files", root, dirs_exist_ok=True)
+    assert tree_state(root) == messy
+
+
+def test_save_rollback_with_binary_modification(seeded, tmp_path):
+    root, base = seeded
+    write(root, "image.bin", BINARY[::-1])
+    changes = changes_since(root, base, set())
+    dest = save_rollback(root, base, changes, tmp_path / "rb")
+    rollback(root, base, changes)
+    assert (root / "image.bin").read_bytes() == BINARY
+    git(root, "apply", "--binary", str(dest / "changes.patch"))
+    assert (root / "image.bin").read_bytes() == BINARY[::-1]
+
+
+# ---------------------------------------------------------------- dashboard
+
+
+def test_diff_and_log_subjects(seeded):
+    root, base = seeded
+    assert gitops.log_subjects(root, 5) == [(base, "seed")]
+    write(root, "task.py", "print(1)\n")
+    sha = commit_paths(root, ["task.py"], "memento: complete T-1 Thing\n\nbody")
+    assert gitops.log_subjects(root, 1) == [(sha, "memento: complete T-1 Thing")]
+    assert [s for _, s in gitops.log_subjects(root, 10)] == ["memento: complete T-1 Thing", "seed"]
+    text = gitops.diff(root, sha)
+    assert "task.py | 1 +" in text
+    assert "+print(1)" in text
+
+
+def test_log_subjects_on_unborn_branch(repo):
+    assert gitops.log_subjects(repo, 3) == []
+
+
+# ------------------------------------------------------------------ patterns
+
+
+@pytest.mark.parametrize(
+    ("path", "patterns", "expected"),
+    [
+        ("src/db/schema.py", ["src/db/schema.py"], True),
+        ("src/db/schema.py", ["src/db/"], True),
+        ("src/db/schema.py", ["src/db"], True),
+        ("src/dbx/schema.py", ["src/db/"], False),
+        ("src/db", ["src/db/"], False),
+        ("src/db/schema.py", ["./src/db/schema.py"], True),
+        ("src/db/schema.py", ["src/*.py"], False),
+        ("src/db/schema.py", ["src/*/*.py"], True),
+        ("src/db/schema.py", ["src/**/*.py"], True),
+        ("src/schema.py", ["src/**/*.py"], True),
+        ("src/db/schema.py", ["**/schema.py"], True),
+        ("src/db/schema.py", ["*.py"], True),
+        ("src/db/schema.py", ["/*.py"], False),
+        ("setup.py", ["/*.py"], True),
+        ("build/out/x.o", ["build*/"], True),
+        ("src/a1.py", ["src/a[0-9].py"], True),
+        ("src/ab.py", ["src/a[!0-9].py"], True),
+        ("src/a1.py", ["src/a[!0-9].py"], False),
+        ("tests/test_x.py", ["src/", "tests/test_?.py"], True),
+        ("other.txt", ["src/", "*.py"], False),
+        ("anything", [], False),
+        ("anything", ["", "  "], False),
+    ],
+)
+def test_matches_any(path, patterns, expected):
+    assert matches_any(path, patterns) is expected
+
+
+def test_read_pattern_file(tmp_path):
+    path = tmp_path / ".memento_cleanignore"
+    assert read_pattern_file(path) == []
+    path.write_text("# comment\n\nscratch/\n  *.log  \n# another\ndata/raw.csv\n")
+    assert read_pattern_file(path) == ["scratch/", "*.log", "data/raw.csv"]
