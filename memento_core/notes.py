@@ -1,0 +1,535 @@
+"""HUMAN_NOTES.md: notes from people to the worker (SPEC §5).
+
+A one-pass line scanner reads the file; every change is a minimal line edit
+made under the file's lock (``locks.locked_edit``), so the bytes a person
+wrote (CRLF, BOM, comments, prose) survive exactly.
+
+Structure is recognised only outside fenced code blocks and HTML comment
+blocks: ``### [NOTE…]`` headings start a note; any other level 1-3 heading
+or a ``---`` line ends it; level-2 headings open sections (``## Active
+Notes``, ``## Archive``). Inside a note body a line whose first non-blank
+character is a backslash followed by structure (``\\###``, ``\\---``,
+``\\<!--``, ``\\```…``) is shown without that backslash, as markdown would;
+``add_note`` writes such escapes so any text round-trips as one note.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from .errors import MementoError
+from .lines import LineDoc, decode, eol_of, strip_eol
+from .locks import locked_edit
+
+TITLE = "# HUMAN NOTES"
+ACTIVE_HEADING = "## Active Notes"
+ARCHIVE_HEADING = "## Archive"
+GLOBAL = "global"
+TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%S"
+
+TASK_ID_RE = re.compile(r"[A-Z][A-Z0-9]*-\d+")
+
+_NOTE_HEADING_RE = re.compile(r"^ {0,3}###[ \t]+\[NOTE(?P<read>:READ)?\](?P<rest>.*)$", re.I)
+_NOTE_MARK_RE = re.compile(r"\[NOTE\]", re.I)
+_HEADING_RE = re.compile(r"^ {0,3}(?P<hashes>#{1,6})(?:[ \t]+(?P<title>.*?))?[ \t#]*$")
+_SEPARATOR_RE = re.compile(r"^ {0,3}-{3,}[ \t]*$")
+_FENCE_RE = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
+_COMMENT_START_RE = re.compile(r"^ {0,3}<!--")
+_INLINE_COMMENT_RE = re.compile(r"<!--.*?-->")
+_ARROW_RE = re.compile(r"\s*(?:→|->|=>|⟶)\s*")
+_STAMP_RE = re.compile(
+    r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?(?:Z|[+-]\d{2}:?\d{2})?$", re.I
+)
+# Lines add_note escapes (one backslash after the indentation) and the parser unescapes.
+_NEEDS_ESCAPE_RE = re.compile(r"^[ \t]*\\*(?:#|---|```|~~~|<!--)")
+_ESCAPED_RE = re.compile(r"^(?P<indent>[ \t]*)\\(?P<rest>\\*(?:#|---|```|~~~|<!--).*)$", re.S)
+# Control characters other than tab; line breaks are handled by splitlines first.
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_ANSI_RE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+
+
+@dataclass(frozen=True)
+class Note:
+    """One note: heading line (1-based), normalised UTC timestamp, target, read flag, body text."""
+
+    line: int
+    timestamp: str
+    target: str
+    read: bool
+    text: str
+    archived: bool
+    occurrence: int = 0  # how many earlier notes share timestamp, target and text
+
+    @property
+    def key(self) -> str:
+        """A stable identity: timestamp, target and a digest of the text.
+
+        It survives marking read, archiving and notes added around it; it
+        changes when someone edits the note's text, so an edited note counts
+        as a new one (a worker that saw the old text does not mark it read).
+        """
+        digest = hashlib.sha256(self.text.encode("utf-8")).hexdigest()[:12]
+        suffix = f".{self.occurrence}" if self.occurrence else ""
+        return f"{self.timestamp}|{self.target}|{digest}{suffix}"
+
+    @property
+    def is_global(self) -> bool:
+        return self.target.lower() == GLOBAL
+
+    @property
+    def when(self) -> datetime | None:
+        """The timestamp as an aware UTC datetime, or None when it is not a date."""
+        return _parse_stamp(self.timestamp)
+
+
+@dataclass
+class _Scan:
+    notes: list[Note]
+    spans: list[tuple[int, int]]  # 0-based [heading, end) of each note, trailing blanks included
+    active: tuple[int, int] | None  # 0-based [heading, end) of the Active Notes section
+    archive: tuple[int, int] | None
+    fence_open: int | None  # 0-based line of a fence left open at end of file
+
+
+def _parse_stamp(stamp: str) -> datetime | None:
+    if not stamp or not _STAMP_RE.match(stamp):
+        return None
+    text = stamp.replace(" ", "T")
+    if text[-1] in "zZ":
+        text = text[:-1] + "+00:00"
+    try:
+        value = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def _normalise_stamp(stamp: str) -> str:
+    value = _parse_stamp(stamp)
+    if value is None:
+        return stamp
+    return value.strftime(TIMESTAMP_FORMAT)
+
+
+def _normalise_target(target: str) -> str:
+    target = target.strip().strip("`").strip()
+    if not target or target.lower() == GLOBAL:
+        return GLOBAL
+    return target
+
+
+def _parse_heading_rest(rest: str) -> tuple[str, str]:
+    """Timestamp and target from what follows ``[NOTE]`` on a heading line."""
+    rest = _INLINE_COMMENT_RE.sub(" ", rest).strip().rstrip("#").strip()
+    parts = _ARROW_RE.split(rest, maxsplit=1)
+    if len(parts) == 2:
+        return _normalise_stamp(parts[0].strip()), _normalise_target(parts[1])
+    words = rest.split()
+    # "2026-11-29 15:00" is one stamp written with a space.
+    if len(words) >= 2 and _STAMP_RE.match(f"{words[0]} {words[1]}"):
+        words = [f"{words[0]} {words[1]}", *words[2:]]
+    if words and _STAMP_RE.match(words[0]):
+        return _normalise_stamp(words[0]), _normalise_target(" ".join(words[1:]))
+    return "", _normalise_target(rest)
+
+
+def _unescape(line: str) -> str:
+    m = _ESCAPED_RE.match(line)
+    return m.group("indent") + m.group("rest") if m else line
+
+
+def _scan(lines: Sequence[str]) -> _Scan:
+    notes: list[Note] = []
+    spans: list[tuple[int, int]] = []
+    active: list[int] | None = None
+    archive: list[int] | None = None
+    section: list[int] | None = None  # the open level-1/2 section, [start, end]
+    in_archive = False
+
+    fence: str | None = None
+    fence_line: int | None = None
+    in_comment = False
+    # the note being read: heading index, stamp, target, read flag, body lines
+    current: tuple[int, str, str, bool] | None = None
+    body: list[str] = []
+
+    def close(end: int) -> None:
+        nonlocal current, body
+        if current is None:
+            return
+        start, stamp, target, read = current
+        while body and not body[0].strip():
+            body.pop(0)
+        while body and not body[-1].strip():
+            body.pop()
+        notes.append(Note(start + 1, stamp, target, read, "\n".join(body), in_archive))
+        spans.append((start, end))
+        current = None
+        body = []
+
+    def close_section(end: int) -> None:
+        if section is not None:
+            section[1] = end
+
+    for i, raw in enumerate(lines):
+        s = strip_eol(raw)
+        if in_comment:
+            if "-->" in s:
+                in_comment = False
+            continue
+        if fence is not None:
+            m = _FENCE_RE.match(s)
+            if m and m.group("fence")[0] == fence[0] and len(m.group("fence")) >= len(fence) \
+                    and not m.group("info").strip():
+                fence = None
+                fence_line = None
+            if current is not None:
+                body.append(s)
+            continue
+        if _COMMENT_START_RE.match(s):
+            if "-->" not in s[s.index("<!--") + 4 :]:
+                in_comment = True
+            continue
+        m = _FENCE_RE.match(s)
+        if m and not (m.group("fence")[0] == "`" and "`" in m.group("info")):
+            fence = m.group("fence")
+            fence_line = i
+            if current is not None:
+                body.append(s)
+            continue
+        m = _NOTE_HEADING_RE.match(s)
+        if m:
+            close(i)
+            stamp, target = _parse_heading_rest(m.group("rest"))
+            current = (i, stamp, target, bool(m.group("read")))
+            continue
+        m = _HEADING_RE.match(s)
+        if m and len(m.group("hashes")) <= 3:
+            close(i)
+            if len(m.group("hashes")) <= 2:
+                close_section(i)
+                title = (m.group("title") or "").strip().lower()
+                section = [i, len(lines)]
+                in_archive = title.startswith("archive")
+                if in_archive and archive is None:
+                    archive = section
+                elif title.startswith("active") and active is None:
+                    active = section
+            continue
+        if _SEPARATOR_RE.match(s):
+            close(i)
+            continue
+        if current is not None:
+            body.append(_unescape(s))
+    close(len(lines))
+
+    # occurrence index among notes that share timestamp, target and text
+    seen: dict[tuple[str, str, str], int] = {}
+    numbered: list[Note] = []
+    for note in notes:
+        ident = (note.timestamp, note.target, note.text)
+        n = seen.get(ident, 0)
+        seen[ident] = n + 1
+        numbered.append(note if n == 0 else replace(note, occurrence=n))
+    return _Scan(
+        numbered,
+        spans,
+        (active[0], active[1]) if active else None,
+        (archive[0], archive[1]) if archive else None,
+        fence_line if fence is not None else None,
+    )
+
+
+def _doc_from_text(text: str) -> LineDoc:
+    bom = text.startswith("\ufeff")
+    return LineDoc(bom, (text[1:] if bom else text).splitlines(keepends=True))
+
+
+def parse_notes_text(text: str, path: str | Path = "HUMAN_NOTES.md") -> list[Note]:
+    """Notes in ``text``, in file order (``path`` is only used in messages)."""
+    return _scan(_doc_from_text(text).lines).notes
+
+
+def parse_notes(path: Path) -> list[Note]:
+    """Notes in the file at ``path``; a missing file has none. Bad UTF-8 is a MementoError."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    except IsADirectoryError:
+        raise MementoError("is a directory, not a file", path=path) from None
+    return _scan(decode(data, path).lines).notes
+
+
+# --- writing ---------------------------------------------------------------
+
+
+def clean_note_text(text: str) -> str:
+    """The text a note will show once written: what ``add_note`` stores and parsing returns.
+
+    Line breaks of any kind become ``\\n``; ANSI escapes and control characters
+    other than tab are dropped; trailing whitespace on each line and blank
+    lines around the text are removed.
+    """
+    lines = [_CONTROL_RE.sub("", _ANSI_RE.sub("", ln)).rstrip() for ln in text.splitlines()]
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return "\n".join(lines)
+
+
+def validate_target(target: str) -> str:
+    """``global`` or a task id, normalised; anything else is a MementoError."""
+    value = (target or "").strip()
+    if not value or value.lower() == GLOBAL:
+        return GLOBAL
+    if not TASK_ID_RE.fullmatch(value):
+        raise MementoError(
+            f"note target {target!r} is neither 'global' nor a task id like T-101"
+        )
+    return value
+
+
+def _utc_stamp(now: datetime | None) -> str:
+    if now is None:
+        now = datetime.now(UTC)
+    elif now.tzinfo is None:
+        now = now.replace(tzinfo=UTC)
+    return now.astimezone(UTC).strftime(TIMESTAMP_FORMAT)
+
+
+def _is_blank(line: str) -> bool:
+    return not line.strip()
+
+
+def _ensure_eol(lines: list[str], index: int, nl: str) -> None:
+    if lines and index >= 0 and not eol_of(lines[index]):
+        lines[index] += nl
+
+
+def _note_block(stamp: str, target: str, text: str, nl: str) -> list[str]:
+    out = [f"### [NOTE] {stamp} → {target}{nl}"]
+    for ln in text.split("\n"):
+        out.append(("\\".join(_split_indent(ln)) if _NEEDS_ESCAPE_RE.match(ln) else ln) + nl)
+    return out
+
+
+def _split_indent(line: str) -> tuple[str, str]:
+    body = line.lstrip(" \t")
+    return line[: len(line) - len(body)], body
+
+
+def _insert_block(lines: list[str], at: int, block: list[str], nl: str) -> None:
+    """Insert ``block`` at ``at`` with one blank line on either side where needed."""
+    before = at - 1
+    _ensure_eol(lines, before, nl)
+    chunk = list(block)
+    if before >= 0 and not _is_blank(lines[before]):
+        chunk.insert(0, nl)
+    if at < len(lines) and not _is_blank(lines[at]):
+        chunk.append(nl)
+    lines[at:at] = chunk
+
+
+def _content_end(lines: Sequence[str], start: int, end: int) -> int:
+    """Index just after the last line in [start, end) that is not blank, ``---`` or a comment."""
+    last = start
+    in_comment = False
+    for i in range(start, end):
+        s = strip_eol(lines[i])
+        if in_comment:
+            if "-->" in s:
+                in_comment = False
+            continue
+        if _COMMENT_START_RE.match(s):
+            if "-->" not in s[s.index("<!--") + 4 :]:
+                in_comment = True
+            continue
+        if _is_blank(s) or _SEPARATOR_RE.match(s):
+            continue
+        last = i + 1
+    return last
+
+
+def _template(nl: str) -> list[str]:
+    return [f"{TITLE}{nl}", nl, f"{ACTIVE_HEADING}{nl}", nl, f"---{nl}", nl, f"{ARCHIVE_HEADING}{nl}"]
+
+
+def _ensure_sections(doc: LineDoc) -> _Scan:
+    """Add the title and any missing section to ``doc``; returns the fresh scan."""
+    nl = doc.newline
+    lines = doc.lines
+    if not any(not _is_blank(ln) for ln in lines):
+        lines[:] = _template(nl)
+        return _scan(lines)
+    scan = _scan(lines)
+    if scan.active is None:
+        if scan.archive is not None:
+            # Put the new section just before the separator/blank lines that precede Archive.
+            at = _content_end(lines, 0, scan.archive[0])
+            _insert_block(lines, at, [f"{ACTIVE_HEADING}{nl}"], nl)
+        else:
+            _ensure_eol(lines, len(lines) - 1, nl)
+            lines.extend([nl, f"{ACTIVE_HEADING}{nl}"])
+        scan = _scan(lines)
+    if scan.archive is None:
+        _ensure_eol(lines, len(lines) - 1, nl)
+        tail = [nl] if not _is_blank(lines[-1]) else []
+        lines.extend([*tail, f"---{nl}", nl, f"{ARCHIVE_HEADING}{nl}"])
+        scan = _scan(lines)
+    return scan
+
+
+def add_note(
+    path: Path, text: str, target: str = GLOBAL, now: datetime | None = None
+) -> Note:
+    """Append a note at the end of the Active Notes section; returns it as parsed back.
+
+    Creates the file from the template, or the missing sections, when needed.
+    """
+    path = Path(path)
+    target = validate_target(target)
+    body = clean_note_text(text)
+    if not body:
+        raise MementoError("a note needs some text", path=path)
+    stamp = _utc_stamp(now)
+    result: list[Note] = []
+
+    def transform(data: bytes) -> bytes:
+        doc = decode(data, path)
+        nl = doc.newline
+        scan = _ensure_sections(doc)
+        assert scan.active is not None
+        start, end = scan.active
+        at = _content_end(doc.lines, start, end)
+        if scan.fence_open is not None and scan.fence_open < at:
+            raise MementoError(
+                "a code fence opened here is never closed; close it before adding notes",
+                path=path,
+                line=scan.fence_open + 1,
+            )
+        _insert_block(doc.lines, at, _note_block(stamp, target, body, nl), nl)
+        after = _scan(doc.lines)
+        heading_line = next(
+            (i for i, ln in enumerate(doc.lines[at : at + 2], start=at) if ln.startswith("### ")), at
+        )
+        added = [n for n in after.notes if n.line == heading_line + 1]
+        if len(added) != 1 or added[0].text != body or added[0].target != target:
+            raise MementoError("could not add the note without breaking the file", path=path)
+        result.append(added[0])
+        return doc.encode()
+
+    locked_edit(path, transform)
+    return result[0]
+
+
+def notes_for_task(notes: Iterable[Note], task_id: str) -> list[Note]:
+    """Unread, active notes for ``task_id`` and global ones, in file order."""
+    return [
+        n for n in notes if not n.read and not n.archived and (n.is_global or n.target == task_id)
+    ]
+
+
+def mark_read(path: Path, keys: Iterable[str]) -> int:
+    """Turn ``[NOTE]`` into ``[NOTE:READ]`` on the notes with these keys; returns how many changed."""
+    path = Path(path)
+    wanted = set(keys)
+    if not wanted:
+        return 0
+    changed = [0]
+
+    def transform(data: bytes) -> bytes | None:
+        changed[0] = 0
+        if not data:
+            return None
+        doc = decode(data, path)
+        for note in _scan(doc.lines).notes:
+            if note.read or note.key not in wanted:
+                continue
+            i = note.line - 1
+            doc.lines[i] = _NOTE_MARK_RE.sub("[NOTE:READ]", doc.lines[i], count=1)
+            changed[0] += 1
+        return doc.encode() if changed[0] else None
+
+    locked_edit(path, transform)
+    return changed[0]
+
+
+def archive_read(path: Path) -> int:
+    """Move read notes that are not archived yet under ``## Archive``; returns how many moved.
+
+    Moved notes keep their bytes. It is one atomic replace, so a crash leaves
+    either the old file or the new one: no note is lost or doubled.
+    """
+    path = Path(path)
+    moved_count = [0]
+
+    def transform(data: bytes) -> bytes | None:
+        moved_count[0] = 0
+        if not data:
+            return None
+        doc = decode(data, path)
+        scan = _scan(doc.lines)
+        picks = [k for k, n in enumerate(scan.notes) if n.read and not n.archived]
+        if not picks:
+            return None
+        nl = doc.newline
+        before = sorted(n.key for n in scan.notes)
+        lines = doc.lines
+        blocks: list[list[str]] = []
+        for k in picks:
+            start, end = scan.spans[k]
+            block = lines[start:end]
+            while block and _is_blank(block[-1]):
+                block.pop()
+            if block and not eol_of(block[-1]):
+                block[-1] += nl
+            blocks.append(block)
+        for k in reversed(picks):
+            start, end = scan.spans[k]
+            del lines[start:end]
+        scan2 = _ensure_sections(doc)
+        assert scan2.archive is not None
+        start, end = scan2.archive
+        at = _content_end(lines, start, end)
+        for block in reversed(blocks):
+            _insert_block(lines, at, block, nl)
+        after = _scan(lines)
+        moved = {scan.notes[k].key for k in picks}
+        if sorted(n.key for n in after.notes) != before or any(
+            not n.archived for n in after.notes if n.key in moved
+        ):
+            raise MementoError("archiving would change the notes; file left as it was", path=path)
+        moved_count[0] = len(picks)
+        return doc.encode()
+
+    locked_edit(path, transform)
+    return moved_count[0]
+
+
+def unread_older_than(
+    notes: Iterable[Note], age: timedelta, now: datetime | None = None
+) -> list[Note]:
+    """Unread, active notes whose timestamp is more than ``age`` before ``now`` (UTC)."""
+    if now is None:
+        now = datetime.now(UTC)
+    elif now.tzinfo is None:
+        now = now.replace(tzinfo=UTC)
+    cutoff = now - age
+    out = []
+    for note in notes:
+        if note.read or note.archived:
+            continue
+        when = note.when
+        if when is not None and when < cutoff:
+            out.append(note)
+    return out

@@ -1,0 +1,689 @@
+"""TICK_STATUS.md: the tick log, newest last, rotated into an archive (SPEC §4, §5).
+
+A one-pass line scanner reads entries (``## [stamp] Tick #N`` and their
+``- **Field**: value`` lines); structure inside fenced code blocks and HTML
+comment blocks is ignored, so an error tail can hold anything. Memento
+writes every entry through ``format_entry`` (values cleaned of control
+characters and folded to one line; multi-line output only in a fenced tail
+whose fence is longer than any backtick run inside) and ``append_entry``
+(locked, atomic, the rest of the file byte for byte unchanged).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from .errors import MementoError
+from .lines import LineDoc, decode, eol_of, strip_eol
+from .locks import atomic_write_bytes, file_lock, lock_path_for, locked_edit
+
+HEADER = "# TICK STATUS LOG"
+SEPARATOR = "---"
+ARCHIVE_GLOB = "TICK_STATUS_*.md"
+
+TASK_STATUSES = ("SUCCESS", "FAILED", "BLOCKED")
+EVENT_STATUSES = (
+    "STALE",
+    "PLAN INVALID",
+    "PIPELINE BLOCKED",
+    "ALL TASKS COMPLETE",
+    "CIRCUIT BREAKER",
+    "DIRTY TREE",
+    "INTERRUPTED",
+    "EVENT",
+)
+
+_ENTRY_RE = re.compile(r"^##[ \t]+\[(?P<ts>[^\]]*)\][ \t]*(?P<rest>.*)$")
+_TICK_RE = re.compile(r"\bTick[ \t]*#?[ \t]*(?P<n>\d+)", re.I)
+_CONTINUED_RE = re.compile(
+    r"\(\s*continued\b(?:[^)]*?tasks_this_tick\s*:?\s*(?P<a>\d+)\s*/\s*(?P<b>\d+))?[^)]*\)", re.I
+)
+_FIELD_RE = re.compile(
+    r"^[ \t]{0,3}[-*+][ \t]+\*\*(?P<name>[^*]+?):?\*\*[ \t]*:?[ \t]*(?P<value>.*)$"
+)
+_FAST_FIELD_RE = re.compile(r"- \*\*([^*:\s][^*:]*(?<=\S))\*\*: ?((?:\S(?:.*\S)?)?)[ \t]*$")
+_HEADING_RE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
+_SEPARATOR_RE = re.compile(r"^ {0,3}-{3,}[ \t]*$")
+_FENCE_RE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
+_COMMENT_START_RE = re.compile(r"^ {0,3}<!--")
+
+_TASK_ID_RE = re.compile(r"^[\s`*]*(?P<id>[A-Z][A-Z0-9]*-\d+)`?:?")
+_MODULE_RE = re.compile(r"^\s*\[MODULE:(?P<module>[^\]]*)\]\s*", re.I)
+_RETRY_RE = re.compile(r"retry\s*(?P<n>\d+)\s*/\s*(?P<m>\d+)", re.I)
+_SHA_RE = re.compile(r"^[\s`]*(?P<sha>[0-9a-fA-F]{7,40})\b")
+_DURATION_RE = re.compile(
+    r"(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>ms|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)(?![a-zA-Z])",
+    re.I,
+)
+_UNIT_SECONDS = {"ms": 0.001, "h": 3600.0, "m": 60.0, "s": 1.0}
+_EVENT_PATTERNS = (
+    ("ALL TASKS COMPLETE", re.compile(r"ALL\s+TASKS\s+COMPLETE", re.I)),
+    ("PIPELINE BLOCKED", re.compile(r"PIPELINE\s+BLOCKED", re.I)),
+    ("PLAN INVALID", re.compile(r"PLAN\s+INVALID", re.I)),
+    ("CIRCUIT BREAKER", re.compile(r"CIRCUIT\s+BREAKER", re.I)),
+    ("DIRTY TREE", re.compile(r"DIRTY\s+(?:WORK(?:ING)?\s+)?TREE", re.I)),
+    ("INTERRUPTED", re.compile(r"INTERRUPT", re.I)),
+    ("STALE", re.compile(r"\bSTALE\b", re.I)),
+)
+
+_ANSI_RE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+@dataclass(frozen=True)
+class TickEntry:
+    """One status entry: heading line (1-based), stamp, tick number and its fields in order."""
+
+    line: int
+    timestamp: str
+    tick: int | None
+    continued: bool
+    tasks_this_tick: tuple[int, int] | None
+    fields: tuple[tuple[str, str], ...]
+
+    def field(self, name: str, default: str | None = None) -> str | None:
+        """The first field called ``name`` (case-insensitive), else ``default``."""
+        wanted = name.casefold()
+        for key, value in self.fields:
+            if key.casefold() == wanted:
+                return value
+        return default
+
+    @property
+    def task_id(self) -> str | None:
+        m = _TASK_ID_RE.match(self.field("Task") or "")
+        return m.group("id") if m else None
+
+    @property
+    def module(self) -> str | None:
+        rest = self._task_rest()
+        m = _MODULE_RE.match(rest) if rest is not None else None
+        return m.group("module").strip() if m else None
+
+    @property
+    def task_title(self) -> str | None:
+        """The task's title without its id and ``[MODULE:…]`` tag."""
+        rest = self._task_rest()
+        if rest is None:
+            return None
+        return _MODULE_RE.sub("", rest, count=1).strip()
+
+    def _task_rest(self) -> str | None:
+        value = self.field("Task")
+        if value is None:
+            return None
+        m = _TASK_ID_RE.match(value)
+        return value[m.end() :] if m else value
+
+    @property
+    def status(self) -> str:
+        """SUCCESS, FAILED or BLOCKED for a task; an EVENT_STATUSES keyword for an event."""
+        event = self.field("Event")
+        if event is not None:
+            return _event_keyword(event) or "EVENT"
+        status = self.field("Status")
+        if status is None:
+            return "EVENT"
+        upper = status.upper()
+        if "SUCCESS" in upper or "✅" in status:
+            return "SUCCESS"
+        if _EVENT_PATTERNS[1][1].search(status):
+            return "PIPELINE BLOCKED"
+        if "BLOCKED" in upper or "🚫" in status:
+            return "BLOCKED"
+        if "FAIL" in upper or "❌" in status:
+            return "FAILED"
+        return _event_keyword(status) or "EVENT"
+
+    @property
+    def is_event(self) -> bool:
+        return self.status not in TASK_STATUSES
+
+    @property
+    def log_path(self) -> str | None:
+        value = self.field("Log")
+        if not value:
+            return None
+        return value.strip().strip("`").strip() or None
+
+    @property
+    def commit_sha(self) -> str | None:
+        m = _SHA_RE.match(self.field("Git Commit") or "")
+        return m.group("sha") if m else None
+
+    @property
+    def retry(self) -> tuple[int, int] | None:
+        m = _RETRY_RE.search(self.field("Status") or "")
+        return (int(m.group("n")), int(m.group("m"))) if m else None
+
+    @property
+    def duration_seconds(self) -> float | None:
+        value = self.field("Duration")
+        return parse_duration(value) if value else None
+
+    @property
+    def error_tail(self) -> str | None:
+        return self.field("Error Tail")
+
+    @property
+    def error(self) -> str | None:
+        """A one-line summary of what went wrong: Verify Output, else the tail's last line."""
+        if self.status == "SUCCESS":
+            return None
+        for name in ("Verify Output", "Error", "Reason"):
+            value = self.field(name)
+            if value and value.strip():
+                return value.strip().splitlines()[0]
+        tail = self.error_tail
+        if tail:
+            lines = [ln.strip() for ln in tail.splitlines() if ln.strip()]
+            if lines:
+                return lines[-1]
+        return None
+
+
+def _event_keyword(text: str) -> str | None:
+    for keyword, pattern in _EVENT_PATTERNS:
+        if pattern.search(text):
+            return keyword
+    return None
+
+
+def parse_duration(text: str) -> float | None:
+    """Seconds in ``4m52s``, ``1h2m``, ``38s``, ``0.4s``, ``5min``; a bare number is seconds."""
+    total = 0.0
+    found = False
+    for m in _DURATION_RE.finditer(text):
+        unit = m.group("unit").lower()
+        key = "ms" if unit == "ms" else unit[0]
+        total += float(m.group("n")) * _UNIT_SECONDS[key]
+        found = True
+    if found:
+        return total
+    try:
+        return float(text.strip())
+    except ValueError:
+        return None
+
+
+# --- reading ---------------------------------------------------------------
+
+
+@dataclass
+class _Scan:
+    entries: list[TickEntry]
+    spans: list[tuple[int, int]]  # 0-based [heading, next entry heading or end of file)
+    open_fence: str | None  # the marker of a fence still open at end of file
+    open_comment: bool
+
+
+def _fence_closes(s: str, fence: str) -> bool:
+    m = _FENCE_RE.match(s)
+    return bool(
+        m and m.group("fence")[0] == fence[0] and len(m.group("fence")) >= len(fence)
+        and not m.group("info").strip()
+    )
+
+
+def _opens_fence(s: str) -> re.Match[str] | None:
+    m = _FENCE_RE.match(s)
+    if m and m.group("fence")[0] == "`" and "`" in m.group("info"):
+        return None
+    return m
+
+
+def _extend(fields: list[tuple[str, str]], index: int, more: str) -> None:
+    # An empty inline value followed by more lines or a block: the value is just those.
+    name, value = fields[index]
+    fields[index] = (name, f"{value}\n{more}" if value else more)
+
+
+def _scan(lines: Sequence[str]) -> _Scan:
+    entries: list[TickEntry] = []
+    starts: list[int] = []
+    fence: str | None = None
+    fence_indent = 0
+    fence_field: int | None = None  # index of the field a fenced block belongs to
+    fence_buf: list[str] = []
+    in_comment = False
+
+    head: tuple[int, str, int | None, bool, tuple[int, int] | None] | None = None
+    # Fields are (name, value) tuples, replaced when a value continues: every
+    # allocation counts at 5,000 entries.
+    fields: list[tuple[str, str]] = []
+
+    for i, raw in enumerate(lines):
+        s = raw.rstrip("\r\n")
+        if fence is not None:
+            if s.lstrip(" ").startswith(fence) and _fence_closes(s, fence):
+                if fence_field is not None:
+                    _extend(fields, fence_field, "\n".join(fence_buf))
+                fence, fence_field, fence_buf = None, None, []
+            elif fence_field is not None:
+                if fence_indent:
+                    # content lines lose up to the opening fence's indentation (CommonMark)
+                    k = len(s) - len(s.lstrip(" "))
+                    s = s[min(k, fence_indent) :]
+                fence_buf.append(s)
+            continue
+        if in_comment:
+            if "-->" in s:
+                in_comment = False
+            continue
+        if not s or s.isspace():
+            continue
+        first = s[0]
+        if first == " ":
+            first = s.lstrip(" ")[0]
+        if first == "#":
+            m = _ENTRY_RE.match(s)
+            if m:
+                if head is not None:
+                    entries.append(TickEntry(*head, tuple(fields)))
+                fields = []
+                rest = m.group("rest")
+                tick = _TICK_RE.search(rest)
+                cont = _CONTINUED_RE.search(rest) if "(" in rest else None
+                pair = None
+                if cont and cont.group("a"):
+                    pair = (int(cont.group("a")), int(cont.group("b")))
+                head = (
+                    i + 1,
+                    m.group("ts").strip(),
+                    int(tick.group("n")) if tick else None,
+                    cont is not None,
+                    pair,
+                )
+                starts.append(i)
+                continue
+            if _HEADING_RE.match(s):
+                if head is not None:
+                    entries.append(TickEntry(*head, tuple(fields)))
+                head, fields = None, []
+                continue
+        elif first in "`~":
+            m = _opens_fence(s)
+            if m:
+                fence = m.group("fence")
+                fence_indent = len(m.group("indent"))
+                fence_field = len(fields) - 1 if (head is not None and fields) else None
+                fence_buf = []
+                continue
+        elif first == "<":
+            if _COMMENT_START_RE.match(s):
+                if "-->" not in s[s.index("<!--") + 4 :]:
+                    in_comment = True
+                continue
+        elif first == "-" and "---" in s[:6] and _SEPARATOR_RE.match(s):
+            if head is not None:
+                entries.append(TickEntry(*head, tuple(fields)))
+            head, fields = None, []
+            continue
+        if head is None:
+            continue
+        m = _FAST_FIELD_RE.match(s)  # the exact shape Memento writes
+        if m:
+            fields.append(m.groups())
+            continue
+        m = _FIELD_RE.match(s) if first in "-*+" else None
+        if m:
+            fields.append((m.group("name").strip(), m.group("value").strip()))
+        elif fields:
+            _extend(fields, -1, s.strip())
+    if fence is not None and fence_field is not None:
+        _extend(fields, fence_field, "\n".join(fence_buf))
+    if head is not None:
+        entries.append(TickEntry(*head, tuple(fields)))
+    spans = [(s, starts[k + 1] if k + 1 < len(starts) else len(lines)) for k, s in enumerate(starts)]
+    return _Scan(entries, spans, fence, in_comment)
+
+
+def _doc_from_text(text: str) -> LineDoc:
+    bom = text.startswith("\ufeff")
+    return LineDoc(bom, (text[1:] if bom else text).splitlines(keepends=True))
+
+
+def _read_doc(path: Path) -> LineDoc | None:
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise MementoError("is a directory, not a file", path=path) from None
+    return decode(data, path)
+
+
+def parse_status_text(text: str, path: str | Path = "TICK_STATUS.md") -> list[TickEntry]:
+    """Entries in ``text``, oldest first (``path`` is only used in messages)."""
+    return _scan(_doc_from_text(text).lines).entries
+
+
+def parse_status(path: Path) -> list[TickEntry]:
+    """Entries in the status file, oldest first; a missing file has none."""
+    doc = _read_doc(path)
+    return _scan(doc.lines).entries if doc is not None else []
+
+
+def iter_status_archive(archive_dir: Path) -> list[TickEntry]:
+    """Entries of every archived status file in ``archive_dir``, oldest first.
+
+    Archive names start with their first entry's stamp, so name order is time order.
+    """
+    archive_dir = Path(archive_dir)
+    if not archive_dir.is_dir():
+        return []
+    out: list[TickEntry] = []
+    for file in sorted(archive_dir.glob(ARCHIVE_GLOB)):
+        out.extend(parse_status(file))
+    return out
+
+
+def count_entries(path: Path) -> int:
+    """How many entries the status file holds, without building them."""
+    doc = _read_doc(path)
+    if doc is None:
+        return 0
+    count = 0
+    fence: str | None = None
+    in_comment = False
+    for raw in doc.lines:
+        if fence is not None:
+            if _fence_closes(strip_eol(raw), fence):
+                fence = None
+            continue
+        if in_comment:
+            if "-->" in raw:
+                in_comment = False
+            continue
+        first = raw.lstrip(" ")[:1]
+        if first == "#":
+            if raw.startswith("##") and _ENTRY_RE.match(strip_eol(raw)):
+                count += 1
+        elif first in "`~":
+            m = _opens_fence(strip_eol(raw))
+            if m:
+                fence = m.group("fence")
+        elif first == "<" and _COMMENT_START_RE.match(raw):
+            s = strip_eol(raw)
+            in_comment = "-->" not in s[s.index("<!--") + 4 :]
+    return count
+
+
+def last_entry_for(entries: Iterable[TickEntry], task_id: str) -> TickEntry | None:
+    """The newest entry about ``task_id``, or None."""
+    last = None
+    for entry in entries:
+        if entry.task_id == task_id:
+            last = entry
+    return last
+
+
+def failed_attempts(entries: Iterable[TickEntry], task_id: str) -> list[TickEntry]:
+    """FAILED/BLOCKED entries of ``task_id`` since its last SUCCESS, oldest first."""
+    out: list[TickEntry] = []
+    for entry in entries:
+        if entry.task_id != task_id:
+            continue
+        status = entry.status
+        if status == "SUCCESS":
+            out = []
+        elif status in ("FAILED", "BLOCKED"):
+            out.append(entry)
+    return out
+
+
+# --- writing ---------------------------------------------------------------
+
+
+def clean_value(value: object) -> str:
+    """A field value as it will be written and read back: one line, no control characters."""
+    text = _ANSI_RE.sub("", str(value))
+    text = " ".join(part.strip() for part in text.splitlines())
+    return _CONTROL_RE.sub("", text).strip()
+
+
+def clean_block(text: str) -> str:
+    """An error tail as it will be written and read back.
+
+    ANSI escapes and control characters other than tab go, line breaks become
+    ``\\n``, trailing spaces and blank lines around the text are dropped.
+    """
+    lines = [_CONTROL_RE.sub("", _ANSI_RE.sub("", ln)).rstrip() for ln in text.splitlines()]
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return "\n".join(lines)
+
+
+def _clean_name(name: str) -> str:
+    cleaned = clean_value(name).replace("*", "").strip().rstrip(":").strip()
+    if not cleaned:
+        raise ValueError(f"invalid status field name {name!r}")
+    return cleaned
+
+
+def _longest_backtick_run(text: str) -> int:
+    return max((len(run) for run in re.findall(r"`+", text)), default=0)
+
+
+def format_entry(
+    timestamp: str,
+    tick: int,
+    fields: Sequence[tuple[str, str]],
+    continued: tuple[int, int] | None = None,
+    error_tail: str | None = None,
+) -> str:
+    """One status entry as text (``\\n`` line ends), without the ``---`` separator.
+
+    ``continued`` = (n, m) heads it ``Tick #N (continued, tasks_this_tick: n/m)``;
+    ``error_tail`` becomes a fenced ``- **Error Tail**:`` block after the fields.
+    """
+    stamp = clean_value(timestamp).replace("]", "").replace("[", "")
+    heading = f"## [{stamp}] Tick #{int(tick)}"
+    if continued is not None:
+        heading += f" (continued, tasks_this_tick: {int(continued[0])}/{int(continued[1])})"
+    out = [heading]
+    for name, value in fields:
+        cleaned = clean_value(value)
+        out.append(f"- **{_clean_name(name)}**:" + (f" {cleaned}" if cleaned else ""))
+    tail = clean_block(error_tail) if error_tail else ""
+    if tail:
+        fence = "`" * max(3, _longest_backtick_run(tail) + 1)
+        out.extend(["- **Error Tail**:", fence, *tail.split("\n"), fence])
+    return "\n".join(out) + "\n"
+
+
+def _entry_lines(text: str) -> list[str]:
+    """The lines of one or more formatted entries, without blank or ``---`` lines around them."""
+    lines = text.splitlines()
+    while lines and (not lines[0].strip() or _SEPARATOR_RE.match(lines[0])):
+        lines.pop(0)
+    while lines and (not lines[-1].strip() or _SEPARATOR_RE.match(lines[-1])):
+        lines.pop()
+    if not lines or not _ENTRY_RE.match(lines[0]):
+        raise ValueError("a status entry must start with a '## [timestamp] Tick #N' heading")
+    return lines
+
+
+def append_entry(path: Path, text: str) -> None:
+    """Append ``text`` (from ``format_entry``) to the status file, after a ``---`` separator.
+
+    Locked and atomic; creates the file and its header when missing; the new
+    lines use the file's line endings and every existing byte is kept.
+    """
+    path = Path(path)
+    new = _entry_lines(text)
+    expected = len(_scan(new).entries)
+
+    def transform(data: bytes) -> bytes:
+        doc = decode(data, path)
+        nl = doc.newline
+        lines = doc.lines
+        if not any(ln.strip() for ln in lines):
+            lines[:] = [HEADER + nl, nl]
+        elif not any(strip_eol(ln).strip().casefold() == HEADER.casefold() for ln in lines):
+            lines[0:0] = [HEADER + nl, nl]
+        scan = _scan(lines)
+        before = len(scan.entries)
+        if lines and not eol_of(lines[-1]):
+            lines[-1] += nl
+        # Close what a hand edit left open, or the new entry would vanish into it.
+        if scan.open_fence is not None:
+            lines.append(scan.open_fence + nl)
+        if scan.open_comment:
+            lines.append("-->" + nl)
+        last = next((strip_eol(ln).strip() for ln in reversed(lines) if ln.strip()), "")
+        needs_separator = before > 0 and not _SEPARATOR_RE.match(last)
+        if lines and lines[-1].strip():
+            lines.append(nl)
+        if needs_separator:
+            lines.extend([SEPARATOR + nl, nl])
+        lines.extend(ln + nl for ln in new)
+        if len(_scan(lines).entries) != before + expected:
+            raise MementoError("could not append the status entry without breaking the file", path=path)
+        return doc.encode()
+
+    locked_edit(path, transform)
+
+
+# --- rotation ----------------------------------------------------------------
+
+
+def _block_text(lines: Sequence[str], start: int, end: int) -> str:
+    """An entry's text for comparison: newline-normalised, without trailing blanks/separators."""
+    block = [strip_eol(ln) for ln in lines[start:end]]
+    while block and (not block[-1].strip() or _SEPARATOR_RE.match(block[-1])):
+        block.pop()
+    return "\n".join(block)
+
+
+def _safe_stamp(stamp: str) -> str:
+    safe = re.sub(r"[^0-9A-Za-z.+-]", "-", stamp.replace(":", "-")).strip("-.")
+    return safe[:40] or "nostamp"
+
+
+@dataclass
+class _Rotation:
+    done: int  # entries at the head already archived by an interrupted rotation
+    done_path: Path | None
+    moved_end: int  # entries [done, moved_end) go into a new archive file
+    new_path: Path | None
+    new_bytes: bytes | None
+
+
+def _archived_prefix(doc: LineDoc, scan: _Scan, archive_dir: Path) -> tuple[int, Path | None]:
+    """How many leading entries interrupted rotations already archived.
+
+    Each interrupted rotation left an archive holding exactly the entries at
+    the head of the file (after those of the rotation before it), named from
+    its first entry's stamp: follow that chain.
+    """
+    if not scan.entries or not archive_dir.is_dir():
+        return 0, None
+    texts = [_block_text(doc.lines, s, e) for s, e in scan.spans]
+    done, done_path = 0, None
+    while done < len(texts):
+        prefix = f"TICK_STATUS_{_safe_stamp(scan.entries[done].timestamp)}_"
+        best = 0
+        for candidate in sorted(archive_dir.glob(prefix + "*.md")):
+            archived = _read_doc(candidate)
+            if archived is None:
+                continue
+            arch_scan = _scan(archived.lines)
+            arch_texts = [_block_text(archived.lines, s, e) for s, e in arch_scan.spans]
+            n = len(arch_texts)
+            if n > best and arch_texts == texts[done : done + n]:
+                best, done_path = n, candidate
+        if not best:
+            break
+        done += best
+    return done, done_path
+
+
+def _plan_rotation(doc: LineDoc, archive_dir: Path, max_entries: int) -> _Rotation:
+    if max_entries < 1:
+        raise ValueError("max_entries must be at least 1")
+    scan = _scan(doc.lines)
+    done, done_path = _archived_prefix(doc, scan, archive_dir)
+    total = len(scan.entries)
+    keep = max(1, max_entries // 2)
+    if total - done <= max_entries:
+        return _Rotation(done, done_path, done, None, None)
+    moved_end = total - keep
+    first, last = scan.entries[done], scan.entries[moved_end - 1]
+    start, end = scan.spans[done][0], scan.spans[moved_end - 1][1]
+    nl = doc.newline
+    data = "".join([HEADER + nl, nl, *doc.lines[start:end]]).encode("utf-8")
+    base = f"TICK_STATUS_{_safe_stamp(first.timestamp)}_{_safe_stamp(last.timestamp)}"
+    target = archive_dir / f"{base}.md"
+    n = 2
+    # A different file that happens to carry the same name is never overwritten.
+    while target.exists() and target.read_bytes() != data:
+        target = archive_dir / f"{base}_{n}.md"
+        n += 1
+    return _Rotation(done, done_path, moved_end, target, data)
+
+
+def _write_archive(rotation: _Rotation) -> None:
+    if rotation.new_path is not None and rotation.new_bytes is not None:
+        atomic_write_bytes(rotation.new_path, rotation.new_bytes)
+
+
+def _rotate_archive_step(path: Path, archive_dir: Path, max_entries: int) -> Path | None:
+    """Rotation's first half only: write the archive file, leave the status file alone.
+
+    Exists so tests can reproduce a crash between the two writes.
+    """
+    path = Path(path)
+    with file_lock(lock_path_for(path)):
+        doc = _read_doc(path)
+        if doc is None:
+            return None
+        rotation = _plan_rotation(doc, Path(archive_dir), max_entries)
+        _write_archive(rotation)
+        return rotation.new_path
+
+
+def rotate(
+    path: Path, archive_dir: Path, max_entries: int, now: datetime | None = None
+) -> Path | None:
+    """Move old entries into ``archive_dir`` once the file holds more than ``max_entries``.
+
+    The newest ``max(1, max_entries // 2)`` entries stay, so rotation happens
+    every ``max_entries // 2`` ticks or so, not on every tick. The archive
+    file is named from the first and last moved stamps and written atomically
+    before the status file is rewritten atomically, both under the status
+    file's lock. After a crash between the two, the next call finds the
+    archive holding exactly the file's leading entries and only drops them
+    (entries appended meanwhile stay): nothing is lost or doubled. Returns the
+    archive written or completed, else None. ``now`` is not used: names come
+    from the entries so that a re-run picks the same file.
+    """
+    del now
+    path = Path(path)
+    archive_dir = Path(archive_dir)
+    result: list[Path | None] = [None]
+
+    def transform(data: bytes) -> bytes | None:
+        result[0] = None
+        if not data:
+            return None
+        doc = decode(data, path)
+        rotation = _plan_rotation(doc, archive_dir, max_entries)
+        if rotation.moved_end == 0:
+            return None
+        _write_archive(rotation)
+        result[0] = rotation.new_path or rotation.done_path
+        spans = _scan(doc.lines).spans
+        preamble = doc.lines[: spans[0][0]]
+        kept_from = spans[rotation.moved_end][0] if rotation.moved_end < len(spans) else len(doc.lines)
+        doc.lines[:] = [*preamble, *doc.lines[kept_from:]]
+        return doc.encode()
+
+    locked_edit(path, transform)
+    return result[0]
