@@ -232,7 +232,7 @@ def _render_status(doc: dict) -> None:
     for e in doc["plan_errors"]:
         console.print(Text(f"[error] {e}"))
     console.print(Text(f"[ok] {doc['next']['message']}"))
-    if doc["eta_seconds"] is not None:
+    if doc["eta_seconds"] is not None and doc["state"] == "RUNNING":
         console.print(Text(f"[ok] estimated time left: ~{format_duration(doc['eta_seconds'])}"))
     if doc["alert"]:
         console.print(Text("[warn] .memento_alert is present: the pipeline needs attention"))
@@ -289,6 +289,23 @@ def cmd_note(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_tick(args: argparse.Namespace) -> int:
+    from .tick import main as tick_main
+
+    ws = workspace_of(args)
+    return tick_main(["--project", str(ws.root)])
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from .demo import create_demo
+
+    root = create_demo(args.dir)
+    ok(f"demo project created in {root}")
+    print(f"Next: `memento status {root}`, then `memento tick {root}` a few times "
+          f"(or `memento-tui {root}` to watch it run).")
+    return EXIT_OK
+
+
 # --------------------------------------------------------------------------- parser
 
 
@@ -339,6 +356,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--task", metavar="ID", help="the task the note is for (default: global)")
     p.add_argument("text", metavar="TEXT")
     with_dir(p).set_defaults(func=cmd_note)
+
+    p = with_dir(sub.add_parser("tick", parents=[common], help="run one tick now (what cron runs)"))
+    p.set_defaults(func=cmd_tick)
+
+    p = sub.add_parser("demo", help="create a demo project whose plan the script agent can run")
+    p.add_argument("dir", metavar="DIR", help="a new or empty folder")
+    p.set_defaults(func=cmd_demo)
 
     for extend in EXTENSIONS:
         extend(sub, common, with_dir)

@@ -130,7 +130,9 @@ def parse_duration(text: str | int | float) -> float:
 
 
 def format_duration(seconds: float) -> str:
-    """A short human duration: ``38s``, ``4m52s``, ``1h02m``, ``2d03h``."""
+    """A short human duration: ``0.4s``, ``38s``, ``4m52s``, ``1h02m``, ``2d03h``."""
+    if 0 < seconds < 9.95 and seconds != int(seconds):
+        return f"{seconds:.1f}s"  # a fast task reads "0.4s", not "0s"
     total = max(0, int(round(seconds)))
     if total < 60:
         return f"{total}s"

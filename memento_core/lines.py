@@ -54,7 +54,20 @@ def decode(data: bytes, path: str | Path = "<text>") -> LineDoc:
     bom = text.startswith(BOM)
     if bom:
         text = text[1:]
-    return LineDoc(bom, text.splitlines(keepends=True))
+    return LineDoc(bom, split_lines(text))
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their endings, split on ``\n`` only.
+
+    ``str.splitlines`` also breaks at form feeds, ``\x85`` and ``\u2028``; editors,
+    git and the plan scanner do not, and line numbers must agree with them.
+    """
+    parts = text.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
 
 
 def read_doc(path: Path) -> LineDoc:

@@ -62,6 +62,8 @@ def test_parse_duration_rejects_with_the_value_in_the_message(text):
         (3720, "1h02m"),
         (86400 + 3 * 3600, "1d03h"),
         (-1, "0s"),
+        (0.42, "0.4s"),
+        (9.99, "10s"),
     ],
 )
 def test_format_duration(seconds, text):

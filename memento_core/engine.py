@@ -1,0 +1,772 @@
+"""The tick (SPEC §4): one verified task at a time, committed or rolled back, all on disk.
+
+``run_tick(root)`` does the whole algorithm and returns a :class:`TickOutcome`
+with the exit code (0 ran, 1 needs attention, 2 could not run). Every step
+that changes a shared file goes through the locked line edits of plan.py,
+notes.py and status_log.py; every git step through gitops.py; every process
+through agents.py (own process group, output to the tick log, killed whole).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from . import agents, gitops, notes, status_log
+from .config import Config, format_duration, load_config
+from .errors import EditConflict, MementoError
+from .locks import LockBusy, atomic_write_text, file_lock, locked_edit
+from .plan import Plan, Task, edit_plan, parse_plan
+from .scheduler import BLOCKED, COMPLETE, TASK, pick
+from .state import (
+    Claim,
+    Heartbeat,
+    TickState,
+    claim_is_stale,
+    read_claim,
+    remove_claim,
+    this_host,
+    write_claim,
+)
+from .workspace import Workspace
+
+EXIT_OK, EXIT_ATTENTION, EXIT_ERROR = 0, 1, 2
+MIN_FREE_BYTES = 500 * 1024 * 1024
+BLOCKED_RATIO = 0.30
+ERROR_TAIL_LINES = 20
+KNOWN_UNTRACKED_LIMIT = 5000
+PENDING_COMMIT = "(recorded after the commit)"
+
+# Documents Memento itself writes; a person's edits to them are synced, never refused.
+OWN_DOCS = ("docs/MASTER_PLAN.md", "docs/TICK_STATUS.md", "docs/HUMAN_NOTES.md",
+            "docs/CURRENT_STATE.md", "docs/PROJECT_MAP.md")
+# Written during a task by Memento or by people through Memento: kept by a rollback.
+KEPT_DOCS = ("docs/MASTER_PLAN.md", "docs/TICK_STATUS.md", "docs/HUMAN_NOTES.md", "docs/CURRENT_STATE.md")
+
+
+@dataclass
+class TaskResult:
+    task_id: str
+    passed: bool
+    reason: str = ""
+    duration: float = 0.0
+    commit: str | None = None
+    blocked: bool = False
+
+
+@dataclass
+class TickOutcome:
+    exit_code: int
+    message: str
+    tick: int | None = None
+    results: list[TaskResult] = field(default_factory=list)
+    log: str | None = None
+
+
+class _Interrupted(Exception):
+    """SIGTERM arrived: stop at the next safe point."""
+
+
+def utc_stamp(now: datetime | None = None) -> str:
+    return (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def cron_log(ws: Workspace, message: str) -> None:
+    """One line in logs/cron.log (skips and refusals never go to TICK_STATUS.md)."""
+    ws.logs_dir.mkdir(parents=True, exist_ok=True)
+    with open(ws.cron_log, "a", encoding="utf-8") as fh:
+        fh.write(f"{utc_stamp()} {message}\n")
+
+
+def run_tick(root: Path | str) -> TickOutcome:
+    """Run one tick in the workspace at ``root`` (the headless entry point's whole job)."""
+    ws = Workspace(Path(root).resolve())
+    if not ws.plan_path.exists():
+        return TickOutcome(EXIT_ERROR, f"{ws.root}: no docs/MASTER_PLAN.md (run `memento init`)")
+    try:
+        with file_lock(ws.tick_lock_path, blocking=False):
+            return Tick(ws).run()
+    except LockBusy:
+        cron_log(ws, "tick skipped: previous tick still running")
+        return TickOutcome(EXIT_OK, "tick skipped: previous tick still running")
+
+
+class Tick:
+    """One tick's work; created and run while holding the tick lock."""
+
+    def __init__(self, ws: Workspace):
+        self.ws = ws
+        self.root = ws.root
+        self.started = datetime.now(UTC)
+        self.stamp = utc_stamp(self.started)
+        self.number: int | None = None
+        self.log_path = _unique(ws.logs_dir / f"tick_{self.started.strftime('%Y-%m-%dT%H%M%SZ')}.log")
+        self._number_saved = False
+        self.state = TickState.load(ws)
+        self.config: Config | None = None
+        self.interrupted = False
+        self.results: list[TaskResult] = []
+        self.git_failed: str = ""
+        self.attempted = False
+
+    # ------------------------------------------------------------------ the algorithm
+
+    def run(self) -> TickOutcome:
+        # 2. configuration and plan
+        try:
+            self.config = load_config(self.ws.config_path)
+        except MementoError as exc:
+            return self._cannot_run(str(exc))
+        if not gitops.is_repo(self.root):
+            return self._cannot_run(f"{self.root} is not a git repository")
+        try:
+            plan = self._plan()
+        except MementoError as exc:
+            return self._cannot_run(str(exc))
+        if plan.plan_errors:
+            return self._plan_invalid(plan)
+        if self.state.plan_invalid_signature:
+            self.state.plan_invalid_signature = ""
+        # 3. mode
+        if plan.meta.tick_mode != "auto":
+            cron_log(self.ws, f"tick skipped: tick_mode is {plan.meta.tick_mode}")
+            self.state.save(self.ws) if self.state.plan_invalid_signature == "" else None
+            return TickOutcome(EXIT_OK, f"tick skipped: tick_mode is {plan.meta.tick_mode}")
+        self.number = plan.meta.total_ticks + 1
+        previous = signal.signal(signal.SIGTERM, self._on_sigterm) if _main_thread() else None
+        try:
+            return self._run_auto(plan)
+        except _Interrupted:
+            return self._finish(EXIT_OK, "interrupted by SIGTERM")
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
+
+    def _run_auto(self, plan: Plan) -> TickOutcome:
+        # 4. stale claims
+        plan = self._recover_stale(plan)
+        # 5. a person's uncommitted work stops everything; Memento's own docs are synced
+        refusal = self._check_tree()
+        if refusal is not None:
+            return refusal
+        completed = 0
+        limit = plan.meta.max_tasks_per_tick
+        while True:
+            self._check_interrupt()
+            plan = self._plan()
+            if plan.plan_errors:
+                return self._plan_invalid(plan)
+            verdict = pick(plan)
+            if verdict.kind != TASK:
+                return self._nothing_to_pick(plan, verdict)
+            self.state.last_event = ""
+            result = self._run_task(plan, verdict.task, continued=(completed + 1, limit) if completed else None)
+            self.results.append(result)
+            if not result.passed:
+                break
+            completed += 1
+            if completed >= limit:
+                break
+        return self._finish(EXIT_OK, self._summary())
+
+    # ------------------------------------------------------------------ steps
+
+    def _plan(self) -> Plan:
+        return parse_plan(self.ws.plan_path, display=self.ws.rel(self.ws.plan_path))
+
+    def _cannot_run(self, message: str) -> TickOutcome:
+        cron_log(self.ws, f"tick could not run: {message}")
+        return TickOutcome(EXIT_ERROR, message)
+
+    def _plan_invalid(self, plan: Plan) -> TickOutcome:
+        errors = [str(e) for e in plan.plan_errors]
+        signature = "\n".join(errors)
+        if signature != self.state.plan_invalid_signature:
+            self._event("❌ PLAN INVALID", [("Errors", f"{len(errors)} — fix the plan, then the next tick runs")],
+                        tail="\n".join(errors))
+            self.state.plan_invalid_signature = signature
+            self.state.save(self.ws)
+        cron_log(self.ws, f"tick could not run: plan invalid ({len(errors)} errors)")
+        return TickOutcome(EXIT_ERROR, "plan invalid:\n" + signature)
+
+    def _on_sigterm(self, signum, frame) -> None:
+        self.interrupted = True
+        agents.terminate_running()
+
+    def _check_interrupt(self) -> None:
+        if self.interrupted:
+            raise _Interrupted()
+
+    def _recover_stale(self, plan: Plan) -> Plan:
+        stale_after = plan.meta.stale_lock_timeout
+        for task in plan.tasks:
+            if task.status == "~":
+                claim = read_claim(self.ws, task.id)
+                why = claim_is_stale(claim, stale_after)
+                if why is None:
+                    continue
+                self._reset_stale(task, claim, why)
+            elif task.status == "x":
+                claim = read_claim(self.ws, task.id)
+                if claim is not None and claim.stage == "committing":
+                    self._finish_interrupted_commit(claim)
+        for leftover in self.ws.claims_dir.glob("*.json") if self.ws.claims_dir.is_dir() else ():
+            task = plan.task(leftover.stem)
+            if task is None or task.status not in ("~", "x"):
+                claim = read_claim(self.ws, leftover.stem)
+                if claim is not None and claim.pgid:
+                    agents.kill_group(claim.pgid)
+                remove_claim(self.ws, leftover.stem)
+        return self._plan()
+
+    def _reset_stale(self, task: Task, claim: Claim | None, why: str) -> None:
+        if claim is not None and claim.pgid:
+            agents.kill_group(claim.pgid)
+        rolled = "nothing to roll back"
+        if claim is not None:
+            rolled = self._rollback(claim.base, set(claim.untracked), f"stale-{task.id}")
+        try:
+            edit_plan(self.ws.plan_path, lambda e: e.set_status(task.id, " ", expect="~"))
+        except EditConflict:
+            pass  # a person already changed it: their word stands
+        remove_claim(self.ws, task.id)
+        self._event(f"⚠️ STALE — Stale [~] detected on {task.id}, reset to [ ]",
+                    [("Task", task.label), ("Reason", why), ("Rollback", rolled)])
+
+    def _finish_interrupted_commit(self, claim: Claim) -> None:
+        """A tick died between marking [x] and committing: make the commit it was making."""
+        paths = [p for p in claim.commit_paths if p]
+        try:
+            gitops.commit_paths(self.root, paths, claim.commit_message or f"memento: complete {claim.task}",
+                                author=self.config.git_author)
+        except MementoError:
+            pass  # nothing left to commit: it had landed
+        remove_claim(self.ws, claim.task)
+
+    def _check_tree(self) -> TickOutcome | None:
+        own = set(OWN_DOCS)
+        entries = gitops.status(self.root)
+        dirty = sorted({e.path for e in entries})
+        # Untracked files that were already there when the last tick ended (build
+        # artifacts of a verify, caches) are not a person's work in progress.
+        known = set(self.state.known_untracked)
+        foreign = sorted({e.path for e in entries if e.path not in own and not (e.xy == "??" and e.path in known)})
+        if foreign:
+            signature = "\n".join(foreign)
+            if signature != self.state.dirty_signature:
+                shown = ", ".join(foreign[:10]) + (f" and {len(foreign) - 10} more" if len(foreign) > 10 else "")
+                self._event("⚠️ DIRTY TREE — uncommitted changes outside Memento's files; tick refused",
+                            [("Paths", shown),
+                             ("Action", "commit, stash or remove them; Memento never touches a person's work")])
+                self.state.dirty_signature = signature
+            cron_log(self.ws, f"tick refused: uncommitted changes in {len(foreign)} path(s)")
+            self._write_alert(self._plan(), extra="uncommitted changes outside Memento's files")
+            self.state.save(self.ws)
+            return TickOutcome(EXIT_ATTENTION, "refused: the work tree has uncommitted changes: " + ", ".join(foreign))
+        self.state.dirty_signature = ""
+        docs = [p for p in dirty if p in own]
+        if docs:
+            self._commit(docs, "memento: sync docs")
+        return None
+
+    def _nothing_to_pick(self, plan: Plan, verdict) -> TickOutcome:
+        signature = f"{verdict.kind}:{verdict.message}"
+        attention = verdict.kind == BLOCKED
+        if verdict.kind in (COMPLETE, BLOCKED):
+            if signature != self.state.last_event:
+                fields = [("Tasks", ", ".join(verdict.tasks))] if verdict.tasks else []
+                self._event(verdict.message, fields or [("Tasks", f"{len(plan.tasks)} in the plan")])
+                self.state.last_event = signature
+        cron_log(self.ws, f"tick idle: {verdict.message}")
+        code = EXIT_ATTENTION if attention else EXIT_OK
+        if not self.results:
+            # An idle tick writes nothing that would only say "still idle".
+            self._housekeeping(plan)
+            self.state.save(self.ws)
+            return TickOutcome(code, verdict.message, self.number if self.attempted else None)
+        return self._finish(code, self._summary() + f"; then {verdict.message}")
+
+    # ------------------------------------------------------------------ one task
+
+    def _run_task(self, plan: Plan, task: Task, continued: tuple[int, int] | None) -> TaskResult:
+        ws = self.ws
+        self.attempted = True
+        began = time.monotonic()
+        base = gitops.head(self.root)
+        untracked_before = gitops.untracked(self.root)
+        claim = Claim(task=task.id, pid=os.getpid(), host=this_host(), started=utc_stamp(),
+                      heartbeat=time.time(), tick=self.number or 0, base=base,
+                      untracked=sorted(untracked_before))
+        # The claim file exists before [~] does, so a [~] without a claim is always stale.
+        write_claim(ws, claim)
+        number = self.number
+
+        def mark(e):
+            e.set_status(task.id, "~", expect=" ")
+            e.set_meta("total_ticks", str(number))
+
+        self._number_saved = True
+
+        try:
+            edit_plan(ws.plan_path, mark)
+        except EditConflict as exc:
+            remove_claim(ws, task.id)
+            return TaskResult(task.id, False, f"could not claim: {exc}")
+        snapshot_plan = ws.plan_path.read_bytes()
+        snapshot_map = _read_or_none(ws.map_path)
+        with Heartbeat(ws, claim) as beat:
+            prompt_file, given_notes = self._write_prompt(task)
+            _unlink(ws.tick_result_path)
+            beat.update(stage="running")
+            reason, agent_exit = self._run_agent(task, prompt_file, beat)
+            changes: list[gitops.FileChange] = []
+            if not reason and self.interrupted:
+                reason = "interrupted by SIGTERM"
+            if not reason:
+                reason, changes = self._guards(plan, task, base, untracked_before, snapshot_plan, snapshot_map)
+            verify_exit, verify_tail = None, ""
+            if not reason and not self.interrupted:
+                beat.update(stage="verifying")
+                verify_exit, verify_tail, reason = self._verify(task)
+            if self.interrupted and not reason:
+                reason = "interrupted by SIGTERM"
+            duration = time.monotonic() - began
+            report = _read_tick_result(ws.tick_result_path)
+            if not reason:
+                return self._pass(task, changes, duration, verify_tail, report, given_notes, continued, beat)
+            return self._fail(task, reason, base, untracked_before, snapshot_plan, duration,
+                              verify_exit if verify_exit is not None else agent_exit, verify_tail, report,
+                              given_notes, continued)
+
+    def _write_prompt(self, task: Task) -> tuple[Path, list[notes.Note]]:
+        from .prompt import build_prompt
+
+        text, given = build_prompt(self.ws, self._plan(), task)
+        prompt_file = self.ws.memento_dir / "prompts" / f"{task.id}.md"
+        atomic_write_text(prompt_file, text)
+        return prompt_file, given
+
+    def _run_agent(self, task: Task, prompt_file: Path, beat: Heartbeat) -> tuple[str, int | None]:
+        config = self.config
+        try:
+            invocation = agents.build_invocation(
+                config, task_id=task.id, do_command=task.do, prompt_file=prompt_file,
+                system_prompt_file=self.ws.system_prompt_path, workdir=self.root)
+        except MementoError as exc:
+            _append_log(self.log_path, f"[memento] {task.id}: {exc}\n")
+            return str(exc), None
+        env = agents.agent_env(self.ws, task_id=task.id, prompt_file=prompt_file,
+                               system_prompt_file=self.ws.system_prompt_path)
+        _append_log(self.log_path, f"[memento] tick #{self.number} task {task.label}\n")
+        result = agents.run_agent(invocation, cwd=self.root, log_path=self.log_path,
+                                  timeout=task.timeout_seconds or config.agent_timeout, env=env,
+                                  on_start=lambda pgid: beat.update(pgid=pgid))
+        if result.error:
+            return result.error, None
+        if result.interrupted:
+            return "interrupted by SIGTERM", None
+        if result.timed_out:
+            limit = task.timeout_seconds or config.agent_timeout
+            return f"agent timed out after {format_duration(limit)} (its process group was killed)", None
+        if result.exit_code != 0:
+            return f"agent exited with code {result.exit_code}", result.exit_code
+        return "", 0
+
+    def _guards(self, plan: Plan, task: Task, base: str | None, untracked_before: set[str],
+                snapshot_plan: bytes, snapshot_map: bytes | None) -> tuple[str, list[gitops.FileChange]]:
+        """Every guard of SPEC §4 step 11: the first violation is the failure reason."""
+        reasons = []
+        folded = gitops.fold_commits(self.root, base)
+        if folded:
+            reasons.append(f"the agent made {folded} commit(s) of its own (Memento makes the commits); "
+                           "they were folded back into the change")
+        changes = gitops.changes_since(self.root, base, untracked_before)
+        own = set(KEPT_DOCS)
+        touched = [c for c in changes if c.path not in own]
+        if snapshot_map is not None and _read_or_none(self.ws.map_path) != snapshot_map:
+            reasons.append("the agent edited docs/PROJECT_MAP.md (the worker only reads it)")
+        plan_change = _definition_change(snapshot_plan, self.ws.plan_path.read_bytes(), self.ws.rel(self.ws.plan_path))
+        if plan_change:
+            reasons.append(plan_change)
+        guard_hits = [c.path for c in touched if task.guard_files and gitops.matches_any(c.path, task.guard_files)]
+        if guard_hits:
+            reasons.append("guard file changed: " + ", ".join(guard_hits))
+        outside = [c.path for c in touched if c.path != "docs/PROJECT_MAP.md"
+                   and c.path not in guard_hits and not gitops.matches_any(c.path, task.context_files)]
+        if outside:
+            reasons.append("changed files outside context_files: " + ", ".join(outside[:10]))
+        size = sum(c.added + c.removed for c in touched)
+        if size > plan.meta.max_diff_lines:
+            reasons.append(f"diff too large: {size} lines > max_diff_lines {plan.meta.max_diff_lines} "
+                           "(possible full-file rewrite)")
+        return "; ".join(reasons), touched
+
+    def _verify(self, task: Task) -> tuple[int | None, str, str]:
+        _append_log(self.log_path, f"\n[memento] verify {task.id}: {task.verify}\n")
+        start = self.log_path.stat().st_size
+        env = agents.agent_env(self.ws, task_id=task.id)
+        result = agents.run_in_group(task.verify, cwd=self.root, log_path=self.log_path,
+                                     timeout=task.timeout_seconds or self.config.verify_timeout,
+                                     env=env, shell=True)
+        tail = _tail(self.log_path, start)
+        _append_log(self.log_path, f"[memento] verify exit code: {result.exit_code}\n")
+        if result.interrupted:
+            return None, tail, "interrupted by SIGTERM"
+        if result.timed_out:
+            return None, tail, f"verify timed out after {format_duration(self.config.verify_timeout)}"
+        if result.error:
+            return None, tail, f"verify could not run: {result.error}"
+        if result.exit_code != 0:
+            return result.exit_code, tail, f"verify failed with exit code {result.exit_code}"
+        return 0, tail, ""
+
+    # ------------------------------------------------------------------ pass and fail
+
+    def _pass(self, task, changes, duration, verify_tail, report, given_notes, continued, beat) -> TaskResult:
+        ws = self.ws
+        message = f"memento: complete {task.id} {task.title}".strip()
+        paths = sorted({c.path for c in changes} | set(KEPT_DOCS))
+        # Record where we are first: a crash from here on is finished by the next tick.
+        beat.update(stage="committing", commit_paths=paths, commit_message=message)
+        edit_plan(ws.plan_path, lambda e: (e.set_status(task.id, "x", expect="~"), e.update_counters()))
+        notes.mark_read(ws.notes_path, [n.key for n in given_notes])
+        files = ", ".join(f"{c.path} (+{c.added} -{c.removed})" for c in changes) or "(none)"
+        fields = [
+            ("Task", task.label),
+            ("Status", "✅ SUCCESS"),
+            ("Verify Output", f"`{_first_line(verify_tail) or '(no output)'}` (exit code 0)"),
+            ("Duration", format_duration(duration)),
+            ("Files Modified", files),
+            ("Diff Size", f"{sum(c.added + c.removed for c in changes)} lines"),
+            ("Git Commit", PENDING_COMMIT + f' — "{message}"'),
+        ]
+        if report.get("outputs"):
+            fields.append(("Outputs", report["outputs"]))
+        fields.append(("Log", self.ws.rel(self.log_path)))
+        self._entry(fields, continued)
+        sha = self._commit(paths, message)
+        if sha:
+            _fill_commit(ws.status_path, sha[:7])
+        remove_claim(ws, task.id)
+        self.state.unsurfaced.append({"task": task.id, "title": task.title, "commit": (sha or "")[:7],
+                                      "at": utc_stamp()})
+        return TaskResult(task.id, True, "", duration, sha)
+
+    def _fail(self, task, reason, base, untracked_before, snapshot_plan, duration, exit_code, tail, report,
+              given_notes, continued) -> TaskResult:
+        ws = self.ws
+        rolled = self._rollback(base, untracked_before, task.id)
+        if _definition_change(snapshot_plan, ws.plan_path.read_bytes(), ""):
+            # The agent rewrote task definitions: put the plan back as it was at the claim.
+            locked_edit(ws.plan_path, lambda _data: snapshot_plan)
+        max_retries = self._plan().meta.max_retries
+        retries = task.retries + 1
+        blocked = retries >= max_retries
+        interrupted = self.interrupted
+
+        def apply(e):
+            if interrupted:
+                e.set_status(task.id, " ", expect="~")  # not the task's fault: no retry counted
+                return
+            e.set_field(task.id, "retries", str(retries))
+            e.set_status(task.id, "!" if blocked else " ", expect="~")
+            e.update_counters()
+
+        try:
+            edit_plan(ws.plan_path, apply)
+        except EditConflict:
+            pass  # a person changed the task meanwhile; their edit stands
+        if blocked and not interrupted:
+            notes.mark_read(ws.notes_path, [n.key for n in given_notes])
+        if interrupted:
+            status = "⏹ INTERRUPTED (no retry counted)"
+        elif blocked:
+            status = f"🚫 BLOCKED (retry {retries}/{max_retries} — max_retries exceeded)"
+        else:
+            status = f"❌ FAILED (retry {retries}/{max_retries})"
+        code = "none" if exit_code is None else str(exit_code)
+        fields = [
+            ("Task", task.label),
+            ("Status", status),
+            ("Verify Output", f"`{_first_line(tail) or reason}` (exit code {code})"),
+            ("Duration", format_duration(duration)),
+            ("Reason", reason),
+        ]
+        if report.get("error_analysis"):
+            fields.append(("Error Analysis", report["error_analysis"]))
+        if blocked and not interrupted:
+            fields.append(("Escalation", "⚠️ NEEDS ARCHITECT ATTENTION"))
+        fields += [("Files Modified", f"(rolled back; {rolled})"), ("Git Commit", "(none — rollback)"),
+                   ("Log", ws.rel(self.log_path))]
+        self._entry(fields, continued, tail=_tail_lines(tail) or None)
+        word = "interrupted" if interrupted else ("blocked" if blocked else "failed")
+        self._commit(list(KEPT_DOCS), f"memento: {task.id} {word} (retry {retries}/{max_retries})"
+                     if not interrupted else f"memento: {task.id} interrupted")
+        remove_claim(ws, task.id)
+        return TaskResult(task.id, False, reason, duration, None, blocked)
+
+    def _rollback(self, base: str | None, untracked_before: set[str], label: str) -> str:
+        """Save, then undo every change since the snapshot except Memento's docs and cleanignored paths."""
+        try:
+            gitops.fold_commits(self.root, base)
+            changes = gitops.changes_since(self.root, base, untracked_before)
+            keep_patterns = gitops.read_pattern_file(self.ws.cleanignore_path)
+            own = set(KEPT_DOCS)
+
+            def keep(path: str) -> bool:
+                return path in own or gitops.matches_any(path, keep_patterns)
+
+            undone = [c for c in changes if not keep(c.path)]
+            if not undone:
+                return "nothing to roll back"
+            dest = self.ws.rollback_dir / f"{datetime.now(UTC).strftime('%Y-%m-%dT%H%M%S.%fZ')}-{label}"
+            gitops.save_rollback(self.root, base, undone, dest)
+            gitops.rollback(self.root, base, undone, keep=keep)
+            return f"{len(undone)} path(s), saved in {self.ws.rel(dest)}"
+        except MementoError as exc:
+            self.git_failed = str(exc)
+            return f"rollback failed: {exc}"
+
+    # ------------------------------------------------------------------ writing things down
+
+    def _commit(self, paths: list[str], message: str) -> str | None:
+        try:
+            return gitops.commit_paths(self.root, paths, message, author=self.config.git_author)
+        except MementoError as exc:
+            if "nothing to commit" in str(exc):
+                return None
+            self.git_failed = str(exc)
+            cron_log(self.ws, f"git error: {exc}")
+            return None
+
+    def _tick_number(self) -> int:
+        if self.number is None:
+            self.number = self._plan().meta.total_ticks + 1
+        return self.number
+
+    def _entry(self, fields, continued=None, tail: str | None = None) -> None:
+        number = self._tick_number()
+        if not self._number_saved:
+            # A tick that writes an entry is a tick that counts (total_ticks in Meta).
+            try:
+                edit_plan(self.ws.plan_path, lambda e: e.set_meta("total_ticks", str(number)))
+            except MementoError:
+                pass  # an unreadable plan (PLAN INVALID) keeps its count
+            self._number_saved = True
+        text = status_log.format_entry(self.stamp, number, fields, continued=continued,
+                                       error_tail=tail)
+        status_log.append_entry(self.ws.status_path, text)
+
+    def _event(self, event: str, fields, tail: str | None = None) -> None:
+        self._entry([("Event", event), *fields], tail=tail)
+
+    def _housekeeping(self, plan: Plan) -> None:
+        """Step 16 minus the breaker: rotation, alert, checkpoint."""
+        meta = plan.meta
+        try:
+            status_log.rotate(self.ws.status_path, self.root / meta.status_archive_dir, meta.status_max_entries)
+        except (MementoError, OSError) as exc:
+            cron_log(self.ws, f"status rotation failed: {exc}")
+        self._write_alert(plan)
+        from .checkpoint import write_checkpoint
+
+        write_checkpoint(self.ws, plan, self.state, self.results)
+
+    def _breaker(self, plan: Plan) -> str:
+        """Why the circuit breaker trips after this tick, or ''."""
+        if self.attempted:
+            if any(r.passed for r in self.results):
+                self.state.consecutive_failed_ticks = 0
+            elif not self.interrupted:
+                self.state.consecutive_failed_ticks += 1
+        threshold = plan.meta.circuit_breaker_threshold
+        if self.state.consecutive_failed_ticks >= threshold:
+            return f"{self.state.consecutive_failed_ticks} consecutive ticks attempted work and passed nothing"
+        counted = [t for t in plan.tasks if t.status != "-"]
+        blocked = sum(1 for t in counted if t.status == "!")
+        if counted and blocked / len(counted) > BLOCKED_RATIO:
+            return f"{blocked} of {len(counted)} tasks are blocked (more than {int(BLOCKED_RATIO * 100)}%)"
+        free = shutil.disk_usage(self.root).free
+        if free < MIN_FREE_BYTES:
+            return f"only {free // (1024 * 1024)} MB free on disk (less than 500 MB)"
+        if self.git_failed:
+            return f"git error: {self.git_failed}"
+        return ""
+
+    def _finish(self, code: int, message: str) -> TickOutcome:
+        plan = self._plan()
+        reason = self._breaker(plan)
+        if reason and not self.state.breaker_reason:
+            self.state.breaker_reason, self.state.breaker_at = reason, utc_stamp()
+            try:
+                edit_plan(self.ws.plan_path, lambda e: e.set_meta("tick_mode", "paused"))
+            except MementoError:
+                pass
+            self._event(f"🔴 CIRCUIT BREAKER TRIGGERED — reason: {reason}",
+                        [("Action", "fix the cause, then `memento resume` (or resume in the dashboard)")])
+            self._commit(list(KEPT_DOCS), "memento: circuit breaker triggered")
+            plan = self._plan()
+        if self.interrupted:
+            cron_log(self.ws, "tick interrupted by SIGTERM")
+        self.state.last_tick = self.number or self.state.last_tick
+        self.state.last_tick_started = self.stamp
+        self.state.last_tick_finished = utc_stamp()
+        self.state.last_log = self.ws.rel(self.log_path) if self.log_path.exists() else ""
+        self._housekeeping(plan)
+        if self.attempted:
+            self.state.known_untracked = sorted(gitops.untracked(self.root))[:KNOWN_UNTRACKED_LIMIT]
+        if self.state.breaker_reason or any(r.blocked for r in self.results):
+            code = max(code, EXIT_ATTENTION)
+        self.state.last_tick_exit = code
+        self.state.save(self.ws)
+        return TickOutcome(code, message, self.number, self.results,
+                           self.ws.rel(self.log_path) if self.log_path.exists() else None)
+
+    def _summary(self) -> str:
+        parts = []
+        for r in self.results:
+            parts.append(f"{r.task_id} passed" if r.passed else f"{r.task_id} {'blocked' if r.blocked else 'failed'}: {r.reason}")
+        return f"tick #{self.number}: " + ("; ".join(parts) or "nothing ran")
+
+    def _write_alert(self, plan: Plan, extra: str = "") -> None:
+        blocked = [t.id for t in plan.tasks if t.status == "!"]
+        breaker = self.state.breaker_reason
+        if not blocked and not breaker and not extra:
+            _unlink(self.ws.alert_path)
+            return
+        lines = [
+            f"timestamp: {utc_stamp()}",
+            f"blocked_tasks: {len(blocked)}",
+            f"blocked: {', '.join(blocked)}",
+            f"circuit_breaker: {'TRIGGERED — ' + breaker if breaker else 'OK'}",
+        ]
+        if extra:
+            lines.append(f"problem: {extra}")
+        lines.append("message: the pipeline needs attention; see docs/TICK_STATUS.md")
+        text = "\n".join(lines) + "\n"
+        if _read_or_none(self.ws.alert_path) != text.encode():
+            atomic_write_text(self.ws.alert_path, text)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _unique(path: Path) -> Path:
+    """``path``, or ``name-2.log``, ``name-3.log``… when two ticks start in the same second."""
+    n = 1
+    candidate = path
+    while candidate.exists():
+        n += 1
+        candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")
+    return candidate
+
+
+def _main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+def _read_or_none(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _unlink(path: Path) -> None:
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+
+
+def _append_log(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(text)
+
+
+def _tail(path: Path, start: int, limit: int = 64 * 1024) -> str:
+    """What was written to ``path`` after byte ``start`` (at most the last ``limit`` bytes)."""
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as fh:
+            fh.seek(max(start, size - limit))
+            return fh.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _tail_lines(text: str, n: int = ERROR_TAIL_LINES) -> str:
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    return "\n".join(lines[-n:])
+
+
+def _first_line(text: str) -> str:
+    for line in reversed(text.strip().splitlines()):
+        if line.strip():
+            return line.strip().replace("`", "'")[:200]
+    return ""
+
+
+def _definitions(data: bytes) -> dict[str, tuple[str, str]]:
+    """Each task's definition: its line without the status character, and its block without retries."""
+    from .plan import decode_text, scan_plan
+
+    plan = scan_plan(decode_text(data, "plan"), "plan")
+    out = {}
+    for t in plan.tasks:
+        block = "\n".join(ln for ln in t.block.splitlines() if not ln.strip().startswith("- retries:"))
+        out[t.id] = (t.raw_rest, block.strip())
+    return out
+
+
+def _definition_change(before: bytes, after: bytes, shown: str) -> str:
+    """'' when every task definition is unchanged, else which ones changed."""
+    if before == after:
+        return ""
+    try:
+        a, b = _definitions(before), _definitions(after)
+    except MementoError:
+        return f"the agent made {shown or 'the plan'} unreadable"
+    changed = sorted(set(a) ^ set(b) | {k for k in set(a) & set(b) if a[k] != b[k]})
+    if not changed:
+        return ""
+    return f"the agent edited task definitions in {shown or 'the plan'}: {', '.join(changed[:10])}"
+
+
+def _read_tick_result(path: Path) -> dict[str, str]:
+    """The worker's Outputs and Error Analysis sections from .memento/tick_result.md."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")[:20_000]
+    except OSError:
+        return {}
+    sections: dict[str, list[str]] = {}
+    current = None
+    for line in text.splitlines():
+        heading = line.strip().lstrip("#").strip().lower()
+        if line.lstrip().startswith("#") and heading in ("outputs", "error analysis"):
+            current = heading.replace(" ", "_")
+            sections[current] = []
+        elif current:
+            sections[current].append(line.strip().lstrip("-* ").strip())
+    return {k: "; ".join(x for x in v if x)[:1000] for k, v in sections.items() if any(v)}
+
+
+def _fill_commit(status_path: Path, sha: str) -> None:
+    """Put the commit's sha into the entry that was written before the commit existed."""
+
+    def transform(data: bytes) -> bytes | None:
+        text = data.decode("utf-8")
+        idx = text.rfind(PENDING_COMMIT)
+        if idx < 0:
+            return None
+        return (text[:idx] + f"`{sha}`" + text[idx + len(PENDING_COMMIT):]).encode("utf-8")
+
+    locked_edit(status_path, transform)
+

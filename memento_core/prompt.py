@@ -1,0 +1,89 @@
+"""The worker prompt (SPEC §4 step 9): everything a stateless worker needs, from the files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import notes, status_log
+from .plan import Plan, Task
+from .workspace import Workspace
+
+MAX_DOC_CHARS = 40_000  # a runaway PROJECT_MAP or checkpoint must not drown the task
+MAX_ATTEMPTS = 5
+
+
+def _read(path: Path, limit: int = MAX_DOC_CHARS) -> str:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    if len(text) > limit:
+        text = text[:limit] + f"\n… ({len(text) - limit} more characters in {path.name})\n"
+    return text.strip()
+
+
+def task_block(plan_text: str, task: Task) -> str:
+    """The task as written in the plan: its line and its indented block."""
+    lines = plan_text.split("\n")
+    return "\n".join(ln.rstrip("\r") for ln in lines[task.line - 1 : task.end_line]).strip()
+
+
+def memory_tree(ws: Workspace) -> str:
+    """Paths and summaries of long-term memory; filled in by memento_core.memory when present."""
+    try:
+        from .memory import tree_for_prompt
+    except ImportError:
+        return ""
+    return tree_for_prompt(ws)
+
+
+def build_prompt(ws: Workspace, plan: Plan, task: Task) -> tuple[str, list[notes.Note]]:
+    """The prompt text and the notes it delivered (marked read when the task passes or blocks)."""
+    plan_text = ws.plan_path.read_text(encoding="utf-8", errors="replace")
+    given = notes.notes_for_task(notes.parse_notes(ws.notes_path), task.id)
+    attempts = status_log.failed_attempts(status_log.parse_status(ws.status_path), task.id)[-MAX_ATTEMPTS:]
+    out: list[str] = []
+    system = _read(ws.system_prompt_path)
+    if system:
+        out += [system, "", "---", ""]
+    out += [
+        f"# Your task: {task.id}",
+        "",
+        f"Project: {plan.title}. Phase: {task.phase}. Work in `{ws.root}`.",
+        "",
+        "```markdown",
+        task_block(plan_text, task),
+        "```",
+        "",
+        f"- verify (must exit 0): `{task.verify}`",
+        f"- you may change only: {', '.join(task.context_files) or '(no files)'}",
+        f"- never change: {', '.join(task.guard_files) or '(none listed)'}; nor docs/PROJECT_MAP.md,"
+        " nor task definitions in docs/MASTER_PLAN.md",
+        f"- at most {plan.meta.max_diff_lines} changed lines in total",
+        f"- write your report to `{ws.rel(ws.tick_result_path)}` (sections `## Outputs`, `## Error Analysis`)",
+        "",
+    ]
+    if given:
+        out += ["## Notes from people (they override the plan where they disagree)", ""]
+        for note in given:
+            out += [f"### {note.timestamp} → {note.target}", note.text, ""]
+    if attempts:
+        out += [f"## Previous failed attempts of {task.id} ({len(attempts)}) — do not repeat them", ""]
+        for entry in attempts:
+            out.append(f"### Tick #{entry.tick} at {entry.timestamp}: {entry.field('Status', '')}")
+            for name in ("Reason", "Verify Output", "Error Analysis"):
+                value = entry.field(name)
+                if value:
+                    out.append(f"- {name}: {value}")
+            if entry.error_tail:
+                out += ["```text", entry.error_tail, "```"]
+            out.append("")
+    project_map = _read(ws.map_path)
+    out += ["## docs/PROJECT_MAP.md", "", project_map or "(missing)", ""]
+    checkpoint = _read(ws.checkpoint_path)
+    out += ["## docs/CURRENT_STATE.md (the continuity checkpoint: surface recovered state first)", "",
+            checkpoint or "(missing)", ""]
+    tree = memory_tree(ws)
+    if tree:
+        out += ["## Long-term memory (memory/): paths and summaries", "", tree, ""]
+    return "\n".join(out).rstrip() + "\n", given

@@ -1,0 +1,167 @@
+"""`.memento/state.json` and the claim files: the little runtime state a tick keeps.
+
+State is small and bounded (counters, signatures of what was last reported,
+the breaker) so a tick's cost does not grow with history. Claims are one JSON
+file per in-progress task: who runs it (pid, host), since when, its heartbeat,
+the agent's process group, and the snapshot a rollback needs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .locks import atomic_write_text
+from .workspace import Workspace
+
+HEARTBEAT_SECONDS = float(os.environ.get("MEMENTO_HEARTBEAT_SECONDS", "30"))
+
+
+@dataclass
+class TickState:
+    """What the engine remembers between ticks (never anything a file already says)."""
+
+    consecutive_failed_ticks: int = 0
+    breaker_reason: str = ""  # non-empty while tripped (cleared by `memento resume`)
+    breaker_at: str = ""
+    last_event: str = ""  # signature of the last pipeline event written (complete/blocked/…)
+    plan_invalid_signature: str = ""
+    dirty_signature: str = ""
+    last_tick: int = 0
+    last_tick_started: str = ""
+    last_tick_finished: str = ""
+    last_tick_exit: int = 0
+    last_log: str = ""
+    unsurfaced: list[dict] = field(default_factory=list)  # results nobody acknowledged (≤ 20)
+    known_untracked: list[str] = field(default_factory=list)  # untracked paths when the last tick ended
+
+    @classmethod
+    def load(cls, ws: Workspace) -> TickState:
+        try:
+            data = json.loads(ws.state_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return cls()
+        if not isinstance(data, dict):
+            return cls()
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        try:
+            return cls(**known)
+        except TypeError:
+            return cls()
+
+    def save(self, ws: Workspace) -> None:
+        self.unsurfaced = self.unsurfaced[-20:]
+        atomic_write_text(ws.state_path, json.dumps(asdict(self), indent=2, ensure_ascii=False) + "\n")
+
+
+# --------------------------------------------------------------------------- claims
+
+
+@dataclass
+class Claim:
+    task: str
+    pid: int
+    host: str
+    started: str
+    heartbeat: float  # epoch seconds
+    tick: int
+    base: str | None  # HEAD at the snapshot
+    stage: str = "claimed"  # claimed | running | verifying | committing
+    pgid: int | None = None
+    untracked: list[str] = field(default_factory=list)  # untracked files at the snapshot
+    commit_paths: list[str] = field(default_factory=list)  # set when stage == committing
+    commit_message: str = ""
+
+
+def claim_path(ws: Workspace, task_id: str) -> Path:
+    return ws.claims_dir / f"{task_id}.json"
+
+
+def write_claim(ws: Workspace, claim: Claim) -> None:
+    atomic_write_text(claim_path(ws, claim.task), json.dumps(asdict(claim), ensure_ascii=False))
+
+
+def read_claim(ws: Workspace, task_id: str) -> Claim | None:
+    try:
+        data = json.loads(claim_path(ws, task_id).read_text(encoding="utf-8"))
+        return Claim(**{k: v for k, v in data.items() if k in Claim.__dataclass_fields__})
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def remove_claim(ws: Workspace, task_id: str) -> None:
+    try:
+        claim_path(ws, task_id).unlink()
+    except FileNotFoundError:
+        pass
+
+
+def this_host() -> str:
+    return socket.gethostname()
+
+
+def pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie is not a worker: check /proc where there is one.
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            return fh.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def claim_is_stale(claim: Claim | None, stale_after: float, now: float | None = None) -> str | None:
+    """Why the claim's worker is gone, or None while it is alive and heart-beating."""
+    if claim is None:
+        return "no claim file"
+    now = time.time() if now is None else now
+    if claim.host == this_host() and not pid_alive(claim.pid):
+        return f"worker pid {claim.pid} is gone"
+    if now - claim.heartbeat > stale_after:
+        return f"no heartbeat for {int(now - claim.heartbeat)}s"
+    return None
+
+
+class Heartbeat:
+    """A daemon thread that refreshes a claim's heartbeat until stopped."""
+
+    def __init__(self, ws: Workspace, claim: Claim, every: float = HEARTBEAT_SECONDS):
+        self.ws, self.claim, self.every = ws, claim, every
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, name=f"heartbeat-{claim.task}", daemon=True)
+
+    def __enter__(self) -> Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def update(self, **changes) -> None:
+        """Change claim fields and write it at once (the main thread's progress marks)."""
+        with self._lock:
+            for key, value in changes.items():
+                setattr(self.claim, key, value)
+            self.claim.heartbeat = time.time()
+            write_claim(self.ws, self.claim)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every):
+            try:
+                self.update()
+            except OSError:
+                pass  # a full disk must not kill the tick from a side thread
