@@ -325,6 +325,9 @@ class Tick:
             _unlink(ws.tick_result_path)
             beat.update(stage="running")
             reason, agent_exit = self._run_agent(task, prompt_file, beat)
+            # Memory lives in its own repository: whatever the agent wrote there bypassing
+            # `memento memory write` is committed now, before any rollback of the project.
+            _memory_hook("commit_unattributed", self.ws, task.id)
             changes: list[gitops.FileChange] = []
             if not reason and self.interrupted:
                 reason = "interrupted by SIGTERM"
@@ -577,6 +580,8 @@ class Tick:
         from .checkpoint import write_checkpoint
 
         write_checkpoint(self.ws, plan, self.state, self.results)
+        if self.results:
+            _memory_hook("record_tick", self.ws, self.number, self.stamp, self.results)
 
     def _breaker(self, plan: Plan) -> str:
         """Why the circuit breaker trips after this tick, or ''."""
@@ -655,6 +660,25 @@ class Tick:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def _memory_hook(name: str, *args) -> None:
+    """Call memento_core.memory.<name>(*args) when the memory layer is installed.
+
+    Memory is a separate repository and must never break a tick: its errors
+    go to cron.log (args[0] is the workspace), not up the stack.
+    """
+    try:
+        from . import memory
+    except ImportError:
+        return
+    func = getattr(memory, name, None)
+    if func is None:
+        return
+    try:
+        func(*args)
+    except Exception as exc:  # noqa: BLE001 - memory is best effort by design
+        cron_log(args[0], f"memory {name} failed: {type(exc).__name__}: {exc}")
 
 
 def _unique(path: Path) -> Path:
