@@ -21,7 +21,7 @@ from pathlib import Path
 from . import agents, gitops, notes, status_log
 from .config import Config, format_duration, load_config
 from .errors import EditConflict, MementoError
-from .locks import LockBusy, atomic_write_text, file_lock, locked_edit
+from .locks import LockBusy, atomic_write_bytes, atomic_write_text, file_lock, locked_edit
 from .plan import Plan, Task, edit_plan, parse_plan
 from .scheduler import BLOCKED, COMPLETE, TASK, pick
 from .state import (
@@ -40,7 +40,6 @@ EXIT_OK, EXIT_ATTENTION, EXIT_ERROR = 0, 1, 2
 MIN_FREE_BYTES = 500 * 1024 * 1024
 BLOCKED_RATIO = 0.30
 ERROR_TAIL_LINES = 20
-KNOWN_UNTRACKED_LIMIT = 5000
 PENDING_COMMIT = "(recorded after the commit)"
 
 # Documents Memento itself writes; a person's edits to them are synced, never refused.
@@ -253,15 +252,15 @@ class Tick:
         own = set(OWN_DOCS)
         entries = gitops.status(self.root)
         dirty = sorted({e.path for e in entries})
-        # Untracked files that were already there when the last tick ended (build
-        # artifacts of a verify, caches) are not a person's work in progress.
-        known = set(self.state.known_untracked)
-        foreign = sorted({e.path for e in entries if e.path not in own and not (e.xy == "??" and e.path in known)})
+        # Untracked files are safe where they are: no rollback removes a file that
+        # existed before the tick and no commit stages one the task did not touch.
+        # Changes to tracked files are a person's work in progress: refuse.
+        foreign = sorted({e.path for e in entries if e.path not in own and e.xy != "??"})
         if foreign:
             signature = "\n".join(foreign)
             if signature != self.state.dirty_signature:
                 shown = ", ".join(foreign[:10]) + (f" and {len(foreign) - 10} more" if len(foreign) > 10 else "")
-                self._event("⚠️ DIRTY TREE — uncommitted changes outside Memento's files; tick refused",
+                self._event("⚠️ DIRTY TREE — uncommitted changes to tracked files; tick refused",
                             [("Paths", shown),
                              ("Action", "commit, stash or remove them; Memento never touches a person's work")])
                 self.state.dirty_signature = signature
@@ -465,9 +464,16 @@ class Tick:
               given_notes, continued) -> TaskResult:
         ws = self.ws
         rolled = self._rollback(base, untracked_before, task.id)
-        if _definition_change(snapshot_plan, ws.plan_path.read_bytes(), ""):
-            # The agent rewrote task definitions: put the plan back as it was at the claim.
+        current_plan = ws.plan_path.read_bytes()
+        if _definition_change(snapshot_plan, current_plan, ""):
+            # The agent rewrote task definitions: keep its version, then put the plan
+            # back as it was at the claim (status edits are re-applied below).
+            dest = ws.rollback_dir / f"{datetime.now(UTC).strftime('%Y-%m-%dT%H%M%S.%fZ')}-{task.id}-plan"
+            atomic_write_bytes(dest / "MASTER_PLAN.md", current_plan)
+            atomic_write_text(dest / "README.txt", "The plan as the agent left it; Memento restored the "
+                              "version from the start of the task.\n")
             locked_edit(ws.plan_path, lambda _data: snapshot_plan)
+            rolled = f"{rolled}; plan restored, agent's version in {ws.rel(dest)}"
         max_retries = self._plan().meta.max_retries
         retries = task.retries + 1
         blocked = retries >= max_retries
@@ -624,8 +630,6 @@ class Tick:
         self.state.last_tick_finished = utc_stamp()
         self.state.last_log = self.ws.rel(self.log_path) if self.log_path.exists() else ""
         self._housekeeping(plan)
-        if self.attempted:
-            self.state.known_untracked = sorted(gitops.untracked(self.root))[:KNOWN_UNTRACKED_LIMIT]
         if self.state.breaker_reason or any(r.blocked for r in self.results):
             code = max(code, EXIT_ATTENTION)
         self.state.last_tick_exit = code

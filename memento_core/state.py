@@ -38,7 +38,6 @@ class TickState:
     last_tick_exit: int = 0
     last_log: str = ""
     unsurfaced: list[dict] = field(default_factory=list)  # results nobody acknowledged (≤ 20)
-    known_untracked: list[str] = field(default_factory=list)  # untracked paths when the last tick ended
 
     @classmethod
     def load(cls, ws: Workspace) -> TickState:
