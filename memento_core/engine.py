@@ -14,15 +14,16 @@ import shutil
 import signal
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from . import agents, gitops, notes, status_log
 from .config import Config, format_duration, load_config
 from .errors import EditConflict, MementoError
-from .locks import LockBusy, atomic_write_bytes, atomic_write_text, file_lock, locked_edit
+from .locks import atomic_write_bytes, atomic_write_text, locked_edit
 from .plan import Plan, Task, edit_plan, parse_plan
+from .runlog import Outcome, cron_log
 from .scheduler import BLOCKED, COMPLETE, TASK, pick
 from .state import (
     Claim,
@@ -59,13 +60,7 @@ class TaskResult:
     blocked: bool = False
 
 
-@dataclass
-class TickOutcome:
-    exit_code: int
-    message: str
-    tick: int | None = None
-    results: list[TaskResult] = field(default_factory=list)
-    log: str | None = None
+TickOutcome = Outcome
 
 
 class _Interrupted(Exception):
@@ -76,24 +71,14 @@ def utc_stamp(now: datetime | None = None) -> str:
     return (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def cron_log(ws: Workspace, message: str) -> None:
-    """One line in logs/cron.log (skips and refusals never go to TICK_STATUS.md)."""
-    ws.logs_dir.mkdir(parents=True, exist_ok=True)
-    with open(ws.cron_log, "a", encoding="utf-8") as fh:
-        fh.write(f"{utc_stamp()} {message}\n")
-
-
 def run_tick(root: Path | str) -> TickOutcome:
     """Run one tick in the workspace at ``root`` (the headless entry point's whole job)."""
+    from .tick import run
+
     ws = Workspace(Path(root).resolve())
     if not ws.plan_path.exists():
         return TickOutcome(EXIT_ERROR, f"{ws.root}: no docs/MASTER_PLAN.md (run `memento init`)")
-    try:
-        with file_lock(ws.tick_lock_path, blocking=False):
-            return Tick(ws).run()
-    except LockBusy:
-        cron_log(ws, "tick skipped: previous tick still running")
-        return TickOutcome(EXIT_OK, "tick skipped: previous tick still running")
+    return run(ws)
 
 
 class Tick:

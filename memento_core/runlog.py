@@ -1,0 +1,30 @@
+"""logs/cron.log and the outcome of a tick: the lightest part of the tick path."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from .workspace import Workspace
+
+
+def utc_stamp(epoch: float | None = None) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
+
+
+def cron_log(ws: Workspace, message: str) -> None:
+    """One line in logs/cron.log (skips and refusals never go to TICK_STATUS.md)."""
+    ws.logs_dir.mkdir(parents=True, exist_ok=True)
+    with open(ws.cron_log, "a", encoding="utf-8") as fh:
+        fh.write(f"{utc_stamp()} {message}\n")
+
+
+@dataclass
+class Outcome:
+    """How a tick ended: exit code (0 ran, 1 needs attention, 2 could not run) and a summary."""
+
+    exit_code: int
+    message: str
+    tick: int | None = None
+    results: list = field(default_factory=list)
+    log: str | None = None
