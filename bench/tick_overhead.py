@@ -1,0 +1,142 @@
+"""Benchmark: what a tick costs beyond the git commands it runs (SPEC §11).
+
+1. A paused tick, `python -m memento_core.tick --project DIR`, against a bare
+   `python -c pass` of the same interpreter (budgets: ≤ 80 ms wall, ≤ 3x bare).
+2. Full ticks on a repository of 10,000 files with a no-op agent (`true`) and
+   `verify: true`: the tick's own time (wall minus agent and verify) against
+   the time spent inside the git subprocesses it runs (budget ≤ 1.5x).
+
+Run: python bench/tick_overhead.py [--files 10000] [--ticks 8] [--rounds 15]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ENV = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@localhost",
+       "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@localhost"}
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=root, check=True, env=ENV, capture_output=True)
+
+
+def make_project(root: Path, n_files: int, n_tasks: int, mode: str) -> None:
+    from memento_core.scaffold import init_workspace
+
+    init_workspace(root, project="bench", commit=False)
+    for i in range(n_files):
+        d = root / "src" / f"pkg{i % 100}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"mod{i}.py").write_text(f"VALUE = {i}\n")
+    tasks = "\n".join(
+        f"- [ ] T-{i} [MODULE:bench] No-op task {i}\n  - verify: `true`\n  - context_files: [src/]\n"
+        for i in range(1, n_tasks + 1))
+    (root / "docs" / "MASTER_PLAN.md").write_text(
+        f"# MASTER_PLAN: bench\n\n## Meta\n- tick_mode: {mode}\n- max_retries: 3\n"
+        f"- circuit_breaker_threshold: 100\n- status_max_entries: 50\n\n## Phase 1: All\n\n{tasks}")
+    (root / "memento.toml").write_text('[agent]\npreset = "command"\ncommand = "true"\n')
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "bench project")
+
+
+def paused_tick(root: Path, rounds: int) -> tuple[float, float]:
+    def timed(argv: list[str]) -> float:
+        samples = []
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            subprocess.run(argv, check=True, capture_output=True, env=ENV)
+            samples.append(time.perf_counter() - t0)
+        return statistics.median(samples) * 1000
+
+    tick = timed([sys.executable, "-m", "memento_core.tick", "--project", str(root)])
+    bare = timed([sys.executable, "-c", "pass"])
+    return tick, bare
+
+
+def full_ticks(root: Path, n: int) -> list[dict[str, float]]:
+    os.environ.update({k: v for k, v in ENV.items() if k.startswith("GIT_")})
+    from memento_core import agents, engine, gitops
+
+    git_time = [0.0]
+    proc_time = [0.0]
+    real_run, real_group = gitops._run, agents.run_in_group
+
+    def timed_run(*args, **kwargs):
+        t0 = time.perf_counter()
+        try:
+            return real_run(*args, **kwargs)
+        finally:
+            git_time[0] += time.perf_counter() - t0
+
+    def timed_group(*args, **kwargs):
+        t0 = time.perf_counter()
+        try:
+            return real_group(*args, **kwargs)
+        finally:
+            proc_time[0] += time.perf_counter() - t0
+
+    gitops._run = timed_run
+    agents.run_in_group = timed_group
+    results = []
+    try:
+        for _ in range(n):
+            git_time[0] = proc_time[0] = 0.0
+            t0 = time.perf_counter()
+            outcome = engine.run_tick(root)
+            wall = time.perf_counter() - t0
+            assert outcome.exit_code == 0 and outcome.results and outcome.results[0].passed, outcome.message
+            own = wall - proc_time[0]
+            results.append({"wall": wall * 1000, "git": git_time[0] * 1000, "own": own * 1000,
+                            "agent_verify": proc_time[0] * 1000})
+    finally:
+        gitops._run, agents.run_in_group = real_run, real_group
+    return results
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--files", type=int, default=10_000)
+    ap.add_argument("--ticks", type=int, default=8)
+    ap.add_argument("--rounds", type=int, default=15)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        paused = Path(tmp) / "paused"
+        make_project(paused, 10, 3, "paused")
+        tick_ms, bare_ms = paused_tick(paused, args.rounds)
+        busy = Path(tmp) / "busy"
+        t0 = time.perf_counter()
+        make_project(busy, args.files, args.ticks + 2, "auto")
+        setup = time.perf_counter() - t0
+        runs = full_ticks(busy, args.ticks)[1:]  # the first tick pays for imports and cold caches
+    own = statistics.median(r["own"] for r in runs)
+    git = statistics.median(r["git"] for r in runs)
+    wall = statistics.median(r["wall"] for r in runs)
+    ratio = own / git if git else float("inf")
+    rows = [
+        ("paused tick, median wall (ms)", f"{tick_ms:.0f}", "≤ 80", tick_ms <= 80),
+        ("bare `python -c pass`, median (ms)", f"{bare_ms:.0f}", "", None),
+        ("paused tick / bare interpreter", f"{tick_ms / bare_ms:.2f}x", "≤ 3x", tick_ms / bare_ms <= 3),
+        (f"full tick on {args.files} files, median wall (ms)", f"{wall:.0f}", "", None),
+        ("  of which agent + verify (ms)", f"{statistics.median(r['agent_verify'] for r in runs):.0f}", "", None),
+        ("  tick's own time excl. agent and verify (ms)", f"{own:.0f}", "", None),
+        ("  time inside git subprocesses (ms)", f"{git:.0f}", "", None),
+        ("tick's own time / its git commands", f"{ratio:.2f}x", "≤ 1.5x", ratio <= 1.5),
+    ]
+    print(f"cores: {os.cpu_count()}  python: {sys.version.split()[0]}  (setup of the {args.files}-file repo: {setup:.1f}s)")
+    print(f"{'figure':<52}{'value':>10}{'budget':>10}  status")
+    for name, value, budget, ok in rows:
+        status = "" if ok is None else ("ok" if ok else "MISSED")
+        print(f"{name:<52}{value:>10}{budget:>10}  {status}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
