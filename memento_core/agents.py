@@ -8,9 +8,10 @@ Two layers:
   a grace period, then SIGKILL, and processes the command left running
   after it exited are stopped the same way. The tick uses it for the agent
   and for ``verify``.
-* Presets turn memento.toml plus a task into an ``Invocation``. This version
-  ships ``command`` and ``script``; the real CLIs (claude, codex, …) are
-  added to ``PRESETS`` as they are written.
+* Presets turn memento.toml plus a task into an ``Invocation``: ``command``
+  and ``script``, and the real coding CLIs ``claude``, ``codex``, ``aider``,
+  ``gemini`` and ``openclaw`` (each command line is documented, flag by flag,
+  in the README's "Agents" section).
 
 A process that leaves the group (its own ``setsid``) is out of reach of any
 group kill; nothing here pretends otherwise.
@@ -302,6 +303,8 @@ class AgentRequest:
     prompt_file: Path
     system_prompt_file: Path
     workdir: Path
+    # The task's context_files; None: not given (a preset that needs them reads the plan).
+    context_files: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -365,7 +368,167 @@ def _build_script(config: Config, req: AgentRequest) -> Invocation:
     return Invocation(do, True, None, "script")
 
 
+# ----------------------------------------------------------- real CLI presets
+#
+# Each builder returns the CLI's documented non-interactive invocation; the
+# README ("Agents") explains every flag and where the documentation is thin.
+# `[agent] model` is passed with the CLI's model flag when set; `[agent]
+# extra_args` come after Memento's flags (before a trailing prompt argument).
+
+# Gemini CLI appends its --prompt text to what it reads on stdin (the prompt file).
+GEMINI_PROMPT_SUFFIX = "Do the task described above, following every rule in it, then stop."
+
+
+def _model_args(flag: str, config: Config) -> list[str]:
+    model = config.agent_model.strip()
+    return [flag, model] if model else []
+
+
+def _build_claude(config: Config, req: AgentRequest) -> Invocation:
+    argv = ["claude", "-p", "--permission-mode", "acceptEdits", "--output-format", "text"]
+    # The prompt on stdin starts with the system prompt too; a missing file must
+    # not make claude refuse to start.
+    if Path(req.system_prompt_file).is_file():
+        argv += ["--append-system-prompt-file", str(req.system_prompt_file)]
+    argv += _model_args("--model", config)
+    argv += config.agent_extra_args
+    return Invocation(tuple(argv), False, Path(req.prompt_file), "claude")
+
+
+def _build_codex(config: Config, req: AgentRequest) -> Invocation:
+    argv = ["codex", "exec", "--sandbox", "workspace-write", "--cd", str(req.workdir),
+            "--color", "never"]
+    argv += _model_args("--model", config)
+    argv += config.agent_extra_args
+    argv.append("-")  # the prompt is read from stdin
+    return Invocation(tuple(argv), False, Path(req.prompt_file), "codex")
+
+
+def _build_gemini(config: Config, req: AgentRequest) -> Invocation:
+    argv = ["gemini", "--approval-mode", "auto_edit"]
+    argv += _model_args("--model", config)
+    argv += config.agent_extra_args
+    argv += ["--prompt", GEMINI_PROMPT_SUFFIX]
+    return Invocation(tuple(argv), False, Path(req.prompt_file), "gemini")
+
+
+_GLOB_CHARS = set("*?[")
+
+
+def _task_context_files(req: AgentRequest) -> tuple[str, ...]:
+    """The task's context_files: given by the caller, else read from the plan (best effort)."""
+    if req.context_files is not None:
+        return tuple(req.context_files)
+    from .plan import parse_plan  # only the aider preset needs the plan here
+
+    try:
+        task = parse_plan(Path(req.workdir) / "docs" / "MASTER_PLAN.md").task(req.task_id)
+    except (MementoError, OSError):
+        return ()
+    return tuple(task.context_files) if task is not None else ()
+
+
+def _aider_files(req: AgentRequest) -> list[str]:
+    """context_files aider can open for editing: plain paths, not folders or patterns."""
+    files = []
+    for entry in _task_context_files(req):
+        entry = entry.strip()
+        if (not entry or entry.startswith("-") or entry.endswith("/")
+                or _GLOB_CHARS & set(entry) or (Path(req.workdir) / entry).is_dir()):
+            continue
+        files.append(entry)
+    return files
+
+
+def _build_aider(config: Config, req: AgentRequest) -> Invocation:
+    state = Path(req.workdir) / ".memento"
+    argv = ["aider", "--message-file", str(req.prompt_file)]
+    if Path(req.system_prompt_file).is_file():
+        argv += ["--read", str(req.system_prompt_file)]
+    argv += [
+        "--yes-always",
+        "--no-auto-commits",
+        "--no-dirty-commits",
+        "--no-gitignore",
+        "--no-check-update",
+        "--no-show-release-notes",
+        "--analytics-disable",
+        "--no-suggest-shell-commands",
+        "--no-detect-urls",
+        "--no-pretty",
+        "--no-stream",
+        "--no-fancy-input",
+        "--input-history-file", str(state / "aider.input.history"),
+        "--chat-history-file", str(state / "aider.chat.history.md"),
+    ]
+    argv += _model_args("--model", config)
+    argv += config.agent_extra_args
+    argv += _aider_files(req)
+    return Invocation(tuple(argv), False, None, "aider")
+
+
+def _prompt_digest(path: Path) -> str:
+    """A short digest of the prompt, so each attempt gets its own openclaw session."""
+    import hashlib
+
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:12]
+    except OSError:
+        return "noprompt"
+
+
+def openclaw_message(req: AgentRequest) -> str:
+    """The --message openclaw gets: where the prompt is and where to work."""
+    return (
+        f"Memento task {req.task_id}. Your full instructions (system prompt, then the task) "
+        f"are in the file {req.prompt_file}: read it first and follow it. Work only in the "
+        f"project at {req.workdir} (use absolute paths there), change only the files the "
+        f"task allows, and do not commit."
+    )
+
+
+def _build_openclaw(config: Config, req: AgentRequest) -> Invocation:
+    argv = [
+        "openclaw", "agent", "--local",
+        "--session-id", f"memento-{req.task_id}-{_prompt_digest(req.prompt_file)}",
+        "--timeout", str(max(1, int(config.agent_timeout))),
+    ]
+    argv += config.agent_extra_args
+    argv += ["--message", openclaw_message(req)]
+    return Invocation(tuple(argv), False, None, "openclaw")
+
+
 PRESETS: dict[str, AgentSpec] = {
+    "claude": AgentSpec(
+        "claude",
+        "claude",
+        "Claude Code in print mode; prompt on stdin, edits auto-accepted",
+        _build_claude,
+    ),
+    "codex": AgentSpec(
+        "codex",
+        "codex",
+        "OpenAI Codex CLI `codex exec`; prompt on stdin, workspace-write sandbox",
+        _build_codex,
+    ),
+    "aider": AgentSpec(
+        "aider",
+        "aider",
+        "aider with --message-file; the task's context_files opened for editing",
+        _build_aider,
+    ),
+    "gemini": AgentSpec(
+        "gemini",
+        "gemini",
+        "Gemini CLI headless mode; prompt on stdin, edits auto-approved",
+        _build_gemini,
+    ),
+    "openclaw": AgentSpec(
+        "openclaw",
+        "openclaw",
+        "OpenClaw `agent --local`; told to read the prompt file",
+        _build_openclaw,
+    ),
     "command": AgentSpec(
         "command",
         None,
@@ -389,8 +552,13 @@ def build_invocation(
     prompt_file: Path,
     system_prompt_file: Path,
     workdir: Path,
+    context_files: Sequence[str] | None = None,
 ) -> Invocation:
-    """The command that runs ``config``'s agent on one task; MementoError if it cannot be built."""
+    """The command that runs ``config``'s agent on one task; MementoError if it cannot be built.
+
+    ``context_files`` (the task's) is used by presets that open files
+    themselves (aider); when None they read it from the plan.
+    """
     name = config.agent_preset
     spec = PRESETS.get(name)
     if spec is None:
@@ -405,7 +573,8 @@ def build_invocation(
             f"(available now: {available})"
         )
     request = AgentRequest(
-        task_id, do_command, Path(prompt_file), Path(system_prompt_file), Path(workdir)
+        task_id, do_command, Path(prompt_file), Path(system_prompt_file), Path(workdir),
+        tuple(context_files) if context_files is not None else None,
     )
     return spec.build(config, request)
 

@@ -1,0 +1,501 @@
+"""`memento cron install | remove | show` (SPEC §7): the tick on the scheduler people already have.
+
+One crontab entry per project, found again by its comment tag
+``memento: <absolute project path>``; entries that are not ours are never
+touched. The entry runs the absolute Python of this installation on the
+absolute project path, with the PATH of the person who installed it (cron's
+own PATH is minimal, and the agent CLIs live in ~/.local/bin and the like),
+and appends everything to ``logs/cron.log``. ``%`` (a newline to cron) is
+escaped.
+
+python-crontab reads and writes the crontab; ``tabfile`` (or the
+MEMENTO_CRONTAB_FILE environment variable, for tests) points it at a file
+instead of the user's crontab. ``--systemd`` writes a timer + service pair
+for people who prefer systemd user timers.
+
+The dashboard calls :func:`installed` and :func:`update_interval_if_installed`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import math
+import os
+import re
+import shlex
+import shutil
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from .config import format_duration, parse_duration
+from .errors import MementoError
+
+TAG_PREFIX = "memento: "
+CRONTAB_FILE_ENV = "MEMENTO_CRONTAB_FILE"
+MISSING_CRONTAB = (
+    "the `crontab` command is not installed, so Memento cannot schedule ticks with cron; "
+    "install Debian's `cron` package (sudo apt-get install cron) and start it "
+    "(sudo service cron start), or use `memento cron install --systemd`"
+)
+SYSTEMD_USER_DIR = Path("~/.config/systemd/user")
+
+
+# --------------------------------------------------------------------------- schedule
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A cron schedule for an interval: its five fields and the interval it really gives."""
+
+    fields: str
+    seconds: int
+    exact: bool
+    warning: str = ""
+
+    @property
+    def minute(self) -> str:
+        return self.fields.split()[0]
+
+    @property
+    def hour(self) -> str:
+        return self.fields.split()[1]
+
+
+def _candidates() -> list[tuple[int, str]]:
+    """Intervals cron repeats evenly, with their fields: divisors of an hour, of a day; a day; a week."""
+    out = [(m * 60, "* * * * *" if m == 1 else f"*/{m} * * * *")
+           for m in (1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30)]
+    out += [(h * 3600, "0 * * * *" if h == 1 else f"0 */{h} * * *") for h in (1, 2, 3, 4, 6, 8, 12)]
+    out += [(86400, "0 0 * * *"), (7 * 86400, "0 0 * * 0")]
+    return out
+
+
+def schedule_for(every: str | float) -> Schedule:
+    """The cron schedule for ``every`` (``5min``, ``1h``, seconds…).
+
+    Cron repeats evenly only at divisors of an hour or a day (``*/7`` restarts
+    at every full hour), and never more often than once a minute. Any other
+    interval gets the nearest one that works, with a warning saying so.
+    """
+    try:
+        seconds = parse_duration(every)
+    except ValueError as exc:
+        raise MementoError(f"--every: {exc}") from None
+    if seconds <= 0:
+        raise MementoError(f"--every: must be longer than zero, got {every!r}")
+    best = min(_candidates(), key=lambda c: (abs(math.log(c[0] / seconds)), c[0]))
+    exact = math.isclose(best[0], seconds)
+    warning = ""
+    if not exact:
+        why = ("cron runs at most once a minute" if seconds < 60
+               else "cron repeats evenly only at intervals that divide an hour or a day")
+        warning = (f"{why}: every {format_duration(seconds)} becomes every "
+                   f"{format_duration(best[0])} ({best[1]})")
+    return Schedule(best[1], best[0], exact, warning)
+
+
+# --------------------------------------------------------------------------- the entry
+
+
+def tag_for(root: Path | str) -> str:
+    """The comment that marks this project's entry."""
+    return TAG_PREFIX + str(Path(root).resolve())
+
+
+def _checked_root(root: Path | str) -> Path:
+    root = Path(root).resolve()
+    if "\n" in str(root) or "\r" in str(root):
+        raise MementoError(f"{root!r}: a crontab entry cannot hold a path with a line break")
+    return root
+
+
+def agent_path(env_path: str | None = None) -> str:
+    """The PATH the entry runs with: this one (absolute folders, once each), then the system's."""
+    seen: list[str] = []
+    for part in (env_path if env_path is not None else os.environ.get("PATH", "")).split(os.pathsep):
+        if part and os.path.isabs(part) and part not in seen:
+            seen.append(part)
+    for part in ("/usr/local/bin", "/usr/bin", "/bin"):
+        if part not in seen:
+            seen.append(part)
+    return os.pathsep.join(seen)
+
+
+def tick_command(root: Path | str, *, python: str | None = None, path: str | None = None) -> str:
+    """The shell command of the entry, ``%`` already escaped for cron."""
+    root = _checked_root(root)
+    python = python or sys.executable
+    q = shlex.quote
+    log = root / "logs" / "cron.log"
+    command = (
+        f"cd {q(str(root))} && mkdir -p logs && PATH={q(agent_path(path))} "
+        f"{q(python)} -m memento_core.tick --project {q(str(root))} >> {q(str(log))} 2>&1"
+    )
+    return command.replace("%", r"\%")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One Memento entry found in a crontab."""
+
+    root: str
+    schedule: str
+    command: str
+    enabled: bool
+    line: str
+
+
+@dataclass(frozen=True)
+class InstallResult:
+    """What `install` did."""
+
+    entry: Entry
+    schedule: Schedule
+    replaced: int
+
+
+def _crontab_binary() -> str | None:
+    return shutil.which("crontab", path=os.environ.get("PATH") or os.defpath)
+
+
+def cron_available(tabfile: Path | str | None = None) -> bool:
+    """Whether there is a crontab to read (a tab file, or the `crontab` command)."""
+    return _tabfile(tabfile) is not None or _crontab_binary() is not None
+
+
+def _tabfile(tabfile: Path | str | None) -> Path | None:
+    if tabfile is not None:
+        return Path(tabfile)
+    env = os.environ.get(CRONTAB_FILE_ENV)
+    return Path(env) if env else None
+
+
+@contextmanager
+def _crontab(tabfile: Path | str | None = None, *, write: bool = False) -> Iterator:
+    """The crontab as a python-crontab object; written back on a clean exit when ``write``."""
+    from crontab import CronTab  # only cron commands pay for the import
+
+    path = _tabfile(tabfile)
+    try:
+        if path is not None:
+            if not path.exists():
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text("", encoding="utf-8")
+            tab = CronTab(tabfile=str(path))
+        else:
+            if _crontab_binary() is None:
+                raise MementoError(MISSING_CRONTAB)
+            tab = CronTab(user=True)
+    except OSError as exc:
+        raise MementoError(f"cannot read the crontab: {exc}") from None
+    yield tab
+    if write:
+        try:
+            tab.write()
+        except OSError as exc:
+            raise MementoError(f"cannot write the crontab: {exc}") from None
+
+
+def _ours(tab, root: Path) -> list:
+    tag = tag_for(root)
+    return [job for job in tab if job.comment == tag]
+
+
+def _entry(job) -> Entry:
+    return Entry(
+        root=job.comment[len(TAG_PREFIX):],
+        schedule=str(job.slices),
+        command=job.command,
+        enabled=job.is_enabled(),
+        line=job.render(),
+    )
+
+
+def install(root: Path | str, every: str | float = "5min", *, tabfile: Path | str | None = None,
+            python: str | None = None, path: str | None = None) -> InstallResult:
+    """Write (or rewrite) this project's one entry; other entries are left exactly as they were."""
+    root = _checked_root(root)
+    schedule = schedule_for(every)
+    command = tick_command(root, python=python, path=path)
+    with _crontab(tabfile, write=True) as tab:
+        jobs = _ours(tab, root)
+        if jobs:
+            job = jobs[0]
+            for other in jobs[1:]:
+                tab.remove(other)
+            job.set_command(command)
+        else:
+            job = tab.new(command=command, comment=tag_for(root))
+        job.setall(schedule.fields)
+        job.enable()
+        entry = _entry(job)
+    return InstallResult(entry, schedule, len(jobs))
+
+
+def remove(root: Path | str, *, tabfile: Path | str | None = None) -> int:
+    """Remove this project's entries; returns how many there were."""
+    root = _checked_root(root)
+    with _crontab(tabfile, write=True) as tab:
+        jobs = _ours(tab, root)
+        for job in jobs:
+            tab.remove(job)
+    return len(jobs)
+
+
+def entries(*, tabfile: Path | str | None = None) -> list[Entry]:
+    """Every Memento entry in the crontab, whichever project it is for."""
+    with _crontab(tabfile) as tab:
+        return [_entry(job) for job in tab if job.comment.startswith(TAG_PREFIX)]
+
+
+def installed(root: Path | str, *, tabfile: Path | str | None = None) -> bool:
+    """Whether this project has an entry (False when there is no crontab at all)."""
+    if not cron_available(tabfile):
+        return False
+    root = _checked_root(root)
+    with _crontab(tabfile) as tab:
+        return bool(_ours(tab, root))
+
+
+def update_interval_if_installed(root: Path | str, every_text: str, *,
+                                 tabfile: Path | str | None = None) -> bool:
+    """Reschedule this project's entry to ``every_text`` if it has one; True when it did.
+
+    For the dashboard's interval control: it never creates an entry.
+    """
+    if not cron_available(tabfile):
+        return False
+    root = _checked_root(root)
+    schedule = schedule_for(every_text)
+    with _crontab(tabfile, write=True) as tab:
+        jobs = _ours(tab, root)
+        for job in jobs:
+            job.setall(schedule.fields)
+    return bool(jobs)
+
+
+# --------------------------------------------------------------------------- systemd
+
+
+def unit_name(root: Path | str) -> str:
+    """``memento-tick-<folder>-<hash>``: unique per project, valid as a systemd unit name."""
+    root = Path(root).resolve()
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", root.name).strip("-.")[:40] or "project"
+    digest = hashlib.sha256(str(root).encode()).hexdigest()[:8]
+    return f"memento-tick-{slug}-{digest}"
+
+
+def _on_calendar(schedule: Schedule) -> str:
+    minute, hour = schedule.minute, schedule.hour
+    if schedule.fields == "0 0 * * 0":
+        return "Sun *-*-* 00:00:00"
+    m = "*" if minute == "*" else ("00/" + minute[2:] if minute.startswith("*/") else minute.zfill(2))
+    h = "*" if hour == "*" else ("00/" + hour[2:] if hour.startswith("*/") else hour.zfill(2))
+    return f"*-*-* {h}:{m}:00"
+
+
+def _systemd_quote(text: str) -> str:
+    """One argument for ExecStart=: quoted when it needs it; ``%`` is a specifier, so doubled."""
+    text = text.replace("%", "%%")
+    if re.fullmatch(r"[A-Za-z0-9_./:=+,@-]+", text):
+        return text
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def systemd_units(root: Path | str, every: str | float = "5min", *, python: str | None = None,
+                  path: str | None = None) -> tuple[str, str, str, Schedule]:
+    """(unit name, timer text, service text, schedule) for a systemd user timer."""
+    root = _checked_root(root)
+    schedule = schedule_for(every)
+    name = unit_name(root)
+    python = python or sys.executable
+    log = str(root / "logs" / "cron.log").replace("%", "%%")
+    shown = str(root).replace("%", "%%")
+    exec_start = " ".join(_systemd_quote(a) for a in
+                          (python, "-m", "memento_core.tick", "--project", str(root)))
+    service = (
+        "[Unit]\n"
+        f"Description=Memento tick for {shown}\n\n"
+        "[Service]\n"
+        "Type=oneshot\n"
+        f"WorkingDirectory={shown}\n"
+        f"Environment={_systemd_quote('PATH=' + agent_path(path))}\n"
+        f"ExecStartPre=/bin/mkdir -p {_systemd_quote(str(root / 'logs'))}\n"
+        f"ExecStart={exec_start}\n"
+        f"StandardOutput=append:{log}\n"
+        f"StandardError=append:{log}\n"
+    )
+    timer = (
+        "[Unit]\n"
+        f"Description=Memento tick for {shown} every {format_duration(schedule.seconds)}\n\n"
+        "[Timer]\n"
+        f"OnCalendar={_on_calendar(schedule)}\n"
+        "Persistent=true\n"
+        "AccuracySec=1s\n"
+        f"Unit={name}.service\n\n"
+        "[Install]\n"
+        "WantedBy=timers.target\n"
+    )
+    return name, timer, service, schedule
+
+
+def write_systemd_units(root: Path | str, every: str | float = "5min", *,
+                        directory: Path | str | None = None) -> tuple[Path, Path, Schedule]:
+    """Write the timer and service to ``directory`` (default ~/.config/systemd/user)."""
+    from .locks import atomic_write_text
+
+    name, timer, service, schedule = systemd_units(root, every)
+    target = Path(directory) if directory is not None else SYSTEMD_USER_DIR.expanduser()
+    target.mkdir(parents=True, exist_ok=True)
+    timer_path, service_path = target / f"{name}.timer", target / f"{name}.service"
+    atomic_write_text(service_path, service)
+    atomic_write_text(timer_path, timer)
+    return timer_path, service_path, schedule
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def _workspace(args: argparse.Namespace):
+    from .cli import workspace_of
+
+    return workspace_of(args)
+
+
+def _every(args: argparse.Namespace, ws) -> tuple[str, bool]:
+    """The interval to use, and whether it came from --every."""
+    if args.every:
+        return args.every, True
+    from .config import load_config
+
+    return load_config(ws.config_path).schedule_every_text, False
+
+
+def _save_every(ws, every: str) -> None:
+    """Make memento.toml say the interval cron runs at; commit it when the file was clean."""
+    from . import gitops
+    from .cli import ok, warn
+    from .config import load_config, set_schedule_every
+
+    if parse_duration(load_config(ws.config_path).schedule_every_text) == parse_duration(every):
+        return
+    rel = ws.rel(ws.config_path)
+    was_dirty = ws.config_path.exists() and rel in gitops.dirty_paths(ws.root)
+    set_schedule_every(ws.config_path, every)
+    if was_dirty:
+        warn(f"{rel} now says every = {every!r}; it had other uncommitted changes, "
+             "so commit it yourself (a tick refuses to start on a dirty tree)")
+        return
+    try:
+        gitops.commit_paths(ws.root, [rel], f"memento: schedule every {every}")
+    except MementoError as exc:
+        warn(f"{rel} now says every = {every!r} but could not be committed: {exc}")
+        return
+    ok(f"{rel}: [schedule] every = {every!r} (committed)")
+
+
+def cmd_install(args: argparse.Namespace) -> int:
+    from .cli import ok, warn
+
+    ws = _workspace(args)
+    every, given = _every(args, ws)
+    if args.systemd:
+        if args.write:
+            timer_path, service_path, schedule = write_systemd_units(ws.root, every)
+            if schedule.warning:
+                warn(schedule.warning)
+            ok(f"wrote {service_path}")
+            ok(f"wrote {timer_path}")
+            print(f"Next: systemctl --user daemon-reload && systemctl --user enable --now "
+                  f"{timer_path.name}\n(and `loginctl enable-linger {os.environ.get('USER', '$USER')}` "
+                  "so it keeps running after you log out)")
+        else:
+            name, timer, service, schedule = systemd_units(ws.root, every)
+            if schedule.warning:
+                warn(schedule.warning)
+            print(f"# ~/.config/systemd/user/{name}.service\n{service}")
+            print(f"# ~/.config/systemd/user/{name}.timer\n{timer}")
+            print(f"# then: systemctl --user daemon-reload && systemctl --user enable --now {name}.timer")
+        if given:
+            _save_every(ws, every)
+        return 0
+    result = install(ws.root, every)
+    if result.schedule.warning:
+        warn(result.schedule.warning)
+    what = "updated" if result.replaced else "installed"
+    ok(f"{what} the crontab entry for {ws.root}: {result.entry.schedule} "
+       f"(every {format_duration(result.schedule.seconds)}); output goes to {ws.rel(ws.cron_log)}")
+    if result.replaced > 1:
+        ok(f"removed {result.replaced - 1} duplicate entr{'y' if result.replaced == 2 else 'ies'}")
+    if given:
+        _save_every(ws, every)
+    return 0
+
+
+def cmd_remove(args: argparse.Namespace) -> int:
+    from .cli import ok
+
+    ws = _workspace(args)
+    if not cron_available():
+        raise MementoError(MISSING_CRONTAB)
+    count = remove(ws.root)
+    if count:
+        ok(f"removed the crontab entry for {ws.root}")
+    else:
+        ok(f"no crontab entry for {ws.root}; nothing to remove")
+    name = unit_name(ws.root)
+    if (SYSTEMD_USER_DIR.expanduser() / f"{name}.timer").exists():
+        print(f"A systemd timer exists too: systemctl --user disable --now {name}.timer")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from .cli import ok, warn
+
+    ws = None
+    try:
+        ws = _workspace(args)
+    except MementoError:
+        if getattr(args, "project", None) or getattr(args, "dir", None):
+            raise
+    found = entries()
+    here = tag_for(ws.root)[len(TAG_PREFIX):] if ws else None
+    if not found:
+        ok("no Memento entries in the crontab")
+    for entry in found:
+        state = "" if entry.enabled else " (disabled)"
+        mine = "  <- this project" if entry.root == here else ""
+        print(f"[ok] {entry.root}{state}{mine}\n     {entry.line}")
+    if ws is not None and not any(e.root == here for e in found):
+        warn(f"{ws.root} has no crontab entry; `memento cron install` adds one")
+        return 1
+    return 0
+
+
+def register(sub, common, with_dir) -> None:
+    """Add `memento cron install | remove | show` to the command line."""
+    cron = sub.add_parser("cron", help="schedule ticks with cron (or systemd timers)")
+    actions = cron.add_subparsers(dest="cron_command", metavar="ACTION", required=True)
+
+    p = with_dir(actions.add_parser("install", parents=[common],
+                                    help="add (or update) this project's crontab entry"))
+    p.add_argument("--every", metavar="INTERVAL",
+                   help="how often, e.g. 5min, 15m, 1h (default: memento.toml [schedule] every); "
+                        "also written to memento.toml")
+    p.add_argument("--systemd", action="store_true",
+                   help="print a systemd user timer + service instead of touching the crontab")
+    p.add_argument("--write", action="store_true",
+                   help="with --systemd: write them to ~/.config/systemd/user/")
+    p.set_defaults(func=cmd_install)
+
+    p = with_dir(actions.add_parser("remove", parents=[common],
+                                    help="remove this project's crontab entry"))
+    p.set_defaults(func=cmd_remove)
+
+    p = with_dir(actions.add_parser("show", parents=[common],
+                                    help="show Memento's crontab entries"))
+    p.set_defaults(func=cmd_show)
