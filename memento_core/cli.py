@@ -364,6 +364,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dir", metavar="DIR", help="a new or empty folder")
     p.set_defaults(func=cmd_demo)
 
+    from . import agent_check, cron
+
+    agent_check.register(sub, common, with_dir)
+    cron.register(sub, common, with_dir)
+
     for extend in EXTENSIONS:
         extend(sub, common, with_dir)
     return parser
