@@ -1,0 +1,351 @@
+"""The real agent presets: exact argv for each, and each one driven through a full tick.
+
+The integration tests put a stub executable with the preset's binary name
+(`claude`, `codex`, …) first on PATH. The stub records its argv, its working
+directory and everything it read on stdin, then makes the task's edit, so
+the whole path — prompt file, stdin, timeout, log, verify, commit — is the
+real one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memento_core import agents
+from memento_core.agent_check import probe, probe_all
+from memento_core.agents import GEMINI_PROMPT_SUFFIX, build_invocation, openclaw_message
+from memento_core.config import Config
+from memento_core.engine import run_tick
+from memento_core.scaffold import init_workspace
+
+REAL_PRESETS = ("claude", "codex", "aider", "gemini", "openclaw")
+
+
+@pytest.fixture(autouse=True)
+def no_process_left_behind():
+    yield
+    assert agents._RUNNING == {}
+
+
+def request(tmp_path: Path, **kw) -> dict:
+    prompt = tmp_path / ".memento" / "prompts" / "T-1.md"
+    prompt.parent.mkdir(parents=True, exist_ok=True)
+    prompt.write_text("SYSTEM\n\n---\n\n# Your task: T-1\n", encoding="utf-8")
+    system = tmp_path / "scripts" / "tick_worker_system_prompt.md"
+    system.parent.mkdir(parents=True, exist_ok=True)
+    system.write_text("SYSTEM\n", encoding="utf-8")
+    args = dict(task_id="T-1", do_command=None, prompt_file=prompt, system_prompt_file=system,
+                workdir=tmp_path)
+    args.update(kw)
+    return args
+
+
+def config(preset: str, model: str = "", extra: tuple[str, ...] = ()) -> Config:
+    return Config(agent_preset=preset, agent_model=model, agent_extra_args=extra,
+                  agent_timeout=1200.0)
+
+
+# ------------------------------------------------------------------ exact argv
+
+
+def test_claude_argv(tmp_path):
+    req = request(tmp_path)
+    inv = build_invocation(config("claude"), **req)
+    assert inv.argv == (
+        "claude", "-p", "--permission-mode", "acceptEdits", "--output-format", "text",
+        "--append-system-prompt-file", str(req["system_prompt_file"]),
+    )
+    assert inv.stdin_path == req["prompt_file"] and not inv.shell and inv.preset == "claude"
+    inv = build_invocation(config("claude", "opus", ("--max-turns", "40")), **req)
+    assert inv.argv[-4:] == ("--model", "opus", "--max-turns", "40")
+
+
+def test_claude_without_a_system_prompt_file_leaves_the_flag_out(tmp_path):
+    req = request(tmp_path)
+    req["system_prompt_file"].unlink()
+    inv = build_invocation(config("claude"), **req)
+    assert inv.argv == ("claude", "-p", "--permission-mode", "acceptEdits", "--output-format", "text")
+
+
+def test_codex_argv(tmp_path):
+    req = request(tmp_path)
+    inv = build_invocation(config("codex"), **req)
+    assert inv.argv == (
+        "codex", "exec", "--sandbox", "workspace-write", "--cd", str(tmp_path), "--color", "never", "-",
+    )
+    assert inv.stdin_path == req["prompt_file"]
+    inv = build_invocation(config("codex", "gpt-5-codex", ("-c", "x=1")), **req)
+    # extra arguments come before the trailing "-" (the prompt is read from stdin)
+    assert inv.argv[8:] == ("--model", "gpt-5-codex", "-c", "x=1", "-")
+
+
+def test_gemini_argv(tmp_path):
+    req = request(tmp_path)
+    inv = build_invocation(config("gemini"), **req)
+    assert inv.argv == ("gemini", "--approval-mode", "auto_edit", "--prompt", GEMINI_PROMPT_SUFFIX)
+    assert inv.stdin_path == req["prompt_file"]
+    inv = build_invocation(config("gemini", "gemini-2.5-pro", ("--debug",)), **req)
+    assert inv.argv == ("gemini", "--approval-mode", "auto_edit", "--model", "gemini-2.5-pro",
+                        "--debug", "--prompt", GEMINI_PROMPT_SUFFIX)
+
+
+AIDER_FLAGS = (
+    "--yes-always", "--no-auto-commits", "--no-dirty-commits", "--no-gitignore",
+    "--no-check-update", "--no-show-release-notes", "--analytics-disable",
+    "--no-suggest-shell-commands", "--no-detect-urls", "--no-pretty", "--no-stream",
+    "--no-fancy-input",
+)
+
+
+def test_aider_argv(tmp_path):
+    (tmp_path / "src").mkdir()
+    req = request(tmp_path, context_files=["src/app.py", "src/", "tests/*.py", "src", "README.md"])
+    inv = build_invocation(config("aider", "sonnet", ("--map-tokens", "2048")), **req)
+    state = tmp_path / ".memento"
+    assert inv.argv == (
+        "aider", "--message-file", str(req["prompt_file"]),
+        "--read", str(req["system_prompt_file"]),
+        *AIDER_FLAGS,
+        "--input-history-file", str(state / "aider.input.history"),
+        "--chat-history-file", str(state / "aider.chat.history.md"),
+        "--model", "sonnet", "--map-tokens", "2048",
+        "src/app.py", "README.md",  # folders and patterns are not files aider can open
+    )
+    assert inv.stdin_path is None  # the prompt comes from --message-file; stdin is /dev/null
+
+
+def test_aider_reads_context_files_from_the_plan_when_not_given(tmp_path):
+    plan = tmp_path / "docs" / "MASTER_PLAN.md"
+    plan.parent.mkdir(parents=True)
+    plan.write_text(
+        "# MASTER_PLAN: x\n\n## Meta\n- tick_mode: auto\n\n## Phase 1: A\n\n"
+        "- [ ] `T-1` Do it\n  - verify: `true`\n  - context_files: [a.py, docs/]\n",
+        encoding="utf-8")
+    inv = build_invocation(config("aider"), **request(tmp_path))
+    assert inv.argv[-1] == "a.py" and "docs/" not in inv.argv
+
+
+def test_openclaw_argv(tmp_path):
+    req = request(tmp_path)
+    inv = build_invocation(config("openclaw", "ignored-model", ("--thinking", "high")), **req)
+    argv = inv.argv
+    assert argv[:4] == ("openclaw", "agent", "--local", "--session-id")
+    assert argv[4].startswith("memento-T-1-") and len(argv[4]) == len("memento-T-1-") + 12
+    assert argv[5:] == ("--timeout", "1200", "--thinking", "high",
+                        "--message", openclaw_message(agents.AgentRequest(
+                            "T-1", None, req["prompt_file"], req["system_prompt_file"], tmp_path)))
+    assert str(req["prompt_file"]) in argv[-1] and str(tmp_path) in argv[-1]
+    assert "ignored-model" not in argv  # openclaw agent has no per-run model flag
+    assert inv.stdin_path is None
+    # A new prompt (a retry carries its failed attempts) is a new session.
+    req["prompt_file"].write_text("other prompt\n", encoding="utf-8")
+    assert build_invocation(config("openclaw"), **req).argv[4] != argv[4]
+
+
+@pytest.mark.parametrize("preset", REAL_PRESETS)
+def test_every_real_preset_names_its_binary_first(tmp_path, preset):
+    inv = build_invocation(config(preset), **request(tmp_path))
+    assert inv.argv[0] == preset == agents.PRESETS[preset].binary
+
+
+# ------------------------------------------------------------------ stub binaries through a tick
+
+STUB = """#!{python}
+import json, os, sys
+stdin = sys.stdin.read()
+record = {{"argv": sys.argv[1:], "cwd": os.getcwd(), "stdin": stdin,
+          "task": os.environ.get("MEMENTO_TASK_ID")}}
+with open(os.environ["STUB_RECORD"], "w", encoding="utf-8") as fh:
+    json.dump(record, fh)
+with open("hello.txt", "w", encoding="utf-8") as fh:
+    fh.write("edited by the {name} stub\\n")
+print("{name} stub: edited hello.txt")
+"""
+
+PLAN = """# MASTER_PLAN: stubs
+
+## Meta
+- tick_mode: auto
+- max_retries: 3
+- max_tasks_per_tick: 1
+
+---
+
+## Phase 1: One
+<!-- depends: none -->
+
+- [ ] `T-101` [MODULE:hello] Write hello.txt
+  - verify: `grep -q 'edited by the' hello.txt`
+  - context_files: [hello.txt]
+  - retries: 0
+"""
+
+
+def make_stub(bin_dir: Path, name: str) -> Path:
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    stub = bin_dir / name
+    stub.write_text(STUB.format(python=sys.executable, name=name), encoding="utf-8")
+    stub.chmod(0o755)
+    return stub
+
+
+def workspace(root: Path, preset: str) -> Path:
+    init_workspace(root, project="stubs")
+    (root / "docs" / "MASTER_PLAN.md").write_text(PLAN, encoding="utf-8")
+    (root / "memento.toml").write_text(
+        f'[agent]\npreset = "{preset}"\ntimeout = "1min"\nmodel = "stub-model"\n'
+        f'extra_args = ["--stub-extra"]\n\n[verify]\ntimeout = "1min"\n', encoding="utf-8")
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    subprocess.run(["git", "commit", "-q", "-m", "stub plan"], cwd=root, check=True)
+    return root
+
+
+@pytest.mark.parametrize("preset", REAL_PRESETS)
+def test_preset_runs_through_a_full_tick(tmp_path, monkeypatch, git_identity, preset):
+    root = workspace(tmp_path / "project", preset)
+    make_stub(tmp_path / "bin", preset)
+    record_path = tmp_path / "record.json"
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("STUB_RECORD", str(record_path))
+
+    outcome = run_tick(root)
+
+    assert outcome.exit_code == 0, outcome.message
+    assert [(r.task_id, r.passed) for r in outcome.results] == [("T-101", True)], outcome.message
+    record = json.loads(record_path.read_text(encoding="utf-8"))
+    prompt_file = root / ".memento" / "prompts" / "T-101.md"
+    system_file = root / "scripts" / "tick_worker_system_prompt.md"
+    expected = build_invocation(
+        Config(agent_preset=preset, agent_model="stub-model", agent_extra_args=("--stub-extra",),
+               agent_timeout=60.0),
+        task_id="T-101", do_command=None, prompt_file=prompt_file,
+        system_prompt_file=system_file, workdir=root)
+    assert record["argv"] == list(expected.argv[1:])
+    assert "--stub-extra" in record["argv"]
+    assert Path(record["cwd"]) == root and record["task"] == "T-101"
+    prompt = prompt_file.read_text(encoding="utf-8")
+    assert "# Your task: T-101" in prompt
+    if expected.stdin_path is not None:
+        assert record["stdin"] == prompt  # the whole prompt, system prompt included
+    else:
+        assert record["stdin"] == ""  # /dev/null: nothing can wait for a keyboard
+    if preset in ("claude", "codex", "gemini", "aider"):
+        assert "stub-model" in record["argv"]
+    # the edit was verified and committed; the log holds the command line and the agent's output
+    assert (root / "hello.txt").read_text() == f"edited by the {preset} stub\n"
+    log = (root / outcome.log).read_text(encoding="utf-8")
+    assert f"agent ({preset}) in {root}: {expected.display()}" in log
+    assert f"{preset} stub: edited hello.txt" in log
+    assert "agent exited with code 0" in log
+    subject = subprocess.run(["git", "log", "-1", "--format=%s"], cwd=root, check=True,
+                             capture_output=True, text=True).stdout.strip()
+    assert subject.startswith("memento: complete T-101")
+    assert "hello.txt" in subprocess.run(["git", "show", "--name-only", "--format=", "HEAD"],
+                                         cwd=root, check=True, capture_output=True, text=True).stdout
+
+
+def test_missing_binary_is_the_tasks_failure_reason(tmp_path, monkeypatch, git_identity):
+    root = workspace(tmp_path / "project", "codex")
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    outcome = run_tick(root)
+    assert [r.passed for r in outcome.results] == [False]
+    assert outcome.results[0].reason == "agent binary 'codex' not found on PATH (preset codex)"
+
+
+# ------------------------------------------------------------------ memento agents
+
+
+def test_probe_finds_the_stub_and_its_version(tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    stub = bin_dir / "claude"
+    stub.write_text("#!/bin/sh\necho '9.9.9 (Claude Code)'\n", encoding="utf-8")
+    stub.chmod(0o755)
+    found = probe(agents.PRESETS["claude"], selected=True, env={"PATH": str(bin_dir)})
+    assert found.path == str(stub) and found.version == "9.9.9 (Claude Code)"
+    assert found.selected and found.runnable and found.note == ""
+    missing = probe(agents.PRESETS["codex"], env={"PATH": str(bin_dir)})
+    assert missing.path is None and not missing.runnable
+    assert missing.note == "'codex' not found on PATH"
+
+
+def test_probe_of_a_hanging_version_is_bounded_and_leaves_nothing(tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    stub = bin_dir / "gemini"
+    stub.write_text("#!/bin/sh\necho starting\nsleep 61.25 &\nsleep 61.25\n", encoding="utf-8")
+    stub.chmod(0o755)
+    found = probe(agents.PRESETS["gemini"], env={"PATH": f"{bin_dir}:/usr/bin:/bin"}, timeout=0.5)
+    assert found.version == "starting"
+    assert "did not answer within 0.5s" in found.note
+    assert sleepers("61.25") == []  # the whole process group is gone, background child included
+
+
+def sleepers(mark: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
+                state = (entry / "stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if argv[:2] == [b"sleep", mark.encode()] and state not in (b"Z", b"X"):
+                found.append(int(entry.name))
+    return found
+
+
+def test_probe_all_lists_every_preset_and_marks_the_selected_one():
+    probes = probe_all("script", env={"PATH": "/nonexistent"})
+    assert [p.preset for p in probes] == list(agents.PRESETS)
+    assert [p.preset for p in probes if p.selected] == ["script"]
+
+
+def test_memento_agents_command(tmp_path, git_identity):
+    root = workspace(tmp_path / "project", "gemini")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "gemini").write_text("#!/bin/sh\necho 0.9.0\n", encoding="utf-8")
+    (bin_dir / "gemini").chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.path.dirname(sys.executable)}:/usr/bin:/bin"}
+    run = subprocess.run([sys.executable, "-m", "memento_core.cli", "agents", str(root)],
+                         capture_output=True, text=True, env=env)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    gemini = next(ln for ln in lines if ln.split()[1] == "gemini")
+    assert gemini.startswith("[ok]") and "0.9.0" in gemini and gemini.endswith("<- memento.toml")
+    assert any(ln.startswith("[warn] claude") for ln in lines)
+    run = subprocess.run([sys.executable, "-m", "memento_core.cli", "agents", "--json",
+                          "--project", str(root)], capture_output=True, text=True, env=env)
+    doc = json.loads(run.stdout)
+    assert doc["selected"] == "gemini" and doc["root"] == str(root)
+    assert {p["preset"]: p["version"] for p in doc["presets"]}["gemini"] == "0.9.0"
+    # the selected preset's CLI missing: exit 1, so scripts notice
+    (bin_dir / "gemini").unlink()
+    run = subprocess.run([sys.executable, "-m", "memento_core.cli", "agents", str(root)],
+                         capture_output=True, text=True, env=env)
+    assert run.returncode == 1
+
+
+def test_a_hanging_agent_is_stopped_at_the_task_timeout(tmp_path, monkeypatch, git_identity):
+    root = workspace(tmp_path / "project", "claude")
+    plan = root / "docs" / "MASTER_PLAN.md"
+    plan.write_text(plan.read_text().replace("  - retries: 0\n", "  - timeout: 1s\n  - retries: 0\n"))
+    subprocess.run(["git", "commit", "-q", "-am", "timeout"], cwd=root, check=True)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "claude").write_text(f"#!{sys.executable}\nimport time\nprint('thinking', flush=True)\n"
+                                    "time.sleep(61.5)\n", encoding="utf-8")
+    (bin_dir / "claude").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    outcome = run_tick(root)
+    assert [r.passed for r in outcome.results] == [False]
+    assert outcome.results[0].reason.startswith("agent timed out after 1")
+    log = (root / outcome.log).read_text(encoding="utf-8")
+    assert "thinking" in log and "[memento] timed out after" in log
