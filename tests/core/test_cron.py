@@ -1,0 +1,337 @@
+"""memento_core.cron against python-crontab tab files, and once against the real user crontab."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memento_core import cron
+from memento_core.cli import main
+from memento_core.errors import MementoError
+from memento_core.scaffold import init_workspace
+
+OTHERS = """\
+# a person's crontab: every byte of this must survive
+MAILTO=someone@example.invalid
+SHELL=/bin/bash
+*/10 * * * * /usr/local/bin/backup --quiet >> /var/log/backup.log 2>&1 # nightly-ish
+@reboot /home/someone/start-things.sh
+# 0 3 * * * /usr/bin/disabled-job
+15 4 * * 1-5 echo "100\\% done" # percent already escaped
+"""
+
+
+def entry_lines(text: str) -> list[str]:
+    return [ln for ln in text.splitlines() if cron.TAG_PREFIX in ln]
+
+
+def other_lines(text: str) -> list[str]:
+    return [ln for ln in text.splitlines() if cron.TAG_PREFIX not in ln]
+
+
+@pytest.fixture
+def tab(tmp_path) -> Path:
+    path = tmp_path / "crontab.txt"
+    path.write_text(OTHERS, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    root = tmp_path / "my project"
+    root.mkdir()
+    return root
+
+
+# ------------------------------------------------------------------ schedules
+
+
+@pytest.mark.parametrize(("every", "fields", "exact"), [
+    ("1min", "* * * * *", True),
+    ("5min", "*/5 * * * *", True),
+    ("15m", "*/15 * * * *", True),
+    ("30min", "*/30 * * * *", True),
+    ("60min", "0 * * * *", True),
+    ("2h", "0 */2 * * *", True),
+    ("12h", "0 */12 * * *", True),
+    ("1d", "0 0 * * *", True),
+    ("7d", "0 0 * * 0", True),
+    (300, "*/5 * * * *", True),
+    ("30s", "* * * * *", False),
+    ("90s", "*/2 * * * *", False),
+    ("7min", "*/6 * * * *", False),
+    ("45min", "0 * * * *", False),
+    ("5h", "0 */6 * * *", False),
+])
+def test_schedule_for(every, fields, exact):
+    schedule = cron.schedule_for(every)
+    assert (schedule.fields, schedule.exact) == (fields, exact)
+    assert bool(schedule.warning) == (not exact)
+
+
+def test_inexact_schedules_say_what_they_became():
+    assert cron.schedule_for("7min").warning == (
+        "cron repeats evenly only at intervals that divide an hour or a day: "
+        "every 7m00s becomes every 6m00s (*/6 * * * *)")
+    assert cron.schedule_for("20s").warning.startswith("cron runs at most once a minute")
+
+
+@pytest.mark.parametrize("bad", ["soon", "0", "-5min", "5 parsecs"])
+def test_bad_intervals_are_clear_errors(bad):
+    with pytest.raises(MementoError, match="--every"):
+        cron.schedule_for(bad)
+
+
+# ------------------------------------------------------------------ the command
+
+
+def test_tick_command(project):
+    command = cron.tick_command(project, python="/opt/py/bin/python3", path="/home/me/.local/bin:relative:/usr/bin")
+    root = str(project.resolve())
+    assert command == (
+        f"cd '{root}' && mkdir -p logs && PATH=/home/me/.local/bin:/usr/bin:/usr/local/bin:/bin "
+        f"/opt/py/bin/python3 -m memento_core.tick --project '{root}' >> '{root}/logs/cron.log' 2>&1"
+    )
+
+
+def test_percent_is_escaped_for_cron(tmp_path):
+    root = tmp_path / "100%"
+    root.mkdir()
+    command = cron.tick_command(root, python="/usr/bin/python3", path="/usr/bin")
+    assert "%" not in command.replace("\\%", "")
+    assert command.count("\\%") == 3  # cd, --project, log
+
+
+def test_default_command_uses_this_python_and_this_path(project, monkeypatch):
+    monkeypatch.setenv("PATH", "/custom/agents/bin:/usr/bin")
+    command = cron.tick_command(project)
+    assert f"{sys.executable} -m memento_core.tick" in command
+    assert "PATH=/custom/agents/bin:/usr/bin:/usr/local/bin:/bin " in command
+
+
+def test_a_path_with_a_line_break_is_refused(tmp_path):
+    with pytest.raises(MementoError, match="line break"):
+        cron.tick_command(tmp_path / "a\nb")
+
+
+# ------------------------------------------------------------------ tab file
+
+
+def test_install_twice_leaves_one_entry_and_other_entries_untouched(tab, project):
+    result = cron.install(project, "5min", tabfile=tab)
+    assert result.replaced == 0 and result.schedule.fields == "*/5 * * * *"
+    text = tab.read_text(encoding="utf-8")
+    assert other_lines(text) == OTHERS.splitlines()
+    [line] = entry_lines(text)
+    assert line.startswith("*/5 * * * * cd ")
+    assert line.endswith(f"# memento: {project.resolve()}")
+
+    again = cron.install(project, "10min", tabfile=tab)
+    assert again.replaced == 1
+    text = tab.read_text(encoding="utf-8")
+    assert other_lines(text) == OTHERS.splitlines()
+    [line] = entry_lines(text)
+    assert line.startswith("*/10 * * * * cd ")
+
+
+def test_remove_gives_back_the_crontab_byte_for_byte(tab, project):
+    cron.install(project, "5min", tabfile=tab)
+    assert cron.installed(project, tabfile=tab)
+    assert cron.remove(project, tabfile=tab) == 1
+    assert tab.read_text(encoding="utf-8") == OTHERS
+    assert not cron.installed(project, tabfile=tab)
+    assert cron.remove(project, tabfile=tab) == 0
+
+
+def test_duplicates_left_by_hand_are_folded_into_one(tab, project):
+    tag = cron.tag_for(project)
+    with open(tab, "a", encoding="utf-8") as fh:
+        fh.write(f"* * * * * echo one # {tag}\n*/3 * * * * echo two # {tag}\n")
+    result = cron.install(project, "5min", tabfile=tab)
+    assert result.replaced == 2
+    assert len(entry_lines(tab.read_text(encoding="utf-8"))) == 1
+
+
+def test_projects_have_separate_entries(tab, tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    cron.install(a, "5min", tabfile=tab)
+    cron.install(b, "1h", tabfile=tab)
+    assert sorted(e.root for e in cron.entries(tabfile=tab)) == [str(a.resolve()), str(b.resolve())]
+    cron.remove(a, tabfile=tab)
+    [left] = cron.entries(tabfile=tab)
+    # python-crontab writes "0 * * * *" as its cron alias
+    assert left.root == str(b.resolve()) and left.schedule == "@hourly"
+
+
+def test_a_project_whose_path_is_a_prefix_of_another_is_not_confused(tab, tmp_path):
+    a, ab = tmp_path / "proj", tmp_path / "proj-2"
+    a.mkdir()
+    ab.mkdir()
+    cron.install(ab, "5min", tabfile=tab)
+    assert not cron.installed(a, tabfile=tab)
+    assert cron.remove(a, tabfile=tab) == 0
+    assert cron.installed(ab, tabfile=tab)
+
+
+def test_update_interval_if_installed(tab, project):
+    assert cron.update_interval_if_installed(project, "10min", tabfile=tab) is False
+    assert tab.read_text(encoding="utf-8") == OTHERS  # never creates an entry
+    cron.install(project, "5min", tabfile=tab)
+    command = cron.entries(tabfile=tab)[0].command
+    assert cron.update_interval_if_installed(project, "15min", tabfile=tab) is True
+    [entry] = cron.entries(tabfile=tab)
+    assert entry.schedule == "*/15 * * * *" and entry.command == command
+    assert other_lines(tab.read_text(encoding="utf-8")) == OTHERS.splitlines()
+
+
+def test_missing_crontab_binary_is_a_clear_error(project, monkeypatch, tmp_path):
+    monkeypatch.delenv(cron.CRONTAB_FILE_ENV, raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
+    with pytest.raises(MementoError) as info:
+        cron.install(project, "5min")
+    assert "`crontab` command is not installed" in str(info.value)
+    assert "apt-get install cron" in str(info.value)
+    assert cron.installed(project) is False
+    assert cron.update_interval_if_installed(project, "5min") is False
+
+
+# ------------------------------------------------------------------ systemd
+
+
+def test_systemd_units(project):
+    name, timer, service, schedule = cron.systemd_units(project, "5min", python="/opt/py/bin/python3",
+                                                        path="/usr/bin")
+    root = project.resolve()
+    assert name.startswith("memento-tick-my-project-") and len(name) == len("memento-tick-my-project-") + 8
+    assert "OnCalendar=*-*-* *:00/5:00\n" in timer
+    assert "Persistent=true\n" in timer and f"Unit={name}.service\n" in timer
+    assert "WantedBy=timers.target" in timer
+    assert "Type=oneshot\n" in service
+    assert f'ExecStart=/opt/py/bin/python3 -m memento_core.tick --project "{root}"\n' in service
+    assert f"StandardOutput=append:{root}/logs/cron.log\n" in service
+    assert "Environment=PATH=/usr/bin:/usr/local/bin:/bin\n" in service
+    assert schedule.exact
+
+
+@pytest.mark.parametrize(("every", "calendar"), [
+    ("1min", "*-*-* *:*:00"), ("1h", "*-*-* *:00:00"), ("2h", "*-*-* 00/2:00:00"),
+    ("1d", "*-*-* 00:00:00"), ("7d", "Sun *-*-* 00:00:00"),
+])
+def test_systemd_calendar(project, every, calendar):
+    _, timer, _, _ = cron.systemd_units(project, every)
+    assert f"OnCalendar={calendar}\n" in timer
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze not installed")
+def test_systemd_accepts_the_calendar_expressions(project):
+    for every in ("1min", "5min", "1h", "2h", "1d", "7d"):
+        _, timer, _, _ = cron.systemd_units(project, every)
+        expr = timer.split("OnCalendar=")[1].splitlines()[0]
+        check = subprocess.run(["systemd-analyze", "calendar", expr], capture_output=True, text=True)
+        assert check.returncode == 0, (expr, check.stderr)
+
+
+# ------------------------------------------------------------------ command line
+
+
+@pytest.fixture
+def workspace(tmp_path, git_identity) -> Path:
+    root = tmp_path / "ws"
+    init_workspace(root, project="ws")
+    return root
+
+
+def test_cli_install_show_remove(workspace, tab, monkeypatch, capsys):
+    monkeypatch.setenv(cron.CRONTAB_FILE_ENV, str(tab))
+    assert main(["cron", "install", "--every", "7min", str(workspace)]) == 0
+    out = capsys.readouterr().out
+    assert "[warn] cron repeats evenly only at intervals" in out
+    assert f"[ok] installed the crontab entry for {workspace}: */6 * * * * (every 6m00s)" in out
+    assert "memento.toml: [schedule] every = '7min' (committed)" in out
+    assert 'every = "7min"' in (workspace / "memento.toml").read_text()
+    dirty = subprocess.run(["git", "status", "--porcelain"], cwd=workspace, capture_output=True,
+                           text=True).stdout
+    assert dirty == ""  # the tick would refuse a dirty tree: memento.toml was committed
+
+    assert main(["cron", "install", "--project", str(workspace)]) == 0
+    out = capsys.readouterr().out
+    assert "[ok] updated the crontab entry" in out and "(committed)" not in out  # 7min from memento.toml
+    assert len(entry_lines(tab.read_text())) == 1
+
+    assert main(["cron", "show", str(workspace)]) == 0
+    out = capsys.readouterr().out
+    assert f"[ok] {workspace}  <- this project" in out and "memento_core.tick" in out
+
+    assert main(["cron", "remove", str(workspace)]) == 0
+    assert "[ok] removed the crontab entry" in capsys.readouterr().out
+    assert tab.read_text() == OTHERS
+    assert main(["cron", "show", str(workspace)]) == 1
+    assert "has no crontab entry" in capsys.readouterr().out
+
+
+def test_cli_without_crontab_binary(workspace, monkeypatch, tmp_path, capsys):
+    monkeypatch.delenv(cron.CRONTAB_FILE_ENV, raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
+    assert main(["cron", "install", str(workspace)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("[error] the `crontab` command is not installed") and "cron" in err
+
+
+def test_cli_systemd_print_and_write(workspace, monkeypatch, tmp_path, capsys):
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    assert main(["cron", "install", "--systemd", str(workspace)]) == 0
+    out = capsys.readouterr().out
+    assert "Persistent=true" in out and "ExecStart=" in out
+    assert not (home / ".config").exists()
+    assert main(["cron", "install", "--systemd", "--write", str(workspace)]) == 0
+    written = sorted(p.name for p in (home / ".config" / "systemd" / "user").iterdir())
+    name = cron.unit_name(workspace)
+    assert written == [f"{name}.service", f"{name}.timer"]
+    assert "systemctl --user daemon-reload" in capsys.readouterr().out
+
+
+# ------------------------------------------------------------------ the real user crontab
+
+
+def _user_crontab() -> str | None:
+    run = subprocess.run(["crontab", "-l"], capture_output=True, text=True)
+    return run.stdout if run.returncode == 0 else None
+
+
+def _restore_user_crontab(saved: str | None) -> None:
+    if saved is None:
+        subprocess.run(["crontab", "-r"], capture_output=True)
+    else:
+        subprocess.run(["crontab", "-"], input=saved, text=True, check=True)
+
+
+@pytest.mark.skipif(shutil.which("crontab") is None, reason="no crontab binary (Debian package: cron)")
+def test_real_crontab_round_trip(project, monkeypatch):
+    monkeypatch.delenv(cron.CRONTAB_FILE_ENV, raising=False)
+    saved = _user_crontab()
+    marker = f"# memento test marker {os.getpid()}"
+    try:
+        base = (saved or "") + f"{marker}\n17 3 * * * /bin/true {marker[2:]}\n"
+        subprocess.run(["crontab", "-"], input=base, text=True, check=True)
+        cron.install(project, "5min")
+        cron.install(project, "5min")
+        now = _user_crontab() or ""
+        assert len(entry_lines(now)) == 1 and cron.tag_for(project) in now
+        # python-crontab puts a blank line before the entry it adds; nothing else changes
+        assert [ln for ln in other_lines(now) if ln] == base.splitlines()
+        assert cron.installed(project)
+        assert cron.update_interval_if_installed(project, "10min")
+        assert "*/10 * * * *" in entry_lines(_user_crontab() or "")[0]
+        assert cron.remove(project) == 1
+        assert _user_crontab() == base
+    finally:
+        _restore_user_crontab(saved)
+    assert _user_crontab() == saved
