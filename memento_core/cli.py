@@ -369,6 +369,12 @@ def build_parser() -> argparse.ArgumentParser:
     agent_check.register(sub, common, with_dir)
     cron.register(sub, common, with_dir)
 
+    from . import checkpoint, doctor
+
+    doctor.register(sub, common, with_dir)
+    p = with_dir(sub.add_parser("ack", parents=[common], help="mark the unsurfaced results as seen"))
+    p.set_defaults(func=checkpoint.run_ack)
+
     for extend in EXTENSIONS:
         extend(sub, common, with_dir)
     return parser
