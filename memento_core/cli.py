@@ -369,6 +369,10 @@ def build_parser() -> argparse.ArgumentParser:
     agent_check.register(sub, common, with_dir)
     cron.register(sub, common, with_dir)
 
+    from .memory.cli import register as register_memory
+
+    register_memory(sub, common, with_dir)
+
     from . import checkpoint, doctor
 
     doctor.register(sub, common, with_dir)

@@ -174,6 +174,7 @@ def create_demo(root: Path | str, now: datetime | None = None) -> Path:
     add_note(root / "docs" / "HUMAN_NOTES.md", "Keep evaluate() to one binary operation: `a op b`.",
              target="T-202", now=now)
     files = [p.relative_to(root).as_posix() for p in root.rglob("*")
-             if p.is_file() and ".git" not in p.parts and ".memento" not in p.parts]
+             if p.is_file() and ".git" not in p.parts and ".memento" not in p.parts
+             and p.relative_to(root).parts[0] != "memory"]  # its own repository (SPEC §9)
     gitops.commit_paths(root, files, "memento: demo project")
     return root

@@ -75,6 +75,9 @@ def init_workspace(root: Path | str, *, project: str | None = None, now: datetim
         report.created.append(".gitignore")
     for directory in (ws.logs_dir, ws.claims_dir, ws.memento_dir / "locks"):
         directory.mkdir(parents=True, exist_ok=True)
+    from .memory import init_store
+
+    init_store(ws)  # memory/ is its own repository (SPEC §9), git-ignored by the project
     if commit and report.created:
         report.commit = gitops.commit_paths(root, report.created, "memento: init workspace")
     return report

@@ -1,0 +1,87 @@
+"""Long-term memory (SPEC §9): memory/ as its own git repository, written through one safe tool.
+
+Layers: ``journal/YYYY-MM-DD.md`` (every tick appends), ``knowledge/{lessons,
+decisions,people}/`` (front matter entries, CRUD-checked writes),
+``.archive/`` (weekly gc). MEMORY.md is generated; PERSONA.md belongs to people.
+
+The engine calls ``commit_unattributed`` after the agent and ``record_tick``
+at the end of a tick; the prompt calls ``tree_for_prompt``; the dashboard
+uses ``list_entries``, ``read_entry`` and ``entry_history``.
+"""
+
+from __future__ import annotations
+
+from ..workspace import Workspace
+from .entries import MemoryEntry
+from .journal import record_tick
+from .store import (
+    UnattributedWrite,
+    commit_leftovers,
+    ensure_store,
+    history,
+    jail,
+    locked,
+    unattributed_writes,
+)
+from .tree import list_entries, tree_for_prompt
+from .writes import WriteResult, write_entry
+
+
+def init_store(ws: Workspace) -> bool:
+    """Create memory/ as its own repository if it is not one yet (`memento init`); True if made."""
+    from .store import is_store
+
+    if is_store(ws.memory_dir):
+        return False
+    with locked(ws):
+        pass
+    return True
+
+
+def commit_unattributed(ws: Workspace, task_id: str) -> list[str]:
+    """Commit raw writes into memory/ that bypassed `memento memory write` (the engine, after the agent).
+
+    Their commit says "unattributed write by <task>: paths" with the trailer
+    ``Memento-Memory: unattributed``, and a line goes to
+    ``.memento/memory_unattributed.jsonl`` for `memento doctor`. Returns the commits.
+    """
+    if not ws.memory_dir.is_dir():
+        return []
+    with locked(ws) as root:
+        return [sha for _, sha in commit_leftovers(ws, root, task_id)]
+
+
+def read_entry(ws: Workspace, path: str) -> str:
+    """The text of one entry (MEMORY.md and PERSONA.md included); MementoError if refused or missing."""
+    from ..errors import MementoError
+
+    rel, target = jail(ws, path, writing=False)
+    try:
+        return target.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        raise MementoError(f"memory/{rel} does not exist") from None
+    except IsADirectoryError:
+        raise MementoError(f"memory/{rel} is a folder") from None
+
+
+def entry_history(ws: Workspace, path: str, n: int = 50) -> list[tuple[str, str, str]]:
+    """(sha, ISO date, subject) of the commits that touched ``path``, newest first."""
+    rel, _ = jail(ws, path, writing=False)
+    return [(c.sha, c.date, c.subject) for c in history(ws, rel, n)]
+
+
+__all__ = [
+    "MemoryEntry",
+    "UnattributedWrite",
+    "WriteResult",
+    "commit_unattributed",
+    "ensure_store",
+    "entry_history",
+    "init_store",
+    "list_entries",
+    "read_entry",
+    "record_tick",
+    "tree_for_prompt",
+    "unattributed_writes",
+    "write_entry",
+]

@@ -1,0 +1,209 @@
+"""CRUD validation of a knowledge write (SPEC §9, after the OpenClaw article).
+
+Before anything is written the entry is read and compared with the new
+content, block by block: already covered → NOOP; ``--update`` → the old
+paragraph stays, marked ``~~Superseded~~``, the new one goes next to it;
+``--conflict`` → both stay, marked ``⚠️ CONFLICT``; otherwise the new blocks
+are appended (under their section when the entry already has it).
+
+Blocks are found by a line scan (mistune tokens carry no line numbers, so
+they cannot locate an edit); mistune parses each block to its plain text,
+which is what gets compared, so markup and wrapping do not hide a duplicate.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+
+import mistune
+
+NEAR_DUPLICATE = 0.9  # plain-text similarity at which a block counts as already there
+RELATED = 0.3  # similarity at which an old block is the one an update or conflict is about
+SUPERSEDED = "~~Superseded~~"
+CONFLICT = "⚠️ CONFLICT"
+
+_HEADING_RE = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+_FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_parse = mistune.create_markdown(renderer=None, plugins=["strikethrough", "table"])
+
+
+@dataclass(frozen=True)
+class Block:
+    """Lines [start, end) of a body: a heading, or a paragraph-like run of lines."""
+
+    start: int
+    end: int
+    section: str  # text of the heading above it ('' before the first heading)
+    heading: bool
+    text: str
+
+    @property
+    def marked(self) -> str:
+        first = self.text.lstrip()
+        if first.startswith(SUPERSEDED):
+            return "superseded"
+        if first.startswith(CONFLICT):
+            return "conflict"
+        return ""
+
+
+@dataclass(frozen=True)
+class Decision:
+    action: str  # create | noop | append | update | conflict
+    body: str
+    detail: str = ""
+
+
+def split_blocks(body: str) -> list[Block]:
+    """Headings and blank-line separated blocks, fenced code kept whole."""
+    lines = body.split("\n")
+    blocks: list[Block] = []
+    section = ""
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if not line.strip():
+            i += 1
+            continue
+        m = _HEADING_RE.match(line)
+        if m:
+            section = m.group(2).strip()
+            blocks.append(Block(i, i + 1, section, True, line))
+            i += 1
+            continue
+        start = i
+        fence = None
+        while i < len(lines):
+            cur = lines[i]
+            f = _FENCE_RE.match(cur)
+            if fence:
+                if f and f.group(1)[0] == fence[0] and len(f.group(1)) >= len(fence):
+                    fence = None
+            elif f:
+                fence = f.group(1)
+            elif i > start and (not cur.strip() or _HEADING_RE.match(cur)):
+                break
+            i += 1
+        blocks.append(Block(start, i, section, False, "\n".join(lines[start:i])))
+    return blocks
+
+
+def _text_of(tokens: list) -> list[str]:
+    out: list[str] = []
+    for tok in tokens:
+        if not isinstance(tok, dict):
+            continue
+        raw = tok.get("raw")
+        if isinstance(raw, str):
+            out.append(raw)
+        children = tok.get("children")
+        if isinstance(children, list):
+            out.extend(_text_of(children))
+    return out
+
+
+def plain(markdown: str) -> str:
+    """The words of a block: markup, markers and wrapping removed, case folded."""
+    text = markdown.replace(SUPERSEDED, " ").replace(CONFLICT, " ")
+    try:
+        words = " ".join(_text_of(_parse(text)))
+    except Exception:  # noqa: BLE001 - a parser hiccup must not block a write
+        words = text
+    words = re.sub(r"[^\w\s]", " ", words.casefold())
+    return " ".join(words.split())
+
+
+def similarity(a: str, b: str) -> float:
+    if not a or not b:
+        return 0.0
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    if matcher.real_quick_ratio() < RELATED or matcher.quick_ratio() < RELATED:
+        return matcher.quick_ratio() * 0.5
+    return matcher.ratio()
+
+
+def _stamp_line(marker: str, note: str) -> str:
+    return f"{marker} {note}".rstrip()
+
+
+def decide(old_body: str | None, new: str, mode: str | None = None, *,
+           date: str = "", source: str = "") -> Decision:
+    """The write to make of ``new`` against ``old_body`` (None: the entry does not exist)."""
+    new = new.replace("\r\n", "\n").strip("\n")
+    if old_body is None or not old_body.strip():
+        return Decision("create", new + "\n", "new entry")
+    old_body = old_body.replace("\r\n", "\n")
+    old_blocks = split_blocks(old_body)
+    active = [b for b in old_blocks if not b.heading and b.marked != "superseded"]
+    active_plain = [(b, plain(b.text)) for b in active]
+    whole = " ".join(p for _, p in active_plain)
+    incoming = [b for b in split_blocks(new) if not b.heading]
+
+    def covered(block: Block) -> bool:
+        p = plain(block.text)
+        if not p or f" {p} " in f" {whole} ":
+            return True
+        return any(similarity(p, q) >= NEAR_DUPLICATE for _, q in active_plain)
+
+    fresh = [b for b in incoming if not covered(b)]
+    if not fresh:
+        return Decision("noop", old_body, "already covered by the entry")
+    lines = old_body.rstrip("\n").split("\n")
+    sections = {b.section for b in old_blocks if b.heading}
+    by = f"({date}{', ' + source if source else ''})" if date or source else ""
+    if mode in ("update", "conflict"):
+        targets: list[Block] = []
+        for b in fresh:
+            p = plain(b.text)
+            scored = [(similarity(p, q), ob) for ob, q in active_plain if ob.marked != "conflict" or mode == "update"]
+            best = max(scored, key=lambda s: s[0], default=(0.0, None))
+            if best[1] is not None and best[0] >= RELATED and best[1] not in targets:
+                targets.append(best[1])
+        if not targets:
+            # Nothing resembles the new text: it is about the entry as a whole (its section if named).
+            named = {b.section for b in fresh} & sections
+            targets = [ob for ob, _ in active_plain if not named or ob.section in named]
+        marker = SUPERSEDED if mode == "update" else CONFLICT
+        note = (f"{by} — replaced by the text below it" if mode == "update"
+                else f"{by} — contradicted by a later paragraph; both kept until a person decides")
+        already = "superseded" if mode == "update" else "conflict"
+        shift = 0
+        for ob in sorted(targets, key=lambda b: b.start, reverse=True):
+            if ob.marked != already:
+                lines.insert(ob.start, _stamp_line(marker, note.strip()))
+                shift += 1
+        new_text = "\n\n".join(b.text for b in fresh)
+        if mode == "conflict":
+            new_text = _stamp_line(CONFLICT, f"{by} — contradicts the paragraph(s) marked above:".strip()) \
+                + "\n" + new_text
+        # The new version goes right after the last paragraph it replaces or contradicts.
+        after = max(ob.end for ob in targets) + shift if targets else len(lines)
+        lines[after:after] = ["", *new_text.split("\n")]
+        body = "\n".join(lines).rstrip("\n") + "\n"
+        body = re.sub(r"\n{3,}", "\n\n", body)
+        return Decision(mode, body, f"{len(targets)} paragraph(s) marked {marker}")
+    # Append: under the same section when the entry has it, else at the end (with its heading).
+    tail: list[str] = []
+    inserts: dict[int, list[str]] = {}
+    new_headings: set[str] = set()
+    for b in fresh:
+        if b.section and b.section in sections:
+            last = max(ob.end for ob in old_blocks if ob.section == b.section)
+            inserts.setdefault(last, []).append(b.text)
+        else:
+            if b.section and b.section not in new_headings:
+                heading = next(h.text for h in split_blocks(new) if h.heading and h.section == b.section)
+                tail += ["", heading]
+                new_headings.add(b.section)
+            tail += ["", b.text]
+    for at in sorted(inserts, reverse=True):
+        chunk: list[str] = []
+        for text in inserts[at]:
+            chunk += ["", *text.split("\n")]
+        lines[at:at] = chunk
+    lines += tail
+    body = "\n".join(lines).rstrip("\n") + "\n"
+    body = re.sub(r"\n{3,}", "\n\n", body)
+    return Decision("append", body, f"{len(fresh)} new block(s), {len(incoming) - len(fresh)} already covered")

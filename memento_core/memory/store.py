@@ -1,0 +1,317 @@
+"""The memory store: memory/ as its own git repository, written one commit at a time (SPEC §9).
+
+Every change goes through ``locked()``: one flock (``.memento/locks/memory.lock``,
+never deleted) serialises writers across processes, files are replaced
+atomically (temp file, fsync, rename), and each write is one commit made with
+gitops' plumbing (exact paths, no hooks, Memento's identity when there is no
+other). Commits carry two trailers in their last paragraph:
+
+    sources: T-101                 who the knowledge came from (source=human for a person)
+    Memento-Memory: write          write | journal | gc | index | checkpoint | human | unattributed
+
+A commit without ``Memento-Memory:`` was made by a person with plain git and
+is shown as ``source=human`` by ``log`` and ``entry_history``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path, PurePosixPath
+
+from .. import gitops
+from ..errors import MementoError
+from ..locks import atomic_write_text, file_lock
+from ..workspace import Workspace
+
+TRAILER = "Memento-Memory"
+GENERATED = "MEMORY.md"
+PERSONA = "PERSONA.md"
+ARCHIVE = ".archive"
+SESSION_ARCHIVE = "session_archive"  # written by checkpoint.py straight to disk (SPEC §8)
+LAYERS = ("journal", "knowledge/lessons", "knowledge/decisions", "knowledge/people")
+GITATTRIBUTES = "* text=auto eol=lf\n"
+LOCK_TIMEOUT = 120.0
+UNATTRIBUTED_LOG = "memory_unattributed.jsonl"  # in .memento/, read by `memento doctor`
+UNATTRIBUTED_WARN_DAYS = 7
+
+
+@dataclass(frozen=True)
+class Commit:
+    sha: str
+    date: str
+    subject: str
+    source: str  # from the sources trailer; "source=human" for a person's hand commit
+    kind: str  # the Memento-Memory trailer, "human" when absent
+
+
+@dataclass(frozen=True)
+class UnattributedWrite:
+    at: str
+    task: str
+    commit: str
+    paths: tuple[str, ...]
+
+
+def memory_root(ws: Workspace) -> Path:
+    return ws.memory_dir
+
+
+def lock_path(ws: Workspace) -> Path:
+    return ws.memento_dir / "locks" / "memory.lock"
+
+
+@contextmanager
+def locked(ws: Workspace) -> Iterator[Path]:
+    """Hold the memory write lock with the store existing; yields memory/."""
+    with file_lock(lock_path(ws), timeout=LOCK_TIMEOUT):
+        yield ensure_store(ws)
+
+
+# --------------------------------------------------------------------------- git
+
+
+def git(root: Path, *args: str, input: bytes | None = None, check: bool = True) -> str:
+    try:
+        proc = subprocess.run(
+            [gitops.git_binary(), "-C", str(root), *args], input=input,
+            stdin=None if input is not None else subprocess.DEVNULL,
+            capture_output=True, env=gitops.git_env(),
+        )
+    except OSError as exc:
+        raise MementoError(f"could not run git: {exc}") from None
+    if check and proc.returncode != 0:
+        err = proc.stderr.decode("utf-8", "replace").strip() or f"exit code {proc.returncode}"
+        raise MementoError(f"git {args[0]} failed in {root}: {err}")
+    return proc.stdout.decode("utf-8", "replace")
+
+
+def is_store(root: Path) -> bool:
+    """memory/ is a repository of its own (not merely inside the project's)."""
+    return (root / ".git").exists()
+
+
+def ensure_store(ws: Workspace) -> Path:
+    """Create memory/ as its own repository (branch main, LF forced) unless it is one.
+
+    Call with the lock held (``locked`` does); ``memento init`` and the first
+    write both come here, so an old workspace gets its store lazily.
+    """
+    root = memory_root(ws)
+    if root.is_symlink() and not root.resolve().is_dir():
+        raise MementoError(f"{root} is a symbolic link to a missing folder")
+    fresh = not is_store(root)
+    if fresh:
+        root.mkdir(parents=True, exist_ok=True)
+        git(root, "init", "-q", "-b", "main")
+    for layer in LAYERS:
+        (root / layer).mkdir(parents=True, exist_ok=True)
+    if fresh or gitops.head(root) is None:
+        if not (root / ".gitattributes").exists():
+            atomic_write_text(root / ".gitattributes", GITATTRIBUTES)
+        write_index(root)
+        commit(root, [".gitattributes", GENERATED], "memory: create the store",
+               source="memento", kind="index")
+    return root
+
+
+def commit(root: Path, paths: list[str], subject: str, *, source: str, kind: str,
+           body: str = "") -> str | None:
+    """One commit of exactly ``paths``; None when they did not change."""
+    subject = " ".join(subject.split()) or "memory write"
+    message = subject + "\n\n" + (body.strip() + "\n\n" if body.strip() else "")
+    message += f"sources: {source}\n{TRAILER}: {kind}\n"
+    try:
+        return gitops.commit_paths(root, paths, message)
+    except MementoError as exc:
+        if "nothing to commit" in str(exc):
+            return None
+        raise
+
+
+def write_index(root: Path) -> bool:
+    """Regenerate MEMORY.md; True when it changed."""
+    from .tree import render_index
+
+    text = render_index(root)
+    target = root / GENERATED
+    try:
+        if target.read_text(encoding="utf-8") == text:
+            return False
+    except OSError:
+        pass
+    atomic_write_text(target, text)
+    return True
+
+
+# --------------------------------------------------------------------------- path jail
+
+
+def jail(ws: Workspace, rel: str, *, writing: bool = True) -> tuple[str, Path]:
+    """``rel`` checked and normalised: (path relative to memory/, absolute path).
+
+    Refused with a clear sentence: empty, absolute, ``..``, ``.git``, a
+    symbolic link anywhere on the way or one resolving outside memory/, and,
+    for writes, MEMORY.md (generated), PERSONA.md (people only), the archive
+    and non-markdown files.
+    """
+    raw = (rel or "").strip()
+    if not raw:
+        raise MementoError("a memory path is required, e.g. knowledge/lessons/retry-flaky-tests.md")
+    if "\0" in raw:
+        raise MementoError("a memory path cannot contain a NUL character")
+    if raw.startswith(("/", "\\", "~")) or Path(raw).is_absolute() or (len(raw) > 1 and raw[1] == ":"):
+        raise MementoError(f"{raw}: absolute paths are refused; give a path inside memory/, "
+                           "e.g. knowledge/lessons/x.md")
+    parts = [p for p in PurePosixPath(raw.replace("\\", "/")).parts if p not in ("", ".")]
+    if ".." in parts:
+        raise MementoError(f"{raw}: '..' is refused; memory paths stay inside memory/")
+    if not parts:
+        raise MementoError(f"{raw}: not a file path inside memory/")
+    if ".git" in parts:
+        raise MementoError(f"{raw}: memory/.git is the store's own repository and is never written")
+    norm = "/".join(parts)
+    if writing:
+        if norm.casefold() == GENERATED.casefold():
+            raise MementoError("MEMORY.md is generated (`memento memory index`) and is never written directly")
+        if norm.casefold() == PERSONA.casefold():
+            raise MementoError("PERSONA.md is written only by people: edit it by hand and commit it in memory/")
+        if parts[0] == ARCHIVE:
+            raise MementoError(f"{raw}: .archive/ is written only by `memento memory gc`")
+        if not norm.endswith(".md"):
+            raise MementoError(f"{raw}: memory entries are markdown files; the path must end in .md")
+    root = memory_root(ws)
+    base = root.resolve()
+    current = root
+    for part in parts:
+        current = current / part
+        if current.is_symlink():
+            target = current.resolve()
+            where = "outside memory/" if base not in (target, *target.parents) else "inside memory/"
+            raise MementoError(f"{raw}: {'/'.join(current.relative_to(root).parts)} is a symbolic link "
+                               f"(to {where}); memory paths never go through links")
+    resolved = (root / norm).resolve()
+    if base not in resolved.parents:
+        raise MementoError(f"{raw}: resolves outside memory/ and is refused")
+    return norm, root / norm
+
+
+# --------------------------------------------------------------------------- leftovers
+
+
+def _active_task(ws: Workspace) -> str | None:
+    task = os.environ.get("MEMENTO_TASK_ID", "").strip()
+    if task:
+        return task
+    claims = sorted(ws.claims_dir.glob("*.json")) if ws.claims_dir.is_dir() else []
+    return claims[0].stem if claims else None
+
+
+def dirty(root: Path) -> list[str]:
+    paths: set[str] = set()
+    for e in gitops.status(root):
+        paths.add(e.path)
+        if e.orig:
+            paths.add(e.orig)
+    return sorted(paths)
+
+
+def commit_leftovers(ws: Workspace, root: Path, task_id: str | None = None) -> list[tuple[str, str]]:
+    """Commit what reached memory/ without the tool; returns [(kind, sha)].
+
+    checkpoint.py's session archive is Memento's own; anything else is an
+    unattributed write when a task is running (or ``task_id`` is given), a
+    person's edit otherwise.
+    """
+    paths = dirty(root)
+    if not paths:
+        return []
+    done: list[tuple[str, str]] = []
+    archive = [p for p in paths if p.startswith(SESSION_ARCHIVE + "/")]
+    others = [p for p in paths if p not in archive]
+    if archive:
+        sha = commit(root, archive, f"checkpoint archive: {len(archive)} file(s)",
+                     source="memento", kind="checkpoint")
+        if sha:
+            done.append(("checkpoint", sha))
+    if not others:
+        return done
+    shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+    task = task_id or _active_task(ws)
+    if task:
+        sha = commit(root, others, f"unattributed write by {task}: {shown}", source=task, kind="unattributed",
+                     body="Written into memory/ without `memento memory write` (no summary given).")
+        if sha:
+            _log_unattributed(ws, task, sha, others)
+            done.append(("unattributed", sha))
+    else:
+        sha = commit(root, others, f"human edit: {shown}", source="source=human", kind="human")
+        if sha:
+            done.append(("human", sha))
+    return done
+
+
+def _log_unattributed(ws: Workspace, task: str, sha: str, paths: list[str]) -> None:
+    record = {"at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), "task": task,
+              "commit": sha, "paths": paths}
+    ws.memento_dir.mkdir(parents=True, exist_ok=True)
+    with open(ws.memento_dir / UNATTRIBUTED_LOG, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+def unattributed_writes(ws: Workspace, *, days: int | None = UNATTRIBUTED_WARN_DAYS,
+                        now: datetime | None = None) -> list[UnattributedWrite]:
+    """Raw writes into memory/ the engine had to commit for a task (for `memento doctor`).
+
+    Read from ``.memento/memory_unattributed.jsonl``; only those of the last
+    ``days`` days (None: all). Unreadable lines are skipped.
+    """
+    try:
+        lines = (ws.memento_dir / UNATTRIBUTED_LOG).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+    since = (now or datetime.now(UTC)) - timedelta(days=days) if days is not None else None
+    out = []
+    for line in lines:
+        try:
+            rec = json.loads(line)
+            at = datetime.strptime(rec["at"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+        except (ValueError, KeyError, TypeError):
+            continue
+        if since is None or at >= since:
+            out.append(UnattributedWrite(rec["at"], str(rec.get("task", "")), str(rec.get("commit", "")),
+                                         tuple(rec.get("paths") or ())))
+    return out
+
+
+# --------------------------------------------------------------------------- history
+
+
+def history(ws: Workspace, path: str | None = None, n: int = 50) -> list[Commit]:
+    """Commits of memory/ (or of one path), newest first; [] without a store."""
+    root = memory_root(ws)
+    if not is_store(root) or gitops.head(root) is None:
+        return []
+    args = ["log", f"-n{max(n, 1)}", "-z", "--format=%H%x1f%cI%x1f%s%x1f%B"]
+    if path:
+        args += ["--follow", "--", path]
+    out: list[Commit] = []
+    for record in git(root, *args).split("\0"):
+        fields = record.strip("\n").split("\x1f")
+        if len(fields) < 4:
+            continue
+        sha, date, subject, body = fields[0], fields[1], fields[2], fields[3]
+        trailers = {}
+        for line in body.splitlines():
+            key, sep, value = line.partition(":")
+            if sep and key.strip() in ("sources", TRAILER):
+                trailers[key.strip()] = value.strip()
+        kind = trailers.get(TRAILER, "human")
+        source = trailers.get("sources", "") if TRAILER in trailers else "source=human"
+        out.append(Commit(sha, date, subject, source, kind))
+    return out
