@@ -67,6 +67,8 @@ class Finding:
         """The message, prefixed with ``path:line:`` when a line is known."""
         if self.path and self.line:
             return f"{self.path}:{self.line}: {self.message}"
+        if self.path and self.path not in self.message:
+            return f"{self.path}: {self.message}"
         return self.message
 
     def __str__(self) -> str:
