@@ -1,0 +1,327 @@
+"""memento-tui: the App (thin), its refresh and tick machinery, and the command line.
+
+The App owns what is app-wide: the workspace, the watcher, the current
+snapshot (refreshed part by part in a thread worker, never two at once, like
+dolphie's refresh loop), the tick worker and the auto-tick countdown. Panes
+and actions live in screens/ and widgets/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from textual import work
+from textual.app import App
+
+from memento_core.engine import run_tick
+from memento_core.errors import MementoError
+from memento_core.workspace import Workspace
+
+from . import snapshot as snapshots
+from .commands import MementoCommands
+from .keymap import APP_KEYS, bindings, user_keymap
+from .messages import (
+    ActionDone,
+    FilesChanged,
+    SnapshotLoaded,
+    TickFinished,
+    TickStarted,
+    WatcherTrouble,
+)
+from .screens.dashboard import DashboardScreen
+from .screens.help import HelpScreen
+from .snapshot import ALL_PARTS, CONFIG, Snapshot
+from .watcher import WorkspaceWatcher
+
+DEMO_INTERVAL = 3.0
+
+
+class MementoApp(App[None]):
+    CSS_PATH = "app.tcss"
+    TITLE = "Memento"
+    BINDINGS = bindings(APP_KEYS)
+    COMMANDS = App.COMMANDS | {MementoCommands}
+
+    def __init__(
+        self,
+        root: Path | str,
+        *,
+        auto_tick: bool = False,
+        auto_interval: float | None = None,
+        watch: bool = True,
+        polling: bool = False,
+        show_clock: bool = True,
+        clock: Callable[[], float] = time.monotonic,
+    ):
+        super().__init__()
+        self.ws = Workspace(Path(root).resolve())
+        self.snapshot: Snapshot | None = None
+        self.ticking = False
+        self.auto_tick = auto_tick
+        self.auto_interval = auto_interval  # seconds; None: memento.toml [schedule] every
+        self.next_tick_at: float | None = None
+        self.watch_files = watch
+        self.polling = polling
+        self.show_clock = show_clock
+        self.clock = clock
+        self.started_at = clock()
+        self.watcher: WorkspaceWatcher | None = None
+        self.keymap_overrides: dict[str, str] = {}
+        self.refreshes = 0  # snapshots applied (tests count them)
+        self.last_outcome = None
+        self._dirty: set[str] = set()
+        self._loading = False
+        self._keys_from: dict[str, str] | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def on_mount(self) -> None:
+        self.push_screen(DashboardScreen())
+        if self.watch_files:
+            self.watcher = WorkspaceWatcher(
+                self.ws,
+                on_change=lambda parts: self.post_message(FilesChanged(set(parts))),
+                on_error=lambda text: self.post_message(WatcherTrouble(text)),
+                polling=self.polling,
+            )
+            try:
+                self.watcher.start()
+            except Exception as exc:  # never fatal: the dashboard still refreshes after its own edits
+                self.notify(f"file watcher unavailable: {exc}", severity="error")
+                self.watcher = None
+        self.request_refresh(ALL_PARTS)
+        self.set_interval(1.0, self.every_second)
+        if threading.current_thread() is threading.main_thread():
+            try:
+                asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, self._hangup)
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass
+
+    def _hangup(self) -> None:
+        """The terminal went away (SSH dropped): leave, do not linger burning CPU."""
+        self.exit(return_code=129)
+
+    def on_unmount(self) -> None:
+        self.stop_watcher()
+        if threading.current_thread() is threading.main_thread():
+            try:
+                asyncio.get_running_loop().remove_signal_handler(signal.SIGHUP)
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass
+
+    def stop_watcher(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
+            self.watcher = None
+
+    @property
+    def dashboard(self) -> DashboardScreen | None:
+        for screen in self.screen_stack:
+            if isinstance(screen, DashboardScreen):
+                return screen
+        return None
+
+    # ------------------------------------------------------------------ refresh
+
+    def request_refresh(self, parts: frozenset[str] | set[str]) -> None:
+        """Read ``parts`` again; while a refresh runs, changes wait and are read right after it."""
+        self._dirty |= set(parts)
+        if self._loading or not self._dirty:
+            return
+        self._loading = True
+        wanted, self._dirty = frozenset(self._dirty), set()
+        self._load(wanted, self.snapshot)
+
+    @work(thread=True, group="refresh", exit_on_error=False, description="read the workspace files")
+    def _load(self, parts: frozenset[str], previous: Snapshot | None) -> None:
+        try:
+            snap = snapshots.load(self.ws, parts, previous)
+        except Exception as exc:
+            self.post_message(WatcherTrouble(f"could not read the workspace: {type(exc).__name__}: {exc}"))
+            snap = previous or Snapshot(self.ws, plan_error=str(exc))
+        self.post_message(SnapshotLoaded(snap, parts if previous is not None else ALL_PARTS))
+
+    def on_snapshot_loaded(self, message: SnapshotLoaded) -> None:
+        self.snapshot = message.snapshot
+        self.refreshes += 1
+        if CONFIG in message.parts:
+            self._apply_keymap(message.snapshot)
+            if self.auto_tick and self.next_tick_at is None and not self.ticking:
+                self._schedule_next_tick()
+        dashboard = self.dashboard
+        if dashboard is not None and dashboard.is_mounted:
+            dashboard.apply(message.snapshot, message.parts)
+        self._loading = False
+        if self._dirty:
+            self.request_refresh(set())
+
+    def on_files_changed(self, message: FilesChanged) -> None:
+        self.request_refresh(message.parts)
+
+    def on_watcher_trouble(self, message: WatcherTrouble) -> None:
+        self.notify(message.text, severity="warning", timeout=8)
+
+    def on_action_done(self, message: ActionDone) -> None:
+        self.notify(message.text, severity="error" if message.error else "information",
+                    timeout=6 if message.error else 3)
+
+    def _apply_keymap(self, snap: Snapshot) -> None:
+        keys = snap.config.keys
+        if keys == self._keys_from:
+            return
+        self._keys_from = dict(keys)
+        keymap, unknown = user_keymap(keys)
+        self.keymap_overrides = keymap
+        self.set_keymap(keymap)
+        if unknown:
+            self.notify("memento.toml [keys]: unknown action(s) " + ", ".join(sorted(unknown)),
+                        severity="warning")
+
+    # ------------------------------------------------------------------ clock
+
+    def uptime(self) -> float | None:
+        return self.clock() - self.started_at if self.show_clock else None
+
+    def interval(self) -> float:
+        if self.auto_interval is not None:
+            return self.auto_interval
+        return self.snapshot.config.schedule_every if self.snapshot else 300.0
+
+    def next_tick_text(self) -> str:
+        if self.ticking:
+            return "now (running)"
+        snap = self.snapshot
+        if snap is not None and snap.cron_installed:
+            return f"cron every {snap.config.schedule_every_text}"
+        if not self.auto_tick:
+            return "manual"
+        if self.next_tick_at is None:
+            return "soon"
+        if not self.show_clock:
+            return "in —"
+        left = max(0.0, self.next_tick_at - self.clock())
+        return f"in {int(left // 60)}m {int(left % 60):02d}s" if left >= 60 else f"in {int(left)}s"
+
+    def every_second(self) -> None:
+        if self.watcher is not None:
+            self.watcher.ensure_alive()
+        self.maybe_auto_tick()
+        dashboard = self.dashboard
+        if dashboard is not None and dashboard.is_mounted:
+            dashboard.update_header()
+
+    # ------------------------------------------------------------------ ticks
+
+    def toggle_auto_tick(self) -> None:
+        snap = self.snapshot
+        if snap is not None and snap.cron_installed and not self.auto_tick:
+            self.notify("a cron entry runs the ticks; the dashboard does not tick by itself", severity="warning")
+            return
+        self.auto_tick = not self.auto_tick
+        self.next_tick_at = None
+        if self.auto_tick:
+            self._schedule_next_tick()
+        self.notify(f"auto-tick {'on' if self.auto_tick else 'off'}", timeout=2)
+        dashboard = self.dashboard
+        if dashboard is not None:
+            dashboard.update_controls()
+            dashboard.update_header()
+
+    def _schedule_next_tick(self) -> None:
+        self.next_tick_at = self.clock() + self.interval()
+
+    def maybe_auto_tick(self) -> None:
+        if not self.auto_tick or self.ticking or self.next_tick_at is None:
+            return
+        if self.snapshot is not None and self.snapshot.cron_installed:
+            return
+        if self.clock() >= self.next_tick_at:
+            self.start_tick()
+
+    def start_tick(self) -> bool:
+        """Run one tick in a thread worker; False when one is already running."""
+        if self.ticking:
+            self.notify("a tick is already running", severity="warning", timeout=2)
+            return False
+        self.ticking = True
+        self.next_tick_at = None  # the countdown restarts only after this tick finishes
+        self.post_message(TickStarted())
+        self._tick()
+        return True
+
+    @work(thread=True, exclusive=True, group="tick", exit_on_error=False, description="run one tick")
+    def _tick(self) -> None:
+        try:
+            outcome = run_tick(self.ws.root)
+        except Exception as exc:  # the engine reports through outcomes; anything else is shown
+            self.post_message(TickFinished(None, f"{type(exc).__name__}: {exc}"))
+            return
+        self.post_message(TickFinished(outcome))
+
+    def on_tick_started(self, message: TickStarted) -> None:
+        dashboard = self.dashboard
+        if dashboard is not None and dashboard.is_mounted:
+            dashboard.update_header()
+            if self.snapshot is not None:
+                dashboard.query_one("TimelinePane").show(self.snapshot, True)
+
+    def on_tick_finished(self, message: TickFinished) -> None:
+        self.ticking = False
+        self.last_outcome = message.outcome
+        if message.outcome is None:
+            self.notify(f"tick failed: {message.error}", severity="error")
+        else:
+            o = message.outcome
+            self.notify(o.message, severity="information" if o.exit_code == 0 else "warning", timeout=4)
+        if self.auto_tick:
+            self._schedule_next_tick()
+        self.request_refresh(ALL_PARTS)
+
+    # ------------------------------------------------------------------ app actions
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.keymap_overrides))
+
+
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="memento-tui", description="The Memento dashboard.")
+    parser.add_argument("dir", nargs="?", metavar="DIR", help="the workspace (default: search upwards from here)")
+    parser.add_argument("--project", metavar="DIR", help="the workspace, as for `memento`")
+    parser.add_argument("--demo", action="store_true",
+                        help="create the demo project in a fresh temporary folder and watch it run")
+    parser.add_argument("--auto-tick", action="store_true", help="tick on the memento.toml interval")
+    parser.add_argument("--polling", action="store_true", help="poll for file changes (no inotify)")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parse(argv)
+    try:
+        if args.demo:
+            from memento_core.demo import create_demo
+
+            root = create_demo(Path(tempfile.mkdtemp(prefix="memento-demo-")) / "calc")
+            app = MementoApp(root, auto_tick=True, auto_interval=DEMO_INTERVAL, polling=args.polling)
+        else:
+            ws = Workspace.find(args.project or args.dir or None)
+            app = MementoApp(ws.root, auto_tick=args.auto_tick, polling=args.polling)
+    except MementoError as exc:
+        print(f"[error] {exc}", file=sys.stderr)
+        return 2
+    app.run()
+    if args.demo:
+        print(f"[ok] the demo project is in {app.ws.root}")
+    return app.return_code or 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

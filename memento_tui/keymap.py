@@ -1,0 +1,69 @@
+"""Every dashboard key as a Binding with an id, remappable through memento.toml ``[keys]``.
+
+``[keys]`` maps an action name to a key (``tick = "f5"``), as Textual keymaps do
+(posting's ``set_keymap``). Letters and F-keys only by default: ctrl+a/b/s/space
+are tmux and terminal prefixes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.binding import Binding
+
+
+@dataclass(frozen=True)
+class Key:
+    id: str
+    key: str
+    action: str
+    description: str
+    help: str
+    footer: bool = True
+
+
+DASHBOARD_KEYS: tuple[Key, ...] = (
+    Key("reset", "r", "reset", "Reset", "reset the selected task's retries: [!] → [ ] with retries 0"),
+    Key("skip", "s", "skip", "Skip", "skip the selected task ([-]); asks for a reason"),
+    Key("note", "n", "note", "Note", "write a note for the selected task (or global)"),
+    Key("pause", "p", "pause", "Pause", "pause the pipeline (tick_mode: paused)"),
+    Key("resume", "space", "resume", "Resume", "resume the pipeline (tick_mode: auto)"),
+    Key("stop", "x", "stop", "Stop", "stop the pipeline (tick_mode: stopped); asks to confirm"),
+    Key("tick", "t", "tick", "Tick", "run one tick now, in the background"),
+    Key("interval", "i", "interval", "Interval", "set the tick interval (memento.toml and the cron entry)"),
+    Key("auto_tick", "o", "auto_tick", "Auto", "let the dashboard tick by itself on the interval (when no cron entry)",
+        footer=False),
+    Key("filter", "f", "filter", "Filter", "cycle the task filter: All / Pending / Done / Blocked"),
+    Key("expand", "enter", "expand", "Open", "expand the selected task, or open the selected tick's log", footer=False),
+    Key("log", "l", "log", "Log", "open the tick log (of the selected tick, or the task's last tick)"),
+    Key("diff", "d", "diff", "Diff", "show the commit diff of the selected tick or task"),
+    Key("acknowledge", "a", "acknowledge", "Ack", "acknowledge unsurfaced results (continuity checkpoint)",
+        footer=False),
+)
+
+APP_KEYS: tuple[Key, ...] = (
+    Key("help", "question_mark", "help", "Help", "show every key and what it does"),
+    Key("quit", "q", "quit", "Quit", "quit the dashboard (a running tick finishes first)"),
+)
+
+ALL_KEYS = DASHBOARD_KEYS + APP_KEYS
+KNOWN_IDS = frozenset(k.id for k in ALL_KEYS)
+
+
+def bindings(keys: tuple[Key, ...]) -> list[Binding]:
+    return [
+        Binding(k.key, k.action, k.description, show=k.footer, id=k.id, tooltip=k.help)
+        for k in keys
+    ]
+
+
+def user_keymap(config_keys: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+    """The keymap from memento.toml ``[keys]`` and the names it got wrong."""
+    keymap: dict[str, str] = {}
+    unknown: list[str] = []
+    for action, key in config_keys.items():
+        if action in KNOWN_IDS:
+            keymap[action] = key
+        else:
+            unknown.append(action)
+    return keymap, unknown

@@ -1,0 +1,1 @@
+"""Screens: the dashboard, the log and diff viewers, dialogs, help, a memory entry."""

@@ -1,0 +1,307 @@
+"""The one screen of SPEC §6: header, controls, progress, tasks, and timeline/notes/continuity/memory tabs.
+
+Every action here edits files only through memento_core (in a thread worker);
+the watcher then sees the change and the panes refresh from the files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer, TabbedContent, TabPane
+
+from memento_core.config import set_schedule_every
+from memento_core.errors import MementoError
+from memento_core.notes import add_note
+from memento_core.plan import reset_task, set_meta, skip_task
+from memento_core.status_log import TickEntry
+
+from ..features import NOT_AVAILABLE, optional
+from ..keymap import DASHBOARD_KEYS, bindings
+from ..messages import ActionDone
+from ..snapshot import CHECKPOINT, CONFIG, NOTES, PLAN, STATE, STATUS, Snapshot
+from ..widgets.continuity import ContinuityPane
+from ..widgets.controls import Controls
+from ..widgets.header import StatusHeader
+from ..widgets.memory import MemoryPane
+from ..widgets.notes import NotesPane
+from ..widgets.progress import ProgressPane
+from ..widgets.tasks import TaskPane
+from ..widgets.timeline import RUNNING_KEY, TimelinePane
+from .dialogs import AskScreen, ConfirmScreen, NoteComposer
+from .diff import DiffScreen
+from .log import LogScreen
+from .memory_entry import MemoryEntryScreen
+
+if TYPE_CHECKING:
+    from ..app import MementoApp
+
+
+class DashboardScreen(Screen[None]):
+    BINDINGS = bindings(DASHBOARD_KEYS)
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+
+    app: MementoApp
+
+    def compose(self) -> ComposeResult:
+        yield StatusHeader(id="header")
+        with Horizontal(id="top"):
+            yield Controls(id="controls")
+            yield ProgressPane(id="progress")
+        with Horizontal(id="body"):
+            yield TaskPane(id="tasks")
+            with TabbedContent(id="tabs"):
+                with TabPane("Timeline", id="tab-timeline"):
+                    yield TimelinePane(id="timeline")
+                with TabPane("Notes", id="tab-notes"):
+                    yield NotesPane(id="notes")
+                with TabPane("State", id="tab-continuity"):
+                    yield ContinuityPane(id="continuity")
+                with TabPane("Memory", id="tab-memory"):
+                    yield MemoryPane(self.app.ws, id="memory")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#task-table").focus()
+
+    # ------------------------------------------------------------------ rendering
+
+    def apply(self, snap: Snapshot, parts: frozenset[str]) -> None:
+        """Show a fresh snapshot; only the panes whose files changed are redrawn."""
+        self.update_header()
+        if parts & {PLAN, STATUS}:
+            self.query_one(ProgressPane).show(snap)
+            self.query_one(TaskPane).show(snap)
+        if parts & {STATUS, STATE}:
+            self.query_one(TimelinePane).show(snap, self.app.ticking)
+        if NOTES in parts:
+            self.query_one(NotesPane).show(snap)
+        if parts & {CHECKPOINT, PLAN, STATE}:
+            self.query_one(ContinuityPane).show(snap)
+        if CONFIG in parts or STATE in parts:
+            self.update_controls()
+
+    def update_header(self) -> None:
+        app = self.app
+        self.query_one(StatusHeader).show(
+            app.snapshot, ticking=app.ticking, uptime=app.uptime(), next_tick=app.next_tick_text()
+        )
+
+    def update_controls(self) -> None:
+        snap = self.app.snapshot
+        if snap is not None:
+            self.query_one(Controls).show(snap.config.schedule_every_text, self.app.auto_tick,
+                                          snap.cron_installed)
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        if event.pane.id == "tab-memory":
+            self.query_one(MemoryPane).reload()
+
+    def on_memory_pane_open_entry(self, message: MemoryPane.OpenEntry) -> None:
+        self.app.push_screen(MemoryEntryScreen(self.app.ws, message.path))
+
+    def on_data_table_row_selected(self, event) -> None:
+        # enter on a row: expand a task, open a tick's log
+        event.stop()
+        if event.data_table.id == "timeline-table":
+            self.action_log()
+        else:
+            self.action_expand()
+
+    # ------------------------------------------------------------------ helpers
+
+    def _timeline_focused(self) -> bool:
+        focused = self.focused
+        timeline = self.query_one(TimelinePane)
+        return focused is not None and (focused is timeline or timeline in focused.ancestors)
+
+    def _selected_task_id(self) -> str | None:
+        return self.query_one(TaskPane).selected_id()
+
+    def _selected_entry(self) -> tuple[str | None, TickEntry | None]:
+        """The tick the person means: the timeline's row when it has focus, else the task's last tick."""
+        if self._timeline_focused():
+            return self.query_one(TimelinePane).selected()
+        snap = self.app.snapshot
+        task = self.query_one(TaskPane).selected_task()
+        if task is None or snap is None:
+            return None, None
+        if task.status == "~":
+            return RUNNING_KEY, None
+        return task.id, snap.last_by_task.get(task.id)
+
+    def _edit(self, description: str, fn: Callable[[], str], parts: frozenset[str]) -> None:
+        self._run_edit(description, fn, parts)
+
+    @work(thread=True, group="edit", exit_on_error=False, description="edit through memento_core")
+    def _run_edit(self, description: str, fn: Callable[[], str], parts: frozenset[str]) -> None:
+        try:
+            text = fn()
+        except MementoError as exc:
+            self.app.post_message(ActionDone(f"{description}: {exc}", error=True))
+        except Exception as exc:  # a bug must not take the dashboard down
+            self.app.post_message(ActionDone(f"{description}: {type(exc).__name__}: {exc}", error=True))
+        else:
+            self.app.post_message(ActionDone(text))
+        self.app.call_from_thread(self.app.request_refresh, parts)
+
+    # ------------------------------------------------------------------ actions
+
+    def action_reset(self) -> None:
+        task_id = self._selected_task_id()
+        if task_id is None:
+            self.notify("select a task first", severity="warning")
+            return
+        plan_path = self.app.ws.plan_path
+
+        def run() -> str:
+            reset_task(plan_path, task_id)
+            return f"{task_id}: [ ] again with retries 0"
+
+        self._edit(f"reset {task_id}", run, frozenset({PLAN}))
+
+    def action_skip(self) -> None:
+        task_id = self._selected_task_id()
+        if task_id is None:
+            self.notify("select a task first", severity="warning")
+            return
+        plan_path = self.app.ws.plan_path
+
+        def answered(reason: str | None) -> None:
+            if not reason:
+                return
+
+            def run() -> str:
+                skip_task(plan_path, task_id, reason)
+                return f"{task_id} skipped [-]"
+
+            self._edit(f"skip {task_id}", run, frozenset({PLAN}))
+
+        self.app.push_screen(AskScreen(f"Skip {task_id}: why is it not needed?",
+                                       placeholder="the reason, written into the plan"), answered)
+
+    def action_note(self) -> None:
+        task = self.query_one(TaskPane).selected_task()
+        notes_path = self.app.ws.notes_path
+
+        def answered(result: tuple[str, str] | None) -> None:
+            if not result:
+                return
+            target, text = result
+
+            def run() -> str:
+                note = add_note(notes_path, text, target=target)
+                return f"note for {note.target} added"
+
+            self._edit("note", run, frozenset({NOTES}))
+
+        self.app.push_screen(NoteComposer(task.id if task else None, task.title if task else ""), answered)
+
+    def _set_mode(self, mode: str) -> None:
+        plan_path = self.app.ws.plan_path
+
+        def run() -> str:
+            set_meta(plan_path, "tick_mode", mode)
+            return f"tick_mode: {mode}"
+
+        self._edit(f"tick_mode {mode}", run, frozenset({PLAN}))
+
+    def action_pause(self) -> None:
+        self._set_mode("paused")
+
+    def action_resume(self) -> None:
+        self._set_mode("auto")
+
+    def action_stop(self) -> None:
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._set_mode("stopped")
+
+        self.app.push_screen(ConfirmScreen("Stop the pipeline? Ticks will exit at once until you resume.",
+                                           yes="Stop"), answered)
+
+    def action_tick(self) -> None:
+        self.app.start_tick()
+
+    def action_auto_tick(self) -> None:
+        self.app.toggle_auto_tick()
+
+    def action_interval(self) -> None:
+        snap = self.app.snapshot
+        current = snap.config.schedule_every_text if snap else "5min"
+        ws = self.app.ws
+
+        def answered(value: str | None) -> None:
+            if not value:
+                return
+
+            def run() -> str:
+                config = set_schedule_every(ws.config_path, value)
+                update = optional("cron", "update_interval_if_installed")
+                if update is None:
+                    return f"every {config.schedule_every_text} (cron: {NOT_AVAILABLE})"
+                changed = update(ws.root, config.schedule_every_text)
+                cron = "cron entry updated" if changed else "no cron entry installed"
+                return f"every {config.schedule_every_text} ({cron})"
+
+            self._edit("interval", run, frozenset({CONFIG}))
+
+        self.app.push_screen(AskScreen("Tick interval", value=current, placeholder="90s, 5min, 1h",
+                                       hint="writes memento.toml and the cron entry"), answered)
+
+    def action_filter(self) -> None:
+        value = self.query_one(TaskPane).cycle_filter()
+        self.notify(f"filter: {value}", timeout=1.5)
+
+    def action_expand(self) -> None:
+        if self._timeline_focused():
+            self.action_log()
+            return
+        pane = self.query_one(TaskPane)
+        pane.expanded = not pane.expanded
+
+    def action_log(self) -> None:
+        key, entry = self._selected_entry()
+        snap = self.app.snapshot
+        if snap is None:
+            return
+        if key == RUNNING_KEY:
+            log = snap.newest_log
+            if log is None:
+                self.notify("the running tick has no log yet", severity="warning")
+                return
+            self.app.push_screen(LogScreen(self.app.ws.root / log, f"{log} (running)", follow=True))
+            return
+        if entry is None or not entry.log_path:
+            self.notify("this tick has no log", severity="warning")
+            return
+        path = self.app.ws.root / entry.log_path
+        follow = bool(snap.claims) and entry.log_path == snap.newest_log
+        self.app.push_screen(LogScreen(path, entry.log_path, follow=follow))
+
+    def action_diff(self) -> None:
+        _key, entry = self._selected_entry()
+        if entry is None or not entry.commit_sha:
+            self.notify("no commit for this tick (nothing passed, or it was rolled back)", severity="warning")
+            return
+        label = Text(entry.task_id or "").plain + " " + (entry.task_title or "")
+        self.app.push_screen(DiffScreen(self.app.ws.root, entry.commit_sha, label))
+
+    def action_acknowledge(self) -> None:
+        acknowledge = optional("checkpoint", "acknowledge")
+        if acknowledge is None:
+            self.notify(f"acknowledge: {NOT_AVAILABLE}", severity="warning")
+            return
+        ws = self.app.ws
+
+        def run() -> str:
+            n = acknowledge(ws)
+            return f"acknowledged {n} result(s)"
+
+        self._edit("acknowledge", run, frozenset({STATE, CHECKPOINT}))

@@ -1,0 +1,114 @@
+"""Small modal dialogs: confirm, ask for a line of text, compose a note."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
+
+from ..literal import literal
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    BINDINGS = [
+        Binding("escape,n", "answer(False)", "No"),
+        Binding("y", "answer(True)", "Yes"),
+    ]
+
+    def __init__(self, question: str, yes: str = "Yes") -> None:
+        super().__init__(classes="dialog-screen")
+        self.question = question
+        self.yes = yes
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(literal(self.question))
+            with Horizontal(classes="dialog-buttons"):
+                yield Button(Text(f"{self.yes} (y)"), id="yes", variant="error", compact=True)
+                yield Button(Text("Cancel (n)"), id="no", compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
+
+    def action_answer(self, value: bool) -> None:
+        self.dismiss(value)
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+
+class AskScreen(ModalScreen[str | None]):
+    """One line of text: a skip reason, an interval."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, title: str, *, value: str = "", placeholder: str = "", hint: str = "") -> None:
+        super().__init__(classes="dialog-screen")
+        self.title_text = title
+        self.value = value
+        self.placeholder = placeholder
+        self.hint = hint
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(literal(self.title_text, "bold"))
+            yield Input(value=self.value, placeholder=self.placeholder, id="ask-input")
+            yield Static(Text((self.hint + " · " if self.hint else "") + "enter: OK · escape: cancel",
+                              style="dim"))
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        value = event.value.strip()
+        if value:
+            self.dismiss(value)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class NoteComposer(ModalScreen[tuple[str, str] | None]):
+    """Target (global or the selected task) and the note's text; enter sends."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, task_id: str | None, task_title: str = "") -> None:
+        super().__init__(classes="dialog-screen")
+        self.task_id = task_id
+        self.task_title = task_title
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog", id="note-dialog"):
+            yield Label(Text("New note for the worker", style="bold"))
+            with RadioSet(id="note-target"):
+                if self.task_id:
+                    label = Text(f"task {self.task_id} ")
+                    label.append_text(literal(self.task_title, "dim", one_line=True))
+                    yield RadioButton(label, value=True, id="target-task")
+                yield RadioButton(Text("global (every task)"), value=not self.task_id, id="target-global")
+            yield Input(placeholder="what the worker should know…", id="note-input")
+            yield Static(Text("tab: switch target · enter: send · escape: cancel", style="dim"))
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+
+    def target(self) -> str:
+        pressed = self.query_one(RadioSet).pressed_button
+        if self.task_id and pressed is not None and pressed.id == "target-task":
+            return self.task_id
+        return "global"
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        if event.value.strip():
+            self.dismiss((self.target(), event.value))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

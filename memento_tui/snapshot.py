@@ -1,0 +1,212 @@
+"""What the dashboard shows, read from the files in a worker thread (no Textual here).
+
+A :class:`Snapshot` is rebuilt part by part: the watcher says which files
+changed and only those parts are read again; the rest is carried over from the
+previous snapshot. The files stay the source of truth; nothing here is written.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from memento_core import status_log
+from memento_core.cli import status_document
+from memento_core.config import Config, load_config
+from memento_core.errors import MementoError
+from memento_core.notes import Note, parse_notes
+from memento_core.plan import Plan, parse_plan
+from memento_core.state import TickState
+from memento_core.status_log import TickEntry
+from memento_core.workspace import Workspace
+
+from .features import NOT_AVAILABLE, optional
+
+# The parts of a snapshot; the watcher maps changed paths to these.
+PLAN = "plan"
+STATUS = "status"
+NOTES = "notes"
+CHECKPOINT = "checkpoint"
+STATE = "state"
+CONFIG = "config"
+LOGS = "logs"
+ALL_PARTS = frozenset({PLAN, STATUS, NOTES, CHECKPOINT, STATE, CONFIG, LOGS})
+
+TIMELINE_LIMIT = 5000  # newest entries shown, current file first, then archives
+
+
+@dataclass(frozen=True)
+class Finding:
+    severity: str
+    check: str
+    message: str
+    path: str = ""
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    ws: Workspace
+    plan: Plan | None = None
+    plan_error: str = ""
+    summary: dict[str, Any] = field(default_factory=dict)  # `memento status --json`
+    entries: tuple[TickEntry, ...] = ()  # newest first
+    last_by_task: dict[str, TickEntry] = field(default_factory=dict)
+    notes: tuple[Note, ...] = ()
+    notes_error: str = ""
+    checkpoint_text: str | None = None
+    findings: tuple[Finding, ...] | None = None  # None: doctor not available
+    findings_error: str = ""
+    state: TickState = field(default_factory=TickState)
+    claims: tuple[str, ...] = ()  # task ids with a claim file: a tick is running them
+    alert: bool = False
+    config: Config = field(default_factory=Config)
+    config_error: str = ""
+    cron_installed: bool = False
+    newest_log: str | None = None  # logs/tick_*.log most recently modified
+
+    @property
+    def project(self) -> str:
+        if self.plan is not None and self.plan.title:
+            return self.plan.title
+        return self.ws.root.name
+
+    @property
+    def state_name(self) -> str:
+        """RUNNING, PAUSED, STOPPED, BLOCKED, COMPLETE or INVALID (as `memento status`)."""
+        return self.summary.get("state", "INVALID" if self.plan_error else "…")
+
+
+def load(ws: Workspace, parts: frozenset[str] | set[str], previous: Snapshot | None = None) -> Snapshot:
+    """A snapshot with ``parts`` read again from disk and the rest taken from ``previous``."""
+    snap = previous or Snapshot(ws)
+    parts = set(ALL_PARTS if previous is None else parts)
+    changes: dict[str, Any] = {}
+    if PLAN in parts or STATUS in parts:
+        changes.update(_load_plan_and_status(ws, load_entries=STATUS in parts or previous is None,
+                                             previous=snap))
+    if NOTES in parts:
+        try:
+            changes["notes"] = tuple(parse_notes(ws.notes_path))
+            changes["notes_error"] = ""
+        except (MementoError, OSError) as exc:
+            changes["notes_error"] = str(exc)
+    if CHECKPOINT in parts or PLAN in parts or STATE in parts:
+        changes["checkpoint_text"] = _read_text(ws.checkpoint_path)
+        changes.update(_doctor(ws))
+    if STATE in parts:
+        changes["state"] = TickState.load(ws)
+        changes["claims"] = _claims(ws)
+        changes["alert"] = ws.alert_path.exists()
+    if CONFIG in parts:
+        try:
+            changes["config"] = load_config(ws.config_path)
+            changes["config_error"] = ""
+        except MementoError as exc:
+            changes["config"] = Config()
+            changes["config_error"] = str(exc)
+        installed = optional("cron", "installed")
+        try:
+            changes["cron_installed"] = bool(installed(ws.root)) if installed else False
+        except Exception:  # a missing crontab binary is "not installed", not a crash
+            changes["cron_installed"] = False
+    if LOGS in parts or STATE in parts:
+        changes["newest_log"] = newest_log(ws)
+    return replace(snap, **changes)
+
+
+def _load_plan_and_status(ws: Workspace, load_entries: bool, previous: Snapshot) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    try:
+        out["plan"] = parse_plan(ws.plan_path, display=ws.rel(ws.plan_path))
+        out["summary"] = status_document(ws)
+        out["plan_error"] = ""
+    except (MementoError, OSError) as exc:
+        out["plan"] = None
+        out["summary"] = {}
+        out["plan_error"] = str(exc)
+    if load_entries:
+        plan = out.get("plan")
+        archive = ws.root / (plan.meta.status_archive_dir if plan is not None else "logs/status_archive/")
+        entries = timeline_entries(ws, archive)
+        out["entries"] = tuple(entries)
+        last: dict[str, TickEntry] = {}
+        for entry in reversed(entries):  # oldest first, so the newest wins
+            if entry.task_id and not entry.is_event:
+                last[entry.task_id] = entry
+        out["last_by_task"] = last
+    return out
+
+
+def timeline_entries(ws: Workspace, archive: Path, limit: int = TIMELINE_LIMIT) -> list[TickEntry]:
+    """Newest first: the status file, then archived files newest first, up to ``limit``."""
+    try:
+        entries = status_log.parse_status(ws.status_path)
+    except (MementoError, OSError):
+        entries = []
+    out = list(reversed(entries))
+    if len(out) < limit:
+        try:
+            files = sorted(archive.glob(status_log.ARCHIVE_GLOB), reverse=True)
+        except OSError:
+            files = []
+        for file in files:
+            try:
+                out.extend(reversed(status_log.parse_status(file)))
+            except (MementoError, OSError):
+                continue
+            if len(out) >= limit:
+                break
+    return out[:limit]
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def _doctor(ws: Workspace) -> dict[str, Any]:
+    check = optional("doctor", "check_workspace")
+    if check is None:
+        return {"findings": None, "findings_error": NOT_AVAILABLE}
+    try:
+        found = check(ws)
+    except Exception as exc:  # the doctor is read-only; its failure is shown, not raised
+        return {"findings": (), "findings_error": f"doctor failed: {type(exc).__name__}: {exc}"}
+    return {"findings": tuple(_finding(f) for f in found), "findings_error": ""}
+
+
+def _finding(f: Any) -> Finding:
+    return Finding(
+        severity=str(getattr(f, "severity", "INFO")),
+        check=str(getattr(f, "check", "")),
+        message=str(getattr(f, "message", f)),
+        path=str(getattr(f, "path", "") or ""),
+        line=int(getattr(f, "line", 0) or 0),
+    )
+
+
+def _claims(ws: Workspace) -> tuple[str, ...]:
+    try:
+        return tuple(sorted(p.stem for p in ws.claims_dir.glob("*.json")))
+    except OSError:
+        return ()
+
+
+def newest_log(ws: Workspace) -> str | None:
+    """The most recently modified ``logs/tick_*.log``, relative to the root."""
+    best: tuple[float, str] | None = None
+    try:
+        with os.scandir(ws.logs_dir) as it:
+            for item in it:
+                if item.name.startswith("tick_") and item.name.endswith(".log"):
+                    mtime = item.stat().st_mtime
+                    if best is None or mtime > best[0]:
+                        best = (mtime, item.name)
+    except OSError:
+        return None
+    return f"logs/{best[1]}" if best else None

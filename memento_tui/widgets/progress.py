@@ -1,0 +1,90 @@
+"""Progress: the overall bar, one bar per phase, blocked count and estimated time left."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widget import Widget
+
+from memento_core.config import format_duration
+
+from ..literal import literal
+from ..snapshot import Snapshot
+
+
+def bar(done: int, total: int, width: int) -> Text:
+    width = max(4, width)
+    filled = round(width * done / total) if total else 0
+    out = Text("█" * filled, style="green")
+    out.append("░" * (width - filled), style="dim")
+    return out
+
+
+class ProgressPane(Widget):
+    """Renders at its current width, so bars always fit."""
+
+    DEFAULT_CSS = "ProgressPane { height: auto; }"
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.summary: dict = {}
+        self.border_title = "Progress"
+
+    def show(self, snap: Snapshot) -> None:
+        self.summary = snap.summary
+        self.refresh(layout=True)
+
+    COMPACT_BELOW = 90  # columns: phases share one line
+
+    def get_content_height(self, container, viewport, width: int) -> int:
+        if width < self.COMPACT_BELOW:
+            return 3
+        return 3 + len(self.summary.get("phases", []))
+
+    def render(self) -> Text:
+        s = self.summary
+        if not s:
+            return Text("no plan loaded", style="dim")
+        width = self.content_size.width or 40
+        counts = s["counts"]
+        out = Text()
+        label = f" {counts['done']}/{counts['total']}"
+        out.append_text(bar(counts["done"], counts["total"], width - len(label) - 1))
+        out.append(label + "\n", style="bold")
+        info = Text()
+        if counts["blocked"]:
+            info.append(f"blocked: {counts['blocked']} ⚠", style="bold red")
+        else:
+            info.append("blocked: 0", style="dim")
+        info.append(f"  pending: {counts['pending']}  skipped: {counts['skipped']}", style="dim")
+        eta = s.get("eta_seconds")
+        info.append("  left: ")
+        info.append(f"~{format_duration(eta)}" if eta is not None else "—")
+        out.append_text(info)
+        out.append("\n")
+        phases = s.get("phases", [])
+        if width < self.COMPACT_BELOW:
+            line = Text(no_wrap=True, overflow="ellipsis")
+            for p in phases:
+                total = p["total"]
+                pct = round(100 * p["done"] / total) if total else 100
+                line.append_text(literal(p["id"], "bold" if p["open"] else "dim", one_line=True))
+                line.append(f" {pct}%", style="green" if pct == 100 else "")
+                if p["blocked"]:
+                    line.append(" ✖", style="bold red")
+                line.append("  ")
+            out.append_text(line)
+            return out
+        name_width = min(14, max((len(p["id"]) for p in phases), default=7))
+        for p in phases:
+            total = p["total"]
+            pct = f" {round(100 * p['done'] / total) if total else 100:3d}%"
+            name = literal(p["id"][:name_width].ljust(name_width) + " ", "bold" if p["open"] else "dim",
+                           one_line=True)
+            out.append_text(name)
+            out.append_text(bar(p["done"], total, width - name_width - 1 - len(pct) - 3))
+            out.append(pct)
+            if p["blocked"]:
+                out.append(" ✖", style="bold red")
+            out.append("\n")
+        out.append(literal(s.get("next", {}).get("message", ""), "dim", one_line=True))
+        return out

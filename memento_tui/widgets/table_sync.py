@@ -1,0 +1,87 @@
+"""Update a DataTable in place by row key (dolphie's way): change cells, not the whole table."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.text import Text
+from textual import events
+from textual.widgets import DataTable
+
+Row = tuple[Text, ...]
+
+
+class LiveTable(DataTable):
+    """A DataTable whose column widths follow rows added or changed after its first paint.
+
+    Textual 8.2.8 measures new rows on idle but keeps lines it rendered at the
+    old widths in its caches, so a column stays as narrow as its label until
+    something else clears them. Clear them when a measurement ran.
+    """
+
+    async def _on_idle(self, event: events.Idle) -> None:
+        measured = bool(self._new_rows) or bool(self._updated_cells)
+        await super()._on_idle(event)
+        if measured:
+            self._clear_caches()
+            self.refresh()
+
+
+def sync_rows(table: DataTable, rows: Sequence[tuple[str, Row]], previous: dict[str, Row]) -> dict[str, Row]:
+    """Make ``table`` show ``rows`` (key, cells) in order; returns the rows now shown.
+
+    Same keys in the same order: only changed cells are updated. Otherwise rows
+    are removed/added, and the table is rebuilt only when the order changed
+    (new rows at the top of a newest-first list, a task moved in the plan).
+    The cursor stays on the same key when it still exists.
+    """
+    new_keys = [key for key, _ in rows]
+    old_keys = list(previous)
+    columns = list(table.columns)
+    if new_keys == old_keys:
+        for key, cells in rows:
+            before = previous[key]
+            if before == cells:
+                continue
+            for col, (old, new) in enumerate(zip(before, cells, strict=False)):
+                if old != new:
+                    table.update_cell(key, columns[col], new, update_width=False)
+        return dict(rows)
+    keep = set(new_keys)
+    common_order = [k for k in old_keys if k in keep]
+    appended_only = new_keys[: len(common_order)] == common_order
+    selected = _selected_key(table)
+    if appended_only and len(common_order) > len(old_keys) // 2:
+        for key in old_keys:
+            if key not in keep:
+                table.remove_row(key)
+        for key, cells in rows:
+            if key in previous:
+                before = previous[key]
+                for col, (old, new) in enumerate(zip(before, cells, strict=False)):
+                    if old != new:
+                        table.update_cell(key, columns[col], new, update_width=False)
+        for key, cells in rows[len(common_order):]:
+            table.add_row(*cells, key=key)
+    else:
+        table.clear()
+        for key, cells in rows:
+            table.add_row(*cells, key=key)
+    if selected is not None and selected in keep:
+        table.move_cursor(row=table.get_row_index(selected), animate=False)
+    return dict(rows)
+
+
+def _selected_key(table: DataTable) -> str | None:
+    if not table.row_count:
+        return None
+    try:
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
+    except Exception:
+        return None
+    return key.value if key is not None else None
+
+
+def selected_key(table: DataTable) -> str | None:
+    """The key of the row under the cursor, or None."""
+    return _selected_key(table)

@@ -1,0 +1,220 @@
+"""The task list: filter All / Pending / Done / Blocked, rows updated in place, a detail panel."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.reactive import reactive
+from textual.widgets import DataTable, Static
+
+from memento_core.config import format_duration
+from memento_core.plan import Task
+from memento_core.status_log import TickEntry
+
+from ..literal import literal
+from ..snapshot import Snapshot
+from .table_sync import LiveTable, Row, selected_key, sync_rows
+
+FILTERS = ("All", "Pending", "Done", "Blocked")
+_FILTER_STATUSES = {
+    "All": None,
+    "Pending": frozenset(" ~"),
+    "Done": frozenset("x-"),
+    "Blocked": frozenset("!"),
+}
+ICONS = {
+    " ": ("○", "dim"),
+    "x": ("✔", "green"),
+    "!": ("✖", "bold red"),
+    "~": ("◐", "bold yellow"),
+    "-": ("–", "dim"),
+}
+
+
+def status_icon(task: Task) -> Text:
+    icon, style = ICONS.get(task.status, ("?", "magenta"))
+    return Text(icon, style=style)
+
+
+def info_cell(task: Task, last: TickEntry | None, max_retries: int, opened: set[str]) -> Text:
+    if task.status == "x":
+        duration = last.duration_seconds if last is not None and last.status == "SUCCESS" else None
+        return Text(format_duration(duration) if duration else "done", style="green")
+    if task.status == "!":
+        return Text(f"BLOCKED {task.retries}/{max_retries}", style="bold red")
+    if task.status == "~":
+        return Text("running", style="bold yellow")
+    if task.status == "-":
+        return Text("skipped", style="dim")
+    if not task.valid:
+        return Text("invalid", style="magenta")
+    if task.retries:
+        return Text(f"retry {task.retries}/{max_retries}", style="yellow")
+    if task.phase not in opened:
+        return literal(task.phase or "", "dim", one_line=True)
+    return Text("waiting", style="dim")
+
+
+class TaskTable(LiveTable):
+    """The tasks, one row per task id (the row key)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)
+        self._shown: dict[str, Row] = {}
+
+    def on_mount(self) -> None:
+        self.add_column("", key="icon", width=1)
+        self.add_column("ID", key="id")
+        self.add_column("State", key="info")
+        self.add_column("Module", key="module")
+        self.add_column("Title", key="title")
+
+    def show_rows(self, rows: list[tuple[str, Row]]) -> None:
+        self._shown = sync_rows(self, rows, self._shown)
+
+
+class TaskDetail(Static):
+    """Everything about one task: fields, last result, error tail, retries."""
+
+
+class TaskPane(Vertical):
+    filter = reactive("All")
+    expanded = reactive(False)
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.snapshot: Snapshot | None = None
+        self.border_title = "Tasks"
+
+    def compose(self) -> ComposeResult:
+        yield TaskTable(id="task-table")
+        with VerticalScroll(id="task-detail-scroll"):
+            yield TaskDetail(id="task-detail")
+
+    @property
+    def table(self) -> TaskTable:
+        return self.query_one(TaskTable)
+
+    def watch_filter(self, value: str) -> None:
+        self.border_subtitle = f"filter: {value} (f)"
+        if self.snapshot is not None:
+            self.show(self.snapshot)
+
+    def watch_expanded(self, value: bool) -> None:
+        self.set_class(value, "-expanded")
+        self._show_detail()
+
+    def cycle_filter(self) -> str:
+        self.filter = FILTERS[(FILTERS.index(self.filter) + 1) % len(FILTERS)]
+        return self.filter
+
+    def selected_id(self) -> str | None:
+        return selected_key(self.table)
+
+    def selected_task(self) -> Task | None:
+        key = self.selected_id()
+        if key is None or self.snapshot is None or self.snapshot.plan is None:
+            return None
+        return self.snapshot.plan.task(key)
+
+    def show(self, snap: Snapshot) -> None:
+        self.snapshot = snap
+        plan = snap.plan
+        if plan is None:
+            self.table.show_rows([])
+            self.query_one(TaskDetail).update(literal(snap.plan_error or "no plan", "red"))
+            return
+        wanted = _FILTER_STATUSES[self.filter]
+        opened = {p["id"] for p in snap.summary.get("phases", []) if p.get("open")}
+        max_retries = plan.meta.max_retries
+        rows: list[tuple[str, Row]] = []
+        seen: set[str] = set()
+        for task in plan.tasks:
+            if wanted is not None and task.status not in wanted:
+                continue
+            if task.id in seen:  # duplicate ids are a plan error; the first one is shown
+                continue
+            seen.add(task.id)
+            rows.append((task.id, (
+                status_icon(task),
+                Text(task.id, style="bold" if task.status in "!~" else ""),
+                info_cell(task, snap.last_by_task.get(task.id), max_retries, opened),
+                literal(task.module or "", "cyan", one_line=True),
+                literal(task.title, one_line=True),
+            )))
+        self.table.show_rows(rows)
+        self.border_title = f"Tasks ({len(rows)})"
+        self._show_detail()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if self.expanded:
+            self._show_detail()
+
+    def _show_detail(self) -> None:
+        if not self.is_mounted:
+            return
+        detail = self.query_one(TaskDetail)
+        if not self.expanded:
+            return
+        task = self.selected_task()
+        if task is None or self.snapshot is None:
+            detail.update(Text("no task selected", style="dim"))
+            return
+        detail.update(task_detail(task, self.snapshot))
+
+
+def task_detail(task: Task, snap: Snapshot) -> Text:
+    """The expanded view of a task, every piece of file text literal."""
+    max_retries = snap.plan.meta.max_retries if snap.plan else 3
+    out = Text()
+    out.append(f"{task.id} ", style="bold")
+    out.append_text(literal(task.title, "bold", one_line=True))
+    out.append(f"\n{task.state} · retries {task.retries}/{max_retries} · {task.phase or 'no phase'} · "
+               f"line {task.line}\n", style="dim")
+    last = snap.last_by_task.get(task.id)
+    if last is None:
+        out.append("no tick has run this task yet\n", style="dim")
+    else:
+        out.append_text(last_result(last))
+    out.append("\n")
+    for problem in task.problems:
+        out.append("problem: ", style="magenta")
+        out.append_text(literal(problem, one_line=True))
+        out.append("\n")
+    for key, value in task.fields.items():
+        out.append(f"{key}: ", style="cyan")
+        out.append_text(literal(value, one_line=True))
+        out.append("\n")
+    for value in task.accept:
+        out.append("accept: ", style="cyan")
+        out.append_text(literal(value, one_line=True))
+        out.append("\n")
+    out.append("keys: l log · d diff · r reset · s skip · n note", style="dim")
+    return out
+
+
+def last_result(last: TickEntry) -> Text:
+    """The task's newest status entry: status, when, reason, commit, log, error tail."""
+    out = Text()
+    style = {"SUCCESS": "green", "FAILED": "yellow", "BLOCKED": "bold red"}.get(last.status, "")
+    out.append("last result: ", style="bold")
+    out.append(last.status, style=style)
+    out.append(f"  tick #{last.tick if last.tick is not None else '?'} at ")
+    out.append_text(literal(last.timestamp, one_line=True))
+    duration = last.duration_seconds
+    if duration is not None:
+        out.append(f" ({format_duration(duration)})")
+    out.append("\n")
+    for name in ("Reason", "Verify Output", "Git Commit", "Log", "Escalation"):
+        value = last.field(name)
+        if value:
+            out.append(f"{name}: ", style="cyan")
+            out.append_text(literal(value, one_line=True))
+            out.append("\n")
+    tail = last.error_tail
+    if tail:
+        out.append("error tail:\n", style="bold red")
+        out.append_text(literal(tail.strip("`\n"), "red"))
+        out.append("\n")
+    return out
