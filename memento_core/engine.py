@@ -20,8 +20,9 @@ from pathlib import Path
 
 from . import agents, gitops, notes, status_log
 from .config import Config, format_duration, load_config
+from .crashpoints import crash_point
 from .errors import EditConflict, MementoError
-from .locks import atomic_write_bytes, atomic_write_text, locked_edit
+from .locks import atomic_write_bytes, atomic_write_text, file_lock, lock_path_for, locked_edit
 from .plan import Plan, Task, edit_plan, parse_plan
 from .runlog import Outcome, cron_log
 from .scheduler import BLOCKED, COMPLETE, TASK, pick
@@ -133,7 +134,8 @@ class Tick:
                 signal.signal(signal.SIGTERM, previous)
 
     def _run_auto(self, plan: Plan) -> TickOutcome:
-        # 4. stale claims
+        # 4. what a killed tick left behind, then stale claims
+        self._clean_leftovers()
         plan = self._recover_stale(plan)
         # 5. a person's uncommitted work stops everything; Memento's own docs are synced
         refusal = self._check_tree()
@@ -226,12 +228,38 @@ class Tick:
     def _finish_interrupted_commit(self, claim: Claim) -> None:
         """A tick died between marking [x] and committing: make the commit it was making."""
         paths = [p for p in claim.commit_paths if p]
-        try:
-            gitops.commit_paths(self.root, paths, claim.commit_message or f"memento: complete {claim.task}",
-                                author=self.config.git_author)
-        except MementoError:
-            pass  # nothing left to commit: it had landed
+        message = claim.commit_message or f"memento: complete {claim.task}"
+        sha = self._commit(paths, message)
+        if sha is None:  # it had landed: find it
+            sha = next((s for s, subject in gitops.log_subjects(self.root, 20) if subject == message), None)
+        if sha:
+            _fill_commit(self.ws.status_path, sha[:7])
         remove_claim(self.ws, claim.task)
+
+    def _clean_leftovers(self) -> None:
+        """Temp files of atomic writes a killed process never renamed, and a stale git index."""
+        # Under a document's own edit lock no writer is between its temp file and the
+        # rename, so every temp file of that document is an orphan.
+        for doc in (self.ws.plan_path, self.ws.notes_path, self.ws.status_path):
+            orphans = list(doc.parent.glob(f".{doc.name}.*.tmp"))
+            if orphans:
+                with file_lock(lock_path_for(doc)):
+                    for tmp in doc.parent.glob(f".{doc.name}.*.tmp"):
+                        _unlink(tmp)
+        cutoff = time.time() - 60  # other writers rename their temp file within milliseconds
+        for folder in (self.ws.docs, self.ws.memento_dir, self.ws.claims_dir):
+            for tmp in folder.glob(".*.tmp") if folder.is_dir() else ():
+                try:
+                    if tmp.stat().st_mtime < cutoff:
+                        tmp.unlink()
+                except OSError:
+                    pass
+        # A commit killed between moving HEAD and refreshing the index leaves index
+        # entries that disagree with HEAD while the files themselves match it.
+        stale = [e.path for e in gitops.status(self.root)
+                 if e.xy[0] not in " ?" and gitops.matches_head(self.root, e.path)]
+        if stale:
+            gitops.reset_index(self.root, stale)
 
     def _check_tree(self) -> TickOutcome | None:
         own = set(OWN_DOCS)
@@ -302,6 +330,7 @@ class Tick:
         except EditConflict as exc:
             remove_claim(ws, task.id)
             return TaskResult(task.id, False, f"could not claim: {exc}")
+        crash_point("tick:after-claim")
         snapshot_plan = ws.plan_path.read_bytes()
         snapshot_map = _read_or_none(ws.map_path)
         with Heartbeat(ws, claim) as beat:
@@ -317,6 +346,7 @@ class Tick:
                 reason = "interrupted by SIGTERM"
             if not reason:
                 reason, changes = self._guards(plan, task, base, untracked_before, snapshot_plan, snapshot_map)
+                crash_point("tick:after-guards")
             verify_exit, verify_tail = None, ""
             if not reason and not self.interrupted:
                 beat.update(stage="verifying")
@@ -324,6 +354,7 @@ class Tick:
             if self.interrupted and not reason:
                 reason = "interrupted by SIGTERM"
             duration = time.monotonic() - began
+            crash_point("tick:after-verify")
             report = _read_tick_result(ws.tick_result_path)
             if not reason:
                 return self._pass(task, changes, duration, verify_tail, report, given_notes, continued, beat)
@@ -353,7 +384,7 @@ class Tick:
         _append_log(self.log_path, f"[memento] tick #{self.number} task {task.label}\n")
         result = agents.run_agent(invocation, cwd=self.root, log_path=self.log_path,
                                   timeout=task.timeout_seconds or config.agent_timeout, env=env,
-                                  on_start=lambda pgid: beat.update(pgid=pgid))
+                                  on_start=lambda pgid: (beat.update(pgid=pgid), crash_point("tick:agent-running")))
         if result.error:
             return result.error, None
         if result.interrupted:
@@ -437,6 +468,7 @@ class Tick:
             fields.append(("Outputs", report["outputs"]))
         fields.append(("Log", self.ws.rel(self.log_path)))
         self._entry(fields, continued)
+        crash_point("tick:before-commit")
         sha = self._commit(paths, message)
         if sha:
             _fill_commit(ws.status_path, sha[:7])
@@ -449,6 +481,7 @@ class Tick:
               given_notes, continued) -> TaskResult:
         ws = self.ws
         rolled = self._rollback(base, untracked_before, task.id)
+        crash_point("tick:after-rollback")
         current_plan = ws.plan_path.read_bytes()
         if _definition_change(snapshot_plan, current_plan, ""):
             # The agent rewrote task definitions: keep its version, then put the plan

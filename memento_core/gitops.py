@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .config import parse_author
+from .crashpoints import crash_point
 from .errors import MementoError
 
 MEMENTO_NAME = "Memento"
@@ -456,7 +457,9 @@ def commit_paths(root: Path, paths: Iterable[str], message: str, author: str = "
         args[2:2] = ["-p", parent]
     sha = _out(root, args, input=body.encode("utf-8"), env=git_env(ident)).strip()
     subject = message.splitlines()[0] if message else ""
+    crash_point("commit:before-ref")
     _run(root, ["update-ref", "-m", f"commit: {subject}", "HEAD", sha, parent or ""])
+    crash_point("commit:before-index")
     # The real index now agrees with the new commit for these paths only.
     if paths:
         _run(
@@ -648,6 +651,26 @@ def diff(root: Path, sha: str) -> str:
         Path(root),
         ["show", "--stat", "--patch", "--no-color", "--no-ext-diff", "--end-of-options", sha],
     ).stdout.decode("utf-8", "replace")
+
+
+def matches_head(root: Path, path: str) -> bool:
+    """The file in the work tree is exactly as in HEAD (whatever the index says)."""
+    if head(root) is None or not (Path(root) / path).is_file():
+        return False
+    # Not `git diff HEAD`: it only sees files the index knows, and the index is the suspect.
+    in_head = _run(Path(root), ["rev-parse", "-q", "--verify", f"HEAD:{_prefix(Path(root))}{path}"], check=False)
+    if in_head.returncode != 0:
+        return False
+    on_disk = _out(Path(root), ["hash-object", "--", path]).strip()
+    return on_disk == in_head.stdout.decode().strip()
+
+
+def reset_index(root: Path, paths: Iterable[str]) -> None:
+    """Make the index agree with HEAD for ``paths``; the work tree is not touched."""
+    paths = list(paths)
+    if paths:
+        _run(Path(root), ["reset", "-q", "HEAD", "--pathspec-from-file=-", "--pathspec-file-nul"],
+             input=_nul_paths(paths))
 
 
 def log_subjects(root: Path, n: int) -> list[tuple[str, str]]:

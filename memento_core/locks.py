@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from .crashpoints import crash_point
 from .errors import MementoError
 
 
@@ -90,6 +91,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, mode)
+        crash_point(f"write:{path.name}")
         os.replace(tmp, path)
     except BaseException:
         try:

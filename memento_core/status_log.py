@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from .crashpoints import crash_point
 from .errors import MementoError
 from .lines import LineDoc, decode, eol_of, strip_eol
 from .locks import atomic_write_bytes, file_lock, lock_path_for, locked_edit
@@ -678,6 +679,7 @@ def rotate(
         if rotation.moved_end == 0:
             return None
         _write_archive(rotation)
+        crash_point("rotate:after-archive")
         result[0] = rotation.new_path or rotation.done_path
         spans = _scan(doc.lines).spans
         preamble = doc.lines[: spans[0][0]]
