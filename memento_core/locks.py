@@ -71,13 +71,23 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
+class _ChangedUnderneath(Exception):
+    """The file is no longer what the edit was computed from."""
+
+
+def atomic_write_bytes(path: Path, data: bytes, *, unchanged: bytes | None = None) -> None:
     """Replace ``path`` with ``data`` so a reader sees the old or the new file, never half.
 
-    On any failure (ENOSPC included) the previous file is left untouched and
-    the temp file removed; the OSError propagates with the path in it.
+    A symlink is followed: its target is replaced and the link stays. With
+    ``unchanged``, the file is compared with those bytes at the last moment
+    before the rename (after the slow fsync) and _ChangedUnderneath is raised
+    if an editor that ignores our lock saved it meanwhile. On any failure
+    (ENOSPC included) the previous file is left untouched and the temp file
+    removed; the OSError propagates with the path in it.
     """
     path = Path(path)
+    if path.is_symlink():
+        path = path.resolve()
     directory = path.parent
     directory.mkdir(parents=True, exist_ok=True)
     try:
@@ -92,6 +102,8 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             os.fsync(fh.fileno())
         os.chmod(tmp, mode)
         crash_point(f"write:{path.name}")
+        if unchanged is not None and _read_or_empty(path) != unchanged:
+            raise _ChangedUnderneath()
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -128,18 +140,18 @@ def locked_edit(path: Path, transform: Callable[[bytes], bytes | None]) -> bytes
     """
     path = Path(path)
     with file_lock(lock_path_for(path)):
-        current = _read_or_empty(path)
         for _ in range(20):
+            current = _read_or_empty(path)
             new = transform(current)
             if new is None or new == current:
                 return None
             # A person's editor does not take our lock: if the file changed while we
-            # computed, start over from what is there now rather than overwrite it.
-            again = _read_or_empty(path)
-            if again == current:
-                atomic_write_bytes(path, new)
-                return new
-            current = again
+            # computed and synced, start over from what is there now.
+            try:
+                atomic_write_bytes(path, new, unchanged=current)
+            except _ChangedUnderneath:
+                continue
+            return new
         raise MementoError("the file keeps changing underneath the edit; try again", path=path)
 
 
