@@ -102,8 +102,17 @@ def atomic_write_bytes(path: Path, data: bytes, *, unchanged: bytes | None = Non
             os.fsync(fh.fileno())
         os.chmod(tmp, mode)
         crash_point(f"write:{path.name}")
-        if unchanged is not None and _read_or_empty(path) != unchanged:
-            raise _ChangedUnderneath()
+        if unchanged is not None:
+            if _read_or_empty(path) != unchanged:
+                raise _ChangedUnderneath()
+            if unchanged and _exchange(tmp, path):
+                # The previous file is now at tmp: compare-and-swap, with no window at all.
+                if _read_or_empty(Path(tmp)) != unchanged:
+                    _exchange(tmp, path)  # give the editor's save back its place
+                    raise _ChangedUnderneath()
+                os.unlink(tmp)
+                fsync_dir(directory)
+                return
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -112,6 +121,36 @@ def atomic_write_bytes(path: Path, data: bytes, *, unchanged: bytes | None = Non
             pass
         raise
     fsync_dir(directory)
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+_renameat2 = None
+
+
+def _exchange(a: str | Path, b: str | Path) -> bool:
+    """Atomically swap two paths (Linux renameat2 RENAME_EXCHANGE); False where unsupported."""
+    global _renameat2
+    if _renameat2 is None:
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            func = libc.renameat2
+            func.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+            _renameat2 = func
+        except (OSError, AttributeError):
+            _renameat2 = False
+    if not _renameat2:
+        return False
+    if _renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    import ctypes
+
+    if ctypes.get_errno() in (errno.EINVAL, errno.ENOSYS, errno.EXDEV, errno.EPERM, errno.ENOTSUP):
+        _renameat2 = False  # this file system cannot: fall back to rename for good
+        return False
+    raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()), str(b))
 
 
 def atomic_write_text(path: Path, text: str) -> None:
