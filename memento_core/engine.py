@@ -42,6 +42,11 @@ EXIT_OK, EXIT_ATTENTION, EXIT_ERROR = 0, 1, 2
 MIN_FREE_BYTES = 500 * 1024 * 1024
 BLOCKED_RATIO = 0.30
 ERROR_TAIL_LINES = 20
+# Retention of what logs/ accumulates, so a tick's cost and the disk do not grow with history.
+PRUNE_EVERY = 20
+KEEP_TICK_LOGS = 2000
+KEEP_ROLLBACKS = 500
+CRON_LOG_MAX = 1024 * 1024
 PENDING_COMMIT = "(recorded after the commit)"
 
 # Documents Memento itself writes; a person's edits to them are synced, never refused.
@@ -604,6 +609,8 @@ class Tick:
         from .checkpoint import write_checkpoint
 
         write_checkpoint(self.ws, plan, self.state, self.results)
+        if self.number and self.number % PRUNE_EVERY == 0:
+            prune_logs(self.ws)
         if self.results:
             _memory_hook("record_tick", self.ws, self.number, self.stamp, self.results)
 
@@ -682,6 +689,26 @@ class Tick:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def prune_logs(ws: Workspace) -> None:
+    """Keep the newest tick logs and rollback folders; roll cron.log over at 1 MB.
+
+    Names start with a UTC stamp, so name order is time order. The status log
+    archive is never pruned: it is the record of every tick.
+    """
+    logs = sorted(ws.logs_dir.glob("tick_*.log"))
+    for old in logs[: max(0, len(logs) - KEEP_TICK_LOGS)]:
+        _unlink(old)
+    if ws.rollback_dir.is_dir():
+        saved = sorted(p for p in ws.rollback_dir.iterdir() if p.is_dir())
+        for old in saved[: max(0, len(saved) - KEEP_ROLLBACKS)]:
+            shutil.rmtree(old, ignore_errors=True)
+    try:
+        if ws.cron_log.stat().st_size > CRON_LOG_MAX:
+            os.replace(ws.cron_log, ws.cron_log.with_name("cron.log.1"))
+    except FileNotFoundError:
+        pass
 
 
 def _memory_hook(name: str, *args) -> None:

@@ -417,3 +417,21 @@ def test_demo_project_runs_to_the_end(tmp_path):
     doc = json.loads(subprocess.run([PY, "-m", "memento_core.cli", "status", "--json", str(root)],
                                     capture_output=True, text=True).stdout)
     assert doc["state"] == "BLOCKED" and doc["counts"]["done"] == 7
+
+
+def test_logs_are_pruned_so_history_does_not_grow_without_bound(tmp_path):
+    ws = make_ws(tmp_path, agent("does_task.py", "hello.txt", "done"))
+    ws.logs_dir.mkdir(exist_ok=True)
+    for i in range(engine.KEEP_TICK_LOGS + 5):
+        (ws.logs_dir / f"tick_2026-01-01T{i:06d}Z.log").write_text("x")
+    for i in range(engine.KEEP_ROLLBACKS + 3):
+        (ws.rollback_dir / f"2026-01-01T{i:06d}Z-T-1").mkdir(parents=True)
+    ws.cron_log.write_bytes(b"x" * (engine.CRON_LOG_MAX + 1))
+    (ws.logs_dir / "status_archive").mkdir()
+    (ws.logs_dir / "status_archive" / "TICK_STATUS_a_b.md").write_text("kept forever\n")
+    engine.prune_logs(ws)
+    logs = sorted(p.name for p in ws.logs_dir.glob("tick_*.log"))
+    assert len(logs) == engine.KEEP_TICK_LOGS and logs[0] == "tick_2026-01-01T000005Z.log"
+    assert len(list(ws.rollback_dir.iterdir())) == engine.KEEP_ROLLBACKS
+    assert not ws.cron_log.exists() and (ws.logs_dir / "cron.log.1").exists()
+    assert (ws.logs_dir / "status_archive" / "TICK_STATUS_a_b.md").exists()
