@@ -11,25 +11,43 @@ uses ``list_entries``, ``read_entry`` and ``entry_history``.
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING
+
 from ..workspace import Workspace
-from .entries import MemoryEntry
-from .journal import record_tick
-from .store import (
-    UnattributedWrite,
-    commit_leftovers,
-    ensure_store,
-    history,
-    jail,
-    locked,
-    unattributed_writes,
-)
-from .tree import list_entries, tree_for_prompt
-from .writes import WriteResult, write_entry
+
+if TYPE_CHECKING:
+    from .entries import MemoryEntry
+    from .store import UnattributedWrite
+    from .writes import WriteResult
+
+# Loaded on first use: every `memento` command builds the parser that imports
+# memory.cli, and most of them never touch YAML or markdown.
+_LAZY = {
+    "MemoryEntry": "entries",
+    "UnattributedWrite": "store",
+    "ensure_store": "store",
+    "unattributed_writes": "store",
+    "record_tick": "journal",
+    "list_entries": "tree",
+    "tree_for_prompt": "tree",
+    "WriteResult": "writes",
+    "write_entry": "writes",
+}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
 
 
 def init_store(ws: Workspace) -> bool:
     """Create memory/ as its own repository if it is not one yet (`memento init`); True if made."""
-    from .store import is_store
+    from .store import is_store, locked
 
     if is_store(ws.memory_dir):
         return False
@@ -47,6 +65,8 @@ def commit_unattributed(ws: Workspace, task_id: str) -> list[str]:
     """
     if not ws.memory_dir.is_dir():
         return []
+    from .store import commit_leftovers, locked
+
     with locked(ws) as root:
         return [sha for _, sha in commit_leftovers(ws, root, task_id)]
 
@@ -54,6 +74,7 @@ def commit_unattributed(ws: Workspace, task_id: str) -> list[str]:
 def read_entry(ws: Workspace, path: str) -> str:
     """The text of one entry (MEMORY.md and PERSONA.md included); MementoError if refused or missing."""
     from ..errors import MementoError
+    from .store import jail
 
     rel, target = jail(ws, path, writing=False)
     try:
@@ -66,6 +87,8 @@ def read_entry(ws: Workspace, path: str) -> str:
 
 def entry_history(ws: Workspace, path: str, n: int = 50) -> list[tuple[str, str, str]]:
     """(sha, ISO date, subject) of the commits that touched ``path``, newest first."""
+    from .store import history, jail
+
     rel, _ = jail(ws, path, writing=False)
     return [(c.sha, c.date, c.subject) for c in history(ws, rel, n)]
 

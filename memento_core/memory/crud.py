@@ -124,6 +124,34 @@ def similarity(a: str, b: str) -> float:
     return matcher.ratio()
 
 
+_FILLER = frozenset("a an the this that these those is are was were be been it its of to in on at for "
+                    "and or with by as so also just".split())
+# Words that turn a sentence around: a text differing in one of them is news, not a duplicate.
+_POLARITY = frozenset("not no never none always must should don t cannot can avoid only without "
+                      "instead before after".split())
+
+
+def _words(text: str) -> set[str]:
+    return {w.rstrip("s") if len(w) > 3 else w for w in text.split() if w not in _FILLER}
+
+
+def near_duplicate(new: str, old: str) -> bool:
+    """Is plain text ``new`` already said by ``old``?
+
+    The same content words (order, filler, plurals, markup and wrapping aside),
+    or a near-identical text whose few differing words carry no number and no
+    polarity ("never" for "always"): a text that only changes a number or a
+    "not" is a new fact, an update or a conflict, never a NOOP.
+    """
+    a, b = _words(new), _words(old)
+    if a and a == b:
+        return True
+    diff = a ^ b
+    if len(diff) > 2 or any(any(ch.isdigit() for ch in w) or w in _POLARITY for w in diff):
+        return False
+    return similarity(new, old) >= NEAR_DUPLICATE
+
+
 def _stamp_line(marker: str, note: str) -> str:
     return f"{marker} {note}".rstrip()
 
@@ -145,7 +173,7 @@ def decide(old_body: str | None, new: str, mode: str | None = None, *,
         p = plain(block.text)
         if not p or f" {p} " in f" {whole} ":
             return True
-        return any(similarity(p, q) >= NEAR_DUPLICATE for _, q in active_plain)
+        return any(near_duplicate(p, q) for _, q in active_plain)
 
     fresh = [b for b in incoming if not covered(b)]
     if not fresh:

@@ -19,7 +19,7 @@ from .entries import MemoryEntry, load_entry
 from .store import ARCHIVE, GENERATED, PERSONA, SESSION_ARCHIVE
 
 MAX_PATHS = 1000
-PROMPT_BUDGET = 48_000  # characters of tree in a worker prompt
+PROMPT_BUDGET = 100_000  # characters of tree in a worker prompt (~25k tokens)
 PERSONA_BUDGET = 8_000
 _SUMMARY_STEPS = (160, 80, 40, 0)
 
