@@ -6,7 +6,6 @@ Run: python bench/plan_parse.py [--tasks N] [--rounds R]
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import tempfile
@@ -16,6 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from plangen import big_plan  # noqa: E402
+from table import header, print_table  # noqa: E402
 
 from memento_core.plan import parse_plan, set_status  # noqa: E402
 
@@ -52,21 +52,23 @@ def measure(n_tasks: int, rounds: int) -> dict[str, float]:
         }
 
 
+def rows(n_tasks: int = 10_000, rounds: int = 21) -> list:
+    r = measure(n_tasks, rounds)
+    return [
+        (f"plan size, {n_tasks} tasks (MB)", f"{r['size_mb']:.2f}", "", None),
+        ("plan parse, median (ms)", f"{r['parse_median_ms']:.1f}", "≤ 50", r["parse_median_ms"] <= BUDGET_MS),
+        ("plan parse + validate every task, median (ms)", f"{r['full_median_ms']:.1f}", "", None),
+        ("locked status edit, median (ms)", f"{r['edit_median_ms']:.1f}", "", None),
+    ]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--tasks", type=int, default=10_000)
     ap.add_argument("--rounds", type=int, default=21)
     args = ap.parse_args()
-    r = measure(args.tasks, args.rounds)
-    ok = r["parse_median_ms"] <= BUDGET_MS
-    print(f"cores: {os.cpu_count()}  python: {sys.version.split()[0]}")
-    print(f"{'figure':<42}{'value':>12}{'budget':>12}  status")
-    print(f"{'plan size (MB), ' + str(args.tasks) + ' tasks':<42}{r['size_mb']:>12.2f}{'':>12}")
-    print(f"{'parse median (ms)':<42}{r['parse_median_ms']:>12.1f}{BUDGET_MS:>12.0f}  {'ok' if ok else 'MISSED'}")
-    print(f"{'parse min (ms)':<42}{r['parse_min_ms']:>12.1f}")
-    print(f"{'parse + validate every task, median (ms)':<42}{r['full_median_ms']:>12.1f}")
-    print(f"{'locked status edit median (ms)':<42}{r['edit_median_ms']:>12.1f}")
-    return 0 if ok else 1
+    print(header())
+    return 0 if print_table(rows(args.tasks, args.rounds)) else 1
 
 
 if __name__ == "__main__":

@@ -20,6 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from table import header, print_table  # noqa: E402
+
 ENV = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@localhost",
        "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@localhost"}
 
@@ -101,41 +104,38 @@ def full_ticks(root: Path, n: int) -> list[dict[str, float]]:
     return results
 
 
+def rows(files: int = 10_000, ticks: int = 8, rounds: int = 15) -> list:
+    with tempfile.TemporaryDirectory() as tmp:
+        paused = Path(tmp) / "paused"
+        make_project(paused, 10, 3, "paused")
+        tick_ms, bare_ms = paused_tick(paused, rounds)
+        busy = Path(tmp) / "busy"
+        make_project(busy, files, ticks + 2, "auto")
+        runs = full_ticks(busy, ticks)[1:]  # the first tick pays for imports and cold caches
+    own = statistics.median(r["own"] for r in runs)
+    git = statistics.median(r["git"] for r in runs)
+    wall = statistics.median(r["wall"] for r in runs)
+    ratio = own / git if git else float("inf")
+    return [
+        ("paused tick, median wall (ms)", f"{tick_ms:.0f}", "≤ 80", tick_ms <= 80),
+        ("bare `python -c pass`, median (ms)", f"{bare_ms:.0f}", "", None),
+        ("paused tick / bare interpreter", f"{tick_ms / bare_ms:.2f}x", "≤ 3x", tick_ms / bare_ms <= 3),
+        (f"full tick on {files} files, median wall (ms)", f"{wall:.0f}", "", None),
+        ("  of which agent + verify (ms)", f"{statistics.median(r['agent_verify'] for r in runs):.0f}", "", None),
+        ("  tick's own time excl. agent and verify (ms)", f"{own:.0f}", "", None),
+        ("  time inside its git subprocesses (ms)", f"{git:.0f}", "", None),
+        ("tick's own time / its git commands", f"{ratio:.2f}x", "≤ 1.5x", ratio <= 1.5),
+    ]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--files", type=int, default=10_000)
     ap.add_argument("--ticks", type=int, default=8)
     ap.add_argument("--rounds", type=int, default=15)
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        paused = Path(tmp) / "paused"
-        make_project(paused, 10, 3, "paused")
-        tick_ms, bare_ms = paused_tick(paused, args.rounds)
-        busy = Path(tmp) / "busy"
-        t0 = time.perf_counter()
-        make_project(busy, args.files, args.ticks + 2, "auto")
-        setup = time.perf_counter() - t0
-        runs = full_ticks(busy, args.ticks)[1:]  # the first tick pays for imports and cold caches
-    own = statistics.median(r["own"] for r in runs)
-    git = statistics.median(r["git"] for r in runs)
-    wall = statistics.median(r["wall"] for r in runs)
-    ratio = own / git if git else float("inf")
-    rows = [
-        ("paused tick, median wall (ms)", f"{tick_ms:.0f}", "≤ 80", tick_ms <= 80),
-        ("bare `python -c pass`, median (ms)", f"{bare_ms:.0f}", "", None),
-        ("paused tick / bare interpreter", f"{tick_ms / bare_ms:.2f}x", "≤ 3x", tick_ms / bare_ms <= 3),
-        (f"full tick on {args.files} files, median wall (ms)", f"{wall:.0f}", "", None),
-        ("  of which agent + verify (ms)", f"{statistics.median(r['agent_verify'] for r in runs):.0f}", "", None),
-        ("  tick's own time excl. agent and verify (ms)", f"{own:.0f}", "", None),
-        ("  time inside git subprocesses (ms)", f"{git:.0f}", "", None),
-        ("tick's own time / its git commands", f"{ratio:.2f}x", "≤ 1.5x", ratio <= 1.5),
-    ]
-    print(f"cores: {os.cpu_count()}  python: {sys.version.split()[0]}  (setup of the {args.files}-file repo: {setup:.1f}s)")
-    print(f"{'figure':<52}{'value':>10}{'budget':>10}  status")
-    for name, value, budget, ok in rows:
-        status = "" if ok is None else ("ok" if ok else "MISSED")
-        print(f"{name:<52}{value:>10}{budget:>10}  {status}")
-    return 0
+    print(header())
+    return 0 if print_table(rows(args.files, args.ticks, args.rounds)) else 1
 
 
 if __name__ == "__main__":
