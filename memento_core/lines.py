@@ -7,6 +7,7 @@ BOM) survives exactly.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,18 +71,34 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
+def read_bytes(path: Path, display: str | Path | None = None, what: str = "file") -> bytes:
+    """A file's bytes; missing, a directory or unreadable is a MementoError naming ``display``."""
+    shown = display if display is not None else path
+    try:
+        return Path(path).read_bytes()
+    except FileNotFoundError:
+        raise MementoError(f"{what} not found", path=shown) from None
+    except IsADirectoryError:
+        raise MementoError(f"is a directory, not a {what}", path=shown) from None
+    except PermissionError:
+        raise MementoError("permission denied", path=shown) from None
+
+
 def read_doc(path: Path) -> LineDoc:
     """Read a text file as a LineDoc; a missing file or a directory is a MementoError."""
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise MementoError("file not found", path=path) from None
-    except IsADirectoryError:
-        raise MementoError("is a directory, not a file", path=path) from None
-    except PermissionError:
-        raise MementoError("permission denied", path=path) from None
-    return decode(data, path)
+    return decode(read_bytes(path), path)
+
+
+# Terminal escape sequences (CSI, OSC such as OSC 52 clipboard writes, and two-byte
+# escapes) and the C0/C1 control characters other than tab and newline: text from
+# agents and people must never style or steer a terminal.
+ANSI_RE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def strip_controls(text: str, replacement: str = "") -> str:
+    """``text`` without escape sequences and control characters (tab and newline kept)."""
+    return CONTROL_RE.sub(replacement, ANSI_RE.sub("", text))
 
 
 def strip_eol(line: str) -> str:

@@ -23,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from .errors import MementoError
-from .lines import LineDoc, decode, eol_of, strip_eol
+from .lines import LineDoc, decode, eol_of, strip_controls, strip_eol
 from .locks import locked_edit
 
 TITLE = "# HUMAN NOTES"
@@ -48,9 +48,6 @@ _STAMP_RE = re.compile(
 # Lines add_note escapes (one backslash after the indentation) and the parser unescapes.
 _NEEDS_ESCAPE_RE = re.compile(r"^[ \t]*\\*(?:#|---|```|~~~|<!--)")
 _ESCAPED_RE = re.compile(r"^(?P<indent>[ \t]*)\\(?P<rest>\\*(?:#|---|```|~~~|<!--).*)$", re.S)
-# Control characters other than tab; line breaks are handled by splitlines first.
-_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_ANSI_RE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
 
 
 @dataclass(frozen=True)
@@ -279,7 +276,7 @@ def clean_note_text(text: str) -> str:
     other than tab are dropped; trailing whitespace on each line and blank
     lines around the text are removed.
     """
-    lines = [_CONTROL_RE.sub("", _ANSI_RE.sub("", ln)).rstrip() for ln in text.splitlines()]
+    lines = [strip_controls(ln).rstrip() for ln in text.splitlines()]
     while lines and not lines[0].strip():
         lines.pop(0)
     while lines and not lines[-1].strip():

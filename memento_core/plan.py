@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .config import parse_duration
 from .errors import EditConflict, MementoError, PlanError
-from .lines import LineDoc, decode, eol_of, strip_eol
+from .lines import LineDoc, decode, eol_of, read_bytes, strip_eol
 from .locks import locked_edit
 
 TASK_ID_RE = re.compile(r"[A-Z][A-Z0-9]*-\d+")
@@ -390,17 +390,8 @@ def parse_plan(path: Path | str, display: str | None = None) -> Plan:
 
     ``display`` is the path used in messages (e.g. ``docs/MASTER_PLAN.md``).
     """
-    path = Path(path)
     shown = display or str(path)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise MementoError("plan not found", path=shown) from None
-    except IsADirectoryError:
-        raise MementoError("is a directory, not a plan file", path=shown) from None
-    except PermissionError:
-        raise MementoError("permission denied", path=shown) from None
-    return scan_plan(decode_text(data, shown), shown)
+    return scan_plan(decode_text(read_bytes(Path(path), shown, "plan"), shown), shown)
 
 
 def decode_text(data: bytes, path: str | Path) -> str:

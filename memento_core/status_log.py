@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .crashpoints import crash_point
 from .errors import MementoError
-from .lines import LineDoc, decode, eol_of, strip_eol
+from .lines import ANSI_RE, CONTROL_RE, LineDoc, decode, eol_of, strip_controls, strip_eol
 from .locks import atomic_write_bytes, file_lock, lock_path_for, locked_edit
 
 HEADER = "# TICK STATUS LOG"
@@ -71,8 +71,6 @@ _EVENT_PATTERNS = (
     ("STALE", re.compile(r"\bSTALE\b", re.I)),
 )
 
-_ANSI_RE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
-_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 @dataclass(frozen=True)
@@ -442,9 +440,9 @@ def failed_attempts(entries: Iterable[TickEntry], task_id: str) -> list[TickEntr
 
 def clean_value(value: object) -> str:
     """A field value as it will be written and read back: one line, no control characters."""
-    text = _ANSI_RE.sub("", str(value))
+    text = ANSI_RE.sub("", str(value))
     text = " ".join(part.strip() for part in text.splitlines())
-    return _CONTROL_RE.sub("", text).strip()
+    return CONTROL_RE.sub("", text).strip()
 
 
 def clean_block(text: str) -> str:
@@ -453,7 +451,7 @@ def clean_block(text: str) -> str:
     ANSI escapes and control characters other than tab go, line breaks become
     ``\\n``, trailing spaces and blank lines around the text are dropped.
     """
-    lines = [_CONTROL_RE.sub("", _ANSI_RE.sub("", ln)).rstrip() for ln in text.splitlines()]
+    lines = [strip_controls(ln).rstrip() for ln in text.splitlines()]
     while lines and not lines[0].strip():
         lines.pop(0)
     while lines and not lines[-1].strip():
