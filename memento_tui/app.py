@@ -45,7 +45,7 @@ DEMO_INTERVAL = 3.0
 
 
 class MementoApp(App[None]):
-    CSS_PATH = "app.tcss"
+    CSS_PATH = Path(__file__).parent / "app.tcss"
     TITLE = "Memento"
     BINDINGS = bindings(APP_KEYS)
     COMMANDS = App.COMMANDS | {MementoCommands}
