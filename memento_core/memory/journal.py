@@ -72,6 +72,8 @@ def tick_section(number: int | None, stamp: str, results, entries=()) -> str:
             value = entry.field(name) if entry else None
             if value:
                 lines.append(f"  - {name}: {_one_line(value)}")
+        if "interrupted" in (r.reason or "").lower():
+            continue  # stopped from outside: nothing to learn about the task
         lines.append(f"  - {LESSON}: {r.task_id} failed because \"{_one_line(r.reason)}\"; if this "
                      "says something lasting, record it with `memento memory write "
                      f"knowledge/lessons/<topic>.md --summary … --source {r.task_id}`")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -39,6 +40,7 @@ GITATTRIBUTES = "* text=auto eol=lf\n"
 LOCK_TIMEOUT = 120.0
 UNATTRIBUTED_LOG = "memory_unattributed.jsonl"  # in .memento/, read by `memento doctor`
 UNATTRIBUTED_WARN_DAYS = 7
+STALE_INDEX_LOCK_SECONDS = 120
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,24 @@ def lock_path(ws: Workspace) -> Path:
 def locked(ws: Workspace) -> Iterator[Path]:
     """Hold the memory write lock with the store existing; yields memory/."""
     with file_lock(lock_path(ws), timeout=LOCK_TIMEOUT):
+        _clear_stale_index_lock(memory_root(ws))
         yield ensure_store(ws)
+
+
+def _clear_stale_index_lock(root: Path) -> None:
+    """Remove an index.lock left by a killed git process.
+
+    Only Memento (holding the memory lock) and a person's occasional git
+    command use this small repository, and both finish in well under a
+    second: a lock file minutes old belongs to a process that is gone.
+    """
+    lock = root / ".git" / "index.lock"
+    try:
+        age = time.time() - lock.stat().st_mtime
+    except OSError:
+        return
+    if age > STALE_INDEX_LOCK_SECONDS:
+        lock.unlink(missing_ok=True)
 
 
 # --------------------------------------------------------------------------- git

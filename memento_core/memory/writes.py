@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from .. import gitops
 from ..errors import MementoError
 from ..locks import atomic_write_text
 from ..workspace import Workspace
@@ -66,12 +67,15 @@ def write_entry(ws: Workspace, path: str, content: str, summary: str, *, source:
                                                        priority, now)
             if action == "noop":
                 return WriteResult(rel, "noop", None, detail)
+        before = gitops.head(root)
         atomic_write_text(target, new_text)
         try:
             write_index(root)
             sha = commit(root, [rel, GENERATED], summary, source=source, kind="write",
                          body=f"{action} {rel}" + (f": {detail}" if detail else ""))
         except BaseException:
+            if gitops.head(root) != before:
+                raise  # the commit landed (only the index refresh failed): keep the file as committed
             # An uncommitted write would later be committed as someone else's: undo it.
             if old_text is None:
                 target.unlink(missing_ok=True)

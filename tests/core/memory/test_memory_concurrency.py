@@ -48,3 +48,14 @@ def test_twenty_concurrent_writers_distinct_and_identical_paths(no_git_identity,
     mem_git(ws, "fsck", "--no-dangling")
     # No identity anywhere: the store commits as Memento.
     assert set(mem_git(ws, "log", "--format=%an <%ae>").splitlines()) == {"Memento <memento@localhost>"}
+
+
+def test_an_index_lock_left_by_a_killed_git_is_cleared(ws):
+    from memento_core.memory import write_entry
+
+    lock = ws.memory_dir / ".git" / "index.lock"
+    lock.write_text("")
+    os.utime(lock, (1_000_000_000, 1_000_000_000))
+    result = write_entry(ws, "knowledge/lessons/a.md", "A fact.\n", "a fact")
+    assert result.commit and not lock.exists()
+    assert mem_git(ws, "status", "--porcelain") == ""
