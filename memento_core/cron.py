@@ -174,30 +174,54 @@ def _tabfile(tabfile: Path | str | None) -> Path | None:
     return Path(env) if env else None
 
 
+def _lock_path(tabfile: Path | None) -> Path:
+    """One lock per crontab, so the CLI and the dashboard never interleave read-modify-write."""
+    import tempfile
+
+    if tabfile is not None:
+        return tabfile.parent / f".{tabfile.name}.lock"
+    return Path(tempfile.gettempdir()) / f"memento-crontab-{os.getuid()}.lock"
+
+
+class _Edit:
+    """The crontab being read or edited; ``changed()`` marks it for writing back."""
+
+    def __init__(self, tab):
+        self.tab = tab
+        self.dirty = False
+
+    def changed(self) -> None:
+        self.dirty = True
+
+
 @contextmanager
-def _crontab(tabfile: Path | str | None = None, *, write: bool = False) -> Iterator:
-    """The crontab as a python-crontab object; written back on a clean exit when ``write``."""
+def _crontab(tabfile: Path | str | None = None) -> Iterator[_Edit]:
+    """The crontab, locked; written back on a clean exit only if the caller changed it."""
     from crontab import CronTab  # only cron commands pay for the import
 
+    from .locks import LockBusy, file_lock
+
     path = _tabfile(tabfile)
+    if path is None and _crontab_binary() is None:
+        raise MementoError(MISSING_CRONTAB)
     try:
-        if path is not None:
-            if not path.exists():
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text("", encoding="utf-8")
-            tab = CronTab(tabfile=str(path))
-        else:
-            if _crontab_binary() is None:
-                raise MementoError(MISSING_CRONTAB)
-            tab = CronTab(user=True)
-    except OSError as exc:
-        raise MementoError(f"cannot read the crontab: {exc}") from None
-    yield tab
-    if write:
-        try:
-            tab.write()
-        except OSError as exc:
-            raise MementoError(f"cannot write the crontab: {exc}") from None
+        with file_lock(_lock_path(path)):
+            try:
+                if path is not None:
+                    tab = CronTab(tabfile=str(path)) if path.exists() else CronTab(tab="")
+                else:
+                    tab = CronTab(user=True)
+            except OSError as exc:
+                raise MementoError(f"cannot read the crontab: {exc}") from None
+            edit = _Edit(tab)
+            yield edit
+            if edit.dirty:
+                try:
+                    tab.write(str(path)) if path is not None else tab.write()
+                except OSError as exc:
+                    raise MementoError(f"cannot write the crontab: {exc}") from None
+    except LockBusy:
+        raise MementoError("another Memento process is editing the crontab; try again") from None
 
 
 def _ours(tab, root: Path) -> list:
@@ -221,7 +245,8 @@ def install(root: Path | str, every: str | float = "5min", *, tabfile: Path | st
     root = _checked_root(root)
     schedule = schedule_for(every)
     command = tick_command(root, python=python, path=path)
-    with _crontab(tabfile, write=True) as tab:
+    with _crontab(tabfile) as edit:
+        tab = edit.tab
         jobs = _ours(tab, root)
         if jobs:
             job = jobs[0]
@@ -232,6 +257,7 @@ def install(root: Path | str, every: str | float = "5min", *, tabfile: Path | st
             job = tab.new(command=command, comment=tag_for(root))
         job.setall(schedule.fields)
         job.enable()
+        edit.changed()
         entry = _entry(job)
     return InstallResult(entry, schedule, len(jobs))
 
@@ -239,17 +265,19 @@ def install(root: Path | str, every: str | float = "5min", *, tabfile: Path | st
 def remove(root: Path | str, *, tabfile: Path | str | None = None) -> int:
     """Remove this project's entries; returns how many there were."""
     root = _checked_root(root)
-    with _crontab(tabfile, write=True) as tab:
-        jobs = _ours(tab, root)
+    with _crontab(tabfile) as edit:
+        jobs = _ours(edit.tab, root)
         for job in jobs:
-            tab.remove(job)
+            edit.tab.remove(job)
+        if jobs:
+            edit.changed()
     return len(jobs)
 
 
 def entries(*, tabfile: Path | str | None = None) -> list[Entry]:
     """Every Memento entry in the crontab, whichever project it is for."""
-    with _crontab(tabfile) as tab:
-        return [_entry(job) for job in tab if job.comment.startswith(TAG_PREFIX)]
+    with _crontab(tabfile) as edit:
+        return [_entry(job) for job in edit.tab if job.comment.startswith(TAG_PREFIX)]
 
 
 def installed(root: Path | str, *, tabfile: Path | str | None = None) -> bool:
@@ -257,8 +285,8 @@ def installed(root: Path | str, *, tabfile: Path | str | None = None) -> bool:
     if not cron_available(tabfile):
         return False
     root = _checked_root(root)
-    with _crontab(tabfile) as tab:
-        return bool(_ours(tab, root))
+    with _crontab(tabfile) as edit:
+        return bool(_ours(edit.tab, root))
 
 
 def update_interval_if_installed(root: Path | str, every_text: str, *,
@@ -271,10 +299,12 @@ def update_interval_if_installed(root: Path | str, every_text: str, *,
         return False
     root = _checked_root(root)
     schedule = schedule_for(every_text)
-    with _crontab(tabfile, write=True) as tab:
-        jobs = _ours(tab, root)
+    with _crontab(tabfile) as edit:
+        jobs = _ours(edit.tab, root)
         for job in jobs:
-            job.setall(schedule.fields)
+            if str(job.slices) != str(type(job.slices)(schedule.fields)):
+                job.setall(schedule.fields)
+                edit.changed()
     return bool(jobs)
 
 

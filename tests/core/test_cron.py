@@ -335,3 +335,19 @@ def test_real_crontab_round_trip(project, monkeypatch):
     finally:
         _restore_user_crontab(saved)
     assert _user_crontab() == saved
+
+
+def test_reading_or_changing_nothing_never_writes_the_crontab(tmp_path, project):
+    missing = tmp_path / "no-crontab-yet.txt"
+    assert not cron.installed(project, tabfile=missing)
+    assert cron.update_interval_if_installed(project, "5min", tabfile=missing) is False
+    assert cron.remove(project, tabfile=missing) == 0
+    assert cron.entries(tabfile=missing) == []
+    assert not missing.exists()  # no empty crontab appears where there was none
+    tab = tmp_path / "tab.txt"
+    tab.write_text(OTHERS, encoding="utf-8")
+    cron.install(project, "5min", tabfile=tab)
+    os.utime(tab, (1_000_000, 1_000_000))
+    assert cron.update_interval_if_installed(project, "5min", tabfile=tab) is True
+    assert cron.remove(tmp_path / "elsewhere", tabfile=tab) == 0
+    assert tab.stat().st_mtime == 1_000_000  # same schedule, nothing to remove: not rewritten
