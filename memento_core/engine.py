@@ -373,6 +373,11 @@ class Tick:
         text, given = build_prompt(self.ws, self._plan(), task)
         prompt_file = self.ws.memento_dir / "prompts" / f"{task.id}.md"
         atomic_write_text(prompt_file, text)
+        # The prompt file is overwritten by the next attempt; the log keeps the evidence
+        # that this worker was given the checkpoint (the doctor's recovery-priority check).
+        included = "CURRENT_STATE.md included" if self.ws.checkpoint_path.exists() else "no CURRENT_STATE.md"
+        _append_log(self.log_path, f"[memento] prompt {self.ws.rel(prompt_file)} "
+                                   f"({text.count(chr(10))} lines, {included})\n")
         return prompt_file, given
 
     def _run_agent(self, task: Task, prompt_file: Path, beat: Heartbeat) -> tuple[str, int | None]:
