@@ -8,6 +8,7 @@ code 2, never a traceback (set MEMENTO_DEBUG=1 to see one).
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import sys
@@ -309,7 +310,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- parser
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; ``command`` limits the lazily registered commands to that one ("" = none)."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--project", metavar="DIR", help="the workspace (default: search upwards from here)")
 
@@ -364,32 +366,46 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dir", metavar="DIR", help="a new or empty folder")
     p.set_defaults(func=cmd_demo)
 
-    from . import agent_check, cron
-
-    agent_check.register(sub, common, with_dir)
-    cron.register(sub, common, with_dir)
-
-    from .memory.cli import register as register_memory
-
-    register_memory(sub, common, with_dir)
-
-    from . import checkpoint, doctor
-
-    doctor.register(sub, common, with_dir)
-    p = with_dir(sub.add_parser("ack", parents=[common], help="mark the unsurfaced results as seen"))
-    p.set_defaults(func=checkpoint.run_ack)
-
-    for extend in EXTENSIONS:
-        extend(sub, common, with_dir)
+    # Commands whose modules are heavier to import (mistune, crontab, …) are only
+    # registered when they are the command being run, or for --help: `memento status
+    # --json` must stay a few times the cost of reading the plan (SPEC §11).
+    for name, (module, function) in LAZY_COMMANDS.items():
+        if command is None or command == name:
+            register = getattr(importlib.import_module(module, __package__), function)
+            register(sub, common, with_dir)
     return parser
 
 
-# Other modules add their subcommands here (tick, demo, doctor, memory, cron, agents).
-EXTENSIONS: list[Callable] = []
+def _register_ack(sub, common, with_dir) -> None:
+    from .checkpoint import run_ack
+
+    p = with_dir(sub.add_parser("ack", parents=[common], help="mark the unsurfaced results as seen"))
+    p.set_defaults(func=run_ack)
+
+
+# command -> (module, function registering its subparser(s))
+LAZY_COMMANDS: dict[str, tuple[str, str]] = {
+    "agents": (".agent_check", "register"),
+    "cron": (".cron", "register"),
+    "memory": (".memory.cli", "register"),
+    "doctor": (".doctor", "register"),
+    "ack": (".cli", "_register_ack"),
+}
+
+
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The subcommand named on the command line, when it is one of the lazy ones."""
+    for arg in argv:
+        if not arg.startswith("-"):
+            return arg if arg in LAZY_COMMANDS else ""
+        if arg in ("-h", "--help"):
+            return None
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_command_of(argv))
     args, extra = parser.parse_known_args(argv)
     # argparse stops filling positionals at the first option, so the DIR of
     # `memento skip T-1 --reason x DIR` arrives as an extra: take it.
