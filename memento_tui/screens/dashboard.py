@@ -17,9 +17,10 @@ from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 
 from memento_core.config import set_schedule_every
+from memento_core.control import set_mode
 from memento_core.errors import MementoError
 from memento_core.notes import add_note
-from memento_core.plan import reset_task, set_meta, skip_task
+from memento_core.plan import reset_task, skip_task
 from memento_core.status_log import TickEntry
 
 from ..features import NOT_AVAILABLE, optional
@@ -204,10 +205,10 @@ class DashboardScreen(Screen[None]):
         self.app.push_screen(NoteComposer(task.id if task else None, task.title if task else ""), answered)
 
     def _set_mode(self, mode: str) -> None:
-        plan_path = self.app.ws.plan_path
+        ws = self.app.ws
 
         def run() -> str:
-            set_meta(plan_path, "tick_mode", mode)
+            set_mode(ws, mode)  # resuming also resets a tripped circuit breaker
             return f"tick_mode: {mode}"
 
         self._edit(f"tick_mode {mode}", run, frozenset({PLAN}))

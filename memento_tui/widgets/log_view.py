@@ -97,7 +97,8 @@ class LazyLog(ScrollView, can_focus=True):
                 self._lines.discard(before - 1)
             self.virtual_size = Size(max(self._max_width, self.size.width), message.count)
             if self.follow:
-                self.scroll_end(animate=False, immediate=True)
+                # after the new virtual size is laid out, or the end is the old end
+                self.call_after_refresh(self.scroll_end, animate=False, immediate=True)
             self.refresh()
         elif grew_bytes and message.count:
             self._lines.discard(message.count - 1)  # the partial last line grew
@@ -106,7 +107,7 @@ class LazyLog(ScrollView, can_focus=True):
     def watch_follow(self, value: bool) -> None:
         if value and self.is_mounted:
             self._scan()
-            self.scroll_end(animate=False)
+            self.call_after_refresh(self.scroll_end, animate=False, immediate=True)
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset

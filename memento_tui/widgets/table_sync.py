@@ -45,7 +45,7 @@ def sync_rows(table: DataTable, rows: Sequence[tuple[str, Row]], previous: dict[
                 continue
             for col, (old, new) in enumerate(zip(before, cells, strict=False)):
                 if old != new:
-                    table.update_cell(key, columns[col], new, update_width=False)
+                    table.update_cell(key, columns[col], new, update_width=True)
         return dict(rows)
     keep = set(new_keys)
     common_order = [k for k in old_keys if k in keep]
@@ -60,7 +60,7 @@ def sync_rows(table: DataTable, rows: Sequence[tuple[str, Row]], previous: dict[
                 before = previous[key]
                 for col, (old, new) in enumerate(zip(before, cells, strict=False)):
                     if old != new:
-                        table.update_cell(key, columns[col], new, update_width=False)
+                        table.update_cell(key, columns[col], new, update_width=True)
         for key, cells in rows[len(common_order):]:
             table.add_row(*cells, key=key)
     else:

@@ -1,0 +1,72 @@
+"""Markup in titles and notes, and escape sequences in logs, are shown literally and never crash."""
+
+from __future__ import annotations
+
+from memento_core.notes import add_note
+from memento_core.plan import edit_plan
+from memento_tui.app import MementoApp
+from memento_tui.literal import clean, literal
+from memento_tui.screens.log import LogScreen
+
+from .conftest import FIXED_NOW, HOSTILE, screen_text, select_task, settle
+
+ESCAPES = (
+    "\x1b[31mred\x1b[0m plain"  # colour
+    " \x1b]52;c;ZWNobyBwd25lZA==\x07"  # OSC 52: write the clipboard
+    " \x1b[2J\x1b[H\x1b[10;5Hmoved"  # clear screen, cursor home, cursor move
+    " \x1b]8;;file:///etc/passwd\x1b\\link\x1b]8;;\x1b\\"  # OSC 8 hyperlink
+    " bell\x07 back\x08space\r carriage"
+)
+
+
+def test_clean_removes_every_escape_and_control():
+    out = clean(ESCAPES)
+    assert "\x1b" not in out and "\x07" not in out and "\x08" not in out and "\r" not in out
+    assert "red plain" in out and "moved" in out and "link" in out
+    assert "ZWNobyBwd25lZA" not in out  # the OSC 52 payload is gone with its sequence
+
+
+def test_literal_keeps_markup_as_text():
+    for text in HOSTILE:
+        assert literal(text).plain == text
+        assert not literal(text).spans
+
+
+async def test_hostile_titles_notes_and_logs_are_literal(scripted):
+    plan = scripted / "docs" / "MASTER_PLAN.md"
+    title = " ".join(HOSTILE)
+
+    def retitle(e):
+        line = e.plan.task("T-202").line
+        text = e.doc.lines[line - 1]
+        e.doc.lines[line - 1] = text.replace("Evaluate simple expressions", title)
+        e._plan = None
+
+    edit_plan(plan, retitle)
+    for text in HOSTILE:
+        add_note(scripted / "docs" / "HUMAN_NOTES.md", f"note {text} end", target="T-202", now=FIXED_NOW)
+    log = scripted / "logs" / "tick_2026-11-29T140400Z.log"
+    log.write_text(f"before\n{ESCAPES}\n[bold red]not bold[/] [link=file:///etc/passwd]x[/link]\nafter\n")
+
+    app = MementoApp(scripted, show_clock=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        text = screen_text(app)
+        assert title in text  # the task list shows the title as written
+        app.screen.query_one("#tabs").active = "tab-notes"
+        await pilot.pause()
+        text = screen_text(app)
+        for hostile in HOSTILE:
+            assert f"note {hostile} end" in text
+        select_task(app, "T-202")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert title in screen_text(app)  # the detail panel too
+        select_task(app, "T-201")
+        await pilot.press("l")
+        await settle(app, pilot)
+        assert isinstance(app.screen, LogScreen)
+        text = screen_text(app)
+        assert "red plain" in text and "moved" in text
+        assert "[bold red]not bold[/] [link=file:///etc/passwd]x[/link]" in text
+        assert "\x1b" not in text and "ZWNobyBwd25lZA" not in text
