@@ -329,6 +329,9 @@ class AgentSpec:
     binary: str | None
     description: str
     build: Callable[[Config, AgentRequest], Invocation]
+    # The CLI takes the system prompt through its own flag, so the prompt file
+    # must not carry it a second time.
+    separate_system_prompt: bool = False
 
 
 _PLACEHOLDERS = ("prompt_file", "system_prompt_file", "task_id", "workdir", "model")
@@ -504,6 +507,7 @@ PRESETS: dict[str, AgentSpec] = {
         "claude",
         "Claude Code in print mode; prompt on stdin, edits auto-accepted",
         _build_claude,
+        separate_system_prompt=True,
     ),
     "codex": AgentSpec(
         "codex",
@@ -516,6 +520,7 @@ PRESETS: dict[str, AgentSpec] = {
         "aider",
         "aider with --message-file; the task's context_files opened for editing",
         _build_aider,
+        separate_system_prompt=True,
     ),
     "gemini": AgentSpec(
         "gemini",

@@ -247,12 +247,16 @@ def bar(done: int, total: int, width: int) -> str:
 
 def _set_mode(mode: str) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
-        from .plan import set_meta
+        from .control import set_mode
+        from .state import TickState
 
         ws = workspace_of(args)
         before = load_plan(ws).meta.tick_mode
-        set_meta(ws.plan_path, "tick_mode", mode)
+        breaker = TickState.load(ws).breaker_reason
+        set_mode(ws, mode)
         ok(f"tick_mode: {mode} (was {before})")
+        if mode == "auto" and breaker:
+            ok(f"circuit breaker reset (it had tripped: {breaker})")
         if mode == "stopped":
             print("The next ticks will exit at once. `memento cron remove` also removes the schedule.")
         return EXIT_OK

@@ -51,7 +51,7 @@ PENDING_COMMIT = "(recorded after the commit)"
 
 # Documents Memento itself writes; a person's edits to them are synced, never refused.
 OWN_DOCS = ("docs/MASTER_PLAN.md", "docs/TICK_STATUS.md", "docs/HUMAN_NOTES.md",
-            "docs/CURRENT_STATE.md", "docs/PROJECT_MAP.md")
+            "docs/CURRENT_STATE.md", "docs/PROJECT_MAP.md", "memento.toml")
 # Written during a task by Memento or by people through Memento: kept by a rollback.
 KEPT_DOCS = ("docs/MASTER_PLAN.md", "docs/TICK_STATUS.md", "docs/HUMAN_NOTES.md", "docs/CURRENT_STATE.md")
 
@@ -370,7 +370,9 @@ class Tick:
     def _write_prompt(self, task: Task) -> tuple[Path, list[notes.Note]]:
         from .prompt import build_prompt
 
-        text, given = build_prompt(self.ws, self._plan(), task)
+        spec = agents.PRESETS.get(self.config.agent_preset)
+        separate = spec is not None and spec.separate_system_prompt and self.ws.system_prompt_path.is_file()
+        text, given = build_prompt(self.ws, self._plan(), task, include_system=not separate)
         prompt_file = self.ws.memento_dir / "prompts" / f"{task.id}.md"
         atomic_write_text(prompt_file, text)
         # The prompt file is overwritten by the next attempt; the log keeps the evidence
@@ -385,7 +387,8 @@ class Tick:
         try:
             invocation = agents.build_invocation(
                 config, task_id=task.id, do_command=task.do, prompt_file=prompt_file,
-                system_prompt_file=self.ws.system_prompt_path, workdir=self.root)
+                system_prompt_file=self.ws.system_prompt_path, workdir=self.root,
+                context_files=task.context_files)
         except MementoError as exc:
             _append_log(self.log_path, f"[memento] {task.id}: {exc}\n")
             return str(exc), None

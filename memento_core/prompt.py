@@ -37,13 +37,16 @@ def memory_tree(ws: Workspace) -> str:
     return tree_for_prompt(ws)
 
 
-def build_prompt(ws: Workspace, plan: Plan, task: Task) -> tuple[str, list[notes.Note]]:
-    """The prompt text and the notes it delivered (marked read when the task passes or blocks)."""
+def build_prompt(ws: Workspace, plan: Plan, task: Task, *, include_system: bool = True) -> tuple[str, list[notes.Note]]:
+    """The prompt text and the notes it delivered (marked read when the task passes or blocks).
+
+    ``include_system=False`` for agents that take the system prompt through a flag of their own.
+    """
     plan_text = ws.plan_path.read_text(encoding="utf-8", errors="replace")
     given = notes.notes_for_task(notes.parse_notes(ws.notes_path), task.id)
     attempts = status_log.failed_attempts(status_log.parse_status(ws.status_path), task.id)[-MAX_ATTEMPTS:]
     out: list[str] = []
-    system = _read(ws.system_prompt_path)
+    system = _read(ws.system_prompt_path) if include_system else ""
     if system:
         out += [system, "", "---", ""]
     out += [

@@ -24,7 +24,7 @@ TEMPLATES = (
     ("memento_cleanignore.txt", ".memento_cleanignore"),
 )
 # Runtime files that must never reach the project's history.
-GITIGNORE_LINES = ("logs/", ".memento/", "memory/", ".memento_alert")
+GITIGNORE_LINES = ("logs/", ".memento/", "memory/", ".memento_alert", ".aider*")
 
 
 @dataclass

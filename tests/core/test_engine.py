@@ -320,6 +320,15 @@ def test_breaker_trips_after_five_failing_ticks(tmp_path):
     assert "circuit_breaker: TRIGGERED" in ws.alert_path.read_text()
     assert engine.run_tick(ws.root).message == "tick skipped: tick_mode is paused"
     assert "tick skipped: tick_mode is paused" in ws.cron_log.read_text()
+    # A person's resume is the acknowledgement: the breaker and its streak are reset.
+    r = subprocess.run([PY, "-m", "memento_core.cli", "resume", str(ws.root)], capture_output=True, text=True)
+    assert "circuit breaker reset (it had tripped: 5 consecutive ticks" in r.stdout
+    from memento_core.state import TickState
+
+    state = TickState.load(ws)
+    assert (state.breaker_reason, state.consecutive_failed_ticks) == ("", 0)
+    assert engine.run_tick(ws.root).exit_code == 0  # one more failure is not a trip
+    assert "circuit_breaker: OK" in ws.alert_path.read_text() or not ws.alert_path.exists()
 
 
 def test_blocked_over_thirty_percent_trips_the_breaker(tmp_path):
