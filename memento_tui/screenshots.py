@@ -1,0 +1,94 @@
+"""Regenerate screenshots/*.svg from the real app on the demo project: `python -m memento_tui.screenshots`.
+
+Builds the demo in a temporary folder, runs real ticks until T-304 blocks,
+then drives the dashboard with Pilot and saves an SVG per view. Run it again
+whenever the dashboard changes, and commit the SVGs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import tempfile
+from pathlib import Path
+
+from memento_core.demo import create_demo
+from memento_core.engine import run_tick
+
+from .app import MementoApp
+
+SIZE = (120, 40)
+OUT = Path(__file__).resolve().parent.parent / "screenshots"
+
+
+def _identity() -> None:
+    # A fresh machine may have no git identity; the demo commits anyway.
+    os.environ.setdefault("GIT_AUTHOR_NAME", "Memento Demo")
+    os.environ.setdefault("GIT_AUTHOR_EMAIL", "demo@memento.invalid")
+    os.environ.setdefault("GIT_COMMITTER_NAME", "Memento Demo")
+    os.environ.setdefault("GIT_COMMITTER_EMAIL", "demo@memento.invalid")
+
+
+async def _shoot(root: Path, out: Path) -> list[Path]:
+    saved: list[Path] = []
+    app = MementoApp(root, show_clock=False, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+
+        async def settle() -> None:
+            for _ in range(3):
+                await pilot.pause()
+                await app.workers.wait_for_complete()
+            await pilot.pause(0.2)
+
+        def save(name: str) -> None:
+            app.save_screenshot(f"{name}.svg", str(out))
+            saved.append(out / f"{name}.svg")
+
+        await settle()
+        save("main")
+        table = app.screen.query_one("#task-table")
+        table.move_cursor(row=table.get_row_index("T-304"), animate=False)
+        await pilot.press("enter")
+        await settle()
+        save("blocked-task")
+        await pilot.press("enter")
+        await pilot.press("l")
+        await settle()
+        save("tick-log")
+        await pilot.press("escape")
+        table.move_cursor(row=table.get_row_index("T-202"), animate=False)
+        await pilot.press("d")
+        await settle()
+        save("diff")
+        await pilot.press("escape")
+        table.move_cursor(row=table.get_row_index("T-304"), animate=False)
+        await pilot.press("n")
+        await settle()
+        app.screen.query_one("#note-input").value = "factor() needs a quantum computer: skip this one"
+        await settle()
+        save("notes-composer")
+        await pilot.press("escape")
+        await pilot.press("question_mark")
+        await settle()
+        save("help")
+    return saved
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m memento_tui.screenshots", description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=OUT, help=f"where the SVGs go (default: {OUT})")
+    args = parser.parse_args(argv)
+    _identity()
+    args.out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="memento-shots-") as tmp:
+        root = create_demo(Path(tmp) / "calc")
+        for _ in range(10):  # seven passes, then T-304 fails twice and blocks
+            run_tick(root)
+        for path in asyncio.run(_shoot(root, args.out)):
+            print(f"[ok] {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
