@@ -809,6 +809,19 @@ def check_agent(c: _Context) -> CheckResult:
     return f"agent preset {name}: '{binary}' found"
 
 
+def check_memory_writes(c: _Context) -> CheckResult:
+    """Raw writes into memory/ by a worker that bypassed `memento memory write` (last 7 days)."""
+    from .memory import unattributed_writes
+
+    found = unattributed_writes(c.ws, now=c.now)
+    if not found:
+        return "memory: every write of the last 7 days went through `memento memory write`"
+    return [Finding(WARNING, "memory-writes",
+                    f"memory: unattributed write by {w.task} (commit {w.commit[:7]}): {', '.join(w.paths)} "
+                    "— the worker should use `memento memory write`", "memory/")
+            for w in found]
+
+
 CHECKS: tuple[tuple[str, Callable[[_Context], CheckResult]], ...] = (
     ("checkpoint-exists", check_exists),
     ("checkpoint-fresh", check_fresh),
@@ -829,6 +842,7 @@ CHECKS: tuple[tuple[str, Callable[[_Context], CheckResult]], ...] = (
     ("tick-lock", check_tick_lock),
     ("config", check_config),
     ("agent-binary", check_agent),
+    ("memory-writes", check_memory_writes),
 )
 
 
