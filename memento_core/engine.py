@@ -419,7 +419,7 @@ class Tick:
                            "they were folded back into the change")
         changes = gitops.changes_since(self.root, base, untracked_before)
         own = set(KEPT_DOCS)
-        touched = [c for c in changes if c.path not in own]
+        touched = [c for c in changes if c.path not in own and not is_own_temp(c.path)]
         if snapshot_map is not None and _read_or_none(self.ws.map_path) != snapshot_map:
             reasons.append("the agent edited docs/PROJECT_MAP.md (the worker only reads it)")
         plan_change = _definition_change(snapshot_plan, self.ws.plan_path.read_bytes(), self.ws.rel(self.ws.plan_path))
@@ -560,7 +560,7 @@ class Tick:
             own = set(KEPT_DOCS)
 
             def keep(path: str) -> bool:
-                return path in own or gitops.matches_any(path, keep_patterns)
+                return path in own or is_own_temp(path) or gitops.matches_any(path, keep_patterns)
 
             undone = [c for c in changes if not keep(c.path)]
             if not undone:
@@ -697,6 +697,16 @@ class Tick:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def is_own_temp(path: str) -> bool:
+    """A temp file of an atomic write to one of Memento's documents (a person's note being
+    saved right now, say): neither the task's change nor something a rollback may remove."""
+    folder, _, name = path.rpartition("/")
+    if not (name.startswith(".") and name.endswith(".tmp")):
+        return False
+    return any(folder == doc.rpartition("/")[0] and name.startswith(f".{doc.rpartition('/')[2]}.")
+               for doc in OWN_DOCS)
 
 
 def prune_logs(ws: Workspace) -> None:

@@ -444,3 +444,11 @@ def test_logs_are_pruned_so_history_does_not_grow_without_bound(tmp_path):
     assert len(list(ws.rollback_dir.iterdir())) == engine.KEEP_ROLLBACKS
     assert not ws.cron_log.exists() and (ws.logs_dir / "cron.log.1").exists()
     assert (ws.logs_dir / "status_archive" / "TICK_STATUS_a_b.md").exists()
+
+
+def test_temp_files_of_memento_documents_are_never_part_of_a_task():
+    # A person's note being saved during the agent's run leaves such a file for a moment.
+    assert engine.is_own_temp("docs/.HUMAN_NOTES.md.t6o2uw1d.tmp")
+    assert engine.is_own_temp(".memento.toml.abc123.tmp")
+    assert not engine.is_own_temp("src/.HUMAN_NOTES.md.x.tmp")
+    assert not engine.is_own_temp("docs/.notes.tmp")
