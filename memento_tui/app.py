@@ -38,7 +38,7 @@ from .messages import (
 )
 from .screens.dashboard import DashboardScreen
 from .screens.help import HelpScreen
-from .snapshot import ALL_PARTS, CONFIG, Snapshot
+from .snapshot import ALL_PARTS, CHECKPOINT, CONFIG, Snapshot
 from .watcher import WorkspaceWatcher
 
 DEMO_INTERVAL = 3.0
@@ -76,6 +76,7 @@ class MementoApp(App[None]):
         self.watcher: WorkspaceWatcher | None = None
         self.keymap_overrides: dict[str, str] = {}
         self.refreshes = 0  # snapshots applied (tests count them)
+        self.first_paint_at: float | None = None  # perf_counter when the first snapshot was painted
         self.last_outcome = None
         self._dirty: set[str] = set()
         self._loading = False
@@ -160,8 +161,14 @@ class MementoApp(App[None]):
         if dashboard is not None and dashboard.is_mounted:
             dashboard.apply(message.snapshot, message.parts)
         self._loading = False
+        if self.refreshes == 1:
+            self._dirty.add(CHECKPOINT)  # the doctor, deferred past the first paint
+            self.call_after_refresh(self._painted)
         if self._dirty:
             self.request_refresh(set())
+
+    def _painted(self) -> None:
+        self.first_paint_at = time.perf_counter()
 
     def on_files_changed(self, message: FilesChanged) -> None:
         self.request_refresh(message.parts)

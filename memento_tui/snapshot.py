@@ -12,8 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from memento_core import status_log
-from memento_core.cli import status_document
+from memento_core import scheduler, status_log
 from memento_core.config import Config, load_config
 from memento_core.errors import MementoError
 from memento_core.notes import Note, parse_notes
@@ -93,7 +92,8 @@ def load(ws: Workspace, parts: frozenset[str] | set[str], previous: Snapshot | N
             changes["notes_error"] = ""
         except (MementoError, OSError) as exc:
             changes["notes_error"] = str(exc)
-    if CHECKPOINT in parts or PLAN in parts or STATE in parts:
+    if previous is not None and (CHECKPOINT in parts or PLAN in parts or STATE in parts):
+        # The first load skips the doctor (it re-reads every file): the app asks for it right after.
         changes["checkpoint_text"] = _read_text(ws.checkpoint_path)
         changes.update(_doctor(ws))
     if STATE in parts:
@@ -120,15 +120,12 @@ def load(ws: Workspace, parts: frozenset[str] | set[str], previous: Snapshot | N
 def _load_plan_and_status(ws: Workspace, load_entries: bool, previous: Snapshot) -> dict[str, Any]:
     out: dict[str, Any] = {}
     try:
-        out["plan"] = parse_plan(ws.plan_path, display=ws.rel(ws.plan_path))
-        out["summary"] = status_document(ws)
-        out["plan_error"] = ""
+        plan = parse_plan(ws.plan_path, display=ws.rel(ws.plan_path))
+        out["plan"], out["plan_error"] = plan, ""
     except (MementoError, OSError) as exc:
-        out["plan"] = None
-        out["summary"] = {}
-        out["plan_error"] = str(exc)
+        plan = None
+        out["plan"], out["plan_error"] = None, str(exc)
     if load_entries:
-        plan = out.get("plan")
         archive = ws.root / (plan.meta.status_archive_dir if plan is not None else "logs/status_archive/")
         entries = timeline_entries(ws, archive)
         out["entries"] = tuple(entries)
@@ -137,7 +134,48 @@ def _load_plan_and_status(ws: Workspace, load_entries: bool, previous: Snapshot)
             if entry.task_id and not entry.is_event:
                 last[entry.task_id] = entry
         out["last_by_task"] = last
+    entries = out.get("entries", previous.entries)
+    out["summary"] = summarize(ws, plan, entries) if plan is not None else {}
     return out
+
+
+def summarize(ws: Workspace, plan: Plan, entries_newest_first: tuple[TickEntry, ...]) -> dict[str, Any]:
+    """The fields of `memento status --json` the dashboard shows, from the plan and entries already read.
+
+    Same rules as memento_core.cli.status_document, which would read both files again.
+    """
+    verdict = scheduler.pick(plan)
+    total = scheduler.plan_progress(plan)
+    finished = scheduler.finished_phases(plan)
+    phases = []
+    for phase, prog in scheduler.phase_progress(plan):
+        phases.append({
+            "id": phase.id, "title": phase.title, "total": prog.total, "done": prog.done,
+            "blocked": prog.blocked, "pending": prog.pending, "in_progress": prog.in_progress,
+            "skipped": prog.skipped, "open": all(d in finished for d in phase.depends),
+        })
+    mode = plan.meta.tick_mode
+    if plan.plan_errors:
+        state = "INVALID"
+    elif mode != "auto":
+        state = mode.upper()
+    elif verdict.kind == scheduler.BLOCKED:
+        state = "BLOCKED"
+    elif verdict.kind == scheduler.COMPLETE:
+        state = "COMPLETE"
+    else:
+        state = "RUNNING"
+    durations = [e.duration_seconds for e in entries_newest_first
+                 if e.status == "SUCCESS" and e.duration_seconds is not None]
+    return {
+        "state": state,
+        "counts": {"total": total.total, "done": total.done, "pending": total.pending,
+                   "blocked": total.blocked, "in_progress": total.in_progress, "skipped": total.skipped},
+        "phases": phases,
+        "next": {"kind": verdict.kind, "message": verdict.message},
+        "eta_seconds": scheduler.estimate_left(plan, durations),
+        "plan_errors": [str(e) for e in plan.plan_errors],
+    }
 
 
 def timeline_entries(ws: Workspace, archive: Path, limit: int = TIMELINE_LIMIT) -> list[TickEntry]:

@@ -18,6 +18,7 @@ STATUS_STYLE = {
     "BLOCKED": ("✖ BLOCKED", "bold red"),
 }
 RUNNING_KEY = "running"
+MAX_ROWS = 1000  # newest ticks shown; older ones stay in the files (and `memento status`)
 
 
 def entry_key(entry: TickEntry, seen: dict[str, int]) -> str:
@@ -95,7 +96,7 @@ class TimelinePane(Vertical):
                 Text("◐ RUNNING", style="bold yellow"), Text("l: follow the log live", style="dim"),
             )))
         seen: dict[str, int] = {}
-        for entry in snap.entries:
+        for entry in snap.entries[:MAX_ROWS]:
             key = entry_key(entry, seen)
             entries[key] = entry
             tick = "" if entry.tick is None else f"#{entry.tick}" + ("+" if entry.continued else "")
@@ -108,6 +109,9 @@ class TimelinePane(Vertical):
             )))
         self.table.entries = entries
         self.table.show_rows(rows)
+        shown = min(len(snap.entries), MAX_ROWS)
+        self.border_subtitle = (f"newest {shown:,} of {len(snap.entries):,}" if len(snap.entries) > shown
+                                else f"{shown:,} ticks")
 
     def selected(self) -> tuple[str | None, TickEntry | None]:
         """(key, entry) of the row under the cursor; the running row has no entry."""
