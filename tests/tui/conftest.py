@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import re
+import threading
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +24,19 @@ OPS = (
     "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n\n\n"
     "def mul(a, b):\n    return a * b\n\n\ndef div(a, b):\n    return a / b\n"
 )
+
+
+@pytest.fixture(autouse=True)
+def no_leaked_threads():
+    """Every test stops its watchers and workers: no observer or worker thread outlives it."""
+    before = set(threading.enumerate())
+    yield
+    leaked = []
+    for thread in set(threading.enumerate()) - before:
+        thread.join(timeout=5)
+        if thread.is_alive():
+            leaked.append(f"{type(thread).__name__}:{thread.name}")
+    assert not leaked, f"threads left running: {leaked}"
 
 
 @pytest.fixture
