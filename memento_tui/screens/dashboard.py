@@ -211,7 +211,7 @@ class DashboardScreen(Screen[None]):
             set_mode(ws, mode)  # resuming also resets a tripped circuit breaker
             return f"tick_mode: {mode}"
 
-        self._edit(f"tick_mode {mode}", run, frozenset({PLAN}))
+        self._edit(f"tick_mode {mode}", run, frozenset({PLAN, STATE}))
 
     def action_pause(self) -> None:
         self._set_mode("paused")
