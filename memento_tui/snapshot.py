@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from memento_core import scheduler, status_log
+from memento_core import overview, status_log
 from memento_core.config import Config, load_config
 from memento_core.errors import MementoError
 from memento_core.notes import Note, parse_notes
@@ -140,42 +140,8 @@ def _load_plan_and_status(ws: Workspace, load_entries: bool, previous: Snapshot)
 
 
 def summarize(ws: Workspace, plan: Plan, entries_newest_first: tuple[TickEntry, ...]) -> dict[str, Any]:
-    """The fields of `memento status --json` the dashboard shows, from the plan and entries already read.
-
-    Same rules as memento_core.cli.status_document, which would read both files again.
-    """
-    verdict = scheduler.pick(plan)
-    total = scheduler.plan_progress(plan)
-    finished = scheduler.finished_phases(plan)
-    phases = []
-    for phase, prog in scheduler.phase_progress(plan):
-        phases.append({
-            "id": phase.id, "title": phase.title, "total": prog.total, "done": prog.done,
-            "blocked": prog.blocked, "pending": prog.pending, "in_progress": prog.in_progress,
-            "skipped": prog.skipped, "open": all(d in finished for d in phase.depends),
-        })
-    mode = plan.meta.tick_mode
-    if plan.plan_errors:
-        state = "INVALID"
-    elif mode != "auto":
-        state = mode.upper()
-    elif verdict.kind == scheduler.BLOCKED:
-        state = "BLOCKED"
-    elif verdict.kind == scheduler.COMPLETE:
-        state = "COMPLETE"
-    else:
-        state = "RUNNING"
-    durations = [e.duration_seconds for e in entries_newest_first
-                 if e.status == "SUCCESS" and e.duration_seconds is not None]
-    return {
-        "state": state,
-        "counts": {"total": total.total, "done": total.done, "pending": total.pending,
-                   "blocked": total.blocked, "in_progress": total.in_progress, "skipped": total.skipped},
-        "phases": phases,
-        "next": {"kind": verdict.kind, "message": verdict.message},
-        "eta_seconds": scheduler.estimate_left(plan, durations),
-        "plan_errors": [str(e) for e in plan.plan_errors],
-    }
+    """The `memento status --json` document, from the plan and entries already read."""
+    return overview.summarize(ws, plan, entries_newest_first[::-1])
 
 
 def timeline_entries(ws: Workspace, archive: Path, limit: int = TIMELINE_LIMIT) -> list[TickEntry]:

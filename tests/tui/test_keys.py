@@ -26,7 +26,7 @@ from memento_tui.screens.help import HelpScreen
 from memento_tui.screens.log import LogScreen
 from memento_tui.widgets.tasks import TaskPane
 
-from .conftest import screen_text, select_task, settle
+from .conftest import screen_text, select_task, settle, wait_for
 
 
 def plan_of(root):
@@ -221,12 +221,14 @@ async def test_log_diff_and_help(scripted):
         assert isinstance(app.screen, LogScreen)
         assert "AssertionError: mul" in screen_text(app)
         await pilot.press("escape")
+        assert await wait_for(pilot, lambda: not isinstance(app.screen, LogScreen))
         select_task(app, "T-102")
         await pilot.press("d")
         await settle(app, pilot)
         assert isinstance(app.screen, DiffScreen)
         assert "def mul(a, b):" in screen_text(app)
         await pilot.press("escape")
+        assert await wait_for(pilot, lambda: not isinstance(app.screen, DiffScreen))
         # the timeline: newest tick first; enter opens its log
         app.screen.query_one("#timeline-table").focus()
         await pilot.pause()
@@ -235,6 +237,7 @@ async def test_log_diff_and_help(scripted):
         assert isinstance(app.screen, LogScreen)
         assert app.screen.path.name == "tick_2026-11-29T140400Z.log"
         await pilot.press("escape")
+        assert await wait_for(pilot, lambda: not isinstance(app.screen, LogScreen))
         await pilot.press("d")  # that tick was rolled back: nothing to diff, said so
         await pilot.pause()
         assert any("no commit" in m for m in messages(app))
