@@ -54,7 +54,9 @@ def summarize(ws: Workspace, plan: Plan, entries: Sequence[TickEntry]) -> dict:
         state = "COMPLETE"
     else:
         state = "RUNNING"
-    eta = scheduler.estimate_left(plan, durations)
+    # Time left means something only while tasks can still be picked.
+    can_progress = verdict.kind in (scheduler.TASK, scheduler.WAITING)
+    eta = scheduler.estimate_left(plan, durations) if can_progress else None
     return {
         "project": plan.title,
         "root": str(ws.root),
