@@ -14,7 +14,7 @@ import shutil
 import signal
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -67,6 +67,25 @@ class TaskResult:
 
 
 TickOutcome = Outcome
+
+
+@dataclass
+class _Attempt:
+    """One task's run: the snapshot taken at the claim, and what the tick learns on the way."""
+
+    task: Task
+    base: str | None
+    untracked_before: set[str]
+    continued: tuple[int, int] | None
+    began: float
+    plan: bytes  # the plan right after the claim
+    project_map: bytes | None
+    status: bytes
+    notes: bytes
+    note_keys: set[str]
+    cleanignore: list[str]
+    beat: Heartbeat | None = None
+    given_notes: list = field(default_factory=list)
 
 
 class _Interrupted(Exception):
@@ -128,6 +147,10 @@ class Tick:
             cron_log(self.ws, f"tick skipped: tick_mode is {plan.meta.tick_mode}")
             self.state.save(self.ws) if self.state.plan_invalid_signature == "" else None
             return TickOutcome(EXIT_OK, f"tick skipped: tick_mode is {plan.meta.tick_mode}")
+        if self.state.breaker_reason:
+            # The breaker paused the plan; it says auto again, so a person resumed it by hand.
+            self.state.breaker_reason = self.state.breaker_at = ""
+            self.state.consecutive_failed_ticks = 0
         self.number = plan.meta.total_ticks + 1
         previous = signal.signal(signal.SIGTERM, self._on_sigterm) if _main_thread() else None
         try:
@@ -179,6 +202,7 @@ class Tick:
         errors = [str(e) for e in plan.plan_errors]
         signature = "\n".join(errors)
         if signature != self.state.plan_invalid_signature:
+            self._number_saved = True  # never edit a plan that does not parse cleanly
             self._event("❌ PLAN INVALID", [("Errors", f"{len(errors)} — fix the plan, then the next tick runs")],
                         tail="\n".join(errors))
             self.state.plan_invalid_signature = signature
@@ -210,18 +234,22 @@ class Tick:
         for leftover in self.ws.claims_dir.glob("*.json") if self.ws.claims_dir.is_dir() else ():
             task = plan.task(leftover.stem)
             if task is None or task.status not in ("~", "x"):
-                claim = read_claim(self.ws, leftover.stem)
-                if claim is not None and claim.pgid:
-                    agents.kill_group(claim.pgid)
+                _kill_local_group(read_claim(self.ws, leftover.stem))
                 remove_claim(self.ws, leftover.stem)
         return self._plan()
 
     def _reset_stale(self, task: Task, claim: Claim | None, why: str) -> None:
-        if claim is not None and claim.pgid:
-            agents.kill_group(claim.pgid)
+        _kill_local_group(claim)
         rolled = "nothing to roll back"
         if claim is not None:
-            rolled = self._rollback(claim.base, set(claim.untracked), f"stale-{task.id}")
+            head = gitops.head(self.root)
+            if head != claim.base:
+                # Commits made since the claim may be a person's: never fold them here.
+                # Only what is uncommitted on top of the current HEAD is rolled back.
+                rolled = self._rollback(head, set(claim.untracked), f"stale-{task.id}", fold=False)
+                rolled += "; HEAD had moved since the claim, its commits were kept"
+            else:
+                rolled = self._rollback(claim.base, set(claim.untracked), f"stale-{task.id}")
         try:
             edit_plan(self.ws.plan_path, lambda e: e.set_status(task.id, " ", expect="~"))
         except EditConflict:
@@ -231,9 +259,24 @@ class Tick:
                     [("Task", task.label), ("Reason", why), ("Rollback", rolled)])
 
     def _finish_interrupted_commit(self, claim: Claim) -> None:
-        """A tick died between marking [x] and committing: make the commit it was making."""
+        """A tick died between marking [x] and committing: make the commit it was making.
+
+        Only if the files are still exactly the ones verify passed on (their blob ids are
+        in the claim); a person's later edit is never swept into a task's commit.
+        """
         paths = [p for p in claim.commit_paths if p]
         message = claim.commit_message or f"memento: complete {claim.task}"
+        status = _read_or_none(self.ws.status_path) or b""
+        if claim.entry and claim.entry.splitlines()[0].encode() not in status:
+            status_log.append_entry(self.ws.status_path, claim.entry)
+        now = gitops.hash_files(self.root, list(claim.commit_hashes))
+        if now != claim.commit_hashes:
+            changed = sorted(p for p in claim.commit_hashes if now.get(p) != claim.commit_hashes[p])
+            self._event(f"⚠️ INTERRUPTED COMMIT — {claim.task}'s files changed after it passed; not committed",
+                        [("Paths", ", ".join(changed)),
+                         ("Action", "review and commit them by hand, or `memento reset` the task")])
+            remove_claim(self.ws, claim.task)
+            return
         sha = self._commit(paths, message)
         if sha is None:  # it had landed: find it
             sha = next((s for s, subject in gitops.log_subjects(self.root, 20) if subject == message), None)
@@ -261,8 +304,15 @@ class Tick:
                     pass
         # A commit killed between moving HEAD and refreshing the index leaves index
         # entries that disagree with HEAD while the files themselves match it.
+        # Only paths a commit of ours was writing (recorded in its claim) are considered:
+        # content a person staged is theirs, even when the file matches HEAD again.
+        ours = set()
+        for path in self.ws.claims_dir.glob("*.json") if self.ws.claims_dir.is_dir() else ():
+            claim = read_claim(self.ws, path.stem)
+            if claim is not None and claim.stage == "committing":
+                ours.update(claim.commit_paths)
         stale = [e.path for e in gitops.status(self.root)
-                 if e.xy[0] not in " ?" and gitops.matches_head(self.root, e.path)]
+                 if e.path in ours and e.xy[0] not in " ?" and gitops.matches_head(self.root, e.path)]
         if stale:
             gitops.reset_index(self.root, stale)
 
@@ -336,10 +386,17 @@ class Tick:
             remove_claim(ws, task.id)
             return TaskResult(task.id, False, f"could not claim: {exc}")
         crash_point("tick:after-claim")
-        snapshot_plan = ws.plan_path.read_bytes()
-        snapshot_map = _read_or_none(ws.map_path)
+        at = _Attempt(
+            task=task, base=base, untracked_before=untracked_before, continued=continued, began=began,
+            plan=ws.plan_path.read_bytes(), project_map=_read_or_none(ws.map_path),
+            status=_read_or_none(ws.status_path) or b"",
+            notes=_read_or_none(ws.notes_path) or b"",
+            note_keys={n.key for n in notes.parse_notes(ws.notes_path)},
+            cleanignore=gitops.read_pattern_file(ws.cleanignore_path),
+        )
         with Heartbeat(ws, claim) as beat:
-            prompt_file, given_notes = self._write_prompt(task)
+            at.beat = beat
+            prompt_file, at.given_notes = self._write_prompt(task)
             _unlink(ws.tick_result_path)
             beat.update(stage="running")
             reason, agent_exit = self._run_agent(task, prompt_file, beat)
@@ -350,22 +407,24 @@ class Tick:
             if not reason and self.interrupted:
                 reason = "interrupted by SIGTERM"
             if not reason:
-                reason, changes = self._guards(plan, task, base, untracked_before, snapshot_plan, snapshot_map)
+                reason, changes = self._guards(plan, at)
                 crash_point("tick:after-guards")
             verify_exit, verify_tail = None, ""
             if not reason and not self.interrupted:
                 beat.update(stage="verifying")
                 verify_exit, verify_tail, reason = self._verify(task)
+            if not reason and not self.interrupted:
+                # What verify itself changed (a refreshed lock file, a snapshot) is checked too.
+                reason, changes = self._guards(plan, at, after_verify=True)
             if self.interrupted and not reason:
                 reason = "interrupted by SIGTERM"
             duration = time.monotonic() - began
             crash_point("tick:after-verify")
             report = _read_tick_result(ws.tick_result_path)
             if not reason:
-                return self._pass(task, changes, duration, verify_tail, report, given_notes, continued, beat)
-            return self._fail(task, reason, base, untracked_before, snapshot_plan, duration,
-                              verify_exit if verify_exit is not None else agent_exit, verify_tail, report,
-                              given_notes, continued)
+                return self._pass(at, changes, duration, verify_tail, report)
+            return self._fail(at, reason, duration, verify_exit if verify_exit is not None else agent_exit,
+                              verify_tail, report)
 
     def _write_prompt(self, task: Task) -> tuple[Path, list[notes.Note]]:
         from .prompt import build_prompt
@@ -409,34 +468,53 @@ class Tick:
             return f"agent exited with code {result.exit_code}", result.exit_code
         return "", 0
 
-    def _guards(self, plan: Plan, task: Task, base: str | None, untracked_before: set[str],
-                snapshot_plan: bytes, snapshot_map: bytes | None) -> tuple[str, list[gitops.FileChange]]:
-        """Every guard of SPEC §4 step 11: the first violation is the failure reason."""
+    def _guards(self, plan: Plan, at: _Attempt, *, after_verify: bool = False) -> tuple[str, list[gitops.FileChange]]:
+        """Every guard of SPEC §4 step 11: the reasons, and the task's change when there are none."""
+        task = at.task
         reasons = []
-        folded = gitops.fold_commits(self.root, base)
+        folded = gitops.fold_commits(self.root, at.base)
         if folded:
-            reasons.append(f"the agent made {folded} commit(s) of its own (Memento makes the commits); "
+            who = "verify" if after_verify else "the agent"
+            reasons.append(f"{who} made {folded} commit(s) of its own (Memento makes the commits); "
                            "they were folded back into the change")
-        changes = gitops.changes_since(self.root, base, untracked_before)
+        changes = gitops.changes_since(self.root, at.base, at.untracked_before)
         own = set(KEPT_DOCS)
         touched = [c for c in changes if c.path not in own and not is_own_temp(c.path)]
-        if snapshot_map is not None and _read_or_none(self.ws.map_path) != snapshot_map:
-            reasons.append("the agent edited docs/PROJECT_MAP.md (the worker only reads it)")
-        plan_change = _definition_change(snapshot_plan, self.ws.plan_path.read_bytes(), self.ws.rel(self.ws.plan_path))
+        prefix = "verify " if after_verify else "the agent "
+        if at.project_map is not None and _read_or_none(self.ws.map_path) != at.project_map:
+            reasons.append(f"{prefix}edited docs/PROJECT_MAP.md (the worker only reads it)")
+        plan_change = _own_definition_change(at.plan, _read_or_none(self.ws.plan_path), task.id)
         if plan_change:
-            reasons.append(plan_change)
+            reasons.append(f"{prefix}{plan_change} in {self.ws.rel(self.ws.plan_path)}")
+        history = self._history_damage(at)
+        if history:
+            reasons.append(f"{prefix}{history}")
         guard_hits = [c.path for c in touched if task.guard_files and gitops.matches_any(c.path, task.guard_files)]
         if guard_hits:
-            reasons.append("guard file changed: " + ", ".join(guard_hits))
+            reasons.append(f"{'verify changed a ' if after_verify else ''}guard file changed: " + ", ".join(guard_hits))
         outside = [c.path for c in touched if c.path != "docs/PROJECT_MAP.md"
                    and c.path not in guard_hits and not gitops.matches_any(c.path, task.context_files)]
         if outside:
-            reasons.append("changed files outside context_files: " + ", ".join(outside[:10]))
+            reasons.append(f"{'verify ' if after_verify else ''}changed files outside context_files: "
+                           + ", ".join(outside[:10]))
         size = sum(c.added + c.removed for c in touched)
         if size > plan.meta.max_diff_lines:
             reasons.append(f"diff too large: {size} lines > max_diff_lines {plan.meta.max_diff_lines} "
                            "(possible full-file rewrite)")
         return "; ".join(reasons), touched
+
+    def _history_damage(self, at: _Attempt) -> str:
+        """'' unless the status log lost entries or notes disappeared since the task started."""
+        status = _read_or_none(self.ws.status_path) or b""
+        if not status.startswith(at.status.rstrip(b"\r\n")):
+            return "rewrote docs/TICK_STATUS.md (only Memento appends to it)"
+        try:
+            now = {n.key for n in notes.parse_notes(self.ws.notes_path)}
+        except MementoError:
+            return "made docs/HUMAN_NOTES.md unreadable"
+        if not at.note_keys <= now:
+            return f"removed {len(at.note_keys - now)} note(s) from docs/HUMAN_NOTES.md"
+        return ""
 
     def _verify(self, task: Task) -> tuple[int | None, str, str]:
         _append_log(self.log_path, f"\n[memento] verify {task.id}: {task.verify}\n")
@@ -459,14 +537,10 @@ class Tick:
 
     # ------------------------------------------------------------------ pass and fail
 
-    def _pass(self, task, changes, duration, verify_tail, report, given_notes, continued, beat) -> TaskResult:
-        ws = self.ws
+    def _pass(self, at: _Attempt, changes, duration, verify_tail, report) -> TaskResult:
+        ws, task = self.ws, at.task
         message = f"memento: complete {task.id} {task.title}".strip()
         paths = sorted({c.path for c in changes} | set(KEPT_DOCS))
-        # Record where we are first: a crash from here on is finished by the next tick.
-        beat.update(stage="committing", commit_paths=paths, commit_message=message)
-        edit_plan(ws.plan_path, lambda e: (e.set_status(task.id, "x", expect="~"), e.update_counters()))
-        notes.mark_read(ws.notes_path, [n.key for n in given_notes])
         files = ", ".join(f"{c.path} (+{c.added} -{c.removed})" for c in changes) or "(none)"
         fields = [
             ("Task", task.label),
@@ -480,52 +554,45 @@ class Tick:
         if report.get("outputs"):
             fields.append(("Outputs", report["outputs"]))
         fields.append(("Log", self.ws.rel(self.log_path)))
-        self._entry(fields, continued)
+        entry = self._format(fields, at.continued)
+        # Record where we are first: a crash from here on is finished by the next tick,
+        # which commits exactly these files (their hashes are in the claim) and this entry.
+        at.beat.update(stage="committing", commit_paths=paths, commit_message=message,
+                       commit_hashes=gitops.hash_files(self.root, [c.path for c in changes if c.kind != "deleted"]),
+                       entry=entry)
+        try:
+            edit_plan(ws.plan_path, lambda e: (e.set_status(task.id, "x", expect="~"), e.update_counters()))
+        except EditConflict as exc:
+            # A person changed the task while it ran: their word stands, the work is set aside.
+            at.beat.update(stage="failing")
+            return self._fail(at, f"the task was changed in the plan while it ran ({exc}); its work was set aside",
+                              duration, 0, verify_tail, report, count_retry=False)
+        notes.mark_read(ws.notes_path, [n.key for n in at.given_notes])
+        status_log.append_entry(ws.status_path, entry)
         crash_point("tick:before-commit")
         sha = self._commit(paths, message)
         if sha:
             _fill_commit(ws.status_path, sha[:7])
+        at.beat.stop()
         remove_claim(ws, task.id)
         self.state.unsurfaced.append({"task": task.id, "title": task.title, "commit": (sha or "")[:7],
                                       "at": utc_stamp()})
         return TaskResult(task.id, True, "", duration, sha)
 
-    def _fail(self, task, reason, base, untracked_before, snapshot_plan, duration, exit_code, tail, report,
-              given_notes, continued) -> TaskResult:
-        ws = self.ws
-        rolled = self._rollback(base, untracked_before, task.id)
+    def _fail(self, at: _Attempt, reason, duration, exit_code, tail, report, *, count_retry: bool = True) -> TaskResult:
+        ws, task = self.ws, at.task
+        at.beat.update(stage="failing")
+        rolled = self._rollback(at.base, at.untracked_before, task.id, keep_patterns=at.cleanignore)
         crash_point("tick:after-rollback")
-        current_plan = ws.plan_path.read_bytes()
-        if _definition_change(snapshot_plan, current_plan, ""):
-            # The agent rewrote task definitions: keep its version, then put the plan
-            # back as it was at the claim (status edits are re-applied below).
-            dest = ws.rollback_dir / f"{datetime.now(UTC).strftime('%Y-%m-%dT%H%M%S.%fZ')}-{task.id}-plan"
-            atomic_write_bytes(dest / "MASTER_PLAN.md", current_plan)
-            atomic_write_text(dest / "README.txt", "The plan as the agent left it; Memento restored the "
-                              "version from the start of the task.\n")
-            locked_edit(ws.plan_path, lambda _data: snapshot_plan)
-            rolled = f"{rolled}; plan restored, agent's version in {ws.rel(dest)}"
+        rolled += self._restore_documents(at)
         max_retries = self._plan().meta.max_retries
-        retries = task.retries + 1
-        blocked = retries >= max_retries
-        interrupted = self.interrupted
-
-        def apply(e):
-            if interrupted:
-                e.set_status(task.id, " ", expect="~")  # not the task's fault: no retry counted
-                return
-            e.set_field(task.id, "retries", str(retries))
-            e.set_status(task.id, "!" if blocked else " ", expect="~")
-            e.update_counters()
-
-        try:
-            edit_plan(ws.plan_path, apply)
-        except EditConflict:
-            pass  # a person changed the task meanwhile; their edit stands
-        if blocked and not interrupted:
-            notes.mark_read(ws.notes_path, [n.key for n in given_notes])
-        if interrupted:
+        interrupted = self.interrupted or not count_retry
+        retries = task.retries + (0 if interrupted else 1)
+        blocked = retries >= max_retries and not interrupted
+        if self.interrupted:
             status = "⏹ INTERRUPTED (no retry counted)"
+        elif not count_retry:
+            status = "⏹ SET ASIDE (no retry counted)"
         elif blocked:
             status = f"🚫 BLOCKED (retry {retries}/{max_retries} — max_retries exceeded)"
         else:
@@ -540,26 +607,95 @@ class Tick:
         ]
         if report.get("error_analysis"):
             fields.append(("Error Analysis", report["error_analysis"]))
-        if blocked and not interrupted:
+        if blocked:
             fields.append(("Escalation", "⚠️ NEEDS ARCHITECT ATTENTION"))
         fields += [("Files Modified", f"(rolled back; {rolled})"), ("Git Commit", "(none — rollback)"),
                    ("Log", ws.rel(self.log_path))]
-        self._entry(fields, continued, tail=_tail_lines(tail) or None)
-        word = "interrupted" if interrupted else ("blocked" if blocked else "failed")
-        self._commit(list(KEPT_DOCS), f"memento: {task.id} {word} (retry {retries}/{max_retries})"
-                     if not interrupted else f"memento: {task.id} interrupted")
+        # The entry goes first: a crash before the plan edit loses no record (the attempt
+        # is then simply not counted as a retry).
+        self._entry(fields, at.continued, tail=_tail_lines(tail) or None)
+
+        def apply(e):
+            if interrupted:
+                e.set_status(task.id, " ", expect="~")  # not the task's fault: no retry counted
+                return
+            e.set_field(task.id, "retries", str(retries))
+            e.set_status(task.id, "!" if blocked else " ", expect="~")
+            e.update_counters()
+
+        try:
+            edit_plan(ws.plan_path, apply)
+        except EditConflict:
+            pass  # a person changed the task meanwhile; their edit stands
+        if blocked:
+            notes.mark_read(ws.notes_path, [n.key for n in at.given_notes])
+        if interrupted:
+            message = f"memento: {task.id} {'interrupted' if self.interrupted else 'set aside'}"
+        else:
+            message = f"memento: {task.id} {'blocked' if blocked else 'failed'} (retry {retries}/{max_retries})"
+        self._commit(list(KEPT_DOCS), message)
+        at.beat.stop()
         remove_claim(ws, task.id)
         return TaskResult(task.id, False, reason, duration, None, blocked)
 
-    def _rollback(self, base: str | None, untracked_before: set[str], label: str) -> str:
-        """Save, then undo every change since the snapshot except Memento's docs and cleanignored paths."""
+    def _restore_documents(self, at: _Attempt) -> str:
+        """Undo what the agent did to Memento's documents; what it wrote is saved first."""
+        ws = self.ws
+        said = ""
+        current = _read_or_none(ws.plan_path)
+        if current is None or _own_definition_change(at.plan, current, at.task.id):
+            dest = ws.rollback_dir / f"{datetime.now(UTC).strftime('%Y-%m-%dT%H%M%S.%fZ')}-{at.task.id}-plan"
+            if current is not None:
+                atomic_write_bytes(dest / "MASTER_PLAN.md", current)
+            atomic_write_text(dest / "README.txt", "The plan as the agent left it; Memento restored the "
+                              "task's definition from the start of the task.\n")
+            if current is None:
+                atomic_write_bytes(ws.plan_path, at.plan)
+            else:
+                edit_plan(ws.plan_path, lambda e: e.replace_task_block(at.task.id, at.plan))
+            said += f"; the task's definition restored, the agent's plan in {ws.rel(dest)}"
+        if self._history_damage(at):
+            dest = ws.rollback_dir / f"{datetime.now(UTC).strftime('%Y-%m-%dT%H%M%S.%fZ')}-{at.task.id}-docs"
+            for path in (ws.status_path, ws.notes_path):
+                data = _read_or_none(path)
+                if data is not None:
+                    atomic_write_bytes(dest / path.name, data)
+            status_now = _read_or_none(ws.status_path) or b""
+            if not status_now.startswith(at.status.rstrip(b"\r\n")):
+                locked_edit(ws.status_path, lambda _data: at.status)
+            self._restore_notes(at)
+            said += f"; status log and notes restored, the agent's versions in {ws.rel(dest)}"
+        return said
+
+    def _restore_notes(self, at: _Attempt) -> None:
+        """The notes file as it was at the claim, plus the notes people added since."""
         try:
-            gitops.fold_commits(self.root, base)
+            now = notes.parse_notes(self.ws.notes_path)
+        except MementoError:
+            now = []
+        added = [n for n in now if n.key not in at.note_keys]
+        locked_edit(self.ws.notes_path, lambda _data: at.notes)
+        for note in added:
+            notes.add_note(self.ws.notes_path, note.text, target=note.target)
+
+    def _rollback(self, base: str | None, untracked_before: set[str], label: str, *, fold: bool = True,
+                  keep_patterns: list[str] | None = None) -> str:
+        """Save, then undo every change since the snapshot except Memento's docs and cleanignored paths.
+
+        ``keep_patterns``: .memento_cleanignore as it was when the task started, so an
+        agent cannot exempt its own changes by editing the file.
+        """
+        try:
+            if fold:
+                gitops.fold_commits(self.root, base)
             changes = gitops.changes_since(self.root, base, untracked_before)
-            keep_patterns = gitops.read_pattern_file(self.ws.cleanignore_path)
+            if keep_patterns is None:
+                keep_patterns = gitops.read_pattern_file(self.ws.cleanignore_path)
             own = set(KEPT_DOCS)
 
             def keep(path: str) -> bool:
+                if path == ".memento_cleanignore":
+                    return False
                 return path in own or is_own_temp(path) or gitops.matches_any(path, keep_patterns)
 
             undone = [c for c in changes if not keep(c.path)]
@@ -569,8 +705,9 @@ class Tick:
             gitops.save_rollback(self.root, base, undone, dest)
             gitops.rollback(self.root, base, undone, keep=keep)
             return f"{len(undone)} path(s), saved in {self.ws.rel(dest)}"
-        except MementoError as exc:
-            self.git_failed = str(exc)
+        except (MementoError, OSError) as exc:
+            self.git_failed = f"rollback failed: {exc}"
+            cron_log(self.ws, self.git_failed)
             return f"rollback failed: {exc}"
 
     # ------------------------------------------------------------------ writing things down
@@ -590,7 +727,14 @@ class Tick:
             self.number = self._plan().meta.total_ticks + 1
         return self.number
 
+    def _format(self, fields, continued=None, tail: str | None = None) -> str:
+        return status_log.format_entry(self.stamp, self._save_number(), fields, continued=continued,
+                                       error_tail=tail)
+
     def _entry(self, fields, continued=None, tail: str | None = None) -> None:
+        status_log.append_entry(self.ws.status_path, self._format(fields, continued, tail))
+
+    def _save_number(self) -> int:
         number = self._tick_number()
         if not self._number_saved:
             # A tick that writes an entry is a tick that counts (total_ticks in Meta).
@@ -599,9 +743,7 @@ class Tick:
             except MementoError:
                 pass  # an unreadable plan (PLAN INVALID) keeps its count
             self._number_saved = True
-        text = status_log.format_entry(self.stamp, number, fields, continued=continued,
-                                       error_tail=tail)
-        status_log.append_entry(self.ws.status_path, text)
+        return number
 
     def _event(self, event: str, fields, tail: str | None = None) -> None:
         self._entry([("Event", event), *fields], tail=tail)
@@ -729,6 +871,13 @@ def prune_logs(ws: Workspace) -> None:
         pass
 
 
+def _kill_local_group(claim: Claim | None) -> None:
+    """Kill a claim's agent group, but only one started on this host (a pgid means
+    nothing on another machine sharing the repository)."""
+    if claim is not None and claim.pgid and claim.host == this_host():
+        agents.kill_group(claim.pgid)
+
+
 def _memory_hook(name: str, *args) -> None:
     """Call memento_core.memory.<name>(*args) when the memory layer is installed.
 
@@ -805,30 +954,31 @@ def _first_line(text: str) -> str:
     return ""
 
 
-def _definitions(data: bytes) -> dict[str, tuple[str, str]]:
-    """Each task's definition: its line without the status character, and its block without retries."""
-    from .plan import decode_text, scan_plan
-
-    plan = scan_plan(decode_text(data, "plan"), "plan")
-    out = {}
-    for t in plan.tasks:
-        block = "\n".join(ln for ln in t.block.splitlines() if not ln.strip().startswith("- retries:"))
-        out[t.id] = (t.raw_rest, block.strip())
-    return out
-
-
-def _definition_change(before: bytes, after: bytes, shown: str) -> str:
-    """'' when every task definition is unchanged, else which ones changed."""
+def _own_definition_change(before: bytes, after: bytes | None, task_id: str) -> str:
+    """'' unless the running task's definition (its line minus the status, its fields minus
+    retries) differs; other tasks belong to the architect, who may edit them any time."""
+    if after is None:
+        return "deleted the plan"
     if before == after:
         return ""
-    try:
-        a, b = _definitions(before), _definitions(after)
-    except MementoError:
-        return f"the agent made {shown or 'the plan'} unreadable"
-    changed = sorted(set(a) ^ set(b) | {k for k in set(a) & set(b) if a[k] != b[k]})
-    if not changed:
-        return ""
-    return f"the agent edited task definitions in {shown or 'the plan'}: {', '.join(changed[:10])}"
+    from .plan import decode_text, scan_plan
+
+    def definition(data: bytes) -> tuple[str, str] | None:
+        try:
+            task = scan_plan(decode_text(data, "plan"), "plan").task(task_id)
+        except MementoError:
+            return None
+        if task is None:
+            return None
+        block = "\n".join(ln for ln in task.block.splitlines() if not ln.strip().startswith("- retries:"))
+        return task.raw_rest.strip(), block.strip()
+
+    old, new = definition(before), definition(after)
+    if new is None:
+        return f"removed or broke the definition of {task_id}"
+    if old != new:
+        return f"edited the definition of {task_id}"
+    return ""
 
 
 def _read_tick_result(path: Path) -> dict[str, str]:
@@ -854,10 +1004,12 @@ def _fill_commit(status_path: Path, sha: str) -> None:
 
     def transform(data: bytes) -> bytes | None:
         text = data.decode("utf-8")
-        idx = text.rfind(PENDING_COMMIT)
+        field = f"- **Git Commit**: {PENDING_COMMIT}"
+        idx = text.rfind(field)  # the field line, not the same words in a worker's Outputs
         if idx < 0:
             return None
-        return (text[:idx] + f"`{sha}`" + text[idx + len(PENDING_COMMIT):]).encode("utf-8")
+        start = idx + len("- **Git Commit**: ")
+        return (text[:start] + f"`{sha}`" + text[start + len(PENDING_COMMIT):]).encode("utf-8")
 
     locked_edit(status_path, transform)
 

@@ -665,6 +665,15 @@ def matches_head(root: Path, path: str) -> bool:
     return on_disk == in_head.stdout.decode().strip()
 
 
+def hash_files(root: Path, paths: Iterable[str]) -> dict[str, str]:
+    """Blob ids of work-tree files (``git hash-object``); missing files are left out."""
+    present = [p for p in paths if (Path(root) / p).is_file()]
+    if not present:
+        return {}
+    out = _out(Path(root), ["hash-object", "--stdin-paths"], input="\n".join(present).encode() + b"\n")
+    return dict(zip(present, out.split(), strict=False))
+
+
 def reset_index(root: Path, paths: Iterable[str]) -> None:
     """Make the index agree with HEAD for ``paths``; the work tree is not touched."""
     paths = list(paths)

@@ -707,6 +707,25 @@ class PlanEditor:
             ln -= 1
         return ln
 
+    def replace_task_block(self, task_id: str, snapshot: bytes) -> bool:
+        """Put a task's definition back as it is in ``snapshot`` (another version of the
+        plan), keeping its current status character; every other line stays."""
+        task = self._task(task_id)
+        old_doc = decode(snapshot, self.path)
+        old = parse_plan_doc(old_doc, self.path).task(task_id)
+        if old is None:
+            return False
+        block = old_doc.lines[old.line - 1 : old.end_line]
+        m = _TASK_RE.match(strip_eol(block[0]))
+        if m:
+            head = strip_eol(block[0])
+            block[0] = head[: m.start("status")] + task.status + head[m.start("status") + 1 :] + eol_of(block[0])
+        if not block[-1].endswith(("\n", "\r")) and task.end_line < len(self.doc.lines):
+            block[-1] += self.doc.newline
+        self.doc.lines[task.line - 1 : task.end_line] = block
+        self._plan = None
+        return True
+
     def set_meta(self, key: str, value: str) -> bool:
         """Set a Meta value, keeping any trailing comment; add the key (and Meta) if missing."""
         meta = self.plan.meta
@@ -790,7 +809,8 @@ def reset_task(path: Path | str, task_id: str) -> Plan:
     """``[!]`` (or any state but done) back to ``[ ]`` with retries 0: the person's "try again"."""
 
     def apply(e: PlanEditor) -> None:
-        e.set_status(task_id, " ", expect="!~ -")
+        # Not [~]: a running worker owns the task; a dead one is reset by the next tick.
+        e.set_status(task_id, " ", expect="! -")
         e.set_field(task_id, "retries", "0")
         e.update_counters()
 

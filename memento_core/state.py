@@ -75,6 +75,8 @@ class Claim:
     untracked: list[str] = field(default_factory=list)  # untracked files at the snapshot
     commit_paths: list[str] = field(default_factory=list)  # set when stage == committing
     commit_message: str = ""
+    commit_hashes: dict[str, str] = field(default_factory=dict)  # the verified files' blobs
+    entry: str = ""  # the SUCCESS entry, so a crash before it is appended loses nothing
 
 
 def claim_path(ws: Workspace, task_id: str) -> Path:
@@ -153,10 +155,17 @@ class Heartbeat:
     def update(self, **changes) -> None:
         """Change claim fields and write it at once (the main thread's progress marks)."""
         with self._lock:
+            if self._stop.is_set():
+                return  # the claim is being removed: never write it back
             for key, value in changes.items():
                 setattr(self.claim, key, value)
             self.claim.heartbeat = time.time()
             write_claim(self.ws, self.claim)
+
+    def stop(self) -> None:
+        """No more writes of the claim (call before removing it)."""
+        with self._lock:
+            self._stop.set()
 
     def _run(self) -> None:
         while not self._stop.wait(self.every):

@@ -159,7 +159,7 @@ MISBEHAVIOURS = {
     "outside_context": (agent("does_task.py", "src/elsewhere.py", "done"),
                         "changed files outside context_files: src/elsewhere.py"),
     "edits_own_verify": (agent("edits_plan_verify.py", "T-1"),
-                         "the agent edited task definitions in docs/MASTER_PLAN.md: T-1"),
+                         "the agent edited the definition of T-1 in docs/MASTER_PLAN.md"),
     "edits_project_map": (agent("edits_project_map.py"),
                           "the agent edited docs/PROJECT_MAP.md (the worker only reads it)"),
     "diff_too_large": (agent("writes_big_diff.py", "hello.txt", "120"),
