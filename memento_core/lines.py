@@ -101,6 +101,17 @@ def strip_controls(text: str, replacement: str = "") -> str:
     return CONTROL_RE.sub(replacement, ANSI_RE.sub("", text))
 
 
+def clean_block(text: str) -> str:
+    """Multi-line text as Memento writes it: escapes and controls gone, line breaks ``\\n``,
+    trailing spaces and the blank lines around the text dropped."""
+    lines = [strip_controls(ln).rstrip() for ln in text.splitlines()]
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return "\n".join(lines)
+
+
 def strip_eol(line: str) -> str:
     return line.rstrip("\r\n")
 

@@ -23,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from .errors import MementoError
-from .lines import LineDoc, decode, eol_of, strip_controls, strip_eol
+from .lines import LineDoc, clean_block, decode, eol_of, strip_eol
 from .locks import locked_edit
 
 TITLE = "# HUMAN NOTES"
@@ -276,12 +276,7 @@ def clean_note_text(text: str) -> str:
     other than tab are dropped; trailing whitespace on each line and blank
     lines around the text are removed.
     """
-    lines = [strip_controls(ln).rstrip() for ln in text.splitlines()]
-    while lines and not lines[0].strip():
-        lines.pop(0)
-    while lines and not lines[-1].strip():
-        lines.pop()
-    return "\n".join(lines)
+    return clean_block(text)
 
 
 def validate_target(target: str) -> str:

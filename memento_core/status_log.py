@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .crashpoints import crash_point
 from .errors import MementoError
-from .lines import ANSI_RE, CONTROL_RE, LineDoc, decode, eol_of, strip_controls, strip_eol
+from .lines import ANSI_RE, CONTROL_RE, LineDoc, clean_block, decode, eol_of, strip_eol
 from .locks import atomic_write_bytes, file_lock, lock_path_for, locked_edit
 
 HEADER = "# TICK STATUS LOG"
@@ -443,20 +443,6 @@ def clean_value(value: object) -> str:
     text = ANSI_RE.sub("", str(value))
     text = " ".join(part.strip() for part in text.splitlines())
     return CONTROL_RE.sub("", text).strip()
-
-
-def clean_block(text: str) -> str:
-    """An error tail as it will be written and read back.
-
-    ANSI escapes and control characters other than tab go, line breaks become
-    ``\\n``, trailing spaces and blank lines around the text are dropped.
-    """
-    lines = [strip_controls(ln).rstrip() for ln in text.splitlines()]
-    while lines and not lines[0].strip():
-        lines.pop(0)
-    while lines and not lines[-1].strip():
-        lines.pop()
-    return "\n".join(lines)
 
 
 def _clean_name(name: str) -> str:
