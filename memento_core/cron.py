@@ -19,6 +19,7 @@ The dashboard calls :func:`installed` and :func:`update_interval_if_installed`.
 from __future__ import annotations
 
 import argparse
+import datetime
 import hashlib
 import math
 import os
@@ -287,6 +288,50 @@ def installed(root: Path | str, *, tabfile: Path | str | None = None) -> bool:
     root = _checked_root(root)
     with _crontab(tabfile) as edit:
         return bool(_ours(edit.tab, root))
+
+
+def installed_schedule(root: Path | str, *, tabfile: Path | str | None = None) -> str | None:
+    """The five schedule fields of this project's entry, or None when there is none."""
+    if not cron_available(tabfile):
+        return None
+    root = _checked_root(root)
+    with _crontab(tabfile) as edit:
+        jobs = _ours(edit.tab, root)
+        return str(jobs[0].slices) if jobs and jobs[0].is_enabled() else None
+
+
+def next_run_after(fields: str, now: datetime.datetime) -> datetime.datetime | None:
+    """When a schedule Memento writes fires next after ``now`` (local time, as cron uses).
+
+    Understands the forms ``schedule_for`` produces (every m minutes, every h hours,
+    daily, weekly; and the ``@hourly``-style aliases python-crontab writes back);
+    None for anything else, e.g. an entry a person edited by hand.
+    """
+    fields = {"@hourly": "0 * * * *", "@daily": "0 0 * * *", "@midnight": "0 0 * * *",
+              "@weekly": "0 0 * * 0"}.get(fields.strip(), fields.strip())
+    base = now.replace(second=0, microsecond=0)
+    m = re.fullmatch(r"(\*|\*/(\d+)) \* \* \* \*", fields)
+    if m:
+        step = int(m.group(2) or 1)
+        candidate = base + datetime.timedelta(minutes=1)
+        while candidate.minute % step:
+            candidate += datetime.timedelta(minutes=1)
+        return candidate
+    m = re.fullmatch(r"0 (\*|\*/(\d+)) \* \* \*", fields)
+    if m:
+        step = int(m.group(2) or 1)
+        candidate = base.replace(minute=0) + datetime.timedelta(hours=1)
+        while candidate.hour % step:
+            candidate += datetime.timedelta(hours=1)
+        return candidate
+    if fields == "0 0 * * *":
+        return base.replace(hour=0, minute=0) + datetime.timedelta(days=1)
+    if fields == "0 0 * * 0":
+        midnight = base.replace(hour=0, minute=0) + datetime.timedelta(days=1)
+        while midnight.weekday() != 6:  # cron's 0 is Sunday
+            midnight += datetime.timedelta(days=1)
+        return midnight
+    return None
 
 
 def update_interval_if_installed(root: Path | str, every_text: str, *,

@@ -16,6 +16,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from pathlib import Path
 
 from textual import work
@@ -27,6 +28,7 @@ from memento_core.workspace import Workspace
 
 from . import snapshot as snapshots
 from .commands import MementoCommands
+from .features import optional
 from .keymap import APP_KEYS, bindings, user_keymap
 from .messages import (
     ActionDone,
@@ -207,7 +209,12 @@ class MementoApp(App[None]):
             return "now (running)"
         snap = self.snapshot
         if snap is not None and snap.cron_installed:
-            return f"cron every {snap.config.schedule_every_text}"
+            next_run = optional("cron", "next_run_after")
+            when = next_run(snap.cron_schedule, datetime.now()) if next_run and snap.cron_schedule else None
+            if when is None or not self.show_clock:
+                return f"cron every {snap.config.schedule_every_text}"
+            left = max(0.0, (when - datetime.now()).total_seconds())
+            return f"in {int(left // 60)}m {int(left % 60):02d}s (cron)" if left >= 60 else f"in {int(left)}s (cron)"
         if not self.auto_tick:
             return "manual"
         if self.next_tick_at is None:

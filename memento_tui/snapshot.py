@@ -64,6 +64,7 @@ class Snapshot:
     config: Config = field(default_factory=Config)
     config_error: str = ""
     cron_installed: bool = False
+    cron_schedule: str | None = None  # the entry's five fields, for a real countdown
     newest_log: str | None = None  # logs/tick_*.log most recently modified
 
     @property
@@ -107,11 +108,12 @@ def load(ws: Workspace, parts: frozenset[str] | set[str], previous: Snapshot | N
         except MementoError as exc:
             changes["config"] = Config()
             changes["config_error"] = str(exc)
-        installed = optional("cron", "installed")
+        schedule = optional("cron", "installed_schedule")
         try:
-            changes["cron_installed"] = bool(installed(ws.root)) if installed else False
+            changes["cron_schedule"] = schedule(ws.root) if schedule else None
         except Exception:  # a missing crontab binary is "not installed", not a crash
-            changes["cron_installed"] = False
+            changes["cron_schedule"] = None
+        changes["cron_installed"] = changes["cron_schedule"] is not None
     if LOGS in parts or STATE in parts:
         changes["newest_log"] = newest_log(ws)
     return replace(snap, **changes)

@@ -351,3 +351,28 @@ def test_reading_or_changing_nothing_never_writes_the_crontab(tmp_path, project)
     assert cron.update_interval_if_installed(project, "5min", tabfile=tab) is True
     assert cron.remove(tmp_path / "elsewhere", tabfile=tab) == 0
     assert tab.stat().st_mtime == 1_000_000  # same schedule, nothing to remove: not rewritten
+
+
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [
+        ("*/5 * * * *", "2026-11-29 22:40"),
+        ("* * * * *", "2026-11-29 22:38"),
+        ("0 */2 * * *", "2026-11-30 00:00"),
+        ("@hourly", "2026-11-29 23:00"),
+        ("0 0 * * *", "2026-11-30 00:00"),
+        ("0 0 * * 0", "2026-12-06 00:00"),  # 2026-11-29 is a Sunday: the next one
+        ("7 3 * * *", None),  # not a schedule Memento writes: no countdown rather than a wrong one
+    ],
+)
+def test_next_run_after(fields, expected):
+    import datetime
+
+    when = cron.next_run_after(fields, datetime.datetime(2026, 11, 29, 22, 37, 30))
+    assert (when.strftime("%Y-%m-%d %H:%M") if when else None) == expected
+
+
+def test_installed_schedule_feeds_the_dashboard_countdown(tab, project):
+    assert cron.installed_schedule(project, tabfile=tab) is None
+    cron.install(project, "10min", tabfile=tab)
+    assert cron.installed_schedule(project, tabfile=tab) == "*/10 * * * *"
