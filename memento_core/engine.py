@@ -763,6 +763,7 @@ class Tick:
             prune_logs(self.ws)
         if self.results:
             _memory_hook("record_tick", self.ws, self.number, self.stamp, self.results)
+            _memory_hook("weekly_gc", self.ws)
 
     def _breaker(self, plan: Plan) -> str:
         """Why the circuit breaker trips after this tick, or ''."""

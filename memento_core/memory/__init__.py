@@ -71,6 +71,36 @@ def commit_unattributed(ws: Workspace, task_id: str) -> list[str]:
         return [sha for _, sha in commit_leftovers(ws, root, task_id)]
 
 
+GC_EVERY_DAYS = 7
+
+
+def weekly_gc(ws: Workspace, now: float | None = None) -> bool:
+    """Run `memento memory gc` when the last run is a week old (the engine, after a tick).
+
+    The time of the last run is kept in ``.memento/memory_gc.json``; True when gc ran.
+    """
+    import json
+    import time
+
+    from ..locks import atomic_write_text
+
+    if not ws.memory_dir.is_dir():
+        return False
+    now = time.time() if now is None else now
+    stamp = ws.memento_dir / "memory_gc.json"
+    try:
+        last = float(json.loads(stamp.read_text(encoding="utf-8"))["at"])
+    except (OSError, ValueError, KeyError, TypeError):
+        last = 0.0
+    if now - last < GC_EVERY_DAYS * 86400:
+        return False
+    from .gc import gc
+
+    gc(ws)
+    atomic_write_text(stamp, json.dumps({"at": now}) + "\n")
+    return True
+
+
 def read_entry(ws: Workspace, path: str) -> str:
     """The text of one entry (MEMORY.md and PERSONA.md included); MementoError if refused or missing."""
     from ..errors import MementoError
