@@ -173,6 +173,8 @@ def decide(old_body: str | None, new: str, mode: str | None = None, *,
         p = plain(block.text)
         if not p or f" {p} " in f" {whole} ":
             return True
+        if mode in ("update", "conflict"):
+            return False  # the caller says it is news: only the very same text is a NOOP
         return any(near_duplicate(p, q) for _, q in active_plain)
 
     fresh = [b for b in incoming if not covered(b)]

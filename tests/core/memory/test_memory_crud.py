@@ -113,3 +113,14 @@ def test_cli_write_reports_and_noop(ws):
     assert proc.returncode == 0 and "NOOP" in proc.stdout
     assert "Fact A." in memento(ws, "memory", "show", PATH).stdout
     assert f"{PATH}:" in memento(ws, "memory", "search", "fact a").stdout
+
+
+def test_an_explicit_update_of_one_word_is_never_a_noop():
+    from memento_core.memory.crud import decide
+
+    old = "Always run the migrations before the API tests start, using the staging database and the admin account.\n"
+    new = old.replace("staging", "production")
+    d = decide(old, new, "update")
+    assert d.action == "update"
+    assert "production" in d.body and "Superseded" in d.body and "staging" in d.body
+    assert decide(old, old, "update").action == "noop"  # the very same text is still covered
