@@ -104,7 +104,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
     if config_error:
         error(_safe(config_error))
     n_err = len(errors) + (1 if config_error else 0)
-    summary = f"{ws.rel(ws.plan_path)}: {len(plan.tasks)} tasks in {len(plan.phases)} phases"
+    summary = f"{ws.rel(ws.plan_path)}: {plural(len(plan.tasks), 'task')} in {plural(len(plan.phases), 'phase')}"
     if n_err:
         print(f"{summary}; {n_err} error(s), {len(warnings)} warning(s)")
         return EXIT_ERROR
@@ -130,7 +130,12 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(json.dumps(doc, ensure_ascii=False, indent=2))
     else:
         _render_status(doc)
-    return EXIT_ATTENTION if doc["state"] in ("BLOCKED", "INVALID") or doc["alert"] else EXIT_OK
+    attention = doc["state"] in ("BLOCKED", "INVALID") or doc["breaker"]["tripped"] or doc["config_error"]
+    return EXIT_ATTENTION if attention else EXIT_OK
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def _render_status(doc: dict) -> None:
@@ -146,7 +151,7 @@ def _render_status(doc: dict) -> None:
     header = Text(f"[ok] {doc['project'] or doc['root']}: ", style="bold")
     header.append(doc["state"], style={"RUNNING": "green", "COMPLETE": "green"}.get(doc["state"], "yellow"))
     header.append(f"  {c['done']}/{c['total']} done, {c['pending']} pending, {c['blocked']} blocked, "
-                  f"{c['in_progress']} in progress, {c['skipped']} skipped; {doc['total_ticks']} ticks")
+                  f"{c['in_progress']} in progress, {c['skipped']} skipped; {plural(doc['total_ticks'], 'tick')}")
     console.print(header)
     table = Table(box=None, pad_edge=False, show_header=True, header_style="bold")
     table.add_column("phase")
@@ -170,7 +175,13 @@ def _render_status(doc: dict) -> None:
             console.print(Text("       " + _safe(b["last_error"].splitlines()[0][:200]), style="dim"))
     for e in doc["plan_errors"]:
         console.print(Text(f"[error] {e}"))
-    console.print(Text(f"[ok] {doc['next']['message']}"))
+    if doc["config_error"]:
+        console.print(Text(f"[error] {_safe(doc['config_error'])}"))
+    if doc["breaker"]["tripped"]:
+        console.print(Text(f"[warn] circuit breaker tripped at {doc['breaker']['at']}: {_safe(doc['breaker']['reason'])}"
+                           " — fix the cause, then `memento resume`"))
+    tag = "[ok]" if doc["next"]["kind"] in ("task", "complete", "waiting") else "[warn]"
+    console.print(Text(f"{tag} {doc['next']['message']}"))
     if doc["eta_seconds"] is not None and doc["state"] == "RUNNING":
         console.print(Text(f"[ok] estimated time left: ~{format_duration(doc['eta_seconds'])}"))
     if doc["alert"]:

@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from . import scheduler
+from .config import load_config
+from .errors import MementoError
 from .plan import Plan
+from .state import TickState
 from .status_log import TickEntry
 from .workspace import Workspace
 
@@ -55,8 +58,20 @@ def summarize(ws: Workspace, plan: Plan, entries: Sequence[TickEntry]) -> dict:
     else:
         state = "RUNNING"
     # Time left means something only while tasks can still be picked.
-    can_progress = verdict.kind in (scheduler.TASK, scheduler.WAITING)
+    can_progress = verdict.kind in (scheduler.TASK, scheduler.WAITING) and not plan.plan_errors
     eta = scheduler.estimate_left(plan, durations) if can_progress else None
+    if plan.plan_errors:
+        next_step = {"kind": "invalid", "task": None,
+                     "message": "no task runs until the plan is fixed (`memento lint`)"}
+    else:
+        next_step = {"kind": verdict.kind, "task": verdict.task.id if verdict.task else None,
+                     "message": verdict.message}
+    state_file = TickState.load(ws)
+    try:
+        load_config(ws.config_path)
+        config_error = None
+    except MementoError as exc:
+        config_error = str(exc)
     return {
         "project": plan.title,
         "root": str(ws.root),
@@ -69,14 +84,13 @@ def summarize(ws: Workspace, plan: Plan, entries: Sequence[TickEntry]) -> dict:
             "blocked": total.blocked, "in_progress": total.in_progress, "skipped": total.skipped,
         },
         "phases": phases,
-        "next": {
-            "kind": verdict.kind,
-            "task": verdict.task.id if verdict.task else None,
-            "message": verdict.message,
-        },
+        "next": next_step,
         "blocked": blocked,
-        "eta_seconds": eta,
+        "eta_seconds": round(eta, 1) if eta is not None else None,
         "alert": ws.alert_path.exists(),
+        "breaker": {"tripped": bool(state_file.breaker_reason), "reason": state_file.breaker_reason or None,
+                    "at": state_file.breaker_at or None},
+        "config_error": config_error,
         "plan_errors": [str(e) for e in plan.plan_errors],
         "last_tick": entries[-1].timestamp if entries else None,
     }

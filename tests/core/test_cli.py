@@ -163,3 +163,22 @@ def test_mode_reset_skip_note_edit_the_files(ws: Path):
     assert "→ T-101\n[bold red]literal[/]\n" in notes and "→ global\nfor everyone\n" in notes
     r = memento("note", "--task", "T-5", "x", str(ws))
     assert r.returncode == 2 and "T-5 is not in docs/MASTER_PLAN.md" in r.stderr
+
+
+def test_status_names_a_broken_config_the_breaker_and_no_task_for_an_invalid_plan(ws: Path):
+    (ws / "memento.toml").write_text("[agent\n")
+    r = memento("status", str(ws))
+    assert r.returncode == 1 and "[error] " in r.stdout and "memento.toml:1:" in r.stdout
+    (ws / "memento.toml").write_text("")
+    from memento_core.state import TickState
+    from memento_core.workspace import Workspace
+
+    state = TickState(breaker_reason="5 consecutive ticks attempted work and passed nothing", breaker_at="now")
+    state.save(Workspace(ws))
+    doc = json.loads(memento("status", "--json", str(ws)).stdout)
+    assert doc["breaker"] == {"tripped": True, "reason": "5 consecutive ticks attempted work and passed nothing",
+                              "at": "now"}
+    assert "[warn] circuit breaker tripped at now: 5 consecutive" in memento("status", str(ws)).stdout
+    (ws / PLAN).write_text((ws / PLAN).read_text() + "\n- [ ] T-101 again\n  - verify: true\n  - context_files: []\n")
+    doc = json.loads(memento("status", "--json", str(ws)).stdout)
+    assert doc["state"] == "INVALID" and doc["next"]["kind"] == "invalid" and doc["next"]["task"] is None
