@@ -207,8 +207,12 @@ class Tick:
                         tail="\n".join(errors))
             self.state.plan_invalid_signature = signature
             self.state.save(self.ws)
+            # Tell whoever watches the alert file or the checkpoint, not only the log.
+            self._write_alert(plan, extra=f"docs/MASTER_PLAN.md is invalid ({len(errors)} error(s))")
+            self._write_checkpoint(plan)
         cron_log(self.ws, f"tick could not run: plan invalid ({len(errors)} errors)")
-        return TickOutcome(EXIT_ERROR, "plan invalid:\n" + signature)
+        shown = errors[0] + (f" (and {len(errors) - 1} more; `memento lint`)" if len(errors) > 1 else "")
+        return TickOutcome(EXIT_ERROR, "plan invalid: " + shown)
 
     def _on_sigterm(self, signum, frame) -> None:
         self.interrupted = True
@@ -330,8 +334,10 @@ class Tick:
                 shown = ", ".join(foreign[:10]) + (f" and {len(foreign) - 10} more" if len(foreign) > 10 else "")
                 self._event("⚠️ DIRTY TREE — uncommitted changes to tracked files; tick refused",
                             [("Paths", shown),
-                             ("Action", "commit, stash or remove them; Memento never touches a person's work")])
+                             ("Action", "commit them, or set them aside with `git stash push -- <paths>` "
+                              "(a plain `git stash` would also take Memento's own uncommitted documents)")])
                 self.state.dirty_signature = signature
+                self._write_checkpoint(self._plan())
             cron_log(self.ws, f"tick refused: uncommitted changes in {len(foreign)} path(s)")
             self._write_alert(self._plan(), extra="uncommitted changes outside Memento's files")
             self.state.save(self.ws)
@@ -756,14 +762,20 @@ class Tick:
         except (MementoError, OSError) as exc:
             cron_log(self.ws, f"status rotation failed: {exc}")
         self._write_alert(plan)
-        from .checkpoint import write_checkpoint
-
-        write_checkpoint(self.ws, plan, self.state, self.results)
+        self._write_checkpoint(plan)
         if self.number and self.number % PRUNE_EVERY == 0:
             prune_logs(self.ws)
         if self.results:
             _memory_hook("record_tick", self.ws, self.number, self.stamp, self.results)
             _memory_hook("weekly_gc", self.ws)
+
+    def _write_checkpoint(self, plan: Plan) -> None:
+        from .checkpoint import write_checkpoint
+
+        try:
+            write_checkpoint(self.ws, plan, self.state, self.results)
+        except (MementoError, OSError) as exc:  # the checkpoint must never stop a tick
+            cron_log(self.ws, f"checkpoint not written: {exc}")
 
     def _breaker(self, plan: Plan) -> str:
         """Why the circuit breaker trips after this tick, or ''."""

@@ -365,6 +365,8 @@ def test_plan_invalid_is_reported_once_and_exits_2(tmp_path):
     assert codes == [2, 2, 2]
     invalid = [e for e in entries(ws) if e.status == "PLAN INVALID"]
     assert len(invalid) == 1 and "T-1 duplicate task id" in invalid[0].error_tail
+    assert "MASTER_PLAN.md is invalid" in ws.alert_path.read_text()
+    assert "A person: fix docs/MASTER_PLAN.md" in ws.checkpoint_path.read_text()
 
 
 def test_max_tasks_per_tick_runs_a_continued_task(tmp_path):
