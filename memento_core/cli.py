@@ -83,7 +83,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
-    from .config import load_config
+    from .config import load_config, unknown_keys
 
     ws = workspace_of(args)
     plan = load_plan(ws)
@@ -91,8 +91,13 @@ def cmd_lint(args: argparse.Namespace) -> int:
     errors = [e for e in problems if e.severity == "error"]
     warnings = [e for e in problems if e.severity != "error"]
     config_error = None
+    config_warnings: list[str] = []
     try:
-        load_config(ws.config_path)
+        config = load_config(ws.config_path)
+        text = ws.config_path.read_text(encoding="utf-8") if ws.config_path.exists() else ""
+        for what, line in unknown_keys(config, text):
+            where = f"{ws.rel(ws.config_path)}:{line}" if line else ws.rel(ws.config_path)
+            config_warnings.append(f"{where}: unknown {what} is ignored (a typo? the default applies)")
     except MementoError as exc:
         config_error = str(exc)
     for e in problems:
@@ -103,6 +108,9 @@ def cmd_lint(args: argparse.Namespace) -> int:
             warn(line)
     if config_error:
         error(_safe(config_error))
+    for line in config_warnings:
+        warn(_safe(line))
+    warnings = warnings + config_warnings
     n_err = len(errors) + (1 if config_error else 0)
     summary = f"{ws.rel(ws.plan_path)}: {plural(len(plan.tasks), 'task')} in {plural(len(plan.phases), 'phase')}"
     if n_err:
@@ -346,11 +354,19 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+BUILTIN_COMMANDS = frozenset({"init", "status", "lint", "pause", "resume", "stop", "reset", "skip", "note",
+                              "tick", "demo"})
+
+
 def _command_of(argv: Sequence[str]) -> str | None:
-    """The subcommand named on the command line, when it is one of the lazy ones."""
+    """The subcommand named on the command line: a lazy one, "" for a built-in one, None for all."""
     for arg in argv:
         if not arg.startswith("-"):
-            return arg if arg in LAZY_COMMANDS else ""
+            if arg in LAZY_COMMANDS:
+                return arg
+            # A built-in needs none of the lazy ones; a typo gets them all, so that its
+            # "invalid choice" message lists every command.
+            return "" if arg in BUILTIN_COMMANDS else None
         if arg in ("-h", "--help"):
             return None
     return None
@@ -374,6 +390,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         error("interrupted")
         return 130
+    except BrokenPipeError:
+        # `memento … | head`: the reader has seen enough; that is not an error.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
     except OSError as exc:
         if os.environ.get("MEMENTO_DEBUG"):
             raise

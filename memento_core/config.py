@@ -241,6 +241,9 @@ def config_from_dict(
             "agent", "preset", f"unknown preset {preset!r}; one of {', '.join(PRESET_NAMES)}"
         )
     command = v.string("agent", "command", "")
+    if preset == "command" and not command.strip():
+        raise v.fail("agent", "command", 'preset "command" needs a command, e.g. '
+                     'command = "python3 tools/my_agent.py {prompt_file}"')
     agent_timeout, _ = v.duration("agent", "timeout", DEFAULT_AGENT_TIMEOUT)
     model = v.string("agent", "model", "")
     extra = v.table("agent").get("extra_args", [])
@@ -272,6 +275,31 @@ def config_from_dict(
         keys=dict(keys),
         raw=raw,
     )
+
+
+KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
+    "agent": ("preset", "command", "timeout", "model", "extra_args"),
+    "verify": ("timeout",),
+    "schedule": ("every",),
+    "git": ("author",),
+    "workers": ("max",),
+    "keys": None,  # action names: the dashboard knows them
+}
+
+
+def unknown_keys(config: Config, text: str = "") -> list[tuple[str, int]]:
+    """Sections and keys memento.toml has but Memento does not read (a typo runs the defaults)."""
+    found = []
+    for section, value in config.raw.items():
+        if section not in KNOWN_KEYS:
+            found.append((f"[{section}]", _key_line(text, section, "\0")))
+            continue
+        allowed = KNOWN_KEYS[section]
+        if allowed is not None and isinstance(value, dict):
+            for key in value:
+                if key not in allowed:
+                    found.append((f"[{section}] {key}", _key_line(text, section, key)))
+    return found
 
 
 _TOML_POS_RE = re.compile(r"\s*\(at line (\d+), column \d+\)|\s*\(at end of document\)")

@@ -769,7 +769,12 @@ def check_config(c: _Context) -> CheckResult:
         return [Finding(CRITICAL, "config", exc.args[0] if exc.args else str(exc), rel, exc.line or None)]
     if not c.ws.config_path.exists():
         return f"{rel} does not exist; the defaults apply"
-    return f"{rel} is valid (agent preset {config.agent_preset})"
+    from .config import unknown_keys
+
+    text = c.ws.config_path.read_text(encoding="utf-8", errors="replace")
+    unknown = [Finding(WARNING, "config", f"unknown {what} is ignored (a typo? the default applies)", rel, line or None)
+               for what, line in unknown_keys(config, text)]
+    return unknown or f"{rel} is valid (agent preset {config.agent_preset})"
 
 
 def check_agent(c: _Context) -> CheckResult:

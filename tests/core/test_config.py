@@ -268,3 +268,19 @@ def test_set_schedule_every_uses_the_lock_file_outside_docs(tmp_path):
     set_schedule_every(path, "2min")
     assert (tmp_path / ".memento" / "locks" / "memento.toml.lock").exists()
     assert Path(path).exists()
+
+
+def test_unknown_sections_and_keys_are_named_with_their_line(tmp_path):
+    from memento_core.config import unknown_keys
+
+    path = tmp_path / "memento.toml"
+    text = '[agnet]\npreset = "codex"\n\n[agent]\npresett = "codex"\n\n[keys]\npause = "f6"\n'
+    path.write_text(text)
+    assert unknown_keys(load_config(path), text) == [("[agnet]", 1), ("[agent] presett", 5)]
+
+
+def test_command_preset_without_a_command_is_an_error(tmp_path):
+    path = tmp_path / "memento.toml"
+    path.write_text('[agent]\npreset = "command"\ncommand = ""\n')
+    with pytest.raises(MementoError, match=r"memento.toml:3: \[agent\] command: preset \"command\" needs a command"):
+        load_config(path)
