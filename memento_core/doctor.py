@@ -297,6 +297,9 @@ def check_active_work(c: _Context) -> CheckResult:
         found.append(Finding(WARNING, "active-work",
                              f"{open_tasks} task(s) are open but the Objective is empty or placeholder text", rel,
                              c.line_of(c.ws.checkpoint_path, "## Objective")))
+    elif cp.is_idle_objective(doc.objective) and c.plan.meta.tick_mode != "auto" and not c.plan.meta.total_ticks:
+        return [Finding(INFO, "active-work", f"{open_tasks} task(s) wait for `memento resume`: "
+                        "the pipeline has not started, there is nothing to recover yet", rel)]
     elif cp.is_idle_objective(doc.objective):
         found.append(Finding(WARNING, "active-work",
                              f"{open_tasks} task(s) are open but the Objective says there is no work in flight: "

@@ -21,3 +21,12 @@ def test_unattributed_memory_write_is_a_warning(tmp_path, git_identity):
     (finding,) = [f for f in check_workspace(ws) if f.check == "memory-writes"]
     assert finding.severity == WARNING
     assert "unattributed write by T-7" in finding.message and "knowledge/lessons/raw.md" in finding.message
+
+
+def test_a_fresh_workspace_is_healthy(tmp_path, git_identity):
+    from memento_core.doctor import exit_code
+
+    root = tmp_path / "fresh"
+    init_workspace(root, project="fresh")
+    findings = check_workspace(Workspace(root))
+    assert exit_code(findings) == 0, [f for f in findings if f.severity not in ("OK", "INFO")]
