@@ -495,8 +495,8 @@ def cmd_install(args: argparse.Namespace) -> int:
             print(f"# ~/.config/systemd/user/{name}.service\n{service}")
             print(f"# ~/.config/systemd/user/{name}.timer\n{timer}")
             print(f"# then: systemctl --user daemon-reload && systemctl --user enable --now {name}.timer")
-        if given:
-            _save_every(ws, every)
+        if given and args.write:  # printing units installs nothing: memento.toml stays as it is
+            _save_every(ws, interval_text(schedule_for(every).seconds))
         return 0
     result = install(ws.root, every)
     if result.schedule.warning:
@@ -507,8 +507,17 @@ def cmd_install(args: argparse.Namespace) -> int:
     if result.replaced > 1:
         ok(f"removed {result.replaced - 1} duplicate entr{'y' if result.replaced == 2 else 'ies'}")
     if given:
-        _save_every(ws, every)
+        _save_every(ws, interval_text(result.schedule.seconds))
     return 0
+
+
+def interval_text(seconds: int) -> str:
+    """``360`` → ``6min``: the interval cron really runs at, as memento.toml writes it."""
+    if seconds % 86400 == 0:
+        return f"{seconds // 86400}d"
+    if seconds % 3600 == 0:
+        return f"{seconds // 3600}h"
+    return f"{seconds // 60}min"
 
 
 def cmd_remove(args: argparse.Namespace) -> int:

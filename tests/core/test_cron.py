@@ -254,8 +254,8 @@ def test_cli_install_show_remove(workspace, tab, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "[warn] cron repeats evenly only at intervals" in out
     assert f"[ok] installed the crontab entry for {workspace}: */6 * * * * (every 6m00s)" in out
-    assert "memento.toml: [schedule] every = '7min' (committed)" in out
-    assert 'every = "7min"' in (workspace / "memento.toml").read_text()
+    assert "memento.toml: [schedule] every = '6min' (committed)" in out
+    assert 'every = "6min"' in (workspace / "memento.toml").read_text()
     dirty = subprocess.run(["git", "status", "--porcelain"], cwd=workspace, capture_output=True,
                            text=True).stdout
     assert dirty == ""  # the tick would refuse a dirty tree: memento.toml was committed
