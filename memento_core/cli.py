@@ -225,6 +225,10 @@ def cmd_reset(args: argparse.Namespace) -> int:
     from .plan import reset_task
 
     ws = workspace_of(args)
+    task = load_plan(ws).task(args.task_id)
+    if task is not None and task.status == "~":
+        raise MementoError(f"{args.task_id} is running ([~]); if its worker is gone, the next tick resets it "
+                           "(`memento doctor` shows stale claims)")
     plan = reset_task(ws.plan_path, args.task_id)
     ok(f"{args.task_id} is [ ] again with retries 0 ({plan.task(args.task_id).title})")
     return EXIT_OK
@@ -244,10 +248,14 @@ def cmd_note(args: argparse.Namespace) -> int:
 
     ws = workspace_of(args)
     target = args.task or "global"
-    if args.task and load_plan(ws).task(args.task) is None:
+    task = load_plan(ws).task(args.task) if args.task else None
+    if args.task and task is None:
         raise MementoError(f"task {args.task} is not in {ws.rel(ws.plan_path)}")
     note = add_note(ws.notes_path, args.text, target=target)
-    ok(f"note for {note.target} added to {ws.rel(ws.notes_path)} at line {note.line}")
+    who = "global note" if note.is_global else f"note for {note.target}"
+    ok(f"{who} added to {ws.rel(ws.notes_path)} at line {note.line}")
+    if task is not None and task.status in ("x", "-"):
+        warn(f"{task.id} is already {task.state}: no worker will read this note unless the task is reset")
     return EXIT_OK
 
 
