@@ -271,8 +271,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     root = create_demo(args.dir)
     ok(f"demo project created in {root}")
-    print(f"Next: `memento status {root}`, then `memento tick {root}` a few times "
-          f"(or `memento-tui {root}` to watch it run).")
+    print(f"Next: `memento status {root}`, then `memento tick {root}` a few times, "
+          f"or `memento-tui {root}` and press `o` to let the dashboard tick it.")
     return EXIT_OK
 
 

@@ -30,6 +30,7 @@ from . import snapshot as snapshots
 from .commands import MementoCommands
 from .features import optional
 from .keymap import APP_KEYS, bindings, user_keymap
+from .literal import clean_line
 from .messages import (
     ActionDone,
     FilesChanged,
@@ -287,14 +288,23 @@ class MementoApp(App[None]):
             if self.snapshot is not None:
                 dashboard.query_one("TimelinePane").show(self.snapshot, True)
 
+    def notify(self, message: str, *, title: str = "", severity="information", timeout: float | None = None,
+               markup: bool = False) -> None:
+        """Every notice is literal text: messages carry plan titles, ids like ``[x]`` and paths."""
+        super().notify(clean_line(message), title=title, severity=severity, timeout=timeout, markup=False)
+
     def on_tick_finished(self, message: TickFinished) -> None:
         self.ticking = False
-        self.last_outcome = message.outcome
+        previous, self.last_outcome = self.last_outcome, message.outcome
         if message.outcome is None:
             self.notify(f"tick failed: {message.error}", severity="error")
         else:
             o = message.outcome
-            self.notify(o.message, severity="information" if o.exit_code == 0 else "warning", timeout=4)
+            # An idle auto-tick that has nothing new to say (still blocked, paused,
+            # complete) stays quiet: the header and the timeline already say it.
+            repeat = previous is not None and previous.message == o.message and not o.results
+            if not repeat:
+                self.notify(o.message, severity="information" if o.exit_code == 0 else "warning", timeout=4)
         if self.auto_tick:
             self._schedule_next_tick()
         self.request_refresh(ALL_PARTS)

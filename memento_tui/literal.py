@@ -33,6 +33,9 @@ def clean(text: str) -> str:
     text = _ESCAPE_RE.sub("", text)
     text = text.replace("\r\n", "\n")
     text = _CR_RE.sub("", text)  # a bare CR would rewind the line in a terminal
+    # U+FE0F asks for the emoji form ("⚠️"): terminals and tmux disagree about its
+    # width and the line shifts; the text form ("⚠") has one agreed width.
+    text = text.replace("\ufe0f", "")
     return _CONTROL_RE.sub("\ufffd", text)
 
 

@@ -77,7 +77,7 @@ class AskScreen(ModalScreen[str | None]):
 class NoteComposer(ModalScreen[tuple[str, str] | None]):
     """Target (global or the selected task) and the note's text; enter sends."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("ctrl+t", "toggle_target", "Switch target")]
 
     def __init__(self, task_id: str | None, task_title: str = "") -> None:
         super().__init__(classes="dialog-screen")
@@ -94,10 +94,19 @@ class NoteComposer(ModalScreen[tuple[str, str] | None]):
                     yield RadioButton(label, value=True, id="target-task")
                 yield RadioButton(Text("global (every task)"), value=not self.task_id, id="target-global")
             yield Input(placeholder="what the worker should know…", id="note-input")
-            yield Static(Text("tab: switch target · enter: send · escape: cancel", style="dim"))
+            hint = "ctrl+t: switch task/global · " if self.task_id else ""
+            yield Static(Text(hint + "enter: send · escape: cancel", style="dim"))
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()
+
+    def action_toggle_target(self) -> None:
+        """Switch between the task and global without leaving the text field."""
+        if not self.task_id:
+            return
+        task_button = self.query_one("#target-task", RadioButton)
+        other = self.query_one("#target-global", RadioButton)
+        (other if task_button.value else task_button).value = True
 
     def target(self) -> str:
         pressed = self.query_one(RadioSet).pressed_button

@@ -34,7 +34,8 @@ class StatusHeader(Static):
 
     def show(self, snap: Snapshot | None, *, ticking: bool, uptime: float | None,
              next_tick: str) -> None:
-        out = Text()
+        # One line always: a wrapping header would shift the whole screen at every tick.
+        out = Text(no_wrap=True, overflow="ellipsis")
         out.append("Memento ", style="bold")
         if snap is None:
             out.append("loading…", style="dim")

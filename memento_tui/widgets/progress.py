@@ -73,6 +73,8 @@ class ProgressPane(Widget):
                     line.append(" ✖", style="bold red")
                 line.append("  ")
             out.append_text(line)
+            out.append("\n")
+            out.append_text(self._verdict(s))
             return out
         name_width = min(14, max((len(p["id"]) for p in phases), default=7))
         for p in phases:
@@ -86,5 +88,14 @@ class ProgressPane(Widget):
             if p["blocked"]:
                 out.append(" ✖", style="bold red")
             out.append("\n")
-        out.append(literal(s.get("next", {}).get("message", ""), "dim", one_line=True))
+        out.append_text(self._verdict(s))
         return out
+
+    @staticmethod
+    def _verdict(s: dict) -> Text:
+        """The line that says what happens next: the first plan error when the plan is invalid."""
+        errors = s.get("plan_errors") or []
+        if errors:
+            more = f" (+{len(errors) - 1} more: memento lint)" if len(errors) > 1 else ""
+            return literal(errors[0] + more, "bold red", one_line=True)
+        return literal(s.get("next", {}).get("message", ""), "dim", one_line=True)

@@ -59,11 +59,11 @@ class TimelineTable(LiveTable):
         self.entries: dict[str, TickEntry] = {}
 
     def on_mount(self) -> None:
-        self.add_column("When", key="when")
+        self.add_column("When (UTC)", key="when")
         self.add_column("Tick", key="tick")
         self.add_column("Task", key="task")
         self.add_column("Status", key="status")
-        self.add_column("What happened", key="what")
+        self.add_column("What happened", key="what", width=60)
 
     def show_rows(self, rows: list[tuple[str, Row]]) -> None:
         self._shown = sync_rows(self, rows, self._shown)
@@ -107,8 +107,14 @@ class TimelinePane(Vertical):
                 status_cell(entry),
                 summary_cell(entry),
             )))
-        self.table.entries = entries
-        self.table.show_rows(rows)
+        table = self.table
+        following = table.row_count == 0 or table.cursor_row == 0
+        table.entries = entries
+        table.show_rows(rows)
+        if following and table.row_count:
+            # A person looking at the newest tick keeps seeing the newest one as ticks arrive.
+            table.move_cursor(row=0, animate=False)
+            table.scroll_home(animate=False)
         shown = min(len(snap.entries), MAX_ROWS)
         self.border_subtitle = (f"newest {shown:,} of {len(snap.entries):,}" if len(snap.entries) > shown
                                 else f"{shown:,} ticks")

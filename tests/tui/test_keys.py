@@ -309,7 +309,7 @@ async def test_command_palette_runs_every_action(scripted):
         await pilot.pause(0.3)
         await pilot.press("enter")
         await settle(app, pilot)
-        assert plan_of(scripted).meta.tick_mode == "paused"
+        assert await wait_for(pilot, lambda: plan_of(scripted).meta.tick_mode == "paused")
 
         provider = MementoCommands(app.screen)
         listed = [hit.text async for hit in provider.discover()]
@@ -318,7 +318,9 @@ async def test_command_palette_runs_every_action(scripted):
         await settle(app, pilot)
         assert plan_of(scripted).meta.tick_mode == "auto"
         await run(pilot, "Stop:")
+        assert await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("y")
+        assert await wait_for(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
         await settle(app, pilot)
         assert plan_of(scripted).meta.tick_mode == "stopped"
         select_task(app, "T-201")
