@@ -70,3 +70,16 @@ async def test_hostile_titles_notes_and_logs_are_literal(scripted):
         assert "red plain" in text and "moved" in text
         assert "[bold red]not bold[/] [link=file:///etc/passwd]x[/link]" in text
         assert "\x1b" not in text and "ZWNobyBwd25lZA" not in text
+
+
+async def test_notices_with_markup_like_text_are_literal_and_never_crash(scripted):
+    """A phase heading with `[/x]` reaches a notice through the tick's message."""
+    app = MementoApp(scripted, show_clock=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        for text in HOSTILE:
+            app.notify(f"⚠️ PIPELINE BLOCKED — {text} has unresolved [!] tasks")
+        await pilot.pause()
+        shown = [n.message for n in app._notifications]
+        assert any("[/]" in m for m in shown) and all("\ufe0f" not in m for m in shown)
+        assert app.is_running
