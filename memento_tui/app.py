@@ -65,6 +65,7 @@ class MementoApp(App[None]):
         clock: Callable[[], float] = time.monotonic,
     ):
         super().__init__()
+        self.quit_requested = False
         self.ws = Workspace(Path(root).resolve())
         self.snapshot: Snapshot | None = None
         self.ticking = False
@@ -293,8 +294,20 @@ class MementoApp(App[None]):
         """Every notice is literal text: messages carry plan titles, ids like ``[x]`` and paths."""
         super().notify(clean_line(message), title=title, severity=severity, timeout=timeout, markup=False)
 
+    async def action_quit(self) -> None:
+        """Quit; while a tick runs, stay on screen until it has finished (q again: quit now)."""
+        if self.ticking and not self.quit_requested:
+            self.quit_requested = True
+            self.notify("a tick is running: the dashboard closes when it has finished "
+                        "(q again closes now and waits for it without a screen)", severity="warning", timeout=10)
+            return
+        self.exit()
+
     def on_tick_finished(self, message: TickFinished) -> None:
         self.ticking = False
+        if self.quit_requested:
+            self.exit()
+            return
         previous, self.last_outcome = self.last_outcome, message.outcome
         if message.outcome is None:
             self.notify(f"tick failed: {message.error}", severity="error")

@@ -357,3 +357,18 @@ async def test_command_palette_runs_every_action(scripted):
         await pilot.press("escape")
         await run(pilot, "Help:")
         assert isinstance(app.screen, HelpScreen)
+
+
+async def test_quit_during_a_tick_waits_on_screen_until_it_finishes(scripted):
+    from memento_tui.messages import TickFinished
+
+    app = MementoApp(scripted, show_clock=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.ticking = True  # as while a tick worker runs
+        await pilot.press("q")
+        await pilot.pause()
+        assert app.is_running and app.quit_requested
+        assert any("closes when it has finished" in n.message for n in app._notifications)
+        app.post_message(TickFinished(None, "done"))
+        assert await wait_for(pilot, lambda: not app.is_running)
