@@ -575,6 +575,20 @@ def save_rollback(root: Path, base: str | None, changes: list[FileChange], dest:
     return dest
 
 
+def _unlink_symlinked_parents(root: Path, rel: str) -> str | None:
+    """Remove a symlink standing where a folder of ``rel`` should be (the link only, never
+    its target); returns its path relative to ``root``."""
+    current = Path(root)
+    for part in Path(rel).parts[:-1]:
+        current = current / part
+        if current.is_symlink():
+            current.unlink()
+            return current.relative_to(root).as_posix()
+        if not current.is_dir():
+            return None
+    return None
+
+
 def _remove_created(root: Path, rel: str) -> None:
     target = root / rel.rstrip("/")
     try:
@@ -582,8 +596,8 @@ def _remove_created(root: Path, rel: str) -> None:
             shutil.rmtree(target)
         else:
             target.unlink()
-    except FileNotFoundError:
-        pass
+    except (FileNotFoundError, NotADirectoryError):
+        pass  # already gone, or under a path that is no longer a folder
     root_resolved = root.resolve()
     parent = target.parent
     while parent.resolve() != root_resolved and root_resolved in parent.resolve().parents:
@@ -612,9 +626,14 @@ def rollback(
     todo = [c for c in changes if not (keep and keep(c.path))]
     restore = [c.path for c in todo if c.kind in ("modified", "deleted")]
     unstage = [c.path for c in todo if c.kind == "added"]
+    unlinked: set[str] = set()
     if restore and base:
         for path in restore:
-            # A directory where the file was would stop checkout.
+            # A directory where the file was would stop checkout, and a symlink the agent
+            # put in place of a folder would send the restored files somewhere else.
+            link = _unlink_symlinked_parents(root, path)
+            if link:
+                unlinked.add(link)
             target = root / path
             if target.is_dir() and not target.is_symlink():
                 shutil.rmtree(target)
@@ -638,6 +657,8 @@ def rollback(
             input=_nul_paths(unstage),
         )
     for c in todo:
+        if c.path in unlinked:
+            continue  # that symlink is gone and the folder it hid has been restored in its place
         if c.kind == "created" or (c.kind == "added" and not c.was_untracked):
             _remove_created(root, c.path)
 

@@ -191,3 +191,19 @@ def test_status_entry_fields_keep_a_placeholder_in_outputs(tmp_path):
     assert entry.field("Outputs") == engine.PENDING_COMMIT
     assert entry.commit_sha == git(ws.root, "rev-parse", "--short=7", "HEAD").strip()
     assert status_log.parse_status(ws.status_path)
+
+
+def test_a_folder_replaced_by_a_symlink_is_restored(tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("not the project's\n")
+    ws = make_ws(tmp_path, sh(f"rm -rf src && ln -s {elsewhere} src && exit 1"))
+    (ws.root / "src").mkdir()
+    (ws.root / "src" / "a.py").write_text("A = 1\n")
+    git(ws.root, "add", "src/a.py")
+    git(ws.root, "commit", "-qm", "src")
+    engine.run_tick(ws.root)
+    assert not (ws.root / "src").is_symlink()
+    assert (ws.root / "src" / "a.py").read_text() == "A = 1\n"
+    assert (elsewhere / "keep.txt").exists() and not (elsewhere / "a.py").exists()
+    assert git(ws.root, "status", "--porcelain", "--", "src") == ""
