@@ -150,6 +150,17 @@ def _date(text: str) -> date:
         raise MementoError(f"a date must be YYYY-MM-DD, not {text!r}") from None
 
 
+def _positive(text: str) -> int:
+    """A whole number of at least 1 (argparse type): 0 or -1 days/lines would mean nothing useful."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def register(sub, common: argparse.ArgumentParser, with_dir) -> None:
     """Add `memento memory …` to the top-level subparsers."""
     memory = sub.add_parser("memory", help="long-term memory: write, show, tree, search, index, gc, log, distill")
@@ -171,26 +182,26 @@ def register(sub, common: argparse.ArgumentParser, with_dir) -> None:
     p.set_defaults(func=cmd_show)
 
     p = with_dir(verbs.add_parser("tree", parents=[common], help="paths and summaries, folded over --max"))
-    p.add_argument("--max", type=int, default=1000, help="most lines before folders fold (default 1000)")
+    p.add_argument("--max", type=_positive, default=1000, help="most lines before folders fold (default 1000)")
     p.set_defaults(func=cmd_tree)
 
     p = verbs.add_parser("search", parents=[common], help="entries containing TEXT (case-insensitive)")
     p.add_argument("text", metavar="TEXT")
-    p.add_argument("--max", type=int, default=200, help="stop after this many matching lines")
+    p.add_argument("--max", type=_positive, default=200, help="stop after this many matching lines")
     p.set_defaults(func=cmd_search)
 
     p = with_dir(verbs.add_parser("index", parents=[common], help="regenerate MEMORY.md"))
     p.set_defaults(func=cmd_index)
 
     p = with_dir(verbs.add_parser("gc", parents=[common], help="archive old journal days, mark stale entries"))
-    p.add_argument("--retention-days", type=int, default=30, help="journal days kept (default 30)")
-    p.add_argument("--stale-days", type=int, default=30, help="unverified for longer → stale (default 30)")
+    p.add_argument("--retention-days", type=_positive, default=30, help="journal days kept (default 30)")
+    p.add_argument("--stale-days", type=_positive, default=30, help="unverified for longer → stale (default 30)")
     p.add_argument("--today", metavar="YYYY-MM-DD", help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_gc)
 
     p = verbs.add_parser("log", parents=[common], help="memory commits, newest first")
     p.add_argument("path", metavar="PATH", nargs="?", help="only the commits of this entry")
-    p.add_argument("-n", type=int, default=30, help="how many (default 30)")
+    p.add_argument("-n", type=_positive, default=30, help="how many (default 30)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_log)
 
