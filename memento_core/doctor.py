@@ -36,7 +36,6 @@ from .state import TickState, claim_is_stale, pid_alive, read_claim
 from .workspace import Workspace
 
 CRITICAL, WARNING, INFO, OK = "CRITICAL", "WARNING", "INFO", "OK"
-SEVERITIES = (CRITICAL, WARNING, INFO, OK)
 EXIT_CODES = {CRITICAL: 2, WARNING: 1, INFO: 0, OK: 0}
 SCHEMA = "memento-doctor/1"
 NOTE_AGE = timedelta(days=1)

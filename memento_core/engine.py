@@ -77,7 +77,6 @@ class _Attempt:
     base: str | None
     untracked_before: set[str]
     continued: tuple[int, int] | None
-    began: float
     plan: bytes  # the plan right after the claim
     project_map: bytes | None
     status: bytes
@@ -140,12 +139,13 @@ class Tick:
             return self._cannot_run(str(exc))
         if plan.plan_errors:
             return self._plan_invalid(plan)
-        if self.state.plan_invalid_signature:
-            self.state.plan_invalid_signature = ""
+        fixed = bool(self.state.plan_invalid_signature)
+        self.state.plan_invalid_signature = ""
         # 3. mode
         if plan.meta.tick_mode != "auto":
             cron_log(self.ws, f"tick skipped: tick_mode is {plan.meta.tick_mode}")
-            self.state.save(self.ws) if self.state.plan_invalid_signature == "" else None
+            if fixed:  # a skip writes nothing else: only remember that the plan was mended
+                self.state.save(self.ws)
             return TickOutcome(EXIT_OK, f"tick skipped: tick_mode is {plan.meta.tick_mode}")
         if self.state.breaker_reason:
             # The breaker paused the plan; it says auto again, so a person resumed it by hand.
@@ -393,7 +393,7 @@ class Tick:
             return TaskResult(task.id, False, f"could not claim: {exc}")
         crash_point("tick:after-claim")
         at = _Attempt(
-            task=task, base=base, untracked_before=untracked_before, continued=continued, began=began,
+            task=task, base=base, untracked_before=untracked_before, continued=continued,
             plan=ws.plan_path.read_bytes(), project_map=_read_or_none(ws.map_path),
             status=_read_or_none(ws.status_path) or b"",
             notes=_read_or_none(ws.notes_path) or b"",
@@ -728,11 +728,6 @@ class Tick:
             cron_log(self.ws, f"git error: {exc}")
             return None
 
-    def _tick_number(self) -> int:
-        if self.number is None:
-            self.number = self._plan().meta.total_ticks + 1
-        return self.number
-
     def _format(self, fields, continued=None, tail: str | None = None) -> str:
         return status_log.format_entry(self.stamp, self._save_number(), fields, continued=continued,
                                        error_tail=tail)
@@ -741,7 +736,10 @@ class Tick:
         status_log.append_entry(self.ws.status_path, self._format(fields, continued, tail))
 
     def _save_number(self) -> int:
-        number = self._tick_number()
+        """This tick's number, written to Meta `total_ticks` the first time it is used."""
+        if self.number is None:
+            self.number = self._plan().meta.total_ticks + 1
+        number = self.number
         if not self._number_saved:
             # A tick that writes an entry is a tick that counts (total_ticks in Meta).
             try:

@@ -309,9 +309,6 @@ class Plan:
                 return phase
         return None
 
-    def tasks_of(self, phase: Phase) -> list[Task]:
-        return [t for t in self.tasks if t.phase == phase.id]
-
     @cached_property
     def errors(self) -> tuple[PlanError, ...]:
         """Every error and warning, plan-level and per task, in line order."""

@@ -82,10 +82,6 @@ class Section:
         return [ln for b in self.blocks for ln in block_lines(b) if ln.strip()]
 
     @property
-    def is_list(self) -> bool:
-        return any(b.get("type") == "list" for b in self.blocks)
-
-    @property
     def markdown(self) -> str:
         return render_markdown(self.blocks).strip()
 
