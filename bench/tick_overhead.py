@@ -66,7 +66,8 @@ def paused_tick(root: Path, rounds: int) -> tuple[float, float]:
 
 def full_ticks(root: Path, n: int) -> list[dict[str, float]]:
     os.environ.update({k: v for k, v in ENV.items() if k.startswith("GIT_")})
-    from memento_core import agents, engine, gitops
+    from memento_core import agents, gitops
+    from memento_core.tick.__main__ import run_tick
 
     git_time = [0.0]
     proc_time = [0.0]
@@ -93,7 +94,7 @@ def full_ticks(root: Path, n: int) -> list[dict[str, float]]:
         for _ in range(n):
             git_time[0] = proc_time[0] = 0.0
             t0 = time.perf_counter()
-            outcome = engine.run_tick(root)
+            outcome = run_tick(root)
             wall = time.perf_counter() - t0
             assert outcome.exit_code == 0 and outcome.results and outcome.results[0].passed, outcome.message
             own = wall - proc_time[0]

@@ -1,4 +1,4 @@
-"""Memento's headless core: plan, notes, status log, locks, git, agents, tick engine.
+"""Memento's headless core: plan, notes, status log, locks, git, agents, the tick.
 
 Nothing in this package imports Textual or memento_tui (enforced by an
 import-linter contract and tests/core/test_import_hygiene.py).

@@ -18,7 +18,7 @@ from pathlib import Path
 from .errors import MementoError
 from .workspace import Workspace
 
-EXIT_OK, EXIT_ATTENTION, EXIT_ERROR = 0, 1, 2
+from .errors import EXIT_ATTENTION, EXIT_ERROR, EXIT_OK  # noqa: F401 (the commands import them from here)
 
 
 # --------------------------------------------------------------------------- output
@@ -260,7 +260,7 @@ def cmd_note(args: argparse.Namespace) -> int:
 
 
 def cmd_tick(args: argparse.Namespace) -> int:
-    from .tick import main as tick_main
+    from .tick.__main__ import main as tick_main
 
     ws = workspace_of(args)
     return tick_main(["--project", str(ws.root)])

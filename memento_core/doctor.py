@@ -702,7 +702,7 @@ def check_alert(c: _Context) -> CheckResult:
 
 def check_work_tree(c: _Context) -> CheckResult:
     from . import gitops
-    from .engine import OWN_DOCS
+    from .workspace import OWN_DOCS
 
     if not gitops.is_repo(c.ws.root):
         return [Finding(CRITICAL, "work-tree", f"{c.ws.root} is not a git repository: ticks cannot run")]

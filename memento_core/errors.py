@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+# Exit codes of the tick and of every command (SPEC §4): 0 ran, 1 needs attention, 2 could not run.
+EXIT_OK, EXIT_ATTENTION, EXIT_ERROR = 0, 1, 2
+
 
 @dataclass(frozen=True)
 class PlanError:

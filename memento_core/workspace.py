@@ -8,6 +8,11 @@ from pathlib import Path
 from .errors import MementoError
 
 PLAN_REL = "docs/MASTER_PLAN.md"
+# Documents Memento itself writes; a person's edits to them are synced, never refused.
+OWN_DOCS = ("docs/MASTER_PLAN.md", "docs/TICK_STATUS.md", "docs/HUMAN_NOTES.md",
+            "docs/CURRENT_STATE.md", "docs/PROJECT_MAP.md", "memento.toml")
+# Written during a task by Memento or by people through Memento: kept by a rollback.
+KEPT_DOCS = ("docs/MASTER_PLAN.md", "docs/TICK_STATUS.md", "docs/HUMAN_NOTES.md", "docs/CURRENT_STATE.md")
 
 
 @dataclass(frozen=True)

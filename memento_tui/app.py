@@ -22,7 +22,7 @@ from pathlib import Path
 from textual import work
 from textual.app import App
 
-from memento_core.engine import run_tick
+from memento_core.tick.__main__ import run_tick
 from memento_core.errors import MementoError
 from memento_core.workspace import Workspace
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from textual.message import Message
 
-from memento_core.engine import TickOutcome
+from memento_core.runlog import Outcome as TickOutcome
 
 from .snapshot import Snapshot
 

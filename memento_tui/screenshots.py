@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from memento_core.demo import create_demo
-from memento_core.engine import run_tick
+from memento_core.tick.__main__ import run_tick
 
 from .app import MementoApp
 

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from memento_core import engine, status_log
+from memento_core import status_log
+from memento_core.tick import run as engine
+from memento_core.tick.__main__ import run_tick
 from memento_core.demo import create_demo
 from memento_core.notes import add_note, parse_notes
 from memento_core.plan import parse_plan
@@ -102,7 +104,7 @@ def test_a_task_that_passes_is_committed_alone_with_plan_and_status(tmp_path):
     add_note(ws.notes_path, "a global note", target="global")
     add_note(ws.notes_path, "for someone else", target="T-9")
     (ws.root / "scratch.txt").write_text("a person's untracked file\n")
-    outcome = engine.run_tick(ws.root)
+    outcome = run_tick(ws.root)
     assert outcome.exit_code == 0, outcome.message
     assert parse_plan(ws.plan_path).task("T-1").status == "x"
     subjects = git(ws.root, "log", "--format=%s").splitlines()
@@ -128,8 +130,8 @@ def test_a_task_that_passes_is_committed_alone_with_plan_and_status(tmp_path):
 def test_prompt_carries_task_notes_map_checkpoint_and_failed_attempts(tmp_path):
     ws = make_ws(tmp_path, agent("exits_nonzero.py"))
     add_note(ws.notes_path, "use the blue pen", target="T-1")
-    engine.run_tick(ws.root)
-    engine.run_tick(ws.root)
+    run_tick(ws.root)
+    run_tick(ws.root)
     prompt = (ws.memento_dir / "prompts" / "T-1.md").read_text()
     assert "Memento Tick Worker" in prompt  # the system prompt
     assert "- [~] `T-1` [MODULE:hello] Write hello" in prompt and "grep -q done hello.txt" in prompt
@@ -142,7 +144,7 @@ def test_prompt_carries_task_notes_map_checkpoint_and_failed_attempts(tmp_path):
 def test_worker_report_is_folded_into_the_entry(tmp_path):
     ws = make_ws(tmp_path, agent("reports.py", "hello.py"),
                  tasks=HELLO.replace("hello.txt", "hello.py").replace("grep -q done hello.py", "python3 hello.py"))
-    assert engine.run_tick(ws.root).exit_code == 0
+    assert run_tick(ws.root).exit_code == 0
     (entry,) = entries(ws)
     assert entry.status == "SUCCESS"
     assert entry.field("Outputs") == "exported greet() from hello.py"
@@ -175,7 +177,7 @@ def test_each_misbehaviour_fails_with_its_reason_and_rolls_back(tmp_path, name):
     (ws.root / "notes-to-self.txt").write_text("pre-existing untracked file\n")
     head_before = git(ws.root, "rev-parse", "HEAD").strip()
     before = tree_files(ws.root)
-    outcome = engine.run_tick(ws.root)
+    outcome = run_tick(ws.root)
     assert outcome.exit_code == 0
     (entry,) = entries(ws)
     assert entry.status == "FAILED"
@@ -196,7 +198,7 @@ def test_each_misbehaviour_fails_with_its_reason_and_rolls_back(tmp_path, name):
     if name not in ("agent_exits_nonzero",):
         assert saved and (saved[0] / "README.txt").exists()
     # Second failure blocks the task and escalates.
-    engine.run_tick(ws.root)
+    run_tick(ws.root)
     last = [e for e in entries(ws) if not e.is_event][-1]
     assert last.status == "BLOCKED" and last.field("Escalation") == "⚠️ NEEDS ARCHITECT ATTENTION"
     assert parse_plan(ws.plan_path).task("T-1").status == "!"
@@ -209,7 +211,7 @@ def test_a_hung_agent_and_its_sigterm_proof_grandchild_are_killed(tmp_path):
     toml = ws.config_path.read_text().replace('timeout = "20s"\n[verify]', 'timeout = "2s"\n[verify]')
     ws.config_path.write_text(toml)
     git(ws.root, "commit", "-qam", "short timeout")
-    outcome = engine.run_tick(ws.root)
+    outcome = run_tick(ws.root)
     assert outcome.exit_code == 0
     (entry,) = entries(ws)
     assert "agent timed out after 2.0s" in entry.field("Reason") or "agent timed out after 2s" in entry.field("Reason")
@@ -272,7 +274,7 @@ def test_sigkilled_tick_leaves_a_stale_claim_the_next_tick_resets(tmp_path):
     # …but does not hold the tick lock: the next tick runs, kills it and resets the task.
     ws.config_path.write_text(ws.config_path.read_text().replace(f"sleeps.py {pidfile}", "does_task.py hello.txt done"))
     git(ws.root, "commit", "-qam", "a working agent")
-    outcome = engine.run_tick(ws.root)
+    outcome = run_tick(ws.root)
     assert not _alive(agent_pid)
     stale = [e for e in entries(ws) if e.status == "STALE"]
     assert len(stale) == 1 and "Stale [~] detected on T-1, reset to [ ]" in stale[0].field("Event")
@@ -286,7 +288,7 @@ def test_alive_heartbeating_worker_is_never_reset(tmp_path):
     tick = _start_tick(ws)
     try:
         _wait_for(pidfile.exists)
-        from memento_core.engine import Tick
+        from memento_core.tick.run import Tick
 
         t = Tick(ws)
         t.config = None
@@ -310,7 +312,7 @@ def test_alive_heartbeating_worker_is_never_reset(tmp_path):
 
 def test_breaker_trips_after_five_failing_ticks(tmp_path):
     ws = make_ws(tmp_path, agent("exits_nonzero.py"), max_retries=50)
-    codes = [engine.run_tick(ws.root).exit_code for _ in range(5)]
+    codes = [run_tick(ws.root).exit_code for _ in range(5)]
     assert codes == [0, 0, 0, 0, 1]
     plan = parse_plan(ws.plan_path)
     assert plan.meta.tick_mode == "paused"
@@ -318,7 +320,7 @@ def test_breaker_trips_after_five_failing_ticks(tmp_path):
     assert len(breaker) == 1
     assert "5 consecutive ticks attempted work and passed nothing" in breaker[0].field("Event")
     assert "circuit_breaker: TRIGGERED" in ws.alert_path.read_text()
-    assert engine.run_tick(ws.root).message == "tick skipped: tick_mode is paused"
+    assert run_tick(ws.root).message == "tick skipped: tick_mode is paused"
     assert "tick skipped: tick_mode is paused" in ws.cron_log.read_text()
     # A person's resume is the acknowledgement: the breaker and its streak are reset.
     r = subprocess.run([PY, "-m", "memento_core.cli", "resume", str(ws.root)], capture_output=True, text=True)
@@ -327,14 +329,14 @@ def test_breaker_trips_after_five_failing_ticks(tmp_path):
 
     state = TickState.load(ws)
     assert (state.breaker_reason, state.consecutive_failed_ticks) == ("", 0)
-    assert engine.run_tick(ws.root).exit_code == 0  # one more failure is not a trip
+    assert run_tick(ws.root).exit_code == 0  # one more failure is not a trip
     assert not ws.alert_path.exists() or "circuit_breaker: OK" in ws.alert_path.read_text()
 
 
 def test_blocked_over_thirty_percent_trips_the_breaker(tmp_path):
     tasks = HELLO + HELLO.replace("T-1", "T-2").replace("Write hello", "Second")
     ws = make_ws(tmp_path, agent("exits_nonzero.py"), tasks=tasks, max_retries=1)
-    outcome = engine.run_tick(ws.root)
+    outcome = run_tick(ws.root)
     assert outcome.exit_code == 1
     assert any("1 of 2 tasks are blocked" in (e.field("Event") or "") for e in entries(ws))
     assert parse_plan(ws.plan_path).meta.tick_mode == "paused"
@@ -343,7 +345,7 @@ def test_blocked_over_thirty_percent_trips_the_breaker(tmp_path):
 def test_complete_and_blocked_are_written_once(tmp_path):
     ws = make_ws(tmp_path, agent("does_task.py", "hello.txt", "done"))
     for _ in range(4):
-        engine.run_tick(ws.root)
+        run_tick(ws.root)
     assert [e.status for e in entries(ws)] == ["SUCCESS", "ALL TASKS COMPLETE"]
     ws2 = make_ws(tmp_path / "b", agent("exits_nonzero.py"), max_retries=1,
                   extra_meta="- circuit_breaker_threshold: 50\n")
@@ -352,7 +354,7 @@ def test_complete_and_blocked_are_written_once(tmp_path):
     git(ws2.root, "commit", "-qam", "no breaker")
     # One blocked task of one is over 30%: that trips the breaker, so resume after it.
     for _ in range(3):
-        engine.run_tick(ws2.root)
+        run_tick(ws2.root)
         subprocess.run([PY, "-m", "memento_core.cli", "resume", str(ws2.root)], check=True, capture_output=True)
     kinds = [e.status for e in entries(ws2)]
     assert kinds.count("PIPELINE BLOCKED") == 1, kinds
@@ -361,7 +363,7 @@ def test_complete_and_blocked_are_written_once(tmp_path):
 def test_plan_invalid_is_reported_once_and_exits_2(tmp_path):
     ws = make_ws(tmp_path, agent("does_task.py", "hello.txt", "done"))
     ws.plan_path.write_text(ws.plan_path.read_text() + HELLO)  # duplicate T-1
-    codes = [engine.run_tick(ws.root).exit_code for _ in range(3)]
+    codes = [run_tick(ws.root).exit_code for _ in range(3)]
     assert codes == [2, 2, 2]
     invalid = [e for e in entries(ws) if e.status == "PLAN INVALID"]
     assert len(invalid) == 1 and "T-1 duplicate task id" in invalid[0].error_tail
@@ -374,7 +376,7 @@ def test_max_tasks_per_tick_runs_a_continued_task(tmp_path):
     ws = make_ws(tmp_path, agent("does_task.py", "hello.txt", "done {task_id}"), tasks=tasks)
     ws.plan_path.write_text(ws.plan_path.read_text().replace("max_tasks_per_tick: 1", "max_tasks_per_tick: 2"))
     git(ws.root, "commit", "-qam", "two per tick")
-    outcome = engine.run_tick(ws.root)
+    outcome = run_tick(ws.root)
     assert [r.passed for r in outcome.results] == [True, True]
     first, second = entries(ws)
     assert first.tick == second.tick == 1 and second.continued and second.tasks_this_tick == (2, 2)
@@ -386,14 +388,14 @@ def test_max_tasks_per_tick_runs_a_continued_task(tmp_path):
 def test_a_persons_uncommitted_edit_makes_the_tick_refuse(tmp_path):
     ws = make_ws(tmp_path, agent("does_task.py", "hello.txt", "done"))
     (ws.root / "other.txt").write_text("half-finished human work\n")
-    outcome = engine.run_tick(ws.root)
+    outcome = run_tick(ws.root)
     assert outcome.exit_code == 1
     assert (ws.root / "other.txt").read_text() == "half-finished human work\n"
     (entry,) = entries(ws)
     assert entry.status == "DIRTY TREE" and "other.txt" in entry.field("Paths")
     assert "uncommitted changes" in ws.alert_path.read_text()
     assert parse_plan(ws.plan_path).task("T-1").status == " "
-    engine.run_tick(ws.root)
+    run_tick(ws.root)
     assert len(entries(ws)) == 1  # not repeated while unchanged
 
 
@@ -401,7 +403,7 @@ def test_a_persons_plan_and_notes_edits_are_synced_before_the_task(tmp_path):
     ws = make_ws(tmp_path, agent("does_task.py", "hello.txt", "done"))
     ws.plan_path.write_text(ws.plan_path.read_text().replace("# MASTER_PLAN: engine test", "# MASTER_PLAN: renamed"))
     add_note(ws.notes_path, "hello from a person")
-    assert engine.run_tick(ws.root).exit_code == 0
+    assert run_tick(ws.root).exit_code == 0
     subjects = git(ws.root, "log", "--format=%s").splitlines()
     assert subjects[:2] == ["memento: complete T-1 Write hello", "memento: sync docs"]
     synced = git(ws.root, "show", "HEAD~1", "--format=")
@@ -412,7 +414,7 @@ def test_demo_project_runs_to_the_end(tmp_path):
     root = create_demo(tmp_path / "demo")
     codes = []
     for _ in range(20):
-        codes.append(engine.run_tick(root).exit_code)
+        codes.append(run_tick(root).exit_code)
         plan = parse_plan(root / "docs" / "MASTER_PLAN.md")
         if all(t.status in "x!-" for t in plan.tasks):
             break

@@ -10,7 +10,9 @@ import time
 
 import pytest
 
-from memento_core import engine, gitops, status_log
+from memento_core import gitops, status_log
+from memento_core.tick import run as engine
+from memento_core.tick.__main__ import run_tick
 from memento_core.errors import EditConflict
 from memento_core.notes import add_note, parse_notes
 from memento_core.plan import parse_plan, reset_task
@@ -40,7 +42,7 @@ def _identity(git_identity):
 def test_a_persons_edit_of_another_task_during_the_run_is_kept(tmp_path):
     # The "person" acts from inside the agent's run, so the timing is exact.
     ws = make_ws(tmp_path, sh(f"{CLI} skip T-2 --reason 'not needed' . && echo done > hello.txt"), tasks=TWO)
-    outcome = engine.run_tick(ws.root)
+    outcome = run_tick(ws.root)
     assert outcome.results[0].passed, outcome.message
     plan = parse_plan(ws.plan_path)
     assert plan.task("T-1").status == "x"
@@ -49,7 +51,7 @@ def test_a_persons_edit_of_another_task_during_the_run_is_kept(tmp_path):
 
 def test_resetting_a_running_task_is_refused(tmp_path):
     ws = make_ws(tmp_path, sh(f"{CLI} reset T-1 . ; echo done > hello.txt"))
-    outcome = engine.run_tick(ws.root)
+    outcome = run_tick(ws.root)
     assert outcome.exit_code == 0 and outcome.results[0].passed
     with pytest.raises(EditConflict):
         ws.plan_path.write_text(ws.plan_path.read_text().replace("- [x] `T-1`", "- [~] `T-1`"))
@@ -74,7 +76,7 @@ def test_interrupted_commit_is_not_finished_over_a_later_edit(tmp_path):
     r = subprocess.run([PY, "-m", "memento_core.tick", "--project", str(ws.root)], env=env, capture_output=True)
     assert r.returncode == -9
     (ws.root / "hello.txt").write_text("done\na person's later edit\n")
-    engine.run_tick(ws.root)
+    run_tick(ws.root)
     assert "a person's later edit" not in git(ws.root, "log", "-p", "--format=%s")
     assert any(e.field("Event", "").startswith("⚠️ INTERRUPTED COMMIT") for e in entries(ws))
     # The SUCCESS entry written before the crash is there, once.
@@ -86,7 +88,7 @@ def test_a_success_entry_survives_a_crash_before_it_was_appended(tmp_path):
     env = {**os.environ, "MEMENTO_CRASH_AT": "write:TICK_STATUS.md"}
     r = subprocess.run([PY, "-m", "memento_core.tick", "--project", str(ws.root)], env=env, capture_output=True)
     assert r.returncode == -9
-    engine.run_tick(ws.root)
+    run_tick(ws.root)
     success = [e for e in entries(ws) if e.task_id == "T-1" and e.status == "SUCCESS"]
     assert len(success) == 1 and success[0].commit_sha
     assert "complete T-1" in git(ws.root, "log", "-1", "--format=%s", success[0].commit_sha)
@@ -94,7 +96,7 @@ def test_a_success_entry_survives_a_crash_before_it_was_appended(tmp_path):
 
 def test_a_file_turned_into_a_folder_fails_cleanly(tmp_path):
     ws = make_ws(tmp_path, sh("rm other.txt && mkdir other.txt && echo x > other.txt/inner && exit 1"))
-    outcome = engine.run_tick(ws.root)
+    outcome = run_tick(ws.root)
     assert outcome.exit_code in (0, 1)
     (entry,) = [e for e in entries(ws) if not e.is_event]
     assert entry.status == "FAILED"
@@ -104,7 +106,7 @@ def test_a_file_turned_into_a_folder_fails_cleanly(tmp_path):
 
 def test_the_agent_cannot_exempt_itself_through_cleanignore(tmp_path):
     ws = make_ws(tmp_path, sh("echo '*' > .memento_cleanignore && echo mine >> other.txt && exit 1"))
-    engine.run_tick(ws.root)
+    run_tick(ws.root)
     assert (ws.root / "other.txt").read_text() == "someone else's file\n"
     assert git(ws.root, "status", "--porcelain", "--untracked-files=no", "--", ".memento_cleanignore", "other.txt") == ""
 
@@ -112,12 +114,12 @@ def test_the_agent_cannot_exempt_itself_through_cleanignore(tmp_path):
 def test_the_agent_cannot_erase_notes_or_status_history(tmp_path):
     ws = make_ws(tmp_path, agent("exits_nonzero.py"))
     add_note(ws.notes_path, "keep me", target="global")
-    engine.run_tick(ws.root)  # one FAILED entry to erase
+    run_tick(ws.root)  # one FAILED entry to erase
     ws.config_path.write_text(ws.config_path.read_text().replace(
         agent("exits_nonzero.py"), sh("echo '# TICK STATUS LOG' > docs/TICK_STATUS.md && rm docs/HUMAN_NOTES.md "
                                       "&& echo done > hello.txt")))
     git(ws.root, "commit", "-qam", "a destructive agent")
-    engine.run_tick(ws.root)
+    run_tick(ws.root)
     kinds = [e.status for e in entries(ws) if not e.is_event]
     assert kinds == ["FAILED", "FAILED"]
     assert "rewrote docs/TICK_STATUS.md" in entries(ws)[-1].field("Reason")
@@ -128,7 +130,7 @@ def test_the_agent_cannot_erase_notes_or_status_history(tmp_path):
 def test_what_verify_changes_outside_context_fails_the_task(tmp_path):
     ws = make_ws(tmp_path, agent("does_task.py", "hello.txt", "done"),
                  tasks=HELLO.replace("`grep -q done hello.txt`", "`echo refreshed >> other.txt && grep -q done hello.txt`"))
-    engine.run_tick(ws.root)
+    run_tick(ws.root)
     (entry,) = entries(ws)
     assert entry.status == "FAILED" and "verify changed files outside context_files: other.txt" in entry.field("Reason")
     assert git(ws.root, "status", "--porcelain", "--untracked-files=no", "--", "other.txt") == ""
@@ -142,7 +144,7 @@ def test_a_claim_from_another_host_never_kills_a_local_group(tmp_path):
         git(ws.root, "commit", "-qam", "claimed elsewhere")
         write_claim(ws, Claim(task="T-1", pid=1, host="otherbox", started="then", heartbeat=time.time() - 7200,
                               tick=1, base=gitops.head(ws.root), pgid=victim.pid))
-        engine.run_tick(ws.root)
+        run_tick(ws.root)
         assert victim.poll() is None  # still running
         assert any(e.status == "STALE" for e in entries(ws))
     finally:
@@ -154,19 +156,19 @@ def test_resuming_by_editing_the_plan_resets_the_breaker(tmp_path):
     ws = make_ws(tmp_path, agent("exits_nonzero.py"), max_retries=50)
     ws.plan_path.write_text(ws.plan_path.read_text().replace("circuit_breaker_threshold: 5", "circuit_breaker_threshold: 2"))
     git(ws.root, "commit", "-qam", "quick breaker")
-    engine.run_tick(ws.root)
-    engine.run_tick(ws.root)
+    run_tick(ws.root)
+    run_tick(ws.root)
     assert parse_plan(ws.plan_path).meta.tick_mode == "paused"
     ws.plan_path.write_text(ws.plan_path.read_text().replace("tick_mode: paused", "tick_mode: auto"))
-    engine.run_tick(ws.root)
-    engine.run_tick(ws.root)
+    run_tick(ws.root)
+    run_tick(ws.root)
     assert parse_plan(ws.plan_path).meta.tick_mode == "paused"  # it could trip again
     assert len([e for e in entries(ws) if e.status == "CIRCUIT BREAKER"]) == 2
 
 
 def test_an_agent_that_deletes_the_plan_is_rolled_back(tmp_path):
     ws = make_ws(tmp_path, sh("rm docs/MASTER_PLAN.md && echo done > hello.txt"))
-    outcome = engine.run_tick(ws.root)
+    outcome = run_tick(ws.root)
     assert outcome.exit_code in (0, 1)
     plan = parse_plan(ws.plan_path)
     assert plan.task("T-1").status == " " and plan.task("T-1").retries == 1
@@ -178,7 +180,7 @@ def test_content_a_person_staged_is_never_reset(tmp_path):
     (ws.root / "other.txt").write_text("version B, staged\n")
     git(ws.root, "add", "other.txt")
     (ws.root / "other.txt").write_text("someone else's file\n")  # the work tree matches HEAD again
-    outcome = engine.run_tick(ws.root)
+    outcome = run_tick(ws.root)
     assert outcome.exit_code == 1  # a person's staged work: refused, not erased
     assert git(ws.root, "show", ":other.txt") == "version B, staged\n"
 
@@ -186,7 +188,7 @@ def test_content_a_person_staged_is_never_reset(tmp_path):
 def test_status_entry_fields_keep_a_placeholder_in_outputs(tmp_path):
     ws = make_ws(tmp_path, sh(f"echo done > hello.txt && printf '## Outputs\\n- {engine.PENDING_COMMIT}\\n' "
                               "> \"$MEMENTO_TICK_RESULT\""))
-    engine.run_tick(ws.root)
+    run_tick(ws.root)
     (entry,) = entries(ws)
     assert entry.field("Outputs") == engine.PENDING_COMMIT
     assert entry.commit_sha == git(ws.root, "rev-parse", "--short=7", "HEAD").strip()
@@ -202,7 +204,7 @@ def test_a_folder_replaced_by_a_symlink_is_restored(tmp_path):
     (ws.root / "src" / "a.py").write_text("A = 1\n")
     git(ws.root, "add", "src/a.py")
     git(ws.root, "commit", "-qm", "src")
-    engine.run_tick(ws.root)
+    run_tick(ws.root)
     assert not (ws.root / "src").is_symlink()
     assert (ws.root / "src" / "a.py").read_text() == "A = 1\n"
     assert (elsewhere / "keep.txt").exists() and not (elsewhere / "a.py").exists()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from memhelp import mem_git
 
-from memento_core import engine
+from memento_core.tick.__main__ import run_tick
 from memento_core.memory.store import unattributed_writes
 from memento_core.scaffold import init_workspace
 from memento_core.workspace import Workspace
@@ -50,7 +50,7 @@ def make_ws(tmp_path: Path, *agent_args: str) -> Workspace:
 
 def test_lesson_from_a_failed_tick_reaches_the_next_prompt_and_survives_rollback(tmp_path, git_identity):
     ws = make_ws(tmp_path)
-    first = engine.run_tick(ws.root)
+    first = run_tick(ws.root)
     assert [(r.task_id, r.passed) for r in first.results] == [("T-1", False)]
     # The rollback removed the agent's project change, never its memory.
     assert not (ws.root / "hello.txt").exists()
@@ -64,7 +64,7 @@ def test_lesson_from_a_failed_tick_reaches_the_next_prompt_and_survives_rollback
     assert "[Tick #1](../../docs/TICK_STATUS.md)" in journal
     assert mem_git(ws, "status", "--porcelain") == ""
 
-    second = engine.run_tick(ws.root)
+    second = run_tick(ws.root)
     prompt = (ws.memento_dir / "prompts" / "T-1.md").read_text()
     assert f"- {LESSON} — hello.txt must contain the word done" in prompt
     assert [(r.task_id, r.passed) for r in second.results] == [("T-1", True)]
@@ -76,7 +76,7 @@ def test_lesson_from_a_failed_tick_reaches_the_next_prompt_and_survives_rollback
 
 def test_raw_writes_by_the_agent_are_committed_unattributed(tmp_path, git_identity):
     ws = make_ws(tmp_path, "--raw")
-    engine.run_tick(ws.root)
+    run_tick(ws.root)
     subjects = mem_git(ws, "log", "--format=%s").splitlines()
     assert "unattributed write by T-1: knowledge/raw-note.md" in subjects
     body = mem_git(ws, "log", "--format=%B", "--grep", "unattributed write by")

@@ -18,15 +18,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from . import agents, gitops, notes, status_log
-from .config import Config, format_duration, load_config
-from .crashpoints import crash_point
-from .errors import EditConflict, MementoError
-from .locks import atomic_write_bytes, atomic_write_text, file_lock, lock_path_for, locked_edit
-from .plan import Plan, Task, edit_plan, parse_plan
-from .runlog import Outcome, cron_log
-from .scheduler import BLOCKED, COMPLETE, TASK, pick
-from .state import (
+from .. import agents, gitops, notes, status_log
+from ..config import Config, format_duration, load_config
+from ..crashpoints import crash_point
+from ..errors import EXIT_ATTENTION, EXIT_ERROR, EXIT_OK, EditConflict, MementoError
+from ..locks import atomic_write_bytes, atomic_write_text, file_lock, lock_path_for, locked_edit
+from ..plan import Plan, Task, edit_plan, parse_plan
+from ..runlog import Outcome, cron_log
+from ..scheduler import BLOCKED, COMPLETE, TASK, pick
+from ..state import (
     Claim,
     Heartbeat,
     TickState,
@@ -36,9 +36,8 @@ from .state import (
     this_host,
     write_claim,
 )
-from .workspace import Workspace
+from ..workspace import KEPT_DOCS, OWN_DOCS, Workspace
 
-EXIT_OK, EXIT_ATTENTION, EXIT_ERROR = 0, 1, 2
 MIN_FREE_BYTES = 500 * 1024 * 1024
 BLOCKED_RATIO = 0.30
 ERROR_TAIL_LINES = 20
@@ -49,11 +48,6 @@ KEEP_ROLLBACKS = 500
 CRON_LOG_MAX = 1024 * 1024
 PENDING_COMMIT = "(recorded after the commit)"
 
-# Documents Memento itself writes; a person's edits to them are synced, never refused.
-OWN_DOCS = ("docs/MASTER_PLAN.md", "docs/TICK_STATUS.md", "docs/HUMAN_NOTES.md",
-            "docs/CURRENT_STATE.md", "docs/PROJECT_MAP.md", "memento.toml")
-# Written during a task by Memento or by people through Memento: kept by a rollback.
-KEPT_DOCS = ("docs/MASTER_PLAN.md", "docs/TICK_STATUS.md", "docs/HUMAN_NOTES.md", "docs/CURRENT_STATE.md")
 
 
 @dataclass
@@ -93,16 +87,6 @@ class _Interrupted(Exception):
 
 def utc_stamp(now: datetime | None = None) -> str:
     return (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def run_tick(root: Path | str) -> TickOutcome:
-    """Run one tick in the workspace at ``root`` (the headless entry point's whole job)."""
-    from .tick import run
-
-    ws = Workspace(Path(root).resolve())
-    if not ws.plan_path.exists():
-        return TickOutcome(EXIT_ERROR, f"{ws.root}: no docs/MASTER_PLAN.md (run `memento init`)")
-    return run(ws)
 
 
 class Tick:
@@ -433,7 +417,7 @@ class Tick:
                               verify_tail, report)
 
     def _write_prompt(self, task: Task) -> tuple[Path, list[notes.Note]]:
-        from .prompt import build_prompt
+        from ..prompt import build_prompt
 
         spec = agents.PRESETS.get(self.config.agent_preset)
         separate = spec is not None and spec.separate_system_prompt and self.ws.system_prompt_path.is_file()
@@ -768,7 +752,7 @@ class Tick:
             _memory_hook("weekly_gc", self.ws)
 
     def _write_checkpoint(self, plan: Plan) -> None:
-        from .checkpoint import write_checkpoint
+        from ..checkpoint import write_checkpoint
 
         try:
             write_checkpoint(self.ws, plan, self.state, self.results)
@@ -896,7 +880,7 @@ def _memory_hook(name: str, *args) -> None:
     go to cron.log (args[0] is the workspace), not up the stack.
     """
     try:
-        from . import memory
+        from .. import memory
     except ImportError:
         return
     func = getattr(memory, name, None)
@@ -972,7 +956,7 @@ def _own_definition_change(before: bytes, after: bytes | None, task_id: str) -> 
         return "deleted the plan"
     if before == after:
         return ""
-    from .plan import decode_text, scan_plan
+    from ..plan import decode_text, scan_plan
 
     def definition(data: bytes) -> tuple[str, str] | None:
         try:

@@ -12,18 +12,32 @@ import sys
 from collections.abc import Sequence
 
 
-def run(ws):
-    """Take the tick lock; answer a paused or stopped plan from here, else run the engine.
+def run_tick(root):
+    """Run one tick in the workspace at ``root`` (cron's entry, ``memento tick``, the dashboard)."""
+    from pathlib import Path
+
+    from ..errors import EXIT_ERROR
+    from ..runlog import Outcome
+    from ..workspace import Workspace
+
+    ws = Workspace(Path(root).resolve())
+    if not ws.plan_path.exists():
+        return Outcome(EXIT_ERROR, f"{ws.root}: no docs/MASTER_PLAN.md (run `memento init`)")
+    return run_locked(ws)
+
+
+def run_locked(ws):
+    """Take the tick lock; answer a paused or stopped plan from here, else run the tick.
 
     The skip path imports only the plan scanner and the config reader: cron
     wakes a paused project every few minutes and that must cost next to nothing
     (SPEC §11: a paused tick within 3x a bare interpreter start).
     """
-    from .config import load_config
-    from .errors import MementoError
-    from .locks import LockBusy, file_lock
-    from .plan import parse_plan
-    from .runlog import Outcome, cron_log
+    from ..config import load_config
+    from ..errors import MementoError
+    from ..locks import LockBusy, file_lock
+    from ..plan import parse_plan
+    from ..runlog import Outcome, cron_log
 
     try:
         with file_lock(ws.tick_lock_path, blocking=False):
@@ -36,7 +50,7 @@ def run(ws):
                 message = f"tick skipped: tick_mode is {plan.meta.tick_mode}"
                 cron_log(ws, message)
                 return Outcome(0, message)
-            from .engine import Tick
+            from .run import Tick
 
             return Tick(ws).run()
     except LockBusy:
@@ -49,12 +63,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--project", metavar="DIR", help="the workspace (default: search upwards from here)")
     parser.add_argument("dir", nargs="?", metavar="DIR", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    from .errors import MementoError
-    from .workspace import Workspace
+    from ..errors import MementoError
+    from ..workspace import Workspace
 
     try:
         ws = Workspace.find(args.project or args.dir or os.getcwd())
-        outcome = run(ws)
+        outcome = run_locked(ws)
     except MementoError as exc:
         print(f"[error] {exc}", file=sys.stderr)
         return 2
