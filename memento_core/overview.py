@@ -22,75 +22,76 @@ def summarize(ws: Workspace, plan: Plan, entries: Sequence[TickEntry]) -> dict:
     verdict = scheduler.pick(plan)
     total = scheduler.plan_progress(plan)
     durations = [e.duration_seconds for e in entries if e.status == "SUCCESS" and e.duration_seconds is not None]
-    last_by_task: dict[str, object] = {}
-    for entry in entries:
-        if entry.task_id and not entry.is_event:
-            last_by_task[entry.task_id] = entry
-    blocked = []
-    for task in plan.tasks:
-        if task.status == "!":
-            last = last_by_task.get(task.id)
-            blocked.append({
-                "id": task.id,
-                "title": task.title,
-                "retries": task.retries,
-                "line": task.line,
-                "last_error": getattr(last, "error", None),
-            })
-    finished = scheduler.finished_phases(plan)
-    phases = []
-    for phase, prog in scheduler.phase_progress(plan):
-        phases.append({
-            "id": phase.id, "title": phase.title, "line": phase.line,
-            "total": prog.total, "done": prog.done, "blocked": prog.blocked,
-            "pending": prog.pending, "in_progress": prog.in_progress, "skipped": prog.skipped,
-            "open": all(d in finished for d in phase.depends), "depends": list(phase.depends),
-        })
-    mode = plan.meta.tick_mode
-    if plan.plan_errors:
-        state = "INVALID"
-    elif mode != "auto":
-        state = mode.upper()
-    elif verdict.kind == scheduler.BLOCKED:
-        state = "BLOCKED"
-    elif verdict.kind == scheduler.COMPLETE:
-        state = "COMPLETE"
-    else:
-        state = "RUNNING"
     # Time left means something only while tasks can still be picked.
     can_progress = verdict.kind in (scheduler.TASK, scheduler.WAITING) and not plan.plan_errors
     eta = scheduler.estimate_left(plan, durations) if can_progress else None
-    if plan.plan_errors:
-        next_step = {"kind": "invalid", "task": None,
-                     "message": "no task runs until the plan is fixed (`memento lint`)"}
-    else:
-        next_step = {"kind": verdict.kind, "task": verdict.task.id if verdict.task else None,
-                     "message": verdict.message}
     state_file = TickState.load(ws)
-    try:
-        load_config(ws.config_path)
-        config_error = None
-    except MementoError as exc:
-        config_error = str(exc)
     return {
         "project": plan.title,
         "root": str(ws.root),
         "plan": ws.rel(ws.plan_path),
-        "state": state,
-        "tick_mode": mode,
+        "state": pipeline_state(plan, verdict),
+        "tick_mode": plan.meta.tick_mode,
         "total_ticks": plan.meta.total_ticks,
         "counts": {
             "total": total.total, "done": total.done, "pending": total.pending,
             "blocked": total.blocked, "in_progress": total.in_progress, "skipped": total.skipped,
         },
-        "phases": phases,
-        "next": next_step,
-        "blocked": blocked,
+        "phases": _phases(plan),
+        "next": _next_step(plan, verdict),
+        "blocked": _blocked(plan, entries),
         "eta_seconds": round(eta, 1) if eta is not None else None,
         "alert": ws.alert_path.exists(),
         "breaker": {"tripped": bool(state_file.breaker_reason), "reason": state_file.breaker_reason or None,
                     "at": state_file.breaker_at or None},
-        "config_error": config_error,
+        "config_error": _config_error(ws),
         "plan_errors": [str(e) for e in plan.plan_errors],
         "last_tick": entries[-1].timestamp if entries else None,
     }
+
+
+def pipeline_state(plan: Plan, verdict) -> str:
+    """INVALID, PAUSED, STOPPED, BLOCKED, COMPLETE or RUNNING."""
+    if plan.plan_errors:
+        return "INVALID"
+    if plan.meta.tick_mode != "auto":
+        return plan.meta.tick_mode.upper()
+    if verdict.kind == scheduler.BLOCKED:
+        return "BLOCKED"
+    if verdict.kind == scheduler.COMPLETE:
+        return "COMPLETE"
+    return "RUNNING"
+
+
+def _blocked(plan: Plan, entries: Sequence[TickEntry]) -> list[dict]:
+    last_by_task: dict[str, object] = {}
+    for entry in entries:
+        if entry.task_id and not entry.is_event:
+            last_by_task[entry.task_id] = entry
+    return [{"id": task.id, "title": task.title, "retries": task.retries, "line": task.line,
+             "last_error": getattr(last_by_task.get(task.id), "error", None)}
+            for task in plan.tasks if task.status == "!"]
+
+
+def _phases(plan: Plan) -> list[dict]:
+    finished = scheduler.finished_phases(plan)
+    return [{
+        "id": phase.id, "title": phase.title, "line": phase.line,
+        "total": prog.total, "done": prog.done, "blocked": prog.blocked,
+        "pending": prog.pending, "in_progress": prog.in_progress, "skipped": prog.skipped,
+        "open": all(d in finished for d in phase.depends), "depends": list(phase.depends),
+    } for phase, prog in scheduler.phase_progress(plan)]
+
+
+def _next_step(plan: Plan, verdict) -> dict:
+    if plan.plan_errors:
+        return {"kind": "invalid", "task": None, "message": "no task runs until the plan is fixed (`memento lint`)"}
+    return {"kind": verdict.kind, "task": verdict.task.id if verdict.task else None, "message": verdict.message}
+
+
+def _config_error(ws: Workspace) -> str | None:
+    try:
+        load_config(ws.config_path)
+    except MementoError as exc:
+        return str(exc)
+    return None

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from .workspace import Workspace
 
 
-def utc_stamp(epoch: float | None = None) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
+def utc_stamp(when: datetime | None = None) -> str:
+    """``when`` (default: now) as the ISO stamp every Memento file uses, e.g. 2026-11-29T14:45:00Z."""
+    return (when or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def cron_log(ws: Workspace, message: str) -> None:

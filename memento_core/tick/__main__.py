@@ -50,9 +50,9 @@ def run_locked(ws):
                 message = f"tick skipped: tick_mode is {plan.meta.tick_mode}"
                 cron_log(ws, message)
                 return Outcome(0, message)
-            from .run import Tick
+            from .run import tick
 
-            return Tick(ws).run()
+            return tick(ws)
     except LockBusy:
         cron_log(ws, "tick skipped: previous tick still running")
         return Outcome(0, "tick skipped: previous tick still running")

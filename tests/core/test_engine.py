@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 from memento_core import status_log
-from memento_core.tick import run as engine
-from memento_core.tick.__main__ import run_tick
 from memento_core.demo import create_demo
 from memento_core.notes import add_note, parse_notes
 from memento_core.plan import parse_plan
 from memento_core.scaffold import init_workspace
 from memento_core.state import read_claim
+from memento_core.tick import guards, housekeeping
+from memento_core.tick.__main__ import run_tick
 from memento_core.workspace import Workspace
 
 AGENTS = Path(__file__).resolve().parents[1] / "agents"
@@ -288,11 +288,10 @@ def test_alive_heartbeating_worker_is_never_reset(tmp_path):
     tick = _start_tick(ws)
     try:
         _wait_for(pidfile.exists)
-        from memento_core.tick.run import Tick
+        from memento_core.tick.context import TickContext
+        from memento_core.tick.recovery import recover_stale_claims
 
-        t = Tick(ws)
-        t.config = None
-        t._recover_stale(parse_plan(ws.plan_path))
+        recover_stale_claims(TickContext(ws), parse_plan(ws.plan_path))
         assert parse_plan(ws.plan_path).task("T-1").status == "~"
         assert not [e for e in entries(ws) if e.status == "STALE"]
     finally:
@@ -435,24 +434,24 @@ def test_demo_project_runs_to_the_end(tmp_path):
 def test_logs_are_pruned_so_history_does_not_grow_without_bound(tmp_path):
     ws = make_ws(tmp_path, agent("does_task.py", "hello.txt", "done"))
     ws.logs_dir.mkdir(exist_ok=True)
-    for i in range(engine.KEEP_TICK_LOGS + 5):
+    for i in range(housekeeping.KEEP_TICK_LOGS + 5):
         (ws.logs_dir / f"tick_2026-01-01T{i:06d}Z.log").write_text("x")
-    for i in range(engine.KEEP_ROLLBACKS + 3):
+    for i in range(housekeeping.KEEP_ROLLBACKS + 3):
         (ws.rollback_dir / f"2026-01-01T{i:06d}Z-T-1").mkdir(parents=True)
-    ws.cron_log.write_bytes(b"x" * (engine.CRON_LOG_MAX + 1))
+    ws.cron_log.write_bytes(b"x" * (housekeeping.CRON_LOG_MAX + 1))
     (ws.logs_dir / "status_archive").mkdir()
     (ws.logs_dir / "status_archive" / "TICK_STATUS_a_b.md").write_text("kept forever\n")
-    engine.prune_logs(ws)
+    housekeeping.prune_logs(ws)
     logs = sorted(p.name for p in ws.logs_dir.glob("tick_*.log"))
-    assert len(logs) == engine.KEEP_TICK_LOGS and logs[0] == "tick_2026-01-01T000005Z.log"
-    assert len(list(ws.rollback_dir.iterdir())) == engine.KEEP_ROLLBACKS
+    assert len(logs) == housekeeping.KEEP_TICK_LOGS and logs[0] == "tick_2026-01-01T000005Z.log"
+    assert len(list(ws.rollback_dir.iterdir())) == housekeeping.KEEP_ROLLBACKS
     assert not ws.cron_log.exists() and (ws.logs_dir / "cron.log.1").exists()
     assert (ws.logs_dir / "status_archive" / "TICK_STATUS_a_b.md").exists()
 
 
 def test_temp_files_of_memento_documents_are_never_part_of_a_task():
     # A person's note being saved during the agent's run leaves such a file for a moment.
-    assert engine.is_own_temp("docs/.HUMAN_NOTES.md.t6o2uw1d.tmp")
-    assert engine.is_own_temp(".memento.toml.abc123.tmp")
-    assert not engine.is_own_temp("src/.HUMAN_NOTES.md.x.tmp")
-    assert not engine.is_own_temp("docs/.notes.tmp")
+    assert guards.is_own_temp("docs/.HUMAN_NOTES.md.t6o2uw1d.tmp")
+    assert guards.is_own_temp(".memento.toml.abc123.tmp")
+    assert not guards.is_own_temp("src/.HUMAN_NOTES.md.x.tmp")
+    assert not guards.is_own_temp("docs/.notes.tmp")

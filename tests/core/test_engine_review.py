@@ -11,12 +11,12 @@ import time
 import pytest
 
 from memento_core import gitops, status_log
-from memento_core.tick import run as engine
-from memento_core.tick.__main__ import run_tick
 from memento_core.errors import EditConflict
 from memento_core.notes import add_note, parse_notes
 from memento_core.plan import parse_plan, reset_task
 from memento_core.state import Claim, Heartbeat, read_claim, remove_claim, write_claim
+from memento_core.tick.__main__ import run_tick
+from memento_core.tick.entries import PENDING_COMMIT
 
 from .test_engine import HELLO, agent, entries, git, make_ws
 
@@ -186,11 +186,11 @@ def test_content_a_person_staged_is_never_reset(tmp_path):
 
 
 def test_status_entry_fields_keep_a_placeholder_in_outputs(tmp_path):
-    ws = make_ws(tmp_path, sh(f"echo done > hello.txt && printf '## Outputs\\n- {engine.PENDING_COMMIT}\\n' "
+    ws = make_ws(tmp_path, sh(f"echo done > hello.txt && printf '## Outputs\\n- {PENDING_COMMIT}\\n' "
                               "> \"$MEMENTO_TICK_RESULT\""))
     run_tick(ws.root)
     (entry,) = entries(ws)
-    assert entry.field("Outputs") == engine.PENDING_COMMIT
+    assert entry.field("Outputs") == PENDING_COMMIT
     assert entry.commit_sha == git(ws.root, "rev-parse", "--short=7", "HEAD").strip()
     assert status_log.parse_status(ws.status_path)
 

@@ -1,0 +1,364 @@
+"""One task's attempt (SPEC §4 steps 7–14): claim, snapshot, prompt, agent, guards, verify, pass or fail.
+
+:func:`attempt_task` runs the steps in order; each step is a function named
+after it. The guards themselves are pure (guards.py); this module gathers what
+they look at. A pass commits exactly the task's paths plus Memento's documents;
+a failure rolls back to the snapshot (rollback.py) and counts a retry.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import agents, gitops, notes, status_log
+from ..config import format_duration
+from ..crashpoints import crash_point
+from ..errors import EditConflict, MementoError
+from ..locks import atomic_write_text
+from ..plan import Plan, Task, edit_plan
+from ..runlog import utc_stamp
+from ..state import Claim, Heartbeat, remove_claim, this_host, write_claim
+from ..workspace import KEPT_DOCS
+from .context import TaskResult, TickContext
+from .entries import PENDING_COMMIT, fill_commit, last_line, read_tick_result, tail_lines
+from .files import append_log, read_or_none, tail, unlink
+from .guards import Observed, Snapshot, Verdict, check
+from .rollback import note_keys, restore_documents, roll_back
+
+SIGTERM_REASON = "interrupted by SIGTERM"
+
+
+@dataclass
+class Attempt:
+    """One task's run: the snapshot taken at the claim, and what the tick learns on the way."""
+
+    task: Task
+    snap: Snapshot
+    continued: tuple[int, int] | None
+    began: float
+    beat: Heartbeat | None = None
+    given_notes: list = field(default_factory=list)
+
+
+def attempt_task(ctx: TickContext, plan: Plan, task: Task, continued: tuple[int, int] | None) -> TaskResult:
+    """Steps 7–14 for ``task``: its result, passed or failed, with everything written down."""
+    ctx.attempted = True
+    began = time.monotonic()
+    base, untracked = gitops.head(ctx.root), gitops.untracked(ctx.root)
+    claim = claim_task(ctx, task, base, untracked)
+    if isinstance(claim, TaskResult):
+        return claim
+    crash_point("tick:after-claim")
+    at = Attempt(task, take_snapshot(ctx, base, untracked), continued, began)
+    with Heartbeat(ctx.ws, claim) as beat:
+        at.beat = beat
+        return _work(ctx, plan, at)
+
+
+def _work(ctx: TickContext, plan: Plan, at: Attempt) -> TaskResult:
+    """Steps 9–14 under a live heartbeat."""
+    task, beat = at.task, at.beat
+    prompt_file, at.given_notes = write_prompt(ctx, task)
+    unlink(ctx.ws.tick_result_path)
+    beat.update(stage="running")
+    reason, agent_exit = run_agent(ctx, task, prompt_file, beat)
+    # Memory lives in its own repository: whatever the agent wrote there bypassing
+    # `memento memory write` is committed now, before any rollback of the project.
+    commit_memory_writes(ctx, task)
+    touched: tuple[gitops.FileChange, ...] = ()
+    if not reason and ctx.interrupted:
+        reason = SIGTERM_REASON
+    if not reason:
+        verdict = check_guards(ctx, plan, at)
+        reason, touched = verdict.reason, verdict.touched
+        crash_point("tick:after-guards")
+    verify_exit, verify_tail = None, ""
+    if not reason and not ctx.interrupted:
+        beat.update(stage="verifying")
+        verify_exit, verify_tail, reason = run_verify(ctx, task)
+    if not reason and not ctx.interrupted:
+        # What verify itself changed (a refreshed lock file, a snapshot) is checked too.
+        verdict = check_guards(ctx, plan, at, after_verify=True)
+        reason, touched = verdict.reason, verdict.touched
+    if ctx.interrupted and not reason:
+        reason = SIGTERM_REASON
+    duration = time.monotonic() - at.began
+    crash_point("tick:after-verify")
+    report = read_tick_result(ctx.ws.tick_result_path)
+    if not reason:
+        return record_pass(ctx, at, touched, duration, verify_tail, report)
+    exit_code = verify_exit if verify_exit is not None else agent_exit
+    return record_failure(ctx, at, reason, duration, exit_code, verify_tail, report)
+
+
+# ---------------------------------------------------------------- step 7: claim
+
+
+def claim_task(ctx: TickContext, task: Task, base: str | None, untracked: set[str]) -> Claim | TaskResult:
+    """Write the claim file, then mark the task `[~]` (and this tick's number in Meta)."""
+    ws = ctx.ws
+    claim = Claim(task=task.id, pid=os.getpid(), host=this_host(), started=utc_stamp(),
+                  heartbeat=time.time(), tick=ctx.number or 0, base=base, untracked=sorted(untracked))
+    # The claim file exists before [~] does, so a [~] without a claim is always stale.
+    write_claim(ws, claim)
+    number = ctx.number
+
+    def mark(e):
+        e.set_status(task.id, "~", expect=" ")
+        e.set_meta("total_ticks", str(number))
+
+    ctx.number_saved = True
+    try:
+        edit_plan(ws.plan_path, mark)
+    except EditConflict as exc:
+        remove_claim(ws, task.id)
+        return TaskResult(task.id, False, f"could not claim: {exc}")
+    return claim
+
+
+# ---------------------------------------------------------------- step 8: snapshot
+
+
+def take_snapshot(ctx: TickContext, base: str | None, untracked: set[str]) -> Snapshot:
+    """HEAD, the untracked files and Memento's documents as they are right after the claim."""
+    ws = ctx.ws
+    return Snapshot(
+        base=base, untracked=frozenset(untracked),
+        plan=ws.plan_path.read_bytes(), project_map=read_or_none(ws.map_path),
+        status=read_or_none(ws.status_path) or b"", notes=read_or_none(ws.notes_path) or b"",
+        note_keys=frozenset(n.key for n in notes.parse_notes(ws.notes_path)),
+        cleanignore=tuple(gitops.read_pattern_file(ws.cleanignore_path)),
+    )
+
+
+# ---------------------------------------------------------------- step 9: prompt
+
+
+def write_prompt(ctx: TickContext, task: Task) -> tuple[Path, list[notes.Note]]:
+    """The worker's prompt in .memento/prompts/ID.md, and the notes it was given."""
+    from ..prompt import build_prompt
+
+    ws = ctx.ws
+    spec = agents.PRESETS.get(ctx.config.agent_preset)
+    separate = spec is not None and spec.separate_system_prompt and ws.system_prompt_path.is_file()
+    text, given = build_prompt(ws, ctx.plan(), task, include_system=not separate)
+    prompt_file = ws.memento_dir / "prompts" / f"{task.id}.md"
+    atomic_write_text(prompt_file, text)
+    # The prompt file is overwritten by the next attempt; the log keeps the evidence
+    # that this worker was given the checkpoint (the doctor's recovery-priority check).
+    included = "CURRENT_STATE.md included" if ws.checkpoint_path.exists() else "no CURRENT_STATE.md"
+    append_log(ctx.log_path, f"[memento] prompt {ws.rel(prompt_file)} "
+                             f"({text.count(chr(10))} lines, {included})\n")
+    return prompt_file, given
+
+
+# ---------------------------------------------------------------- step 10: the agent
+
+
+def run_agent(ctx: TickContext, task: Task, prompt_file: Path, beat: Heartbeat) -> tuple[str, int | None]:
+    """Run the agent in its own process group with a timeout: ('' or the failure reason, exit code)."""
+    config, ws = ctx.config, ctx.ws
+    try:
+        invocation = agents.build_invocation(
+            config, task_id=task.id, do_command=task.do, prompt_file=prompt_file,
+            system_prompt_file=ws.system_prompt_path, workdir=ctx.root,
+            context_files=task.context_files)
+    except MementoError as exc:
+        append_log(ctx.log_path, f"[memento] {task.id}: {exc}\n")
+        return str(exc), None
+    env = agents.agent_env(ws, task_id=task.id, prompt_file=prompt_file,
+                           system_prompt_file=ws.system_prompt_path)
+    append_log(ctx.log_path, f"[memento] tick #{ctx.number} task {task.label}\n")
+    limit = task.timeout_seconds or config.agent_timeout
+    result = agents.run_agent(invocation, cwd=ctx.root, log_path=ctx.log_path, timeout=limit, env=env,
+                              on_start=lambda pgid: (beat.update(pgid=pgid), crash_point("tick:agent-running")))
+    if result.error:
+        return result.error, None
+    if result.interrupted:
+        return SIGTERM_REASON, None
+    if result.timed_out:
+        return f"agent timed out after {format_duration(limit)} (its process group was killed)", None
+    if result.exit_code != 0:
+        return f"agent exited with code {result.exit_code}", result.exit_code
+    return "", 0
+
+
+def commit_memory_writes(ctx: TickContext, task: Task) -> None:
+    """Commit what the agent wrote into memory/ without `memento memory write` (attributed to the task)."""
+    from ..memory import commit_unattributed
+    from .housekeeping import best_effort
+
+    best_effort(ctx.ws, "commit_unattributed", commit_unattributed, ctx.ws, task.id)
+
+
+# ---------------------------------------------------------------- step 11: guards
+
+
+def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: bool = False) -> Verdict:
+    """Observe the work tree and Memento's documents, and judge them against the snapshot."""
+    ws, snap = ctx.ws, at.snap
+    folded = gitops.fold_commits(ctx.root, snap.base)
+    seen = Observed(
+        folded=folded,
+        changes=tuple(gitops.changes_since(ctx.root, snap.base, set(snap.untracked))),
+        plan=read_or_none(ws.plan_path), project_map=read_or_none(ws.map_path),
+        status=read_or_none(ws.status_path) or b"", note_keys=note_keys(ws),
+    )
+    return check(at.task, snap, seen, plan.meta.max_diff_lines, after_verify=after_verify)
+
+
+# ---------------------------------------------------------------- step 12: verify
+
+
+def run_verify(ctx: TickContext, task: Task) -> tuple[int | None, str, str]:
+    """Run the task's verify command: (exit code or None, the output's tail, '' or the failure reason)."""
+    log = ctx.log_path
+    append_log(log, f"\n[memento] verify {task.id}: {task.verify}\n")
+    start = log.stat().st_size
+    env = agents.agent_env(ctx.ws, task_id=task.id)
+    result = agents.run_in_group(task.verify, cwd=ctx.root, log_path=log,
+                                 timeout=task.timeout_seconds or ctx.config.verify_timeout,
+                                 env=env, shell=True)
+    output = tail(log, start)
+    append_log(log, f"[memento] verify exit code: {result.exit_code}\n")
+    if result.interrupted:
+        return None, output, SIGTERM_REASON
+    if result.timed_out:
+        return None, output, f"verify timed out after {format_duration(ctx.config.verify_timeout)}"
+    if result.error:
+        return None, output, f"verify could not run: {result.error}"
+    if result.exit_code != 0:
+        return result.exit_code, output, f"verify failed with exit code {result.exit_code}"
+    return 0, output, ""
+
+
+# ---------------------------------------------------------------- step 13: pass
+
+
+def record_pass(ctx: TickContext, at: Attempt, changes, duration: float, verify_tail: str, report) -> TaskResult:
+    """`[x]`, the notes used marked read, the SUCCESS entry, one commit of the task's paths."""
+    ws, task = ctx.ws, at.task
+    message = f"memento: complete {task.id} {task.title}".strip()
+    paths = sorted({c.path for c in changes} | set(KEPT_DOCS))
+    entry = ctx.format_entry(_success_fields(ctx, task, changes, duration, verify_tail, report, message),
+                             at.continued)
+    # Record where we are first: a crash from here on is finished by the next tick,
+    # which commits exactly these files (their hashes are in the claim) and this entry.
+    at.beat.update(stage="committing", commit_paths=paths, commit_message=message,
+                   commit_hashes=gitops.hash_files(ctx.root, [c.path for c in changes if c.kind != "deleted"]),
+                   entry=entry)
+    try:
+        edit_plan(ws.plan_path, lambda e: (e.set_status(task.id, "x", expect="~"), e.update_counters()))
+    except EditConflict as exc:
+        # A person changed the task while it ran: their word stands, the work is set aside.
+        at.beat.update(stage="failing")
+        return record_failure(ctx, at, f"the task was changed in the plan while it ran ({exc}); "
+                              "its work was set aside", duration, 0, verify_tail, report, count_retry=False)
+    notes.mark_read(ws.notes_path, [n.key for n in at.given_notes])
+    status_log.append_entry(ws.status_path, entry)
+    crash_point("tick:before-commit")
+    sha = ctx.commit(paths, message)
+    if sha:
+        fill_commit(ws.status_path, sha[:7])
+    at.beat.stop()
+    remove_claim(ws, task.id)
+    ctx.state.unsurfaced.append({"task": task.id, "title": task.title, "commit": (sha or "")[:7],
+                                 "at": utc_stamp()})
+    return TaskResult(task.id, True, "", duration, sha)
+
+
+def _success_fields(ctx, task, changes, duration, verify_tail, report, message) -> list[tuple[str, str]]:
+    files = ", ".join(f"{c.path} (+{c.added} -{c.removed})" for c in changes) or "(none)"
+    fields = [
+        ("Task", task.label),
+        ("Status", "✅ SUCCESS"),
+        ("Verify Output", f"`{last_line(verify_tail) or '(no output)'}` (exit code 0)"),
+        ("Duration", format_duration(duration)),
+        ("Files Modified", files),
+        ("Diff Size", f"{sum(c.added + c.removed for c in changes)} lines"),
+        ("Git Commit", PENDING_COMMIT + f' — "{message}"'),
+    ]
+    if report.get("outputs"):
+        fields.append(("Outputs", report["outputs"]))
+    fields.append(("Log", ctx.ws.rel(ctx.log_path)))
+    return fields
+
+
+# ---------------------------------------------------------------- step 14: fail
+
+
+def record_failure(ctx: TickContext, at: Attempt, reason: str, duration: float, exit_code: int | None,
+                   output: str, report, *, count_retry: bool = True) -> TaskResult:
+    """Roll back to the snapshot, count a retry (`[!]` at max_retries), write the entry, commit the docs."""
+    ws, task = ctx.ws, at.task
+    at.beat.update(stage="failing")
+    rolled = ctx.rolled_back(roll_back(ws, at.snap.base, at.snap.untracked, task.id,
+                                       keep_patterns=at.snap.cleanignore))
+    crash_point("tick:after-rollback")
+    rolled += restore_documents(ws, at.snap, task.id)
+    max_retries = ctx.plan().meta.max_retries
+    uncounted = ctx.interrupted or not count_retry
+    retries = task.retries + (0 if uncounted else 1)
+    blocked = retries >= max_retries and not uncounted
+    fields = _failure_fields(ctx, task, reason, duration, exit_code, output, report,
+                             _failure_status(ctx, count_retry, blocked, retries, max_retries), blocked, rolled)
+    # The entry goes first: a crash before the plan edit loses no record (the attempt
+    # is then simply not counted as a retry).
+    ctx.entry(fields, at.continued, tail=tail_lines(output) or None)
+    _count_retry(ctx, task.id, retries, blocked, uncounted)
+    if blocked:
+        notes.mark_read(ws.notes_path, [n.key for n in at.given_notes])
+    if uncounted:
+        message = f"memento: {task.id} {'interrupted' if ctx.interrupted else 'set aside'}"
+    else:
+        message = f"memento: {task.id} {'blocked' if blocked else 'failed'} (retry {retries}/{max_retries})"
+    ctx.commit(list(KEPT_DOCS), message)
+    at.beat.stop()
+    remove_claim(ws, task.id)
+    return TaskResult(task.id, False, reason, duration, None, blocked)
+
+
+def _failure_status(ctx: TickContext, count_retry: bool, blocked: bool, retries: int, max_retries: int) -> str:
+    if ctx.interrupted:
+        return "⏹ INTERRUPTED (no retry counted)"
+    if not count_retry:
+        return "⏹ SET ASIDE (no retry counted)"
+    if blocked:
+        return f"🚫 BLOCKED (retry {retries}/{max_retries} — max_retries exceeded)"
+    return f"❌ FAILED (retry {retries}/{max_retries})"
+
+
+def _failure_fields(ctx, task, reason, duration, exit_code, output, report, status, blocked, rolled):
+    code = "none" if exit_code is None else str(exit_code)
+    fields = [
+        ("Task", task.label),
+        ("Status", status),
+        ("Verify Output", f"`{last_line(output) or reason}` (exit code {code})"),
+        ("Duration", format_duration(duration)),
+        ("Reason", reason),
+    ]
+    if report.get("error_analysis"):
+        fields.append(("Error Analysis", report["error_analysis"]))
+    if blocked:
+        fields.append(("Escalation", "⚠️ NEEDS ARCHITECT ATTENTION"))
+    fields += [("Files Modified", f"(rolled back; {rolled})"), ("Git Commit", "(none — rollback)"),
+               ("Log", ctx.ws.rel(ctx.log_path))]
+    return fields
+
+
+def _count_retry(ctx: TickContext, task_id: str, retries: int, blocked: bool, uncounted: bool) -> None:
+    def apply(e):
+        if uncounted:
+            e.set_status(task_id, " ", expect="~")  # not the task's fault: no retry counted
+            return
+        e.set_field(task_id, "retries", str(retries))
+        e.set_status(task_id, "!" if blocked else " ", expect="~")
+        e.update_counters()
+
+    try:
+        edit_plan(ctx.ws.plan_path, apply)
+    except EditConflict:
+        pass  # a person changed the task meanwhile; their edit stands

@@ -1,0 +1,133 @@
+"""What one tick carries from step to step, and the few ways it writes things down.
+
+Every step of the tick (run.py, attempt.py, recovery.py, housekeeping.py) takes
+the :class:`TickContext`: the workspace, the configuration, the state kept
+between ticks, this tick's number, its log and what it has done so far. The
+writing helpers here (a status entry, an event, a commit of Memento's own
+paths) are the only ones the steps use, so every entry is numbered and every
+git failure is remembered for the circuit breaker in one place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from .. import gitops, status_log
+from ..config import Config
+from ..errors import MementoError
+from ..plan import Plan, edit_plan, parse_plan
+from ..runlog import cron_log, utc_stamp
+from ..state import TickState
+from ..workspace import Workspace
+
+
+@dataclass
+class TaskResult:
+    """How one attempt ended (the tick's outcome lists one per task it ran)."""
+
+    task_id: str
+    passed: bool
+    reason: str = ""
+    duration: float = 0.0
+    commit: str | None = None
+    blocked: bool = False
+
+
+class Interrupted(Exception):
+    """SIGTERM arrived: stop at the next safe point."""
+
+
+@dataclass
+class TickContext:
+    """One tick's workspace, settings and progress; made and used while holding the tick lock."""
+
+    ws: Workspace
+    started: datetime = field(default_factory=lambda: datetime.now(UTC))
+    config: Config | None = None
+    number: int | None = None
+    number_saved: bool = False
+    interrupted: bool = False
+    attempted: bool = False
+    git_failed: str = ""
+    results: list[TaskResult] = field(default_factory=list)
+    state: TickState = field(init=False)
+    log_path: Path = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.state = TickState.load(self.ws)
+        self.log_path = _unique(self.ws.logs_dir / f"tick_{self.started.strftime('%Y-%m-%dT%H%M%SZ')}.log")
+
+    @property
+    def root(self) -> Path:
+        return self.ws.root
+
+    @property
+    def stamp(self) -> str:
+        return utc_stamp(self.started)
+
+    def plan(self) -> Plan:
+        """The plan as it is on disk now (the file is the source of truth, never a copy)."""
+        return parse_plan(self.ws.plan_path, display=self.ws.rel(self.ws.plan_path))
+
+    def check_interrupt(self) -> None:
+        if self.interrupted:
+            raise Interrupted()
+
+    def tick_number(self) -> int:
+        """This tick's number, written to Meta `total_ticks` the first time it is used."""
+        if self.number is None:
+            self.number = self.plan().meta.total_ticks + 1
+        number = self.number
+        if not self.number_saved:
+            # A tick that writes an entry is a tick that counts (total_ticks in Meta).
+            try:
+                edit_plan(self.ws.plan_path, lambda e: e.set_meta("total_ticks", str(number)))
+            except MementoError:
+                pass  # an unreadable plan (PLAN INVALID) keeps its count
+            self.number_saved = True
+        return number
+
+    def format_entry(self, fields, continued=None, tail: str | None = None) -> str:
+        return status_log.format_entry(self.stamp, self.tick_number(), fields, continued=continued,
+                                       error_tail=tail)
+
+    def entry(self, fields, continued=None, tail: str | None = None) -> None:
+        """Append one status entry for this tick."""
+        status_log.append_entry(self.ws.status_path, self.format_entry(fields, continued, tail))
+
+    def event(self, event: str, fields, tail: str | None = None) -> None:
+        """A pipeline event (STALE, PLAN INVALID, BLOCKED, …) as an entry of its own."""
+        self.entry([("Event", event), *fields], tail=tail)
+
+    def commit(self, paths: list[str], message: str) -> str | None:
+        """Commit exactly ``paths``; None when there was nothing to commit or git failed (remembered)."""
+        try:
+            return gitops.commit_paths(self.root, paths, message, author=self.config.git_author)
+        except MementoError as exc:
+            if "nothing to commit" in str(exc):
+                return None
+            self.git_failed = str(exc)
+            cron_log(self.ws, f"git error: {exc}")
+            return None
+
+    def rolled_back(self, result) -> str:
+        """What a rollback (rollback.RolledBack) says; its failure is remembered for the breaker."""
+        if result.error:
+            self.git_failed = result.error
+            cron_log(self.ws, result.error)
+        return result.said
+
+    def rel_log(self) -> str | None:
+        return self.ws.rel(self.log_path) if self.log_path.exists() else None
+
+
+def _unique(path: Path) -> Path:
+    """``path``, or ``name-2.log``, ``name-3.log``… when two ticks start in the same second."""
+    n = 1
+    candidate = path
+    while candidate.exists():
+        n += 1
+        candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")
+    return candidate

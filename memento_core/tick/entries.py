@@ -1,0 +1,58 @@
+"""What the tick writes into a status entry besides its fields: the worker's report, tails, the sha."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..locks import locked_edit
+
+ERROR_TAIL_LINES = 20
+# A SUCCESS entry is written before its commit exists; the sha replaces this afterwards.
+PENDING_COMMIT = "(recorded after the commit)"
+
+
+def fill_commit(status_path: Path, sha: str) -> None:
+    """Put the commit's sha into the entry that was written before the commit existed."""
+
+    def transform(data: bytes) -> bytes | None:
+        text = data.decode("utf-8")
+        field = f"- **Git Commit**: {PENDING_COMMIT}"
+        idx = text.rfind(field)  # the field line, not the same words in a worker's Outputs
+        if idx < 0:
+            return None
+        start = idx + len("- **Git Commit**: ")
+        return (text[:start] + f"`{sha}`" + text[start + len(PENDING_COMMIT):]).encode("utf-8")
+
+    locked_edit(status_path, transform)
+
+
+def read_tick_result(path: Path) -> dict[str, str]:
+    """The worker's Outputs and Error Analysis sections from .memento/tick_result.md."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")[:20_000]
+    except OSError:
+        return {}
+    sections: dict[str, list[str]] = {}
+    current = None
+    for line in text.splitlines():
+        heading = line.strip().lstrip("#").strip().lower()
+        if line.lstrip().startswith("#") and heading in ("outputs", "error analysis"):
+            current = heading.replace(" ", "_")
+            sections[current] = []
+        elif current:
+            sections[current].append(line.strip().lstrip("-* ").strip())
+    return {k: "; ".join(x for x in v if x)[:1000] for k, v in sections.items() if any(v)}
+
+
+def tail_lines(text: str, n: int = ERROR_TAIL_LINES) -> str:
+    """The last ``n`` non-blank lines (the error tail of a failed attempt)."""
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    return "\n".join(lines[-n:])
+
+
+def last_line(text: str) -> str:
+    """The last non-blank line, without backticks, for the one-line Verify Output field."""
+    for line in reversed(text.strip().splitlines()):
+        if line.strip():
+            return line.strip().replace("`", "'")[:200]
+    return ""

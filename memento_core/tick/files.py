@@ -1,0 +1,39 @@
+"""The tick's small file operations: read what may be gone, remove what may be gone, the log."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def read_or_none(path: Path) -> bytes | None:
+    """The file's bytes, or None when it cannot be read (gone, a folder, no permission)."""
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def unlink(path: Path) -> None:
+    """Remove ``path`` if it is there."""
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+
+
+def append_log(path: Path, text: str) -> None:
+    """Append Memento's own lines (``[memento] …``) to the tick log."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(text)
+
+
+def tail(path: Path, start: int, limit: int = 64 * 1024) -> str:
+    """What was written to ``path`` after byte ``start`` (at most the last ``limit`` bytes)."""
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as fh:
+            fh.seek(max(start, size - limit))
+            return fh.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""

@@ -1,0 +1,147 @@
+"""The guards of SPEC §4 step 11, as pure functions: a snapshot and what was observed in, reasons out.
+
+Nothing here reads a file or runs git. attempt.py takes the :class:`Snapshot`
+at the claim (step 8) and an :class:`Observed` after the agent (and again
+after verify); :func:`check` says what is wrong with the change, each reason a
+sentence that goes into the status log. Because it is all values, every guard
+is unit-tested on values (tests/core/tick/test_guards.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import MementoError
+from ..gitops import FileChange, matches_any
+from ..plan import Task, decode_text, scan_plan
+from ..workspace import KEPT_DOCS, OWN_DOCS
+
+MAP_REL = "docs/PROJECT_MAP.md"
+PLAN_REL = "docs/MASTER_PLAN.md"
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What the tick recorded right after the claim, before the agent ran (step 8)."""
+
+    base: str | None  # HEAD
+    untracked: frozenset[str]  # a person's untracked files: never the task's, never removed
+    plan: bytes
+    project_map: bytes | None
+    status: bytes
+    notes: bytes
+    note_keys: frozenset[str]
+    cleanignore: tuple[str, ...]  # .memento_cleanignore as it was: the agent cannot widen it
+
+
+@dataclass(frozen=True)
+class Observed:
+    """What the tick saw after the agent (or verify) ran."""
+
+    folded: int  # commits made on top of the snapshot, folded back into the change
+    changes: tuple[FileChange, ...]  # every path changed since the snapshot
+    plan: bytes | None  # None: the plan is gone
+    project_map: bytes | None
+    status: bytes
+    note_keys: frozenset[str] | None  # None: HUMAN_NOTES.md no longer parses
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The guards' answer: why the change is refused ('' = it is not), and the task's own change."""
+
+    reasons: tuple[str, ...]
+    touched: tuple[FileChange, ...]
+
+    @property
+    def reason(self) -> str:
+        return "; ".join(self.reasons)
+
+
+def check(task: Task, snap: Snapshot, seen: Observed, max_diff_lines: int, *, after_verify: bool = False) -> Verdict:
+    """Every guard of step 11, in the order the reasons are reported."""
+    who = "verify" if after_verify else "the agent"
+    prefix = f"{who} "
+    reasons: list[str] = []
+    if seen.folded:
+        reasons.append(f"{who} made {seen.folded} commit(s) of its own (Memento makes the commits); "
+                       "they were folded back into the change")
+    touched = task_change(seen.changes)
+    if snap.project_map is not None and seen.project_map != snap.project_map:
+        reasons.append(f"{prefix}edited {MAP_REL} (the worker only reads it)")
+    plan_change = own_definition_change(snap.plan, seen.plan, task.id)
+    if plan_change:
+        reasons.append(f"{prefix}{plan_change} in {PLAN_REL}")
+    history = history_damage(snap, seen.status, seen.note_keys)
+    if history:
+        reasons.append(f"{prefix}{history}")
+    guard_hits = [c.path for c in touched if task.guard_files and matches_any(c.path, task.guard_files)]
+    if guard_hits:
+        reasons.append(f"{'verify changed a ' if after_verify else ''}guard file changed: " + ", ".join(guard_hits))
+    outside = [c.path for c in touched if c.path != MAP_REL
+               and c.path not in guard_hits and not matches_any(c.path, task.context_files)]
+    if outside:
+        reasons.append(f"{'verify ' if after_verify else ''}changed files outside context_files: "
+                       + ", ".join(outside[:10]))
+    size = diff_lines(touched)
+    if size > max_diff_lines:
+        reasons.append(f"diff too large: {size} lines > max_diff_lines {max_diff_lines} "
+                       "(possible full-file rewrite)")
+    return Verdict(tuple(reasons), touched)
+
+
+def task_change(changes: tuple[FileChange, ...] | list[FileChange]) -> tuple[FileChange, ...]:
+    """The changes that are the task's: not Memento's documents, not their temp files."""
+    own = set(KEPT_DOCS)
+    return tuple(c for c in changes if c.path not in own and not is_own_temp(c.path))
+
+
+def diff_lines(changes) -> int:
+    return sum(c.added + c.removed for c in changes)
+
+
+def is_own_temp(path: str) -> bool:
+    """A temp file of an atomic write to one of Memento's documents (a person's note being
+    saved right now, say): neither the task's change nor something a rollback may remove."""
+    folder, _, name = path.rpartition("/")
+    if not (name.startswith(".") and name.endswith(".tmp")):
+        return False
+    return any(folder == doc.rpartition("/")[0] and name.startswith(f".{doc.rpartition('/')[2]}.")
+               for doc in OWN_DOCS)
+
+
+def history_damage(snap: Snapshot, status: bytes, note_keys: frozenset[str] | None) -> str:
+    """'' unless the status log lost entries or notes disappeared since the task started."""
+    if not status.startswith(snap.status.rstrip(b"\r\n")):
+        return "rewrote docs/TICK_STATUS.md (only Memento appends to it)"
+    if note_keys is None:
+        return "made docs/HUMAN_NOTES.md unreadable"
+    if not snap.note_keys <= note_keys:
+        return f"removed {len(snap.note_keys - note_keys)} note(s) from docs/HUMAN_NOTES.md"
+    return ""
+
+
+def own_definition_change(before: bytes, after: bytes | None, task_id: str) -> str:
+    """'' unless the running task's definition (its line minus the status, its fields minus
+    retries) differs; other tasks belong to the architect, who may edit them any time."""
+    if after is None:
+        return "deleted the plan"
+    if before == after:
+        return ""
+    old, new = _definition(before, task_id), _definition(after, task_id)
+    if new is None:
+        return f"removed or broke the definition of {task_id}"
+    if old != new:
+        return f"edited the definition of {task_id}"
+    return ""
+
+
+def _definition(data: bytes, task_id: str) -> tuple[str, str] | None:
+    try:
+        task = scan_plan(decode_text(data, "plan"), "plan").task(task_id)
+    except MementoError:
+        return None
+    if task is None:
+        return None
+    block = "\n".join(ln for ln in task.block.splitlines() if not ln.strip().startswith("- retries:"))
+    return task.raw_rest.strip(), block.strip()

@@ -1,0 +1,115 @@
+"""After the work (SPEC §4 step 16, all but the breaker): rotation, alert, checkpoint, journal, pruning.
+
+None of these may stop a tick: a failure is a line in logs/cron.log. Logs and
+rollback folders are pruned so that nothing Memento keeps grows without bound
+(SPEC §11), and the memory journal gets this tick's attempts.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+from .. import status_log
+from ..errors import MementoError
+from ..locks import atomic_write_text
+from ..plan import Plan
+from ..runlog import cron_log, utc_stamp
+from ..workspace import Workspace
+from .context import TickContext
+from .files import read_or_none, unlink
+
+# Retention of what logs/ accumulates, so a tick's cost and the disk do not grow with history.
+PRUNE_EVERY = 20
+KEEP_TICK_LOGS = 2000
+KEEP_ROLLBACKS = 500
+CRON_LOG_MAX = 1024 * 1024
+
+
+def keep_house(ctx: TickContext, plan: Plan) -> None:
+    """Rotate the status log, write the alert and the checkpoint, prune, record the journal."""
+    rotate_status_log(ctx, plan)
+    write_alert(ctx, plan)
+    write_checkpoint(ctx, plan)
+    if ctx.number and ctx.number % PRUNE_EVERY == 0:
+        prune_logs(ctx.ws)
+    if ctx.results:
+        record_memory(ctx)
+
+
+def rotate_status_log(ctx: TickContext, plan: Plan) -> None:
+    """Move the oldest entries into the archive when TICK_STATUS.md holds more than the limit."""
+    meta = plan.meta
+    try:
+        status_log.rotate(ctx.ws.status_path, ctx.root / meta.status_archive_dir, meta.status_max_entries)
+    except (MementoError, OSError) as exc:
+        cron_log(ctx.ws, f"status rotation failed: {exc}")
+
+
+def write_alert(ctx: TickContext, plan: Plan, extra: str = "") -> None:
+    """Write `.memento_alert` while the pipeline needs attention; remove it when it does not."""
+    blocked = [t.id for t in plan.tasks if t.status == "!"]
+    breaker = ctx.state.breaker_reason
+    if not blocked and not breaker and not extra:
+        unlink(ctx.ws.alert_path)
+        return
+    lines = [
+        f"timestamp: {utc_stamp()}",
+        f"blocked_tasks: {len(blocked)}",
+        f"blocked: {', '.join(blocked)}",
+        f"circuit_breaker: {'TRIGGERED — ' + breaker if breaker else 'OK'}",
+    ]
+    if extra:
+        lines.append(f"problem: {extra}")
+    lines.append("message: the pipeline needs attention; see docs/TICK_STATUS.md")
+    text = "\n".join(lines) + "\n"
+    if read_or_none(ctx.ws.alert_path) != text.encode():
+        atomic_write_text(ctx.ws.alert_path, text)
+
+
+def write_checkpoint(ctx: TickContext, plan: Plan) -> None:
+    """Overwrite CURRENT_STATE.md (SPEC §8); the checkpoint must never stop a tick."""
+    from ..checkpoint import write_checkpoint as write
+
+    try:
+        write(ctx.ws, plan, ctx.state, ctx.results)
+    except (MementoError, OSError) as exc:
+        cron_log(ctx.ws, f"checkpoint not written: {exc}")
+
+
+def record_memory(ctx: TickContext) -> None:
+    """This tick's attempts into the memory journal, and the weekly gc when it is due."""
+    from ..memory import weekly_gc
+    from ..memory.journal import record_tick
+
+    best_effort(ctx.ws, "record_tick", record_tick, ctx.ws, ctx.number, ctx.stamp, ctx.results)
+    best_effort(ctx.ws, "weekly_gc", weekly_gc, ctx.ws)
+
+
+def best_effort(ws: Workspace, what: str, func, *args) -> None:
+    """Call ``func(*args)``; memory is its own repository and must never break a tick,
+    so its errors go to cron.log, not up the stack."""
+    try:
+        func(*args)
+    except Exception as exc:  # noqa: BLE001 - memory is best effort by design
+        cron_log(ws, f"memory {what} failed: {type(exc).__name__}: {exc}")
+
+
+def prune_logs(ws: Workspace) -> None:
+    """Keep the newest tick logs and rollback folders; roll cron.log over at 1 MB.
+
+    Names start with a UTC stamp, so name order is time order. The status log
+    archive is never pruned: it is the record of every tick.
+    """
+    logs = sorted(ws.logs_dir.glob("tick_*.log"))
+    for old in logs[: max(0, len(logs) - KEEP_TICK_LOGS)]:
+        unlink(old)
+    if ws.rollback_dir.is_dir():
+        saved = sorted(p for p in ws.rollback_dir.iterdir() if p.is_dir())
+        for old in saved[: max(0, len(saved) - KEEP_ROLLBACKS)]:
+            shutil.rmtree(old, ignore_errors=True)
+    try:
+        if ws.cron_log.stat().st_size > CRON_LOG_MAX:
+            os.replace(ws.cron_log, ws.cron_log.with_name("cron.log.1"))
+    except FileNotFoundError:
+        pass

@@ -1,0 +1,122 @@
+"""Undoing a failed attempt (SPEC §4 step 14): saved first, then restored, never a person's file.
+
+:func:`roll_back` puts the work tree back to the snapshot: tracked files
+restored, only files the tick created removed, never a pre-existing untracked
+file nor a path in `.memento_cleanignore`, and everything it undoes saved under
+``logs/rollback/<stamp>/`` first. :func:`restore_documents` undoes what the
+agent did to Memento's own documents (the task's definition, the status log,
+the notes), keeping what people wrote meanwhile.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from .. import gitops, notes
+from ..errors import MementoError
+from ..locks import atomic_write_bytes, atomic_write_text, locked_edit
+from ..plan import edit_plan
+from ..workspace import KEPT_DOCS, Workspace
+from .files import read_or_none
+from .guards import Snapshot, history_damage, is_own_temp, own_definition_change
+
+
+@dataclass(frozen=True)
+class RolledBack:
+    """What a rollback says for the status log, and the error that stopped it ('' = none)."""
+
+    said: str
+    error: str = ""
+
+
+def roll_back(ws: Workspace, base: str | None, untracked_before: set[str] | frozenset[str], label: str, *,
+              fold: bool = True, keep_patterns: list[str] | tuple[str, ...] | None = None) -> RolledBack:
+    """Save, then undo every change since the snapshot except Memento's docs and cleanignored paths.
+
+    ``keep_patterns``: .memento_cleanignore as it was when the task started, so an
+    agent cannot exempt its own changes by editing the file.
+    """
+    root = ws.root
+    try:
+        if fold:
+            gitops.fold_commits(root, base)
+        changes = gitops.changes_since(root, base, set(untracked_before))
+        if keep_patterns is None:
+            keep_patterns = gitops.read_pattern_file(ws.cleanignore_path)
+        own = set(KEPT_DOCS)
+
+        def keep(path: str) -> bool:
+            if path == ".memento_cleanignore":
+                return False
+            return path in own or is_own_temp(path) or gitops.matches_any(path, keep_patterns)
+
+        undone = [c for c in changes if not keep(c.path)]
+        if not undone:
+            return RolledBack("nothing to roll back")
+        dest = rollback_folder(ws, label)
+        gitops.save_rollback(root, base, undone, dest)
+        gitops.rollback(root, base, undone, keep=keep)
+        return RolledBack(f"{len(undone)} path(s), saved in {ws.rel(dest)}")
+    except (MementoError, OSError) as exc:
+        return RolledBack(f"rollback failed: {exc}", f"rollback failed: {exc}")
+
+
+def rollback_folder(ws: Workspace, label: str) -> Path:
+    """A new folder under logs/rollback/, named so that name order is time order."""
+    return ws.rollback_dir / f"{datetime.now(UTC).strftime('%Y-%m-%dT%H%M%S.%fZ')}-{label}"
+
+
+def restore_documents(ws: Workspace, snap: Snapshot, task_id: str) -> str:
+    """Undo what the agent did to Memento's documents; what it wrote is saved first."""
+    said = _restore_definition(ws, snap, task_id)
+    status_now = read_or_none(ws.status_path) or b""
+    if history_damage(snap, status_now, note_keys(ws)):
+        dest = rollback_folder(ws, f"{task_id}-docs")
+        for path in (ws.status_path, ws.notes_path):
+            data = read_or_none(path)
+            if data is not None:
+                atomic_write_bytes(dest / path.name, data)
+        if not status_now.startswith(snap.status.rstrip(b"\r\n")):
+            locked_edit(ws.status_path, lambda _data: snap.status)
+        restore_notes(ws, snap)
+        said += f"; status log and notes restored, the agent's versions in {ws.rel(dest)}"
+    return said
+
+
+def _restore_definition(ws: Workspace, snap: Snapshot, task_id: str) -> str:
+    """Put the running task's definition back as it was at the claim (the rest of the plan stays)."""
+    current = read_or_none(ws.plan_path)
+    if current is not None and not own_definition_change(snap.plan, current, task_id):
+        return ""
+    dest = rollback_folder(ws, f"{task_id}-plan")
+    if current is not None:
+        atomic_write_bytes(dest / "MASTER_PLAN.md", current)
+    atomic_write_text(dest / "README.txt", "The plan as the agent left it; Memento restored the "
+                      "task's definition from the start of the task.\n")
+    if current is None:
+        atomic_write_bytes(ws.plan_path, snap.plan)
+    else:
+        edit_plan(ws.plan_path, lambda e: e.replace_task_block(task_id, snap.plan))
+    return f"; the task's definition restored, the agent's plan in {ws.rel(dest)}"
+
+
+def restore_notes(ws: Workspace, snap: Snapshot) -> None:
+    """The notes file as it was at the claim, plus the notes people added since."""
+    try:
+        now = notes.parse_notes(ws.notes_path)
+    except MementoError:
+        now = []
+    added = [n for n in now if n.key not in snap.note_keys]
+    locked_edit(ws.notes_path, lambda _data: snap.notes)
+    for note in added:
+        notes.add_note(ws.notes_path, note.text, target=note.target)
+
+
+def note_keys(ws: Workspace) -> frozenset[str] | None:
+    """The keys of the notes on disk now; None when HUMAN_NOTES.md no longer parses."""
+    try:
+        return frozenset(n.key for n in notes.parse_notes(ws.notes_path))
+    except MementoError:
+        return None

@@ -1,0 +1,128 @@
+"""The guards of SPEC §4 step 11 on values: a snapshot and what was observed in, reasons out."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from memento_core.gitops import FileChange
+from memento_core.plan import parse_plan_text
+from memento_core.tick.guards import (
+    Observed,
+    Snapshot,
+    check,
+    history_damage,
+    is_own_temp,
+    own_definition_change,
+    task_change,
+)
+
+PLAN = """# MASTER_PLAN: t
+
+## Meta
+- max_diff_lines: 50
+
+## Phase 1: One
+
+- [~] T-1 First task
+  - verify: `true`
+  - context_files: [src/, tests/test_a.py]
+  - guard_files: [src/settings.py]
+  - retries: 0
+- [ ] T-2 Second task
+  - verify: `true`
+  - context_files: [other/]
+"""
+PLAN_BYTES = PLAN.encode()
+TASK = parse_plan_text(PLAN).task("T-1")
+STATUS = b"# TICK STATUS\n\n## [2026-01-01T00:00:00Z] Tick #1\n- **Task**: T-0\n"
+SNAP = Snapshot(base="abc", untracked=frozenset(), plan=PLAN_BYTES, project_map=b"# map\n",
+                status=STATUS, notes=b"", note_keys=frozenset({"n1", "n2"}), cleanignore=())
+
+
+def seen(*changes: FileChange, **overrides) -> Observed:
+    values = dict(folded=0, changes=changes, plan=PLAN_BYTES, project_map=b"# map\n", status=STATUS,
+                  note_keys=frozenset({"n1", "n2"}))
+    values.update(overrides)
+    return Observed(**values)
+
+
+def change(path: str, added: int = 1, removed: int = 0, kind: str = "modified") -> FileChange:
+    return FileChange(path, added, removed, kind)
+
+
+def test_a_change_inside_context_files_passes_and_is_the_task_change():
+    verdict = check(TASK, SNAP, seen(change("src/a.py"), change("tests/test_a.py", kind="created")), 50)
+    assert verdict.reasons == ()
+    assert [c.path for c in verdict.touched] == ["src/a.py", "tests/test_a.py"]
+
+
+def test_files_outside_context_files_are_named():
+    verdict = check(TASK, SNAP, seen(change("src/a.py"), change("README.md"), change("other/x.py")), 50)
+    assert verdict.reasons == ("changed files outside context_files: README.md, other/x.py",)
+
+
+def test_a_guard_file_is_a_failure_even_inside_context_files():
+    verdict = check(TASK, SNAP, seen(change("src/settings.py")), 50)
+    assert verdict.reasons == ("guard file changed: src/settings.py",)
+    after = check(TASK, SNAP, seen(change("src/settings.py")), 50, after_verify=True)
+    assert after.reasons == ("verify changed a guard file changed: src/settings.py",)
+
+
+def test_the_agents_own_commits_are_reported():
+    verdict = check(TASK, SNAP, seen(change("src/a.py"), folded=2), 50)
+    assert verdict.reasons[0].startswith("the agent made 2 commit(s) of its own")
+
+
+def test_diff_size_counts_added_and_removed_lines_of_the_task_change_only():
+    ok = check(TASK, SNAP, seen(change("src/a.py", 30, 20), change("docs/TICK_STATUS.md", 500)), 50)
+    assert ok.reasons == ()
+    big = check(TASK, SNAP, seen(change("src/a.py", 30, 21)), 50)
+    assert big.reasons == ("diff too large: 51 lines > max_diff_lines 50 (possible full-file rewrite)",)
+
+
+def test_project_map_edits_are_refused_but_a_missing_map_may_be_created():
+    edited = check(TASK, SNAP, seen(change("docs/PROJECT_MAP.md"), project_map=b"# mine\n"), 50)
+    assert edited.reasons == ("the agent edited docs/PROJECT_MAP.md (the worker only reads it)",)
+    no_map = replace(SNAP, project_map=None)
+    assert check(TASK, no_map, seen(change("docs/PROJECT_MAP.md"), project_map=b"# new\n"), 50).reasons == ()
+
+
+def test_the_running_tasks_definition_is_guarded_other_tasks_are_not():
+    own = PLAN.replace("- verify: `true`\n  - context_files: [src/", "- verify: `exit 0`\n  - context_files: [src/", 1)
+    assert check(TASK, SNAP, seen(plan=own.encode()), 50).reasons == (
+        "the agent edited the definition of T-1 in docs/MASTER_PLAN.md",)
+    other = PLAN.replace("context_files: [other/]", "context_files: [/]")
+    assert check(TASK, SNAP, seen(plan=other.encode()), 50).reasons == ()
+    retries = PLAN.replace("- retries: 0", "- retries: 1")  # Memento's own field
+    assert own_definition_change(PLAN_BYTES, retries.encode(), "T-1") == ""
+    assert own_definition_change(PLAN_BYTES, None, "T-1") == "deleted the plan"
+    gone = PLAN.replace("- [~] T-1 First task", "- [~] First task")
+    assert own_definition_change(PLAN_BYTES, gone.encode(), "T-1") == "removed or broke the definition of T-1"
+
+
+def test_history_damage_status_log_rewritten_or_notes_removed():
+    assert history_damage(SNAP, STATUS + b"\n---\nmore\n", frozenset({"n1", "n2", "n3"})) == ""
+    assert history_damage(SNAP, b"# TICK STATUS\n", SNAP.note_keys).startswith("rewrote docs/TICK_STATUS.md")
+    assert history_damage(SNAP, STATUS, frozenset({"n1"})) == "removed 1 note(s) from docs/HUMAN_NOTES.md"
+    assert history_damage(SNAP, STATUS, None) == "made docs/HUMAN_NOTES.md unreadable"
+    verdict = check(TASK, SNAP, seen(note_keys=frozenset()), 50)
+    assert verdict.reasons == ("the agent removed 2 note(s) from docs/HUMAN_NOTES.md",)
+
+
+def test_memento_documents_and_their_temp_files_are_not_the_task_change():
+    changes = (change("docs/MASTER_PLAN.md"), change("docs/HUMAN_NOTES.md"),
+               change("docs/.HUMAN_NOTES.md.t6o2uw1d.tmp", kind="created"), change("src/a.py"))
+    assert [c.path for c in task_change(changes)] == ["src/a.py"]
+    assert check(TASK, SNAP, seen(*changes), 50).reasons == ()
+    assert is_own_temp("docs/.MASTER_PLAN.md.abc.tmp")
+    assert not is_own_temp("src/.MASTER_PLAN.md.abc.tmp")  # same name, not Memento's folder
+    assert not is_own_temp("docs/.MASTER_PLAN.md.abc")
+
+
+def test_every_reason_is_reported_together_in_order():
+    verdict = check(TASK, SNAP, seen(change("src/settings.py"), change("README.md", 100), folded=1,
+                                     project_map=b"x", note_keys=frozenset()), 50)
+    assert [r.split(" ")[0:3] for r in verdict.reasons] == [
+        ["the", "agent", "made"], ["the", "agent", "edited"], ["the", "agent", "removed"],
+        ["guard", "file", "changed:"], ["changed", "files", "outside"], ["diff", "too", "large:"]]
+    assert verdict.reason == "; ".join(verdict.reasons)
