@@ -1,0 +1,137 @@
+"""The shape of the code (issue 11): no import cycles, short functions, layers, a light paused tick."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import grimp
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("memento_core", "memento_tui")
+MAX_FUNCTION_LINES = 80
+
+
+def _cycles(graph: grimp.ImportGraph) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = 0
+    for start in sorted(graph.modules):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph.find_modules_directly_imported_by(start))))]
+        index[start] = low[start] = counter
+        counter += 1
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.find_modules_directly_imported_by(child)))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_no_import_cycles_deferred_imports_included():
+    # grimp reads every import statement, also those inside functions.
+    graph = grimp.build_graph(*PACKAGES, include_external_packages=False)
+    assert _cycles(graph) == []
+
+
+def test_the_cycle_finder_finds_a_cycle_through_a_deferred_import():
+    graph = grimp.ImportGraph()
+    for name in ("a", "b", "c"):
+        graph.add_module(name)
+    graph.add_import(importer="a", imported="b")
+    graph.add_import(importer="b", imported="c")
+    graph.add_import(importer="c", imported="a")
+    assert _cycles(graph) == [["a", "b", "c"]]
+
+
+def test_no_function_is_longer_than_80_lines():
+    long = []
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                    lines = node.end_lineno - node.lineno + 1
+                    if lines > MAX_FUNCTION_LINES:
+                        long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({lines} lines)")
+    assert long == []
+
+
+def test_nothing_but_the_cli_imports_the_cli():
+    graph = grimp.build_graph(*PACKAGES, include_external_packages=False)
+    cli = {"memento_core.cli"} | graph.find_descendants("memento_core.cli")
+    importers = {m for target in cli for m in graph.find_modules_that_directly_import(target)}
+    assert sorted(m for m in importers if m not in cli) == []
+
+
+def test_the_import_linter_contracts_hold():
+    # The venv's own import-linter, whether or not `lint-imports` is on PATH.
+    code = "import sys; from importlinter.cli import lint_imports; sys.exit(lint_imports(no_cache=True))"
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "memento_core stays headless KEPT" in r.stdout
+    assert "0 broken" in r.stdout
+
+
+def _paused_project(tmp_path: Path) -> Path:
+    root = tmp_path / "paused"
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t.invalid",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t.invalid"}
+    subprocess.run([sys.executable, "-c", "from memento_core.scaffold import init_workspace as i; "
+                    f"i({str(root)!r})"], check=True, env=env, capture_output=True)
+    plan = root / "docs" / "MASTER_PLAN.md"
+    plan.write_text(plan.read_text(encoding="utf-8").replace("tick_mode: auto", "tick_mode: paused"),
+                    encoding="utf-8")
+    return root
+
+
+def test_a_paused_tick_loads_no_attempt_machinery_git_agents_or_mistune(tmp_path):
+    root = _paused_project(tmp_path)
+    code = ("import json, sys\nfrom memento_core.tick.__main__ import main\n"
+            f"rc = main(['--project', {str(root)!r}])\n"
+            "print(json.dumps({'rc': rc, 'modules': sorted(sys.modules)}))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    report = json.loads(r.stdout.strip().splitlines()[-1])
+    assert report["rc"] == 0 and "tick skipped: tick_mode is paused" in r.stdout
+    loaded = set(report["modules"])
+    heavy = [m for m in loaded if m.split(".")[0] in ("git", "mistune", "frontmatter", "textual", "rich")
+             or m.startswith(("memento_core.tick.run", "memento_core.tick.attempt", "memento_core.tick.guards",
+                              "memento_core.tick.recovery", "memento_core.tick.rollback",
+                              "memento_core.gitops", "memento_core.agents", "memento_core.memory",
+                              "memento_core.checkpoint", "memento_core.markdown.prose", "memento_core.prose"))]
+    assert heavy == []
+    # The paused path is still the real one: it read the plan and the config.
+    assert {"memento_core.plan", "memento_core.config", "memento_core.locks"} <= loaded
