@@ -27,7 +27,8 @@ def run_tick(root):
 
 
 def run_locked(ws):
-    """Take the tick lock; answer a paused or stopped plan from here, else run the tick.
+    """Step 1: take the tick lock without waiting; answer a paused or stopped plan from here,
+    else run steps 2–16 (run.tick).
 
     The skip path imports only the plan scanner and the config reader: cron
     wakes a paused project every few minutes and that must cost next to nothing

@@ -61,7 +61,7 @@ def attempt_task(ctx: TickContext, plan: Plan, task: Task, continued: tuple[int,
 def _work(ctx: TickContext, plan: Plan, at: Attempt) -> TaskResult:
     """Steps 9–14 under a live heartbeat."""
     task, beat = at.task, at.beat
-    prompt_file, at.given_notes = write_prompt(ctx, task)
+    prompt_file, at.given_notes = build_worker_prompt(ctx, task)
     unlink(ctx.ws.tick_result_path)
     beat.update(stage="running")
     reason, agent_exit = run_agent(ctx, task, prompt_file, beat)
@@ -137,7 +137,7 @@ def take_snapshot(ctx: TickContext, base: str | None, untracked: set[str]) -> Sn
 # ---------------------------------------------------------------- step 9: prompt
 
 
-def write_prompt(ctx: TickContext, task: Task) -> tuple[Path, list[notes.Note]]:
+def build_worker_prompt(ctx: TickContext, task: Task) -> tuple[Path, list[notes.Note]]:
     """The worker's prompt in .memento/prompts/ID.md, and the notes it was given."""
     from ..prompt import build_prompt
 

@@ -1,16 +1,27 @@
 """The tick (SPEC §4), one function per step, in the order the SPEC lists them.
 
-Step 1, taking `.memento/tick.lock` (and answering a paused plan without
-loading any of this), is ``__main__.run_locked``; it calls :func:`tick`, which
-does steps 2–16 and returns an :class:`Outcome` with the exit code (0 ran,
-1 needs attention, 2 could not run):
+Each step of SPEC §4 and the function that does it:
 
-    2  load_config_and_plan        9–14  attempt.attempt_task (attempt.py)
-    3  skip_unless_auto              11  guards.check (guards.py, pure)
-    4  recover (recovery.py)         14  rollback.roll_back (rollback.py)
-    5  refuse_dirty_tree             15  work_through_tasks
-    6  pick_task                     16  afterwards (breaker.py, housekeeping.py)
-    7–8 attempt.claim_task, take_snapshot
+     1  take the tick lock            __main__.run_locked (also the paused fast path)
+     2  load config and plan          run.load_config_and_plan
+     3  tick_mode other than auto     run.skip_unless_auto
+     4  stale claims                  run.recover -> recovery.recover_stale_claims
+     5  dirty work tree, sync docs    run.refuse_dirty_tree
+     6  pick                          run.pick_task
+     7  claim                         attempt.claim_task
+     8  snapshot                      attempt.take_snapshot
+     9  build the worker prompt       attempt.build_worker_prompt
+    10  run the agent                 attempt.run_agent
+    11  guards                        attempt.check_guards -> guards.check (pure)
+    12  verify                        attempt.run_verify
+    13  pass                          attempt.record_pass
+    14  fail, roll back               attempt.record_failure -> rollback.roll_back
+    15  repeat                        run.work_through_tasks
+    16  afterwards                    run.afterwards -> breaker.check_breaker,
+                                      housekeeping.keep_house
+
+:func:`tick` runs steps 2–16 under the lock and returns an :class:`Outcome`
+with the exit code (0 ran, 1 needs attention, 2 could not run).
 
 Every step that changes a shared file goes through the locked line edits of
 plan.py, notes.py and status_log.py; every git step through gitops.py; every
