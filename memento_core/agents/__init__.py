@@ -11,8 +11,9 @@
   lines in the tick log) and ``agent_env`` (the agent's environment).
 
 Callers use ``from memento_core import agents`` then ``agents.<name>``.
-Importing the package loads the standard library and the light config,
-errors and workspace modules only, nothing of the tick.
+Importing the package loads the standard library and the small config,
+errors and workspace modules (with what they import) only: nothing of the
+tick, git or the plan (the aider preset reads the plan lazily).
 """
 
 from __future__ import annotations
