@@ -67,6 +67,7 @@ def paused_tick(root: Path, rounds: int) -> tuple[float, float]:
 def full_ticks(root: Path, n: int) -> list[dict[str, float]]:
     os.environ.update({k: v for k, v in ENV.items() if k.startswith("GIT_")})
     from memento_core import agents, gitops
+    from memento_core.agents import run as agent_run
     from memento_core.tick.__main__ import run_tick
 
     git_time = [0.0]
@@ -88,7 +89,9 @@ def full_ticks(root: Path, n: int) -> list[dict[str, float]]:
             proc_time[0] += time.perf_counter() - t0
 
     gitops._run = timed_run
-    agents.run_in_group = timed_group
+    # The tick runs verify through agents.run_in_group and the agent through
+    # run_agent, which calls the run_in_group of agents/run.py: time both.
+    agents.run_in_group = agent_run.run_in_group = timed_group
     results = []
     try:
         for _ in range(n):
@@ -101,7 +104,8 @@ def full_ticks(root: Path, n: int) -> list[dict[str, float]]:
             results.append({"wall": wall * 1000, "git": git_time[0] * 1000, "own": own * 1000,
                             "agent_verify": proc_time[0] * 1000})
     finally:
-        gitops._run, agents.run_in_group = real_run, real_group
+        gitops._run = real_run
+        agents.run_in_group = agent_run.run_in_group = real_group
     return results
 
 

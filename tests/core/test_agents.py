@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import uuid
@@ -20,10 +21,12 @@ from memento_core.agents import (
     kill_group,
     run_agent,
     run_in_group,
+    terminate_running,
 )
 from memento_core.config import Config
 from memento_core.errors import MementoError
 from memento_core.gitops import changes_since, fold_commits, head, untracked
+from memento_core.locks import file_lock
 from memento_core.workspace import Workspace
 
 AGENTS = Path(__file__).resolve().parent.parent / "agents"
@@ -93,7 +96,7 @@ def no_process_left_behind(monkeypatch):
     monkeypatch.setenv("LEFTOVER_CHECK_MARK", value)
     before = set(our_children())
     yield
-    assert agents._RUNNING == {}
+    assert agents.process._RUNNING == {}
     assert set(our_children()) <= before
     assert marked_processes(f"LEFTOVER_CHECK_MARK={value}".encode()) == []
 
@@ -338,6 +341,73 @@ def test_stdin_is_devnull_without_a_prompt_and_cwd_is_used(tmp_path):
 def test_kill_group_refuses_our_own_group():
     with pytest.raises(ValueError):
         kill_group(os.getpgrp())
+
+
+def test_the_tick_lock_descriptor_is_never_inherited(tmp_path):
+    """SPEC §4: an agent holding the lock's descriptor would stop every later tick."""
+    log = tmp_path / "tick.log"
+    probe = ("import os, sys\n"
+             "try:\n    os.fstat(int(sys.argv[1]))\n    print('INHERITED')\n"
+             "except OSError:\n    print('NOT INHERITED')\n")
+    with file_lock(tmp_path / "tick.lock") as fd:
+        os.set_inheritable(fd, True)  # even a descriptor marked inheritable stays ours
+        result = run_in_group([sys.executable, "-c", probe, str(fd)], cwd=tmp_path,
+                              log_path=log, timeout=60)
+    assert result.exit_code == 0, log.read_text()
+    assert "NOT INHERITED" in log.read_text()
+
+
+def test_sigterm_during_the_wait_stops_the_group_as_interrupted(tmp_path):
+    """The tick's SIGTERM handler calls terminate_running while run_in_group waits."""
+    pidfile = tmp_path / "grandchild.pid"
+    # Sends us SIGTERM once the agent's grandchild is up (so while we wait on the agent).
+    sender = ("import os, signal, sys, time\n"
+              "while not os.path.exists(sys.argv[1]): time.sleep(0.01)\n"
+              "os.kill(int(sys.argv[2]), signal.SIGTERM)\n")
+    senders = []
+    stopped = []
+
+    def start_sender(pgid: int) -> None:
+        argv = [sys.executable, "-c", sender, str(pidfile), str(os.getpid())]
+        senders.append(subprocess.Popen(argv))
+
+    def on_sigterm(signum, frame) -> None:  # what the tick's handler does
+        stopped.extend(terminate_running(GRACE))
+
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        result = run_in_group(
+            [str(AGENTS / "hangs_with_grandchild.py"), str(pidfile)],
+            cwd=tmp_path,
+            log_path=tmp_path / "tick.log",
+            timeout=600,
+            on_start=start_sender,
+            grace=GRACE,
+        )
+    finally:
+        for proc in senders:  # with our handler still in place, in case its signal is late
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        signal.signal(signal.SIGTERM, previous)
+    assert stopped == [result.pgid]
+    assert result.interrupted and not result.timed_out and result.exit_code is None
+    assert not pid_alive(int(pidfile.read_text()))
+    assert group_members(result.pgid) == []
+    assert "timed out" not in (tmp_path / "tick.log").read_text()
+
+
+def test_importing_the_agents_package_loads_nothing_of_the_tick():
+    """The package's face stays light: the standard library and the small format modules."""
+    code = ("import sys, memento_core.agents\n"
+            "print(sorted(m for m in sys.modules if m.startswith('memento_core.')"
+            " and not m.startswith('memento_core.agents')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = set(json.loads(out.stdout.replace("'", '"')))
+    assert loaded <= {"memento_core.config", "memento_core.errors", "memento_core.locks",
+                      "memento_core.crashpoints", "memento_core.workspace"}, loaded
 
 
 def test_agent_that_commits_is_folded_back(repo, git_identity, tmp_path):

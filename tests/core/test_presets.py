@@ -30,7 +30,7 @@ REAL_PRESETS = ("claude", "codex", "aider", "gemini", "openclaw")
 @pytest.fixture(autouse=True)
 def no_process_left_behind():
     yield
-    assert agents._RUNNING == {}
+    assert agents.process._RUNNING == {}
 
 
 def request(tmp_path: Path, **kw) -> dict:

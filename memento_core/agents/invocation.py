@@ -1,0 +1,56 @@
+"""What a preset is given and what it returns: the values every preset module shares."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..config import Config
+
+
+@dataclass(frozen=True)
+class AgentRequest:
+    """What a preset needs to know about one task's run."""
+
+    task_id: str
+    do_command: str | None
+    prompt_file: Path
+    system_prompt_file: Path
+    workdir: Path
+    # The task's context_files; None: not given (a preset that needs them reads the plan).
+    context_files: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """A ready-to-run agent command: an argv tuple, or a shell string when ``shell``."""
+
+    argv: tuple[str, ...] | str
+    shell: bool
+    stdin_path: Path | None
+    preset: str
+
+    def display(self) -> str:
+        """The command line as one string, for logs."""
+        return self.argv if isinstance(self.argv, str) else shlex.join(self.argv)
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """One preset: its name, the binary it needs (None: none), and how to build its command."""
+
+    name: str
+    binary: str | None
+    description: str
+    build: Callable[[Config, AgentRequest], Invocation]
+    # The CLI takes the system prompt through its own flag, so the prompt file
+    # must not carry it a second time.
+    separate_system_prompt: bool = False
+
+
+def model_args(flag: str, config: Config) -> list[str]:
+    """``[flag, model]`` when memento.toml sets ``[agent] model``, else nothing."""
+    model = config.agent_model.strip()
+    return [flag, model] if model else []

@@ -1,0 +1,71 @@
+"""The agent presets (SPEC §10): one module each, registered here by name.
+
+A preset turns memento.toml plus a task into an ``Invocation``: ``command``
+and ``script``, and the real coding CLIs ``claude``, ``codex``, ``aider``,
+``gemini`` and ``openclaw``. Each real CLI's builder returns its documented
+non-interactive invocation; the README ("Agents") explains every flag and
+where the documentation is thin. ``[agent] model`` is passed with the CLI's
+model flag when set; ``[agent] extra_args`` come after Memento's flags
+(before a trailing prompt argument).
+
+To add a preset: a module here with its ``build`` and ``SPEC``, one entry
+in ``PRESETS`` below, its name in ``config.PRESET_NAMES``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from ...config import PRESET_NAMES, Config
+from ...errors import MementoError
+from ..invocation import AgentRequest, AgentSpec, Invocation
+from . import aider, claude, codex, command, gemini, openclaw, script
+
+# In the order `memento agents` and the doctor list them.
+PRESETS: dict[str, AgentSpec] = {
+    spec.name: spec
+    for spec in (
+        claude.SPEC, codex.SPEC, aider.SPEC, gemini.SPEC, openclaw.SPEC, command.SPEC, script.SPEC,
+    )
+}
+
+
+def _preset(name: str) -> AgentSpec:
+    """The preset called ``name``; MementoError naming the ones there are if none is."""
+    spec = PRESETS.get(name)
+    if spec is not None:
+        return spec
+    available = ", ".join(sorted(PRESETS))
+    if name in PRESET_NAMES:
+        raise MementoError(
+            f"the {name!r} agent preset is not available in this version yet; "
+            f"available: {available}"
+        )
+    raise MementoError(
+        f"unknown agent preset {name!r}; one of {', '.join(PRESET_NAMES)} "
+        f"(available now: {available})"
+    )
+
+
+def build_invocation(
+    config: Config,
+    *,
+    task_id: str,
+    do_command: str | None,
+    prompt_file: Path,
+    system_prompt_file: Path,
+    workdir: Path,
+    context_files: Sequence[str] | None = None,
+) -> Invocation:
+    """The command that runs ``config``'s agent on one task; MementoError if it cannot be built.
+
+    ``context_files`` (the task's) is used by presets that open files
+    themselves (aider); when None they read it from the plan.
+    """
+    spec = _preset(config.agent_preset)
+    request = AgentRequest(
+        task_id, do_command, Path(prompt_file), Path(system_prompt_file), Path(workdir),
+        tuple(context_files) if context_files is not None else None,
+    )
+    return spec.build(config, request)

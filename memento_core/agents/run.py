@@ -1,0 +1,98 @@
+"""Running one agent invocation (SPEC §4 step 10): its environment and its lines in the log."""
+
+from __future__ import annotations
+
+import datetime
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from ..config import format_duration
+from ..workspace import Workspace
+from .invocation import Invocation
+from .process import DEFAULT_GRACE, ProcResult, append_to_log, run_in_group
+
+
+def _utc_now() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _footer(result: ProcResult) -> str:
+    took = format_duration(result.duration)
+    if result.error:
+        return f"agent did not start: {result.error}"
+    if result.timed_out:
+        return f"agent timed out after {took}"
+    if result.interrupted:
+        return f"agent interrupted after {took}"
+    return f"agent exited with code {result.exit_code} after {took}"
+
+
+def run_agent(
+    invocation: Invocation,
+    *,
+    cwd: Path | str,
+    log_path: Path,
+    timeout: float,
+    env: Mapping[str, str] | None = None,
+    on_start: Callable[[int], None] | None = None,
+    grace: float = DEFAULT_GRACE,
+) -> ProcResult:
+    """Run an Invocation through run_in_group, with a header and a footer line in the log."""
+    log_path = Path(log_path)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    append_to_log(
+        log_path,
+        f"[memento] {_utc_now()} agent ({invocation.preset}) in {cwd}: {invocation.display()}\n",
+    )
+    result = run_in_group(
+        invocation.argv,
+        cwd=cwd,
+        log_path=log_path,
+        timeout=timeout,
+        stdin_path=invocation.stdin_path,
+        env=env,
+        shell=invocation.shell,
+        on_start=on_start,
+        preset=invocation.preset,
+        grace=grace,
+    )
+    append_to_log(log_path, f"\n[memento] {_utc_now()} {_footer(result)}\n")
+    return result
+
+
+def agent_env(
+    workspace: Workspace,
+    *,
+    task_id: str | None = None,
+    prompt_file: Path | None = None,
+    system_prompt_file: Path | None = None,
+    extra: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The agent's environment: ours, plus MEMENTO_* facts about the project and task.
+
+    PATH is kept (os.defpath if unset); git never prompts; variables that
+    would aim git at another repository are dropped.
+    """
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE") and not k.startswith("MEMENTO_")
+    }
+    if not env.get("PATH"):
+        env["PATH"] = os.defpath
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    env.setdefault("PYTHONUNBUFFERED", "1")  # so the log can be followed live
+    env["MEMENTO_PROJECT"] = str(workspace.root)
+    env["MEMENTO_PLAN"] = str(workspace.plan_path)
+    env["MEMENTO_PROJECT_MAP"] = str(workspace.map_path)
+    env["MEMENTO_TICK_RESULT"] = str(workspace.tick_result_path)
+    if task_id:
+        env["MEMENTO_TASK_ID"] = task_id
+    if prompt_file is not None:
+        env["MEMENTO_PROMPT_FILE"] = str(prompt_file)
+    if system_prompt_file is not None:
+        env["MEMENTO_SYSTEM_PROMPT_FILE"] = str(system_prompt_file)
+    if extra:
+        env.update(extra)
+    return env
