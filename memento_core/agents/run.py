@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import datetime
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ..config import format_duration
+from ..runlog import utc_stamp
 from ..workspace import Workspace
 from .invocation import Invocation
 from .process import DEFAULT_GRACE, ProcResult, append_to_log, run_in_group
-
-
-def _utc_now() -> str:
-    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _footer(result: ProcResult) -> str:
@@ -43,7 +39,7 @@ def run_agent(
     log_path.parent.mkdir(parents=True, exist_ok=True)
     append_to_log(
         log_path,
-        f"[memento] {_utc_now()} agent ({invocation.preset}) in {cwd}: {invocation.display()}\n",
+        f"[memento] {utc_stamp()} agent ({invocation.preset}) in {cwd}: {invocation.display()}\n",
     )
     result = run_in_group(
         invocation.argv,
@@ -57,7 +53,7 @@ def run_agent(
         preset=invocation.preset,
         grace=grace,
     )
-    append_to_log(log_path, f"\n[memento] {_utc_now()} {_footer(result)}\n")
+    append_to_log(log_path, f"\n[memento] {utc_stamp()} {_footer(result)}\n")
     return result
 
 
