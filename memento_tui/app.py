@@ -2,8 +2,11 @@
 
 The App owns what is app-wide: the workspace, the watcher, the current
 snapshot (refreshed part by part in a thread worker, never two at once, like
-dolphie's refresh loop), the tick worker and the auto-tick countdown. Panes
-and actions live in screens/ and widgets/.
+dolphie's refresh loop), the tick worker and the auto-tick countdown. What
+several widgets show is a reactive here (``snapshot``, ``ticking``,
+``auto_tick``, ``next_tick_at``, ``now``; see app_state.py) that they watch,
+so the App never calls into a screen. Panes and actions live in screens/ and
+widgets/.
 """
 
 from __future__ import annotations
@@ -16,19 +19,19 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
-from datetime import datetime
+from dataclasses import replace
 from pathlib import Path
 
 from textual import work
 from textual.app import App
+from textual.reactive import var
 
-from memento_core.tick.__main__ import run_tick
 from memento_core.errors import MementoError
+from memento_core.tick.__main__ import run_tick
 from memento_core.workspace import Workspace
 
 from . import snapshot as snapshots
 from .commands import MementoCommands
-from .features import optional
 from .keymap import APP_KEYS, bindings, user_keymap
 from .literal import clean_line
 from .messages import (
@@ -36,7 +39,6 @@ from .messages import (
     FilesChanged,
     SnapshotLoaded,
     TickFinished,
-    TickStarted,
     WatcherTrouble,
 )
 from .screens.dashboard import DashboardScreen
@@ -53,6 +55,14 @@ class MementoApp(App[None]):
     BINDINGS = bindings(APP_KEYS)
     COMMANDS = App.COMMANDS | {MementoCommands}
 
+    # Shared state (app_state.AppState): the header, the controls and the panes watch these.
+    # Every snapshot is news (only its parts_read were read again), so no equality check.
+    snapshot: var[Snapshot | None] = var(None, always_update=True)
+    ticking: var[bool] = var(False)
+    auto_tick: var[bool] = var(False)
+    next_tick_at: var[float | None] = var(None)
+    now: var[float] = var(0.0)
+
     def __init__(
         self,
         root: Path | str,
@@ -67,16 +77,14 @@ class MementoApp(App[None]):
         super().__init__()
         self.quit_requested = False
         self.ws = Workspace(Path(root).resolve())
-        self.snapshot: Snapshot | None = None
-        self.ticking = False
         self.auto_tick = auto_tick
         self.auto_interval = auto_interval  # seconds; None: memento.toml [schedule] every
-        self.next_tick_at: float | None = None
         self.watch_files = watch
         self.polling = polling
         self.show_clock = show_clock
         self.clock = clock
         self.started_at = clock()
+        self.now = self.started_at
         self.watcher: WorkspaceWatcher | None = None
         self.keymap_overrides: dict[str, str] = {}
         self.refreshes = 0  # snapshots applied (tests count them)
@@ -127,13 +135,6 @@ class MementoApp(App[None]):
             self.watcher.stop()
             self.watcher = None
 
-    @property
-    def dashboard(self) -> DashboardScreen | None:
-        for screen in self.screen_stack:
-            if isinstance(screen, DashboardScreen):
-                return screen
-        return None
-
     # ------------------------------------------------------------------ refresh
 
     def request_refresh(self, parts: frozenset[str] | set[str]) -> None:
@@ -151,19 +152,20 @@ class MementoApp(App[None]):
             snap = snapshots.load(self.ws, parts, previous)
         except Exception as exc:
             self.post_message(WatcherTrouble(f"could not read the workspace: {type(exc).__name__}: {exc}"))
-            snap = previous or Snapshot(self.ws, plan_error=str(exc))
-        self.post_message(SnapshotLoaded(snap, parts if previous is not None else ALL_PARTS))
+            if previous is not None:
+                snap = replace(previous, parts_read=frozenset(parts))
+            else:
+                snap = Snapshot(self.ws, plan_error=str(exc))
+        self.post_message(SnapshotLoaded(snap))
 
     def on_snapshot_loaded(self, message: SnapshotLoaded) -> None:
-        self.snapshot = message.snapshot
+        snap = message.snapshot
         self.refreshes += 1
-        if CONFIG in message.parts:
-            self._apply_keymap(message.snapshot)
-            if self.auto_tick and self.next_tick_at is None and not self.ticking:
-                self._schedule_next_tick()
-        dashboard = self.dashboard
-        if dashboard is not None and dashboard.is_mounted:
-            dashboard.apply(message.snapshot, message.parts)
+        if CONFIG in snap.parts_read:
+            self._apply_keymap(snap)
+        self.snapshot = snap  # the dashboard screen, the header and the controls redraw from it
+        if CONFIG in snap.parts_read and self.auto_tick and self.next_tick_at is None and not self.ticking:
+            self._schedule_next_tick()
         self._loading = False
         if self.refreshes == 1:
             self._dirty.add(CHECKPOINT)  # the doctor, deferred past the first paint
@@ -198,41 +200,18 @@ class MementoApp(App[None]):
 
     # ------------------------------------------------------------------ clock
 
-    def uptime(self) -> float | None:
-        return self.clock() - self.started_at if self.show_clock else None
-
     def interval(self) -> float:
+        """Seconds between auto-ticks: --demo's, else memento.toml [schedule] every."""
         if self.auto_interval is not None:
             return self.auto_interval
         return self.snapshot.config.schedule_every if self.snapshot else 300.0
 
-    def next_tick_text(self) -> str:
-        if self.ticking:
-            return "now (running)"
-        snap = self.snapshot
-        if snap is not None and snap.cron_installed:
-            next_run = optional("cron", "next_run_after")
-            when = next_run(snap.cron_schedule, datetime.now()) if next_run and snap.cron_schedule else None
-            if when is None or not self.show_clock:
-                return f"cron every {snap.config.schedule_every_text}"
-            left = max(0.0, (when - datetime.now()).total_seconds())
-            return f"in {int(left // 60)}m {int(left % 60):02d}s (cron)" if left >= 60 else f"in {int(left)}s (cron)"
-        if not self.auto_tick:
-            return "manual"
-        if self.next_tick_at is None:
-            return "soon"
-        if not self.show_clock:
-            return "in —"
-        left = max(0.0, self.next_tick_at - self.clock())
-        return f"in {int(left // 60)}m {int(left % 60):02d}s" if left >= 60 else f"in {int(left)}s"
-
     def every_second(self) -> None:
+        """The beat: keep the watcher alive, move the clock the header shows, start a due auto-tick."""
         if self.watcher is not None:
             self.watcher.ensure_alive()
+        self.now = self.clock()
         self.maybe_auto_tick()
-        dashboard = self.dashboard
-        if dashboard is not None and dashboard.is_mounted:
-            dashboard.update_header()
 
     # ------------------------------------------------------------------ ticks
 
@@ -246,10 +225,6 @@ class MementoApp(App[None]):
         if self.auto_tick:
             self._schedule_next_tick()
         self.notify(f"auto-tick {'on' if self.auto_tick else 'off'}", timeout=2)
-        dashboard = self.dashboard
-        if dashboard is not None:
-            dashboard.update_controls()
-            dashboard.update_header()
 
     def _schedule_next_tick(self) -> None:
         self.next_tick_at = self.clock() + self.interval()
@@ -269,7 +244,6 @@ class MementoApp(App[None]):
             return False
         self.ticking = True
         self.next_tick_at = None  # the countdown restarts only after this tick finishes
-        self.post_message(TickStarted())
         self._tick()
         return True
 
@@ -281,13 +255,6 @@ class MementoApp(App[None]):
             self.post_message(TickFinished(None, f"{type(exc).__name__}: {exc}"))
             return
         self.post_message(TickFinished(outcome))
-
-    def on_tick_started(self, message: TickStarted) -> None:
-        dashboard = self.dashboard
-        if dashboard is not None and dashboard.is_mounted:
-            dashboard.update_header()
-            if self.snapshot is not None:
-                dashboard.query_one("TimelinePane").show(self.snapshot, True)
 
     def notify(self, message: str, *, title: str = "", severity="information", timeout: float | None = None,
                markup: bool = False) -> None:

@@ -1,4 +1,8 @@
-"""App-level messages: the watcher and the workers talk to the UI only through these."""
+"""App-level messages: the watcher and the workers talk to the App only through these.
+
+What the App then shows lives in its reactives (see app_state.py), which the
+screens and widgets watch.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +17,10 @@ from .snapshot import Snapshot
 
 @dataclass
 class FilesChanged(Message):
-    """The watcher saw real changes to these snapshot parts (debounced, hash-checked)."""
+    """These snapshot parts changed on disk.
+
+    Posted by the watcher (debounced, hash-checked) and after the dashboard's own edits.
+    """
 
     parts: set[str] = field(default_factory=set)
 
@@ -34,19 +41,19 @@ class WatcherTrouble(Message):
 
 @dataclass
 class SnapshotLoaded(Message):
-    """A refresh worker finished reading ``parts`` from disk."""
+    """A refresh worker finished reading ``snapshot.parts_read`` from disk."""
 
     snapshot: Snapshot
-    parts: frozenset[str]
 
-
-@dataclass
-class TickStarted(Message):
-    """A tick started from the dashboard (tick now or auto-tick)."""
+    @property
+    def parts(self) -> frozenset[str]:
+        return self.snapshot.parts_read
 
 
 @dataclass
 class TickFinished(Message):
+    """A tick worker finished: its outcome, or None and the error that stopped it."""
+
     outcome: TickOutcome | None
     error: str = ""
 

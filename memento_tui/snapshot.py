@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memento_core import overview, status_log
 from memento_core.config import Config, load_config
@@ -21,7 +21,8 @@ from memento_core.state import TickState
 from memento_core.status_log import TickEntry
 from memento_core.workspace import Workspace
 
-from .features import NOT_AVAILABLE, optional
+if TYPE_CHECKING:
+    from memento_core.doctor import Finding as DoctorFinding
 
 # The parts of a snapshot; the watcher maps changed paths to these.
 PLAN = "plan"
@@ -56,7 +57,7 @@ class Snapshot:
     notes: tuple[Note, ...] = ()
     notes_error: str = ""
     checkpoint_text: str | None = None
-    findings: tuple[Finding, ...] | None = None  # None: doctor not available
+    findings: tuple[Finding, ...] | None = None  # None: the doctor has not run yet (the first read skips it)
     findings_error: str = ""
     state: TickState = field(default_factory=TickState)
     claims: tuple[str, ...] = ()  # task ids with a claim file: a tick is running them
@@ -66,6 +67,9 @@ class Snapshot:
     cron_installed: bool = False
     cron_schedule: str | None = None  # the entry's five fields, for a real countdown
     newest_log: str | None = None  # logs/tick_*.log most recently modified
+    # The parts read from disk for this snapshot (the rest came from the previous one):
+    # the dashboard redraws only the panes that show them.
+    parts_read: frozenset[str] = ALL_PARTS
 
     @property
     def project(self) -> str:
@@ -83,7 +87,7 @@ def load(ws: Workspace, parts: frozenset[str] | set[str], previous: Snapshot | N
     """A snapshot with ``parts`` read again from disk and the rest taken from ``previous``."""
     snap = previous or Snapshot(ws)
     parts = set(ALL_PARTS if previous is None else parts)
-    changes: dict[str, Any] = {}
+    changes: dict[str, Any] = {"parts_read": frozenset(parts)}
     if PLAN in parts or STATUS in parts:
         changes.update(_load_plan_and_status(ws, load_entries=STATUS in parts or previous is None,
                                              previous=snap))
@@ -108,15 +112,21 @@ def load(ws: Workspace, parts: frozenset[str] | set[str], previous: Snapshot | N
         except MementoError as exc:
             changes["config"] = Config()
             changes["config_error"] = str(exc)
-        schedule = optional("cron", "installed_schedule")
-        try:
-            changes["cron_schedule"] = schedule(ws.root) if schedule else None
-        except Exception:  # a missing crontab binary is "not installed", not a crash
-            changes["cron_schedule"] = None
+        changes["cron_schedule"] = _cron_schedule(ws)
         changes["cron_installed"] = changes["cron_schedule"] is not None
     if LOGS in parts or STATE in parts:
         changes["newest_log"] = newest_log(ws)
     return replace(snap, **changes)
+
+
+def _cron_schedule(ws: Workspace) -> str | None:
+    """The five fields of this workspace's cron entry, or None when there is none."""
+    from memento_core.cron import installed_schedule
+
+    try:
+        return installed_schedule(ws.root)
+    except Exception:  # a missing crontab binary is "not installed", not a crash
+        return None
 
 
 def _load_plan_and_status(ws: Workspace, load_entries: bool, previous: Snapshot) -> dict[str, Any]:
@@ -176,24 +186,18 @@ def _read_text(path: Path) -> str | None:
 
 
 def _doctor(ws: Workspace) -> dict[str, Any]:
-    check = optional("doctor", "check_workspace")
-    if check is None:
-        return {"findings": None, "findings_error": NOT_AVAILABLE}
+    # Imported here: the doctor re-reads every file, and the first read (the first paint) skips it.
+    from memento_core.doctor import check_workspace
+
     try:
-        found = check(ws)
+        found = check_workspace(ws)
     except Exception as exc:  # the doctor is read-only; its failure is shown, not raised
         return {"findings": (), "findings_error": f"doctor failed: {type(exc).__name__}: {exc}"}
     return {"findings": tuple(_finding(f) for f in found), "findings_error": ""}
 
 
-def _finding(f: Any) -> Finding:
-    return Finding(
-        severity=str(getattr(f, "severity", "INFO")),
-        check=str(getattr(f, "check", "")),
-        message=str(getattr(f, "message", f)),
-        path=str(getattr(f, "path", "") or ""),
-        line=int(getattr(f, "line", 0) or 0),
-    )
+def _finding(f: DoctorFinding) -> Finding:
+    return Finding(severity=f.severity, check=f.check, message=f.message, path=f.path or "", line=f.line or 0)
 
 
 def _claims(ws: Workspace) -> tuple[str, ...]:

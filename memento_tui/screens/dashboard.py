@@ -1,13 +1,14 @@
 """The one screen of SPEC §6: header, controls, progress, tasks, and timeline/notes/continuity/memory tabs.
 
 Every action here edits files only through memento_core (in a thread worker);
-the watcher then sees the change and the panes refresh from the files.
+the App then reads the changed files again and the panes refresh from them.
+The screen watches ``app.snapshot`` and redraws the panes whose files were
+read; the header and the controls watch the App's state themselves.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import work
@@ -23,10 +24,10 @@ from memento_core.notes import add_note
 from memento_core.plan import reset_task, skip_task
 from memento_core.status_log import TickEntry
 
-from ..features import NOT_AVAILABLE, optional
+from ..app_state import AppState
 from ..keymap import DASHBOARD_KEYS, bindings
-from ..messages import ActionDone
-from ..snapshot import CHECKPOINT, CONFIG, NOTES, PLAN, STATE, STATUS, Snapshot
+from ..messages import ActionDone, FilesChanged
+from ..snapshot import ALL_PARTS, CHECKPOINT, CONFIG, NOTES, PLAN, STATE, STATUS, Snapshot
 from ..widgets.continuity import ContinuityPane
 from ..widgets.controls import Controls
 from ..widgets.header import StatusHeader
@@ -40,15 +41,12 @@ from .diff import DiffScreen
 from .log import LogScreen
 from .memory_entry import MemoryEntryScreen
 
-if TYPE_CHECKING:
-    from ..app import MementoApp
-
 
 class DashboardScreen(Screen[None]):
     BINDINGS = bindings(DASHBOARD_KEYS)
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
 
-    app: MementoApp
+    app: AppState
 
     def compose(self) -> ComposeResult:
         yield StatusHeader(id="header")
@@ -70,35 +68,27 @@ class DashboardScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#task-table").focus()
+        self.watch(self.app, "snapshot", self._snapshot_changed, init=False)
+        if self.app.snapshot is not None:  # read before this screen was mounted: show all of it
+            self.apply(self.app.snapshot, ALL_PARTS)
 
     # ------------------------------------------------------------------ rendering
 
+    def _snapshot_changed(self, snap: Snapshot | None) -> None:
+        if snap is not None:
+            self.apply(snap, snap.parts_read)
+
     def apply(self, snap: Snapshot, parts: frozenset[str]) -> None:
-        """Show a fresh snapshot; only the panes whose files changed are redrawn."""
-        self.update_header()
+        """Show a fresh snapshot; only the panes whose files were read again are redrawn."""
         if parts & {PLAN, STATUS}:
             self.query_one(ProgressPane).show(snap)
             self.query_one(TaskPane).show(snap)
         if parts & {STATUS, STATE}:
-            self.query_one(TimelinePane).show(snap, self.app.ticking)
+            self.query_one(TimelinePane).show(snap)
         if NOTES in parts:
             self.query_one(NotesPane).show(snap)
         if parts & {CHECKPOINT, PLAN, STATE}:
             self.query_one(ContinuityPane).show(snap)
-        if CONFIG in parts or STATE in parts:
-            self.update_controls()
-
-    def update_header(self) -> None:
-        app = self.app
-        self.query_one(StatusHeader).show(
-            app.snapshot, ticking=app.ticking, uptime=app.uptime(), next_tick=app.next_tick_text()
-        )
-
-    def update_controls(self) -> None:
-        snap = self.app.snapshot
-        if snap is not None:
-            self.query_one(Controls).show(snap.config.schedule_every_text, self.app.auto_tick,
-                                          snap.cron_installed)
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         if event.pane.id == "tab-memory":
@@ -150,7 +140,7 @@ class DashboardScreen(Screen[None]):
             self.app.post_message(ActionDone(f"{description}: {type(exc).__name__}: {exc}", error=True))
         else:
             self.app.post_message(ActionDone(text))
-        self.app.call_from_thread(self.app.request_refresh, parts)
+        self.app.post_message(FilesChanged(set(parts)))  # read them now, whether or not the watcher runs
 
     # ------------------------------------------------------------------ actions
 
@@ -243,11 +233,10 @@ class DashboardScreen(Screen[None]):
                 return
 
             def run() -> str:
+                from memento_core.cron import update_interval_if_installed
+
                 config = set_schedule_every(ws.config_path, value)
-                update = optional("cron", "update_interval_if_installed")
-                if update is None:
-                    return f"every {config.schedule_every_text} (cron: {NOT_AVAILABLE})"
-                changed = update(ws.root, config.schedule_every_text)
+                changed = update_interval_if_installed(ws.root, config.schedule_every_text)
                 cron = "cron entry updated" if changed else "no cron entry installed"
                 return f"every {config.schedule_every_text} ({cron})"
 
@@ -295,13 +284,11 @@ class DashboardScreen(Screen[None]):
         self.app.push_screen(DiffScreen(self.app.ws.root, entry.commit_sha, label))
 
     def action_acknowledge(self) -> None:
-        acknowledge = optional("checkpoint", "acknowledge")
-        if acknowledge is None:
-            self.notify(f"acknowledge: {NOT_AVAILABLE}", severity="warning")
-            return
         ws = self.app.ws
 
         def run() -> str:
+            from memento_core.checkpoint import acknowledge
+
             n = acknowledge(ws)
             return f"acknowledged {n} result(s)"
 

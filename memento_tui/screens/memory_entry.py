@@ -13,7 +13,6 @@ from textual.widgets import Footer, Static
 
 from memento_core.workspace import Workspace
 
-from ..features import NOT_AVAILABLE, optional
 from ..literal import literal
 
 
@@ -46,28 +45,29 @@ class MemoryEntryScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="memory-entry", exit_on_error=False, description="read memory entry")
     def _load(self) -> None:
-        read_entry = optional("memory", "read_entry")
-        history_of = optional("memory", "entry_history")
-        if read_entry is None:
-            body = Text(f"memory: {NOT_AVAILABLE}", style="dim")
-        else:
-            try:
-                body = literal(read_entry(self.ws, self.path))
-            except Exception as exc:
-                body = literal(f"{type(exc).__name__}: {exc}", "red")
+        self.post_message(self.Loaded(self._body(), self._history()))
+
+    def _body(self) -> Text:
+        from memento_core.memory import read_entry
+
+        try:
+            return literal(read_entry(self.ws, self.path))
+        except Exception as exc:
+            return literal(f"{type(exc).__name__}: {exc}", "red")
+
+    def _history(self) -> Text:
+        from memento_core.memory import entry_history
+
         history = Text("\nHistory\n", style="bold underline")
-        if history_of is None:
-            history.append(f"history: {NOT_AVAILABLE}", style="dim")
-        else:
-            try:
-                for sha, date, subject in history_of(self.ws, self.path):
-                    history.append(f"{str(sha)[:7]} ", style="yellow")
-                    history.append_text(literal(f"{date} ", "dim", one_line=True))
-                    history.append_text(literal(str(subject), one_line=True))
-                    history.append("\n")
-            except Exception as exc:
-                history.append_text(literal(f"{type(exc).__name__}: {exc}", "red"))
-        self.post_message(self.Loaded(body, history))
+        try:
+            for sha, date, subject in entry_history(self.ws, self.path):
+                history.append(f"{str(sha)[:7]} ", style="yellow")
+                history.append_text(literal(f"{date} ", "dim", one_line=True))
+                history.append_text(literal(str(subject), one_line=True))
+                history.append("\n")
+        except Exception as exc:
+            history.append_text(literal(f"{type(exc).__name__}: {exc}", "red"))
+        return history
 
     def on_memory_entry_screen_loaded(self, message: Loaded) -> None:
         self.query_one("#memory-entry-body", Static).update(message.body)

@@ -7,7 +7,6 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from ..features import NOT_AVAILABLE
 from ..literal import literal
 from ..snapshot import Snapshot
 
@@ -32,7 +31,7 @@ def checkpoint_text(text: str | None) -> Text:
 def findings_text(snap: Snapshot) -> Text:
     out = Text("Doctor\n", style="bold underline")
     if snap.findings is None:
-        out.append(f"doctor: {snap.findings_error or NOT_AVAILABLE}", style="dim")
+        out.append(f"doctor: {snap.findings_error or 'not run yet'}", style="dim")
         return out
     if snap.findings_error:
         out.append_text(literal(snap.findings_error, "red"))

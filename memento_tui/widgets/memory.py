@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import work
@@ -15,8 +15,10 @@ from textual.widgets import Static, Tree
 
 from memento_core.workspace import Workspace
 
-from ..features import NOT_AVAILABLE, optional
 from ..literal import literal
+
+if TYPE_CHECKING:
+    from memento_core.memory.entries import MemoryEntry
 
 
 @dataclass(frozen=True)
@@ -28,21 +30,16 @@ class MemoryItem:
     updated_at: str
 
 
-def _item(entry: Any) -> MemoryItem:
-    return MemoryItem(
-        path=str(getattr(entry, "path", entry)),
-        summary=str(getattr(entry, "summary", "") or ""),
-        priority=str(getattr(entry, "priority", "") or ""),
-        status=str(getattr(entry, "status", "") or ""),
-        updated_at=str(getattr(entry, "updated_at", "") or ""),
-    )
+def _item(entry: MemoryEntry) -> MemoryItem:
+    return MemoryItem(path=entry.path, summary=entry.summary, priority=entry.priority,
+                      status=entry.status, updated_at=entry.updated_at)
 
 
 class MemoryPane(Vertical):
     """Loads the entries in a worker whenever it is asked to refresh."""
 
     class Loaded(Message):
-        def __init__(self, items: list[MemoryItem] | None, error: str) -> None:
+        def __init__(self, items: list[MemoryItem], error: str) -> None:
             super().__init__()
             self.items = items
             self.error = error
@@ -67,10 +64,9 @@ class MemoryPane(Vertical):
 
     @work(thread=True, exclusive=True, group="memory", exit_on_error=False, description="read memory/")
     def _load(self) -> None:
-        list_entries = optional("memory", "list_entries")
-        if list_entries is None:
-            self.post_message(self.Loaded(None, f"memory: {NOT_AVAILABLE}"))
-            return
+        # Imported when the tab first opens, in this worker: it brings in python-frontmatter (YAML).
+        from memento_core.memory.tree import list_entries
+
         try:
             items = [_item(e) for e in list_entries(self.ws)]
         except Exception as exc:
@@ -81,11 +77,11 @@ class MemoryPane(Vertical):
     def on_memory_pane_loaded(self, message: Loaded) -> None:
         hint = self.query_one("#memory-hint", Static)
         tree = self.query_one(Tree)
-        if message.items is None or message.error:
+        if message.error:
             hint.update(literal(message.error, "dim"))
         tree.clear()
         folders: dict[str, Any] = {}
-        for item in sorted(message.items or [], key=lambda i: i.path):
+        for item in sorted(message.items, key=lambda i: i.path):
             parts = PurePosixPath(item.path).parts
             node = tree.root
             for i, part in enumerate(parts[:-1]):

@@ -8,6 +8,7 @@ from textual.containers import Vertical
 
 from memento_core.status_log import TickEntry
 
+from ..app_state import AppState
 from ..literal import literal
 from ..snapshot import Snapshot
 from .table_sync import LiveTable, Row, selected_key, sync_rows
@@ -70,7 +71,9 @@ class TimelineTable(LiveTable):
 
 
 class TimelinePane(Vertical):
-    """Ticks newest first; a running tick is the first row while it runs."""
+    """Ticks newest first; a running tick is the first row while it runs (it watches ``app.ticking``)."""
+
+    app: AppState
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -80,16 +83,24 @@ class TimelinePane(Vertical):
     def compose(self) -> ComposeResult:
         yield TimelineTable(id="timeline-table")
 
+    def on_mount(self) -> None:
+        self.tick_running = self.app.ticking
+        self.watch(self.app, "ticking", self._ticking_changed, init=False)
+
+    def _ticking_changed(self, ticking: bool) -> None:
+        self.tick_running = ticking
+        if self.snapshot is not None:
+            self.show(self.snapshot)
+
     @property
     def table(self) -> TimelineTable:
         return self.query_one(TimelineTable)
 
-    def show(self, snap: Snapshot, tick_running: bool = False) -> None:
+    def show(self, snap: Snapshot) -> None:
         self.snapshot = snap
-        self.tick_running = tick_running
         rows: list[tuple[str, Row]] = []
         entries: dict[str, TickEntry] = {}
-        if tick_running or snap.claims:
+        if self.tick_running or snap.claims:
             what = ", ".join(snap.claims) or "starting"
             rows.append((RUNNING_KEY, (
                 Text("now"), Text("…"), literal(what, one_line=True),

@@ -1,10 +1,9 @@
-"""The State and Memory tabs read their files (or say the core part is not available yet)."""
+"""The State and Memory tabs read their files: the doctor's findings, the memory tree, one entry's history."""
 
 from __future__ import annotations
 
 from memento_core.locks import atomic_write_text
 from memento_tui.app import MementoApp
-from memento_tui.features import optional
 from memento_tui.screens.memory_entry import MemoryEntryScreen
 
 from .conftest import HOSTILE, screen_text, settle, wait_for
@@ -23,13 +22,9 @@ async def test_state_and_memory_tabs(scripted):
         text = screen_text(app)
         assert f"keep {HOSTILE[1]} literal" in text
         assert "Doctor" in text
-        if optional("doctor", "check_workspace") is not None:
-            assert "[CRITICAL]" in text or "[WARNING]" in text or "[OK]" in text or "[INFO]" in text
+        assert "[CRITICAL]" in text or "[WARNING]" in text or "[OK]" in text or "[INFO]" in text
         app.screen.query_one("#tabs").active = "tab-memory"
         await settle(app, pilot)
-        if optional("memory", "list_entries") is None:
-            assert "not available yet" in screen_text(app)
-            return
         assert await wait_for(pilot, lambda: "division.md" in screen_text(app))
         tree = app.screen.query_one("#memory-tree")
         leaf = next(node for node in _walk(tree.root) if node.data and node.data.endswith("division.md"))
