@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
+from ..errors import EXIT_ATTENTION, EXIT_ERROR, EXIT_OK
+
 CRITICAL, WARNING, INFO, OK = "CRITICAL", "WARNING", "INFO", "OK"
-EXIT_CODES = {CRITICAL: 2, WARNING: 1, INFO: 0, OK: 0}
+EXIT_CODES = {CRITICAL: EXIT_ERROR, WARNING: EXIT_ATTENTION, INFO: EXIT_OK, OK: EXIT_OK}
 
 
 @dataclass(frozen=True)
@@ -37,7 +39,7 @@ class Finding:
 
 def exit_code(findings: Iterable[Finding]) -> int:
     """0 healthy (OK and INFO only), 1 warnings, 2 critical."""
-    return max((EXIT_CODES.get(f.severity, 0) for f in findings), default=0)
+    return max((EXIT_CODES.get(f.severity, EXIT_OK) for f in findings), default=EXIT_OK)
 
 
 # Each check returns a list of findings (problems), a string (all is well: one OK line with

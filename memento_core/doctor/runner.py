@@ -7,7 +7,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ..errors import MementoError
+from ..errors import EXIT_ERROR, EXIT_OK, MementoError
 from ..workspace import Workspace
 from .checks.config import check_agent, check_config
 from .checks.continuity import (
@@ -89,9 +89,9 @@ def run_workspaces(dirs: list[str]) -> list[dict]:
 
 def overall_exit(reports: list[dict], fail_on: str = "warning") -> int:
     """The worst exit code; with ``fail_on="critical"`` warnings alone exit 0."""
-    worst = max((r["exit_code"] for r in reports), default=0)
-    if fail_on == "critical" and worst < 2:
-        return 0
+    worst = max((r["exit_code"] for r in reports), default=EXIT_OK)
+    if fail_on == "critical" and worst < EXIT_ERROR:
+        return EXIT_OK
     return worst
 
 
