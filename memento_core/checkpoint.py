@@ -412,17 +412,3 @@ def acknowledge(ws: Workspace) -> int:
         locked_edit(ws.checkpoint_path, lambda data: _set_section_none(data, "Unsurfaced Results"))
     return len(pending)
 
-
-def run_ack(args) -> int:
-    """`memento ack [DIR]`: the unsurfaced results have been seen."""
-    from .cli import EXIT_OK, ok, workspace_of
-
-    ws = workspace_of(args)
-    pending = unsurfaced_results(ws, TickState.load(ws))
-    count = acknowledge(ws)
-    if not count:
-        ok("nothing to acknowledge: no unsurfaced results")
-    else:
-        ids = ", ".join(u.get("task", "?") for u in pending)
-        ok(f"acknowledged {count} result(s): {ids}; {ws.rel(ws.checkpoint_path)} lists them no more")
-    return EXIT_OK

@@ -1,4 +1,4 @@
-"""`memento cron install | remove | show` (SPEC §7): the tick on the scheduler people already have.
+"""Scheduling the tick with cron or systemd (SPEC §7; the command is `memento cron install | remove | show`).
 
 One crontab entry per project, found again by its comment tag
 ``memento: <absolute project path>``; entries that are not ours are never
@@ -18,7 +18,6 @@ The dashboard calls :func:`installed` and :func:`update_interval_if_installed`.
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import hashlib
 import math
@@ -432,85 +431,6 @@ def write_systemd_units(root: Path | str, every: str | float = "5min", *,
     return timer_path, service_path, schedule
 
 
-# --------------------------------------------------------------------------- command line
-
-
-def _workspace(args: argparse.Namespace):
-    from .cli import workspace_of
-
-    return workspace_of(args)
-
-
-def _every(args: argparse.Namespace, ws) -> tuple[str, bool]:
-    """The interval to use, and whether it came from --every."""
-    if args.every:
-        return args.every, True
-    from .config import load_config
-
-    return load_config(ws.config_path).schedule_every_text, False
-
-
-def _save_every(ws, every: str) -> None:
-    """Make memento.toml say the interval cron runs at; commit it when the file was clean."""
-    from . import gitops
-    from .cli import ok, warn
-    from .config import load_config, set_schedule_every
-
-    if parse_duration(load_config(ws.config_path).schedule_every_text) == parse_duration(every):
-        return
-    rel = ws.rel(ws.config_path)
-    was_dirty = ws.config_path.exists() and rel in gitops.dirty_paths(ws.root)
-    set_schedule_every(ws.config_path, every)
-    if was_dirty:
-        warn(f"{rel} now says every = {every!r}; it had other uncommitted changes, "
-             "so commit it yourself (a tick refuses to start on a dirty tree)")
-        return
-    try:
-        gitops.commit_paths(ws.root, [rel], f"memento: schedule every {every}")
-    except MementoError as exc:
-        warn(f"{rel} now says every = {every!r} but could not be committed: {exc}")
-        return
-    ok(f"{rel}: [schedule] every = {every!r} (committed)")
-
-
-def cmd_install(args: argparse.Namespace) -> int:
-    from .cli import ok, warn
-
-    ws = _workspace(args)
-    every, given = _every(args, ws)
-    if args.systemd:
-        if args.write:
-            timer_path, service_path, schedule = write_systemd_units(ws.root, every)
-            if schedule.warning:
-                warn(schedule.warning)
-            ok(f"wrote {service_path}")
-            ok(f"wrote {timer_path}")
-            print(f"Next: systemctl --user daemon-reload && systemctl --user enable --now "
-                  f"{timer_path.name}\n(and `loginctl enable-linger {os.environ.get('USER', '$USER')}` "
-                  "so it keeps running after you log out)")
-        else:
-            name, timer, service, schedule = systemd_units(ws.root, every)
-            if schedule.warning:
-                warn(schedule.warning)
-            print(f"# ~/.config/systemd/user/{name}.service\n{service}")
-            print(f"# ~/.config/systemd/user/{name}.timer\n{timer}")
-            print(f"# then: systemctl --user daemon-reload && systemctl --user enable --now {name}.timer")
-        if given and args.write:  # printing units installs nothing: memento.toml stays as it is
-            _save_every(ws, interval_text(schedule_for(every).seconds))
-        return 0
-    result = install(ws.root, every)
-    if result.schedule.warning:
-        warn(result.schedule.warning)
-    what = "updated" if result.replaced else "installed"
-    ok(f"{what} the crontab entry for {ws.root}: {result.entry.schedule} "
-       f"(every {format_duration(result.schedule.seconds)}); output goes to {ws.rel(ws.cron_log)}")
-    if result.replaced > 1:
-        ok(f"removed {result.replaced - 1} duplicate entr{'y' if result.replaced == 2 else 'ies'}")
-    if given:
-        _save_every(ws, interval_text(result.schedule.seconds))
-    return 0
-
-
 def interval_text(seconds: int) -> str:
     """``360`` → ``6min``: the interval cron really runs at, as memento.toml writes it."""
     if seconds % 86400 == 0:
@@ -518,68 +438,3 @@ def interval_text(seconds: int) -> str:
     if seconds % 3600 == 0:
         return f"{seconds // 3600}h"
     return f"{seconds // 60}min"
-
-
-def cmd_remove(args: argparse.Namespace) -> int:
-    from .cli import ok
-
-    ws = _workspace(args)
-    if not cron_available():
-        raise MementoError(MISSING_CRONTAB)
-    count = remove(ws.root)
-    if count:
-        ok(f"removed the crontab entry for {ws.root}")
-    else:
-        ok(f"no crontab entry for {ws.root}; nothing to remove")
-    name = unit_name(ws.root)
-    if (SYSTEMD_USER_DIR.expanduser() / f"{name}.timer").exists():
-        print(f"A systemd timer exists too: systemctl --user disable --now {name}.timer")
-    return 0
-
-
-def cmd_show(args: argparse.Namespace) -> int:
-    from .cli import ok, warn
-
-    ws = None
-    try:
-        ws = _workspace(args)
-    except MementoError:
-        if getattr(args, "project", None) or getattr(args, "dir", None):
-            raise
-    found = entries()
-    here = tag_for(ws.root)[len(TAG_PREFIX):] if ws else None
-    if not found:
-        ok("no Memento entries in the crontab")
-    for entry in found:
-        state = "" if entry.enabled else " (disabled)"
-        mine = "  <- this project" if entry.root == here else ""
-        print(f"[ok] {entry.root}{state}{mine}\n     {entry.line}")
-    if ws is not None and not any(e.root == here for e in found):
-        warn(f"{ws.root} has no crontab entry; `memento cron install` adds one")
-        return 1
-    return 0
-
-
-def register(sub, common, with_dir) -> None:
-    """Add `memento cron install | remove | show` to the command line."""
-    cron = sub.add_parser("cron", help="schedule ticks with cron (or systemd timers)")
-    actions = cron.add_subparsers(dest="cron_command", metavar="ACTION", required=True)
-
-    p = with_dir(actions.add_parser("install", parents=[common],
-                                    help="add (or update) this project's crontab entry"))
-    p.add_argument("--every", metavar="INTERVAL",
-                   help="how often, e.g. 5min, 15m, 1h (default: memento.toml [schedule] every); "
-                        "also written to memento.toml")
-    p.add_argument("--systemd", action="store_true",
-                   help="print a systemd user timer + service instead of touching the crontab")
-    p.add_argument("--write", action="store_true",
-                   help="with --systemd: write them to ~/.config/systemd/user/")
-    p.set_defaults(func=cmd_install)
-
-    p = with_dir(actions.add_parser("remove", parents=[common],
-                                    help="remove this project's crontab entry"))
-    p.set_defaults(func=cmd_remove)
-
-    p = with_dir(actions.add_parser("show", parents=[common],
-                                    help="show Memento's crontab entries"))
-    p.set_defaults(func=cmd_show)

@@ -118,3 +118,15 @@ def strip_eol(line: str) -> str:
 
 def eol_of(line: str) -> str:
     return line[len(strip_eol(line)) :]
+
+
+def safe_text(text: str) -> str:
+    """Text from files, made harmless for a terminal: every character that is not
+    printable but a tab becomes ``?``.
+
+    Broader than :func:`strip_controls` on purpose: ``str.isprintable`` also refuses
+    line and paragraph separators and format characters such as bidi overrides, which
+    could make a printed line read differently from the file; and ``?`` shows that
+    something was there.
+    """
+    return "".join(ch if ch.isprintable() or ch == "\t" else "?" for ch in text)

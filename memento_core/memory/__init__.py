@@ -11,44 +11,31 @@ uses ``list_entries``, ``read_entry`` and ``entry_history``.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING
+import json
+import time
 
+from ..errors import MementoError
+from ..locks import atomic_write_text
 from ..workspace import Workspace
-
-if TYPE_CHECKING:
-    from .entries import MemoryEntry
-    from .store import UnattributedWrite
-    from .writes import WriteResult
-
-# Loaded on first use: every `memento` command builds the parser that imports
-# memory.cli, and most of them never touch YAML or markdown.
-_LAZY = {
-    "MemoryEntry": "entries",
-    "UnattributedWrite": "store",
-    "ensure_store": "store",
-    "unattributed_writes": "store",
-    "record_tick": "journal",
-    "list_entries": "tree",
-    "tree_for_prompt": "tree",
-    "WriteResult": "writes",
-    "write_entry": "writes",
-}
-
-
-def __getattr__(name: str):
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+from .entries import MemoryEntry
+from .gc import gc as run_gc
+from .journal import record_tick
+from .store import (
+    UnattributedWrite,
+    commit_leftovers,
+    ensure_store,
+    history,
+    is_store,
+    jail,
+    locked,
+    unattributed_writes,
+)
+from .tree import list_entries, tree_for_prompt
+from .writes import WriteResult, write_entry
 
 
 def init_store(ws: Workspace) -> bool:
     """Create memory/ as its own repository if it is not one yet (`memento init`); True if made."""
-    from .store import is_store, locked
-
     if is_store(ws.memory_dir):
         return False
     with locked(ws):
@@ -65,8 +52,6 @@ def commit_unattributed(ws: Workspace, task_id: str) -> list[str]:
     """
     if not ws.memory_dir.is_dir():
         return []
-    from .store import commit_leftovers, locked
-
     with locked(ws) as root:
         return [sha for _, sha in commit_leftovers(ws, root, task_id)]
 
@@ -79,11 +64,6 @@ def weekly_gc(ws: Workspace, now: float | None = None) -> bool:
 
     The time of the last run is kept in ``.memento/memory_gc.json``; True when gc ran.
     """
-    import json
-    import time
-
-    from ..locks import atomic_write_text
-
     if not ws.memory_dir.is_dir():
         return False
     now = time.time() if now is None else now
@@ -94,18 +74,13 @@ def weekly_gc(ws: Workspace, now: float | None = None) -> bool:
         last = 0.0
     if now - last < GC_EVERY_DAYS * 86400:
         return False
-    from .gc import gc
-
-    gc(ws)
+    run_gc(ws)
     atomic_write_text(stamp, json.dumps({"at": now}) + "\n")
     return True
 
 
 def read_entry(ws: Workspace, path: str) -> str:
     """The text of one entry (MEMORY.md and PERSONA.md included); MementoError if refused or missing."""
-    from ..errors import MementoError
-    from .store import jail
-
     rel, target = jail(ws, path, writing=False)
     try:
         return target.read_text(encoding="utf-8", errors="replace")
@@ -117,8 +92,6 @@ def read_entry(ws: Workspace, path: str) -> str:
 
 def entry_history(ws: Workspace, path: str, n: int = 50) -> list[tuple[str, str, str]]:
     """(sha, ISO date, subject) of the commits that touched ``path``, newest first."""
-    from .store import history, jail
-
     rel, _ = jail(ws, path, writing=False)
     return [(c.sha, c.date, c.subject) for c in history(ws, rel, n)]
 
@@ -136,5 +109,6 @@ __all__ = [
     "record_tick",
     "tree_for_prompt",
     "unattributed_writes",
+    "weekly_gc",
     "write_entry",
 ]

@@ -184,37 +184,48 @@ def decide(old_body: str | None, new: str, mode: str | None = None, *,
     sections = {b.section for b in old_blocks if b.heading}
     by = f"({date}{', ' + source if source else ''})" if date or source else ""
     if mode in ("update", "conflict"):
-        targets: list[Block] = []
-        for b in fresh:
-            p = plain(b.text)
-            scored = [(similarity(p, q), ob) for ob, q in active_plain if ob.marked != "conflict" or mode == "update"]
-            best = max(scored, key=lambda s: s[0], default=(0.0, None))
-            if best[1] is not None and best[0] >= RELATED and best[1] not in targets:
-                targets.append(best[1])
-        if not targets:
-            # Nothing resembles the new text: it is about the entry as a whole (its section if named).
-            named = {b.section for b in fresh} & sections
-            targets = [ob for ob, _ in active_plain if not named or ob.section in named]
-        marker = SUPERSEDED if mode == "update" else CONFLICT
-        note = (f"{by} — replaced by the text below it" if mode == "update"
-                else f"{by} — contradicted by a later paragraph; both kept until a person decides")
-        already = "superseded" if mode == "update" else "conflict"
-        shift = 0
-        for ob in sorted(targets, key=lambda b: b.start, reverse=True):
-            if ob.marked != already:
-                lines.insert(ob.start, _stamp_line(marker, note.strip()))
-                shift += 1
-        new_text = "\n\n".join(b.text for b in fresh)
-        if mode == "conflict":
-            new_text = _stamp_line(CONFLICT, f"{by} — contradicts the paragraph(s) marked above:".strip()) \
-                + "\n" + new_text
-        # The new version goes right after the last paragraph it replaces or contradicts.
-        after = max(ob.end for ob in targets) + shift if targets else len(lines)
-        lines[after:after] = ["", *new_text.split("\n")]
-        body = "\n".join(lines).rstrip("\n") + "\n"
-        body = re.sub(r"\n{3,}", "\n\n", body)
-        return Decision(mode, body, f"{len(targets)} paragraph(s) marked {marker}")
-    # Append: under the same section when the entry has it, else at the end (with its heading).
+        return _mark(lines, fresh, active_plain, sections, mode, by)
+    body = _append(lines, fresh, old_blocks, sections, new)
+    return Decision("append", body, f"{len(fresh)} new block(s), {len(incoming) - len(fresh)} already covered")
+
+
+def _mark(lines: list[str], fresh: list[Block], active_plain: list[tuple[Block, str]],
+          sections: set[str], mode: str, by: str) -> Decision:
+    """An update or a conflict: mark the paragraphs ``fresh`` replaces or contradicts, add it after them."""
+    targets: list[Block] = []
+    for b in fresh:
+        p = plain(b.text)
+        scored = [(similarity(p, q), ob) for ob, q in active_plain if ob.marked != "conflict" or mode == "update"]
+        best = max(scored, key=lambda s: s[0], default=(0.0, None))
+        if best[1] is not None and best[0] >= RELATED and best[1] not in targets:
+            targets.append(best[1])
+    if not targets:
+        # Nothing resembles the new text: it is about the entry as a whole (its section if named).
+        named = {b.section for b in fresh} & sections
+        targets = [ob for ob, _ in active_plain if not named or ob.section in named]
+    marker = SUPERSEDED if mode == "update" else CONFLICT
+    note = (f"{by} — replaced by the text below it" if mode == "update"
+            else f"{by} — contradicted by a later paragraph; both kept until a person decides")
+    already = "superseded" if mode == "update" else "conflict"
+    shift = 0
+    for ob in sorted(targets, key=lambda b: b.start, reverse=True):
+        if ob.marked != already:
+            lines.insert(ob.start, _stamp_line(marker, note.strip()))
+            shift += 1
+    new_text = "\n\n".join(b.text for b in fresh)
+    if mode == "conflict":
+        new_text = _stamp_line(CONFLICT, f"{by} — contradicts the paragraph(s) marked above:".strip()) \
+            + "\n" + new_text
+    # The new version goes right after the last paragraph it replaces or contradicts.
+    after = max(ob.end for ob in targets) + shift if targets else len(lines)
+    lines[after:after] = ["", *new_text.split("\n")]
+    return Decision(mode, _joined(lines), f"{len(targets)} paragraph(s) marked {marker}")
+
+
+def _append(lines: list[str], fresh: list[Block], old_blocks: list[Block], sections: set[str],
+            new: str) -> str:
+    """The body with ``fresh`` appended: under the same section when the entry has it, else at
+    the end (with its heading)."""
     tail: list[str] = []
     inserts: dict[int, list[str]] = {}
     new_headings: set[str] = set()
@@ -234,6 +245,10 @@ def decide(old_body: str | None, new: str, mode: str | None = None, *,
             chunk += ["", *text.split("\n")]
         lines[at:at] = chunk
     lines += tail
+    return _joined(lines)
+
+
+def _joined(lines: list[str]) -> str:
+    """Lines back into a body: one final newline, never more than one blank line in a row."""
     body = "\n".join(lines).rstrip("\n") + "\n"
-    body = re.sub(r"\n{3,}", "\n\n", body)
-    return Decision("append", body, f"{len(fresh)} new block(s), {len(incoming) - len(fresh)} already covered")
+    return re.sub(r"\n{3,}", "\n\n", body)

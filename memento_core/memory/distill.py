@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from ..errors import MementoError
 from ..workspace import Workspace
 from .journal import JournalDay, parse_journal
-from .store import ARCHIVE
+from .layout import ARCHIVE
 
 _DECISION_RE = re.compile(r"^\s*(?:decision\s*:|decided\b|we decided\b)|\bdecided to\b", re.I)
 

@@ -10,7 +10,8 @@ from datetime import UTC, date, datetime, timedelta
 from ..locks import atomic_write_text
 from ..workspace import Workspace
 from .entries import load_entry, parse_date, set_fields
-from .store import ARCHIVE, GENERATED, commit, commit_leftovers, locked, write_index
+from .layout import ARCHIVE, GENERATED
+from .store import commit, commit_leftovers, locked, write_index
 from .tree import entry_paths
 
 RETENTION_DAYS = 30

@@ -22,7 +22,8 @@ from datetime import UTC, datetime
 
 from ..locks import atomic_write_text
 from ..workspace import Workspace
-from .store import GENERATED, commit, commit_leftovers, locked, write_index
+from .layout import GENERATED
+from .store import commit, commit_leftovers, locked, write_index
 
 STATUS_LINK = "../../docs/TICK_STATUS.md"
 FIELD_MAX = 400

@@ -29,13 +29,10 @@ from .. import gitops
 from ..errors import MementoError
 from ..locks import atomic_write_text, file_lock
 from ..workspace import Workspace
+from .layout import ARCHIVE, GENERATED, LAYERS, PERSONA, SESSION_ARCHIVE
+from .tree import render_index
 
 TRAILER = "Memento-Memory"
-GENERATED = "MEMORY.md"
-PERSONA = "PERSONA.md"
-ARCHIVE = ".archive"
-SESSION_ARCHIVE = "session_archive"  # written by checkpoint.py straight to disk (SPEC §8)
-LAYERS = ("journal", "knowledge/lessons", "knowledge/decisions", "knowledge/people")
 GITATTRIBUTES = "* text=auto eol=lf\n"
 LOCK_TIMEOUT = 120.0
 UNATTRIBUTED_LOG = "memory_unattributed.jsonl"  # in .memento/, read by `memento doctor`
@@ -155,8 +152,6 @@ def commit(root: Path, paths: list[str], subject: str, *, source: str, kind: str
 
 def write_index(root: Path) -> bool:
     """Regenerate MEMORY.md; True when it changed."""
-    from .tree import render_index
-
     text = render_index(root)
     target = root / GENERATED
     try:

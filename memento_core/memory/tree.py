@@ -16,7 +16,7 @@ from pathlib import Path, PurePosixPath
 
 from ..workspace import Workspace
 from .entries import MemoryEntry, load_entry
-from .store import ARCHIVE, GENERATED, PERSONA, SESSION_ARCHIVE
+from .layout import ARCHIVE, GENERATED, PERSONA, SESSION_ARCHIVE
 
 MAX_PATHS = 1000
 PROMPT_BUDGET = 100_000  # characters of tree in a worker prompt (~25k tokens)

@@ -12,7 +12,8 @@ from ..locks import atomic_write_text
 from ..workspace import Workspace
 from . import crud
 from .entries import PRIORITIES, parse_text, render_front_matter, set_fields, utc_iso
-from .store import GENERATED, commit, commit_leftovers, jail, locked, write_index
+from .layout import GENERATED
+from .store import commit, commit_leftovers, jail, locked, write_index
 
 MODES = (None, "update", "conflict")
 

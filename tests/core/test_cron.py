@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from memento_core import cron
-from memento_core.cli import main
+from memento_core.cli.main import main
 from memento_core.errors import MementoError
 from memento_core.scaffold import init_workspace
 

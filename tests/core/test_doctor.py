@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from memento_core import checkpoint, doctor
-from memento_core.cli import main
+from memento_core.cli.main import main
 from memento_core.demo import create_demo
-from memento_core.tick.__main__ import run_tick
 from memento_core.locks import file_lock
 from memento_core.notes import add_note
 from memento_core.state import Claim, TickState, this_host, write_claim
+from memento_core.tick.__main__ import run_tick
 from memento_core.workspace import Workspace
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC).timestamp()

@@ -103,7 +103,7 @@ def _cli_with_failing(ws: Path, failure: str, *args: str) -> subprocess.Complete
         f"err = errno.{failure}\n"
         "def fail(*a, **k):\n    raise OSError(err, os.strerror(err))\n"
         "os.fsync = fail\n"
-        "from memento_core.cli import main\n"
+        "from memento_core.cli.main import main\n"
         "sys.exit(main(sys.argv[1:]))\n"
     )
     return subprocess.run([PY, "-c", code, *args], capture_output=True, text=True, timeout=60,

@@ -31,7 +31,7 @@ def test_no_module_of_memento_core_imports_textual_or_the_dashboard():
 
 
 def test_importing_the_core_loads_no_textual():
-    code = "import sys, memento_core.cli, memento_core.plan; print([m for m in sys.modules if m.split('.')[0] in ('textual', 'memento_tui')])"
+    code = "import sys, memento_core.cli.main, memento_core.plan; print([m for m in sys.modules if m.split('.')[0] in ('textual', 'memento_tui')])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 

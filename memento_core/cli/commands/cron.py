@@ -1,0 +1,156 @@
+"""`memento cron install | remove | show` (SPEC §7): the tick on the scheduler people already have.
+
+The scheduling itself (crontab entries, systemd units) is ``memento_core/cron.py``;
+this module parses the command line and reports what it did.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from ...errors import MementoError
+from ...workspace import Workspace
+from ..context import with_dir, workspace_of
+from ..output import ok, warn
+
+
+def register(sub, common: argparse.ArgumentParser) -> None:
+    cron = sub.add_parser("cron", help="schedule ticks with cron (or systemd timers)")
+    actions = cron.add_subparsers(dest="cron_command", metavar="ACTION", required=True)
+
+    p = with_dir(actions.add_parser("install", parents=[common],
+                                    help="add (or update) this project's crontab entry"))
+    p.add_argument("--every", metavar="INTERVAL",
+                   help="how often, e.g. 5min, 15m, 1h (default: memento.toml [schedule] every); "
+                        "also written to memento.toml")
+    p.add_argument("--systemd", action="store_true",
+                   help="print a systemd user timer + service instead of touching the crontab")
+    p.add_argument("--write", action="store_true",
+                   help="with --systemd: write them to ~/.config/systemd/user/")
+    p.set_defaults(func=cmd_install)
+
+    p = with_dir(actions.add_parser("remove", parents=[common],
+                                    help="remove this project's crontab entry"))
+    p.set_defaults(func=cmd_remove)
+
+    p = with_dir(actions.add_parser("show", parents=[common],
+                                    help="show Memento's crontab entries"))
+    p.set_defaults(func=cmd_show)
+
+
+def _every(args: argparse.Namespace, ws: Workspace) -> tuple[str, bool]:
+    """The interval to use, and whether it came from --every."""
+    if args.every:
+        return args.every, True
+    from ...config import load_config
+
+    return load_config(ws.config_path).schedule_every_text, False
+
+
+def save_every(ws: Workspace, every: str) -> None:
+    """Make memento.toml say the interval cron runs at; commit it when the file was clean."""
+    from ... import gitops
+    from ...config import load_config, parse_duration, set_schedule_every
+
+    if parse_duration(load_config(ws.config_path).schedule_every_text) == parse_duration(every):
+        return
+    rel = ws.rel(ws.config_path)
+    was_dirty = ws.config_path.exists() and rel in gitops.dirty_paths(ws.root)
+    set_schedule_every(ws.config_path, every)
+    if was_dirty:
+        warn(f"{rel} now says every = {every!r}; it had other uncommitted changes, "
+             "so commit it yourself (a tick refuses to start on a dirty tree)")
+        return
+    try:
+        gitops.commit_paths(ws.root, [rel], f"memento: schedule every {every}")
+    except MementoError as exc:
+        warn(f"{rel} now says every = {every!r} but could not be committed: {exc}")
+        return
+    ok(f"{rel}: [schedule] every = {every!r} (committed)")
+
+
+def cmd_install(args: argparse.Namespace) -> int:
+    from ...config import format_duration
+    from ...cron import install, interval_text
+
+    ws = workspace_of(args)
+    every, given = _every(args, ws)
+    if args.systemd:
+        return _install_systemd(ws, every, given=given, write=args.write)
+    result = install(ws.root, every)
+    if result.schedule.warning:
+        warn(result.schedule.warning)
+    what = "updated" if result.replaced else "installed"
+    ok(f"{what} the crontab entry for {ws.root}: {result.entry.schedule} "
+       f"(every {format_duration(result.schedule.seconds)}); output goes to {ws.rel(ws.cron_log)}")
+    if result.replaced > 1:
+        ok(f"removed {result.replaced - 1} duplicate entr{'y' if result.replaced == 2 else 'ies'}")
+    if given:
+        save_every(ws, interval_text(result.schedule.seconds))
+    return 0
+
+
+def _install_systemd(ws: Workspace, every: str, *, given: bool, write: bool) -> int:
+    """`cron install --systemd [--write]`: print the timer and service, or write them."""
+    from ...cron import interval_text, schedule_for, systemd_units, write_systemd_units
+
+    if write:
+        timer_path, service_path, schedule = write_systemd_units(ws.root, every)
+        if schedule.warning:
+            warn(schedule.warning)
+        ok(f"wrote {service_path}")
+        ok(f"wrote {timer_path}")
+        print(f"Next: systemctl --user daemon-reload && systemctl --user enable --now "
+              f"{timer_path.name}\n(and `loginctl enable-linger {os.environ.get('USER', '$USER')}` "
+              "so it keeps running after you log out)")
+    else:
+        name, timer, service, schedule = systemd_units(ws.root, every)
+        if schedule.warning:
+            warn(schedule.warning)
+        print(f"# ~/.config/systemd/user/{name}.service\n{service}")
+        print(f"# ~/.config/systemd/user/{name}.timer\n{timer}")
+        print(f"# then: systemctl --user daemon-reload && systemctl --user enable --now {name}.timer")
+    if given and write:  # printing units installs nothing: memento.toml stays as it is
+        save_every(ws, interval_text(schedule_for(every).seconds))
+    return 0
+
+
+def cmd_remove(args: argparse.Namespace) -> int:
+    from ...cron import MISSING_CRONTAB, SYSTEMD_USER_DIR, cron_available, remove, unit_name
+
+    ws = workspace_of(args)
+    if not cron_available():
+        raise MementoError(MISSING_CRONTAB)
+    count = remove(ws.root)
+    if count:
+        ok(f"removed the crontab entry for {ws.root}")
+    else:
+        ok(f"no crontab entry for {ws.root}; nothing to remove")
+    name = unit_name(ws.root)
+    if (SYSTEMD_USER_DIR.expanduser() / f"{name}.timer").exists():
+        print(f"A systemd timer exists too: systemctl --user disable --now {name}.timer")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from ...cron import TAG_PREFIX, entries, tag_for
+
+    ws = None
+    try:
+        ws = workspace_of(args)
+    except MementoError:
+        if getattr(args, "project", None) or getattr(args, "dir", None):
+            raise
+    found = entries()
+    here = tag_for(ws.root)[len(TAG_PREFIX):] if ws else None
+    if not found:
+        ok("no Memento entries in the crontab")
+    for entry in found:
+        state = "" if entry.enabled else " (disabled)"
+        mine = "  <- this project" if entry.root == here else ""
+        print(f"[ok] {entry.root}{state}{mine}\n     {entry.line}")
+    if ws is not None and not any(e.root == here for e in found):
+        warn(f"{ws.root} has no crontab entry; `memento cron install` adds one")
+        return 1
+    return 0

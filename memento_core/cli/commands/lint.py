@@ -1,0 +1,61 @@
+"""`memento lint [DIR]`: check the plan and memento.toml; exit 0 clean, 1 warnings, 2 errors."""
+
+from __future__ import annotations
+
+import argparse
+
+from ...errors import MementoError
+from ...workspace import Workspace
+from ..context import load_plan, with_dir, workspace_of
+from ..output import EXIT_ATTENTION, EXIT_ERROR, EXIT_OK, error, ok, plural, safe_text, warn
+
+
+def register(sub, common: argparse.ArgumentParser) -> None:
+    p = with_dir(sub.add_parser("lint", parents=[common], help="check the plan: exit 0 clean, 1 warnings, 2 errors"))
+    p.set_defaults(func=cmd_lint)
+
+
+def config_problems(ws: Workspace) -> tuple[str | None, list[str]]:
+    """(the error that stops memento.toml from loading, warnings about keys it ignores)."""
+    from ...config import load_config, unknown_keys
+
+    warnings: list[str] = []
+    try:
+        config = load_config(ws.config_path)
+        text = ws.config_path.read_text(encoding="utf-8") if ws.config_path.exists() else ""
+        for what, line in unknown_keys(config, text):
+            where = f"{ws.rel(ws.config_path)}:{line}" if line else ws.rel(ws.config_path)
+            warnings.append(f"{where}: unknown {what} is ignored (a typo? the default applies)")
+    except MementoError as exc:
+        return str(exc), warnings
+    return None, warnings
+
+
+def cmd_lint(args: argparse.Namespace) -> int:
+    ws = workspace_of(args)
+    plan = load_plan(ws)
+    problems = list(plan.errors)
+    errors = [e for e in problems if e.severity == "error"]
+    warnings = [e for e in problems if e.severity != "error"]
+    config_error, config_warnings = config_problems(ws)
+    for e in problems:
+        line = safe_text(str(e))
+        if e.severity == "error":
+            error(line)
+        else:
+            warn(line)
+    if config_error:
+        error(safe_text(config_error))
+    for line in config_warnings:
+        warn(safe_text(line))
+    warnings = warnings + config_warnings
+    n_err = len(errors) + (1 if config_error else 0)
+    summary = f"{ws.rel(ws.plan_path)}: {plural(len(plan.tasks), 'task')} in {plural(len(plan.phases), 'phase')}"
+    if n_err:
+        print(f"{summary}; {n_err} error(s), {len(warnings)} warning(s)")
+        return EXIT_ERROR
+    if warnings:
+        print(f"{summary}; {len(warnings)} warning(s)")
+        return EXIT_ATTENTION
+    ok(f"{summary}; no problems")
+    return EXIT_OK

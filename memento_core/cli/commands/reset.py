@@ -1,0 +1,28 @@
+"""`memento reset ID [DIR]`: a blocked task back to [ ] with retries 0."""
+
+from __future__ import annotations
+
+import argparse
+
+from ...errors import MementoError
+from ..context import load_plan, with_dir, workspace_of
+from ..output import EXIT_OK, ok
+
+
+def register(sub, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("reset", parents=[common], help="[!] → [ ] with retries 0")
+    p.add_argument("task_id", metavar="ID")
+    with_dir(p).set_defaults(func=cmd_reset)
+
+
+def cmd_reset(args: argparse.Namespace) -> int:
+    from ...plan import reset_task
+
+    ws = workspace_of(args)
+    task = load_plan(ws).task(args.task_id)
+    if task is not None and task.status == "~":
+        raise MementoError(f"{args.task_id} is running ([~]); if its worker is gone, the next tick resets it "
+                           "(`memento doctor` shows stale claims)")
+    plan = reset_task(ws.plan_path, args.task_id)
+    ok(f"{args.task_id} is [ ] again with retries 0 ({plan.task(args.task_id).title})")
+    return EXIT_OK

@@ -1,0 +1,24 @@
+"""`memento skip ID --reason TEXT [DIR]`: mark a task [-] with a reason."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..context import with_dir, workspace_of
+from ..output import EXIT_OK, ok
+
+
+def register(sub, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("skip", parents=[common], help="mark a task [-] with a reason")
+    p.add_argument("task_id", metavar="ID")
+    p.add_argument("--reason", required=True, help="why the task is not needed")
+    with_dir(p).set_defaults(func=cmd_skip)
+
+
+def cmd_skip(args: argparse.Namespace) -> int:
+    from ...plan import skip_task
+
+    ws = workspace_of(args)
+    skip_task(ws.plan_path, args.task_id, args.reason)
+    ok(f"{args.task_id} skipped [-]: {' '.join(args.reason.split())}")
+    return EXIT_OK

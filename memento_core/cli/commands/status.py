@@ -1,0 +1,106 @@
+"""`memento status [DIR] [--json]`: progress, blocked tasks and the next task."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from ...workspace import Workspace
+from ..context import load_plan, with_dir, workspace_of
+from ..output import EXIT_ATTENTION, EXIT_OK, bar, plural, safe_text
+
+
+def register(sub, common: argparse.ArgumentParser) -> None:
+    p = with_dir(sub.add_parser("status", parents=[common], help="progress, blocked tasks and the next task"))
+    p.add_argument("--json", action="store_true", help="print one JSON document")
+    p.set_defaults(func=cmd_status)
+
+
+def status_document(ws: Workspace) -> dict:
+    """Everything `memento status` shows, as plain data (also its --json schema)."""
+    from ...overview import summarize
+    from ...status_log import parse_status
+
+    return summarize(ws, load_plan(ws), parse_status(ws.status_path))
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    ws = workspace_of(args)
+    doc = status_document(ws)
+    if args.json:
+        print(json.dumps(doc, ensure_ascii=False, indent=2))
+    else:
+        render_status(doc)
+    attention = doc["state"] in ("BLOCKED", "INVALID") or doc["breaker"]["tripped"] or doc["config_error"]
+    return EXIT_ATTENTION if attention else EXIT_OK
+
+
+def render_status(doc: dict) -> None:
+    """The human form of the status document."""
+    # Rich is imported here only: `status --json` and the cron tick must stay light.
+    from rich.console import Console
+
+    console = Console(highlight=False, soft_wrap=True)
+    console.print(_header(doc))
+    console.print(_phase_table(doc))
+    for line in _attention_lines(doc):
+        console.print(line)
+
+
+def _header(doc: dict):
+    from rich.text import Text
+
+    c = doc["counts"]
+    header = Text(f"[ok] {doc['project'] or doc['root']}: ", style="bold")
+    header.append(doc["state"], style={"RUNNING": "green", "COMPLETE": "green"}.get(doc["state"], "yellow"))
+    header.append(f"  {c['done']}/{c['total']} done, {c['pending']} pending, {c['blocked']} blocked, "
+                  f"{c['in_progress']} in progress, {c['skipped']} skipped; {plural(doc['total_ticks'], 'tick')}")
+    return header
+
+
+def _phase_table(doc: dict):
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(box=None, pad_edge=False, show_header=True, header_style="bold")
+    table.add_column("phase")
+    table.add_column("progress", width=24)
+    table.add_column("done", justify="right")
+    table.add_column("blocked", justify="right")
+    table.add_column("")
+    for p in doc["phases"]:
+        table.add_row(
+            Text(p["title"]),
+            bar(p["done"], p["total"], 22),
+            f"{p['done']}/{p['total']}",
+            str(p["blocked"]) if p["blocked"] else "",
+            "" if p["open"] else "waits on " + ", ".join(p["depends"]),
+        )
+    return table
+
+
+def _attention_lines(doc: dict) -> list:
+    """Blocked tasks, problems, the breaker, the next step, the ETA and the alert, in that order."""
+    from rich.text import Text
+
+    from ...config import format_duration
+
+    lines = []
+    for b in doc["blocked"]:
+        lines.append(Text(f"[warn] {b['id']} blocked after {b['retries']} retries: {b['title']}"))
+        if b["last_error"]:
+            lines.append(Text("       " + safe_text(b["last_error"].splitlines()[0][:200]), style="dim"))
+    for e in doc["plan_errors"]:
+        lines.append(Text(f"[error] {e}"))
+    if doc["config_error"]:
+        lines.append(Text(f"[error] {safe_text(doc['config_error'])}"))
+    if doc["breaker"]["tripped"]:
+        lines.append(Text(f"[warn] circuit breaker tripped at {doc['breaker']['at']}: "
+                          f"{safe_text(doc['breaker']['reason'])} — fix the cause, then `memento resume`"))
+    tag = "[ok]" if doc["next"]["kind"] in ("task", "complete", "waiting") else "[warn]"
+    lines.append(Text(f"{tag} {doc['next']['message']}"))
+    if doc["eta_seconds"] is not None and doc["state"] == "RUNNING":
+        lines.append(Text(f"[ok] estimated time left: ~{format_duration(doc['eta_seconds'])}"))
+    if doc["alert"]:
+        lines.append(Text("[warn] .memento_alert is present: the pipeline needs attention"))
+    return lines

@@ -1,0 +1,31 @@
+"""What the commands share: the workspace a command line names, its plan, the DIR argument."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from ..errors import MementoError
+from ..workspace import Workspace
+
+
+def with_dir(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Give ``parser`` the optional positional DIR most commands take."""
+    parser.add_argument("dir", nargs="?", metavar="DIR", help="the workspace (default: the current one)")
+    return parser
+
+
+def workspace_of(args: argparse.Namespace) -> Workspace:
+    """``--project DIR`` or the positional DIR or the current directory, searched upwards."""
+    start = getattr(args, "project", None) or getattr(args, "dir", None) or os.getcwd()
+    if not Path(start).exists():
+        raise MementoError(f"{start}: no such directory")
+    return Workspace.find(start)
+
+
+def load_plan(ws: Workspace):
+    """The workspace's plan, parsed (errors are in ``plan.errors``)."""
+    from ..plan import parse_plan
+
+    return parse_plan(ws.plan_path, display=ws.rel(ws.plan_path))
