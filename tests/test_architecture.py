@@ -63,7 +63,7 @@ def _cycles(graph: grimp.ImportGraph) -> list[list[str]]:
 
 def test_no_import_cycles_deferred_imports_included():
     # grimp reads every import statement, also those inside functions.
-    graph = grimp.build_graph(*PACKAGES, include_external_packages=False)
+    graph = grimp.build_graph(*PACKAGES, include_external_packages=False, cache_dir=None)
     assert _cycles(graph) == []
 
 
@@ -91,7 +91,7 @@ def test_no_function_is_longer_than_80_lines():
 
 
 def test_nothing_but_the_cli_imports_the_cli():
-    graph = grimp.build_graph(*PACKAGES, include_external_packages=False)
+    graph = grimp.build_graph(*PACKAGES, include_external_packages=False, cache_dir=None)
     cli = {"memento_core.cli"} | graph.find_descendants("memento_core.cli")
     importers = {m for target in cli for m in graph.find_modules_that_directly_import(target)}
     assert sorted(m for m in importers if m not in cli) == []

@@ -12,7 +12,7 @@ import json
 import os
 from dataclasses import asdict
 
-from ...agent_probe import VERSION_TIMEOUT
+from ...agents.check import VERSION_TIMEOUT
 from ...errors import MementoError
 from ..context import with_dir
 
@@ -43,7 +43,7 @@ def selected_preset(args: argparse.Namespace) -> tuple[str | None, str | None]:
 
 
 def cmd_agents(args: argparse.Namespace) -> int:
-    from ...agent_probe import probe_all
+    from ...agents.check import probe_all
 
     selected, root = selected_preset(args)
     probes = probe_all(selected, timeout=args.timeout)

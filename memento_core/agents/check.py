@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .agents import AgentSpec
+    from .invocation import AgentSpec
 
 VERSION_TIMEOUT = 5.0
 
@@ -44,7 +44,7 @@ def binary_version(path: str, *, timeout: float = VERSION_TIMEOUT,
     """(first line of ``path --version``, problem) — problem is '' when it answered."""
     # The agents module is imported here, not at the top: `memento` builds the parser of
     # `memento agents` (it reads VERSION_TIMEOUT) for every command, `status --json` included.
-    from .agents import run_in_group
+    from .process import run_in_group
 
     with tempfile.TemporaryDirectory(prefix="memento-version-") as tmp:
         log = Path(tmp) / "version.log"
@@ -80,7 +80,7 @@ def probe(spec: AgentSpec, *, selected: bool = False, env: Mapping[str, str] | N
 def probe_all(selected: str | None = None, *, env: Mapping[str, str] | None = None,
               timeout: float = VERSION_TIMEOUT) -> list[AgentProbe]:
     """Every preset, in PRESETS order, with the one named ``selected`` marked."""
-    from .agents import PRESETS
+    from .presets import PRESETS
 
     return [probe(spec, selected=(name == selected), env=env, timeout=timeout)
             for name, spec in PRESETS.items()]
