@@ -592,7 +592,7 @@ def _pathish(text: str) -> str | None:
 
 def map_paths(text: str) -> list[str]:
     """Paths PROJECT_MAP.md names: code spans, `Entry:`-style list items, and drawn file trees."""
-    from .prose import block_lines, tokens, tree_paths, walk
+    from .markdown.prose import block_lines, tokens, tree_paths, walk
 
     found: list[str] = []
     blocks = tokens(text)
