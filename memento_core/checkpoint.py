@@ -24,8 +24,8 @@ from . import notes, status_log
 from .errors import MementoError
 from .lines import decode, strip_eol
 from .locks import LockBusy, atomic_write_text, file_lock, locked_edit
+from .markdown.prose import parse_document
 from .plan import Plan
-from .prose import parse_document
 from .scheduler import BLOCKED, COMPLETE, EMPTY, TASK, WAITING, pick, plan_progress
 from .state import TickState, read_claim
 from .workspace import Workspace

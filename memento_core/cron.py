@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import format_duration, parse_duration
+from .durations import format_duration, parse_duration
 from .errors import MementoError
 
 TAG_PREFIX = "memento: "

@@ -58,6 +58,12 @@ def decode(data: bytes, path: str | Path = "<text>") -> LineDoc:
     return LineDoc(bom, split_lines(text))
 
 
+def doc_from_text(text: str) -> LineDoc:
+    """Already decoded text as a LineDoc (a leading BOM is noted, lines split as by ``decode``)."""
+    bom = text.startswith(BOM)
+    return LineDoc(bom, split_lines(text[1:] if bom else text))
+
+
 def split_lines(text: str) -> list[str]:
     """Lines with their endings, split on ``\n`` only.
 
@@ -87,6 +93,23 @@ def read_bytes(path: Path, display: str | Path | None = None, what: str = "file"
 def read_doc(path: Path) -> LineDoc:
     """Read a text file as a LineDoc; a missing file or a directory is a MementoError."""
     return decode(read_bytes(path), path)
+
+
+def read_bytes_or_none(path: Path) -> bytes | None:
+    """A file's bytes, or None when it does not exist; a directory is a MementoError."""
+    try:
+        return Path(path).read_bytes()
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise MementoError("is a directory, not a file", path=path) from None
+
+
+def read_doc_or_none(path: Path) -> LineDoc | None:
+    """A text file as a LineDoc, or None when it does not exist (a file with no notes yet,
+    no ticks yet); a directory or bad UTF-8 is a MementoError."""
+    data = read_bytes_or_none(path)
+    return decode(data, path) if data is not None else None
 
 
 # Terminal escape sequences (CSI, OSC such as OSC 52 clipboard writes, and two-byte
@@ -130,3 +153,9 @@ def safe_text(text: str) -> str:
     something was there.
     """
     return "".join(ch if ch.isprintable() or ch == "\t" else "?" for ch in text)
+
+
+def ensure_eol(lines: list[str], index: int, newline: str) -> None:
+    """Give ``lines[index]`` a line ending if it has none (a last line), before lines go after it."""
+    if lines and index >= 0 and not eol_of(lines[index]):
+        lines[index] += newline

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from .crashpoints import crash_point
 from .errors import MementoError
+from .lines import read_bytes_or_none
 
 
 class LockBusy(MementoError):
@@ -195,9 +196,5 @@ def locked_edit(path: Path, transform: Callable[[bytes], bytes | None]) -> bytes
 
 
 def _read_or_empty(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return b""
-    except IsADirectoryError:
-        raise MementoError("is a directory, not a file", path=path) from None
+    data = read_bytes_or_none(path)
+    return b"" if data is None else data

@@ -23,8 +23,19 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from .errors import MementoError
-from .lines import LineDoc, clean_block, decode, eol_of, strip_eol
+from .lines import (
+    LineDoc,
+    clean_block,
+    decode,
+    doc_from_text,
+    ensure_eol,
+    eol_of,
+    read_doc_or_none,
+    strip_eol,
+)
 from .locks import locked_edit
+from .markdown.blocks import COMMENT, FENCE_OPEN, SEPARATOR_RE, TEXT, BlockScanner
+from .plan import TASK_ID_RE
 
 TITLE = "# HUMAN NOTES"
 ACTIVE_HEADING = "## Active Notes"
@@ -32,14 +43,9 @@ ARCHIVE_HEADING = "## Archive"
 GLOBAL = "global"
 TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%S"
 
-TASK_ID_RE = re.compile(r"[A-Z][A-Z0-9]*-\d+")
-
 _NOTE_HEADING_RE = re.compile(r"^ {0,3}###[ \t]+\[NOTE(?P<read>:READ)?\](?P<rest>.*)$", re.I)
 _NOTE_MARK_RE = re.compile(r"\[NOTE\]", re.I)
 _HEADING_RE = re.compile(r"^ {0,3}(?P<hashes>#{1,6})(?:[ \t]+(?P<title>.*?))?[ \t#]*$")
-_SEPARATOR_RE = re.compile(r"^ {0,3}-{3,}[ \t]*$")
-_FENCE_RE = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
-_COMMENT_START_RE = re.compile(r"^ {0,3}<!--")
 _INLINE_COMMENT_RE = re.compile(r"<!--.*?-->")
 _ARROW_RE = re.compile(r"\s*(?:→|->|=>|⟶)\s*")
 _STAMP_RE = re.compile(
@@ -103,6 +109,13 @@ def _parse_stamp(stamp: str) -> datetime | None:
         value = datetime.fromisoformat(text)
     except ValueError:
         return None
+    return _as_utc(value)
+
+
+def _as_utc(value: datetime | None) -> datetime:
+    """``value`` in UTC (a naive one is taken as UTC already); None is now."""
+    if value is None:
+        return datetime.now(UTC)
     if value.tzinfo is None:
         return value.replace(tzinfo=UTC)
     return value.astimezone(UTC)
@@ -142,92 +155,95 @@ def _unescape(line: str) -> str:
     return m.group("indent") + m.group("rest") if m else line
 
 
-def _scan(lines: Sequence[str]) -> _Scan:
-    notes: list[Note] = []
-    spans: list[tuple[int, int]] = []
-    active: list[int] | None = None
-    archive: list[int] | None = None
-    section: list[int] | None = None  # the open level-1/2 section, [start, end]
-    in_archive = False
+class _Reader:
+    """What one pass over HUMAN_NOTES.md has found so far; fed the lines outside blocks."""
 
-    fence: str | None = None
-    fence_line: int | None = None
-    in_comment = False
-    # the note being read: heading index, stamp, target, read flag, body lines
-    current: tuple[int, str, str, bool] | None = None
-    body: list[str] = []
+    def __init__(self, n_lines: int):
+        self.n_lines = n_lines
+        self.notes: list[Note] = []
+        self.spans: list[tuple[int, int]] = []
+        self.active: list[int] | None = None
+        self.archive: list[int] | None = None
+        self.section: list[int] | None = None  # the open level-1/2 section, [start, end]
+        self.in_archive = False
+        # the note being read: heading index, stamp, target, read flag; and its body lines
+        self.current: tuple[int, str, str, bool] | None = None
+        self.body: list[str] = []
 
-    def close(end: int) -> None:
-        nonlocal current, body
-        if current is None:
+    def close_note(self, end: int) -> None:
+        if self.current is None:
             return
-        start, stamp, target, read = current
+        start, stamp, target, read = self.current
+        body = self.body
         while body and not body[0].strip():
             body.pop(0)
         while body and not body[-1].strip():
             body.pop()
-        notes.append(Note(start + 1, stamp, target, read, "\n".join(body), in_archive))
-        spans.append((start, end))
-        current = None
-        body = []
+        self.notes.append(Note(start + 1, stamp, target, read, "\n".join(body), self.in_archive))
+        self.spans.append((start, end))
+        self.current = None
+        self.body = []
 
-    def close_section(end: int) -> None:
-        if section is not None:
-            section[1] = end
+    def open_section(self, i: int, title: str) -> None:
+        """A level 1-2 heading: it ends the open section and may be Active Notes or Archive."""
+        if self.section is not None:
+            self.section[1] = i
+        self.section = [i, self.n_lines]
+        self.in_archive = title.startswith("archive")
+        if self.in_archive and self.archive is None:
+            self.archive = self.section
+        elif title.startswith("active") and self.active is None:
+            self.active = self.section
 
-    for i, raw in enumerate(lines):
-        s = strip_eol(raw)
-        if in_comment:
-            if "-->" in s:
-                in_comment = False
-            continue
-        if fence is not None:
-            m = _FENCE_RE.match(s)
-            if m and m.group("fence")[0] == fence[0] and len(m.group("fence")) >= len(fence) \
-                    and not m.group("info").strip():
-                fence = None
-                fence_line = None
-            if current is not None:
-                body.append(s)
-            continue
-        if _COMMENT_START_RE.match(s):
-            if "-->" not in s[s.index("<!--") + 4 :]:
-                in_comment = True
-            continue
-        m = _FENCE_RE.match(s)
-        if m and not (m.group("fence")[0] == "`" and "`" in m.group("info")):
-            fence = m.group("fence")
-            fence_line = i
-            if current is not None:
-                body.append(s)
-            continue
+    def text_line(self, i: int, s: str) -> None:
+        """A line outside fences and comments: a note heading, another heading, ``---`` or text."""
         m = _NOTE_HEADING_RE.match(s)
         if m:
-            close(i)
+            self.close_note(i)
             stamp, target = _parse_heading_rest(m.group("rest"))
-            current = (i, stamp, target, bool(m.group("read")))
-            continue
+            self.current = (i, stamp, target, bool(m.group("read")))
+            return
         m = _HEADING_RE.match(s)
         if m and len(m.group("hashes")) <= 3:
-            close(i)
+            self.close_note(i)
             if len(m.group("hashes")) <= 2:
-                close_section(i)
-                title = (m.group("title") or "").strip().lower()
-                section = [i, len(lines)]
-                in_archive = title.startswith("archive")
-                if in_archive and archive is None:
-                    archive = section
-                elif title.startswith("active") and active is None:
-                    active = section
-            continue
-        if _SEPARATOR_RE.match(s):
-            close(i)
-            continue
-        if current is not None:
-            body.append(_unescape(s))
-    close(len(lines))
+                self.open_section(i, (m.group("title") or "").strip().lower())
+            return
+        if SEPARATOR_RE.match(s):
+            self.close_note(i)
+            return
+        if self.current is not None:
+            self.body.append(_unescape(s))
 
-    # occurrence index among notes that share timestamp, target and text
+
+def _scan(lines: Sequence[str]) -> _Scan:
+    reader = _Reader(len(lines))
+    blocks = BlockScanner()
+    step = blocks.step
+    fence_line: int | None = None  # 0-based line of the last fence opened
+    for i, raw in enumerate(lines):
+        s = strip_eol(raw)
+        kind = step(s)
+        if kind is TEXT:
+            reader.text_line(i, s)
+        elif kind is not COMMENT:  # a fence's lines belong to the note as written
+            if kind is FENCE_OPEN:
+                fence_line = i
+            if reader.current is not None:
+                reader.body.append(s)
+    reader.close_note(len(lines))
+    active, archive = reader.active, reader.archive
+    return _Scan(
+        _number_repeats(reader.notes),
+        reader.spans,
+        (active[0], active[1]) if active else None,
+        (archive[0], archive[1]) if archive else None,
+        fence_line if blocks.fence is not None else None,
+    )
+
+
+def _number_repeats(notes: list[Note]) -> list[Note]:
+    """Each note with its occurrence index among notes sharing timestamp, target and text."""
     seen: dict[tuple[str, str, str], int] = {}
     numbered: list[Note] = []
     for note in notes:
@@ -235,35 +251,18 @@ def _scan(lines: Sequence[str]) -> _Scan:
         n = seen.get(ident, 0)
         seen[ident] = n + 1
         numbered.append(note if n == 0 else replace(note, occurrence=n))
-    return _Scan(
-        numbered,
-        spans,
-        (active[0], active[1]) if active else None,
-        (archive[0], archive[1]) if archive else None,
-        fence_line if fence is not None else None,
-    )
-
-
-def _doc_from_text(text: str) -> LineDoc:
-    bom = text.startswith("\ufeff")
-    return LineDoc(bom, (text[1:] if bom else text).splitlines(keepends=True))
+    return numbered
 
 
 def parse_notes_text(text: str, path: str | Path = "HUMAN_NOTES.md") -> list[Note]:
     """Notes in ``text``, in file order (``path`` is only used in messages)."""
-    return _scan(_doc_from_text(text).lines).notes
+    return _scan(doc_from_text(text).lines).notes
 
 
 def parse_notes(path: Path) -> list[Note]:
     """Notes in the file at ``path``; a missing file has none. Bad UTF-8 is a MementoError."""
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return []
-    except IsADirectoryError:
-        raise MementoError("is a directory, not a file", path=path) from None
-    return _scan(decode(data, path).lines).notes
+    doc = read_doc_or_none(Path(path))
+    return _scan(doc.lines).notes if doc is not None else []
 
 
 # --- writing ---------------------------------------------------------------
@@ -291,21 +290,8 @@ def validate_target(target: str) -> str:
     return value
 
 
-def _utc_stamp(now: datetime | None) -> str:
-    if now is None:
-        now = datetime.now(UTC)
-    elif now.tzinfo is None:
-        now = now.replace(tzinfo=UTC)
-    return now.astimezone(UTC).strftime(TIMESTAMP_FORMAT)
-
-
 def _is_blank(line: str) -> bool:
     return not line.strip()
-
-
-def _ensure_eol(lines: list[str], index: int, nl: str) -> None:
-    if lines and index >= 0 and not eol_of(lines[index]):
-        lines[index] += nl
 
 
 def _note_block(stamp: str, target: str, text: str, nl: str) -> list[str]:
@@ -323,7 +309,7 @@ def _split_indent(line: str) -> tuple[str, str]:
 def _insert_block(lines: list[str], at: int, block: list[str], nl: str) -> None:
     """Insert ``block`` at ``at`` with one blank line on either side where needed."""
     before = at - 1
-    _ensure_eol(lines, before, nl)
+    ensure_eol(lines, before, nl)
     chunk = list(block)
     if before >= 0 and not _is_blank(lines[before]):
         chunk.insert(0, nl)
@@ -335,20 +321,13 @@ def _insert_block(lines: list[str], at: int, block: list[str], nl: str) -> None:
 def _content_end(lines: Sequence[str], start: int, end: int) -> int:
     """Index just after the last line in [start, end) that is not blank, ``---`` or a comment."""
     last = start
-    in_comment = False
+    step = BlockScanner().step  # ``start`` is a heading: outside any block
     for i in range(start, end):
         s = strip_eol(lines[i])
-        if in_comment:
-            if "-->" in s:
-                in_comment = False
+        kind = step(s)
+        if kind is COMMENT or (kind is TEXT and (_is_blank(s) or SEPARATOR_RE.match(s))):
             continue
-        if _COMMENT_START_RE.match(s):
-            if "-->" not in s[s.index("<!--") + 4 :]:
-                in_comment = True
-            continue
-        if _is_blank(s) or _SEPARATOR_RE.match(s):
-            continue
-        last = i + 1
+        last = i + 1  # text, or a line of a fence (its blank lines and ``---`` included)
     return last
 
 
@@ -370,11 +349,11 @@ def _ensure_sections(doc: LineDoc) -> _Scan:
             at = _content_end(lines, 0, scan.archive[0])
             _insert_block(lines, at, [f"{ACTIVE_HEADING}{nl}"], nl)
         else:
-            _ensure_eol(lines, len(lines) - 1, nl)
+            ensure_eol(lines, len(lines) - 1, nl)
             lines.extend([nl, f"{ACTIVE_HEADING}{nl}"])
         scan = _scan(lines)
     if scan.archive is None:
-        _ensure_eol(lines, len(lines) - 1, nl)
+        ensure_eol(lines, len(lines) - 1, nl)
         tail = [nl] if not _is_blank(lines[-1]) else []
         lines.extend([*tail, f"---{nl}", nl, f"{ARCHIVE_HEADING}{nl}"])
         scan = _scan(lines)
@@ -393,7 +372,7 @@ def add_note(
     body = clean_note_text(text)
     if not body:
         raise MementoError("a note needs some text", path=path)
-    stamp = _utc_stamp(now)
+    stamp = _as_utc(now).strftime(TIMESTAMP_FORMAT)
     result: list[Note] = []
 
     def transform(data: bytes) -> bytes:
@@ -512,11 +491,7 @@ def unread_older_than(
     notes: Iterable[Note], age: timedelta, now: datetime | None = None
 ) -> list[Note]:
     """Unread, active notes whose timestamp is more than ``age`` before ``now`` (UTC)."""
-    if now is None:
-        now = datetime.now(UTC)
-    elif now.tzinfo is None:
-        now = now.replace(tzinfo=UTC)
-    cutoff = now - age
+    cutoff = _as_utc(now) - age
     out = []
     for note in notes:
         if note.read or note.archived:

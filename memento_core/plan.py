@@ -21,12 +21,14 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from .config import parse_duration
+from .durations import duration_or_none, parse_duration
 from .errors import EditConflict, MementoError, PlanError
-from .lines import LineDoc, decode, eol_of, read_bytes, strip_eol
+from .lines import LineDoc, decode, ensure_eol, eol_of, read_bytes, strip_eol
 from .locks import locked_edit
+from .markdown.blocks import FENCE_START, open_fence
 
-TASK_ID_RE = re.compile(r"[A-Z][A-Z0-9]*-\d+")
+TASK_ID = r"[A-Z][A-Z0-9]*-\d+"  # SPEC §3; also the notes' targets and the status log's Task field
+TASK_ID_RE = re.compile(TASK_ID)
 STATUS_NAMES = {
     " ": "pending",
     "x": "done",
@@ -40,7 +42,7 @@ FINISHED = frozenset("x-")
 
 _TASK_RE = re.compile(
     r"^(?P<indent> {0,3})[-*+] \[(?P<status>.)\][ \t]+"
-    r"(?P<tick>`?)(?P<id>[A-Z][A-Z0-9]*-\d+)(?P=tick):?(?:[ \t]+(?P<rest>.*))?$"
+    rf"(?P<tick>`?)(?P<id>{TASK_ID})(?P=tick):?(?:[ \t]+(?P<rest>.*))?$"
 )
 _FIELD_RE = re.compile(r"^(?P<indent>[ \t]+)[-*+] (?P<key>[A-Za-z_][\w-]*):(?P<sp>[ \t]*)(?P<value>.*)$")
 _FIELD_FIND = re.compile(r"^[ \t]+[-*+] ([A-Za-z_][\w-]*):[ \t]*([^\n]*?)[ \t\r]*$", re.M)
@@ -56,9 +58,9 @@ _HEADING_DEPENDS_RE = re.compile(r"\(depends on (?P<deps>[^)]*)\)[ \t]*$", re.IG
 # (field lines, continuation lines, blank lines followed by more indentation).
 _SCAN_RE = re.compile(
     r"^(?:"
-    r"(?P<fence> {0,3}(?:`{3,}|~{3,}))[^\n]*"
+    rf"(?P<fence>{FENCE_START}[^\n]*)"
     r"|(?P<hashes>#{1,2})[ \t]+(?P<htext>[^\n]*)"
-    r"|(?P<task> {0,3}[-*+] \[(?P<st>[^\n])\][ \t]+(?P<tick>`?)(?P<id>[A-Z][A-Z0-9]*-\d+)(?P=tick):?"
+    rf"|(?P<task> {{0,3}}[-*+] \[(?P<st>[^\n])\][ \t]+(?P<tick>`?)(?P<id>{TASK_ID})(?P=tick):?"
     r"(?P<rest>[^\n]*))(?P<block>(?:\n[ \t\r]*(?=\n)|\n[ \t]+[^\n]*)*)"
     r"|(?P<badbox> {0,3}[-*+] \[[^\n]\][^\n]*)"
     r"|(?P<bullet>[-*+] [A-Za-z_][\w-]*[ \t]*:[^\n]*)"
@@ -252,11 +254,11 @@ class Task:
 
     @property
     def estimate_seconds(self) -> float | None:
-        return _duration_or_none(self.fields.get("estimate"))
+        return duration_or_none(self.fields.get("estimate"))
 
     @property
     def timeout_seconds(self) -> float | None:
-        return _duration_or_none(self.fields.get("timeout"))
+        return duration_or_none(self.fields.get("timeout"))
 
     @property
     def label(self) -> str:
@@ -327,15 +329,6 @@ class Plan:
     @property
     def warnings(self) -> tuple[PlanError, ...]:
         return tuple(e for e in self.errors if e.severity == "warning")
-
-
-def _duration_or_none(text: str | None) -> float | None:
-    if not text:
-        return None
-    try:
-        return parse_duration(text)
-    except ValueError:
-        return None
 
 
 _DURATION_CHECK: dict[str, str] = {}
@@ -412,17 +405,13 @@ def parse_plan_doc(doc: LineDoc, path: str) -> Plan:
 
 
 def scan_plan(text: str, path: str) -> Plan:
-    """The scanner: one regex pass, line numbers counted between matches."""
-    errors: list[PlanError] = []
-    title = ""
-    meta_values: dict[str, tuple[str, int]] = {}
-    meta_line = 0
-    phases: list[dict] = []
-    tasks: list[Task] = []
-    seen: dict[str, int] = {}
-    section = None  # None | "meta" | "phase"
-    phase: dict | None = None
-    phase_meta_allowed = False
+    """The scanner: one regex pass, line numbers counted between matches.
+
+    Task lines, by far the most, are handled in this loop; the rare lines
+    (headings, fences, Meta and phase lines) by the methods of :class:`_Reader`.
+    """
+    reader = _Reader(path)
+    tasks, errors, seen = reader.tasks, reader.errors, reader.seen
     pos = 0
     lineno = 1
     counted_to = 0
@@ -441,6 +430,7 @@ def scan_plan(text: str, path: str) -> Plan:
         pos = m.end() + 1
         task_id = m.group("id")
         if task_id is not None:
+            phase = reader.phase
             status = m.group("st")
             task = new_task(id=task_id, status=aliases.get(status, status),
                             phase=phase["id"] if phase is not None else None, line=lineno,
@@ -451,65 +441,103 @@ def scan_plan(text: str, path: str) -> Plan:
                 errors.append(PlanError(path, lineno, task_id, f"duplicate task id (first defined on line {first})"))
             if phase is not None:
                 phase["tasks"].append(task_id)
-            phase_meta_allowed = False
+            reader.phase_meta_allowed = False
             continue
         kind = m.lastgroup
         if kind == "htext":
-            heading = m.group("htext").strip()
-            if len(m.group("hashes")) == 1:
-                if not title:
-                    title = heading[len("MASTER_PLAN:"):].strip() if heading.upper().startswith("MASTER_PLAN:") else heading
-                continue
-            if heading.lower() == "meta":
-                section, meta_line, phase = "meta", lineno, None
-                continue
-            section, phase_meta_allowed = "phase", True
-            deps = None
-            dm = _HEADING_DEPENDS_RE.search(heading)
-            if dm:
-                deps = (dm.group("deps"), lineno)
-                heading = heading[: dm.start()].rstrip()
-            phase_id = heading.split(":", 1)[0].strip() if ":" in heading else heading
-            phase = {"id": phase_id, "title": heading, "line": lineno, "parallel": None, "depends": deps, "tasks": []}
-            phases.append(phase)
-            continue
-        if kind == "fence" or m.group("fence") is not None:
-            fence = m.group("fence").strip()
-            close = re.compile(r"^ {0,3}" + re.escape(fence[0]) + "{" + str(len(fence)) + r",}[ \t\r]*$", re.M)
-            cm = close.search(text, m.end())
-            if cm is None:
-                errors.append(PlanError(path, lineno, None, f"code fence {fence} is never closed",
-                                        severity="warning", scope="task"))
+            reader.heading(len(m.group("hashes")), m.group("htext").strip(), lineno)
+        elif kind == "fence":
+            after = reader.skip_fence(text, m, lineno)
+            if after is None:
                 break
-            pos = cm.end() + 1
-            continue
-        line = m.group(kind).rstrip("\r")
+            pos = after
+        else:
+            reader.other_line(kind, m.group(kind).rstrip("\r"), lineno)
+    return reader.finish(count("\n") + (0 if text.endswith("\n") or not text else 1))
+
+
+class _Reader:
+    """What one pass over a plan has found so far, and what the rare lines do to it."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.errors: list[PlanError] = []
+        self.title = ""
+        self.meta_values: dict[str, tuple[str, int]] = {}
+        self.meta_line = 0
+        self.phases: list[dict] = []
+        self.tasks: list[Task] = []
+        self.seen: dict[str, int] = {}  # task id -> the line it is first defined on
+        self.section: str | None = None  # None | "meta" | "phase"
+        self.phase: dict | None = None
+        self.phase_meta_allowed = False  # phase lines (parallel, depends) come before its tasks
+
+    def heading(self, level: int, heading: str, lineno: int) -> None:
+        """A level-1 heading (the title) or a level-2 one (Meta or a phase)."""
+        if level == 1:
+            if not self.title:
+                is_named = heading.upper().startswith("MASTER_PLAN:")
+                self.title = heading[len("MASTER_PLAN:"):].strip() if is_named else heading
+            return
+        if heading.lower() == "meta":
+            self.section, self.meta_line, self.phase = "meta", lineno, None
+            return
+        self.section, self.phase_meta_allowed = "phase", True
+        deps = None
+        dm = _HEADING_DEPENDS_RE.search(heading)
+        if dm:
+            deps = (dm.group("deps"), lineno)
+            heading = heading[: dm.start()].rstrip()
+        phase_id = heading.split(":", 1)[0].strip() if ":" in heading else heading
+        self.phase = {"id": phase_id, "title": heading, "line": lineno, "parallel": None, "depends": deps, "tasks": []}
+        self.phases.append(self.phase)
+
+    def skip_fence(self, text: str, m: re.Match[str], lineno: int) -> int | None:
+        """Where scanning goes on after a fence opened by match ``m``: the line after the
+        closing one; the same line when it opens no fence; None when it is never closed."""
+        fence = open_fence(m.group("fence").rstrip("\r"))
+        if fence is None:
+            return m.end() + 1  # e.g. ```a`b: a line of text
+        close = fence.find_close(text, m.end())
+        if close is None:
+            self.errors.append(PlanError(self.path, lineno, None, f"code fence {fence.marker} is never closed",
+                                         severity="warning", scope="task"))
+            return None
+        return close.end() + 1
+
+    def other_line(self, kind: str, line: str, lineno: int) -> None:
+        """A checkbox without a task id, a Meta line, or a phase's ``parallel``/``depends``."""
         if kind == "badbox":
-            errors.append(PlanError(path, lineno, None, "checkbox line without a task id like `T-101`; it is not a task",
-                                    severity="warning", scope="task"))
-            continue
-        if kind == "bullet" and section == "meta":
+            self.errors.append(PlanError(self.path, lineno, None,
+                                         "checkbox line without a task id like `T-101`; it is not a task",
+                                         severity="warning", scope="task"))
+            return
+        if kind == "bullet" and self.section == "meta":
             mm = _META_RE.match(line)
             if mm:
                 key = mm.group("key")
-                if key in meta_values:
-                    errors.append(PlanError(path, lineno, None, f"Meta key `{key}` is repeated (first on line {meta_values[key][1]})"))
+                if key in self.meta_values:
+                    first = self.meta_values[key][1]
+                    self.errors.append(PlanError(self.path, lineno, None, f"Meta key `{key}` is repeated (first on line {first})"))
                 else:
-                    meta_values[key] = (mm.group("value").strip(), lineno)
-            continue
-        if phase is not None and phase_meta_allowed:
+                    self.meta_values[key] = (mm.group("value").strip(), lineno)
+            return
+        if self.phase is not None and self.phase_meta_allowed:
             pm = _PHASE_META_RE.match(line.strip())
             if pm:
-                phase[pm.group("key").lower()] = (pm.group("value").strip(), lineno)
+                self.phase[pm.group("key").lower()] = (pm.group("value").strip(), lineno)
 
-    meta = _build_meta(meta_values, meta_line, errors, path)
-    phase_objs = _finish_phases(phases, errors, path)
-    if not title and not phases and not tasks:
-        errors.append(PlanError(path, 1, None, "the plan is empty: no `# MASTER_PLAN:` title, no phases, no tasks"))
-    elif not meta_line and (phases or tasks):
-        errors.append(PlanError(path, 1, None, "no `## Meta` section; defaults apply", severity="warning", scope="task"))
-    errors.sort(key=lambda e: e.line)
-    return Plan(path, title, meta, phase_objs, tuple(tasks), tuple(errors), count("\n") + (0 if text.endswith("\n") or not text else 1))
+    def finish(self, line_count: int) -> Plan:
+        """The plan: Meta typed, phases checked, plan-level problems added, errors in line order."""
+        errors, path = self.errors, self.path
+        meta = _build_meta(self.meta_values, self.meta_line, errors, path)
+        phase_objs = _finish_phases(self.phases, errors, path)
+        if not self.title and not self.phases and not self.tasks:
+            errors.append(PlanError(path, 1, None, "the plan is empty: no `# MASTER_PLAN:` title, no phases, no tasks"))
+        elif not self.meta_line and (self.phases or self.tasks):
+            errors.append(PlanError(path, 1, None, "no `## Meta` section; defaults apply", severity="warning", scope="task"))
+        errors.sort(key=lambda e: e.line)
+        return Plan(path, self.title, meta, phase_objs, tuple(self.tasks), tuple(errors), line_count)
 
 
 def _build_meta(values: dict[str, tuple[str, int]], meta_line: int, errors: list[PlanError], path: str) -> Meta:
@@ -641,8 +669,7 @@ class PlanEditor:
     def _insert(self, after_lineno: int, new_text: str) -> None:
         lines = self.doc.lines
         nl = self.doc.newline
-        if after_lineno >= 1 and not lines[after_lineno - 1].endswith(("\n", "\r")):
-            lines[after_lineno - 1] += nl
+        ensure_eol(lines, after_lineno - 1, nl)
         lines.insert(after_lineno, new_text + nl)
         self._plan = None
 
@@ -754,8 +781,7 @@ class PlanEditor:
         block = [f"## Meta{nl}", f"- {key}: {value}{nl}", nl]
         if at:
             block.insert(0, nl)
-            if not self.doc.lines[at - 1].endswith(("\n", "\r")):
-                self.doc.lines[at - 1] += nl
+            ensure_eol(self.doc.lines, at - 1, nl)
         self.doc.lines[at:at] = block
         self._plan = None
         return True

@@ -18,9 +18,22 @@ from datetime import datetime
 from pathlib import Path
 
 from .crashpoints import crash_point
+from .durations import duration_or_none
 from .errors import MementoError
-from .lines import ANSI_RE, CONTROL_RE, LineDoc, clean_block, decode, eol_of, strip_eol
+from .lines import (
+    ANSI_RE,
+    CONTROL_RE,
+    LineDoc,
+    clean_block,
+    decode,
+    doc_from_text,
+    ensure_eol,
+    read_doc_or_none,
+    strip_eol,
+)
 from .locks import atomic_write_bytes, file_lock, lock_path_for, locked_edit
+from .markdown.blocks import FENCE_BODY, FENCE_CLOSE, FENCE_OPEN, SEPARATOR_RE, TEXT, BlockScanner
+from .plan import TASK_ID
 
 HEADER = "# TICK STATUS LOG"
 SEPARATOR = "---"
@@ -48,19 +61,11 @@ _FIELD_RE = re.compile(
 )
 _FAST_FIELD_RE = re.compile(r"- \*\*([^*:\s][^*:]*(?<=\S))\*\*: ?((?:\S(?:.*\S)?)?)[ \t]*$")
 _HEADING_RE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
-_SEPARATOR_RE = re.compile(r"^ {0,3}-{3,}[ \t]*$")
-_FENCE_RE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
-_COMMENT_START_RE = re.compile(r"^ {0,3}<!--")
 
-_TASK_ID_RE = re.compile(r"^[\s`*]*(?P<id>[A-Z][A-Z0-9]*-\d+)`?:?")
+_TASK_ID_RE = re.compile(rf"^[\s`*]*(?P<id>{TASK_ID})`?:?")
 _MODULE_RE = re.compile(r"^\s*\[MODULE:(?P<module>[^\]]*)\]\s*", re.I)
 _RETRY_RE = re.compile(r"retry\s*(?P<n>\d+)\s*/\s*(?P<m>\d+)", re.I)
 _SHA_RE = re.compile(r"^[\s`]*(?P<sha>[0-9a-fA-F]{7,40})\b")
-_DURATION_RE = re.compile(
-    r"(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>ms|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)(?![a-zA-Z])",
-    re.I,
-)
-_UNIT_SECONDS = {"ms": 0.001, "h": 3600.0, "m": 60.0, "s": 1.0}
 _EVENT_PATTERNS = (
     ("ALL TASKS COMPLETE", re.compile(r"ALL\s+TASKS\s+COMPLETE", re.I)),
     ("PIPELINE BLOCKED", re.compile(r"PIPELINE\s+BLOCKED", re.I)),
@@ -161,8 +166,7 @@ class TickEntry:
 
     @property
     def duration_seconds(self) -> float | None:
-        value = self.field("Duration")
-        return parse_duration(value) if value else None
+        return duration_or_none(self.field("Duration"))
 
     @property
     def error_tail(self) -> str | None:
@@ -192,23 +196,6 @@ def _event_keyword(text: str) -> str | None:
     return None
 
 
-def parse_duration(text: str) -> float | None:
-    """Seconds in ``4m52s``, ``1h2m``, ``38s``, ``0.4s``, ``5min``; a bare number is seconds."""
-    total = 0.0
-    found = False
-    for m in _DURATION_RE.finditer(text):
-        unit = m.group("unit").lower()
-        key = "ms" if unit == "ms" else unit[0]
-        total += float(m.group("n")) * _UNIT_SECONDS[key]
-        found = True
-    if found:
-        return total
-    try:
-        return float(text.strip())
-    except ValueError:
-        return None
-
-
 # --- reading ---------------------------------------------------------------
 
 
@@ -220,36 +207,47 @@ class _Scan:
     open_comment: bool
 
 
-def _fence_closes(s: str, fence: str) -> bool:
-    m = _FENCE_RE.match(s)
-    return bool(
-        m and m.group("fence")[0] == fence[0] and len(m.group("fence")) >= len(fence)
-        and not m.group("info").strip()
-    )
-
-
-def _opens_fence(s: str) -> re.Match[str] | None:
-    m = _FENCE_RE.match(s)
-    if m and m.group("fence")[0] == "`" and "`" in m.group("info"):
-        return None
-    return m
-
-
 def _extend(fields: list[tuple[str, str]], index: int, more: str) -> None:
     # An empty inline value followed by more lines or a block: the value is just those.
     name, value = fields[index]
     fields[index] = (name, f"{value}\n{more}" if value else more)
 
 
+def _entry_head(m: re.Match[str], index: int) -> tuple[int, str, int | None, bool, tuple[int, int] | None]:
+    """An entry's heading (an ``_ENTRY_RE`` match on line ``index``, 0-based) as TickEntry's
+    first fields: line, stamp, tick number, continued, tasks_this_tick."""
+    rest = m.group("rest")
+    tick = _TICK_RE.search(rest)
+    cont = _CONTINUED_RE.search(rest) if "(" in rest else None
+    pair = None
+    if cont and cont.group("a"):
+        pair = (int(cont.group("a")), int(cont.group("b")))
+    return index + 1, m.group("ts").strip(), int(tick.group("n")) if tick else None, cont is not None, pair
+
+
+def _hand_field_line(fields: list[tuple[str, str]], s: str, first: str) -> None:
+    """A line inside an entry not in the shape Memento writes: a field as a person may write
+    it (``* **Field:** value``), or more of the last value."""
+    m = _FIELD_RE.match(s) if first in "-*+" else None
+    if m:
+        fields.append((m.group("name").strip(), m.group("value").strip()))
+    elif fields:
+        _extend(fields, -1, s.strip())
+
+
+def _dedent(s: str, indent: int) -> str:
+    # Lines in a fence lose up to the opening fence's indentation (CommonMark).
+    k = len(s) - len(s.lstrip(" "))
+    return s[min(k, indent) :]
+
+
 def _scan(lines: Sequence[str]) -> _Scan:
     entries: list[TickEntry] = []
     starts: list[int] = []
-    fence: str | None = None
-    fence_indent = 0
+    blocks = BlockScanner()
+    step = blocks.step
     fence_field: int | None = None  # index of the field a fenced block belongs to
     fence_buf: list[str] = []
-    in_comment = False
-
     head: tuple[int, str, int | None, bool, tuple[int, int] | None] | None = None
     # Fields are (name, value) tuples, replaced when a value continues: every
     # allocation counts at 5,000 entries.
@@ -257,21 +255,19 @@ def _scan(lines: Sequence[str]) -> _Scan:
 
     for i, raw in enumerate(lines):
         s = raw.rstrip("\r\n")
-        if fence is not None:
-            if s.lstrip(" ").startswith(fence) and _fence_closes(s, fence):
+        kind = step(s)
+        if kind is not TEXT:
+            if kind is FENCE_BODY:
+                if fence_field is not None:
+                    indent = blocks.fence.indent
+                    fence_buf.append(_dedent(s, indent) if indent else s)
+            elif kind is FENCE_OPEN:
+                fence_field = len(fields) - 1 if (head is not None and fields) else None
+                fence_buf = []
+            elif kind is FENCE_CLOSE:
                 if fence_field is not None:
                     _extend(fields, fence_field, "\n".join(fence_buf))
-                fence, fence_field, fence_buf = None, None, []
-            elif fence_field is not None:
-                if fence_indent:
-                    # content lines lose up to the opening fence's indentation (CommonMark)
-                    k = len(s) - len(s.lstrip(" "))
-                    s = s[min(k, fence_indent) :]
-                fence_buf.append(s)
-            continue
-        if in_comment:
-            if "-->" in s:
-                in_comment = False
+                fence_field, fence_buf = None, []
             continue
         if not s or s.isspace():
             continue
@@ -280,90 +276,41 @@ def _scan(lines: Sequence[str]) -> _Scan:
             first = s.lstrip(" ")[0]
         if first == "#":
             m = _ENTRY_RE.match(s)
-            if m:
-                if head is not None:
-                    entries.append(TickEntry(*head, tuple(fields)))
-                fields = []
-                rest = m.group("rest")
-                tick = _TICK_RE.search(rest)
-                cont = _CONTINUED_RE.search(rest) if "(" in rest else None
-                pair = None
-                if cont and cont.group("a"):
-                    pair = (int(cont.group("a")), int(cont.group("b")))
-                head = (
-                    i + 1,
-                    m.group("ts").strip(),
-                    int(tick.group("n")) if tick else None,
-                    cont is not None,
-                    pair,
-                )
-                starts.append(i)
-                continue
-            if _HEADING_RE.match(s):
+            if m is not None or _HEADING_RE.match(s):
                 if head is not None:
                     entries.append(TickEntry(*head, tuple(fields)))
                 head, fields = None, []
+                if m is not None:
+                    head = _entry_head(m, i)
+                    starts.append(i)
                 continue
-        elif first in "`~":
-            m = _opens_fence(s)
-            if m:
-                fence = m.group("fence")
-                fence_indent = len(m.group("indent"))
-                fence_field = len(fields) - 1 if (head is not None and fields) else None
-                fence_buf = []
-                continue
-        elif first == "<":
-            if _COMMENT_START_RE.match(s):
-                if "-->" not in s[s.index("<!--") + 4 :]:
-                    in_comment = True
-                continue
-        elif first == "-" and "---" in s[:6] and _SEPARATOR_RE.match(s):
+        elif first == "-" and "---" in s[:6] and SEPARATOR_RE.match(s):
             if head is not None:
                 entries.append(TickEntry(*head, tuple(fields)))
             head, fields = None, []
             continue
-        if head is None:
-            continue
-        m = _FAST_FIELD_RE.match(s)  # the exact shape Memento writes
-        if m:
-            fields.append(m.groups())
-            continue
-        m = _FIELD_RE.match(s) if first in "-*+" else None
-        if m:
-            fields.append((m.group("name").strip(), m.group("value").strip()))
-        elif fields:
-            _extend(fields, -1, s.strip())
-    if fence is not None and fence_field is not None:
+        if head is not None:
+            m = _FAST_FIELD_RE.match(s)  # the exact shape Memento writes
+            if m:
+                fields.append(m.groups())
+            else:
+                _hand_field_line(fields, s, first)
+    if blocks.fence is not None and fence_field is not None:
         _extend(fields, fence_field, "\n".join(fence_buf))
     if head is not None:
         entries.append(TickEntry(*head, tuple(fields)))
     spans = [(s, starts[k + 1] if k + 1 < len(starts) else len(lines)) for k, s in enumerate(starts)]
-    return _Scan(entries, spans, fence, in_comment)
-
-
-def _doc_from_text(text: str) -> LineDoc:
-    bom = text.startswith("\ufeff")
-    return LineDoc(bom, (text[1:] if bom else text).splitlines(keepends=True))
-
-
-def _read_doc(path: Path) -> LineDoc | None:
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        return None
-    except IsADirectoryError:
-        raise MementoError("is a directory, not a file", path=path) from None
-    return decode(data, path)
+    return _Scan(entries, spans, blocks.fence.marker if blocks.fence is not None else None, blocks.in_comment)
 
 
 def parse_status_text(text: str, path: str | Path = "TICK_STATUS.md") -> list[TickEntry]:
     """Entries in ``text``, oldest first (``path`` is only used in messages)."""
-    return _scan(_doc_from_text(text).lines).entries
+    return _scan(doc_from_text(text).lines).entries
 
 
 def parse_status(path: Path) -> list[TickEntry]:
     """Entries in the status file, oldest first; a missing file has none."""
-    doc = _read_doc(path)
+    doc = read_doc_or_none(path)
     return _scan(doc.lines).entries if doc is not None else []
 
 
@@ -383,32 +330,15 @@ def iter_status_archive(archive_dir: Path) -> list[TickEntry]:
 
 def count_entries(path: Path) -> int:
     """How many entries the status file holds, without building them."""
-    doc = _read_doc(path)
+    doc = read_doc_or_none(path)
     if doc is None:
         return 0
+    step = BlockScanner().step
     count = 0
-    fence: str | None = None
-    in_comment = False
     for raw in doc.lines:
-        if fence is not None:
-            if _fence_closes(strip_eol(raw), fence):
-                fence = None
-            continue
-        if in_comment:
-            if "-->" in raw:
-                in_comment = False
-            continue
-        first = raw.lstrip(" ")[:1]
-        if first == "#":
-            if raw.startswith("##") and _ENTRY_RE.match(strip_eol(raw)):
-                count += 1
-        elif first in "`~":
-            m = _opens_fence(strip_eol(raw))
-            if m:
-                fence = m.group("fence")
-        elif first == "<" and _COMMENT_START_RE.match(raw):
-            s = strip_eol(raw)
-            in_comment = "-->" not in s[s.index("<!--") + 4 :]
+        s = strip_eol(raw)
+        if step(s) is TEXT and s.startswith("##") and _ENTRY_RE.match(s):
+            count += 1
     return count
 
 
@@ -483,12 +413,17 @@ def format_entry(
     return "\n".join(out) + "\n"
 
 
+def _between_entries(line: str) -> bool:
+    """A blank or ``---`` line: what separates entries, dropped around an entry's text."""
+    return not line.strip() or SEPARATOR_RE.match(line) is not None
+
+
 def _entry_lines(text: str) -> list[str]:
     """The lines of one or more formatted entries, without blank or ``---`` lines around them."""
     lines = text.splitlines()
-    while lines and (not lines[0].strip() or _SEPARATOR_RE.match(lines[0])):
+    while lines and _between_entries(lines[0]):
         lines.pop(0)
-    while lines and (not lines[-1].strip() or _SEPARATOR_RE.match(lines[-1])):
+    while lines and _between_entries(lines[-1]):
         lines.pop()
     if not lines or not _ENTRY_RE.match(lines[0]):
         raise ValueError("a status entry must start with a '## [timestamp] Tick #N' heading")
@@ -515,15 +450,14 @@ def append_entry(path: Path, text: str) -> None:
             lines[0:0] = [HEADER + nl, nl]
         scan = _scan(lines)
         before = len(scan.entries)
-        if lines and not eol_of(lines[-1]):
-            lines[-1] += nl
+        ensure_eol(lines, len(lines) - 1, nl)
         # Close what a hand edit left open, or the new entry would vanish into it.
         if scan.open_fence is not None:
             lines.append(scan.open_fence + nl)
         if scan.open_comment:
             lines.append("-->" + nl)
         last = next((strip_eol(ln).strip() for ln in reversed(lines) if ln.strip()), "")
-        needs_separator = before > 0 and not _SEPARATOR_RE.match(last)
+        needs_separator = before > 0 and not SEPARATOR_RE.match(last)
         if lines and lines[-1].strip():
             lines.append(nl)
         if needs_separator:
@@ -542,7 +476,7 @@ def append_entry(path: Path, text: str) -> None:
 def _block_text(lines: Sequence[str], start: int, end: int) -> str:
     """An entry's text for comparison: newline-normalised, without trailing blanks/separators."""
     block = [strip_eol(ln) for ln in lines[start:end]]
-    while block and (not block[-1].strip() or _SEPARATOR_RE.match(block[-1])):
+    while block and _between_entries(block[-1]):
         block.pop()
     return "\n".join(block)
 
@@ -576,7 +510,7 @@ def _archived_prefix(doc: LineDoc, scan: _Scan, archive_dir: Path) -> tuple[int,
         prefix = f"TICK_STATUS_{_safe_stamp(scan.entries[done].timestamp)}_"
         best = 0
         for candidate in sorted(archive_dir.glob(prefix + "*.md")):
-            archived = _read_doc(candidate)
+            archived = read_doc_or_none(candidate)
             if archived is None:
                 continue
             arch_scan = _scan(archived.lines)
@@ -626,7 +560,7 @@ def _rotate_archive_step(path: Path, archive_dir: Path, max_entries: int) -> Pat
     """
     path = Path(path)
     with file_lock(lock_path_for(path)):
-        doc = _read_doc(path)
+        doc = read_doc_or_none(path)
         if doc is None:
             return None
         rotation = _plan_rotation(doc, Path(archive_dir), max_entries)

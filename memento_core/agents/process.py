@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from ..config import format_duration
+from ..durations import format_duration
 
 DEFAULT_GRACE = 3.0
 # How long to wait for a group to vanish after SIGKILL before giving up on it.

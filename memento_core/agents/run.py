@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from ..config import format_duration
+from ..durations import format_duration
 from ..runlog import utc_stamp
 from ..workspace import Workspace
 from .invocation import Invocation

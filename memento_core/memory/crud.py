@@ -17,7 +17,8 @@ import difflib
 import re
 from dataclasses import dataclass
 
-import mistune
+from ..markdown.blocks import Fence, open_fence
+from ..markdown.prose import markup_tokens
 
 NEAR_DUPLICATE = 0.9  # plain-text similarity at which a block counts as already there
 RELATED = 0.3  # similarity at which an old block is the one an update or conflict is about
@@ -25,8 +26,6 @@ SUPERSEDED = "~~Superseded~~"
 CONFLICT = "⚠️ CONFLICT"
 
 _HEADING_RE = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
-_FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_parse = mistune.create_markdown(renderer=None, plugins=["strikethrough", "table"])
 
 
 @dataclass(frozen=True)
@@ -74,17 +73,16 @@ def split_blocks(body: str) -> list[Block]:
             i += 1
             continue
         start = i
-        fence = None
+        fence: Fence | None = None
         while i < len(lines):
             cur = lines[i]
-            f = _FENCE_RE.match(cur)
-            if fence:
-                if f and f.group(1)[0] == fence[0] and len(f.group(1)) >= len(fence):
+            if fence is not None:
+                if fence.closed_by(cur):
                     fence = None
-            elif f:
-                fence = f.group(1)
-            elif i > start and (not cur.strip() or _HEADING_RE.match(cur)):
-                break
+            else:
+                fence = open_fence(cur)
+                if fence is None and i > start and (not cur.strip() or _HEADING_RE.match(cur)):
+                    break
             i += 1
         blocks.append(Block(start, i, section, False, "\n".join(lines[start:i])))
     return blocks
@@ -108,7 +106,7 @@ def plain(markdown: str) -> str:
     """The words of a block: markup, markers and wrapping removed, case folded."""
     text = markdown.replace(SUPERSEDED, " ").replace(CONFLICT, " ")
     try:
-        words = " ".join(_text_of(_parse(text)))
+        words = " ".join(_text_of(markup_tokens(text)))
     except Exception:  # noqa: BLE001 - a parser hiccup must not block a write
         words = text
     words = re.sub(r"[^\w\s]", " ", words.casefold())
@@ -164,34 +162,35 @@ def decide(old_body: str | None, new: str, mode: str | None = None, *,
         return Decision("create", new + "\n", "new entry")
     old_body = old_body.replace("\r\n", "\n")
     old_blocks = split_blocks(old_body)
-    active = [b for b in old_blocks if not b.heading and b.marked != "superseded"]
-    active_plain = [(b, plain(b.text)) for b in active]
+    active_plain = [(b, plain(b.text)) for b in old_blocks if not b.heading and b.marked != "superseded"]
     whole = " ".join(p for _, p in active_plain)
-    incoming = [b for b in split_blocks(new) if not b.heading]
-
-    def covered(block: Block) -> bool:
-        p = plain(block.text)
-        if not p or f" {p} " in f" {whole} ":
-            return True
-        if mode in ("update", "conflict"):
-            return False  # the caller says it is news: only the very same text is a NOOP
-        return any(near_duplicate(p, q) for _, q in active_plain)
-
-    fresh = [b for b in incoming if not covered(b)]
+    new_blocks = split_blocks(new)
+    incoming = [b for b in new_blocks if not b.heading]
+    fresh = [b for b in incoming if not _covered(plain(b.text), whole, active_plain, mode)]
     if not fresh:
         return Decision("noop", old_body, "already covered by the entry")
     lines = old_body.rstrip("\n").split("\n")
-    sections = {b.section for b in old_blocks if b.heading}
-    by = f"({date}{', ' + source if source else ''})" if date or source else ""
     if mode in ("update", "conflict"):
-        return _mark(lines, fresh, active_plain, sections, mode, by)
-    body = _append(lines, fresh, old_blocks, sections, new)
-    return Decision("append", body, f"{len(fresh)} new block(s), {len(incoming) - len(fresh)} already covered")
+        by = f"({date}{', ' + source if source else ''})" if date or source else ""
+        targets = _targets(fresh, old_blocks, active_plain, mode)
+        marker = _mark_and_insert(lines, targets, fresh, mode, by)
+        return Decision(mode, _body(lines), f"{len(targets)} paragraph(s) marked {marker}")
+    _append(lines, old_blocks, fresh, new_blocks)
+    return Decision("append", _body(lines), f"{len(fresh)} new block(s), {len(incoming) - len(fresh)} already covered")
 
 
-def _mark(lines: list[str], fresh: list[Block], active_plain: list[tuple[Block, str]],
-          sections: set[str], mode: str, by: str) -> Decision:
-    """An update or a conflict: mark the paragraphs ``fresh`` replaces or contradicts, add it after them."""
+def _covered(p: str, whole: str, active_plain: list[tuple[Block, str]], mode: str | None) -> bool:
+    """Whether the plain text ``p`` of a new block is already in the entry."""
+    if not p or f" {p} " in f" {whole} ":
+        return True
+    if mode in ("update", "conflict"):
+        return False  # the caller says it is news: only the very same text is a NOOP
+    return any(near_duplicate(p, q) for _, q in active_plain)
+
+
+def _targets(fresh: list[Block], old_blocks: list[Block], active_plain: list[tuple[Block, str]],
+             mode: str) -> list[Block]:
+    """The old paragraphs an update replaces or a conflict contradicts."""
     targets: list[Block] = []
     for b in fresh:
         p = plain(b.text)
@@ -201,8 +200,14 @@ def _mark(lines: list[str], fresh: list[Block], active_plain: list[tuple[Block, 
             targets.append(best[1])
     if not targets:
         # Nothing resembles the new text: it is about the entry as a whole (its section if named).
-        named = {b.section for b in fresh} & sections
+        named = {b.section for b in fresh} & {b.section for b in old_blocks if b.heading}
         targets = [ob for ob, _ in active_plain if not named or ob.section in named]
+    return targets
+
+
+def _mark_and_insert(lines: list[str], targets: list[Block], fresh: list[Block], mode: str, by: str) -> str:
+    """Mark ``targets`` superseded or in conflict and put the new text after the last of them;
+    returns the marker used."""
     marker = SUPERSEDED if mode == "update" else CONFLICT
     note = (f"{by} — replaced by the text below it" if mode == "update"
             else f"{by} — contradicted by a later paragraph; both kept until a person decides")
@@ -219,13 +224,12 @@ def _mark(lines: list[str], fresh: list[Block], active_plain: list[tuple[Block, 
     # The new version goes right after the last paragraph it replaces or contradicts.
     after = max(ob.end for ob in targets) + shift if targets else len(lines)
     lines[after:after] = ["", *new_text.split("\n")]
-    return Decision(mode, _joined(lines), f"{len(targets)} paragraph(s) marked {marker}")
+    return marker
 
 
-def _append(lines: list[str], fresh: list[Block], old_blocks: list[Block], sections: set[str],
-            new: str) -> str:
-    """The body with ``fresh`` appended: under the same section when the entry has it, else at
-    the end (with its heading)."""
+def _append(lines: list[str], old_blocks: list[Block], fresh: list[Block], new_blocks: list[Block]) -> None:
+    """Add ``fresh`` under the same section when the entry has it, else at the end (with its heading)."""
+    sections = {b.section for b in old_blocks if b.heading}
     tail: list[str] = []
     inserts: dict[int, list[str]] = {}
     new_headings: set[str] = set()
@@ -235,7 +239,7 @@ def _append(lines: list[str], fresh: list[Block], old_blocks: list[Block], secti
             inserts.setdefault(last, []).append(b.text)
         else:
             if b.section and b.section not in new_headings:
-                heading = next(h.text for h in split_blocks(new) if h.heading and h.section == b.section)
+                heading = next(h.text for h in new_blocks if h.heading and h.section == b.section)
                 tail += ["", heading]
                 new_headings.add(b.section)
             tail += ["", b.text]
@@ -245,10 +249,8 @@ def _append(lines: list[str], fresh: list[Block], old_blocks: list[Block], secti
             chunk += ["", *text.split("\n")]
         lines[at:at] = chunk
     lines += tail
-    return _joined(lines)
 
 
-def _joined(lines: list[str]) -> str:
-    """Lines back into a body: one final newline, never more than one blank line in a row."""
+def _body(lines: list[str]) -> str:
     body = "\n".join(lines).rstrip("\n") + "\n"
     return re.sub(r"\n{3,}", "\n\n", body)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import agents, gitops, notes, status_log
-from ..config import format_duration
+from ..durations import format_duration
 from ..crashpoints import crash_point
 from ..errors import EditConflict, MementoError
 from ..locks import atomic_write_text

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widget import Widget
 
-from memento_core.config import format_duration
+from memento_core.durations import format_duration
 
 from ..literal import literal
 from ..snapshot import Snapshot

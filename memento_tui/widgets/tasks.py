@@ -8,7 +8,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.reactive import reactive
 from textual.widgets import DataTable, Static
 
-from memento_core.config import format_duration
+from memento_core.durations import format_duration
 from memento_core.plan import Task
 from memento_core.status_log import TickEntry
 

@@ -11,12 +11,11 @@ from memento_core.config import (
     DEFAULT_CONFIG_TOML,
     PRESET_NAMES,
     Config,
-    format_duration,
     load_config,
     parse_author,
-    parse_duration,
     set_schedule_every,
 )
+from memento_core.durations import format_duration, parse_duration
 from memento_core.errors import MementoError
 
 

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from memento_core.durations import duration_or_none
 from memento_core.errors import MementoError
 from memento_core.status_log import (
     HEADER,
@@ -23,7 +24,6 @@ from memento_core.status_log import (
     format_entry,
     iter_status_archive,
     last_entry_for,
-    parse_duration,
     parse_status,
     parse_status_text,
     rotate,
@@ -182,7 +182,7 @@ def test_status_keywords_without_event_field():
      ("250ms", 0.25), ("2 minutes 3 seconds", 123), ("12", 12), ("n/a", None)],
 )
 def test_parse_duration(text, seconds):
-    assert parse_duration(text) == (pytest.approx(seconds) if seconds is not None else None)
+    assert duration_or_none(text) == (pytest.approx(seconds) if seconds is not None else None)
 
 
 def test_continuation_lines_and_error_tail_stay_in_value():

@@ -51,7 +51,8 @@ def _every(args: argparse.Namespace, ws: Workspace) -> tuple[str, bool]:
 def save_every(ws: Workspace, every: str) -> None:
     """Make memento.toml say the interval cron runs at; commit it when the file was clean."""
     from ... import gitops
-    from ...config import load_config, parse_duration, set_schedule_every
+    from ...config import load_config, set_schedule_every
+    from ...durations import parse_duration
 
     if parse_duration(load_config(ws.config_path).schedule_every_text) == parse_duration(every):
         return
@@ -71,7 +72,7 @@ def save_every(ws: Workspace, every: str) -> None:
 
 
 def cmd_install(args: argparse.Namespace) -> int:
-    from ...config import format_duration
+    from ...durations import format_duration
     from ...cron import install, interval_text
 
     ws = workspace_of(args)

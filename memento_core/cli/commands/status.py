@@ -83,7 +83,7 @@ def _attention_lines(doc: dict) -> list:
     """Blocked tasks, problems, the breaker, the next step, the ETA and the alert, in that order."""
     from rich.text import Text
 
-    from ...config import format_duration
+    from ...durations import format_duration
 
     lines = []
     for b in doc["blocked"]:

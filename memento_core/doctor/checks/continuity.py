@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ... import checkpoint as cp
 from ...checkpoint import current_phase
-from ...config import format_duration
+from ...durations import format_duration
 from ...plan import FINISHED, Plan
 from ...scheduler import COMPLETE, TASK, pick
 from ..context import Context, mtime, parse_stamp, stamp

@@ -6,7 +6,7 @@ import re
 
 from ...gitops import matches_any
 from ...plan import FINISHED
-from ...prose import block_lines, tokens, tree_paths, walk
+from ...markdown.prose import block_lines, tokens, tree_paths, walk
 from ..context import Context
 from ..findings import INFO, WARNING, CheckResult, Finding
 

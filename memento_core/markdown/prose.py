@@ -1,9 +1,10 @@
-"""Reading the prose documents (CURRENT_STATE.md, PROJECT_MAP.md) with mistune (SPEC §3).
+"""Reading the prose documents (CURRENT_STATE.md, PROJECT_MAP.md, memory entries) with mistune (SPEC §3).
 
 Only reading: mistune tokens carry no line numbers and normalise line endings,
-so nothing here locates an edit. Emphasis parsing is switched off, so a token's
-text is what the person typed (``__init__.py`` stays ``__init__.py``) and a
-section rendered back to markdown is the text that was written.
+so nothing here locates an edit. In ``tokens`` emphasis parsing is switched
+off, so a token's text is what the person typed (``__init__.py`` stays
+``__init__.py``) and a section rendered back to markdown is the text that was
+written; ``markup_tokens`` parses every markup, for comparing words.
 """
 
 from __future__ import annotations
@@ -26,6 +27,17 @@ def _markdown() -> mistune.Markdown:
 def tokens(text: str) -> list[dict]:
     """The block tokens of ``text`` (mistune's AST, emphasis left as typed)."""
     return _markdown()(text.replace("\r\n", "\n"))
+
+
+@lru_cache(maxsize=1)
+def _markdown_with_markup() -> mistune.Markdown:
+    return mistune.create_markdown(renderer=None, plugins=["strikethrough", "table"])
+
+
+def markup_tokens(text: str) -> list[dict]:
+    """The tokens of ``text`` with emphasis, strikethrough and tables parsed, so that the
+    words of a memory block can be compared without their markup (memory's CRUD check)."""
+    return _markdown_with_markup()(text)
 
 
 def inline_text(children: list[dict] | None) -> str:
