@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import agents, gitops, notes, status_log
-from ..durations import format_duration
 from ..crashpoints import crash_point
+from ..durations import format_duration
 from ..errors import EditConflict, MementoError
 from ..locks import atomic_write_text
 from ..plan import Plan, Task, edit_plan

@@ -72,8 +72,8 @@ def save_every(ws: Workspace, every: str) -> None:
 
 
 def cmd_install(args: argparse.Namespace) -> int:
-    from ...durations import format_duration
     from ...cron import install, interval_text
+    from ...durations import format_duration
 
     ws = workspace_of(args)
     every, given = _every(args, ws)

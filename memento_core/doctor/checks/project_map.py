@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 from ...gitops import matches_any
-from ...plan import FINISHED
 from ...markdown.prose import block_lines, tokens, tree_paths, walk
+from ...plan import FINISHED
 from ..context import Context
 from ..findings import INFO, WARNING, CheckResult, Finding
 
