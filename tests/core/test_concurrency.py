@@ -184,7 +184,7 @@ def _race(tmp_path: Path, n_ticks: int) -> None:
     assert sorted(texts) == sorted(expected)
     assert plan.plan_errors == ()
     assert p["skips"] > 0
-    assert codes == [0] * n_ticks, list(zip(codes, said))
+    assert codes == [0] * n_ticks, list(zip(codes, said, strict=True))
     _every_tick_passed_or_lost_its_edit_to_a_save(root, plan, said, p)
 
 

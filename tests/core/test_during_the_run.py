@@ -16,7 +16,7 @@ from memento_core.plan import parse_plan
 from memento_core.state import read_claim
 from memento_core.tick.__main__ import run_tick
 
-from .test_engine import PY, agent, entries, git, make_ws
+from .test_engine import agent, entries, git, make_ws
 
 
 @pytest.fixture(autouse=True)
