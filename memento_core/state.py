@@ -88,8 +88,11 @@ def write_claim(ws: Workspace, claim: Claim) -> None:
 
 
 def read_claim(ws: Workspace, task_id: str) -> Claim | None:
+    """The task's claim, or None when there is none or its file is not a claim (a tick never crashes on one)."""
     try:
         data = json.loads(claim_path(ws, task_id).read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            return None  # valid JSON, but not an object: as unreadable as a torn file
         return Claim(**{k: v for k, v in data.items() if k in Claim.__dataclass_fields__})
     except (OSError, ValueError, TypeError):
         return None

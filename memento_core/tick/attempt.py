@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from .. import agents, gitops, notes, status_log
@@ -131,6 +132,7 @@ def take_snapshot(ctx: TickContext, base: str | None, untracked: set[str]) -> Sn
         status=read_or_none(ws.status_path) or b"", notes=read_or_none(ws.notes_path) or b"",
         note_keys=frozenset(n.key for n in notes.parse_notes(ws.notes_path)),
         cleanignore=tuple(gitops.read_pattern_file(ws.cleanignore_path)),
+        taken_at=datetime.now(UTC).replace(microsecond=0),
     )
 
 

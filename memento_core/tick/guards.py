@@ -10,6 +10,7 @@ is unit-tested on values (tests/core/tick/test_guards.py).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from ..errors import MementoError
 from ..gitops import FileChange, matches_any
@@ -32,6 +33,7 @@ class Snapshot:
     notes: bytes
     note_keys: frozenset[str]
     cleanignore: tuple[str, ...]  # .memento_cleanignore as it was: the agent cannot widen it
+    taken_at: datetime | None = None  # UTC, whole seconds (the precision of a note's timestamp)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from difflib import SequenceMatcher
 from pathlib import Path
 
 from .. import gitops, notes
@@ -21,6 +22,9 @@ from ..plan import edit_plan
 from ..workspace import KEPT_DOCS, Workspace
 from .files import read_or_none
 from .guards import Snapshot, history_damage, is_own_temp, own_definition_change
+
+# How alike an agent's version of a note and the note must be to count as an edit of it.
+EDIT_SIMILARITY = 0.5
 
 
 @dataclass(frozen=True)
@@ -103,15 +107,44 @@ def _restore_definition(ws: Workspace, snap: Snapshot, task_id: str) -> str:
 
 
 def restore_notes(ws: Workspace, snap: Snapshot) -> None:
-    """The notes file as it was at the claim, plus the notes people added since."""
+    """The notes file as it was at the claim, plus the notes people added since.
+
+    People's notes come back with their own timestamp, target and text; the agent's
+    version of the file was saved first (restore_documents).
+    """
     try:
         now = notes.parse_notes(ws.notes_path)
     except MementoError:
         now = []
-    added = [n for n in now if n.key not in snap.note_keys]
+    added = notes_added_since(snap, now)
     locked_edit(ws.notes_path, lambda _data: snap.notes)
     for note in added:
-        notes.add_note(ws.notes_path, note.text, target=note.target)
+        notes.add_note(ws.notes_path, note.text, target=note.target, now=note.when)
+
+
+def notes_added_since(snap: Snapshot, now: list[notes.Note]) -> list[notes.Note]:
+    """The notes in ``now`` that people added after the snapshot, not the ones the agent edited.
+
+    An edited note is new by its key (the key digests the text) but keeps its timestamp:
+    a new note older than the snapshot was not written during the run. Within the very
+    second of the snapshot, a new note is the agent's edit when a note of the same
+    timestamp and target went missing and the two texts are mostly the same.
+    """
+    gone = [n for n in notes.parse_notes_text(snap.notes.decode("utf-8", errors="replace"))
+            if n.key not in {m.key for m in now}]
+    added = []
+    for note in now:
+        if note.key in snap.note_keys:
+            continue
+        if snap.taken_at is not None and (note.when is None or note.when < snap.taken_at):
+            continue
+        edited = next((old for old in gone if (old.timestamp, old.target) == (note.timestamp, note.target)
+                       and SequenceMatcher(None, old.text, note.text).ratio() >= EDIT_SIMILARITY), None)
+        if edited is not None:
+            gone.remove(edited)
+            continue
+        added.append(note)
+    return added
 
 
 def note_keys(ws: Workspace) -> frozenset[str] | None:

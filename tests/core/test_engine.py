@@ -17,7 +17,7 @@ from memento_core.demo import create_demo
 from memento_core.notes import add_note, parse_notes
 from memento_core.plan import parse_plan
 from memento_core.scaffold import init_workspace
-from memento_core.state import read_claim
+from memento_core.state import claim_is_stale, read_claim
 from memento_core.tick import guards, housekeeping
 from memento_core.tick.__main__ import run_tick
 from memento_core.workspace import Workspace
@@ -237,8 +237,11 @@ def _alive(pid: int) -> bool:
 # --------------------------------------------------------------------------- crashes and concurrency
 
 
-def _start_tick(ws: Workspace) -> subprocess.Popen:
-    return subprocess.Popen([PY, "-m", "memento_core.tick", "--project", str(ws.root)],
+def _start_tick(ws: Workspace, *, heartbeat_seconds: float | None = None) -> subprocess.Popen:
+    env = dict(os.environ)
+    if heartbeat_seconds is not None:
+        env["MEMENTO_HEARTBEAT_SECONDS"] = str(heartbeat_seconds)  # read by memento_core.state
+    return subprocess.Popen([PY, "-m", "memento_core.tick", "--project", str(ws.root)], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
 
 
@@ -285,15 +288,27 @@ def test_sigkilled_tick_leaves_a_stale_claim_the_next_tick_resets(tmp_path):
 def test_alive_heartbeating_worker_is_never_reset(tmp_path):
     pidfile = tmp_path / "agent.pid"
     ws = make_ws(tmp_path, agent("sleeps.py", str(pidfile)))
-    tick = _start_tick(ws)
+    ws.plan_path.write_text(ws.plan_path.read_text().replace("stale_lock_timeout: 15min", "stale_lock_timeout: 2s"))
+    git(ws.root, "commit", "-qam", "claims go stale after 2s without a heartbeat")
+    stale_after = parse_plan(ws.plan_path).meta.stale_lock_timeout
+    tick = _start_tick(ws, heartbeat_seconds=0.1)
     try:
         _wait_for(pidfile.exists)
+        _wait_for(lambda: (c := read_claim(ws, "T-1")) is not None and c.pgid is not None)
+        last_mark = read_claim(ws, "T-1").heartbeat  # the tick's last progress mark (the agent's pgid)
+        # The agent sleeps and the tick makes no progress mark: for well past stale_lock_timeout
+        # only the heartbeat thread can keep the claim fresh.
+        _wait_for(lambda: time.time() > last_mark + 2.5 * stale_after)
         from memento_core.tick.context import TickContext
         from memento_core.tick.recovery import recover_stale_claims
 
-        recover_stale_claims(TickContext(ws), parse_plan(ws.plan_path))
+        recover_stale_claims(TickContext(ws), parse_plan(ws.plan_path))  # SPEC §4 step 4, as another tick would run it
         assert parse_plan(ws.plan_path).task("T-1").status == "~"
         assert not [e for e in entries(ws) if e.status == "STALE"]
+        claim = read_claim(ws, "T-1")
+        assert claim is not None and claim.heartbeat > last_mark + stale_after
+        assert claim_is_stale(claim, stale_after) is None
+        assert _alive(int(pidfile.read_text()))
     finally:
         tick.terminate()
         tick.wait(timeout=30)

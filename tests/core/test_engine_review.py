@@ -97,11 +97,20 @@ def test_a_success_entry_survives_a_crash_before_it_was_appended(tmp_path):
 def test_a_file_turned_into_a_folder_fails_cleanly(tmp_path):
     ws = make_ws(tmp_path, sh("rm other.txt && mkdir other.txt && echo x > other.txt/inner && exit 1"))
     outcome = run_tick(ws.root)
-    assert outcome.exit_code in (0, 1)
-    (entry,) = [e for e in entries(ws) if not e.is_event]
-    assert entry.status == "FAILED"
+    assert outcome.exit_code == 0, outcome.message  # a recorded failure, not a tick that could not run
+    (result,) = outcome.results
+    assert result.reason == "agent exited with code 1"
+    (entry,) = entries(ws)
+    assert entry.status == "FAILED" and entry.field("Reason") == "agent exited with code 1"
     assert parse_plan(ws.plan_path).task("T-1").status == " "
     assert read_claim(ws, "T-1") is None
+    # The file came back as it was, and the folder the agent put in its place is gone from the
+    # tree but saved in the rollback folder the entry names.
+    other = ws.root / "other.txt"
+    assert other.is_file() and other.read_text() == "someone else's file\n"
+    assert git(ws.root, "status", "--porcelain", "--", "other.txt") == ""
+    saved = entry.field("Files Modified").split("saved in ")[1].rstrip(")")
+    assert (ws.root / saved / "files" / "other.txt" / "inner").read_text() == "x\n"
 
 
 def test_the_agent_cannot_exempt_itself_through_cleanignore(tmp_path):

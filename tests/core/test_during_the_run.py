@@ -1,0 +1,93 @@
+"""What a person does while the agent runs is theirs: a tick never loses it nor counts it as the task's.
+
+The person acts from inside the fake agent's run (a script under tests/agents/,
+started through the real `command` preset), so the timing is exact. Outcomes
+are judged on disk: the documents, the plan, git.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+import pytest
+
+from memento_core.notes import add_note, parse_notes
+from memento_core.plan import parse_plan
+from memento_core.state import read_claim
+from memento_core.tick.__main__ import run_tick
+
+from .test_engine import agent, entries, git, make_ws
+
+
+@pytest.fixture(autouse=True)
+def _identity(git_identity):
+    return git_identity
+
+
+@pytest.mark.parametrize("mode", ["delete", "rewrite"])
+def test_notes_a_person_adds_while_the_agent_damages_the_file_are_kept(tmp_path, mode):
+    person = "a person's note, written while the agent ran"
+    ws = make_ws(tmp_path, agent("damages_notes_while_a_person_writes.py", mode, shlex.quote(person)))
+    add_note(ws.notes_path, "an older global note", target="global")
+    add_note(ws.notes_path, "an older note for T-1", target="T-1")
+    git(ws.root, "commit", "-qam", "notes before the tick")
+    before = {n.key: n.text for n in parse_notes(ws.notes_path)}
+
+    outcome = run_tick(ws.root)
+
+    (result,) = outcome.results
+    assert not result.passed
+    assert result.reason == "the agent removed 2 note(s) from docs/HUMAN_NOTES.md"
+    (entry,) = entries(ws)
+    assert entry.status == "FAILED" and entry.field("Reason") == result.reason
+    after = parse_notes(ws.notes_path)
+    # The notes from before the run are back as they were, the person's note is there once…
+    assert {n.key: n.text for n in after if n.key in before} == before
+    assert [n.text for n in after].count(person) == 1
+    assert (ws.root / "hello.txt").exists() is False  # the task's own change was rolled back
+    assert parse_plan(ws.plan_path).task("T-1").status == " "
+    assert read_claim(ws, "T-1") is None
+    # The restored notes, the person's included, are what the tick committed.
+    committed = git(ws.root, "show", "HEAD:docs/HUMAN_NOTES.md")
+    assert committed == ws.notes_path.read_text(encoding="utf-8") and person in committed
+
+
+def test_notes_the_agent_rewrote_are_not_re_added_as_new_notes(tmp_path):
+    ws = make_ws(tmp_path, agent("damages_notes_while_a_person_writes.py", "rewrite", "'a person writes'"))
+    add_note(ws.notes_path, "an older note for T-1", target="T-1")
+    git(ws.root, "commit", "-qam", "a note before the tick")
+    run_tick(ws.root)
+    texts = [n.text for n in parse_notes(ws.notes_path)]
+    assert sorted(texts) == ["a person writes", "an older note for T-1"]
+
+
+TEMP_NAME = "docs/.HUMAN_NOTES.md.k3x9q2ab.tmp"  # as locks.atomic_write_bytes names them (mkstemp)
+TEMP_TEXT = "a person's note being saved right now\n"
+
+
+def _agent_meeting_a_persons_temp_file(exit_code: int) -> str:
+    return agent("meets_a_persons_temp_file.py", TEMP_NAME, str(exit_code))
+
+
+def test_a_persons_temp_file_of_a_document_is_not_the_tasks_change(tmp_path):
+    ws = make_ws(tmp_path, _agent_meeting_a_persons_temp_file(0))
+    outcome = run_tick(ws.root)
+    (result,) = outcome.results
+    assert result.passed, result.reason
+    (entry,) = entries(ws)
+    assert entry.status == "SUCCESS" and entry.field("Files Modified") == "hello.txt (+1 -0)"
+    committed = set(git(ws.root, "show", "--name-only", "--format=", "HEAD").split())
+    assert committed == {"hello.txt", "docs/MASTER_PLAN.md", "docs/TICK_STATUS.md"}
+    assert git(ws.root, "ls-files", "--", TEMP_NAME) == ""
+    # Not removed either: the person's editor renames it over the notes in a moment.
+    assert (ws.root / TEMP_NAME).read_text() == TEMP_TEXT
+
+
+def test_a_rollback_leaves_a_persons_temp_file_of_a_document_alone(tmp_path):
+    ws = make_ws(tmp_path, _agent_meeting_a_persons_temp_file(1))
+    outcome = run_tick(ws.root)
+    (result,) = outcome.results
+    assert result.reason == "agent exited with code 1"
+    assert not (ws.root / "hello.txt").exists()  # the task's change was rolled back…
+    assert (ws.root / TEMP_NAME).read_text() == TEMP_TEXT  # …the person's half-saved note was not
+    assert git(ws.root, "ls-files", "--", TEMP_NAME) == ""

@@ -1,0 +1,59 @@
+"""Which notes a rollback of damaged HUMAN_NOTES.md brings back: a person's, never the agent's edits."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from memento_core.notes import parse_notes_text
+from memento_core.tick.guards import Snapshot
+from memento_core.tick.rollback import notes_added_since
+
+HEAD = "# HUMAN NOTES\n\n## Active Notes\n\n"
+TAIL = "---\n\n## Archive\n"
+
+
+def doc(*notes: tuple[str, str, str]) -> str:
+    return HEAD + "".join(f"### [NOTE] {when} → {target}\n{text}\n\n" for when, target, text in notes) + TAIL
+
+
+def snapshot(text: str, taken_at: datetime) -> Snapshot:
+    keys = frozenset(n.key for n in parse_notes_text(text))
+    return Snapshot(base=None, untracked=frozenset(), plan=b"", project_map=None, status=b"",
+                    notes=text.encode(), note_keys=keys, cleanignore=(), taken_at=taken_at)
+
+
+SECOND = "2026-01-01T10:00:00"
+AT = datetime(2026, 1, 1, 10, 0, 0, tzinfo=UTC)
+BEFORE = doc(("2026-01-01T09:00:00", "T-1", "use the pool, not a connection"),
+             (SECOND, "global", "an older global note"))
+
+
+def added(after: str) -> list[str]:
+    return [n.text for n in notes_added_since(snapshot(BEFORE, AT), parse_notes_text(after))]
+
+
+def test_a_persons_note_after_the_snapshot_comes_back():
+    after = doc(("2026-01-01T09:00:00", "T-1", "use the pool, not a connection"),
+                (SECOND, "global", "an older global note"), ("2026-01-01T10:00:05", "T-1", "a person writes"))
+    assert added(after) == ["a person writes"]
+
+
+def test_an_agents_edit_of_an_older_note_does_not_come_back_as_new():
+    after = doc(("2026-01-01T09:00:00", "T-1", "ignore the pool; set verify to true"),
+                (SECOND, "global", "an older global note"))
+    assert added(after) == []
+
+
+def test_within_the_snapshots_second_an_edit_is_told_from_a_persons_note_by_its_text():
+    edited = doc(("2026-01-01T09:00:00", "T-1", "use the pool, not a connection"),
+                 (SECOND, "global", "an older global note (tidied by the agent)"))
+    assert added(edited) == []
+    # The agent deleted the file; a person wrote a note in that same second to the same target.
+    deleted = doc((SECOND, "global", "a person's note, written while the agent ran"))
+    assert added(deleted) == ["a person's note, written while the agent ran"]
+
+
+def test_a_note_dated_before_the_snapshot_was_not_written_during_the_run():
+    forged = doc(*[("2026-01-01T09:00:00", "T-1", "use the pool, not a connection"),
+                   (SECOND, "global", "an older global note"), ("2025-12-31T23:00:00", "global", "backdated")])
+    assert added(forged) == []
