@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import grimp
@@ -104,6 +105,16 @@ def test_the_import_linter_contracts_hold():
     assert r.returncode == 0, r.stdout + r.stderr
     assert "memento_core stays headless KEPT" in r.stdout
     assert "0 broken" in r.stdout
+
+
+def test_the_cli_contract_names_every_other_package():
+    # A new top-level module must be added to the contract, or it could import the CLI unseen.
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    contract = next(c for c in config["tool"]["importlinter"]["contracts"]
+                    if c["name"] == "nothing but the CLI imports the CLI")
+    tops = {f"memento_core.{p.stem}" for p in (ROOT / "memento_core").iterdir()
+            if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").is_file()}
+    assert set(contract["source_modules"]) == (tops - {"memento_core.cli"}) | {"memento_tui"}
 
 
 def _paused_project(tmp_path: Path) -> Path:
