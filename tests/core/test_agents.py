@@ -407,7 +407,8 @@ def test_importing_the_agents_package_loads_nothing_of_the_tick():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     loaded = set(json.loads(out.stdout.replace("'", '"')))
     assert loaded <= {"memento_core.config", "memento_core.errors", "memento_core.locks",
-                      "memento_core.crashpoints", "memento_core.runlog", "memento_core.workspace"}, loaded
+                      "memento_core.crashpoints", "memento_core.runlog", "memento_core.workspace",
+                      "memento_core.durations", "memento_core.lines"}, loaded
 
 
 def test_agent_that_commits_is_folded_back(repo, git_identity, tmp_path):
