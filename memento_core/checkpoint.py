@@ -26,6 +26,7 @@ from .lines import decode, strip_eol
 from .locks import LockBusy, atomic_write_text, file_lock, locked_edit
 from .markdown.prose import parse_document
 from .plan import Plan
+from .runlog import utc_stamp
 from .scheduler import BLOCKED, COMPLETE, EMPTY, TASK, WAITING, pick, plan_progress
 from .state import TickState, read_claim
 from .workspace import Workspace
@@ -302,7 +303,7 @@ def render(ws: Workspace, plan: Plan, state: TickState, results=(), now: datetim
     unsurfaced_limit = max(2, min(7, budget - min(len(blockers), blocker_limit) if blockers else budget))
     body = {**fixed, "Blockers": _bullets(blockers, blocker_limit),
             "Unsurfaced Results": _bullets(unsurfaced, unsurfaced_limit)}
-    out = [f"# {TITLE}", f"{STAMP_PREFIX} {now.strftime('%Y-%m-%dT%H:%M:%SZ')}", ""]
+    out = [f"# {TITLE}", f"{STAMP_PREFIX} {utc_stamp(now)}", ""]
     for name in SECTIONS:
         out += [f"## {name}", *body[name], ""]
     return "\n".join(out).rstrip() + "\n"

@@ -30,6 +30,7 @@ from pathlib import Path
 from .config import parse_author
 from .crashpoints import crash_point
 from .errors import MementoError
+from .runlog import utc_stamp
 
 MEMENTO_NAME = "Memento"
 MEMENTO_EMAIL = "memento@localhost"
@@ -521,7 +522,6 @@ def save_rollback(root: Path, base: str | None, changes: list[FileChange], dest:
     ``dest/changes.patch`` (``git diff --binary base -- tracked paths``), a copy
     of every created file under ``dest/files/<path>``, and ``dest/README.txt``.
     """
-    import datetime
 
     root = Path(root)
     dest = Path(dest)
@@ -561,7 +561,7 @@ def save_rollback(root: Path, base: str | None, changes: list[FileChange], dest:
                 shutil.copy2(src, target, follow_symlinks=False)
         except FileNotFoundError:
             continue
-    when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    when = utc_stamp()
     (dest / "README.txt").write_text(
         _ROLLBACK_README.format(
             when=when,

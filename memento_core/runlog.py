@@ -9,8 +9,12 @@ from .workspace import Workspace
 
 
 def utc_stamp(when: datetime | None = None) -> str:
-    """``when`` (default: now) as the ISO stamp every Memento file uses, e.g. 2026-11-29T14:45:00Z."""
-    return (when or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """``when`` (default: now; naive means UTC) as the stamp every Memento file uses, e.g.
+    2026-11-29T14:45:00Z. The one place that formats it."""
+    when = when or datetime.now(UTC)
+    if when.tzinfo is not None:
+        when = when.astimezone(UTC)
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def cron_log(ws: Workspace, message: str) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 from . import gitops
 from .config import DEFAULT_CONFIG_TOML
 from .locks import atomic_write_text
+from .runlog import utc_stamp
 from .workspace import Workspace
 
 # (template file, destination relative to the root)
@@ -60,7 +61,7 @@ def init_workspace(root: Path | str, *, project: str | None = None, now: datetim
     values = {
         "project": project or root.name,
         "date": now.strftime("%Y-%m-%d"),
-        "now": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "now": utc_stamp(now),
     }
     files = [(rel, fill(template(name), values)) for name, rel in TEMPLATES]
     files.append(("memento.toml", DEFAULT_CONFIG_TOML))

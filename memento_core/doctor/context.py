@@ -11,13 +11,14 @@ from .. import status_log
 from ..config import Config, load_config
 from ..errors import MementoError
 from ..plan import Plan, parse_plan
+from ..runlog import utc_stamp
 from ..state import TickState
 from ..workspace import Workspace
 
 
 def stamp(ts: float) -> str:
     """A POSIX time as ``YYYY-MM-DDTHH:MM:SSZ``."""
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return utc_stamp(datetime.fromtimestamp(ts, UTC))
 
 
 def parse_stamp(text: str | None) -> float | None:

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ..errors import EXIT_ERROR, EXIT_OK, MementoError
+from ..runlog import utc_stamp
 from ..workspace import Workspace
 from .checks.config import check_agent, check_config
 from .checks.continuity import (
@@ -99,7 +100,7 @@ def document(reports: list[dict], fail_on: str = "warning") -> dict:
     """The --json document (its schema is documented in the README)."""
     return {
         "schema": SCHEMA,
-        "checked_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "checked_at": utc_stamp(),
         "exit_code": overall_exit(reports, fail_on),
         "workspaces": [
             {"workspace": r["workspace"], "exit_code": r["exit_code"],

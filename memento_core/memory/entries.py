@@ -19,6 +19,8 @@ from pathlib import Path
 
 import frontmatter
 
+from ..runlog import utc_stamp
+
 FIELDS = ("summary", "updated_at", "sources", "tags", "priority", "status", "last_verified")
 PRIORITIES = ("core", "normal", "low")
 # The article's emoji marks, accepted when a person writes them by hand.
@@ -57,7 +59,7 @@ class ParsedText:
 
 
 def utc_iso(when: dt.datetime | None = None) -> str:
-    return (when or dt.datetime.now(dt.UTC)).astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return utc_stamp(when)
 
 
 def _scalar(value: object) -> str:

@@ -28,6 +28,7 @@ from pathlib import Path, PurePosixPath
 from .. import gitops
 from ..errors import MementoError
 from ..locks import atomic_write_text, file_lock
+from ..runlog import utc_stamp
 from ..workspace import Workspace
 from .layout import ARCHIVE, GENERATED, LAYERS, PERSONA, SESSION_ARCHIVE
 from .tree import render_index
@@ -271,7 +272,7 @@ def commit_leftovers(ws: Workspace, root: Path, task_id: str | None = None) -> l
 
 
 def _log_unattributed(ws: Workspace, task: str, sha: str, paths: list[str]) -> None:
-    record = {"at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), "task": task,
+    record = {"at": utc_stamp(), "task": task,
               "commit": sha, "paths": paths}
     ws.memento_dir.mkdir(parents=True, exist_ok=True)
     with open(ws.memento_dir / UNATTRIBUTED_LOG, "a", encoding="utf-8") as fh:

@@ -10,9 +10,9 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from datetime import UTC, datetime
 
 from ...errors import MementoError
+from ...runlog import utc_stamp
 from ..output import safe_text
 
 
@@ -70,7 +70,7 @@ def watch(dirs: list[str], as_json: bool, fail_on: str, every: float, count: int
             code = overall_exit(reports, fail_on)
             shape = [(r["workspace"], r["findings"]) for r in reports]
             if shape != previous:
-                stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+                stamp = utc_stamp()
                 if as_json:
                     print(json.dumps(document(reports, fail_on), ensure_ascii=False), flush=True)
                 else:
