@@ -24,7 +24,7 @@ HEARTBEAT_SECONDS = float(os.environ.get("MEMENTO_HEARTBEAT_SECONDS", "30"))
 
 @dataclass
 class TickState:
-    """What the engine remembers between ticks (never anything a file already says)."""
+    """What the tick remembers between ticks (never anything a file already says)."""
 
     consecutive_failed_ticks: int = 0
     breaker_reason: str = ""  # non-empty while tripped (cleared by `memento resume`)

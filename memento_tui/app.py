@@ -251,7 +251,7 @@ class MementoApp(App[None]):
     def _tick(self) -> None:
         try:
             outcome = run_tick(self.ws.root)
-        except Exception as exc:  # the engine reports through outcomes; anything else is shown
+        except Exception as exc:  # the tick reports through outcomes; anything else is shown
             self.post_message(TickFinished(None, f"{type(exc).__name__}: {exc}"))
             return
         self.post_message(TickFinished(outcome))

@@ -4,7 +4,7 @@ Layers: ``journal/YYYY-MM-DD.md`` (every tick appends), ``knowledge/{lessons,
 decisions,people}/`` (front matter entries, CRUD-checked writes),
 ``.archive/`` (weekly gc). MEMORY.md is generated; PERSONA.md belongs to people.
 
-The engine calls ``commit_unattributed`` after the agent and ``record_tick``
+The tick calls ``commit_unattributed`` after the agent (tick/attempt.py) and ``record_tick``
 at the end of a tick; the prompt calls ``tree_for_prompt``; the dashboard
 uses ``list_entries``, ``read_entry`` and ``entry_history``.
 """
@@ -44,7 +44,7 @@ def init_store(ws: Workspace) -> bool:
 
 
 def commit_unattributed(ws: Workspace, task_id: str) -> list[str]:
-    """Commit raw writes into memory/ that bypassed `memento memory write` (the engine, after the agent).
+    """Commit raw writes into memory/ that bypassed `memento memory write` (the tick, after the agent).
 
     Their commit says "unattributed write by <task>: paths" with the trailer
     ``Memento-Memory: unattributed``, and a line goes to
@@ -60,7 +60,7 @@ GC_EVERY_DAYS = 7
 
 
 def weekly_gc(ws: Workspace, now: float | None = None) -> bool:
-    """Run `memento memory gc` when the last run is a week old (the engine, after a tick).
+    """Run `memento memory gc` when the last run is a week old (the tick, after its work).
 
     The time of the last run is kept in ``.memento/memory_gc.json``; True when gc ran.
     """

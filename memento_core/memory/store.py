@@ -281,7 +281,7 @@ def _log_unattributed(ws: Workspace, task: str, sha: str, paths: list[str]) -> N
 
 def unattributed_writes(ws: Workspace, *, days: int | None = UNATTRIBUTED_WARN_DAYS,
                         now: datetime | None = None) -> list[UnattributedWrite]:
-    """Raw writes into memory/ the engine had to commit for a task (for `memento doctor`).
+    """Raw writes into memory/ the tick had to commit for a task (for `memento doctor`).
 
     Read from ``.memento/memory_unattributed.jsonl``; only those of the last
     ``days`` days (None: all). Unreadable lines are skipped.

@@ -27,7 +27,7 @@ class WriteResult:
 
 
 def default_source() -> str:
-    """The running task (the engine sets MEMENTO_TASK_ID for the agent), else a person."""
+    """The running task (the tick sets MEMENTO_TASK_ID for the agent), else a person."""
     return os.environ.get("MEMENTO_TASK_ID", "").strip() or "source=human"
 
 

@@ -46,7 +46,7 @@ def run_locked(ws):
                 plan = parse_plan(ws.plan_path, display=ws.rel(ws.plan_path))
                 load_config(ws.config_path)
             except MementoError:
-                plan = None  # the engine reports it properly
+                plan = None  # run.tick reports it properly (PLAN INVALID)
             if plan is not None and not plan.plan_errors and plan.meta.tick_mode != "auto":
                 message = f"tick skipped: tick_mode is {plan.meta.tick_mode}"
                 cron_log(ws, message)
