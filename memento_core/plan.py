@@ -724,6 +724,15 @@ class PlanEditor:
         self._insert(self._last_field_line(task), f"{indent}- {key}: {value}")
         return True
 
+    def remove_field(self, task_id: str, key: str) -> bool:
+        """Delete a task's ``key:`` field line (e.g. a skip's ``reason:`` when the task is reset)."""
+        task = self._task(task_id)
+        if key not in task.field_lines:
+            return False
+        del self.doc.lines[task.field_lines[key] - 1]
+        self._plan = None
+        return True
+
     def _last_field_line(self, task: Task) -> int:
         """The line after which a new field goes: the last non-blank line of the task block."""
         ln = task.end_line
@@ -833,8 +842,11 @@ def reset_task(path: Path | str, task_id: str) -> Plan:
 
     def apply(e: PlanEditor) -> None:
         # Not [~]: a running worker owns the task; a dead one is reset by the next tick.
+        skipped = e.plan.task(task_id) is not None and e.plan.task(task_id).status == "-"
         e.set_status(task_id, " ", expect="! -")
         e.set_field(task_id, "retries", "0")
+        if skipped:  # the skip's reason no longer holds
+            e.remove_field(task_id, "reason")
         e.update_counters()
 
     return edit_plan(path, apply)

@@ -25,6 +25,9 @@ class Workspace:
     def find(cls, start: Path | str | None = None) -> Workspace:
         """The workspace containing ``start``: search upwards for docs/MASTER_PLAN.md."""
         here = Path(start or Path.cwd()).resolve()
+        if not here.exists():
+            # The same sentence from every entry point (memento, memento-tui, the tick).
+            raise MementoError(f"{start}: no such directory")
         if here.is_file():
             here = here.parent
         for candidate in (here, *here.parents):

@@ -78,9 +78,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"[error] {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
     stream = sys.stderr if outcome.exit_code == 2 else sys.stdout
-    tag = {0: "[ok]", 1: "[warn]", 2: "[error]"}[outcome.exit_code]
-    print(f"{tag} {outcome.message}", file=stream)
+    print(f"{outcome_tag(outcome)} {outcome.message}", file=stream)
     return outcome.exit_code
+
+
+def outcome_tag(outcome) -> str:
+    """``[error]`` when the tick could not run, ``[warn]`` when it needs attention or a task
+    failed (a recorded failure still exits 0: the tick itself ran), else ``[ok]``."""
+    if outcome.exit_code == 2:
+        return "[error]"
+    if outcome.exit_code == 1 or any(not r.passed for r in outcome.results):
+        return "[warn]"
+    return "[ok]"
 
 
 if __name__ == "__main__":

@@ -24,7 +24,14 @@ from ..runlog import utc_stamp
 from ..state import Claim, Heartbeat, remove_claim, this_host, write_claim
 from ..workspace import KEPT_DOCS
 from .context import TaskResult, TickContext
-from .entries import PENDING_COMMIT, fill_commit, last_line, read_tick_result, tail_lines
+from .entries import (
+    PENDING_COMMIT,
+    failure_output,
+    fill_commit,
+    last_line,
+    read_tick_result,
+    tail_lines,
+)
 from .files import append_log, read_or_none, tail, unlink
 from .guards import Observed, Snapshot, Verdict, check
 from .rollback import note_keys, restore_documents, roll_back
@@ -334,11 +341,10 @@ def _failure_status(ctx: TickContext, count_retry: bool, blocked: bool, retries:
 
 
 def _failure_fields(ctx, task, reason, duration, exit_code, output, report, status, blocked, rolled):
-    code = "none" if exit_code is None else str(exit_code)
     fields = [
         ("Task", task.label),
         ("Status", status),
-        ("Verify Output", f"`{last_line(output) or reason}` (exit code {code})"),
+        ("Verify Output", failure_output(output, reason, exit_code)),
         ("Duration", format_duration(duration)),
         ("Reason", reason),
     ]

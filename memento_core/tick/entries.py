@@ -56,3 +56,15 @@ def last_line(text: str) -> str:
         if line.strip():
             return line.strip().replace("`", "'")[:200]
     return ""
+
+
+def failure_output(output: str, reason: str, exit_code: int | None) -> str:
+    """The Verify Output field of a failed attempt: the output's last line with the exit code;
+    without output, the reason, and the exit code only where the reason does not say it already."""
+    line = last_line(output)
+    code = "none" if exit_code is None else str(exit_code)
+    if line:
+        return f"`{line}` (exit code {code})"
+    said = exit_code is None or f"code {exit_code}" in reason
+    shown = reason.strip().replace("`", "'")[:200]
+    return f"`{shown}`" if said else f"`{shown}` (exit code {code})"

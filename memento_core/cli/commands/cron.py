@@ -135,7 +135,7 @@ def cmd_remove(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from ...cron import TAG_PREFIX, entries, tag_for
+    from ...cron import MISSING_CRONTAB, TAG_PREFIX, cron_available, entries, tag_for
 
     ws = None
     try:
@@ -143,6 +143,9 @@ def cmd_show(args: argparse.Namespace) -> int:
     except MementoError:
         if getattr(args, "project", None) or getattr(args, "dir", None):
             raise
+    if not cron_available():  # nothing is scheduled by cron: attention, not a failure to run
+        warn(f"no crontab to show: {MISSING_CRONTAB}")
+        return 1
     found = entries()
     here = tag_for(ws.root)[len(TAG_PREFIX):] if ws else None
     if not found:

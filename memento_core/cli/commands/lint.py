@@ -52,10 +52,10 @@ def cmd_lint(args: argparse.Namespace) -> int:
     n_err = len(errors) + (1 if config_error else 0)
     summary = f"{ws.rel(ws.plan_path)}: {plural(len(plan.tasks), 'task')} in {plural(len(plan.phases), 'phase')}"
     if n_err:
-        print(f"{summary}; {n_err} error(s), {len(warnings)} warning(s)")
+        error(f"{summary}; {plural(n_err, 'error')}, {plural(len(warnings), 'warning')}")
         return EXIT_ERROR
     if warnings:
-        print(f"{summary}; {len(warnings)} warning(s)")
+        warn(f"{summary}; {plural(len(warnings), 'warning')}")
         return EXIT_ATTENTION
     ok(f"{summary}; no problems")
     return EXIT_OK

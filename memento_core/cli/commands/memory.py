@@ -9,7 +9,7 @@ from datetime import UTC, date, datetime
 
 from ...errors import MementoError
 from ..context import with_dir, workspace_of
-from ..output import EXIT_OK, ok, safe_block, safe_text, warn
+from ..output import EXIT_ATTENTION, EXIT_OK, ok, safe_block, safe_text, warn
 
 
 def register(sub, common: argparse.ArgumentParser) -> None:
@@ -131,8 +131,9 @@ def cmd_search(args: argparse.Namespace) -> int:
                 if hits >= args.max:
                     warn(f"stopped after {args.max} matches")
                     return EXIT_OK
-    if not hits:
-        print(f"no match for {args.text!r} in memory/")
+    if not hits:  # as grep: no match is exit 1
+        warn(f"no match for {safe_text(repr(args.text))} in memory/")
+        return EXIT_ATTENTION
     return EXIT_OK
 
 

@@ -31,8 +31,20 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(json.dumps(doc, ensure_ascii=False, indent=2))
     else:
         render_status(doc)
-    attention = doc["state"] in ("BLOCKED", "INVALID") or doc["breaker"]["tripped"] or doc["config_error"]
-    return EXIT_ATTENTION if attention else EXIT_OK
+    return EXIT_ATTENTION if needs_attention(doc) else EXIT_OK
+
+
+def needs_attention(doc: dict) -> bool:
+    """Blocked, an invalid plan, a tripped breaker or a broken memento.toml: exit 1."""
+    return bool(doc["state"] in ("BLOCKED", "INVALID") or doc["breaker"]["tripped"] or doc["config_error"])
+
+
+def header_tag(doc: dict) -> str:
+    """The header's prefix says what the state means: ``[error]`` while nothing can run
+    (an invalid plan or memento.toml), ``[warn]`` when it needs a person, else ``[ok]``."""
+    if doc["state"] == "INVALID" or doc["config_error"]:
+        return "[error]"
+    return "[warn]" if needs_attention(doc) else "[ok]"
 
 
 def render_status(doc: dict) -> None:
@@ -51,7 +63,7 @@ def _header(doc: dict):
     from rich.text import Text
 
     c = doc["counts"]
-    header = Text(f"[ok] {doc['project'] or doc['root']}: ", style="bold")
+    header = Text(f"{header_tag(doc)} {doc['project'] or doc['root']}: ", style="bold")
     header.append(doc["state"], style={"RUNNING": "green", "COMPLETE": "green"}.get(doc["state"], "yellow"))
     header.append(f"  {c['done']}/{c['total']} done, {c['pending']} pending, {c['blocked']} blocked, "
                   f"{c['in_progress']} in progress, {c['skipped']} skipped; {plural(doc['total_ticks'], 'tick')}")
