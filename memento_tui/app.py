@@ -26,6 +26,7 @@ from textual import work
 from textual.app import App
 from textual.reactive import var
 
+from memento_core import __version__
 from memento_core.errors import MementoError
 from memento_core.tick.__main__ import run_tick
 from memento_core.workspace import Workspace
@@ -304,11 +305,24 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="create the demo project in a fresh temporary folder and watch it run")
     parser.add_argument("--auto-tick", action="store_true", help="tick on the memento.toml interval")
     parser.add_argument("--polling", action="store_true", help="poll for file changes (no inotify)")
-    return parser.parse_args(argv)
+    parser.add_argument("--serve", action="store_true",
+                        help="serve the dashboard to a web browser instead of this terminal")
+    parser.add_argument("--host", default=None,
+                        help="with --serve: the address to listen on (default 127.0.0.1, this machine only)")
+    parser.add_argument("--port", type=int, default=None, help="with --serve: the port (default 8566)")
+    parser.add_argument("--version", action="version", version=f"memento-tui {__version__}")
+    args = parser.parse_args(argv)
+    if not args.serve and (args.host is not None or args.port is not None):
+        parser.error("--host and --port go with --serve")
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parse(argv)
+    if args.serve:
+        from .serve import serve_from_args
+
+        return serve_from_args(args)
     try:
         if args.demo:
             from memento_core.demo import create_demo
