@@ -29,12 +29,13 @@ from .commands import (
     reset,
     skip,
     status,
+    tasks,
     tick,
 )
 from .output import EXIT_ERROR, EXIT_OK, error, safe_text
 
 # In the order `memento --help` lists them.
-COMMANDS = (init, status, lint, mode, reset, skip, note, tick, demo, agents, cron, memory, doctor, ack)
+COMMANDS = (init, status, tasks, lint, mode, reset, skip, note, tick, demo, agents, cron, memory, doctor, ack)
 
 
 def build_parser() -> argparse.ArgumentParser:
