@@ -167,6 +167,29 @@ def cron_available(tabfile: Path | str | None = None) -> bool:
     return _tabfile(tabfile) is not None or _crontab_binary() is not None
 
 
+# Process names of the cron daemons a crontab entry needs (Debian's cron, cronie, busybox, fcron).
+CRON_DAEMONS = frozenset({"cron", "crond", "cronie", "fcron", "busybox-crond"})
+NO_CRON_DAEMON = ("no cron daemon is running on this machine, so this entry will never tick: "
+                  "start it (sudo service cron start, or `cron` as root in a container) "
+                  "or use `memento cron install --systemd`")
+
+
+def cron_daemon_running(proc: Path = Path("/proc")) -> bool | None:
+    """Whether a cron daemon process is running; None when that cannot be seen (no /proc)."""
+    try:
+        pids = [p for p in proc.iterdir() if p.name.isdigit()]
+    except OSError:
+        return None
+    for pid in pids:
+        try:
+            name = (pid / "comm").read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            continue  # gone meanwhile, or not ours to read
+        if name in CRON_DAEMONS:
+            return True
+    return False
+
+
 def _tabfile(tabfile: Path | str | None) -> Path | None:
     if tabfile is not None:
         return Path(tabfile)

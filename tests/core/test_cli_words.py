@@ -181,3 +181,38 @@ def test_dashboard_version():
 
     r = tui("--version")
     assert (r.returncode, r.stdout) == (0, f"memento-tui {__version__}\n")
+
+
+def _cron_daemon_seen() -> bool:
+    """The truth, read here independently: a cron daemon among this machine's processes."""
+    for comm in Path("/proc").glob("[0-9]*/comm"):
+        try:
+            if comm.read_text().strip() in ("cron", "crond", "cronie", "fcron", "busybox-crond"):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def test_cron_install_says_when_no_cron_daemon_would_run_the_entry(ws: Path, tmp_path: Path):
+    tab = tmp_path / "crontab.txt"
+    tab.write_text("")
+    env = {"MEMENTO_CRONTAB_FILE": str(tab)}
+    install, show = memento("cron", "install", str(ws), env=env), memento("cron", "show", str(ws), env=env)
+    assert install.returncode == 0 and show.returncode == 0, install.stderr + show.stderr
+    warning = "[warn] no cron daemon is running on this machine, so this entry will never tick"
+    daemon = _cron_daemon_seen()
+    assert (warning in install.stdout) is not daemon and (warning in show.stdout) is not daemon
+
+
+def test_cron_daemon_detection_reads_process_names(tmp_path: Path):
+    from memento_core.cron import cron_daemon_running
+
+    for pid, name in (("1", "init"), ("42", "bash"), ("self", "cron")):  # "self" is no pid
+        (tmp_path / pid).mkdir()
+        (tmp_path / pid / "comm").write_text(name + "\n")
+    assert cron_daemon_running(tmp_path) is False
+    (tmp_path / "77").mkdir()
+    (tmp_path / "77" / "comm").write_text("crond\n")
+    assert cron_daemon_running(tmp_path) is True
+    assert cron_daemon_running(tmp_path / "missing") is None

@@ -87,9 +87,18 @@ def cmd_install(args: argparse.Namespace) -> int:
        f"(every {format_duration(result.schedule.seconds)}); output goes to {ws.rel(ws.cron_log)}")
     if result.replaced > 1:
         ok(f"removed {result.replaced - 1} duplicate entr{'y' if result.replaced == 2 else 'ies'}")
+    _warn_without_daemon()
     if given:
         save_every(ws, interval_text(result.schedule.seconds))
     return 0
+
+
+def _warn_without_daemon() -> None:
+    """A crontab entry without a cron daemon is a countdown to a tick that never comes: say so."""
+    from ...cron import NO_CRON_DAEMON, cron_daemon_running
+
+    if cron_daemon_running() is False:
+        warn(NO_CRON_DAEMON)
 
 
 def _install_systemd(ws: Workspace, every: str, *, given: bool, write: bool) -> int:
@@ -157,4 +166,6 @@ def cmd_show(args: argparse.Namespace) -> int:
     if ws is not None and not any(e.root == here for e in found):
         warn(f"{ws.root} has no crontab entry; `memento cron install` adds one")
         return 1
+    if found:
+        _warn_without_daemon()
     return 0
