@@ -297,6 +297,12 @@ class MementoApp(App[None]):
             self.push_screen(HelpScreen(self.keymap_overrides))
 
 
+def _port(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is a number from 1 to 65535, got {text!r}")
+    return int(text)
+
+
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="memento-tui", description="The Memento dashboard.")
     parser.add_argument("dir", nargs="?", metavar="DIR", help="the workspace (default: search upwards from here)")
@@ -309,7 +315,7 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="serve the dashboard to a web browser instead of this terminal")
     parser.add_argument("--host", default=None,
                         help="with --serve: the address to listen on (default 127.0.0.1, this machine only)")
-    parser.add_argument("--port", type=int, default=None, help="with --serve: the port (default 8566)")
+    parser.add_argument("--port", type=_port, default=None, help="with --serve: the port (default 8566)")
     parser.add_argument("--version", action="version", version=f"memento-tui {__version__}")
     args = parser.parse_args(argv)
     if not args.serve and (args.host is not None or args.port is not None):

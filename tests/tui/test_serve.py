@@ -130,3 +130,19 @@ def test_serve_without_a_workspace_and_host_without_serve(tmp_path: Path):
     r = subprocess.run([sys.executable, "-m", "memento_tui.app", "--host", "0.0.0.0", str(tmp_path)],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "--host and --port go with --serve" in r.stderr
+    r = subprocess.run([sys.executable, "-m", "memento_tui.app", "--serve", "--port", "70000", str(tmp_path)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "a port is a number from 1 to 65535, got '70000'" in r.stderr
+
+
+def test_a_taken_port_is_one_clear_error(demo: Path, tmp_path: Path):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        r = subprocess.run([sys.executable, "-m", "memento_tui.app", "--serve", "--port", str(port), str(demo)],
+                           capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and f"[error] cannot serve on 127.0.0.1:{port}: " in r.stderr
+    assert "Traceback" not in r.stderr + r.stdout
