@@ -115,12 +115,23 @@ class Chromium:
         self.devtools = ""
 
     def start(self, timeout: float = 60.0) -> Chromium:
+        """Start it and wait for its DevTools port; BrowserUnavailable (and nothing left behind) if not."""
+        try:
+            return self._start(timeout)
+        except BrowserUnavailable:
+            self.close()
+            raise
+
+    def _start(self, timeout: float) -> Chromium:
         args = [self.binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                 "--no-first-run", "--no-default-browser-check", "--disable-extensions",
                 f"--window-size={WINDOW[0]},{WINDOW[1]}", "--remote-debugging-port=0",
                 f"--user-data-dir={self.profile}", "about:blank"]
-        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                     start_new_session=True)
+        try:
+            self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                         start_new_session=True)
+        except OSError as exc:
+            raise BrowserUnavailable(f"cannot start {self.binary}: {exc}") from None
         port_file = Path(self.profile) / "DevToolsActivePort"
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -132,7 +143,6 @@ class Chromium:
                 self.devtools = f"127.0.0.1:{port_file.read_text().split()[0]}"
                 return self
             time.sleep(0.1)
-        self.close()
         raise BrowserUnavailable(f"chromium did not open its DevTools port within {timeout:g}s")
 
     def page_target(self) -> str:
