@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from ..locks import locked_edit
@@ -65,6 +66,6 @@ def failure_output(output: str, reason: str, exit_code: int | None) -> str:
     code = "none" if exit_code is None else str(exit_code)
     if line:
         return f"`{line}` (exit code {code})"
-    said = exit_code is None or f"code {exit_code}" in reason
+    said = exit_code is None or re.search(rf"\bcode {exit_code}\b", reason) is not None
     shown = reason.strip().replace("`", "'")[:200]
     return f"`{shown}`" if said else f"`{shown}` (exit code {code})"
