@@ -32,13 +32,8 @@ class RateLimit:
 # ------------------------------------------------------------------ JSON in a log
 
 
-def json_objects(text: str) -> Iterator[dict]:
-    """Every JSON object in ``text`` that sits on a line of its own (JSONL) or spans lines.
-
-    A log holds Memento's own lines and the CLI's stderr around the JSON; lines
-    that are not JSON are skipped. A pretty-printed object (gemini) is found by
-    its opening ``{`` at the start of a line.
-    """
+def _json_spans(text: str) -> Iterator[tuple[int, int, object]]:
+    """(start, end, value) of each JSON value that opens with ``{`` at the start of a line."""
     decoder = json.JSONDecoder()
     pos, length = 0, len(text)
     while pos < length:
@@ -53,16 +48,30 @@ def json_objects(text: str) -> Iterator[dict]:
         except ValueError:
             pos = start + 1
             continue
-        if isinstance(value, dict):
-            yield value
+        yield start, end, value
         pos = end
 
 
+def json_objects(text: str) -> Iterator[dict]:
+    """Every JSON object in ``text`` that starts a line: JSONL events, or one pretty-printed object.
+
+    A log holds Memento's own lines and the CLI's stderr around the JSON; what
+    is not JSON is skipped.
+    """
+    for _, _, value in _json_spans(text):
+        if isinstance(value, dict):
+            yield value
+
+
 def plain_lines(text: str) -> str:
-    """``text`` without its JSON lines: the CLI's own stderr and Memento's lines, where
-    a limit message is looked for outside the JSON (an answer that talks about rate
-    limits is not one)."""
-    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith(("{", "[")))
+    """``text`` without its JSON objects: the CLI's stderr and Memento's lines, where a limit
+    message is looked for outside the JSON (an answer that talks about rate limits is not one)."""
+    out, last = [], 0
+    for start, end, _ in _json_spans(text):
+        out.append(text[last:start])
+        last = end
+    out.append(text[last:])
+    return "".join(out)
 
 
 def number(value) -> int:
@@ -85,11 +94,7 @@ HTTP_429_RE = re.compile(
 
 def generic_rate_limit(text: str, now: datetime | None = None) -> RateLimit | None:
     """An HTTP 429 in the output (any CLI), with a reset time when one is printed near it."""
-    m = HTTP_429_RE.search(text)
-    if not m:
-        return None
-    line = _line_at(text, m.start())
-    return RateLimit(reset_time(line, now or datetime.now(UTC)), line.strip()[:300])
+    return limit_from(text, HTTP_429_RE, now or datetime.now(UTC))
 
 
 def _line_at(text: str, index: int) -> str:
@@ -98,12 +103,15 @@ def _line_at(text: str, index: int) -> str:
     return text[start:end if end >= 0 else len(text)]
 
 
-def matching_line(text: str, pattern: re.Pattern) -> str | None:
-    """The last line of ``text`` that ``pattern`` matches (the CLI's final word), else None."""
-    found = None
-    for m in pattern.finditer(text):
-        found = m.start()
-    return _line_at(text, found) if found is not None else None
+def limit_from(text: str, pattern: re.Pattern, now: datetime) -> RateLimit | None:
+    """A RateLimit from the lines of ``text`` that ``pattern`` matches: the last one that
+    names a reset time, else the last one (the CLI's final word); None if none matches."""
+    lines = [_line_at(text, m.start()) for m in pattern.finditer(text)]
+    if not lines:
+        return None
+    timed = [(line, reset_time(line, now)) for line in lines]
+    line, until = next(((ln, t) for ln, t in reversed(timed) if t is not None), (lines[-1], None))
+    return RateLimit(until, line.strip()[:300])
 
 
 # ------------------------------------------------------------------ reset times

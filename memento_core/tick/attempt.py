@@ -23,11 +23,11 @@ from ..plan import Plan, Task, edit_plan
 from ..runlog import utc_stamp
 from ..state import Claim, Heartbeat, remove_claim, this_host, write_claim
 from ..workspace import KEPT_DOCS
+from . import limits
 from .context import TaskResult, TickContext
 from .entries import PENDING_COMMIT, fill_commit, last_line, read_tick_result, tail_lines
 from .files import append_log, read_or_none, tail, unlink
 from .guards import Observed, Snapshot, Verdict, check
-from . import limits
 from .limits import with_usage
 from .rollback import note_keys, restore_documents, roll_back
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from ...config import Config
 from ...errors import MementoError
 from ..invocation import AgentRequest, AgentSpec, Invocation, model_args
-from ..usage import RateLimit, Usage, generic_rate_limit, matching_line, reset_time
+from ..usage import RateLimit, Usage, generic_rate_limit, limit_from
 
 _GLOB_CHARS = set("*?[")
 # Memento's documents: given to aider to read, never to edit (the prompt names them,
@@ -112,9 +112,9 @@ def parse_usage(log_text: str) -> Usage | None:
 def rate_limit(log_text: str, now: datetime | None = None) -> RateLimit | None:
     """litellm's RateLimitError or aider's "rate limited you", else an HTTP 429."""
     now = now or datetime.now(UTC)
-    line = matching_line(log_text, LIMIT_RE)
-    if line:
-        return RateLimit(reset_time(line, now), line.strip()[:300])
+    found = limit_from(log_text, LIMIT_RE, now)
+    if found:
+        return found
     return generic_rate_limit(log_text, now)
 
 

@@ -23,7 +23,7 @@ from ..usage import (
     Usage,
     generic_rate_limit,
     json_objects,
-    matching_line,
+    limit_from,
     number,
     plain_lines,
     reset_time,
@@ -74,9 +74,9 @@ def rate_limit(log_text: str, now: datetime | None = None) -> RateLimit | None:
     result = _result(log_text)
     said = str(result.get("result") or "") if result and result.get("is_error") else ""
     plain = plain_lines(log_text)
-    line = said if LIMIT_RE.search(said) else matching_line(plain, LIMIT_RE)
-    if line:
-        return RateLimit(reset_time(line, now), line.strip()[:300])
+    found = limit_from(said + "\n" + plain, LIMIT_RE, now)
+    if found:
+        return found
     if result and result.get("api_error_status") == 429:
         return RateLimit(reset_time(said, now), (said or "HTTP 429").strip()[:300])
     return generic_rate_limit(said + "\n" + plain, now)

@@ -23,10 +23,9 @@ from ..usage import (
     Usage,
     generic_rate_limit,
     json_objects,
-    matching_line,
+    limit_from,
     number,
     plain_lines,
-    reset_time,
 )
 
 LIMIT_RE = re.compile(r"hit your usage limit|usage_limit_reached|rate limit reached|quota exceeded"
@@ -69,9 +68,9 @@ def rate_limit(log_text: str, now: datetime | None = None) -> RateLimit | None:
     now = now or datetime.now(UTC)
     errors = "\n".join(_error_messages(log_text))
     text = errors + "\n" + plain_lines(log_text)
-    line = matching_line(text, LIMIT_RE)
-    if line:
-        return RateLimit(reset_time(line, now), line.strip()[:300])
+    found = limit_from(text, LIMIT_RE, now)
+    if found:
+        return found
     return generic_rate_limit(text, now)
 
 

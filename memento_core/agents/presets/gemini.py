@@ -24,7 +24,7 @@ from ..usage import (
     Usage,
     generic_rate_limit,
     json_objects,
-    matching_line,
+    limit_from,
     number,
     plain_lines,
     reset_time,
@@ -77,9 +77,9 @@ def rate_limit(log_text: str, now: datetime | None = None) -> RateLimit | None:
     error = report.get("error") if report else None
     said = str(error.get("message") or "") if isinstance(error, dict) else ""
     text = said + "\n" + plain_lines(log_text)
-    line = matching_line(text, LIMIT_RE)
-    if line:
-        return RateLimit(reset_time(line, now), line.strip()[:300])
+    found = limit_from(text, LIMIT_RE, now)
+    if found:
+        return found
     if isinstance(error, dict) and error.get("code") == 429:
         return RateLimit(reset_time(said, now), (said or "HTTP 429").strip()[:300])
     return generic_rate_limit(text, now)
