@@ -199,6 +199,11 @@ def config_from_dict(
                      'command = "python3 tools/my_agent.py {prompt_file}"')
     agent_timeout, _ = v.duration("agent", "timeout", DEFAULT_AGENT_TIMEOUT)
     model = v.string("agent", "model", "")
+    if preset == "aider" and not model.strip():
+        # Without a model aider starts a browser login and waits for a person (SPEC §14).
+        raise v.fail("agent", "model" if "model" in v.table("agent") else "preset",
+                     'the aider preset needs a model to run unattended, e.g. model = "sonnet" '
+                     'or "openai/gpt-4o" (without one aider starts a browser login and waits)')
     extra = v.table("agent").get("extra_args", [])
     if not isinstance(extra, list) or not all(isinstance(a, str) for a in extra):
         raise v.fail("agent", "extra_args", f"expected a list of strings, got {extra!r}")

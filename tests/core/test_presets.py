@@ -363,3 +363,62 @@ def test_a_hanging_agent_is_stopped_at_the_task_timeout(tmp_path, monkeypatch, g
     assert outcome.results[0].reason.startswith("agent timed out after 1")
     log = (root / outcome.log).read_text(encoding="utf-8")
     assert "thinking" in log and "[memento] timed out after" in log
+
+
+# ------------------------------------------------------------------ memento agents: runtime, unattended
+
+
+def node_cli(tmp_path: Path, *, node_version: str, engines: str) -> dict:
+    """A claude installed as npm does it: bin/claude -> the package's cli.js, run by `env node`.
+
+    The fake node answers ``--version`` with ``node_version`` and runs "cli.js --version"
+    as Claude Code does, with a warning on stderr that is not the version.
+    """
+    bin_dir = tmp_path / "bin"
+    package = tmp_path / "lib" / "node_modules" / "@anthropic-ai" / "claude-code"
+    package.mkdir(parents=True)
+    bin_dir.mkdir()
+    (package / "package.json").write_text(json.dumps({"name": "@anthropic-ai/claude-code",
+                                                      "engines": {"node": engines}}))
+    (package / "cli.js").write_text("#!/usr/bin/env node\nconsole.log('2.1.332 (Claude Code)')\n")
+    (package / "cli.js").chmod(0o755)
+    (bin_dir / "claude").symlink_to(package / "cli.js")
+    (bin_dir / "node").write_text(
+        "#!/bin/sh\nif [ \"$1\" = --version ]; then echo " + node_version + "; exit 0; fi\n"
+        "echo 'WARNING: proceeding, even though we could not create PATH aliases' >&2\n"
+        "echo '2.1.332 (Claude Code)'\n")
+    (bin_dir / "node").chmod(0o755)
+    return {"PATH": f"{bin_dir}:/usr/bin:/bin"}
+
+
+def test_agents_reads_the_version_from_stdout_and_checks_the_node_it_runs_on(tmp_path):
+    env = node_cli(tmp_path, node_version="v20.11.1", engines=">=22.0.0")
+    found = probe(agents.PRESETS["claude"], env=env)
+    assert found.version == "2.1.332 (Claude Code)"  # not the stderr warning
+    assert found.runtime == "node v20.11.1 (the package needs >=22.0.0) — install a newer Node"
+    assert not found.runtime_ok
+
+
+def test_a_new_enough_node_is_reported_and_accepted(tmp_path):
+    env = node_cli(tmp_path, node_version="v22.12.0", engines=">=22")
+    found = probe(agents.PRESETS["claude"], env=env)
+    assert found.runtime == "node v22.12.0 (the package needs >=22)" and found.runtime_ok
+
+
+def test_agents_flags_aider_without_a_model_with_what_to_do(tmp_path, git_identity):
+    root = workspace(tmp_path / "project", "aider")
+    toml = root / "memento.toml"
+    toml.write_text(toml.read_text().replace('model = "stub-model"\n', ""))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "aider").write_text("#!/bin/sh\necho 'aider 0.86.2'\n")
+    (bin_dir / "aider").chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.path.dirname(sys.executable)}:/usr/bin:/bin"}
+    run = subprocess.run([sys.executable, "-m", "memento_core.cli", "agents", str(root)],
+                         capture_output=True, text=True, env=env)
+    assert run.returncode == 1  # the selected preset cannot run unattended
+    assert any(ln.startswith("[warn] aider") and "[agent] model" in ln for ln in run.stdout.splitlines())
+    doc = json.loads(subprocess.run([sys.executable, "-m", "memento_core.cli", "agents", "--json", str(root)],
+                                    capture_output=True, text=True, env=env).stdout)
+    aider = next(p for p in doc["presets"] if p["preset"] == "aider")
+    assert "[agent] model" in aider["unattended"] and aider["version"] == "aider 0.86.2"
