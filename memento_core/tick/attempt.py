@@ -96,7 +96,7 @@ def _work(ctx: TickContext, plan: Plan, at: Attempt) -> TaskResult:
     if not reason:
         return record_pass(ctx, at, touched, duration, verify_tail, report)
     exit_code = verify_exit if verify_exit is not None else agent_exit
-    limited = at.agent.status() if at.agent is not None else ""
+    limited = at.agent.status() if at.agent is not None and not ctx.interrupted else ""
     return record_failure(ctx, at, reason, duration, exit_code, verify_tail, report,
                           count_retry=not limited, status=limited)
 

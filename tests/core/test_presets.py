@@ -175,7 +175,8 @@ STUB = """#!{python}
 import json, os, sys
 stdin = sys.stdin.read()
 record = {{"argv": sys.argv[1:], "cwd": os.getcwd(), "stdin": stdin,
-          "task": os.environ.get("MEMENTO_TASK_ID")}}
+          "task": os.environ.get("MEMENTO_TASK_ID"),
+          "trust": os.environ.get("GEMINI_CLI_TRUST_WORKSPACE")}}
 with open(os.environ["STUB_RECORD"], "w", encoding="utf-8") as fh:
     json.dump(record, fh)
 with open("hello.txt", "w", encoding="utf-8") as fh:
@@ -251,6 +252,7 @@ def test_preset_runs_through_a_full_tick(tmp_path, monkeypatch, git_identity, pr
     else:
         assert record["stdin"] == ""  # /dev/null: nothing can wait for a keyboard
     assert "stub-model" in record["argv"]
+    assert record["trust"] == ("true" if preset == "gemini" else None)
     # the edit was verified and committed; the log holds the command line and the agent's output
     assert (root / "hello.txt").read_text() == f"edited by the {preset} stub\n"
     log = (root / outcome.log).read_text(encoding="utf-8")

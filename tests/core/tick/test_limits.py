@@ -18,6 +18,7 @@ import pytest
 
 from memento_core import spending, status_log
 from memento_core.plan import parse_plan
+from memento_core.runlog import utc_stamp
 from memento_core.scaffold import init_workspace
 from memento_core.state import TickState
 from memento_core.tick.__main__ import run_tick
@@ -124,6 +125,17 @@ def test_a_usage_limit_with_its_reset_time_is_waited_out_not_counted(tmp_path):
     assert len(entries(ws)) == count
     assert cron_lines(ws)[-1].endswith(f"tick skipped: rate limited until {clock(expected)} (preset command)")
     assert TickState.load(ws).consecutive_failed_ticks == 0
+    doc = status_json(ws)
+    assert doc["rate_limit"] == {"until": utc_stamp(expected), "preset": "command"}
+    human = subprocess.run([sys.executable, "-m", "memento_core.cli", "status", str(ws.root)],
+                           capture_output=True, text=True).stdout
+    assert f"[warn] rate limited until {utc_stamp(expected)} (preset command)" in human
+
+
+def status_json(ws: Workspace) -> dict:
+    run = subprocess.run([sys.executable, "-m", "memento_core.cli", "status", "--json", str(ws.root)],
+                         capture_output=True, text=True)
+    return json.loads(run.stdout)
 
 
 def test_a_429_without_a_time_backs_off_5_then_10_minutes_and_never_trips_the_breaker(tmp_path):
@@ -189,11 +201,13 @@ def test_usage_is_recorded_in_the_entry_the_ledger_and_status(tmp_path):
     log = (ws.root / outcome.log).read_text()
     assert "[memento] claude said:\nWrote hello.txt." in log
     assert "[memento] usage: 12.3k in / 2.1k out tokens, $0.042" in log
-    doc = json.loads(subprocess.run([sys.executable, "-m", "memento_core.cli", "status", "--json", str(ws.root)],
-                                    capture_output=True, text=True).stdout)
+    doc = status_json(ws)
     assert doc["usage"]["today"]["cost_usd"] == 0.042 and doc["usage"]["total"]["tokens_in"] == 12300
     assert doc["rate_limit"] == {"until": None, "preset": None}
     assert doc["budget"] == {"daily_usd": 0.0, "task_usd": 0.0, "reached": False}
+    human = subprocess.run([sys.executable, "-m", "memento_core.cli", "status", str(ws.root)],
+                           capture_output=True, text=True).stdout
+    assert "[ok] usage today: 12,300 in / 2,100 out tokens, $0.042" in human
 
 
 def test_an_attempt_over_the_task_budget_fails_with_that_reason(tmp_path):
@@ -219,6 +233,5 @@ def test_the_daily_budget_stops_ticking_with_one_entry(tmp_path):
     assert parse_plan(ws.plan_path).task("T-3").status == " "
     assert git(ws.root, "status", "--porcelain") == ""  # the entry was committed
     assert cron_lines(ws)[-1].endswith("tick skipped: budget reached ($0.08 of $0.05 today)")
-    doc = json.loads(subprocess.run([sys.executable, "-m", "memento_core.cli", "status", "--json", str(ws.root)],
-                                    capture_output=True, text=True).stdout)
+    doc = status_json(ws)
     assert doc["budget"] == {"daily_usd": 0.05, "task_usd": 0.0, "reached": True}
