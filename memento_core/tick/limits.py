@@ -228,12 +228,22 @@ def skip_reason(ctx: TickContext, now: datetime | None = None) -> str:
     return _budget_reached(ctx, now)
 
 
+def _spent_today(ctx: TickContext, now: datetime) -> float:
+    return spending.read_ledger(ctx.ws)["days"].get(spending.today(now), {}).get("cost_usd", 0.0)
+
+
+def daily_budget_spent(ctx: TickContext) -> bool:
+    """Today's cost has reached ``daily_usd``: no further task in this tick (the next one says so)."""
+    daily = ctx.config.budget_daily_usd
+    return daily > 0 and _spent_today(ctx, datetime.now(UTC)) >= daily
+
+
 def _budget_reached(ctx: TickContext, now: datetime) -> str:
     daily = ctx.config.budget_daily_usd
     if daily <= 0:
         return ""
     day = spending.today(now)
-    spent = spending.read_ledger(ctx.ws)["days"].get(day, {}).get("cost_usd", 0.0)
+    spent = _spent_today(ctx, now)
     if spent < daily:
         return ""
     if ctx.state.budget_reached_day != day:

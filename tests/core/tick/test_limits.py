@@ -37,12 +37,13 @@ def task(n: int) -> str:
 
 
 def make_ws(tmp_path: Path, kind: str, *, output: str = "claude", extra: str = "", tasks: int = 1,
-            cost: float = 0.042) -> Workspace:
+            cost: float = 0.042, per_tick: int = 1) -> Workspace:
     root = tmp_path / "proj"
     init_workspace(root, project="proj", commit=False)
     body = "\n".join(task(n) for n in range(1, tasks + 1))
     (root / "docs" / "MASTER_PLAN.md").write_text(
-        "# MASTER_PLAN: limits\n\n## Meta\n- tick_mode: auto\n- max_retries: 3\n- max_tasks_per_tick: 1\n"
+        "# MASTER_PLAN: limits\n\n## Meta\n- tick_mode: auto\n- max_retries: 3\n"
+        f"- max_tasks_per_tick: {per_tick}\n"
         "- circuit_breaker_threshold: 2\n- total_ticks: 0\n\n## Phase 1: Only\n<!-- depends: none -->\n\n"
         + body)
     counter = tmp_path / "runs.txt"
@@ -235,3 +236,11 @@ def test_the_daily_budget_stops_ticking_with_one_entry(tmp_path):
     assert cron_lines(ws)[-1].endswith("tick skipped: budget reached ($0.08 of $0.05 today)")
     doc = status_json(ws)
     assert doc["budget"] == {"daily_usd": 0.05, "task_usd": 0.0, "reached": True}
+
+
+def test_a_tick_of_several_tasks_stops_when_the_daily_budget_is_spent(tmp_path):
+    ws = make_ws(tmp_path, "claude-done", extra="[budget]\ndaily_usd = 0.05", tasks=3, per_tick=3, cost=0.06)
+    outcome = run_tick(ws.root)
+    assert [(r.task_id, r.passed) for r in outcome.results] == [("T-1", True)]
+    assert run_tick(ws.root).message == "tick skipped: budget reached ($0.06 of $0.05 today)"
+    assert runs(ws) == ["claude-done"]
