@@ -244,3 +244,14 @@ def test_a_tick_of_several_tasks_stops_when_the_daily_budget_is_spent(tmp_path):
     assert [(r.task_id, r.passed) for r in outcome.results] == [("T-1", True)]
     assert run_tick(ws.root).message == "tick skipped: budget reached ($0.06 of $0.05 today)"
     assert runs(ws) == ["claude-done"]
+
+
+def test_an_agent_streaming_its_cost_is_stopped_at_the_task_budget(tmp_path):
+    ws = make_ws(tmp_path, "aider-spends", output="aider", extra="[budget]\ntask_usd = 0.05", cost=0.02)
+    outcome = run_tick(ws.root)
+    assert [r.passed for r in outcome.results] == [False]
+    # stopped after the reply that took the session over $0.05 (not at the 30 s timeout)
+    assert outcome.results[0].reason == "task budget exceeded: $0.060 of $0.05 (the agent was stopped)"
+    assert retries(ws) == 1 and (ws.root / "T-1.txt").read_text() == "not yet\n"
+    assert entries(ws)[-1].field("Usage") == "7.5k in / 1.0k out tokens, $0.060"
+    assert spending.usage_summary(ws)["today"]["cost_usd"] == 0.06
