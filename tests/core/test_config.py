@@ -291,7 +291,7 @@ def test_aider_without_a_model_is_refused_naming_the_setting_and_its_line(tmp_pa
 
     path = tmp_path / "memento.toml"
     path.write_text('[agent]\npreset = "aider"\nmodel = ""\n')
-    with pytest.raises(MementoError, match=r"\[agent\] model: the aider preset needs a model") as info:
+    with pytest.raises(MementoError, match=r"\[agent\] model: the aider preset needs \[agent\] model") as info:
         load_config(path)
     assert info.value.line == 3
     path.write_text('[agent]\npreset = "aider"\nmodel = "sonnet"\n')
@@ -313,6 +313,7 @@ def test_fallback_output_and_budget_are_validated_with_their_lines(tmp_path):
         ('[agent]\nfallback = "codex"\n', 2, "expected a list of preset names"),
         ('[agent]\noutput = "gpt"\n', 2, "unknown preset 'gpt'"),
         ('[budget]\ndaily_usd = -1\n', 2, "expected an amount in US dollars"),
+        ('[agent]\npreset = "claude"\nfallback = ["aider"]\n', 3, "the aider preset needs \\[agent\\] model"),
         ('[budget]\ntask_usd = "5"\n', 2, "expected an amount in US dollars"),
     ]:
         path.write_text(text)

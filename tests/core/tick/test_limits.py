@@ -255,3 +255,13 @@ def test_an_agent_streaming_its_cost_is_stopped_at_the_task_budget(tmp_path):
     assert retries(ws) == 1 and (ws.root / "T-1.txt").read_text() == "not yet\n"
     assert entries(ws)[-1].field("Usage") == "7.5k in / 1.0k out tokens, $0.060"
     assert spending.usage_summary(ws)["today"]["cost_usd"] == 0.06
+
+
+def test_without_usage_json_status_sums_the_status_log(tmp_path):
+    ws = make_ws(tmp_path, "claude-done", tasks=2)
+    run_tick(ws.root)
+    run_tick(ws.root)
+    spending.ledger_path(ws).unlink()
+    doc = status_json(ws)
+    assert doc["usage"]["today"] == {"tokens_in": 24600, "tokens_out": 4200, "cost_usd": 0.084}
+    assert doc["usage"]["total"] == doc["usage"]["today"]
