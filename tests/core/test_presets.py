@@ -424,3 +424,57 @@ def test_agents_flags_aider_without_a_model_with_what_to_do(tmp_path, git_identi
                                     capture_output=True, text=True, env=env).stdout)
     aider = next(p for p in doc["presets"] if p["preset"] == "aider")
     assert "[agent] model" in aider["unattended"] and aider["version"] == "aider 0.86.2"
+
+
+# ------------------------------------------------------------------ limits and usage through the real presets
+
+LIMITED_CLAUDE = """#!{python}
+import json, sys
+sys.stdin.read()
+open("hello.txt", "w").write("scribbled by a refused claude\\n")
+print(json.dumps({{"type": "result", "subtype": "success", "is_error": True, "num_turns": 1,
+                  "result": "You've hit your limit \\u00b7 resets 3am (UTC)", "total_cost_usd": 0,
+                  "usage": {{"input_tokens": 0, "output_tokens": 0}}}}))
+sys.exit(1)
+"""
+
+WORKING_CODEX = """#!{python}
+import json, sys
+sys.stdin.read()
+open("hello.txt", "w").write("edited by the codex stub\\n")
+for event in ({{"type": "thread.started", "thread_id": "t"}}, {{"type": "turn.started"}},
+              {{"type": "item.completed", "item": {{"id": "i", "type": "agent_message", "text": "Edited hello.txt."}}}},
+              {{"type": "turn.completed", "usage": {{"input_tokens": 24763, "cached_input_tokens": 24448,
+                                                   "output_tokens": 122}}}}):
+    print(json.dumps(event))
+"""
+
+
+def test_a_rate_limited_claude_falls_back_to_codex_in_the_same_tick(tmp_path, monkeypatch, git_identity):
+    root = workspace(tmp_path / "project", "claude")
+    toml = root / "memento.toml"
+    toml.write_text(toml.read_text().replace('extra_args = ["--stub-extra"]\n', 'fallback = ["codex"]\n'))
+    subprocess.run(["git", "commit", "-q", "-am", "fallback"], cwd=root, check=True)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, text in (("claude", LIMITED_CLAUDE), ("codex", WORKING_CODEX)):
+        (bin_dir / name).write_text(text.format(python=sys.executable), encoding="utf-8")
+        (bin_dir / name).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+
+    outcome = run_tick(root)
+
+    assert [(r.task_id, r.passed) for r in outcome.results] == [("T-101", True)], outcome.message
+    assert (root / "hello.txt").read_text() == "edited by the codex stub\n"
+    from memento_core import status_log
+
+    entry = status_log.parse_status(root / "docs" / "TICK_STATUS.md")[-1]
+    # claude reported $0 for its refused run; codex reports tokens only
+    assert entry.field("Usage") == "24.8k in / 122 out tokens, $0.000"
+    assert entry.field("Fallback").startswith("claude rate limited until ") and entry.field(
+        "Fallback").endswith("03:00 UTC; ran codex")
+    log = (root / outcome.log).read_text(encoding="utf-8")
+    assert "[memento] claude said:\nYou've hit your limit · resets 3am (UTC)" in log
+    assert "[memento] codex said:\nEdited hello.txt." in log
+    state = json.loads((root / ".memento" / "state.json").read_text())
+    assert state["preset_limits"]["claude"].endswith("T03:00:00Z") and state["rate_limited_until"] == ""
