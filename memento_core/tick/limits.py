@@ -121,22 +121,31 @@ def run_agent(ctx: TickContext, at, prompt_file: Path, run_one: Callable,
             usage, limit = read_output(ctx, start, failed=bool(reason) and not watch.stopped)
             if usage is not None:
                 outcome.usage = usage if outcome.usage is None else outcome.usage + usage
-                spending.add_usage(ctx.ws, usage)
+                _record(ctx, usage)
             if limit is None:
                 _clear_limit(ctx, preset)
                 return reason or over_task_budget(ctx, outcome.usage), code
             until = _limited(ctx, preset, limit)
-            if i + 1 < len(chain):
+            if i + 1 < len(chain) and not ctx.interrupted:
                 outcome.fallbacks.append(f"{preset} rate limited until {clock(until)}; ran {chain[i + 1]}")
                 append_log(ctx.log_path, f"[memento] {preset} is rate limited until {clock(until)}: "
                                          f"trying {chain[i + 1]} in this tick\n")
                 _roll_back_for_fallback(ctx, at)
                 continue
-            outcome.limit, outcome.preset, outcome.until = limit, preset, _tick_wait(ctx)
+            outcome.limit, outcome.until = limit, _tick_wait(ctx)
+            outcome.preset = ctx.state.rate_limited_preset  # the first of them to be free again
             return f"rate limited: {limit.message}", code
     finally:
         ctx.config = primary
     return "no agent preset to run", None
+
+
+def _record(ctx: TickContext, usage: Usage) -> None:
+    """Today's running total in usage.json (the entry's Usage field is the record)."""
+    try:
+        spending.add_usage(ctx.ws, usage)
+    except OSError as exc:
+        append_log(ctx.log_path, f"[memento] could not update .memento/usage.json: {exc}\n")
 
 
 def _size(path: Path) -> int:
