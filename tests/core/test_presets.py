@@ -21,6 +21,7 @@ from memento_core import agents
 from memento_core.agents import GEMINI_PROMPT_SUFFIX, build_invocation, openclaw_message
 from memento_core.agents.check import probe, probe_all
 from memento_core.config import Config
+from memento_core.errors import MementoError
 from memento_core.scaffold import init_workspace
 from memento_core.tick.__main__ import run_tick
 
@@ -58,7 +59,7 @@ def test_claude_argv(tmp_path):
     req = request(tmp_path)
     inv = build_invocation(config("claude"), **req)
     assert inv.argv == (
-        "claude", "-p", "--permission-mode", "acceptEdits", "--output-format", "text",
+        "claude", "-p", "--permission-mode", "acceptEdits", "--output-format", "json",
         "--append-system-prompt-file", str(req["system_prompt_file"]),
     )
     assert inv.stdin_path == req["prompt_file"] and not inv.shell and inv.preset == "claude"
@@ -70,29 +71,33 @@ def test_claude_without_a_system_prompt_file_leaves_the_flag_out(tmp_path):
     req = request(tmp_path)
     req["system_prompt_file"].unlink()
     inv = build_invocation(config("claude"), **req)
-    assert inv.argv == ("claude", "-p", "--permission-mode", "acceptEdits", "--output-format", "text")
+    assert inv.argv == ("claude", "-p", "--permission-mode", "acceptEdits", "--output-format", "json")
 
 
 def test_codex_argv(tmp_path):
     req = request(tmp_path)
     inv = build_invocation(config("codex"), **req)
     assert inv.argv == (
-        "codex", "exec", "--sandbox", "workspace-write", "--cd", str(tmp_path), "--color", "never", "-",
+        "codex", "exec", "--json", "--sandbox", "workspace-write", "--cd", str(tmp_path), "--color", "never",
+        "-",
     )
     assert inv.stdin_path == req["prompt_file"]
     inv = build_invocation(config("codex", "gpt-5-codex", ("-c", "x=1")), **req)
     # extra arguments come before the trailing "-" (the prompt is read from stdin)
-    assert inv.argv[8:] == ("--model", "gpt-5-codex", "-c", "x=1", "-")
+    assert inv.argv[9:] == ("--model", "gpt-5-codex", "-c", "x=1", "-")
 
 
 def test_gemini_argv(tmp_path):
     req = request(tmp_path)
     inv = build_invocation(config("gemini"), **req)
-    assert inv.argv == ("gemini", "--approval-mode", "auto_edit", "--prompt", GEMINI_PROMPT_SUFFIX)
+    assert inv.argv == ("gemini", "--approval-mode", "auto_edit", "--output-format", "json",
+                        "--prompt", GEMINI_PROMPT_SUFFIX)
     assert inv.stdin_path == req["prompt_file"]
+    # A fresh install refuses an untrusted folder (exit 55): the project is trusted for the run.
+    assert inv.env == {"GEMINI_CLI_TRUST_WORKSPACE": "true"}
     inv = build_invocation(config("gemini", "gemini-2.5-pro", ("--debug",)), **req)
-    assert inv.argv == ("gemini", "--approval-mode", "auto_edit", "--model", "gemini-2.5-pro",
-                        "--debug", "--prompt", GEMINI_PROMPT_SUFFIX)
+    assert inv.argv == ("gemini", "--approval-mode", "auto_edit", "--output-format", "json",
+                        "--model", "gemini-2.5-pro", "--debug", "--prompt", GEMINI_PROMPT_SUFFIX)
 
 
 AIDER_FLAGS = (
@@ -105,12 +110,18 @@ AIDER_FLAGS = (
 
 def test_aider_argv(tmp_path):
     (tmp_path / "src").mkdir()
-    req = request(tmp_path, context_files=["src/app.py", "src/", "tests/*.py", "src", "README.md"])
+    (tmp_path / "docs").mkdir()
+    for doc in ("MASTER_PLAN.md", "PROJECT_MAP.md", "HUMAN_NOTES.md"):  # no CURRENT_STATE.md yet
+        (tmp_path / "docs" / doc).write_text("x\n")
+    req = request(tmp_path, context_files=["src/app.py", "src/", "tests/*.py", "src", "README.md",
+                                           "docs/PROJECT_MAP.md"])
     inv = build_invocation(config("aider", "sonnet", ("--map-tokens", "2048")), **req)
     state = tmp_path / ".memento"
     assert inv.argv == (
         "aider", "--message-file", str(req["prompt_file"]),
         "--read", str(req["system_prompt_file"]),
+        # Memento's documents are read-only for aider, even when a task names one
+        "--read", "docs/MASTER_PLAN.md", "--read", "docs/PROJECT_MAP.md", "--read", "docs/HUMAN_NOTES.md",
         *AIDER_FLAGS,
         "--input-history-file", str(state / "aider.input.history"),
         "--chat-history-file", str(state / "aider.chat.history.md"),
@@ -127,21 +138,25 @@ def test_aider_reads_context_files_from_the_plan_when_not_given(tmp_path):
         "# MASTER_PLAN: x\n\n## Meta\n- tick_mode: auto\n\n## Phase 1: A\n\n"
         "- [ ] `T-1` Do it\n  - verify: `true`\n  - context_files: [a.py, docs/]\n",
         encoding="utf-8")
-    inv = build_invocation(config("aider"), **request(tmp_path))
+    inv = build_invocation(config("aider", "sonnet"), **request(tmp_path))
     assert inv.argv[-1] == "a.py" and "docs/" not in inv.argv
+
+
+def test_aider_without_a_model_refuses_to_start_naming_the_setting(tmp_path):
+    with pytest.raises(MementoError, match=r"\[agent\] model"):
+        build_invocation(config("aider"), **request(tmp_path))
 
 
 def test_openclaw_argv(tmp_path):
     req = request(tmp_path)
-    inv = build_invocation(config("openclaw", "ignored-model", ("--thinking", "high")), **req)
+    inv = build_invocation(config("openclaw", "mock/model", ("--thinking", "high")), **req)
     argv = inv.argv
     assert argv[:4] == ("openclaw", "agent", "--local", "--session-id")
     assert argv[4].startswith("memento-T-1-") and len(argv[4]) == len("memento-T-1-") + 12
-    assert argv[5:] == ("--timeout", "1200", "--thinking", "high",
+    assert argv[5:] == ("--timeout", "1200", "--model", "mock/model", "--thinking", "high",
                         "--message", openclaw_message(agents.AgentRequest(
                             "T-1", None, req["prompt_file"], req["system_prompt_file"], tmp_path)))
     assert str(req["prompt_file"]) in argv[-1] and str(tmp_path) in argv[-1]
-    assert "ignored-model" not in argv  # openclaw agent has no per-run model flag
     assert inv.stdin_path is None
     # A new prompt (a retry carries its failed attempts) is a new session.
     req["prompt_file"].write_text("other prompt\n", encoding="utf-8")
@@ -150,7 +165,7 @@ def test_openclaw_argv(tmp_path):
 
 @pytest.mark.parametrize("preset", REAL_PRESETS)
 def test_every_real_preset_names_its_binary_first(tmp_path, preset):
-    inv = build_invocation(config(preset), **request(tmp_path))
+    inv = build_invocation(config(preset, "some-model"), **request(tmp_path))
     assert inv.argv[0] == preset == agents.PRESETS[preset].binary
 
 
@@ -160,7 +175,8 @@ STUB = """#!{python}
 import json, os, sys
 stdin = sys.stdin.read()
 record = {{"argv": sys.argv[1:], "cwd": os.getcwd(), "stdin": stdin,
-          "task": os.environ.get("MEMENTO_TASK_ID")}}
+          "task": os.environ.get("MEMENTO_TASK_ID"),
+          "trust": os.environ.get("GEMINI_CLI_TRUST_WORKSPACE")}}
 with open(os.environ["STUB_RECORD"], "w", encoding="utf-8") as fh:
     json.dump(record, fh)
 with open("hello.txt", "w", encoding="utf-8") as fh:
@@ -235,8 +251,8 @@ def test_preset_runs_through_a_full_tick(tmp_path, monkeypatch, git_identity, pr
         assert record["stdin"] == prompt  # the whole prompt, system prompt included
     else:
         assert record["stdin"] == ""  # /dev/null: nothing can wait for a keyboard
-    if preset in ("claude", "codex", "gemini", "aider"):
-        assert "stub-model" in record["argv"]
+    assert "stub-model" in record["argv"]
+    assert record["trust"] == ("true" if preset == "gemini" else None)
     # the edit was verified and committed; the log holds the command line and the agent's output
     assert (root / "hello.txt").read_text() == f"edited by the {preset} stub\n"
     log = (root / outcome.log).read_text(encoding="utf-8")
@@ -349,3 +365,116 @@ def test_a_hanging_agent_is_stopped_at_the_task_timeout(tmp_path, monkeypatch, g
     assert outcome.results[0].reason.startswith("agent timed out after 1")
     log = (root / outcome.log).read_text(encoding="utf-8")
     assert "thinking" in log and "[memento] timed out after" in log
+
+
+# ------------------------------------------------------------------ memento agents: runtime, unattended
+
+
+def node_cli(tmp_path: Path, *, node_version: str, engines: str) -> dict:
+    """A claude installed as npm does it: bin/claude -> the package's cli.js, run by `env node`.
+
+    The fake node answers ``--version`` with ``node_version`` and runs "cli.js --version"
+    as Claude Code does, with a warning on stderr that is not the version.
+    """
+    bin_dir = tmp_path / "bin"
+    package = tmp_path / "lib" / "node_modules" / "@anthropic-ai" / "claude-code"
+    package.mkdir(parents=True)
+    bin_dir.mkdir()
+    (package / "package.json").write_text(json.dumps({"name": "@anthropic-ai/claude-code",
+                                                      "engines": {"node": engines}}))
+    (package / "cli.js").write_text("#!/usr/bin/env node\nconsole.log('2.1.332 (Claude Code)')\n")
+    (package / "cli.js").chmod(0o755)
+    (bin_dir / "claude").symlink_to(package / "cli.js")
+    (bin_dir / "node").write_text(
+        "#!/bin/sh\nif [ \"$1\" = --version ]; then echo " + node_version + "; exit 0; fi\n"
+        "echo 'WARNING: proceeding, even though we could not create PATH aliases' >&2\n"
+        "echo '2.1.332 (Claude Code)'\n")
+    (bin_dir / "node").chmod(0o755)
+    return {"PATH": f"{bin_dir}:/usr/bin:/bin"}
+
+
+def test_agents_reads_the_version_from_stdout_and_checks_the_node_it_runs_on(tmp_path):
+    env = node_cli(tmp_path, node_version="v20.11.1", engines=">=22.0.0")
+    found = probe(agents.PRESETS["claude"], env=env)
+    assert found.version == "2.1.332 (Claude Code)"  # not the stderr warning
+    assert found.runtime == "node v20.11.1 (the package needs >=22.0.0) — install a newer Node"
+    assert not found.runtime_ok
+
+
+def test_a_new_enough_node_is_reported_and_accepted(tmp_path):
+    env = node_cli(tmp_path, node_version="v22.12.0", engines=">=22")
+    found = probe(agents.PRESETS["claude"], env=env)
+    assert found.runtime == "node v22.12.0 (the package needs >=22)" and found.runtime_ok
+
+
+def test_agents_flags_aider_without_a_model_with_what_to_do(tmp_path, git_identity):
+    root = workspace(tmp_path / "project", "aider")
+    toml = root / "memento.toml"
+    toml.write_text(toml.read_text().replace('model = "stub-model"\n', ""))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "aider").write_text("#!/bin/sh\necho 'aider 0.86.2'\n")
+    (bin_dir / "aider").chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.path.dirname(sys.executable)}:/usr/bin:/bin"}
+    run = subprocess.run([sys.executable, "-m", "memento_core.cli", "agents", str(root)],
+                         capture_output=True, text=True, env=env)
+    assert run.returncode == 1  # the selected preset cannot run unattended
+    assert any(ln.startswith("[warn] aider") and "[agent] model" in ln for ln in run.stdout.splitlines())
+    doc = json.loads(subprocess.run([sys.executable, "-m", "memento_core.cli", "agents", "--json", str(root)],
+                                    capture_output=True, text=True, env=env).stdout)
+    aider = next(p for p in doc["presets"] if p["preset"] == "aider")
+    assert "[agent] model" in aider["unattended"] and aider["version"] == "aider 0.86.2"
+
+
+# ------------------------------------------------------------------ limits and usage through the real presets
+
+LIMITED_CLAUDE = """#!{python}
+import json, sys
+sys.stdin.read()
+open("hello.txt", "w").write("scribbled by a refused claude\\n")
+print(json.dumps({{"type": "result", "subtype": "success", "is_error": True, "num_turns": 1,
+                  "result": "You've hit your limit \\u00b7 resets 3am (UTC)", "total_cost_usd": 0,
+                  "usage": {{"input_tokens": 0, "output_tokens": 0}}}}))
+sys.exit(1)
+"""
+
+WORKING_CODEX = """#!{python}
+import json, sys
+sys.stdin.read()
+open("hello.txt", "w").write("edited by the codex stub\\n")
+for event in ({{"type": "thread.started", "thread_id": "t"}}, {{"type": "turn.started"}},
+              {{"type": "item.completed", "item": {{"id": "i", "type": "agent_message", "text": "Edited hello.txt."}}}},
+              {{"type": "turn.completed", "usage": {{"input_tokens": 24763, "cached_input_tokens": 24448,
+                                                   "output_tokens": 122}}}}):
+    print(json.dumps(event))
+"""
+
+
+def test_a_rate_limited_claude_falls_back_to_codex_in_the_same_tick(tmp_path, monkeypatch, git_identity):
+    root = workspace(tmp_path / "project", "claude")
+    toml = root / "memento.toml"
+    toml.write_text(toml.read_text().replace('extra_args = ["--stub-extra"]\n', 'fallback = ["codex"]\n'))
+    subprocess.run(["git", "commit", "-q", "-am", "fallback"], cwd=root, check=True)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, text in (("claude", LIMITED_CLAUDE), ("codex", WORKING_CODEX)):
+        (bin_dir / name).write_text(text.format(python=sys.executable), encoding="utf-8")
+        (bin_dir / name).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+
+    outcome = run_tick(root)
+
+    assert [(r.task_id, r.passed) for r in outcome.results] == [("T-101", True)], outcome.message
+    assert (root / "hello.txt").read_text() == "edited by the codex stub\n"
+    from memento_core import status_log
+
+    entry = status_log.parse_status(root / "docs" / "TICK_STATUS.md")[-1]
+    # claude reported $0 for its refused run; codex reports tokens only
+    assert entry.field("Usage") == "24.8k in / 122 out tokens, $0.000"
+    assert entry.field("Fallback").startswith("claude rate limited until ") and entry.field(
+        "Fallback").endswith("03:00 UTC; ran codex")
+    log = (root / outcome.log).read_text(encoding="utf-8")
+    assert "[memento] claude said:\nYou've hit your limit · resets 3am (UTC)" in log
+    assert "[memento] codex said:\nEdited hello.txt." in log
+    state = json.loads((root / ".memento" / "state.json").read_text())
+    assert state["preset_limits"]["claude"].endswith("T03:00:00Z") and state["rate_limited_until"] == ""
