@@ -51,9 +51,12 @@ def run_locked(ws):
                 message = f"tick skipped: tick_mode is {plan.meta.tick_mode}"
                 cron_log(ws, message)
                 return Outcome(0, message)
+            from ..agents.reaper import subreaper
             from .run import tick
 
-            return tick(ws)
+            # Orphans of the agent come to us, and none outlives the tick (agents/reaper.py).
+            with subreaper():
+                return tick(ws)
     except LockBusy:
         cron_log(ws, "tick skipped: previous tick still running")
         return Outcome(0, "tick skipped: previous tick still running")
