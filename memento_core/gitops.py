@@ -826,8 +826,37 @@ def read_pattern_file(path: Path) -> list[str]:
     return patterns
 
 
+def commits_since(root: Path, base: str, tip: str) -> list[tuple[str, int]] | None:
+    """The commits in ``base..tip`` with their committer times (epoch seconds), newest first;
+    None when ``base`` is not an ancestor of ``tip``."""
+    root = Path(root)
+    if _run(root, ["merge-base", "--is-ancestor", base, tip], check=False).returncode != 0:
+        return None
+    out = []
+    for line in _out(root, ["log", "--format=%H %ct", f"{base}..{tip}", "--"]).splitlines():
+        sha, _, when = line.partition(" ")
+        out.append((sha, int(when or 0)))
+    return out
+
+
+def show_file(root: Path, rev: str, path: str) -> bytes | None:
+    """The bytes of ``path`` at commit ``rev``, or None when it has no such file."""
+    proc = _run(Path(root), ["cat-file", "blob", f"{rev}:{path}"], check=False)
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def object_path(root: Path, sha: str) -> Path | None:
+    """Where the loose object ``sha`` is stored, or None (packed, or not a repository here)."""
+    git_dir = _out(Path(root), ["rev-parse", "--git-common-dir"]).strip()
+    path = (Path(root) / git_dir / "objects" / sha[:2] / sha[2:]) if git_dir else None
+    return path if path is not None and path.is_file() else None
+
+
 __all__ = [
     "FileChange",
+    "commits_since",
+    "object_path",
+    "show_file",
     "StatusEntry",
     "changes_since",
     "commit_paths",

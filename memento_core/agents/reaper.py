@@ -246,3 +246,60 @@ def _wait_gone(pids: set[int], sessions: tuple[int, ...], exclude: frozenset, de
             return
         time.sleep(delay)
         delay = min(delay * 2, 0.05)
+
+
+# ------------------------------------------------------------------ the tick's marker
+
+
+def tick_identity() -> str:
+    """``PID:START``: this process and its start time, the ``MEMENTO_TICK`` marker every
+    process the tick starts carries (no later process can have both numbers)."""
+    pid = os.getpid()
+    return f"{pid}:{start_time(pid)}"
+
+
+def environ_of(pid: int) -> dict[str, str] | None:
+    """The environment process ``pid`` started with, or None when it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    env = {}
+    for item in data.split(b"\0"):
+        key, sep, value = item.partition(b"=")
+        if sep:
+            env[key.decode("utf-8", "surrogateescape")] = value.decode("utf-8", "surrogateescape")
+    return env
+
+
+def kill_marked(identity: str, project: str, grace: float = STRAY_GRACE) -> list[int]:
+    """Kill every process started under the tick ``identity`` in ``project`` (its environment
+    says so), with whatever it started since: what a killed tick's agent left running."""
+    me = os.getpid()
+    procs = all_processes()
+    marked = []
+    for p in procs:
+        if p.pid == me or p.state in ("Z", "X"):
+            continue
+        env = environ_of(p.pid)
+        if env and env.get("MEMENTO_TICK") == identity and env.get("MEMENTO_PROJECT") == project:
+            marked.append(p.pid)
+    found = {pid for pid in descendants(marked, procs) if pid != me}
+    if not found:
+        return []
+    _signal_all(found, signal.SIGSTOP)
+    _signal_all(found, signal.SIGTERM)
+    _signal_all(found, signal.SIGCONT)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and any(_alive(pid) for pid in found):
+        reap_zombies()
+        time.sleep(0.02)
+    _signal_all([pid for pid in found if _alive(pid)], signal.SIGKILL)
+    reap_zombies()
+    return sorted(found)
+
+
+def _alive(pid: int) -> bool:
+    proc = read_proc(pid)
+    return proc is not None and proc.state not in ("Z", "X")

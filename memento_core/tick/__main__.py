@@ -68,21 +68,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("dir", nargs="?", metavar="DIR", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     from ..errors import MementoError
+    from ..lines import safe_text
     from ..workspace import Workspace
 
+    # Messages name files and carry what agents wrote: no control character reaches the terminal.
     try:
         ws = Workspace.find(args.project or args.dir or os.getcwd())
         outcome = run_locked(ws)
     except MementoError as exc:
-        print(f"[error] {exc}", file=sys.stderr)
+        print(f"[error] {safe_text(str(exc))}", file=sys.stderr)
         return 2
     except OSError as exc:  # disk full, permissions: one clear line for cron.log
         where = f"{exc.filename}: " if exc.filename else ""
-        print(f"[error] {where}{exc.strerror or exc}", file=sys.stderr)
+        print(safe_text(f"[error] {where}{exc.strerror or exc}"), file=sys.stderr)
         return 2
     stream = sys.stderr if outcome.exit_code == 2 else sys.stdout
     tag = {0: "[ok]", 1: "[warn]", 2: "[error]"}[outcome.exit_code]
-    print(f"{tag} {outcome.message}", file=stream)
+    print(f"{tag} {safe_text(outcome.message)}", file=stream)
     return outcome.exit_code
 
 

@@ -19,7 +19,7 @@ import pytest
 from memento_core.plan import parse_plan
 from memento_core.tick.__main__ import run_tick
 
-from .test_engine import agent, entries, git, make_ws
+from .test_engine import HELLO, agent, entries, git, make_ws
 
 PY = sys.executable
 
@@ -110,3 +110,139 @@ def test_a_process_group_the_tick_did_not_start_is_left_alone(tmp_path):
         dummy.wait()
         if pidfile.exists():
             _kill_if_alive(int(pidfile.read_text()))
+
+
+# ---------------------------------------------------------------- 2, 3. recovery trusts nothing the agent wrote
+
+
+def _killed_then_recovered(tmp_path, mode: str, arg: str = "", **plan_kw):
+    once = tmp_path / "once"
+    ws = make_ws(tmp_path, agent("kills_its_tick.py", mode, str(once), arg), **plan_kw)
+    killed = cron_tick(ws.root)
+    assert killed.returncode == -signal.SIGKILL, (killed.stdout, killed.stderr)
+    recovered = cron_tick(ws.root)
+    assert recovered.returncode in (0, 1) and "Traceback" not in recovered.stderr, recovered.stderr
+    return ws
+
+
+def every_version(root: Path, path: str) -> set[str]:
+    """The contents ``path`` has in any commit reachable from any ref."""
+    out = set()
+    for sha in git(root, "rev-list", "--all").split():
+        shown = subprocess.run(["git", "show", f"{sha}:{path}"], cwd=root, capture_output=True, text=True)
+        if shown.returncode == 0:
+            out.add(shown.stdout)
+    return out
+
+
+def test_a_forged_committing_claim_and_success_entry_are_not_honoured(tmp_path):
+    ws = _killed_then_recovered(tmp_path, "forge-commit")
+    assert "broken\n" not in every_version(ws.root, "hello.txt")
+    assert not (ws.root / "hello.txt").exists()
+    stale = [e for e in entries(ws) if e.status == "STALE"]
+    assert len(stale) == 1 and "did not write" in stale[0].field("Reason")
+    assert not [e for e in entries(ws) if e.status == "SUCCESS"]
+    assert all("2026-12-01T00:00:00Z" not in v for v in every_version(ws.root, "docs/TICK_STATUS.md"))
+    assert "2026-12-01T00:00:00Z" not in ws.status_path.read_text()
+    task = parse_plan(ws.plan_path).task("T-1")
+    assert task.status == " " and task.retries == 2  # the killed attempt, then the honest failure
+
+
+def test_a_claim_naming_an_unrelated_process_group_kills_nothing_of_it(tmp_path):
+    dummy = subprocess.Popen([PY, "-c", "import time; time.sleep(600)"], start_new_session=True)
+    try:
+        ws = _killed_then_recovered(tmp_path, "pgid", str(dummy.pid))
+        assert alive(dummy.pid)
+        assert len([e for e in entries(ws) if e.status == "STALE"]) == 1
+    finally:
+        dummy.kill()
+        dummy.wait()
+
+
+def test_a_cleanignore_of_star_written_by_the_agent_does_not_keep_its_changes(tmp_path):
+    ws = _killed_then_recovered(tmp_path, "cleanignore")
+    assert not (ws.root / "evil.txt").exists() and not (ws.root / "hello.txt").exists()
+    assert (ws.root / "other.txt").read_text() == "someone else's file\n"
+    assert "*" not in ws.cleanignore_path.read_text().split()
+    saved = list((ws.root / "logs" / "rollback").rglob("evil.txt"))
+    assert saved and saved[0].read_text() == "the agent's file\n"
+    dirty = {ln[3:] for ln in git(ws.root, "status", "--porcelain", "--untracked-files=no").splitlines()}
+    assert dirty <= {"docs/TICK_STATUS.md", "docs/CURRENT_STATE.md", "docs/MASTER_PLAN.md"}, dirty
+
+
+def test_the_agents_own_commits_and_plan_edits_are_undone_after_it_kills_its_tick(tmp_path):
+    ws = _killed_then_recovered(tmp_path, "plan")
+    assert "T-1 done (trust me)" not in git(ws.root, "log", "--format=%s")
+    assert not any(v == "broken\n" for v in
+                   (git(ws.root, "show", f"{sha}:hello.txt") for sha in git(ws.root, "rev-list", "HEAD").split()
+                    if "hello.txt" in git(ws.root, "ls-tree", "--name-only", sha)))
+    head_versions = {git(ws.root, "show", f"{sha}:docs/MASTER_PLAN.md") for sha in
+                     git(ws.root, "rev-list", "HEAD").split()}
+    assert all("max_retries: 99" not in v for v in head_versions)
+    plan = parse_plan(ws.plan_path)
+    assert plan.meta.max_retries == 3
+    assert plan.task("T-1").verify == "grep -q done hello.txt"
+    assert "max_retries: 99" not in ws.plan_path.read_text()
+    assert not (ws.root / "hello.txt").exists()
+    assert plan.task("T-1").retries == 2
+
+
+def test_a_task_that_kills_its_tick_every_time_ends_blocked_and_the_breaker_counts_it(tmp_path):
+    from memento_core.state import TickState
+
+    ws = make_ws(tmp_path, agent("kills_its_tick.py", "always", str(tmp_path / "unused")), max_retries=3)
+    for _ in range(3):
+        assert cron_tick(ws.root).returncode == -signal.SIGKILL
+    last = cron_tick(ws.root)
+    assert last.returncode in (0, 1), last.stderr
+    task = parse_plan(ws.plan_path).task("T-1")
+    assert task.status == "!" and task.retries == 3
+    assert TickState.load(ws).consecutive_failed_ticks >= 3
+    assert "broken\n" not in every_version(ws.root, "hello.txt")
+
+
+# ---------------------------------------------------------------- 3. odd names: a recorded result, never a crash loop
+
+
+ODD = ["newline", "bytes", "dash", "ctrl", "symlink"]
+
+
+@pytest.mark.parametrize("inside", [False, True], ids=["outside-context", "inside-context"])
+@pytest.mark.parametrize("mode", ODD)
+def test_odd_file_names_end_as_a_recorded_result(tmp_path, mode, inside):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "person.txt").write_text("a person's file outside the project\n")
+    tasks = HELLO_SRC if inside else HELLO
+    ws = make_ws(tmp_path, agent("odd_names.py", mode, str(outside)), tasks=tasks)
+    (ws.root / "src").mkdir()
+    (ws.root / "src" / "keep.txt").write_text("tracked\n")
+    git(ws.root, "add", "src/keep.txt")
+    git(ws.root, "commit", "-qm", "src")
+    ran = cron_tick(ws.root)
+    assert ran.returncode in (0, 1), ran.stderr
+    assert "Traceback" not in ran.stderr
+    plan = parse_plan(ws.plan_path)
+    task = plan.task("T-1")
+    assert task.status in ("x", " ", "!"), task.status
+    (last,) = [e for e in entries(ws) if e.task_id == "T-1"]
+    assert last.status in ("SUCCESS", "FAILED"), last.status
+    if last.status == "FAILED":
+        assert task.retries == 1
+    assert (outside / "person.txt").read_text() == "a person's file outside the project\n"
+    assert sorted(p.name for p in outside.iterdir()) == ["person.txt"]
+    assert not list((ws.root / ".memento" / "claims").glob("*.json"))
+    # The next tick runs normally (no crash loop).
+    again = cron_tick(ws.root)
+    assert again.returncode in (0, 1) and "Traceback" not in again.stderr, again.stderr
+    assert "[~]" not in ws.plan_path.read_text()
+    if mode == "ctrl":
+        for out in (ran.stdout + ran.stderr, again.stdout + again.stderr):
+            assert "\x1b" not in out and "\x07" not in out
+
+
+HELLO_SRC = """- [ ] `T-1` [MODULE:hello] Write hello
+  - verify: `grep -q done hello.txt`
+  - context_files: [hello.txt, src/]
+  - retries: 0
+"""
