@@ -39,7 +39,11 @@ def run_locked(ws):
     from ..locks import LockBusy, file_lock
     from ..plan import parse_plan
     from ..runlog import Outcome, cron_log
+    from .own_dirs import mend_own_folders
 
+    moved = mend_own_folders(ws.root)  # a file or link where logs/ or .memento/ belongs
+    if moved:
+        cron_log(ws, "moved aside what stood where Memento's folders belong: " + ", ".join(moved))
     try:
         with file_lock(ws.tick_lock_path, blocking=False):
             try:

@@ -20,6 +20,7 @@ from ..lines import safe_text
 from ..runlog import cron_log
 from .context import Interrupted, TaskResult, TickContext
 from .files import append_log
+from .own_dirs import mend_own_folders
 
 
 def attempt_safely(ctx: TickContext, at, work: Callable[[], TaskResult],
@@ -31,6 +32,7 @@ def attempt_safely(ctx: TickContext, at, work: Callable[[], TaskResult],
         raise
     except Exception as exc:  # noqa: BLE001 - the point: whatever it is, it is this attempt's failure
         reason = f"Memento failed during the attempt ({type(exc).__name__}: {safe_text(str(exc))[:300]})"
+        mend_own_folders(ctx.root)  # so that the failure can be written down
         _log(ctx, traceback.format_exc())
         try:
             return record_failure(ctx, at, reason, time.monotonic() - at.began, None, "", {})

@@ -246,3 +246,19 @@ HELLO_SRC = """- [ ] `T-1` [MODULE:hello] Write hello
   - context_files: [hello.txt, src/]
   - retries: 0
 """
+
+
+def test_an_exception_during_the_attempt_is_a_recorded_failure_not_a_crash_loop(tmp_path):
+    ws = make_ws(tmp_path, agent("replaces_logs_folder.py"))
+    for n in (1, 2):
+        ran = cron_tick(ws.root)
+        assert ran.returncode in (0, 1), ran.stderr
+        task = parse_plan(ws.plan_path).task("T-1")
+        assert task.status == " " and task.retries == n
+        assert ws.logs_dir.is_dir()
+    failed = [e for e in entries(ws) if e.status == "FAILED"]
+    assert len(failed) == 2 and "Memento failed during the attempt" in failed[0].field("Reason")
+    assert "hello.txt" not in git(ws.root, "ls-files")
+    from memento_core.state import TickState
+
+    assert TickState.load(ws).consecutive_failed_ticks == 2
