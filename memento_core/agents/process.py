@@ -40,6 +40,7 @@ from typing import IO
 
 from ..durations import format_duration
 from . import reaper
+from .logcap import LogCap
 
 DEFAULT_GRACE = 3.0
 # How long to wait for a group to vanish after SIGKILL before giving up on it.
@@ -380,7 +381,8 @@ def run_in_group(
     try:
         if on_start is not None:
             on_start(pgid)
-        timed_out = _wait_for_exit(proc, timeout=timeout, started=started, log_path=log_path)
+        with LogCap(log_path):  # a flood keeps the log's first and last 10 MB
+            timed_out = _wait_for_exit(proc, timeout=timeout, started=started, log_path=log_path)
     finally:
         try:
             _leave_nothing_running(proc, timed_out=timed_out, grace=grace, log_path=log_path)

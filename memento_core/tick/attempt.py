@@ -28,6 +28,7 @@ from .entries import PENDING_COMMIT, fill_commit, last_line, read_tick_result, t
 from .failsafe import attempt_safely
 from .files import append_log, read_or_none, tail, unlink
 from .guards import Observed, Snapshot, Verdict, check
+from .limits import diff_bytes_reason
 from .record import mark_committing, write_record
 from .rollback import note_keys, restore_documents, roll_back
 
@@ -212,7 +213,10 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
         plan=read_or_none(ws.plan_path), project_map=read_or_none(ws.map_path),
         status=read_or_none(ws.status_path) or b"", note_keys=note_keys(ws),
     )
-    return check(at.task, snap, seen, plan.meta.max_diff_lines, after_verify=after_verify)
+    verdict = check(at.task, snap, seen, plan.meta.max_diff_lines, after_verify=after_verify)
+    too_big = diff_bytes_reason(ctx.root, snap.base, verdict.touched, plan.meta.max_diff_bytes,
+                                after_verify=after_verify)
+    return Verdict(verdict.reasons + (too_big,), verdict.touched) if too_big else verdict
 
 
 # ---------------------------------------------------------------- step 12: verify

@@ -62,7 +62,9 @@ def roll_back(ws: Workspace, base: str | None, untracked_before: set[str] | froz
         dest = rollback_folder(ws, label)
         gitops.save_rollback(root, base, undone, dest)
         gitops.rollback(root, base, undone, keep=keep)
-        return RolledBack(f"{len(undone)} path(s), saved in {ws.rel(dest)}")
+        big = " (files over the 50 MB copy limit listed, not copied: NOT_COPIED.txt)" \
+            if (dest / "NOT_COPIED.txt").exists() else ""
+        return RolledBack(f"{len(undone)} path(s), saved in {ws.rel(dest)}{big}")
     except (MementoError, OSError) as exc:
         return RolledBack(f"rollback failed: {exc}", f"rollback failed: {exc}")
 

@@ -262,3 +262,59 @@ def test_an_exception_during_the_attempt_is_a_recorded_failure_not_a_crash_loop(
     from memento_core.state import TickState
 
     assert TickState.load(ws).consecutive_failed_ticks == 2
+
+
+# ---------------------------------------------------------------- 4. limits
+
+
+HELLO_BLOB = HELLO.replace("context_files: [hello.txt]", "context_files: [hello.txt, blob.bin]")
+
+
+def test_a_large_binary_is_refused_by_max_diff_bytes_not_counted_as_zero_lines(tmp_path):
+    ws = make_ws(tmp_path, agent("writes_binary.py", "blob.bin", str(6 * 1024 * 1024)), tasks=HELLO_BLOB)
+    assert run_tick(ws.root).exit_code == 0
+    (last,) = entries(ws)
+    assert last.status == "FAILED" and "max_diff_bytes" in last.field("Reason")
+    assert "blob.bin" not in git(ws.root, "log", "--all", "--name-only", "--format=")
+    assert not (ws.root / "blob.bin").exists()
+    assert parse_plan(ws.plan_path).meta.max_diff_bytes == 5 * 1024 * 1024
+
+
+@pytest.mark.parametrize("size,passes", [(2000, False), (500, True)])
+def test_max_diff_bytes_from_meta_bounds_binary_files(tmp_path, size, passes):
+    ws = make_ws(tmp_path, agent("writes_binary.py", "blob.bin", str(size)), tasks=HELLO_BLOB,
+                 extra_meta="- max_diff_bytes: 1000\n")
+    assert run_tick(ws.root).exit_code == 0
+    (last,) = entries(ws)
+    assert (last.status == "SUCCESS") is passes, last.field("Reason")
+    assert ("blob.bin" in git(ws.root, "ls-files")) is passes
+
+
+def test_a_rollback_copies_at_most_its_limit_and_lists_the_rest(tmp_path, monkeypatch):
+    from memento_core import gitops
+
+    monkeypatch.setattr(gitops, "ROLLBACK_COPY_LIMIT", 3000)
+    ws = make_ws(tmp_path, agent("writes_binary.py", "blob.bin", "5000"), tasks=HELLO_BLOB,
+                 extra_meta="- max_diff_bytes: 1000\n")
+    assert run_tick(ws.root).exit_code == 0
+    (last,) = entries(ws)
+    assert last.status == "FAILED" and "NOT_COPIED.txt" in last.field("Files Modified")
+    (folder,) = [p for p in (ws.root / "logs" / "rollback").iterdir()]
+    assert "blob.bin\t5000 bytes" in (folder / "NOT_COPIED.txt").read_text()
+    assert (folder / "files" / "hello.txt").read_text() == "done\n"  # small files are still copied
+    assert not (folder / "files" / "blob.bin").exists() and (folder / "changes.patch").exists()
+
+
+def test_a_flooded_tick_log_keeps_its_first_and_last_bytes(tmp_path, monkeypatch):
+    from memento_core.agents import logcap
+
+    monkeypatch.setattr(logcap, "KEEP", 100_000)
+    ws = make_ws(tmp_path, agent("floods_log.py", str(3_000_000)))
+    assert run_tick(ws.root).exit_code == 0
+    (last,) = entries(ws)
+    log = (ws.root / last.log_path).read_bytes()
+    assert len(log) < 2 * 100_000 + 20_000
+    assert b"bytes cut from the middle of this log" in log
+    assert log.startswith(b"[memento]") and b"FIRST LINE OF THE AGENT" in log[:100_000]
+    assert b"LAST LINE OF THE AGENT" in log[-100_000:] and b"[memento] verify T-1" in log
+    assert last.status == "SUCCESS"
