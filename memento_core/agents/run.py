@@ -10,8 +10,8 @@ from ..durations import format_duration
 from ..runlog import utc_stamp
 from ..workspace import Workspace
 from .invocation import Invocation
-from .reaper import tick_identity
 from .process import DEFAULT_GRACE, ProcResult, append_to_log, run_in_group
+from .reaper import tick_identity
 
 
 def _footer(result: ProcResult) -> str:

@@ -17,7 +17,7 @@ from .. import gitops, status_log
 from ..agents import kill_group
 from ..agents.reaper import kill_marked
 from ..errors import EditConflict, MementoError
-from ..locks import atomic_write_bytes, file_lock, locked_edit, lock_path_for
+from ..locks import atomic_write_bytes, file_lock, lock_path_for, locked_edit
 from ..plan import Plan, Task, decode_text, edit_plan, scan_plan
 from ..state import Claim, claim_is_stale, read_claim, remove_claim, this_host
 from .context import TickContext

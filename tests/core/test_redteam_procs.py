@@ -11,7 +11,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -318,3 +317,20 @@ def test_a_flooded_tick_log_keeps_its_first_and_last_bytes(tmp_path, monkeypatch
     assert log.startswith(b"[memento]") and b"FIRST LINE OF THE AGENT" in log[:100_000]
     assert b"LAST LINE OF THE AGENT" in log[-100_000:] and b"[memento] verify T-1" in log
     assert last.status == "SUCCESS"
+
+
+# ---------------------------------------------------------------- 5. no control character reaches a terminal
+
+
+def test_no_command_prints_the_control_characters_of_a_file_name(tmp_path):
+    ws = make_ws(tmp_path, agent("odd_names.py", "ctrl"))
+    outputs = []
+    for args in (["tick"], ["status"], ["status", "--json"], ["doctor"], ["doctor", "--json"], ["lint"]):
+        ran = subprocess.run([PY, "-m", "memento_core.cli", *args, str(ws.root)], capture_output=True, text=True,
+                             timeout=120)
+        assert "Traceback" not in ran.stderr, (args, ran.stderr)
+        outputs.append((args, ran.stdout + ran.stderr))
+    tick_out = outputs[0][1]
+    assert "src/?]52;c;ZXZpbA==??[2J.txt" in tick_out  # shown, made harmless
+    for args, out in outputs:
+        assert "\x1b" not in out and "\x07" not in out, args

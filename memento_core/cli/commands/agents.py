@@ -8,13 +8,13 @@ preset cannot run.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from dataclasses import asdict
 
 from ...agents.check import VERSION_TIMEOUT
 from ...errors import MementoError
 from ..context import with_dir
+from ..output import safe_json, safe_text
 
 
 def register(sub, common: argparse.ArgumentParser) -> None:
@@ -50,7 +50,7 @@ def cmd_agents(args: argparse.Namespace) -> int:
     if args.json:
         doc = {"root": root, "selected": selected,
                "presets": [{**asdict(p), "runnable": p.runnable} for p in probes]}
-        print(json.dumps(doc, ensure_ascii=False, indent=2))
+        print(safe_json(doc, indent=2))
     else:
         _print_probes(probes)
         if root is None:
@@ -72,4 +72,4 @@ def _print_probes(probes) -> None:
             version = p.version or "version unknown"
             extra = f" ({p.note})" if p.note else ""
             line = f"[ok] {p.preset:<{width}}  {p.path}  {version}{extra}"
-        print(line + mark)
+        print(safe_text(line) + mark)
