@@ -334,3 +334,37 @@ def test_no_command_prints_the_control_characters_of_a_file_name(tmp_path):
     assert "src/?]52;c;ZXZpbA==??[2J.txt" in tick_out  # shown, made harmless
     for args, out in outputs:
         assert "\x1b" not in out and "\x07" not in out, args
+
+
+# ---------------------------------------------------------------- 6. lint: verify's own files
+
+
+LINT_PLAN = """- [ ] `T-1` [MODULE:a] Judged by a test the worker may rewrite
+  - verify: `python -m pytest -q tests/test_a.py::test_one`
+  - context_files: [src/a.py, tests/]
+  - retries: 0
+
+- [ ] `T-2` [MODULE:b] Its test is guarded
+  - verify: `python -m pytest -q tests/test_b.py`
+  - context_files: [src/b.py, tests/test_b.py]
+  - guard_files: [tests/test_b.py]
+  - retries: 0
+
+- [ ] `T-3` [MODULE:c] Its test is outside its context
+  - verify: `sh scripts/check_c.sh && python3 -c 'import c'`
+  - context_files: [src/c.py]
+  - retries: 0
+"""
+
+
+def test_lint_warns_when_verify_runs_a_file_the_worker_may_edit(tmp_path):
+    ws = make_ws(tmp_path, "true", tasks=LINT_PLAN)
+    ran = subprocess.run([PY, "-m", "memento_core.cli", "lint", str(ws.root)], capture_output=True, text=True,
+                         timeout=60)
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    warnings = [ln for ln in ran.stdout.splitlines() if "the worker could rewrite the test" in ln]
+    line = next(n for n, text in enumerate(ws.plan_path.read_text().splitlines(), 1)
+                if "tests/test_a.py::test_one" in text)
+    assert warnings == [f"[warn] docs/MASTER_PLAN.md:{line}: T-1 verify runs `tests/test_a.py`, which is in "
+                        "context_files and not in guard_files: the worker could rewrite the test that judges it "
+                        "(add it to guard_files)"]
