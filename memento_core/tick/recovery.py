@@ -23,6 +23,7 @@ from ..state import Claim, claim_is_stale, read_claim, remove_claim, this_host
 from .context import TickContext
 from .entries import fill_commit
 from .files import read_or_none, unlink
+from .guards import Snapshot
 from .record import (
     Record,
     claim_disagrees,
@@ -35,7 +36,7 @@ from .record import (
     remove_record,
     tick_alive,
 )
-from .rollback import roll_back, rollback_folder
+from .rollback import restore_task_definition, roll_back, rollback_folder
 
 
 def recover_stale_claims(ctx: TickContext, plan: Plan) -> Plan:
@@ -45,7 +46,7 @@ def recover_stale_claims(ctx: TickContext, plan: Plan) -> Plan:
     for task in plan.tasks:
         if task.status == "~":
             claim, rec = read_claim(ws, task.id), read_record(ws, task.id)
-            why = stale_reason(claim, rec, stale_after)
+            why = stale_reason(ws, claim, rec, stale_after)
             if why is not None:
                 reset_stale_claim(ctx, task, claim, why)
         elif task.status == "x":
@@ -76,7 +77,7 @@ def _drop_orphans(ctx: TickContext, plan: Plan) -> None:
             remove_record(ws, leftover.stem)
 
 
-def stale_reason(claim: Claim | None, rec: Record | None, stale_after: float) -> str | None:
+def stale_reason(ws, claim: Claim | None, rec: Record | None, stale_after: float) -> str | None:
     """Why the attempt's tick is gone, or None while it lives; the tick's record decides
     over the claim (the pid and its start time come from /proc, not from a file)."""
     if rec is None:
@@ -88,7 +89,9 @@ def stale_reason(claim: Claim | None, rec: Record | None, stale_after: float) ->
     if not tick_alive(rec):
         return f"worker pid {rec.pid} is gone"
     if claim is None or claim_disagrees(claim, rec):
-        return None  # the tick lives: it will clean up after itself
+        # The tick lives (hung?): its beacon, not a heartbeat the agent may have forged.
+        quiet = time.time() - last_sign_of_life(ws, rec)
+        return f"no sign of life for {int(quiet)}s" if quiet > stale_after else None
     return claim_is_stale(claim, stale_after)
 
 
@@ -177,12 +180,9 @@ def restore_recorded_plan(ctx: TickContext, task: Task, rec: Record | None) -> s
     plan = recorded_plan(ctx.ws, rec)
     if plan is None:
         return "; the recorded plan is missing: the task's definition was not checked"
-    from .guards import Snapshot
-    from .rollback import _restore_definition
-
     snap = Snapshot(base=rec.base, untracked=frozenset(), plan=plan, project_map=None, status=b"", notes=b"",
                     note_keys=frozenset(), cleanignore=rec.cleanignore)
-    said = _restore_definition(ctx.ws, snap, task.id)
+    said = restore_task_definition(ctx.ws, snap, task.id)
     return said + restore_limits(ctx, plan)
 
 

@@ -91,6 +91,11 @@ def restore_documents(ws: Workspace, snap: Snapshot, task_id: str) -> str:
     return said
 
 
+def restore_task_definition(ws: Workspace, snap: Snapshot, task_id: str) -> str:
+    """The running task's definition as in ``snap.plan`` (also used by the stale recovery)."""
+    return _restore_definition(ws, snap, task_id)
+
+
 def _restore_definition(ws: Workspace, snap: Snapshot, task_id: str) -> str:
     """Put the running task's definition back as it was at the claim (the rest of the plan stays)."""
     current = read_or_none(ws.plan_path)
