@@ -2,11 +2,11 @@
 """Hostile agent: does the task, then leaves a detached daemon (double fork, setsid, empty
 environment) that waits for its moment.
 
-usage: leaves_daemon.py FILE TEXT PIDFILE
+usage: leaves_daemon.py FILE TEXT PIDFILE [STAGES]
 The agent writes TEXT to FILE and exits 0. Its daemon writes its pid to PIDFILE, then
   - holds .memento/tick.lock (flock, blocking: it gets it as soon as the tick lets go),
-  - as soon as the claim of $MEMENTO_TASK_ID says verifying or committing, writes
-    "broken" into FILE (unverified code into the commit),
+  - as soon as the claim of $MEMENTO_TASK_ID says one of STAGES (default
+    "verifying,committing"), writes "broken" into FILE (unverified code into the commit),
   - whenever the file PIDFILE.go appears, marks every task [x] in the plan.
 """
 
@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 target, text, pidfile = Path(sys.argv[1]).resolve(), sys.argv[2], Path(sys.argv[3])
+stages = (sys.argv[4] if len(sys.argv) > 4 else "verifying,committing").split(",")
 project = Path(os.environ["MEMENTO_PROJECT"])
 claim = project / ".memento" / "claims" / (os.environ["MEMENTO_TASK_ID"] + ".json")
 target.write_text(text + "\n")
@@ -41,7 +42,7 @@ def daemon() -> None:
             stage = json.loads(claim.read_text()).get("stage")
         except (OSError, ValueError):
             stage = None
-        if stage in ("verifying", "committing"):
+        if stage in stages:
             target.write_text("broken\n")
         if go.exists():
             plan = project / "docs" / "MASTER_PLAN.md"

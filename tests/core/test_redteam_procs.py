@@ -368,3 +368,20 @@ def test_lint_warns_when_verify_runs_a_file_the_worker_may_edit(tmp_path):
     assert warnings == [f"[warn] docs/MASTER_PLAN.md:{line}: T-1 verify runs `tests/test_a.py`, which is in "
                         "context_files and not in guard_files: the worker could rewrite the test that judges it "
                         "(add it to guard_files)"]
+
+
+def test_a_daemon_left_by_verify_is_killed_before_the_commit(tmp_path):
+    pidfile = tmp_path / "daemon.pid"
+    daemon = " ".join([PY, str(Path(__file__).resolve().parents[1] / "agents" / "leaves_daemon.py"),
+                       "hello.txt", "done", str(pidfile), "committing"])
+    tasks = HELLO.replace("verify: `grep -q done hello.txt`", f"verify: `{daemon} && grep -q done hello.txt`")
+    ws = make_ws(tmp_path, agent("does_task.py", "hello.txt", "done"), tasks=tasks)
+    try:
+        assert run_tick(ws.root).exit_code == 0
+        assert not alive(int(pidfile.read_text()))
+        assert entries(ws)[-1].status == "SUCCESS"
+        assert git(ws.root, "show", "HEAD:hello.txt") == "done\n"
+        assert (ws.root / "hello.txt").read_text() == "done\n"
+    finally:
+        if pidfile.exists():
+            _kill_if_alive(int(pidfile.read_text()))
