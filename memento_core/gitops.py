@@ -21,6 +21,7 @@ import functools
 import os
 import re
 import shutil
+import stat
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
@@ -516,6 +517,9 @@ Paths in the patch are relative to the repository's top level.
 """
 
 
+ROLLBACK_COPY_LIMIT = 50 * 1024 * 1024
+
+
 def save_rollback(root: Path, base: str | None, changes: list[FileChange], dest: Path) -> Path:
     """Save what a rollback of ``changes`` would undo under ``dest``; returns dest.
 
@@ -548,11 +552,20 @@ def save_rollback(root: Path, base: str | None, changes: list[FileChange], dest:
         ).stdout
     (dest / "changes.patch").write_bytes(patch)
     files = dest / "files"
+    budget, not_copied = ROLLBACK_COPY_LIMIT, []
     for c in changes:
         if c.kind != "created":
             continue
         src = root / c.path.rstrip("/")
         target = files / c.path.rstrip("/")
+        try:
+            size = _tree_size(src)
+        except OSError:
+            continue
+        if size > budget:
+            not_copied.append(f"{c.path}\t{size} bytes")
+            continue
+        budget -= size
         target.parent.mkdir(parents=True, exist_ok=True)
         try:
             if src.is_dir() and not src.is_symlink():
@@ -561,6 +574,11 @@ def save_rollback(root: Path, base: str | None, changes: list[FileChange], dest:
                 shutil.copy2(src, target, follow_symlinks=False)
         except FileNotFoundError:
             continue
+    if not_copied:
+        # The copies stop at ROLLBACK_COPY_LIMIT (SPEC §13): a flood must not fill the disk twice.
+        (dest / "NOT_COPIED.txt").write_bytes(
+            ("Not copied (the copies of one rollback stop at 50 MB); these files were deleted:\n"
+             + "\n".join(not_copied) + "\n").encode("utf-8", "surrogateescape"))
     when = utc_stamp()
     (dest / "README.txt").write_text(
         _ROLLBACK_README.format(
@@ -826,8 +844,72 @@ def read_pattern_file(path: Path) -> list[str]:
     return patterns
 
 
+def commits_since(root: Path, base: str, tip: str) -> list[tuple[str, int]] | None:
+    """The commits in ``base..tip`` with their committer times (epoch seconds), newest first;
+    None when ``base`` is not an ancestor of ``tip``."""
+    root = Path(root)
+    if _run(root, ["merge-base", "--is-ancestor", base, tip], check=False).returncode != 0:
+        return None
+    out = []
+    for line in _out(root, ["log", "--format=%H %ct", f"{base}..{tip}", "--"]).splitlines():
+        sha, _, when = line.partition(" ")
+        out.append((sha, int(when or 0)))
+    return out
+
+
+def added_bytes(root: Path, base: str | None, changes: Iterable[FileChange]) -> int:
+    """Bytes the changes add, binary files included: a new file's size; for a changed
+    file, what it grew by, or its whole size when git counts no lines (a binary file)."""
+    root = Path(root)
+    changes = [c for c in changes if c.kind != "deleted"]
+    old: dict[str, int] = {}
+    tracked = [c.path for c in changes if c.kind == "modified"]
+    if base and tracked:
+        for batch in _batches(tracked):
+            out = _out(root, ["ls-tree", "-l", "-z", base, "--", *batch])
+            for item in _split_z(out):
+                info, _, path = item.partition("\t")
+                size = info.split()[-1]
+                old[path] = int(size) if size.isdigit() else 0
+    total = 0
+    for c in changes:
+        try:
+            now = _tree_size(root / c.path)
+        except OSError:
+            continue
+        if c.kind == "modified" and (c.added or c.removed):
+            total += max(0, now - old.get(c.path, 0))
+        else:
+            total += now
+    return total
+
+
+def _tree_size(path: Path) -> int:
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode):
+        return st.st_size
+    return sum(os.lstat(os.path.join(d, f)).st_size for d, _dirs, files in os.walk(path) for f in files)
+
+
+def show_file(root: Path, rev: str, path: str) -> bytes | None:
+    """The bytes of ``path`` at commit ``rev``, or None when it has no such file."""
+    proc = _run(Path(root), ["cat-file", "blob", f"{rev}:{path}"], check=False)
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def object_path(root: Path, sha: str) -> Path | None:
+    """Where the loose object ``sha`` is stored, or None (packed, or not a repository here)."""
+    git_dir = _out(Path(root), ["rev-parse", "--git-common-dir"]).strip()
+    path = (Path(root) / git_dir / "objects" / sha[:2] / sha[2:]) if git_dir else None
+    return path if path is not None and path.is_file() else None
+
+
 __all__ = [
     "FileChange",
+    "added_bytes",
+    "commits_since",
+    "object_path",
+    "show_file",
     "StatusEntry",
     "changes_since",
     "commit_paths",

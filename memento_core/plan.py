@@ -81,6 +81,7 @@ class Meta:
     max_retries: int = 3
     max_tasks_per_tick: int = 1
     max_diff_lines: int = 200
+    max_diff_bytes: int = 5 * 1024 * 1024  # added bytes, binary files included (SPEC §13)
     stale_lock_timeout: float = 15 * 60.0
     circuit_breaker_threshold: int = 5
     status_max_entries: int = 50
@@ -101,6 +102,7 @@ _META_INTS = {
     "max_retries": 0,
     "max_tasks_per_tick": 1,
     "max_diff_lines": 1,
+    "max_diff_bytes": 1,
     "circuit_breaker_threshold": 1,
     "status_max_entries": 1,
     "total_ticks": 0,

@@ -17,8 +17,10 @@ The pitfalls of SPEC §4 this handles:
 * the tick's SIGTERM handler calls ``terminate_running``: every group being
   waited on is stopped and its run returns with ``interrupted=True``.
 
-A process that leaves the group (its own ``setsid``) is out of reach of any
-group kill; nothing here pretends otherwise.
+A process that leaves the group (its own ``setsid``, a double fork) is out of
+reach of a group kill; after the group is gone, reaper.py finds what is left of
+the run (its session, and the orphans re-parented to a subreaper tick) and
+kills that too.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ from pathlib import Path
 from typing import IO
 
 from ..durations import format_duration
+from . import reaper
+from .logcap import LogCap
 
 DEFAULT_GRACE = 3.0
 # How long to wait for a group to vanish after SIGKILL before giving up on it.
@@ -169,6 +173,14 @@ def kill_group(
     if pgid in _RUNNING:
         _INTERRUPTED.add(pgid)
     return _stop_group(pgid, grace, wait_limit)
+
+
+def running_groups() -> list[int]:
+    """The process groups run_in_group is waiting on now (their leaders are ours)."""
+    return list(_RUNNING)
+
+
+reaper.running_from(running_groups)
 
 
 def terminate_running(grace: float = DEFAULT_GRACE) -> list[int]:
@@ -311,6 +323,14 @@ def _leave_nothing_running(proc: subprocess.Popen[bytes], *, timed_out: bool, gr
         _RUNNING.pop(pgid, None)
 
 
+def _kill_strays(pgid: int, existing: frozenset, log_path: Path) -> None:
+    """What left the group: its session, and orphans re-parented to us (reaper.py)."""
+    strays = reaper.kill_strays(sessions=[pgid], exclude=existing)
+    if strays:
+        append_to_log(log_path, f"\n[memento] stopped {len(strays)} process(es) that had left "
+                                f"group {pgid}: {', '.join(map(str, strays))}\n")
+
+
 def _ended(proc: subprocess.Popen[bytes], *, timed_out: bool, started: float) -> ProcResult:
     """The result of a command whose group is gone."""
     pgid = proc.pid
@@ -347,6 +367,7 @@ def run_in_group(
     env = dict(os.environ if env is None else env)
     started = time.monotonic()
     log_path.parent.mkdir(parents=True, exist_ok=True)
+    existing = reaper.baseline()
     try:
         command = _command_line(argv, shell=shell, env=env, cwd=cwd, preset=preset)
         proc = _spawn(command, cwd=cwd, log_path=log_path, stdin_path=stdin_path, env=env)
@@ -360,7 +381,11 @@ def run_in_group(
     try:
         if on_start is not None:
             on_start(pgid)
-        timed_out = _wait_for_exit(proc, timeout=timeout, started=started, log_path=log_path)
+        with LogCap(log_path):  # a flood keeps the log's first and last 10 MB
+            timed_out = _wait_for_exit(proc, timeout=timeout, started=started, log_path=log_path)
     finally:
-        _leave_nothing_running(proc, timed_out=timed_out, grace=grace, log_path=log_path)
+        try:
+            _leave_nothing_running(proc, timed_out=timed_out, grace=grace, log_path=log_path)
+        finally:
+            _kill_strays(pgid, existing, log_path)
     return _ended(proc, timed_out=timed_out, started=started)

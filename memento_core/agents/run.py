@@ -11,6 +11,7 @@ from ..runlog import utc_stamp
 from ..workspace import Workspace
 from .invocation import Invocation
 from .process import DEFAULT_GRACE, ProcResult, append_to_log, run_in_group
+from .reaper import tick_identity
 
 
 def _footer(result: ProcResult) -> str:
@@ -80,6 +81,8 @@ def agent_env(
     env["GIT_TERMINAL_PROMPT"] = "0"
     env.setdefault("PYTHONUNBUFFERED", "1")  # so the log can be followed live
     env["MEMENTO_PROJECT"] = str(workspace.root)
+    # Which tick started it: recovery kills a process group only when its leader says so.
+    env["MEMENTO_TICK"] = tick_identity()
     env["MEMENTO_PLAN"] = str(workspace.plan_path)
     env["MEMENTO_PROJECT_MAP"] = str(workspace.map_path)
     env["MEMENTO_TICK_RESULT"] = str(workspace.tick_result_path)

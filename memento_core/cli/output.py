@@ -1,7 +1,8 @@
 """What the command line prints: ``[ok]``/``[warn]``/``[error]`` lines, safe text, the exit codes.
 
 Human output lines start with ``[ok]``, ``[warn]`` or ``[error]``; errors go to
-stderr. Text that comes from files goes through :func:`safe_text` first.
+stderr. Text that comes from files or agents goes through :func:`safe_text`
+first: ok/warn/error apply it themselves, JSON goes through :func:`safe_json`.
 """
 
 from __future__ import annotations
@@ -11,20 +12,29 @@ import sys
 from ..errors import EXIT_ATTENTION, EXIT_ERROR, EXIT_OK
 from ..lines import safe_text
 
-__all__ = ["EXIT_ATTENTION", "EXIT_ERROR", "EXIT_OK", "bar", "error", "ok", "plural", "safe_block", "safe_text",
-           "warn"]
+__all__ = ["EXIT_ATTENTION", "EXIT_ERROR", "EXIT_OK", "bar", "error", "ok", "plural", "safe_block", "safe_json",
+           "safe_text", "warn"]
 
 
 def ok(message: str) -> None:
-    print(f"[ok] {message}")
+    print(f"[ok] {safe_block(message)}")
 
 
 def warn(message: str) -> None:
-    print(f"[warn] {message}")
+    print(f"[warn] {safe_block(message)}")
 
 
 def error(message: str) -> None:
-    print(f"[error] {message}", file=sys.stderr)
+    print(f"[error] {safe_block(message)}", file=sys.stderr)
+
+
+def safe_json(doc, **kw) -> str:
+    """``json.dumps(doc, ensure_ascii=False)``, with every character a terminal could act on
+    (C1 controls such as CSI, DEL, bidi overrides: json escapes only C0) written as ``\\uXXXX``."""
+    import json
+
+    text = json.dumps(doc, ensure_ascii=False, **kw)
+    return "".join(ch if ch == "\n" or ch.isprintable() else json.dumps(ch)[1:-1] for ch in text)
 
 
 def safe_block(text: str) -> str:

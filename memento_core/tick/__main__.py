@@ -39,7 +39,11 @@ def run_locked(ws):
     from ..locks import LockBusy, file_lock
     from ..plan import parse_plan
     from ..runlog import Outcome, cron_log
+    from .own_dirs import mend_own_folders
 
+    moved = mend_own_folders(ws.root)  # a file or link where logs/ or .memento/ belongs
+    if moved:
+        cron_log(ws, "moved aside what stood where Memento's folders belong: " + ", ".join(moved))
     try:
         with file_lock(ws.tick_lock_path, blocking=False):
             try:
@@ -51,9 +55,12 @@ def run_locked(ws):
                 message = f"tick skipped: tick_mode is {plan.meta.tick_mode}"
                 cron_log(ws, message)
                 return Outcome(0, message)
+            from ..agents.reaper import subreaper
             from .run import tick
 
-            return tick(ws)
+            # Orphans of the agent come to us, and none outlives the tick (agents/reaper.py).
+            with subreaper():
+                return tick(ws)
     except LockBusy:
         cron_log(ws, "tick skipped: previous tick still running")
         return Outcome(0, "tick skipped: previous tick still running")
@@ -65,20 +72,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("dir", nargs="?", metavar="DIR", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     from ..errors import MementoError
+    from ..lines import safe_text
     from ..workspace import Workspace
 
+    # Messages name files and carry what agents wrote: no control character reaches the terminal.
     try:
         ws = Workspace.find(args.project or args.dir or os.getcwd())
         outcome = run_locked(ws)
     except MementoError as exc:
-        print(f"[error] {exc}", file=sys.stderr)
+        print(f"[error] {safe_text(str(exc))}", file=sys.stderr)
         return 2
     except OSError as exc:  # disk full, permissions: one clear line for cron.log
         where = f"{exc.filename}: " if exc.filename else ""
-        print(f"[error] {where}{exc.strerror or exc}", file=sys.stderr)
+        print(safe_text(f"[error] {where}{exc.strerror or exc}"), file=sys.stderr)
         return 2
     stream = sys.stderr if outcome.exit_code == 2 else sys.stdout
-    print(f"{outcome_tag(outcome)} {outcome.message}", file=stream)
+    print(f"{outcome_tag(outcome)} {safe_text(outcome.message)}", file=stream)
     return outcome.exit_code
 
 

@@ -33,9 +33,12 @@ from .entries import (
     read_tick_result,
     tail_lines,
 )
+from .failsafe import attempt_safely
 from .files import append_log, read_or_none, tail, unlink
 from .guards import Observed, Snapshot, Verdict, check
+from .record import mark_committing, write_record
 from .rollback import note_keys, restore_documents, roll_back
+from .sizes import diff_bytes_reason
 
 SIGTERM_REASON = "interrupted by SIGTERM"
 
@@ -58,6 +61,7 @@ def attempt_task(ctx: TickContext, plan: Plan, task: Task, continued: tuple[int,
     ctx.attempted = True
     began = time.monotonic()
     base, untracked = gitops.head(ctx.root), gitops.untracked(ctx.root)
+    write_record(ctx.ws, task, ctx.number or 0, base, untracked, plan.meta.max_retries, ctx.ws.rel(ctx.log_path))
     claim = claim_task(ctx, task, base, untracked)
     if isinstance(claim, TaskResult):
         return claim
@@ -65,7 +69,7 @@ def attempt_task(ctx: TickContext, plan: Plan, task: Task, continued: tuple[int,
     at = Attempt(task, take_snapshot(ctx, base, untracked), continued, began)
     with Heartbeat(ctx.ws, claim) as beat:
         at.beat = beat
-        return _work(ctx, plan, at)
+        return attempt_safely(ctx, at, lambda: _work(ctx, plan, at), record_failure)
 
 
 def _work(ctx: TickContext, plan: Plan, at: Attempt) -> TaskResult:
@@ -221,7 +225,10 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
         plan=read_or_none(ws.plan_path), project_map=read_or_none(ws.map_path),
         status=read_or_none(ws.status_path) or b"", note_keys=note_keys(ws),
     )
-    return check(at.task, snap, seen, plan.meta.max_diff_lines, after_verify=after_verify)
+    verdict = check(at.task, snap, seen, plan.meta.max_diff_lines, after_verify=after_verify)
+    too_big = diff_bytes_reason(ctx.root, snap.base, verdict.touched, plan.meta.max_diff_bytes,
+                                after_verify=after_verify)
+    return Verdict(verdict.reasons + (too_big,), verdict.touched) if too_big else verdict
 
 
 # ---------------------------------------------------------------- step 12: verify
@@ -261,8 +268,9 @@ def record_pass(ctx: TickContext, at: Attempt, changes, duration: float, verify_
     entry = ctx.format_entry(limits.with_usage(fields, at.agent), at.continued)
     # Record where we are first: a crash from here on is finished by the next tick,
     # which commits exactly these files (their hashes are in the claim) and this entry.
-    at.beat.update(stage="committing", commit_paths=paths, commit_message=message,
-                   commit_hashes=gitops.hash_files(ctx.root, [c.path for c in changes if c.kind != "deleted"]),
+    hashes = gitops.hash_files(ctx.root, [c.path for c in changes if c.kind != "deleted"])
+    mark_committing(ws, task.id, paths, message, hashes, entry)  # the tick's own record first
+    at.beat.update(stage="committing", commit_paths=paths, commit_message=message, commit_hashes=hashes,
                    entry=entry)
     try:
         edit_plan(ws.plan_path, lambda e: (e.set_status(task.id, "x", expect="~"), e.update_counters()))

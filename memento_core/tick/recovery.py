@@ -9,18 +9,34 @@ commit never happened (:func:`finish_interrupted_commit`).
 
 from __future__ import annotations
 
+import os
 import time
+from dataclasses import dataclass
 
 from .. import gitops, status_log
 from ..agents import kill_group
-from ..errors import EditConflict
-from ..locks import file_lock, lock_path_for
-from ..plan import Plan, Task, edit_plan
+from ..agents.reaper import kill_marked
+from ..errors import EditConflict, MementoError
+from ..locks import atomic_write_bytes, file_lock, lock_path_for, locked_edit
+from ..plan import Plan, Task, decode_text, edit_plan, scan_plan
 from ..state import Claim, claim_is_stale, read_claim, remove_claim, this_host
 from .context import TickContext
 from .entries import fill_commit
 from .files import read_or_none, unlink
-from .rollback import roll_back
+from .guards import Snapshot
+from .record import (
+    Record,
+    claim_disagrees,
+    last_sign_of_life,
+    leader_is_ours,
+    read_record,
+    recorded_plan,
+    recorded_status,
+    records_dir,
+    remove_record,
+    tick_alive,
+)
+from .rollback import restore_task_definition, roll_back, rollback_folder
 
 
 def recover_stale_claims(ctx: TickContext, plan: Plan) -> Plan:
@@ -29,42 +45,222 @@ def recover_stale_claims(ctx: TickContext, plan: Plan) -> Plan:
     stale_after = plan.meta.stale_lock_timeout
     for task in plan.tasks:
         if task.status == "~":
-            claim = read_claim(ws, task.id)
-            why = claim_is_stale(claim, stale_after)
+            claim, rec = read_claim(ws, task.id), read_record(ws, task.id)
+            why = stale_reason(ws, claim, rec, stale_after)
             if why is not None:
                 reset_stale_claim(ctx, task, claim, why)
         elif task.status == "x":
             claim = read_claim(ws, task.id)
             if claim is not None and claim.stage == "committing":
-                finish_interrupted_commit(ctx, claim)
-    for leftover in ws.claims_dir.glob("*.json") if ws.claims_dir.is_dir() else ():
-        task = plan.task(leftover.stem)
-        if task is None or task.status not in ("~", "x"):
-            kill_local_group(read_claim(ws, leftover.stem))
-            remove_claim(ws, leftover.stem)
+                rec = read_record(ws, task.id)
+                wrong = "the tick left no record of it" if rec is None else claim_disagrees(claim, rec)
+                if wrong:
+                    # Not the tick's commit: the agent wrote the claim (and marked the task [x]).
+                    reset_stale_claim(ctx, task, claim, f"a commit claim the tick did not write ({wrong})",
+                                      status="x")
+                else:
+                    finish_interrupted_commit(ctx, claim)
+    _drop_orphans(ctx, plan)
     return ctx.plan()
 
 
-def reset_stale_claim(ctx: TickContext, task: Task, claim: Claim | None, why: str) -> None:
-    """Kill the dead worker's agent group, roll back its half-done change, `[~]` back to `[ ]`."""
-    kill_local_group(claim)
-    rolled = "nothing to roll back"
-    if claim is not None:
-        head = gitops.head(ctx.root)
-        if head != claim.base:
-            # Commits made since the claim may be a person's: never fold them here.
-            # Only what is uncommitted on top of the current HEAD is rolled back.
-            rolled = ctx.rolled_back(roll_back(ctx.ws, head, set(claim.untracked), f"stale-{task.id}", fold=False))
-            rolled += "; HEAD had moved since the claim, its commits were kept"
-        else:
-            rolled = ctx.rolled_back(roll_back(ctx.ws, claim.base, set(claim.untracked), f"stale-{task.id}"))
+def _drop_orphans(ctx: TickContext, plan: Plan) -> None:
+    """Claims and records of tasks that are neither running nor committing."""
+    ws = ctx.ws
+    for leftover in ws.claims_dir.glob("*.json") if ws.claims_dir.is_dir() else ():
+        task = plan.task(leftover.stem)
+        if task is None or task.status not in ("~", "x"):
+            kill_attempt_processes(ctx, leftover.stem, read_claim(ws, leftover.stem), read_record(ws, leftover.stem))
+            remove_claim(ws, leftover.stem)
+    for leftover in records_dir(ws).glob("*.json") if records_dir(ws).is_dir() else ():
+        if read_claim(ws, leftover.stem) is None:
+            remove_record(ws, leftover.stem)
+
+
+def stale_reason(ws, claim: Claim | None, rec: Record | None, stale_after: float) -> str | None:
+    """Why the attempt's tick is gone, or None while it lives; the tick's record decides
+    over the claim (the pid and its start time come from /proc, not from a file)."""
+    if rec is None:
+        return claim_is_stale(claim, stale_after)
+    if rec.host != this_host():
+        return claim_is_stale(claim, stale_after)
+    if rec.pid == os.getpid():
+        return "left behind by an earlier tick of this process"
+    if not tick_alive(rec):
+        return f"worker pid {rec.pid} is gone"
+    if claim is None or claim_disagrees(claim, rec):
+        # The tick lives (hung?): its beacon, not a heartbeat the agent may have forged.
+        quiet = time.time() - last_sign_of_life(ws, rec)
+        return f"no sign of life for {int(quiet)}s" if quiet > stale_after else None
+    return claim_is_stale(claim, stale_after)
+
+
+def reset_stale_claim(ctx: TickContext, task: Task, claim: Claim | None, why: str, *, status: str = "~") -> None:
+    """Kill what is left of the attempt, roll back its change and the task's definition, count a retry."""
+    ws = ctx.ws
+    rec = read_record(ws, task.id)
+    if rec is not None and claim is not None and claim.stage != "committing":
+        wrong = claim_disagrees(claim, rec)
+        why += f"; {wrong}" if wrong else ""
+    kill_attempt_processes(ctx, task.id, claim, rec)
+    rolled = roll_back_stale(ctx, task, rec)
+    rolled += restore_recorded_plan(ctx, task, rec)
+    rolled += cut_appended_entries(ctx, task, rec)
+    counted = count_stale_retry(ctx, task, rec, status)
+    remove_claim(ws, task.id)
+    remove_record(ws, task.id)
+    ctx.event(f"⚠️ STALE — Stale [{status}] detected on {task.id}, reset to [{counted.status}]",
+              [("Task", task.label), ("Reason", why), ("Rollback", rolled), ("Retries", counted.said)])
+
+
+def kill_attempt_processes(ctx: TickContext, task_id: str, claim: Claim | None, rec: Record | None) -> None:
+    """The attempt's agent group, if its leader carries the tick's marker, and every process
+    started under the dead tick that still carries it (never an unrelated group)."""
+    if claim is not None and claim.pgid and claim.host == this_host():
+        if leader_is_ours(claim.pgid, ctx.ws, task_id, rec.identity if rec else None):
+            kill_group(claim.pgid)
+    if rec is not None and rec.host == this_host() and rec.pid != os.getpid():
+        kill_marked(rec.identity, str(ctx.root))
+
+
+def roll_back_stale(ctx: TickContext, task: Task, rec: Record | None) -> str:
+    """Undo the attempt: from the recorded base with the recorded cleanignore; commits made
+    before the tick died are the attempt's, as a live tick treats them."""
+    ws, label = ctx.ws, f"stale-{task.id}"
+    head = gitops.head(ctx.root)
+    if rec is None:
+        # No record of the tick's own: believe nothing. Only tracked changes on top of
+        # HEAD are undone; every untracked file stays where it is.
+        keep = _committed_patterns(ctx.root, head)
+        said = ctx.rolled_back(roll_back(ws, head, gitops.untracked(ctx.root), label, fold=False,
+                                         keep_patterns=keep))
+        return said + "; the tick left no record: untracked files and commits were kept"
+    untracked, keep = set(rec.untracked), rec.cleanignore
+    if head == rec.base:
+        return ctx.rolled_back(roll_back(ws, rec.base, untracked, label, keep_patterns=keep))
+    theirs = _commits_of_the_attempt(ctx, rec, head)
+    if theirs is None:
+        said = ctx.rolled_back(roll_back(ws, head, untracked, label, fold=False, keep_patterns=keep))
+        return said + "; HEAD had moved since the claim by a later commit (a person's): its commits were kept"
+    said = ctx.rolled_back(roll_back(ws, rec.base, untracked, label, keep_patterns=keep))
+    return said + f"; {theirs} commit(s) made during the attempt were undone (HEAD was {(head or '')[:7]})"
+
+
+def _commits_of_the_attempt(ctx: TickContext, rec: Record, head: str | None) -> int | None:
+    """How many commits since the base were made while the tick could still be alive;
+    None when there are none to undo safely (a later commit, another history)."""
+    if not head or not rec.base:
+        return None
+    commits = gitops.commits_since(ctx.root, rec.base, head)
+    if not commits:
+        return None
+    bound = last_sign_of_life(ctx.ws, rec) + 2 * rec.heartbeat_every
+    for sha, committed in commits:
+        loose = gitops.object_path(ctx.root, sha)
+        when = loose.lstat().st_ctime if loose is not None else committed
+        if when > bound and committed <= time.time() + 60:
+            return None
+    return len(commits)
+
+
+def _committed_patterns(root, head: str | None) -> list[str]:
+    if not head:
+        return []
+    data = gitops.show_file(root, head, ".memento_cleanignore")
+    if data is None:
+        return []
+    return [ln.strip() for ln in data.decode("utf-8", "replace").splitlines()
+            if ln.strip() and not ln.strip().startswith("#")]
+
+
+def restore_recorded_plan(ctx: TickContext, task: Task, rec: Record | None) -> str:
+    """The task's definition and the plan's limits as they were at the claim."""
+    if rec is None:
+        return ""
+    plan = recorded_plan(ctx.ws, rec)
+    if plan is None:
+        return "; the recorded plan is missing: the task's definition was not checked"
+    snap = Snapshot(base=rec.base, untracked=frozenset(), plan=plan, project_map=None, status=b"", notes=b"",
+                    note_keys=frozenset(), cleanignore=rec.cleanignore)
+    said = restore_task_definition(ctx.ws, snap, task.id)
+    return said + restore_limits(ctx, plan)
+
+
+def cut_appended_entries(ctx: TickContext, task: Task, rec: Record | None) -> str:
+    """Entries appended to the status log since the claim: the killed tick wrote none that
+    its STALE entry does not replace, so they are the agent's (saved, then cut)."""
+    if rec is None:
+        return ""
+    before = recorded_status(ctx.ws, rec)
+    now = read_or_none(ctx.ws.status_path)
+    if before is None or now is None or now == before or not now.startswith(before):
+        return ""
+    dest = rollback_folder(ctx.ws, f"stale-{task.id}-docs")
+    atomic_write_bytes(dest / "TICK_STATUS.appended.md", now[len(before):])
+    locked_edit(ctx.ws.status_path, lambda data: before if data.startswith(before) else data)
+    return f"; entries appended to the status log during the attempt cut, saved in {ctx.ws.rel(dest)}"
+
+
+def restore_limits(ctx: TickContext, plan: bytes) -> str:
+    """Meta limits an attempt must not raise for itself (max_retries, max_diff_lines, …)."""
     try:
-        edit_plan(ctx.ws.plan_path, lambda e: e.set_status(task.id, " ", expect="~"))
+        before = scan_plan(decode_text(plan, "plan"), "plan").meta
+        now = ctx.plan().meta
+    except MementoError:
+        return ""
+    changed = [key for key in LIMIT_KEYS if key in before.lines
+               and _meta_value(before, key) != _meta_value(now, key)]
+    if not changed:
+        return ""
+
+    def put_back(e):
+        for key in changed:
+            e.set_meta(key, _meta_value(before, key))
+
+    try:
+        edit_plan(ctx.ws.plan_path, put_back)
     except EditConflict:
-        pass  # a person already changed it: their word stands
-    remove_claim(ctx.ws, task.id)
-    ctx.event(f"⚠️ STALE — Stale [~] detected on {task.id}, reset to [ ]",
-              [("Task", task.label), ("Reason", why), ("Rollback", rolled)])
+        return ""
+    return f"; Meta {', '.join(changed)} restored to the values at the claim"
+
+
+LIMIT_KEYS = ("max_retries", "max_diff_lines", "max_diff_bytes", "max_tasks_per_tick", "circuit_breaker_threshold")
+
+
+def _meta_value(meta, key: str) -> str:
+    value = getattr(meta, key, None)
+    if value is None:
+        value = meta.extra.get(key, "")
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Counted:
+    status: str
+    said: str
+
+
+def count_stale_retry(ctx: TickContext, task: Task, rec: Record | None, status: str) -> Counted:
+    """A killed attempt is a failed attempt: one retry, `[!]` at max_retries (the limits of the claim)."""
+    current = ctx.plan().task(task.id)
+    retries = (rec.retries if rec is not None else (current.retries if current else task.retries)) + 1
+    max_retries = rec.max_retries if rec is not None else ctx.plan().meta.max_retries
+    blocked = retries >= max_retries
+    new = "!" if blocked else " "
+
+    def apply(e):
+        e.set_field(task.id, "retries", str(retries))
+        e.set_status(task.id, new, expect=status)
+        e.update_counters()
+
+    try:
+        edit_plan(ctx.ws.plan_path, apply)
+    except EditConflict:
+        return Counted(status, "not counted: a person changed the task meanwhile")
+    # The killed tick never reached its circuit breaker: count its failure here.
+    ctx.state.consecutive_failed_ticks += 1
+    ctx.state.save(ctx.ws)
+    return Counted(new, f"{retries}/{max_retries}" + (" — blocked" if blocked else ""))
 
 
 def finish_interrupted_commit(ctx: TickContext, claim: Claim) -> None:
@@ -86,6 +282,7 @@ def finish_interrupted_commit(ctx: TickContext, claim: Claim) -> None:
                   [("Paths", ", ".join(changed)),
                    ("Action", "review and commit them by hand, or `memento reset` the task")])
         remove_claim(ws, claim.task)
+        remove_record(ws, claim.task)
         return
     sha = ctx.commit(paths, message)
     if sha is None:  # it had landed: find it
@@ -93,6 +290,7 @@ def finish_interrupted_commit(ctx: TickContext, claim: Claim) -> None:
     if sha:
         fill_commit(ws.status_path, sha[:7])
     remove_claim(ws, claim.task)
+    remove_record(ws, claim.task)
 
 
 def clean_leftovers(ctx: TickContext) -> None:
@@ -133,10 +331,3 @@ def _reset_stale_index(ctx: TickContext) -> None:
              if e.path in ours and e.xy[0] not in " ?" and gitops.matches_head(ctx.root, e.path)]
     if stale:
         gitops.reset_index(ctx.root, stale)
-
-
-def kill_local_group(claim: Claim | None) -> None:
-    """Kill a claim's agent group, but only one started on this host (a pgid means
-    nothing on another machine sharing the repository)."""
-    if claim is not None and claim.pgid and claim.host == this_host():
-        kill_group(claim.pgid)

@@ -62,7 +62,9 @@ def roll_back(ws: Workspace, base: str | None, untracked_before: set[str] | froz
         dest = rollback_folder(ws, label)
         gitops.save_rollback(root, base, undone, dest)
         gitops.rollback(root, base, undone, keep=keep)
-        return RolledBack(f"{len(undone)} path(s), saved in {ws.rel(dest)}")
+        big = " (files over the 50 MB copy limit listed, not copied: NOT_COPIED.txt)" \
+            if (dest / "NOT_COPIED.txt").exists() else ""
+        return RolledBack(f"{len(undone)} path(s), saved in {ws.rel(dest)}{big}")
     except (MementoError, OSError) as exc:
         return RolledBack(f"rollback failed: {exc}", f"rollback failed: {exc}")
 
@@ -87,6 +89,11 @@ def restore_documents(ws: Workspace, snap: Snapshot, task_id: str) -> str:
         restore_notes(ws, snap)
         said += f"; status log and notes restored, the agent's versions in {ws.rel(dest)}"
     return said
+
+
+def restore_task_definition(ws: Workspace, snap: Snapshot, task_id: str) -> str:
+    """The running task's definition as in ``snap.plan`` (also used by the stale recovery)."""
+    return _restore_definition(ws, snap, task_id)
 
 
 def _restore_definition(ws: Workspace, snap: Snapshot, task_id: str) -> str:

@@ -275,14 +275,21 @@ def test_sigkilled_tick_leaves_a_stale_claim_the_next_tick_resets(tmp_path):
     assert _alive(agent_pid)  # the orphaned agent survives its tick…
     assert parse_plan(ws.plan_path).task("T-1").status == "~"
     # …but does not hold the tick lock: the next tick runs, kills it and resets the task.
+    # A person commits after the tick died (commits while it could still be alive are the
+    # attempt's: wait out the record's beacon window first).
+    record = ws.memento_dir / "records" / "T-1.json"
+    last_alive = max(record.stat().st_ctime, (ws.memento_dir / "claims" / "T-1.json").stat().st_ctime)
+    _wait_for(lambda: time.time() > last_alive + 2.5)
     ws.config_path.write_text(ws.config_path.read_text().replace(f"sleeps.py {pidfile}", "does_task.py hello.txt done"))
     git(ws.root, "commit", "-qam", "a working agent")
     outcome = run_tick(ws.root)
     assert not _alive(agent_pid)
     stale = [e for e in entries(ws) if e.status == "STALE"]
     assert len(stale) == 1 and "Stale [~] detected on T-1, reset to [ ]" in stale[0].field("Event")
+    assert "a person's): its commits were kept" in stale[0].field("Rollback")
     assert outcome.exit_code == 0 and parse_plan(ws.plan_path).task("T-1").status == "x"
-    assert parse_plan(ws.plan_path).task("T-1").retries == 0  # a stale reset is not a retry
+    assert parse_plan(ws.plan_path).task("T-1").retries == 1  # a killed attempt counts a retry (SPEC §13)
+    assert "a working agent" in git(ws.root, "log", "--format=%s")
 
 
 def test_alive_heartbeating_worker_is_never_reset(tmp_path):

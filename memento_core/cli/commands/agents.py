@@ -8,7 +8,6 @@ preset cannot run.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from dataclasses import asdict
@@ -16,7 +15,7 @@ from dataclasses import asdict
 from ...agents.check import VERSION_TIMEOUT
 from ...errors import MementoError
 from ..context import with_dir
-from ..output import safe_text
+from ..output import safe_json, safe_text
 
 
 def register(sub, common: argparse.ArgumentParser) -> None:
@@ -68,7 +67,7 @@ def cmd_agents(args: argparse.Namespace) -> int:
     if args.json:
         doc = {"root": root, "selected": selected,
                "presets": [{**asdict(p), "runnable": p.runnable} for p in probes]}
-        print(json.dumps(doc, ensure_ascii=False, indent=2))
+        print(safe_json(doc, indent=2))
     else:
         _print_probes(probes)
         if root is None:

@@ -12,7 +12,7 @@ import os
 from ...errors import MementoError
 from ...workspace import Workspace
 from ..context import with_dir, workspace_of
-from ..output import ok, warn
+from ..output import ok, safe_text, warn
 
 
 def register(sub, common: argparse.ArgumentParser) -> None:
@@ -162,7 +162,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     for entry in found:
         state = "" if entry.enabled else " (disabled)"
         mine = "  <- this project" if entry.root == here else ""
-        print(f"[ok] {entry.root}{state}{mine}\n     {entry.line}")
+        print(safe_text(f"[ok] {entry.root}{state}{mine}") + "\n     " + safe_text(entry.line))
     if ws is not None and not any(e.root == here for e in found):
         warn(f"{ws.root} has no crontab entry; `memento cron install` adds one")
         return 1

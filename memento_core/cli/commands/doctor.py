@@ -8,12 +8,11 @@ document), once or every ``--watch`` seconds.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 
 from ...errors import MementoError
 from ...runlog import utc_stamp
-from ..output import safe_text
+from ..output import safe_block, safe_json, safe_text
 
 
 def register(sub, common: argparse.ArgumentParser) -> None:
@@ -39,8 +38,8 @@ def run(args: argparse.Namespace) -> int:
     fail_on = args.fail_on
     if args.watch is None:
         reports = run_workspaces(dirs)
-        print(json.dumps(document(reports, fail_on), ensure_ascii=False, indent=2) if args.json
-              else render_text(reports))
+        print(safe_json(document(reports, fail_on), indent=2) if args.json
+              else safe_block(render_text(reports)))
         return overall_exit(reports, fail_on)
     if args.watch <= 0:
         raise MementoError("--watch needs a number of seconds greater than zero")
@@ -72,10 +71,10 @@ def watch(dirs: list[str], as_json: bool, fail_on: str, every: float, count: int
             if shape != previous:
                 stamp = utc_stamp()
                 if as_json:
-                    print(json.dumps(document(reports, fail_on), ensure_ascii=False), flush=True)
+                    print(safe_json(document(reports, fail_on)), flush=True)
                 else:
                     print(f"{stamp} doctor (exit {code}):")
-                    print(render_text(reports), flush=True)
+                    print(safe_block(render_text(reports)), flush=True)
                 previous = shape
             runs += 1
             if count is not None and runs >= count:

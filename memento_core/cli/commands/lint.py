@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ...errors import MementoError
+from ...errors import MementoError, PlanError
 from ...workspace import Workspace
 from ..context import load_plan, with_dir, workspace_of
 from ..output import EXIT_ATTENTION, EXIT_ERROR, EXIT_OK, error, ok, plural, safe_text, warn
@@ -31,10 +31,60 @@ def config_problems(ws: Workspace) -> tuple[str | None, list[str]]:
     return None, warnings
 
 
+# What verify runs rather than reads: code and test files, and folders (of tests). A data
+# file verify checks (`test -f HELLO.md`) is the task's output, not its judge.
+CODE_SUFFIXES = (".py", ".sh", ".bash", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".php", ".go", ".rs",
+                 ".java", ".kt", ".lua", ".exs", ".ex", ".bats", ".mk", ".toml", ".cfg", ".ini", ".json")
+
+
+def _verify_paths(verify: str, root) -> list[str]:
+    """The words of a verify command that name code, tests or folders (``tests/x.py::test_y`` → the file)."""
+    import shlex
+
+    try:
+        words = shlex.split(verify, comments=True)
+    except ValueError:
+        words = verify.split()
+    found = []
+    for word in words:
+        word = word.split("::", 1)[0]
+        if word.startswith("-") or "=" in word or word in ("&&", "||", ";", "|"):
+            continue
+        word = word.removeprefix("./")
+        name = word.rstrip("/").rsplit("/", 1)[-1]
+        is_folder = word.endswith("/") or (root / word).is_dir()
+        if word and (is_folder or name.endswith(CODE_SUFFIXES) or name in ("Makefile", "justfile")
+                     or (name.startswith("test") and ("." in name or "/" in word))):
+            found.append(word)
+    return found
+
+
+def verify_judged_by_worker(plan, display: str, root) -> list[PlanError]:
+    """A warning per task whose verify names a path inside its context_files and not in its
+    guard_files: the worker could rewrite the test that judges it (SPEC §13)."""
+    from ...gitops import matches_any
+
+    found = []
+    for task in plan.tasks:
+        if not task.verify or not task.context_files:
+            continue
+        for path in _verify_paths(task.verify, root):
+            folder = path.rstrip("/") + "/"
+            inside = matches_any(path, task.context_files) or any(
+                c.lstrip("/").startswith(folder) for c in task.context_files)
+            if inside and not matches_any(path, task.guard_files):
+                line = task.field_lines.get("verify", task.line)
+                found.append(PlanError(display, line, task.id,
+                                       f"verify runs `{path}`, which is in context_files and not in guard_files: "
+                                       "the worker could rewrite the test that judges it (add it to guard_files)",
+                                       severity="warning", scope="task"))
+    return found
+
+
 def cmd_lint(args: argparse.Namespace) -> int:
     ws = workspace_of(args)
     plan = load_plan(ws)
-    problems = list(plan.errors)
+    problems = list(plan.errors) + verify_judged_by_worker(plan, ws.rel(ws.plan_path), ws.root)
     errors = [e for e in problems if e.severity == "error"]
     warnings = [e for e in problems if e.severity != "error"]
     config_error, config_warnings = config_problems(ws)

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from datetime import UTC, date, datetime
 
 from ...errors import MementoError
 from ..context import with_dir, workspace_of
-from ..output import EXIT_ATTENTION, EXIT_OK, ok, safe_block, safe_text, warn
+from ..output import EXIT_ATTENTION, EXIT_OK, ok, safe_block, safe_json, safe_text, warn
 
 
 def register(sub, common: argparse.ArgumentParser) -> None:
@@ -176,7 +175,7 @@ def cmd_log(args: argparse.Namespace) -> int:
     rel = jail(ws, args.path, writing=False)[0] if args.path else None
     commits = history(ws, rel, args.n)
     if args.json:
-        print(json.dumps([c.__dict__ for c in commits], indent=2, ensure_ascii=False))
+        print(safe_json([c.__dict__ for c in commits], indent=2))
         return EXIT_OK
     if not commits:
         print("no memory commits yet")
@@ -193,8 +192,8 @@ def cmd_distill(args: argparse.Namespace) -> int:
     _date(day)
     digest = distill(ws, day)
     if args.json:
-        print(json.dumps({"day": digest.day, "digest": digest.text,
-                          "proposals": [p.__dict__ for p in digest.proposals]}, indent=2, ensure_ascii=False))
+        print(safe_json({"day": digest.day, "digest": digest.text,
+                          "proposals": [p.__dict__ for p in digest.proposals]}, indent=2))
     else:
         sys.stdout.write(safe_block(digest.text))
     if args.apply:

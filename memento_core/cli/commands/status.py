@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 
 from ...workspace import Workspace
 from ..context import load_plan, with_dir, workspace_of
-from ..output import EXIT_ATTENTION, EXIT_OK, bar, plural, safe_text
+from ..output import EXIT_ATTENTION, EXIT_OK, bar, plural, safe_json, safe_text
 
 
 def register(sub, common: argparse.ArgumentParser) -> None:
@@ -28,7 +27,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     ws = workspace_of(args)
     doc = status_document(ws)
     if args.json:
-        print(json.dumps(doc, ensure_ascii=False, indent=2))
+        print(safe_json(doc, indent=2))
     else:
         render_status(doc)
     return EXIT_ATTENTION if needs_attention(doc) else EXIT_OK

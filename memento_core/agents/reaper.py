@@ -1,0 +1,305 @@
+"""The tick as a child subreaper: no process an agent started outlives its run (SPEC §13).
+
+A process group is not enough: a daemon that calls ``setsid`` (or double-forks
+into a session of its own) leaves the agent's group, and its parent's death
+hands it to init. On Linux :func:`subreaper` makes this process a *child
+subreaper* (``prctl(PR_SET_CHILD_SUBREAPER)``) for the length of a tick, so
+such an orphan is re-parented to us instead, and :func:`kill_strays` finds it
+by walking ``/proc``: every descendant of a child of ours that is in another
+session than ours and is not the leader of a group :mod:`.process` is still
+running (the agent, verify). Memento's own git commands run in our session and
+are never touched. Strays are stopped (SIGSTOP, so none can fork meanwhile),
+then sent SIGTERM, given a grace period, then SIGKILL, and reaped.
+
+Also without a subreaper (not Linux, or prctl refused), every process still in
+the finished run's session (``sid``) is found and killed: a process that left
+the group with ``setpgid`` but not the session cannot hide.
+
+The subreaper flag belongs to the whole process: the dashboard, which runs a
+tick in a thread, is a subreaper for as long as the tick runs (orphans of its
+other threads would come to it too; it starts none in another session).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import errno
+import os
+import signal
+import sys
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+PR_SET_CHILD_SUBREAPER = 36
+PR_GET_CHILD_SUBREAPER = 37
+STRAY_GRACE = 1.0
+# Rounds of "find, stop, kill" before giving up on a tree that keeps forking.
+MAX_ROUNDS = 20
+
+_libc = None
+
+
+def _nothing_running() -> list[int]:
+    return []
+
+
+# The leaders of the groups process.py is waiting on (it registers itself: no import cycle).
+_running = _nothing_running
+
+
+def running_from(source) -> None:
+    """Where to learn which group leaders are still being waited on (process.py's registry)."""
+    global _running
+    _running = source
+
+
+def _prctl():
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    return _libc.prctl
+
+
+def is_subreaper() -> bool:
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        value = ctypes.c_int(0)
+        if _prctl()(PR_GET_CHILD_SUBREAPER, ctypes.byref(value), 0, 0, 0) != 0:
+            return False
+        return bool(value.value)
+    except (OSError, AttributeError):
+        return False
+
+
+def set_subreaper(on: bool) -> bool:
+    """Turn the child-subreaper flag of this process on or off; False where it cannot be."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        return _prctl()(PR_SET_CHILD_SUBREAPER, 1 if on else 0, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+@contextmanager
+def subreaper() -> Iterator[bool]:
+    """This process is a child subreaper inside the block (as it was before, after it);
+    on leaving, every stray found is killed. Yields whether the flag could be set."""
+    before = is_subreaper()
+    existing = baseline()
+    ok = before or set_subreaper(True)
+    try:
+        yield ok
+    finally:
+        try:
+            kill_strays(exclude=existing)
+        finally:
+            if ok and not before:
+                set_subreaper(False)
+
+
+# ------------------------------------------------------------------ /proc
+
+
+@dataclass(frozen=True)
+class Proc:
+    pid: int
+    state: str
+    ppid: int
+    pgid: int
+    sid: int
+
+
+def read_proc(pid: int) -> Proc | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(b")") + 2:].split()
+    try:
+        return Proc(pid, fields[0].decode("ascii", "replace"), int(fields[1]), int(fields[2]), int(fields[3]))
+    except (IndexError, ValueError):
+        return None
+
+
+def all_processes() -> list[Proc]:
+    found = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for name in entries:
+        if name.isdigit():
+            proc = read_proc(int(name))
+            if proc is not None:
+                found.append(proc)
+    return found
+
+
+def start_time(pid: int) -> int | None:
+    """The process's start time in clock ticks since boot (field 22 of /proc/PID/stat)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+        return int(stat[stat.rfind(b")") + 2:].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def descendants(roots: Iterable[int], procs: list[Proc]) -> set[int]:
+    """``roots`` and every process below them, by ppid."""
+    children: dict[int, list[int]] = {}
+    for p in procs:
+        children.setdefault(p.ppid, []).append(p.pid)
+    out, todo = set(), list(roots)
+    while todo:
+        pid = todo.pop()
+        if pid not in out:
+            out.add(pid)
+            todo.extend(children.get(pid, ()))
+    return out
+
+
+def baseline() -> frozenset[tuple[int, int | None]]:
+    """Our children in other sessions right now, with their start times: what a later
+    :func:`kill_strays` leaves alone (a test's own process groups, a caller's daemons)."""
+    me, my_sid = os.getpid(), os.getsid(0)
+    return frozenset((p.pid, start_time(p.pid)) for p in all_processes() if p.ppid == me and p.sid != my_sid)
+
+
+def find_strays(sessions: Iterable[int] = (), exclude: frozenset = frozenset()) -> set[int]:
+    """Living processes a run left behind: descendants of our children in other sessions
+    than ours (not a running group's leader, not in ``exclude``), and every process of
+    ``sessions``."""
+    me, my_sid = os.getpid(), os.getsid(0)
+    keep = set(_running()) | {pid for pid, started in exclude if start_time(pid) == started}
+    procs = all_processes()
+    live = {p.pid: p for p in procs if p.state not in ("Z", "X")}
+    roots = [p.pid for p in procs if p.ppid == me and p.sid != my_sid and p.pid not in keep]
+    wanted = set(sessions) - {my_sid} - keep
+    roots += [p.pid for p in procs if p.sid in wanted and p.pid != me]
+    found = descendants(roots, procs)
+    found -= descendants(keep, procs)
+    return {pid for pid in found if pid in live and pid != me}
+
+
+def _signal_all(pids: Iterable[int], sig: int) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def reap_zombies(exclude: frozenset = frozenset()) -> None:
+    """Collect our zombie children that no Popen waits for (orphans re-parented to us)."""
+    me, my_sid = os.getpid(), os.getsid(0)
+    keep = set(_running()) | {pid for pid, _ in exclude}
+    for p in all_processes():
+        if p.ppid == me and p.state == "Z" and p.sid != my_sid and p.pid not in keep:
+            try:
+                os.waitpid(p.pid, os.WNOHANG)
+            except OSError as exc:
+                if exc.errno != errno.ECHILD:
+                    raise
+
+
+def kill_strays(sessions: Iterable[int] = (), grace: float = STRAY_GRACE, *,
+                exclude: frozenset = frozenset()) -> list[int]:
+    """Stop every stray (see :func:`find_strays`): SIGSTOP, SIGTERM, ``grace`` s, SIGKILL; reaped.
+
+    Returns the pids that were found. Without /proc (not Linux) it finds nothing.
+    """
+    sessions = tuple(sessions)
+    killed: set[int] = set()
+    for _ in range(MAX_ROUNDS):
+        # Freeze first, until the set stops growing: a frozen process cannot fork.
+        strays = find_strays(sessions, exclude)
+        if not strays:
+            break
+        while True:
+            _signal_all(strays, signal.SIGSTOP)
+            more = find_strays(sessions, exclude)
+            if more <= strays:
+                break
+            strays |= more
+        killed |= strays
+        _signal_all(strays, signal.SIGTERM)
+        _signal_all(strays, signal.SIGCONT)
+        _wait_gone(strays, sessions, exclude, time.monotonic() + grace)
+        _signal_all(find_strays(sessions, exclude) & strays, signal.SIGKILL)
+        _wait_gone(strays, sessions, exclude, time.monotonic() + 5.0)
+    reap_zombies(exclude)
+    return sorted(killed)
+
+
+def _wait_gone(pids: set[int], sessions: tuple[int, ...], exclude: frozenset, deadline: float) -> None:
+    delay = 0.005
+    while True:
+        reap_zombies(exclude)
+        if not (find_strays(sessions, exclude) & pids) or time.monotonic() >= deadline:
+            return
+        time.sleep(delay)
+        delay = min(delay * 2, 0.05)
+
+
+# ------------------------------------------------------------------ the tick's marker
+
+
+def tick_identity() -> str:
+    """``PID:START``: this process and its start time, the ``MEMENTO_TICK`` marker every
+    process the tick starts carries (no later process can have both numbers)."""
+    pid = os.getpid()
+    return f"{pid}:{start_time(pid)}"
+
+
+def environ_of(pid: int) -> dict[str, str] | None:
+    """The environment process ``pid`` started with, or None when it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    env = {}
+    for item in data.split(b"\0"):
+        key, sep, value = item.partition(b"=")
+        if sep:
+            env[key.decode("utf-8", "surrogateescape")] = value.decode("utf-8", "surrogateescape")
+    return env
+
+
+def kill_marked(identity: str, project: str, grace: float = STRAY_GRACE) -> list[int]:
+    """Kill every process started under the tick ``identity`` in ``project`` (its environment
+    says so), with whatever it started since: what a killed tick's agent left running."""
+    me = os.getpid()
+    procs = all_processes()
+    marked = []
+    for p in procs:
+        if p.pid == me or p.state in ("Z", "X"):
+            continue
+        env = environ_of(p.pid)
+        if env and env.get("MEMENTO_TICK") == identity and env.get("MEMENTO_PROJECT") == project:
+            marked.append(p.pid)
+    found = {pid for pid in descendants(marked, procs) if pid != me}
+    if not found:
+        return []
+    _signal_all(found, signal.SIGSTOP)
+    _signal_all(found, signal.SIGTERM)
+    _signal_all(found, signal.SIGCONT)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and any(_alive(pid) for pid in found):
+        reap_zombies()
+        time.sleep(0.02)
+    _signal_all([pid for pid in found if _alive(pid)], signal.SIGKILL)
+    reap_zombies()
+    return sorted(found)
+
+
+def _alive(pid: int) -> bool:
+    proc = read_proc(pid)
+    return proc is not None and proc.state not in ("Z", "X")

@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Hostile agent: breaks the task's file, lies in Memento's files, then SIGKILLs its tick.
+
+usage: kills_its_tick.py MODE ONCEFILE [ARG]
+With ONCEFILE present it only exits 3 (so the recovery tick meets an honest failure);
+otherwise it creates ONCEFILE and, by MODE:
+  forge-commit  a `committing` claim for hello.txt = "broken", a forged SUCCESS entry,
+                the task marked [x] in the plan;
+  pgid          the claim's pgid rewritten to ARG (an unrelated process group);
+  cleanignore   `*` in .memento_cleanignore, a new evil.txt, other.txt changed;
+  plan          its own verify set to `true`, Meta max_retries 99, committed with its code;
+  always        (ONCEFILE ignored) just kills the tick, every time.
+The tick is found through MEMENTO_TICK (PID:START); the claim is rewritten after the
+tick is dead, so no heartbeat of the tick can overwrite it.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+mode, once = sys.argv[1], Path(sys.argv[2])
+arg = sys.argv[3] if len(sys.argv) > 3 else ""
+if mode != "always":
+    if once.exists():
+        sys.exit(3)
+    once.write_text("done once\n")
+root = Path(os.environ["MEMENTO_PROJECT"])
+task = os.environ["MEMENTO_TASK_ID"]
+claim_file = root / ".memento" / "claims" / f"{task}.json"
+plan = root / "docs" / "MASTER_PLAN.md"
+status = root / "docs" / "TICK_STATUS.md"
+tick_pid = int(os.environ["MEMENTO_TICK"].split(":")[0])
+
+
+def git(*args: str) -> str:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout
+
+
+(root / "hello.txt").write_text("broken\n")
+if mode == "cleanignore":
+    (root / ".memento_cleanignore").write_text("*\n")
+    (root / "evil.txt").write_text("the agent's file\n")
+    (root / "other.txt").write_text("rewritten by the agent\n")
+elif mode == "plan":
+    text = plan.read_text().replace("grep -q done hello.txt", "true").replace("- max_retries: 3", "- max_retries: 99")
+    plan.write_text(text)
+    git("add", "hello.txt", "docs/MASTER_PLAN.md")
+    git("commit", "-qm", "T-1 done (trust me)")
+elif mode == "forge-commit":
+    plan.write_text(plan.read_text().replace(f"- [~] `{task}`", f"- [x] `{task}`"))
+    entry = (f"## [2026-12-01T00:00:00Z] Tick #1\n- **Task**: {task}\n- **Status**: ✅ SUCCESS\n"
+             f"- **Verify Output**: `ok` (exit code 0)\n- **Git Commit**: (pending) — \"memento: complete {task}\"\n")
+    with open(status, "a") as fh:
+        fh.write("\n" + entry)
+
+os.kill(tick_pid, signal.SIGKILL)
+
+claim = json.loads(claim_file.read_text())
+if mode == "forge-commit":
+    blob = git("hash-object", "hello.txt").strip()
+    claim.update(stage="committing", commit_paths=["hello.txt", "docs/MASTER_PLAN.md", "docs/TICK_STATUS.md"],
+                 commit_message=f"memento: complete {task} Write hello", commit_hashes={"hello.txt": blob},
+                 entry=entry)
+elif mode == "pgid":
+    claim["pgid"] = int(arg)
+claim_file.write_text(json.dumps(claim))
+print("tick killed", flush=True)
