@@ -45,6 +45,7 @@ def summarize(ws: Workspace, plan: Plan, entries: Sequence[TickEntry]) -> dict:
         "breaker": {"tripped": bool(state_file.breaker_reason), "reason": state_file.breaker_reason or None,
                     "at": state_file.breaker_at or None},
         "config_error": _config_error(ws),
+        "sandbox": _sandbox(ws),
         "plan_errors": [str(e) for e in plan.plan_errors],
         "last_tick": entries[-1].timestamp if entries else None,
     }
@@ -87,6 +88,17 @@ def _next_step(plan: Plan, verdict) -> dict:
     if plan.plan_errors:
         return {"kind": "invalid", "task": None, "message": "no task runs until the plan is fixed (`memento lint`)"}
     return {"kind": verdict.kind, "task": verdict.task.id if verdict.task else None, "message": verdict.message}
+
+
+def _sandbox(ws: Workspace) -> dict:
+    """How the agent runs here (SPEC §13): {"mode": "bwrap"|"none", "confined": bool, "reason": str|None}."""
+    from . import sandbox
+
+    try:
+        config = load_config(ws.config_path)
+    except MementoError:
+        return {"mode": "none", "confined": False, "reason": "memento.toml is invalid: no task runs"}
+    return sandbox.resolve(config).as_dict()
 
 
 def _config_error(ws: Workspace) -> str | None:

@@ -23,6 +23,7 @@ from ..plan import Plan, Task, edit_plan
 from ..runlog import utc_stamp
 from ..state import Claim, Heartbeat, remove_claim, this_host, write_claim
 from ..workspace import KEPT_DOCS
+from . import confine
 from .context import TaskResult, TickContext
 from .entries import PENDING_COMMIT, fill_commit, last_line, read_tick_result, tail_lines
 from .files import append_log, read_or_none, tail, unlink
@@ -65,10 +66,12 @@ def _work(ctx: TickContext, plan: Plan, at: Attempt) -> TaskResult:
     prompt_file, at.given_notes = build_worker_prompt(ctx, task)
     unlink(ctx.ws.tick_result_path)
     beat.update(stage="running")
-    reason, agent_exit = run_agent(ctx, task, prompt_file, beat)
+    wrap, refused = confine.prepare(ctx, task, at.snap.untracked)  # the sandbox (SPEC §13)
+    reason, agent_exit = (refused, None) if refused else run_agent(ctx, task, prompt_file, beat, wrap)
     # Memory lives in its own repository: whatever the agent wrote there bypassing
     # `memento memory write` is committed now, before any rollback of the project.
     commit_memory_writes(ctx, task)
+    confine.apply_memory_queue(ctx, task)
     touched: tuple[gitops.FileChange, ...] = ()
     if not reason and ctx.interrupted:
         reason = SIGTERM_REASON
@@ -79,7 +82,7 @@ def _work(ctx: TickContext, plan: Plan, at: Attempt) -> TaskResult:
     verify_exit, verify_tail = None, ""
     if not reason and not ctx.interrupted:
         beat.update(stage="verifying")
-        verify_exit, verify_tail, reason = run_verify(ctx, task)
+        verify_exit, verify_tail, reason = run_verify(ctx, task, wrap)
     if not reason and not ctx.interrupted:
         # What verify itself changed (a refreshed lock file, a snapshot) is checked too.
         verdict = check_guards(ctx, plan, at, after_verify=True)
@@ -160,7 +163,8 @@ def build_worker_prompt(ctx: TickContext, task: Task) -> tuple[Path, list[notes.
 # ---------------------------------------------------------------- step 10: the agent
 
 
-def run_agent(ctx: TickContext, task: Task, prompt_file: Path, beat: Heartbeat) -> tuple[str, int | None]:
+def run_agent(ctx: TickContext, task: Task, prompt_file: Path, beat: Heartbeat,
+              wrap: tuple[str, ...] = ()) -> tuple[str, int | None]:
     """Run the agent in its own process group with a timeout: ('' or the failure reason, exit code)."""
     config, ws = ctx.config, ctx.ws
     try:
@@ -175,7 +179,7 @@ def run_agent(ctx: TickContext, task: Task, prompt_file: Path, beat: Heartbeat) 
                            system_prompt_file=ws.system_prompt_path)
     append_log(ctx.log_path, f"[memento] tick #{ctx.number} task {task.label}\n")
     limit = task.timeout_seconds or config.agent_timeout
-    result = agents.run_agent(invocation, cwd=ctx.root, log_path=ctx.log_path, timeout=limit, env=env,
+    result = agents.run_agent(invocation, cwd=ctx.root, log_path=ctx.log_path, timeout=limit, env=env, wrap=wrap,
                               on_start=lambda pgid: (beat.update(pgid=pgid), crash_point("tick:agent-running")))
     if result.error:
         return result.error, None
@@ -215,7 +219,7 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
 # ---------------------------------------------------------------- step 12: verify
 
 
-def run_verify(ctx: TickContext, task: Task) -> tuple[int | None, str, str]:
+def run_verify(ctx: TickContext, task: Task, wrap: tuple[str, ...] = ()) -> tuple[int | None, str, str]:
     """Run the task's verify command: (exit code or None, the output's tail, '' or the failure reason)."""
     log = ctx.log_path
     append_log(log, f"\n[memento] verify {task.id}: {task.verify}\n")
@@ -223,7 +227,7 @@ def run_verify(ctx: TickContext, task: Task) -> tuple[int | None, str, str]:
     env = agents.agent_env(ctx.ws, task_id=task.id)
     result = agents.run_in_group(task.verify, cwd=ctx.root, log_path=log,
                                  timeout=task.timeout_seconds or ctx.config.verify_timeout,
-                                 env=env, shell=True)
+                                 env=env, shell=True, wrap=wrap)
     output = tail(log, start)
     append_log(log, f"[memento] verify exit code: {result.exit_code}\n")
     if result.interrupted:
