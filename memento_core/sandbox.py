@@ -17,8 +17,10 @@ The layout, in bwrap's order (a later mount wins over an earlier one):
   ``guard_files`` path and every file untracked before the run;
 * ``.memento/worker/`` writable (the worker's scratch: tick_result.md, the
   memory write queue);
-* ``--unshare-pid --die-with-parent --new-session`` (``--unshare-net`` when
-  ``network = false``), ``MEMENTO_SANDBOX=1`` in the environment.
+* ``--unshare-pid --die-with-parent --new-session --cap-drop ALL``
+  (``--unshare-net`` when ``network = false``), ``MEMENTO_SANDBOX=1`` in the
+  environment. Without ``--cap-drop ALL`` a bwrap run by root keeps every
+  capability, and the agent could umount the read-only binds.
 
 A path that does not exist is skipped (bwrap refuses a missing source). Every
 path is bound at its real location (symbolic links resolved), so a link can
@@ -54,7 +56,9 @@ PRESET_STATE: dict[str, tuple[str, ...]] = {
 }
 # Writable for every preset (a trailing / means a folder, made when missing).
 COMMON_STATE = ("~/.cache/",)
-_NAMESPACE_FLAGS = ("--unshare-pid", "--die-with-parent", "--new-session")
+# --cap-drop ALL: bwrap started by root keeps every capability otherwise, and the agent
+# could simply umount the read-only binds (or remount / read-write).
+_NAMESPACE_FLAGS = ("--unshare-pid", "--die-with-parent", "--new-session", "--cap-drop", "ALL")
 _BASE = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp")
 
 

@@ -191,6 +191,7 @@ def test_layout_order_protected_paths_and_skips(tmp_path):
     assert argv.index(r(root)) < min(argv.index(p) for p in readonly) < argv.index(r(root / ".memento" / "worker"))
     assert "--unshare-net" in argv and argv[-6:] == ["--setenv", "MEMENTO_SANDBOX", "1", "--chdir", r(root), "--"]
     assert {"--unshare-pid", "--die-with-parent", "--new-session"} <= set(argv)
+    assert argv[argv.index("--cap-drop") + 1] == "ALL"
     assert r(root / "memory") not in argv and r(root / "missing.txt") not in argv  # missing: skipped
 
 
@@ -250,6 +251,21 @@ def test_hostile_writes_all_fail_and_the_task_still_passes(tmp_path, outside, mo
 
 
 @needs_bwrap
+def test_the_read_only_mounts_cannot_be_lifted(tmp_path, outside):
+    # Run as root (as CI is), bwrap would keep every capability without --cap-drop ALL.
+    paths = ["guarded.txt", "docs/TICK_STATUS.md", "memento.toml", str(outside / "somefile")]
+    ws = sandboxed_ws(tmp_path, agent("remounts.py", *paths))
+    watched = [ws.root / "guarded.txt", ws.root / "memento.toml", outside / "somefile"]
+    before = snapshot(watched)
+    assert run_tick(ws.root).exit_code == 0
+    (entry,) = entries(ws)
+    log = (ws.root / entry.log_path).read_text()
+    assert not any(word in log for word in ("UNMOUNTED", "REMOUNTED", "WROTE")), log
+    assert snapshot(watched) == before and b"pwned" not in ws.status_path.read_bytes()
+    assert entry.status == "SUCCESS"
+
+
+@needs_bwrap
 def test_git_internals_cannot_be_touched_from_the_sandbox(tmp_path):
     ws = sandboxed_ws(tmp_path, agent("tampers_with_git.py"))
     git(ws.root, "tag", "person-tag")
@@ -291,14 +307,29 @@ def test_a_detached_daemon_does_not_outlive_the_agent(tmp_path):
 @needs_bwrap
 def test_a_background_process_left_in_the_group_is_gone_too(tmp_path):
     # leaves_background.py waits for its child's pid file: inside the project, the worker's scratch.
-    both = agent("leaves_background.py", ".memento/worker/bg.pid") + " && " + agent("does_task.py", "hello.txt", "done")
+    pidfile = f".memento/worker/bg-{os.getpid()}.pid"
+    both = agent("leaves_background.py", pidfile) + " && " + agent("does_task.py", "hello.txt", "done")
     ws = sandboxed_ws(tmp_path, f"sh -c '{both}'")
     outcome = run_tick(ws.root)
     assert outcome.exit_code == 0, outcome.message
     assert entries(ws)[0].status == "SUCCESS", entries(ws)[0].field("Reason")
     assert "left a server running" in (ws.root / entries(ws)[0].log_path).read_text()
-    assert marked_processes(str(ws.root / ".memento/worker/bg.pid")) == []
-    assert marked_processes(".memento/worker/bg.pid") == []
+    assert marked_processes(pidfile) == []
+
+
+@needs_bwrap
+def test_a_hung_agent_and_its_sigterm_proof_grandchild_are_gone_at_the_timeout(tmp_path):
+    pidfile = f".memento/worker/gc-{os.getpid()}.pid"  # unique: the test looks for it in every /proc cmdline
+    ws = sandboxed_ws(tmp_path, agent("hangs_with_grandchild.py", pidfile),
+                      tasks=HELLO.replace("  - retries: 0", "  - timeout: 2s\n  - retries: 0"))
+    try:
+        outcome = run_tick(ws.root)
+        assert outcome.results[0].reason.startswith("agent timed out after 2s"), outcome.results[0].reason
+        assert marked_processes(pidfile) == []
+    finally:
+        for pid in marked_processes(pidfile):
+            os.kill(pid, 9)
+    assert "grandchild started" in (ws.root / entries(ws)[0].log_path).read_text()
 
 
 @needs_bwrap
