@@ -71,7 +71,7 @@ def _work(ctx: TickContext, plan: Plan, at: Attempt) -> TaskResult:
     # Memory lives in its own repository: whatever the agent wrote there bypassing
     # `memento memory write` is committed now, before any rollback of the project.
     commit_memory_writes(ctx, task)
-    confine.apply_memory_queue(ctx, task)
+    confine.after_agent(ctx, task)
     touched: tuple[gitops.FileChange, ...] = ()
     if not reason and ctx.interrupted:
         reason = SIGTERM_REASON

@@ -3,8 +3,9 @@
 ``prepare`` makes ``.memento/worker/`` (the worker's scratch, confined or not),
 empties the memory write queue, and returns the bubblewrap prefix built from
 the task's guard files and the files untracked at the snapshot, or ``()``
-when the agent runs unconfined. ``apply_memory_queue`` applies what a
-sandboxed worker queued with `memento memory write`, after it exited.
+when the agent runs unconfined. ``after_agent`` drops a report that is a
+symbolic link and applies what a sandboxed worker queued with `memento
+memory write` (``apply_memory_queue``), after it exited.
 """
 
 from __future__ import annotations
@@ -63,6 +64,16 @@ def _tracked(root: Path) -> list[str]:
     if proc.returncode != 0:
         return []
     return [p for p in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if p]
+
+
+def after_agent(ctx: TickContext, task: Task) -> None:
+    """What the worker left in .memento/worker/: a report that is a link is dropped unread; the memory queue."""
+    report = ctx.ws.tick_result_path
+    if report.is_symlink():
+        report.unlink()
+        append_log(ctx.log_path, f"[memento] {ctx.ws.rel(report.parent)}/{report.name} was a symbolic link: "
+                                 "removed unread\n")
+    apply_memory_queue(ctx, task)
 
 
 def apply_memory_queue(ctx: TickContext, task: Task) -> None:

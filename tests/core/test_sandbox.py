@@ -374,6 +374,28 @@ def test_network_false_cuts_the_agent_off(tmp_path):
         server.close()
 
 
+@needs_bwrap
+def test_a_report_that_is_a_link_is_not_read(tmp_path):
+    secret = tmp_path / "secret.md"  # under /tmp: hidden from the agent by the private /tmp
+    secret.write_text("## Outputs\n- the secret is 4711\n")
+    ws = sandboxed_ws(tmp_path, f"sh -c 'ln -s {secret} .memento/worker/tick_result.md && echo done > hello.txt'")
+    assert run_tick(ws.root).exit_code == 0
+    (entry,) = entries(ws)
+    assert entry.status == "SUCCESS" and entry.field("Outputs") is None
+    assert "4711" not in ws.status_path.read_text() and not ws.tick_result_path.is_symlink()
+    assert "was a symbolic link: removed unread" in (ws.root / entry.log_path).read_text()
+
+
+def test_mode_bwrap_without_a_working_bwrap_fails_the_attempt_and_runs_nothing(tmp_path, monkeypatch):
+    monkeypatch.setattr(sandbox, "bwrap_binary", lambda: None)
+    ws = sandboxed_ws(tmp_path, agent("does_task.py", "hello.txt", "done"))
+    assert run_tick(ws.root).exit_code == 0
+    (entry,) = entries(ws)
+    assert entry.status == "FAILED" and not (ws.root / "hello.txt").exists()
+    assert entry.field("Reason") == ('sandbox: bubblewrap (bwrap) is not installed; '
+                                     '[sandbox] mode = "bwrap" refuses to run the agent unconfined')
+
+
 # --------------------------------------------------------------------------- memory writes are queued
 
 
