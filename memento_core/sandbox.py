@@ -143,11 +143,15 @@ def state_paths(preset: str, root: Path, home: str | None = None) -> list[Path]:
     return found
 
 
-def _binds(flag: str, paths: Iterable[Path], seen: set[tuple[str, str]]) -> list[str]:
+def _binds(flag: str, paths: Iterable[Path], seen: set[tuple[str, str]], *, keep: str | None = None) -> list[str]:
+    """``flag real real`` for each path that exists; with ``keep``, never a path that is ``keep``
+    or one of its parents (a person's link to ``.`` must not make the whole work tree read-only)."""
     out: list[str] = []
     for path in paths:
         real = _real(path)
         if real is None or (flag, real) in seen:
+            continue
+        if keep is not None and (real == keep or keep.startswith(real.rstrip("/") + "/")):
             continue
         seen.add((flag, real))
         out += [flag, real, real]
@@ -184,7 +188,7 @@ def bwrap_prefix(
                 *(expand(w, root, home) for w in config.sandbox_writable)]
     argv += _binds("--bind", writable, seen)
     argv += _binds("--bind", [root], seen)
-    argv += _binds("--ro-bind", protected_paths(root, guard_paths, untracked), seen)
+    argv += _binds("--ro-bind", protected_paths(root, guard_paths, untracked), seen, keep=_real(root))
     worker = worker_dir(ws)
     argv += _binds("--bind", [worker], seen)
     argv += [*_NAMESPACE_FLAGS, *(() if config.sandbox_network else ("--unshare-net",))]

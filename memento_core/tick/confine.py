@@ -37,6 +37,7 @@ def prepare(ctx: TickContext, task: Task, untracked) -> tuple[tuple[str, ...], s
                 return (), f"sandbox: {found.reason}"
             append_log(ctx.log_path, f"[memento] sandbox: none, the agent runs unconfined ({found.reason})\n")
             return (), ""
+        _ensure_memory_store(ctx)
         wrap = sandbox.bwrap_prefix(ws, ctx.config, binary=found.binary,
                                     guard_paths=guard_paths(ctx.root, task.guard_files), untracked=untracked)
     except (OSError, MementoError) as exc:
@@ -44,6 +45,15 @@ def prepare(ctx: TickContext, task: Task, untracked) -> tuple[tuple[str, ...], s
         return (), f"sandbox: could not be set up: {exc}"
     append_log(ctx.log_path, f"[memento] sandbox: bwrap ({len(wrap)} arguments)\n")
     return tuple(wrap), ""
+
+
+def _ensure_memory_store(ctx: TickContext) -> None:
+    """memory/ exists before a confined run, so it is bound read-only: otherwise the agent could
+    make it (and a memory/.git with hooks that Memento's own git would then run)."""
+    if not ctx.ws.memory_dir.exists():
+        from ..memory import init_store
+
+        init_store(ctx.ws)
 
 
 def guard_paths(root: Path, patterns) -> list[str]:

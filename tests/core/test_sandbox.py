@@ -195,6 +195,16 @@ def test_layout_order_protected_paths_and_skips(tmp_path):
     assert r(root / "memory") not in argv and r(root / "missing.txt") not in argv  # missing: skipped
 
 
+def test_a_persons_link_to_the_work_tree_does_not_make_it_read_only(tmp_path):
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "here").symlink_to(root)
+    (root / "up").symlink_to(tmp_path)
+    argv = sandbox.bwrap_prefix(Workspace(root), config_from_dict({}), binary="bwrap", untracked=["here", "up"])
+    ro = [argv[i + 1] for i in range(len(argv) - 1) if argv[i] == "--ro-bind"]
+    assert os.path.realpath(root) not in ro and os.path.realpath(tmp_path) not in ro
+
+
 def test_claude_state_is_writable_only_for_the_claude_preset(tmp_path):
     home = tmp_path / "home"
     (home / ".codex").mkdir(parents=True)
@@ -372,6 +382,17 @@ def test_network_false_cuts_the_agent_off(tmp_path):
         assert entries(on)[0].status == "FAILED"  # connected: wrote "net", verify fails
     finally:
         server.close()
+
+
+@needs_bwrap
+def test_a_missing_memory_store_is_made_before_the_agent_so_it_cannot_plant_one(tmp_path):
+    plant = "mkdir -p memory/.git; printf \"[core]\\n\\thooksPath = /planted\\n\" >> memory/.git/config"
+    ws = sandboxed_ws(tmp_path, f"sh -c '{plant}; echo done > hello.txt'")
+    shutil.rmtree(ws.memory_dir)
+    assert run_tick(ws.root).exit_code == 0
+    assert entries(ws)[0].status == "SUCCESS"
+    assert "/planted" not in (ws.memory_dir / ".git" / "config").read_text()
+    assert git(ws.memory_dir, "rev-parse", "--show-toplevel").strip() == os.path.realpath(ws.memory_dir)
 
 
 @needs_bwrap
