@@ -24,7 +24,7 @@ from memento_core.status_log import parse_status
 from memento_core.tick.__main__ import run_tick
 from memento_core.workspace import Workspace
 
-from .test_engine import HELLO, agent, entries, git, make_ws
+from .test_engine import HELLO, MISBEHAVIOURS, agent, entries, git, make_ws, tree_files
 
 BWRAP = sandbox.bwrap_binary()
 WHY_NOT = sandbox.probe(BWRAP) if BWRAP else "bubblewrap (bwrap) is not installed"
@@ -258,6 +258,29 @@ def test_hostile_writes_all_fail_and_the_task_still_passes(tmp_path, outside, mo
     assert "hello.txt" in files and files <= {"hello.txt", "docs/MASTER_PLAN.md", "docs/TICK_STATUS.md",
                                               "docs/HUMAN_NOTES.md", "docs/CURRENT_STATE.md"}
     assert parse_plan(ws.plan_path).task("T-1").status == "x"
+
+
+@needs_bwrap
+@pytest.mark.parametrize("name", sorted(MISBEHAVIOURS))
+def test_the_engine_misbehaviours_are_caught_in_the_sandbox_too(tmp_path, name):
+    """test_engine's misbehaviours, confined: the reason may differ (a refused write makes the agent
+    fail before a guard sees anything), the outcome may not."""
+    command, _ = MISBEHAVIOURS[name]
+    ws = sandboxed_ws(tmp_path, command, max_retries=2)
+    (ws.root / "notes-to-self.txt").write_text("pre-existing untracked file\n")
+    head_before = git(ws.root, "rev-parse", "HEAD").strip()
+    code_before = {k: v for k, v in tree_files(ws.root).items() if not k.startswith("docs/")}
+    map_before = ws.map_path.read_bytes()
+    assert run_tick(ws.root).exit_code == 0
+    (entry,) = entries(ws)
+    assert entry.status == "FAILED"
+    assert {k: v for k, v in tree_files(ws.root).items() if not k.startswith("docs/")} == code_before
+    assert ws.map_path.read_bytes() == map_before
+    task = parse_plan(ws.plan_path).task("T-1")
+    assert (task.status, task.retries, task.verify) == (" ", 1, "grep -q done hello.txt")
+    for sha in git(ws.root, "rev-list", f"{head_before}..HEAD").split():
+        files = git(ws.root, "show", "--name-only", "--format=", sha).split()
+        assert all(f.startswith("docs/") and f != "docs/PROJECT_MAP.md" for f in files), files
 
 
 @needs_bwrap
