@@ -45,7 +45,9 @@ def queue_dir(ws: Workspace) -> Path:
 
 def must_queue(ws: Workspace) -> bool:
     """A write from inside the sandbox, where memory/ cannot be written: it is queued instead."""
-    if os.environ.get("MEMENTO_SANDBOX") != "1":
+    from ..sandbox import inside
+
+    if not inside():
         return False
     if not ws.memory_dir.is_dir():
         return True  # the store is made by the tick, outside the sandbox
