@@ -67,6 +67,11 @@ author = ""             # "Name <email>"; empty: your git identity, else Memento
 [workers]
 max = 1                 # tasks run at once in `parallel: true` phases
 
+[sandbox]
+mode = "auto"           # auto | bwrap | none. auto: bubblewrap when it works here, else unconfined
+network = true          # the agent needs its model API; false adds --unshare-net
+writable = []           # extra paths the agent may write, e.g. "~/.cache/pip"
+
 [keys]
 # Dashboard key remaps, action = "key", e.g.:
 # pause = "f7"
@@ -103,6 +108,9 @@ class Config:
     agent_fallback: tuple[str, ...] = ()
     budget_daily_usd: float = 0.0
     budget_task_usd: float = 0.0
+    sandbox_mode: str = "auto"
+    sandbox_network: bool = True
+    sandbox_writable: tuple[str, ...] = ()
     keys: dict[str, str] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict)
 
@@ -220,6 +228,7 @@ def config_from_dict(
     output = v.string("agent", "output", "")
     if output and output not in PRESET_NAMES:
         raise v.fail("agent", "output", f"unknown preset {output!r}; one of {', '.join(PRESET_NAMES)}")
+    sandbox = _sandbox(v)
     keys = v.table("keys")
     for action, key in keys.items():
         if not isinstance(key, str) or not key:
@@ -239,9 +248,28 @@ def config_from_dict(
         agent_fallback=fallback,
         budget_daily_usd=v.dollars("budget", "daily_usd"),
         budget_task_usd=v.dollars("budget", "task_usd"),
+        **sandbox,
         keys=dict(keys),
         raw=raw,
     )
+
+
+SANDBOX_MODES = ("auto", "bwrap", "none")
+
+
+def _sandbox(v: _Validator) -> dict[str, Any]:
+    """[sandbox] mode, network, writable (SPEC §13), validated."""
+    mode = v.string("sandbox", "mode", "auto")
+    if mode not in SANDBOX_MODES:
+        raise v.fail("sandbox", "mode", f"unknown mode {mode!r}; one of {', '.join(SANDBOX_MODES)}")
+    network = v.table("sandbox").get("network", True)
+    if not isinstance(network, bool):
+        raise v.fail("sandbox", "network", f"expected true or false, got {network!r}")
+    writable = v.table("sandbox").get("writable", [])
+    if not isinstance(writable, list) or not all(isinstance(w, str) and w.strip() for w in writable):
+        raise v.fail("sandbox", "writable", f'expected a list of paths such as "~/.cache/pip", got {writable!r}')
+    return {"sandbox_mode": mode, "sandbox_network": network,
+            "sandbox_writable": tuple(w.strip() for w in writable)}
 
 
 KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
@@ -251,6 +279,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
     "schedule": ("every",),
     "git": ("author",),
     "workers": ("max",),
+    "sandbox": ("mode", "network", "writable"),
     "keys": None,  # action names: the dashboard knows them
 }
 

@@ -46,6 +46,7 @@ def summarize(ws: Workspace, plan: Plan, entries: Sequence[TickEntry]) -> dict:
                     "at": state_file.breaker_at or None},
         "config_error": _config_error(ws),
         **_spending(ws, state_file, entries),
+        "sandbox": _sandbox(ws),
         "plan_errors": [str(e) for e in plan.plan_errors],
         "last_tick": entries[-1].timestamp if entries else None,
     }
@@ -115,6 +116,17 @@ def _spending(ws: Workspace, state: TickState, entries: Sequence[TickEntry]) -> 
         "budget": {"daily_usd": daily, "task_usd": config.budget_task_usd,
                    "reached": daily > 0 and usage["today"]["cost_usd"] >= daily},
     }
+
+
+def _sandbox(ws: Workspace) -> dict:
+    """How the agent runs here (SPEC §13): {"mode": "bwrap"|"none", "confined": bool, "reason": str|None}."""
+    from . import sandbox
+
+    try:
+        config = load_config(ws.config_path)
+    except MementoError:
+        return {"mode": "none", "confined": False, "reason": "memento.toml is invalid: no task runs"}
+    return sandbox.resolve(config).as_dict()
 
 
 def _config_error(ws: Workspace) -> str | None:

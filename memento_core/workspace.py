@@ -86,8 +86,13 @@ class Workspace:
         return self.memento_dir / "claims"
 
     @property
+    def worker_dir(self) -> Path:
+        """The worker's scratch folder: the one place under .memento/ it may write (SPEC §13)."""
+        return self.memento_dir / "worker"
+
+    @property
     def tick_result_path(self) -> Path:
-        return self.memento_dir / "tick_result.md"
+        return self.worker_dir / "tick_result.md"
 
     @property
     def logs_dir(self) -> Path:

@@ -243,6 +243,13 @@ def _command_line(
     return _Command(args, executable, preset)
 
 
+def _wrapped(command: _Command, wrap: Sequence[str]) -> _Command:
+    """``command`` run under the prefix ``wrap`` (its binary by the absolute path found for it)."""
+    if not wrap:
+        return command
+    return _Command((*wrap, command.executable, *command.args[1:]), wrap[0], command.preset)
+
+
 def _open_stdin(stack: ExitStack, stdin_path: Path | None) -> IO[bytes] | int:
     if stdin_path is None:
         return subprocess.DEVNULL
@@ -353,11 +360,14 @@ def run_in_group(
     on_start: Callable[[int], None] | None = None,
     preset: str | None = None,
     grace: float = DEFAULT_GRACE,
+    wrap: Sequence[str] = (),
 ) -> ProcResult:
     """Run ``argv`` in a new session, output appended to ``log_path``, killed after ``timeout`` s.
 
     ``shell=True`` runs a string with /bin/sh. stdin is ``stdin_path`` or
     /dev/null. ``on_start(pgid)`` is called as soon as the process exists.
+    ``wrap`` is an argv prefix the command runs under (the sandbox's, ending
+    in ``--``); the command's binary is still looked up here first.
     Whatever happens, no process of the group is left when this returns.
     A command that cannot start is a ProcResult with ``error`` set (naming
     the binary and ``preset``), never an exception.
@@ -369,7 +379,7 @@ def run_in_group(
     log_path.parent.mkdir(parents=True, exist_ok=True)
     existing = reaper.baseline()
     try:
-        command = _command_line(argv, shell=shell, env=env, cwd=cwd, preset=preset)
+        command = _wrapped(_command_line(argv, shell=shell, env=env, cwd=cwd, preset=preset), wrap)
         proc = _spawn(command, cwd=cwd, log_path=log_path, stdin_path=stdin_path, env=env)
     except _NotStarted as exc:
         append_to_log(log_path, f"[memento] {exc}\n")

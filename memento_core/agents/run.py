@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from ..durations import format_duration
@@ -34,8 +34,9 @@ def run_agent(
     env: Mapping[str, str] | None = None,
     on_start: Callable[[int], None] | None = None,
     grace: float = DEFAULT_GRACE,
+    wrap: Sequence[str] = (),
 ) -> ProcResult:
-    """Run an Invocation through run_in_group, with a header and a footer line in the log."""
+    """Run an Invocation through run_in_group (under the prefix ``wrap``), with header and footer log lines."""
     log_path = Path(log_path)
     log_path.parent.mkdir(parents=True, exist_ok=True)
     append_to_log(
@@ -53,6 +54,7 @@ def run_agent(
         on_start=on_start,
         preset=invocation.preset,
         grace=grace,
+        wrap=wrap,
     )
     append_to_log(log_path, f"\n[memento] {utc_stamp()} {_footer(result)}\n")
     return result

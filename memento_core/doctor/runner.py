@@ -25,6 +25,7 @@ from .checks.memory import check_memory_writes
 from .checks.pipeline import check_alert, check_breaker, check_tick_lock, check_work_tree
 from .checks.plan import check_claims, check_meta_keys, check_notes, check_plan
 from .checks.project_map import check_project_map
+from .checks.sandbox import check_sandbox
 from .context import Context
 from .findings import CRITICAL, OK, WARNING, CheckResult, Finding, exit_code
 
@@ -50,6 +51,7 @@ CHECKS: tuple[tuple[str, Callable[[Context], CheckResult]], ...] = (
     ("tick-lock", check_tick_lock),
     ("config", check_config),
     ("agent-binary", check_agent),
+    ("sandbox", check_sandbox),
     ("memory-writes", check_memory_writes),
 )
 

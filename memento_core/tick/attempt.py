@@ -12,6 +12,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 from .. import agents, gitops, notes, status_log
@@ -23,7 +24,7 @@ from ..plan import Plan, Task, edit_plan
 from ..runlog import utc_stamp
 from ..state import Claim, Heartbeat, remove_claim, this_host, write_claim
 from ..workspace import KEPT_DOCS
-from . import limits
+from . import confine, limits
 from .context import TaskResult, TickContext
 from .entries import (
     PENDING_COMMIT,
@@ -53,6 +54,7 @@ class Attempt:
     began: float
     beat: Heartbeat | None = None
     given_notes: list = field(default_factory=list)
+    wrap: tuple[str, ...] = ()  # the sandbox's argv prefix the agent ran in; verify runs in it too
     agent: object = None  # limits.AgentOutcome: usage, rate limit, fallbacks
 
 
@@ -78,11 +80,14 @@ def _work(ctx: TickContext, plan: Plan, at: Attempt) -> TaskResult:
     prompt_file, at.given_notes = build_worker_prompt(ctx, task)
     unlink(ctx.ws.tick_result_path)
     beat.update(stage="running")
-    # Rate limits, fallback presets, usage and the task budget (limits.py) around step 10.
-    reason, agent_exit = limits.run_agent(ctx, at, prompt_file, run_agent, build_worker_prompt)
+    # Rate limits, fallback presets, usage and the task budget (limits.py) around step 10,
+    # each preset it runs inside the sandbox (confine.py, SPEC §13).
+    run_one = partial(run_confined_agent, at=at)
+    reason, agent_exit = limits.run_agent(ctx, at, prompt_file, run_one, build_worker_prompt)
     # Memory lives in its own repository: whatever the agent wrote there bypassing
     # `memento memory write` is committed now, before any rollback of the project.
     commit_memory_writes(ctx, task)
+    confine.after_agent(ctx, task)
     touched: tuple[gitops.FileChange, ...] = ()
     if not reason and ctx.interrupted:
         reason = SIGTERM_REASON
@@ -93,7 +98,7 @@ def _work(ctx: TickContext, plan: Plan, at: Attempt) -> TaskResult:
     verify_exit, verify_tail = None, ""
     if not reason and not ctx.interrupted:
         beat.update(stage="verifying")
-        verify_exit, verify_tail, reason = run_verify(ctx, task)
+        verify_exit, verify_tail, reason = run_verify(ctx, task, at.wrap)
     if not reason and not ctx.interrupted:
         # What verify itself changed (a refreshed lock file, a snapshot) is checked too.
         verdict = check_guards(ctx, plan, at, after_verify=True)
@@ -176,7 +181,18 @@ def build_worker_prompt(ctx: TickContext, task: Task) -> tuple[Path, list[notes.
 # ---------------------------------------------------------------- step 10: the agent
 
 
-def run_agent(ctx: TickContext, task: Task, prompt_file: Path, beat: Heartbeat) -> tuple[str, int | None]:
+def run_confined_agent(ctx: TickContext, task: Task, prompt_file: Path, beat: Heartbeat, *,
+                       at: Attempt) -> tuple[str, int | None]:
+    """Step 10 inside the sandbox when there is one (the preset in ctx.config decides its state
+    dirs); verify then runs in the same sandbox (``at.wrap``)."""
+    at.wrap, refused = confine.prepare(ctx, task, at.snap.untracked)
+    if refused:
+        return refused, None
+    return run_agent(ctx, task, prompt_file, beat, at.wrap)
+
+
+def run_agent(ctx: TickContext, task: Task, prompt_file: Path, beat: Heartbeat,
+              wrap: tuple[str, ...] = ()) -> tuple[str, int | None]:
     """Run the agent in its own process group with a timeout: ('' or the failure reason, exit code)."""
     config, ws = ctx.config, ctx.ws
     try:
@@ -191,7 +207,7 @@ def run_agent(ctx: TickContext, task: Task, prompt_file: Path, beat: Heartbeat) 
                            system_prompt_file=ws.system_prompt_path, extra=invocation.env)
     append_log(ctx.log_path, f"[memento] tick #{ctx.number} task {task.label}\n")
     limit = task.timeout_seconds or config.agent_timeout
-    result = agents.run_agent(invocation, cwd=ctx.root, log_path=ctx.log_path, timeout=limit, env=env,
+    result = agents.run_agent(invocation, cwd=ctx.root, log_path=ctx.log_path, timeout=limit, env=env, wrap=wrap,
                               on_start=lambda pgid: (beat.update(pgid=pgid), crash_point("tick:agent-running")))
     if result.error:
         return result.error, None
@@ -234,7 +250,7 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
 # ---------------------------------------------------------------- step 12: verify
 
 
-def run_verify(ctx: TickContext, task: Task) -> tuple[int | None, str, str]:
+def run_verify(ctx: TickContext, task: Task, wrap: tuple[str, ...] = ()) -> tuple[int | None, str, str]:
     """Run the task's verify command: (exit code or None, the output's tail, '' or the failure reason)."""
     log = ctx.log_path
     append_log(log, f"\n[memento] verify {task.id}: {task.verify}\n")
@@ -242,7 +258,7 @@ def run_verify(ctx: TickContext, task: Task) -> tuple[int | None, str, str]:
     env = agents.agent_env(ctx.ws, task_id=task.id)
     result = agents.run_in_group(task.verify, cwd=ctx.root, log_path=log,
                                  timeout=task.timeout_seconds or ctx.config.verify_timeout,
-                                 env=env, shell=True)
+                                 env=env, shell=True, wrap=wrap)
     output = tail(log, start)
     append_log(log, f"[memento] verify exit code: {result.exit_code}\n")
     if result.interrupted:

@@ -57,13 +57,20 @@ HELLO = """- [ ] `T-1` [MODULE:hello] Write hello
 """
 
 
-def make_ws(tmp_path: Path, command: str, tasks: str = HELLO, **plan_kw) -> Workspace:
-    """A committed workspace whose agent is ``command`` (the `command` preset)."""
+def make_ws(tmp_path: Path, command: str, tasks: str = HELLO, *, sandbox: str = "none", **plan_kw) -> Workspace:
+    """A committed workspace whose agent is ``command`` (the `command` preset).
+
+    ``sandbox`` is memento.toml's `[sandbox] mode`: "none" by default, because these
+    tests judge the guards that must hold without a sandbox (SPEC §13) and talk to
+    their agents through files outside the project; tests/core/test_sandbox.py runs
+    hostile agents confined.
+    """
     root = tmp_path / "proj"
     init_workspace(root, project="proj", commit=False)
     (root / "docs" / "MASTER_PLAN.md").write_text(plan_text(tasks, **plan_kw))
     (root / "memento.toml").write_text(
         f'[agent]\npreset = "command"\ncommand = """{command}"""\ntimeout = "20s"\n[verify]\ntimeout = "20s"\n'
+        f'[sandbox]\nmode = "{sandbox}"\n'
     )
     (root / "guarded.txt").write_text("do not touch\n")
     (root / "other.txt").write_text("someone else's file\n")
@@ -138,7 +145,7 @@ def test_prompt_carries_task_notes_map_checkpoint_and_failed_attempts(tmp_path):
     assert "use the blue pen" in prompt
     assert "## docs/PROJECT_MAP.md" in prompt and "## docs/CURRENT_STATE.md" in prompt
     assert "Previous failed attempts of T-1 (1)" in prompt and "agent exited with code 3" in prompt
-    assert ".memento/tick_result.md" in prompt
+    assert ".memento/worker/tick_result.md" in prompt
 
 
 def test_worker_report_is_folded_into_the_entry(tmp_path):

@@ -116,7 +116,7 @@ def test_aider_argv(tmp_path):
     req = request(tmp_path, context_files=["src/app.py", "src/", "tests/*.py", "src", "README.md",
                                            "docs/PROJECT_MAP.md"])
     inv = build_invocation(config("aider", "sonnet", ("--map-tokens", "2048")), **req)
-    state = tmp_path / ".memento"
+    state = tmp_path / ".memento" / "worker"
     assert inv.argv == (
         "aider", "--message-file", str(req["prompt_file"]),
         "--read", str(req["system_prompt_file"]),
@@ -216,7 +216,8 @@ def workspace(root: Path, preset: str) -> Path:
     (root / "docs" / "MASTER_PLAN.md").write_text(PLAN, encoding="utf-8")
     (root / "memento.toml").write_text(
         f'[agent]\npreset = "{preset}"\ntimeout = "1min"\nmodel = "stub-model"\n'
-        f'extra_args = ["--stub-extra"]\n\n[verify]\ntimeout = "1min"\n', encoding="utf-8")
+        f'extra_args = ["--stub-extra"]\n\n[verify]\ntimeout = "1min"\n'
+        '[sandbox]\nmode = "none"\n', encoding="utf-8")  # the stubs live in (and record to) /tmp
     subprocess.run(["git", "add", "-A"], cwd=root, check=True)
     subprocess.run(["git", "commit", "-q", "-m", "stub plan"], cwd=root, check=True)
     return root

@@ -59,7 +59,7 @@ def build(config: Config, req: AgentRequest) -> Invocation:
     """aider on the prompt file, the task's context_files open, no commits, no prompts."""
     if not config.agent_model.strip():
         raise MementoError(NO_MODEL)
-    state = Path(req.workdir) / ".memento"
+    state = Path(req.workdir) / ".memento" / "worker"  # writable in the sandbox (SPEC §13)
     argv = ["aider", "--message-file", str(req.prompt_file)]
     if Path(req.system_prompt_file).is_file():
         argv += ["--read", str(req.system_prompt_file)]

@@ -81,6 +81,8 @@ def cmd_write(args: argparse.Namespace) -> int:
     ws = workspace_of(args)
     content = sys.stdin.buffer.read().decode("utf-8", "replace")
     mode = "update" if args.update else "conflict" if args.conflict else None
+    if _queued(ws, args, content, mode):
+        return EXIT_OK
     result = write_entry(ws, args.path, content, args.summary or "", source=args.source, mode=mode,
                          tags=tuple(args.tag or ()), priority=args.priority)
     if result.action == "noop":
@@ -90,6 +92,19 @@ def cmd_write(args: argparse.Namespace) -> int:
         ok(f"{result.action}: memory/{result.path}" + (f" — commit {sha}" if sha else "")
            + (f" ({result.detail})" if result.detail else ""))
     return EXIT_OK
+
+
+def _queued(ws, args: argparse.Namespace, content: str, mode: str | None) -> bool:
+    """In the sandbox (memory/ read-only): queue the write for the tick (SPEC §13); True if queued."""
+    from ...memory.queue import must_queue, queue_write
+
+    if not must_queue(ws):
+        return False
+    queue_write(ws, args.path, content, args.summary or "", mode=mode, tags=tuple(args.tag or ()),
+                priority=args.priority)
+    ok(f"queued: memory/{safe_text(args.path.strip())} — Memento writes it after the agent exits "
+       "(the sandbox keeps memory/ read-only)")
+    return True
 
 
 def cmd_show(args: argparse.Namespace) -> int:

@@ -127,6 +127,11 @@ def _attention_lines(doc: dict) -> list:
         lines.append(Text(f"[warn] circuit breaker tripped at {doc['breaker']['at']}: "
                           f"{safe_text(doc['breaker']['reason'])} — fix the cause, then `memento resume`"))
     lines += _spending_lines(doc)
+    box = doc["sandbox"]
+    if box["mode"] == "bwrap" and not box["confined"]:
+        lines.append(Text(f"[error] sandbox: {safe_text(box['reason'] or '')}"))
+    elif not box["confined"]:
+        lines.append(Text(f"[warn] unconfined: the agent runs without a sandbox ({safe_text(box['reason'] or '')})"))
     tag = "[ok]" if doc["next"]["kind"] in ("task", "complete", "waiting") else "[warn]"
     lines.append(Text(f"{tag} {doc['next']['message']}"))
     if doc["eta_seconds"] is not None and doc["state"] == "RUNNING":

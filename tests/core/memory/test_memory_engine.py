@@ -42,7 +42,8 @@ def make_ws(tmp_path: Path, *agent_args: str) -> Workspace:
     (root / "docs" / "MASTER_PLAN.md").write_text(PLAN)
     command = " ".join([sys.executable, str(AGENT), "{prompt_file}", *agent_args])
     (root / "memento.toml").write_text(
-        f'[agent]\npreset = "command"\ncommand = """{command}"""\ntimeout = "60s"\n[verify]\ntimeout = "20s"\n')
+        f'[agent]\npreset = "command"\ncommand = """{command}"""\ntimeout = "60s"\n[verify]\ntimeout = "20s"\n'
+        '[sandbox]\nmode = "none"\n')  # unconfined: raw writes into memory/ are possible (test_sandbox.py: queued)
     subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
     subprocess.run(["git", "-C", str(root), "commit", "-qm", "setup"], check=True)
     return Workspace(root)

@@ -1,0 +1,101 @@
+"""The sandbox of one attempt (SPEC §13): the argv prefix the agent and verify run under.
+
+``prepare`` makes ``.memento/worker/`` (the worker's scratch, confined or not),
+empties the memory write queue, and returns the bubblewrap prefix built from
+the task's guard files and the files untracked at the snapshot, or ``()``
+when the agent runs unconfined. ``after_agent`` drops a report that is a
+symbolic link and applies what a sandboxed worker queued with `memento
+memory write` (``apply_memory_queue``), after it exited.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from .. import gitops, sandbox
+from ..errors import MementoError
+from ..plan import Task
+from .context import TickContext
+from .files import append_log
+
+_GLOB = set("*?[")
+
+
+def prepare(ctx: TickContext, task: Task, untracked) -> tuple[tuple[str, ...], str]:
+    """(the sandbox's argv prefix or (), '' or why the attempt cannot run)."""
+    from ..memory.queue import clear_queue
+
+    ws = ctx.ws
+    try:
+        sandbox.worker_dir(ws)
+        clear_queue(ws)
+        found = sandbox.resolve(ctx.config)
+        if not found.confined:
+            if found.mode == "bwrap":
+                append_log(ctx.log_path, f"[memento] sandbox: {found.reason}\n")
+                return (), f"sandbox: {found.reason}"
+            append_log(ctx.log_path, f"[memento] sandbox: none, the agent runs unconfined ({found.reason})\n")
+            return (), ""
+        _ensure_memory_store(ctx)
+        wrap = sandbox.bwrap_prefix(ws, ctx.config, binary=found.binary,
+                                    guard_paths=guard_paths(ctx.root, task.guard_files), untracked=untracked)
+    except (OSError, MementoError) as exc:
+        append_log(ctx.log_path, f"[memento] sandbox: could not be set up: {exc}\n")
+        return (), f"sandbox: could not be set up: {exc}"
+    append_log(ctx.log_path, f"[memento] sandbox: bwrap ({len(wrap)} arguments)\n")
+    return tuple(wrap), ""
+
+
+def _ensure_memory_store(ctx: TickContext) -> None:
+    """memory/ exists before a confined run, so it is bound read-only: otherwise the agent could
+    make it (and a memory/.git with hooks that Memento's own git would then run)."""
+    if not ctx.ws.memory_dir.exists():
+        from ..memory import init_store
+
+        init_store(ctx.ws)
+
+
+def guard_paths(root: Path, patterns) -> list[str]:
+    """The files and folders ``guard_files`` names, as paths relative to ``root`` (globs expanded)."""
+    plain, globs = [], []
+    for raw in patterns:
+        pattern = raw.strip().lstrip("/").rstrip("/")
+        if pattern:
+            (globs if _GLOB & set(pattern) else plain).append(pattern)
+    if globs:
+        plain += [p for p in _tracked(root) if gitops.matches_any(p, globs)]
+    return plain
+
+
+def _tracked(root: Path) -> list[str]:
+    proc = subprocess.run([gitops.git_binary(), "-C", str(root), "ls-files", "-z"], capture_output=True,
+                          stdin=subprocess.DEVNULL, env=gitops.git_env())
+    if proc.returncode != 0:
+        return []
+    return [p for p in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if p]
+
+
+def after_agent(ctx: TickContext, task: Task) -> None:
+    """What the worker left in .memento/worker/: a report that is a link is dropped unread; the memory queue."""
+    report = ctx.ws.tick_result_path
+    if report.is_symlink():
+        report.unlink()
+        append_log(ctx.log_path, f"[memento] {ctx.ws.rel(report.parent)}/{report.name} was a symbolic link: "
+                                 "removed unread\n")
+    apply_memory_queue(ctx, task)
+
+
+def apply_memory_queue(ctx: TickContext, task: Task) -> None:
+    """The worker's queued memory writes, through the checks of SPEC §9; each outcome in the tick log."""
+    from ..memory.queue import apply_queue
+    from ..runlog import cron_log
+
+    try:
+        applied = apply_queue(ctx.ws, task.id)
+    except Exception as exc:  # noqa: BLE001 - memory is best effort by design (housekeeping.best_effort)
+        cron_log(ctx.ws, f"memory queue failed: {type(exc).__name__}: {exc}")
+        return
+    for done in applied:
+        said = f"{done.action} memory/{done.path}" + (f" ({done.detail})" if done.detail else "")
+        append_log(ctx.log_path, f"[memento] queued memory write {done.name}: {said}\n")
