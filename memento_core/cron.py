@@ -167,6 +167,31 @@ def cron_available(tabfile: Path | str | None = None) -> bool:
     return _tabfile(tabfile) is not None or _crontab_binary() is not None
 
 
+CRON_DAEMONS = frozenset({"cron", "crond", "cronie", "busybox-crond", "fcron", "dcron"})
+
+
+PROC_ENV = "MEMENTO_PROC_DIR"  # where daemon_running looks (tests point it at a fake /proc)
+
+
+def daemon_running(proc: Path | str | None = None) -> bool:
+    """Whether a cron daemon process is alive (Linux /proc); without one an entry never runs.
+
+    Where /proc cannot be read (not Linux) the answer is True: unknown is not "missing".
+    """
+    proc = Path(proc or os.environ.get(PROC_ENV) or "/proc")
+    try:
+        pids = [e for e in proc.iterdir() if e.name.isdigit()]
+    except OSError:
+        return True
+    for entry in pids:
+        try:
+            if (entry / "comm").read_text(encoding="utf-8", errors="replace").strip() in CRON_DAEMONS:
+                return True
+        except OSError:
+            continue
+    return False
+
+
 def _tabfile(tabfile: Path | str | None) -> Path | None:
     if tabfile is not None:
         return Path(tabfile)

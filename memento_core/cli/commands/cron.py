@@ -72,7 +72,7 @@ def save_every(ws: Workspace, every: str) -> None:
 
 
 def cmd_install(args: argparse.Namespace) -> int:
-    from ...cron import install, interval_text
+    from ...cron import daemon_running, install, interval_text
     from ...durations import format_duration
 
     ws = workspace_of(args)
@@ -82,6 +82,9 @@ def cmd_install(args: argparse.Namespace) -> int:
     result = install(ws.root, every)
     if result.schedule.warning:
         warn(result.schedule.warning)
+    if not daemon_running():
+        warn("no cron daemon is running: the entry will not run until cron is started "
+             "(sudo service cron start), or use `memento cron install --systemd`")
     what = "updated" if result.replaced else "installed"
     ok(f"{what} the crontab entry for {ws.root}: {result.entry.schedule} "
        f"(every {format_duration(result.schedule.seconds)}); output goes to {ws.rel(ws.cron_log)}")
