@@ -163,7 +163,7 @@ def needs_you(summary: dict, state: TickState, plan: Plan | None, notes: Sequenc
                         "fix it, then reset (r) or skip (s)", task=b["id"]))
     out += _agent_needs(summary)
     if idle_why:
-        out.append(Need("schedule", idle_why, "memento cron install, or auto-tick (o), or tick now (t)"))
+        out.append(Need("schedule", idle_why, "memento cron install · o auto-tick · t tick now"))
     out += _note_needs(plan, notes)
     if unsurfaced:
         ids = ", ".join(str(u.get("task", "?")) for u in unsurfaced[:5])

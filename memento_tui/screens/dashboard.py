@@ -32,6 +32,7 @@ from ..widgets.continuity import ContinuityPane
 from ..widgets.controls import Controls
 from ..widgets.header import StatusHeader
 from ..widgets.memory import MemoryPane
+from ..widgets.needs import NeedsYou
 from ..widgets.notes import NotesPane
 from ..widgets.progress import ProgressPane
 from ..widgets.tasks import TaskPane
@@ -50,6 +51,7 @@ class DashboardScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield StatusHeader(id="header")
+        yield NeedsYou(id="needs", classes="-empty")
         with Horizontal(id="top"):
             yield Controls(id="controls")
             yield ProgressPane(id="progress")
@@ -225,20 +227,18 @@ class DashboardScreen(Screen[None]):
 
     def action_interval(self) -> None:
         snap = self.app.snapshot
-        current = snap.config.schedule_every_text if snap else "5min"
+        current = self.app.interval_text() if snap else "5min"
         ws = self.app.ws
+        app = self.app
 
         def answered(value: str | None) -> None:
             if not value:
                 return
 
             def run() -> str:
-                from memento_core.cron import update_interval_if_installed
-
-                config = set_schedule_every(ws.config_path, value)
-                changed = update_interval_if_installed(ws.root, config.schedule_every_text)
-                cron = "cron entry updated" if changed else "no cron entry installed"
-                return f"every {config.schedule_every_text} ({cron})"
+                text = set_interval(ws, value)
+                app.call_from_thread(app.interval_changed)
+                return text
 
             self._edit("interval", run, frozenset({CONFIG}))
 
@@ -293,3 +293,17 @@ class DashboardScreen(Screen[None]):
             return f"acknowledged {n} result(s)"
 
         self._edit("acknowledge", run, frozenset({STATE, CHECKPOINT}))
+
+
+def set_interval(ws, value: str) -> str:
+    """memento.toml's interval and the cron entry's, saying what cron will really do (as the CLI warns)."""
+    from memento_core.cron import interval_text, schedule_for, update_interval_if_installed
+
+    config = set_schedule_every(ws.config_path, value)
+    if not update_interval_if_installed(ws.root, config.schedule_every_text):
+        return f"every {config.schedule_every_text} (no cron entry installed)"
+    schedule = schedule_for(config.schedule_every_text)
+    if schedule.exact:
+        return f"every {config.schedule_every_text} (cron entry updated: {schedule.fields})"
+    config = set_schedule_every(ws.config_path, interval_text(schedule.seconds))
+    return f"{schedule.warning}; memento.toml now says every {config.schedule_every_text} (cron entry updated)"

@@ -42,7 +42,8 @@ class Controls(Vertical):
         tick.label = "⟳ Ticking…" if app.ticking else "⟳ Tick now"
         tick.disabled = app.ticking
         if app.snapshot is not None:
-            self.show(app.snapshot.config.schedule_every_text, app.auto_tick, app.snapshot.cron_installed)
+            snap = app.snapshot
+            self.show(app.interval_text(), app.auto_tick, snap.cron_installed and snap.cron_daemon)
 
     def show(self, every: str, auto_tick: bool, cron: bool) -> None:
         self.query_one("#btn-interval", Button).label = Text(f"Every {every}")
