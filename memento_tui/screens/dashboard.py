@@ -18,10 +18,9 @@ from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 
 from memento_core.config import set_schedule_every
-from memento_core.control import set_mode
+from memento_core.control import reset_task, set_mode, skip_task
 from memento_core.errors import MementoError
 from memento_core.notes import add_note
-from memento_core.plan import reset_task, skip_task
 from memento_core.status_log import TickEntry
 
 from ..app_state import AppState
@@ -151,30 +150,30 @@ class DashboardScreen(Screen[None]):
         if task_id is None:
             self.notify("select a task first", severity="warning")
             return
-        plan_path = self.app.ws.plan_path
+        ws = self.app.ws
 
         def run() -> str:
-            reset_task(plan_path, task_id)
+            reset_task(ws, task_id)  # the failure streak starts afresh too
             return f"{task_id}: [ ] again with retries 0"
 
-        self._edit(f"reset {task_id}", run, frozenset({PLAN}))
+        self._edit(f"reset {task_id}", run, frozenset({PLAN, STATE}))
 
     def action_skip(self) -> None:
         task_id = self._selected_task_id()
         if task_id is None:
             self.notify("select a task first", severity="warning")
             return
-        plan_path = self.app.ws.plan_path
+        ws = self.app.ws
 
         def answered(reason: str | None) -> None:
             if not reason:
                 return
 
             def run() -> str:
-                skip_task(plan_path, task_id, reason)
+                skip_task(ws, task_id, reason)
                 return f"{task_id} skipped [-]"
 
-            self._edit(f"skip {task_id}", run, frozenset({PLAN}))
+            self._edit(f"skip {task_id}", run, frozenset({PLAN, STATE}))
 
         self.app.push_screen(AskScreen(f"Skip {task_id}: why is it not needed?",
                                        placeholder="the reason, written into the plan"), answered)

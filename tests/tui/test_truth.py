@@ -21,7 +21,7 @@ from memento_core.tick.__main__ import run_tick
 from memento_core.workspace import Workspace
 from memento_tui.app import MementoApp
 
-from .conftest import screen_text, settle
+from .conftest import screen_text, select_task, settle
 from .test_keys import answer, messages
 
 LONG = "5 consecutive ticks attempted work and passed nothing " + "because the agent kept failing " * 6
@@ -189,3 +189,23 @@ async def test_an_interval_cron_cannot_keep_says_what_cron_will_do(scripted, tmp
         assert cron.installed_schedule(scripted) == "*/6 * * * *"
         assert 'every = "6min"' in (scripted / "memento.toml").read_text()
         assert "Every 6min" in screen_text(app)
+
+
+async def test_reset_and_skip_in_the_dashboard_start_the_failure_streak_afresh(scripted):
+    ws = Workspace(scripted)
+    TickState(consecutive_failed_ticks=3).save(ws)
+    app = MementoApp(scripted, show_clock=False, watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        select_task(app, "T-201")
+        await pilot.press("r")
+        await settle(app, pilot)
+        assert parse_plan(ws.plan_path).task("T-201").status == " "
+        assert TickState.load(ws).consecutive_failed_ticks == 0
+        TickState(consecutive_failed_ticks=2).save(ws)
+        select_task(app, "T-202")
+        await pilot.press("s")
+        await answer(app, pilot, "not needed")
+        await settle(app, pilot)
+        assert parse_plan(ws.plan_path).task("T-202").status == "-"
+        assert TickState.load(ws).consecutive_failed_ticks == 0
