@@ -26,7 +26,23 @@ def set_mode(ws: Workspace, mode: str) -> Plan:
             state.breaker_reason = state.breaker_at = ""
             state.consecutive_failed_ticks = 0
             state.save(ws)
+    refresh_checkpoint(ws, plan)
     return plan
+
+
+def refresh_checkpoint(ws: Workspace, plan: Plan) -> None:
+    """CURRENT_STATE.md after a person's change: a paused pipeline runs no tick that would rewrite it.
+
+    Without this the checkpoint kept saying "Next tick runs T-…" while paused. Never fatal:
+    the change itself is made; the next tick rewrites the checkpoint anyway.
+    """
+    from .checkpoint import write_checkpoint
+    from .errors import MementoError
+
+    try:
+        write_checkpoint(ws, plan, TickState.load(ws))
+    except (MementoError, OSError):
+        pass
 
 
 def fresh_streak(ws: Workspace) -> None:
@@ -45,6 +61,7 @@ def reset_task(ws: Workspace, task_id: str) -> Plan:
     """
     plan = plans.reset_task(ws.plan_path, task_id)
     fresh_streak(ws)
+    refresh_checkpoint(ws, plan)
     return plan
 
 
@@ -52,4 +69,5 @@ def skip_task(ws: Workspace, task_id: str, reason: str) -> Plan:
     """``memento skip`` / the dashboard's ``s``: the task ``[-]`` with its reason, the failure streak afresh."""
     plan = plans.skip_task(ws.plan_path, task_id, reason)
     fresh_streak(ws)
+    refresh_checkpoint(ws, plan)
     return plan

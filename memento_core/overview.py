@@ -207,3 +207,18 @@ def note_warning(plan: Plan | None, target: str) -> str:
     if task is not None and task.status in ("x", "-"):
         return f"{task.id} is already {task.state}: no worker will read this note unless the task is reset"
     return ""
+
+
+def eta_with_interval(summary: dict, interval: float | None, per_tick: int = 1) -> float | None:
+    """Time left counting the wait between ticks: a task per tick (``per_tick``) every ``interval`` seconds.
+
+    ``summary["eta_seconds"]`` is the work alone (durations of past successes);
+    with ticks every 6 minutes, 3 tasks of 2 s each take ~12 minutes, not 6 s.
+    """
+    eta = summary.get("eta_seconds")
+    if eta is None or not interval:
+        return eta
+    counts = summary.get("counts") or {}
+    left = int(counts.get("pending", 0)) + int(counts.get("in_progress", 0))
+    ticks = -(-left // max(per_tick, 1))
+    return max(float(eta), max(ticks - 1, 0) * float(interval) + float(eta) / max(left, 1))

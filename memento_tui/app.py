@@ -231,6 +231,21 @@ class MementoApp(App[None]):
         self._reschedule = True
         self.request_refresh({CONFIG})
 
+    def tick_interval(self) -> float | None:
+        """Seconds between the ticks that will really run: cron's schedule, auto-tick's, or None."""
+        snap = self.snapshot
+        if snap is None:
+            return None
+        if snap.cron_installed and snap.cron_daemon:
+            from memento_core.cron import schedule_for
+            from memento_core.errors import MementoError
+
+            try:
+                return float(schedule_for(snap.config.schedule_every_text).seconds)
+            except MementoError:
+                return snap.config.schedule_every
+        return self.interval() if self.auto_tick else None
+
     def can_auto_tick(self) -> bool:
         """Auto-tick runs only when a tick could do work: not blocked, paused, stopped, complete or invalid."""
         snap = self.snapshot
@@ -326,8 +341,11 @@ class MementoApp(App[None]):
     # ------------------------------------------------------------------ app actions
 
     def action_help(self) -> None:
-        if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(self.keymap_overrides))
+        """The keys of the screen on top: the dashboard's, or the log screen's own."""
+        if isinstance(self.screen, HelpScreen):
+            return
+        rows = getattr(self.screen, "HELP", None)
+        self.push_screen(HelpScreen(self.keymap_overrides, rows=rows))
 
 
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace:

@@ -35,6 +35,10 @@ class AppState(Protocol):
         """The auto-tick interval as the countdown uses it ("3s" in --demo, else memento.toml's)."""
         ...
 
+    def tick_interval(self) -> float | None:
+        """Seconds between the ticks that will really run (cron or auto-tick), None when none will."""
+        ...
+
     def interval_changed(self) -> None:
         """Called after a person set the interval: the countdown restarts on it."""
         ...

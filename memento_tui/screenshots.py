@@ -65,7 +65,7 @@ async def _shoot(root: Path, out: Path) -> list[Path]:
         table.move_cursor(row=table.get_row_index("T-304"), animate=False)
         await pilot.press("n")
         await settle()
-        app.screen.query_one("#note-input").value = "factor() needs a quantum computer: skip this one"
+        app.screen.query_one("#note-input").load_text("factor() needs a quantum computer: skip this one")
         await settle()
         save("notes-composer")
         await pilot.press("escape")

@@ -35,7 +35,7 @@ from ..widgets.needs import NeedsYou
 from ..widgets.notes import NotesPane
 from ..widgets.progress import ProgressPane
 from ..widgets.tasks import TaskPane
-from ..widgets.timeline import RUNNING_KEY, TimelinePane
+from ..widgets.timeline import RUNNING_KEY, TimelinePane, rollback_patch
 from .dialogs import AskScreen, ConfirmScreen, NoteComposer
 from .diff import DiffScreen
 from .log import LogScreen
@@ -65,15 +65,20 @@ class DashboardScreen(Screen[None]):
                     yield ContinuityPane(id="continuity")
                 with TabPane("Memory", id="tab-memory"):
                     yield MemoryPane(self.app.ws, id="memory")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#task-table").focus()
         self.watch(self.app, "snapshot", self._snapshot_changed, init=False)
+        self.watch(self.app, "auto_tick", self._auto_tick_changed, init=False)
         if self.app.snapshot is not None:  # read before this screen was mounted: show all of it
             self.apply(self.app.snapshot, ALL_PARTS)
 
     # ------------------------------------------------------------------ rendering
+
+    def _auto_tick_changed(self, _value: bool) -> None:
+        if self.app.snapshot is not None:
+            self.query_one(ProgressPane).show(self.app.snapshot, self.app.tick_interval())
 
     def _snapshot_changed(self, snap: Snapshot | None) -> None:
         if snap is not None:
@@ -81,8 +86,8 @@ class DashboardScreen(Screen[None]):
 
     def apply(self, snap: Snapshot, parts: frozenset[str]) -> None:
         """Show a fresh snapshot; only the panes whose files were read again are redrawn."""
-        if parts & {PLAN, STATUS}:
-            self.query_one(ProgressPane).show(snap)
+        if parts & {PLAN, STATUS, CONFIG, STATE}:
+            self.query_one(ProgressPane).show(snap, self.app.tick_interval())
             self.query_one(TaskPane).show(snap)
         if parts & {STATUS, STATE}:
             self.query_one(TimelinePane).show(snap)
@@ -179,21 +184,28 @@ class DashboardScreen(Screen[None]):
                                        placeholder="the reason, written into the plan"), answered)
 
     def action_note(self) -> None:
+        from memento_core.overview import note_warning
+
         task = self.query_one(TaskPane).selected_task()
         notes_path = self.app.ws.notes_path
+        snap = self.app.snapshot
+        plan = snap.plan if snap is not None else None
 
         def answered(result: tuple[str, str] | None) -> None:
             if not result:
                 return
             target, text = result
+            warning = note_warning(plan, target)
 
             def run() -> str:
                 note = add_note(notes_path, text, target=target)
-                return f"note for {note.target} added"
+                return f"note for {note.target} added" + (f"; {warning}" if warning else "")
 
             self._edit("note", run, frozenset({NOTES}))
 
-        self.app.push_screen(NoteComposer(task.id if task else None, task.title if task else ""), answered)
+        warning = note_warning(plan, task.id) if task else ""
+        self.app.push_screen(NoteComposer(task.id if task else None, task.title if task else "", warning),
+                             answered)
 
     def _set_mode(self, mode: str) -> None:
         ws = self.app.ws
@@ -272,7 +284,8 @@ class DashboardScreen(Screen[None]):
             return
         path = self.app.ws.root / entry.log_path
         follow = bool(snap.claims) and entry.log_path == snap.newest_log
-        self.app.push_screen(LogScreen(path, entry.log_path, follow=follow))
+        patch = rollback_patch(self.app.ws.root, entry)
+        self.app.push_screen(LogScreen(path, entry.log_path, follow=follow, patch=patch))
 
     def action_diff(self) -> None:
         _key, entry = self._selected_entry()
@@ -281,6 +294,9 @@ class DashboardScreen(Screen[None]):
             return
         label = Text(entry.task_id or "").plain + " " + (entry.task_title or "")
         self.app.push_screen(DiffScreen(self.app.ws.root, entry.commit_sha, label))
+
+    def action_show_tab(self, tab: str) -> None:
+        self.query_one(TabbedContent).active = tab
 
     def action_acknowledge(self) -> None:
         ws = self.app.ws

@@ -25,8 +25,8 @@ class Controls(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Button("▶ Resume", id="btn-resume", action="screen.resume", compact=True)
-        yield Button("⏸ Pause", id="btn-pause", action="screen.pause", compact=True)
-        yield Button("⏹ Stop", id="btn-stop", action="screen.stop", compact=True)
+        yield Button("‖ Pause", id="btn-pause", action="screen.pause", compact=True)
+        yield Button("■ Stop", id="btn-stop", action="screen.stop", compact=True)
         yield Button("⟳ Tick now", id="btn-tick", action="screen.tick", compact=True)
         yield Button("Interval: …", id="btn-interval", action="screen.interval", compact=True)
         yield Button("Auto-tick: off", id="btn-auto", action="screen.auto_tick", compact=True)

@@ -27,10 +27,18 @@ class ProgressPane(Widget):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.summary: dict = {}
+        self.eta: float | None = None
+        self.interval: float | None = None
         self.border_title = "Progress"
 
-    def show(self, snap: Snapshot) -> None:
+    def show(self, snap: Snapshot, interval: float | None = None) -> None:
+        """``interval``: seconds between the ticks that will run (None: nothing ticks by itself)."""
+        from memento_core.overview import eta_with_interval
+
         self.summary = snap.summary
+        per_tick = snap.plan.meta.max_tasks_per_tick if snap.plan is not None else 1
+        self.eta = eta_with_interval(snap.summary, interval, per_tick) if snap.summary else None
+        self.interval = interval
         self.refresh(layout=True)
 
     COMPACT_BELOW = 90  # columns: phases share one line
@@ -56,9 +64,11 @@ class ProgressPane(Widget):
         else:
             info.append("blocked: 0", style="dim")
         info.append(f"  pending: {counts['pending']}  skipped: {counts['skipped']}", style="dim")
-        eta = s.get("eta_seconds")
+        eta = self.eta
         info.append("  left: ")
         info.append(f"~{format_duration(eta)}" if eta is not None else "—")
+        if eta is not None and self.interval:
+            info.append(f" (a tick every {format_duration(self.interval)})", style="dim")
         out.append_text(info)
         out.append("\n")
         phases = s.get("phases", [])
