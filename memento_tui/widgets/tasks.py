@@ -124,6 +124,13 @@ class TaskPane(Vertical):
     def watch_expanded(self, value: bool) -> None:
         self.set_class(value, "-expanded")
         self._show_detail()
+        # The detail takes half the pane: keep the selected row in view once it is laid out.
+        self.call_after_refresh(self._keep_cursor_in_view)
+
+    def _keep_cursor_in_view(self) -> None:
+        table = self.table
+        if table.row_count:
+            table.move_cursor(row=table.cursor_row, animate=False, scroll=True)
 
     def cycle_filter(self) -> str:
         self.filter = FILTERS[(FILTERS.index(self.filter) + 1) % len(FILTERS)]

@@ -161,8 +161,13 @@ def rollback_patch(root: Path, entry: TickEntry | None) -> Path | None:
         m = _SAVED_IN.search(entry.field(name) or "")
         if m:
             folder = root / m.group(1)
-            patches = sorted(folder.glob("*.patch")) if folder.is_dir() else []
-            return patches[0] if patches else None
+            if not folder.is_dir():
+                return None
+            # The patch of the tracked files; when it is empty (only new files, copied under
+            # files/), the folder's README says what was saved.
+            found = [p for p in sorted(folder.glob("*.patch")) if p.stat().st_size]
+            found += [p for p in (folder / "README.txt",) if p.exists()]
+            return found[0] if found else None
     return None
 
 
@@ -235,7 +240,7 @@ class TimelinePane(Vertical):
             key = entry_key(row.entries[0], seen)
             entries[key] = main
             tick = "" if main.tick is None else f"#{main.tick}"
-            ids = ",".join(dict.fromkeys(e.task_id for e in row.entries if e.task_id))
+            ids = ",".join(dict.fromkeys(e.task_id for e in reversed(row.entries) if e.task_id))
             rows.append((key, (
                 Text(f"{tick} {short_time(main.timestamp)}".strip()),
                 Text(clean_line(ids)),

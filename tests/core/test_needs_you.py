@@ -101,3 +101,33 @@ def test_cron_install_warns_when_no_daemon_runs(tmp_path: Path, git_identity, mo
     (fake / "1" / "comm").write_text("crond\n")
     assert main(["cron", "install", str(root)]) == 0
     assert "no cron daemon" not in capsys.readouterr().out
+
+
+def test_eta_counts_the_interval_between_ticks():
+    summary = {"eta_seconds": 6.0, "counts": {"pending": 3, "in_progress": 0}}
+    assert overview.eta_with_interval(summary, None) == 6.0  # nothing ticks by itself: the work alone
+    assert overview.eta_with_interval(summary, 360) == 2 * 360 + 2.0  # 3 tasks, one a tick, 6 min apart
+    assert overview.eta_with_interval(summary, 360, per_tick=3) == 6.0
+    assert overview.eta_with_interval({"eta_seconds": None, "counts": {}}, 360) is None
+
+
+def test_checkpoint_leaves_notes_to_finished_tasks_out_of_key_decisions(tmp_path: Path, git_identity):
+    from memento_core.checkpoint import render
+
+    ws = Workspace(create_demo(tmp_path / "calc"))
+    edit_plan(ws.plan_path, lambda e: e.set_status("T-101", "x"))
+    add_note(ws.notes_path, "nobody reads this", target="T-101")
+    add_note(ws.notes_path, "use integer division", target="T-201")
+    text = render(ws, parse_plan(ws.plan_path), TickState())
+    decisions = text.split("## Key Decisions")[1].split("##")[0]
+    assert "use integer division" in decisions and "nobody reads this" not in decisions
+
+
+def test_pausing_refreshes_the_checkpoint(tmp_path: Path, git_identity):
+    from memento_core import control
+
+    ws = Workspace(create_demo(tmp_path / "calc"))
+    control.set_mode(ws, "paused")
+    assert "the pipeline is paused" in ws.checkpoint_path.read_text()
+    control.set_mode(ws, "auto")
+    assert "the pipeline is paused" not in ws.checkpoint_path.read_text()
