@@ -105,7 +105,7 @@ async def test_the_layout_is_the_same_from_run_to_run(scripted):
             seen.append(text)
             app.start_tick()  # the tick changes the files, so the next run starts from other data
             await settle(app, pilot)
-            assert await wait_for(pilot, lambda: not app.ticking)
+            assert await wait_for(pilot, lambda app=app: not app.ticking)
     # same widths every run: the rows differ only where the ticks changed them
     widths = [[len(line) for line in text.splitlines()] for text in seen]
     assert widths[0] == widths[1] == widths[2]
