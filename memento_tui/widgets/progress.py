@@ -28,6 +28,7 @@ class ProgressPane(Widget):
         super().__init__(**kwargs)
         self.summary: dict = {}
         self.eta: float | None = None
+        self.refused: list[str] = []  # paths of a dirty tree the last tick refused
         self.interval: float | None = None
         self.border_title = "Progress"
 
@@ -36,6 +37,7 @@ class ProgressPane(Widget):
         from memento_core.overview import eta_with_interval
 
         self.summary = snap.summary
+        self.refused = snap.state.dirty_signature.splitlines()
         per_tick = snap.plan.meta.max_tasks_per_tick if snap.plan is not None else 1
         self.eta = eta_with_interval(snap.summary, interval, per_tick) if snap.summary else None
         self.interval = interval
@@ -84,7 +86,7 @@ class ProgressPane(Widget):
                 line.append("  ")
             out.append_text(line)
             out.append("\n")
-            out.append_text(self._verdict(s))
+            out.append_text(self._verdict(s, self.refused))
             return out
         name_width = min(14, max((len(p["id"]) for p in phases), default=7))
         for p in phases:
@@ -98,14 +100,17 @@ class ProgressPane(Widget):
             if p["blocked"]:
                 out.append(" ✖", style="bold red")
             out.append("\n")
-        out.append_text(self._verdict(s))
+        out.append_text(self._verdict(s, self.refused))
         return out
 
     @staticmethod
-    def _verdict(s: dict) -> Text:
-        """The line that says what happens next: the first plan error when the plan is invalid."""
+    def _verdict(s: dict, refused: list[str] = ()) -> Text:
+        """The line that says what happens next: the first plan error, a refused tree, else the next task."""
         errors = s.get("plan_errors") or []
         if errors:
             more = f" (+{len(errors) - 1} more: memento lint)" if len(errors) > 1 else ""
             return literal(errors[0] + more, "bold red", one_line=True)
+        if refused and s.get("state") == "RUNNING":
+            return literal("no task runs: the tick refuses uncommitted changes in " + ", ".join(refused[:3]),
+                           "bold red", one_line=True)
         return literal(s.get("next", {}).get("message", ""), "dim", one_line=True)

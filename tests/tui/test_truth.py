@@ -74,7 +74,8 @@ async def test_a_refused_dirty_tree_is_refused_not_running_and_needs_you_names_t
         await settle(app, pilot)
         text = lines(app)
         assert "● REFUSED uncommitted changes: calc/ops.py" in text[0] and "RUNNING" not in text[0]
-        assert "next: T-" not in text[0]
+        assert "next: T-" not in "\n".join(text)  # nor does Progress offer the next task
+        assert "no task runs: the tick refuses uncommitted changes in calc/ops.py" in "\n".join(text)
         needs = "\n".join(text[1:5])
         assert "tick refused: uncommitted changes in calc/ops.py" in needs and "commit or stash" in needs
 
