@@ -244,8 +244,11 @@ def _blockers(plan: Plan, state: TickState, entries) -> list[str]:
     return [_one_line(b, 200) for b in out]
 
 
-def _auto_decisions(ws: Workspace, entries, limit: int) -> list[str]:
-    """The newest decisions from notes and workers' Outputs, newest first."""
+def _auto_decisions(ws: Workspace, entries, limit: int, plan: Plan | None = None) -> list[str]:
+    """The newest decisions from notes and workers' Outputs, newest first.
+
+    A note to a task that is done or skipped is no decision: no worker reads it.
+    """
     if limit <= 0:
         return []
     found: list[tuple[str, str]] = []  # (sortable stamp, text)
@@ -253,8 +256,11 @@ def _auto_decisions(ws: Workspace, entries, limit: int) -> list[str]:
         all_notes = notes.parse_notes(ws.notes_path)
     except (MementoError, OSError):
         all_notes = []
+    finished = {t.id for t in plan.tasks if t.status in ("x", "-")} if plan is not None else set()
     for note in all_notes:
         if note.archived or not note.text.strip():
+            continue
+        if not note.read and note.target in finished:
             continue
         found.append((note.timestamp, f"Note for {note.target} ({note.timestamp[:10]}): {note.text}"))
     for entry in entries:
@@ -285,7 +291,7 @@ def render(ws: Workspace, plan: Plan, state: TickState, results=(), now: datetim
     verdict = pick(plan)
     entries = _status_entries(ws)
     kept = person_decisions(previous) if decisions is None else list(decisions)
-    decided = kept + _auto_decisions(ws, entries, MAX_DECISIONS - len(kept))
+    decided = kept + _auto_decisions(ws, entries, MAX_DECISIONS - len(kept), plan)
     blockers = _blockers(plan, state, entries)
     results_left = unsurfaced_results(ws, state)
     unsurfaced = [_one_line(f"{u.get('task', '?')} {u.get('title', '')} — ✅ passed"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from . import plan as plans
 from .plan import Plan, set_meta
 from .state import TickState
 from .workspace import Workspace
@@ -25,4 +26,48 @@ def set_mode(ws: Workspace, mode: str) -> Plan:
             state.breaker_reason = state.breaker_at = ""
             state.consecutive_failed_ticks = 0
             state.save(ws)
+    refresh_checkpoint(ws, plan)
+    return plan
+
+
+def refresh_checkpoint(ws: Workspace, plan: Plan) -> None:
+    """CURRENT_STATE.md after a person's change: a paused pipeline runs no tick that would rewrite it.
+
+    Without this the checkpoint kept saying "Next tick runs T-…" while paused. Never fatal:
+    the change itself is made; the next tick rewrites the checkpoint anyway.
+    """
+    from .checkpoint import write_checkpoint
+    from .errors import MementoError
+
+    try:
+        write_checkpoint(ws, plan, TickState.load(ws))
+    except (MementoError, OSError):
+        pass
+
+
+def fresh_streak(ws: Workspace) -> None:
+    """A person acted on a failing task: the breaker's count of failed ticks starts again at 0."""
+    state = TickState.load(ws)
+    if state.consecutive_failed_ticks:
+        state.consecutive_failed_ticks = 0
+        state.save(ws)
+
+
+def reset_task(ws: Workspace, task_id: str) -> Plan:
+    """``memento reset`` / the dashboard's ``r``: the task back to ``[ ]``, and the failure streak afresh.
+
+    Without the streak reset, a task reset after three failures would trip the
+    breaker ("5 consecutive ticks … passed nothing") after two more.
+    """
+    plan = plans.reset_task(ws.plan_path, task_id)
+    fresh_streak(ws)
+    refresh_checkpoint(ws, plan)
+    return plan
+
+
+def skip_task(ws: Workspace, task_id: str, reason: str) -> Plan:
+    """``memento skip`` / the dashboard's ``s``: the task ``[-]`` with its reason, the failure streak afresh."""
+    plan = plans.skip_task(ws.plan_path, task_id, reason)
+    fresh_streak(ws)
+    refresh_checkpoint(ws, plan)
     return plan

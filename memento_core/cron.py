@@ -167,26 +167,30 @@ def cron_available(tabfile: Path | str | None = None) -> bool:
     return _tabfile(tabfile) is not None or _crontab_binary() is not None
 
 
-# Process names of the cron daemons a crontab entry needs (Debian's cron, cronie, busybox, fcron).
-CRON_DAEMONS = frozenset({"cron", "crond", "cronie", "fcron", "busybox-crond"})
+CRON_DAEMONS = frozenset({"cron", "crond", "cronie", "busybox-crond", "fcron", "dcron"})
+
 NO_CRON_DAEMON = ("no cron daemon is running on this machine, so this entry will never tick: "
                   "start it (sudo service cron start, or `cron` as root in a container) "
                   "or use `memento cron install --systemd`")
+PROC_ENV = "MEMENTO_PROC_DIR"  # where daemon_running looks (tests point it at a fake /proc)
 
 
-def cron_daemon_running(proc: Path = Path("/proc")) -> bool | None:
-    """Whether a cron daemon process is running; None when that cannot be seen (no /proc)."""
+def daemon_running(proc: Path | str | None = None) -> bool:
+    """Whether a cron daemon process is alive (Linux /proc); without one an entry never runs.
+
+    Where /proc cannot be read (not Linux) the answer is True: unknown is not "missing".
+    """
+    proc = Path(proc or os.environ.get(PROC_ENV) or "/proc")
     try:
-        pids = [p for p in proc.iterdir() if p.name.isdigit()]
+        pids = [e for e in proc.iterdir() if e.name.isdigit()]
     except OSError:
-        return None
-    for pid in pids:
+        return True
+    for entry in pids:
         try:
-            name = (pid / "comm").read_text(encoding="utf-8", errors="replace").strip()
+            if (entry / "comm").read_text(encoding="utf-8", errors="replace").strip() in CRON_DAEMONS:
+                return True
         except OSError:
-            continue  # gone meanwhile, or not ours to read
-        if name in CRON_DAEMONS:
-            return True
+            continue
     return False
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from . import scheduler
 from .config import Config, load_config
@@ -135,3 +136,129 @@ def _config_error(ws: Workspace) -> str | None:
     except MementoError as exc:
         return str(exc)
     return None
+
+
+# --------------------------------------------------------------------------- what a person must do now
+
+NOTHING_TICKS = "nothing will tick (no cron entry, auto-tick off)"
+NO_CRON_DAEMON = "nothing will tick (a cron entry, but no cron daemon is running; auto-tick off)"
+
+
+def pipeline_word(summary: dict, state: TickState, *, cron_installed: bool, cron_daemon: bool,
+                  auto_tick: bool) -> tuple[str, str]:
+    """The one word a person reads first, and why: RUNNING only when something will tick.
+
+    PAUSED, STOPPED and INVALID come from the plan; a refused dirty tree is
+    REFUSED (the tick will not start until the paths are committed), then
+    BLOCKED and COMPLETE; a runnable plan with no cron entry (or no cron
+    daemon) and no auto-tick is IDLE: nothing will tick.
+    """
+    word = summary.get("state") or "INVALID"
+    if word in ("INVALID", "PAUSED", "STOPPED"):
+        return word, ""
+    if state.dirty_signature:
+        return "REFUSED", "uncommitted changes: " + ", ".join(state.dirty_signature.splitlines()[:3])
+    if word != "RUNNING":
+        return word, ""
+    if auto_tick:
+        return "RUNNING", "auto-tick"
+    if cron_installed:
+        return ("RUNNING", "cron") if cron_daemon else ("IDLE", NO_CRON_DAEMON)
+    return "IDLE", NOTHING_TICKS
+
+
+@dataclass(frozen=True)
+class Need:
+    """One thing a person must do now: what kind, a line saying it, and how to act on it."""
+
+    kind: str  # blocked, dirty, breaker, invalid, config, schedule, sandbox, rate_limit, budget, notes, results
+    text: str
+    action: str = ""
+    task: str | None = None
+
+
+def needs_you(summary: dict, state: TickState, plan: Plan | None, notes: Sequence = (),
+              unsurfaced: Sequence[dict] = (), *, idle_why: str = "") -> list[Need]:
+    """What a person must do now, most urgent first; empty when nothing is needed.
+
+    Pure: every input is already read (``summary`` is :func:`summarize`'s,
+    ``unsurfaced`` is checkpoint.unsurfaced_results'); ``idle_why`` is
+    :func:`pipeline_word`'s reason when nothing will tick.
+    """
+    out: list[Need] = []
+    for error in summary.get("plan_errors") or []:
+        out.append(Need("invalid", f"plan invalid: {error}", "fix the plan (memento lint)"))
+    if summary.get("config_error"):
+        out.append(Need("config", f"memento.toml: {summary['config_error']}", "fix memento.toml"))
+    if state.breaker_reason:
+        out.append(Need("breaker", f"circuit breaker tripped: {state.breaker_reason}",
+                        "fix the cause, then resume (space)"))
+    if state.dirty_signature:
+        paths = state.dirty_signature.splitlines()
+        shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+        out.append(Need("dirty", f"tick refused: uncommitted changes in {shown}", "commit or stash them"))
+    for b in summary.get("blocked") or []:
+        why = " ".join(str(b.get("last_error") or "no reason recorded").split())
+        out.append(Need("blocked", f"{b['id']} blocked after {b.get('retries', 0)} retries: {why}",
+                        "fix it, then reset (r) or skip (s)", task=b["id"]))
+    out += _agent_needs(summary)
+    if idle_why:
+        out.append(Need("schedule", idle_why, "memento cron install · o auto-tick · t tick now"))
+    out += _note_needs(plan, notes)
+    if unsurfaced:
+        ids = ", ".join(str(u.get("task", "?")) for u in unsurfaced[:5])
+        out.append(Need("results", f"{len(unsurfaced)} passed task(s) not yet reviewed: {ids}",
+                        "look at them (d diff), then acknowledge (a)"))
+    return out
+
+
+def _agent_needs(summary: dict) -> list[Need]:
+    """The sandbox, the rate limit and the budget (issues 12 and 13 add them to the summary)."""
+    out: list[Need] = []
+    sandbox = summary.get("sandbox") or {}
+    if sandbox and sandbox.get("confined") is False:
+        why = sandbox.get("reason") or f"sandbox mode {sandbox.get('mode', 'none')}"
+        out.append(Need("sandbox", f"the agent runs unconfined: {why}", "see memento doctor"))
+    until = (summary.get("rate_limit") or {}).get("until")
+    if until:
+        out.append(Need("rate_limit", f"the agent is rate limited until {until}", "wait, or switch preset"))
+    if (summary.get("budget") or {}).get("reached"):
+        out.append(Need("budget", "the spending budget is reached: no agent runs", "raise [budget] or wait"))
+    return out
+
+
+def _note_needs(plan: Plan | None, notes: Sequence) -> list[Need]:
+    """Unread notes to tasks that are done or skipped: no worker will read them."""
+    if plan is None:
+        return []
+    out: list[Need] = []
+    for note in notes:
+        task = None if note.read or note.archived or note.is_global else plan.task(note.target)
+        if task is not None and task.status in ("x", "-"):
+            out.append(Need("notes", f"a note for {task.id} ({task.state}) will not be read: "
+                            + " ".join(note.text.split())[:80], "reset the task or write a global note",
+                            task=task.id))
+    return out
+
+
+def note_warning(plan: Plan | None, target: str) -> str:
+    """The warning for a note to a finished task (the CLI and the dashboard say the same)."""
+    task = plan.task(target) if plan is not None and target.lower() != "global" else None
+    if task is not None and task.status in ("x", "-"):
+        return f"{task.id} is already {task.state}: no worker will read this note unless the task is reset"
+    return ""
+
+
+def eta_with_interval(summary: dict, interval: float | None, per_tick: int = 1) -> float | None:
+    """Time left counting the wait between ticks: a task per tick (``per_tick``) every ``interval`` seconds.
+
+    ``summary["eta_seconds"]`` is the work alone (durations of past successes);
+    with ticks every 6 minutes, 3 tasks of 2 s each take ~12 minutes, not 6 s.
+    """
+    eta = summary.get("eta_seconds")
+    if eta is None or not interval:
+        return eta
+    counts = summary.get("counts") or {}
+    left = int(counts.get("pending", 0)) + int(counts.get("in_progress", 0))
+    ticks = -(-left // max(per_tick, 1))
+    return max(float(eta), max(ticks - 1, 0) * float(interval) + float(eta) / max(left, 1))

@@ -94,6 +94,7 @@ class MementoApp(App[None]):
         self._dirty: set[str] = set()
         self._loading = False
         self._keys_from: dict[str, str] | None = None
+        self._reschedule = False
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -165,14 +166,24 @@ class MementoApp(App[None]):
         if CONFIG in snap.parts_read:
             self._apply_keymap(snap)
         self.snapshot = snap  # the dashboard screen, the header and the controls redraw from it
-        if CONFIG in snap.parts_read and self.auto_tick and self.next_tick_at is None and not self.ticking:
-            self._schedule_next_tick()
+        self._follow_schedule(snap)
         self._loading = False
         if self.refreshes == 1:
             self._dirty.add(CHECKPOINT)  # the doctor, deferred past the first paint
             self.call_after_refresh(self._painted)
         if self._dirty:
             self.request_refresh(set())
+
+    def _follow_schedule(self, snap: Snapshot) -> None:
+        """Start or stop the countdown as the pipeline can or cannot tick; restart it on a new interval."""
+        if not self.auto_tick or self.ticking:
+            return
+        if not self.can_auto_tick():
+            self.next_tick_at = None  # blocked, paused, complete: no countdown to a tick that does nothing
+        elif self.next_tick_at is None or (self._reschedule and CONFIG in snap.parts_read):
+            self._schedule_next_tick()
+        if CONFIG in snap.parts_read:
+            self._reschedule = False
 
     def _painted(self) -> None:
         self.first_paint_at = time.perf_counter()
@@ -202,10 +213,48 @@ class MementoApp(App[None]):
     # ------------------------------------------------------------------ clock
 
     def interval(self) -> float:
-        """Seconds between auto-ticks: --demo's, else memento.toml [schedule] every."""
+        """Seconds between auto-ticks: --demo's until a person sets one, else memento.toml [schedule] every."""
         if self.auto_interval is not None:
             return self.auto_interval
         return self.snapshot.config.schedule_every if self.snapshot else 300.0
+
+    def interval_text(self) -> str:
+        """The interval the Controls show: the one the countdown uses."""
+        if self.auto_interval is not None:
+            from memento_core.durations import format_duration
+
+            return format_duration(self.auto_interval)
+        return self.snapshot.config.schedule_every_text if self.snapshot else "5min"
+
+    def interval_changed(self) -> None:
+        """A person set the interval (memento.toml): it replaces --demo's, and the countdown restarts."""
+        self.auto_interval = None
+        self._reschedule = True
+        self.request_refresh({CONFIG})
+
+    def tick_interval(self) -> float | None:
+        """Seconds between the ticks that will really run: cron's schedule, auto-tick's, or None."""
+        snap = self.snapshot
+        if snap is None:
+            return None
+        if snap.cron_installed and snap.cron_daemon:
+            from memento_core.cron import schedule_for
+            from memento_core.errors import MementoError
+
+            try:
+                return float(schedule_for(snap.config.schedule_every_text).seconds)
+            except MementoError:
+                return snap.config.schedule_every
+        return self.interval() if self.auto_tick else None
+
+    def can_auto_tick(self) -> bool:
+        """Auto-tick runs only when a tick could do work: not blocked, paused, stopped, complete or invalid."""
+        snap = self.snapshot
+        if snap is None or not snap.summary:
+            return False
+        if snap.cron_installed and snap.cron_daemon:
+            return False  # the cron entry runs the ticks
+        return snap.summary.get("state") == "RUNNING"
 
     def every_second(self) -> None:
         """The beat: keep the watcher alive, move the clock the header shows, start a due auto-tick."""
@@ -218,12 +267,12 @@ class MementoApp(App[None]):
 
     def toggle_auto_tick(self) -> None:
         snap = self.snapshot
-        if snap is not None and snap.cron_installed and not self.auto_tick:
+        if snap is not None and snap.cron_installed and snap.cron_daemon and not self.auto_tick:
             self.notify("a cron entry runs the ticks; the dashboard does not tick by itself", severity="warning")
             return
         self.auto_tick = not self.auto_tick
         self.next_tick_at = None
-        if self.auto_tick:
+        if self.auto_tick and self.can_auto_tick():
             self._schedule_next_tick()
         self.notify(f"auto-tick {'on' if self.auto_tick else 'off'}", timeout=2)
 
@@ -233,7 +282,7 @@ class MementoApp(App[None]):
     def maybe_auto_tick(self) -> None:
         if not self.auto_tick or self.ticking or self.next_tick_at is None:
             return
-        if self.snapshot is not None and self.snapshot.cron_installed:
+        if not self.can_auto_tick():
             return
         if self.clock() >= self.next_tick_at:
             self.start_tick()
@@ -287,14 +336,17 @@ class MementoApp(App[None]):
             if not repeat:
                 self.notify(o.message, severity="information" if o.exit_code == 0 else "warning", timeout=4)
         if self.auto_tick:
-            self._schedule_next_tick()
+            self._schedule_next_tick()  # the snapshot read next stops it when nothing can tick
         self.request_refresh(ALL_PARTS)
 
     # ------------------------------------------------------------------ app actions
 
     def action_help(self) -> None:
-        if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(self.keymap_overrides))
+        """The keys of the screen on top: the dashboard's, or the log screen's own."""
+        if isinstance(self.screen, HelpScreen):
+            return
+        rows = getattr(self.screen, "HELP", None)
+        self.push_screen(HelpScreen(self.keymap_overrides, rows=rows))
 
 
 def _port(text: str) -> int:

@@ -31,6 +31,18 @@ class AppState(Protocol):
         """Run one tick in a worker; False when one is already running."""
         ...
 
+    def interval_text(self) -> str:
+        """The auto-tick interval as the countdown uses it ("3s" in --demo, else memento.toml's)."""
+        ...
+
+    def tick_interval(self) -> float | None:
+        """Seconds between the ticks that will really run (cron or auto-tick), None when none will."""
+        ...
+
+    def interval_changed(self) -> None:
+        """Called after a person set the interval: the countdown restarts on it."""
+        ...
+
     def toggle_auto_tick(self) -> None:
         """Switch auto-tick on or off (refused while a cron entry runs the ticks)."""
         ...

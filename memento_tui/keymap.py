@@ -26,9 +26,10 @@ DASHBOARD_KEYS: tuple[Key, ...] = (
     Key("reset", "r", "reset", "Reset", "reset the selected task's retries: [!] → [ ] with retries 0"),
     Key("skip", "s", "skip", "Skip", "skip the selected task ([-]); asks for a reason"),
     Key("note", "n", "note", "Note", "write a note for the selected task (or global)"),
-    Key("pause", "p", "pause", "Pause", "pause the pipeline (tick_mode: paused)"),
-    Key("resume", "space", "resume", "Resume", "resume the pipeline (tick_mode: auto)"),
-    Key("stop", "x", "stop", "Stop", "stop the pipeline (tick_mode: stopped); asks to confirm"),
+    # Pause, resume and stop are buttons in Controls (and in help): the footer keeps to 80 columns.
+    Key("pause", "p", "pause", "Pause", "pause the pipeline (tick_mode: paused)", footer=False),
+    Key("resume", "space", "resume", "Resume", "resume the pipeline (tick_mode: auto)", footer=False),
+    Key("stop", "x", "stop", "Stop", "stop the pipeline (tick_mode: stopped); asks to confirm", footer=False),
     Key("tick", "t", "tick", "Tick", "run one tick now, in the background"),
     Key("interval", "i", "interval", "Interval", "set the tick interval (memento.toml and the cron entry)",
         footer=False),
@@ -41,6 +42,11 @@ DASHBOARD_KEYS: tuple[Key, ...] = (
     Key("diff", "d", "diff", "Diff", "show the commit diff of the selected tick or task"),
     Key("acknowledge", "a", "acknowledge", "Ack", "acknowledge unsurfaced results (continuity checkpoint)",
         footer=False),
+    Key("tab_timeline", "1", "show_tab('tab-timeline')", "Timeline", "show the Timeline tab", footer=False),
+    Key("tab_notes", "2", "show_tab('tab-notes')", "Notes", "show the Notes tab", footer=False),
+    Key("tab_state", "3", "show_tab('tab-continuity')", "State", "show the State tab (checkpoint, doctor)",
+        footer=False),
+    Key("tab_memory", "4", "show_tab('tab-memory')", "Memory", "show the Memory tab", footer=False),
 )
 
 APP_KEYS: tuple[Key, ...] = (

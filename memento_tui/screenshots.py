@@ -65,7 +65,7 @@ async def _shoot(root: Path, out: Path) -> list[Path]:
         table.move_cursor(row=table.get_row_index("T-304"), animate=False)
         await pilot.press("n")
         await settle()
-        app.screen.query_one("#note-input").value = "factor() needs a quantum computer: skip this one"
+        app.screen.query_one("#note-input").load_text("factor() needs a quantum computer: skip this one")
         await settle()
         save("notes-composer")
         await pilot.press("escape")
@@ -73,6 +73,18 @@ async def _shoot(root: Path, out: Path) -> list[Path]:
         await settle()
         save("help")
     return saved
+
+
+async def _shoot_narrow(root: Path, out: Path) -> list[Path]:
+    """The main view at 80x24 (controls hidden, panes stacked)."""
+    app = MementoApp(root, show_clock=False, watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        for _ in range(3):
+            await pilot.pause()
+            await app.workers.wait_for_complete()
+        await pilot.pause(0.2)
+        app.save_screenshot("main-80x24.svg", str(out))
+    return [out / "main-80x24.svg"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -85,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         root = create_demo(Path(tmp) / "calc")
         for _ in range(10):  # seven passes, then T-304 fails twice and blocks
             run_tick(root)
-        for path in asyncio.run(_shoot(root, args.out)):
+        for path in asyncio.run(_shoot(root, args.out)) + asyncio.run(_shoot_narrow(root, args.out)):
             print(f"[ok] {path}")
     return 0
 

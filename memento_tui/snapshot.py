@@ -66,6 +66,8 @@ class Snapshot:
     config_error: str = ""
     cron_installed: bool = False
     cron_schedule: str | None = None  # the entry's five fields, for a real countdown
+    cron_daemon: bool = False  # a cron daemon process is alive (an entry without one never runs)
+    unsurfaced: tuple[dict, ...] = ()  # passed tasks nobody acknowledged (checkpoint.unsurfaced_results)
     newest_log: str | None = None  # logs/tick_*.log most recently modified
     # The parts read from disk for this snapshot (the rest came from the previous one):
     # the dashboard redraws only the panes that show them.
@@ -76,6 +78,16 @@ class Snapshot:
         if self.plan is not None and self.plan.title:
             return self.plan.title
         return self.ws.root.name
+
+    def needs(self, idle_why: str = "") -> list:
+        """What a person must do now (overview.needs_you), from what this snapshot read."""
+        if not self.summary:
+            from memento_core.overview import Need
+
+            return [Need("invalid", f"plan unreadable: {self.plan_error}", "fix the plan (memento lint)")] \
+                if self.plan_error else []
+        return overview.needs_you(self.summary, self.state, self.plan, self.notes, self.unsurfaced,
+                                  idle_why=idle_why)
 
     @property
     def state_name(self) -> str:
@@ -105,6 +117,8 @@ def load(ws: Workspace, parts: frozenset[str] | set[str], previous: Snapshot | N
         changes["state"] = TickState.load(ws)
         changes["claims"] = _claims(ws)
         changes["alert"] = ws.alert_path.exists()
+    if STATE in parts or CHECKPOINT in parts:
+        changes["unsurfaced"] = _unsurfaced(ws, changes.get("state", snap.state))
     if CONFIG in parts:
         try:
             changes["config"] = load_config(ws.config_path)
@@ -114,9 +128,22 @@ def load(ws: Workspace, parts: frozenset[str] | set[str], previous: Snapshot | N
             changes["config_error"] = str(exc)
         changes["cron_schedule"] = _cron_schedule(ws)
         changes["cron_installed"] = changes["cron_schedule"] is not None
+    if (CONFIG in parts or STATE in parts) and changes.get("cron_installed", snap.cron_installed):
+        from memento_core.cron import daemon_running
+
+        changes["cron_daemon"] = daemon_running()
     if LOGS in parts or STATE in parts:
         changes["newest_log"] = newest_log(ws)
     return replace(snap, **changes)
+
+
+def _unsurfaced(ws: Workspace, state: TickState) -> tuple[dict, ...]:
+    from memento_core.checkpoint import unsurfaced_results
+
+    try:
+        return tuple(unsurfaced_results(ws, state))
+    except Exception:  # an unreadable acknowledgement file: nothing to show, never a crash
+        return ()
 
 
 def _cron_schedule(ws: Workspace) -> str | None:

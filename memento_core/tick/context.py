@@ -79,7 +79,7 @@ class TickContext:
     def tick_number(self) -> int:
         """This tick's number, written to Meta `total_ticks` the first time it is used."""
         if self.number is None:
-            self.number = self.plan().meta.total_ticks + 1
+            self.number = next_number(self.plan().meta.total_ticks, self.state)
         number = self.number
         if not self.number_saved:
             # A tick that writes an entry is a tick that counts (total_ticks in Meta).
@@ -122,6 +122,15 @@ class TickContext:
 
     def rel_log(self) -> str | None:
         return self.ws.rel(self.log_path) if self.log_path.exists() else None
+
+
+def next_number(total_ticks: int, state: TickState) -> int:
+    """The next tick's number: after the plan's ``total_ticks`` and after the last numbered tick.
+
+    A PLAN INVALID tick writes an entry but never edits the plan, so its number
+    lives only in state.json (``last_tick``); the next tick must not reuse it.
+    """
+    return max(total_ticks, state.last_tick) + 1
 
 
 def _unique(path: Path) -> Path:

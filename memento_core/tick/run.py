@@ -43,7 +43,7 @@ from ..scheduler import BLOCKED, COMPLETE, TASK, pick
 from ..workspace import OWN_DOCS, Workspace
 from .attempt import attempt_task
 from .breaker import check_breaker
-from .context import Interrupted, TickContext
+from .context import Interrupted, TickContext, next_number
 from .housekeeping import keep_house, write_alert, write_checkpoint
 from .limits import daily_budget_spent
 from .recovery import clean_leftovers, recover_stale_claims
@@ -61,7 +61,7 @@ def tick(ws: Workspace) -> Outcome:
     waiting = wait_out_limits(ctx)
     if waiting is not None:
         return waiting
-    ctx.number = plan.meta.total_ticks + 1
+    ctx.number = next_number(plan.meta.total_ticks, ctx.state)
     previous = _catch_sigterm(ctx)
     try:
         recover(ctx, plan)
@@ -110,6 +110,7 @@ def plan_invalid(ctx: TickContext, plan: Plan) -> Outcome:
         ctx.event("❌ PLAN INVALID", [("Errors", f"{len(errors)} — fix the plan, then the next tick runs")],
                   tail="\n".join(errors))
         ctx.state.plan_invalid_signature = signature
+        ctx.state.last_tick = ctx.number or ctx.state.last_tick  # its number is used
         ctx.state.save(ctx.ws)
         # Tell whoever watches the alert file or the checkpoint, not only the log.
         write_alert(ctx, plan, extra=f"docs/MASTER_PLAN.md is invalid ({len(errors)} error(s))")

@@ -18,10 +18,9 @@ from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 
 from memento_core.config import set_schedule_every
-from memento_core.control import set_mode
+from memento_core.control import reset_task, set_mode, skip_task
 from memento_core.errors import MementoError
 from memento_core.notes import add_note
-from memento_core.plan import reset_task, skip_task
 from memento_core.status_log import TickEntry
 
 from ..app_state import AppState
@@ -32,10 +31,11 @@ from ..widgets.continuity import ContinuityPane
 from ..widgets.controls import Controls
 from ..widgets.header import StatusHeader
 from ..widgets.memory import MemoryPane
+from ..widgets.needs import NeedsYou
 from ..widgets.notes import NotesPane
 from ..widgets.progress import ProgressPane
 from ..widgets.tasks import TaskPane
-from ..widgets.timeline import RUNNING_KEY, TimelinePane
+from ..widgets.timeline import RUNNING_KEY, TimelinePane, rollback_patch
 from .dialogs import AskScreen, ConfirmScreen, NoteComposer
 from .diff import DiffScreen
 from .log import LogScreen
@@ -50,6 +50,7 @@ class DashboardScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield StatusHeader(id="header")
+        yield NeedsYou(id="needs", classes="-empty")
         with Horizontal(id="top"):
             yield Controls(id="controls")
             yield ProgressPane(id="progress")
@@ -64,15 +65,20 @@ class DashboardScreen(Screen[None]):
                     yield ContinuityPane(id="continuity")
                 with TabPane("Memory", id="tab-memory"):
                     yield MemoryPane(self.app.ws, id="memory")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#task-table").focus()
         self.watch(self.app, "snapshot", self._snapshot_changed, init=False)
+        self.watch(self.app, "auto_tick", self._auto_tick_changed, init=False)
         if self.app.snapshot is not None:  # read before this screen was mounted: show all of it
             self.apply(self.app.snapshot, ALL_PARTS)
 
     # ------------------------------------------------------------------ rendering
+
+    def _auto_tick_changed(self, _value: bool) -> None:
+        if self.app.snapshot is not None:
+            self.query_one(ProgressPane).show(self.app.snapshot, self.app.tick_interval())
 
     def _snapshot_changed(self, snap: Snapshot | None) -> None:
         if snap is not None:
@@ -80,8 +86,8 @@ class DashboardScreen(Screen[None]):
 
     def apply(self, snap: Snapshot, parts: frozenset[str]) -> None:
         """Show a fresh snapshot; only the panes whose files were read again are redrawn."""
-        if parts & {PLAN, STATUS}:
-            self.query_one(ProgressPane).show(snap)
+        if parts & {PLAN, STATUS, CONFIG, STATE}:
+            self.query_one(ProgressPane).show(snap, self.app.tick_interval())
             self.query_one(TaskPane).show(snap)
         if parts & {STATUS, STATE}:
             self.query_one(TimelinePane).show(snap)
@@ -149,50 +155,57 @@ class DashboardScreen(Screen[None]):
         if task_id is None:
             self.notify("select a task first", severity="warning")
             return
-        plan_path = self.app.ws.plan_path
+        ws = self.app.ws
 
         def run() -> str:
-            reset_task(plan_path, task_id)
+            reset_task(ws, task_id)  # the failure streak starts afresh too
             return f"{task_id}: [ ] again with retries 0"
 
-        self._edit(f"reset {task_id}", run, frozenset({PLAN}))
+        self._edit(f"reset {task_id}", run, frozenset({PLAN, STATE}))
 
     def action_skip(self) -> None:
         task_id = self._selected_task_id()
         if task_id is None:
             self.notify("select a task first", severity="warning")
             return
-        plan_path = self.app.ws.plan_path
+        ws = self.app.ws
 
         def answered(reason: str | None) -> None:
             if not reason:
                 return
 
             def run() -> str:
-                skip_task(plan_path, task_id, reason)
+                skip_task(ws, task_id, reason)
                 return f"{task_id} skipped [-]"
 
-            self._edit(f"skip {task_id}", run, frozenset({PLAN}))
+            self._edit(f"skip {task_id}", run, frozenset({PLAN, STATE}))
 
         self.app.push_screen(AskScreen(f"Skip {task_id}: why is it not needed?",
                                        placeholder="the reason, written into the plan"), answered)
 
     def action_note(self) -> None:
+        from memento_core.overview import note_warning
+
         task = self.query_one(TaskPane).selected_task()
         notes_path = self.app.ws.notes_path
+        snap = self.app.snapshot
+        plan = snap.plan if snap is not None else None
 
         def answered(result: tuple[str, str] | None) -> None:
             if not result:
                 return
             target, text = result
+            warning = note_warning(plan, target)
 
             def run() -> str:
                 note = add_note(notes_path, text, target=target)
-                return f"note for {note.target} added"
+                return f"note for {note.target} added" + (f"; {warning}" if warning else "")
 
             self._edit("note", run, frozenset({NOTES}))
 
-        self.app.push_screen(NoteComposer(task.id if task else None, task.title if task else ""), answered)
+        warning = note_warning(plan, task.id) if task else ""
+        self.app.push_screen(NoteComposer(task.id if task else None, task.title if task else "", warning),
+                             answered)
 
     def _set_mode(self, mode: str) -> None:
         ws = self.app.ws
@@ -225,20 +238,18 @@ class DashboardScreen(Screen[None]):
 
     def action_interval(self) -> None:
         snap = self.app.snapshot
-        current = snap.config.schedule_every_text if snap else "5min"
+        current = self.app.interval_text() if snap else "5min"
         ws = self.app.ws
+        app = self.app
 
         def answered(value: str | None) -> None:
             if not value:
                 return
 
             def run() -> str:
-                from memento_core.cron import update_interval_if_installed
-
-                config = set_schedule_every(ws.config_path, value)
-                changed = update_interval_if_installed(ws.root, config.schedule_every_text)
-                cron = "cron entry updated" if changed else "no cron entry installed"
-                return f"every {config.schedule_every_text} ({cron})"
+                text = set_interval(ws, value)
+                app.call_from_thread(app.interval_changed)
+                return text
 
             self._edit("interval", run, frozenset({CONFIG}))
 
@@ -273,7 +284,8 @@ class DashboardScreen(Screen[None]):
             return
         path = self.app.ws.root / entry.log_path
         follow = bool(snap.claims) and entry.log_path == snap.newest_log
-        self.app.push_screen(LogScreen(path, entry.log_path, follow=follow))
+        patch = rollback_patch(self.app.ws.root, entry)
+        self.app.push_screen(LogScreen(path, entry.log_path, follow=follow, patch=patch))
 
     def action_diff(self) -> None:
         _key, entry = self._selected_entry()
@@ -282,6 +294,9 @@ class DashboardScreen(Screen[None]):
             return
         label = Text(entry.task_id or "").plain + " " + (entry.task_title or "")
         self.app.push_screen(DiffScreen(self.app.ws.root, entry.commit_sha, label))
+
+    def action_show_tab(self, tab: str) -> None:
+        self.query_one(TabbedContent).active = tab
 
     def action_acknowledge(self) -> None:
         ws = self.app.ws
@@ -293,3 +308,17 @@ class DashboardScreen(Screen[None]):
             return f"acknowledged {n} result(s)"
 
         self._edit("acknowledge", run, frozenset({STATE, CHECKPOINT}))
+
+
+def set_interval(ws, value: str) -> str:
+    """memento.toml's interval and the cron entry's, saying what cron will really do (as the CLI warns)."""
+    from memento_core.cron import interval_text, schedule_for, update_interval_if_installed
+
+    config = set_schedule_every(ws.config_path, value)
+    if not update_interval_if_installed(ws.root, config.schedule_every_text):
+        return f"every {config.schedule_every_text} (no cron entry installed)"
+    schedule = schedule_for(config.schedule_every_text)
+    if schedule.exact:
+        return f"every {config.schedule_every_text} (cron entry updated: {schedule.fields})"
+    config = set_schedule_every(ws.config_path, interval_text(schedule.seconds))
+    return f"{schedule.warning}; memento.toml now says every {config.schedule_every_text} (cron entry updated)"

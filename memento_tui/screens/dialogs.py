@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
+from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static, TextArea
 
 from ..literal import literal
 
@@ -75,14 +75,19 @@ class AskScreen(ModalScreen[str | None]):
 
 
 class NoteComposer(ModalScreen[tuple[str, str] | None]):
-    """Target (global or the selected task) and the note's text; enter sends."""
+    """Target (global or the selected task) and the note's text, several lines; ctrl+enter sends."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("ctrl+t", "toggle_target", "Switch target")]
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel"),
+        Binding("ctrl+t", "toggle_target", "Switch target"),
+        Binding("ctrl+enter,alt+enter,f2", "send", "Send", priority=True),
+    ]
 
-    def __init__(self, task_id: str | None, task_title: str = "") -> None:
+    def __init__(self, task_id: str | None, task_title: str = "", warning: str = "") -> None:
         super().__init__(classes="dialog-screen")
         self.task_id = task_id
         self.task_title = task_title
+        self.warning = warning  # overview.note_warning: the task is done or skipped
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog", id="note-dialog"):
@@ -93,12 +98,23 @@ class NoteComposer(ModalScreen[tuple[str, str] | None]):
                     label.append_text(literal(self.task_title, "dim", one_line=True))
                     yield RadioButton(label, value=True, id="target-task")
                 yield RadioButton(Text("global (every task)"), value=not self.task_id, id="target-global")
-            yield Input(placeholder="what the worker should know…", id="note-input")
+            yield Static(literal(self.warning, "bold yellow"), id="note-warning")
+            yield TextArea(id="note-input", soft_wrap=True, show_line_numbers=False)
             hint = "ctrl+t: switch task/global · " if self.task_id else ""
-            yield Static(Text(hint + "enter: send · escape: cancel", style="dim"))
+            yield Static(Text(hint + "enter: new line · ctrl+enter (or F2): send · escape: cancel", style="dim"))
+            with Horizontal(classes="dialog-buttons"):
+                yield Button(Text("Send (F2)"), id="send", variant="primary", compact=True)
 
     def on_mount(self) -> None:
-        self.query_one(Input).focus()
+        self.query_one(TextArea).focus()
+        self._show_warning()
+
+    def _show_warning(self) -> None:
+        self.query_one("#note-warning", Static).display = bool(self.warning) and self.target() != "global"
+
+    @on(RadioSet.Changed)
+    def _target_changed(self, _event: RadioSet.Changed) -> None:
+        self._show_warning()
 
     def action_toggle_target(self) -> None:
         """Switch between the task and global without leaving the text field."""
@@ -114,10 +130,14 @@ class NoteComposer(ModalScreen[tuple[str, str] | None]):
             return self.task_id
         return "global"
 
-    @on(Input.Submitted)
-    def _submitted(self, event: Input.Submitted) -> None:
-        if event.value.strip():
-            self.dismiss((self.target(), event.value))
+    def action_send(self) -> None:
+        text = self.query_one(TextArea).text
+        if text.strip():
+            self.dismiss((self.target(), text))
+
+    @on(Button.Pressed, "#send")
+    def _send_pressed(self, _event: Button.Pressed) -> None:
+        self.action_send()
 
     def action_cancel(self) -> None:
         self.dismiss(None)

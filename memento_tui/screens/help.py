@@ -18,11 +18,15 @@ _DISPLAY = {"question_mark": "?", "space": "space", "enter": "enter"}
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
 
-    def __init__(self, overrides: dict[str, str]) -> None:
+    def __init__(self, overrides: dict[str, str], rows: tuple[tuple[str, str], ...] | None = None) -> None:
         super().__init__(classes="dialog-screen")
         self.overrides = overrides
+        self.rows = rows  # another screen's keys (the log screen's); None: the dashboard's
 
     def compose(self) -> ComposeResult:
+        if self.rows is not None:
+            yield from self._screen_keys(self.rows)
+            return
         table = Table(box=None, show_header=True, header_style="bold", expand=True)
         table.add_column("key", style="bold cyan", no_wrap=True)
         table.add_column("action", no_wrap=True)
@@ -37,3 +41,14 @@ class HelpScreen(ModalScreen[None]):
             yield Static(table)
             yield Static(Text("Remap any key in memento.toml, e.g. [keys] tick = \"f5\".  escape closes.",
                               style="dim"))
+
+    def _screen_keys(self, rows: tuple[tuple[str, str], ...]) -> ComposeResult:
+        table = Table(box=None, show_header=True, header_style="bold", expand=True)
+        table.add_column("key", style="bold cyan", no_wrap=True)
+        table.add_column("what it does")
+        for key, what in rows:
+            table.add_row(Text(key), Text(what))
+        with VerticalScroll(classes="dialog", id="help-dialog"):
+            yield Static(Text("Log screen — keys", style="bold"))
+            yield Static(table)
+            yield Static(Text("escape closes.", style="dim"))

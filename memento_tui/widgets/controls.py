@@ -25,8 +25,8 @@ class Controls(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Button("▶ Resume", id="btn-resume", action="screen.resume", compact=True)
-        yield Button("⏸ Pause", id="btn-pause", action="screen.pause", compact=True)
-        yield Button("⏹ Stop", id="btn-stop", action="screen.stop", compact=True)
+        yield Button("‖ Pause", id="btn-pause", action="screen.pause", compact=True)
+        yield Button("■ Stop", id="btn-stop", action="screen.stop", compact=True)
         yield Button("⟳ Tick now", id="btn-tick", action="screen.tick", compact=True)
         yield Button("Interval: …", id="btn-interval", action="screen.interval", compact=True)
         yield Button("Auto-tick: off", id="btn-auto", action="screen.auto_tick", compact=True)
@@ -42,7 +42,8 @@ class Controls(Vertical):
         tick.label = "⟳ Ticking…" if app.ticking else "⟳ Tick now"
         tick.disabled = app.ticking
         if app.snapshot is not None:
-            self.show(app.snapshot.config.schedule_every_text, app.auto_tick, app.snapshot.cron_installed)
+            snap = app.snapshot
+            self.show(app.interval_text(), app.auto_tick, snap.cron_installed and snap.cron_daemon)
 
     def show(self, every: str, auto_tick: bool, cron: bool) -> None:
         self.query_one("#btn-interval", Button).label = Text(f"Every {every}")

@@ -20,11 +20,24 @@ WATCHED = ("snapshot", "ticking", "auto_tick", "next_tick_at", "now")
 STATE_STYLE = {
     "RUNNING": "bold green",
     "COMPLETE": "bold green",
+    "IDLE": "bold yellow",
     "PAUSED": "bold yellow",
     "STOPPED": "bold red",
     "BLOCKED": "bold red",
+    "REFUSED": "bold red",
     "INVALID": "bold magenta",
 }
+
+
+def state_word(app: AppState) -> tuple[str, str]:
+    """The header's word and why (overview.pipeline_word): RUNNING only when something will tick."""
+    from memento_core.overview import pipeline_word
+
+    snap = app.snapshot
+    if snap is None or not snap.summary:
+        return ("INVALID" if snap is not None and snap.plan_error else "…"), ""
+    return pipeline_word(snap.summary, snap.state, cron_installed=snap.cron_installed,
+                         cron_daemon=snap.cron_daemon, auto_tick=app.auto_tick)
 
 
 def human(seconds: float | None) -> str:
@@ -48,7 +61,7 @@ def next_tick_text(app: AppState) -> str:
     if app.ticking:
         return "now (running)"
     snap = app.snapshot
-    if snap is not None and snap.cron_installed:
+    if snap is not None and snap.cron_installed and snap.cron_daemon:
         from memento_core.cron import next_run_after
 
         when = next_run_after(snap.cron_schedule, datetime.now()) if snap.cron_schedule else None
@@ -74,6 +87,9 @@ class StatusHeader(Static):
             self.watch(self.app, name, self.refresh_header, init=False)
         self.refresh_header()
 
+    def on_resize(self) -> None:
+        self.refresh_header()
+
     def refresh_header(self) -> None:
         app = self.app
         uptime = app.now - app.started_at if app.show_clock else None
@@ -81,31 +97,68 @@ class StatusHeader(Static):
 
     def show(self, snap: Snapshot | None, *, ticking: bool, uptime: float | None,
              next_tick: str) -> None:
-        # One line always: a wrapping header would shift the whole screen at every tick.
-        out = Text(no_wrap=True, overflow="ellipsis")
-        out.append("Memento ", style="bold")
+        # One line always (CSS height 1, no wrap, ellipsis): a wrapping header would shift
+        # the whole screen at every tick. The most important facts come first; when the
+        # line is too long the state's reason is said short (Needs you says it in full).
         if snap is None:
+            out = Text("Memento ", style="bold", no_wrap=True, overflow="ellipsis", end="")
             out.append("loading…", style="dim")
             self.update(out)
             return
-        out.append_text(literal(snap.project, "bold cyan", one_line=True))
-        out.append("  ")
-        state = snap.state_name
-        out.append(f"● {state}", style=STATE_STYLE.get(state, "bold"))
+        out = self.line(snap, ticking, uptime, next_tick, short=False)
+        if out.cell_len > max(self.content_size.width, 1):
+            out = self.line(snap, ticking, uptime, next_tick, short=True)
+        self.update(out)
+
+    def line(self, snap: Snapshot, ticking: bool, uptime: float | None, next_tick: str, *,
+             short: bool) -> Text:
+        out = Text(no_wrap=True, overflow="ellipsis", end="")
+        out.append_text(literal(_short(snap.project, 16 if short else 28), "bold cyan", one_line=True))
+        word, why = state_word(self.app)
+        out.append(f"  ● {word}", style=STATE_STYLE.get(word, "bold"))
+        if why and word != "RUNNING":
+            out.append(" ")
+            shown = why.split(" (")[0] if short else why
+            out.append_text(literal(_short(shown, 40) if short else shown, STATE_STYLE.get(word, ""),
+                                    one_line=True))
         if ticking or snap.claims:
             what = ", ".join(snap.claims)
             out.append("  ⟳ TICK RUNNING" + (f" {what}" if what else ""), style="bold yellow")
-        out.append(f"  up {human(uptime)}", style="dim")
-        out.append(f"  next tick: {next_tick}")
+        if word == "RUNNING" or ticking:
+            out.append(f"  next tick: {next_tick}")
         breaker = snap.state.breaker_reason
         if breaker:
-            out.append("  breaker: TRIPPED ", style="bold red")
+            out.append("  ⚠ breaker: ", style="bold red")
             out.append_text(literal(breaker, "red", one_line=True))
-        else:
-            out.append("  breaker ok", style="dim")
         if snap.alert:
             out.append("  ⚠ alert", style="bold red")
+        out.append_text(agent_facts(snap.summary))
         if snap.config_error:
             out.append("  memento.toml: ", style="bold magenta")
             out.append_text(literal(snap.config_error, "magenta", one_line=True))
-        self.update(out)
+        if uptime is not None:
+            out.append(f"  up {human(uptime)}", style="dim")
+        return out
+
+
+def _short(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def agent_facts(summary: dict) -> Text:
+    """Unconfined, today's cost, rate limited (issues 12/13's keys, when the summary has them)."""
+    out = Text()
+    sandbox = summary.get("sandbox") or {}
+    if sandbox.get("confined") is False:
+        out.append("  ⚠ unconfined", style="bold red")
+    until = (summary.get("rate_limit") or {}).get("until")
+    if until:
+        out.append("  rate limited until ", style="bold yellow")
+        out.append_text(literal(str(until), "bold yellow", one_line=True))
+    today = (summary.get("usage") or {}).get("today") or {}
+    cost = today.get("cost_usd")
+    if isinstance(cost, int | float) and (cost or today.get("tokens_in")):
+        out.append(f"  ${cost:.2f} today", style="dim" if not (summary.get("budget") or {}).get("reached")
+                   else "bold red")
+    return out

@@ -71,7 +71,19 @@ class LazyLog(ScrollView, can_focus=True):
         self.set_interval(0.25, self._poll)
 
     def _poll(self) -> None:
-        if self.follow and self.indexed:
+        # Following or not, a file that grew is indexed again (not following: the view stays put).
+        if self.indexed and (self.follow or self._grew()):
+            self._scan()
+
+    def _grew(self) -> bool:
+        try:
+            return self.path.stat().st_size != self._indexed_size
+        except OSError:
+            return False
+
+    def rescan(self) -> None:
+        """Index what was appended since the last scan (the tick that wrote it has ended)."""
+        if self.is_mounted:
             self._scan()
 
     @work(thread=True, exclusive=True, group="log-index", exit_on_error=False, description="index log lines")

@@ -27,10 +27,20 @@ class ProgressPane(Widget):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.summary: dict = {}
+        self.eta: float | None = None
+        self.refused: list[str] = []  # paths of a dirty tree the last tick refused
+        self.interval: float | None = None
         self.border_title = "Progress"
 
-    def show(self, snap: Snapshot) -> None:
+    def show(self, snap: Snapshot, interval: float | None = None) -> None:
+        """``interval``: seconds between the ticks that will run (None: nothing ticks by itself)."""
+        from memento_core.overview import eta_with_interval
+
         self.summary = snap.summary
+        self.refused = snap.state.dirty_signature.splitlines()
+        per_tick = snap.plan.meta.max_tasks_per_tick if snap.plan is not None else 1
+        self.eta = eta_with_interval(snap.summary, interval, per_tick) if snap.summary else None
+        self.interval = interval
         self.refresh(layout=True)
 
     COMPACT_BELOW = 90  # columns: phases share one line
@@ -56,9 +66,11 @@ class ProgressPane(Widget):
         else:
             info.append("blocked: 0", style="dim")
         info.append(f"  pending: {counts['pending']}  skipped: {counts['skipped']}", style="dim")
-        eta = s.get("eta_seconds")
+        eta = self.eta
         info.append("  left: ")
         info.append(f"~{format_duration(eta)}" if eta is not None else "—")
+        if eta is not None and self.interval:
+            info.append(f" (a tick every {format_duration(self.interval)})", style="dim")
         out.append_text(info)
         out.append("\n")
         phases = s.get("phases", [])
@@ -74,7 +86,7 @@ class ProgressPane(Widget):
                 line.append("  ")
             out.append_text(line)
             out.append("\n")
-            out.append_text(self._verdict(s))
+            out.append_text(self._verdict(s, self.refused))
             return out
         name_width = min(14, max((len(p["id"]) for p in phases), default=7))
         for p in phases:
@@ -88,14 +100,17 @@ class ProgressPane(Widget):
             if p["blocked"]:
                 out.append(" ✖", style="bold red")
             out.append("\n")
-        out.append_text(self._verdict(s))
+        out.append_text(self._verdict(s, self.refused))
         return out
 
     @staticmethod
-    def _verdict(s: dict) -> Text:
-        """The line that says what happens next: the first plan error when the plan is invalid."""
+    def _verdict(s: dict, refused: list[str] = ()) -> Text:
+        """The line that says what happens next: the first plan error, a refused tree, else the next task."""
         errors = s.get("plan_errors") or []
         if errors:
             more = f" (+{len(errors) - 1} more: memento lint)" if len(errors) > 1 else ""
             return literal(errors[0] + more, "bold red", one_line=True)
+        if refused and s.get("state") == "RUNNING":
+            return literal("no task runs: the tick refuses uncommitted changes in " + ", ".join(refused[:3]),
+                           "bold red", one_line=True)
         return literal(s.get("next", {}).get("message", ""), "dim", one_line=True)

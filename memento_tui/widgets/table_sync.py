@@ -27,6 +27,39 @@ class LiveTable(DataTable):
             self.refresh()
 
 
+SCROLLBAR = 2  # columns kept free for the vertical scrollbar, shown or not (no width jump)
+
+
+def fit_columns(table: DataTable, widths: dict[str, int], flex: str, minimum: int = 12,
+                total: int = 0) -> int:
+    """Fix every column's width from the table's own width, never from the data; returns ``flex``'s.
+
+    Widths measured from the rows (DataTable's auto width) change as data
+    arrives and differ from run to run; fixed widths keep the layout stable.
+    """
+    total = total or table.size.width or 80
+    pad = 2 * table.cell_padding
+    used = sum(widths.values()) + pad * len(table.columns)
+    rest = max(minimum, total - used - SCROLLBAR)
+    changed = False
+    for key, column in table.columns.items():
+        want = widths.get(key.value, rest if key.value == flex else None)
+        if want is None:
+            continue
+        if column.width != want or column.auto_width:
+            column.width, column.auto_width = want, False
+            changed = True
+    if changed:
+        table._require_update_dimensions = True  # noqa: SLF001 (Textual recomputes the virtual size)
+        table._clear_caches()  # noqa: SLF001
+        table.refresh()
+    return rest
+
+
+def row_height(cells: Row) -> int:
+    return max((cell.plain.count("\n") + 1 for cell in cells), default=1)
+
+
 def sync_rows(table: DataTable, rows: Sequence[tuple[str, Row]], previous: dict[str, Row]) -> dict[str, Row]:
     """Make ``table`` show ``rows`` (key, cells) in order; returns the rows now shown.
 
@@ -38,6 +71,13 @@ def sync_rows(table: DataTable, rows: Sequence[tuple[str, Row]], previous: dict[
     new_keys = [key for key, _ in rows]
     old_keys = list(previous)
     columns = list(table.columns)
+    # A row whose height changes is added again (update_cell keeps the old height).
+    regrown = {key for key, cells in rows if key in previous and row_height(cells) != row_height(previous[key])}
+    if regrown:
+        previous = {k: v for k, v in previous.items() if k not in regrown}
+        for key in regrown:
+            table.remove_row(key)
+        old_keys = list(previous)
     if new_keys == old_keys:
         for key, cells in rows:
             before = previous[key]
@@ -62,11 +102,11 @@ def sync_rows(table: DataTable, rows: Sequence[tuple[str, Row]], previous: dict[
                     if old != new:
                         table.update_cell(key, columns[col], new, update_width=True)
         for key, cells in rows[len(common_order):]:
-            table.add_row(*cells, key=key)
+            table.add_row(*cells, key=key, height=row_height(cells))
     else:
         table.clear()
         for key, cells in rows:
-            table.add_row(*cells, key=key)
+            table.add_row(*cells, key=key, height=row_height(cells))
     if selected is not None and selected in keep:
         table.move_cursor(row=table.get_row_index(selected), animate=False)
     return dict(rows)

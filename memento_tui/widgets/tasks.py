@@ -14,15 +14,18 @@ from memento_core.status_log import TickEntry
 
 from ..literal import literal
 from ..snapshot import Snapshot
-from .table_sync import LiveTable, Row, selected_key, sync_rows
+from .table_sync import LiveTable, Row, fit_columns, selected_key, sync_rows
 
 FILTERS = ("All", "Pending", "Done", "Blocked")
+DUP = "@line"  # row key of a task whose id appeared before: "T-1@line42"
 _FILTER_STATUSES = {
     "All": None,
     "Pending": frozenset(" ~"),
     "Done": frozenset("x-"),
     "Blocked": frozenset("!"),
 }
+# Fixed column widths (the title takes the rest): the same layout whatever the data.
+WIDTHS = {"icon": 1, "id": 6, "info": 11}
 ICONS = {
     " ": ("○", "dim"),
     "x": ("✔", "green"),
@@ -56,6 +59,21 @@ def info_cell(task: Task, last: TickEntry | None, max_retries: int, opened: set[
     return Text("waiting", style="dim")
 
 
+def title_cell(task: Task, last: TickEntry | None = None) -> Text:
+    """The title, then the module dimmed; a blocked task's reason on a second line."""
+    out = literal(task.title, one_line=True)
+    if task.module:
+        out.append("  ")
+        out.append_text(literal(task.module, "dim cyan", one_line=True))
+    if task.status == "!":
+        from .timeline import failure_words
+
+        out.append("\n")
+        why = failure_words(last) if last is not None and last.status != "SUCCESS" else "no reason recorded"
+        out.append_text(literal(why, "red", one_line=True))
+    return out
+
+
 class TaskTable(LiveTable):
     """The tasks, one row per task id (the row key)."""
 
@@ -65,10 +83,12 @@ class TaskTable(LiveTable):
 
     def on_mount(self) -> None:
         self.add_column("", key="icon", width=1)
-        self.add_column("ID", key="id")
-        self.add_column("State", key="info")
-        self.add_column("Module", key="module")
-        self.add_column("Title", key="title")
+        self.add_column("ID", key="id", width=WIDTHS["id"])
+        self.add_column("State", key="info", width=WIDTHS["info"])
+        self.add_column("Title", key="title", width=20)
+
+    def fit(self, total: int) -> None:
+        fit_columns(self, WIDTHS, "title", minimum=10, total=total)
 
     def show_rows(self, rows: list[tuple[str, Row]]) -> None:
         self._shown = sync_rows(self, rows, self._shown)
@@ -104,22 +124,37 @@ class TaskPane(Vertical):
     def watch_expanded(self, value: bool) -> None:
         self.set_class(value, "-expanded")
         self._show_detail()
+        # The detail takes half the pane: keep the selected row in view once it is laid out.
+        self.call_after_refresh(self._keep_cursor_in_view)
+
+    def _keep_cursor_in_view(self) -> None:
+        table = self.table
+        if table.row_count:
+            table.move_cursor(row=table.cursor_row, animate=False, scroll=True)
 
     def cycle_filter(self) -> str:
         self.filter = FILTERS[(FILTERS.index(self.filter) + 1) % len(FILTERS)]
         return self.filter
 
     def selected_id(self) -> str | None:
-        return selected_key(self.table)
+        key = selected_key(self.table)
+        return key.split(DUP)[0] if key is not None else None
 
     def selected_task(self) -> Task | None:
-        key = self.selected_id()
+        key = selected_key(self.table)
         if key is None or self.snapshot is None or self.snapshot.plan is None:
             return None
+        if DUP in key:
+            task_id, line = key.split(DUP)
+            return next((t for t in self.snapshot.plan.tasks if t.id == task_id and str(t.line) == line), None)
         return self.snapshot.plan.task(key)
+
+    def on_resize(self) -> None:
+        self.table.fit(self.size.width - 2)  # inside the pane's border
 
     def show(self, snap: Snapshot) -> None:
         self.snapshot = snap
+        self.table.fit(self.size.width - 2)
         plan = snap.plan
         if plan is None:
             self.table.show_rows([])
@@ -133,15 +168,14 @@ class TaskPane(Vertical):
         for task in plan.tasks:
             if wanted is not None and task.status not in wanted:
                 continue
-            if task.id in seen:  # duplicate ids are a plan error; the first one is shown
-                continue
+            # A duplicate id is a plan error, shown as its own row (Progress counts it too).
+            key = task.id if task.id not in seen else f"{task.id}{DUP}{task.line}"
             seen.add(task.id)
-            rows.append((task.id, (
+            rows.append((key, (
                 status_icon(task),
                 Text(task.id, style="bold" if task.status in "!~" else ""),
                 info_cell(task, snap.last_by_task.get(task.id), max_retries, opened),
-                literal(task.module or "", "cyan", one_line=True),
-                literal(task.title, one_line=True),
+                title_cell(task, snap.last_by_task.get(task.id)),
             )))
         self.table.show_rows(rows)
         self.border_title = f"Tasks ({len(rows)})"

@@ -40,6 +40,13 @@ def messages(app) -> list[str]:
     return [n.message for n in app._notifications]
 
 
+async def write_note(app, pilot, text: str) -> None:
+    """Fill the note composer's text area and send it (ctrl+enter)."""
+    await pilot.pause()
+    app.screen.query_one("#note-input").load_text(text)
+    await pilot.press("ctrl+enter")
+
+
 async def answer(app, pilot, text: str) -> None:
     """Fill the open dialog's text field and press enter (typing letter by letter is slow)."""
     await pilot.pause()
@@ -80,12 +87,12 @@ async def test_task_keys_reset_skip_note_filter_expand(scripted):
         await pilot.press("n")
         await pilot.pause()
         assert isinstance(app.screen, NoteComposer)
-        await answer(app, pilot, "print a newline")
+        await write_note(app, pilot, "print a newline")
         await settle(app, pilot)
         await pilot.press("n")
         await pilot.pause()
         app.screen.query_one("#target-global").value = True
-        await answer(app, pilot, "for everyone")
+        await write_note(app, pilot, "for everyone")
         await settle(app, pilot)
         targets = {n.text: n.target for n in notes_of(scripted)}
         assert targets["print a newline"] == "T-301"
@@ -310,48 +317,50 @@ async def test_command_palette_runs_every_action(scripted):
         provider = MementoCommands(app.screen)
         listed = [hit.text async for hit in provider.discover()]
         assert len(listed) == len(ALL_KEYS)
-        await run(pilot, "Resume:")
+        # Each entry once, its single-letter key shown literally (not read as markup).
+        assert "Reset [r]" in listed and "Skip [s]" in listed and "Help [?]" in listed
+        await run(pilot, "Resume [")
         await settle(app, pilot)
         assert plan_of(scripted).meta.tick_mode == "auto"
-        await run(pilot, "Stop:")
+        await run(pilot, "Stop [")
         assert await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("y")
         assert await wait_for(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
         await settle(app, pilot)
         assert plan_of(scripted).meta.tick_mode == "stopped"
         select_task(app, "T-201")
-        await run(pilot, "Reset:")
+        await run(pilot, "Reset [")
         await settle(app, pilot)
         assert plan_of(scripted).task("T-201").status == " "
         select_task(app, "T-202")
-        await run(pilot, "Skip:")
+        await run(pilot, "Skip [")
         await answer(app, pilot, "later")
         await settle(app, pilot)
         assert plan_of(scripted).task("T-202").reason == "later"
         select_task(app, "T-301")
-        await run(pilot, "Note:")
-        await answer(app, pilot, "via palette")
+        await run(pilot, "Note [")
+        await write_note(app, pilot, "via palette")
         await settle(app, pilot)
         assert {n.text: n.target for n in notes_of(scripted)}["via palette"] == "T-301"
-        await run(pilot, "Interval:")
+        await run(pilot, "Interval [")
         await answer(app, pilot, "90s")
         await settle(app, pilot)
         assert tomllib.loads((scripted / "memento.toml").read_text())["schedule"]["every"] == "90s"
-        await run(pilot, "Filter:")
+        await run(pilot, "Filter [")
         assert app.screen.query_one(TaskPane).filter == "Pending"
-        await run(pilot, "Ack:")
+        await run(pilot, "Ack [")
         await settle(app, pilot)
         assert any("acknowledge" in m for m in messages(app)), messages(app)
-        await run(pilot, "Tick:")
+        await run(pilot, "Tick [")
         await settle(app, pilot)
         assert app.last_outcome is not None  # stopped: the tick ran and skipped
-        await run(pilot, "Auto:")
+        await run(pilot, "Auto [")
         assert app.auto_tick
         select_task(app, "T-201")
-        await run(pilot, "Log:")
+        await run(pilot, "Log [")
         assert isinstance(app.screen, LogScreen)
         await pilot.press("escape")
-        await run(pilot, "Help:")
+        await run(pilot, "Help [")
         assert isinstance(app.screen, HelpScreen)
 
 

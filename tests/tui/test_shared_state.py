@@ -50,7 +50,9 @@ async def test_auto_tick_and_the_countdown_reach_the_header_and_the_controls(scr
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
         text = screen_text(app)
-        assert "next tick: manual" in text and "Auto-tick: off" in text
+        # Nothing will tick: the header says so, not RUNNING with a "manual" next tick.
+        assert "● IDLE nothing will tick (no cron entry, auto-tick off)" in text and "Auto-tick: off" in text
+        assert "RUNNING" not in text and "next tick" not in text
 
         app.auto_tick = True  # on, nothing scheduled yet
         await pilot.pause()
@@ -72,7 +74,7 @@ async def test_auto_tick_and_the_countdown_reach_the_header_and_the_controls(scr
         app.next_tick_at = None
         await pilot.pause()
         text = screen_text(app)
-        assert "next tick: manual" in text and "Auto-tick: off" in text
+        assert "● IDLE nothing will tick" in text and "Auto-tick: off" in text
 
 
 async def test_a_new_snapshot_redraws_the_header_and_the_panes_whose_files_were_read(scripted):

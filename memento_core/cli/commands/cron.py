@@ -95,9 +95,9 @@ def cmd_install(args: argparse.Namespace) -> int:
 
 def _warn_without_daemon() -> None:
     """A crontab entry without a cron daemon is a countdown to a tick that never comes: say so."""
-    from ...cron import NO_CRON_DAEMON, cron_daemon_running
+    from ...cron import NO_CRON_DAEMON, daemon_running
 
-    if cron_daemon_running() is False:
+    if not daemon_running():
         warn(NO_CRON_DAEMON)
 
 

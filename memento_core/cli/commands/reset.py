@@ -16,13 +16,13 @@ def register(sub, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_reset(args: argparse.Namespace) -> int:
-    from ...plan import reset_task
+    from ...control import reset_task
 
     ws = workspace_of(args)
     task = load_plan(ws).task(args.task_id)
     if task is not None and task.status == "~":
         raise MementoError(f"{args.task_id} is running ([~]); if its worker is gone, the next tick resets it "
                            "(`memento doctor` shows stale claims)")
-    plan = reset_task(ws.plan_path, args.task_id)
+    plan = reset_task(ws, args.task_id)
     ok(f"{args.task_id} is [ ] again with retries 0 ({plan.task(args.task_id).title})")
     return EXIT_OK

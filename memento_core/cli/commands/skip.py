@@ -16,9 +16,9 @@ def register(sub, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_skip(args: argparse.Namespace) -> int:
-    from ...plan import skip_task
+    from ...control import skip_task
 
     ws = workspace_of(args)
-    skip_task(ws.plan_path, args.task_id, args.reason)
+    skip_task(ws, args.task_id, args.reason)
     ok(f"{args.task_id} skipped [-]: {' '.join(args.reason.split())}")
     return EXIT_OK

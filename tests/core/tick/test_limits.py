@@ -50,7 +50,9 @@ def make_ws(tmp_path: Path, kind: str, *, output: str = "claude", extra: str = "
     command = f"{sys.executable} {AGENT} {kind} {cost} {counter}"
     (root / "memento.toml").write_text(
         f'[agent]\npreset = "command"\ncommand = """{command}"""\noutput = "{output}"\ntimeout = "30s"\n'
-        f'{extra}\n[verify]\ntimeout = "30s"\n')
+        f'{extra}\n[verify]\ntimeout = "30s"\n'
+        # The fake agent counts its runs in a file outside the project (SPEC §13's sandbox would hide it).
+        '[sandbox]\nmode = "none"\n')
     for name in ("T-1.txt", "T-2.txt", "T-3.txt"):
         (root / name).write_text("not yet\n")
     git(root, "add", "-A")
