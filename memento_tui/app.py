@@ -342,11 +342,12 @@ class MementoApp(App[None]):
     # ------------------------------------------------------------------ app actions
 
     def action_help(self) -> None:
-        """The keys of the screen on top: the dashboard's, or the log screen's own."""
+        """The keys of the screen on top: the dashboard's, or the log or diff screen's own."""
         if isinstance(self.screen, HelpScreen):
             return
         rows = getattr(self.screen, "HELP", None)
-        self.push_screen(HelpScreen(self.keymap_overrides, rows=rows))
+        title = getattr(self.screen, "HELP_TITLE", "Log screen — keys")
+        self.push_screen(HelpScreen(self.keymap_overrides, rows=rows, title=title))
 
 
 def _port(text: str) -> int:

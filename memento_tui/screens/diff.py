@@ -23,6 +23,12 @@ MAX_DIFF_LINES = 20_000
 
 class DiffScreen(Screen[None]):
     BINDINGS = [Binding("escape,q", "app.pop_screen", "Back")]
+    HELP_TITLE = "Diff screen — keys"
+    HELP = (
+        ("escape, q", "back to the dashboard"),
+        ("↑ ↓ pgup pgdn home end", "scroll the commit's diff"),
+        ("?", "this help"),
+    )
 
     class Loaded(Message):
         def __init__(self, text: str, error: str) -> None:

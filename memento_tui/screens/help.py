@@ -18,10 +18,12 @@ _DISPLAY = {"question_mark": "?", "space": "space", "enter": "enter"}
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
 
-    def __init__(self, overrides: dict[str, str], rows: tuple[tuple[str, str], ...] | None = None) -> None:
+    def __init__(self, overrides: dict[str, str], rows: tuple[tuple[str, str], ...] | None = None,
+                 title: str = "Log screen — keys") -> None:
         super().__init__(classes="dialog-screen")
         self.overrides = overrides
-        self.rows = rows  # another screen's keys (the log screen's); None: the dashboard's
+        self.rows = rows  # another screen's keys (the log or diff screen's); None: the dashboard's
+        self.title_text = title
 
     def compose(self) -> ComposeResult:
         if self.rows is not None:
@@ -49,6 +51,6 @@ class HelpScreen(ModalScreen[None]):
         for key, what in rows:
             table.add_row(Text(key), Text(what))
         with VerticalScroll(classes="dialog", id="help-dialog"):
-            yield Static(Text("Log screen — keys", style="bold"))
+            yield Static(Text(self.title_text, style="bold"))
             yield Static(table)
             yield Static(Text("escape closes.", style="dim"))

@@ -23,6 +23,7 @@ class LogScreen(Screen[None]):
         Binding("F", "toggle_follow", "Follow"),
         Binding("p", "patch", "Patch"),
     ]
+    HELP_TITLE = "Log screen — keys"
     HELP = (
         ("escape, q", "back to the dashboard"),
         ("F", "follow the log as it grows (on while the tick runs), or stop following"),

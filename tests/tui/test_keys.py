@@ -230,6 +230,12 @@ async def test_log_diff_and_help(scripted):
         await settle(app, pilot)
         assert isinstance(app.screen, DiffScreen)
         assert "def mul(a, b):" in screen_text(app)
+        await pilot.press("question_mark")  # the diff screen's own keys, not the dashboard's
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        assert "Diff screen — keys" in screen_text(app) and "reset the selected task" not in screen_text(app)
+        await pilot.press("escape")
+        assert await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen))
         await pilot.press("escape")
         assert await wait_for(pilot, lambda: not isinstance(app.screen, DiffScreen))
         # the timeline: newest tick first; enter opens its log
