@@ -23,7 +23,8 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,6 +41,19 @@ _BATCH = 500
 
 # Variables that would point git at another repository or index than root's.
 _REPO_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_COMMON_DIR")
+
+# Every git command Memento runs, whatever the repository's config says (SPEC §13): no
+# hook (commit-tree, update-ref's reference-transaction, checkout's post-checkout), no
+# fsmonitor daemon, no untracked cache or ignoreStat that could hide a file, no signing
+# program. The agent could have set any of these with `git config`.
+HARDENING = (
+    "-c", "core.hooksPath=/dev/null",
+    "-c", "core.fsmonitor=false",
+    "-c", "core.untrackedCache=false",
+    "-c", "core.ignoreStat=false",
+    "-c", "commit.gpgSign=false",
+    "-c", "tag.gpgSign=false",
+)
 
 
 @dataclass(frozen=True)
@@ -113,7 +127,7 @@ def _run(
 ) -> subprocess.CompletedProcess[bytes]:
     try:
         proc = subprocess.run(
-            [git_binary(), "-C", str(root), *args],
+            [git_binary(), *HARDENING, "-C", str(root), *args],
             input=input,
             stdin=None if input is not None else subprocess.DEVNULL,
             capture_output=True,
@@ -125,6 +139,18 @@ def _run(
         err = proc.stderr.decode("utf-8", "replace").strip() or f"exit code {proc.returncode}"
         raise MementoError(f"git {args[0]} failed in {root}: {err}")
     return proc
+
+
+def run_git(
+    root: Path,
+    args: Sequence[str],
+    *,
+    input: bytes | None = None,
+    env: dict[str, str] | None = None,
+    check: bool = True,
+) -> subprocess.CompletedProcess[bytes]:
+    """Run one git command in ``root`` the way all of Memento's are run (hardened, no prompt)."""
+    return _run(Path(root), args, input=input, env=env, check=check)
 
 
 def _out(root: Path, args: Sequence[str], **kw) -> str:
@@ -195,11 +221,47 @@ def _empty_tree(root: Path) -> str:
 # -------------------------------------------------------------------- status
 
 
-def status(root: Path) -> list[StatusEntry]:
-    """``git status --porcelain=v1 -z --untracked-files=all`` below root, parsed."""
+@contextmanager
+def scrubbed_index(root: Path) -> Iterator[dict[str, str]]:
+    """The environment of a private index holding the real index's entries and nothing else.
+
+    Every entry (path, mode, blob, stage) is copied, so what is staged stays staged;
+    their stat data and flags are not, so ``update-index --assume-unchanged`` or
+    ``--skip-worktree`` and a forged stat hide no change: every tracked file is
+    hashed again. The real index is only read.
+    """
     root = Path(root)
+    git_dir, top = _out(root, ["rev-parse", "--absolute-git-dir", "--show-toplevel"]).splitlines()[:2]
+    top = Path(top)
+    fd, tmp_index = tempfile.mkstemp(prefix="memento-scrubbed-index.", dir=git_dir)
+    os.close(fd)
+    os.unlink(tmp_index)  # a missing index file is an empty index; an empty file is not
+    try:
+        entries = _run(top, ["ls-files", "--stage", "-z"], check=False).stdout
+        env = git_env({"GIT_INDEX_FILE": tmp_index, "GIT_OPTIONAL_LOCKS": "1"})
+        _run(top, ["update-index", "-z", "--index-info"], input=entries, env=env)
+        _run(top, ["update-index", "-q", "--refresh"], env=env, check=False)
+        env["GIT_OPTIONAL_LOCKS"] = "0"
+        yield env
+    finally:
+        for leftover in (tmp_index, tmp_index + ".lock"):
+            try:
+                os.unlink(leftover)
+            except FileNotFoundError:
+                pass
+
+
+def status(root: Path, env: dict[str, str] | None = None) -> list[StatusEntry]:
+    """``git status --porcelain=v1 -z --untracked-files=all`` below root, parsed.
+
+    Run on a scrubbed copy of the index (:func:`scrubbed_index`) unless ``env`` names one.
+    """
+    root = Path(root)
+    if env is None:
+        with scrubbed_index(root) as env:
+            return status(root, env)
     prefix = _prefix(root)
-    data = _out(root, ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--", "."])
+    data = _out(root, ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--", "."], env=env)
     fields = _split_z(data)
     entries: list[StatusEntry] = []
     i = 0
@@ -219,9 +281,9 @@ def _strip_prefix(path: str, prefix: str) -> str:
     return path[len(prefix) :] if prefix and path.startswith(prefix) else path
 
 
-def untracked(root: Path) -> set[str]:
+def untracked(root: Path, env: dict[str, str] | None = None) -> set[str]:
     """Untracked (not ignored) files below root, one by one."""
-    return {e.path for e in status(root) if e.xy == "??"}
+    return {e.path for e in status(root, env) if e.xy == "??"}
 
 
 def dirty_paths(root: Path, ignore: Callable[[str], bool] | None = None) -> list[str]:
@@ -268,6 +330,11 @@ def changes_since(root: Path, base: str | None, untracked_before: set[str]) -> l
     "created" with all their lines added (binary files 0/0). Sorted by path.
     """
     root = Path(root)
+    with scrubbed_index(root) as env:
+        return _changes_since(root, base, untracked_before, env)
+
+
+def _changes_since(root: Path, base: str | None, untracked_before: set[str], env: dict[str, str]) -> list[FileChange]:
     tree = base or _empty_tree(root)
     data = _out(
         root,
@@ -284,6 +351,7 @@ def changes_since(root: Path, base: str | None, untracked_before: set[str]) -> l
             tree,
             "--",
         ],
+        env=env,
     )
     kinds: dict[str, str] = {}
     counts: dict[str, tuple[int, int]] = {}
@@ -311,7 +379,7 @@ def changes_since(root: Path, base: str | None, untracked_before: set[str]) -> l
         )
         for path, kind in kinds.items()
     ]
-    for path in untracked(root) - untracked_before - kinds.keys():
+    for path in untracked(root, env) - untracked_before - kinds.keys():
         result.append(FileChange(path, *_count_lines(root / path), "created"))
     return sorted(result, key=lambda c: c.path)
 
@@ -844,7 +912,9 @@ __all__ = [
     "matches_any",
     "read_pattern_file",
     "rollback",
+    "run_git",
     "save_rollback",
+    "scrubbed_index",
     "status",
     "untracked",
 ]

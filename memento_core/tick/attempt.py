@@ -26,6 +26,7 @@ from ..workspace import KEPT_DOCS
 from .context import TaskResult, TickContext
 from .entries import PENDING_COMMIT, fill_commit, last_line, read_tick_result, tail_lines
 from .files import append_log, read_or_none, tail, unlink
+from . import gitstate
 from .guards import Observed, Snapshot, Verdict, check
 from .rollback import note_keys, restore_documents, roll_back
 
@@ -132,7 +133,7 @@ def take_snapshot(ctx: TickContext, base: str | None, untracked: set[str]) -> Sn
         status=read_or_none(ws.status_path) or b"", notes=read_or_none(ws.notes_path) or b"",
         note_keys=frozenset(n.key for n in notes.parse_notes(ws.notes_path)),
         cleanignore=tuple(gitops.read_pattern_file(ws.cleanignore_path)),
-        taken_at=datetime.now(UTC).replace(microsecond=0),
+        taken_at=datetime.now(UTC).replace(microsecond=0), git=gitstate.capture(ctx.root),
     )
 
 
@@ -202,12 +203,13 @@ def commit_memory_writes(ctx: TickContext, task: Task) -> None:
 def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: bool = False) -> Verdict:
     """Observe the work tree and Memento's documents, and judge them against the snapshot."""
     ws, snap = ctx.ws, at.snap
+    git_found = gitstate.put_back(ctx.root, snap.git)  # before any other git command reads it
     folded = gitops.fold_commits(ctx.root, snap.base)
     seen = Observed(
         folded=folded,
         changes=tuple(gitops.changes_since(ctx.root, snap.base, set(snap.untracked))),
         plan=read_or_none(ws.plan_path), project_map=read_or_none(ws.map_path),
-        status=read_or_none(ws.status_path) or b"", note_keys=note_keys(ws),
+        status=read_or_none(ws.status_path) or b"", note_keys=note_keys(ws), git=git_found,
     )
     return check(at.task, snap, seen, plan.meta.max_diff_lines, after_verify=after_verify)
 
@@ -297,6 +299,7 @@ def record_failure(ctx: TickContext, at: Attempt, reason: str, duration: float, 
     """Roll back to the snapshot, count a retry (`[!]` at max_retries), write the entry, commit the docs."""
     ws, task = ctx.ws, at.task
     at.beat.update(stage="failing")
+    gitstate.put_back(ctx.root, at.snap.git)
     rolled = ctx.rolled_back(roll_back(ws, at.snap.base, at.snap.untracked, task.id,
                                        keep_patterns=at.snap.cleanignore))
     crash_point("tick:after-rollback")

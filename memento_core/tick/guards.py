@@ -16,6 +16,7 @@ from ..errors import MementoError
 from ..gitops import FileChange, matches_any
 from ..plan import Task, decode_text, scan_plan
 from ..workspace import KEPT_DOCS, OWN_DOCS
+from .gitstate import GitState
 
 MAP_REL = "docs/PROJECT_MAP.md"
 PLAN_REL = "docs/MASTER_PLAN.md"
@@ -34,6 +35,7 @@ class Snapshot:
     note_keys: frozenset[str]
     cleanignore: tuple[str, ...]  # .memento_cleanignore as it was: the agent cannot widen it
     taken_at: datetime | None = None  # UTC, whole seconds (the precision of a note's timestamp)
+    git: GitState | None = None  # .git/config, info/, hooks/, every ref and HEAD
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,7 @@ class Observed:
     project_map: bytes | None
     status: bytes
     note_keys: frozenset[str] | None  # None: HUMAN_NOTES.md no longer parses
+    git: GitState | None = None  # as found, before it was restored
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,10 @@ def check(task: Task, snap: Snapshot, seen: Observed, max_diff_lines: int, *, af
     plan_change = own_definition_change(snap.plan, seen.plan, task.id)
     if plan_change:
         reasons.append(f"{prefix}{plan_change} in {PLAN_REL}")
+    if snap.git is not None and seen.git is not None:
+        damage = git_damage(snap.git, seen.git)
+        if damage:
+            reasons.append(f"{prefix}changed git's own state: {damage} (restored)")
     history = history_damage(snap, seen.status, seen.note_keys)
     if history:
         reasons.append(f"{prefix}{history}")
@@ -147,3 +154,33 @@ def _definition(data: bytes, task_id: str) -> tuple[str, str] | None:
         return None
     block = "\n".join(ln for ln in task.block.splitlines() if not ln.strip().startswith("- retries:"))
     return task.raw_rest.strip(), block.strip()
+
+
+def git_damage(before: GitState, after: GitState) -> str:
+    """'' unless HEAD, a ref other than HEAD's branch (whose new commits are folded) or a
+    watched file of `.git/` differs; else what differs, in one clause per kind."""
+    parts = []
+    if after.head != before.head:
+        parts.append(f"moved HEAD from {_head_name(before.head)} to {_head_name(after.head)}")
+    mine = {before.branch}
+    refs = set(before.refs) | set(after.refs)
+    for verb, names in (
+        ("deleted", [r for r in refs if r not in after.refs]),
+        ("created", [r for r in refs if r not in before.refs]),
+        ("moved", [r for r in refs if r in before.refs and r in after.refs and before.refs[r] != after.refs[r]]),
+    ):
+        names = sorted(set(names) - mine)
+        if names:
+            parts.append(f"{verb} {_listed(names)}")
+    files = sorted(p for p in set(before.files) | set(after.files) if before.files.get(p) != after.files.get(p))
+    if files:
+        parts.append("wrote " + _listed([f".git/{p}" for p in files]))
+    return "; ".join(parts)
+
+
+def _head_name(head: str) -> str:
+    return head[5:] if head.startswith("ref: ") else (head[:7] or "nothing")
+
+
+def _listed(names: list[str], limit: int = 10) -> str:
+    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")

@@ -6,10 +6,12 @@ from dataclasses import replace
 
 from memento_core.gitops import FileChange
 from memento_core.plan import parse_plan_text
+from memento_core.tick.gitstate import GitState
 from memento_core.tick.guards import (
     Observed,
     Snapshot,
     check,
+    git_damage,
     history_damage,
     is_own_temp,
     own_definition_change,
@@ -126,3 +128,36 @@ def test_every_reason_is_reported_together_in_order():
         ["the", "agent", "made"], ["the", "agent", "edited"], ["the", "agent", "removed"],
         ["guard", "file", "changed:"], ["changed", "files", "outside"], ["diff", "too", "large:"]]
     assert verdict.reason == "; ".join(verdict.reasons)
+
+
+# ---------------------------------------------------------------- git's own state (SPEC §13)
+
+GIT = GitState(head="ref: refs/heads/main",
+               refs={"refs/heads/main": "a" * 40, "refs/heads/feature": "b" * 40, "refs/tags/v1": "c" * 40,
+                     "refs/stash": "d" * 40},
+               files={"config": (0o100644, b"[core]\n"), "hooks": (0o040000, b""),
+                      "hooks/pre-push": (0o100755, b"#!/bin/sh\n")})
+
+
+def test_the_agents_commits_on_heads_branch_are_not_git_damage():
+    moved = replace(GIT, refs={**GIT.refs, "refs/heads/main": "e" * 40})
+    assert git_damage(GIT, moved) == ""
+    assert git_damage(GIT, replace(GIT, index=b"other", stash_log=b"x")) == ""  # restored, never compared
+
+
+def test_every_kind_of_git_damage_is_named():
+    refs = {k: v for k, v in GIT.refs.items() if k != "refs/tags/v1"}
+    refs.update({"refs/heads/x": "f" * 40, "refs/stash": "0" * 40})
+    files = {**GIT.files, "hooks/pre-commit": (0o100755, b"evil"), "config": (0o100644, b"[core]\nhooksPath=/x\n")}
+    del files["hooks/pre-push"]
+    damage = git_damage(GIT, GitState(head="ref: refs/heads/x", refs=refs, files=files))
+    assert damage == ("moved HEAD from refs/heads/main to refs/heads/x; deleted refs/tags/v1; created refs/heads/x; "
+                      "moved refs/stash; wrote .git/config, .git/hooks/pre-commit, .git/hooks/pre-push")
+    assert git_damage(GIT, replace(GIT, head="1234567" + "0" * 33)) == "moved HEAD from refs/heads/main to 1234567"
+
+
+def test_git_damage_is_a_guard_failure():
+    snap = replace(SNAP, git=GIT)
+    verdict = check(TASK, snap, seen(git=replace(GIT, files={})), 50)
+    assert verdict.reasons == ("the agent changed git's own state: wrote .git/config, .git/hooks, "
+                               ".git/hooks/pre-push (restored)",)
