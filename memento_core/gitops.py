@@ -21,6 +21,7 @@ import functools
 import os
 import re
 import shutil
+import stat
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -477,19 +478,61 @@ def _expand_dirs(root: Path, paths: list[str]) -> list[str]:
     return sorted(files)
 
 
-def commit_paths(root: Path, paths: Iterable[str], message: str, author: str = "") -> str:
+ZERO_OID = "0" * 40
+# (mode, blob id) of a file as it was hashed; GONE for a path that was not there.
+Blob = tuple[str, str]
+GONE: Blob = ("0", ZERO_OID)
+
+
+def hash_blobs(root: Path, paths: Iterable[str]) -> dict[str, Blob]:
+    """Each path's (mode, blob id) as it is now, the blob written into the object store
+    (``git hash-object -w``), so a commit can be made of exactly these contents later
+    whatever happens to the files meanwhile. A path that is gone is GONE; a folder is left out.
+    """
+    root = Path(root)
+    blobs: dict[str, Blob] = {}
+    files: list[str] = []
+    modes: dict[str, str] = {}
+    for path in sorted(set(paths)):
+        try:
+            st = os.lstat(root / path)
+        except (FileNotFoundError, NotADirectoryError):
+            blobs[path] = GONE
+            continue
+        if stat.S_ISLNK(st.st_mode):
+            target = os.fsencode(os.readlink(root / path))
+            blobs[path] = ("120000", _out(root, ["hash-object", "-w", "--stdin"], input=target).strip())
+        elif stat.S_ISREG(st.st_mode):
+            files.append(path)
+            modes[path] = "100755" if st.st_mode & 0o111 else "100644"
+    for batch in _batches(files):
+        oids = _out(root, ["hash-object", "-w", "--", *batch]).split()
+        blobs.update({path: (modes[path], oid) for path, oid in zip(batch, oids, strict=True)})
+    return blobs
+
+
+def _index_info(prefix: str, blobs: dict[str, Blob]) -> bytes:
+    """``update-index --index-info`` lines (their paths are from the top level, hence ``prefix``)."""
+    return b"".join(f"{mode} {oid} 0\t".encode() + os.fsencode(prefix + path) + b"\0"
+                    for path, (mode, oid) in sorted(blobs.items()))
+
+
+def commit_paths(root: Path, paths: Iterable[str], message: str, author: str = "",
+                 blobs: dict[str, Blob] | None = None) -> str:
     """Commit exactly ``paths`` as they are in the work tree; returns the new commit's sha.
 
     New, modified and deleted files are all recorded; other staged or dirty
     files are neither committed nor unstaged; listed paths that did not
     change are fine; a folder stands for the files below it that git
     tracks or would add (.gitignore applies). Works on an unborn branch.
-    Commit hooks do not run.
+    Commit hooks do not run. ``blobs`` (from :func:`hash_blobs`): those paths are
+    committed as they were when hashed, not as they are now.
     Raises MementoError (with git's message) on failure, including when
     the commit would change nothing.
     """
     root = Path(root)
-    paths = _expand_dirs(root, sorted({p.rstrip("/") for p in paths if p}))
+    blobs = blobs or {}
+    paths = _expand_dirs(root, sorted({p.rstrip("/") for p in [*paths, *blobs] if p}))
     git_dir, parent, parent_tree = _commit_base(root)
     ident = identity_env(root, author)
     fd, tmp_index = tempfile.mkstemp(prefix="memento-index.", dir=git_dir)
@@ -500,13 +543,16 @@ def commit_paths(root: Path, paths: Iterable[str], message: str, author: str = "
             _run(root, ["read-tree", parent], env=env)
         else:
             _run(root, ["read-tree", "--empty"], env=env)
-        if paths:
+        from_disk = [p for p in paths if p not in blobs]
+        if from_disk:
             _run(
                 root,
                 ["update-index", "--add", "--remove", "--replace", "-z", "--stdin"],
-                input=_nul_paths(paths),
+                input=_nul_paths(from_disk),
                 env=env,
             )
+        if blobs:
+            _run(root, ["update-index", "--replace", "-z", "--index-info"], input=_index_info(_prefix(root), blobs), env=env)
         tree = _out(root, ["write-tree"], env=env).strip()
     finally:
         for leftover in (tmp_index, tmp_index + ".lock"):
@@ -905,6 +951,7 @@ __all__ = [
     "fold_commits",
     "git_binary",
     "git_env",
+    "hash_blobs",
     "head",
     "identity_env",
     "is_repo",

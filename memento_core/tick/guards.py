@@ -9,6 +9,7 @@ is unit-tested on values (tests/core/tick/test_guards.py).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -36,6 +37,7 @@ class Snapshot:
     cleanignore: tuple[str, ...]  # .memento_cleanignore as it was: the agent cannot widen it
     taken_at: datetime | None = None  # UTC, whole seconds (the precision of a note's timestamp)
     git: GitState | None = None  # .git/config, info/, hooks/, every ref and HEAD
+    runtime: tuple[tuple[str, bytes | None], ...] = ()  # .memento/state.json, logs/cron.log (ownfiles.py)
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,7 @@ class Observed:
     status: bytes
     note_keys: frozenset[str] | None  # None: HUMAN_NOTES.md no longer parses
     git: GitState | None = None  # as found, before it was restored
+    links: tuple[str, ...] = ()  # Memento's files and folders found replaced by symbolic links
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,9 @@ def check(task: Task, snap: Snapshot, seen: Observed, max_diff_lines: int, *, af
     plan_change = own_definition_change(snap.plan, seen.plan, task.id)
     if plan_change:
         reasons.append(f"{prefix}{plan_change} in {PLAN_REL}")
+    if seen.links:
+        reasons.append(f"{prefix}replaced Memento's own files by symbolic links: {_listed(list(seen.links))} "
+                       "(the links removed, the files restored)")
     if snap.git is not None and seen.git is not None:
         damage = git_damage(snap.git, seen.git)
         if damage:
@@ -184,3 +190,12 @@ def _head_name(head: str) -> str:
 
 def _listed(names: list[str], limit: int = 10) -> str:
     return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def changed_during_verify(before: Mapping[str, tuple[str, str]], after: Mapping[str, tuple[str, str]]) -> str:
+    """'' unless a file of the change was not the same (mode, blob) after verify as before
+    it: then what verify passed on is not one thing, and neither version is committed."""
+    moved = sorted(p for p in before if p in after and before[p] != after[p])
+    if not moved:
+        return ""
+    return f"changed while verify ran: {_listed(moved)} (what verify checked is not what is there now)"

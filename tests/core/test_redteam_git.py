@@ -9,7 +9,10 @@ a person owns is byte-identical, and the next honest tick works.
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -160,3 +163,86 @@ def test_head_moved_to_a_branch_of_the_agents_is_put_back(tmp_path):
 
 def test_an_edited_git_config_is_restored(tmp_path):
     attack(tmp_path, agent("git_edits_config.py"), expect="changed git's own state: wrote .git/config (restored)")
+
+
+# ---------------------------------------------------------------- Memento's own files as symlinks
+
+
+@pytest.mark.parametrize("rel", ["docs/TICK_STATUS.md", ".memento/state.json", "logs/cron.log",
+                                 "docs/MASTER_PLAN.md", "logs"])
+def test_a_memento_file_replaced_by_a_symlink_is_never_written_through(tmp_path, rel):
+    outside = tmp_path / "a-persons-files"
+    outside.mkdir()
+    target = outside / "diary.txt"
+    target.write_bytes(b"a person's diary\n## [2026-01-01T00:00:00Z] Tick #9\n")
+    if rel == "logs":
+        target = outside
+    listing = {p.name: p.read_bytes() for p in outside.iterdir()}
+    ws = hostile_ws(tmp_path, agent("links_own_file.py", rel, str(target)))
+    start = git(ws.root, "rev-parse", "HEAD").strip()
+    status_before = ws.status_path.read_bytes()
+    outcome = run_tick(ws.root)
+    (result,) = outcome.results
+    assert not result.passed
+    assert f"replaced Memento's own files by symbolic links: {rel}" in result.reason, result.reason
+    assert {p.name: p.read_bytes() for p in outside.iterdir()} == listing  # nothing written outside
+    assert not (ws.root / rel).is_symlink()
+    assert ws.status_path.read_bytes().startswith(status_before.rstrip(b"\n"))
+    assert [e.status for e in entries(ws)] == ["FAILED"]
+    assert not (ws.root / "hello.txt").exists()
+    honest_tick_works(ws)
+    assert {p.name: p.read_bytes() for p in outside.iterdir()} == listing
+    # No commit since the start records a symbolic link, nor the diary's words.
+    for sha in git(ws.root, "rev-list", f"{start}..HEAD").split():
+        assert "120000" not in git(ws.root, "ls-tree", "-r", sha)
+        assert b"a person's diary" not in subprocess.run(["git", "show", sha], cwd=ws.root,
+                                                           capture_output=True).stdout
+
+
+# ---------------------------------------------------------------- what is committed is what verify checked
+
+
+def test_a_daemon_rewriting_a_file_after_verify_does_not_get_it_committed(tmp_path):
+    pidfile = tmp_path / "daemon.pid"
+    ws = hostile_ws(tmp_path, agent("daemon_rewrites_after_verify.py", "hello.txt", "forged-never-verified",
+                                    str(pidfile)))
+    try:
+        outcome = run_tick(ws.root)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not (pidfile.exists() and pidfile.read_text().endswith(" done")):
+            time.sleep(0.01)
+    finally:
+        if pidfile.exists():
+            try:
+                os.kill(int(pidfile.read_text().split()[0]), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    (result,) = outcome.results
+    # However the race went, the commit holds what verify passed on, never the daemon's text.
+    for sha in git(ws.root, "rev-list", "HEAD").split():
+        blob = subprocess.run(["git", "show", f"{sha}:hello.txt"], cwd=ws.root, capture_output=True).stdout
+        assert b"forged" not in blob
+    if result.passed:
+        assert git(ws.root, "show", "HEAD:hello.txt") == "done\n"
+
+
+def test_the_commit_is_made_of_the_hashed_blobs_not_the_files(tmp_path):
+    from memento_core import gitops
+
+    ws = make_ws(tmp_path, "true")
+    root = ws.root
+    (root / "hello.txt").write_text("verified\n")
+    (root / "run.sh").write_text("#!/bin/sh\n")
+    (root / "run.sh").chmod(0o755)
+    (root / "link").symlink_to("hello.txt")
+    blobs = gitops.hash_blobs(root, ["hello.txt", "run.sh", "link", "guarded.txt", "missing.txt"])
+    (root / "hello.txt").write_text("rewritten afterwards\n")
+    (root / "guarded.txt").unlink()
+    sha = gitops.commit_paths(root, ["hello.txt"], "m", blobs=blobs)
+    assert git(root, "show", f"{sha}:hello.txt") == "verified\n"
+    assert "100755 blob" in git(root, "ls-tree", sha, "run.sh")
+    assert git(root, "ls-tree", sha, "link").startswith("120000 blob")
+    assert git(root, "show", f"{sha}:guarded.txt") == "do not touch\n"  # hashed while it was there
+    assert blobs["missing.txt"] == gitops.GONE
+    # The real index agrees with the commit; the rewritten file shows as a change on disk.
+    assert set(git(root, "status", "--porcelain", "--", "hello.txt", "guarded.txt").splitlines()) == {" M hello.txt", " D guarded.txt"}
