@@ -228,6 +228,11 @@ def locked_edit(path: Path, transform: Callable[[bytes], bytes | None]) -> bytes
         raise MementoError("the file keeps changing underneath the edit; try again", path=path)
 
 
+def read_no_follow(path: Path) -> bytes:
+    """The file's bytes (b"" when missing); SymlinkRefused when it is a symbolic link."""
+    return _read_or_empty(Path(path))
+
+
 def _read_or_empty(path: Path) -> bytes:
     """The file's bytes (b"" when missing), never read through a symbolic link."""
     try:

@@ -216,6 +216,7 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
         changes=tuple(gitops.changes_since(ctx.root, snap.base, set(snap.untracked))),
         plan=read_or_none(ws.plan_path), project_map=read_or_none(ws.map_path),
         status=read_or_none(ws.status_path) or b"", note_keys=note_keys(ws), git=git_found, links=links,
+        notes=read_or_none(ws.notes_path) or b"", notes_added=notes.added_keys(ws.notes_added_path),
     )
     return check(at.task, snap, seen, plan.meta.max_diff_lines, after_verify=after_verify)
 

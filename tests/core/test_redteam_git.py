@@ -246,3 +246,47 @@ def test_the_commit_is_made_of_the_hashed_blobs_not_the_files(tmp_path):
     assert blobs["missing.txt"] == gitops.GONE
     # The real index agrees with the commit; the rewritten file shows as a change on disk.
     assert set(git(root, "status", "--porcelain", "--", "hello.txt", "guarded.txt").splitlines()) == {" M hello.txt", " D guarded.txt"}
+
+
+# ---------------------------------------------------------------- Memento's documents forged during the run
+
+TWO = CHECKED + """- [ ] `T-2` [MODULE:two] Second
+  - verify: `true`
+  - context_files: [two.txt]
+  - retries: 0
+"""
+
+
+@pytest.mark.parametrize(("mode", "reason"), [
+    ("entry", "the agent wrote into docs/TICK_STATUS.md (only Memento appends to it)"),
+    ("note", "the agent wrote 1 note(s) by hand in docs/HUMAN_NOTES.md"),
+    ("read", "the agent changed the read mark of 1 note(s) in docs/HUMAN_NOTES.md"),
+    ("plan", "the agent marked T-2 [x]; edited the definition of T-2 in docs/MASTER_PLAN.md"),
+    ("meta", "the agent changed Meta max_diff_lines in docs/MASTER_PLAN.md"),
+])
+def test_documents_forged_during_the_run_are_in_no_commit_and_not_on_disk(tmp_path, mode, reason):
+    from memento_core.notes import add_note, parse_notes
+
+    ws = make_ws(tmp_path, agent("forges_documents.py", mode), tasks=TWO)
+    (ws.root / "check.sh").write_text("grep -q done hello.txt\n")
+    add_note(ws.notes_path, "a person's note for T-2", target="T-2")
+    git(ws.root, "add", "-A")
+    git(ws.root, "commit", "-qm", "the check and a note")
+    start = git(ws.root, "rev-parse", "HEAD").strip()
+    outcome = run_tick(ws.root)
+    (result,) = outcome.results
+    assert not result.passed
+    assert reason in result.reason, result.reason
+    honest_tick_works(ws)
+
+    def forged_anywhere() -> list[str]:
+        hits = [p.name for p in (ws.root / "docs").iterdir() if p.is_file() and "FORGED" in p.read_text()]
+        history = git(ws.root, "log", "-p", f"{start}..HEAD")
+        return hits + (["a commit"] if "FORGED" in history or "max_diff_lines: 1000000" in history else [])
+
+    assert forged_anywhere() == []
+    plan = parse_plan(ws.plan_path)
+    assert plan.task("T-2").status == " " and plan.task("T-2").context_files == ("two.txt",)
+    assert plan.meta.max_diff_lines == 50
+    assert [n.read for n in parse_notes(ws.notes_path) if n.text == "a person's note for T-2"] == [False]
+    assert [e.task_id for e in entries(ws) if e.status == "SUCCESS"] == ["T-1"]

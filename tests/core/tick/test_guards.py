@@ -15,6 +15,7 @@ from memento_core.tick.guards import (
     history_damage,
     is_own_temp,
     own_definition_change,
+    plan_damage,
     task_change,
 )
 
@@ -89,12 +90,18 @@ def test_project_map_edits_are_refused_but_a_missing_map_may_be_created():
     assert check(TASK, no_map, seen(change("docs/PROJECT_MAP.md"), project_map=b"# new\n"), 50).reasons == ()
 
 
-def test_the_running_tasks_definition_is_guarded_other_tasks_are_not():
+def test_the_running_tasks_definition_is_guarded_and_other_tasks_change_only_through_memento():
     own = PLAN.replace("- verify: `true`\n  - context_files: [src/", "- verify: `exit 0`\n  - context_files: [src/", 1)
     assert check(TASK, SNAP, seen(plan=own.encode()), 50).reasons == (
         "the agent edited the definition of T-1 in docs/MASTER_PLAN.md",)
-    other = PLAN.replace("context_files: [other/]", "context_files: [/]")
-    assert check(TASK, SNAP, seen(plan=other.encode()), 50).reasons == ()
+    # SPEC §13: without a sandbox an edit by hand during the run may be the agent's.
+    other = PLAN.replace("context_files: [other/]", "context_files: [/]").replace("- [ ] T-2", "- [x] T-2")
+    other = other.replace("max_diff_lines: 50", "max_diff_lines: 1000000")
+    assert check(TASK, SNAP, seen(plan=other.encode()), 50).reasons == (
+        "the agent changed Meta max_diff_lines; marked T-2 [x]; edited the definition of T-2 in "
+        "docs/MASTER_PLAN.md (by hand: `memento skip`, `reset`, `pause` are kept)",)
+    skipped = PLAN.replace("- [ ] T-2", "- [-] T-2").replace("context_files: [other/]", "context_files: [other/]\n  - reason: not needed")
+    assert plan_damage(PLAN_BYTES, skipped.encode(), "T-1") == ""  # `memento skip T-2`
     retries = PLAN.replace("- retries: 0", "- retries: 1")  # Memento's own field
     assert own_definition_change(PLAN_BYTES, retries.encode(), "T-1") == ""
     assert own_definition_change(PLAN_BYTES, None, "T-1") == "deleted the plan"
@@ -103,7 +110,9 @@ def test_the_running_tasks_definition_is_guarded_other_tasks_are_not():
 
 
 def test_history_damage_status_log_rewritten_or_notes_removed():
-    assert history_damage(SNAP, STATUS + b"\n---\nmore\n", frozenset({"n1", "n2", "n3"})) == ""
+    assert history_damage(SNAP, STATUS + b"\n\n", frozenset({"n1", "n2", "n3"})) == ""
+    # Only the tick appends, and not while the agent runs (SPEC §13: no forged entry).
+    assert history_damage(SNAP, STATUS + b"\n---\nmore\n", SNAP.note_keys).startswith("wrote into docs/TICK_STATUS.md")
     assert history_damage(SNAP, b"# TICK STATUS\n", SNAP.note_keys).startswith("rewrote docs/TICK_STATUS.md")
     assert history_damage(SNAP, STATUS, frozenset({"n1"})) == "removed 1 note(s) from docs/HUMAN_NOTES.md"
     assert history_damage(SNAP, STATUS, None) == "made docs/HUMAN_NOTES.md unreadable"
