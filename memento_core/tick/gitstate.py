@@ -26,6 +26,8 @@ from .. import gitops
 
 # Below the common git directory: what configures git, and what hides files from it.
 WATCHED = ("config", "info", "hooks", "objects/info/alternates")
+# Written by git itself (`update-server-info`, which `git gc` and `repack` run): not the agent's.
+GENERATED = frozenset({"info/refs"})
 # Not compared, only put back: the stash's list of entries lives in its reflog.
 STASH_LOG = "logs/refs/stash"
 # A lock file the agent leaves behind would make every later git command fail.
@@ -128,6 +130,8 @@ def _files(common: Path) -> dict[str, Entry]:
 
 
 def _walk(base: Path, rel: str, found: dict[str, Entry]) -> None:
+    if rel in GENERATED:
+        return
     path = base / rel
     try:
         st = os.lstat(path)

@@ -290,3 +290,13 @@ def test_documents_forged_during_the_run_are_in_no_commit_and_not_on_disk(tmp_pa
     assert plan.meta.max_diff_lines == 50
     assert [n.read for n in parse_notes(ws.notes_path) if n.text == "a person's note for T-2"] == [False]
     assert [e.task_id for e in entries(ws) if e.status == "SUCCESS"] == ["T-1"]
+
+
+def test_files_git_writes_itself_are_not_the_agents(tmp_path):
+    from memento_core.tick import gitstate
+    from memento_core.tick.guards import git_damage
+
+    ws = hostile_ws(tmp_path, "true")
+    before = gitstate.capture(ws.root)
+    git(ws.root, "gc", "-q")  # packs refs, writes .git/info/refs and objects/info/packs
+    assert git_damage(before, gitstate.capture(ws.root)) == ""
