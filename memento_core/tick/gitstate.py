@@ -42,7 +42,7 @@ class GitState:
     """HEAD, every ref, and the files of `.git/` an agent could use against Memento."""
 
     head: str  # "ref: refs/heads/main", or a commit id when detached
-    refs: Mapping[str, str]  # refname -> object id (branches, tags, stash, remotes, notes)
+    refs: Mapping[str, str]  # refname -> object id (branches, tags, stash, notes; not refs/remotes/)
     files: Mapping[str, Entry]  # path below the common git dir -> entry (WATCHED)
     git_dir: str = field(default="", compare=False)
     common_dir: str = field(default="", compare=False)
@@ -113,12 +113,18 @@ def _head(root: Path) -> str:
     return proc.stdout.decode().strip()
 
 
+# Remote-tracking refs move whenever something fetches (an editor's auto-fetch, say) and
+# are fetched again at will: neither compared nor restored.
+UNWATCHED_REFS = ("refs/remotes/",)
+
+
 def _refs(root: Path) -> dict[str, str]:
     out = gitops.run_git(root, ["for-each-ref", "--format=%(objectname) %(refname)"]).stdout
     refs = {}
     for line in out.decode("utf-8", "surrogateescape").splitlines():
         sha, _, name = line.partition(" ")
-        refs[name] = sha
+        if not name.startswith(UNWATCHED_REFS):
+            refs[name] = sha
     return refs
 
 
