@@ -24,7 +24,8 @@ import shutil
 import stat
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +42,19 @@ _BATCH = 500
 
 # Variables that would point git at another repository or index than root's.
 _REPO_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_COMMON_DIR")
+
+# Every git command Memento runs, whatever the repository's config says (SPEC §13): no
+# hook (commit-tree, update-ref's reference-transaction, checkout's post-checkout), no
+# fsmonitor daemon, no untracked cache or ignoreStat that could hide a file, no signing
+# program. The agent could have set any of these with `git config`.
+HARDENING = (
+    "-c", "core.hooksPath=/dev/null",
+    "-c", "core.fsmonitor=false",
+    "-c", "core.untrackedCache=false",
+    "-c", "core.ignoreStat=false",
+    "-c", "commit.gpgSign=false",
+    "-c", "tag.gpgSign=false",
+)
 
 
 @dataclass(frozen=True)
@@ -114,7 +128,7 @@ def _run(
 ) -> subprocess.CompletedProcess[bytes]:
     try:
         proc = subprocess.run(
-            [git_binary(), "-C", str(root), *args],
+            [git_binary(), *HARDENING, "-C", str(root), *args],
             input=input,
             stdin=None if input is not None else subprocess.DEVNULL,
             capture_output=True,
@@ -126,6 +140,18 @@ def _run(
         err = proc.stderr.decode("utf-8", "replace").strip() or f"exit code {proc.returncode}"
         raise MementoError(f"git {args[0]} failed in {root}: {err}")
     return proc
+
+
+def run_git(
+    root: Path,
+    args: Sequence[str],
+    *,
+    input: bytes | None = None,
+    env: dict[str, str] | None = None,
+    check: bool = True,
+) -> subprocess.CompletedProcess[bytes]:
+    """Run one git command in ``root`` the way all of Memento's are run (hardened, no prompt)."""
+    return _run(Path(root), args, input=input, env=env, check=check)
 
 
 def _out(root: Path, args: Sequence[str], **kw) -> str:
@@ -196,11 +222,47 @@ def _empty_tree(root: Path) -> str:
 # -------------------------------------------------------------------- status
 
 
-def status(root: Path) -> list[StatusEntry]:
-    """``git status --porcelain=v1 -z --untracked-files=all`` below root, parsed."""
+@contextmanager
+def scrubbed_index(root: Path) -> Iterator[dict[str, str]]:
+    """The environment of a private index holding the real index's entries and nothing else.
+
+    Every entry (path, mode, blob, stage) is copied, so what is staged stays staged;
+    their stat data and flags are not, so ``update-index --assume-unchanged`` or
+    ``--skip-worktree`` and a forged stat hide no change: every tracked file is
+    hashed again. The real index is only read.
+    """
     root = Path(root)
+    git_dir, top = _out(root, ["rev-parse", "--absolute-git-dir", "--show-toplevel"]).splitlines()[:2]
+    top = Path(top)
+    fd, tmp_index = tempfile.mkstemp(prefix="memento-scrubbed-index.", dir=git_dir)
+    os.close(fd)
+    os.unlink(tmp_index)  # a missing index file is an empty index; an empty file is not
+    try:
+        entries = _run(top, ["ls-files", "--stage", "-z"], check=False).stdout
+        env = git_env({"GIT_INDEX_FILE": tmp_index, "GIT_OPTIONAL_LOCKS": "1"})
+        _run(top, ["update-index", "-z", "--index-info"], input=entries, env=env)
+        _run(top, ["update-index", "-q", "--refresh"], env=env, check=False)
+        env["GIT_OPTIONAL_LOCKS"] = "0"
+        yield env
+    finally:
+        for leftover in (tmp_index, tmp_index + ".lock"):
+            try:
+                os.unlink(leftover)
+            except FileNotFoundError:
+                pass
+
+
+def status(root: Path, env: dict[str, str] | None = None) -> list[StatusEntry]:
+    """``git status --porcelain=v1 -z --untracked-files=all`` below root, parsed.
+
+    Run on a scrubbed copy of the index (:func:`scrubbed_index`) unless ``env`` names one.
+    """
+    root = Path(root)
+    if env is None:
+        with scrubbed_index(root) as env:
+            return status(root, env)
     prefix = _prefix(root)
-    data = _out(root, ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--", "."])
+    data = _out(root, ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--", "."], env=env)
     fields = _split_z(data)
     entries: list[StatusEntry] = []
     i = 0
@@ -220,9 +282,9 @@ def _strip_prefix(path: str, prefix: str) -> str:
     return path[len(prefix) :] if prefix and path.startswith(prefix) else path
 
 
-def untracked(root: Path) -> set[str]:
+def untracked(root: Path, env: dict[str, str] | None = None) -> set[str]:
     """Untracked (not ignored) files below root, one by one."""
-    return {e.path for e in status(root) if e.xy == "??"}
+    return {e.path for e in status(root, env) if e.xy == "??"}
 
 
 def dirty_paths(root: Path, ignore: Callable[[str], bool] | None = None) -> list[str]:
@@ -269,6 +331,11 @@ def changes_since(root: Path, base: str | None, untracked_before: set[str]) -> l
     "created" with all their lines added (binary files 0/0). Sorted by path.
     """
     root = Path(root)
+    with scrubbed_index(root) as env:
+        return _changes_since(root, base, untracked_before, env)
+
+
+def _changes_since(root: Path, base: str | None, untracked_before: set[str], env: dict[str, str]) -> list[FileChange]:
     tree = base or _empty_tree(root)
     data = _out(
         root,
@@ -285,6 +352,7 @@ def changes_since(root: Path, base: str | None, untracked_before: set[str]) -> l
             tree,
             "--",
         ],
+        env=env,
     )
     kinds: dict[str, str] = {}
     counts: dict[str, tuple[int, int]] = {}
@@ -312,7 +380,7 @@ def changes_since(root: Path, base: str | None, untracked_before: set[str]) -> l
         )
         for path, kind in kinds.items()
     ]
-    for path in untracked(root) - untracked_before - kinds.keys():
+    for path in untracked(root, env) - untracked_before - kinds.keys():
         result.append(FileChange(path, *_count_lines(root / path), "created"))
     return sorted(result, key=lambda c: c.path)
 
@@ -410,19 +478,61 @@ def _expand_dirs(root: Path, paths: list[str]) -> list[str]:
     return sorted(files)
 
 
-def commit_paths(root: Path, paths: Iterable[str], message: str, author: str = "") -> str:
+ZERO_OID = "0" * 40
+# (mode, blob id) of a file as it was hashed; GONE for a path that was not there.
+Blob = tuple[str, str]
+GONE: Blob = ("0", ZERO_OID)
+
+
+def hash_blobs(root: Path, paths: Iterable[str]) -> dict[str, Blob]:
+    """Each path's (mode, blob id) as it is now, the blob written into the object store
+    (``git hash-object -w``), so a commit can be made of exactly these contents later
+    whatever happens to the files meanwhile. A path that is gone is GONE; a folder is left out.
+    """
+    root = Path(root)
+    blobs: dict[str, Blob] = {}
+    files: list[str] = []
+    modes: dict[str, str] = {}
+    for path in sorted(set(paths)):
+        try:
+            st = os.lstat(root / path)
+        except (FileNotFoundError, NotADirectoryError):
+            blobs[path] = GONE
+            continue
+        if stat.S_ISLNK(st.st_mode):
+            target = os.fsencode(os.readlink(root / path))
+            blobs[path] = ("120000", _out(root, ["hash-object", "-w", "--stdin"], input=target).strip())
+        elif stat.S_ISREG(st.st_mode):
+            files.append(path)
+            modes[path] = "100755" if st.st_mode & 0o111 else "100644"
+    for batch in _batches(files):
+        oids = _out(root, ["hash-object", "-w", "--", *batch]).split()
+        blobs.update({path: (modes[path], oid) for path, oid in zip(batch, oids, strict=True)})
+    return blobs
+
+
+def _index_info(prefix: str, blobs: dict[str, Blob]) -> bytes:
+    """``update-index --index-info`` lines (their paths are from the top level, hence ``prefix``)."""
+    return b"".join(f"{mode} {oid} 0\t".encode() + os.fsencode(prefix + path) + b"\0"
+                    for path, (mode, oid) in sorted(blobs.items()))
+
+
+def commit_paths(root: Path, paths: Iterable[str], message: str, author: str = "",
+                 blobs: dict[str, Blob] | None = None) -> str:
     """Commit exactly ``paths`` as they are in the work tree; returns the new commit's sha.
 
     New, modified and deleted files are all recorded; other staged or dirty
     files are neither committed nor unstaged; listed paths that did not
     change are fine; a folder stands for the files below it that git
     tracks or would add (.gitignore applies). Works on an unborn branch.
-    Commit hooks do not run.
+    Commit hooks do not run. ``blobs`` (from :func:`hash_blobs`): those paths are
+    committed as they were when hashed, not as they are now.
     Raises MementoError (with git's message) on failure, including when
     the commit would change nothing.
     """
     root = Path(root)
-    paths = _expand_dirs(root, sorted({p.rstrip("/") for p in paths if p}))
+    blobs = blobs or {}
+    paths = _expand_dirs(root, sorted({p.rstrip("/") for p in [*paths, *blobs] if p}))
     git_dir, parent, parent_tree = _commit_base(root)
     ident = identity_env(root, author)
     fd, tmp_index = tempfile.mkstemp(prefix="memento-index.", dir=git_dir)
@@ -433,13 +543,16 @@ def commit_paths(root: Path, paths: Iterable[str], message: str, author: str = "
             _run(root, ["read-tree", parent], env=env)
         else:
             _run(root, ["read-tree", "--empty"], env=env)
-        if paths:
+        from_disk = [p for p in paths if p not in blobs]
+        if from_disk:
             _run(
                 root,
                 ["update-index", "--add", "--remove", "--replace", "-z", "--stdin"],
-                input=_nul_paths(paths),
+                input=_nul_paths(from_disk),
                 env=env,
             )
+        if blobs:
+            _run(root, ["update-index", "--replace", "-z", "--index-info"], input=_index_info(_prefix(root), blobs), env=env)
         tree = _out(root, ["write-tree"], env=env).strip()
     finally:
         for leftover in (tmp_index, tmp_index + ".lock"):
@@ -919,6 +1032,7 @@ __all__ = [
     "fold_commits",
     "git_binary",
     "git_env",
+    "hash_blobs",
     "head",
     "identity_env",
     "is_repo",
@@ -926,7 +1040,9 @@ __all__ = [
     "matches_any",
     "read_pattern_file",
     "rollback",
+    "run_git",
     "save_rollback",
+    "scrubbed_index",
     "status",
     "untracked",
 ]

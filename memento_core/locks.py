@@ -26,6 +26,39 @@ class LockBusy(MementoError):
     """A non-blocking lock attempt found the lock held."""
 
 
+class SymlinkRefused(MementoError):
+    """A file Memento writes is a symbolic link: Memento never writes, restores or appends through one."""
+
+    def __init__(self, path: Path | str):
+        super().__init__("is a symbolic link; Memento never writes through one (put the file itself "
+                         "there)", path=path)
+
+
+def refuse_link(path: Path) -> None:
+    """Raise SymlinkRefused if ``path`` itself is a symbolic link (SPEC §13)."""
+    if os.path.islink(path):
+        raise SymlinkRefused(path)
+
+
+def open_append(path: Path, mode: str = "a"):
+    """``path`` opened for appending (``mode`` "a" text UTF-8 or "ab"), created if missing,
+    never through a symbolic link (O_NOFOLLOW), nor into a folder that is one (a log's
+    folder is logs/, never the project root): SymlinkRefused instead."""
+    path = Path(path)
+    refuse_link(path.parent)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise SymlinkRefused(path) from None
+        raise
+    if "b" in mode:
+        return os.fdopen(fd, "ab")
+    return os.fdopen(fd, "a", encoding="utf-8")
+
+
 @contextmanager
 def file_lock(lock_path: Path, *, blocking: bool = True, timeout: float = 30.0) -> Iterator[int]:
     """Hold an exclusive flock on ``lock_path``; yields the descriptor.
@@ -79,7 +112,8 @@ class _ChangedUnderneath(Exception):
 def atomic_write_bytes(path: Path, data: bytes, *, unchanged: bytes | None = None) -> None:
     """Replace ``path`` with ``data`` so a reader sees the old or the new file, never half.
 
-    A symlink is followed: its target is replaced and the link stays. With
+    A symbolic link at ``path`` is refused (SymlinkRefused): Memento never writes
+    through one, and the rename would only ever replace the link itself. With
     ``unchanged``, the file is compared with those bytes at the last moment
     before the rename (after the slow fsync) and _ChangedUnderneath is raised
     if an editor that ignores our lock saved it meanwhile. On any failure
@@ -87,12 +121,11 @@ def atomic_write_bytes(path: Path, data: bytes, *, unchanged: bytes | None = Non
     removed; the OSError propagates with the path in it.
     """
     path = Path(path)
-    if path.is_symlink():
-        path = path.resolve()
+    refuse_link(path)
     directory = path.parent
     directory.mkdir(parents=True, exist_ok=True)
     try:
-        mode = os.stat(path).st_mode & 0o7777
+        mode = os.lstat(path).st_mode & 0o7777
     except FileNotFoundError:
         mode = 0o644
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
@@ -195,6 +228,25 @@ def locked_edit(path: Path, transform: Callable[[bytes], bytes | None]) -> bytes
         raise MementoError("the file keeps changing underneath the edit; try again", path=path)
 
 
+def read_no_follow(path: Path) -> bytes:
+    """The file's bytes (b"" when missing); SymlinkRefused when it is a symbolic link."""
+    return _read_or_empty(Path(path))
+
+
 def _read_or_empty(path: Path) -> bytes:
-    data = read_bytes_or_none(path)
-    return b"" if data is None else data
+    """The file's bytes (b"" when missing), never read through a symbolic link."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return b""
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise SymlinkRefused(path) from None
+        if exc.errno == errno.EISDIR:
+            return read_bytes_or_none(path) or b""  # the same "is a directory" error as everywhere
+        raise
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            return fh.read()
+        except IsADirectoryError:
+            raise MementoError("is a directory, not a file", path=path) from None

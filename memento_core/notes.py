@@ -33,7 +33,7 @@ from .lines import (
     read_doc_or_none,
     strip_eol,
 )
-from .locks import locked_edit
+from .locks import locked_edit, open_append, read_no_follow
 from .markdown.blocks import COMMENT, FENCE_OPEN, SEPARATOR_RE, TEXT, BlockScanner
 from .plan import TASK_ID_RE
 
@@ -397,10 +397,21 @@ def add_note(
         if len(added) != 1 or added[0].text != body or added[0].target != target:
             raise MementoError("could not add the note without breaking the file", path=path)
         result.append(added[0])
-        return doc.encode()
+        data = doc.encode()
+        _record_new_note(path, data, added[0].line)
+        return data
 
     locked_edit(path, transform)
     return result[0]
+
+
+def _record_new_note(path: Path, data: bytes, line: int) -> None:
+    """Before the note lands: it is added through Memento, so a tick that runs meanwhile keeps it (SPEC §13)."""
+    receipts = path.parent.parent / ".memento"
+    if receipts.is_dir():
+        for note in parse_notes_text(data.decode("utf-8", "replace"), path):
+            if note.line == line:
+                record_added(receipts / "notes_added", note.key)
 
 
 def notes_for_task(notes: Iterable[Note], task_id: str) -> list[Note]:
@@ -500,3 +511,16 @@ def unread_older_than(
         if when is not None and when < cutoff:
             out.append(note)
     return out
+
+
+def record_added(receipts: Path, key: str) -> None:
+    """Remember that the note ``key`` was added through Memento (a tick keeps such notes
+    when they appear while an agent runs; a note written into the file by hand then is not)."""
+    with open_append(Path(receipts)) as fh:
+        fh.write(key + "\n")
+
+
+def added_keys(receipts: Path) -> frozenset[str]:
+    """The keys :func:`record_added` wrote (empty when there is no such file)."""
+    data = read_no_follow(Path(receipts))
+    return frozenset(line for line in data.decode("utf-8", "replace").splitlines() if line)

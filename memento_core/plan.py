@@ -742,6 +742,11 @@ class PlanEditor:
             ln -= 1
         return ln
 
+    def replace_all(self, data: bytes) -> None:
+        """Make the whole plan ``data`` (another version of it, e.g. the one at a snapshot)."""
+        self.doc = decode(data, self.path)
+        self._plan = None
+
     def replace_task_block(self, task_id: str, snapshot: bytes) -> bool:
         """Put a task's definition back as it is in ``snapshot`` (another version of the
         plan), keeping its current status character; every other line stays."""

@@ -19,8 +19,9 @@ def utc_stamp(when: datetime | None = None) -> str:
 
 def cron_log(ws: Workspace, message: str) -> None:
     """One line in logs/cron.log (skips and refusals never go to TICK_STATUS.md)."""
-    ws.logs_dir.mkdir(parents=True, exist_ok=True)
-    with open(ws.cron_log, "a", encoding="utf-8") as fh:
+    from .locks import open_append
+
+    with open_append(ws.cron_log) as fh:
         fh.write(f"{utc_stamp()} {message}\n")
 
 

@@ -16,6 +16,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from .errors import MementoError
 from .locks import atomic_write_text
 from .workspace import Workspace
 
@@ -181,5 +182,5 @@ class Heartbeat:
         while not self._stop.wait(self.every):
             try:
                 self.update()
-            except OSError:
-                pass  # a full disk must not kill the tick from a side thread
+            except (OSError, MementoError):
+                pass  # a full disk (or a claim made a symlink) must not kill the tick from a side thread

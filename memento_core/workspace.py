@@ -91,6 +91,11 @@ class Workspace:
         return self.memento_dir / "worker"
 
     @property
+    def notes_added_path(self) -> Path:
+        """The keys of the notes people added through Memento (`memento note`), one a line."""
+        return self.memento_dir / "notes_added"
+
+    @property
     def tick_result_path(self) -> Path:
         return self.worker_dir / "tick_result.md"
 

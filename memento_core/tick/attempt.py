@@ -24,7 +24,7 @@ from ..plan import Plan, Task, edit_plan
 from ..runlog import utc_stamp
 from ..state import Claim, Heartbeat, remove_claim, this_host, write_claim
 from ..workspace import KEPT_DOCS
-from . import confine, limits
+from . import confine, gitstate, limits, ownfiles
 from .context import TaskResult, TickContext
 from .entries import (
     PENDING_COMMIT,
@@ -36,7 +36,7 @@ from .entries import (
 )
 from .failsafe import attempt_safely
 from .files import append_log, read_or_none, tail, unlink
-from .guards import Observed, Snapshot, Verdict, check
+from .guards import Observed, Snapshot, Verdict, changed_during_verify, check
 from .record import mark_committing, write_record
 from .rollback import note_keys, restore_documents, roll_back
 from .sizes import diff_bytes_reason
@@ -56,6 +56,7 @@ class Attempt:
     given_notes: list = field(default_factory=list)
     wrap: tuple[str, ...] = ()  # the sandbox's argv prefix the agent ran in; verify runs in it too
     agent: object = None  # limits.AgentOutcome: usage, rate limit, fallbacks
+    blobs: dict = field(default_factory=dict)  # path -> (mode, blob id) verify passed on: what is committed
 
 
 def attempt_task(ctx: TickContext, plan: Plan, task: Task, continued: tuple[int, int] | None) -> TaskResult:
@@ -98,11 +99,14 @@ def _work(ctx: TickContext, plan: Plan, at: Attempt) -> TaskResult:
     verify_exit, verify_tail = None, ""
     if not reason and not ctx.interrupted:
         beat.update(stage="verifying")
+        before = gitops.hash_blobs(ctx.root, [c.path for c in touched])
         verify_exit, verify_tail, reason = run_verify(ctx, task, at.wrap)
     if not reason and not ctx.interrupted:
         # What verify itself changed (a refreshed lock file, a snapshot) is checked too.
         verdict = check_guards(ctx, plan, at, after_verify=True)
         reason, touched = verdict.reason, verdict.touched
+        at.blobs = gitops.hash_blobs(ctx.root, [c.path for c in touched])
+        reason = reason or changed_during_verify(before, at.blobs)
     if ctx.interrupted and not reason:
         reason = SIGTERM_REASON
     duration = time.monotonic() - at.began
@@ -153,7 +157,8 @@ def take_snapshot(ctx: TickContext, base: str | None, untracked: set[str]) -> Sn
         status=read_or_none(ws.status_path) or b"", notes=read_or_none(ws.notes_path) or b"",
         note_keys=frozenset(n.key for n in notes.parse_notes(ws.notes_path)),
         cleanignore=tuple(gitops.read_pattern_file(ws.cleanignore_path)),
-        taken_at=datetime.now(UTC).replace(microsecond=0),
+        taken_at=datetime.now(UTC).replace(microsecond=0), git=gitstate.capture(ctx.root),
+        runtime=ownfiles.runtime_copy(ws),
     )
 
 
@@ -234,12 +239,15 @@ def commit_memory_writes(ctx: TickContext, task: Task) -> None:
 def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: bool = False) -> Verdict:
     """Observe the work tree and Memento's documents, and judge them against the snapshot."""
     ws, snap = ctx.ws, at.snap
+    links = ownfiles.unlink_own_links(ws, snap, at.task.id, ctx.log_path)  # before anything is written
+    git_found = gitstate.put_back(ctx.root, snap.git)  # before any other git command reads it
     folded = gitops.fold_commits(ctx.root, snap.base)
     seen = Observed(
         folded=folded,
         changes=tuple(gitops.changes_since(ctx.root, snap.base, set(snap.untracked))),
         plan=read_or_none(ws.plan_path), project_map=read_or_none(ws.map_path),
-        status=read_or_none(ws.status_path) or b"", note_keys=note_keys(ws),
+        status=read_or_none(ws.status_path) or b"", note_keys=note_keys(ws), git=git_found, links=links,
+        notes=read_or_none(ws.notes_path) or b"", notes_added=notes.added_keys(ws.notes_added_path),
     )
     verdict = check(at.task, snap, seen, plan.meta.max_diff_lines, after_verify=after_verify)
     too_big = diff_bytes_reason(ctx.root, snap.base, verdict.touched, plan.meta.max_diff_bytes,
@@ -284,7 +292,7 @@ def record_pass(ctx: TickContext, at: Attempt, changes, duration: float, verify_
     entry = ctx.format_entry(limits.with_usage(fields, at.agent), at.continued)
     # Record where we are first: a crash from here on is finished by the next tick,
     # which commits exactly these files (their hashes are in the claim) and this entry.
-    hashes = gitops.hash_files(ctx.root, [c.path for c in changes if c.kind != "deleted"])
+    hashes = {p: oid for p, (mode, oid) in at.blobs.items() if mode != gitops.GONE[0]}
     mark_committing(ws, task.id, paths, message, hashes, entry)  # the tick's own record first
     at.beat.update(stage="committing", commit_paths=paths, commit_message=message, commit_hashes=hashes,
                    entry=entry)
@@ -298,7 +306,7 @@ def record_pass(ctx: TickContext, at: Attempt, changes, duration: float, verify_
     notes.mark_read(ws.notes_path, [n.key for n in at.given_notes])
     status_log.append_entry(ws.status_path, entry)
     crash_point("tick:before-commit")
-    sha = ctx.commit(paths, message)
+    sha = ctx.commit(paths, message, blobs=at.blobs)  # the task's files exactly as verify passed them
     if sha:
         fill_commit(ws.status_path, sha[:7])
     at.beat.stop()
@@ -332,7 +340,9 @@ def record_failure(ctx: TickContext, at: Attempt, reason: str, duration: float, 
                    output: str, report, *, count_retry: bool = True, status: str = "") -> TaskResult:
     """Roll back to the snapshot, count a retry (`[!]` at max_retries), write the entry, commit the docs."""
     ws, task = ctx.ws, at.task
+    ownfiles.unlink_own_links(ws, at.snap, task.id, ctx.log_path)
     at.beat.update(stage="failing")
+    gitstate.put_back(ctx.root, at.snap.git)
     rolled = ctx.rolled_back(roll_back(ws, at.snap.base, at.snap.untracked, task.id,
                                        keep_patterns=at.snap.cleanignore))
     crash_point("tick:after-rollback")

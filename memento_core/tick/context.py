@@ -102,10 +102,11 @@ class TickContext:
         """A pipeline event (STALE, PLAN INVALID, BLOCKED, …) as an entry of its own."""
         self.entry([("Event", event), *fields], tail=tail)
 
-    def commit(self, paths: list[str], message: str) -> str | None:
-        """Commit exactly ``paths``; None when there was nothing to commit or git failed (remembered)."""
+    def commit(self, paths: list[str], message: str, blobs: dict | None = None) -> str | None:
+        """Commit exactly ``paths`` (those in ``blobs`` as hashed then); None when there was nothing
+        to commit or git failed (remembered)."""
         try:
-            return gitops.commit_paths(self.root, paths, message, author=self.config.git_author)
+            return gitops.commit_paths(self.root, paths, message, author=self.config.git_author, blobs=blobs)
         except MementoError as exc:
             if "nothing to commit" in str(exc):
                 return None

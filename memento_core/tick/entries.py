@@ -29,6 +29,8 @@ def fill_commit(status_path: Path, sha: str) -> None:
 
 def read_tick_result(path: Path) -> dict[str, str]:
     """The worker's Outputs and Error Analysis sections from .memento/tick_result.md."""
+    if path.is_symlink():
+        return {}  # the worker writes a file; a link could point at any file of a person's
     try:
         text = path.read_text(encoding="utf-8", errors="replace")[:20_000]
     except OSError:

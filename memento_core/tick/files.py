@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..locks import open_append
+
 
 def read_or_none(path: Path) -> bytes | None:
     """The file's bytes, or None when it cannot be read (gone, a folder, no permission)."""
@@ -23,8 +25,7 @@ def unlink(path: Path) -> None:
 
 def append_log(path: Path, text: str) -> None:
     """Append Memento's own lines (``[memento] …``) to the tick log."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a", encoding="utf-8") as fh:
+    with open_append(path) as fh:  # never through a symbolic link the agent put there
         fh.write(text)
 
 

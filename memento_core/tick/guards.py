@@ -9,13 +9,16 @@ is unit-tested on values (tests/core/tick/test_guards.py).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
 from ..errors import MementoError
 from ..gitops import FileChange, matches_any
+from ..notes import parse_notes_text
 from ..plan import Task, decode_text, scan_plan
 from ..workspace import KEPT_DOCS, OWN_DOCS
+from .gitstate import GitState
 
 MAP_REL = "docs/PROJECT_MAP.md"
 PLAN_REL = "docs/MASTER_PLAN.md"
@@ -34,6 +37,8 @@ class Snapshot:
     note_keys: frozenset[str]
     cleanignore: tuple[str, ...]  # .memento_cleanignore as it was: the agent cannot widen it
     taken_at: datetime | None = None  # UTC, whole seconds (the precision of a note's timestamp)
+    git: GitState | None = None  # .git/config, info/, hooks/, every ref and HEAD
+    runtime: tuple[tuple[str, bytes | None], ...] = ()  # .memento/state.json, logs/cron.log (ownfiles.py)
 
 
 @dataclass(frozen=True)
@@ -46,6 +51,10 @@ class Observed:
     project_map: bytes | None
     status: bytes
     note_keys: frozenset[str] | None  # None: HUMAN_NOTES.md no longer parses
+    git: GitState | None = None  # as found, before it was restored
+    links: tuple[str, ...] = ()  # Memento's files and folders found replaced by symbolic links
+    notes: bytes | None = None  # HUMAN_NOTES.md now (None: not looked at)
+    notes_added: frozenset[str] = frozenset()  # keys of the notes added through `memento note`
 
 
 @dataclass(frozen=True)
@@ -74,9 +83,23 @@ def check(task: Task, snap: Snapshot, seen: Observed, max_diff_lines: int, *, af
     plan_change = own_definition_change(snap.plan, seen.plan, task.id)
     if plan_change:
         reasons.append(f"{prefix}{plan_change} in {PLAN_REL}")
+    others = plan_damage(snap.plan, seen.plan, task.id)
+    if others:
+        reasons.append(f"{prefix}{others} in {PLAN_REL} (by hand: `memento skip`, `reset`, `pause` are kept)")
+    if seen.links:
+        reasons.append(f"{prefix}replaced Memento's own files by symbolic links: {_listed(list(seen.links))} "
+                       "(the links removed, the files restored)")
+    if snap.git is not None and seen.git is not None:
+        damage = git_damage(snap.git, seen.git)
+        if damage:
+            reasons.append(f"{prefix}changed git's own state: {damage} (restored)")
     history = history_damage(snap, seen.status, seen.note_keys)
     if history:
         reasons.append(f"{prefix}{history}")
+    elif seen.notes is not None:
+        forged = notes_damage(snap.notes, seen.notes, seen.notes_added)
+        if forged:
+            reasons.append(f"{prefix}{forged} in docs/HUMAN_NOTES.md (a person adds notes with `memento note`)")
     guard_hits = [c.path for c in touched if task.guard_files and matches_any(c.path, task.guard_files)]
     if guard_hits:
         reasons.append(f"{'verify changed a ' if after_verify else ''}guard file changed: " + ", ".join(guard_hits))
@@ -116,6 +139,8 @@ def history_damage(snap: Snapshot, status: bytes, note_keys: frozenset[str] | No
     """'' unless the status log lost entries or notes disappeared since the task started."""
     if not status.startswith(snap.status.rstrip(b"\r\n")):
         return "rewrote docs/TICK_STATUS.md (only Memento appends to it)"
+    if status.rstrip(b"\r\n") != snap.status.rstrip(b"\r\n"):
+        return "wrote into docs/TICK_STATUS.md (only Memento appends to it)"
     if note_keys is None:
         return "made docs/HUMAN_NOTES.md unreadable"
     if not snap.note_keys <= note_keys:
@@ -147,3 +172,109 @@ def _definition(data: bytes, task_id: str) -> tuple[str, str] | None:
         return None
     block = "\n".join(ln for ln in task.block.splitlines() if not ln.strip().startswith("- retries:"))
     return task.raw_rest.strip(), block.strip()
+
+
+def git_damage(before: GitState, after: GitState) -> str:
+    """'' unless HEAD, a ref other than HEAD's branch (whose new commits are folded) or a
+    watched file of `.git/` differs; else what differs, in one clause per kind."""
+    parts = []
+    if after.head != before.head:
+        parts.append(f"moved HEAD from {_head_name(before.head)} to {_head_name(after.head)}")
+    mine = {before.branch}
+    refs = set(before.refs) | set(after.refs)
+    for verb, names in (
+        ("deleted", [r for r in refs if r not in after.refs]),
+        ("created", [r for r in refs if r not in before.refs]),
+        ("moved", [r for r in refs if r in before.refs and r in after.refs and before.refs[r] != after.refs[r]]),
+    ):
+        names = sorted(set(names) - mine)
+        if names:
+            parts.append(f"{verb} {_listed(names)}")
+    files = sorted(p for p in set(before.files) | set(after.files) if before.files.get(p) != after.files.get(p))
+    if files:
+        parts.append("wrote " + _listed([f".git/{p}" for p in files]))
+    return "; ".join(parts)
+
+
+def _head_name(head: str) -> str:
+    return head[5:] if head.startswith("ref: ") else (head[:7] or "nothing")
+
+
+def _listed(names: list[str], limit: int = 10) -> str:
+    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def changed_during_verify(before: Mapping[str, tuple[str, str]], after: Mapping[str, tuple[str, str]]) -> str:
+    """'' unless a file of the change was not the same (mode, blob) after verify as before
+    it: then what verify passed on is not one thing, and neither version is committed."""
+    moved = sorted(p for p in before if p in after and before[p] != after[p])
+    if not moved:
+        return ""
+    return f"changed while verify ran: {_listed(moved)} (what verify checked is not what is there now)"
+
+
+# Meta keys a person changes through Memento while a task runs (`pause`, `skip`, `reset`
+# recount) or that Memento itself keeps; every other key is the architect's, not the run's.
+META_KEPT = frozenset({"tick_mode", "total_tasks", "completed_tasks", "total_ticks", "last_architect_edit"})
+
+
+def plan_damage(before: bytes, after: bytes | None, task_id: str) -> str:
+    """'' unless the plan changed during the run beyond what Memento's commands do: other
+    tasks may go to `[ ]` or `[-]` (reset, skip) and the counters and tick_mode change;
+    a task marked done, added or removed, a definition or another Meta key changed is not."""
+    if after is None or before == after:
+        return ""
+    try:
+        old, new = (scan_plan(decode_text(d, "plan"), "plan") for d in (before, after))
+    except MementoError:
+        return ""  # a broken plan is own_definition_change's "removed or broke"
+    parts = []
+    meta = sorted(k for k in {*vars(old.meta), *old.meta.extra, *new.meta.extra}
+                  if k not in META_KEPT | {"extra", "lines", "line"} and _meta(old.meta, k) != _meta(new.meta, k))
+    if meta:
+        parts.append("changed Meta " + _listed(meta))
+    old_tasks = {t.id: t for t in old.tasks if t.id != task_id}
+    new_tasks = {t.id: t for t in new.tasks if t.id != task_id}
+    added, removed = sorted(new_tasks.keys() - old_tasks.keys()), sorted(old_tasks.keys() - new_tasks.keys())
+    if added:
+        parts.append("added " + _listed(added))
+    if removed:
+        parts.append("removed " + _listed(removed))
+    for tid in sorted(old_tasks.keys() & new_tasks.keys()):
+        was, now = old_tasks[tid], new_tasks[tid]
+        if now.status != was.status and now.status not in " -":
+            parts.append(f"marked {tid} [{now.status}]")
+        if _bare_definition(was) != _bare_definition(now):
+            parts.append(f"edited the definition of {tid}")
+    return "; ".join(parts)
+
+
+def _meta(meta, key: str):
+    return meta.extra.get(key) if key in meta.extra or not hasattr(meta, key) else getattr(meta, key)
+
+
+def _bare_definition(task: Task) -> tuple[str, str]:
+    """A task's line after its status and its fields but the ones reset and skip write."""
+    block = "\n".join(ln for ln in task.block.splitlines()
+                      if not ln.strip().startswith(("- retries:", "- reason:")))
+    return task.raw_rest.strip(), block.strip()
+
+
+def notes_damage(before: bytes, after: bytes, added_through_memento: frozenset[str]) -> str:
+    """'' unless a note appeared that was not added through Memento, or a note's read mark
+    changed (Memento marks a note read when a worker was given it, after the guards)."""
+    if before == after:
+        return ""
+    try:
+        old = {n.key: n for n in parse_notes_text(before.decode("utf-8", "replace"))}
+        new = parse_notes_text(after.decode("utf-8", "replace"))
+    except MementoError:
+        return ""
+    parts = []
+    forged = [n for n in new if n.key not in old and n.key not in added_through_memento]
+    if forged:
+        parts.append(f"wrote {len(forged)} note(s) by hand")
+    marked = [n for n in new if n.key in old and n.read != old[n.key].read]
+    if marked:
+        parts.append(f"changed the read mark of {len(marked)} note(s)")
+    return "; ".join(parts)

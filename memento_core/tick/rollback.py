@@ -18,10 +18,17 @@ from pathlib import Path
 from .. import gitops, notes
 from ..errors import MementoError
 from ..locks import atomic_write_bytes, atomic_write_text, locked_edit
-from ..plan import edit_plan
+from ..plan import decode_text, edit_plan, parse_plan_text
 from ..workspace import KEPT_DOCS, Workspace
 from .files import read_or_none
-from .guards import Snapshot, history_damage, is_own_temp, own_definition_change
+from .guards import (
+    Snapshot,
+    history_damage,
+    is_own_temp,
+    notes_damage,
+    own_definition_change,
+    plan_damage,
+)
 
 # How alike an agent's version of a note and the note must be to count as an edit of it.
 EDIT_SIMILARITY = 0.5
@@ -77,14 +84,17 @@ def rollback_folder(ws: Workspace, label: str) -> Path:
 def restore_documents(ws: Workspace, snap: Snapshot, task_id: str) -> str:
     """Undo what the agent did to Memento's documents; what it wrote is saved first."""
     said = _restore_definition(ws, snap, task_id)
+    said += _restore_other_tasks(ws, snap, task_id)
     status_now = read_or_none(ws.status_path) or b""
-    if history_damage(snap, status_now, note_keys(ws)):
+    notes_now = read_or_none(ws.notes_path) or b""
+    receipts = notes.added_keys(ws.notes_added_path)
+    if history_damage(snap, status_now, note_keys(ws)) or notes_damage(snap.notes, notes_now, receipts):
         dest = rollback_folder(ws, f"{task_id}-docs")
         for path in (ws.status_path, ws.notes_path):
             data = read_or_none(path)
             if data is not None:
                 atomic_write_bytes(dest / path.name, data)
-        if not status_now.startswith(snap.status.rstrip(b"\r\n")):
+        if status_now.rstrip(b"\r\n") != snap.status.rstrip(b"\r\n"):
             locked_edit(ws.status_path, lambda _data: snap.status)
         restore_notes(ws, snap)
         said += f"; status log and notes restored, the agent's versions in {ws.rel(dest)}"
@@ -113,6 +123,38 @@ def _restore_definition(ws: Workspace, snap: Snapshot, task_id: str) -> str:
     return f"; the task's definition restored, the agent's plan in {ws.rel(dest)}"
 
 
+def _restore_other_tasks(ws: Workspace, snap: Snapshot, task_id: str) -> str:
+    """The plan as it was at the claim when the run changed more than Memento's commands do
+    (guards.plan_damage), with the resets and skips made meanwhile applied again."""
+    current = read_or_none(ws.plan_path)
+    if current is None or not plan_damage(snap.plan, current, task_id):
+        return ""
+    dest = rollback_folder(ws, f"{task_id}-plan-others")
+    atomic_write_bytes(dest / "MASTER_PLAN.md", current)
+    found, old = (parse_plan_text(decode_text(d, "plan")) for d in (current, snap.plan))
+    now, before = ({t.id: t for t in p.tasks} for p in (found, old))
+    running = now.get(task_id)
+
+    def apply(e):
+        e.replace_all(snap.plan)
+        if found.meta.tick_mode != old.meta.tick_mode:
+            e.set_meta("tick_mode", found.meta.tick_mode)
+        if running is not None and running.status != before[task_id].status:
+            e.set_status(task_id, running.status)
+        for tid, task in now.items():
+            was = before.get(tid)
+            if tid != task_id and was is not None and task.status != was.status and task.status in " -":
+                e.set_status(tid, task.status)
+                if task.status == "-" and task.reason:
+                    e.set_field(tid, "reason", task.reason)
+                elif task.status == " ":
+                    e.set_field(tid, "retries", "0")
+        e.update_counters()
+
+    edit_plan(ws.plan_path, apply)
+    return f"; the plan restored (but for resets and skips), the version found in {ws.rel(dest)}"
+
+
 def restore_notes(ws: Workspace, snap: Snapshot) -> None:
     """The notes file as it was at the claim, plus the notes people added since.
 
@@ -123,7 +165,8 @@ def restore_notes(ws: Workspace, snap: Snapshot) -> None:
         now = notes.parse_notes(ws.notes_path)
     except MementoError:
         now = []
-    added = notes_added_since(snap, now)
+    receipts = notes.added_keys(ws.notes_added_path)
+    added = [n for n in notes_added_since(snap, now) if n.key in receipts]  # through `memento note` only
     locked_edit(ws.notes_path, lambda _data: snap.notes)
     for note in added:
         notes.add_note(ws.notes_path, note.text, target=note.target, now=note.when)

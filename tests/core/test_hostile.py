@@ -123,16 +123,21 @@ def test_cli_reports_a_full_or_read_only_disk_clearly(tmp_path, failure, git_ide
     assert not list((ws / "docs").glob(".*.tmp"))
 
 
-def test_symlinked_plan_is_edited_through_the_link(tmp_path):
+def test_a_symlinked_plan_is_never_written_through(tmp_path):
+    # SPEC §13: Memento never writes, restores or appends through a symbolic link.
     real = tmp_path / "plans" / "real.md"
     real.parent.mkdir()
     real.write_text(PLAN)
     (tmp_path / "docs").mkdir()
     link = tmp_path / "docs" / "MASTER_PLAN.md"
     link.symlink_to(Path("..") / "plans" / "real.md")
-    set_status(link, "T-1", "x")
-    assert link.is_symlink()
-    assert "- [x] T-1 t" in real.read_text()
+    with pytest.raises(locks.SymlinkRefused, match="is a symbolic link; Memento never writes through one"):
+        set_status(link, "T-1", "x")
+    with pytest.raises(locks.SymlinkRefused):
+        locks.atomic_write_bytes(link, b"x")
+    with pytest.raises(locks.SymlinkRefused):
+        locks.open_append(link)
+    assert link.is_symlink() and real.read_text() == PLAN
 
 
 def test_plan_that_is_a_directory_stops_the_tick_clearly(tmp_path, git_identity):

@@ -6,13 +6,16 @@ from dataclasses import replace
 
 from memento_core.gitops import FileChange
 from memento_core.plan import parse_plan_text
+from memento_core.tick.gitstate import GitState
 from memento_core.tick.guards import (
     Observed,
     Snapshot,
     check,
+    git_damage,
     history_damage,
     is_own_temp,
     own_definition_change,
+    plan_damage,
     task_change,
 )
 
@@ -87,12 +90,18 @@ def test_project_map_edits_are_refused_but_a_missing_map_may_be_created():
     assert check(TASK, no_map, seen(change("docs/PROJECT_MAP.md"), project_map=b"# new\n"), 50).reasons == ()
 
 
-def test_the_running_tasks_definition_is_guarded_other_tasks_are_not():
+def test_the_running_tasks_definition_is_guarded_and_other_tasks_change_only_through_memento():
     own = PLAN.replace("- verify: `true`\n  - context_files: [src/", "- verify: `exit 0`\n  - context_files: [src/", 1)
     assert check(TASK, SNAP, seen(plan=own.encode()), 50).reasons == (
         "the agent edited the definition of T-1 in docs/MASTER_PLAN.md",)
-    other = PLAN.replace("context_files: [other/]", "context_files: [/]")
-    assert check(TASK, SNAP, seen(plan=other.encode()), 50).reasons == ()
+    # SPEC §13: without a sandbox an edit by hand during the run may be the agent's.
+    other = PLAN.replace("context_files: [other/]", "context_files: [/]").replace("- [ ] T-2", "- [x] T-2")
+    other = other.replace("max_diff_lines: 50", "max_diff_lines: 1000000")
+    assert check(TASK, SNAP, seen(plan=other.encode()), 50).reasons == (
+        "the agent changed Meta max_diff_lines; marked T-2 [x]; edited the definition of T-2 in "
+        "docs/MASTER_PLAN.md (by hand: `memento skip`, `reset`, `pause` are kept)",)
+    skipped = PLAN.replace("- [ ] T-2", "- [-] T-2").replace("context_files: [other/]", "context_files: [other/]\n  - reason: not needed")
+    assert plan_damage(PLAN_BYTES, skipped.encode(), "T-1") == ""  # `memento skip T-2`
     retries = PLAN.replace("- retries: 0", "- retries: 1")  # Memento's own field
     assert own_definition_change(PLAN_BYTES, retries.encode(), "T-1") == ""
     assert own_definition_change(PLAN_BYTES, None, "T-1") == "deleted the plan"
@@ -101,7 +110,9 @@ def test_the_running_tasks_definition_is_guarded_other_tasks_are_not():
 
 
 def test_history_damage_status_log_rewritten_or_notes_removed():
-    assert history_damage(SNAP, STATUS + b"\n---\nmore\n", frozenset({"n1", "n2", "n3"})) == ""
+    assert history_damage(SNAP, STATUS + b"\n\n", frozenset({"n1", "n2", "n3"})) == ""
+    # Only the tick appends, and not while the agent runs (SPEC §13: no forged entry).
+    assert history_damage(SNAP, STATUS + b"\n---\nmore\n", SNAP.note_keys).startswith("wrote into docs/TICK_STATUS.md")
     assert history_damage(SNAP, b"# TICK STATUS\n", SNAP.note_keys).startswith("rewrote docs/TICK_STATUS.md")
     assert history_damage(SNAP, STATUS, frozenset({"n1"})) == "removed 1 note(s) from docs/HUMAN_NOTES.md"
     assert history_damage(SNAP, STATUS, None) == "made docs/HUMAN_NOTES.md unreadable"
@@ -126,3 +137,36 @@ def test_every_reason_is_reported_together_in_order():
         ["the", "agent", "made"], ["the", "agent", "edited"], ["the", "agent", "removed"],
         ["guard", "file", "changed:"], ["changed", "files", "outside"], ["diff", "too", "large:"]]
     assert verdict.reason == "; ".join(verdict.reasons)
+
+
+# ---------------------------------------------------------------- git's own state (SPEC §13)
+
+GIT = GitState(head="ref: refs/heads/main",
+               refs={"refs/heads/main": "a" * 40, "refs/heads/feature": "b" * 40, "refs/tags/v1": "c" * 40,
+                     "refs/stash": "d" * 40},
+               files={"config": (0o100644, b"[core]\n"), "hooks": (0o040000, b""),
+                      "hooks/pre-push": (0o100755, b"#!/bin/sh\n")})
+
+
+def test_the_agents_commits_on_heads_branch_are_not_git_damage():
+    moved = replace(GIT, refs={**GIT.refs, "refs/heads/main": "e" * 40})
+    assert git_damage(GIT, moved) == ""
+    assert git_damage(GIT, replace(GIT, index=b"other", stash_log=b"x")) == ""  # restored, never compared
+
+
+def test_every_kind_of_git_damage_is_named():
+    refs = {k: v for k, v in GIT.refs.items() if k != "refs/tags/v1"}
+    refs.update({"refs/heads/x": "f" * 40, "refs/stash": "0" * 40})
+    files = {**GIT.files, "hooks/pre-commit": (0o100755, b"evil"), "config": (0o100644, b"[core]\nhooksPath=/x\n")}
+    del files["hooks/pre-push"]
+    damage = git_damage(GIT, GitState(head="ref: refs/heads/x", refs=refs, files=files))
+    assert damage == ("moved HEAD from refs/heads/main to refs/heads/x; deleted refs/tags/v1; created refs/heads/x; "
+                      "moved refs/stash; wrote .git/config, .git/hooks/pre-commit, .git/hooks/pre-push")
+    assert git_damage(GIT, replace(GIT, head="1234567" + "0" * 33)) == "moved HEAD from refs/heads/main to 1234567"
+
+
+def test_git_damage_is_a_guard_failure():
+    snap = replace(SNAP, git=GIT)
+    verdict = check(TASK, snap, seen(git=replace(GIT, files={})), 50)
+    assert verdict.reasons == ("the agent changed git's own state: wrote .git/config, .git/hooks, "
+                               ".git/hooks/pre-push (restored)",)

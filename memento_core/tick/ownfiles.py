@@ -1,0 +1,85 @@
+"""Memento's own files and folders, which an unconfined agent could replace by symbolic links (SPEC §13).
+
+A link in place of docs/TICK_STATUS.md, .memento/state.json, logs/cron.log or
+logs/rollback/ would send Memento's next write into a file of the link's
+choosing, outside the project perhaps. The writers refuse links themselves
+(locks.py, O_NOFOLLOW); this module finds the links after the agent (and after
+verify), removes them (never what they point to) and puts the files back as
+they were at the snapshot, so the guard failure can be written down at all.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..locks import atomic_write_bytes
+from ..workspace import OWN_DOCS, Workspace
+from .guards import MAP_REL, PLAN_REL, Snapshot
+
+FOLDERS = ("docs", ".memento", ".memento/claims", ".memento/locks", ".memento/prompts", "logs",
+           "logs/rollback", "logs/status_archive")
+# Copied at the snapshot (the documents are in the Snapshot already).
+RUNTIME = (".memento/state.json", "logs/cron.log")
+STATUS_REL = "docs/TICK_STATUS.md"
+NOTES_REL = "docs/HUMAN_NOTES.md"
+# A copy bigger than this is not kept: the file then comes back empty.
+COPY_LIMIT = 16 * 1024 * 1024
+
+
+def runtime_copy(ws: Workspace) -> tuple[tuple[str, bytes | None], ...]:
+    """The bytes of Memento's runtime files (RUNTIME), read without following a link."""
+    return tuple((rel, _read(ws.root / rel)) for rel in RUNTIME)
+
+
+def own_paths(ws: Workspace, task_id: str, log_path: Path) -> list[str]:
+    """Every folder and file of Memento's that the tick writes after the agent has run."""
+    paths = [*FOLDERS, *OWN_DOCS, *RUNTIME, ".memento_alert", f".memento/claims/{task_id}.json"]
+    try:
+        paths.append(Path(log_path).relative_to(ws.root).as_posix())
+    except ValueError:
+        pass
+    return paths
+
+
+def links_among(ws: Workspace, rels: list[str]) -> tuple[str, ...]:
+    """Those of ``rels`` that are symbolic links now."""
+    return tuple(sorted(r for r in rels if os.path.islink(ws.root / r)))
+
+
+def unlink_own_links(ws: Workspace, snap: Snapshot, task_id: str, log_path: Path) -> tuple[str, ...]:
+    """Remove every link standing for one of Memento's files or folders and put back what
+    the snapshot had there; returns the links found (shallowest first)."""
+    found = links_among(ws, own_paths(ws, task_id, log_path))
+    if not found:
+        return ()
+    content = {PLAN_REL: snap.plan, STATUS_REL: snap.status, NOTES_REL: snap.notes, MAP_REL: snap.project_map,
+               **dict(snap.runtime)}
+    for rel in sorted(found, key=lambda r: r.count("/")):
+        path = ws.root / rel
+        if os.path.islink(path):
+            os.unlink(path)  # the link only: what it points to is never touched
+        if rel in FOLDERS:
+            path.mkdir(parents=True, exist_ok=True)
+            below = [r for r in content if r.startswith(rel + "/")]
+        else:
+            below = [rel]
+        for doc in below:
+            data = content.get(doc)
+            if data is not None and not os.path.lexists(ws.root / doc):
+                atomic_write_bytes(ws.root / doc, data)
+    return found
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            if os.fstat(fh.fileno()).st_size > COPY_LIMIT:
+                return None
+            return fh.read()
+        except OSError:
+            return None
