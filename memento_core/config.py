@@ -49,6 +49,11 @@ command = ""            # e.g. "python3 tools/my_agent.py {prompt_file}"
 timeout = "30min"       # per task, unless the task sets `timeout`
 model = ""              # passed to presets that take a model; empty: the CLI's default
 extra_args = []         # appended to the agent's command line
+fallback = []           # presets tried in the same tick when this one is rate limited, e.g. ["codex"]
+
+[budget]
+daily_usd = 0           # stop ticking for the day once today's cost reaches this (0: no limit)
+task_usd = 0            # an attempt that costs more fails (0: no limit)
 
 [verify]
 timeout = "10min"
@@ -92,6 +97,12 @@ class Config:
     schedule_every_text: str = DEFAULT_SCHEDULE_EVERY
     git_author: str = ""
     workers_max: int = 1
+    # Which CLI's output the `command` preset's agent prints (its usage and limits are
+    # read as that preset's); empty: the preset's own.
+    agent_output: str = ""
+    agent_fallback: tuple[str, ...] = ()
+    budget_daily_usd: float = 0.0
+    budget_task_usd: float = 0.0
     keys: dict[str, str] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict)
 
@@ -146,6 +157,21 @@ class _Validator:
             raise self.fail(section, key, f"expected a string, got {value!r}")
         return value
 
+    def dollars(self, section: str, key: str) -> float:
+        value = self.table(section).get(key, 0)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise self.fail(section, key, f"expected an amount in US dollars (0 or more), got {value!r}")
+        return float(value)
+
+    def presets(self, section: str, key: str, default: list) -> tuple[str, ...]:
+        value = self.table(section).get(key, default)
+        if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
+            raise self.fail(section, key, f"expected a list of preset names, got {value!r}")
+        for name in value:
+            if name not in PRESET_NAMES:
+                raise self.fail(section, key, f"unknown preset {name!r}; one of {', '.join(PRESET_NAMES)}")
+        return tuple(value)
+
     def duration(self, section: str, key: str, default: str) -> tuple[float, str]:
         value = self.table(section).get(key, default)
         try:
@@ -184,6 +210,10 @@ def config_from_dict(
     workers = v.table("workers").get("max", 1)
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise v.fail("workers", "max", f"expected a whole number of at least 1, got {workers!r}")
+    output = v.string("agent", "output", "")
+    if output and output not in PRESET_NAMES:
+        raise v.fail("agent", "output", f"unknown preset {output!r}; one of {', '.join(PRESET_NAMES)}")
+    fallback = v.presets("agent", "fallback", [])
     keys = v.table("keys")
     for action, key in keys.items():
         if not isinstance(key, str) or not key:
@@ -199,13 +229,18 @@ def config_from_dict(
         schedule_every_text=every_text.strip(),
         git_author=author.strip(),
         workers_max=workers,
+        agent_output=output,
+        agent_fallback=fallback,
+        budget_daily_usd=v.dollars("budget", "daily_usd"),
+        budget_task_usd=v.dollars("budget", "task_usd"),
         keys=dict(keys),
         raw=raw,
     )
 
 
 KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
-    "agent": ("preset", "command", "timeout", "model", "extra_args"),
+    "agent": ("preset", "command", "timeout", "model", "extra_args", "output", "fallback"),
+    "budget": ("daily_usd", "task_usd"),
     "verify": ("timeout",),
     "schedule": ("every",),
     "git": ("author",),

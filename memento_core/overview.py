@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from . import scheduler
-from .config import load_config
+from .config import Config, load_config
 from .errors import MementoError
 from .plan import Plan
 from .state import TickState
@@ -45,6 +45,7 @@ def summarize(ws: Workspace, plan: Plan, entries: Sequence[TickEntry]) -> dict:
         "breaker": {"tripped": bool(state_file.breaker_reason), "reason": state_file.breaker_reason or None,
                     "at": state_file.breaker_at or None},
         "config_error": _config_error(ws),
+        **_spending(ws, state_file),
         "plan_errors": [str(e) for e in plan.plan_errors],
         "last_tick": entries[-1].timestamp if entries else None,
     }
@@ -87,6 +88,29 @@ def _next_step(plan: Plan, verdict) -> dict:
     if plan.plan_errors:
         return {"kind": "invalid", "task": None, "message": "no task runs until the plan is fixed (`memento lint`)"}
     return {"kind": verdict.kind, "task": verdict.task.id if verdict.task else None, "message": verdict.message}
+
+
+def _spending(ws: Workspace, state: TickState) -> dict:
+    """"usage", "rate_limit" and "budget" (SPEC §14) from usage.json, state.json and memento.toml."""
+    from datetime import UTC, datetime
+
+    from .spending import usage_summary
+
+    usage = usage_summary(ws)
+    try:
+        config = load_config(ws.config_path)
+    except MementoError:
+        config = Config()
+    until = state.rate_limited_until or None
+    if until and until <= datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"):
+        until = None  # the wait is over; the next tick clears it
+    daily = config.budget_daily_usd
+    return {
+        "usage": usage,
+        "rate_limit": {"until": until, "preset": (state.rate_limited_preset or None) if until else None},
+        "budget": {"daily_usd": daily, "task_usd": config.budget_task_usd,
+                   "reached": daily > 0 and usage["today"]["cost_usd"] >= daily},
+    }
 
 
 def _config_error(ws: Workspace) -> str | None:

@@ -38,6 +38,13 @@ class TickState:
     last_tick_exit: int = 0
     last_log: str = ""
     unsurfaced: list[dict] = field(default_factory=list)  # results nobody acknowledged (≤ 20)
+    # Rate limits (tick/limits.py): ticks skip until rate_limited_until (UTC stamp);
+    # preset_limits says until when each preset was refused; the streak doubles the backoff.
+    rate_limited_until: str = ""
+    rate_limited_preset: str = ""
+    preset_limits: dict[str, str] = field(default_factory=dict)
+    rate_limit_streak: int = 0
+    budget_reached_day: str = ""  # the UTC day the BUDGET REACHED entry was written
 
     @classmethod
     def load(cls, ws: Workspace) -> TickState:

@@ -48,6 +48,8 @@ EVENT_STATUSES = (
     "CIRCUIT BREAKER",
     "DIRTY TREE",
     "INTERRUPTED",
+    "RATE LIMITED",
+    "BUDGET REACHED",
     "EVENT",
 )
 
@@ -74,6 +76,8 @@ _EVENT_PATTERNS = (
     ("DIRTY TREE", re.compile(r"DIRTY\s+(?:WORK(?:ING)?\s+)?TREE", re.I)),
     ("INTERRUPTED", re.compile(r"INTERRUPT", re.I)),
     ("STALE", re.compile(r"\bSTALE\b", re.I)),
+    ("RATE LIMITED", re.compile(r"RATE\s+LIMITED", re.I)),
+    ("BUDGET REACHED", re.compile(r"BUDGET\s+REACHED", re.I)),
 )
 
 
@@ -167,6 +171,13 @@ class TickEntry:
     @property
     def duration_seconds(self) -> float | None:
         return duration_or_none(self.field("Duration"))
+
+    @property
+    def usage(self):
+        """The attempt's ``Usage`` field read back (spending.Usage), or None."""
+        from .spending import parse_usage_field  # only readers of usage pay for it
+
+        return parse_usage_field(self.field("Usage"))
 
     @property
     def error_tail(self) -> str | None:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config import Config
+from .usage import RateLimit, Usage
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,8 @@ class Invocation:
     shell: bool
     stdin_path: Path | None
     preset: str
+    # Variables the CLI needs on top of the agent's environment (gemini's trust).
+    env: Mapping[str, str] = field(default_factory=dict)
 
     def display(self) -> str:
         """The command line as one string, for logs."""
@@ -48,6 +51,11 @@ class AgentSpec:
     # The CLI takes the system prompt through its own flag, so the prompt file
     # must not carry it a second time.
     separate_system_prompt: bool = False
+    # What the CLI's own output says (usage.py): tokens and cost, a rate limit, and
+    # the answer as text when the CLI printed it inside JSON. None: nothing to read.
+    parse_usage: Callable[[str], Usage | None] | None = None
+    rate_limit: Callable[..., RateLimit | None] | None = None
+    readable: Callable[[str], str | None] | None = None
 
 
 def model_args(flag: str, config: Config) -> list[str]:

@@ -23,10 +23,12 @@ from ..plan import Plan, Task, edit_plan
 from ..runlog import utc_stamp
 from ..state import Claim, Heartbeat, remove_claim, this_host, write_claim
 from ..workspace import KEPT_DOCS
+from . import limits
 from .context import TaskResult, TickContext
 from .entries import PENDING_COMMIT, fill_commit, last_line, read_tick_result, tail_lines
 from .files import append_log, read_or_none, tail, unlink
 from .guards import Observed, Snapshot, Verdict, check
+from .limits import with_usage
 from .rollback import note_keys, restore_documents, roll_back
 
 SIGTERM_REASON = "interrupted by SIGTERM"
@@ -42,6 +44,7 @@ class Attempt:
     began: float
     beat: Heartbeat | None = None
     given_notes: list = field(default_factory=list)
+    agent: object = None  # limits.AgentOutcome: usage, rate limit, fallbacks
 
 
 def attempt_task(ctx: TickContext, plan: Plan, task: Task, continued: tuple[int, int] | None) -> TaskResult:
@@ -65,7 +68,8 @@ def _work(ctx: TickContext, plan: Plan, at: Attempt) -> TaskResult:
     prompt_file, at.given_notes = build_worker_prompt(ctx, task)
     unlink(ctx.ws.tick_result_path)
     beat.update(stage="running")
-    reason, agent_exit = run_agent(ctx, task, prompt_file, beat)
+    # Rate limits, fallback presets, usage and the task budget (limits.py) around step 10.
+    reason, agent_exit = limits.run_agent(ctx, at, prompt_file, run_agent, build_worker_prompt)
     # Memory lives in its own repository: whatever the agent wrote there bypassing
     # `memento memory write` is committed now, before any rollback of the project.
     commit_memory_writes(ctx, task)
@@ -92,7 +96,9 @@ def _work(ctx: TickContext, plan: Plan, at: Attempt) -> TaskResult:
     if not reason:
         return record_pass(ctx, at, touched, duration, verify_tail, report)
     exit_code = verify_exit if verify_exit is not None else agent_exit
-    return record_failure(ctx, at, reason, duration, exit_code, verify_tail, report)
+    limited = at.agent.status() if at.agent is not None else ""
+    return record_failure(ctx, at, reason, duration, exit_code, verify_tail, report,
+                          count_retry=not limited, status=limited)
 
 
 # ---------------------------------------------------------------- step 7: claim
@@ -172,7 +178,7 @@ def run_agent(ctx: TickContext, task: Task, prompt_file: Path, beat: Heartbeat) 
         append_log(ctx.log_path, f"[memento] {task.id}: {exc}\n")
         return str(exc), None
     env = agents.agent_env(ws, task_id=task.id, prompt_file=prompt_file,
-                           system_prompt_file=ws.system_prompt_path)
+                           system_prompt_file=ws.system_prompt_path, extra=invocation.env)
     append_log(ctx.log_path, f"[memento] tick #{ctx.number} task {task.label}\n")
     limit = task.timeout_seconds or config.agent_timeout
     result = agents.run_agent(invocation, cwd=ctx.root, log_path=ctx.log_path, timeout=limit, env=env,
@@ -245,8 +251,8 @@ def record_pass(ctx: TickContext, at: Attempt, changes, duration: float, verify_
     ws, task = ctx.ws, at.task
     message = f"memento: complete {task.id} {task.title}".strip()
     paths = sorted({c.path for c in changes} | set(KEPT_DOCS))
-    entry = ctx.format_entry(_success_fields(ctx, task, changes, duration, verify_tail, report, message),
-                             at.continued)
+    entry = ctx.format_entry(with_usage(_success_fields(ctx, task, changes, duration, verify_tail, report,
+                                                        message), at.agent), at.continued)
     # Record where we are first: a crash from here on is finished by the next tick,
     # which commits exactly these files (their hashes are in the claim) and this entry.
     at.beat.update(stage="committing", commit_paths=paths, commit_message=message,
@@ -293,7 +299,7 @@ def _success_fields(ctx, task, changes, duration, verify_tail, report, message) 
 
 
 def record_failure(ctx: TickContext, at: Attempt, reason: str, duration: float, exit_code: int | None,
-                   output: str, report, *, count_retry: bool = True) -> TaskResult:
+                   output: str, report, *, count_retry: bool = True, status: str = "") -> TaskResult:
     """Roll back to the snapshot, count a retry (`[!]` at max_retries), write the entry, commit the docs."""
     ws, task = ctx.ws, at.task
     at.beat.update(stage="failing")
@@ -306,7 +312,9 @@ def record_failure(ctx: TickContext, at: Attempt, reason: str, duration: float, 
     retries = task.retries + (0 if uncounted else 1)
     blocked = retries >= max_retries and not uncounted
     fields = _failure_fields(ctx, task, reason, duration, exit_code, output, report,
-                             _failure_status(ctx, count_retry, blocked, retries, max_retries), blocked, rolled)
+                             status or _failure_status(ctx, count_retry, blocked, retries, max_retries), blocked,
+                             rolled)
+    fields = with_usage(fields, at.agent)
     # The entry goes first: a crash before the plan edit loses no record (the attempt
     # is then simply not counted as a retry).
     ctx.entry(fields, at.continued, tail=tail_lines(output) or None)
@@ -314,7 +322,8 @@ def record_failure(ctx: TickContext, at: Attempt, reason: str, duration: float, 
     if blocked:
         notes.mark_read(ws.notes_path, [n.key for n in at.given_notes])
     if uncounted:
-        message = f"memento: {task.id} {'interrupted' if ctx.interrupted else 'set aside'}"
+        why = "interrupted" if ctx.interrupted else "rate limited" if status else "set aside"
+        message = f"memento: {task.id} {why}"
     else:
         message = f"memento: {task.id} {'blocked' if blocked else 'failed'} (retry {retries}/{max_retries})"
     ctx.commit(list(KEPT_DOCS), message)

@@ -26,7 +26,7 @@ def count_this_tick(ctx: TickContext) -> None:
         return
     if any(r.passed for r in ctx.results):
         ctx.state.consecutive_failed_ticks = 0
-    elif not ctx.interrupted:
+    elif not ctx.interrupted and not ctx.rate_limited:
         ctx.state.consecutive_failed_ticks += 1
 
 

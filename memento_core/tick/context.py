@@ -51,6 +51,7 @@ class TickContext:
     interrupted: bool = False
     attempted: bool = False
     git_failed: str = ""
+    rate_limited: bool = False  # an attempt was refused for rate limits: not a failure for the breaker
     results: list[TaskResult] = field(default_factory=list)
     state: TickState = field(init=False)
     log_path: Path = field(init=False)

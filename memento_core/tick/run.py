@@ -5,6 +5,7 @@ Each step of SPEC §4 and the function that does it:
      1  take the tick lock            __main__.run_locked (also the paused fast path)
      2  load config and plan          run.load_config_and_plan
      3  tick_mode other than auto     run.skip_unless_auto
+        rate limited, budget spent    run.wait_out_limits -> limits.skip_reason (SPEC §14)
      4  stale claims                  run.recover -> recovery.recover_stale_claims
      5  dirty work tree, sync docs    run.refuse_dirty_tree
      6  pick                          run.pick_task
@@ -56,6 +57,9 @@ def tick(ws: Workspace) -> Outcome:
     skipped = skip_unless_auto(ctx, plan)
     if skipped is not None:
         return skipped
+    waiting = wait_out_limits(ctx)
+    if waiting is not None:
+        return waiting
     ctx.number = plan.meta.total_ticks + 1
     previous = _catch_sigterm(ctx)
     try:
@@ -133,6 +137,18 @@ def skip_unless_auto(ctx: TickContext, plan: Plan) -> Outcome | None:
         state.breaker_reason = state.breaker_at = ""
         state.consecutive_failed_ticks = 0
     return None
+
+
+def wait_out_limits(ctx: TickContext) -> Outcome | None:
+    """Rate limited until a time, or today's budget spent (SPEC §14): one line in cron.log, exit 0."""
+    from .limits import skip_reason
+
+    message = skip_reason(ctx)
+    if not message:
+        return None
+    cron_log(ctx.ws, message)
+    ctx.state.save(ctx.ws)
+    return Outcome(EXIT_OK, message)
 
 
 # ---------------------------------------------------------------- step 4

@@ -21,6 +21,7 @@ from memento_core import agents
 from memento_core.agents import GEMINI_PROMPT_SUFFIX, build_invocation, openclaw_message
 from memento_core.agents.check import probe, probe_all
 from memento_core.config import Config
+from memento_core.errors import MementoError
 from memento_core.scaffold import init_workspace
 from memento_core.tick.__main__ import run_tick
 
@@ -58,7 +59,7 @@ def test_claude_argv(tmp_path):
     req = request(tmp_path)
     inv = build_invocation(config("claude"), **req)
     assert inv.argv == (
-        "claude", "-p", "--permission-mode", "acceptEdits", "--output-format", "text",
+        "claude", "-p", "--permission-mode", "acceptEdits", "--output-format", "json",
         "--append-system-prompt-file", str(req["system_prompt_file"]),
     )
     assert inv.stdin_path == req["prompt_file"] and not inv.shell and inv.preset == "claude"
@@ -70,29 +71,33 @@ def test_claude_without_a_system_prompt_file_leaves_the_flag_out(tmp_path):
     req = request(tmp_path)
     req["system_prompt_file"].unlink()
     inv = build_invocation(config("claude"), **req)
-    assert inv.argv == ("claude", "-p", "--permission-mode", "acceptEdits", "--output-format", "text")
+    assert inv.argv == ("claude", "-p", "--permission-mode", "acceptEdits", "--output-format", "json")
 
 
 def test_codex_argv(tmp_path):
     req = request(tmp_path)
     inv = build_invocation(config("codex"), **req)
     assert inv.argv == (
-        "codex", "exec", "--sandbox", "workspace-write", "--cd", str(tmp_path), "--color", "never", "-",
+        "codex", "exec", "--json", "--sandbox", "workspace-write", "--cd", str(tmp_path), "--color", "never",
+        "-",
     )
     assert inv.stdin_path == req["prompt_file"]
     inv = build_invocation(config("codex", "gpt-5-codex", ("-c", "x=1")), **req)
     # extra arguments come before the trailing "-" (the prompt is read from stdin)
-    assert inv.argv[8:] == ("--model", "gpt-5-codex", "-c", "x=1", "-")
+    assert inv.argv[9:] == ("--model", "gpt-5-codex", "-c", "x=1", "-")
 
 
 def test_gemini_argv(tmp_path):
     req = request(tmp_path)
     inv = build_invocation(config("gemini"), **req)
-    assert inv.argv == ("gemini", "--approval-mode", "auto_edit", "--prompt", GEMINI_PROMPT_SUFFIX)
+    assert inv.argv == ("gemini", "--approval-mode", "auto_edit", "--output-format", "json",
+                        "--prompt", GEMINI_PROMPT_SUFFIX)
     assert inv.stdin_path == req["prompt_file"]
+    # A fresh install refuses an untrusted folder (exit 55): the project is trusted for the run.
+    assert inv.env == {"GEMINI_CLI_TRUST_WORKSPACE": "true"}
     inv = build_invocation(config("gemini", "gemini-2.5-pro", ("--debug",)), **req)
-    assert inv.argv == ("gemini", "--approval-mode", "auto_edit", "--model", "gemini-2.5-pro",
-                        "--debug", "--prompt", GEMINI_PROMPT_SUFFIX)
+    assert inv.argv == ("gemini", "--approval-mode", "auto_edit", "--output-format", "json",
+                        "--model", "gemini-2.5-pro", "--debug", "--prompt", GEMINI_PROMPT_SUFFIX)
 
 
 AIDER_FLAGS = (
@@ -105,12 +110,18 @@ AIDER_FLAGS = (
 
 def test_aider_argv(tmp_path):
     (tmp_path / "src").mkdir()
-    req = request(tmp_path, context_files=["src/app.py", "src/", "tests/*.py", "src", "README.md"])
+    (tmp_path / "docs").mkdir()
+    for doc in ("MASTER_PLAN.md", "PROJECT_MAP.md", "HUMAN_NOTES.md"):  # no CURRENT_STATE.md yet
+        (tmp_path / "docs" / doc).write_text("x\n")
+    req = request(tmp_path, context_files=["src/app.py", "src/", "tests/*.py", "src", "README.md",
+                                           "docs/PROJECT_MAP.md"])
     inv = build_invocation(config("aider", "sonnet", ("--map-tokens", "2048")), **req)
     state = tmp_path / ".memento"
     assert inv.argv == (
         "aider", "--message-file", str(req["prompt_file"]),
         "--read", str(req["system_prompt_file"]),
+        # Memento's documents are read-only for aider, even when a task names one
+        "--read", "docs/MASTER_PLAN.md", "--read", "docs/PROJECT_MAP.md", "--read", "docs/HUMAN_NOTES.md",
         *AIDER_FLAGS,
         "--input-history-file", str(state / "aider.input.history"),
         "--chat-history-file", str(state / "aider.chat.history.md"),
@@ -127,21 +138,25 @@ def test_aider_reads_context_files_from_the_plan_when_not_given(tmp_path):
         "# MASTER_PLAN: x\n\n## Meta\n- tick_mode: auto\n\n## Phase 1: A\n\n"
         "- [ ] `T-1` Do it\n  - verify: `true`\n  - context_files: [a.py, docs/]\n",
         encoding="utf-8")
-    inv = build_invocation(config("aider"), **request(tmp_path))
+    inv = build_invocation(config("aider", "sonnet"), **request(tmp_path))
     assert inv.argv[-1] == "a.py" and "docs/" not in inv.argv
+
+
+def test_aider_without_a_model_refuses_to_start_naming_the_setting(tmp_path):
+    with pytest.raises(MementoError, match=r"\[agent\] model"):
+        build_invocation(config("aider"), **request(tmp_path))
 
 
 def test_openclaw_argv(tmp_path):
     req = request(tmp_path)
-    inv = build_invocation(config("openclaw", "ignored-model", ("--thinking", "high")), **req)
+    inv = build_invocation(config("openclaw", "mock/model", ("--thinking", "high")), **req)
     argv = inv.argv
     assert argv[:4] == ("openclaw", "agent", "--local", "--session-id")
     assert argv[4].startswith("memento-T-1-") and len(argv[4]) == len("memento-T-1-") + 12
-    assert argv[5:] == ("--timeout", "1200", "--thinking", "high",
+    assert argv[5:] == ("--timeout", "1200", "--model", "mock/model", "--thinking", "high",
                         "--message", openclaw_message(agents.AgentRequest(
                             "T-1", None, req["prompt_file"], req["system_prompt_file"], tmp_path)))
     assert str(req["prompt_file"]) in argv[-1] and str(tmp_path) in argv[-1]
-    assert "ignored-model" not in argv  # openclaw agent has no per-run model flag
     assert inv.stdin_path is None
     # A new prompt (a retry carries its failed attempts) is a new session.
     req["prompt_file"].write_text("other prompt\n", encoding="utf-8")
@@ -150,7 +165,7 @@ def test_openclaw_argv(tmp_path):
 
 @pytest.mark.parametrize("preset", REAL_PRESETS)
 def test_every_real_preset_names_its_binary_first(tmp_path, preset):
-    inv = build_invocation(config(preset), **request(tmp_path))
+    inv = build_invocation(config(preset, "some-model"), **request(tmp_path))
     assert inv.argv[0] == preset == agents.PRESETS[preset].binary
 
 
@@ -235,8 +250,7 @@ def test_preset_runs_through_a_full_tick(tmp_path, monkeypatch, git_identity, pr
         assert record["stdin"] == prompt  # the whole prompt, system prompt included
     else:
         assert record["stdin"] == ""  # /dev/null: nothing can wait for a keyboard
-    if preset in ("claude", "codex", "gemini", "aider"):
-        assert "stub-model" in record["argv"]
+    assert "stub-model" in record["argv"]
     # the edit was verified and committed; the log holds the command line and the agent's output
     assert (root / "hello.txt").read_text() == f"edited by the {preset} stub\n"
     log = (root / outcome.log).read_text(encoding="utf-8")

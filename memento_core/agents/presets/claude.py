@@ -1,16 +1,43 @@
-"""The ``claude`` preset: Claude Code in print mode (README "Agents" explains each flag)."""
+"""The ``claude`` preset: Claude Code in print mode (README "Agents" explains each flag).
+
+``--output-format json`` makes claude print one result object at the end:
+``{"type": "result", "subtype": "success", "is_error": false, "result": "…",
+"total_cost_usd": 0.042, "usage": {"input_tokens": …, "cache_creation_input_tokens":
+…, "cache_read_input_tokens": …, "output_tokens": …}, …}``. Memento reads the
+usage and cost from it and writes the ``result`` text to the log as plain lines.
+A usage limit reads "You've hit your limit · resets 4:50am (Europe/Rome)"
+(also "session limit", "5-hour limit reached ∙ resets 2pm", and the older
+"Claude AI usage limit reached|1766502000" with the reset as epoch seconds).
+"""
 
 from __future__ import annotations
 
+import re
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ...config import Config
 from ..invocation import AgentRequest, AgentSpec, Invocation, model_args
+from ..usage import (
+    RateLimit,
+    Usage,
+    generic_rate_limit,
+    json_objects,
+    limit_from,
+    number,
+    plain_lines,
+    reset_time,
+)
+
+LIMIT_RE = re.compile(
+    r"usage limit reached|hit your (?:\w+ )?limit\b|\b\d+-hour limit reached|\bweekly limit reached"
+    r"|limit will reset at|grace_daily_limit_reached",
+    re.I)
 
 
 def build(config: Config, req: AgentRequest) -> Invocation:
     """``claude -p``, the prompt on stdin, edits accepted, the system prompt by its own flag."""
-    argv = ["claude", "-p", "--permission-mode", "acceptEdits", "--output-format", "text"]
+    argv = ["claude", "-p", "--permission-mode", "acceptEdits", "--output-format", "json"]
     # The prompt on stdin starts with the system prompt too; a missing file must
     # not make claude refuse to start.
     if Path(req.system_prompt_file).is_file():
@@ -20,10 +47,55 @@ def build(config: Config, req: AgentRequest) -> Invocation:
     return Invocation(tuple(argv), False, Path(req.prompt_file), "claude")
 
 
+def _result(log_text: str) -> dict | None:
+    found = None
+    for obj in json_objects(log_text):
+        if obj.get("type") == "result":
+            found = obj
+    return found
+
+
+def parse_usage(log_text: str) -> Usage | None:
+    """Tokens (cache reads and writes counted as input) and ``total_cost_usd`` of the result object."""
+    result = _result(log_text)
+    if result is None:
+        return None
+    usage = result.get("usage") if isinstance(result.get("usage"), dict) else {}
+    tokens_in = sum(number(usage.get(k)) for k in
+                    ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
+    cost = result.get("total_cost_usd")
+    cost = float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None
+    return Usage(tokens_in, number(usage.get("output_tokens")), cost)
+
+
+def rate_limit(log_text: str, now: datetime | None = None) -> RateLimit | None:
+    """Claude's usage-limit message (its reset time when printed), else an HTTP 429."""
+    now = now or datetime.now(UTC)
+    result = _result(log_text)
+    said = str(result.get("result") or "") if result and result.get("is_error") else ""
+    plain = plain_lines(log_text)
+    found = limit_from(said + "\n" + plain, LIMIT_RE, now)
+    if found:
+        return found
+    if result and result.get("api_error_status") == 429:
+        return RateLimit(reset_time(said, now), (said or "HTTP 429").strip()[:300])
+    return generic_rate_limit(said + "\n" + plain, now)
+
+
+def readable(log_text: str) -> str | None:
+    """The result object's answer, for the log."""
+    result = _result(log_text)
+    text = result.get("result") if result else None
+    return text if isinstance(text, str) and text.strip() else None
+
+
 SPEC = AgentSpec(
     "claude",
     "claude",
     "Claude Code in print mode; prompt on stdin, edits auto-accepted",
     build,
     separate_system_prompt=True,
+    parse_usage=parse_usage,
+    rate_limit=rate_limit,
+    readable=readable,
 )

@@ -1,16 +1,40 @@
-"""The ``codex`` preset: OpenAI Codex CLI ``codex exec`` (README "Agents" explains each flag)."""
+"""The ``codex`` preset: OpenAI Codex CLI ``codex exec`` (README "Agents" explains each flag).
+
+``--json`` makes codex print one JSON event per line (codex-rs/exec/src/exec_events.rs):
+``{"type":"turn.completed","usage":{"input_tokens":…,"cached_input_tokens":…,
+"output_tokens":…}}`` after each turn, ``{"type":"turn.failed","error":{"message":…}}``
+and ``{"type":"error","message":…}`` when it fails. Memento sums the turns'
+usage (``input_tokens`` includes the cached ones; codex reports no cost) and
+writes the agent's messages to the log as plain lines. A usage limit reads
+"You've hit your usage limit. … try again at 3:28 PM." (or "try again in 3 days
+6 hours"); a rate limit "exceeded retry limit, last status: 429 Too Many Requests".
+"""
 
 from __future__ import annotations
 
+import re
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ...config import Config
 from ..invocation import AgentRequest, AgentSpec, Invocation, model_args
+from ..usage import (
+    RateLimit,
+    Usage,
+    generic_rate_limit,
+    json_objects,
+    limit_from,
+    number,
+    plain_lines,
+)
+
+LIMIT_RE = re.compile(r"hit your usage limit|usage_limit_reached|rate limit reached|quota exceeded"
+                      r"|insufficient_quota|exceeded retry limit, last status: 429", re.I)
 
 
 def build(config: Config, req: AgentRequest) -> Invocation:
-    """``codex exec`` in the project, sandboxed to it, the prompt read from stdin."""
-    argv = ["codex", "exec", "--sandbox", "workspace-write", "--cd", str(req.workdir),
+    """``codex exec --json`` in the project, sandboxed to it, the prompt read from stdin."""
+    argv = ["codex", "exec", "--json", "--sandbox", "workspace-write", "--cd", str(req.workdir),
             "--color", "never"]
     argv += model_args("--model", config)
     argv += config.agent_extra_args
@@ -18,9 +42,52 @@ def build(config: Config, req: AgentRequest) -> Invocation:
     return Invocation(tuple(argv), False, Path(req.prompt_file), "codex")
 
 
+def parse_usage(log_text: str) -> Usage | None:
+    """The sum of every ``turn.completed`` event's usage; None when there was none."""
+    total = None
+    for event in json_objects(log_text):
+        if event.get("type") == "turn.completed" and isinstance(event.get("usage"), dict):
+            u = event["usage"]
+            turn = Usage(number(u.get("input_tokens")), number(u.get("output_tokens")), None)
+            total = turn if total is None else total + turn
+    return total
+
+
+def _error_messages(log_text: str) -> list[str]:
+    messages = []
+    for event in json_objects(log_text):
+        if event.get("type") == "error":
+            messages.append(str(event.get("message") or ""))
+        elif event.get("type") == "turn.failed" and isinstance(event.get("error"), dict):
+            messages.append(str(event["error"].get("message") or ""))
+    return messages
+
+
+def rate_limit(log_text: str, now: datetime | None = None) -> RateLimit | None:
+    """A usage-limit or 429 error event (or the same words on stderr), its reset time when given."""
+    now = now or datetime.now(UTC)
+    errors = "\n".join(_error_messages(log_text))
+    text = errors + "\n" + plain_lines(log_text)
+    found = limit_from(text, LIMIT_RE, now)
+    if found:
+        return found
+    return generic_rate_limit(text, now)
+
+
+def readable(log_text: str) -> str | None:
+    """The agent's messages (``item.completed`` of type agent_message), for the log."""
+    said = [str(e["item"].get("text") or "") for e in json_objects(log_text)
+            if e.get("type") == "item.completed" and isinstance(e.get("item"), dict)
+            and e["item"].get("type") == "agent_message"]
+    return "\n".join(s for s in said if s.strip()) or None
+
+
 SPEC = AgentSpec(
     "codex",
     "codex",
-    "OpenAI Codex CLI `codex exec`; prompt on stdin, workspace-write sandbox",
+    "OpenAI Codex CLI `codex exec --json`; prompt on stdin, workspace-write sandbox",
     build,
+    parse_usage=parse_usage,
+    rate_limit=rate_limit,
+    readable=readable,
 )

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ...config import Config
-from ..invocation import AgentRequest, AgentSpec, Invocation
+from ..invocation import AgentRequest, AgentSpec, Invocation, model_args
+from ..usage import generic_rate_limit
 
 
 def _prompt_digest(path: Path) -> str:
@@ -35,6 +36,7 @@ def build(config: Config, req: AgentRequest) -> Invocation:
         "--session-id", f"memento-{req.task_id}-{_prompt_digest(req.prompt_file)}",
         "--timeout", str(max(1, int(config.agent_timeout))),
     ]
+    argv += model_args("--model", config)
     argv += config.agent_extra_args
     argv += ["--message", openclaw_message(req)]
     return Invocation(tuple(argv), False, None, "openclaw")
@@ -45,4 +47,5 @@ SPEC = AgentSpec(
     "openclaw",
     "OpenClaw `agent --local`; told to read the prompt file",
     build,
+    rate_limit=generic_rate_limit,
 )

@@ -79,6 +79,24 @@ def _phase_table(doc: dict):
     return table
 
 
+def _spending_lines(doc: dict) -> list:
+    """Today's usage and cost, the budget, and "rate limited until …" (SPEC §14)."""
+    from rich.text import Text
+
+    today, budget, limit = doc["usage"]["today"], doc["budget"], doc["rate_limit"]
+    lines = []
+    if today["tokens_in"] or today["tokens_out"] or today["cost_usd"]:
+        of = f" of ${budget['daily_usd']:.2f}" if budget["daily_usd"] else ""
+        lines.append(Text(f"[ok] usage today: {today['tokens_in']:,} in / {today['tokens_out']:,} out tokens, "
+                          f"${today['cost_usd']:.3f}{of}"))
+    if budget["reached"]:
+        lines.append(Text("[warn] daily budget reached: ticks skip until the next UTC day"))
+    if limit["until"]:
+        lines.append(Text(f"[warn] rate limited until {limit['until']} (preset {safe_text(limit['preset'] or '?')}): "
+                          "ticks skip until then"))
+    return lines
+
+
 def _attention_lines(doc: dict) -> list:
     """Blocked tasks, problems, the breaker, the next step, the ETA and the alert, in that order."""
     from rich.text import Text
@@ -97,6 +115,7 @@ def _attention_lines(doc: dict) -> list:
     if doc["breaker"]["tripped"]:
         lines.append(Text(f"[warn] circuit breaker tripped at {doc['breaker']['at']}: "
                           f"{safe_text(doc['breaker']['reason'])} — fix the cause, then `memento resume`"))
+    lines += _spending_lines(doc)
     tag = "[ok]" if doc["next"]["kind"] in ("task", "complete", "waiting") else "[warn]"
     lines.append(Text(f"{tag} {doc['next']['message']}"))
     if doc["eta_seconds"] is not None and doc["state"] == "RUNNING":

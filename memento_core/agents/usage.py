@@ -1,0 +1,178 @@
+"""What an agent's own output says about its usage and its rate limits (SPEC §14).
+
+Each preset module has ``parse_usage(log_text) -> Usage | None`` and
+``rate_limit(log_text, now) -> RateLimit | None``: pure functions on what the
+agent printed in one attempt. This module holds the values and the pieces
+they share: JSON objects found in a log, HTTP 429 and "try again" wording,
+and the reset times CLIs print ("resets 2pm (Europe/Rome)", "try again at
+3:28 PM", "try again in 3 days 6 hours", Claude's "…|1766502000").
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from ..spending import Usage
+
+__all__ = ["RateLimit", "Usage", "generic_rate_limit", "json_objects", "reset_time"]
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    """The model's service refused for rate or usage limits; ``until`` when the CLI said when."""
+
+    until: datetime | None
+    message: str
+
+
+# ------------------------------------------------------------------ JSON in a log
+
+
+def _json_spans(text: str) -> Iterator[tuple[int, int, object]]:
+    """(start, end, value) of each JSON value that opens with ``{`` at the start of a line."""
+    decoder = json.JSONDecoder()
+    pos, length = 0, len(text)
+    while pos < length:
+        start = text.find("{", pos)
+        if start < 0:
+            return
+        if start and text[start - 1] not in "\n\r":
+            pos = start + 1
+            continue
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except ValueError:
+            pos = start + 1
+            continue
+        yield start, end, value
+        pos = end
+
+
+def json_objects(text: str) -> Iterator[dict]:
+    """Every JSON object in ``text`` that starts a line: JSONL events, or one pretty-printed object.
+
+    A log holds Memento's own lines and the CLI's stderr around the JSON; what
+    is not JSON is skipped.
+    """
+    for _, _, value in _json_spans(text):
+        if isinstance(value, dict):
+            yield value
+
+
+def plain_lines(text: str) -> str:
+    """``text`` without its JSON objects: the CLI's stderr and Memento's lines, where a limit
+    message is looked for outside the JSON (an answer that talks about rate limits is not one)."""
+    out, last = [], 0
+    for start, end, _ in _json_spans(text):
+        out.append(text[last:start])
+        last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def number(value) -> int:
+    """An int from a JSON value that should be a token count (0 if it is not one)."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, (int, float)):
+        return int(value)
+    return 0
+
+
+# ------------------------------------------------------------------ rate limits
+
+HTTP_429_RE = re.compile(
+    r"\b429\b[^\n]{0,80}(?:too many requests|rate.?limit|resource.?exhausted|quota)"
+    r"|(?:too many requests|rate_limit_error|rate.?limit(?:ed)?|resource_exhausted)[^\n]{0,80}\b429\b"
+    r"|\bstatus(?:\s*code)?[\s:=]+429\b|\bError code: 429\b|\b429 Too Many Requests\b",
+    re.I)
+
+
+def generic_rate_limit(text: str, now: datetime | None = None) -> RateLimit | None:
+    """An HTTP 429 in the output (any CLI), with a reset time when one is printed near it."""
+    return limit_from(text, HTTP_429_RE, now or datetime.now(UTC))
+
+
+def _line_at(text: str, index: int) -> str:
+    start = text.rfind("\n", 0, index) + 1
+    end = text.find("\n", index)
+    return text[start:end if end >= 0 else len(text)]
+
+
+def limit_from(text: str, pattern: re.Pattern, now: datetime) -> RateLimit | None:
+    """A RateLimit from the lines of ``text`` that ``pattern`` matches: the last one that
+    names a reset time, else the last one (the CLI's final word); None if none matches."""
+    lines = [_line_at(text, m.start()) for m in pattern.finditer(text)]
+    if not lines:
+        return None
+    timed = [(line, reset_time(line, now)) for line in lines]
+    line, until = next(((ln, t) for ln, t in reversed(timed) if t is not None), (lines[-1], None))
+    return RateLimit(until, line.strip()[:300])
+
+
+# ------------------------------------------------------------------ reset times
+
+_EPOCH_RE = re.compile(r"\|(?P<epoch>1\d{9})\b")
+_CLOCK_RE = re.compile(
+    r"(?:resets?|reset at|try again at|available again at)\s+(?:at\s+)?"
+    r"(?P<h>\d{1,2})(?::(?P<m>\d{2}))?\s*(?P<ampm>[ap]\.?m\.?)?"
+    r"(?:\s*\((?P<tz>[A-Za-z_]+(?:/[A-Za-z_+\-]+)*)\)|\s*(?P<utc>UTC|GMT)\b)?",
+    re.I)
+_IN_RE = re.compile(r"(?:try again|resets?|retry)\s+(?:in|after)\s+"
+                    r"(?P<rest>(?:\d+(?:\.\d+)?\s*[a-z]+[\s,]*(?:and\s+)?)+)", re.I)
+_UNIT_SECONDS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
+
+
+def reset_time(text: str, now: datetime) -> datetime | None:
+    """When a limit resets, from the wording a CLI printed; None if it named no time.
+
+    A clock time without a date is its next occurrence after ``now``, in the
+    named time zone, else UTC when it says UTC, else this machine's local time.
+    """
+    m = _EPOCH_RE.search(text)
+    if m:
+        return datetime.fromtimestamp(int(m.group("epoch")), UTC)
+    m = _IN_RE.search(text)
+    if m:
+        seconds = sum(float(n) * (0.001 if unit.lower().startswith("ms") else _UNIT_SECONDS.get(unit[0].lower(), 0))
+                      for n, unit in re.findall(r"(\d+(?:\.\d+)?)\s*([a-z]+)", m.group("rest"), re.I))
+        if seconds:
+            return (now + timedelta(seconds=seconds)).astimezone(UTC)
+    m = _CLOCK_RE.search(text)
+    if m:
+        return _next_clock(m, now)
+    return None
+
+
+def _next_clock(m: re.Match, now: datetime) -> datetime | None:
+    hour, minute = int(m.group("h")), int(m.group("m") or 0)
+    ampm = (m.group("ampm") or "").lower().replace(".", "")
+    if ampm:
+        if not 1 <= hour <= 12:
+            return None
+        hour = hour % 12 + (12 if ampm == "pm" else 0)
+    if hour > 23 or minute > 59:
+        return None
+    zone = _zone(m.group("tz"), m.group("utc"))
+    local_now = now.astimezone(zone)
+    at = local_now.replace(hour=hour, minute=minute, second=0, microsecond=0)
+    if at <= local_now:
+        at += timedelta(days=1)
+    return at.astimezone(UTC)
+
+
+def _zone(name: str | None, utc: str | None):
+    if utc:
+        return UTC
+    if name:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError  # only when a zone is named
+
+        try:
+            return ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError):
+            pass
+    return datetime.now().astimezone().tzinfo

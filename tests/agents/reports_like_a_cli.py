@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Fake agent: prints what a real coding CLI prints, for the tick's usage and rate-limit parsing.
+
+usage: reports_like_a_cli.py KIND [COST] [COUNTER]
+
+KIND:
+  claude-done      writes $MEMENTO_TASK_ID.txt ("done") and prints claude's --output-format json
+                   result with total_cost_usd COST (default 0.042); exit 0
+  claude-limit     scribbles over $MEMENTO_TASK_ID.txt and adds junk.txt (work a rollback must undo),
+                   then prints claude's usage-limit result "You've hit your limit · resets
+                   <the next whole hour + 2h> (UTC)"; exit 1
+  http-429         the same scribbles, then "API Error: 429 … rate_limit_error" on stderr; exit 1
+  codex-limit      codex exec --json events ending in "You've hit your usage limit … try
+                   again in 2 hours 5 minutes."; exit 1
+COUNTER, when given, is a file that gets one line per run (to tell whether a tick ran it).
+"""
+
+import json
+import os
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+kind = sys.argv[1]
+target = Path(os.environ.get("MEMENTO_TASK_ID", "hello") + ".txt")
+cost = float(sys.argv[2]) if len(sys.argv) > 2 else 0.042
+if len(sys.argv) > 3:
+    with open(sys.argv[3], "a", encoding="utf-8") as fh:
+        fh.write(kind + "\n")
+
+
+def scribble():
+    target.write_text("half-done by a refused agent\n", encoding="utf-8")
+    Path("junk.txt").write_text("left by a refused agent\n", encoding="utf-8")
+
+
+def result(text, *, error, tokens=(0, 0), cost_usd=0.0):
+    return {"type": "result", "subtype": "success", "is_error": error, "duration_ms": 812, "num_turns": 2,
+            "result": text, "session_id": "fake", "total_cost_usd": cost_usd,
+            "usage": {"input_tokens": tokens[0], "cache_creation_input_tokens": 0,
+                      "cache_read_input_tokens": 0, "output_tokens": tokens[1]}}
+
+
+if kind == "claude-done":
+    target.write_text("done\n", encoding="utf-8")
+    print(json.dumps(result("Wrote hello.txt.", error=False, tokens=(12300, 2100), cost_usd=cost)))
+elif kind == "claude-limit":
+    scribble()
+    reset = (datetime.now(UTC) + timedelta(hours=2)).replace(minute=0)
+    when = reset.strftime("%I%p").lstrip("0").lower()
+    print(json.dumps(result(f"You've hit your limit · resets {when} (UTC)", error=True)))
+    sys.exit(1)
+elif kind == "http-429":
+    scribble()
+    print('API Error: 429 {"type":"error","error":{"type":"rate_limit_error","message":"This request '
+          'would exceed your account\'s rate limit. Please try again later."}}', file=sys.stderr)
+    sys.exit(1)
+elif kind == "codex-limit":
+    message = ("You've hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro) "
+               "or try again in 2 hours 5 minutes.")
+    for event in ({"type": "thread.started", "thread_id": "fake"}, {"type": "turn.started"},
+                  {"type": "error", "message": message}, {"type": "turn.failed", "error": {"message": message}}):
+        print(json.dumps(event))
+    sys.exit(1)
+else:
+    sys.exit(f"unknown kind {kind}")

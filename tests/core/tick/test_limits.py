@@ -1,0 +1,224 @@
+"""Rate limits, fallback presets, usage and the budget through real ticks (SPEC §14).
+
+The agent is tests/agents/reports_like_a_cli.py run through the real
+`command` preset; ``[agent] output = "claude"`` (or "codex") tells the tick
+to read its output as that CLI's. Everything is judged on disk: the status
+entries, the plan's retries, state.json, usage.json, cron.log and git.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from memento_core import spending, status_log
+from memento_core.plan import parse_plan
+from memento_core.scaffold import init_workspace
+from memento_core.state import TickState
+from memento_core.tick.__main__ import run_tick
+from memento_core.tick.limits import clock, parse_stamp
+from memento_core.workspace import Workspace
+
+AGENT = Path(__file__).resolve().parents[2] / "agents" / "reports_like_a_cli.py"
+
+
+def task(n: int) -> str:
+    return (f"- [ ] `T-{n}` [MODULE:m] Write T-{n}.txt\n"
+            f"  - verify: `grep -q done T-{n}.txt`\n"
+            f"  - context_files: [T-{n}.txt]\n"
+            f"  - do: `printf 'done by script\\n' > T-{n}.txt`\n"
+            f"  - retries: 0\n")
+
+
+def make_ws(tmp_path: Path, kind: str, *, output: str = "claude", extra: str = "", tasks: int = 1,
+            cost: float = 0.042) -> Workspace:
+    root = tmp_path / "proj"
+    init_workspace(root, project="proj", commit=False)
+    body = "\n".join(task(n) for n in range(1, tasks + 1))
+    (root / "docs" / "MASTER_PLAN.md").write_text(
+        "# MASTER_PLAN: limits\n\n## Meta\n- tick_mode: auto\n- max_retries: 3\n- max_tasks_per_tick: 1\n"
+        "- circuit_breaker_threshold: 2\n- total_ticks: 0\n\n## Phase 1: Only\n<!-- depends: none -->\n\n"
+        + body)
+    counter = tmp_path / "runs.txt"
+    command = f"{sys.executable} {AGENT} {kind} {cost} {counter}"
+    (root / "memento.toml").write_text(
+        f'[agent]\npreset = "command"\ncommand = """{command}"""\noutput = "{output}"\ntimeout = "30s"\n'
+        f'{extra}\n[verify]\ntimeout = "30s"\n')
+    for name in ("T-1.txt", "T-2.txt", "T-3.txt"):
+        (root / name).write_text("not yet\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "setup")
+    return Workspace(root)
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout
+
+
+def entries(ws: Workspace) -> list[status_log.TickEntry]:
+    return status_log.parse_status(ws.status_path)
+
+
+def runs(ws: Workspace) -> list[str]:
+    counter = ws.root.parent / "runs.txt"
+    return counter.read_text().split() if counter.exists() else []
+
+
+def retries(ws: Workspace, task_id: str = "T-1") -> int:
+    return parse_plan(ws.plan_path).task(task_id).retries
+
+
+def cron_lines(ws: Workspace) -> list[str]:
+    return ws.cron_log.read_text().splitlines() if ws.cron_log.exists() else []
+
+
+def end_the_wait(ws: Workspace) -> None:
+    """As if the reset time had passed: every remembered limit moved into the past."""
+    data = json.loads(ws.state_path.read_text())
+    past = "2000-01-01T00:00:00Z"
+    data["rate_limited_until"] = past
+    data["preset_limits"] = {k: past for k in data["preset_limits"]}
+    ws.state_path.write_text(json.dumps(data))
+
+
+@pytest.fixture(autouse=True)
+def _identity(git_identity):
+    return git_identity
+
+
+# ------------------------------------------------------------------ rate limited
+
+
+def test_a_usage_limit_with_its_reset_time_is_waited_out_not_counted(tmp_path):
+    ws = make_ws(tmp_path, "claude-limit")
+    head = git(ws.root, "rev-parse", "HEAD").strip()
+    outcome = run_tick(ws.root)
+
+    assert [r.passed for r in outcome.results] == [False]
+    expected = (datetime.now(UTC) + timedelta(hours=2)).replace(minute=0, second=0, microsecond=0)
+    entry = entries(ws)[-1]
+    assert entry.field("Status") == f"⏳ RATE LIMITED — until {clock(expected)} (preset command)"
+    assert entry.status == "RATE LIMITED" and entry.task_id == "T-1"
+    assert "hit your limit" in entry.field("Reason")
+    # not the task's failure: no retry, no breaker count, the refused work rolled back
+    assert retries(ws) == 0 and parse_plan(ws.plan_path).task("T-1").status == " "
+    state = TickState.load(ws)
+    assert state.consecutive_failed_ticks == 0
+    assert parse_stamp(state.rate_limited_until) == expected and state.rate_limited_preset == "command"
+    assert (ws.root / "T-1.txt").read_text() == "not yet\n" and not (ws.root / "junk.txt").exists()
+    assert git(ws.root, "diff", "--name-only", head, "HEAD").split() == \
+        ["docs/MASTER_PLAN.md", "docs/TICK_STATUS.md"]
+    assert git(ws.root, "log", "-1", "--format=%s").strip() == "memento: T-1 rate limited"
+
+    # the next ticks skip until then: cron.log only, the agent not run, no entry
+    count = len(entries(ws))
+    for _ in range(3):
+        skipped = run_tick(ws.root)
+        assert skipped.exit_code == 0 and "rate limited until" in skipped.message
+    assert runs(ws) == ["claude-limit"]
+    assert len(entries(ws)) == count
+    assert cron_lines(ws)[-1].endswith(f"tick skipped: rate limited until {clock(expected)} (preset command)")
+    assert TickState.load(ws).consecutive_failed_ticks == 0
+
+
+def test_a_429_without_a_time_backs_off_5_then_10_minutes_and_never_trips_the_breaker(tmp_path):
+    ws = make_ws(tmp_path, "http-429")
+    waits = []
+    for _ in range(3):  # the breaker threshold is 2: three failed ticks would trip it
+        before = datetime.now(UTC)
+        outcome = run_tick(ws.root)
+        assert [r.passed for r in outcome.results] == [False]
+        until = parse_stamp(TickState.load(ws).rate_limited_until)
+        waits.append(round((until - before).total_seconds() / 60))
+        end_the_wait(ws)
+    assert waits == [5, 10, 20]
+    assert retries(ws) == 0
+    state = TickState.load(ws)
+    assert state.consecutive_failed_ticks == 0 and not state.breaker_reason
+    assert parse_plan(ws.plan_path).meta.tick_mode == "auto"
+    assert [e.status for e in entries(ws)] == ["RATE LIMITED"] * 3
+    assert "429" in entries(ws)[-1].field("Reason")
+
+
+def test_codex_events_read_through_the_output_setting(tmp_path):
+    ws = make_ws(tmp_path, "codex-limit", output="codex")
+    before = datetime.now(UTC)
+    run_tick(ws.root)
+    until = parse_stamp(TickState.load(ws).rate_limited_until)
+    assert timedelta(hours=2, minutes=4) <= until - before <= timedelta(hours=2, minutes=6)
+    assert entries(ws)[-1].status == "RATE LIMITED" and retries(ws) == 0
+
+
+def test_a_fallback_preset_runs_in_the_same_tick(tmp_path):
+    ws = make_ws(tmp_path, "claude-limit", extra='fallback = ["script"]', tasks=2)
+    outcome = run_tick(ws.root)
+
+    # the refused agent's scribbles were rolled back before the script preset ran
+    assert [(r.task_id, r.passed) for r in outcome.results] == [("T-1", True)], outcome.message
+    assert (ws.root / "T-1.txt").read_text() == "done by script\n" and not (ws.root / "junk.txt").exists()
+    assert git(ws.root, "show", "--name-only", "--format=", "HEAD").split() == \
+        ["T-1.txt", "docs/MASTER_PLAN.md", "docs/TICK_STATUS.md"]
+    entry = entries(ws)[-1]
+    assert entry.status == "SUCCESS"
+    assert entry.field("Fallback").startswith("command rate limited until ") and "ran script" in entry.field(
+        "Fallback")
+    assert TickState.load(ws).rate_limited_until == ""  # the tick does not wait
+
+    # the next tick goes straight to the fallback while the first preset is still refused
+    outcome = run_tick(ws.root)
+    assert [(r.task_id, r.passed) for r in outcome.results] == [("T-2", True)]
+    assert runs(ws) == ["claude-limit"]
+
+
+# ------------------------------------------------------------------ usage and budget
+
+
+def test_usage_is_recorded_in_the_entry_the_ledger_and_status(tmp_path):
+    ws = make_ws(tmp_path, "claude-done")
+    outcome = run_tick(ws.root)
+    assert [r.passed for r in outcome.results] == [True], outcome.message
+    entry = entries(ws)[-1]
+    assert entry.field("Usage") == "12.3k in / 2.1k out tokens, $0.042"
+    assert entry.usage == spending.Usage(12300, 2100, 0.042)
+    assert spending.usage_summary(ws)["today"] == {"tokens_in": 12300, "tokens_out": 2100, "cost_usd": 0.042}
+    log = (ws.root / outcome.log).read_text()
+    assert "[memento] claude said:\nWrote hello.txt." in log
+    assert "[memento] usage: 12.3k in / 2.1k out tokens, $0.042" in log
+    doc = json.loads(subprocess.run([sys.executable, "-m", "memento_core.cli", "status", "--json", str(ws.root)],
+                                    capture_output=True, text=True).stdout)
+    assert doc["usage"]["today"]["cost_usd"] == 0.042 and doc["usage"]["total"]["tokens_in"] == 12300
+    assert doc["rate_limit"] == {"until": None, "preset": None}
+    assert doc["budget"] == {"daily_usd": 0.0, "task_usd": 0.0, "reached": False}
+
+
+def test_an_attempt_over_the_task_budget_fails_with_that_reason(tmp_path):
+    ws = make_ws(tmp_path, "claude-done", extra="[budget]\ntask_usd = 0.01", cost=0.5)
+    outcome = run_tick(ws.root)
+    assert [r.passed for r in outcome.results] == [False]
+    assert outcome.results[0].reason == "task budget exceeded: $0.500 of $0.01"
+    assert retries(ws) == 1  # a real failure of the attempt
+    assert (ws.root / "T-1.txt").read_text() == "not yet\n"  # rolled back
+    assert entries(ws)[-1].usage == spending.Usage(12300, 2100, 0.5)
+
+
+def test_the_daily_budget_stops_ticking_with_one_entry(tmp_path):
+    ws = make_ws(tmp_path, "claude-done", extra="[budget]\ndaily_usd = 0.05", tasks=3)
+    assert [r.passed for r in run_tick(ws.root).results] == [True]  # $0.042 today
+    assert [r.passed for r in run_tick(ws.root).results] == [True]  # $0.084: over the budget now
+    for _ in range(2):
+        outcome = run_tick(ws.root)
+        assert outcome.exit_code == 0 and outcome.message == "tick skipped: budget reached ($0.08 of $0.05 today)"
+    budget = [e for e in entries(ws) if e.status == "BUDGET REACHED"]
+    assert len(budget) == 1 and budget[0].field("Event") == "💸 BUDGET REACHED — $0.08 of $0.05 today"
+    assert runs(ws) == ["claude-done", "claude-done"]
+    assert parse_plan(ws.plan_path).task("T-3").status == " "
+    assert git(ws.root, "status", "--porcelain") == ""  # the entry was committed
+    assert cron_lines(ws)[-1].endswith("tick skipped: budget reached ($0.08 of $0.05 today)")
+    doc = json.loads(subprocess.run([sys.executable, "-m", "memento_core.cli", "status", "--json", str(ws.root)],
+                                    capture_output=True, text=True).stdout)
+    assert doc["budget"] == {"daily_usd": 0.05, "task_usd": 0.0, "reached": True}
