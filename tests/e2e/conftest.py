@@ -189,12 +189,21 @@ PLAN = """# MASTER_PLAN: e2e
 """
 
 
-def make_workspace(run: Run, preset: str, agent: dict[str, str]) -> Path:
+SECOND_TASK = """
+- [ ] `T-102` [MODULE:hello] Write bye.txt
+  - verify: `test -f bye.txt`
+  - context_files: [bye.txt]
+  - retries: 0
+"""
+
+
+def make_workspace(run: Run, preset: str, agent: dict[str, str], tasks: int = 1) -> Path:
     """A fresh Memento workspace in the run folder with ``[agent] preset = preset``."""
     root = run.root
     subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
     init_workspace(root, project="e2e")
-    (root / "docs" / "MASTER_PLAN.md").write_text(PLAN, encoding="utf-8")
+    plan = PLAN + (SECOND_TASK if tasks > 1 else "")
+    (root / "docs" / "MASTER_PLAN.md").write_text(plan, encoding="utf-8")
     lines = ["[agent]", f'preset = "{preset}"', 'timeout = "4min"']
     lines += [f'{key} = "{value}"' for key, value in agent.items()]
     (root / "memento.toml").write_text("\n".join(lines) + '\n\n[verify]\ntimeout = "1min"\n',

@@ -44,6 +44,9 @@ class Script:
     content: str = ""
     mode: str = "edit"  # "edit" | "429" | "usage_limit"
     relative: str = ""  # the path relative to the project, for CLIs that want it (aider)
+    # the wire formats ``mode`` applies to ("anthropic", "chat", "responses", "gemini");
+    # empty: all. The others answer with the edit (a fallback preset gets through).
+    only: tuple[str, ...] = ()
 
 
 @dataclass
@@ -189,7 +192,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._json(200, {})
             return
         body = body if isinstance(body, dict) else {}
-        mode = self.model.script.mode
+        script = self.model.script
+        mode = script.mode if not script.only or kind in script.only else "edit"
         if mode in ("429", "usage_limit") and _wants_tools(kind, body):
             return self._refuse(kind, mode)
         getattr(self, f"_answer_{kind}")(body)
@@ -201,7 +205,12 @@ class _Handler(BaseHTTPRequestHandler):
                        "x-should-retry": "false"}
         else:
             message = USAGE_LIMIT_TEXT
-            headers = {"x-should-retry": "false"}
+            reset = str(int(time.time()) + 2 * 3600)
+            headers = {"x-should-retry": "false",
+                       # what Anthropic sends a subscription at its limit (claude words it)
+                       "anthropic-ratelimit-unified-status": "rejected",
+                       "anthropic-ratelimit-unified-reset": reset,
+                       "anthropic-ratelimit-unified-representative-claim": "five_hour"}
         if kind == "anthropic":
             err = {"type": "error", "error": {"type": "rate_limit_error", "message": message}}
         elif kind == "gemini":
