@@ -39,6 +39,7 @@ BINARIES = {
     "aider": CACHE / "aider" / "bin" / "aider",
 }
 MARK = "MEMENTO_E2E_RUN"
+AIDER_PRICE_IN, AIDER_PRICE_OUT = 2e-06, 1e-05  # dollars per token, in aider's price cache
 
 
 def binary(preset: str) -> Path:
@@ -136,6 +137,7 @@ def configure(run: Run, preset: str, monkeypatch: pytest.MonkeyPatch) -> dict[st
     if preset == "claude":
         monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-e2e-dummy")
+        monkeypatch.setenv("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")  # no telemetry
     elif preset == "codex":
         codex_home = home / ".codex"
         codex_home.mkdir()
@@ -148,7 +150,8 @@ def configure(run: Run, preset: str, monkeypatch: pytest.MonkeyPatch) -> dict[st
     elif preset == "gemini":
         (home / ".gemini").mkdir()
         (home / ".gemini" / "settings.json").write_text(json.dumps(
-            {"security": {"auth": {"selectedType": "gemini-api-key"}}}), encoding="utf-8")
+            {"security": {"auth": {"selectedType": "gemini-api-key"}},
+             "privacy": {"usageStatisticsEnabled": False}}), encoding="utf-8")
         monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", url)
         monkeypatch.setenv("GEMINI_API_KEY", "e2e-dummy")
         # A fresh install refuses an untrusted folder (exit 55) unless the preset trusts it.
@@ -157,6 +160,16 @@ def configure(run: Run, preset: str, monkeypatch: pytest.MonkeyPatch) -> dict[st
         monkeypatch.setenv("OPENAI_API_BASE", f"{url}/v1")
         monkeypatch.setenv("OPENAI_API_KEY", "e2e-dummy")
         monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no fetch off the machine
+        # aider fetches litellm's price list from GitHub unless its cache is fresh: a
+        # cache with the mock's price keeps it on the machine and makes it print a Cost.
+        caches = home / ".aider" / "caches"
+        caches.mkdir(parents=True)
+        (caches / "model_prices_and_context_window.json").write_text(json.dumps({
+            "openai/mock-model": {"input_cost_per_token": AIDER_PRICE_IN,
+                                  "output_cost_per_token": AIDER_PRICE_OUT,
+                                  "max_input_tokens": 128000, "max_output_tokens": 4096,
+                                  "litellm_provider": "openai", "mode": "chat"}}),
+            encoding="utf-8")
         agent["model"] = "openai/mock-model"
     elif preset == "openclaw":
         (home / ".openclaw").mkdir()

@@ -24,7 +24,7 @@ from memento_core.tick.__main__ import run_tick
 from memento_core.tick.limits import clock, parse_stamp
 from memento_core.workspace import Workspace
 
-from .conftest import configure, make_workspace, script_edit
+from .conftest import AIDER_PRICE_IN, AIDER_PRICE_OUT, configure, make_workspace, script_edit
 from .mock_model import USAGE_IN, USAGE_OUT
 
 pytestmark = pytest.mark.e2e
@@ -138,6 +138,11 @@ def test_usage_is_recorded_from_the_clis_own_report(run, monkeypatch, preset):
     else:  # every answer of the conversation counted, as the CLI reported it
         assert tokens_in >= 2 * USAGE_IN and tokens_in % USAGE_IN == 0, today
         assert tokens_out >= 2 * USAGE_OUT and tokens_out % USAGE_OUT == 0, today
+    if preset == "aider":  # "Cost: $0.0030 message": the mock's tokens at the cached price
+        assert today["cost_usd"] == pytest.approx(
+            round(USAGE_IN * AIDER_PRICE_IN + USAGE_OUT * AIDER_PRICE_OUT, 4))
+    elif preset == "claude":  # claude prices the tokens itself (total_cost_usd)
+        assert today["cost_usd"] > 0
     assert spending.Usage(tokens_in, tokens_out, today["cost_usd"] or None).describe() \
         .split(",")[0] in entry_usage
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
