@@ -213,11 +213,27 @@ class _Handler(BaseHTTPRequestHandler):
                        "anthropic-ratelimit-unified-representative-claim": "five_hour"}
         if kind == "anthropic":
             err = {"type": "error", "error": {"type": "rate_limit_error", "message": message}}
+        elif kind == "gemini" and mode == "429":
+            # "Please retry in …" longer than gemini-cli waits: its TerminalQuotaError, no retry
+            err = {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED",
+                             "message": "Resource has been exhausted (e.g. check quota). "
+                                        "Please retry in 7200s."}}
         elif kind == "gemini":
-            err = {"error": {"code": 429, "message": message, "status": "RESOURCE_EXHAUSTED"}}
+            # a per-day quota (google.rpc.QuotaFailure): "You have exhausted your daily quota"
+            err = {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED",
+                             "message": "You exceeded your current quota.",
+                             "details": [{"@type": "type.googleapis.com/google.rpc.QuotaFailure",
+                                          "violations": [{
+                                              "quotaMetric": "generativelanguage.googleapis.com/"
+                                                             "generate_content_free_tier_requests",
+                                              "quotaId": "GenerateRequestsPerDayPerProjectPerModel"
+                                                         "-FreeTier"}]}]}}
         else:
             code = "rate_limit_exceeded" if mode == "429" else "usage_limit_reached"
             err = {"error": {"message": message, "type": code, "code": code}}
+            if mode == "usage_limit":  # codex words the reset from these (ChatGPT's fields)
+                err["error"].update(resets_in_seconds=7200, resets_at=int(time.time()) + 7200,
+                                    plan_type="plus")
         self._json(429, err, headers)
 
     # ------------------------------------------------------------------ Anthropic

@@ -69,7 +69,18 @@ def assert_set_aside(root, preset: str, head: str) -> datetime:
     return parse_stamp(state.rate_limited_until)
 
 
-@pytest.mark.parametrize("preset", ["claude", "codex"])
+# How long each refusal is waited out: the reset the CLI printed, else the 5-minute backoff.
+WAITS = {
+    ("claude", "429"): timedelta(hours=1),  # "… Please retry after 3600 seconds."
+    ("claude", "usage_limit"): None,  # "Your limit will reset at 11:30pm (UTC)."
+    ("codex", "429"): timedelta(minutes=5),  # "exceeded retry limit, last status: 429 …"
+    ("codex", "usage_limit"): timedelta(hours=2),  # "… or try again at 12:32 PM." (resets_at)
+    ("gemini", "429"): timedelta(hours=2),  # TerminalQuotaError "… Please retry in 7200s."
+    ("gemini", "usage_limit"): timedelta(minutes=5),  # "You have exhausted your daily quota"
+}
+
+
+@pytest.mark.parametrize("preset", ["claude", "codex", "gemini"])
 @pytest.mark.parametrize("mode", ["429", "usage_limit"])
 def test_a_refusal_is_rate_limited_not_a_failure(run, monkeypatch, preset, mode):
     agent = configure(run, preset, monkeypatch)
@@ -79,15 +90,17 @@ def test_a_refusal_is_rate_limited_not_a_failure(run, monkeypatch, preset, mode)
     script_edit(run, GOOD)
     run.mock.script.mode = mode
     head = git(root, "rev-parse", "HEAD").strip()
+    started = datetime.now(UTC)
 
     outcome = run_tick(root)
 
     assert [r.passed for r in outcome.results] == [False], outcome.message
     until = assert_set_aside(root, preset, head)
-    if preset == "claude" and mode == "usage_limit":
-        assert until == next_clock(23, 30)  # "Your limit will reset at 11:30pm (UTC)."
-    else:
-        assert until > datetime.now(UTC) + timedelta(minutes=4)  # a backoff: no reset time given
+    wait = WAITS[preset, mode]
+    if wait is None:
+        assert until == next_clock(23, 30)
+    else:  # minutes: the CLIs print clock times to the minute
+        assert started + wait - timedelta(minutes=2) <= until <= datetime.now(UTC) + wait, until
     assert clock(until) in last_entry(root).field("Status")
     # the next tick skips without starting the CLI
     served = len(run.mock.model_requests())
