@@ -199,6 +199,13 @@ def config_from_dict(
                      'command = "python3 tools/my_agent.py {prompt_file}"')
     agent_timeout, _ = v.duration("agent", "timeout", DEFAULT_AGENT_TIMEOUT)
     model = v.string("agent", "model", "")
+    fallback = v.presets("agent", "fallback", [])
+    if "aider" in (preset, *fallback) and not model.strip():
+        # Without a model aider starts a browser login and waits for a person (SPEC §14).
+        where = "model" if "model" in v.table("agent") else "preset" if preset == "aider" else "fallback"
+        raise v.fail("agent", where,
+                     'the aider preset needs [agent] model to run unattended, e.g. model = "sonnet" '
+                     'or "openai/gpt-4o" (without one aider starts a browser login and waits)')
     extra = v.table("agent").get("extra_args", [])
     if not isinstance(extra, list) or not all(isinstance(a, str) for a in extra):
         raise v.fail("agent", "extra_args", f"expected a list of strings, got {extra!r}")
@@ -213,7 +220,6 @@ def config_from_dict(
     output = v.string("agent", "output", "")
     if output and output not in PRESET_NAMES:
         raise v.fail("agent", "output", f"unknown preset {output!r}; one of {', '.join(PRESET_NAMES)}")
-    fallback = v.presets("agent", "fallback", [])
     keys = v.table("keys")
     for action, key in keys.items():
         if not isinstance(key, str) or not key:

@@ -45,7 +45,7 @@ def summarize(ws: Workspace, plan: Plan, entries: Sequence[TickEntry]) -> dict:
         "breaker": {"tripped": bool(state_file.breaker_reason), "reason": state_file.breaker_reason or None,
                     "at": state_file.breaker_at or None},
         "config_error": _config_error(ws),
-        **_spending(ws, state_file),
+        **_spending(ws, state_file, entries),
         "plan_errors": [str(e) for e in plan.plan_errors],
         "last_tick": entries[-1].timestamp if entries else None,
     }
@@ -90,13 +90,17 @@ def _next_step(plan: Plan, verdict) -> dict:
     return {"kind": verdict.kind, "task": verdict.task.id if verdict.task else None, "message": verdict.message}
 
 
-def _spending(ws: Workspace, state: TickState) -> dict:
-    """"usage", "rate_limit" and "budget" (SPEC §14) from usage.json, state.json and memento.toml."""
+def _spending(ws: Workspace, state: TickState, entries: Sequence[TickEntry]) -> dict:
+    """"usage", "rate_limit" and "budget" (SPEC §14) from usage.json, state.json and memento.toml.
+
+    Without usage.json (a project from before it, or a copied one) the usage is
+    summed from the status log's Usage fields instead.
+    """
     from datetime import UTC, datetime
 
-    from .spending import usage_summary
+    from .spending import ledger_path, usage_from_entries, usage_summary
 
-    usage = usage_summary(ws)
+    usage = usage_summary(ws) if ledger_path(ws).exists() else usage_from_entries(entries)
     try:
         config = load_config(ws.config_path)
     except MementoError:

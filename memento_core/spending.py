@@ -118,3 +118,18 @@ def usage_summary(ws: Workspace, now: datetime | None = None) -> dict:
     """``{"today": totals, "total": totals}`` for `memento status --json`."""
     ledger = read_ledger(ws)
     return {"today": ledger["days"].get(today(now), _zero()), "total": ledger["total"]}
+
+
+def usage_from_entries(entries, now: datetime | None = None) -> dict:
+    """``{"today": totals, "total": totals}`` summed from status entries' Usage fields."""
+    day, summary = today(now), {"today": _zero(), "total": _zero()}
+    for entry in entries:
+        usage = parse_usage_field(entry.field("Usage"))
+        if usage is None:
+            continue
+        for key in ("total", "today") if entry.timestamp.startswith(day) else ("total",):
+            totals = summary[key]
+            totals["tokens_in"] += usage.tokens_in
+            totals["tokens_out"] += usage.tokens_out
+            totals["cost_usd"] = round(totals["cost_usd"] + (usage.cost_usd or 0.0), 6)
+    return summary

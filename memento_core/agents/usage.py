@@ -125,6 +125,11 @@ _CLOCK_RE = re.compile(
 _IN_RE = re.compile(r"(?:try again|resets?|retry)\s+(?:in|after)\s+"
                     r"(?P<rest>(?:\d+(?:\.\d+)?\s*[a-z]+[\s,]*(?:and\s+)?)+)", re.I)
 _UNIT_SECONDS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
+# codex, when the reset is not today: "Try again at Aug 8th, 2026 12:30 PM." (local time)
+_DATED_RE = re.compile(
+    r"(?P<mon>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.? (?P<day>\d{1,2})(?:st|nd|rd|th)?,? "
+    r"(?P<year>\d{4}),? (?P<h>\d{1,2}):(?P<m>\d{2})\s*(?P<ampm>[AaPp][Mm])")
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 
 
 def reset_time(text: str, now: datetime) -> datetime | None:
@@ -142,10 +147,23 @@ def reset_time(text: str, now: datetime) -> datetime | None:
                       for n, unit in re.findall(r"(\d+(?:\.\d+)?)\s*([a-z]+)", m.group("rest"), re.I))
         if seconds:
             return (now + timedelta(seconds=seconds)).astimezone(UTC)
+    m = _DATED_RE.search(text)
+    if m:
+        return _dated(m)
     m = _CLOCK_RE.search(text)
     if m:
         return _next_clock(m, now)
     return None
+
+
+def _dated(m: re.Match) -> datetime | None:
+    hour = int(m.group("h")) % 12 + (12 if m.group("ampm").lower() == "pm" else 0)
+    try:
+        local = datetime(int(m.group("year")), _MONTHS.index(m.group("mon").lower()[:3]) + 1,
+                         int(m.group("day")), hour, int(m.group("m")))
+    except ValueError:
+        return None
+    return local.astimezone().astimezone(UTC)  # a naive time is this machine's local time
 
 
 def _next_clock(m: re.Match, now: datetime) -> datetime | None:

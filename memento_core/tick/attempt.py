@@ -28,7 +28,6 @@ from .context import TaskResult, TickContext
 from .entries import PENDING_COMMIT, fill_commit, last_line, read_tick_result, tail_lines
 from .files import append_log, read_or_none, tail, unlink
 from .guards import Observed, Snapshot, Verdict, check
-from .limits import with_usage
 from .rollback import note_keys, restore_documents, roll_back
 
 SIGTERM_REASON = "interrupted by SIGTERM"
@@ -96,7 +95,7 @@ def _work(ctx: TickContext, plan: Plan, at: Attempt) -> TaskResult:
     if not reason:
         return record_pass(ctx, at, touched, duration, verify_tail, report)
     exit_code = verify_exit if verify_exit is not None else agent_exit
-    limited = at.agent.status() if at.agent is not None else ""
+    limited = at.agent.status() if at.agent is not None and not ctx.interrupted else ""
     return record_failure(ctx, at, reason, duration, exit_code, verify_tail, report,
                           count_retry=not limited, status=limited)
 
@@ -251,8 +250,8 @@ def record_pass(ctx: TickContext, at: Attempt, changes, duration: float, verify_
     ws, task = ctx.ws, at.task
     message = f"memento: complete {task.id} {task.title}".strip()
     paths = sorted({c.path for c in changes} | set(KEPT_DOCS))
-    entry = ctx.format_entry(with_usage(_success_fields(ctx, task, changes, duration, verify_tail, report,
-                                                        message), at.agent), at.continued)
+    fields = _success_fields(ctx, task, changes, duration, verify_tail, report, message)
+    entry = ctx.format_entry(limits.with_usage(fields, at.agent), at.continued)
     # Record where we are first: a crash from here on is finished by the next tick,
     # which commits exactly these files (their hashes are in the claim) and this entry.
     at.beat.update(stage="committing", commit_paths=paths, commit_message=message,
@@ -314,7 +313,7 @@ def record_failure(ctx: TickContext, at: Attempt, reason: str, duration: float, 
     fields = _failure_fields(ctx, task, reason, duration, exit_code, output, report,
                              status or _failure_status(ctx, count_retry, blocked, retries, max_retries), blocked,
                              rolled)
-    fields = with_usage(fields, at.agent)
+    fields = limits.with_usage(fields, at.agent)
     # The entry goes first: a crash before the plan edit loses no record (the attempt
     # is then simply not counted as a retry).
     ctx.entry(fields, at.continued, tail=tail_lines(output) or None)

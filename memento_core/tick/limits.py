@@ -11,8 +11,8 @@ aside with ``⏳ RATE LIMITED — until 14:05 UTC (preset claude)`` and ticks sk
 failed (exit code, timeout): a CLI that succeeds was not refused.
 
 The budget: an attempt costing more than ``[budget] task_usd`` fails with
-"task budget exceeded" (after it ended: CLIs report the cost when they finish,
-so a run is not stopped half-way); once today's cost reaches ``daily_usd``
+"task budget exceeded": stopped while it runs when the CLI streams its cost
+(aider), judged when it ends for those that report it at the end; once today's cost reaches ``daily_usd``
 one ``💸 BUDGET REACHED`` entry is written and ticks skip until the next UTC day.
 """
 
@@ -114,26 +114,38 @@ def run_agent(ctx: TickContext, at, prompt_file: Path, run_one: Callable,
                 ctx.config = dataclasses.replace(primary, agent_preset=preset, agent_output="")
                 prompt_file, _ = build_prompt(ctx, at.task)
             start = _size(ctx.log_path)
-            reason, code = run_one(ctx, at.task, prompt_file, at.beat)
-            usage, limit = read_output(ctx, start, failed=bool(reason))
+            with BudgetWatch(ctx, at.beat, start) as watch:
+                reason, code = run_one(ctx, at.task, prompt_file, at.beat)
+            if watch.stopped:
+                reason = watch.stopped
+            usage, limit = read_output(ctx, start, failed=bool(reason) and not watch.stopped)
             if usage is not None:
                 outcome.usage = usage if outcome.usage is None else outcome.usage + usage
-                spending.add_usage(ctx.ws, usage)
+                _record(ctx, usage)
             if limit is None:
                 _clear_limit(ctx, preset)
                 return reason or over_task_budget(ctx, outcome.usage), code
             until = _limited(ctx, preset, limit)
-            if i + 1 < len(chain):
+            if i + 1 < len(chain) and not ctx.interrupted:
                 outcome.fallbacks.append(f"{preset} rate limited until {clock(until)}; ran {chain[i + 1]}")
                 append_log(ctx.log_path, f"[memento] {preset} is rate limited until {clock(until)}: "
                                          f"trying {chain[i + 1]} in this tick\n")
                 _roll_back_for_fallback(ctx, at)
                 continue
-            outcome.limit, outcome.preset, outcome.until = limit, preset, _tick_wait(ctx)
+            outcome.limit, outcome.until = limit, _tick_wait(ctx)
+            outcome.preset = ctx.state.rate_limited_preset  # the first of them to be free again
             return f"rate limited: {limit.message}", code
     finally:
         ctx.config = primary
     return "no agent preset to run", None
+
+
+def _record(ctx: TickContext, usage: Usage) -> None:
+    """Today's running total in usage.json (the entry's Usage field is the record)."""
+    try:
+        spending.add_usage(ctx.ws, usage)
+    except OSError as exc:
+        append_log(ctx.log_path, f"[memento] could not update .memento/usage.json: {exc}\n")
 
 
 def _size(path: Path) -> int:
@@ -153,9 +165,7 @@ def read_output(ctx: TickContext, start: int, *, failed: bool) -> tuple[Usage | 
     spec = agents.PRESETS.get(name)
     if spec is None:
         return None, None
-    with open(ctx.log_path, "rb") as fh:
-        fh.seek(start)
-        text = fh.read().decode("utf-8", "replace")
+    text = _read_from(ctx.log_path, start)
     usage = spec.parse_usage(text) if spec.parse_usage else None
     limit = spec.rate_limit(text, datetime.now(UTC)) if spec.rate_limit and failed else None
     said = spec.readable(text) if spec.readable else None
@@ -164,6 +174,61 @@ def read_output(ctx: TickContext, start: int, *, failed: bool) -> tuple[Usage | 
     if usage is not None:
         append_log(ctx.log_path, f"[memento] usage: {usage.describe()}\n")
     return usage, limit
+
+
+class BudgetWatch:
+    """While the agent runs, its log is read every second; an attempt whose streamed cost
+    (aider prints it after every reply) goes over ``task_usd`` is stopped there.
+
+    CLIs that report the cost only at the end (claude's json, codex, gemini) are
+    judged by :func:`over_task_budget` once they finish.
+    """
+
+    def __init__(self, ctx: TickContext, beat, start: int, every: float = 1.0):
+        import threading
+
+        name = ctx.config.agent_output or ctx.config.agent_preset
+        spec = agents.PRESETS.get(name)
+        self.parse = spec.parse_usage if spec is not None else None
+        self.limit, self.log, self.start, self.beat, self.every = (
+            ctx.config.budget_task_usd, ctx.log_path, start, beat, every)
+        self.stopped = ""
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="budget-watch", daemon=True)
+
+    def __enter__(self) -> BudgetWatch:
+        if self.limit > 0 and self.parse is not None:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._done.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=10)
+
+    def _run(self) -> None:
+        seen = -1
+        while not self._done.wait(self.every):
+            size = _size(self.log)
+            if size == seen:
+                continue
+            seen = size
+            usage = self.parse(_read_from(self.log, self.start))
+            pgid = getattr(getattr(self.beat, "claim", None), "pgid", None)
+            if usage is not None and (usage.cost_usd or 0.0) > self.limit and pgid:
+                self.stopped = (f"task budget exceeded: ${usage.cost_usd:.3f} of ${self.limit:.2f} "
+                                "(the agent was stopped)")
+                agents.kill_group(pgid)
+                return
+
+
+def _read_from(path: Path, start: int) -> str:
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(start)
+            return fh.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 def over_task_budget(ctx: TickContext, usage: Usage | None) -> str:
@@ -228,12 +293,22 @@ def skip_reason(ctx: TickContext, now: datetime | None = None) -> str:
     return _budget_reached(ctx, now)
 
 
+def _spent_today(ctx: TickContext, now: datetime) -> float:
+    return spending.read_ledger(ctx.ws)["days"].get(spending.today(now), {}).get("cost_usd", 0.0)
+
+
+def daily_budget_spent(ctx: TickContext) -> bool:
+    """Today's cost has reached ``daily_usd``: no further task in this tick (the next one says so)."""
+    daily = ctx.config.budget_daily_usd
+    return daily > 0 and _spent_today(ctx, datetime.now(UTC)) >= daily
+
+
 def _budget_reached(ctx: TickContext, now: datetime) -> str:
     daily = ctx.config.budget_daily_usd
     if daily <= 0:
         return ""
     day = spending.today(now)
-    spent = spending.read_ledger(ctx.ws)["days"].get(day, {}).get("cost_usd", 0.0)
+    spent = _spent_today(ctx, now)
     if spent < daily:
         return ""
     if ctx.state.budget_reached_day != day:

@@ -45,6 +45,7 @@ from .attempt import attempt_task
 from .breaker import check_breaker
 from .context import Interrupted, TickContext
 from .housekeeping import keep_house, write_alert, write_checkpoint
+from .limits import daily_budget_spent
 from .recovery import clean_leftovers, recover_stale_claims
 
 
@@ -247,7 +248,7 @@ def work_through_tasks(ctx: TickContext) -> Outcome:
         if not result.passed:
             break
         completed += 1
-        if completed >= limit:
+        if completed >= limit or daily_budget_spent(ctx):
             break
     return afterwards(ctx, EXIT_OK, summary(ctx))
 

@@ -10,6 +10,8 @@ KIND:
                    then prints claude's usage-limit result "You've hit your limit · resets
                    <the next whole hour + 2h> (UTC)"; exit 1
   http-429         the same scribbles, then "API Error: 429 … rate_limit_error" on stderr; exit 1
+  aider-spends     writes $MEMENTO_TASK_ID.txt ("done"), prints three of aider's "Tokens: … Cost:
+                   $COST message, $<n*COST> session." lines, then hangs (120 s)
   codex-limit      codex exec --json events ending in "You've hit your usage limit … try
                    again in 2 hours 5 minutes."; exit 1
 COUNTER, when given, is a file that gets one line per run (to tell whether a tick ran it).
@@ -55,6 +57,14 @@ elif kind == "http-429":
     print('API Error: 429 {"type":"error","error":{"type":"rate_limit_error","message":"This request '
           'would exceed your account\'s rate limit. Please try again later."}}', file=sys.stderr)
     sys.exit(1)
+elif kind == "aider-spends":
+    import time
+
+    target.write_text("done\n", encoding="utf-8")
+    for n in range(1, 4):
+        print(f"Tokens: 2.5k sent, 345 received. Cost: ${cost:.2f} message, ${n * cost:.2f} session.",
+              flush=True)
+    time.sleep(120)
 elif kind == "codex-limit":
     message = ("You've hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro) "
                "or try again in 2 hours 5 minutes.")

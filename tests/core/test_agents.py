@@ -408,7 +408,8 @@ def test_importing_the_agents_package_loads_nothing_of_the_tick():
     loaded = set(json.loads(out.stdout.replace("'", '"')))
     assert loaded <= {"memento_core.config", "memento_core.errors", "memento_core.locks",
                       "memento_core.crashpoints", "memento_core.runlog", "memento_core.workspace",
-                      "memento_core.durations", "memento_core.lines"}, loaded
+                      "memento_core.durations", "memento_core.lines",
+                      "memento_core.spending"}, loaded  # Usage: the value the presets' parsers return
 
 
 def test_agent_that_commits_is_folded_back(repo, git_identity, tmp_path):

@@ -283,3 +283,40 @@ def test_command_preset_without_a_command_is_an_error(tmp_path):
     path.write_text('[agent]\npreset = "command"\ncommand = ""\n')
     with pytest.raises(MementoError, match=r"memento.toml:3: \[agent\] command: preset \"command\" needs a command"):
         load_config(path)
+
+
+def test_aider_without_a_model_is_refused_naming_the_setting_and_its_line(tmp_path):
+    from memento_core.config import load_config
+    from memento_core.errors import MementoError
+
+    path = tmp_path / "memento.toml"
+    path.write_text('[agent]\npreset = "aider"\nmodel = ""\n')
+    with pytest.raises(MementoError, match=r"\[agent\] model: the aider preset needs \[agent\] model") as info:
+        load_config(path)
+    assert info.value.line == 3
+    path.write_text('[agent]\npreset = "aider"\nmodel = "sonnet"\n')
+    assert load_config(path).agent_model == "sonnet"
+
+
+def test_fallback_output_and_budget_are_validated_with_their_lines(tmp_path):
+    from memento_core.config import load_config
+    from memento_core.errors import MementoError
+
+    path = tmp_path / "memento.toml"
+    path.write_text('[agent]\npreset = "claude"\nfallback = ["codex", "gemini"]\noutput = "claude"\n'
+                    '[budget]\ndaily_usd = 5\ntask_usd = 0.5\n')
+    config = load_config(path)
+    assert config.agent_fallback == ("codex", "gemini") and config.agent_output == "claude"
+    assert (config.budget_daily_usd, config.budget_task_usd) == (5.0, 0.5)
+    for text, line, wanted in [
+        ('[agent]\nfallback = ["cladue"]\n', 2, "unknown preset 'cladue'"),
+        ('[agent]\nfallback = "codex"\n', 2, "expected a list of preset names"),
+        ('[agent]\noutput = "gpt"\n', 2, "unknown preset 'gpt'"),
+        ('[budget]\ndaily_usd = -1\n', 2, "expected an amount in US dollars"),
+        ('[agent]\npreset = "claude"\nfallback = ["aider"]\n', 3, "the aider preset needs \\[agent\\] model"),
+        ('[budget]\ntask_usd = "5"\n', 2, "expected an amount in US dollars"),
+    ]:
+        path.write_text(text)
+        with pytest.raises(MementoError, match=wanted) as info:
+            load_config(path)
+        assert info.value.line == line, text

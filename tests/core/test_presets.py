@@ -175,7 +175,8 @@ STUB = """#!{python}
 import json, os, sys
 stdin = sys.stdin.read()
 record = {{"argv": sys.argv[1:], "cwd": os.getcwd(), "stdin": stdin,
-          "task": os.environ.get("MEMENTO_TASK_ID")}}
+          "task": os.environ.get("MEMENTO_TASK_ID"),
+          "trust": os.environ.get("GEMINI_CLI_TRUST_WORKSPACE")}}
 with open(os.environ["STUB_RECORD"], "w", encoding="utf-8") as fh:
     json.dump(record, fh)
 with open("hello.txt", "w", encoding="utf-8") as fh:
@@ -251,6 +252,7 @@ def test_preset_runs_through_a_full_tick(tmp_path, monkeypatch, git_identity, pr
     else:
         assert record["stdin"] == ""  # /dev/null: nothing can wait for a keyboard
     assert "stub-model" in record["argv"]
+    assert record["trust"] == ("true" if preset == "gemini" else None)
     # the edit was verified and committed; the log holds the command line and the agent's output
     assert (root / "hello.txt").read_text() == f"edited by the {preset} stub\n"
     log = (root / outcome.log).read_text(encoding="utf-8")
@@ -363,3 +365,116 @@ def test_a_hanging_agent_is_stopped_at_the_task_timeout(tmp_path, monkeypatch, g
     assert outcome.results[0].reason.startswith("agent timed out after 1")
     log = (root / outcome.log).read_text(encoding="utf-8")
     assert "thinking" in log and "[memento] timed out after" in log
+
+
+# ------------------------------------------------------------------ memento agents: runtime, unattended
+
+
+def node_cli(tmp_path: Path, *, node_version: str, engines: str) -> dict:
+    """A claude installed as npm does it: bin/claude -> the package's cli.js, run by `env node`.
+
+    The fake node answers ``--version`` with ``node_version`` and runs "cli.js --version"
+    as Claude Code does, with a warning on stderr that is not the version.
+    """
+    bin_dir = tmp_path / "bin"
+    package = tmp_path / "lib" / "node_modules" / "@anthropic-ai" / "claude-code"
+    package.mkdir(parents=True)
+    bin_dir.mkdir()
+    (package / "package.json").write_text(json.dumps({"name": "@anthropic-ai/claude-code",
+                                                      "engines": {"node": engines}}))
+    (package / "cli.js").write_text("#!/usr/bin/env node\nconsole.log('2.1.332 (Claude Code)')\n")
+    (package / "cli.js").chmod(0o755)
+    (bin_dir / "claude").symlink_to(package / "cli.js")
+    (bin_dir / "node").write_text(
+        "#!/bin/sh\nif [ \"$1\" = --version ]; then echo " + node_version + "; exit 0; fi\n"
+        "echo 'WARNING: proceeding, even though we could not create PATH aliases' >&2\n"
+        "echo '2.1.332 (Claude Code)'\n")
+    (bin_dir / "node").chmod(0o755)
+    return {"PATH": f"{bin_dir}:/usr/bin:/bin"}
+
+
+def test_agents_reads_the_version_from_stdout_and_checks_the_node_it_runs_on(tmp_path):
+    env = node_cli(tmp_path, node_version="v20.11.1", engines=">=22.0.0")
+    found = probe(agents.PRESETS["claude"], env=env)
+    assert found.version == "2.1.332 (Claude Code)"  # not the stderr warning
+    assert found.runtime == "node v20.11.1 (the package needs >=22.0.0) — install a newer Node"
+    assert not found.runtime_ok
+
+
+def test_a_new_enough_node_is_reported_and_accepted(tmp_path):
+    env = node_cli(tmp_path, node_version="v22.12.0", engines=">=22")
+    found = probe(agents.PRESETS["claude"], env=env)
+    assert found.runtime == "node v22.12.0 (the package needs >=22)" and found.runtime_ok
+
+
+def test_agents_flags_aider_without_a_model_with_what_to_do(tmp_path, git_identity):
+    root = workspace(tmp_path / "project", "aider")
+    toml = root / "memento.toml"
+    toml.write_text(toml.read_text().replace('model = "stub-model"\n', ""))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "aider").write_text("#!/bin/sh\necho 'aider 0.86.2'\n")
+    (bin_dir / "aider").chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.path.dirname(sys.executable)}:/usr/bin:/bin"}
+    run = subprocess.run([sys.executable, "-m", "memento_core.cli", "agents", str(root)],
+                         capture_output=True, text=True, env=env)
+    assert run.returncode == 1  # the selected preset cannot run unattended
+    assert any(ln.startswith("[warn] aider") and "[agent] model" in ln for ln in run.stdout.splitlines())
+    doc = json.loads(subprocess.run([sys.executable, "-m", "memento_core.cli", "agents", "--json", str(root)],
+                                    capture_output=True, text=True, env=env).stdout)
+    aider = next(p for p in doc["presets"] if p["preset"] == "aider")
+    assert "[agent] model" in aider["unattended"] and aider["version"] == "aider 0.86.2"
+
+
+# ------------------------------------------------------------------ limits and usage through the real presets
+
+LIMITED_CLAUDE = """#!{python}
+import json, sys
+sys.stdin.read()
+open("hello.txt", "w").write("scribbled by a refused claude\\n")
+print(json.dumps({{"type": "result", "subtype": "success", "is_error": True, "num_turns": 1,
+                  "result": "You've hit your limit \\u00b7 resets 3am (UTC)", "total_cost_usd": 0,
+                  "usage": {{"input_tokens": 0, "output_tokens": 0}}}}))
+sys.exit(1)
+"""
+
+WORKING_CODEX = """#!{python}
+import json, sys
+sys.stdin.read()
+open("hello.txt", "w").write("edited by the codex stub\\n")
+for event in ({{"type": "thread.started", "thread_id": "t"}}, {{"type": "turn.started"}},
+              {{"type": "item.completed", "item": {{"id": "i", "type": "agent_message", "text": "Edited hello.txt."}}}},
+              {{"type": "turn.completed", "usage": {{"input_tokens": 24763, "cached_input_tokens": 24448,
+                                                   "output_tokens": 122}}}}):
+    print(json.dumps(event))
+"""
+
+
+def test_a_rate_limited_claude_falls_back_to_codex_in_the_same_tick(tmp_path, monkeypatch, git_identity):
+    root = workspace(tmp_path / "project", "claude")
+    toml = root / "memento.toml"
+    toml.write_text(toml.read_text().replace('extra_args = ["--stub-extra"]\n', 'fallback = ["codex"]\n'))
+    subprocess.run(["git", "commit", "-q", "-am", "fallback"], cwd=root, check=True)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, text in (("claude", LIMITED_CLAUDE), ("codex", WORKING_CODEX)):
+        (bin_dir / name).write_text(text.format(python=sys.executable), encoding="utf-8")
+        (bin_dir / name).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+
+    outcome = run_tick(root)
+
+    assert [(r.task_id, r.passed) for r in outcome.results] == [("T-101", True)], outcome.message
+    assert (root / "hello.txt").read_text() == "edited by the codex stub\n"
+    from memento_core import status_log
+
+    entry = status_log.parse_status(root / "docs" / "TICK_STATUS.md")[-1]
+    # claude reported $0 for its refused run; codex reports tokens only
+    assert entry.field("Usage") == "24.8k in / 122 out tokens, $0.000"
+    assert entry.field("Fallback").startswith("claude rate limited until ") and entry.field(
+        "Fallback").endswith("03:00 UTC; ran codex")
+    log = (root / outcome.log).read_text(encoding="utf-8")
+    assert "[memento] claude said:\nYou've hit your limit · resets 3am (UTC)" in log
+    assert "[memento] codex said:\nEdited hello.txt." in log
+    state = json.loads((root / ".memento" / "state.json").read_text())
+    assert state["preset_limits"]["claude"].endswith("T03:00:00Z") and state["rate_limited_until"] == ""

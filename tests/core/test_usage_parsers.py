@@ -150,6 +150,9 @@ def test_a_number_429_alone_is_not_a_rate_limit(line):
     ("Your limit will reset at 11am (America/Chicago).",
      datetime(2026, 12, 1, 11, 0, tzinfo=ZoneInfo("America/Chicago")).astimezone(UTC)),
     ("Claude AI usage limit reached|1764604800", datetime.fromtimestamp(1764604800, UTC)),
+    ("You've hit your usage limit. Try again at Aug 8th, 2027 12:30 PM.",
+     datetime(2027, 8, 8, 12, 30).astimezone().astimezone(UTC)),  # codex: local time, another day
+    ("You've hit your usage limit. Try again later.", None),
     ("You've hit your limit", None),
     ("resets 25pm", None),
 ])

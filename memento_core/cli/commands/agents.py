@@ -10,11 +10,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from dataclasses import asdict
 
 from ...agents.check import VERSION_TIMEOUT
 from ...errors import MementoError
 from ..context import with_dir
+from ..output import safe_text
 
 
 def register(sub, common: argparse.ArgumentParser) -> None:
@@ -27,8 +29,8 @@ def register(sub, common: argparse.ArgumentParser) -> None:
     p.set_defaults(func=cmd_agents)
 
 
-def selected_preset(args: argparse.Namespace) -> tuple[str | None, str | None]:
-    """(preset memento.toml selects, the workspace root) — (None, None) outside a workspace."""
+def selected_preset(args: argparse.Namespace) -> tuple[str | None, str | None, str]:
+    """(preset memento.toml selects, the workspace root, its model) — (None, None, '') outside one."""
     from ...config import load_config
     from ...workspace import Workspace
 
@@ -38,15 +40,31 @@ def selected_preset(args: argparse.Namespace) -> tuple[str | None, str | None]:
     except MementoError:
         if start:
             raise
-        return None, None
-    return load_config(ws.config_path).agent_preset, str(ws.root)
+        return None, None, ""
+    try:
+        config = load_config(ws.config_path)
+    except MementoError as exc:
+        # A memento.toml the tick would refuse (aider without a model): say why, still list.
+        print(safe_text(f"[error] {exc}"), file=sys.stderr)
+        return _raw_preset(ws.config_path), str(ws.root), ""
+    return config.agent_preset, str(ws.root), config.agent_model
+
+
+def _raw_preset(path) -> str | None:
+    import tomllib
+
+    try:
+        preset = tomllib.loads(path.read_text(encoding="utf-8")).get("agent", {}).get("preset")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return preset if isinstance(preset, str) else None
 
 
 def cmd_agents(args: argparse.Namespace) -> int:
     from ...agents.check import probe_all
 
-    selected, root = selected_preset(args)
-    probes = probe_all(selected, timeout=args.timeout)
+    selected, root, model = selected_preset(args)
+    probes = probe_all(selected, timeout=args.timeout, model=model)
     if args.json:
         doc = {"root": root, "selected": selected,
                "presets": [{**asdict(p), "runnable": p.runnable} for p in probes]}
@@ -57,7 +75,8 @@ def cmd_agents(args: argparse.Namespace) -> int:
             print("No workspace here: run inside a project (or pass --project DIR) to see "
                   "which preset memento.toml selects.")
     chosen = next((p for p in probes if p.selected), None)
-    return 1 if chosen is not None and not chosen.runnable else 0
+    ready = chosen is None or (chosen.runnable and chosen.runtime_ok and not chosen.unattended)
+    return 0 if ready else 1
 
 
 def _print_probes(probes) -> None:
@@ -72,4 +91,10 @@ def _print_probes(probes) -> None:
             version = p.version or "version unknown"
             extra = f" ({p.note})" if p.note else ""
             line = f"[ok] {p.preset:<{width}}  {p.path}  {version}{extra}"
-        print(line + mark)
+            if p.runtime:
+                line += f"; {p.runtime}"
+            if not p.runtime_ok:
+                line = "[warn]" + line[len("[ok]"):]
+        print(safe_text(line + mark))
+        if p.unattended and (p.path is not None or p.selected):
+            print(safe_text(f"[warn] {p.preset:<{width}}  {p.unattended}"))

@@ -18,6 +18,7 @@ import pytest
 
 from memento_core import spending, status_log
 from memento_core.plan import parse_plan
+from memento_core.runlog import utc_stamp
 from memento_core.scaffold import init_workspace
 from memento_core.state import TickState
 from memento_core.tick.__main__ import run_tick
@@ -36,12 +37,13 @@ def task(n: int) -> str:
 
 
 def make_ws(tmp_path: Path, kind: str, *, output: str = "claude", extra: str = "", tasks: int = 1,
-            cost: float = 0.042) -> Workspace:
+            cost: float = 0.042, per_tick: int = 1) -> Workspace:
     root = tmp_path / "proj"
     init_workspace(root, project="proj", commit=False)
     body = "\n".join(task(n) for n in range(1, tasks + 1))
     (root / "docs" / "MASTER_PLAN.md").write_text(
-        "# MASTER_PLAN: limits\n\n## Meta\n- tick_mode: auto\n- max_retries: 3\n- max_tasks_per_tick: 1\n"
+        "# MASTER_PLAN: limits\n\n## Meta\n- tick_mode: auto\n- max_retries: 3\n"
+        f"- max_tasks_per_tick: {per_tick}\n"
         "- circuit_breaker_threshold: 2\n- total_ticks: 0\n\n## Phase 1: Only\n<!-- depends: none -->\n\n"
         + body)
     counter = tmp_path / "runs.txt"
@@ -124,6 +126,17 @@ def test_a_usage_limit_with_its_reset_time_is_waited_out_not_counted(tmp_path):
     assert len(entries(ws)) == count
     assert cron_lines(ws)[-1].endswith(f"tick skipped: rate limited until {clock(expected)} (preset command)")
     assert TickState.load(ws).consecutive_failed_ticks == 0
+    doc = status_json(ws)
+    assert doc["rate_limit"] == {"until": utc_stamp(expected), "preset": "command"}
+    human = subprocess.run([sys.executable, "-m", "memento_core.cli", "status", str(ws.root)],
+                           capture_output=True, text=True).stdout
+    assert f"[warn] rate limited until {utc_stamp(expected)} (preset command)" in human
+
+
+def status_json(ws: Workspace) -> dict:
+    run = subprocess.run([sys.executable, "-m", "memento_core.cli", "status", "--json", str(ws.root)],
+                         capture_output=True, text=True)
+    return json.loads(run.stdout)
 
 
 def test_a_429_without_a_time_backs_off_5_then_10_minutes_and_never_trips_the_breaker(tmp_path):
@@ -189,11 +202,13 @@ def test_usage_is_recorded_in_the_entry_the_ledger_and_status(tmp_path):
     log = (ws.root / outcome.log).read_text()
     assert "[memento] claude said:\nWrote hello.txt." in log
     assert "[memento] usage: 12.3k in / 2.1k out tokens, $0.042" in log
-    doc = json.loads(subprocess.run([sys.executable, "-m", "memento_core.cli", "status", "--json", str(ws.root)],
-                                    capture_output=True, text=True).stdout)
+    doc = status_json(ws)
     assert doc["usage"]["today"]["cost_usd"] == 0.042 and doc["usage"]["total"]["tokens_in"] == 12300
     assert doc["rate_limit"] == {"until": None, "preset": None}
     assert doc["budget"] == {"daily_usd": 0.0, "task_usd": 0.0, "reached": False}
+    human = subprocess.run([sys.executable, "-m", "memento_core.cli", "status", str(ws.root)],
+                           capture_output=True, text=True).stdout
+    assert "[ok] usage today: 12,300 in / 2,100 out tokens, $0.042" in human
 
 
 def test_an_attempt_over_the_task_budget_fails_with_that_reason(tmp_path):
@@ -219,6 +234,34 @@ def test_the_daily_budget_stops_ticking_with_one_entry(tmp_path):
     assert parse_plan(ws.plan_path).task("T-3").status == " "
     assert git(ws.root, "status", "--porcelain") == ""  # the entry was committed
     assert cron_lines(ws)[-1].endswith("tick skipped: budget reached ($0.08 of $0.05 today)")
-    doc = json.loads(subprocess.run([sys.executable, "-m", "memento_core.cli", "status", "--json", str(ws.root)],
-                                    capture_output=True, text=True).stdout)
+    doc = status_json(ws)
     assert doc["budget"] == {"daily_usd": 0.05, "task_usd": 0.0, "reached": True}
+
+
+def test_a_tick_of_several_tasks_stops_when_the_daily_budget_is_spent(tmp_path):
+    ws = make_ws(tmp_path, "claude-done", extra="[budget]\ndaily_usd = 0.05", tasks=3, per_tick=3, cost=0.06)
+    outcome = run_tick(ws.root)
+    assert [(r.task_id, r.passed) for r in outcome.results] == [("T-1", True)]
+    assert run_tick(ws.root).message == "tick skipped: budget reached ($0.06 of $0.05 today)"
+    assert runs(ws) == ["claude-done"]
+
+
+def test_an_agent_streaming_its_cost_is_stopped_at_the_task_budget(tmp_path):
+    ws = make_ws(tmp_path, "aider-spends", output="aider", extra="[budget]\ntask_usd = 0.05", cost=0.02)
+    outcome = run_tick(ws.root)
+    assert [r.passed for r in outcome.results] == [False]
+    # stopped after the reply that took the session over $0.05 (not at the 30 s timeout)
+    assert outcome.results[0].reason == "task budget exceeded: $0.060 of $0.05 (the agent was stopped)"
+    assert retries(ws) == 1 and (ws.root / "T-1.txt").read_text() == "not yet\n"
+    assert entries(ws)[-1].field("Usage") == "7.5k in / 1.0k out tokens, $0.060"
+    assert spending.usage_summary(ws)["today"]["cost_usd"] == 0.06
+
+
+def test_without_usage_json_status_sums_the_status_log(tmp_path):
+    ws = make_ws(tmp_path, "claude-done", tasks=2)
+    run_tick(ws.root)
+    run_tick(ws.root)
+    spending.ledger_path(ws).unlink()
+    doc = status_json(ws)
+    assert doc["usage"]["today"] == {"tokens_in": 24600, "tokens_out": 4200, "cost_usd": 0.084}
+    assert doc["usage"]["total"] == doc["usage"]["today"]
