@@ -196,3 +196,38 @@ def test_gemini_runs_on_a_fresh_install_without_a_trust_setting(run, monkeypatch
     outcome = run_tick(root)
     assert [r.passed for r in outcome.results] == [True], outcome.message
     assert (root / "hello.txt").read_text(encoding="utf-8") == GOOD
+
+
+# ------------------------------------------------------------------ preset fixes (issue 13)
+
+
+def test_openclaw_takes_the_model_from_memento_toml(run, monkeypatch):
+    configure(run, "openclaw", monkeypatch)
+    config_path = run.home / ".openclaw" / "openclaw.json"
+    config = json.loads(config_path.read_text(encoding="utf-8"))
+    del config["agents"]  # no default model in openclaw's own config: --model must carry it
+    config_path.write_text(json.dumps(config), encoding="utf-8")
+    root = make_workspace(run, "openclaw", {"model": "mock/mock-model"})
+    script_edit(run, GOOD)
+
+    outcome = run_tick(root)
+
+    assert [r.passed for r in outcome.results] == [True], outcome.message
+    assert (root / "hello.txt").read_text(encoding="utf-8") == GOOD
+    log = (root / outcome.log).read_text(encoding="utf-8")
+    assert "--model mock/mock-model" in log
+    assert {r.body.get("model") for r in run.mock.model_requests()} == {"mock-model"}
+
+
+def test_aider_gets_mementos_documents_read_only(run, monkeypatch):
+    agent = configure(run, "aider", monkeypatch)
+    root = make_workspace(run, "aider", agent)
+    script_edit(run, GOOD)
+
+    outcome = run_tick(root)
+
+    assert [r.passed for r in outcome.results] == [True], outcome.message
+    log = (root / outcome.log).read_text(encoding="utf-8")
+    assert "Add file to the chat?" not in log
+    for doc in ("docs/MASTER_PLAN.md", "docs/PROJECT_MAP.md", "docs/CURRENT_STATE.md"):
+        assert f"--read {root / doc}" in log or f"--read {doc}" in log, doc
