@@ -67,12 +67,20 @@ done
 
 # --- aider ------------------------------------------------------------------
 AIDER_VENV="$CACHE/aider"
-PY="${PYTHON:-python3}"
+# aider-chat 0.86.2 needs Python 3.10-3.12: the first of these that is one.
+PY=""
+for candidate in ${PYTHON:-} python3.12 python3.11 python3.10 python3; do
+  if command -v "$candidate" >/dev/null 2>&1 \
+     && "$candidate" -c 'import sys; sys.exit(not (3, 10) <= sys.version_info[:2] <= (3, 12))' 2>/dev/null; then
+    PY="$candidate"; break
+  fi
+done
 if [ -x "$AIDER_VENV/bin/python" ] \
    && [ "$("$AIDER_VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("aider-chat"))' 2>/dev/null)" = "$AIDER_VERSION" ]; then
   say "aider-chat $AIDER_VERSION already installed"
 else
-  say "installing aider-chat==$AIDER_VERSION from PyPI into $AIDER_VENV"
+  [ -n "$PY" ] || fail "aider-chat==$AIDER_VERSION needs Python 3.10-3.12 and none was found (set PYTHON=...)"
+  say "installing aider-chat==$AIDER_VERSION from PyPI into $AIDER_VENV with $PY"
   "$PY" -m venv "$AIDER_VENV" || fail "could not create a venv with $PY -m venv"
   "$AIDER_VENV/bin/python" -m pip install --quiet --disable-pip-version-check "aider-chat==$AIDER_VERSION" \
     || fail "PyPI: could not install aider-chat==$AIDER_VERSION"

@@ -131,56 +131,69 @@ def run(monkeypatch: pytest.MonkeyPatch):
 def configure(run: Run, preset: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """What a fresh install of ``preset`` needs to talk to the mock; returns memento.toml [agent] extras."""
     (run.base / "bin" / preset).symlink_to(binary(preset))
-    url = run.mock.url
-    home = run.home
     agent: dict[str, str] = {}
-    if preset == "claude":
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-e2e-dummy")
-        monkeypatch.setenv("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")  # no telemetry
-    elif preset == "codex":
-        codex_home = home / ".codex"
-        codex_home.mkdir()
-        (codex_home / "config.toml").write_text(
-            'model = "mock-model"\nmodel_provider = "mock"\n\n[model_providers.mock]\n'
-            f'name = "mock"\nbase_url = "{url}/v1"\nwire_api = "responses"\n'
-            'env_key = "MOCK_API_KEY"\n', encoding="utf-8")
-        monkeypatch.setenv("CODEX_HOME", str(codex_home))
-        monkeypatch.setenv("MOCK_API_KEY", "e2e-dummy")
-    elif preset == "gemini":
-        (home / ".gemini").mkdir()
-        (home / ".gemini" / "settings.json").write_text(json.dumps(
-            {"security": {"auth": {"selectedType": "gemini-api-key"}},
-             "privacy": {"usageStatisticsEnabled": False}}), encoding="utf-8")
-        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", url)
-        monkeypatch.setenv("GEMINI_API_KEY", "e2e-dummy")
-        # A fresh install refuses an untrusted folder (exit 55) unless the preset trusts it.
-        monkeypatch.setenv("GEMINI_CLI_TRUST_WORKSPACE", "true")
-    elif preset == "aider":
-        monkeypatch.setenv("OPENAI_API_BASE", f"{url}/v1")
-        monkeypatch.setenv("OPENAI_API_KEY", "e2e-dummy")
-        monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no fetch off the machine
-        # aider fetches litellm's price list from GitHub unless its cache is fresh: a
-        # cache with the mock's price keeps it on the machine and makes it print a Cost.
-        caches = home / ".aider" / "caches"
-        caches.mkdir(parents=True)
-        (caches / "model_prices_and_context_window.json").write_text(json.dumps({
-            "openai/mock-model": {"input_cost_per_token": AIDER_PRICE_IN,
-                                  "output_cost_per_token": AIDER_PRICE_OUT,
-                                  "max_input_tokens": 128000, "max_output_tokens": 4096,
-                                  "litellm_provider": "openai", "mode": "chat"}}),
-            encoding="utf-8")
-        agent["model"] = "openai/mock-model"
-    elif preset == "openclaw":
-        (home / ".openclaw").mkdir()
-        (home / ".openclaw" / "openclaw.json").write_text(json.dumps({
-            "models": {"mode": "replace", "providers": {"mock": {
-                "baseUrl": f"{url}/v1", "apiKey": "e2e-dummy", "api": "openai-completions",
-                "models": [{"id": "mock-model", "name": "Mock", "reasoning": False,
-                            "input": ["text"], "contextWindow": 128000, "maxTokens": 4096}]}}},
-            "agents": {"defaults": {"model": {"primary": "mock/mock-model"}}},
-        }, indent=1), encoding="utf-8")
+    _SETUP[preset](run.home, run.mock.url, monkeypatch.setenv, agent)
     return agent
+
+
+def _claude(home: Path, url: str, setenv, agent: dict) -> None:
+    setenv("ANTHROPIC_BASE_URL", url)
+    setenv("ANTHROPIC_API_KEY", "sk-ant-e2e-dummy")
+    setenv("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")  # no telemetry
+
+
+def _codex(home: Path, url: str, setenv, agent: dict) -> None:
+    codex_home = home / ".codex"
+    codex_home.mkdir()
+    (codex_home / "config.toml").write_text(
+        'model = "mock-model"\nmodel_provider = "mock"\n\n[model_providers.mock]\n'
+        f'name = "mock"\nbase_url = "{url}/v1"\nwire_api = "responses"\n'
+        'env_key = "MOCK_API_KEY"\n', encoding="utf-8")
+    setenv("CODEX_HOME", str(codex_home))
+    setenv("MOCK_API_KEY", "e2e-dummy")
+
+
+def _gemini(home: Path, url: str, setenv, agent: dict) -> None:
+    (home / ".gemini").mkdir()
+    (home / ".gemini" / "settings.json").write_text(json.dumps(
+        {"security": {"auth": {"selectedType": "gemini-api-key"}},
+         "privacy": {"usageStatisticsEnabled": False}}), encoding="utf-8")
+    setenv("GOOGLE_GEMINI_BASE_URL", url)
+    setenv("GEMINI_API_KEY", "e2e-dummy")
+    # A fresh install refuses an untrusted folder (exit 55) unless told to trust it; set
+    # here so these tests do not depend on the preset doing it (test_real_limits checks that).
+    setenv("GEMINI_CLI_TRUST_WORKSPACE", "true")
+
+
+def _aider(home: Path, url: str, setenv, agent: dict) -> None:
+    setenv("OPENAI_API_BASE", f"{url}/v1")
+    setenv("OPENAI_API_KEY", "e2e-dummy")
+    setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm: its bundled price list
+    # aider fetches litellm's price list from GitHub unless its cache is fresh: a
+    # cache with the mock's price keeps it on the machine and makes it print a Cost.
+    caches = home / ".aider" / "caches"
+    caches.mkdir(parents=True)
+    (caches / "model_prices_and_context_window.json").write_text(json.dumps({
+        "openai/mock-model": {"input_cost_per_token": AIDER_PRICE_IN,
+                              "output_cost_per_token": AIDER_PRICE_OUT,
+                              "max_input_tokens": 128000, "max_output_tokens": 4096,
+                              "litellm_provider": "openai", "mode": "chat"}}), encoding="utf-8")
+    agent["model"] = "openai/mock-model"
+
+
+def _openclaw(home: Path, url: str, setenv, agent: dict) -> None:
+    (home / ".openclaw").mkdir()
+    (home / ".openclaw" / "openclaw.json").write_text(json.dumps({
+        "models": {"mode": "replace", "providers": {"mock": {
+            "baseUrl": f"{url}/v1", "apiKey": "e2e-dummy", "api": "openai-completions",
+            "models": [{"id": "mock-model", "name": "Mock", "reasoning": False,
+                        "input": ["text"], "contextWindow": 128000, "maxTokens": 4096}]}}},
+        "agents": {"defaults": {"model": {"primary": "mock/mock-model"}}},
+    }, indent=1), encoding="utf-8")
+
+
+_SETUP = {"claude": _claude, "codex": _codex, "gemini": _gemini, "aider": _aider,
+          "openclaw": _openclaw}
 
 
 PLAN = """# MASTER_PLAN: e2e

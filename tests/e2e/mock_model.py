@@ -243,7 +243,7 @@ class _Handler(BaseHTTPRequestHandler):
         last = (body.get("messages") or [{}])[-1]
         tool_results = [b for b in _blocks(last.get("content")) if b.get("type") == "tool_result"]
         script = self.model.script
-        if "Write" in tools and not tool_results and not _said_before(body, "anthropic"):
+        if "Write" in tools and not tool_results and not _said_before(body):
             block = {"type": "tool_use", "id": f"toolu_{int(time.time() * 1000)}", "name": "Write",
                      "input": {"file_path": script.path, "content": script.content}}
             stop = "tool_use"
@@ -404,19 +404,17 @@ def _text(message: dict) -> str:
     return content if isinstance(content, str) else ""
 
 
-def _said_before(body: dict, kind: str) -> bool:
+def _said_before(body: dict) -> bool:
     """Whether the conversation already holds an assistant turn (the edit was answered)."""
-    key = "messages"
-    return any(isinstance(m, dict) and m.get("role") == "assistant" for m in body.get(key) or [])
+    return any(isinstance(m, dict) and m.get("role") == "assistant" for m in body.get("messages") or [])
 
 
 def _wants_tools(kind: str, body: dict) -> bool:
-    """The main conversation (it offers tools, or is aider's chat): side calls are answered."""
-    if kind == "chat":
-        return True
-    if kind == "gemini":
-        return bool(body.get("tools"))
-    return bool(body.get("tools"))
+    """The main conversation, which a refusal hits: it offers tools, or is aider's chat.
+
+    Side calls without tools (gemini's model router, claude's title) are answered.
+    """
+    return kind == "chat" or bool(body.get("tools"))
 
 
 def _chat_tool_call(tools: list[dict], script: Script) -> dict:
