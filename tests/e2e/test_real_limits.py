@@ -231,3 +231,26 @@ def test_aider_gets_mementos_documents_read_only(run, monkeypatch):
     assert "Add file to the chat?" not in log
     for doc in ("docs/MASTER_PLAN.md", "docs/PROJECT_MAP.md", "docs/CURRENT_STATE.md"):
         assert f"--read {root / doc}" in log or f"--read {doc}" in log, doc
+
+
+VERSIONS = {"claude": "2.1.332", "codex": "0.171.0", "gemini": "0.61.0",
+            "openclaw": "2026.9.6", "aider": "0.86.2"}
+
+
+def test_memento_agents_reads_each_real_clis_version_and_node(run, monkeypatch):
+    for preset in VERSIONS:
+        configure(run, preset, monkeypatch)
+    root = make_workspace(run, "aider", {"model": "openai/mock-model"})
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    done = subprocess.run([sys.executable, "-m", "memento_core.cli", "agents", "--json",
+                           "--timeout", "60", str(root)], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    found = {p["preset"]: p for p in json.loads(done.stdout)["presets"]}
+    for preset, version in VERSIONS.items():
+        probe = found[preset]
+        assert probe["runnable"] and version in (probe["version"] or ""), probe
+        assert "WARNING" not in (probe["version"] or ""), probe  # codex's stderr is not a version
+        if preset in ("codex", "gemini", "openclaw"):  # `#!/usr/bin/env node` scripts
+            assert probe["runtime_ok"] and "node v24." in probe["runtime"], probe
+        else:  # aider is Python; claude-code 2.1.332's bin/claude.exe is a native binary
+            assert probe["runtime"] == "", probe
