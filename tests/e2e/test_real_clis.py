@@ -76,3 +76,21 @@ def test_a_wrong_edit_fails_verify_and_is_rolled_back(run, monkeypatch, preset):
     assert "- [ ] `T-101`" in (root / "docs" / "MASTER_PLAN.md").read_text(encoding="utf-8")
     assert git(root, "status", "--porcelain", "--untracked-files=all", "--", "hello.txt") == ""
     assert agents.process._RUNNING == {}
+
+
+@pytest.mark.parametrize("preset", ["claude", "codex", "gemini"])
+def test_a_write_outside_the_project_is_refused_without_waiting(run, monkeypatch, preset):
+    """The model asks for a file beside the project: the CLI's own permissions refuse it."""
+    agent = configure(run, preset, monkeypatch)
+    root = make_workspace(run, preset, agent)
+    outside = run.base / "outside.txt"
+    script_edit(run, GOOD)
+    run.mock.script.path = str(outside)
+
+    outcome = run_tick(root)
+
+    assert [(r.task_id, r.passed) for r in outcome.results] == [("T-101", False)]
+    assert not outside.exists()
+    assert "timed out" not in outcome.results[0].reason  # refused, not left waiting for a person
+    assert not (root / "hello.txt").exists()
+    assert agents.process._RUNNING == {}
