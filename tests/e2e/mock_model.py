@@ -464,7 +464,10 @@ def _responses_tool_call(tools: list[dict], script: Script) -> dict:
         if name in by_name:
             cmd = _shell_write(script)
             args = ({"command": ["bash", "-lc", cmd]} if name == "shell"
-                    else {"cmd": cmd} if name == "exec_command" else {"command": cmd})
+                    # exec_command yields after 10 s by default and codex, told the task is
+                    # done, then ends the still-running command: wait the longest it allows
+                    else {"cmd": cmd, "yield_time_ms": 30000} if name == "exec_command"
+                    else {"command": cmd})
             return {"type": "function_call", "id": "fc_mock", "status": "completed",
                     "call_id": call_id, "name": name, "arguments": json.dumps(args)}
     raise RuntimeError(f"mock model: no apply_patch or shell tool among {sorted(by_name)}")

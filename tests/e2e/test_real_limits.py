@@ -37,6 +37,12 @@ def git(root, *args: str) -> str:
                           text=True).stdout
 
 
+def tick_log(root, outcome) -> str:
+    """The outcome and the end of the tick's log, for a failure's message."""
+    log = (root / outcome.log).read_text(encoding="utf-8") if outcome.log else ""
+    return outcome.message + "\n" + log[-4000:]
+
+
 def last_entry(root) -> status_log.TickEntry:
     return status_log.parse_status(Workspace(root).status_path)[-1]
 
@@ -123,7 +129,8 @@ def test_the_fallback_preset_runs_in_the_same_tick(run, monkeypatch):
 
     outcome = run_tick(root)
 
-    assert [(r.task_id, r.passed) for r in outcome.results] == [("T-101", True)], outcome.message
+    assert [(r.task_id, r.passed) for r in outcome.results] == [("T-101", True)], \
+        tick_log(root, outcome)
     assert (root / "hello.txt").read_text(encoding="utf-8") == GOOD
     assert git(root, "log", "-1", "--format=%s").startswith("memento: complete T-101")
     kinds = [r.path for r in run.mock.model_requests()]
@@ -141,7 +148,7 @@ def test_usage_is_recorded_from_the_clis_own_report(run, monkeypatch, preset):
 
     outcome = run_tick(root)
 
-    assert [r.passed for r in outcome.results] == [True], outcome.message
+    assert [r.passed for r in outcome.results] == [True], tick_log(root, outcome)
     entry_usage = last_entry(root).field("Usage")
     assert entry_usage and "in /" in entry_usage, entry_usage
     today = spending.usage_summary(Workspace(root))["today"]  # the ledger keeps exact counts
@@ -194,7 +201,7 @@ def test_gemini_runs_on_a_fresh_install_without_a_trust_setting(run, monkeypatch
     root = make_workspace(run, "gemini", agent)
     script_edit(run, GOOD)
     outcome = run_tick(root)
-    assert [r.passed for r in outcome.results] == [True], outcome.message
+    assert [r.passed for r in outcome.results] == [True], tick_log(root, outcome)
     assert (root / "hello.txt").read_text(encoding="utf-8") == GOOD
 
 
@@ -212,7 +219,7 @@ def test_openclaw_takes_the_model_from_memento_toml(run, monkeypatch):
 
     outcome = run_tick(root)
 
-    assert [r.passed for r in outcome.results] == [True], outcome.message
+    assert [r.passed for r in outcome.results] == [True], tick_log(root, outcome)
     assert (root / "hello.txt").read_text(encoding="utf-8") == GOOD
     log = (root / outcome.log).read_text(encoding="utf-8")
     assert "--model mock/mock-model" in log
@@ -226,7 +233,7 @@ def test_aider_gets_mementos_documents_read_only(run, monkeypatch):
 
     outcome = run_tick(root)
 
-    assert [r.passed for r in outcome.results] == [True], outcome.message
+    assert [r.passed for r in outcome.results] == [True], tick_log(root, outcome)
     log = (root / outcome.log).read_text(encoding="utf-8")
     assert "Add file to the chat?" not in log
     for doc in ("docs/MASTER_PLAN.md", "docs/PROJECT_MAP.md", "docs/CURRENT_STATE.md"):
