@@ -101,7 +101,7 @@ def test_gemini_argv(tmp_path):
 
 
 AIDER_FLAGS = (
-    "--yes-always", "--no-auto-commits", "--no-dirty-commits", "--no-gitignore",
+    "--yes-always", "--no-auto-commits", "--no-dirty-commits", "--no-gitignore", "--no-git",
     "--no-check-update", "--no-show-release-notes", "--analytics-disable",
     "--no-suggest-shell-commands", "--no-detect-urls", "--no-pretty", "--no-stream",
     "--no-fancy-input",

@@ -232,8 +232,11 @@ def make_workspace(run: Run, preset: str, agent: dict[str, str], tasks: int = 1)
     (root / "docs" / "MASTER_PLAN.md").write_text(plan, encoding="utf-8")
     lines = ["[agent]", f'preset = "{preset}"', 'timeout = "4min"']
     lines += [f'{key} = "{value}"' for key, value in agent.items()]
-    (root / "memento.toml").write_text("\n".join(lines) + '\n\n[verify]\ntimeout = "1min"\n',
-                                       encoding="utf-8")
+    # Unconfined: these tests prove each CLI's own protocol and tools against the mock. The
+    # CLIs' state, caches and TMPDIR live in the run folder, outside the sandbox's writable
+    # set; running the real CLIs under bubblewrap is still to be done (issue 12's note).
+    (root / "memento.toml").write_text("\n".join(lines) + '\n\n[verify]\ntimeout = "1min"\n'
+                                       '\n[sandbox]\nmode = "none"\n', encoding="utf-8")
     subprocess.run(["git", "add", "-A"], cwd=root, check=True)
     subprocess.run(["git", "commit", "-q", "-m", "e2e plan"], cwd=root, check=True)
     return root

@@ -71,6 +71,7 @@ def build(config: Config, req: AgentRequest) -> Invocation:
         "--no-auto-commits",
         "--no-dirty-commits",
         "--no-gitignore",
+        "--no-git",  # Memento owns git: without an identity aider would write user.name into .git/config
         "--no-check-update",
         "--no-show-release-notes",
         "--analytics-disable",
