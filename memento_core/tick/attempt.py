@@ -37,7 +37,7 @@ from .entries import (
 from .failsafe import attempt_safely
 from .files import append_log, read_or_none, tail, unlink
 from .guards import Observed, Snapshot, Verdict, changed_during_verify, check
-from .record import mark_committing, write_record
+from .record import mark_committing, remove_record, write_record
 from .rollback import note_keys, restore_documents, roll_back
 from .sizes import diff_bytes_reason
 
@@ -141,6 +141,7 @@ def claim_task(ctx: TickContext, task: Task, base: str | None, untracked: set[st
         edit_plan(ws.plan_path, mark)
     except EditConflict as exc:
         remove_claim(ws, task.id)
+        remove_record(ws, task.id)  # the attempt is over: nothing left to recover
         return TaskResult(task.id, False, f"could not claim: {exc}")
     return claim
 
@@ -311,6 +312,7 @@ def record_pass(ctx: TickContext, at: Attempt, changes, duration: float, verify_
         fill_commit(ws.status_path, sha[:7])
     at.beat.stop()
     remove_claim(ws, task.id)
+    remove_record(ws, task.id)  # the attempt is over: nothing left to recover
     ctx.state.unsurfaced.append({"task": task.id, "title": task.title, "commit": (sha or "")[:7],
                                  "at": utc_stamp()})
     return TaskResult(task.id, True, "", duration, sha)
@@ -369,6 +371,7 @@ def record_failure(ctx: TickContext, at: Attempt, reason: str, duration: float, 
     ctx.commit(list(KEPT_DOCS), message)
     at.beat.stop()
     remove_claim(ws, task.id)
+    remove_record(ws, task.id)  # the attempt is over: nothing left to recover
     return TaskResult(task.id, False, reason, duration, None, blocked)
 
 

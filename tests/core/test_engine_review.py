@@ -218,3 +218,21 @@ def test_a_folder_replaced_by_a_symlink_is_restored(tmp_path):
     assert (ws.root / "src" / "a.py").read_text() == "A = 1\n"
     assert (elsewhere / "keep.txt").exists() and not (elsewhere / "a.py").exists()
     assert git(ws.root, "status", "--porcelain", "--", "src") == ""
+
+
+def test_a_save_that_puts_a_passed_task_back_to_running_loses_no_status_entry(tmp_path):
+    # Found by the 100-tick race after the recovery learnt to cut entries an attempt appended:
+    # an editor's stale save turned [x] back into [~]; the next tick took the passed attempt's
+    # leftover record for a killed one and cut its SUCCESS entry from the status log.
+    ws = make_ws(tmp_path, agent("does_task.py", "hello.txt", "done"))
+    before_pass = ws.plan_path.read_text()
+    assert run_tick(ws.root).results[0].passed
+    success = [e for e in entries(ws) if e.status == "SUCCESS"]
+    assert len(success) == 1
+    # The person's editor saves the copy it loaded while T-1 was running.
+    ws.plan_path.write_text(before_pass.replace("- [ ] `T-1`", "- [~] `T-1`"))
+    run_tick(ws.root)
+    after = entries(ws)
+    assert [e.timestamp for e in after if e.status == "SUCCESS"][:1] == [success[0].timestamp]
+    assert any(e.status == "STALE" and e.field("Reason") == "no claim file" for e in after)
+    assert not list((ws.memento_dir / "records").glob("*.json"))
