@@ -48,17 +48,20 @@ def read_tick_result(path: Path) -> dict[str, str]:
 
 
 def tail_lines(text: str, n: int = ERROR_TAIL_LINES) -> str:
-    """The last ``n`` non-blank lines (the error tail of a failed attempt)."""
-    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
-    return "\n".join(lines[-n:])
+    """The last ``n`` non-blank lines of the command's own output (the error tail of a failed attempt)."""
+    return "\n".join(_output_lines(text)[-n:])
 
 
 def last_line(text: str) -> str:
     """The last non-blank line, without backticks, for the one-line Verify Output field."""
-    for line in reversed(text.strip().splitlines()):
-        if line.strip():
-            return line.strip().replace("`", "'")[:200]
-    return ""
+    lines = _output_lines(text)
+    return lines[-1].strip().replace("`", "'")[:200] if lines else ""
+
+
+def _output_lines(text: str) -> list[str]:
+    """What the command printed: Memento's own ``[memento] …`` lines in the log (a process it
+    stopped, say) are not the command's output."""
+    return [ln for ln in text.strip().splitlines() if ln.strip() and not ln.startswith("[memento] ")]
 
 
 def failure_output(output: str, reason: str, exit_code: int | None) -> str:

@@ -170,3 +170,11 @@ def test_git_damage_is_a_guard_failure():
     verdict = check(TASK, snap, seen(git=replace(GIT, files={})), 50)
     assert verdict.reasons == ("the agent changed git's own state: wrote .git/config, .git/hooks, "
                                ".git/hooks/pre-push (restored)",)
+
+
+def test_mementos_own_log_lines_are_not_the_commands_output():
+    from memento_core.tick.entries import last_line, tail_lines
+
+    log = "E   assert 1 == 2\n\n[memento] stopped 1 process(es) that had left group 1400: 1401\n"
+    assert last_line(log) == "E   assert 1 == 2"
+    assert tail_lines(log) == "E   assert 1 == 2"
