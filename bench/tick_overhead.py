@@ -72,7 +72,7 @@ def full_ticks(root: Path, n: int) -> list[dict[str, float]]:
 
     git_time = [0.0]
     proc_time = [0.0]
-    real_run, real_group = gitops._run, agents.run_in_group
+    real_run, real_group = gitops.run_git, agents.run_in_group
 
     def timed_run(*args, **kwargs):
         t0 = time.perf_counter()
@@ -88,7 +88,7 @@ def full_ticks(root: Path, n: int) -> list[dict[str, float]]:
         finally:
             proc_time[0] += time.perf_counter() - t0
 
-    gitops._run = timed_run
+    gitops.run_git = timed_run
     # The tick runs verify through agents.run_in_group and the agent through
     # run_agent, which calls the run_in_group of agents/run.py: time both.
     agents.run_in_group = agent_run.run_in_group = timed_group
@@ -104,7 +104,7 @@ def full_ticks(root: Path, n: int) -> list[dict[str, float]]:
             results.append({"wall": wall * 1000, "git": git_time[0] * 1000, "own": own * 1000,
                             "agent_verify": proc_time[0] * 1000})
     finally:
-        gitops._run = real_run
+        gitops.run_git = real_run
         agents.run_in_group = agent_run.run_in_group = real_group
     return results
 

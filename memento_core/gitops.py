@@ -118,7 +118,7 @@ def git_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def _run(
+def run_git(
     root: Path,
     args: Sequence[str],
     *,
@@ -126,6 +126,7 @@ def _run(
     env: dict[str, str] | None = None,
     check: bool = True,
 ) -> subprocess.CompletedProcess[bytes]:
+    """Run one git command in ``root`` the way all of Memento's are run (hardened, no prompt)."""
     try:
         proc = subprocess.run(
             [git_binary(), *HARDENING, "-C", str(root), *args],
@@ -142,20 +143,8 @@ def _run(
     return proc
 
 
-def run_git(
-    root: Path,
-    args: Sequence[str],
-    *,
-    input: bytes | None = None,
-    env: dict[str, str] | None = None,
-    check: bool = True,
-) -> subprocess.CompletedProcess[bytes]:
-    """Run one git command in ``root`` the way all of Memento's are run (hardened, no prompt)."""
-    return _run(Path(root), args, input=input, env=env, check=check)
-
-
 def _out(root: Path, args: Sequence[str], **kw) -> str:
-    return _run(root, args, **kw).stdout.decode("utf-8", "surrogateescape")
+    return run_git(root, args, **kw).stdout.decode("utf-8", "surrogateescape")
 
 
 def _batches(paths: Sequence[str]) -> Iterable[list[str]]:
@@ -181,7 +170,7 @@ def is_repo(root: Path) -> bool:
     """True if ``root`` is inside a git work tree."""
     if not Path(root).is_dir():
         return False
-    proc = _run(Path(root), ["rev-parse", "--is-inside-work-tree"], check=False)
+    proc = run_git(Path(root), ["rev-parse", "--is-inside-work-tree"], check=False)
     return proc.returncode == 0 and proc.stdout.strip() == b"true"
 
 
@@ -191,13 +180,13 @@ def ensure_repo(root: Path) -> bool:
     if is_repo(root):
         return False
     root.mkdir(parents=True, exist_ok=True)
-    _run(root, ["init", "-q", "-b", "main"])
+    run_git(root, ["init", "-q", "-b", "main"])
     return True
 
 
 def head(root: Path) -> str | None:
     """The commit HEAD points to, or None on an unborn branch."""
-    proc = _run(Path(root), ["rev-parse", "-q", "--verify", "HEAD^{commit}"], check=False)
+    proc = run_git(Path(root), ["rev-parse", "-q", "--verify", "HEAD^{commit}"], check=False)
     if proc.returncode != 0:
         if not is_repo(Path(root)):
             raise MementoError(f"{root} is not a git repository")
@@ -238,10 +227,10 @@ def scrubbed_index(root: Path) -> Iterator[dict[str, str]]:
     os.close(fd)
     os.unlink(tmp_index)  # a missing index file is an empty index; an empty file is not
     try:
-        entries = _run(top, ["ls-files", "--stage", "-z"], check=False).stdout
+        entries = run_git(top, ["ls-files", "--stage", "-z"], check=False).stdout
         env = git_env({"GIT_INDEX_FILE": tmp_index, "GIT_OPTIONAL_LOCKS": "1"})
-        _run(top, ["update-index", "-z", "--index-info"], input=entries, env=env)
-        _run(top, ["update-index", "-q", "--refresh"], env=env, check=False)
+        run_git(top, ["update-index", "-z", "--index-info"], input=entries, env=env)
+        run_git(top, ["update-index", "-q", "--refresh"], env=env, check=False)
         env["GIT_OPTIONAL_LOCKS"] = "0"
         yield env
     finally:
@@ -390,7 +379,7 @@ def _changes_since(root: Path, base: str | None, untracked_before: set[str], env
 
 def _user_config(root: Path) -> tuple[str, str]:
     """user.name and user.email from git config ('' when unset)."""
-    proc = _run(root, ["config", "-z", "--get-regexp", r"^user\.(name|email)$"], check=False)
+    proc = run_git(root, ["config", "-z", "--get-regexp", r"^user\.(name|email)$"], check=False)
     values: dict[str, str] = {}
     for item in _split_z(proc.stdout.decode("utf-8", "replace")):
         key, _, value = item.partition("\n")
@@ -452,7 +441,7 @@ def identity_env(root: Path, configured: str = "") -> dict[str, str]:
 
 def _commit_base(root: Path) -> tuple[Path, str | None, str | None]:
     """(git dir, HEAD commit, HEAD tree) in one call; None, None on an unborn branch."""
-    proc = _run(
+    proc = run_git(
         root, ["rev-parse", "--absolute-git-dir", "HEAD^{commit}", "HEAD^{tree}"], check=False
     )
     lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
@@ -540,19 +529,19 @@ def commit_paths(root: Path, paths: Iterable[str], message: str, author: str = "
     try:
         env = git_env({"GIT_INDEX_FILE": tmp_index})
         if parent:
-            _run(root, ["read-tree", parent], env=env)
+            run_git(root, ["read-tree", parent], env=env)
         else:
-            _run(root, ["read-tree", "--empty"], env=env)
+            run_git(root, ["read-tree", "--empty"], env=env)
         from_disk = [p for p in paths if p not in blobs]
         if from_disk:
-            _run(
+            run_git(
                 root,
                 ["update-index", "--add", "--remove", "--replace", "-z", "--stdin"],
                 input=_nul_paths(from_disk),
                 env=env,
             )
         if blobs:
-            _run(root, ["update-index", "--replace", "-z", "--index-info"], input=_index_info(_prefix(root), blobs), env=env)
+            run_git(root, ["update-index", "--replace", "-z", "--index-info"], input=_index_info(_prefix(root), blobs), env=env)
         tree = _out(root, ["write-tree"], env=env).strip()
     finally:
         for leftover in (tmp_index, tmp_index + ".lock"):
@@ -573,11 +562,11 @@ def commit_paths(root: Path, paths: Iterable[str], message: str, author: str = "
     sha = _out(root, args, input=body.encode("utf-8"), env=git_env(ident)).strip()
     subject = message.splitlines()[0] if message else ""
     crash_point("commit:before-ref")
-    _run(root, ["update-ref", "-m", f"commit: {subject}", "HEAD", sha, parent or ""])
+    run_git(root, ["update-ref", "-m", f"commit: {subject}", "HEAD", sha, parent or ""])
     crash_point("commit:before-index")
     # The real index now agrees with the new commit for these paths only.
     if paths:
-        _run(
+        run_git(
             root,
             ["reset", "-q", sha, "--pathspec-from-file=-", "--pathspec-file-nul"],
             input=_nul_paths(paths),
@@ -598,17 +587,17 @@ def fold_commits(root: Path, base: str | None) -> int:
         return 0
     if current is None:
         # The branch was deleted under us: point it at base again, index = base.
-        _run(root, ["update-ref", "HEAD", base])
-        _run(root, ["read-tree", base])
+        run_git(root, ["update-ref", "HEAD", base])
+        run_git(root, ["read-tree", base])
         return 1
     if base is None:
         count = int(_out(root, ["rev-list", "--count", current]).strip() or 0)
         ref = _out(root, ["symbolic-ref", "-q", "HEAD"]).strip()
-        _run(root, ["update-ref", "-d", ref or "HEAD"])
-        _run(root, ["read-tree", "--empty"])
+        run_git(root, ["update-ref", "-d", ref or "HEAD"])
+        run_git(root, ["read-tree", "--empty"])
         return count
     count = int(_out(root, ["rev-list", "--count", f"{base}..{current}"]).strip() or 0)
-    _run(root, ["reset", "-q", "--mixed", base])
+    run_git(root, ["reset", "-q", "--mixed", base])
     return max(count, 1)
 
 
@@ -647,7 +636,7 @@ def save_rollback(root: Path, base: str | None, changes: list[FileChange], dest:
     tracked = [c.path for c in changes if c.kind != "created"]
     patch = b""
     for batch in _batches(tracked):
-        patch += _run(
+        patch += run_git(
             root,
             [
                 "diff",
@@ -768,13 +757,13 @@ def rollback(
             target = root / path
             if target.is_dir() and not target.is_symlink():
                 shutil.rmtree(target)
-        _run(
+        run_git(
             root,
             ["checkout", "-q", base, "--pathspec-from-file=-", "--pathspec-file-nul"],
             input=_nul_paths(restore),
         )
     if unstage:
-        _run(
+        run_git(
             root,
             [
                 "rm",
@@ -799,7 +788,7 @@ def rollback(
 
 def diff(root: Path, sha: str) -> str:
     """``git show --stat --patch sha``, for the dashboard."""
-    return _run(
+    return run_git(
         Path(root),
         ["show", "--stat", "--patch", "--no-color", "--no-ext-diff", "--end-of-options", sha],
     ).stdout.decode("utf-8", "replace")
@@ -810,7 +799,7 @@ def matches_head(root: Path, path: str) -> bool:
     if head(root) is None or not (Path(root) / path).is_file():
         return False
     # Not `git diff HEAD`: it only sees files the index knows, and the index is the suspect.
-    in_head = _run(Path(root), ["rev-parse", "-q", "--verify", f"HEAD:{_prefix(Path(root))}{path}"], check=False)
+    in_head = run_git(Path(root), ["rev-parse", "-q", "--verify", f"HEAD:{_prefix(Path(root))}{path}"], check=False)
     if in_head.returncode != 0:
         return False
     on_disk = _out(Path(root), ["hash-object", "--", path]).strip()
@@ -830,7 +819,7 @@ def reset_index(root: Path, paths: Iterable[str]) -> None:
     """Make the index agree with HEAD for ``paths``; the work tree is not touched."""
     paths = list(paths)
     if paths:
-        _run(Path(root), ["reset", "-q", "HEAD", "--pathspec-from-file=-", "--pathspec-file-nul"],
+        run_git(Path(root), ["reset", "-q", "HEAD", "--pathspec-from-file=-", "--pathspec-file-nul"],
              input=_nul_paths(paths))
 
 
@@ -961,7 +950,7 @@ def commits_since(root: Path, base: str, tip: str) -> list[tuple[str, int]] | No
     """The commits in ``base..tip`` with their committer times (epoch seconds), newest first;
     None when ``base`` is not an ancestor of ``tip``."""
     root = Path(root)
-    if _run(root, ["merge-base", "--is-ancestor", base, tip], check=False).returncode != 0:
+    if run_git(root, ["merge-base", "--is-ancestor", base, tip], check=False).returncode != 0:
         return None
     out = []
     for line in _out(root, ["log", "--format=%H %ct", f"{base}..{tip}", "--"]).splitlines():
@@ -1006,7 +995,7 @@ def _tree_size(path: Path) -> int:
 
 def show_file(root: Path, rev: str, path: str) -> bytes | None:
     """The bytes of ``path`` at commit ``rev``, or None when it has no such file."""
-    proc = _run(Path(root), ["cat-file", "blob", f"{rev}:{path}"], check=False)
+    proc = run_git(Path(root), ["cat-file", "blob", f"{rev}:{path}"], check=False)
     return proc.stdout if proc.returncode == 0 else None
 
 

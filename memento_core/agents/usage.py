@@ -92,6 +92,17 @@ HTTP_429_RE = re.compile(
     re.I)
 
 
+def answer_text(obj: dict | None, key: str) -> str | None:
+    """``obj[key]`` when it is non-blank text (a CLI's JSON answer, for the log), else None."""
+    text = obj.get(key) if obj else None
+    return text if isinstance(text, str) and text.strip() else None
+
+
+def refused_429(said: str, now: datetime) -> RateLimit:
+    """A refusal the CLI reported as HTTP 429: the reset time it printed, if any."""
+    return RateLimit(reset_time(said, now), (said or "HTTP 429").strip()[:300])
+
+
 def generic_rate_limit(text: str, now: datetime | None = None) -> RateLimit | None:
     """An HTTP 429 in the output (any CLI), with a reset time when one is printed near it."""
     return limit_from(text, HTTP_429_RE, now or datetime.now(UTC))

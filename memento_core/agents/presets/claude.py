@@ -21,12 +21,13 @@ from ..invocation import AgentRequest, AgentSpec, Invocation, model_args
 from ..usage import (
     RateLimit,
     Usage,
+    answer_text,
     generic_rate_limit,
     json_objects,
     limit_from,
     number,
     plain_lines,
-    reset_time,
+    refused_429,
 )
 
 LIMIT_RE = re.compile(
@@ -78,15 +79,13 @@ def rate_limit(log_text: str, now: datetime | None = None) -> RateLimit | None:
     if found:
         return found
     if result and result.get("api_error_status") == 429:
-        return RateLimit(reset_time(said, now), (said or "HTTP 429").strip()[:300])
+        return refused_429(said, now)
     return generic_rate_limit(said + "\n" + plain, now)
 
 
 def readable(log_text: str) -> str | None:
     """The result object's answer, for the log."""
-    result = _result(log_text)
-    text = result.get("result") if result else None
-    return text if isinstance(text, str) and text.strip() else None
+    return answer_text(_result(log_text), "result")
 
 
 SPEC = AgentSpec(

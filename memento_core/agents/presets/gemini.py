@@ -22,12 +22,13 @@ from ..invocation import AgentRequest, AgentSpec, Invocation, model_args
 from ..usage import (
     RateLimit,
     Usage,
+    answer_text,
     generic_rate_limit,
     json_objects,
     limit_from,
     number,
     plain_lines,
-    reset_time,
+    refused_429,
 )
 
 # Gemini CLI appends its --prompt text to what it reads on stdin (the prompt file).
@@ -81,15 +82,13 @@ def rate_limit(log_text: str, now: datetime | None = None) -> RateLimit | None:
     if found:
         return found
     if isinstance(error, dict) and error.get("code") == 429:
-        return RateLimit(reset_time(said, now), (said or "HTTP 429").strip()[:300])
+        return refused_429(said, now)
     return generic_rate_limit(text, now)
 
 
 def readable(log_text: str) -> str | None:
     """The ``response`` text, for the log."""
-    report = _report(log_text)
-    text = report.get("response") if report else None
-    return text if isinstance(text, str) and text.strip() else None
+    return answer_text(_report(log_text), "response")
 
 
 SPEC = AgentSpec(
