@@ -98,8 +98,7 @@ def _spending(ws: Workspace, state: TickState, entries: Sequence[TickEntry]) -> 
     Without usage.json (a project from before it, or a copied one) the usage is
     summed from the status log's Usage fields instead.
     """
-    from datetime import UTC, datetime
-
+    from .runlog import utc_stamp
     from .spending import ledger_path, usage_from_entries, usage_summary
 
     usage = usage_summary(ws) if ledger_path(ws).exists() else usage_from_entries(entries)
@@ -108,7 +107,7 @@ def _spending(ws: Workspace, state: TickState, entries: Sequence[TickEntry]) -> 
     except MementoError:
         config = Config()
     until = state.rate_limited_until or None
-    if until and until <= datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"):
+    if until and until <= utc_stamp():
         until = None  # the wait is over; the next tick clears it
     daily = config.budget_daily_usd
     return {

@@ -189,8 +189,8 @@ def _race(tmp_path: Path, n_ticks: int) -> None:
 
 
 _PASSED_RE = re.compile(r"^\[ok\] tick #\d+: T-\d+ passed$")
-_SET_ASIDE_RE = re.compile(r"^\[ok\] tick #\d+: T-\d+ failed: the task was changed in the plan while it ran ")
-_NOT_CLAIMED_RE = re.compile(r"^\[ok\] tick #\d+: (T-\d+) failed: could not claim: .* expected \[ \]")
+_SET_ASIDE_RE = re.compile(r"^\[(?:ok|warn)\] tick #\d+: T-\d+ failed: the task was changed in the plan while it ran ")
+_NOT_CLAIMED_RE = re.compile(r"^\[(?:ok|warn)\] tick #\d+: (T-\d+) failed: could not claim: .* expected \[ \]")
 
 
 def _every_tick_passed_or_lost_its_edit_to_a_save(root: Path, plan, said: list[str], p: dict) -> None:
