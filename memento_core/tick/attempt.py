@@ -37,7 +37,7 @@ from .entries import (
 from .failsafe import attempt_safely
 from .files import append_log, read_or_none, tail, unlink
 from .guards import Observed, Snapshot, Verdict, changed_during_verify, check
-from .record import mark_committing, remove_record, write_record
+from .record import mark_committing, remove_record, save_git, write_record
 from .rollback import note_keys, restore_documents, roll_back
 from .sizes import diff_bytes_reason
 
@@ -70,6 +70,7 @@ def attempt_task(ctx: TickContext, plan: Plan, task: Task, continued: tuple[int,
         return claim
     crash_point("tick:after-claim")
     at = Attempt(task, take_snapshot(ctx, base, untracked), continued, began)
+    save_git(ctx.ws, task.id, at.snap.git)  # what the stale recovery restores .git from (SPEC §13)
     with Heartbeat(ctx.ws, claim) as beat:
         at.beat = beat
         return attempt_safely(ctx, at, lambda: _work(ctx, plan, at), record_failure)

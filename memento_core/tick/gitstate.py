@@ -14,6 +14,8 @@ harmless, yet the index is put back as it was so no `assume-unchanged` or
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import shutil
 import stat
@@ -94,6 +96,46 @@ def put_back(root: Path, snap: GitState | None) -> GitState | None:
     now = capture(root)
     restore(root, snap, now)
     return now
+
+
+# ---------------------------------------------------------------- on disk (for the stale recovery)
+
+
+def to_bytes(snap: GitState) -> bytes:
+    """``snap`` as JSON (bytes in base64): the tick keeps it under `.memento/records/` so the
+    recovery after a killed tick restores git from the tick's copy, not from `.git/` (SPEC §13)."""
+    def b64(data: bytes | None) -> str | None:
+        return None if data is None else base64.b64encode(data).decode("ascii")
+
+    body = {"head": snap.head, "refs": dict(snap.refs), "index": b64(snap.index), "stash_log": b64(snap.stash_log),
+            "files": {rel: [mode, b64(data)] for rel, (mode, data) in snap.files.items()}}
+    return json.dumps(body, sort_keys=True).encode("ascii")  # ensure_ascii keeps odd names as \udcXX escapes
+
+
+def from_bytes(data: bytes, root: Path) -> GitState | None:
+    """The snapshot :func:`to_bytes` wrote, for the repository at ``root`` as it is now
+    (its git folders are asked of git, not taken from the file); None when unreadable."""
+    def unb64(text: str | None) -> bytes | None:
+        return None if text is None else base64.b64decode(text, validate=True)
+
+    try:
+        body = json.loads(data.decode("ascii"))
+        files = {str(rel): (int(mode), unb64(blob) or b"") for rel, (mode, blob) in body["files"].items()}
+        refs = {str(k): str(v) for k, v in body["refs"].items()}
+        head, index, stash_log = str(body["head"]), unb64(body["index"]), unb64(body["stash_log"])
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
+    if not all(_watched(rel) for rel in files):
+        return None
+    git_dir, common = _dirs(Path(root))
+    return GitState(head=head, refs=refs, files=files, git_dir=str(git_dir), common_dir=str(common),
+                    index=index, stash_log=stash_log)
+
+
+def _watched(rel: str) -> bool:
+    """Whether ``rel`` names a WATCHED path or one below it (no `..`, nothing absolute)."""
+    parts = rel.split("/")
+    return ".." not in parts and "" not in parts and any(rel == w or rel.startswith(w + "/") for w in WATCHED)
 
 
 # ---------------------------------------------------------------- reading

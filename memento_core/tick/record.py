@@ -12,6 +12,9 @@ content, and next to it the plan as it was (``ID.plan``):
 * what it started from: HEAD (the base), the untracked files, the
   ``.memento_cleanignore`` patterns, the plan, `max_retries` and the task's
   retries;
+* git's own state at the snapshot (``ID.git``: config, info/, hooks, every ref,
+  the index and the stash's reflog, gitstate.to_bytes), which the recovery
+  restores over whatever the agent left in `.git/`;
 * once verify passed and every process of the agent is dead, the commit it is
   making (stage ``committing``: paths, message, the verified blobs, the entry).
 
@@ -40,6 +43,7 @@ from ..locks import atomic_write_bytes, atomic_write_text
 from ..plan import Task, decode_text, scan_plan
 from ..state import Claim, this_host
 from ..workspace import Workspace
+from .gitstate import from_bytes, to_bytes
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,7 @@ class Record:
     retries: int
     plan_sha256: str
     status_sha256: str = ""  # of the status log's copy next to the record (ID.status)
+    git_sha256: str = ""  # of git's state at the snapshot next to the record (ID.git)
     heartbeat_every: float = 1.0  # the record is touched at least this often while the tick lives
     log: str = ""  # the tick's log, relative to the project
     stage: str = "running"  # running | committing
@@ -71,9 +76,10 @@ def records_dir(ws: Workspace) -> Path:
     return ws.memento_dir / "records"
 
 
-def _paths(ws: Workspace, task_id: str) -> tuple[Path, Path, Path]:
+def _paths(ws: Workspace, task_id: str) -> tuple[Path, Path, Path, Path]:
     folder = records_dir(ws)
-    return folder / f"{task_id}.json", folder / f"{task_id}.plan", folder / f"{task_id}.status"
+    return (folder / f"{task_id}.json", folder / f"{task_id}.plan", folder / f"{task_id}.status",
+            folder / f"{task_id}.git")
 
 
 def _digest(data: dict) -> str:
@@ -95,7 +101,7 @@ def write_record(ws: Workspace, task: Task, number: int, base: str | None, untra
         status = ws.status_path.read_bytes()
     except OSError:
         status = b""
-    json_path, plan_path, status_path = _paths(ws, task.id)
+    json_path, plan_path, status_path, _ = _paths(ws, task.id)
     atomic_write_bytes(plan_path, plan)
     atomic_write_bytes(status_path, status)
     rec = Record(task=task.id, pid=os.getpid(), pid_start=start_time(os.getpid()), identity=tick_identity(),
@@ -132,6 +138,30 @@ def _touch_forever() -> None:
                 os.utime(path)
             except OSError:
                 pass
+
+
+def save_git(ws: Workspace, task_id: str, snap) -> None:
+    """Keep git's state at the snapshot (a gitstate.GitState) next to the record, its digest
+    in the record: written by rename, never through a link (atomic_write_bytes)."""
+    rec = read_record(ws, task_id)
+    if rec is None or rec.pid != os.getpid():
+        return
+    data = to_bytes(snap)
+    atomic_write_bytes(_paths(ws, task_id)[3], data)
+    _write(ws, replace(rec, git_sha256=hashlib.sha256(data).hexdigest()))
+
+
+def recorded_git(ws: Workspace, rec: Record):
+    """git's state at the snapshot (gitstate.GitState) if its copy is intact, else None."""
+    if not rec.git_sha256:
+        return None
+    try:
+        data = _paths(ws, rec.task)[3].read_bytes()
+    except OSError:
+        return None
+    if hashlib.sha256(data).hexdigest() != rec.git_sha256:
+        return None
+    return from_bytes(data, ws.root)
 
 
 def mark_committing(ws: Workspace, task_id: str, paths, message: str, hashes: dict[str, str], entry: str) -> None:

@@ -23,13 +23,15 @@ from ..state import Claim, claim_is_stale, read_claim, remove_claim, this_host
 from .context import TickContext
 from .entries import fill_commit
 from .files import read_or_none, unlink
-from .guards import Snapshot
+from .gitstate import put_back
+from .guards import Snapshot, git_damage
 from .record import (
     Record,
     claim_disagrees,
     last_sign_of_life,
     leader_is_ours,
     read_record,
+    recorded_git,
     recorded_plan,
     recorded_status,
     records_dir,
@@ -103,7 +105,8 @@ def reset_stale_claim(ctx: TickContext, task: Task, claim: Claim | None, why: st
         wrong = claim_disagrees(claim, rec)
         why += f"; {wrong}" if wrong else ""
     kill_attempt_processes(ctx, task.id, claim, rec)
-    rolled = roll_back_stale(ctx, task, rec)
+    rolled = restore_recorded_git(ctx, task, rec)  # before any other git command reads .git
+    rolled += roll_back_stale(ctx, task, rec)
     rolled += restore_recorded_plan(ctx, task, rec)
     rolled += cut_appended_entries(ctx, task, rec)
     counted = count_stale_retry(ctx, task, rec, status)
@@ -121,6 +124,24 @@ def kill_attempt_processes(ctx: TickContext, task_id: str, claim: Claim | None, 
             kill_group(claim.pgid)
     if rec is not None and rec.host == this_host() and rec.pid != os.getpid():
         kill_marked(rec.identity, str(ctx.root))
+
+
+def restore_recorded_git(ctx: TickContext, task: Task, rec: Record | None) -> str:
+    """`.git/` as the tick's copy of it at the snapshot says (config, info/, hooks, every ref but
+    HEAD's branch, HEAD, the index, the stash): nothing the agent planted there survives its
+    tick. The refs found changed are listed in logs/rollback/ first, so nothing is lost."""
+    snap = recorded_git(ctx.ws, rec) if rec is not None else None
+    if snap is None:
+        return ""
+    found = put_back(ctx.root, snap)
+    changed = git_damage(snap, found) if found is not None else ""
+    if not changed:
+        return ""
+    dest = rollback_folder(ctx.ws, f"stale-{task.id}-git")
+    lines = [f"{name}\t{found.refs.get(name, '(deleted)')}\twas {snap.refs.get(name, '(absent)')}\n"
+             for name in sorted(set(snap.refs) | set(found.refs)) if snap.refs.get(name) != found.refs.get(name)]
+    atomic_write_bytes(dest / "refs.txt", "".join(lines).encode("utf-8", "surrogateescape"))
+    return f"; git's own state restored to the snapshot ({changed}; refs found listed in {ctx.ws.rel(dest)})"
 
 
 def roll_back_stale(ctx: TickContext, task: Task, rec: Record | None) -> str:

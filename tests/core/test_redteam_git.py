@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from memento_core.plan import parse_plan
 from memento_core.tick.__main__ import run_tick
 from memento_core.workspace import Workspace
 
+from .modes import MODES
 from .test_engine import agent, entries, git, make_ws
 
 
@@ -37,9 +39,9 @@ CHECKED = """- [ ] `T-1` [MODULE:hello] Write hello
 """
 
 
-def hostile_ws(tmp_path: Path, command: str) -> Workspace:
+def hostile_ws(tmp_path: Path, command: str, sandbox: str = "none") -> Workspace:
     """A workspace with what a person owns in git: a branch, an annotated tag, two stashes, hooks."""
-    ws = make_ws(tmp_path, command, tasks=CHECKED)
+    ws = make_ws(tmp_path, command, tasks=CHECKED, sandbox=sandbox)
     root = ws.root
     (root / "check.sh").write_text("grep -q done hello.txt\n")
     git(root, "add", "check.sh")
@@ -102,22 +104,33 @@ def honest_tick_works(ws: Workspace) -> None:
     assert all(ln[3:].startswith("docs/") for ln in git(ws.root, "status", "--porcelain").splitlines())
 
 
-def attack(tmp_path: Path, command: str, *, expect: str):
-    """Run one tick with the hostile agent; judge git and the work tree; return the workspace."""
-    ws = hostile_ws(tmp_path, command)
+def attack(tmp_path: Path, command: str, *, expect: str, sandbox: str = "none"):
+    """Run one tick with the hostile agent; judge git and the work tree; return the workspace.
+
+    Unconfined the attack happens and the guards catch it (``expect`` is in the reason);
+    in the sandbox `.git/` is read-only, the attack fails, and the tick may pass the task."""
+    ws = hostile_ws(tmp_path, command, sandbox)
     root = ws.root
     start = git(root, "rev-parse", "HEAD").strip()
     owned, tree = git_owned(root), work_tree(root)
     outcome = run_tick(root)
     (result,) = outcome.results
-    assert not result.passed
-    assert expect in result.reason, result.reason
+    if sandbox == "none":
+        assert not result.passed
+        assert expect in result.reason, result.reason
+    else:
+        assert "git's own state" not in result.reason, result.reason  # nothing in .git/ to restore
     assert git_owned(root) == owned
-    assert work_tree(root) == tree
+    now = work_tree(root)
+    if result.passed:
+        assert now.pop("hello.txt") == b"done\n"
+    assert now == tree
     assert git(root, "symbolic-ref", "HEAD").strip() == "refs/heads/main"
-    for sha in git(root, "rev-list", f"{start}..HEAD").split():  # only Memento's bookkeeping
-        assert all(f.startswith("docs/") for f in git(root, "show", "--name-only", "--format=", sha).split())
-    honest_tick_works(ws)
+    for sha in git(root, "rev-list", f"{start}..HEAD").split():  # only Memento's bookkeeping (and T-1)
+        files = git(root, "show", "--name-only", "--format=", sha).split()
+        assert all(f.startswith("docs/") or (result.passed and f == "hello.txt") for f in files), files
+    if not result.passed:
+        honest_tick_works(ws)
     committed = all_committed(root, start)
     assert set(committed) <= {"hello.txt", "memento.toml", "docs/MASTER_PLAN.md", "docs/TICK_STATUS.md",
                               "docs/HUMAN_NOTES.md", "docs/CURRENT_STATE.md"}, committed.keys()
@@ -125,44 +138,55 @@ def attack(tmp_path: Path, command: str, *, expect: str):
     return ws
 
 
-def test_hooks_the_agent_plants_never_run_and_are_removed(tmp_path):
+@pytest.mark.parametrize("mode", MODES)
+def test_hooks_the_agent_plants_never_run_and_are_removed(tmp_path, mode):
     marker = tmp_path / "hooks-ran.txt"
-    attack(tmp_path, agent("git_hooks.py", str(marker)), expect="wrote .git/hooks/post-checkout")
+    attack(tmp_path, agent("git_hooks.py", str(marker)), expect="wrote .git/hooks/post-checkout", sandbox=mode)
     assert not marker.exists()
 
 
-def test_hooks_path_fsmonitor_and_signing_set_by_the_agent_are_never_used(tmp_path):
+@pytest.mark.parametrize("mode", MODES)
+def test_hooks_path_fsmonitor_and_signing_set_by_the_agent_are_never_used(tmp_path, mode):
     marker = tmp_path / "git-ran-it.txt"
-    ws = attack(tmp_path, agent("git_config_hooks_fsmonitor.py", str(marker)), expect="wrote .git/config")
+    ws = attack(tmp_path, agent("git_config_hooks_fsmonitor.py", str(marker)), expect="wrote .git/config",
+                sandbox=mode)
     assert not marker.exists()
     assert subprocess.run(["git", "config", "--get", "core.hooksPath"], cwd=ws.root).returncode == 1
 
 
-def test_index_flags_hide_no_gutted_guard_file_or_test(tmp_path):
+@pytest.mark.parametrize("mode", MODES)
+def test_index_flags_hide_no_gutted_guard_file_or_test(tmp_path, mode):
     ws = attack(tmp_path, agent("git_index_flags.py", "guarded.txt", "check.sh"),
-                expect="guard file changed: guarded.txt")
+                expect="guard file changed: guarded.txt", sandbox=mode)
     (entry,) = [e for e in entries(ws) if e.status == "FAILED"]
-    assert "changed files outside context_files: check.sh" in entry.field("Reason")
+    if mode == "none":  # in the sandbox the guard file is read-only: the agent died at its first write
+        assert "changed files outside context_files: check.sh" in entry.field("Reason")
     assert (ws.root / "guarded.txt").read_text() == "do not touch\n"
 
 
-def test_info_exclude_hides_no_new_file(tmp_path):
-    ws = attack(tmp_path, agent("git_info_exclude.py"), expect="changed files outside context_files: conftest.py")
+@pytest.mark.parametrize("mode", MODES)
+def test_info_exclude_hides_no_new_file(tmp_path, mode):
+    ws = attack(tmp_path, agent("git_info_exclude.py"), expect="changed files outside context_files: conftest.py",
+                sandbox=mode)
     assert not (ws.root / "conftest.py").exists()
 
 
-def test_deleted_branch_tag_and_stash_are_restored(tmp_path):
+@pytest.mark.parametrize("mode", MODES)
+def test_deleted_branch_tag_and_stash_are_restored(tmp_path, mode):
     attack(tmp_path, agent("git_deletes_refs.py", "feature", "v1"),
-           expect="deleted refs/heads/feature, refs/stash, refs/tags/v1")
+           expect="deleted refs/heads/feature, refs/stash, refs/tags/v1", sandbox=mode)
 
 
-def test_head_moved_to_a_branch_of_the_agents_is_put_back(tmp_path):
+@pytest.mark.parametrize("mode", MODES)
+def test_head_moved_to_a_branch_of_the_agents_is_put_back(tmp_path, mode):
     attack(tmp_path, agent("git_moves_head.py", "x"),
-           expect="moved HEAD from refs/heads/main to refs/heads/x; created refs/heads/x")
+           expect="moved HEAD from refs/heads/main to refs/heads/x; created refs/heads/x", sandbox=mode)
 
 
-def test_an_edited_git_config_is_restored(tmp_path):
-    attack(tmp_path, agent("git_edits_config.py"), expect="changed git's own state: wrote .git/config (restored)")
+@pytest.mark.parametrize("mode", MODES)
+def test_an_edited_git_config_is_restored(tmp_path, mode):
+    attack(tmp_path, agent("git_edits_config.py"), expect="changed git's own state: wrote .git/config (restored)",
+           sandbox=mode)
 
 
 # ---------------------------------------------------------------- Memento's own files as symlinks
@@ -170,7 +194,8 @@ def test_an_edited_git_config_is_restored(tmp_path):
 
 @pytest.mark.parametrize("rel", ["docs/TICK_STATUS.md", ".memento/state.json", "logs/cron.log",
                                  "docs/MASTER_PLAN.md", "logs"])
-def test_a_memento_file_replaced_by_a_symlink_is_never_written_through(tmp_path, rel):
+@pytest.mark.parametrize("mode", MODES)
+def test_a_memento_file_replaced_by_a_symlink_is_never_written_through(tmp_path, rel, mode):
     outside = tmp_path / "a-persons-files"
     outside.mkdir()
     target = outside / "diary.txt"
@@ -178,13 +203,16 @@ def test_a_memento_file_replaced_by_a_symlink_is_never_written_through(tmp_path,
     if rel == "logs":
         target = outside
     listing = {p.name: p.read_bytes() for p in outside.iterdir()}
-    ws = hostile_ws(tmp_path, agent("links_own_file.py", rel, str(target)))
+    ws = hostile_ws(tmp_path, agent("links_own_file.py", rel, str(target)), sandbox=mode)
     start = git(ws.root, "rev-parse", "HEAD").strip()
     status_before = ws.status_path.read_bytes()
     outcome = run_tick(ws.root)
     (result,) = outcome.results
     assert not result.passed
-    assert f"replaced Memento's own files by symbolic links: {rel}" in result.reason, result.reason
+    if mode == "none":
+        assert f"replaced Memento's own files by symbolic links: {rel}" in result.reason, result.reason
+    else:  # read-only in the sandbox: the link could not be made, the agent died trying
+        assert result.reason == "agent exited with code 1", result.reason
     assert {p.name: p.read_bytes() for p in outside.iterdir()} == listing  # nothing written outside
     assert not (ws.root / rel).is_symlink()
     assert ws.status_path.read_bytes().startswith(status_before.rstrip(b"\n"))
@@ -264,10 +292,11 @@ TWO = CHECKED + """- [ ] `T-2` [MODULE:two] Second
     ("plan", "the agent marked T-2 [x]; edited the definition of T-2 in docs/MASTER_PLAN.md"),
     ("meta", "the agent changed Meta max_diff_lines in docs/MASTER_PLAN.md"),
 ])
-def test_documents_forged_during_the_run_are_in_no_commit_and_not_on_disk(tmp_path, mode, reason):
+@pytest.mark.parametrize("sandbox", MODES)
+def test_documents_forged_during_the_run_are_in_no_commit_and_not_on_disk(tmp_path, mode, reason, sandbox):
     from memento_core.notes import add_note, parse_notes
 
-    ws = make_ws(tmp_path, agent("forges_documents.py", mode), tasks=TWO)
+    ws = make_ws(tmp_path, agent("forges_documents.py", mode), tasks=TWO, sandbox=sandbox)
     (ws.root / "check.sh").write_text("grep -q done hello.txt\n")
     add_note(ws.notes_path, "a person's note for T-2", target="T-2")
     git(ws.root, "add", "-A")
@@ -276,6 +305,8 @@ def test_documents_forged_during_the_run_are_in_no_commit_and_not_on_disk(tmp_pa
     outcome = run_tick(ws.root)
     (result,) = outcome.results
     assert not result.passed
+    if sandbox == "bwrap":  # docs/ is read-only in the sandbox: the forgery failed, the agent with it
+        reason = "agent exited with code 1"
     assert reason in result.reason, result.reason
     honest_tick_works(ws)
 
@@ -300,3 +331,86 @@ def test_files_git_writes_itself_are_not_the_agents(tmp_path):
     before = gitstate.capture(ws.root)
     git(ws.root, "gc", "-q")  # packs refs, writes .git/info/refs and objects/info/packs
     assert git_damage(before, gitstate.capture(ws.root)) == ""
+
+
+# ---------------------------------------------------------------- .git after a tick killed mid-attempt
+
+
+def _tick_killed_while_the_agent_runs(root: Path) -> str:
+    """Start a cron-like tick, wait until its agent says it planted, kill -9 the tick; the agent's line."""
+    env = {k: v for k, v in os.environ.items() if k != "MEMENTO_CRASH_AT"}
+    tick = subprocess.Popen([sys.executable, "-m", "memento_core.tick", "--project", str(root)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and tick.poll() is None:
+            said = [ln for log in (root / "logs").glob("tick_*.log")
+                    for ln in log.read_text(errors="replace").splitlines() if ln.startswith("PLANTED ")]
+            if said:
+                return said[0]
+            time.sleep(0.02)
+        raise AssertionError(f"the agent never said PLANTED (tick exit {tick.poll()})")
+    finally:
+        tick.kill()
+        tick.wait()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_git_state_the_agent_planted_before_its_tick_was_killed_is_restored_by_the_recovery(tmp_path, mode):
+    """Hooks, config, a moved branch and tag and a dropped stash do not outlive a kill -9 of the tick:
+    the recovery restores `.git/` from the tick's own copy of it, taken at the snapshot."""
+    marker = tmp_path / "hooks-ran.txt"
+    ws = hostile_ws(tmp_path, agent("plants_git_and_waits.py", "feature", "v1", str(marker)), sandbox=mode)
+    root = ws.root
+    start = git(root, "rev-parse", "HEAD").strip()
+    owned, tree = git_owned(root), work_tree(root)
+    planted = _tick_killed_while_the_agent_runs(root)
+    agent_pid = int(planted.split()[1])
+    try:
+        if mode == "none":  # it did plant all of it (read on disk: a git command would run its fsmonitor)
+            assert "/tmp/agent-hooks" in (root / ".git" / "config").read_text()
+            assert (root / ".git" / "hooks" / "post-checkout").exists()
+            assert not (root / ".git" / "refs" / "stash").exists()
+        assert (root / ".memento" / "records" / "T-1.git").is_file()  # the tick's copy, made at the snapshot
+        recovered = subprocess.run([sys.executable, "-m", "memento_core.tick", "--project", str(root)],
+                                   capture_output=True, text=True, timeout=120)
+        assert recovered.returncode in (0, 1) and "Traceback" not in recovered.stderr, recovered.stderr
+        if mode == "none":
+            assert not _alive(agent_pid)  # the recovery killed the agent its dead tick left
+    finally:
+        if mode == "none" and _alive(agent_pid):
+            os.kill(agent_pid, signal.SIGKILL)
+    assert [e.status for e in entries(ws)] == ["STALE", "FAILED"]
+    assert git_owned(root) == owned  # config, info/, hooks, branch, tag, both stashes, index flags
+    for key in ("core.hooksPath", "core.fsmonitor"):
+        assert subprocess.run(["git", "config", "--get", key], cwd=root).returncode == 1
+    assert not (root / ".git" / "hooks" / "post-checkout").exists() and not marker.exists()
+    assert git(root, "symbolic-ref", "HEAD").strip() == "refs/heads/main"
+    assert work_tree(root) == tree
+    assert not list((root / ".memento" / "records").glob("T-1.*"))  # the copy is gone with the attempt
+    for sha in git(root, "rev-list", f"{start}..HEAD").split():  # only Memento's bookkeeping
+        assert all(f.startswith("docs/") for f in git(root, "show", "--name-only", "--format=", sha).split())
+    honest_tick_works(ws)
+    assert not marker.exists()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat").read_bytes() if Path(f"/proc/{pid}/stat").exists() else b") Z"
+    return stat[stat.rfind(b")") + 2:].split()[0] not in (b"Z", b"X")
+
+
+def test_the_kept_copy_of_git_round_trips_and_a_tampered_one_is_refused(tmp_path):
+    from memento_core.tick import gitstate
+
+    ws = hostile_ws(tmp_path, "true")
+    (ws.root / ".git" / "info" / "odd\udcff name").write_bytes(b"\x00\xffbytes\n")
+    snap = gitstate.capture(ws.root)
+    again = gitstate.from_bytes(gitstate.to_bytes(snap), ws.root)
+    assert again == snap and again.index == snap.index and again.stash_log == snap.stash_log
+    tampered = gitstate.to_bytes(snap).replace(b'"hooks/pre-push"', b'"hooks/../../../evil"')
+    assert gitstate.from_bytes(tampered, ws.root) is None
+    assert gitstate.from_bytes(b"not json", ws.root) is None

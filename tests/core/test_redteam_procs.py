@@ -18,6 +18,7 @@ import pytest
 from memento_core.plan import parse_plan
 from memento_core.tick.__main__ import run_tick
 
+from .modes import MODES
 from .test_engine import HELLO, agent, entries, git, make_ws
 
 PY = sys.executable
@@ -114,14 +115,25 @@ def test_a_process_group_the_tick_did_not_start_is_left_alone(tmp_path):
 # ---------------------------------------------------------------- 2, 3. recovery trusts nothing the agent wrote
 
 
-def _killed_then_recovered(tmp_path, mode: str, arg: str = "", **plan_kw):
+def _killed_then_recovered(tmp_path, mode: str, arg: str = "", *, sandbox: str = "none", **plan_kw):
+    """Unconfined, the agent kills its tick and the next tick recovers. In the sandbox (its own PID
+    namespace, `.memento/` and docs/ read-only) it can neither find its tick nor forge anything:
+    it dies trying, and both ticks record an honest failure."""
     once = tmp_path / "once"
-    ws = make_ws(tmp_path, agent("kills_its_tick.py", mode, str(once), arg), **plan_kw)
+    ws = make_ws(tmp_path, agent("kills_its_tick.py", mode, str(once), arg), sandbox=sandbox, **plan_kw)
     killed = cron_tick(ws.root)
-    assert killed.returncode == -signal.SIGKILL, (killed.stdout, killed.stderr)
+    if sandbox == "none":
+        assert killed.returncode == -signal.SIGKILL, (killed.stdout, killed.stderr)
+    else:
+        assert killed.returncode == 0 and "Traceback" not in killed.stderr, (killed.stdout, killed.stderr)
     recovered = cron_tick(ws.root)
     assert recovered.returncode in (0, 1) and "Traceback" not in recovered.stderr, recovered.stderr
     return ws
+
+
+def _stale(ws, sandbox: str) -> None:
+    """One STALE entry for the killed tick unconfined; none in the sandbox (the tick was never killed)."""
+    assert len([e for e in entries(ws) if e.status == "STALE"]) == (1 if sandbox == "none" else 0)
 
 
 def every_version(root: Path, path: str) -> set[str]:
@@ -134,12 +146,14 @@ def every_version(root: Path, path: str) -> set[str]:
     return out
 
 
-def test_a_forged_committing_claim_and_success_entry_are_not_honoured(tmp_path):
-    ws = _killed_then_recovered(tmp_path, "forge-commit")
+@pytest.mark.parametrize("sandbox", MODES)
+def test_a_forged_committing_claim_and_success_entry_are_not_honoured(tmp_path, sandbox):
+    ws = _killed_then_recovered(tmp_path, "forge-commit", sandbox=sandbox)
     assert "broken\n" not in every_version(ws.root, "hello.txt")
     assert not (ws.root / "hello.txt").exists()
+    _stale(ws, sandbox)
     stale = [e for e in entries(ws) if e.status == "STALE"]
-    assert len(stale) == 1 and "did not write" in stale[0].field("Reason")
+    assert all("did not write" in e.field("Reason") for e in stale)
     assert not [e for e in entries(ws) if e.status == "SUCCESS"]
     assert all("2026-12-01T00:00:00Z" not in v for v in every_version(ws.root, "docs/TICK_STATUS.md"))
     assert "2026-12-01T00:00:00Z" not in ws.status_path.read_text()
@@ -147,30 +161,34 @@ def test_a_forged_committing_claim_and_success_entry_are_not_honoured(tmp_path):
     assert task.status == " " and task.retries == 2  # the killed attempt, then the honest failure
 
 
-def test_a_claim_naming_an_unrelated_process_group_kills_nothing_of_it(tmp_path):
+@pytest.mark.parametrize("sandbox", MODES)
+def test_a_claim_naming_an_unrelated_process_group_kills_nothing_of_it(tmp_path, sandbox):
     dummy = subprocess.Popen([PY, "-c", "import time; time.sleep(600)"], start_new_session=True)
     try:
-        ws = _killed_then_recovered(tmp_path, "pgid", str(dummy.pid))
+        ws = _killed_then_recovered(tmp_path, "pgid", str(dummy.pid), sandbox=sandbox)
         assert alive(dummy.pid)
-        assert len([e for e in entries(ws) if e.status == "STALE"]) == 1
+        _stale(ws, sandbox)
     finally:
         dummy.kill()
         dummy.wait()
 
 
-def test_a_cleanignore_of_star_written_by_the_agent_does_not_keep_its_changes(tmp_path):
-    ws = _killed_then_recovered(tmp_path, "cleanignore")
+@pytest.mark.parametrize("sandbox", MODES)
+def test_a_cleanignore_of_star_written_by_the_agent_does_not_keep_its_changes(tmp_path, sandbox):
+    ws = _killed_then_recovered(tmp_path, "cleanignore", sandbox=sandbox)
     assert not (ws.root / "evil.txt").exists() and not (ws.root / "hello.txt").exists()
     assert (ws.root / "other.txt").read_text() == "someone else's file\n"
     assert "*" not in ws.cleanignore_path.read_text().split()
-    saved = list((ws.root / "logs" / "rollback").rglob("evil.txt"))
-    assert saved and saved[0].read_text() == "the agent's file\n"
+    if sandbox == "none":  # in the sandbox the agent died at its first write (.memento_cleanignore)
+        saved = list((ws.root / "logs" / "rollback").rglob("evil.txt"))
+        assert saved and saved[0].read_text() == "the agent's file\n"
     dirty = {ln[3:] for ln in git(ws.root, "status", "--porcelain", "--untracked-files=no").splitlines()}
     assert dirty <= {"docs/TICK_STATUS.md", "docs/CURRENT_STATE.md", "docs/MASTER_PLAN.md"}, dirty
 
 
-def test_the_agents_own_commits_and_plan_edits_are_undone_after_it_kills_its_tick(tmp_path):
-    ws = _killed_then_recovered(tmp_path, "plan")
+@pytest.mark.parametrize("sandbox", MODES)
+def test_the_agents_own_commits_and_plan_edits_are_undone_after_it_kills_its_tick(tmp_path, sandbox):
+    ws = _killed_then_recovered(tmp_path, "plan", sandbox=sandbox)
     assert "T-1 done (trust me)" not in git(ws.root, "log", "--format=%s")
     assert not any(v == "broken\n" for v in
                    (git(ws.root, "show", f"{sha}:hello.txt") for sha in git(ws.root, "rev-list", "HEAD").split()
@@ -186,12 +204,15 @@ def test_the_agents_own_commits_and_plan_edits_are_undone_after_it_kills_its_tic
     assert plan.task("T-1").retries == 2
 
 
-def test_a_task_that_kills_its_tick_every_time_ends_blocked_and_the_breaker_counts_it(tmp_path):
+@pytest.mark.parametrize("sandbox", MODES)
+def test_a_task_that_kills_its_tick_every_time_ends_blocked_and_the_breaker_counts_it(tmp_path, sandbox):
     from memento_core.state import TickState
 
-    ws = make_ws(tmp_path, agent("kills_its_tick.py", "always", str(tmp_path / "unused")), max_retries=3)
-    for _ in range(3):
-        assert cron_tick(ws.root).returncode == -signal.SIGKILL
+    ws = make_ws(tmp_path, agent("kills_its_tick.py", "always", str(tmp_path / "unused")), max_retries=3,
+                 sandbox=sandbox)
+    for _ in range(3):  # in the sandbox its tick is out of its reach: three honest failures
+        code = cron_tick(ws.root).returncode
+        assert code == -signal.SIGKILL if sandbox == "none" else code in (0, 1)
     last = cron_tick(ws.root)
     assert last.returncode in (0, 1), last.stderr
     task = parse_plan(ws.plan_path).task("T-1")
