@@ -251,7 +251,8 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
         status=read_or_none(ws.status_path) or b"", note_keys=note_keys(ws), git=git_found, links=links,
         notes=read_or_none(ws.notes_path) or b"", notes_added=notes.added_keys(ws.notes_added_path),
     )
-    verdict = check(at.task, snap, seen, plan.meta.max_diff_lines, after_verify=after_verify)
+    verdict = check(at.task, snap, seen, plan.meta.max_diff_lines, after_verify=after_verify,
+                    confined=bool(at.wrap))
     too_big = diff_bytes_reason(ctx.root, snap.base, verdict.touched, plan.meta.max_diff_bytes,
                                 after_verify=after_verify)
     return Verdict(verdict.reasons + (too_big,), verdict.touched) if too_big else verdict
@@ -349,7 +350,7 @@ def record_failure(ctx: TickContext, at: Attempt, reason: str, duration: float, 
     rolled = ctx.rolled_back(roll_back(ws, at.snap.base, at.snap.untracked, task.id,
                                        keep_patterns=at.snap.cleanignore))
     crash_point("tick:after-rollback")
-    rolled += restore_documents(ws, at.snap, task.id)
+    rolled += restore_documents(ws, at.snap, task.id, confined=bool(at.wrap))
     max_retries = ctx.plan().meta.max_retries
     uncounted = ctx.interrupted or not count_retry
     retries = task.retries + (0 if uncounted else 1)

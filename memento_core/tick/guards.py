@@ -69,8 +69,13 @@ class Verdict:
         return "; ".join(self.reasons)
 
 
-def check(task: Task, snap: Snapshot, seen: Observed, max_diff_lines: int, *, after_verify: bool = False) -> Verdict:
-    """Every guard of step 11, in the order the reasons are reported."""
+def check(task: Task, snap: Snapshot, seen: Observed, max_diff_lines: int, *, after_verify: bool = False,
+          confined: bool = False) -> Verdict:
+    """Every guard of step 11, in the order the reasons are reported.
+
+    ``confined``: the agent and verify ran in the sandbox, where docs/ is read-only, so a
+    change to the plan's other tasks or to the notes during the run is a person's: kept,
+    not a failure (:func:`persons_docs`). The running task's own definition is still checked."""
     who = "verify" if after_verify else "the agent"
     prefix = f"{who} "
     reasons: list[str] = []
@@ -83,7 +88,7 @@ def check(task: Task, snap: Snapshot, seen: Observed, max_diff_lines: int, *, af
     plan_change = own_definition_change(snap.plan, seen.plan, task.id)
     if plan_change:
         reasons.append(f"{prefix}{plan_change} in {PLAN_REL}")
-    others = plan_damage(snap.plan, seen.plan, task.id)
+    others = "" if confined else plan_damage(snap.plan, seen.plan, task.id)
     if others:
         reasons.append(f"{prefix}{others} in {PLAN_REL} (by hand: `memento skip`, `reset`, `pause` are kept)")
     if seen.links:
@@ -93,10 +98,10 @@ def check(task: Task, snap: Snapshot, seen: Observed, max_diff_lines: int, *, af
         damage = git_damage(snap.git, seen.git)
         if damage:
             reasons.append(f"{prefix}changed git's own state: {damage} (restored)")
-    history = history_damage(snap, seen.status, seen.note_keys)
+    history = history_damage(snap, seen.status, persons_docs(snap, seen.note_keys, confined))
     if history:
         reasons.append(f"{prefix}{history}")
-    elif seen.notes is not None:
+    elif seen.notes is not None and not confined:
         forged = notes_damage(snap.notes, seen.notes, seen.notes_added)
         if forged:
             reasons.append(f"{prefix}{forged} in docs/HUMAN_NOTES.md (a person adds notes with `memento note`)")
@@ -133,6 +138,12 @@ def is_own_temp(path: str) -> bool:
         return False
     return any(folder == doc.rpartition("/")[0] and name.startswith(f".{doc.rpartition('/')[2]}.")
                for doc in OWN_DOCS)
+
+
+def persons_docs(snap: Snapshot, note_keys: frozenset[str] | None, confined: bool) -> frozenset[str] | None:
+    """The note keys history_damage judges: confined, the snapshot's own (the notes a person
+    removed or broke during the run are theirs: nothing to judge), else ``note_keys``."""
+    return snap.note_keys if confined else note_keys
 
 
 def history_damage(snap: Snapshot, status: bytes, note_keys: frozenset[str] | None) -> str:

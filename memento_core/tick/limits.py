@@ -245,7 +245,7 @@ def _roll_back_for_fallback(ctx: TickContext, at) -> None:
 
     snap = at.snap
     ctx.rolled_back(roll_back(ctx.ws, snap.base, snap.untracked, at.task.id, keep_patterns=snap.cleanignore))
-    restore_documents(ctx.ws, snap, at.task.id)
+    restore_documents(ctx.ws, snap, at.task.id, confined=bool(at.wrap))
 
 
 # ---------------------------------------------------------------- waiting

@@ -27,6 +27,7 @@ from .guards import (
     is_own_temp,
     notes_damage,
     own_definition_change,
+    persons_docs,
     plan_damage,
 )
 
@@ -81,14 +82,18 @@ def rollback_folder(ws: Workspace, label: str) -> Path:
     return ws.rollback_dir / f"{datetime.now(UTC).strftime('%Y-%m-%dT%H%M%S.%fZ')}-{label}"
 
 
-def restore_documents(ws: Workspace, snap: Snapshot, task_id: str) -> str:
-    """Undo what the agent did to Memento's documents; what it wrote is saved first."""
+def restore_documents(ws: Workspace, snap: Snapshot, task_id: str, *, confined: bool = False) -> str:
+    """Undo what the agent did to Memento's documents; what it wrote is saved first.
+
+    ``confined`` (the run was sandboxed, docs/ read-only to it): the plan's other tasks and
+    the notes were changed by a person if at all, and stay as they are."""
     said = _restore_definition(ws, snap, task_id)
-    said += _restore_other_tasks(ws, snap, task_id)
+    said += "" if confined else _restore_other_tasks(ws, snap, task_id)
     status_now = read_or_none(ws.status_path) or b""
     notes_now = read_or_none(ws.notes_path) or b""
     receipts = notes.added_keys(ws.notes_added_path)
-    if history_damage(snap, status_now, note_keys(ws)) or notes_damage(snap.notes, notes_now, receipts):
+    forged = not confined and notes_damage(snap.notes, notes_now, receipts)
+    if history_damage(snap, status_now, persons_docs(snap, note_keys(ws), confined)) or forged:
         dest = rollback_folder(ws, f"{task_id}-docs")
         for path in (ws.status_path, ws.notes_path):
             data = read_or_none(path)
@@ -96,8 +101,9 @@ def restore_documents(ws: Workspace, snap: Snapshot, task_id: str) -> str:
                 atomic_write_bytes(dest / path.name, data)
         if status_now.rstrip(b"\r\n") != snap.status.rstrip(b"\r\n"):
             locked_edit(ws.status_path, lambda _data: snap.status)
-        restore_notes(ws, snap)
-        said += f"; status log and notes restored, the agent's versions in {ws.rel(dest)}"
+        if not confined:
+            restore_notes(ws, snap)
+        said += f"; status log {'' if confined else 'and notes '}restored, the agent's versions in {ws.rel(dest)}"
     return said
 
 

@@ -16,6 +16,7 @@ from memento_core.plan import parse_plan
 from memento_core.state import read_claim
 from memento_core.tick.__main__ import run_tick
 
+from .modes import MODES
 from .test_engine import agent, entries, git, make_ws
 
 
@@ -91,3 +92,96 @@ def test_a_rollback_leaves_a_persons_temp_file_of_a_document_alone(tmp_path):
     assert not (ws.root / "hello.txt").exists()  # the task's change was rolled back…
     assert (ws.root / TEMP_NAME).read_text() == TEMP_TEXT  # …the person's half-saved note was not
     assert git(ws.root, "ls-files", "--", TEMP_NAME) == ""
+
+
+# ---------------------------------------------------------------- a person's hand edit of the plan or notes
+
+PERSON_TASKS = """- [ ] `T-1` [MODULE:hello] Write hello
+  - verify: `grep -q done hello.txt`
+  - context_files: [hello.txt]
+  - retries: 0
+
+- [ ] `T-2` [MODULE:two] Second
+  - verify: `true`
+  - context_files: [two.txt]
+  - retries: 0
+"""
+REWORDED = "Second, reworded by a person"
+HAND_NOTE = "### [NOTE] 2026-12-01T09:00:00 → T-2\nwritten by hand in an editor\n\n"
+
+
+def _hand_edit(ws, what: str) -> None:
+    if what == "plan":
+        ws.plan_path.write_text(ws.plan_path.read_text().replace("[MODULE:two] Second", f"[MODULE:two] {REWORDED}"))
+    else:
+        text = ws.notes_path.read_text()
+        ws.notes_path.write_text(text.replace("## Archive", HAND_NOTE + "## Archive", 1) if "## Archive" in text
+                                 else text + "\n" + HAND_NOTE)
+
+
+def _tick_with_a_person_editing(ws, what: str) -> None:
+    """A cron-like tick; when its agent says WAITING, the person edits the plan or the notes by hand."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    env = {k: v for k, v in os.environ.items() if k != "MEMENTO_CRASH_AT"}
+    tick = subprocess.Popen([sys.executable, "-m", "memento_core.tick", "--project", str(ws.root)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and tick.poll() is None:
+            if any("WAITING" in log.read_text(errors="replace") for log in (ws.root / "logs").glob("tick_*.log")):
+                _hand_edit(ws, what)
+                break
+            time.sleep(0.02)
+        _, err = tick.communicate(timeout=120)
+    finally:
+        if tick.poll() is None:
+            tick.kill()
+            tick.wait()
+    assert tick.returncode == 0 and b"Traceback" not in err, err
+
+
+@pytest.mark.parametrize("what", ["plan", "notes"])
+@pytest.mark.parametrize("mode", MODES)
+def test_a_persons_hand_edit_during_a_run_is_kept_when_the_agent_ran_confined(tmp_path, mode, what):
+    """Confined, docs/ is read-only to the agent: a change to the plan or notes is a person's, kept,
+    and the task passes. Unconfined it could be the agent's: the task fails, the edit is reverted
+    (saved in logs/rollback/)."""
+    ws = make_ws(tmp_path, agent("waits_for_a_person.py", f"docs/{'MASTER_PLAN' if what == 'plan' else 'HUMAN_NOTES'}.md",
+                                 shlex.quote(REWORDED if what == "plan" else "written by hand")),
+                 tasks=PERSON_TASKS, sandbox=mode)
+    _tick_with_a_person_editing(ws, what)
+    (last,) = entries(ws)
+    kept = REWORDED in ws.plan_path.read_text() if what == "plan" else "written by hand" in ws.notes_path.read_text()
+    saved = [p for p in (ws.root / "logs" / "rollback").rglob("*.md")
+             if REWORDED in p.read_text() or "written by hand" in p.read_text()] if ws.rollback_dir.exists() else []
+    if mode == "bwrap":
+        assert last.status == "SUCCESS", last.field("Reason")
+        assert kept and parse_plan(ws.plan_path).task("T-1").status == "x"
+        assert git(ws.root, "show", "HEAD:hello.txt") == "done\n"
+        committed = git(ws.root, "show", f"HEAD:docs/{'MASTER_PLAN' if what == 'plan' else 'HUMAN_NOTES'}.md")
+        assert (REWORDED if what == "plan" else "written by hand") in committed
+        assert not saved
+    else:
+        reason = "edited the definition of T-2" if what == "plan" else "wrote 1 note(s) by hand"
+        assert last.status == "FAILED" and reason in last.field("Reason"), last.field("Reason")
+        assert not kept and saved
+        assert parse_plan(ws.plan_path).task("T-1").status == " "
+        assert "hello.txt" not in git(ws.root, "ls-files")
+
+
+@pytest.mark.parametrize("mode", [m for m in MODES if m.values == ("bwrap",)])
+def test_a_confined_failure_rolls_back_the_task_but_keeps_a_persons_hand_edits(tmp_path, mode):
+    tasks = PERSON_TASKS.replace("verify: `grep -q done hello.txt`", "verify: `false`", 1)
+    ws = make_ws(tmp_path, agent("waits_for_a_person.py", "docs/MASTER_PLAN.md", shlex.quote(REWORDED)),
+                 tasks=tasks, sandbox=mode)
+    _tick_with_a_person_editing(ws, "plan")
+    (last,) = entries(ws)
+    assert last.status == "FAILED" and "verify failed with exit code 1" in last.field("Reason")
+    plan = parse_plan(ws.plan_path)
+    assert plan.task("T-2").title == REWORDED and plan.task("T-1").retries == 1
+    assert not (ws.root / "hello.txt").exists()
+    assert REWORDED in git(ws.root, "show", "HEAD:docs/MASTER_PLAN.md")

@@ -178,3 +178,18 @@ def test_mementos_own_log_lines_are_not_the_commands_output():
     log = "E   assert 1 == 2\n\n[memento] stopped 1 process(es) that had left group 1400: 1401\n"
     assert last_line(log) == "E   assert 1 == 2"
     assert tail_lines(log) == "E   assert 1 == 2"
+
+
+def test_confined_the_plans_other_tasks_and_the_notes_are_a_persons_but_the_own_task_and_status_are_not():
+    """In the sandbox docs/ is read-only to the agent: a change there during the run is a person's."""
+    other = PLAN.replace("context_files: [other/]", "context_files: [/]").replace("- [ ] T-2", "- [x] T-2")
+    other = other.replace("max_diff_lines: 50", "max_diff_lines: 1000000")
+    notes = b"### [NOTE] 2026-12-01T09:00:00 \xe2\x86\x92 T-2\nby hand\n"
+    hand = seen(plan=other.encode(), notes=notes, note_keys=frozenset({"n1"}))
+    assert check(TASK, SNAP, hand, 50).reasons  # unconfined: it may be the agent's
+    assert check(TASK, SNAP, hand, 50, confined=True).reasons == ()
+    own = PLAN.replace("- verify: `true`\n  - context_files: [src/", "- verify: `exit 0`\n  - context_files: [src/", 1)
+    assert check(TASK, SNAP, seen(plan=own.encode()), 50, confined=True).reasons == (
+        "the agent edited the definition of T-1 in docs/MASTER_PLAN.md",)
+    assert check(TASK, SNAP, seen(status=STATUS + b"\n---\nmore\n"), 50, confined=True).reasons == (
+        "the agent wrote into docs/TICK_STATUS.md (only Memento appends to it)",)
