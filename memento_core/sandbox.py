@@ -10,6 +10,10 @@ The layout, in bwrap's order (a later mount wins over an earlier one):
 
 * ``--ro-bind / /``: the whole file system read-only; ``--dev /dev``,
   ``--proc /proc`` (of the new PID namespace), ``--tmpfs /tmp`` (private);
+* ``$TMPDIR`` as the agent gets it: under /tmp made inside the private /tmp
+  (``--dir``), elsewhere bound writable, unless it is ``/``, the home folder, the
+  project or a folder holding one of them (CLIs refuse to start without their
+  temp folder; codex refuses one under /tmp for its helpers);
 * the preset's own state paths and ``[sandbox] writable`` entries, writable;
 * the project's work tree, writable;
 * read-only again inside it: ``.git``, ``.memento``, ``logs``, ``memory``,
@@ -184,8 +188,10 @@ def bwrap_prefix(
     root = Path(ws.root)
     seen: set[tuple[str, str]] = set()
     argv = [binary, *_BASE]
+    private_tmp, tmp_bind = temp_dir(root, home)
+    argv += ["--dir", private_tmp] if private_tmp else []
     writable = [*state_paths(config.agent_preset, root, home),
-                *(expand(w, root, home) for w in config.sandbox_writable)]
+                *(expand(w, root, home) for w in config.sandbox_writable), *tmp_bind]
     argv += _binds("--bind", writable, seen)
     argv += _binds("--bind", [root], seen)
     argv += _binds("--ro-bind", protected_paths(root, guard_paths, untracked), seen, keep=_real(root))
@@ -194,6 +200,22 @@ def bwrap_prefix(
     argv += [*_NAMESPACE_FLAGS, *(() if config.sandbox_network else ("--unshare-net",))]
     argv += ["--setenv", SANDBOX_ENV, "1", "--chdir", _real(Path(cwd or root)) or str(root), "--"]
     return argv
+
+
+def temp_dir(root: Path, home: str | None = None, tmpdir: str | None = None) -> tuple[str | None, list[Path]]:
+    """Where ``$TMPDIR`` goes in the sandbox: (a path to make inside the private /tmp, or None;
+    [the folder to bind writable] or []). Nothing when it is unset, missing, or ``/``, the
+    home folder, the project or a folder above one of them (that would unconfine them)."""
+    tmpdir = os.environ.get("TMPDIR") if tmpdir is None else tmpdir
+    real = _real(Path(tmpdir)) if tmpdir and os.path.isabs(tmpdir) else None
+    if real is None or not os.path.isdir(real):
+        return None, []
+    if real == "/tmp" or real.startswith("/tmp/"):
+        return (None if real == "/tmp" else real), []
+    for kept in (_real(Path(home if home is not None else os.path.expanduser("~"))), _real(root)):
+        if kept is not None and (real == kept or kept.startswith(real.rstrip("/") + "/")):
+            return None, []
+    return None, [Path(real)]
 
 
 def worker_dir(ws: Workspace) -> Path:

@@ -22,6 +22,9 @@ class AgentRequest:
     workdir: Path
     # The task's context_files; None: not given (a preset that needs them reads the plan).
     context_files: tuple[str, ...] | None = None
+    # The run is confined in Memento's sandbox (SPEC §13): a CLI's own sandbox, which cannot
+    # nest inside it (codex's bubblewrap), is turned off; Memento's confines the CLI instead.
+    confined: bool = False
 
 
 @dataclass(frozen=True)

@@ -206,7 +206,7 @@ def run_agent(ctx: TickContext, task: Task, prompt_file: Path, beat: Heartbeat,
         invocation = agents.build_invocation(
             config, task_id=task.id, do_command=task.do, prompt_file=prompt_file,
             system_prompt_file=ws.system_prompt_path, workdir=ctx.root,
-            context_files=task.context_files)
+            context_files=task.context_files, confined=bool(wrap))
     except MementoError as exc:
         append_log(ctx.log_path, f"[memento] {task.id}: {exc}\n")
         return str(exc), None

@@ -85,6 +85,9 @@ def test_codex_argv(tmp_path):
     inv = build_invocation(config("codex", "gpt-5-codex", ("-c", "x=1")), **req)
     # extra arguments come before the trailing "-" (the prompt is read from stdin)
     assert inv.argv[9:] == ("--model", "gpt-5-codex", "-c", "x=1", "-")
+    # In Memento's sandbox codex's own bubblewrap cannot nest: Memento's sandbox confines it instead.
+    inv = build_invocation(config("codex"), **req, confined=True)
+    assert inv.argv[3:5] == ("--sandbox", "danger-full-access")
 
 
 def test_gemini_argv(tmp_path):

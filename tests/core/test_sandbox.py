@@ -520,3 +520,25 @@ def test_confined_is_ok_in_doctor_and_status_is_quiet(tmp_path):
                                                                       "reason": None}
     out = subprocess.run(["memento", "status"], cwd=ws.root, capture_output=True, text=True).stdout
     assert "unconfined" not in out
+
+
+def test_tmpdir_is_made_private_under_tmp_bound_elsewhere_and_never_unconfines_home_or_project(tmp_path):
+    """CLIs need their $TMPDIR in the sandbox (codex refuses one under /tmp for its helpers)."""
+    home, root, other = tmp_path / "home", tmp_path / "proj", Path(tempfile.mkdtemp(dir="/var/tmp"))
+    try:
+        home.mkdir()
+        root.mkdir()
+        r = os.path.realpath
+        assert sandbox.temp_dir(root, str(home), str(tmp_path / "t")) == (None, [])  # missing
+        (tmp_path / "t").mkdir()
+        assert sandbox.temp_dir(root, str(home), str(tmp_path / "t")) == (r(tmp_path / "t"), [])  # in the private /tmp
+        assert sandbox.temp_dir(root, str(home), other) == (None, [Path(r(other))])  # bound writable
+        for unsafe in ("/", "/tmp", "relative"):
+            assert sandbox.temp_dir(root, str(home), unsafe) == (None, [])
+        (Path(other) / "home").mkdir()
+        (Path(other) / "proj").mkdir()
+        for above in ((root, Path(other) / "home"), (Path(other) / "proj", home)):  # a folder above HOME, the project
+            assert sandbox.temp_dir(above[0], str(above[1]), other) == (None, [])
+        assert sandbox.temp_dir(root, str(Path(other) / "home"), str(Path(other) / "home")) == (None, [])
+    finally:
+        shutil.rmtree(other, ignore_errors=True)

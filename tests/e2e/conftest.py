@@ -10,6 +10,10 @@ create its sandbox helpers in a temp dir) with the project, a HOME holding
 the CLI's own configuration, a TMPDIR and a bin folder of the CLI and Node.
 Every process started during the test carries ``MEMENTO_E2E_RUN`` in its
 environment; the teardown fails when one is still alive.
+
+The CLIs run confined, in Memento's bubblewrap sandbox (``SANDBOX``), wherever
+bubblewrap can run; elsewhere unconfined, and the test that checks the sandbox
+was used skips with the probe's reason (``WHY_UNCONFINED``).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from pathlib import Path
 
 import pytest
 
+from memento_core import sandbox as _sandbox
 from memento_core.scaffold import init_workspace
 
 from .mock_model import MockModel, Script
@@ -39,6 +44,9 @@ BINARIES = {
     "aider": CACHE / "aider" / "bin" / "aider",
 }
 MARK = "MEMENTO_E2E_RUN"
+_BWRAP = _sandbox.bwrap_binary()
+WHY_UNCONFINED = _sandbox.probe(_BWRAP) if _BWRAP else "bubblewrap (bwrap) is not installed"
+SANDBOX = "bwrap" if WHY_UNCONFINED is None else "none"
 AIDER_PRICE_IN, AIDER_PRICE_OUT = 2e-06, 1e-05  # dollars per token, in aider's price cache
 
 
@@ -223,8 +231,9 @@ SECOND_TASK = """
 """
 
 
-def make_workspace(run: Run, preset: str, agent: dict[str, str], tasks: int = 1) -> Path:
-    """A fresh Memento workspace in the run folder with ``[agent] preset = preset``."""
+def make_workspace(run: Run, preset: str, agent: dict[str, str], tasks: int = 1, sandbox: str = SANDBOX) -> Path:
+    """A fresh Memento workspace in the run folder with ``[agent] preset = preset``, the CLI
+    confined in the sandbox (``sandbox``: memento.toml's `[sandbox] mode`)."""
     root = run.root
     subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
     init_workspace(root, project="e2e")
@@ -232,11 +241,10 @@ def make_workspace(run: Run, preset: str, agent: dict[str, str], tasks: int = 1)
     (root / "docs" / "MASTER_PLAN.md").write_text(plan, encoding="utf-8")
     lines = ["[agent]", f'preset = "{preset}"', 'timeout = "4min"']
     lines += [f'{key} = "{value}"' for key, value in agent.items()]
-    # Unconfined: these tests prove each CLI's own protocol and tools against the mock. The
-    # CLIs' state, caches and TMPDIR live in the run folder, outside the sandbox's writable
-    # set; running the real CLIs under bubblewrap is still to be done (issue 12's note).
+    # Confined like a real run: each CLI's state under HOME (the preset's state dirs) and its
+    # TMPDIR (outside /tmp, for codex) are writable in the sandbox, the rest as SPEC §13 says.
     (root / "memento.toml").write_text("\n".join(lines) + '\n\n[verify]\ntimeout = "1min"\n'
-                                       '\n[sandbox]\nmode = "none"\n', encoding="utf-8")
+                                       f'\n[sandbox]\nmode = "{sandbox}"\n', encoding="utf-8")
     subprocess.run(["git", "add", "-A"], cwd=root, check=True)
     subprocess.run(["git", "commit", "-q", "-m", "e2e plan"], cwd=root, check=True)
     return root

@@ -17,7 +17,7 @@ import pytest
 from memento_core import agents
 from memento_core.tick.__main__ import run_tick
 
-from .conftest import configure, make_workspace, script_edit
+from .conftest import SANDBOX, WHY_UNCONFINED, configure, make_workspace, script_edit
 
 pytestmark = pytest.mark.e2e
 
@@ -54,6 +54,10 @@ def test_a_tick_passes_with_the_clis_own_edit(run, monkeypatch, preset):
     assert sent_the_prompt(run)
     assert f"agent ({preset})" in log and "agent exited with code 0" in log
     assert agents.process._RUNNING == {}
+    if SANDBOX == "bwrap":  # the CLI ran confined, its state dirs and TMPDIR writable in the sandbox
+        assert "[memento] sandbox: bwrap (" in log
+    else:
+        pytest.skip(f"passed unconfined; the sandbox cannot run here: {WHY_UNCONFINED}")
 
 
 @pytest.mark.parametrize("preset", PRESETS)

@@ -57,15 +57,17 @@ def build_invocation(
     system_prompt_file: Path,
     workdir: Path,
     context_files: Sequence[str] | None = None,
+    confined: bool = False,
 ) -> Invocation:
     """The command that runs ``config``'s agent on one task; MementoError if it cannot be built.
 
     ``context_files`` (the task's) is used by presets that open files
-    themselves (aider); when None they read it from the plan.
+    themselves (aider); when None they read it from the plan. ``confined``: the
+    command runs in Memento's sandbox (AgentRequest.confined).
     """
     spec = _preset(config.agent_preset)
     request = AgentRequest(
         task_id, do_command, Path(prompt_file), Path(system_prompt_file), Path(workdir),
-        tuple(context_files) if context_files is not None else None,
+        tuple(context_files) if context_files is not None else None, confined,
     )
     return spec.build(config, request)

@@ -33,8 +33,13 @@ LIMIT_RE = re.compile(r"hit your usage limit|usage_limit_reached|rate limit reac
 
 
 def build(config: Config, req: AgentRequest) -> Invocation:
-    """``codex exec --json`` in the project, sandboxed to it, the prompt read from stdin."""
-    argv = ["codex", "exec", "--json", "--sandbox", "workspace-write", "--cd", str(req.workdir),
+    """``codex exec --json`` in the project, sandboxed to it, the prompt read from stdin.
+
+    In Memento's sandbox codex's own (bubblewrap too) cannot start, and every command of
+    codex would fail: there it runs with ``--sandbox danger-full-access``, confined by
+    Memento's sandbox instead (the project writable, its own files read-only, SPEC §13)."""
+    own = "danger-full-access" if req.confined else "workspace-write"
+    argv = ["codex", "exec", "--json", "--sandbox", own, "--cd", str(req.workdir),
             "--color", "never"]
     argv += model_args("--model", config)
     argv += config.agent_extra_args
