@@ -146,8 +146,13 @@ def save_git(ws: Workspace, task_id: str, snap) -> None:
     rec = read_record(ws, task_id)
     if rec is None or rec.pid != os.getpid():
         return
-    data = to_bytes(snap)
-    atomic_write_bytes(_paths(ws, task_id)[3], data)
+    data, path = to_bytes(snap), _paths(ws, task_id)[3]
+    try:
+        if path.is_symlink():  # an earlier agent's link: removed, never written through
+            path.unlink()
+        atomic_write_bytes(path, data)
+    except OSError:
+        return  # no copy: the recovery then restores nothing of .git (it never trusts a partial one)
     _write(ws, replace(rec, git_sha256=hashlib.sha256(data).hexdigest()))
 
 

@@ -414,3 +414,26 @@ def test_the_kept_copy_of_git_round_trips_and_a_tampered_one_is_refused(tmp_path
     tampered = gitstate.to_bytes(snap).replace(b'"hooks/pre-push"', b'"hooks/../../../evil"')
     assert gitstate.from_bytes(tampered, ws.root) is None
     assert gitstate.from_bytes(b"not json", ws.root) is None
+
+
+def test_a_link_where_the_git_copy_goes_is_removed_not_written_through(tmp_path):
+    from memento_core.tick import gitstate
+    from memento_core.tick.record import (
+        read_record,
+        recorded_git,
+        records_dir,
+        save_git,
+        write_record,
+    )
+
+    ws = hostile_ws(tmp_path, "true")
+    task = parse_plan(ws.plan_path).task("T-1")
+    write_record(ws, task, 1, git(ws.root, "rev-parse", "HEAD").strip(), set(), 3)
+    target = tmp_path / "a-persons-file.txt"
+    target.write_text("a person's\n")
+    (records_dir(ws) / "T-1.git").symlink_to(target)
+    snap = gitstate.capture(ws.root)
+    save_git(ws, "T-1", snap)
+    assert target.read_text() == "a person's\n"
+    assert not (records_dir(ws) / "T-1.git").is_symlink()
+    assert recorded_git(ws, read_record(ws, "T-1")) == snap
