@@ -27,6 +27,7 @@ from .commands import (
     mode,
     note,
     notify,
+    report,
     reset,
     skip,
     status,
@@ -36,7 +37,7 @@ from .commands import (
 from .output import EXIT_ERROR, EXIT_OK, error, safe_text
 
 # In the order `memento --help` lists them.
-COMMANDS = (init, status, tasks, lint, mode, reset, skip, note, tick, demo, agents, cron, notify, memory, doctor, ack)
+COMMANDS = (init, status, report, tasks, lint, mode, reset, skip, note, tick, demo, agents, cron, notify, memory, doctor, ack)
 
 
 def build_parser() -> argparse.ArgumentParser:
