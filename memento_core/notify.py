@@ -177,18 +177,37 @@ def message(project: str, event: Event) -> dict:
 # --------------------------------------------------------------------------- sending
 
 
-def send(url: str, title: str, body: str, timeout: float) -> str | None:
-    """One message to one Apprise URL within ``timeout`` seconds; None when it was delivered,
-    else why not (with no secret of the URL in it)."""
+UNREADABLE = "Apprise cannot read this URL"
+
+
+def _apprise():
+    """The apprise module, its log kept off stderr (its messages can hold a URL's secrets: the
+    errors Memento reports come from its results, masked)."""
+    import logging
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # apprise 2.3 imports imghdr
         import apprise
+    log = logging.getLogger("apprise")
+    if log.propagate:
+        log.addHandler(logging.NullHandler())
+        log.propagate = False
+    return apprise
 
-    box = apprise.Apprise()
+
+def unreadable_urls(urls) -> list[str]:
+    """The URLs (masked) Apprise cannot read: a typo in a scheme, a missing token."""
+    apprise = _apprise()
+    return [mask_url(u) for u in urls if not apprise.Apprise().add(u)]
+
+
+def send(url: str, title: str, body: str, timeout: float) -> str | None:
+    """One message to one Apprise URL within ``timeout`` seconds; None when it was delivered,
+    else why not (with no secret of the URL in it)."""
+    box = _apprise().Apprise()
     if not box.add(url):
-        return f"{mask_url(url)}: Apprise cannot read this URL"
+        return f"{mask_url(url)}: {UNREADABLE}"
     for plugin in box:
         for name in ("socket_connect_timeout", "socket_read_timeout"):
             if hasattr(plugin, name):
@@ -212,26 +231,39 @@ def _scrub(text: str, url: str) -> str:
     return " ".join(text.split())[:200]
 
 
-def deliver(ws: Workspace, record: dict, budget: float | None = None) -> tuple[int, list[str]]:
-    """Send the record's pending messages, oldest first, within ``budget`` seconds; what was
-    delivered leaves the list, a failure stays (logged to cron.log). How many were sent, and
-    the errors."""
+def url_id(url: str) -> str:
+    """How notify.json names a URL: a digest, so the file holds no secret."""
+    import hashlib
+
+    return hashlib.sha256(url.encode("utf-8")).hexdigest()[:16]
+
+
+def deliver(ws: Workspace, record: dict, urls, budget: float | None = None) -> tuple[int, list[str]]:
+    """Send the record's pending messages to ``urls`` (the configured ones), oldest first, within
+    ``budget`` seconds; what was delivered leaves the list, a failure stays (logged to cron.log),
+    a URL no longer configured is forgotten. How many were sent, and the errors."""
     deadline = time.monotonic() + (TOTAL_SECONDS if budget is None else budget)
+    by_id = {url_id(u): u for u in urls}
     sent, errors = 0, []
     for item in record["pending"]:
-        for url in list(item["urls"]):
+        item["urls"] = [i for i in item["urls"] if i in by_id]
+        for uid in list(item["urls"]):
+            url = by_id[uid]
             left = deadline - time.monotonic()
             if left <= 0.2:
                 break
             error = send(url, item.get("title", ""), item.get("body", ""), min(SEND_SECONDS, left))
             if error is None:
-                item["urls"].remove(url)
-                record["last_sent"] = utc_stamp()
-                record["last_error"] = None
+                item["urls"].remove(uid)
+                record["last_sent"], record["last_error"] = utc_stamp(), None
                 sent += 1
+                continue
+            record["last_error"], record["last_error_at"] = error, utc_stamp()
+            errors.append(error)
+            if error.endswith(UNREADABLE):  # never deliverable: `memento doctor` names it
+                item["urls"].remove(uid)
+                cron_log(ws, f"notify: not sent ({item.get('key')}): {error}")
             else:
-                record["last_error"], record["last_error_at"] = error, utc_stamp()
-                errors.append(error)
                 cron_log(ws, f"notify: send failed ({item.get('key')}), retried next tick: {error}")
     record["pending"] = [item for item in record["pending"] if item["urls"]]
     return sent, errors
@@ -262,7 +294,7 @@ def _after_tick(ws: Workspace, config: Config) -> None:
     if not queue_changes(record, events, plan.title or ws.root.name, config.notify_urls) and not record["pending"]:
         return
     if record["pending"]:
-        deliver(ws, record)
+        deliver(ws, record, config.notify_urls)
     save_record(ws, record)
 
 
@@ -281,7 +313,8 @@ def queue_changes(record: dict, events: list[Event], project: str, urls) -> bool
     for event in events:
         if states.get(event.key) != event.signature:
             states[event.key] = event.signature
-            record["pending"].append({"key": event.key, "signature": event.signature, "urls": list(urls),
+            record["pending"].append({"key": event.key, "signature": event.signature,
+                                      "urls": [url_id(u) for u in urls],
                                       **message(project, event)})
             changed = True
     return changed
@@ -295,14 +328,15 @@ def send_test(ws: Workspace) -> list[str]:
     from .plan import parse_plan
 
     project = parse_plan(ws.plan_path, display=ws.rel(ws.plan_path)).title or ws.root.name
-    test = {"key": "test", "signature": utc_stamp(), "urls": list(config.notify_urls),
+    test = {"key": "test", "signature": utc_stamp(), "urls": [url_id(u) for u in config.notify_urls],
             "title": f"Memento · {project}: test notification",
             "body": f"A test from `memento notify test` in {project}.\nWhat to do: nothing."}
     record = load_record(ws)
     saved, record["pending"] = record["pending"], [test]
-    _, errors = deliver(ws, record)
-    errors += [f"{mask_url(u)}: not sent within {TOTAL_SECONDS:.0f} s" for u in test["urls"]
-               if not any(e.startswith(mask_url(u) + ":") for e in errors)]
+    _, errors = deliver(ws, record, config.notify_urls)
+    untried = len(test["urls"]) - sum(not e.endswith(UNREADABLE) for e in errors)
+    if untried > 0:
+        errors.append(f"{untried} URL(s) not tried: the {TOTAL_SECONDS:.0f} s for sending ran out")
     record["pending"] = saved
     save_record(ws, record)
     return errors

@@ -245,3 +245,40 @@ def test_no_urls_no_record_and_no_apprise(tmp_path):
     out = subprocess.run([sys.executable, "-c", code, str(ws.root)], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "False"
     assert not notify.notify_path(ws).exists()
+
+
+def test_doctor_names_an_unreadable_url_and_a_failed_send(tmp_path, receiver):
+    from memento_core.doctor.runner import check_workspace
+
+    ws = make_ws(tmp_path, WRITES, ONE_BLOCKS, max_retries=1)
+
+    def notify_findings():
+        return [f for f in check_workspace(ws) if f.check == "notify"]
+
+    assert notify_findings()[0].severity == "OK"  # none configured
+    with_notify(ws, "nosuchscheme://s3cret/x", receiver.url("p4th"))
+    messages = [f.message for f in notify_findings()]
+    assert messages == ["[notify] urls: Apprise cannot read nosuchscheme://***: nothing is sent there"]
+    run_tick(ws.root)  # the receiver is down
+    messages = [f.message for f in notify_findings()]
+    assert len(messages) == 2 and messages[1].startswith("the last notification failed")
+    assert "1 send(s) wait for the next tick" in messages[1]
+    assert not any("s3cret" in m or "p4th" in m for m in messages)
+    receiver.start()
+    run_tick(ws.root)
+    assert [f.severity for f in notify_findings()] == ["WARNING"]  # only the unreadable URL is left
+
+
+def test_the_cron_tick_prints_no_secret_of_a_url(tmp_path, receiver):
+    import subprocess
+    import sys
+
+    ws = make_ws(tmp_path, WRITES, ONE_BLOCKS, max_retries=1)
+    with_notify(ws, "nosuchscheme://s3cret/x", receiver.url("p4th"), "tgram://123456789:AAsecretBOT/42424242")
+    r = subprocess.run([sys.executable, "-m", "memento_core.tick", "--project", str(ws.root)],
+                       capture_output=True, text=True)
+    assert r.returncode == 1, r.stderr
+    for secret in ("s3cret", "p4th", "AAsecretBOT", "42424242"):
+        assert secret not in r.stdout + r.stderr
+        assert secret not in ws.cron_log.read_text()
+        assert secret not in notify.notify_path(ws).read_text()
