@@ -201,3 +201,45 @@ def _cron_daemon() -> bool:
         return daemon_running()
     except Exception:  # noqa: BLE001
         return False
+
+
+# --------------------------------------------------------------------------- the human form
+
+
+def report_lines(doc: dict) -> list[str]:
+    """The human form, as plain lines (`memento report` and the dashboard's Report view make
+    each one safe to show)."""
+    lines = [f"Report for {doc['project']}: {doc['since']} to {doc['until']} ({doc['state']})", ""]
+    if doc["needs_you"]:
+        lines.append(f"[warn] needs you ({len(doc['needs_you'])}):")
+        lines += [f"  - {n['text']}" + (f"  → {n['action']}" if n["action"] else "") for n in doc["needs_you"]]
+    else:
+        lines.append("[ok] nothing needs you")
+    usage = doc["usage"]
+    lines += ["", f"{doc['ticks']} tick{'' if doc['ticks'] == 1 else 's'}, {len(doc['passed'])} passed, {doc['failed_count']} failed; "
+              f"time {_clock(doc['time_seconds'])}; tokens {usage['tokens_in']:,} in / {usage['tokens_out']:,} out; "
+              f"cost ${usage['cost_usd']:.2f}"]
+    if doc["passed"]:
+        lines += ["", "Passed:"]
+        lines += [f"  {p['task']} {p['title'] or ''} ({p['commit'] or 'no commit'})".rstrip() for p in doc["passed"]]
+    if doc["failed"]:
+        lines += ["", "Failed attempts:"]
+        for kind, items in doc["failed"].items():
+            lines.append(f"  {kind} ({len(items)}):")
+            lines += [f"    {f['task']}: {f['reason'][:160]}" for f in items[-10:]]
+            if len(items) > 10:
+                lines.append(f"    … and {len(items) - 10} earlier")
+    if doc["blocked"]:
+        lines += ["", "Blocked:"]
+        lines += [f"  {b['id']} {b['title']} (after {b['retries']} retries): {b['last_reason'][:160]}"
+                  for b in doc["blocked"]]
+    if doc["unread_notes"]:
+        lines += ["", f"Unread notes ({len(doc['unread_notes'])}):"]
+        lines += [f"  → {n['target']}: {n['text'][:120]}" for n in doc["unread_notes"]]
+    return lines
+
+
+def _clock(seconds: float) -> str:
+    from .durations import format_duration
+
+    return format_duration(seconds) if seconds else "0s"

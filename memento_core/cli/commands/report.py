@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 
 from ..context import with_dir, workspace_of
-from ..output import EXIT_ATTENTION, EXIT_OK, plural, safe_json, safe_text
+from ..output import EXIT_ATTENTION, EXIT_OK, safe_json, safe_text
 
 
 def register(sub, common: argparse.ArgumentParser) -> None:
@@ -24,49 +24,11 @@ def register(sub, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from ...report import build_report
+    from ...report import build_report, report_lines
 
     doc = build_report(workspace_of(args), since=args.since, date=args.date)
     if args.json:
         print(safe_json(doc, indent=2))
     else:
-        print("\n".join(safe_text(line) if line else "" for line in render_report(doc)))
+        print("\n".join(safe_text(line) if line else "" for line in report_lines(doc)))
     return EXIT_ATTENTION if doc["needs_you"] else EXIT_OK
-
-
-def render_report(doc: dict) -> list[str]:
-    """The human form: plain lines (each made safe by the caller)."""
-    lines = [f"Report for {doc['project']}: {doc['since']} to {doc['until']} ({doc['state']})", ""]
-    if doc["needs_you"]:
-        lines.append(f"[warn] needs you ({len(doc['needs_you'])}):")
-        lines += [f"  - {n['text']}" + (f"  → {n['action']}" if n["action"] else "") for n in doc["needs_you"]]
-    else:
-        lines.append("[ok] nothing needs you")
-    usage = doc["usage"]
-    lines += ["", f"{plural(doc['ticks'], 'tick')}, {len(doc['passed'])} passed, {doc['failed_count']} failed; "
-              f"time {_clock(doc['time_seconds'])}; tokens {usage['tokens_in']:,} in / {usage['tokens_out']:,} out; "
-              f"cost ${usage['cost_usd']:.2f}"]
-    if doc["passed"]:
-        lines += ["", "Passed:"]
-        lines += [f"  {p['task']} {p['title'] or ''} ({p['commit'] or 'no commit'})".rstrip() for p in doc["passed"]]
-    if doc["failed"]:
-        lines += ["", "Failed attempts:"]
-        for kind, items in doc["failed"].items():
-            lines.append(f"  {kind} ({len(items)}):")
-            lines += [f"    {f['task']}: {f['reason'][:160]}" for f in items[-10:]]
-            if len(items) > 10:
-                lines.append(f"    … and {len(items) - 10} earlier")
-    if doc["blocked"]:
-        lines += ["", "Blocked:"]
-        lines += [f"  {b['id']} {b['title']} (after {b['retries']} retries): {b['last_reason'][:160]}"
-                  for b in doc["blocked"]]
-    if doc["unread_notes"]:
-        lines += ["", f"Unread notes ({len(doc['unread_notes'])}):"]
-        lines += [f"  → {n['target']}: {n['text'][:120]}" for n in doc["unread_notes"]]
-    return lines
-
-
-def _clock(seconds: float) -> str:
-    from ...durations import format_duration
-
-    return format_duration(seconds) if seconds else "0s"
