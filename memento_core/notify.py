@@ -107,7 +107,7 @@ def current_events(ws: Workspace, plan, state: TickState, entries) -> list[Event
         events.append(Event("breaker", "breaker", state.breaker_at or state.breaker_reason,
                             "the circuit breaker tripped; the pipeline is paused", state.breaker_reason,
                             "fix the cause, then `memento resume`"))
-    if not plan.plan_errors and scheduler.pick(plan).kind == scheduler.COMPLETE:
+    if plan.tasks and not plan.plan_errors and scheduler.pick(plan).kind == scheduler.COMPLETE:
         events.append(Event("complete", "complete", str(len(plan.tasks)), "ALL TASKS COMPLETE",
                             f"{len(plan.tasks)} task(s) in the plan are done or skipped",
                             "read `memento report`, then add the next tasks"))

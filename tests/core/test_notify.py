@@ -282,3 +282,36 @@ def test_the_cron_tick_prints_no_secret_of_a_url(tmp_path, receiver):
         assert secret not in r.stdout + r.stderr
         assert secret not in ws.cron_log.read_text()
         assert secret not in notify.notify_path(ws).read_text()
+
+
+def test_every_kind_of_state_is_read_from_the_workspace(tmp_path):
+    from memento_core.plan import parse_plan
+    from memento_core.runlog import utc_stamp
+    from memento_core.status_log import append_entry, format_entry, parse_status
+
+    ws = make_ws(tmp_path, WRITES, ONE_BLOCKS)
+    state = TickState(breaker_reason="5 ticks in a row failed", breaker_at="2026-12-01T10:00:00Z",
+                      dirty_signature="src/a.py\nsrc/b.py", rate_limited_until="2999-01-01T00:00:00Z",
+                      rate_limited_preset="claude", budget_reached_day=utc_stamp()[:10])
+    append_entry(ws.status_path, format_entry("2026-12-01T09:00:00Z", 7, [("Event", "🏗 ARCHITECT — split T-1 into T-5, T-6")]))
+    ws.alert_path.write_text("timestamp: x\nproblem: architect: the limit of 3 runs a day is reached\n")
+    events = notify.current_events(ws, parse_plan(ws.plan_path), state, parse_status(ws.status_path))
+    got = {e.key: (e.kind, e.reason) for e in events}
+    assert got == {
+        "breaker": ("breaker", "5 ticks in a row failed"),
+        "dirty": ("dirty", "src/a.py, src/b.py"),
+        "rate_limited": ("rate_limited", "claude refused with a rate limit"),
+        "budget": ("budget", "no agent runs until the next UTC day"),
+        "architect": ("architect", "ARCHITECT — split T-1 into T-5, T-6"),
+        "architect_alert": ("architect", "the limit of 3 runs a day is reached"),
+    }
+    # Once queued, the same states queue nothing; a changed one (the breaker tripped again) does.
+    record = notify.load_record(ws)
+    assert notify.queue_changes(record, events, "p", ["json://h/x"]) is True
+    assert len(record["pending"]) == 6
+    assert notify.queue_changes(record, events, "p", ["json://h/x"]) is False
+    again = [notify.Event(**{**e.__dict__, "signature": "2026-12-02T00:00:00Z"}) if e.key == "breaker" else e
+             for e in events]
+    assert notify.queue_changes(record, again, "p", ["json://h/x"]) is True
+    assert [p["key"] for p in record["pending"]] == ["dirty", "rate_limited", "budget", "architect",
+                                                      "architect_alert", "breaker"]
