@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from memento_tui.app import MementoApp
 from memento_tui.commands import MementoCommands
-from memento_tui.screens.report import ReportScreen
 from memento_tui.screens.dashboard import DashboardScreen
+from memento_tui.screens.report import ReportScreen
 
 from .conftest import screen_text, settle, wait_for
 
