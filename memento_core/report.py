@@ -113,7 +113,8 @@ def tally(entries: Iterable[TickEntry]) -> dict:
         if e.tick is not None:
             ticks.add(e.tick)
         status = e.status
-        if status not in ("SUCCESS", "FAILED", "BLOCKED"):
+        # An attempt has a Status (a rate-limited or interrupted one too); an event has an Event.
+        if e.field("Event") is not None or not e.task_id or e.field("Status") is None:
             events.append({"at": stamp_of(e), "tick": e.tick, "event": status,
                            "text": " ".join((e.field("Event") or e.field("Status") or "").split())[:200]})
             continue

@@ -106,6 +106,18 @@ def test_the_archive_is_read_and_old_files_are_skipped(tmp_path):
     assert [p["task"] for p in got["passed"]] == ["T-11", "T-12", "T-20"]
 
 
+def test_a_rate_limited_attempt_counts_as_a_failure_an_event_does_not():
+    from memento_core.status_log import format_entry, parse_status_text
+
+    text = "# TICK STATUS LOG\n\n" + format_entry("2026-11-02T01:00:00Z", 3, [
+        ("Task", "`T-3` x"), ("Status", "⏳ RATE LIMITED — until 14:05 UTC (preset claude)"),
+        ("Reason", "rate limited: You've hit your limit · resets 2pm (UTC)")]) + format_entry(
+        "2026-11-02T02:00:00Z", 4, [("Event", "⚠️ STALE claim of T-3"), ("Task", "`T-3` x"), ("Reason", "dead")])
+    got = report.tally(parse_status_text(text))
+    assert {k: [f["task"] for f in v] for k, v in got["failed"].items()} == {"rate limit": ["T-3"]}
+    assert [e["event"] for e in got["events"]] == ["STALE"]
+
+
 @pytest.mark.parametrize("reason, kind", [
     ("verify failed with exit code 1", "verify"),
     ("verify timed out after 10min", "timeout"),
