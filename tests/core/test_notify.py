@@ -315,3 +315,15 @@ def test_every_kind_of_state_is_read_from_the_workspace(tmp_path):
     assert notify.queue_changes(record, again, "p", ["json://h/x"]) is True
     assert [p["key"] for p in record["pending"]] == ["dirty", "rate_limited", "budget", "architect",
                                                       "architect_alert", "breaker"]
+
+
+def test_a_rate_limit_is_sent_once_while_the_ticks_skip(tmp_path, receiver):
+    receiver.start()
+    ws = make_ws(tmp_path, agent("reports_like_a_cli.py", "claude-limit"))
+    ws.config_path.write_text(ws.config_path.read_text().replace("[agent]\n", '[agent]\noutput = "claude"\n', 1))
+    with_notify(ws, receiver.url())
+    run_tick(ws.root)
+    for _ in range(2):
+        assert "rate limited until" in run_tick(ws.root).message  # the skip path
+    assert [m["title"].split(": ", 1)[1] for m in receiver.received] == \
+        [f"rate limited until {TickState.load(ws).rate_limited_until}"]
