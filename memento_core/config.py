@@ -33,6 +33,8 @@ DEFAULT_PRESET = "script"
 DEFAULT_AGENT_TIMEOUT = "30min"
 DEFAULT_VERIFY_TIMEOUT = "10min"
 DEFAULT_SCHEDULE_EVERY = "5min"
+# What [notify] can send (SPEC §15); all of them unless `events` names fewer.
+NOTIFY_EVENTS: tuple[str, ...] = ("blocked", "breaker", "complete", "dirty", "rate_limited", "budget", "architect")
 
 DEFAULT_CONFIG_TOML = """\
 # memento.toml: how Memento runs in this project.
@@ -71,6 +73,10 @@ max = 1                 # tasks run at once in `parallel: true` phases
 mode = "auto"           # auto | bwrap | none. auto: bubblewrap when it works here, else unconfined
 network = true          # the agent needs its model API; false adds --unshare-net
 writable = []           # extra paths the agent may write, e.g. "~/.cache/pip"
+
+[notify]
+urls = []               # Apprise URLs, e.g. ["tgram://BOT/CHAT", "ntfys://ntfy.sh/TOPIC", "json://host/path"]
+# events = ["blocked", "breaker", "complete", "dirty", "rate_limited", "budget", "architect"]
 
 [keys]
 # Dashboard key remaps, action = "key", e.g.:
@@ -111,6 +117,8 @@ class Config:
     sandbox_mode: str = "auto"
     sandbox_network: bool = True
     sandbox_writable: tuple[str, ...] = ()
+    notify_urls: tuple[str, ...] = ()
+    notify_events: tuple[str, ...] = NOTIFY_EVENTS
     keys: dict[str, str] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict)
 
@@ -249,6 +257,7 @@ def config_from_dict(
         budget_daily_usd=v.dollars("budget", "daily_usd"),
         budget_task_usd=v.dollars("budget", "task_usd"),
         **sandbox,
+        **_notify(v),
         keys=dict(keys),
         raw=raw,
     )
@@ -272,6 +281,20 @@ def _sandbox(v: _Validator) -> dict[str, Any]:
             "sandbox_writable": tuple(w.strip() for w in writable)}
 
 
+def _notify(v: _Validator) -> dict[str, Any]:
+    """[notify] urls, events (SPEC §15), validated; whether Apprise can read a URL is doctor's check."""
+    urls = v.table("notify").get("urls", [])
+    if not isinstance(urls, list) or not all(isinstance(u, str) and "://" in u for u in urls):
+        raise v.fail("notify", "urls", 'expected a list of Apprise URLs such as "tgram://BOT/CHAT"')
+    events = v.table("notify").get("events", list(NOTIFY_EVENTS))
+    if not isinstance(events, list) or not all(isinstance(e, str) for e in events):
+        raise v.fail("notify", "events", f"expected a list of event names, got {events!r}")
+    for name in events:
+        if name not in NOTIFY_EVENTS:
+            raise v.fail("notify", "events", f"unknown event {name!r}; one of {', '.join(NOTIFY_EVENTS)}")
+    return {"notify_urls": tuple(u.strip() for u in urls), "notify_events": tuple(events)}
+
+
 KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
     "agent": ("preset", "command", "timeout", "model", "extra_args", "output", "fallback"),
     "budget": ("daily_usd", "task_usd"),
@@ -280,6 +303,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
     "git": ("author",),
     "workers": ("max",),
     "sandbox": ("mode", "network", "writable"),
+    "notify": ("urls", "events"),
     "keys": None,  # action names: the dashboard knows them
 }
 

@@ -48,6 +48,7 @@ def summarize(ws: Workspace, plan: Plan, entries: Sequence[TickEntry]) -> dict:
         "config_error": _config_error(ws),
         **_spending(ws, state_file, entries),
         "sandbox": _sandbox(ws),
+        "notify": _notify(ws),
         "plan_errors": [str(e) for e in plan.plan_errors],
         "last_tick": entries[-1].timestamp if entries else None,
     }
@@ -127,6 +128,13 @@ def _sandbox(ws: Workspace) -> dict:
     except MementoError:
         return {"mode": "none", "confined": False, "reason": "memento.toml is invalid: no task runs"}
     return sandbox.resolve(config).as_dict()
+
+
+def _notify(ws: Workspace) -> dict:
+    """[notify] (SPEC §15): {"urls": [masked], "events", "last_error", "last_sent"}."""
+    from .notify import summary
+
+    return summary(ws)
 
 
 def _config_error(ws: Workspace) -> str | None:

@@ -341,6 +341,12 @@ class MementoApp(App[None]):
 
     # ------------------------------------------------------------------ app actions
 
+    def action_report(self) -> None:
+        from .screens.report import ReportScreen
+
+        if not isinstance(self.screen, ReportScreen):
+            self.push_screen(ReportScreen())
+
     def action_help(self) -> None:
         """The keys of the screen on top: the dashboard's, or the log or diff screen's own."""
         if isinstance(self.screen, HelpScreen):

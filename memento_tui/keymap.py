@@ -51,6 +51,8 @@ DASHBOARD_KEYS: tuple[Key, ...] = (
 
 APP_KEYS: tuple[Key, ...] = (
     Key("help", "question_mark", "help", "Help", "show every key and what it does"),
+    Key("report", "m", "report", "Report", "the morning report: what needs you, then what happened",
+        footer=False),
     Key("quit", "q", "quit", "Quit", "quit the dashboard (a running tick finishes first)"),
 )
 

@@ -26,6 +26,8 @@ from .commands import (
     memory,
     mode,
     note,
+    notify,
+    report,
     reset,
     skip,
     status,
@@ -35,7 +37,7 @@ from .commands import (
 from .output import EXIT_ERROR, EXIT_OK, error, safe_text
 
 # In the order `memento --help` lists them.
-COMMANDS = (init, status, tasks, lint, mode, reset, skip, note, tick, demo, agents, cron, memory, doctor, ack)
+COMMANDS = (init, status, report, tasks, lint, mode, reset, skip, note, tick, demo, agents, cron, notify, memory, doctor, ack)
 
 
 def build_parser() -> argparse.ArgumentParser:

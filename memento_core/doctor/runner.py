@@ -22,6 +22,7 @@ from .checks.continuity import (
     check_unsurfaced,
 )
 from .checks.memory import check_memory_writes
+from .checks.notify import check_notify
 from .checks.pipeline import check_alert, check_breaker, check_tick_lock, check_work_tree
 from .checks.plan import check_claims, check_meta_keys, check_notes, check_plan
 from .checks.project_map import check_project_map
@@ -53,6 +54,7 @@ CHECKS: tuple[tuple[str, Callable[[Context], CheckResult]], ...] = (
     ("agent-binary", check_agent),
     ("sandbox", check_sandbox),
     ("memory-writes", check_memory_writes),
+    ("notify", check_notify),
 )
 
 

@@ -60,7 +60,11 @@ def run_locked(ws):
 
             # Orphans of the agent come to us, and none outlives the tick (agents/reaper.py).
             with subreaper():
-                return tick(ws)
+                outcome = tick(ws)
+            from ..notify import after_tick
+
+            after_tick(ws)  # [notify]: what changed, sent once (SPEC §15); never on the paused path
+            return outcome
     except LockBusy:
         cron_log(ws, "tick skipped: previous tick still running")
         return Outcome(0, "tick skipped: previous tick still running")

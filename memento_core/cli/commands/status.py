@@ -132,10 +132,25 @@ def _attention_lines(doc: dict) -> list:
         lines.append(Text(f"[error] sandbox: {safe_text(box['reason'] or '')}"))
     elif not box["confined"]:
         lines.append(Text(f"[warn] unconfined: the agent runs without a sandbox ({safe_text(box['reason'] or '')})"))
+    lines += _notify_lines(doc.get("notify") or {})
     tag = "[ok]" if doc["next"]["kind"] in ("task", "complete", "waiting") else "[warn]"
     lines.append(Text(f"{tag} {doc['next']['message']}"))
     if doc["eta_seconds"] is not None and doc["state"] == "RUNNING":
         lines.append(Text(f"[ok] estimated time left: ~{format_duration(doc['eta_seconds'])}"))
     if doc["alert"]:
         lines.append(Text("[warn] .memento_alert is present: the pipeline needs attention"))
+    return lines
+
+
+def _notify_lines(notify: dict) -> list:
+    """Where notifications go (URLs masked: they hold tokens) and whether the last send failed."""
+    from rich.text import Text
+
+    if not notify.get("urls"):
+        return []
+    sent = f"; last sent {notify['last_sent']}" if notify.get("last_sent") else ""
+    lines = [Text(f"[ok] notify: {safe_text(', '.join(notify['urls']))}{sent}")]
+    if notify.get("last_error"):
+        lines.append(Text(f"[warn] notify: the last send failed: {safe_text(notify['last_error'])} "
+                          "(retried next tick)"))
     return lines

@@ -1,0 +1,246 @@
+"""The morning report (SPEC §15): what happened while nobody watched, what needs a person first.
+
+Built from docs/TICK_STATUS.md and its archive alone (nothing new is kept):
+archive files wholly before the window are never opened, the others are
+parsed once each and folded into running totals, so a report over a long
+history costs one pass over the files it covers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from .durations import parse_duration
+from .errors import MementoError
+from .runlog import utc_stamp
+from .status_log import ARCHIVE_GLOB, TickEntry, parse_status
+from .workspace import Workspace
+
+DEFAULT_SINCE = "24h"
+# Reason categories of a failed attempt, in the order they are tried and shown.
+CATEGORIES = ("verify", "guard", "timeout", "agent error", "rate limit", "review", "other")
+_GUARD_RE = re.compile(
+    r"guard file changed|outside context_files|diff too large|commit\(s\) of its own|\bedited\b|"
+    r"replaced Memento's own|changed git's own|docs/TICK_STATUS\.md|docs/HUMAN_NOTES\.md|deleted the plan|"
+    r"removed or broke|verify changed|symbolic link", re.I)
+_STAMP_RE = re.compile(r"(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2})?)")
+
+
+def category(reason: str) -> str:
+    """Which kind of failure a Reason field names (review's reasons start with "review:")."""
+    text = (reason or "").strip()
+    low = text.lower()
+    if low.startswith("review:"):
+        return "review"
+    if low.startswith("rate limited") or "rate limit" in low[:40]:
+        return "rate limit"
+    if "timed out" in low:
+        return "timeout"
+    if _GUARD_RE.search(text):
+        return "guard"
+    if low.startswith("verify"):
+        return "verify"
+    if low.startswith("agent") or "could not start" in low or "not found" in low:
+        return "agent error"
+    return "other"
+
+
+def window(since: str | None = None, date: str | None = None, now: datetime | None = None) -> tuple[str, str]:
+    """The report's [start, end) as stamps: ``--date YYYY-MM-DD`` (that UTC day) or ``--since 12h``."""
+    now = now or datetime.now(UTC)
+    if date:
+        try:
+            day = datetime.strptime(date, "%Y-%m-%d").replace(tzinfo=UTC)
+        except ValueError:
+            raise MementoError(f"--date: expected YYYY-MM-DD, got {date!r}") from None
+        return utc_stamp(day), utc_stamp(day + timedelta(days=1))
+    try:
+        seconds = parse_duration(since or DEFAULT_SINCE)
+    except ValueError as exc:
+        raise MementoError(f"--since: {exc}") from None
+    return utc_stamp(now - timedelta(seconds=seconds)), utc_stamp(now + timedelta(seconds=1))
+
+
+def stamp_of(entry: TickEntry) -> str:
+    """The entry's stamp as ``YYYY-MM-DDTHH:MM:SSZ`` (a hand-written ``2026-11-29 14:45`` too); '' if none."""
+    m = _STAMP_RE.search(entry.timestamp)
+    if not m:
+        return ""
+    clock = m.group(2) if len(m.group(2)) == 8 else m.group(2) + ":00"
+    return f"{m.group(1)}T{clock}Z"
+
+
+def history_files(ws: Workspace, archive_dir: Path, start: str) -> list[Path]:
+    """The archive files that may hold entries at or after ``start`` (oldest first), then TICK_STATUS.md.
+
+    An archive's name starts with its first entry's stamp, so a file is wholly
+    before ``start`` when the next file's first stamp is.
+    """
+    archives = sorted(Path(archive_dir).glob(ARCHIVE_GLOB)) if Path(archive_dir).is_dir() else []
+    key = _safe(start)
+    keep = [f for i, f in enumerate(archives)
+            if i + 1 >= len(archives) or archives[i + 1].name[len("TICK_STATUS_"):] >= key]
+    return [*keep, ws.status_path]
+
+
+def _safe(stamp: str) -> str:
+    return stamp.replace(":", "-")
+
+
+def entries_between(files: Iterable[Path], start: str, end: str) -> Iterator[TickEntry]:
+    """Entries of ``files`` (parsed one file at a time) with a stamp in [start, end)."""
+    for path in files:
+        for entry in parse_status(path):
+            stamp = stamp_of(entry)
+            if start <= stamp < end:
+                yield entry
+
+
+# --------------------------------------------------------------------------- the totals
+
+
+def tally(entries: Iterable[TickEntry]) -> dict:
+    """What the entries say, in one pass: ticks, passes with commits, failures by category,
+    events, time and usage."""
+    ticks: set[int] = set()
+    passed, failed, events = [], {c: [] for c in CATEGORIES}, []
+    seconds, tokens_in, tokens_out, cost = 0.0, 0, 0, 0.0
+    for e in entries:
+        if e.tick is not None:
+            ticks.add(e.tick)
+        status = e.status
+        # An attempt has a Status (a rate-limited or interrupted one too); an event has an Event.
+        if e.field("Event") is not None or not e.task_id or e.field("Status") is None:
+            events.append({"at": stamp_of(e), "tick": e.tick, "event": status,
+                           "text": " ".join((e.field("Event") or e.field("Status") or "").split())[:200]})
+            continue
+        seconds += e.duration_seconds or 0.0
+        usage = e.usage
+        if usage is not None:
+            tokens_in, tokens_out = tokens_in + (usage.tokens_in or 0), tokens_out + (usage.tokens_out or 0)
+            cost += usage.cost_usd or 0.0
+        if status == "SUCCESS":
+            passed.append({"task": e.task_id, "title": e.task_title, "commit": e.commit_sha,
+                           "at": stamp_of(e), "tick": e.tick})
+        else:
+            reason = " ".join((e.field("Reason") or e.error or "no reason recorded").split())
+            failed[category(reason)].append({"task": e.task_id, "reason": reason[:300], "at": stamp_of(e),
+                                             "tick": e.tick, "blocked": status == "BLOCKED"})
+    return {"ticks": len(ticks), "passed": passed,
+            "failed": {c: v for c, v in failed.items() if v},
+            "failed_count": sum(len(v) for v in failed.values()), "events": events,
+            "time_seconds": round(seconds, 1),
+            "usage": {"tokens_in": tokens_in, "tokens_out": tokens_out, "cost_usd": round(cost, 4)}}
+
+
+def build_report(ws: Workspace, *, since: str | None = None, date: str | None = None,
+                 now: datetime | None = None) -> dict:
+    """The report as plain data (the schema of `memento report --json`)."""
+    from .plan import parse_plan
+
+    start, end = window(since, date, now)
+    plan = parse_plan(ws.plan_path, display=ws.rel(ws.plan_path))
+    files = history_files(ws, ws.root / plan.meta.status_archive_dir, start)
+    totals = tally(entries_between(files, start, end))
+    current = parse_status(ws.status_path)
+    needs, summary, notes = _needs(ws, plan, current)
+    return {
+        "project": plan.title or ws.root.name,
+        "root": str(ws.root),
+        "since": start, "until": end,
+        "state": summary.get("state"),
+        "needs_you": needs,
+        **totals,
+        "blocked": [{"id": b["id"], "title": b["title"], "retries": b["retries"],
+                     "last_reason": " ".join(str(b.get("last_error") or "no reason recorded").split())}
+                    for b in summary.get("blocked") or []],
+        "unread_notes": [{"target": n.target, "at": n.timestamp, "text": " ".join(n.text.split())[:200]}
+                         for n in notes if not n.read and not n.archived],
+    }
+
+
+def _needs(ws: Workspace, plan, entries) -> tuple[list[dict], dict, list]:
+    """overview.needs_you's list (as dicts), the status summary and the notes."""
+    from . import overview
+    from .checkpoint import unsurfaced_results
+    from .notes import parse_notes
+    from .state import TickState
+
+    state = TickState.load(ws)
+    summary = overview.summarize(ws, plan, entries)
+    try:
+        notes = parse_notes(ws.notes_path)
+    except (MementoError, OSError):
+        notes = []
+    try:
+        unsurfaced = unsurfaced_results(ws, state)
+    except Exception:  # noqa: BLE001 - an unreadable acknowledgement file hides nothing else
+        unsurfaced = []
+    word, why = overview.pipeline_word(summary, state, cron_installed=_cron_installed(ws),
+                                       cron_daemon=_cron_daemon(), auto_tick=False)
+    needs = overview.needs_you(summary, state, plan, notes, unsurfaced, idle_why=why if word == "IDLE" else "")
+    return [asdict(n) for n in needs], summary, notes
+
+
+def _cron_installed(ws: Workspace) -> bool:
+    from .cron import installed
+
+    try:
+        return installed(ws.root)
+    except Exception:  # noqa: BLE001 - no crontab binary: not installed
+        return False
+
+
+def _cron_daemon() -> bool:
+    from .cron import daemon_running
+
+    try:
+        return daemon_running()
+    except Exception:  # noqa: BLE001
+        return False
+
+
+# --------------------------------------------------------------------------- the human form
+
+
+def report_lines(doc: dict) -> list[str]:
+    """The human form, as plain lines (`memento report` and the dashboard's Report view make
+    each one safe to show)."""
+    lines = [f"Report for {doc['project']}: {doc['since']} to {doc['until']} ({doc['state']})", ""]
+    if doc["needs_you"]:
+        lines.append(f"[warn] needs you ({len(doc['needs_you'])}):")
+        lines += [f"  - {n['text']}" + (f"  → {n['action']}" if n["action"] else "") for n in doc["needs_you"]]
+    else:
+        lines.append("[ok] nothing needs you")
+    usage = doc["usage"]
+    lines += ["", f"{doc['ticks']} tick{'' if doc['ticks'] == 1 else 's'}, {len(doc['passed'])} passed, {doc['failed_count']} failed; "
+              f"time {_clock(doc['time_seconds'])}; tokens {usage['tokens_in']:,} in / {usage['tokens_out']:,} out; "
+              f"cost ${usage['cost_usd']:.2f}"]
+    if doc["passed"]:
+        lines += ["", "Passed:"]
+        lines += [f"  {p['task']} {p['title'] or ''} ({p['commit'] or 'no commit'})".rstrip() for p in doc["passed"]]
+    if doc["failed"]:
+        lines += ["", "Failed attempts:"]
+        for kind, items in doc["failed"].items():
+            lines.append(f"  {kind} ({len(items)}):")
+            lines += [f"    {f['task']}: {f['reason'][:160]}" for f in items[-10:]]
+            if len(items) > 10:
+                lines.append(f"    … and {len(items) - 10} earlier")
+    if doc["blocked"]:
+        lines += ["", "Blocked:"]
+        lines += [f"  {b['id']} {b['title']} (after {b['retries']} retries): {b['last_reason'][:160]}"
+                  for b in doc["blocked"]]
+    if doc["unread_notes"]:
+        lines += ["", f"Unread notes ({len(doc['unread_notes'])}):"]
+        lines += [f"  → {n['target']}: {n['text'][:120]}" for n in doc["unread_notes"]]
+    return lines
+
+
+def _clock(seconds: float) -> str:
+    from .durations import format_duration
+
+    return format_duration(seconds) if seconds else "0s"
