@@ -225,6 +225,7 @@ def task_detail(task: Task, snap: Snapshot) -> Text:
         out.append("waits on: ", style="yellow")
         out.append_text(literal(", ".join(waits), one_line=True))
         out.append("\n")
+    out.append_text(review_verdicts(task, snap))
     for problem in task.problems:
         out.append("problem: ", style="magenta")
         out.append_text(literal(problem, one_line=True))
@@ -241,6 +242,25 @@ def task_detail(task: Task, snap: Snapshot) -> Text:
     return out
 
 
+def review_verdicts(task: Task, snap: Snapshot, limit: int = 5) -> Text:
+    """The acceptance gate's verdicts on the task's attempts (status entries with a Review field), newest first."""
+    out = Text()
+    reviewed = [e for e in snap.entries if e.task_id == task.id and e.field("Review")][:limit]
+    if not reviewed:
+        return out
+    out.append(f"reviews ({len(task.accept)} criteria):\n", style="bold")
+    for entry in reviewed:
+        verdict = entry.field("Review") or ""
+        out.append(f"  #{entry.tick if entry.tick is not None else '?'} ")
+        out.append_text(literal(verdict, "green" if verdict.startswith("PASS") else "red", one_line=True))
+        reason = entry.field("Reason") or ""
+        if reason.startswith("review:"):
+            out.append(" — ")
+            out.append_text(literal(reason.removeprefix("review:").strip(), one_line=True))
+        out.append("\n")
+    return out
+
+
 def last_result(last: TickEntry) -> Text:
     """The task's newest status entry: status, when, reason, commit, log, error tail."""
     out = Text()
@@ -253,7 +273,7 @@ def last_result(last: TickEntry) -> Text:
     if duration is not None:
         out.append(f" ({format_duration(duration)})")
     out.append("\n")
-    for name in ("Reason", "Verify Output", "Git Commit", "Log", "Escalation"):
+    for name in ("Reason", "Verify Output", "Review", "Git Commit", "Log", "Escalation"):
         value = last.field(name)
         if value:
             out.append(f"{name}: ", style="cyan")

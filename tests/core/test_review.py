@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -16,6 +19,8 @@ from memento_core.scaffold import init_workspace
 from memento_core.tick.__main__ import run_tick
 from memento_core.tick.review import parse_review
 from memento_core.workspace import Workspace
+
+from .test_sandbox import needs_bwrap
 
 AGENTS = Path(__file__).resolve().parents[1] / "agents"
 PY = sys.executable
@@ -44,13 +49,16 @@ def plan_text(*, accept=CRITERIA, max_retries: int = 3) -> str:
 {lines}"""
 
 
-def make_ws(tmp_path: Path, mode: str | None, *, max_rounds: int = 2, **plan_kw) -> tuple[Workspace, Path]:
+def make_ws(tmp_path: Path, mode: str | None, *, max_rounds: int = 2, sandbox: str = "none",
+            out: Path | None = None, **plan_kw) -> tuple[Workspace, Path]:
     """A committed workspace: the worker keeps its prompts in OUT; ``mode`` is the reviewer's (None: no [review])."""
-    root, out = tmp_path / "proj", tmp_path / "out"
+    root, out = tmp_path / "proj", out or tmp_path / "out"
+    out.mkdir(parents=True, exist_ok=True)
     init_workspace(root, project="proj", commit=False)
     (root / "docs" / "MASTER_PLAN.md").write_text(plan_text(**plan_kw))
     toml = (f'[agent]\npreset = "command"\ncommand = "{PY} {AGENTS}/keeps_prompts.py {{prompt_file}} {out}"\n'
-            'timeout = "20s"\n[verify]\ntimeout = "20s"\n[sandbox]\nmode = "none"\n')
+            'timeout = "20s"\n[verify]\ntimeout = "20s"\n'
+            f'[sandbox]\nmode = "{sandbox}"\nwritable = ["{out}"]\n')
     if mode is not None:
         toml += (f'[review]\npreset = "command"\ncommand = "{PY} {AGENTS}/reviews.py {{prompt_file}} {out} {mode}"\n'
                  f'timeout = "20s"\nmax_rounds = {max_rounds}\n')
@@ -183,6 +191,30 @@ def test_init_writes_the_review_system_prompt(tmp_path):
     init_workspace(tmp_path / "p", project="p", commit=False)
     text = (tmp_path / "p" / "scripts" / "review_system_prompt.md").read_text()
     assert "Change nothing" in text and "Verdict: PASS" in text and "- [FAIL] N: finding" in text
+
+
+@pytest.fixture
+def outside():
+    """A folder outside /tmp (which the sandbox makes private), for the fake agents' copies."""
+    path = Path(tempfile.mkdtemp(prefix="memento-review-", dir="/var/tmp" if os.access("/var/tmp", os.W_OK) else None))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@needs_bwrap
+def test_a_confined_reviewer_may_write_only_its_report(tmp_path, git_identity, outside):
+    """In the sandbox the project is read-only to the reviewer: its edit fails, so does the review;
+    a reviewer that only writes .memento/worker/review.md passes the task."""
+    ws, _ = make_ws(tmp_path, "edits", sandbox="bwrap", out=outside / "out")
+    run_tick(ws.root)
+    reason = task_entries(ws)[-1].field("Reason")
+    assert reason.startswith("review: the reviewer failed: agent exited with code 1"), reason
+    assert (ws.root / "hello.txt").read_text() == "hello\n" and t1(ws).status == " "
+    ws.config_path.write_text(ws.config_path.read_text().replace(" edits\"", " pass\""))
+    git(ws.root, "commit", "-qam", "a reviewer that passes")
+    run_tick(ws.root)
+    assert t1(ws).status == "x" and git(ws.root, "show", "HEAD:hello.txt") == "done\n"
+    assert task_entries(ws)[-1].field("Review") == "PASS (3/3 criteria)"
 
 
 # ------------------------------------------------------------------ units
