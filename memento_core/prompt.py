@@ -87,7 +87,7 @@ def build_prompt(ws: Workspace, plan: Plan, task: Task, *, include_system: bool 
                 out += ["```text", entry.error_tail, "```"]
             out.append("")
     findings = _read(review_findings_path(ws, task.id), 16_000)
-    if findings:
+    if findings and attempts and (attempts[-1].field("Reason") or "").startswith("review:"):
         out += [f"## The acceptance review of the last attempt of {task.id} failed — fix every [FAIL]",
                 "", "A reviewer checks your work against the `accept:` criteria after verify passes.",
                 "", findings, ""]

@@ -150,6 +150,9 @@ def review_attempt(ctx: TickContext, at, touched, verify_tail: str, *, run, guar
     before = _fingerprint(ctx, at)
     append_log(ctx.log_path, f"\n[memento] review {task.id}: {count} criteria, reviewer {settings.preset}\n")
     failed = _run_reviewer(ctx, at, prompt_file, system_file, settings, run)
+    if ctx.interrupted:  # SIGTERM: the attempt is interrupted (no retry), not reviewed
+        unlink(report)
+        return ""
     review = read_review(report, count) if not failed else Review(problem=f"the reviewer failed: {failed}")
     unlink(report)
     changed = _changes_by_reviewer(ctx, at, before, guards)

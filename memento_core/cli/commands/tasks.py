@@ -44,8 +44,11 @@ def _last_results(ws: Workspace, plan) -> dict:
 def _result(entry) -> dict | None:
     if entry is None:
         return None
-    return {"tick": entry.tick, "at": entry.timestamp, "status": entry.status, "error": entry.error,
-            "commit": entry.commit_sha, "log": entry.log_path}
+    reason = entry.field("Reason") or ""
+    # A failed acceptance review passed verify: its reason, not verify's output, is the error.
+    error = reason if reason.startswith("review:") else entry.error
+    return {"tick": entry.tick, "at": entry.timestamp, "status": entry.status, "error": error,
+            "commit": entry.commit_sha, "log": entry.log_path, "review": entry.field("Review")}
 
 
 def task_rows(ws: Workspace, plan) -> list[dict]:
