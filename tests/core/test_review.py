@@ -252,3 +252,23 @@ def test_review_config_takes_the_keys_of_agent():
                 {"review": {"preset": "codex", "max_rounds": 0}}):
         with pytest.raises(MementoError):
             config_from_dict(bad)
+
+
+def test_read_review_refuses_links_big_files_and_bad_bytes(tmp_path):
+    from memento_core.tick.review import MAX_REVIEW_BYTES, read_review
+
+    good = tmp_path / "good.md"
+    good.write_text("Verdict: PASS\n- [PASS] 1: ok\n")
+    assert read_review(good, 1).passed
+    link = tmp_path / "review.md"
+    link.symlink_to(good)
+    assert not read_review(link, 1).passed and "could not be read" in read_review(link, 1).problem
+    big = tmp_path / "big.md"
+    big.write_text("Verdict: PASS\n- [PASS] 1: ok\n" + "x" * MAX_REVIEW_BYTES)
+    assert "larger than" in read_review(big, 1).problem
+    bad = tmp_path / "bad.md"
+    bad.write_bytes(b"Verdict: PASS\n- [PASS] 1: \xff\n")
+    assert "not UTF-8" in read_review(bad, 1).problem
+    assert "wrote no" in read_review(tmp_path / "missing.md", 1).problem
+    (tmp_path / "dir.md").mkdir()
+    assert not read_review(tmp_path / "dir.md", 1).passed

@@ -143,6 +143,26 @@ def test_a_dependent_is_never_picked_before_its_dependencies(text, data):
     raise AssertionError("never completed")
 
 
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.lists(st.integers(1, 8), max_size=3), min_size=1, max_size=8),
+       st.lists(st.sampled_from(" x-!"), min_size=8, max_size=8))
+def test_any_depends_graph_never_picks_an_unmet_or_cyclic_task(deps, states):
+    """Arbitrary dependencies (cycles, unknown ids included): the pick is always a task whose
+    dependencies are done or skipped, and every task lint puts in a cycle is never picked."""
+    lines = [task(f"T-{i}", states[i - 1], ", ".join(f"T-{d}" for d in ds) or None)
+             for i, ds in enumerate(deps, 1)]
+    plan = parse_plan_text(plan_of(("Phase 1", "none", lines)))
+    cyclic = {e.task_id for e in plan.dependency_errors if "cycle" in e.message or "itself" in e.message}
+    assert cyclic <= plan.unsatisfiable
+    v = pick(plan)
+    if v.kind == TASK:
+        assert v.task.id not in plan.unsatisfiable
+        assert all(plan.task(d).status in FINISHED for d in v.task.depends)
+    elif any(t.status == " " and t.id not in plan.unsatisfiable and all(
+            plan.task(d) is not None and plan.task(d).status in FINISHED for d in t.depends) for t in plan.tasks):
+        raise AssertionError(f"a pickable task was not picked: {v}")
+
+
 # ------------------------------------------------------------------ real ticks
 
 TICK_PLAN = """# MASTER_PLAN: real deps
