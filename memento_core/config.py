@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +52,11 @@ timeout = "30min"       # per task, unless the task sets `timeout`
 model = ""              # passed to presets that take a model; empty: the CLI's default
 extra_args = []         # appended to the agent's command line
 fallback = []           # presets tried in the same tick when this one is rate limited, e.g. ["codex"]
+
+# [review]              # the acceptance gate: an agent checks each task's `accept:` criteria
+# preset = "claude"     # after verify passes (the keys of [agent]; a different model is the point)
+# model = "opus"
+# max_rounds = 2        # failed reviews before the task is blocked for a person
 
 [budget]
 daily_usd = 0           # stop ticking for the day once today's cost reaches this (0: no limit)
@@ -95,6 +100,18 @@ def parse_author(text: str) -> tuple[str, str] | None:
 
 
 @dataclass(frozen=True)
+class AgentSettings:
+    """Another role's agent: a section with the keys of ``[agent]`` ([review], [architect])."""
+
+    preset: str = DEFAULT_PRESET
+    command: str = ""
+    model: str = ""
+    extra_args: tuple[str, ...] = ()
+    timeout: float = 1800.0
+    max_rounds: int = 2  # [review] only: failed reviews before the task blocks for a person
+
+
+@dataclass(frozen=True)
 class Config:
     """A validated memento.toml; durations in seconds."""
 
@@ -121,6 +138,13 @@ class Config:
     notify_events: tuple[str, ...] = NOTIFY_EVENTS
     keys: dict[str, str] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict)
+    review: AgentSettings | None = None  # [review]: the acceptance gate (SPEC §16); None: no review
+
+    def as_agent(self, role: AgentSettings) -> Config:
+        """This config with ``role``'s agent in [agent]'s place (no fallback, the preset's own output)."""
+        return replace(self, agent_preset=role.preset, agent_command=role.command, agent_model=role.model,
+                       agent_extra_args=role.extra_args, agent_timeout=role.timeout, agent_output="",
+                       agent_fallback=())
 
 
 def _key_line(text: str, section: str, key: str) -> int:
@@ -237,6 +261,8 @@ def config_from_dict(
     if output and output not in PRESET_NAMES:
         raise v.fail("agent", "output", f"unknown preset {output!r}; one of {', '.join(PRESET_NAMES)}")
     sandbox = _sandbox(v)
+    base = AgentSettings(preset, command, model, tuple(extra), agent_timeout)
+    review = agent_section(v, "review", base, max_rounds=True)
     keys = v.table("keys")
     for action, key in keys.items():
         if not isinstance(key, str) or not key:
@@ -260,7 +286,37 @@ def config_from_dict(
         **_notify(v),
         keys=dict(keys),
         raw=raw,
+        review=review,
     )
+
+
+def agent_section(v: _Validator, section: str, base: AgentSettings, *, max_rounds: bool = False
+                  ) -> AgentSettings | None:
+    """``[section]`` with the keys of [agent]; None when absent. Keys left out are the agent's when
+    the preset is the agent's, else the preset's defaults."""
+    if section not in v.raw:
+        return None
+    v.table(section)
+    preset = v.string(section, "preset", base.preset)
+    if preset not in PRESET_NAMES or preset == "script":
+        raise v.fail(section, "preset", f"unknown preset {preset!r} (script runs no model); one of "
+                     + ", ".join(p for p in PRESET_NAMES if p != "script"))
+    same = preset == base.preset
+    command = v.string(section, "command", base.command if same else "")
+    if preset == "command" and not command.strip():
+        raise v.fail(section, "command", 'preset "command" needs a command, e.g. '
+                     'command = "python3 tools/reviewer.py {prompt_file}"')
+    model = v.string(section, "model", base.model if same else "")
+    if preset == "aider" and not model.strip():
+        raise v.fail(section, "model", "the aider preset needs a model to run unattended")
+    extra = v.table(section).get("extra_args", list(base.extra_args) if same else [])
+    if not isinstance(extra, list) or not all(isinstance(a, str) for a in extra):
+        raise v.fail(section, "extra_args", f"expected a list of strings, got {extra!r}")
+    timeout = v.duration(section, "timeout", "")[0] if "timeout" in v.table(section) else base.timeout
+    rounds = v.table(section).get("max_rounds", 2) if max_rounds else 2
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+        raise v.fail(section, "max_rounds", f"expected a whole number of at least 1, got {rounds!r}")
+    return AgentSettings(preset, command, model, tuple(extra), timeout, rounds)
 
 
 SANDBOX_MODES = ("auto", "bwrap", "none")
@@ -305,6 +361,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
     "sandbox": ("mode", "network", "writable"),
     "notify": ("urls", "events"),
     "keys": None,  # action names: the dashboard knows them
+    "review": ("preset", "command", "model", "extra_args", "timeout", "max_rounds"),
 }
 
 

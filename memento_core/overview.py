@@ -11,6 +11,7 @@ from .errors import MementoError
 from .plan import Plan
 from .state import TickState
 from .status_log import TickEntry
+from .task_deps import waits_on
 from .workspace import Workspace
 
 
@@ -50,6 +51,7 @@ def summarize(ws: Workspace, plan: Plan, entries: Sequence[TickEntry]) -> dict:
         "sandbox": _sandbox(ws),
         "notify": _notify(ws),
         "plan_errors": [str(e) for e in plan.plan_errors],
+        "waits_on": waits_on(plan),
         "last_tick": entries[-1].timestamp if entries else None,
     }
 

@@ -254,6 +254,14 @@ class Task:
         raw = self.fields.get("retries", "").strip()
         return int(raw) if raw.isdigit() else 0
 
+    @cached_property
+    def depends(self) -> tuple[str, ...]:
+        """The task ids of ``depends: T-101, T-102`` (``none`` or absent: no dependencies)."""
+        if "depends" not in self.block:  # most tasks: no field decoding
+            return ()
+        items = split_path_list(self.fields.get("depends", ""))
+        return tuple(dict.fromkeys(i for i in items if i.lower() != "none"))
+
     @property
     def estimate_seconds(self) -> float | None:
         return duration_or_none(self.fields.get("estimate"))
@@ -320,8 +328,21 @@ class Plan:
         for task in self.tasks:
             for problem in task.problems:
                 found.append(PlanError(self.path, task.line, task.id, problem, scope="task"))
+        found += self.dependency_errors
         found.sort(key=lambda e: e.line)
         return tuple(found)
+
+    @cached_property
+    def dependency_errors(self) -> tuple[PlanError, ...]:
+        """Task ``depends:`` naming unknown ids, or in a cycle (through phases too), at the field's line."""
+        from .task_deps import dependency_errors
+
+        return dependency_errors(self)
+
+    @cached_property
+    def unsatisfiable(self) -> frozenset[str]:
+        """Tasks whose ``depends:`` can never be met (unknown ids, cycles): never picked."""
+        return frozenset(e.task_id for e in self.dependency_errors if e.task_id)
 
     @property
     def plan_errors(self) -> tuple[PlanError, ...]:

@@ -22,6 +22,11 @@ def _read(path: Path, limit: int = MAX_DOC_CHARS) -> str:
     return text.strip()
 
 
+def review_findings_path(ws: Workspace, task_id: str) -> Path:
+    """The acceptance gate's findings on a task's last failed review (tick/review.py writes it)."""
+    return ws.memento_dir / "reviews" / f"{task_id}.md"
+
+
 def task_block(plan_text: str, task: Task) -> str:
     """The task as written in the plan: its line and its indented block."""
     lines = plan_text.split("\n")
@@ -81,6 +86,11 @@ def build_prompt(ws: Workspace, plan: Plan, task: Task, *, include_system: bool 
             if entry.error_tail:
                 out += ["```text", entry.error_tail, "```"]
             out.append("")
+    findings = _read(review_findings_path(ws, task.id), 16_000)
+    if findings and attempts and (attempts[-1].field("Reason") or "").startswith("review:"):
+        out += [f"## The acceptance review of the last attempt of {task.id} failed — fix every [FAIL]",
+                "", "A reviewer checks your work against the `accept:` criteria after verify passes.",
+                "", findings, ""]
     project_map = _read(ws.map_path)
     out += ["## docs/PROJECT_MAP.md", "", project_map or "(missing)", ""]
     checkpoint = _read(ws.checkpoint_path)

@@ -21,6 +21,7 @@ TEMPLATES = (
     ("HUMAN_NOTES.md", "docs/HUMAN_NOTES.md"),
     ("CURRENT_STATE.md", "docs/CURRENT_STATE.md"),
     ("tick_worker_system_prompt.md", "scripts/tick_worker_system_prompt.md"),
+    ("review_system_prompt.md", "scripts/review_system_prompt.md"),  # the acceptance gate (SPEC §16)
     ("memento_ignore.txt", ".memento_ignore"),
     ("memento_cleanignore.txt", ".memento_cleanignore"),
 )

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .plan import FINISHED, Phase, Plan, Task
+from .task_deps import satisfied
 
 # Verdict kinds
 TASK = "task"
@@ -39,8 +40,13 @@ def open_phases(plan: Plan) -> list[Phase]:
     return [p for p in plan.phases if all(d in finished for d in p.depends)]
 
 
-def pickable(task: Task, max_retries: int) -> bool:
-    return task.status == " " and task.valid and task.retries < max_retries
+def pickable(task: Task, max_retries: int, plan: Plan | None = None) -> bool:
+    """Pending, valid, retries left; with ``plan``, also every ``depends:`` task done or skipped."""
+    if not (task.status == " " and task.valid and task.retries < max_retries):
+        return False
+    if plan is None or not task.depends:
+        return True
+    return task.id not in plan.unsatisfiable and satisfied(plan, task)
 
 
 def pick(plan: Plan, *, exclude: Iterable[str] = ()) -> Verdict:
@@ -51,7 +57,7 @@ def pick(plan: Plan, *, exclude: Iterable[str] = ()) -> Verdict:
     # Tasks are in file order, and a task belongs to the phase heading above it,
     # so this walks phases in file order too.
     for task in plan.tasks:
-        if task.phase in opened and task.id not in excluded and pickable(task, max_retries):
+        if task.phase in opened and task.id not in excluded and pickable(task, max_retries, plan):
             return Verdict(TASK, task=task, phase=task.phase, message=f"next: {task.label}")
     return explain_nothing(plan)
 
@@ -76,7 +82,8 @@ def explain_nothing(plan: Plan) -> Verdict:
             message=f"⚠️ PIPELINE BLOCKED — {phase} has unresolved [!] tasks",
             tasks=tuple(t.id for t in stuck),
         )
-    invalid = tuple(t.id for t in tasks if t.status not in FINISHED and not t.valid)
+    unsatisfiable = plan.unsatisfiable
+    invalid = tuple(t.id for t in tasks if t.status not in FINISHED and (not t.valid or t.id in unsatisfiable))
     if invalid:
         return Verdict(
             NOTHING_VALID,

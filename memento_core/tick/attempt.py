@@ -24,7 +24,7 @@ from ..plan import Plan, Task, edit_plan
 from ..runlog import utc_stamp
 from ..state import Claim, Heartbeat, remove_claim, this_host, write_claim
 from ..workspace import KEPT_DOCS
-from . import confine, gitstate, limits, ownfiles
+from . import confine, gitstate, limits, ownfiles, review
 from .context import TaskResult, TickContext
 from .entries import (
     PENDING_COMMIT,
@@ -57,6 +57,7 @@ class Attempt:
     wrap: tuple[str, ...] = ()  # the sandbox's argv prefix the agent ran in; verify runs in it too
     agent: object = None  # limits.AgentOutcome: usage, rate limit, fallbacks
     blobs: dict = field(default_factory=dict)  # path -> (mode, blob id) verify passed on: what is committed
+    review: object = None  # review.Outcome when the acceptance gate ran (SPEC §16)
 
 
 def attempt_task(ctx: TickContext, plan: Plan, task: Task, continued: tuple[int, int] | None) -> TaskResult:
@@ -108,6 +109,8 @@ def _work(ctx: TickContext, plan: Plan, at: Attempt) -> TaskResult:
         reason, touched = verdict.reason, verdict.touched
         at.blobs = gitops.hash_blobs(ctx.root, [c.path for c in touched])
         reason = reason or changed_during_verify(before, at.blobs)
+    if not reason and not ctx.interrupted:  # the acceptance gate, with [review] (review.py)
+        reason = review.review_attempt(ctx, at, touched, verify_tail, run=run_agent, guards=check_guards)
     if ctx.interrupted and not reason:
         reason = SIGTERM_REASON
     duration = time.monotonic() - at.began
@@ -199,19 +202,23 @@ def run_confined_agent(ctx: TickContext, task: Task, prompt_file: Path, beat: He
 
 
 def run_agent(ctx: TickContext, task: Task, prompt_file: Path, beat: Heartbeat,
-              wrap: tuple[str, ...] = ()) -> tuple[str, int | None]:
-    """Run the agent in its own process group with a timeout: ('' or the failure reason, exit code)."""
+              wrap: tuple[str, ...] = (), *, system_prompt: Path | None = None,
+              context_files: tuple[str, ...] | None = None) -> tuple[str, int | None]:
+    """Run the agent in its own process group with a timeout: ('' or the failure reason, exit code).
+    ``system_prompt`` and ``context_files``: another role's (the reviewer's), else the worker's."""
     config, ws = ctx.config, ctx.ws
+    system_prompt = system_prompt or ws.system_prompt_path
     try:
         invocation = agents.build_invocation(
             config, task_id=task.id, do_command=task.do, prompt_file=prompt_file,
-            system_prompt_file=ws.system_prompt_path, workdir=ctx.root,
-            context_files=task.context_files, confined=bool(wrap))
+            system_prompt_file=system_prompt, workdir=ctx.root,
+            context_files=task.context_files if context_files is None else context_files,
+            confined=bool(wrap))
     except MementoError as exc:
         append_log(ctx.log_path, f"[memento] {task.id}: {exc}\n")
         return str(exc), None
     env = agents.agent_env(ws, task_id=task.id, prompt_file=prompt_file,
-                           system_prompt_file=ws.system_prompt_path, extra=invocation.env)
+                           system_prompt_file=system_prompt, extra=invocation.env)
     append_log(ctx.log_path, f"[memento] tick #{ctx.number} task {task.label}\n")
     limit = task.timeout_seconds or config.agent_timeout
     result = agents.run_agent(invocation, cwd=ctx.root, log_path=ctx.log_path, timeout=limit, env=env, wrap=wrap,
@@ -291,7 +298,8 @@ def record_pass(ctx: TickContext, at: Attempt, changes, duration: float, verify_
     ws, task = ctx.ws, at.task
     message = f"memento: complete {task.id} {task.title}".strip()
     paths = sorted({c.path for c in changes} | set(KEPT_DOCS))
-    fields = _success_fields(ctx, task, changes, duration, verify_tail, report, message)
+    fields = review.entry_fields(_success_fields(ctx, task, changes, duration, verify_tail, report, message),
+                                 at.review)
     entry = ctx.format_entry(limits.with_usage(fields, at.agent), at.continued)
     # Record where we are first: a crash from here on is finished by the next tick,
     # which commits exactly these files (their hashes are in the claim) and this entry.
@@ -354,11 +362,13 @@ def record_failure(ctx: TickContext, at: Attempt, reason: str, duration: float, 
     max_retries = ctx.plan().meta.max_retries
     uncounted = ctx.interrupted or not count_retry
     retries = task.retries + (0 if uncounted else 1)
-    blocked = retries >= max_retries and not uncounted
+    by_review = at.review is not None and at.review.blocks and not uncounted  # max_rounds failed reviews
+    blocked = (retries >= max_retries or by_review) and not uncounted
+    status = status or (at.review.status if by_review else "")
     fields = _failure_fields(ctx, task, reason, duration, exit_code, output, report,
                              status or _failure_status(ctx, count_retry, blocked, retries, max_retries), blocked,
                              rolled)
-    fields = limits.with_usage(fields, at.agent)
+    fields = review.entry_fields(limits.with_usage(fields, at.agent), at.review)
     # The entry goes first: a crash before the plan edit loses no record (the attempt
     # is then simply not counted as a retry).
     ctx.entry(fields, at.continued, tail=tail_lines(output) or None)

@@ -22,8 +22,9 @@ from .files import append_log
 _GLOB = set("*?[")
 
 
-def prepare(ctx: TickContext, task: Task, untracked) -> tuple[tuple[str, ...], str]:
-    """(the sandbox's argv prefix or (), '' or why the attempt cannot run)."""
+def prepare(ctx: TickContext, task: Task, untracked, extra_guard=()) -> tuple[tuple[str, ...], str]:
+    """(the sandbox's argv prefix or (), '' or why the attempt cannot run). ``extra_guard``: more
+    read-only paths (the reviewer's: the whole project)."""
     from ..memory.queue import clear_queue
 
     ws = ctx.ws
@@ -39,7 +40,8 @@ def prepare(ctx: TickContext, task: Task, untracked) -> tuple[tuple[str, ...], s
             return (), ""
         _ensure_memory_store(ctx)
         wrap = sandbox.bwrap_prefix(ws, ctx.config, binary=found.binary,
-                                    guard_paths=guard_paths(ctx.root, task.guard_files), untracked=untracked)
+                                    guard_paths=[*guard_paths(ctx.root, task.guard_files), *extra_guard],
+                                    untracked=untracked)
     except (OSError, MementoError) as exc:
         append_log(ctx.log_path, f"[memento] sandbox: could not be set up: {exc}\n")
         return (), f"sandbox: could not be set up: {exc}"

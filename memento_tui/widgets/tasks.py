@@ -40,7 +40,8 @@ def status_icon(task: Task) -> Text:
     return Text(icon, style=style)
 
 
-def info_cell(task: Task, last: TickEntry | None, max_retries: int, opened: set[str]) -> Text:
+def info_cell(task: Task, last: TickEntry | None, max_retries: int, opened: set[str],
+              waits: list[str] | None = None) -> Text:
     if task.status == "x":
         duration = last.duration_seconds if last is not None and last.status == "SUCCESS" else None
         return Text(format_duration(duration) if duration else "done", style="green")
@@ -56,11 +57,14 @@ def info_cell(task: Task, last: TickEntry | None, max_retries: int, opened: set[
         return Text(f"retry {task.retries}/{max_retries}", style="yellow")
     if task.phase not in opened:
         return literal(task.phase or "", "dim", one_line=True)
+    if waits:
+        return Text("waits", style="yellow")
     return Text("waiting", style="dim")
 
 
-def title_cell(task: Task, last: TickEntry | None = None) -> Text:
-    """The title, then the module dimmed; a blocked task's reason on a second line."""
+def title_cell(task: Task, last: TickEntry | None = None, waits: list[str] | None = None) -> Text:
+    """The title, then the module dimmed; a blocked task's reason, or what a task waits on
+    (its unfinished ``depends:``), on a second line."""
     out = literal(task.title, one_line=True)
     if task.module:
         out.append("  ")
@@ -71,6 +75,9 @@ def title_cell(task: Task, last: TickEntry | None = None) -> Text:
         out.append("\n")
         why = failure_words(last) if last is not None and last.status != "SUCCESS" else "no reason recorded"
         out.append_text(literal(why, "red", one_line=True))
+    elif waits and task.status == " ":
+        out.append("\n")
+        out.append_text(literal("waits on " + ", ".join(waits), "yellow", one_line=True))
     return out
 
 
@@ -163,6 +170,7 @@ class TaskPane(Vertical):
         wanted = _FILTER_STATUSES[self.filter]
         opened = {p["id"] for p in snap.summary.get("phases", []) if p.get("open")}
         max_retries = plan.meta.max_retries
+        waiting = snap.summary.get("waits_on") or {}
         rows: list[tuple[str, Row]] = []
         seen: set[str] = set()
         for task in plan.tasks:
@@ -174,8 +182,8 @@ class TaskPane(Vertical):
             rows.append((key, (
                 status_icon(task),
                 Text(task.id, style="bold" if task.status in "!~" else ""),
-                info_cell(task, snap.last_by_task.get(task.id), max_retries, opened),
-                title_cell(task, snap.last_by_task.get(task.id)),
+                info_cell(task, snap.last_by_task.get(task.id), max_retries, opened, waiting.get(task.id)),
+                title_cell(task, snap.last_by_task.get(task.id), waiting.get(task.id)),
             )))
         self.table.show_rows(rows)
         self.border_title = f"Tasks ({len(rows)})"
@@ -212,6 +220,12 @@ def task_detail(task: Task, snap: Snapshot) -> Text:
     else:
         out.append_text(last_result(last))
     out.append("\n")
+    waits = (snap.summary.get("waits_on") or {}).get(task.id)
+    if waits and task.status not in "x-":
+        out.append("waits on: ", style="yellow")
+        out.append_text(literal(", ".join(waits), one_line=True))
+        out.append("\n")
+    out.append_text(review_verdicts(task, snap))
     for problem in task.problems:
         out.append("problem: ", style="magenta")
         out.append_text(literal(problem, one_line=True))
@@ -228,6 +242,25 @@ def task_detail(task: Task, snap: Snapshot) -> Text:
     return out
 
 
+def review_verdicts(task: Task, snap: Snapshot, limit: int = 5) -> Text:
+    """The acceptance gate's verdicts on the task's attempts (status entries with a Review field), newest first."""
+    out = Text()
+    reviewed = [e for e in snap.entries if e.task_id == task.id and e.field("Review")][:limit]
+    if not reviewed:
+        return out
+    out.append(f"reviews ({len(task.accept)} criteria):\n", style="bold")
+    for entry in reviewed:
+        verdict = entry.field("Review") or ""
+        out.append(f"  #{entry.tick if entry.tick is not None else '?'} ")
+        out.append_text(literal(verdict, "green" if verdict.startswith("PASS") else "red", one_line=True))
+        reason = entry.field("Reason") or ""
+        if reason.startswith("review:"):
+            out.append(" — ")
+            out.append_text(literal(reason.removeprefix("review:").strip(), one_line=True))
+        out.append("\n")
+    return out
+
+
 def last_result(last: TickEntry) -> Text:
     """The task's newest status entry: status, when, reason, commit, log, error tail."""
     out = Text()
@@ -240,7 +273,7 @@ def last_result(last: TickEntry) -> Text:
     if duration is not None:
         out.append(f" ({format_duration(duration)})")
     out.append("\n")
-    for name in ("Reason", "Verify Output", "Git Commit", "Log", "Escalation"):
+    for name in ("Reason", "Verify Output", "Review", "Git Commit", "Log", "Escalation"):
         value = last.field(name)
         if value:
             out.append(f"{name}: ", style="cyan")

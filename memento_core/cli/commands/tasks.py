@@ -44,17 +44,27 @@ def _last_results(ws: Workspace, plan) -> dict:
 def _result(entry) -> dict | None:
     if entry is None:
         return None
-    return {"tick": entry.tick, "at": entry.timestamp, "status": entry.status, "error": entry.error,
-            "commit": entry.commit_sha, "log": entry.log_path}
+    reason = entry.field("Reason") or ""
+    # A failed acceptance review passed verify: its reason, not verify's output, is the error.
+    error = reason if reason.startswith("review:") else entry.error
+    return {"tick": entry.tick, "at": entry.timestamp, "status": entry.status, "error": error,
+            "commit": entry.commit_sha, "log": entry.log_path, "review": entry.field("Review")}
 
 
 def task_rows(ws: Workspace, plan) -> list[dict]:
     """One dict per task, in plan order (also the --json schema's ``tasks``)."""
+    from ...task_deps import waits_on
+
     last = _last_results(ws, plan)
+    waiting = waits_on(plan)
+    dep_problems: dict[str, list[str]] = {}
+    for e in plan.dependency_errors:
+        dep_problems.setdefault(e.task_id, []).append(e.message)
     return [{
         "id": t.id, "title": t.title, "module": t.module, "phase": t.phase,
         "state": STATES.get(t.status, "unknown"), "retries": t.retries, "max_retries": plan.meta.max_retries,
-        "line": t.line, "problems": list(t.problems), "last_result": _result(last.get(t.id)),
+        "line": t.line, "problems": list(t.problems) + dep_problems.get(t.id, []), "last_result": _result(last.get(t.id)),
+        "depends": list(t.depends), "waits_on": waiting.get(t.id, []),
     } for t in plan.tasks]
 
 
@@ -98,6 +108,8 @@ def render_rows(plan_rel: str, rows: list[dict]) -> list[str]:
         result = r["last_result"] if r else None
         if r and result and result["status"] != "SUCCESS" and r["state"] != "done" and result["error"]:
             lines.append(" " * (widths[0] + 2) + "last error: " + safe_text(result["error"])[:200])
+        if r and r["waits_on"]:
+            lines.append(" " * (widths[0] + 2) + "waits on " + safe_text(", ".join(r["waits_on"])))
         if r and r["problems"]:
             lines.append(" " * (widths[0] + 2) + "never picked: " + safe_text("; ".join(r["problems"])))
     return lines

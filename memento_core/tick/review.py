@@ -1,0 +1,373 @@
+"""The acceptance gate (SPEC §16): after verify passes, a reviewer agent judges the task's `accept:` criteria.
+
+With ``[review]`` in memento.toml, a task that has ``accept:`` criteria is
+reviewed before its commit: the reviewer (confined like the worker, the
+project read-only but ``.memento/worker/``) gets the task, its numbered
+criteria, verify's output and the attempt's diff, and writes
+``.memento/worker/review.md`` (``Verdict: PASS|FAIL``, one finding per
+criterion). :func:`parse_review` reads it strictly: a missing or garbled file
+is a FAIL. A reviewer that changed anything (the work tree, git, Memento's
+documents) fails the review; the attempt's rollback undoes it. A FAIL fails the
+attempt with ``review: <first finding>``; its findings wait in
+``.memento/reviews/ID.md`` for the next attempt's prompt (prompt.py); after
+``max_rounds`` failed reviews the task is blocked for a person.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from .. import agents, gitops, status_log
+from ..lines import safe_text
+from ..locks import atomic_write_text
+from ..prompt import review_findings_path, task_block
+from ..workspace import KEPT_DOCS
+from . import confine
+from .context import TickContext
+from .entries import last_line
+from .files import append_log, unlink
+
+REVIEW_SYSTEM_PROMPT = "scripts/review_system_prompt.md"
+REVIEW_FILE = "review.md"
+MAX_REVIEW_BYTES = 64 * 1024
+MAX_DIFF_CHARS = 60_000
+MAX_REASON = 300
+_VERDICT_RE = re.compile(r"^Verdict:[ \t]*(?P<v>\S+)[ \t]*$")
+_FINDING_RE = re.compile(r"^[-*][ \t]+\[(?P<mark>[A-Za-z]+)\][ \t]+(?P<n>\d+)[ \t]*[:.)][ \t]*(?P<text>.*?)[ \t]*$")
+
+
+@dataclass(frozen=True)
+class Review:
+    """A parsed review.md: the verdict and (criterion number, met, finding); ``problem`` when garbled."""
+
+    verdict: str = "FAIL"
+    findings: tuple[tuple[int, bool, str], ...] = ()
+    problem: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == "PASS" and not self.problem
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the gate decided: the entry's ``Review`` field, and whether the task blocks now."""
+
+    summary: str  # "PASS (3/3 criteria)", "FAIL (1/3 criteria)", "FAIL (no valid review)"
+    blocks: bool = False
+    status: str = ""  # the entry's Status when it blocks
+    verify_output: str = ""  # the entry's Verify Output: verify passed before the review
+
+
+def parse_review(text: str, count: int) -> Review:
+    """``Verdict: PASS|FAIL`` as the first line, then exactly one ``- [PASS|FAIL] N: finding`` per criterion."""
+    lines = [ln.strip() for ln in text.replace("\r\n", "\n").split("\n")]
+    lines = [ln for ln in lines if ln]
+    if not lines:
+        return Review(problem="it is empty")
+    m = _VERDICT_RE.match(lines[0])
+    if m is None or m.group("v") not in ("PASS", "FAIL"):
+        return Review(problem="its first line is not `Verdict: PASS` or `Verdict: FAIL`")
+    verdict = m.group("v")
+    found: dict[int, tuple[int, bool, str]] = {}
+    for line in lines[1:]:
+        if _VERDICT_RE.match(line):
+            return Review(problem="it has more than one Verdict line")
+        f = _FINDING_RE.match(line)
+        if f is None:
+            continue
+        mark, n, finding = f.group("mark"), int(f.group("n")), f.group("text")
+        if mark not in ("PASS", "FAIL"):
+            return Review(problem=f"criterion {n} is marked [{mark}], not [PASS] or [FAIL]")
+        if not 1 <= n <= count:
+            return Review(problem=f"it judges criterion {n}, but the task has {count}")
+        if n in found:
+            return Review(problem=f"it judges criterion {n} twice")
+        if not finding:
+            return Review(problem=f"criterion {n} has no finding")
+        found[n] = (n, mark == "PASS", finding)
+    missing = [str(n) for n in range(1, count + 1) if n not in found]
+    if missing:
+        return Review(problem="it has no finding for criterion " + ", ".join(missing))
+    findings = tuple(found[n] for n in range(1, count + 1))
+    failed = [n for n, ok, _ in findings if not ok]
+    if verdict == "PASS" and failed:
+        return Review(problem=f"it says PASS but criterion {failed[0]} is [FAIL]")
+    if verdict == "FAIL" and not failed:
+        return Review(problem="it says FAIL but every criterion is [PASS]")
+    return Review(verdict, findings)
+
+
+def read_review(path: Path, count: int) -> Review:
+    """The reviewer's file, read without following a link; anything but a small regular file is a FAIL."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        return Review(problem="the reviewer wrote no .memento/worker/review.md")
+    except OSError as exc:
+        return Review(problem=f".memento/worker/review.md could not be read ({exc.strerror or exc})")
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return Review(problem=".memento/worker/review.md is not a regular file")
+        data = os.read(fd, MAX_REVIEW_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(data) > MAX_REVIEW_BYTES:
+        return Review(problem=f".memento/worker/review.md is larger than {MAX_REVIEW_BYTES // 1024} KiB")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return Review(problem=".memento/worker/review.md is not UTF-8 text")
+    review = parse_review(text, count)
+    if review.problem:
+        return Review(problem=f".memento/worker/review.md is not a valid review: {review.problem}")
+    return review
+
+
+# ---------------------------------------------------------------- the gate
+
+
+def review_attempt(ctx: TickContext, at, touched, verify_tail: str, *, run, guards) -> str:
+    """'' when the attempt may be committed (passed, or no review for it), else the failure reason.
+
+    ``run`` is attempt.run_agent and ``guards`` attempt.check_guards (the tick's own steps).
+    Sets ``at.review`` (an :class:`Outcome`) whenever a review ran.
+    """
+    settings, task = ctx.config.review, at.task
+    if settings is None or not task.accept or ctx.interrupted:
+        return ""
+    at.beat.update(stage="reviewing")
+    count = len(task.accept)
+    prompt_file, system_file = write_review_prompt(ctx, at, touched, verify_tail, settings.preset)
+    report = ctx.ws.worker_dir / REVIEW_FILE
+    unlink(report)  # whatever the worker left there is never read as the review
+    before = _fingerprint(ctx, at)
+    append_log(ctx.log_path, f"\n[memento] review {task.id}: {count} criteria, reviewer {settings.preset}\n")
+    failed = _run_reviewer(ctx, at, prompt_file, system_file, settings, run)
+    if ctx.interrupted:  # SIGTERM: the attempt is interrupted (no retry), not reviewed
+        unlink(report)
+        return ""
+    review = read_review(report, count) if not failed else Review(problem=f"the reviewer failed: {failed}")
+    unlink(report)
+    changed = _changes_by_reviewer(ctx, at, before, guards)
+    if changed:
+        review = Review(problem=f"{changed} (a review may change nothing; rolled back)")
+    return _decide(ctx, at, review, count, settings.max_rounds, verify_tail)
+
+
+def _decide(ctx: TickContext, at, review: Review, count: int, max_rounds: int, verify_tail: str) -> str:
+    task = at.task
+    met = sum(1 for _, ok, _ in review.findings if ok)
+    summary = f"{'PASS' if review.passed else 'FAIL'} ({met}/{count} criteria)" if not review.problem \
+        else "FAIL (no valid review)"
+    findings_file = review_findings_path(ctx.ws, task.id)
+    verify_output = f"`{last_line(verify_tail) or '(no output)'}` (exit code 0)"  # verify passed
+    if review.passed:
+        unlink(findings_file)
+        append_log(ctx.log_path, f"[memento] review {task.id}: {summary}\n")
+        at.review = Outcome(summary, verify_output=verify_output)
+        return ""
+    reason = "review: " + _first_finding(review, task.accept)
+    atomic_write_text(findings_file, _findings_text(review, task.accept, ctx.stamp))
+    rounds = prior_review_failures(ctx, task) + 1
+    blocks = rounds >= max_rounds
+    status = f"🚫 BLOCKED (review failed {rounds}/{max_rounds} — needs a person)" if blocks else ""
+    append_log(ctx.log_path, f"[memento] review {task.id}: {summary} (round {rounds}/{max_rounds}): "
+                             f"{safe_text(reason)}\n")
+    at.review = Outcome(summary, blocks, status, verify_output)
+    return reason
+
+
+def prior_review_failures(ctx: TickContext, task) -> int:
+    """Failed reviews since the task was last reset: among its newest ``retries`` counted failures."""
+    if not task.retries:
+        return 0
+    failures = status_log.failed_attempts(status_log.parse_status(ctx.ws.status_path), task.id)
+    recent = failures[-task.retries:]
+    return sum(1 for e in recent if (e.field("Reason") or "").startswith("review:"))
+
+
+def _first_finding(review: Review, criteria) -> str:
+    if review.problem:
+        text = review.problem
+    else:
+        n, _, finding = next(f for f in review.findings if not f[1])
+        text = f"criterion {n} ({criteria[n - 1]}) not met: {finding}"
+    text = " ".join(safe_text(text).split())
+    return text if len(text) <= MAX_REASON else text[: MAX_REASON - 1] + "…"
+
+
+def _findings_text(review: Review, criteria, stamp: str) -> str:
+    out = [f"Review of the attempt at {stamp}: FAIL", ""]
+    if review.problem:
+        out.append(f"- no valid review: {review.problem}")
+    for n, ok, finding in review.findings:
+        out.append(f"- [{'PASS' if ok else 'FAIL'}] {n}: {criteria[n - 1]} — {finding}")
+    return "\n".join(out) + "\n"
+
+
+def entry_fields(fields: list[tuple[str, str]], outcome: Outcome | None) -> list[tuple[str, str]]:
+    """The status entry's fields with ``Review`` after ``Verify Output`` (unchanged without a review)."""
+    if outcome is None:
+        return fields
+    names = [name for name, _ in fields]
+    if "Verify Output" not in names:
+        return [*fields, ("Review", outcome.summary)]
+    at = names.index("Verify Output")
+    verify = outcome.verify_output or fields[at][1]
+    return [*fields[:at], ("Verify Output", verify), ("Review", outcome.summary), *fields[at + 1:]]
+
+
+# ---------------------------------------------------------------- the reviewer's run
+
+
+def _run_reviewer(ctx: TickContext, at, prompt_file: Path, system_file: Path, settings, run) -> str:
+    """Run the reviewer confined like the worker, the project read-only: '' or why it failed."""
+    task, saved = at.task, ctx.config
+    ctx.config = saved.as_agent(settings)  # the sandbox and the invocation read the reviewer's preset
+    try:
+        wrap, refused = confine.prepare(ctx, task, at.snap.untracked, extra_guard=_top_level(ctx.root))
+        if refused:
+            return refused
+        reason, _ = run(ctx, task, prompt_file, at.beat, wrap, system_prompt=system_file, context_files=())
+        return reason
+    finally:
+        ctx.config = saved
+
+
+def _top_level(root: Path) -> list[str]:
+    """Every entry of the project's top folder: read-only for the reviewer (.memento/worker/ stays writable)."""
+    try:
+        return sorted(p.name for p in Path(root).iterdir() if p.name not in (".memento",))
+    except OSError:
+        return []
+
+
+def _fingerprint(ctx: TickContext, at) -> tuple:
+    """What a reviewer must leave as it is: the work tree's changes and their contents, and the
+    documents only Memento writes (a person's notes are the guards' business)."""
+    root, ws = ctx.root, ctx.ws
+    changes = gitops.changes_since(root, at.snap.base, set(at.snap.untracked))
+    blobs = gitops.hash_blobs(root, [c.path for c in changes if c.path not in KEPT_DOCS])
+    plan_text = ws.plan_path.read_text(encoding="utf-8", errors="replace")
+    docs = tuple(_read(p) for p in (ws.status_path, ws.map_path, ws.checkpoint_path))
+    return blobs, docs, task_block(plan_text, at.task)
+
+
+def _changes_by_reviewer(ctx: TickContext, at, before: tuple, guards) -> str:
+    """'' or what the reviewer changed; git is put back by the guards, the tree by the rollback."""
+    verdict = guards(ctx, ctx.plan(), at, after_verify=True)
+    after = _fingerprint(ctx, at)
+    changed = sorted(p for p in set(before[0]) | set(after[0]) if before[0].get(p) != after[0].get(p))
+    names = ["docs/TICK_STATUS.md", "docs/PROJECT_MAP.md", "docs/CURRENT_STATE.md"]
+    changed += [n for n, a, b in zip(names, before[1], after[1], strict=True) if a != b]
+    if before[2] != after[2]:
+        changed.append(f"{at.task.id}'s block in docs/MASTER_PLAN.md")
+    if changed:
+        more = f" and {len(changed) - 5} more" if len(changed) > 5 else ""
+        return "the reviewer changed " + ", ".join(safe_text(c) for c in changed[:5]) + more
+    if verdict.reason:  # git, links, notes: the guards' words, about the reviewer now
+        return "the reviewer broke a rule: " + verdict.reason.replace("verify changed", "it changed")
+    return ""
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+# ---------------------------------------------------------------- the reviewer's prompt
+
+
+def system_prompt_text(ctx: TickContext, base: str | None) -> str:
+    """scripts/review_system_prompt.md as committed (the worker's uncommitted edits never reach the
+    reviewer), else the bundled template."""
+    data = gitops.show_file(ctx.root, base, REVIEW_SYSTEM_PROMPT) if base else None
+    if data is not None:
+        return data.decode("utf-8", "replace")
+    return resources.files("memento_core").joinpath("templates", "review_system_prompt.md").read_text("utf-8")
+
+
+def write_review_prompt(ctx: TickContext, at, touched, verify_tail: str, preset: str) -> tuple[Path, Path]:
+    """``.memento/prompts/ID.review.md`` and the system prompt beside it; the paths."""
+    ws, task = ctx.ws, at.task
+    system = system_prompt_text(ctx, at.snap.base)
+    system_file = ws.memento_dir / "prompts" / "review_system_prompt.md"
+    atomic_write_text(system_file, system)
+    spec = agents.PRESETS.get(preset)
+    separate = spec is not None and spec.separate_system_prompt
+    text = review_prompt(ctx, at, touched, verify_tail)
+    if not separate:
+        text = system.rstrip() + "\n\n---\n\n" + text
+    prompt_file = ws.memento_dir / "prompts" / f"{task.id}.review.md"
+    atomic_write_text(prompt_file, text)
+    append_log(ctx.log_path, f"[memento] review prompt {ws.rel(prompt_file)} ({text.count(chr(10))} lines)\n")
+    return prompt_file, system_file
+
+
+def review_prompt(ctx: TickContext, at, touched, verify_tail: str) -> str:
+    ws, task = ctx.ws, at.task
+    plan_text = ws.plan_path.read_text(encoding="utf-8", errors="replace")
+    out = [
+        f"# Review: {task.id} {task.title}",
+        "",
+        f"Project: {ctx.plan().title}. Work tree: `{ws.root}`. A worker has done this task and its verify",
+        "command passed. Judge every acceptance criterion below against the diff and the files.",
+        f"Change nothing; write your report to `{ws.rel(ws.worker_dir / REVIEW_FILE)}`.",
+        "",
+        "## The task",
+        "",
+        "```markdown",
+        task_block(plan_text, task),
+        "```",
+        "",
+        f"## Acceptance criteria ({len(task.accept)}) — judge each, by number",
+        "",
+        *(f"{n}. {text}" for n, text in enumerate(task.accept, 1)),
+        "",
+        "## Verify",
+        "",
+        f"`{task.verify}` exited 0. The end of its output:",
+        "",
+        "```text",
+        "\n".join(verify_tail.strip().splitlines()[-30:]) or "(no output)",
+        "```",
+        "",
+        f"## The diff of this attempt ({len(touched)} files)",
+        "",
+        "```diff",
+        attempt_diff(ctx.root, at.snap.base, touched) or "(no changes)",
+        "```",
+        "",
+        "## Your report",
+        "",
+        f"Write `{ws.rel(ws.worker_dir / REVIEW_FILE)}`: first line `Verdict: PASS` or `Verdict: FAIL`, then one",
+        "line per criterion: `- [PASS] N: finding` or `- [FAIL] N: finding`.",
+    ]
+    return "\n".join(out) + "\n"
+
+
+def attempt_diff(root: Path, base: str | None, touched) -> str:
+    """The work tree against ``base`` for the touched paths; new files in full (at most MAX_DIFF_CHARS)."""
+    parts: list[str] = []
+    size = 0
+    for change in touched:
+        if change.kind == "created" or base is None:
+            args = ["diff", "--no-color", "--no-index", "--", "/dev/null", change.path]
+        else:
+            args = ["diff", "--no-color", base, "--", change.path]
+        text = gitops.run_git(root, args, check=False).stdout.decode("utf-8", "replace")
+        parts.append(text.rstrip("\n"))
+        size += len(text)
+        if size > MAX_DIFF_CHARS:
+            parts.append(f"… (the diff is longer than {MAX_DIFF_CHARS} characters; read the files)")
+            break
+    return "\n".join(p for p in parts if p)[: MAX_DIFF_CHARS + 200]

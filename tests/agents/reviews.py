@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""Fake acceptance reviewer (the `command` preset's [review] agent).
+
+usage: reviews.py PROMPT_FILE OUTDIR MODE
+
+Copies its prompt to OUTDIR/review_prompt_N.md (N counts its runs), then by MODE:
+  pass        every criterion [PASS]
+  fail        criterion 1 [FAIL] ("hello.txt says hello, not done"), the rest [PASS]
+  fail-once   fail on its first run, pass afterwards
+  garbled     a file that is not a review (no Verdict line)
+  liar        `Verdict: PASS` with a [FAIL] finding
+  none        writes nothing
+  edits       writes a passing review, and also rewrites hello.txt (the work it judges)
+  creates     writes a passing review, and also creates extra.txt in the project
+  git         writes a passing review, and also moves a branch ref with git
+The criteria count is read from the prompt ("## Acceptance criteria (N)").
+"""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+prompt_path, outdir, mode = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+prompt = prompt_path.read_text(encoding="utf-8")
+outdir.mkdir(parents=True, exist_ok=True)
+runs = len(list(outdir.glob("review_prompt_*.md"))) + 1
+(outdir / f"review_prompt_{runs}.md").write_text(prompt, encoding="utf-8")
+count = int(re.search(r"## Acceptance criteria \((\d+)\)", prompt).group(1))
+report = Path(".memento/worker/review.md")
+
+
+def write(verdict: str, failed: set[int]) -> None:
+    lines = [f"Verdict: {verdict}", ""]
+    for n in range(1, count + 1):
+        if n in failed:
+            lines.append(f"- [FAIL] {n}: hello.txt says hello, not done")
+        else:
+            lines.append(f"- [PASS] {n}: checked in the diff")
+    report.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+if mode == "fail-once":
+    mode = "fail" if runs == 1 else "pass"
+if mode == "pass":
+    write("PASS", set())
+elif mode == "fail":
+    write("FAIL", {1})
+elif mode == "garbled":
+    report.write_text("Looks good to me!\n", encoding="utf-8")
+elif mode == "liar":
+    write("PASS", {1})
+elif mode == "edits":
+    write("PASS", set())
+    Path("hello.txt").write_text("fixed by the reviewer: done\n", encoding="utf-8")
+elif mode == "creates":
+    write("PASS", set())
+    Path("extra.txt").write_text("the reviewer was here\n", encoding="utf-8")
+elif mode == "git":
+    write("PASS", set())
+    subprocess.run(["git", "branch", "-f", "reviewer-branch", "HEAD"], check=False)
+    subprocess.run(["git", "tag", "reviewed"], check=False)
+print(f"review run {runs}: {mode}")

@@ -1,0 +1,274 @@
+"""The acceptance gate (SPEC §16): fake reviewers through the `command` preset, real ticks, judged on disk and in git."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from memento_core import status_log
+from memento_core.config import config_from_dict
+from memento_core.errors import MementoError
+from memento_core.plan import parse_plan
+from memento_core.scaffold import init_workspace
+from memento_core.tick.__main__ import run_tick
+from memento_core.tick.review import parse_review
+from memento_core.workspace import Workspace
+
+from .test_sandbox import needs_bwrap
+
+AGENTS = Path(__file__).resolve().parents[1] / "agents"
+PY = sys.executable
+
+CRITERIA = ("hello.txt says done", "no other file changes", "the file ends with a newline")
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout
+
+
+def plan_text(*, accept=CRITERIA, max_retries: int = 3) -> str:
+    lines = "".join(f"  - accept: {c}\n" for c in accept)
+    return f"""# MASTER_PLAN: review test
+
+## Meta
+- tick_mode: auto
+- max_retries: {max_retries}
+
+## Phase 1: Only
+<!-- depends: none -->
+
+- [ ] `T-1` [MODULE:hello] Write hello
+  - verify: `grep -q done hello.txt`
+  - context_files: [hello.txt]
+{lines}"""
+
+
+def make_ws(tmp_path: Path, mode: str | None, *, max_rounds: int = 2, sandbox: str = "none",
+            out: Path | None = None, **plan_kw) -> tuple[Workspace, Path]:
+    """A committed workspace: the worker keeps its prompts in OUT; ``mode`` is the reviewer's (None: no [review])."""
+    root, out = tmp_path / "proj", out or tmp_path / "out"
+    out.mkdir(parents=True, exist_ok=True)
+    init_workspace(root, project="proj", commit=False)
+    (root / "docs" / "MASTER_PLAN.md").write_text(plan_text(**plan_kw))
+    toml = (f'[agent]\npreset = "command"\ncommand = "{PY} {AGENTS}/keeps_prompts.py {{prompt_file}} {out}"\n'
+            'timeout = "20s"\n[verify]\ntimeout = "20s"\n'
+            f'[sandbox]\nmode = "{sandbox}"\nwritable = ["{out}"]\n')
+    if mode is not None:
+        toml += (f'[review]\npreset = "command"\ncommand = "{PY} {AGENTS}/reviews.py {{prompt_file}} {out} {mode}"\n'
+                 f'timeout = "20s"\nmax_rounds = {max_rounds}\n')
+    (root / "memento.toml").write_text(toml)
+    (root / "hello.txt").write_text("hello\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "setup")
+    return Workspace(root), out
+
+
+def task_entries(ws: Workspace) -> list:
+    return [e for e in status_log.parse_status(ws.status_path) if e.task_id == "T-1" and not e.is_event]
+
+
+def t1(ws: Workspace):
+    return parse_plan(ws.plan_path).task("T-1")
+
+
+def test_a_failed_review_fails_the_attempt_and_its_findings_reach_the_next_prompt(tmp_path, git_identity):
+    ws, out = make_ws(tmp_path, "fail-once")
+    run_tick(ws.root)
+    task = t1(ws)
+    assert (task.status, task.retries) == (" ", 1)
+    assert (ws.root / "hello.txt").read_text() == "hello\n"  # the worker's work rolled back
+    assert "memento: complete" not in git(ws.root, "log", "--format=%s")
+    entry = task_entries(ws)[-1]
+    assert entry.status == "FAILED"
+    assert entry.field("Reason") == ("review: criterion 1 (hello.txt says done) not met: "
+                                     "hello.txt says hello, not done")
+    assert entry.field("Review") == "FAIL (2/3 criteria)"
+    assert entry.field("Verify Output") == "`(no output)` (exit code 0)"
+    # the reviewer was given the task, its numbered criteria and the diff
+    review_prompt = (out / "review_prompt_1.md").read_text()
+    assert "# Memento Acceptance Reviewer" in review_prompt  # the system prompt, from the commit
+    for n, c in enumerate(CRITERIA, 1):
+        assert f"{n}. {c}" in review_prompt
+    assert "-hello\n+done" in review_prompt and "`grep -q done hello.txt` exited 0" in review_prompt
+
+    run_tick(ws.root)
+    worker_prompt = (out / "worker_prompt_2.md").read_text()
+    assert "The acceptance review of the last attempt of T-1 failed" in worker_prompt
+    assert "- [FAIL] 1: hello.txt says done — hello.txt says hello, not done" in worker_prompt
+    assert "review: criterion 1" in worker_prompt  # and in the failed attempts, as their reason
+    assert t1(ws).status == "x"
+    assert git(ws.root, "log", "-1", "--format=%s").startswith("memento: complete T-1")
+    assert git(ws.root, "show", "HEAD:hello.txt") == "done\n"  # exactly what verify checked
+    assert task_entries(ws)[-1].field("Review") == "PASS (3/3 criteria)"
+    assert "- **Review**: PASS (3/3 criteria)" in ws.status_path.read_text()
+    assert not (ws.memento_dir / "reviews" / "T-1.md").exists()
+
+
+def test_max_rounds_of_failed_reviews_block_the_task_for_a_person(tmp_path, git_identity):
+    ws, out = make_ws(tmp_path, "fail", max_rounds=2, max_retries=5)
+    run_tick(ws.root)
+    assert (t1(ws).status, t1(ws).retries) == (" ", 1)
+    run_tick(ws.root)
+    task = t1(ws)
+    assert (task.status, task.retries) == ("!", 2)  # blocked by the reviews, not by max_retries (5)
+    entry = task_entries(ws)[-1]
+    assert entry.status == "BLOCKED" and "review failed 2/2" in entry.field("Status")
+    assert entry.field("Reason").startswith("review: ")
+    run_tick(ws.root)
+    assert len(list(out.glob("worker_prompt_*.md"))) == 2  # nothing runs a blocked task
+
+
+@pytest.mark.parametrize("mode, why", [
+    ("garbled", "review: .memento/worker/review.md is not a valid review: its first line is not `Verdict:"),
+    ("none", "review: the reviewer wrote no .memento/worker/review.md"),
+    ("liar", "review: .memento/worker/review.md is not a valid review: it says PASS but criterion 1 is [FAIL]"),
+])
+def test_a_missing_or_garbled_review_is_a_fail(tmp_path, git_identity, mode, why):
+    ws, _ = make_ws(tmp_path, mode)
+    run_tick(ws.root)
+    entry = task_entries(ws)[-1]
+    assert entry.field("Reason").startswith(why), entry.field("Reason")
+    assert entry.field("Review") == "FAIL (no valid review)"
+    assert t1(ws).status == " " and (ws.root / "hello.txt").read_text() == "hello\n"
+
+
+def test_a_worker_cannot_forge_the_review(tmp_path, git_identity):
+    """A review.md the worker leaves behind is removed before the reviewer runs, never read."""
+    ws, out = make_ws(tmp_path, "none")
+    ws.config_path.write_text(ws.config_path.read_text().replace(f"{{prompt_file}} {out}\"",
+                                                                 f"{{prompt_file}} {out} --forge-review\"", 1))
+    run_tick(ws.root)
+    assert task_entries(ws)[-1].field("Reason") == "review: the reviewer wrote no .memento/worker/review.md"
+    assert t1(ws).status == " "
+
+
+@pytest.mark.parametrize("mode, changed", [("edits", "hello.txt"), ("creates", "extra.txt")])
+def test_a_reviewer_that_changes_a_file_fails_and_its_edit_is_undone(tmp_path, git_identity, mode, changed):
+    ws, _ = make_ws(tmp_path, mode)
+    head = git(ws.root, "rev-parse", "HEAD")
+    run_tick(ws.root)
+    entry = task_entries(ws)[-1]
+    assert entry.field("Reason").startswith(f"review: the reviewer changed {changed}"), entry.field("Reason")
+    assert t1(ws).status == " " and t1(ws).retries == 1
+    assert (ws.root / "hello.txt").read_text() == "hello\n"  # neither the worker's nor the reviewer's text
+    assert not (ws.root / "extra.txt").exists()
+    assert git(ws.root, "log", "--format=%s", f"{head.strip()}..HEAD").splitlines() == ["memento: T-1 failed (retry 1/3)"]
+    dirty = [ln for ln in git(ws.root, "status", "--porcelain").splitlines() if "CURRENT_STATE" not in ln]
+    assert dirty == []  # (the checkpoint is rewritten after every tick)
+
+
+def test_a_reviewer_that_writes_git_fails_and_git_is_put_back(tmp_path, git_identity):
+    ws, _ = make_ws(tmp_path, "git")
+    run_tick(ws.root)
+    reason = task_entries(ws)[-1].field("Reason")
+    assert reason.startswith("review: the reviewer broke a rule: it changed git's own state: created "
+                             "refs/heads/reviewer-branch, refs/tags/reviewed"), reason
+    assert git(ws.root, "branch", "--list", "reviewer-branch") == "" and git(ws.root, "tag") == ""
+    assert t1(ws).status == " " and (ws.root / "hello.txt").read_text() == "hello\n"
+
+
+def test_without_review_section_there_is_no_review(tmp_path, git_identity):
+    ws, out = make_ws(tmp_path, None)
+    run_tick(ws.root)
+    assert t1(ws).status == "x" and not list(out.glob("review_prompt_*"))
+    assert task_entries(ws)[-1].field("Review") is None and "Review" not in ws.status_path.read_text()
+    assert not (ws.memento_dir / "prompts" / "T-1.review.md").exists()
+
+
+def test_a_task_without_accept_is_not_reviewed(tmp_path, git_identity):
+    ws, out = make_ws(tmp_path, "fail", accept=())
+    run_tick(ws.root)
+    assert t1(ws).status == "x" and not list(out.glob("review_prompt_*"))
+
+
+def test_init_writes_the_review_system_prompt(tmp_path):
+    init_workspace(tmp_path / "p", project="p", commit=False)
+    text = (tmp_path / "p" / "scripts" / "review_system_prompt.md").read_text()
+    assert "Change nothing" in text and "Verdict: PASS" in text and "- [FAIL] N: finding" in text
+
+
+@pytest.fixture
+def outside():
+    """A folder outside /tmp (which the sandbox makes private), for the fake agents' copies."""
+    path = Path(tempfile.mkdtemp(prefix="memento-review-", dir="/var/tmp" if os.access("/var/tmp", os.W_OK) else None))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@needs_bwrap
+def test_a_confined_reviewer_may_write_only_its_report(tmp_path, git_identity, outside):
+    """In the sandbox the project is read-only to the reviewer: its edit fails, so does the review;
+    a reviewer that only writes .memento/worker/review.md passes the task."""
+    ws, _ = make_ws(tmp_path, "edits", sandbox="bwrap", out=outside / "out")
+    run_tick(ws.root)
+    reason = task_entries(ws)[-1].field("Reason")
+    assert reason.startswith("review: the reviewer failed: agent exited with code 1"), reason
+    assert (ws.root / "hello.txt").read_text() == "hello\n" and t1(ws).status == " "
+    ws.config_path.write_text(ws.config_path.read_text().replace(" edits\"", " pass\""))
+    git(ws.root, "commit", "-qam", "a reviewer that passes")
+    run_tick(ws.root)
+    assert t1(ws).status == "x" and git(ws.root, "show", "HEAD:hello.txt") == "done\n"
+    assert task_entries(ws)[-1].field("Review") == "PASS (3/3 criteria)"
+
+
+# ------------------------------------------------------------------ units
+
+
+def test_parse_review_is_strict():
+    ok = parse_review("Verdict: PASS\n\n- [PASS] 1: a\n- [PASS] 2: b\n", 2)
+    assert ok.passed and ok.findings == ((1, True, "a"), (2, True, "b"))
+    failed = parse_review("Verdict: FAIL\nnotes\n* [FAIL] 2) wrong\n- [PASS] 1: fine\n", 2)
+    assert not failed.passed and not failed.problem and failed.findings[1] == (2, False, "wrong")
+    for text, problem in [
+        ("", "it is empty"),
+        ("verdict: pass\n- [PASS] 1: a\n", "its first line"),
+        ("Verdict: MAYBE\n", "its first line"),
+        ("Verdict: PASS\n- [PASS] 1: a\n", "no finding for criterion 2"),
+        ("Verdict: PASS\n- [PASS] 1: a\n- [PASS] 1: a\n- [PASS] 2: b\n", "criterion 1 twice"),
+        ("Verdict: PASS\n- [PASS] 1: a\n- [PASS] 3: b\n", "judges criterion 3"),
+        ("Verdict: PASS\n- [OK] 1: a\n- [PASS] 2: b\n", "marked [OK]"),
+        ("Verdict: PASS\n- [PASS] 1:\n- [PASS] 2: b\n", "no finding"),
+        ("Verdict: FAIL\n- [PASS] 1: a\n- [PASS] 2: b\n", "says FAIL but every"),
+        ("Verdict: PASS\n- [PASS] 1: a\n- [PASS] 2: b\nVerdict: FAIL\n", "more than one Verdict"),
+    ]:
+        review = parse_review(text, 2)
+        assert not review.passed and problem in review.problem, (text, review)
+
+
+def test_review_config_takes_the_keys_of_agent():
+    c = config_from_dict({"agent": {"preset": "claude", "model": "sonnet", "extra_args": ["-x"]},
+                          "review": {"model": "opus", "max_rounds": 3}})
+    assert (c.review.preset, c.review.model, c.review.extra_args, c.review.max_rounds) == ("claude", "opus", ("-x",), 3)
+    reviewer = c.as_agent(c.review)
+    assert (reviewer.agent_preset, reviewer.agent_model, reviewer.agent_fallback) == ("claude", "opus", ())
+    assert config_from_dict({}).review is None
+    for bad in ({"review": {"preset": "script"}}, {"review": {"preset": "command"}},
+                {"review": {"preset": "codex", "max_rounds": 0}}):
+        with pytest.raises(MementoError):
+            config_from_dict(bad)
+
+
+def test_read_review_refuses_links_big_files_and_bad_bytes(tmp_path):
+    from memento_core.tick.review import MAX_REVIEW_BYTES, read_review
+
+    good = tmp_path / "good.md"
+    good.write_text("Verdict: PASS\n- [PASS] 1: ok\n")
+    assert read_review(good, 1).passed
+    link = tmp_path / "review.md"
+    link.symlink_to(good)
+    assert not read_review(link, 1).passed and "could not be read" in read_review(link, 1).problem
+    big = tmp_path / "big.md"
+    big.write_text("Verdict: PASS\n- [PASS] 1: ok\n" + "x" * MAX_REVIEW_BYTES)
+    assert "larger than" in read_review(big, 1).problem
+    bad = tmp_path / "bad.md"
+    bad.write_bytes(b"Verdict: PASS\n- [PASS] 1: \xff\n")
+    assert "not UTF-8" in read_review(bad, 1).problem
+    assert "wrote no" in read_review(tmp_path / "missing.md", 1).problem
+    (tmp_path / "dir.md").mkdir()
+    assert not read_review(tmp_path / "dir.md", 1).passed
