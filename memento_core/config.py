@@ -72,6 +72,13 @@ mode = "auto"           # auto | bwrap | none. auto: bubblewrap when it works he
 network = true          # the agent needs its model API; false adds --unshare-net
 writable = []           # extra paths the agent may write, e.g. "~/.cache/pip"
 
+[architect]
+# The architect (`memento architect`, SPEC §16) turns blocked tasks and notes into plan
+# changes. It takes the keys of [agent] (preset, command, model, extra_args, timeout);
+# each one not set here is the agent's.
+auto = false            # a tick that finds the pipeline blocked runs the architect
+max_runs_per_day = 3    # automatic runs per UTC day; after that the person is alerted
+
 [keys]
 # Dashboard key remaps, action = "key", e.g.:
 # pause = "f7"
@@ -111,6 +118,14 @@ class Config:
     sandbox_mode: str = "auto"
     sandbox_network: bool = True
     sandbox_writable: tuple[str, ...] = ()
+    # [architect] (SPEC §16): the keys of [agent], each defaulting to the agent's value.
+    architect_preset: str = DEFAULT_PRESET
+    architect_command: str = ""
+    architect_timeout: float = 1800.0
+    architect_model: str = ""
+    architect_extra_args: tuple[str, ...] = ()
+    architect_auto: bool = False
+    architect_max_runs_per_day: int = 3
     keys: dict[str, str] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict)
 
@@ -229,6 +244,8 @@ def config_from_dict(
     if output and output not in PRESET_NAMES:
         raise v.fail("agent", "output", f"unknown preset {output!r}; one of {', '.join(PRESET_NAMES)}")
     sandbox = _sandbox(v)
+    architect = _agent_keys(v, "architect", preset=preset, command=command, model=model,
+                            extra_args=tuple(extra), timeout=agent_timeout)
     keys = v.table("keys")
     for action, key in keys.items():
         if not isinstance(key, str) or not key:
@@ -249,6 +266,7 @@ def config_from_dict(
         budget_daily_usd=v.dollars("budget", "daily_usd"),
         budget_task_usd=v.dollars("budget", "task_usd"),
         **sandbox,
+        **architect,
         keys=dict(keys),
         raw=raw,
     )
@@ -272,6 +290,36 @@ def _sandbox(v: _Validator) -> dict[str, Any]:
             "sandbox_writable": tuple(w.strip() for w in writable)}
 
 
+def _agent_keys(v: _Validator, section: str, *, preset: str, command: str, model: str,
+                extra_args: tuple[str, ...], timeout: float) -> dict[str, Any]:
+    """A section with the keys of [agent] (SPEC §16: [architect]); a key it does not set is
+    the agent's value. Returns the Config fields ``<section>_preset`` … and, for
+    [architect], ``auto`` and ``max_runs_per_day``."""
+    table = v.table(section)
+    own_preset = v.string(section, "preset", preset)
+    if own_preset not in PRESET_NAMES:
+        raise v.fail(section, "preset", f"unknown preset {own_preset!r}; one of {', '.join(PRESET_NAMES)}")
+    own_command = v.string(section, "command", command if own_preset == preset else "")
+    if own_preset == "command" and not own_command.strip():
+        raise v.fail(section, "command", 'preset "command" needs a command')
+    own_timeout = v.duration(section, "timeout", "")[0] if "timeout" in table else timeout
+    own_extra = table.get("extra_args", list(extra_args) if own_preset == preset else [])
+    if not isinstance(own_extra, list) or not all(isinstance(a, str) for a in own_extra):
+        raise v.fail(section, "extra_args", f"expected a list of strings, got {own_extra!r}")
+    out = {f"{section}_preset": own_preset, f"{section}_command": own_command,
+           f"{section}_model": v.string(section, "model", model if own_preset == preset else ""),
+           f"{section}_extra_args": tuple(own_extra), f"{section}_timeout": own_timeout}
+    if section == "architect":
+        auto = table.get("auto", False)
+        if not isinstance(auto, bool):
+            raise v.fail(section, "auto", f"expected true or false, got {auto!r}")
+        runs = table.get("max_runs_per_day", 3)
+        if isinstance(runs, bool) or not isinstance(runs, int) or runs < 0:
+            raise v.fail(section, "max_runs_per_day", f"expected a whole number (0 or more), got {runs!r}")
+        out.update(architect_auto=auto, architect_max_runs_per_day=runs)
+    return out
+
+
 KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
     "agent": ("preset", "command", "timeout", "model", "extra_args", "output", "fallback"),
     "budget": ("daily_usd", "task_usd"),
@@ -280,6 +328,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
     "git": ("author",),
     "workers": ("max",),
     "sandbox": ("mode", "network", "writable"),
+    "architect": ("preset", "command", "timeout", "model", "extra_args", "auto", "max_runs_per_day"),
     "keys": None,  # action names: the dashboard knows them
 }
 

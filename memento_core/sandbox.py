@@ -196,6 +196,25 @@ def bwrap_prefix(
     return argv
 
 
+def architect_prefix(ws: Workspace, config: Config, *, binary: str, writable_docs: Sequence[str],
+                     home: str | None = None) -> list[str]:
+    """The architect's sandbox (SPEC §16): like the worker's, but the whole project stays
+    read-only except the files ``writable_docs`` names (the plan, the map, the notes) and
+    ``.memento/worker/``. ``config`` is the architect's (its preset decides the state paths)."""
+    root = Path(ws.root)
+    seen: set[tuple[str, str]] = set()
+    argv = [binary, *_BASE]
+    writable = [*state_paths(config.agent_preset, root, home),
+                *(expand(w, root, home) for w in config.sandbox_writable)]
+    argv += _binds("--bind", writable, seen)
+    argv += _binds("--ro-bind", [root], seen)  # a [sandbox] writable entry inside the project loses
+    argv += _binds("--bind", [root / rel for rel in writable_docs], seen)
+    argv += _binds("--bind", [worker_dir(ws)], seen)
+    argv += [*_NAMESPACE_FLAGS, *(() if config.sandbox_network else ("--unshare-net",))]
+    argv += ["--setenv", SANDBOX_ENV, "1", "--chdir", _real(root) or str(root), "--"]
+    return argv
+
+
 def worker_dir(ws: Workspace) -> Path:
     """``.memento/worker/``: the one place under .memento the sandboxed worker may write (made here)."""
     path = ws.worker_dir

@@ -21,6 +21,7 @@ TEMPLATES = (
     ("HUMAN_NOTES.md", "docs/HUMAN_NOTES.md"),
     ("CURRENT_STATE.md", "docs/CURRENT_STATE.md"),
     ("tick_worker_system_prompt.md", "scripts/tick_worker_system_prompt.md"),
+    ("architect_system_prompt.md", "scripts/architect_system_prompt.md"),
     ("memento_ignore.txt", ".memento_ignore"),
     ("memento_cleanignore.txt", ".memento_cleanignore"),
 )
