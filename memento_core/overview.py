@@ -48,6 +48,7 @@ def summarize(ws: Workspace, plan: Plan, entries: Sequence[TickEntry]) -> dict:
         "config_error": _config_error(ws),
         **_spending(ws, state_file, entries),
         "sandbox": _sandbox(ws),
+        "architect": _architect(ws, state_file),
         "plan_errors": [str(e) for e in plan.plan_errors],
         "last_tick": entries[-1].timestamp if entries else None,
     }
@@ -127,6 +128,17 @@ def _sandbox(ws: Workspace) -> dict:
     except MementoError:
         return {"mode": "none", "confined": False, "reason": "memento.toml is invalid: no task runs"}
     return sandbox.resolve(config).as_dict()
+
+
+def _architect(ws: Workspace, state: TickState) -> dict:
+    """[architect] (SPEC §16): {"auto": bool, "runs_today": int, "max_runs_per_day": int, "last": stamp|None}."""
+    try:
+        config = load_config(ws.config_path)
+    except MementoError:
+        config = None
+    return {"auto": bool(config and config.architect_auto), "runs_today": state.architect_runs_today(),
+            "max_runs_per_day": config.architect_max_runs_per_day if config else 3,
+            "last": state.architect_last or None}
 
 
 def _config_error(ws: Workspace) -> str | None:

@@ -4,7 +4,7 @@
 usage: architect.py ACTION [ARGS…], run in the project root by the `command` preset.
 
   fix TASK VERIFY      set TASK's verify to VERIFY, reset it to [ ] with retries 0, and mark
-                       every unread note read; writes "architect ran" to $FAKE_ARCHITECT_SEEN
+                       every unread note read
   split TASK           skip TASK with "reason: split into T-901, T-902" and add both
   map                  fix nothing, append a line to docs/PROJECT_MAP.md
   edit_code PATH       `fix` T-1 with `true`, and also write PATH (code: not its to change)
@@ -16,6 +16,9 @@ usage: architect.py ACTION [ARGS…], run in the project root by the `command` p
   status_log           write into docs/TICK_STATUS.md
   nothing              read the prompt and change nothing
   fail                 `fix` T-1, then exit 3
+
+Every run appends ACTION to $FAKE_ARCHITECT_SEEN and copies its prompt to $FAKE_ARCHITECT_PROMPT
+when those are set.
 """
 
 import os
@@ -67,10 +70,6 @@ def fix(task, verify):
     if NOTES.exists():
         NOTES.write_text(NOTES.read_text(encoding="utf-8").replace("### [NOTE]", "### [NOTE:READ]"),
                          encoding="utf-8")
-    seen = os.environ.get("FAKE_ARCHITECT_SEEN")
-    if seen:
-        with open(seen, "a", encoding="utf-8") as fh:
-            fh.write("architect ran\n")
 
 
 def main(action, *args):
@@ -78,6 +77,10 @@ def main(action, *args):
     out = os.environ.get("FAKE_ARCHITECT_PROMPT")
     if out:
         Path(out).write_text(prompt, encoding="utf-8")
+    seen = os.environ.get("FAKE_ARCHITECT_SEEN")
+    if seen:
+        with open(seen, "a", encoding="utf-8") as fh:
+            fh.write(f"{action}\n")
     if action == "fix":
         fix(args[0], args[1])
     elif action == "split":

@@ -106,17 +106,12 @@ def _identity(git_identity):
 # --------------------------------------------------------------------------- repair
 
 
-def test_a_blocked_task_is_repaired_then_passed_by_the_next_tick(tmp_path):
+def test_a_blocked_task_is_repaired_then_passed_by_the_next_tick(tmp_path, monkeypatch):
     prompt_copy = tmp_path / "prompt.md"
     ws = make_ws(tmp_path, agent("architect.py", "fix", "T-1", "grep -q done hello.txt"))
     add_note(ws.notes_path, "the greeting is lower case", target="T-1")
-    import os
-
-    os.environ["FAKE_ARCHITECT_PROMPT"] = str(prompt_copy)
-    try:
-        result = run_architect(ws)
-    finally:
-        del os.environ["FAKE_ARCHITECT_PROMPT"]
+    monkeypatch.setenv("FAKE_ARCHITECT_PROMPT", str(prompt_copy))
+    result = run_architect(ws)
     assert result.outcome == CHANGED, result.message
     assert result.changes.edited == ("T-1",) and result.changes.reset == ("T-1",)
     # The prompt: the rules, the blocked task with its failed attempt, the note, the map, the plan.
@@ -279,3 +274,72 @@ def test_confined_the_architect_cannot_write_code_at_all(tmp_path):
     after = tree(ws.root)
     assert after["code.py"] == before["code.py"] and after["docs/HUMAN_NOTES.md"] == before["docs/HUMAN_NOTES.md"]
     assert parse_plan(ws.plan_path).task("T-1").status == "!"
+
+
+# --------------------------------------------------------------------------- [architect] auto
+
+AUTO = "auto = true\n"
+
+
+def seen(path: Path) -> list[str]:
+    return path.read_text().split() if path.exists() else []
+
+
+def test_auto_a_blocked_tick_runs_the_architect_and_the_next_tick_passes(tmp_path, monkeypatch):
+    ran = tmp_path / "ran.txt"
+    monkeypatch.setenv("FAKE_ARCHITECT_SEEN", str(ran))
+    ws = make_ws(tmp_path, agent("architect.py", "fix", "T-1", "grep -q done hello.txt"), extra=AUTO)
+    outcome = run_tick(ws.root)  # finds the pipeline blocked
+    assert seen(ran) == ["fix"]
+    assert "architect: edited T-1; reset T-1" in outcome.message
+    assert entries(ws)[-1].field("Event") == "🏗 ARCHITECT"
+    assert history(ws.root)[0].endswith("memento: architect — edited T-1; reset T-1")
+    assert not ws.alert_path.exists()  # nothing is blocked any more
+    outcome = run_tick(ws.root)
+    assert outcome.results and outcome.results[0].passed, outcome.message
+    assert seen(ran) == ["fix"]
+
+
+def test_auto_runs_once_per_blocked_state_and_alerts_when_it_changed_nothing(tmp_path, monkeypatch):
+    ran = tmp_path / "ran.txt"
+    monkeypatch.setenv("FAKE_ARCHITECT_SEEN", str(ran))
+    ws = make_ws(tmp_path, agent("architect.py", "nothing"), extra=AUTO)
+    commits = history(ws.root)
+    for _ in range(3):
+        run_tick(ws.root)
+    assert seen(ran) == ["nothing"]  # the same blocked state: never a second run
+    alert = ws.alert_path.read_text()
+    assert "problem: architect: the architect changed nothing" in alert and "blocked: T-1" in alert
+    assert [c for c in history(ws.root) if "architect" in c] == []
+    assert history(ws.root)[len(history(ws.root)) - len(commits):] == commits
+    add_note(ws.notes_path, "try a lower-case verify", target="T-1")  # something new to act on
+    run_tick(ws.root)
+    assert seen(ran) == ["nothing", "nothing"]
+
+
+def test_auto_stops_at_the_daily_limit_and_alerts(tmp_path, monkeypatch):
+    ran = tmp_path / "ran.txt"
+    monkeypatch.setenv("FAKE_ARCHITECT_SEEN", str(ran))
+    # Each run "repairs" T-1 with a verify that fails again: a new blocked state every time.
+    ws = make_ws(tmp_path, agent("architect.py", "fix", "T-1", "grep -q NOPE hello.txt"),
+                 extra=AUTO + "max_runs_per_day = 1\n")
+    run_tick(ws.root)  # blocked: the architect runs (1/1) and resets T-1
+    assert seen(ran) == ["fix"]
+    outcome = run_tick(ws.root)  # T-1 fails again and blocks
+    assert outcome.results and outcome.results[0].blocked
+    outcome = run_tick(ws.root)  # blocked again, a new state, but today's runs are spent
+    assert seen(ran) == ["fix"]
+    assert "daily limit of 1 automatic run(s) is reached" in outcome.message
+    assert "problem: architect: the daily limit of 1 automatic run(s) is reached" in ws.alert_path.read_text()
+    from memento_core.overview import summarize
+
+    shown = summarize(ws, parse_plan(ws.plan_path), entries(ws))["architect"]
+    assert shown["last"] and shown == {"auto": True, "runs_today": 1, "max_runs_per_day": 1, "last": shown["last"]}
+
+
+def test_without_auto_a_blocked_tick_never_runs_the_architect(tmp_path, monkeypatch):
+    ran = tmp_path / "ran.txt"
+    monkeypatch.setenv("FAKE_ARCHITECT_SEEN", str(ran))
+    ws = make_ws(tmp_path, agent("architect.py", "fix", "T-1", "grep -q done hello.txt"))
+    run_tick(ws.root)
+    assert seen(ran) == [] and parse_plan(ws.plan_path).task("T-1").status == "!"

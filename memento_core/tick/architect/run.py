@@ -114,6 +114,8 @@ def architect_under_lock(ctx: TickContext, *, dry_run: bool = False) -> Architec
         return ArchitectResult(REFUSED, refused, dry_run=dry_run)
     snap = take_snapshot(ctx)
     append_log(ctx.log_path, f"[memento] architect run{' (dry run)' if dry_run else ''} at {utc_stamp()}\n")
+    if not dry_run:
+        ctx.state.architect_last = utc_stamp()
     failed = run_architect_agent(ctx, architect_config(ctx.config))
     judged = judge(ctx, snap)
     reasons = ((failed,) if failed else ()) + judged.reasons
