@@ -343,3 +343,21 @@ def test_without_auto_a_blocked_tick_never_runs_the_architect(tmp_path, monkeypa
     ws = make_ws(tmp_path, agent("architect.py", "fix", "T-1", "grep -q done hello.txt"))
     run_tick(ws.root)
     assert seen(ran) == [] and parse_plan(ws.plan_path).task("T-1").status == "!"
+
+
+def test_a_dry_runs_proposal_is_applied_as_shown_without_running_the_agent_again(tmp_path, monkeypatch):
+    from memento_core.tick.architect.run import apply_proposal
+
+    ran = tmp_path / "ran.txt"
+    monkeypatch.setenv("FAKE_ARCHITECT_SEEN", str(ran))
+    ws = make_ws(tmp_path, agent("architect.py", "fix", "T-1", "grep -q done hello.txt"))
+    proposal = run_architect(ws, dry_run=True)
+    assert parse_plan(ws.plan_path).task("T-1").status == "!"
+    applied = apply_proposal(ws, proposal)
+    assert applied.outcome == CHANGED and applied.commit
+    assert seen(ran) == ["fix"]  # one run of the agent: the dry run's
+    assert parse_plan(ws.plan_path).task("T-1").verify == "grep -q done hello.txt"
+    assert history(ws.root)[0].endswith("memento: architect — edited T-1; reset T-1")
+    # A second apply finds the plan changed since: refused, nothing written.
+    commits = history(ws.root)
+    assert apply_proposal(ws, proposal).outcome == "refused" and history(ws.root) == commits

@@ -64,6 +64,10 @@ class ArchitectResult:
     commit: str | None = None
     log: str | None = None
     dry_run: bool = False
+    # A dry run's proposal (apply_proposal keeps exactly it): the documents before and after, and HEAD.
+    proposed: dict[str, bytes | None] = field(default_factory=dict, repr=False)
+    base: dict[str, bytes | None] = field(default_factory=dict, repr=False)
+    head: str | None = None
 
     @property
     def exit_code(self) -> int:
@@ -133,8 +137,53 @@ def architect_under_lock(ctx: TickContext, *, dry_run: bool = False) -> Architec
     result = ArchitectResult(CHANGED, summary_of(judged.changes, judged.notes, judged.map_changed),
                              judged.changes, judged.notes, judged.map_changed, diff, log=log, dry_run=dry_run)
     if dry_run:
+        proposed = {rel: read_or_none(ctx.root / rel) for rel in WRITABLE}
         restore_all(ctx, snap, save=False)
-        return result
+        return replace(result, proposed=proposed, base={rel: snap.docs.get(rel) for rel in WRITABLE},
+                       head=snap.snap.base)
+    return replace(result, commit=apply(ctx, result))
+
+
+def apply_proposal(ws: Workspace, proposal: ArchitectResult) -> ArchitectResult:
+    """Keep what a dry run showed (the dashboard's confirmation), without running the agent again:
+    under the tick lock, when nothing changed since, its documents are written and checked as a
+    run's are, then committed with the 🏗 ARCHITECT entry."""
+    from ...config import load_config
+    from ...locks import LockBusy, file_lock
+
+    if proposal.outcome != CHANGED or not proposal.proposed:
+        raise MementoError("nothing to apply: the dry run proposed no change")
+    try:
+        with file_lock(ws.tick_lock_path, blocking=False):
+            ctx = TickContext(ws)
+            ctx.config = load_config(ws.config_path)
+            ctx.log_path = ws.logs_dir / f"architect_{ctx.started.strftime('%Y-%m-%dT%H%M%SZ')}.log"
+            result = _apply_locked(ctx, proposal)
+            ctx.state.save(ws)
+            return result
+    except LockBusy:
+        raise MementoError("a tick is running (the tick lock is taken); apply when it has finished") from None
+
+
+def _apply_locked(ctx: TickContext, proposal: ArchitectResult) -> ArchitectResult:
+    refused = preflight(ctx)
+    now = {rel: read_or_none(ctx.root / rel) for rel in WRITABLE}
+    if not refused and (now != proposal.base or gitops.head(ctx.root) != proposal.head):
+        refused = "the plan, the map or the notes changed since the dry run: run the architect again"
+    if refused:
+        return ArchitectResult(REFUSED, refused)
+    snap = take_snapshot(ctx)
+    append_log(ctx.log_path, f"[memento] architect: applying the dry run's proposal at {utc_stamp()}\n")
+    for rel, data in proposal.proposed.items():
+        if data is not None:
+            atomic_write_bytes(ctx.root / rel, data)
+    judged = judge(ctx, snap)
+    if judged.reasons:
+        restore_all(ctx, snap, save=False)
+        return ArchitectResult(ROLLED_BACK, "; ".join(judged.reasons), reasons=judged.reasons, log=ctx.rel_log())
+    ctx.state.architect_last = utc_stamp()
+    result = ArchitectResult(CHANGED, summary_of(judged.changes, judged.notes, judged.map_changed),
+                             judged.changes, judged.notes, judged.map_changed, proposal.diff, log=ctx.rel_log())
     return replace(result, commit=apply(ctx, result))
 
 
