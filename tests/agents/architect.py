@@ -68,8 +68,8 @@ def fix(task, verify):
 
     edit_task(task, change)
     if NOTES.exists():
-        NOTES.write_text(NOTES.read_text(encoding="utf-8").replace("### [NOTE]", "### [NOTE:READ]"),
-                         encoding="utf-8")
+        text = re.sub(r"^### \[NOTE\] ", "### [NOTE:READ] ", NOTES.read_text(encoding="utf-8"), flags=re.M)
+        NOTES.write_text(text, encoding="utf-8")
 
 
 def main(action, *args):

@@ -361,3 +361,11 @@ def test_a_dry_runs_proposal_is_applied_as_shown_without_running_the_agent_again
     # A second apply finds the plan changed since: refused, nothing written.
     commits = history(ws.root)
     assert apply_proposal(ws, proposal).outcome == "refused" and history(ws.root) == commits
+
+
+def test_the_cli_says_why_it_rolled_back(tmp_path):
+    ws = make_ws(tmp_path, agent("architect.py", "delete", "T-1"))
+    proc = subprocess.run([PY, "-m", "memento_core.cli", "architect", str(ws.root)], capture_output=True, text=True)
+    assert proc.returncode == 1, proc.stderr
+    assert "[warn] the architect's changes were rolled back:\n  - deleted the task line of T-1" in proc.stdout
+    assert parse_plan(ws.plan_path).task("T-1").status == "!"

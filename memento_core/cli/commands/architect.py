@@ -45,7 +45,8 @@ def report(result) -> None:
         sha = f", commit {result.commit[:7]}" if result.commit else ""
         ok(f"architect: {result.message} (🏗 ARCHITECT entry in docs/TICK_STATUS.md{sha}){log}")
     elif result.outcome == ROLLED_BACK:
-        warn("the architect's changes were rolled back:" + "".join(f"\n  - {r}" for r in result.reasons) + log)
+        warn("the architect's changes were rolled back:" + "".join(f"\n  - {r}" for r in result.reasons)
+             + (f"\n  log: {result.log}" if result.log else ""))
     else:
         warn(f"the architect changed nothing{log}; blocked tasks wait for a person")
 

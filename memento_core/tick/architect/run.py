@@ -23,6 +23,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from pathlib import Path
 
 from ... import agents, gitops, notes
 from ...config import Config
@@ -34,6 +35,7 @@ from ...runlog import utc_stamp
 from ...workspace import OWN_DOCS, Workspace
 from .. import gitstate, guards, ownfiles
 from ..context import TickContext
+from ..context import _unique as unique_path
 from ..entries import PENDING_COMMIT, fill_commit
 from ..files import append_log, read_or_none
 from ..rollback import restore_notes, roll_back, rollback_folder
@@ -100,7 +102,7 @@ def run_architect(ws: Workspace, *, dry_run: bool = False) -> ArchitectResult:
         with file_lock(ws.tick_lock_path, blocking=False):
             ctx = TickContext(ws)
             ctx.config = load_config(ws.config_path)
-            ctx.log_path = ws.logs_dir / f"architect_{ctx.started.strftime('%Y-%m-%dT%H%M%SZ')}.log"
+            ctx.log_path = architect_log(ctx)
             with subreaper():  # orphans of the agent come to us, and none outlives the run
                 result = architect_under_lock(ctx, dry_run=dry_run)
             if not dry_run and result.outcome != REFUSED:
@@ -109,6 +111,11 @@ def run_architect(ws: Workspace, *, dry_run: bool = False) -> ArchitectResult:
     except LockBusy:
         raise MementoError("a tick is running (the tick lock is taken); run the architect when it "
                            "has finished") from None
+
+
+def architect_log(ctx: TickContext) -> Path:
+    """logs/architect_<stamp>.log (``-2``, ``-3``… when two runs start in the same second)."""
+    return unique_path(ctx.ws.logs_dir / f"architect_{ctx.started.strftime('%Y-%m-%dT%H%M%SZ')}.log")
 
 
 def architect_under_lock(ctx: TickContext, *, dry_run: bool = False) -> ArchitectResult:
@@ -157,7 +164,7 @@ def apply_proposal(ws: Workspace, proposal: ArchitectResult) -> ArchitectResult:
         with file_lock(ws.tick_lock_path, blocking=False):
             ctx = TickContext(ws)
             ctx.config = load_config(ws.config_path)
-            ctx.log_path = ws.logs_dir / f"architect_{ctx.started.strftime('%Y-%m-%dT%H%M%SZ')}.log"
+            ctx.log_path = architect_log(ctx)
             result = _apply_locked(ctx, proposal)
             ctx.state.save(ws)
             return result
