@@ -155,6 +155,7 @@ def test_a_split_skips_with_a_reason_and_adds_the_tasks(tmp_path):
     assert plan.meta.total_tasks == 5  # the counters recomputed: T-1 skipped, T-901 and T-902 added
     entry = entries(ws)[-1]
     assert entry.field("Skipped") == "T-1" and entry.field("Added") == "T-901, T-902"
+    assert entry.field("Edited") is None  # the skip's reason is the skip
 
 
 def test_the_map_may_change_and_is_committed(tmp_path):
@@ -202,6 +203,8 @@ VIOLATIONS = {
     "commit": ((), "made 1 commit(s) of its own"),
     "status_log": ((), "changed docs/TICK_STATUS.md (only Memento writes it)"),
     "fail": ((), "the architect exited with code 3"),
+    "forge_note": ((), "wrote 1 note(s) into docs/HUMAN_NOTES.md"),
+    "git_hook": ((), "changed git's own state: wrote .git/hooks/pre-commit"),
 }
 
 
@@ -230,6 +233,7 @@ def test_a_rule_breaking_architect_is_rolled_back_with_its_reason(tmp_path, name
     files = set(git(ws.root, "show", "--name-only", "--format=", "HEAD").split())
     assert files <= {"docs/MASTER_PLAN.md", "docs/TICK_STATUS.md"}
     assert {ln[3:] for ln in git(ws.root, "status", "--porcelain").splitlines()} <= {"docs/CURRENT_STATE.md"}
+    assert not (ws.root / ".git" / "hooks" / "pre-commit").exists()  # git's own state put back too
 
 
 def test_a_rule_breaking_dry_run_leaves_no_entry_either(tmp_path):

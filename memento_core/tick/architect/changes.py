@@ -18,6 +18,7 @@ from ...notes import parse_notes_text
 from ...plan import Plan, Task
 
 # Meta keys Memento maintains itself; the architect's changes to them are not changes.
+SKIP_FIELDS = ("- retries:", "- reason:")
 COUNTERS = frozenset({"total_ticks", "total_tasks", "completed_tasks", "last_architect_edit"})
 
 
@@ -44,9 +45,9 @@ class PlanChanges:
         return [f"{verb} {', '.join(ids)}" for verb, ids in named if ids]
 
 
-def definition(task: Task) -> tuple[str, str]:
+def definition(task: Task, ignored: tuple[str, ...] = ("- retries:",)) -> tuple[str, str]:
     """A task's line after its status and its block but ``retries:`` (a reset writes it)."""
-    block = "\n".join(ln.rstrip() for ln in task.block.splitlines() if not ln.strip().startswith("- retries:"))
+    block = "\n".join(ln.rstrip() for ln in task.block.splitlines() if not ln.strip().startswith(ignored))
     return task.raw_rest.strip(), block.strip()
 
 
@@ -74,10 +75,12 @@ def compare_plans(old: Plan, new: Plan) -> PlanChanges:
         if was.status == "x" and (now.status != "x" or definition(now) != definition(was)
                                   or now.fields.get("retries") != was.fields.get("retries")):
             violations.append(f"changed {tid}, which is done (a done task stays as it is)")
-        if definition(now) != definition(was):
-            edited.append(tid)
-        if now.status == "-" and was.status != "-":
+        skip = now.status == "-" and was.status != "-"
+        if skip:
             skipped.append(tid)
+        ignored = SKIP_FIELDS if skip else SKIP_FIELDS[:1]  # a skip's `reason:` is the skip, not an edit
+        if definition(now, ignored) != definition(was, ignored):
+            edited.append(tid)
         if was.status == "!" and now.status == " ":
             reset.append(tid)
     added = [tid for tid in after if tid not in before]

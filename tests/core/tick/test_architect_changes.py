@@ -64,6 +64,7 @@ def test_a_skip_with_a_reason_and_new_tasks_are_a_split():
     new += "\n- [ ] `T-3` Half\n  - verify: `true`\n  - context_files: [a.txt]\n"
     changes = compare(new)
     assert changes.violations == () and changes.skipped == ("T-1",) and changes.added == ("T-3",)
+    assert changes.edited == ()  # the reason is the skip's, not an edit
 
 
 NOTES = """# HUMAN NOTES
