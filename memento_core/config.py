@@ -83,6 +83,13 @@ writable = []           # extra paths the agent may write, e.g. "~/.cache/pip"
 urls = []               # Apprise URLs, e.g. ["tgram://BOT/CHAT", "ntfys://ntfy.sh/TOPIC", "json://host/path"]
 # events = ["blocked", "breaker", "complete", "dirty", "rate_limited", "budget", "architect"]
 
+[architect]
+# The architect (`memento architect`, SPEC §16) turns blocked tasks and notes into plan
+# changes. It takes the keys of [agent] (preset, command, model, extra_args, timeout);
+# each one not set here is the agent's.
+auto = false            # a tick that finds the pipeline blocked runs the architect
+max_runs_per_day = 3    # automatic runs per UTC day; after that the person is alerted
+
 [keys]
 # Dashboard key remaps, action = "key", e.g.:
 # pause = "f7"
@@ -136,6 +143,10 @@ class Config:
     sandbox_writable: tuple[str, ...] = ()
     notify_urls: tuple[str, ...] = ()
     notify_events: tuple[str, ...] = NOTIFY_EVENTS
+    # [architect] (SPEC §16): its own agent settings (each key not set is the agent's) and when it runs itself.
+    architect: AgentSettings = field(default_factory=AgentSettings)
+    architect_auto: bool = False
+    architect_max_runs_per_day: int = 3
     keys: dict[str, str] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict)
     review: AgentSettings | None = None  # [review]: the acceptance gate (SPEC §16); None: no review
@@ -263,6 +274,7 @@ def config_from_dict(
     sandbox = _sandbox(v)
     base = AgentSettings(preset, command, model, tuple(extra), agent_timeout)
     review = agent_section(v, "review", base, max_rounds=True)
+    architect = agent_section(v, "architect", base) or base
     keys = v.table("keys")
     for action, key in keys.items():
         if not isinstance(key, str) or not key:
@@ -284,6 +296,8 @@ def config_from_dict(
         budget_task_usd=v.dollars("budget", "task_usd"),
         **sandbox,
         **_notify(v),
+        **_architect_runs(v),
+        architect=architect,
         keys=dict(keys),
         raw=raw,
         review=review,
@@ -298,7 +312,7 @@ def agent_section(v: _Validator, section: str, base: AgentSettings, *, max_round
         return None
     v.table(section)
     preset = v.string(section, "preset", base.preset)
-    if preset not in PRESET_NAMES or preset == "script":
+    if preset not in PRESET_NAMES or (preset == "script" and "preset" in v.table(section)):
         raise v.fail(section, "preset", f"unknown preset {preset!r} (script runs no model); one of "
                      + ", ".join(p for p in PRESET_NAMES if p != "script"))
     same = preset == base.preset
@@ -350,6 +364,17 @@ def _notify(v: _Validator) -> dict[str, Any]:
             raise v.fail("notify", "events", f"unknown event {name!r}; one of {', '.join(NOTIFY_EVENTS)}")
     return {"notify_urls": tuple(u.strip() for u in urls), "notify_events": tuple(events)}
 
+def _architect_runs(v: _Validator) -> dict[str, Any]:
+    """[architect] auto and max_runs_per_day (SPEC §16); its agent keys are agent_section's."""
+    table = v.table("architect")
+    auto = table.get("auto", False)
+    if not isinstance(auto, bool):
+        raise v.fail("architect", "auto", f"expected true or false, got {auto!r}")
+    runs = table.get("max_runs_per_day", 3)
+    if isinstance(runs, bool) or not isinstance(runs, int) or runs < 0:
+        raise v.fail("architect", "max_runs_per_day", f"expected a whole number (0 or more), got {runs!r}")
+    return {"architect_auto": auto, "architect_max_runs_per_day": runs}
+
 
 KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
     "agent": ("preset", "command", "timeout", "model", "extra_args", "output", "fallback"),
@@ -360,6 +385,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
     "workers": ("max",),
     "sandbox": ("mode", "network", "writable"),
     "notify": ("urls", "events"),
+    "architect": ("preset", "command", "timeout", "model", "extra_args", "auto", "max_runs_per_day"),
     "keys": None,  # action names: the dashboard knows them
     "review": ("preset", "command", "model", "extra_args", "timeout", "max_rounds"),
 }

@@ -50,6 +50,7 @@ def summarize(ws: Workspace, plan: Plan, entries: Sequence[TickEntry]) -> dict:
         **_spending(ws, state_file, entries),
         "sandbox": _sandbox(ws),
         "notify": _notify(ws),
+        "architect": _architect(ws, state_file),
         "plan_errors": [str(e) for e in plan.plan_errors],
         "waits_on": waits_on(plan),
         "last_tick": entries[-1].timestamp if entries else None,
@@ -137,6 +138,17 @@ def _notify(ws: Workspace) -> dict:
     from .notify import summary
 
     return summary(ws)
+
+
+def _architect(ws: Workspace, state: TickState) -> dict:
+    """[architect] (SPEC §16): {"auto": bool, "runs_today": int, "max_runs_per_day": int, "last": stamp|None}."""
+    try:
+        config = load_config(ws.config_path)
+    except MementoError:
+        config = None
+    return {"auto": bool(config and config.architect_auto), "runs_today": state.architect_runs_today(),
+            "max_runs_per_day": config.architect_max_runs_per_day if config else 3,
+            "last": state.architect_last or None}
 
 
 def _config_error(ws: Workspace) -> str | None:

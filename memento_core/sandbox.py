@@ -174,6 +174,17 @@ def protected_paths(root: Path, guard_paths: Iterable[str] = (), untracked: Iter
     return paths
 
 
+def _outside(binary: str, root: Path, config: Config, home: str | None, seen: set[tuple[str, str]]) -> list[str]:
+    """The start of every sandbox: the read-only system, a private /tmp (with ``$TMPDIR``), and the
+    preset's state folders and ``[sandbox] writable`` writable."""
+    argv = [binary, *_BASE]
+    private_tmp, tmp_bind = temp_dir(root, home)
+    argv += ["--dir", private_tmp] if private_tmp else []
+    writable = [*state_paths(config.agent_preset, root, home),
+                *(expand(w, root, home) for w in config.sandbox_writable), *tmp_bind]
+    return argv + _binds("--bind", writable, seen)
+
+
 def bwrap_prefix(
     ws: Workspace,
     config: Config,
@@ -187,12 +198,7 @@ def bwrap_prefix(
     """The argv prefix running a command in the sandbox (the command follows it, after ``--``)."""
     root = Path(ws.root)
     seen: set[tuple[str, str]] = set()
-    argv = [binary, *_BASE]
-    private_tmp, tmp_bind = temp_dir(root, home)
-    argv += ["--dir", private_tmp] if private_tmp else []
-    writable = [*state_paths(config.agent_preset, root, home),
-                *(expand(w, root, home) for w in config.sandbox_writable), *tmp_bind]
-    argv += _binds("--bind", writable, seen)
+    argv = _outside(binary, root, config, home, seen)
     argv += _binds("--bind", [root], seen)
     argv += _binds("--ro-bind", protected_paths(root, guard_paths, untracked), seen, keep=_real(root))
     worker = worker_dir(ws)
@@ -216,6 +222,22 @@ def temp_dir(root: Path, home: str | None = None, tmpdir: str | None = None) -> 
         if kept is not None and (real == kept or kept.startswith(real.rstrip("/") + "/")):
             return None, []
     return None, [Path(real)]
+
+
+def architect_prefix(ws: Workspace, config: Config, *, binary: str, writable_docs: Sequence[str],
+                     home: str | None = None) -> list[str]:
+    """The architect's sandbox (SPEC §16): like the worker's, but the whole project stays
+    read-only except the files ``writable_docs`` names (the plan, the map, the notes) and
+    ``.memento/worker/``. ``config`` is the architect's (its preset decides the state paths)."""
+    root = Path(ws.root)
+    seen: set[tuple[str, str]] = set()
+    argv = _outside(binary, root, config, home, seen)
+    argv += _binds("--ro-bind", [root], seen)  # a [sandbox] writable entry inside the project loses
+    argv += _binds("--bind", [root / rel for rel in writable_docs], seen)
+    argv += _binds("--bind", [worker_dir(ws)], seen)
+    argv += [*_NAMESPACE_FLAGS, *(() if config.sandbox_network else ("--unshare-net",))]
+    argv += ["--setenv", SANDBOX_ENV, "1", "--chdir", _real(root) or str(root), "--"]
+    return argv
 
 
 def worker_dir(ws: Workspace) -> Path:

@@ -22,6 +22,7 @@ TEMPLATES = (
     ("CURRENT_STATE.md", "docs/CURRENT_STATE.md"),
     ("tick_worker_system_prompt.md", "scripts/tick_worker_system_prompt.md"),
     ("review_system_prompt.md", "scripts/review_system_prompt.md"),  # the acceptance gate (SPEC §16)
+    ("architect_system_prompt.md", "scripts/architect_system_prompt.md"),
     ("memento_ignore.txt", ".memento_ignore"),
     ("memento_cleanignore.txt", ".memento_cleanignore"),
 )

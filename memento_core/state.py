@@ -46,6 +46,13 @@ class TickState:
     preset_limits: dict[str, str] = field(default_factory=dict)
     rate_limit_streak: int = 0
     budget_reached_day: str = ""  # the UTC day the BUDGET REACHED entry was written
+    # The architect (tick/architect/, SPEC §16): automatic runs on architect_day (UTC), the
+    # blocked state it last ran for (it never runs twice for one), the alert it left, its last run.
+    architect_day: str = ""
+    architect_runs: int = 0
+    architect_signature: str = ""
+    architect_alert: str = ""
+    architect_last: str = ""
 
     @classmethod
     def load(cls, ws: Workspace) -> TickState:
@@ -60,6 +67,13 @@ class TickState:
             return cls(**known)
         except TypeError:
             return cls()
+
+    def architect_runs_today(self, today: str | None = None) -> int:
+        """The architect's automatic runs on the UTC day ``today`` (default: now), SPEC §16."""
+        from datetime import UTC, datetime
+
+        today = today or datetime.now(UTC).strftime("%Y-%m-%d")
+        return self.architect_runs if self.architect_day == today else 0
 
     def save(self, ws: Workspace) -> None:
         self.unsurfaced = self.unsurfaced[-20:]

@@ -50,6 +50,7 @@ EVENT_STATUSES = (
     "INTERRUPTED",
     "RATE LIMITED",
     "BUDGET REACHED",
+    "ARCHITECT",
     "EVENT",
 )
 
@@ -78,6 +79,7 @@ _EVENT_PATTERNS = (
     ("STALE", re.compile(r"\bSTALE\b", re.I)),
     ("RATE LIMITED", re.compile(r"RATE\s+LIMITED", re.I)),
     ("BUDGET REACHED", re.compile(r"BUDGET\s+REACHED", re.I)),
+    ("ARCHITECT", re.compile(r"\bARCHITECT\b")),  # "🏗 ARCHITECT" (SPEC §16)
 )
 
 

@@ -70,6 +70,11 @@ class Workspace:
         return self.root / "scripts" / "tick_worker_system_prompt.md"
 
     @property
+    def architect_prompt_path(self) -> Path:
+        """The architect's system prompt (SPEC §16), made by `memento init`."""
+        return self.root / "scripts" / "architect_system_prompt.md"
+
+    @property
     def memento_dir(self) -> Path:
         return self.root / ".memento"
 

@@ -18,6 +18,7 @@ from ..errors import MementoError
 from .commands import (
     ack,
     agents,
+    architect,
     cron,
     demo,
     doctor,
@@ -37,7 +38,8 @@ from .commands import (
 from .output import EXIT_ERROR, EXIT_OK, error, safe_text
 
 # In the order `memento --help` lists them.
-COMMANDS = (init, status, report, tasks, lint, mode, reset, skip, note, tick, demo, agents, cron, notify, memory, doctor, ack)
+COMMANDS = (init, status, report, tasks, lint, mode, reset, skip, note, tick, architect, demo, agents, cron, notify,
+            memory, doctor, ack)
 
 
 def build_parser() -> argparse.ArgumentParser:

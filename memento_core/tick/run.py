@@ -225,8 +225,14 @@ def nothing_to_pick(ctx: TickContext, plan: Plan, verdict) -> Outcome:
         # An idle tick writes nothing that would only say "still idle".
         keep_house(ctx, plan)
         ctx.state.save(ctx.ws)
-        return Outcome(code, verdict.message, ctx.number if ctx.attempted else None)
-    return afterwards(ctx, code, summary(ctx) + f"; then {verdict.message}")
+        outcome = Outcome(code, verdict.message, ctx.number if ctx.attempted else None)
+    else:
+        outcome = afterwards(ctx, code, summary(ctx) + f"; then {verdict.message}")
+    if verdict.kind == BLOCKED and ctx.config.architect_auto:
+        from .architect.auto import after_blocked  # [architect] auto (SPEC §16)
+
+        return after_blocked(ctx, ctx.plan(), outcome)
+    return outcome
 
 
 # ---------------------------------------------------------------- steps 6–15

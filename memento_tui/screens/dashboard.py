@@ -298,6 +298,11 @@ class DashboardScreen(Screen[None]):
     def action_show_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab
 
+    def action_architect(self) -> None:
+        from .architect import ArchitectScreen  # SPEC §16: a dry run, its diff, apply on confirm
+
+        self.app.push_screen(ArchitectScreen(self.app.ws))
+
     def action_acknowledge(self) -> None:
         ws = self.app.ws
 

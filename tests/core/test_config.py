@@ -320,3 +320,39 @@ def test_fallback_output_and_budget_are_validated_with_their_lines(tmp_path):
         with pytest.raises(MementoError, match=wanted) as info:
             load_config(path)
         assert info.value.line == line, text
+
+
+# --------------------------------------------------------------------------- [architect] (SPEC §16)
+
+
+def test_architect_takes_the_agents_settings_unless_it_sets_its_own():
+    from memento_core.config import config_from_dict
+
+    agent = {"preset": "command", "command": "run-agent {prompt_file}", "model": "m1", "extra_args": ["-v"],
+             "timeout": "5min"}
+    same = config_from_dict({"agent": agent})
+    assert (same.architect.preset, same.architect.command, same.architect.model, same.architect.extra_args,
+            same.architect.timeout) == ("command", "run-agent {prompt_file}", "m1", ("-v",), 300.0)
+    assert same.architect_auto is False and same.architect_max_runs_per_day == 3
+    own = config_from_dict({"agent": agent, "architect": {"preset": "claude", "model": "opus", "auto": True,
+                                                          "max_runs_per_day": 1, "timeout": "1h"}})
+    # Another preset does not inherit the agent's command, model or arguments.
+    assert (own.architect.preset, own.architect.command, own.architect.model, own.architect.extra_args,
+            own.architect.timeout) == ("claude", "", "opus", (), 3600.0)
+    assert own.architect_auto is True and own.architect_max_runs_per_day == 1
+
+
+def test_architect_values_are_validated_with_their_line():
+    import pytest as _pytest
+
+    from memento_core.config import config_from_dict
+    from memento_core.errors import MementoError
+
+    for table, said in (({"preset": "nope"}, "[architect] preset: unknown preset"),
+                        ({"preset": "command"}, "[architect] command: preset \"command\" needs a command"),
+                        ({"auto": "yes"}, "[architect] auto: expected true or false"),
+                        ({"max_runs_per_day": -1}, "[architect] max_runs_per_day: expected a whole number"),
+                        ({"timeout": "soon"}, "[architect] timeout:")):
+        with _pytest.raises(MementoError) as caught:
+            config_from_dict({"architect": table})
+        assert said in str(caught.value), str(caught.value)

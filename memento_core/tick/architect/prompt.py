@@ -1,0 +1,99 @@
+"""The architect's prompt (SPEC §16): the blocked tasks with every failed attempt, the unread
+notes, PROJECT_MAP.md and the plan, after the system prompt of scripts/architect_system_prompt.md."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ... import notes, status_log
+from ...plan import Plan
+from ...prompt import task_block
+from ...workspace import Workspace
+
+MAX_DOC_CHARS = 60_000  # the plan and the map; beyond that the architect reads the file itself
+MAX_TAIL_LINES = 30
+
+
+def _read(path: Path, limit: int = MAX_DOC_CHARS) -> str:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    if len(text) > limit:
+        text = text[:limit] + f"\n… ({len(text) - limit} more characters: read {path.name} itself)\n"
+    return text.strip()
+
+
+def system_prompt(ws: Workspace) -> str:
+    """scripts/architect_system_prompt.md, or the bundled one when the project has none."""
+    text = _read(ws.architect_prompt_path)
+    if text:
+        return text
+    from importlib import resources
+
+    bundled = resources.files("memento_core").joinpath("templates", "architect_system_prompt.md")
+    return bundled.read_text(encoding="utf-8").strip()
+
+
+def all_entries(ws: Workspace, plan: Plan) -> list[status_log.TickEntry]:
+    """The archived entries, then those of docs/TICK_STATUS.md: every recorded attempt."""
+    archived = status_log.iter_status_archive(ws.root / plan.meta.status_archive_dir)
+    return archived + status_log.parse_status(ws.status_path)
+
+
+def build_architect_prompt(ws: Workspace, plan: Plan, *, include_system: bool = True) -> str:
+    """The whole prompt as text (the system prompt first unless the preset takes it by flag)."""
+    plan_text = ws.plan_path.read_text(encoding="utf-8", errors="replace")
+    out: list[str] = []
+    if include_system:
+        out += [system_prompt(ws), "", "---", ""]
+    out += [f"# Architect run: {plan.title}", "", f"Work in `{ws.root}`. You may change only "
+            "docs/MASTER_PLAN.md, docs/PROJECT_MAP.md and the read marks of docs/HUMAN_NOTES.md.", ""]
+    out += blocked_section(ws, plan, plan_text)
+    out += notes_section(ws)
+    out += ["## docs/PROJECT_MAP.md", "", _read(ws.map_path) or "(missing)", ""]
+    out += ["## docs/MASTER_PLAN.md (as it is now)", "", "````markdown", _read(ws.plan_path), "````", ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def blocked_section(ws: Workspace, plan: Plan, plan_text: str) -> list[str]:
+    blocked = [t for t in plan.tasks if t.status == "!"]
+    if not blocked:
+        return ["## Blocked tasks", "", "(none: the notes are your work)", ""]
+    entries = all_entries(ws, plan)
+    out = [f"## Blocked tasks ({len(blocked)})", ""]
+    for task in blocked:
+        attempts = status_log.failed_attempts(entries, task.id)
+        out += [f"### {task.label}", "", "```markdown", task_block(plan_text, task), "```", "",
+                f"Failed attempts of {task.id} ({len(attempts)}):", ""]
+        for n, entry in enumerate(attempts, 1):
+            out += attempt_lines(n, entry)
+        if not attempts:
+            out += ["(no failed attempt recorded: it was blocked by hand or its entries are gone)", ""]
+    return out
+
+
+def attempt_lines(n: int, entry: status_log.TickEntry) -> list[str]:
+    """One failed attempt: its status, reason, verify output, the worker's analysis, log and error tail."""
+    out = [f"{n}. Tick #{entry.tick} at {entry.timestamp}: {entry.field('Status', '')}"]
+    for name in ("Reason", "Verify Output", "Error Analysis"):
+        value = entry.field(name)
+        if value:
+            out.append(f"   - {name}: {value}")
+    out.append(f"   - Log: {entry.log_path or '(none)'}")
+    tail = entry.error_tail
+    if tail:
+        lines = tail.splitlines()[-MAX_TAIL_LINES:]
+        out += ["   - Error tail:", "", "```text", *lines, "```"]
+    out.append("")
+    return out
+
+
+def notes_section(ws: Workspace) -> list[str]:
+    unread = [n for n in notes.parse_notes(ws.notes_path) if not n.read and not n.archived]
+    if not unread:
+        return ["## Unread notes from people", "", "(none)", ""]
+    out = [f"## Unread notes from people ({len(unread)}); mark each you act on [NOTE:READ]", ""]
+    for note in unread:
+        out += [f"### [NOTE] {note.timestamp} → {note.target}", "", note.text, ""]
+    return out

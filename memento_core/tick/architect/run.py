@@ -1,0 +1,445 @@
+"""One architect run (SPEC §16), under the tick lock: snapshot, agent, checks, then commit or roll back.
+
+:func:`run_architect` takes the tick lock and runs :func:`architect_under_lock`,
+which a tick that finds the pipeline BLOCKED calls too (auto.py). The steps:
+
+1. refuse when a task is `[~]`, tracked files outside Memento's documents have
+   uncommitted changes (a rollback would take them) or a document is a link;
+2. snapshot: HEAD, the untracked files, git's own state, every document;
+3. the architect's prompt (prompt.py) and the agent, confined like the worker
+   (SPEC §13) but with only the plan, the map and the notes writable;
+4. the checks (changes.py): only the plan, the map and the notes' read marks
+   changed; the plan lints; no task marked `[x]`, no done task changed, no task
+   line deleted; no commit, no change to git's state;
+5. a violation (or the agent failing) rolls back everything it did, its
+   versions saved under logs/rollback/; ``--dry-run`` restores everything too,
+   after the diff is taken; otherwise the resets get ``retries: 0``, the notes
+   it acted on are archived, a ``🏗 ARCHITECT`` entry lists what changed, and
+   one commit ``memento: architect — <summary>`` holds it.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+from ... import agents, gitops, notes
+from ...config import Config
+from ...durations import format_duration
+from ...errors import EXIT_ATTENTION, EXIT_ERROR, EXIT_OK, MementoError
+from ...locks import atomic_write_bytes, atomic_write_text
+from ...plan import decode_text, edit_plan, parse_plan_text
+from ...runlog import utc_stamp
+from ...workspace import OWN_DOCS, Workspace
+from .. import gitstate, guards, ownfiles
+from ..context import TickContext
+from ..context import _unique as unique_path
+from ..entries import PENDING_COMMIT, fill_commit
+from ..files import append_log, read_or_none
+from ..rollback import restore_notes, roll_back, rollback_folder
+from . import ARCHITECT_ID, EVENT
+from .changes import NotesChanges, PlanChanges, compare_notes, compare_plans
+from .prompt import build_architect_prompt, system_prompt
+
+PLAN_REL, MAP_REL = guards.PLAN_REL, guards.MAP_REL
+NOTES_REL, STATUS_REL = ownfiles.NOTES_REL, ownfiles.STATUS_REL
+WRITABLE = (PLAN_REL, MAP_REL, NOTES_REL)
+# What it may not change although it lives in docs/ or at the root: Memento writes these.
+NOT_ITS = tuple(rel for rel in OWN_DOCS if rel not in WRITABLE)
+
+CHANGED, UNCHANGED, ROLLED_BACK, REFUSED = "changed", "unchanged", "rolled back", "refused"
+
+
+@dataclass(frozen=True)
+class ArchitectResult:
+    """How one run ended: what changed (or why nothing stays), the diff, the commit."""
+
+    outcome: str  # CHANGED | UNCHANGED | ROLLED_BACK | REFUSED
+    message: str
+    changes: PlanChanges = PlanChanges()
+    notes: NotesChanges = NotesChanges()
+    map_changed: bool = False
+    diff: str = ""
+    reasons: tuple[str, ...] = ()
+    commit: str | None = None
+    log: str | None = None
+    dry_run: bool = False
+    # A dry run's proposal (apply_proposal keeps exactly it): the documents before and after, and HEAD.
+    proposed: dict[str, bytes | None] = field(default_factory=dict, repr=False)
+    base: dict[str, bytes | None] = field(default_factory=dict, repr=False)
+    head: str | None = None
+
+    @property
+    def exit_code(self) -> int:
+        """0 the plan changed (or would have), 1 nothing changed or it was rolled back, 2 it could not run."""
+        return {CHANGED: EXIT_OK, REFUSED: EXIT_ERROR}.get(self.outcome, EXIT_ATTENTION)
+
+
+@dataclass(frozen=True)
+class ArchitectSnapshot:
+    """The worker's Snapshot (HEAD, untracked files, git's state, the notes) and every document's bytes."""
+
+    snap: guards.Snapshot
+    docs: dict[str, bytes | None] = field(default_factory=dict)
+
+
+def architect_config(config: Config) -> Config:
+    """The agent settings the architect runs with: memento.toml's [architect] (the agent's by default)."""
+    return config.as_agent(config.architect)
+
+
+def run_architect(ws: Workspace, *, dry_run: bool = False) -> ArchitectResult:
+    """`memento architect`: take the tick lock (never wait for a tick) and run the architect once."""
+    from ...agents.reaper import subreaper
+    from ...config import load_config
+    from ...locks import LockBusy, file_lock
+
+    try:
+        with file_lock(ws.tick_lock_path, blocking=False):
+            ctx = TickContext(ws)
+            ctx.config = load_config(ws.config_path)
+            ctx.log_path = architect_log(ctx)
+            with subreaper():  # orphans of the agent come to us, and none outlives the run
+                result = architect_under_lock(ctx, dry_run=dry_run)
+            if not dry_run and result.outcome != REFUSED:
+                ctx.state.save(ws)
+            return result
+    except LockBusy:
+        raise MementoError("a tick is running (the tick lock is taken); run the architect when it "
+                           "has finished") from None
+
+
+def architect_log(ctx: TickContext) -> Path:
+    """logs/architect_<stamp>.log (``-2``, ``-3``… when two runs start in the same second)."""
+    return unique_path(ctx.ws.logs_dir / f"architect_{ctx.started.strftime('%Y-%m-%dT%H%M%SZ')}.log")
+
+
+def architect_under_lock(ctx: TickContext, *, dry_run: bool = False) -> ArchitectResult:
+    """One run of the architect; the caller holds the tick lock and has set ``ctx.config``."""
+    refused = preflight(ctx)
+    if refused:
+        return ArchitectResult(REFUSED, refused, dry_run=dry_run)
+    snap = take_snapshot(ctx)
+    append_log(ctx.log_path, f"[memento] architect run{' (dry run)' if dry_run else ''} at {utc_stamp()}\n")
+    if not dry_run:
+        ctx.state.architect_last = utc_stamp()
+    failed = run_architect_agent(ctx, architect_config(ctx.config))
+    judged = judge(ctx, snap)
+    reasons = ((failed,) if failed else ()) + judged.reasons
+    log = ctx.rel_log()
+    if reasons:
+        saved = restore_all(ctx, snap, save=True)
+        if not dry_run:
+            record_rollback(ctx, reasons, saved)
+        return ArchitectResult(ROLLED_BACK, "the architect's changes were rolled back: " + "; ".join(reasons),
+                               reasons=reasons, log=log, dry_run=dry_run)
+    diff = diff_text(ctx.ws, snap)
+    if not diff:
+        restore_all(ctx, snap, save=False)
+        return ArchitectResult(UNCHANGED, "the architect changed nothing", log=log, dry_run=dry_run)
+    result = ArchitectResult(CHANGED, summary_of(judged.changes, judged.notes, judged.map_changed),
+                             judged.changes, judged.notes, judged.map_changed, diff, log=log, dry_run=dry_run)
+    if dry_run:
+        proposed = {rel: read_or_none(ctx.root / rel) for rel in WRITABLE}
+        restore_all(ctx, snap, save=False)
+        return replace(result, proposed=proposed, base={rel: snap.docs.get(rel) for rel in WRITABLE},
+                       head=snap.snap.base)
+    return replace(result, commit=apply(ctx, result))
+
+
+def apply_proposal(ws: Workspace, proposal: ArchitectResult) -> ArchitectResult:
+    """Keep what a dry run showed (the dashboard's confirmation), without running the agent again:
+    under the tick lock, when nothing changed since, its documents are written and checked as a
+    run's are, then committed with the 🏗 ARCHITECT entry."""
+    from ...config import load_config
+    from ...locks import LockBusy, file_lock
+
+    if proposal.outcome != CHANGED or not proposal.proposed:
+        raise MementoError("nothing to apply: the dry run proposed no change")
+    try:
+        with file_lock(ws.tick_lock_path, blocking=False):
+            ctx = TickContext(ws)
+            ctx.config = load_config(ws.config_path)
+            ctx.log_path = architect_log(ctx)
+            result = _apply_locked(ctx, proposal)
+            ctx.state.save(ws)
+            return result
+    except LockBusy:
+        raise MementoError("a tick is running (the tick lock is taken); apply when it has finished") from None
+
+
+def _apply_locked(ctx: TickContext, proposal: ArchitectResult) -> ArchitectResult:
+    refused = preflight(ctx)
+    now = {rel: read_or_none(ctx.root / rel) for rel in WRITABLE}
+    if not refused and (now != proposal.base or gitops.head(ctx.root) != proposal.head):
+        refused = "the plan, the map or the notes changed since the dry run: run the architect again"
+    if refused:
+        return ArchitectResult(REFUSED, refused)
+    snap = take_snapshot(ctx)
+    append_log(ctx.log_path, f"[memento] architect: applying the dry run's proposal at {utc_stamp()}\n")
+    for rel, data in proposal.proposed.items():
+        if data is not None:
+            atomic_write_bytes(ctx.root / rel, data)
+    judged = judge(ctx, snap)
+    if judged.reasons:
+        restore_all(ctx, snap, save=False)
+        return ArchitectResult(ROLLED_BACK, "; ".join(judged.reasons), reasons=judged.reasons, log=ctx.rel_log())
+    ctx.state.architect_last = utc_stamp()
+    result = ArchitectResult(CHANGED, summary_of(judged.changes, judged.notes, judged.map_changed),
+                             judged.changes, judged.notes, judged.map_changed, proposal.diff, log=ctx.rel_log())
+    return replace(result, commit=apply(ctx, result))
+
+
+# ---------------------------------------------------------------- 1, 2: before the run
+
+
+def preflight(ctx: TickContext) -> str:
+    """'' or why the architect cannot run now."""
+    ws = ctx.ws
+    try:
+        plan = ctx.plan()
+    except MementoError as exc:
+        return str(exc)
+    running = [t.id for t in plan.tasks if t.status == "~"]
+    if running:
+        return (f"{', '.join(running)} is running ([~]); the architect runs between tasks "
+                "(a tick recovers a stale claim)")
+    if not gitops.is_repo(ws.root):
+        return f"{ws.root} is not a git repository"
+    foreign = sorted({e.path for e in gitops.status(ws.root) if e.path not in OWN_DOCS and e.xy != "??"})
+    if foreign:
+        return ("uncommitted changes to tracked files (" + ", ".join(foreign[:5])
+                + (" …" if len(foreign) > 5 else "") + "): commit or stash them first, a rollback would undo them")
+    links = ownfiles.links_among(ws, [*OWN_DOCS, "docs"])
+    if links:
+        return f"{', '.join(links)} is a symbolic link; Memento's documents must be plain files"
+    return ""
+
+
+def take_snapshot(ctx: TickContext) -> ArchitectSnapshot:
+    ws = ctx.ws
+    untracked = gitops.untracked(ws.root)
+    snap = guards.Snapshot(
+        base=gitops.head(ws.root), untracked=frozenset(untracked),
+        plan=ws.plan_path.read_bytes(), project_map=read_or_none(ws.map_path),
+        status=read_or_none(ws.status_path) or b"", notes=read_or_none(ws.notes_path) or b"",
+        note_keys=frozenset(n.key for n in notes.parse_notes(ws.notes_path)),
+        cleanignore=tuple(gitops.read_pattern_file(ws.cleanignore_path)),
+        taken_at=datetime.now(UTC).replace(microsecond=0), git=gitstate.capture(ws.root),
+        runtime=ownfiles.runtime_copy(ws),
+    )
+    return ArchitectSnapshot(snap, {rel: read_or_none(ws.root / rel) for rel in OWN_DOCS})
+
+
+# ---------------------------------------------------------------- 3: the agent
+
+
+def run_architect_agent(ctx: TickContext, config: Config) -> str:
+    """Write the prompt and run the architect (confined when the sandbox works): '' or why it failed."""
+    ws = ctx.ws
+    if config.agent_preset == "script":
+        return ('the architect needs an agent: set [architect] preset (or [agent] preset) in memento.toml; '
+                '"script" runs only a task\'s `do:`')
+    spec = agents.PRESETS.get(config.agent_preset)
+    separate = spec is not None and spec.separate_system_prompt
+    prompts = ws.memento_dir / "prompts"
+    system_file = ws.architect_prompt_path
+    if not system_file.is_file():
+        system_file = prompts / "architect_system_prompt.md"
+        atomic_write_text(system_file, system_prompt(ws) + "\n")
+    prompt_file = prompts / f"{ARCHITECT_ID}.md"
+    text = build_architect_prompt(ws, ctx.plan(), include_system=not separate)
+    atomic_write_text(prompt_file, text)
+    append_log(ctx.log_path, f"[memento] prompt {ws.rel(prompt_file)} ({text.count(chr(10))} lines)\n")
+    wrap, refused = confine(ctx, config)
+    if refused:
+        return refused
+    try:
+        invocation = agents.build_invocation(config, task_id=ARCHITECT_ID, do_command=None, prompt_file=prompt_file,
+                                             system_prompt_file=system_file, workdir=ws.root, context_files=())
+    except MementoError as exc:
+        append_log(ctx.log_path, f"[memento] architect: {exc}\n")
+        return str(exc)
+    env = agents.agent_env(ws, task_id=ARCHITECT_ID, prompt_file=prompt_file, system_prompt_file=system_file,
+                           extra={**invocation.env, "MEMENTO_ARCHITECT": "1"})
+    result = agents.run_agent(invocation, cwd=ws.root, log_path=ctx.log_path, timeout=config.agent_timeout,
+                              env=env, wrap=wrap)
+    if result.error:
+        return f"the architect did not start: {result.error}"
+    if result.interrupted:
+        return "the architect was interrupted"
+    if result.timed_out:
+        return f"the architect timed out after {format_duration(config.agent_timeout)} (its process group was killed)"
+    if result.exit_code != 0:
+        return f"the architect exited with code {result.exit_code}"
+    return ""
+
+
+def confine(ctx: TickContext, config: Config) -> tuple[tuple[str, ...], str]:
+    """(the sandbox's argv prefix or (), '' or why it cannot run): the worker's rules (tick/confine.py),
+    with the project read-only but the plan, the map and the notes."""
+    from ... import sandbox
+
+    try:
+        sandbox.worker_dir(ctx.ws)
+        found = sandbox.resolve(config)
+        if not found.confined:
+            if found.mode == "bwrap":
+                append_log(ctx.log_path, f"[memento] sandbox: {found.reason}\n")
+                return (), f"sandbox: {found.reason}"
+            append_log(ctx.log_path, f"[memento] sandbox: none, the architect runs unconfined ({found.reason})\n")
+            return (), ""
+        wrap = sandbox.architect_prefix(ctx.ws, config, binary=found.binary, writable_docs=WRITABLE)
+    except (OSError, MementoError) as exc:
+        append_log(ctx.log_path, f"[memento] sandbox: could not be set up: {exc}\n")
+        return (), f"sandbox: could not be set up: {exc}"
+    append_log(ctx.log_path, f"[memento] sandbox: bwrap ({len(wrap)} arguments; writable: {', '.join(WRITABLE)})\n")
+    return tuple(wrap), ""
+
+
+# ---------------------------------------------------------------- 4: the checks
+
+
+@dataclass(frozen=True)
+class Judged:
+    reasons: tuple[str, ...]
+    changes: PlanChanges = PlanChanges()
+    notes: NotesChanges = NotesChanges()
+    map_changed: bool = False
+
+
+def judge(ctx: TickContext, snap: ArchitectSnapshot) -> Judged:
+    """What the architect did, and every rule it broke (git's state is put back on the way)."""
+    ws, root, base = ctx.ws, ctx.root, snap.snap
+    reasons: list[str] = []
+    links = ownfiles.unlink_own_links(ws, base, ARCHITECT_ID, ctx.log_path)
+    if links:
+        reasons.append(f"replaced Memento's own files by symbolic links: {', '.join(links)}")
+    found = gitstate.put_back(root, base.git)
+    damage = guards.git_damage(base.git, found) if found is not None else ""
+    if damage:
+        reasons.append(f"changed git's own state: {damage}")
+    folded = gitops.fold_commits(root, base.base)
+    if folded:
+        reasons.append(f"made {folded} commit(s) of its own (Memento makes the commit)")
+    changes = gitops.changes_since(root, base.base, set(base.untracked))
+    outside = sorted({c.path for c in changes if c.path not in OWN_DOCS and not guards.is_own_temp(c.path)})
+    if outside:
+        shown = ", ".join(outside[:10]) + (f" and {len(outside) - 10} more" if len(outside) > 10 else "")
+        reasons.append(f"changed files other than the plan, the map and the notes: {shown}")
+    reasons += [f"changed {rel} (only Memento writes it)" for rel in NOT_ITS
+                if read_or_none(root / rel) != snap.docs.get(rel)]
+    plan_changes, plan_reasons = _judge_plan(ws, base)
+    note_changes = compare_notes(base.notes, read_or_none(ws.notes_path) or b"",
+                                 notes.added_keys(ws.notes_added_path))
+    reasons += plan_reasons + list(note_changes.violations)
+    return Judged(tuple(reasons), plan_changes, note_changes, read_or_none(ws.map_path) != base.project_map)
+
+
+def _judge_plan(ws: Workspace, base: guards.Snapshot) -> tuple[PlanChanges, list[str]]:
+    now = read_or_none(ws.plan_path)
+    if now is None:
+        return PlanChanges(), ["deleted docs/MASTER_PLAN.md"]
+    try:
+        old = parse_plan_text(decode_text(base.plan, PLAN_REL), PLAN_REL)
+        new = parse_plan_text(decode_text(now, PLAN_REL), PLAN_REL)
+    except MementoError as exc:
+        return PlanChanges(), [f"left a plan that cannot be read: {exc}"]
+    changes = compare_plans(old, new)
+    return changes, list(changes.violations)
+
+
+# ---------------------------------------------------------------- 5: undo, or keep
+
+
+def restore_all(ctx: TickContext, snap: ArchitectSnapshot, *, save: bool) -> str:
+    """Everything back as it was at the snapshot: code (roll_back), git's state, every document.
+    With ``save``, the architect's versions of the documents are kept under logs/rollback/ first."""
+    ws, base = ctx.ws, snap.snap
+    ownfiles.unlink_own_links(ws, base, ARCHITECT_ID, ctx.log_path)
+    gitstate.put_back(ctx.root, base.git)
+    changed = [rel for rel in OWN_DOCS if read_or_none(ws.root / rel) != snap.docs.get(rel)]
+    dest = rollback_folder(ws, f"{ARCHITECT_ID}-docs")
+    if save and changed:
+        for rel in changed:
+            data = read_or_none(ws.root / rel)
+            if data is not None:
+                atomic_write_bytes(dest / rel, data)
+    keep = (*base.cleanignore, MAP_REL, "memento.toml")  # the documents come back by their bytes below
+    rolled = ctx.rolled_back(roll_back(ws, base.base, set(base.untracked), ARCHITECT_ID, keep_patterns=keep))
+    for rel in changed:
+        if rel == NOTES_REL:
+            restore_notes(ws, base)  # with the notes people added meanwhile
+            continue
+        data = snap.docs.get(rel)
+        if data is None:
+            (ws.root / rel).unlink(missing_ok=True)
+        else:
+            atomic_write_bytes(ws.root / rel, data)
+    said = rolled
+    if save and changed:
+        said += f"; {', '.join(changed)} restored, the architect's versions in {ws.rel(dest)}"
+    return said
+
+
+def record_rollback(ctx: TickContext, reasons: tuple[str, ...], rolled: str) -> None:
+    """The `🏗 ARCHITECT — rolled back` entry and its commit (only the status log changes)."""
+    ctx.event(f"{EVENT} — rolled back", [("Reason", "; ".join(reasons)), ("Rolled Back", rolled),
+                                         ("Log", ctx.rel_log() or "(none)")])
+    ctx.commit([PLAN_REL, STATUS_REL], "memento: architect rolled back")
+
+
+def diff_text(ws: Workspace, snap: ArchitectSnapshot) -> str:
+    """The unified diff of the plan, the map and the notes, snapshot → now ('' when all are equal)."""
+    out: list[str] = []
+    for rel in WRITABLE:
+        before, after = snap.docs.get(rel), read_or_none(ws.root / rel)
+        if before == after:
+            continue
+        old = (before or b"").decode("utf-8", "replace").splitlines(keepends=True)
+        new = (after or b"").decode("utf-8", "replace").splitlines(keepends=True)
+        out += difflib.unified_diff(old, new, f"a/{rel}", f"b/{rel}")
+    return "".join(line if line.endswith("\n") else line + "\n" for line in out)
+
+
+def summary_of(changes: PlanChanges, acted: NotesChanges, map_changed: bool) -> str:
+    parts = changes.parts()
+    if map_changed:
+        parts.append("updated PROJECT_MAP.md")
+    if acted.acted:
+        parts.append(f"archived {len(acted.acted)} note(s)")
+    return "; ".join(parts) or "edited the plan's text"
+
+
+def apply(ctx: TickContext, result: ArchitectResult) -> str | None:
+    """Keep the change: resets get retries 0, the notes acted on are archived, the entry, one commit."""
+    ws, stamp = ctx.ws, utc_stamp()
+
+    def finish(e):
+        for tid in result.changes.reset:
+            e.set_field(tid, "retries", "0")
+        e.set_meta("last_architect_edit", stamp)
+        e.update_counters()
+
+    edit_plan(ws.plan_path, finish)
+    if result.notes.acted:
+        notes.archive_read(ws.notes_path)
+    ch = result.changes
+    fields = [("Summary", result.message)]
+    fields += [(name, ", ".join(ids)) for name, ids in (("Edited", ch.edited), ("Added", ch.added),
+                                                         ("Skipped", ch.skipped), ("Reset", ch.reset)) if ids]
+    if result.notes.acted:
+        fields.append(("Notes Archived", "; ".join(result.notes.acted_text)))
+    if result.map_changed:
+        fields.append(("Project Map", "updated"))
+    message = f"memento: architect — {result.message}"
+    if len(message) > 120:
+        message = message[:119] + "…"
+    fields += [("Git Commit", PENDING_COMMIT + f' — "{message}"'), ("Log", ctx.rel_log() or "(none)")]
+    ctx.event(EVENT, fields)
+    sha = ctx.commit([PLAN_REL, MAP_REL, NOTES_REL, STATUS_REL], message)
+    if sha:
+        fill_commit(ws.status_path, sha[:7])
+    return sha

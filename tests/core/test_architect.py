@@ -1,0 +1,375 @@
+"""The architect (SPEC §16) end to end: fake architects under tests/agents/ through the real
+`command` preset, real git, judged on disk and in git."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memento_core import status_log
+from memento_core.notes import add_note, parse_notes
+from memento_core.plan import parse_plan
+from memento_core.scaffold import init_workspace
+from memento_core.tick.__main__ import run_tick
+from memento_core.tick.architect.run import CHANGED, ROLLED_BACK, UNCHANGED, run_architect
+from memento_core.workspace import Workspace
+
+AGENTS = Path(__file__).resolve().parents[1] / "agents"
+PY = sys.executable
+
+PLAN = """# MASTER_PLAN: architect test
+
+## Meta
+- tick_mode: auto
+- max_retries: 1
+- max_tasks_per_tick: 1
+- max_diff_lines: 50
+- total_ticks: 0
+
+## Phase 1: Only
+<!-- depends: none -->
+
+- [ ] `T-1` [MODULE:hello] Write hello
+  - verify: `grep -q DONE hello.txt`
+  - context_files: [hello.txt]
+  - retries: 0
+
+- [x] `T-2` Done already
+  - verify: `true`
+  - context_files: [old.txt]
+  - retries: 0
+
+## Phase 2: Later (so one blocked task is not 30% of the plan: the breaker)
+<!-- depends: Phase 1 -->
+
+- [ ] `T-3` Later one
+  - verify: `true`
+  - context_files: [three.txt]
+
+- [ ] `T-4` Later two
+  - verify: `true`
+  - context_files: [four.txt]
+"""
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout
+
+
+def agent(name: str, *args: str) -> str:
+    import shlex
+
+    return " ".join(shlex.quote(a) for a in [PY, str(AGENTS / name), *args])
+
+
+def make_ws(tmp_path: Path, architect: str, *, sandbox: str = "none", extra: str = "") -> Workspace:
+    """T-1 blocked by a verify that can never pass (the worker writes "done", verify wants "DONE")."""
+    root = tmp_path / "proj"
+    init_workspace(root, project="proj", commit=False)
+    (root / "docs" / "MASTER_PLAN.md").write_text(PLAN)
+    (root / "memento.toml").write_text(
+        f'[agent]\npreset = "command"\ncommand = """{agent("does_task.py", "hello.txt", "done")}"""\n'
+        f'timeout = "20s"\n[verify]\ntimeout = "20s"\n[sandbox]\nmode = "{sandbox}"\n'
+        f'[architect]\ncommand = """{architect}"""\n{extra}')
+    (root / "code.py").write_text("print('the code')\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "setup")
+    ws = Workspace(root)
+    outcome = run_tick(ws.root)
+    assert outcome.results and outcome.results[0].blocked, outcome.message
+    assert parse_plan(ws.plan_path).task("T-1").status == "!"
+    return ws
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    """Every file outside .git and Memento's runtime folders, with its bytes."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*")
+            if p.is_file() and p.relative_to(root).parts[0] not in (".git", "logs", ".memento", "memory")}
+
+
+def history(root: Path) -> list[str]:
+    return git(root, "log", "--format=%H %s").splitlines()
+
+
+def entries(ws: Workspace) -> list[status_log.TickEntry]:
+    return status_log.parse_status(ws.status_path)
+
+
+@pytest.fixture(autouse=True)
+def _identity(git_identity):
+    return git_identity
+
+
+# --------------------------------------------------------------------------- repair
+
+
+def test_a_blocked_task_is_repaired_then_passed_by_the_next_tick(tmp_path, monkeypatch):
+    prompt_copy = tmp_path / "prompt.md"
+    ws = make_ws(tmp_path, agent("architect.py", "fix", "T-1", "grep -q done hello.txt"))
+    add_note(ws.notes_path, "the greeting is lower case", target="T-1")
+    monkeypatch.setenv("FAKE_ARCHITECT_PROMPT", str(prompt_copy))
+    result = run_architect(ws)
+    assert result.outcome == CHANGED, result.message
+    assert result.changes.edited == ("T-1",) and result.changes.reset == ("T-1",)
+    # The prompt: the rules, the blocked task with its failed attempt, the note, the map, the plan.
+    prompt = prompt_copy.read_text()
+    assert "Memento Architect" in prompt and "Never delete a task line" in prompt
+    assert "### T-1 [MODULE:hello] Write hello" in prompt and "verify failed with exit code 1" in prompt
+    assert "- Log: logs/tick_" in prompt
+    assert "the greeting is lower case" in prompt and "## docs/PROJECT_MAP.md" in prompt
+    assert "## docs/MASTER_PLAN.md" in prompt
+    task = parse_plan(ws.plan_path).task("T-1")
+    assert task.status == " " and task.retries == 0 and task.verify == "grep -q done hello.txt"
+    assert parse_plan(ws.plan_path).meta.last_architect_edit
+    # One commit holding the plan, the notes and the status log.
+    subject = history(ws.root)[0].split(" ", 1)[1]
+    assert subject == "memento: architect — edited T-1; reset T-1; archived 1 note(s)"
+    files = set(git(ws.root, "show", "--name-only", "--format=", "HEAD").split())
+    assert files == {"docs/MASTER_PLAN.md", "docs/HUMAN_NOTES.md", "docs/TICK_STATUS.md"}
+    # Only Memento's own documents stay uncommitted (the sha filled in, the checkpoint): as after a pass.
+    assert {ln[3:] for ln in git(ws.root, "status", "--porcelain").splitlines()} <= \
+        {"docs/TICK_STATUS.md", "docs/CURRENT_STATE.md"}
+    entry = entries(ws)[-1]
+    assert entry.status == "ARCHITECT" and entry.field("Event") == "🏗 ARCHITECT"
+    assert entry.field("Edited") == "T-1" and entry.field("Reset") == "T-1"
+    assert entry.field("Notes Archived") == "T-1: the greeting is lower case"
+    assert entry.commit_sha == git(ws.root, "rev-parse", "--short=7", "HEAD").strip()
+    (note,) = parse_notes(ws.notes_path)
+    assert note.read and note.archived
+    # The next tick passes the repaired task.
+    outcome = run_tick(ws.root)
+    assert outcome.results and outcome.results[0].passed, outcome.message
+    assert parse_plan(ws.plan_path).task("T-1").status == "x"
+
+
+def test_a_split_skips_with_a_reason_and_adds_the_tasks(tmp_path):
+    ws = make_ws(tmp_path, agent("architect.py", "split", "T-1"))
+    result = run_architect(ws)
+    assert result.outcome == CHANGED, result.message
+    assert result.changes.skipped == ("T-1",) and result.changes.added == ("T-901", "T-902")
+    plan = parse_plan(ws.plan_path)
+    assert plan.task("T-1").status == "-" and plan.task("T-1").reason == "split into T-901, T-902"
+    assert plan.meta.total_tasks == 5  # the counters recomputed: T-1 skipped, T-901 and T-902 added
+    entry = entries(ws)[-1]
+    assert entry.field("Skipped") == "T-1" and entry.field("Added") == "T-901, T-902"
+    assert entry.field("Edited") is None  # the skip's reason is the skip
+
+
+def test_the_map_may_change_and_is_committed(tmp_path):
+    ws = make_ws(tmp_path, agent("architect.py", "map"))
+    result = run_architect(ws)
+    assert result.outcome == CHANGED and result.map_changed
+    assert "greets (the architect)" in git(ws.root, "show", "HEAD:docs/PROJECT_MAP.md")
+    assert entries(ws)[-1].field("Project Map") == "updated"
+
+
+def test_an_architect_that_changes_nothing_says_so_and_commits_nothing(tmp_path):
+    ws = make_ws(tmp_path, agent("architect.py", "nothing"))
+    before, commits = tree(ws.root), history(ws.root)
+    result = run_architect(ws)
+    assert result.outcome == UNCHANGED and result.exit_code == 1
+    assert tree(ws.root) == before and history(ws.root) == commits
+
+
+# --------------------------------------------------------------------------- dry run
+
+
+def test_dry_run_prints_the_diff_and_changes_nothing_on_disk_or_in_git(tmp_path):
+    ws = make_ws(tmp_path, agent("architect.py", "fix", "T-1", "grep -q done hello.txt"))
+    add_note(ws.notes_path, "lower case", target="T-1")  # uncommitted, as `memento note` leaves it
+    before, commits, status = tree(ws.root), history(ws.root), git(ws.root, "status", "--porcelain")
+    proc = subprocess.run([PY, "-m", "memento_core.cli", "architect", "--dry-run", str(ws.root)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "-  - verify: `grep -q DONE hello.txt`" in proc.stdout
+    assert "+  - verify: `grep -q done hello.txt`" in proc.stdout
+    assert "[ok] dry run: the architect would have: edited T-1; reset T-1; archived 1 note(s)" in proc.stdout
+    assert tree(ws.root) == before
+    assert history(ws.root) == commits and git(ws.root, "status", "--porcelain") == status
+
+
+# --------------------------------------------------------------------------- rollbacks
+
+VIOLATIONS = {
+    "edit_code": (("code.py",), "changed files other than the plan, the map and the notes: code.py"),
+    "new_code": (("new_module.py",), "changed files other than the plan, the map and the notes: new_module.py"),
+    "break_plan": (("T-1",), "the new plan does not lint: docs/MASTER_PLAN.md:"),
+    "mark_done": (("T-1",), "marked T-1 [x] (only a passing verify marks a task done)"),
+    "change_done": (("T-2",), "changed T-2, which is done"),
+    "delete": (("T-1",), "deleted the task line of T-1"),
+    "commit": ((), "made 1 commit(s) of its own"),
+    "status_log": ((), "changed docs/TICK_STATUS.md (only Memento writes it)"),
+    "fail": ((), "the architect exited with code 3"),
+    "forge_note": ((), "wrote 1 note(s) into docs/HUMAN_NOTES.md"),
+    "git_hook": ((), "changed git's own state: wrote .git/hooks/pre-commit"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VIOLATIONS))
+def test_a_rule_breaking_architect_is_rolled_back_with_its_reason(tmp_path, name):
+    args, reason = VIOLATIONS[name]
+    action = "edit_code" if name == "new_code" else name
+    ws = make_ws(tmp_path, agent("architect.py", action, *args))
+    before, commits = tree(ws.root), history(ws.root)
+    result = run_architect(ws)
+    assert result.outcome == ROLLED_BACK and result.exit_code == 1
+    assert any(reason in r for r in result.reasons), result.reasons
+    after = tree(ws.root)
+    # Everything but the status log (one new entry) is as it was; the plan too, to the byte
+    # (but for the tick number the entry took).
+    assert {k: v for k, v in after.items() if not k.startswith("docs/")} == \
+        {k: v for k, v in before.items() if not k.startswith("docs/")}
+    for rel in ("docs/HUMAN_NOTES.md", "docs/PROJECT_MAP.md"):
+        assert after[rel] == before[rel]
+    assert after["docs/MASTER_PLAN.md"].replace(b"total_ticks: 2", b"total_ticks: 1") == before["docs/MASTER_PLAN.md"]
+    assert parse_plan(ws.plan_path).task("T-1").status == "!"
+    entry = entries(ws)[-1]
+    assert entry.field("Event") == "🏗 ARCHITECT — rolled back" and reason in entry.field("Reason")
+    new = history(ws.root)
+    assert new[1:] == commits and new[0].endswith("memento: architect rolled back")
+    files = set(git(ws.root, "show", "--name-only", "--format=", "HEAD").split())
+    assert files <= {"docs/MASTER_PLAN.md", "docs/TICK_STATUS.md"}
+    assert {ln[3:] for ln in git(ws.root, "status", "--porcelain").splitlines()} <= {"docs/CURRENT_STATE.md"}
+    assert not (ws.root / ".git" / "hooks" / "pre-commit").exists()  # git's own state put back too
+
+
+def test_a_rule_breaking_dry_run_leaves_no_entry_either(tmp_path):
+    ws = make_ws(tmp_path, agent("architect.py", "edit_code", "code.py"))
+    before, commits = tree(ws.root), history(ws.root)
+    result = run_architect(ws, dry_run=True)
+    assert result.outcome == ROLLED_BACK
+    assert tree(ws.root) == before and history(ws.root) == commits
+
+
+# --------------------------------------------------------------------------- confined
+
+
+def _bwrap_problem() -> str | None:
+    from memento_core import sandbox
+
+    binary = sandbox.bwrap_binary()
+    return sandbox.probe(binary) if binary else "bubblewrap is not installed"
+
+
+needs_bwrap = pytest.mark.skipif(_bwrap_problem() is not None, reason="the sandbox cannot run here")
+
+
+@needs_bwrap
+def test_confined_the_architect_may_write_the_plan_and_notes(tmp_path):
+    ws = make_ws(tmp_path, agent("architect.py", "fix", "T-1", "grep -q done hello.txt"), sandbox="bwrap")
+    add_note(ws.notes_path, "lower case", target="T-1")
+    result = run_architect(ws)
+    assert result.outcome == CHANGED, result.message
+    assert parse_plan(ws.plan_path).task("T-1").verify == "grep -q done hello.txt"
+    assert "sandbox: bwrap" in (ws.root / result.log).read_text()
+
+
+@needs_bwrap
+def test_confined_the_architect_cannot_write_code_at_all(tmp_path):
+    ws = make_ws(tmp_path, agent("architect.py", "edit_code", "code.py"), sandbox="bwrap")
+    before = tree(ws.root)
+    result = run_architect(ws)
+    assert result.outcome == ROLLED_BACK
+    assert result.reasons == ("the architect exited with code 1",)  # its write failed: read-only
+    assert "Read-only file system" in (ws.root / result.log).read_text()
+    after = tree(ws.root)
+    assert after["code.py"] == before["code.py"] and after["docs/HUMAN_NOTES.md"] == before["docs/HUMAN_NOTES.md"]
+    assert parse_plan(ws.plan_path).task("T-1").status == "!"
+
+
+# --------------------------------------------------------------------------- [architect] auto
+
+AUTO = "auto = true\n"
+
+
+def seen(path: Path) -> list[str]:
+    return path.read_text().split() if path.exists() else []
+
+
+def test_auto_a_blocked_tick_runs_the_architect_and_the_next_tick_passes(tmp_path, monkeypatch):
+    ran = tmp_path / "ran.txt"
+    monkeypatch.setenv("FAKE_ARCHITECT_SEEN", str(ran))
+    ws = make_ws(tmp_path, agent("architect.py", "fix", "T-1", "grep -q done hello.txt"), extra=AUTO)
+    outcome = run_tick(ws.root)  # finds the pipeline blocked
+    assert seen(ran) == ["fix"]
+    assert "architect: edited T-1; reset T-1" in outcome.message
+    assert entries(ws)[-1].field("Event") == "🏗 ARCHITECT"
+    assert history(ws.root)[0].endswith("memento: architect — edited T-1; reset T-1")
+    assert not ws.alert_path.exists()  # nothing is blocked any more
+    outcome = run_tick(ws.root)
+    assert outcome.results and outcome.results[0].passed, outcome.message
+    assert seen(ran) == ["fix"]
+
+
+def test_auto_runs_once_per_blocked_state_and_alerts_when_it_changed_nothing(tmp_path, monkeypatch):
+    ran = tmp_path / "ran.txt"
+    monkeypatch.setenv("FAKE_ARCHITECT_SEEN", str(ran))
+    ws = make_ws(tmp_path, agent("architect.py", "nothing"), extra=AUTO)
+    commits = history(ws.root)
+    for _ in range(3):
+        run_tick(ws.root)
+    assert seen(ran) == ["nothing"]  # the same blocked state: never a second run
+    alert = ws.alert_path.read_text()
+    assert "problem: architect: the architect changed nothing" in alert and "blocked: T-1" in alert
+    assert [c for c in history(ws.root) if "architect" in c] == []
+    assert history(ws.root)[len(history(ws.root)) - len(commits):] == commits
+    add_note(ws.notes_path, "try a lower-case verify", target="T-1")  # something new to act on
+    run_tick(ws.root)
+    assert seen(ran) == ["nothing", "nothing"]
+
+
+def test_auto_stops_at_the_daily_limit_and_alerts(tmp_path, monkeypatch):
+    ran = tmp_path / "ran.txt"
+    monkeypatch.setenv("FAKE_ARCHITECT_SEEN", str(ran))
+    # Each run "repairs" T-1 with a verify that fails again: a new blocked state every time.
+    ws = make_ws(tmp_path, agent("architect.py", "fix", "T-1", "grep -q NOPE hello.txt"),
+                 extra=AUTO + "max_runs_per_day = 1\n")
+    run_tick(ws.root)  # blocked: the architect runs (1/1) and resets T-1
+    assert seen(ran) == ["fix"]
+    outcome = run_tick(ws.root)  # T-1 fails again and blocks
+    assert outcome.results and outcome.results[0].blocked
+    outcome = run_tick(ws.root)  # blocked again, a new state, but today's runs are spent
+    assert seen(ran) == ["fix"]
+    assert "daily limit of 1 automatic run(s) is reached" in outcome.message
+    assert "problem: architect: the daily limit of 1 automatic run(s) is reached" in ws.alert_path.read_text()
+    from memento_core.overview import summarize
+
+    shown = summarize(ws, parse_plan(ws.plan_path), entries(ws))["architect"]
+    assert shown["last"] and shown == {"auto": True, "runs_today": 1, "max_runs_per_day": 1, "last": shown["last"]}
+
+
+def test_without_auto_a_blocked_tick_never_runs_the_architect(tmp_path, monkeypatch):
+    ran = tmp_path / "ran.txt"
+    monkeypatch.setenv("FAKE_ARCHITECT_SEEN", str(ran))
+    ws = make_ws(tmp_path, agent("architect.py", "fix", "T-1", "grep -q done hello.txt"))
+    run_tick(ws.root)
+    assert seen(ran) == [] and parse_plan(ws.plan_path).task("T-1").status == "!"
+
+
+def test_a_dry_runs_proposal_is_applied_as_shown_without_running_the_agent_again(tmp_path, monkeypatch):
+    from memento_core.tick.architect.run import apply_proposal
+
+    ran = tmp_path / "ran.txt"
+    monkeypatch.setenv("FAKE_ARCHITECT_SEEN", str(ran))
+    ws = make_ws(tmp_path, agent("architect.py", "fix", "T-1", "grep -q done hello.txt"))
+    proposal = run_architect(ws, dry_run=True)
+    assert parse_plan(ws.plan_path).task("T-1").status == "!"
+    applied = apply_proposal(ws, proposal)
+    assert applied.outcome == CHANGED and applied.commit
+    assert seen(ran) == ["fix"]  # one run of the agent: the dry run's
+    assert parse_plan(ws.plan_path).task("T-1").verify == "grep -q done hello.txt"
+    assert history(ws.root)[0].endswith("memento: architect — edited T-1; reset T-1")
+    # A second apply finds the plan changed since: refused, nothing written.
+    commits = history(ws.root)
+    assert apply_proposal(ws, proposal).outcome == "refused" and history(ws.root) == commits
+
+
+def test_the_cli_says_why_it_rolled_back(tmp_path):
+    ws = make_ws(tmp_path, agent("architect.py", "delete", "T-1"))
+    proc = subprocess.run([PY, "-m", "memento_core.cli", "architect", str(ws.root)], capture_output=True, text=True)
+    assert proc.returncode == 1, proc.stderr
+    assert "[warn] the architect's changes were rolled back:\n  - deleted the task line of T-1" in proc.stdout
+    assert parse_plan(ws.plan_path).task("T-1").status == "!"
