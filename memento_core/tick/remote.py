@@ -568,27 +568,32 @@ _META_LINE = re.compile(r"^\s*[-*+]\s*(?P<key>[A-Za-z_][\w-]*)\s*:\s*(?P<value>.
 
 
 def merge_plan(ctx, base: bytes, upstream: bytes, mine: bytes) -> bytes | None:
-    """The remote's plan with this host's task statuses, retries and Meta values re-applied
-    (total_ticks the larger); None when this side added or removed tasks (a person's edit)."""
-    b, m = (parse_plan_doc(decode(x, PLAN), PLAN) for x in (base, mine))
+    """The remote's plan with this side's edits re-applied where the remote left them alone.
+
+    A task's status and retries, and a Meta value, are this side's when the remote still has
+    them as they were at the base; when both changed one, the remote's stands (a takeover, a
+    person's reset: never a task done twice). total_ticks is the larger, the counters are
+    recounted. None when this side added or removed tasks (a person's edit: by hand).
+    """
+    b, m, u = (parse_plan_doc(decode(x, PLAN), PLAN) for x in (base, mine, upstream))
     if {t.id for t in b.tasks} != {t.id for t in m.tasks}:
         return None
     editor = PlanEditor(decode(upstream, PLAN), PLAN)
     for task in m.tasks:
-        old = b.task(task.id)
-        if editor.plan.task(task.id) is None:
+        old, theirs = b.task(task.id), u.task(task.id)
+        if theirs is None or (theirs.status, theirs.retries) != (old.status, old.retries):
             continue
         if old.status != task.status:
             editor.set_status(task.id, task.status)
         if old.retries != task.retries:
             editor.set_field(task.id, "retries", str(task.retries))
-    base_meta, mine_meta = _meta_values(base), _meta_values(mine)
-    theirs = _meta_values(upstream)
-    for key, value in mine_meta.items():
+    base_meta, theirs = _meta_values(base), _meta_values(upstream)
+    for key, value in _meta_values(mine).items():
         if key == "total_ticks":
             best = max(int(v) if v.isdigit() else 0 for v in (value, theirs.get(key, "0")))
             editor.set_meta(key, str(best))
-        elif base_meta.get(key) != value and key not in ("total_tasks", "completed_tasks"):
+        elif base_meta.get(key) != value and theirs.get(key) == base_meta.get(key) and \
+                key not in ("total_tasks", "completed_tasks"):
             editor.set_meta(key, value)
     editor.update_counters()
     return editor.doc.encode()
