@@ -48,6 +48,7 @@ def summarize(ws: Workspace, plan: Plan, entries: Sequence[TickEntry]) -> dict:
         "config_error": _config_error(ws),
         **_spending(ws, state_file, entries),
         "sandbox": _sandbox(ws),
+        **_fleet(ws),
         "plan_errors": [str(e) for e in plan.plan_errors],
         "last_tick": entries[-1].timestamp if entries else None,
     }
@@ -127,6 +128,18 @@ def _sandbox(ws: Workspace) -> dict:
     except MementoError:
         return {"mode": "none", "confined": False, "reason": "memento.toml is invalid: no task runs"}
     return sandbox.resolve(config).as_dict()
+
+
+def _fleet(ws: Workspace) -> dict:
+    """This host's name ("host", SPEC §12: $MEMENTO_HOST, [workers] host or the hostname) and the
+    git remote the fleet works through ("remote", None without one)."""
+    try:
+        config = load_config(ws.config_path)
+    except MementoError:
+        from .config import Config
+
+        config = Config()
+    return {"host": config.host, "remote": config.workers_remote or None}
 
 
 def _config_error(ws: Workspace) -> str | None:

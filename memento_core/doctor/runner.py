@@ -21,6 +21,7 @@ from .checks.continuity import (
     check_template,
     check_unsurfaced,
 )
+from .checks.fleet import check_remote
 from .checks.memory import check_memory_writes
 from .checks.pipeline import check_alert, check_breaker, check_tick_lock, check_work_tree
 from .checks.plan import check_claims, check_meta_keys, check_notes, check_plan
@@ -53,6 +54,7 @@ CHECKS: tuple[tuple[str, Callable[[Context], CheckResult]], ...] = (
     ("agent-binary", check_agent),
     ("sandbox", check_sandbox),
     ("memory-writes", check_memory_writes),
+    ("fleet-remote", check_remote),
 )
 
 

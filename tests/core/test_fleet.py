@@ -485,3 +485,21 @@ def test_workers_remote_and_host_are_read_and_checked(tmp_path, monkeypatch):
         path.write_text(f"[workers]\n{bad}\n")
         with pytest.raises(MementoError, match=r"\[workers\]"):
             load_config(path)
+
+
+def test_the_doctor_reports_a_remote_it_cannot_fetch_and_leaves_other_hosts_claims_alone(tmp_path, monkeypatch):
+    from memento_core.doctor import check_workspace
+
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 1)
+    a = context(clones["a"], "a", monkeypatch)
+    remote.sync(a)
+    assert remote.claim(a, a.plan().task("T-1"))
+    a.fleet.stop_beating()
+    b = context(clones["b"], "b", monkeypatch)
+    remote.sync(b)  # b sees a's [~] and its claim ref
+    found = {f.check: f for f in check_workspace(Workspace(clones["b"]))}
+    assert found["fleet-remote"].severity == "OK" and "answers" in found["fleet-remote"].message
+    assert found["stale-claims"].severity == "OK", found["stale-claims"].message
+    git(clones["b"], "remote", "set-url", "origin", str(tmp_path / "gone.git"))
+    found = {f.check: f for f in check_workspace(Workspace(clones["b"]))}
+    assert found["fleet-remote"].severity == "CRITICAL" and "cannot be fetched" in found["fleet-remote"].message
