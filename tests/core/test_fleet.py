@@ -503,3 +503,36 @@ def test_the_doctor_reports_a_remote_it_cannot_fetch_and_leaves_other_hosts_clai
     git(clones["b"], "remote", "set-url", "origin", str(tmp_path / "gone.git"))
     found = {f.check: f for f in check_workspace(Workspace(clones["b"]))}
     assert found["fleet-remote"].severity == "CRITICAL" and "cannot be fetched" in found["fleet-remote"].message
+
+
+# --------------------------------------------------------------------------- a CI service as the fleet
+
+
+def test_cron_install_github_prints_a_workflow_that_runs_one_tick_and_pushes_back(tmp_path):
+    import yaml
+
+    bare, clones = make_fleet(tmp_path, ["a"], 1)
+    root = clones["a"]
+    (root / "memento.toml").write_text((root / "memento.toml").read_text() + '[schedule]\nevery = "15min"\n')
+    before = git(root, "status", "--porcelain")
+    proc = subprocess.run([PY, "-m", "memento_core.cli.main", "cron", "install", "--github", "--project", str(root)],
+                          capture_output=True, text=True, env=env_for("a"))
+    assert proc.returncode == 0, proc.stderr
+    flow = yaml.safe_load(proc.stdout)
+    assert flow["on"]["schedule"] == [{"cron": "*/15 * * * *"}]
+    assert "workflow_dispatch" in flow["on"]
+    assert flow["concurrency"] == {"group": "memento-fleet", "cancel-in-progress": False}
+    steps = flow["jobs"]["tick"]["steps"]
+    assert steps[0]["uses"].startswith("actions/checkout@") and steps[0]["with"]["fetch-depth"] == 0
+    assert any(s.get("uses", "").startswith("actions/setup-python@") for s in steps)
+    runs = [s.get("run", "") for s in steps]
+    assert any("pip install" in r and "memento" in r for r in runs)
+    assert any("git config user.name" in r for r in runs)
+    assert sum(1 for r in runs if r.strip() == "memento tick") == 1
+    assert "git push origin" in runs[-1]
+    assert git(root, "status", "--porcelain") == before  # printing installs nothing
+    # A faster interval than GitHub allows is said, on stderr, and clamped.
+    proc = subprocess.run([PY, "-m", "memento_core.cli.main", "cron", "install", "--github", "--every", "1min",
+                           "--project", str(root)], capture_output=True, text=True, env=env_for("a"))
+    assert yaml.safe_load(proc.stdout)["on"]["schedule"] == [{"cron": "*/5 * * * *"}]
+    assert "every 5 minutes" in proc.stderr
