@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from .. import gitops, notes, status_log
-from ..errors import EXIT_ATTENTION, EditConflict, MementoError
+from ..errors import EXIT_ATTENTION, EXIT_OK, EditConflict, MementoError
 from ..lines import decode
 from ..locks import atomic_write_bytes
 from ..plan import Plan, PlanEditor, Task, edit_plan, parse_plan_doc, scan_plan
@@ -137,6 +137,20 @@ def foreign_claims(ctx: TickContext, plan: Plan) -> frozenset[str]:
     return frozenset(t.id for t in plan.tasks if t.status == "~" and not _local(ctx, t.id))
 
 
+def refresh(ctx: TickContext, plan: Plan) -> Plan:
+    """A plan paused on this host may have been resumed on the remote (or paused here by a
+    person, which the fleet then hears of): sync before the tick_mode check."""
+    if not enabled(ctx) or plan.meta.tick_mode == "auto":
+        return plan
+    try:
+        sync(ctx)
+    except MementoError as exc:
+        cron_log(ctx.ws, f"the remote {ctx.config.workers_remote!r} could not be used: {exc}")
+        return plan
+    fresh = ctx.plan()
+    return plan if fresh.plan_errors else fresh
+
+
 def pick(ctx: TickContext, pick_task: Callable, afterwards: Callable) -> tuple[Plan, Task] | Outcome:
     """Sync with the remote, pick, claim by compare-and-swap; a lost race fetches and picks again.
     A remote that cannot be used ends the tick (run.afterwards when tasks ran)."""
@@ -146,6 +160,10 @@ def pick(ctx: TickContext, pick_task: Callable, afterwards: Callable) -> tuple[P
     try:
         for _ in range(MAX_RACES):
             sync(ctx)
+            mode = ctx.plan().meta.tick_mode
+            if mode != "auto":  # a person paused the fleet by pushing the plan
+                cron_log(ctx.ws, f"tick skipped: tick_mode is {mode} on {ctx.config.workers_remote}")
+                return stop(f"tick skipped: tick_mode is {mode} (the remote's plan)", code=EXIT_OK)
             picked = pick_task(ctx)
             if isinstance(picked, Outcome):
                 return picked
@@ -213,12 +231,25 @@ def finish(ctx: TickContext, outcome: Outcome) -> Outcome:
     return outcome
 
 
-def _stopped(ctx: TickContext, message: str, *, afterwards: Callable) -> Outcome:
-    cron_log(ctx.ws, f"tick stopped: {message}")
+def _stopped(ctx: TickContext, message: str, *, afterwards: Callable, code: int = EXIT_ATTENTION) -> Outcome:
+    if code != EXIT_OK:
+        cron_log(ctx.ws, f"tick stopped: {message}")
     if ctx.results:
-        return afterwards(ctx, EXIT_ATTENTION, message)
+        return afterwards(ctx, code, message)
     ctx.state.save(ctx.ws)
-    return Outcome(EXIT_ATTENTION, message)
+    return Outcome(code, message)
+
+
+def clean_leftovers(ctx: TickContext) -> None:
+    """A rebase a killed tick left half done is aborted (its commits are still on the branch)."""
+    if not enabled(ctx):
+        return
+    for name in ("rebase-merge", "rebase-apply"):
+        where = gitops.run_git(ctx.root, ["rev-parse", "--git-path", name], check=False).stdout.decode().strip()
+        if where and (ctx.root / where).exists():
+            _abort(ctx)
+            cron_log(ctx.ws, "aborted a rebase a killed tick left half done")
+            return
 
 
 # ---------------------------------------------------------------- sync, claim, take over

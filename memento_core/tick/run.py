@@ -56,6 +56,7 @@ def tick(ws: Workspace) -> Outcome:
     plan = load_config_and_plan(ctx)
     if isinstance(plan, Outcome):
         return plan
+    plan = remote.refresh(ctx, plan)  # [workers] remote: a pause or resume pushed by someone
     skipped = skip_unless_auto(ctx, plan)
     if skipped is not None:
         return skipped
@@ -160,6 +161,7 @@ def wait_out_limits(ctx: TickContext) -> Outcome | None:
 def recover(ctx: TickContext, plan: Plan) -> Plan:
     """What a killed tick left behind, then stale claims (recovery.py)."""
     clean_leftovers(ctx)
+    remote.clean_leftovers(ctx)  # [workers] remote: a rebase a killed tick left half done
     return recover_stale_claims(ctx, plan, skip=remote.foreign_claims(ctx, plan))
 
 

@@ -536,3 +536,28 @@ def test_cron_install_github_prints_a_workflow_that_runs_one_tick_and_pushes_bac
                            "--project", str(root)], capture_output=True, text=True, env=env_for("a"))
     assert yaml.safe_load(proc.stdout)["on"]["schedule"] == [{"cron": "*/5 * * * *"}]
     assert "every 5 minutes" in proc.stderr
+
+
+def test_a_pause_and_a_resume_pushed_by_a_person_reach_every_host(tmp_path):
+    bare, clones = make_fleet(tmp_path, ["a"], 2)
+    person = Person(tmp_path, bare)
+
+    def person_sets(mode: str) -> None:
+        person.pull()
+        plan = person.root / "docs" / "MASTER_PLAN.md"
+        text = plan.read_text()
+        plan.write_text(text.replace("tick_mode: auto", f"tick_mode: {mode}").replace(
+            "tick_mode: paused", f"tick_mode: {mode}"))
+        git(person.root, "commit", "-qam", f"person: {mode}")
+        git(person.root, "push", "-q", "origin", "main")
+
+    person_sets("paused")
+    out = tick_all(clones)["a"]
+    assert "tick_mode is paused" in out and claim_refs(bare) == []
+    assert all(t.status == " " for t in remote_plan(bare).tasks)
+    out = tick_all(clones)["a"]  # paused here now too: the remote is still asked
+    assert "tick_mode is paused" in out
+    person_sets("auto")
+    out = tick_all(clones)["a"]
+    assert "T-1 passed" in out, out
+    assert remote_plan(bare).task("T-1").status == "x"
