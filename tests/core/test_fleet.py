@@ -561,3 +561,34 @@ def test_a_pause_and_a_resume_pushed_by_a_person_reach_every_host(tmp_path):
     out = tick_all(clones)["a"]
     assert "T-1 passed" in out, out
     assert remote_plan(bare).task("T-1").status == "x"
+
+
+def test_a_slow_host_whose_claim_was_taken_over_never_pushes_its_result(tmp_path):
+    # Each host's agent waits for .memento/go in its own clone: b's is there, a's comes later.
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 1, command=worker("0", "-", ".memento/go"), stale="3s")
+    (clones["b"] / ".memento").mkdir(exist_ok=True)
+    (clones["b"] / ".memento" / "go").write_text("")
+    a = start_tick(clones["a"], "a", MEMENTO_REMOTE_HEARTBEAT_SECONDS="600")  # a stops heart-beating
+    try:
+        wait_for(lambda: claim_refs(bare), "a's claim")
+
+        def b_finishes():
+            tick_all({"b": clones["b"]})
+            return remote_plan(bare).task("T-1").status == "x"
+
+        wait_for(b_finishes, "b to take T-1 over and do it")
+        (clones["a"] / ".memento" / "go").write_text("")
+        out, _ = a.communicate(timeout=300)
+    finally:
+        if a.poll() is None:
+            os.killpg(a.pid, signal.SIGKILL)
+            a.wait()
+    assert b"claim lost" in out, out
+    log = subjects(bare)
+    assert log.count("memento: complete T-1 Write out/1.txt") == 1
+    assert "memento: T-1 taken over from a (retry 1/3)" in log
+    status = git(bare, "show", "main:docs/TICK_STATUS.md")
+    assert "CLAIM LOST — T-1 was taken over while it ran here" in status
+    assert list((clones["a"] / "logs" / "rollback").glob("*fleet-T-1*/unpushed.patch"))
+    assert git(clones["a"], "rev-parse", "HEAD") == git(bare, "rev-parse", "main")
+    assert claim_refs(bare) == []
