@@ -183,6 +183,7 @@ def publish(ctx: TickContext, result: TaskResult) -> TaskResult:
     if not enabled(ctx) or f is None or not f.task:
         return result
     f.stop_beating()
+    _release_if_still_claimed(ctx, f.task)
     try:
         for _ in range(MAX_RACES):
             commit_own_docs(ctx)
@@ -208,6 +209,18 @@ def publish(ctx: TickContext, result: TaskResult) -> TaskResult:
     cron_log(ctx.ws, f"the result of {result.task_id} was not pushed after {MAX_RACES} races; the next tick does")
     f.task = ""
     return result
+
+
+def _release_if_still_claimed(ctx: TickContext, task_id: str) -> None:
+    """An attempt that never reached the plan (its claim step refused) leaves the task `[~]`
+    only in the claim commit: put it back to `[ ]` (no retry) before the ref is dropped."""
+    task = ctx.plan().task(task_id)
+    if task is None or task.status != "~":
+        return
+    try:
+        edit_plan(ctx.ws.plan_path, lambda e: e.set_status(task_id, " ", expect="~"))
+    except EditConflict:
+        pass
 
 
 def finish(ctx: TickContext, outcome: Outcome) -> Outcome:
