@@ -73,6 +73,8 @@ author = ""             # "Name <email>"; empty: your git identity, else Memento
 
 [workers]
 max = 1                 # tasks run at once in `parallel: true` phases
+# remote = "origin"     # several machines on one plan: claims and results go through this git remote
+# host = ""             # this machine's name in claims and status entries (default: its hostname)
 
 [sandbox]
 mode = "auto"           # auto | bwrap | none. auto: bubblewrap when it works here, else unconfined
@@ -132,6 +134,8 @@ class Config:
     schedule_every_text: str = DEFAULT_SCHEDULE_EVERY
     git_author: str = ""
     workers_max: int = 1
+    workers_remote: str = ""  # a git remote: several hosts work the plan through it (SPEC §12)
+    workers_host: str = ""  # this host's name in claims and entries; empty: the hostname
     # Which CLI's output the `command` preset's agent prints (its usage and limits are
     # read as that preset's); empty: the preset's own.
     agent_output: str = ""
@@ -156,6 +160,30 @@ class Config:
         return replace(self, agent_preset=role.preset, agent_command=role.command, agent_model=role.model,
                        agent_extra_args=role.extra_args, agent_timeout=role.timeout, agent_output="",
                        agent_fallback=())
+
+    @property
+    def host(self) -> str:
+        """This host's name in claims and status entries: $MEMENTO_HOST (memento.toml is shared by
+        the fleet), else ``[workers] host``, else the hostname."""
+        import os
+        import socket
+
+        return os.environ.get("MEMENTO_HOST", "").strip() or self.workers_host or socket.gethostname()
+
+
+_HOST_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,62}$")
+_REMOTE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$")
+
+
+def _fleet(v: _Validator) -> dict[str, Any]:
+    """[workers] remote and host (SPEC §12 "Across machines"), validated."""
+    remote = v.string("workers", "remote", "").strip()
+    if remote and (not _REMOTE_RE.match(remote) or ".." in remote):
+        raise v.fail("workers", "remote", f'expected the name of a git remote such as "origin", got {remote!r}')
+    host = v.string("workers", "host", "").strip()
+    if host and not _HOST_RE.match(host):
+        raise v.fail("workers", "host", f"expected a name of letters, digits, '.', '_', '-' or '@', got {host!r}")
+    return {"workers_remote": remote, "workers_host": host}
 
 
 def _key_line(text: str, section: str, key: str) -> int:
@@ -290,6 +318,7 @@ def config_from_dict(
         schedule_every_text=every_text.strip(),
         git_author=author.strip(),
         workers_max=workers,
+        **_fleet(v),
         agent_output=output,
         agent_fallback=fallback,
         budget_daily_usd=v.dollars("budget", "daily_usd"),
@@ -382,7 +411,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
     "verify": ("timeout",),
     "schedule": ("every",),
     "git": ("author",),
-    "workers": ("max",),
+    "workers": ("max", "remote", "host"),
     "sandbox": ("mode", "network", "writable"),
     "notify": ("urls", "events"),
     "architect": ("preset", "command", "timeout", "model", "extra_args", "auto", "max_runs_per_day"),

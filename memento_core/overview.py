@@ -51,6 +51,7 @@ def summarize(ws: Workspace, plan: Plan, entries: Sequence[TickEntry]) -> dict:
         "sandbox": _sandbox(ws),
         "notify": _notify(ws),
         "architect": _architect(ws, state_file),
+        **_fleet(ws),
         "plan_errors": [str(e) for e in plan.plan_errors],
         "waits_on": waits_on(plan),
         "last_tick": entries[-1].timestamp if entries else None,
@@ -149,6 +150,18 @@ def _architect(ws: Workspace, state: TickState) -> dict:
     return {"auto": bool(config and config.architect_auto), "runs_today": state.architect_runs_today(),
             "max_runs_per_day": config.architect_max_runs_per_day if config else 3,
             "last": state.architect_last or None}
+
+
+def _fleet(ws: Workspace) -> dict:
+    """This host's name ("host", SPEC §12: $MEMENTO_HOST, [workers] host or the hostname) and the
+    git remote the fleet works through ("remote", None without one)."""
+    try:
+        config = load_config(ws.config_path)
+    except MementoError:
+        from .config import Config
+
+        config = Config()
+    return {"host": config.host, "remote": config.workers_remote or None}
 
 
 def _config_error(ws: Workspace) -> str | None:

@@ -21,6 +21,7 @@ from .checks.continuity import (
     check_template,
     check_unsurfaced,
 )
+from .checks.fleet import check_remote
 from .checks.memory import check_memory_writes
 from .checks.notify import check_notify
 from .checks.pipeline import check_alert, check_breaker, check_tick_lock, check_work_tree
@@ -55,6 +56,7 @@ CHECKS: tuple[tuple[str, Callable[[Context], CheckResult]], ...] = (
     ("sandbox", check_sandbox),
     ("memory-writes", check_memory_writes),
     ("notify", check_notify),
+    ("fleet-remote", check_remote),
 )
 
 

@@ -48,10 +48,11 @@ def run_locked(ws):
         with file_lock(ws.tick_lock_path, blocking=False):
             try:
                 plan = parse_plan(ws.plan_path, display=ws.rel(ws.plan_path))
-                load_config(ws.config_path)
+                fleet = load_config(ws.config_path).workers_remote
             except MementoError:
                 plan = None  # run.tick reports it properly (PLAN INVALID)
-            if plan is not None and not plan.plan_errors and plan.meta.tick_mode != "auto":
+            # With a remote, a paused plan is looked up there first (run.tick, tick/remote.py).
+            if plan is not None and not plan.plan_errors and plan.meta.tick_mode != "auto" and not fleet:
                 message = f"tick skipped: tick_mode is {plan.meta.tick_mode}"
                 cron_log(ws, message)
                 return Outcome(0, message)

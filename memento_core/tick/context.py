@@ -53,6 +53,7 @@ class TickContext:
     git_failed: str = ""
     rate_limited: bool = False  # an attempt was refused for rate limits: not a failure for the breaker
     results: list[TaskResult] = field(default_factory=list)
+    fleet: object = None  # remote.Fleet while [workers] remote is set: the claim this host holds
     state: TickState = field(init=False)
     log_path: Path = field(init=False)
 
@@ -91,6 +92,8 @@ class TickContext:
         return number
 
     def format_entry(self, fields, continued=None, tail: str | None = None) -> str:
+        if self.config is not None and self.config.workers_remote:
+            fields = [*fields[:1], ("Host", self.config.host), *fields[1:]]  # who wrote it (SPEC §12)
         return status_log.format_entry(self.stamp, self.tick_number(), fields, continued=continued,
                                        error_tail=tail)
 

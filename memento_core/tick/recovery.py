@@ -41,12 +41,13 @@ from .record import (
 from .rollback import restore_task_definition, roll_back, rollback_folder
 
 
-def recover_stale_claims(ctx: TickContext, plan: Plan) -> Plan:
-    """Reset every `[~]` task whose worker is gone, finish interrupted commits, drop orphan claims."""
+def recover_stale_claims(ctx: TickContext, plan: Plan, skip: frozenset[str] = frozenset()) -> Plan:
+    """Reset every `[~]` task whose worker is gone, finish interrupted commits, drop orphan claims;
+    ``skip``: `[~]` tasks another host holds (tick/remote.py judges those)."""
     ws = ctx.ws
     stale_after = plan.meta.stale_lock_timeout
     for task in plan.tasks:
-        if task.status == "~":
+        if task.status == "~" and task.id not in skip:
             claim, rec = read_claim(ws, task.id), read_record(ws, task.id)
             why = stale_reason(ws, claim, rec, stale_after)
             if why is not None:

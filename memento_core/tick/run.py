@@ -41,6 +41,7 @@ from ..plan import Plan, Task
 from ..runlog import Outcome, cron_log, utc_stamp
 from ..scheduler import BLOCKED, COMPLETE, TASK, pick
 from ..workspace import OWN_DOCS, Workspace
+from . import remote
 from .attempt import attempt_task
 from .breaker import check_breaker
 from .context import Interrupted, TickContext, next_number
@@ -55,6 +56,7 @@ def tick(ws: Workspace) -> Outcome:
     plan = load_config_and_plan(ctx)
     if isinstance(plan, Outcome):
         return plan
+    plan = remote.refresh(ctx, plan)  # [workers] remote: a pause or resume pushed by someone
     skipped = skip_unless_auto(ctx, plan)
     if skipped is not None:
         return skipped
@@ -68,7 +70,7 @@ def tick(ws: Workspace) -> Outcome:
         refused = refuse_dirty_tree(ctx)
         if refused is not None:
             return refused
-        return work_through_tasks(ctx)
+        return remote.finish(ctx, work_through_tasks(ctx))  # [workers] remote: push what is left
     except Interrupted:
         return afterwards(ctx, EXIT_OK, "interrupted by SIGTERM")
     finally:
@@ -159,7 +161,8 @@ def wait_out_limits(ctx: TickContext) -> Outcome | None:
 def recover(ctx: TickContext, plan: Plan) -> Plan:
     """What a killed tick left behind, then stale claims (recovery.py)."""
     clean_leftovers(ctx)
-    return recover_stale_claims(ctx, plan)
+    remote.clean_leftovers(ctx)  # [workers] remote: a rebase a killed tick left half done
+    return recover_stale_claims(ctx, plan, skip=remote.foreign_claims(ctx, plan))
 
 
 # ---------------------------------------------------------------- step 5
@@ -244,13 +247,13 @@ def work_through_tasks(ctx: TickContext) -> Outcome:
     limit = ctx.plan().meta.max_tasks_per_tick
     while True:
         ctx.check_interrupt()
-        picked = pick_task(ctx)
+        picked = remote.pick(ctx, pick_task, afterwards)  # with a remote: fetch, pick, claim by CAS
         if isinstance(picked, Outcome):
             return picked
         plan, task = picked
         ctx.state.last_event = ""
         continued = (completed + 1, limit) if completed else None
-        result = attempt_task(ctx, plan, task, continued)
+        result = remote.publish(ctx, attempt_task(ctx, plan, task, continued))
         ctx.results.append(result)
         if not result.passed:
             break

@@ -114,6 +114,8 @@ class StatusHeader(Static):
              short: bool) -> Text:
         out = Text(no_wrap=True, overflow="ellipsis", end="")
         out.append_text(literal(_short(snap.project, 16 if short else 28), "bold cyan", one_line=True))
+        if snap.config.workers_remote:  # one host of a fleet (SPEC §12): which one this is
+            out.append_text(literal(f" @{_short(snap.config.host, 12 if short else 24)}", "cyan", one_line=True))
         word, why = state_word(self.app)
         out.append(f"  ● {word}", style=STATE_STYLE.get(word, "bold"))
         if why and word != "RUNNING":

@@ -12,7 +12,7 @@ import os
 from ...errors import MementoError
 from ...workspace import Workspace
 from ..context import with_dir, workspace_of
-from ..output import ok, safe_text, warn
+from ..output import ok, safe_block, safe_text, warn
 
 
 def register(sub, common: argparse.ArgumentParser) -> None:
@@ -28,6 +28,10 @@ def register(sub, common: argparse.ArgumentParser) -> None:
                    help="print a systemd user timer + service instead of touching the crontab")
     p.add_argument("--write", action="store_true",
                    help="with --systemd: write them to ~/.config/systemd/user/")
+    p.add_argument("--github", action="store_true",
+                   help="print a GitHub Actions workflow that runs one tick on a runner and pushes back")
+    p.add_argument("--pip", metavar="REQUIREMENT", default="memento",
+                   help="with --github: what the runner pip-installs for Memento (default: memento)")
     p.set_defaults(func=cmd_install)
 
     p = with_dir(actions.add_parser("remove", parents=[common],
@@ -77,6 +81,8 @@ def cmd_install(args: argparse.Namespace) -> int:
 
     ws = workspace_of(args)
     every, given = _every(args, ws)
+    if args.github:
+        return _print_github(ws, every, args.pip)
     if args.systemd:
         return _install_systemd(ws, every, given=given, write=args.write)
     result = install(ws.root, every)
@@ -124,6 +130,43 @@ def _install_systemd(ws: Workspace, every: str, *, given: bool, write: bool) -> 
     if given and write:  # printing units installs nothing: memento.toml stays as it is
         save_every(ws, interval_text(schedule_for(every).seconds))
     return 0
+
+
+def _print_github(ws: Workspace, every: str, pip: str) -> int:
+    """`cron install --github`: print the workflow (nothing is installed here)."""
+    import sys
+
+    from ... import gitops
+    from ...config import load_config
+    from ...cron import github_workflow
+    from ...plan import parse_plan
+
+    config = load_config(ws.config_path)
+    try:
+        project = parse_plan(ws.plan_path).title or ws.root.name
+    except MementoError:
+        project = ws.root.name
+    prefix = gitops.run_git(ws.root, ["rev-parse", "--show-prefix"], check=False).stdout.decode().strip()
+    minutes = int((config.agent_timeout + config.verify_timeout) // 60) + 15
+    text, schedule = github_workflow(project, every, subdir=prefix, pip=pip, timeout_minutes=minutes)
+    sys.stdout.write(safe_block(text))  # the project's title comes from the plan
+
+    def note(message: str) -> None:  # on stderr: stdout is the workflow file
+        print(f"[warn] {safe_block(message)}", file=sys.stderr)
+
+    if not config.workers_remote:
+        note("memento.toml has no [workers] remote: the runner's tick does not coordinate with other "
+             'hosts (set remote = "origin" so it claims tasks like one host of a fleet)')
+    if schedule.seconds != int(parse_seconds(every)):
+        note(f"GitHub runs scheduled workflows every {schedule.seconds // 60} minutes at most often: "
+             f"{schedule.fields}")
+    return 0
+
+
+def parse_seconds(every: str) -> float:
+    from ...durations import parse_duration
+
+    return parse_duration(every)
 
 
 def cmd_remove(args: argparse.Namespace) -> int:

@@ -9,6 +9,7 @@ from ...notes import parse_notes, unread_older_than
 from ...state import claim_is_stale, read_claim
 from ..context import Context
 from ..findings import CRITICAL, INFO, WARNING, CheckResult, Finding
+from .fleet import held_elsewhere
 
 NOTE_AGE = timedelta(days=1)
 
@@ -50,7 +51,11 @@ def check_claims(c: Context) -> CheckResult:
     for task in plan.tasks:
         if task.status != "~":
             continue
-        why = claim_is_stale(read_claim(c.ws, task.id), plan.meta.stale_lock_timeout, now=c.now.timestamp())
+        claim = read_claim(c.ws, task.id)
+        if claim is None and held_elsewhere(c, task.id):
+            live += 1  # another host's claim: its heartbeat ref is judged by the ticks (tick/remote.py)
+            continue
+        why = claim_is_stale(claim, plan.meta.stale_lock_timeout, now=c.now.timestamp())
         if why is None:
             live += 1
             continue

@@ -1,0 +1,43 @@
+"""The fleet check (SPEC §12 "Across machines"): can this host reach the remote the plan is worked through?"""
+
+from __future__ import annotations
+
+import os
+
+from ... import gitops
+from ..context import Context
+from ..findings import CRITICAL, CheckResult, Finding
+
+SEEN = "refs/memento/seen/"  # tick/remote.py: the remote's claim refs as last fetched
+
+
+def check_remote(c: Context) -> CheckResult:
+    """With ``[workers] remote``: the remote answers (``git ls-remote``) and has this branch."""
+    config, _ = c.config_and_error
+    if config is None:
+        return None  # the config check said why
+    if not config.workers_remote:
+        return "fleet: no [workers] remote, this host works the plan alone"
+    remote, rel = config.workers_remote, c.rel(c.ws.config_path)
+    branch = gitops.run_git(c.ws.root, ["symbolic-ref", "-q", "--short", "HEAD"], check=False).stdout.decode().strip()
+    if not branch:
+        return [Finding(CRITICAL, "fleet-remote", "fleet: the work tree is on no branch (detached HEAD)", rel)]
+    extra = {} if "GIT_SSH_COMMAND" in os.environ else {"GIT_SSH_COMMAND": "ssh -o BatchMode=yes -o ConnectTimeout=15"}
+    proc = gitops.run_git(c.ws.root, ["ls-remote", "--heads", remote, branch], env=gitops.git_env(extra), check=False)
+    if proc.returncode != 0:
+        err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        return [Finding(CRITICAL, "fleet-remote",
+                        f"fleet: the remote {remote!r} cannot be fetched: {err[-1] if err else 'git failed'}; "
+                        "no task is claimed until it can", rel)]
+    if not proc.stdout.strip():
+        return f"fleet: {remote} answers; its {branch} does not exist yet (the first tick pushes it)"
+    return f"fleet: {remote} answers, this host is {config.host!r}"
+
+
+def held_elsewhere(c: Context, task_id: str) -> bool:
+    """A `[~]` task another host of the fleet holds (a claim ref fetched, no claim file here)."""
+    config, _ = c.config_and_error
+    if config is None or not config.workers_remote:
+        return False
+    proc = gitops.run_git(c.ws.root, ["rev-parse", "-q", "--verify", SEEN + task_id], check=False)
+    return proc.returncode == 0

@@ -1,0 +1,718 @@
+"""Several machines on one plan through its git remote (SPEC §12 "Across machines").
+
+With ``[workers] remote = "origin"`` git is the coordination engine; there is
+no Memento server. Around the tick's own steps (run.py) this module:
+
+- brings the local branch to the remote's before each pick (:func:`sync`):
+  fetch, fast-forward, or rebase Memento's unpushed commits onto it (a
+  conflict in Memento's documents is resolved by re-applying this host's
+  edits to the remote's version; a conflict anywhere else stops the tick);
+- claims the picked task with a commit marking it ``[~]`` pushed with
+  ``git push --atomic`` and ``--force-with-lease=<branch>:<sha fetched>``, a
+  compare-and-swap: of two hosts racing for a task exactly one wins, the loser
+  fetches and picks again (:func:`pick`);
+- heartbeats the claim as ``refs/memento/claims/<ID>`` (a commit whose
+  committer time is the heartbeat), pushed every :data:`HEARTBEAT_SECONDS`;
+- pushes the result the same way, rebasing on rejection, and deletes the
+  heartbeat ref in the same atomic push, leased on the value this host last
+  pushed: a claim taken over meanwhile is never completed twice
+  (:func:`publish`);
+- takes over a ``[~]`` task whose heartbeat ref is older than
+  ``stale_lock_timeout`` (its retry counted) (:func:`take_over_stale`).
+
+Every push names what it expects to replace, so nothing a person pushed is
+ever overwritten: a rejected push is fetched, rebased and tried again.
+Without a remote every function here returns at once (today's tick).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+
+from .. import gitops, notes, status_log
+from ..errors import EXIT_ATTENTION, EXIT_OK, EditConflict, MementoError
+from ..lines import decode
+from ..locks import atomic_write_bytes
+from ..plan import Plan, PlanEditor, Task, edit_plan, parse_plan_doc, scan_plan
+from ..runlog import Outcome, cron_log, utc_stamp
+from ..state import read_claim
+from ..workspace import OWN_DOCS
+from .context import TaskResult, TickContext
+from .record import read_record
+from .rollback import rollback_folder
+
+HEARTBEAT_SECONDS = float(os.environ.get("MEMENTO_REMOTE_HEARTBEAT_SECONDS", "60"))
+MAX_RACES = 8  # lost races (rejected pushes) in a row before the tick gives up until the next one
+CLAIMS = "refs/memento/claims/"
+SEEN = "refs/memento/seen/"  # the remote's claim refs as this host last fetched them
+PLAN, STATUS, NOTES_DOC, STATE_DOC = ("docs/MASTER_PLAN.md", "docs/TICK_STATUS.md", "docs/HUMAN_NOTES.md",
+                                      "docs/CURRENT_STATE.md")
+
+
+class FleetConflict(MementoError):
+    """The local commits cannot be replayed on the remote's branch: these paths conflict."""
+
+    def __init__(self, paths: list[str]):
+        super().__init__("conflict with the remote's branch in " + ", ".join(paths))
+        self.paths = paths
+
+
+@dataclass(frozen=True)
+class Beat:
+    """One claim ref as fetched: its commit, the host that wrote it and when."""
+
+    sha: str
+    host: str
+    at: float
+
+
+class Fleet:
+    """This host in the fleet for one tick: the remote, the branch, and the claim it holds."""
+
+    def __init__(self, ctx: TickContext):
+        self.ctx = ctx
+        self.remote = ctx.config.workers_remote
+        self.host = ctx.config.host
+        self.branch = _branch(ctx)
+        self.task = ""  # the task this host holds a claim on
+        self.ref = ""  # the heartbeat commit it last pushed for it
+        self.lost = ""  # why the claim stopped being ours while it ran
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def tracking(self) -> str:
+        return f"refs/remotes/{self.remote}/{self.branch}"
+
+    def start_beating(self) -> None:
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._beat, name=f"claim-ref-{self.task}", daemon=True)
+        self._thread.start()
+
+    def stop_beating(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+            self._thread = None
+
+    def _beat(self) -> None:
+        while not self._stop.wait(HEARTBEAT_SECONDS):
+            try:
+                with self._lock:
+                    new = heartbeat_commit(self.ctx, self.task, self.host)
+                    if push(self.ctx, [f"{new}:{CLAIMS}{self.task}"], [f"{CLAIMS}{self.task}:{self.ref}"]):
+                        self.ref = new
+                    else:
+                        self.lost = f"its heartbeat ref {CLAIMS}{self.task} was changed by another host"
+                        return
+            except (OSError, MementoError) as exc:
+                cron_log(self.ctx.ws, f"claim heartbeat not pushed (tried again in {HEARTBEAT_SECONDS:g}s): {exc}")
+
+
+def enabled(ctx: TickContext) -> bool:
+    return ctx.config is not None and bool(ctx.config.workers_remote)
+
+
+def fleet(ctx: TickContext) -> Fleet:
+    if ctx.fleet is None:
+        ctx.fleet = Fleet(ctx)
+    return ctx.fleet
+
+
+# ---------------------------------------------------------------- the tick's call sites
+
+
+def foreign_claims(ctx: TickContext, plan: Plan) -> frozenset[str]:
+    """`[~]` tasks this host has no claim or record of: another host's, judged by their heartbeat
+    ref (:func:`take_over_stale`), never by the local stale recovery."""
+    if not enabled(ctx):
+        return frozenset()
+    return frozenset(t.id for t in plan.tasks if t.status == "~" and not _local(ctx, t.id))
+
+
+def refresh(ctx: TickContext, plan: Plan) -> Plan:
+    """A plan paused on this host may have been resumed on the remote (or paused here by a
+    person, which the fleet then hears of): sync before the tick_mode check."""
+    if not enabled(ctx) or plan.meta.tick_mode == "auto":
+        return plan
+    try:
+        sync(ctx)
+    except MementoError as exc:
+        cron_log(ctx.ws, f"the remote {ctx.config.workers_remote!r} could not be used: {exc}")
+        return plan
+    fresh = ctx.plan()
+    return plan if fresh.plan_errors else fresh
+
+
+def pick(ctx: TickContext, pick_task: Callable, afterwards: Callable) -> tuple[Plan, Task] | Outcome:
+    """Sync with the remote, pick, claim by compare-and-swap; a lost race fetches and picks again.
+    A remote that cannot be used ends the tick (run.afterwards when tasks ran)."""
+    if not enabled(ctx):
+        return pick_task(ctx)
+    stop = partial(_stopped, ctx, afterwards=afterwards)
+    try:
+        for _ in range(MAX_RACES):
+            sync(ctx)
+            mode = ctx.plan().meta.tick_mode
+            if mode != "auto":  # a person paused the fleet by pushing the plan
+                cron_log(ctx.ws, f"tick skipped: tick_mode is {mode} on {ctx.config.workers_remote}")
+                return stop(f"tick skipped: tick_mode is {mode} (the remote's plan)", code=EXIT_OK)
+            picked = pick_task(ctx)
+            if isinstance(picked, Outcome):
+                return picked
+            if claim(ctx, picked[1]):
+                return picked
+            cron_log(ctx.ws, f"lost the race for {picked[1].id} to another host: fetching and picking again")
+    except FleetConflict as exc:
+        return stop(f"{exc}; rebase or merge by hand, then the next tick runs")
+    except MementoError as exc:
+        return stop(f"the remote {ctx.config.workers_remote!r} could not be used: {exc}")
+    return stop(f"lost the race to the remote {MAX_RACES} times; the next tick tries again")
+
+
+def publish(ctx: TickContext, result: TaskResult) -> TaskResult:
+    """Push the attempt's result commit (and drop its heartbeat ref) the same way, rebasing on rejection."""
+    f = ctx.fleet
+    if not enabled(ctx) or f is None or not f.task:
+        return result
+    f.stop_beating()
+    _release_if_still_claimed(ctx, f.task)
+    try:
+        for _ in range(MAX_RACES):
+            commit_own_docs(ctx)
+            fetch(ctx)
+            upstream = remote_head(ctx)
+            if not f.lost and _seen(ctx).get(f.task, Beat("", "", 0)).sha != f.ref:
+                f.lost = f"its claim ref {CLAIMS}{f.task} is gone or another host's (taken over as stale?)"
+            if f.lost:
+                return _claim_lost(ctx, result, upstream)
+            try:
+                integrate(ctx, upstream)
+            except FleetConflict as exc:
+                result = _conflicted(ctx, result, upstream, exc.paths)
+                continue
+            if push(ctx, [f"HEAD:refs/heads/{f.branch}", f":{CLAIMS}{f.task}"],
+                    [_lease(f, upstream), f"{CLAIMS}{f.task}:{f.ref}"]):
+                f.task = f.ref = ""
+                return result
+    except MementoError as exc:
+        cron_log(ctx.ws, f"the result of {result.task_id} is committed here but not pushed: {exc}")
+        f.task = ""
+        return result
+    cron_log(ctx.ws, f"the result of {result.task_id} was not pushed after {MAX_RACES} races; the next tick does")
+    f.task = ""
+    return result
+
+
+def _release_if_still_claimed(ctx: TickContext, task_id: str) -> None:
+    """An attempt that never reached the plan (its claim step refused) leaves the task `[~]`
+    only in the claim commit: put it back to `[ ]` (no retry) before the ref is dropped."""
+    task = ctx.plan().task(task_id)
+    if task is None or task.status != "~":
+        return
+    try:
+        edit_plan(ctx.ws.plan_path, lambda e: e.set_status(task_id, " ", expect="~"))
+    except EditConflict:
+        pass
+
+
+def finish(ctx: TickContext, outcome: Outcome) -> Outcome:
+    """After the tick: Memento's documents committed and pushed (a CI runner keeps nothing)."""
+    if not enabled(ctx):
+        return outcome
+    try:
+        for _ in range(MAX_RACES):
+            commit_own_docs(ctx)
+            fetch(ctx)
+            upstream = remote_head(ctx)
+            if upstream == gitops.head(ctx.root):
+                return outcome
+            integrate(ctx, upstream)
+            if upstream is not None and gitops.head(ctx.root) == upstream:
+                return outcome
+            if push(ctx, [f"HEAD:refs/heads/{fleet(ctx).branch}"], [_lease(fleet(ctx), upstream)]):
+                return outcome
+    except MementoError as exc:
+        cron_log(ctx.ws, f"memento's documents were not pushed to {ctx.config.workers_remote}: {exc}")
+    return outcome
+
+
+def _stopped(ctx: TickContext, message: str, *, afterwards: Callable, code: int = EXIT_ATTENTION) -> Outcome:
+    if code != EXIT_OK:
+        cron_log(ctx.ws, f"tick stopped: {message}")
+    if ctx.results:
+        return afterwards(ctx, code, message)
+    ctx.state.save(ctx.ws)
+    return Outcome(code, message)
+
+
+def clean_leftovers(ctx: TickContext) -> None:
+    """A rebase a killed tick left half done is aborted (its commits are still on the branch)."""
+    if not enabled(ctx):
+        return
+    for name in ("rebase-merge", "rebase-apply"):
+        where = gitops.run_git(ctx.root, ["rev-parse", "--git-path", name], check=False).stdout.decode().strip()
+        if where and (ctx.root / where).exists():
+            _abort(ctx)
+            cron_log(ctx.ws, "aborted a rebase a killed tick left half done")
+            return
+
+
+# ---------------------------------------------------------------- sync, claim, take over
+
+
+def sync(ctx: TickContext) -> None:
+    """Local branch = the remote's, plus this host's unpushed commits rebased and pushed;
+    then stale claims of other hosts taken over."""
+    f = fleet(ctx)
+    for _ in range(MAX_RACES):
+        commit_own_docs(ctx)
+        fetch(ctx)
+        upstream = remote_head(ctx)
+        integrate(ctx, upstream)
+        local = gitops.head(ctx.root)
+        if local != upstream and not push(ctx, [f"HEAD:refs/heads/{f.branch}"], [_lease(f, upstream)]):
+            continue
+        if take_over_stale(ctx, local):
+            return
+    raise MementoError(f"lost the race to the remote {MAX_RACES} times")
+
+
+def claim(ctx: TickContext, task: Task) -> bool:
+    """A commit marking ``task`` `[~]` (its host named) and its heartbeat ref, pushed atomically
+    with a lease on the branch's sha: True when this host won the task.
+
+    The commit is made from the plan as committed (the work tree's plan keeps `[ ]`, so the
+    attempt's own claim step marks it as without a remote) and HEAD moves to it.
+    """
+    f = fleet(ctx)
+    base = gitops.head(ctx.root)
+    data = gitops.show_file(ctx.root, base, PLAN)
+    if base is None or data is None:
+        raise MementoError(f"{PLAN} is not committed on {f.branch}")
+    editor = PlanEditor(decode(data, PLAN), PLAN)
+    try:
+        editor.set_status(task.id, "~", expect=" ")
+    except EditConflict:
+        return False
+    oid = gitops.run_git(ctx.root, ["hash-object", "-w", "--stdin"], input=editor.doc.encode()).stdout.decode().strip()
+    sha = gitops.commit_paths(ctx.root, [], f"memento: claim {task.id} on {f.host}\n\n{_nonce()}\n", author=ctx.config.git_author,
+                              blobs={PLAN: ("100644", oid)})
+    beat = heartbeat_commit(ctx, task.id, f.host)
+    old = _seen(ctx).get(task.id)
+    if push(ctx, [f"HEAD:refs/heads/{f.branch}", f"{beat}:{CLAIMS}{task.id}"],
+            [_lease(f, base), f"{CLAIMS}{task.id}:{old.sha if old else ''}"]):
+        f.task, f.ref, f.lost = task.id, beat, ""
+        f.start_beating()
+        return True
+    _move_back(ctx, sha, base)
+    return False
+
+
+def take_over_stale(ctx: TickContext, upstream: str | None) -> bool:
+    """Reset the `[~]` tasks of other hosts whose heartbeat ref is older than `stale_lock_timeout`
+    (a retry counted); False when the push lost a race (fetch again)."""
+    plan = ctx.plan()
+    seen = _seen(ctx)
+    now = time.time()
+    for task in plan.tasks:
+        if task.status != "~" or _local(ctx, task.id):
+            continue
+        beat = seen.get(task.id)
+        if beat is not None and now - beat.at <= plan.meta.stale_lock_timeout:
+            continue
+        why = ("no heartbeat ref" if beat is None
+               else f"the heartbeat ref of {beat.host} is {int(now - beat.at)}s old")
+        if not _take_over(ctx, plan, task, beat, why, upstream):
+            return False
+    return True
+
+
+def _take_over(ctx: TickContext, plan: Plan, task: Task, beat: Beat | None, why: str, upstream: str | None) -> bool:
+    f = fleet(ctx)
+    max_retries = plan.meta.max_retries
+    retries = task.retries + 1
+    new = "!" if retries >= max_retries else " "
+
+    def apply(e):
+        e.set_field(task.id, "retries", str(retries))
+        e.set_status(task.id, new, expect="~")
+        e.update_counters()
+
+    try:
+        edit_plan(ctx.ws.plan_path, apply)
+    except EditConflict:
+        return True
+    said = f"{retries}/{max_retries}" + (" — blocked" if new == "!" else "")
+    ctx.event(f"⚠️ STALE — Stale [~] detected on {task.id}, reset to [{new}]",
+              [("Task", task.label), ("Reason", why), ("Claimed By", beat.host if beat else "(unknown)"),
+               ("Retries", said)])
+    message = f"memento: {task.id} taken over from {beat.host if beat else 'a lost claim'} (retry {said})"
+    sha = ctx.commit([PLAN, STATUS], message)
+    specs, leases = [f"HEAD:refs/heads/{f.branch}"], [_lease(f, upstream)]
+    if beat is not None:
+        specs.append(f":{CLAIMS}{task.id}")
+        leases.append(f"{CLAIMS}{task.id}:{beat.sha}")
+    if push(ctx, specs, leases):
+        cron_log(ctx.ws, f"took over the stale claim of {task.id} ({why})")
+        return True
+    if sha and upstream:
+        _move_back(ctx, sha, upstream, checkout=True)
+    return False
+
+
+# ---------------------------------------------------------------- results that cannot land
+
+
+def _claim_lost(ctx: TickContext, result: TaskResult, upstream: str | None) -> TaskResult:
+    """Another host took the claim over while this one ran: its result is set aside, never pushed."""
+    f = ctx.fleet
+    saved = _set_aside(ctx, result.task_id, upstream)
+    reason = f"claim lost: {f.lost}; the result was set aside in {saved}"
+    ctx.event(f"⚠️ CLAIM LOST — {result.task_id} was taken over while it ran here", [("Reason", reason)])
+    f.task = f.ref = f.lost = ""
+    return TaskResult(result.task_id, False, reason, result.duration)
+
+
+def _conflicted(ctx: TickContext, result: TaskResult, upstream: str | None, paths: list[str]) -> TaskResult:
+    """The result conflicts with what landed on the remote meanwhile: a failed attempt naming the
+    paths (a retry starts from the new HEAD); the work is saved under logs/rollback/."""
+    saved = _set_aside(ctx, result.task_id, upstream)
+    reason = (f"conflict with {ctx.config.workers_remote}/{fleet(ctx).branch} in {', '.join(paths)}; "
+              f"the work was saved in {saved}")
+    plan = ctx.plan()
+    task = plan.task(result.task_id)
+    if task is None:
+        return TaskResult(result.task_id, False, reason, result.duration)
+    retries = task.retries + 1
+    blocked = retries >= plan.meta.max_retries
+
+    def apply(e):
+        e.set_field(task.id, "retries", str(retries))
+        e.set_status(task.id, "!" if blocked else " ", expect="~")
+        e.update_counters()
+
+    try:
+        edit_plan(ctx.ws.plan_path, apply)
+    except EditConflict:
+        pass  # a person changed the task meanwhile; their edit stands
+    status = "🚫 BLOCKED" if blocked else "❌ FAILED"
+    ctx.entry([("Task", task.label), ("Status", f"{status} (retry {retries}/{plan.meta.max_retries})"),
+               ("Reason", reason), ("Files Modified", "(set aside)"), ("Git Commit", "(none — conflict)")])
+    ctx.commit([PLAN, STATUS], f"memento: {task.id} failed (retry {retries}/{plan.meta.max_retries}): conflict")
+    return TaskResult(result.task_id, False, reason, result.duration, None, blocked)
+
+
+def _set_aside(ctx: TickContext, task_id: str, upstream: str | None) -> str:
+    """This host's unpushed commits as a patch under logs/rollback/, then the branch = the remote's."""
+    dest = rollback_folder(ctx.ws, f"fleet-{task_id}")
+    local = gitops.head(ctx.root)
+    if upstream and local and local != upstream:
+        patch = gitops.run_git(ctx.root, ["format-patch", "--stdout", f"{upstream}..{local}"], check=False).stdout
+        atomic_write_bytes(dest / "unpushed.patch", patch)
+    if upstream:
+        gitops.run_git(ctx.root, ["reset", "-q", "--keep", upstream])
+    return ctx.ws.rel(dest)
+
+
+# ---------------------------------------------------------------- git
+
+
+def fetch(ctx: TickContext) -> None:
+    """The remote's branches and claim refs (``refs/memento/claims/*`` as ``refs/memento/seen/*``)."""
+    f = fleet(ctx)
+    proc = gitops.run_git(ctx.root, ["fetch", "-q", "--prune", "--no-tags", f.remote,
+                                     f"+refs/heads/*:refs/remotes/{f.remote}/*", f"+{CLAIMS}*:{SEEN}*"], check=False)
+    if proc.returncode != 0:
+        raise MementoError(f"git fetch {f.remote} failed: {proc.stderr.decode('utf-8', 'replace').strip()[-500:]}")
+
+
+def remote_head(ctx: TickContext) -> str | None:
+    proc = gitops.run_git(ctx.root, ["rev-parse", "-q", "--verify", f"{fleet(ctx).tracking}^{{commit}}"], check=False)
+    return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+
+
+def push(ctx: TickContext, specs: list[str], leases: list[str]) -> bool:
+    """``git push --atomic`` with a lease per ref: True when it landed, False when a lease or a
+    fast-forward check refused it (another host or a person got there first)."""
+    args = ["push", "--atomic", "--porcelain", "--no-verify", *(f"--force-with-lease={le}" for le in leases),
+            fleet(ctx).remote, *specs]
+    proc = gitops.run_git(ctx.root, args, check=False)
+    if proc.returncode == 0:
+        return True
+    out = proc.stdout.decode("utf-8", "replace") + proc.stderr.decode("utf-8", "replace")
+    if re.search(r"^!\t|stale info|rejected|fetch first|non-fast-forward|atomic push failed", out, re.M):
+        return False
+    raise MementoError(f"git push {fleet(ctx).remote} failed: {out.strip()[-500:]}")
+
+
+def integrate(ctx: TickContext, upstream: str | None) -> None:
+    """Bring HEAD onto ``upstream``: fast-forward, or rebase the local commits (FleetConflict)."""
+    local = gitops.head(ctx.root)
+    if upstream is None or local == upstream or _is_ancestor(ctx, upstream, local):
+        return
+    if local is None or _is_ancestor(ctx, local, upstream):
+        gitops.run_git(ctx.root, ["merge", "-q", "--ff-only", upstream])
+        return
+    before = _subjects(ctx, upstream, local)
+    rebase(ctx, upstream)
+    after = {subject: sha for sha, subject in _subjects(ctx, upstream, gitops.head(ctx.root))}
+    _fix_commit_shas(ctx, {old: after[s] for old, s in before if s in after and after[s] != old})
+    commit_own_docs(ctx)
+
+
+def rebase(ctx: TickContext, upstream: str) -> None:
+    """``git rebase upstream``; conflicts in Memento's documents resolved (RESOLVERS), any other
+    aborts the rebase and raises FleetConflict naming the paths."""
+    env = gitops.git_env({"GIT_EDITOR": "true", **gitops.identity_env(ctx.root, ctx.config.git_author)})
+    proc = gitops.run_git(ctx.root, ["rebase", "-q", upstream], env=env, check=False)
+    for _ in range(1000):
+        if proc.returncode == 0:
+            return
+        conflicted = _unmerged(ctx)
+        if not conflicted:
+            _abort(ctx)
+            raise MementoError("git rebase failed: " + proc.stderr.decode("utf-8", "replace").strip()[-500:])
+        foreign = [p for p in conflicted if not _resolve(ctx, p)]
+        if foreign:
+            _abort(ctx)
+            raise FleetConflict(foreign)
+        staged = gitops.run_git(ctx.root, ["diff", "--cached", "--quiet"], check=False).returncode != 0
+        proc = gitops.run_git(ctx.root, ["rebase", "--continue" if staged else "--skip"], env=env, check=False)
+    _abort(ctx)
+    raise MementoError("git rebase did not finish")
+
+
+def _abort(ctx: TickContext) -> None:
+    gitops.run_git(ctx.root, ["rebase", "--abort"], check=False)
+
+
+def _unmerged(ctx: TickContext) -> list[str]:
+    out = gitops.run_git(ctx.root, ["diff", "--name-only", "--diff-filter=U", "-z"]).stdout.decode("utf-8", "surrogateescape")
+    return sorted({p for p in out.split("\0") if p})
+
+
+def _is_ancestor(ctx: TickContext, a: str | None, b: str | None) -> bool:
+    if not a or not b:
+        return False
+    return gitops.run_git(ctx.root, ["merge-base", "--is-ancestor", a, b], check=False).returncode == 0
+
+
+def _subjects(ctx: TickContext, upstream: str, tip: str | None) -> list[tuple[str, str]]:
+    out = gitops.run_git(ctx.root, ["log", "--format=%H%x09%s", f"{upstream}..{tip}"], check=False).stdout.decode()
+    return [tuple(line.split("\t", 1)) for line in out.splitlines() if "\t" in line]
+
+
+def _branch(ctx: TickContext) -> str:
+    proc = gitops.run_git(ctx.root, ["symbolic-ref", "-q", "--short", "HEAD"], check=False)
+    name = proc.stdout.decode().strip()
+    if proc.returncode != 0 or not name:
+        raise MementoError("the work tree is not on a branch (detached HEAD): the fleet needs one")
+    return name
+
+
+def _lease(f: Fleet, expected: str | None) -> str:
+    return f"refs/heads/{f.branch}:{expected or ''}"
+
+
+def _move_back(ctx: TickContext, sha: str, base: str, *, checkout: bool = False) -> None:
+    """Undo a local commit of Memento's that lost its race (HEAD from ``sha`` back to ``base``);
+    ``checkout``: its paths in the work tree too (a claim's plan never reached the work tree)."""
+    if gitops.head(ctx.root) != sha:
+        return
+    changed = gitops.run_git(ctx.root, ["diff", "--name-only", "-z", base, sha]).stdout.decode("utf-8", "surrogateescape")
+    paths = [p for p in changed.split("\0") if p]
+    gitops.run_git(ctx.root, ["update-ref", "-m", "memento: lost the race", "HEAD", base, sha])
+    if paths:
+        gitops.run_git(ctx.root, ["reset", "-q", base, "--", *paths])
+        if checkout:
+            gitops.run_git(ctx.root, ["checkout", "-q", base, "--", *paths])
+
+
+def heartbeat_commit(ctx: TickContext, task_id: str, host: str) -> str:
+    """A commit (empty tree) whose committer time is the heartbeat and whose subject names the host."""
+    tree = gitops.run_git(ctx.root, ["hash-object", "-t", "tree", "-w", "--stdin"], input=b"").stdout.decode().strip()
+    env = gitops.git_env(gitops.identity_env(ctx.root, ctx.config.git_author))
+    body = f"memento: claim {task_id} on {host}\n\nheartbeat {utc_stamp()} {_nonce()}\n".encode()
+    return gitops.run_git(ctx.root, ["commit-tree", tree, "-F", "-"], input=body, env=env).stdout.decode().strip()
+
+
+def _nonce() -> str:
+    """Makes every claim and heartbeat commit unique: two hosts' identical commits would both
+    "win" a push (the remote would already be up to date)."""
+    return f"pid {os.getpid()} nonce {os.urandom(6).hex()}"
+
+
+def _seen(ctx: TickContext) -> dict[str, Beat]:
+    """The claim refs as last fetched: task id -> Beat."""
+    out = gitops.run_git(ctx.root, ["for-each-ref", "--format=%(refname)%09%(objectname)%09%(committerdate:unix)"
+                                    "%09%(contents:subject)", SEEN], check=False).stdout.decode("utf-8", "replace")
+    beats = {}
+    for line in out.splitlines():
+        parts = line.split("\t", 3)
+        if len(parts) == 4 and parts[2].isdigit():
+            host = parts[3].rsplit(" on ", 1)[-1] if " on " in parts[3] else "?"
+            beats[parts[0][len(SEEN):]] = Beat(parts[1], host, float(parts[2]))
+    return beats
+
+
+def _local(ctx: TickContext, task_id: str) -> bool:
+    return read_claim(ctx.ws, task_id) is not None or read_record(ctx.ws, task_id) is not None
+
+
+def commit_own_docs(ctx: TickContext) -> None:
+    """Memento's own documents as `memento: sync docs` (a rebase needs a clean tree).
+
+    CURRENT_STATE.md alone is not worth a commit on every host's every tick (it is
+    rewritten by each): put back as committed instead; the next tick writes it again.
+    """
+    own = set(OWN_DOCS)
+    docs = sorted({e.path for e in gitops.status(ctx.root) if e.path in own and e.xy != "??"})
+    if docs == [STATE_DOC]:
+        gitops.run_git(ctx.root, ["checkout", "-q", "HEAD", "--", STATE_DOC])
+    elif docs:
+        ctx.commit(docs, "memento: sync docs")
+
+
+# ---------------------------------------------------------------- resolving Memento's documents
+
+
+def _resolve(ctx: TickContext, path: str) -> bool:
+    """Resolve a conflicted document: the remote's version with this host's edits re-applied."""
+    resolver = RESOLVERS.get(path)
+    if resolver is None:
+        return False
+    base, upstream, mine = (_stage(ctx, n, path) for n in (1, 2, 3))  # in a rebase, :2 is the upstream
+    if upstream is None or mine is None:
+        return False
+    try:
+        data = resolver(ctx, base or b"", upstream, mine)
+    except (MementoError, ValueError):
+        return False
+    if data is None:
+        return False
+    atomic_write_bytes(ctx.root / path, data)
+    gitops.run_git(ctx.root, ["add", "--", path])
+    return True
+
+
+def _stage(ctx: TickContext, n: int, path: str) -> bytes | None:
+    proc = gitops.run_git(ctx.root, ["cat-file", "blob", f":{n}:{path}"], check=False)
+    return proc.stdout if proc.returncode == 0 else None
+
+
+_META_LINE = re.compile(r"^\s*[-*+]\s*(?P<key>[A-Za-z_][\w-]*)\s*:\s*(?P<value>.*?)\s*$")
+
+
+def merge_plan(ctx, base: bytes, upstream: bytes, mine: bytes) -> bytes | None:
+    """The remote's plan with this side's edits re-applied where the remote left them alone.
+
+    A task's status and retries, and a Meta value, are this side's when the remote still has
+    them as they were at the base; when both changed one, the remote's stands (a takeover, a
+    person's reset: never a task done twice). total_ticks is the larger, the counters are
+    recounted. None when this side added or removed tasks (a person's edit: by hand).
+    """
+    b, m, u = (parse_plan_doc(decode(x, PLAN), PLAN) for x in (base, mine, upstream))
+    if {t.id for t in b.tasks} != {t.id for t in m.tasks}:
+        return None
+    editor = PlanEditor(decode(upstream, PLAN), PLAN)
+    for task in m.tasks:
+        old, theirs = b.task(task.id), u.task(task.id)
+        if theirs is None or (theirs.status, theirs.retries) != (old.status, old.retries):
+            continue
+        if old.status != task.status:
+            editor.set_status(task.id, task.status)
+        if old.retries != task.retries:
+            editor.set_field(task.id, "retries", str(task.retries))
+    base_meta, theirs = _meta_values(base), _meta_values(upstream)
+    for key, value in _meta_values(mine).items():
+        if key == "total_ticks":
+            best = max(int(v) if v.isdigit() else 0 for v in (value, theirs.get(key, "0")))
+            editor.set_meta(key, str(best))
+        elif base_meta.get(key) != value and theirs.get(key) == base_meta.get(key) and \
+                key not in ("total_tasks", "completed_tasks"):
+            editor.set_meta(key, value)
+    editor.update_counters()
+    return editor.doc.encode()
+
+
+def _meta_values(data: bytes) -> dict[str, str]:
+    plan = scan_plan(data.decode("utf-8", "replace"), PLAN)
+    lines = data.decode("utf-8", "replace").splitlines()
+    values = {}
+    for key, line in plan.meta.lines.items():
+        m = _META_LINE.match(lines[line - 1]) if 0 < line <= len(lines) else None
+        if m:
+            values[key] = m.group("value")
+    return values
+
+
+_ENTRY_START = re.compile(r"^##[ \t]+\[", re.M)
+
+
+def _entries(data: bytes) -> list[str]:
+    """The status log's entries as normalised text blocks (the header and separators dropped)."""
+    text = data.decode("utf-8", "replace").replace("\r\n", "\n")
+    starts = [m.start() for m in _ENTRY_START.finditer(text)]
+    blocks = []
+    for i, start in enumerate(starts):
+        lines = text[start:starts[i + 1] if i + 1 < len(starts) else len(text)].split("\n")
+        while lines and (not lines[-1].strip() or status_log.SEPARATOR_RE.match(lines[-1])):
+            lines.pop()
+        blocks.append("\n".join(lines) + "\n")
+    return blocks
+
+
+def merge_status(ctx, base: bytes, upstream: bytes, mine: bytes) -> bytes:
+    """The remote's status log plus the entries this side appended (nothing lost, newest last)."""
+    known = set(_entries(base)) | set(_entries(upstream))
+    added = [e for e in _entries(mine) if e not in known]
+    path = ctx.ws.status_path
+    atomic_write_bytes(path, upstream)
+    for entry in added:
+        status_log.append_entry(path, entry)
+    return path.read_bytes()
+
+
+def merge_notes(ctx, base: bytes, upstream: bytes, mine: bytes) -> bytes | None:
+    """The remote's notes with the ones this side marked read marked read; None when this side
+    added a note the remote does not have (a person's: resolve by hand)."""
+    was = {n.key: n for n in notes.parse_notes_text(base.decode("utf-8", "replace"))}
+    theirs = {n.key for n in notes.parse_notes_text(upstream.decode("utf-8", "replace"))}
+    ours = notes.parse_notes_text(mine.decode("utf-8", "replace"))
+    if any(n.key not in was and n.key not in theirs for n in ours):
+        return None
+    path = ctx.ws.notes_path
+    atomic_write_bytes(path, upstream)
+    notes.mark_read(path, [n.key for n in ours if n.read and n.key in was and not was[n.key].read])
+    return path.read_bytes()
+
+
+def merge_state(ctx, base: bytes, upstream: bytes, mine: bytes) -> bytes:
+    """CURRENT_STATE.md is rewritten whole by every tick: the replayed (newer) one."""
+    return mine
+
+
+RESOLVERS = {PLAN: merge_plan, STATUS: merge_status, NOTES_DOC: merge_notes, STATE_DOC: merge_state}
+
+
+_COMMIT_FIELD = re.compile(r"^(- \*\*Git Commit\*\*: `)([0-9a-f]{7,40})(`)", re.M)
+
+
+def _fix_commit_shas(ctx: TickContext, moved: dict[str, str]) -> None:
+    """A rebase gives commits new ids: the SUCCESS entries' Git Commit fields follow them."""
+    path = ctx.ws.status_path
+    if not moved or not path.is_file():
+        return
+    short = {old[:7]: new[:7] for old, new in moved.items()}
+    text = path.read_text(encoding="utf-8")
+    fixed = _COMMIT_FIELD.sub(lambda m: m.group(1) + short.get(m.group(2)[:7], m.group(2)) + m.group(3), text)
+    if fixed != text:
+        atomic_write_bytes(path, fixed.encode("utf-8"))

@@ -1,0 +1,594 @@
+"""Several hosts on one plan through its git remote (SPEC §12 "Across machines").
+
+Each host is a separate clone of one bare remote with its own runtime folders and
+its own fake agent (tests/agents/, the `command` preset); ticks are real
+subprocesses (`python -m memento_core.tick`). Judged on the remote: one commit per
+task, no claim ref left, every commit a person pushed meanwhile still in history.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from memento_core.config import load_config
+from memento_core.plan import parse_plan_text
+from memento_core.scaffold import init_workspace
+from memento_core.tick import remote
+from memento_core.tick.context import TickContext
+from memento_core.workspace import Workspace
+
+AGENTS = Path(__file__).resolve().parents[1] / "agents"
+PROJECT = Path(__file__).resolve().parents[2]
+PY = sys.executable
+
+
+def git(root: Path, *args: str, check: bool = True) -> str:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=check).stdout
+
+
+def plan_text(n: int, *, stale: str = "15min", max_tasks: int = 1, max_retries: int = 3) -> str:
+    tasks = "".join(
+        f"- [ ] `T-{i}` Write out/{i}.txt\n"
+        f"  - verify: `grep -q T-{i} out/{i}.txt`\n"
+        f"  - context_files: [out/{i}.txt]\n"
+        f"  - retries: 0\n"
+        for i in range(1, n + 1))
+    return f"""# MASTER_PLAN: fleet
+
+## Meta
+- tick_mode: auto
+- max_retries: {max_retries}
+- max_tasks_per_tick: {max_tasks}
+- stale_lock_timeout: {stale}
+- circuit_breaker_threshold: 50
+- total_ticks: 0
+
+## Phase 1: Only
+<!-- depends: none -->
+
+{tasks}"""
+
+
+
+
+def worker(*args: str) -> str:
+    """The host's agent: tests/agents/fleet_worker.py writes out/<N>.txt for task T-N."""
+    return " ".join([PY, str(AGENTS / "fleet_worker.py"), "{task_id}", *args])
+
+
+AGENT = worker()
+
+
+def make_fleet(tmp_path: Path, hosts: list[str], n_tasks: int, *, command: str = AGENT, **plan_kw) -> tuple[Path, dict[str, Path]]:
+    """A bare remote seeded with a workspace, and one clone per host."""
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    seed = tmp_path / "seed"
+    init_workspace(seed, project="fleet", commit=False)
+    (seed / "docs" / "MASTER_PLAN.md").write_text(plan_text(n_tasks, **plan_kw))
+    (seed / "memento.toml").write_text(
+        f'[agent]\npreset = "command"\ncommand = """{command}"""\ntimeout = "60s"\n'
+        '[verify]\ntimeout = "60s"\n[sandbox]\nmode = "none"\n[workers]\nremote = "origin"\n')
+    git(seed, "add", "-A")
+    git(seed, "commit", "-qm", "setup")
+    git(seed, "remote", "add", "origin", str(bare))
+    git(seed, "push", "-q", "origin", "main")
+    clones = {}
+    for host in hosts:
+        clones[host] = tmp_path / host
+        git(tmp_path, "clone", "-q", str(bare), str(clones[host]))
+    return bare, clones
+
+
+def env_for(host: str, **extra: str) -> dict[str, str]:
+    env = {**os.environ, "MEMENTO_HOST": host, "PYTHONPATH": str(PROJECT)}
+    env.update(extra)
+    return env
+
+
+def start_tick(root: Path, host: str, **extra: str) -> subprocess.Popen:
+    return subprocess.Popen([PY, "-m", "memento_core.tick", "--project", str(root)], env=env_for(host, **extra),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def tick_all(clones: dict[str, Path], **extra: str) -> dict[str, str]:
+    procs = {h: start_tick(root, h, **extra) for h, root in clones.items()}
+    out = {}
+    for h, p in procs.items():
+        stdout, _ = p.communicate(timeout=300)
+        out[h] = stdout.decode()
+        assert p.returncode in (0, 1), (h, out[h])
+    return out
+
+
+def remote_plan(bare: Path):
+    return parse_plan_text(git(bare, "show", "main:docs/MASTER_PLAN.md"))
+
+
+def subjects(bare: Path) -> list[str]:
+    return git(bare, "log", "--format=%s", "main").splitlines()
+
+
+def claim_refs(bare: Path) -> list[str]:
+    return git(bare, "for-each-ref", "--format=%(refname)", "refs/memento/claims/").split()
+
+
+def context(root: Path, host: str, monkeypatch) -> TickContext:
+    monkeypatch.setenv("MEMENTO_HOST", host)
+    ctx = TickContext(Workspace(root))
+    ctx.config = load_config(ctx.ws.config_path)
+    remote.fleet(ctx)  # its host name is read now
+    return ctx
+
+
+@pytest.fixture(autouse=True)
+def _identity(git_identity):
+    return git_identity
+
+
+# --------------------------------------------------------------------------- one host
+
+
+def test_one_host_claims_pushes_and_completes_through_the_remote(tmp_path):
+    bare, clones = make_fleet(tmp_path, ["a"], 2)
+    for _ in range(2):
+        out = tick_all(clones)
+        assert "[ok]" in out["a"], out
+    plan = remote_plan(bare)
+    assert [t.status for t in plan.tasks] == ["x", "x"]
+    log = subjects(bare)
+    assert log.count("memento: complete T-1 Write out/1.txt") == 1
+    assert "memento: claim T-1 on a" in log and "memento: claim T-2 on a" in log
+    assert claim_refs(bare) == []
+    status = git(bare, "show", "main:docs/TICK_STATUS.md")
+    assert "- **Host**: a" in status
+    # The Git Commit field names the commit as it is on the remote.
+    shas = {s[:7] for s in git(bare, "log", "--format=%H", "main").split()}
+    import re
+    for sha in re.findall(r"\*\*Git Commit\*\*: `([0-9a-f]{7})`", status):
+        assert sha in shas
+    assert git(clones["a"], "status", "--porcelain") == ""
+
+
+# --------------------------------------------------------------------------- the compare-and-swap
+
+
+def test_of_two_hosts_racing_for_a_task_exactly_one_wins_and_the_loser_picks_again(tmp_path, monkeypatch):
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 2)
+    a, b = context(clones["a"], "a", monkeypatch), context(clones["b"], "b", monkeypatch)
+    for ctx in (a, b):
+        remote.sync(ctx)  # both have fetched the same sha
+    t1 = a.plan().task("T-1")
+    try:
+        assert remote.claim(a, t1) is True
+        assert remote.claim(b, b.plan().task("T-1")) is False  # its lease names the sha it fetched
+        # The loser is left as it was: HEAD back where it fetched, the plan's T-1 still [ ] here.
+        assert git(clones["b"], "rev-parse", "HEAD") == git(bare, "rev-parse", "main~1")
+        assert git(clones["b"], "status", "--porcelain") == ""
+        remote.sync(b)  # fetch and pick again: T-1 is a's now
+        assert b.plan().task("T-1").status == "~"
+        assert remote.claim(b, b.plan().task("T-2")) is True
+    finally:
+        for ctx in (a, b):
+            if ctx.fleet is not None:
+                ctx.fleet.stop_beating()
+    plan = remote_plan(bare)
+    assert [t.status for t in plan.tasks] == ["~", "~"]
+    assert subjects(bare)[:2] == ["memento: claim T-2 on b", "memento: claim T-1 on a"]
+    assert claim_refs(bare) == ["refs/memento/claims/T-1", "refs/memento/claims/T-2"]
+    owners = {ref: git(bare, "log", "-1", "--format=%s", ref).strip() for ref in claim_refs(bare)}
+    assert owners == {"refs/memento/claims/T-1": "memento: claim T-1 on a",
+                      "refs/memento/claims/T-2": "memento: claim T-2 on b"}
+
+
+def test_a_claim_heartbeat_moves_its_ref_and_a_changed_ref_means_the_claim_is_lost(tmp_path, monkeypatch):
+    bare, clones = make_fleet(tmp_path, ["a"], 1)
+    monkeypatch.setattr(remote, "HEARTBEAT_SECONDS", 0.2)
+    a = context(clones["a"], "a", monkeypatch)
+    remote.sync(a)
+    assert remote.claim(a, a.plan().task("T-1"))
+    first = a.fleet.ref
+    try:
+        deadline = time.monotonic() + 60
+        while git(bare, "rev-parse", "refs/memento/claims/T-1").strip() == first:
+            assert time.monotonic() < deadline, "the heartbeat ref never moved"
+            time.sleep(0.05)
+        # Another host rewrites the ref (a takeover): the next beat finds its lease broken.
+        other = git(bare, "commit-tree", "-m", "memento: claim T-1 on z", "4b825dc642cb6eb9a060e54bf8d69288fbee4904")
+        git(bare, "update-ref", "refs/memento/claims/T-1", other.strip())
+        while not a.fleet.lost:
+            assert time.monotonic() < deadline, "the lost claim was never noticed"
+            time.sleep(0.05)
+    finally:
+        a.fleet.stop_beating()
+    assert git(bare, "rev-parse", "refs/memento/claims/T-1").strip() == other.strip()  # never overwritten
+
+
+# --------------------------------------------------------------------------- hosts ticking at once
+
+
+class Person:
+    """Someone who commits to the remote's main while the fleet works: a file of their own
+    each round and, every other round, a note in HUMAN_NOTES.md (a document the hosts edit)."""
+
+    def __init__(self, tmp_path: Path, bare: Path):
+        self.root = tmp_path / "person"
+        git(tmp_path, "clone", "-q", str(bare), str(self.root))
+        self.commits: list[str] = []
+        self.notes: list[str] = []
+
+    def push_once(self, n: int) -> None:
+        from memento_core.notes import add_note
+
+        (self.root / "person").mkdir(exist_ok=True)
+        (self.root / "person" / f"{n}.txt").write_text(f"a person's work {n}\n")
+        paths = [f"person/{n}.txt"]
+        if n % 2 == 0:
+            self.pull()
+            text = f"a person's note {n}"
+            add_note(self.root / "docs" / "HUMAN_NOTES.md", text, target="global")
+            self.notes.append(text)
+            paths.append("docs/HUMAN_NOTES.md")
+        git(self.root, "add", *paths)
+        git(self.root, "commit", "-qm", f"person {n}")
+        self.commits.append(f"person {n}")
+        for _ in range(50):
+            if subprocess.run(["git", "push", "-q", "origin", "main"], cwd=self.root,
+                              capture_output=True).returncode == 0:
+                return
+            self.pull()
+        raise AssertionError("the person could not push in 50 tries")
+
+    def pull(self) -> None:
+        git(self.root, "pull", "-q", "--rebase", "origin", "main")
+
+
+def run_rounds(bare: Path, clones: dict[str, Path], person: Person | None, rounds: int, **env: str) -> list[str]:
+    """Every host ticks once per round, all at the same time, while the person pushes."""
+    import threading
+
+    outputs = []
+    for n in range(rounds):
+        pusher = threading.Thread(target=person.push_once, args=(n,)) if person else None
+        if pusher:
+            pusher.start()
+        outputs.extend(tick_all(clones, **env).values())
+        if pusher:
+            pusher.join(timeout=300)
+    return outputs
+
+
+RESULT_RE = r"^memento: (complete (T-\d+) |(T-\d+) (failed|blocked|taken over|interrupted|set aside))"
+
+
+def judge_the_remote(bare: Path, n_tasks: int, person: Person | None) -> None:
+    """Every task done exactly once, every claim answered, nothing the person pushed lost."""
+    import re
+
+    plan = remote_plan(bare)
+    assert [t.status for t in plan.tasks] == ["x"] * n_tasks, [(t.id, t.status) for t in plan.tasks]
+    log = subjects(bare)
+    for i in range(1, n_tasks + 1):
+        assert log.count(f"memento: complete T-{i} Write out/{i}.txt") == 1, f"T-{i}"
+        assert git(bare, "show", f"main:out/{i}.txt") == f"T-{i}\n"
+        claims = sum(1 for s in log if re.match(rf"memento: claim T-{i} on ", s))
+        results = sum(1 for s in log if (m := re.match(RESULT_RE, s)) and (m.group(2) or m.group(3)) == f"T-{i}")
+        assert claims == results, f"T-{i}: {claims} claims, {results} results"
+    assert claim_refs(bare) == []
+    if person is not None:
+        history = set(log)
+        assert all(c in history for c in person.commits), "a person's commit was lost"
+        files = git(bare, "ls-tree", "-r", "--name-only", "main", "person/").split()
+        assert len(files) == len(person.commits)
+        notes_text = git(bare, "show", "main:docs/HUMAN_NOTES.md")
+        assert all(n in notes_text for n in person.notes), "a person's note was lost"
+
+
+def test_two_hosts_ticking_at_once_while_a_person_pushes(tmp_path):
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 4, command=worker("0.25"), max_retries=9)
+    person = Person(tmp_path, bare)
+    run_rounds(bare, clones, person, 4)
+    for _ in range(12):  # the failures the agent chose cost rounds: finish the plan
+        if all(t.status == "x" for t in remote_plan(bare).tasks):
+            break
+        run_rounds(bare, clones, None, 1)
+    judge_the_remote(bare, 4, person)
+
+
+@pytest.mark.slow
+def test_three_hosts_for_thirty_rounds_complete_every_task_exactly_once(tmp_path):
+    bare, clones = make_fleet(tmp_path, ["a", "b", "c"], 24, command=worker("0.3"), max_retries=30)
+    person = Person(tmp_path, bare)
+    run_rounds(bare, clones, person, 30)
+    for _ in range(20):
+        if all(t.status == "x" for t in remote_plan(bare).tasks):
+            break
+        run_rounds(bare, clones, None, 1)
+    judge_the_remote(bare, 24, person)
+
+
+# --------------------------------------------------------------------------- a host that dies
+
+
+def wait_for(condition, what: str, timeout: float = 120.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
+
+
+def test_a_killed_hosts_stale_claim_is_taken_over_by_another(tmp_path):
+    sleep_file = tmp_path / "a-sleeps"
+    sleep_file.write_text("")
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 1, command=worker("0", str(sleep_file)), stale="2s")
+    a = start_tick(clones["a"], "a")
+    try:
+        wait_for(lambda: claim_refs(bare) == ["refs/memento/claims/T-1"] and sleep_file.read_text(), "a's claim")
+    finally:
+        os.killpg(a.pid, signal.SIGKILL)  # the host dies: its tick and its agent, no goodbye
+        a.wait()
+        pid = sleep_file.read_text()
+        if pid:
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    sleep_file.unlink()  # b's agent does the task
+    assert remote_plan(bare).task("T-1").status == "~"
+
+    def b_finishes():
+        tick_all({"b": clones["b"]})
+        return remote_plan(bare).task("T-1").status == "x"
+
+    wait_for(b_finishes, "b to take T-1 over and do it")
+    log = subjects(bare)
+    assert "memento: T-1 taken over from a (retry 1/3)" in log
+    assert log.count("memento: complete T-1 Write out/1.txt") == 1
+    assert claim_refs(bare) == []
+    status = git(bare, "show", "main:docs/TICK_STATUS.md")
+    stale = status[status.index("STALE"):]
+    assert "- **Claimed By**: a" in stale and "- **Host**: b" in status[:status.index("STALE")].rsplit("## [", 1)[1] + stale
+    assert remote_plan(bare).task("T-1").retries == 1
+    # a comes back: its own leftovers are recovered here and nothing it pushes undoes b's work.
+    tick_all({"a": clones["a"]})
+    assert remote_plan(bare).task("T-1").status == "x"
+    assert subjects(bare).count("memento: complete T-1 Write out/1.txt") == 1
+    assert git(clones["a"], "rev-parse", "HEAD") == git(bare, "rev-parse", "main")
+
+
+# --------------------------------------------------------------------------- conflicts
+
+
+def test_a_result_that_conflicts_with_the_remote_fails_naming_the_path_and_the_retry_lands(tmp_path):
+    bare, clones = make_fleet(tmp_path, ["a"], 1)
+    person = Person(tmp_path, bare)
+    slow = tmp_path / "a-waits"
+    # a's agent writes out/1.txt; meanwhile a person pushes their own out/1.txt.
+    cmd = worker("0", "-", str(slow))
+    (clones["a"] / "memento.toml").write_text((clones["a"] / "memento.toml").read_text().replace(AGENT, cmd))
+    git(clones["a"], "commit", "-qam", "a's agent waits for the person")
+    git(clones["a"], "push", "-q", "origin", "main")
+    a = start_tick(clones["a"], "a")
+    try:
+        wait_for(lambda: claim_refs(bare), "a's claim")
+        person.pull()
+        (person.root / "out").mkdir()
+        (person.root / "out" / "1.txt").write_text("the person's own version\n")
+        git(person.root, "add", "out/1.txt")
+        git(person.root, "commit", "-qm", "person: out/1.txt")
+        git(person.root, "push", "-q", "origin", "main")
+        slow.write_text("go")
+        out, _ = a.communicate(timeout=300)
+    finally:
+        if a.poll() is None:
+            os.killpg(a.pid, signal.SIGKILL)
+            a.wait()
+    assert b"conflict" in out, out
+    plan = remote_plan(bare)
+    assert plan.task("T-1").status == " " and plan.task("T-1").retries == 1
+    status = git(bare, "show", "main:docs/TICK_STATUS.md")
+    assert "conflict with origin/main in out/1.txt" in status
+    assert git(bare, "show", "main:out/1.txt") == "the person's own version\n"  # theirs stands
+    saved = list((clones["a"] / "logs" / "rollback").glob("*fleet-T-1*/unpushed.patch"))
+    assert saved and b"out/1.txt" in saved[0].read_bytes()  # the work set aside, not lost
+    assert claim_refs(bare) == []
+    assert "person: out/1.txt" in subjects(bare)
+    # The retry starts from the new HEAD (the person's file in it) and lands.
+    tick_all({"a": clones["a"]})
+    assert remote_plan(bare).task("T-1").status == "x"
+    assert subjects(bare).count("memento: complete T-1 Write out/1.txt") == 1
+
+
+# --------------------------------------------------------------------------- resolving the documents
+
+
+def _with(text: str, task: str, status: str, retries: int | None = None) -> str:
+    lines = text.splitlines(keepends=True)
+    out, current = [], None
+    for line in lines:
+        if f"`{task}`" in line and line.startswith("- ["):
+            line = f"- [{status}]" + line[5:]
+            current = task
+        elif line.startswith("- ["):
+            current = None
+        if current == task and retries is not None and line.strip().startswith("- retries:"):
+            line = f"  - retries: {retries}\n"
+        out.append(line)
+    return "".join(out)
+
+
+def test_the_plan_merge_reapplies_this_hosts_edits_only_where_the_remote_left_them():
+    base = plan_text(3).replace("- [ ] `T-1`", "- [~] `T-1`").replace("- [ ] `T-2`", "- [~] `T-2`")
+    mine = _with(_with(base, "T-1", "x"), "T-2", " ", retries=1)  # T-1 passed here; T-2 reset here
+    upstream = _with(base, "T-2", "x", retries=1)  # another host took T-2 over and did it
+    upstream = _with(upstream, "T-3", "~").replace("max_retries: 3", "max_retries: 5")  # a person's Meta edit
+    merged = parse_plan_text(remote.merge_plan(None, base.encode(), upstream.encode(), mine.encode()).decode())
+    assert [(t.id, t.status, t.retries) for t in merged.tasks] == [("T-1", "x", 0), ("T-2", "x", 1), ("T-3", "~", 0)]
+    assert merged.meta.max_retries == 5 and merged.meta.completed_tasks == 2
+    # A task added on this side only is a person's edit: no automatic merge.
+    added = mine + "- [ ] `T-9` New\n  - verify: `true`\n  - context_files: []\n"
+    assert remote.merge_plan(None, base.encode(), upstream.encode(), added.encode()) is None
+
+
+def test_the_status_merge_keeps_both_sides_entries(tmp_path):
+    from memento_core import status_log
+
+    ws_root = tmp_path / "p"
+    (ws_root / "docs").mkdir(parents=True)
+    path = ws_root / "docs" / "TICK_STATUS.md"
+
+    def entry(n: int, host: str) -> str:
+        return status_log.format_entry(f"2026-12-01T00:00:0{n}Z", n, [("Event", f"e{n}"), ("Host", host)])
+
+    status_log.append_entry(path, entry(1, "a"))
+    base = path.read_bytes()
+    status_log.append_entry(path, entry(2, "b"))
+    upstream = path.read_bytes()
+    path.write_bytes(base)
+    status_log.append_entry(path, entry(3, "a"))
+    mine = path.read_bytes()
+
+    class Ctx:
+        ws = Workspace(ws_root)
+
+    merged = remote.merge_status(Ctx(), base, upstream, mine)
+    events = [dict(e.fields).get("Event") for e in status_log.parse_status_text(merged.decode())]
+    assert events == ["e1", "e2", "e3"]
+
+
+def test_workers_remote_and_host_are_read_and_checked(tmp_path, monkeypatch):
+    from memento_core.errors import MementoError
+
+    monkeypatch.delenv("MEMENTO_HOST", raising=False)
+    path = tmp_path / "memento.toml"
+    path.write_text('[workers]\nremote = "origin"\nhost = "runner-1"\n')
+    cfg = load_config(path)
+    assert (cfg.workers_remote, cfg.host) == ("origin", "runner-1")
+    monkeypatch.setenv("MEMENTO_HOST", "ci-7")  # memento.toml is shared by the fleet: the environment names a host
+    assert cfg.host == "ci-7"
+    monkeypatch.delenv("MEMENTO_HOST")
+    path.write_text("[workers]\nmax = 2\n")
+    import socket
+
+    assert (load_config(path).workers_remote, load_config(path).host) == ("", socket.gethostname())
+    for bad in ('remote = "a b"', 'remote = "../x"', 'host = "two words"', "host = 3"):
+        path.write_text(f"[workers]\n{bad}\n")
+        with pytest.raises(MementoError, match=r"\[workers\]"):
+            load_config(path)
+
+
+def test_the_doctor_reports_a_remote_it_cannot_fetch_and_leaves_other_hosts_claims_alone(tmp_path, monkeypatch):
+    from memento_core.doctor import check_workspace
+
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 1)
+    a = context(clones["a"], "a", monkeypatch)
+    remote.sync(a)
+    assert remote.claim(a, a.plan().task("T-1"))
+    a.fleet.stop_beating()
+    b = context(clones["b"], "b", monkeypatch)
+    remote.sync(b)  # b sees a's [~] and its claim ref
+    found = {f.check: f for f in check_workspace(Workspace(clones["b"]))}
+    assert found["fleet-remote"].severity == "OK" and "answers" in found["fleet-remote"].message
+    assert found["stale-claims"].severity == "OK", found["stale-claims"].message
+    git(clones["b"], "remote", "set-url", "origin", str(tmp_path / "gone.git"))
+    found = {f.check: f for f in check_workspace(Workspace(clones["b"]))}
+    assert found["fleet-remote"].severity == "CRITICAL" and "cannot be fetched" in found["fleet-remote"].message
+
+
+# --------------------------------------------------------------------------- a CI service as the fleet
+
+
+def test_cron_install_github_prints_a_workflow_that_runs_one_tick_and_pushes_back(tmp_path):
+    import yaml
+
+    bare, clones = make_fleet(tmp_path, ["a"], 1)
+    root = clones["a"]
+    (root / "memento.toml").write_text((root / "memento.toml").read_text() + '[schedule]\nevery = "15min"\n')
+    before = git(root, "status", "--porcelain")
+    proc = subprocess.run([PY, "-m", "memento_core.cli.main", "cron", "install", "--github", "--project", str(root)],
+                          capture_output=True, text=True, env=env_for("a"))
+    assert proc.returncode == 0, proc.stderr
+    flow = yaml.safe_load(proc.stdout)
+    assert flow["on"]["schedule"] == [{"cron": "*/15 * * * *"}]
+    assert "workflow_dispatch" in flow["on"]
+    assert flow["concurrency"] == {"group": "memento-fleet", "cancel-in-progress": False}
+    steps = flow["jobs"]["tick"]["steps"]
+    assert steps[0]["uses"].startswith("actions/checkout@") and steps[0]["with"]["fetch-depth"] == 0
+    assert any(s.get("uses", "").startswith("actions/setup-python@") for s in steps)
+    runs = [s.get("run", "") for s in steps]
+    assert any("pip install" in r and "memento" in r for r in runs)
+    assert any("git config user.name" in r for r in runs)
+    assert sum(1 for r in runs if r.strip() == "memento tick") == 1
+    assert "git push origin" in runs[-1]
+    assert git(root, "status", "--porcelain") == before  # printing installs nothing
+    # A faster interval than GitHub allows is said, on stderr, and clamped.
+    proc = subprocess.run([PY, "-m", "memento_core.cli.main", "cron", "install", "--github", "--every", "1min",
+                           "--project", str(root)], capture_output=True, text=True, env=env_for("a"))
+    assert yaml.safe_load(proc.stdout)["on"]["schedule"] == [{"cron": "*/5 * * * *"}]
+    assert "every 5 minutes" in proc.stderr
+
+
+def test_a_pause_and_a_resume_pushed_by_a_person_reach_every_host(tmp_path):
+    bare, clones = make_fleet(tmp_path, ["a"], 2)
+    person = Person(tmp_path, bare)
+
+    def person_sets(mode: str) -> None:
+        person.pull()
+        plan = person.root / "docs" / "MASTER_PLAN.md"
+        text = plan.read_text()
+        plan.write_text(text.replace("tick_mode: auto", f"tick_mode: {mode}").replace(
+            "tick_mode: paused", f"tick_mode: {mode}"))
+        git(person.root, "commit", "-qam", f"person: {mode}")
+        git(person.root, "push", "-q", "origin", "main")
+
+    person_sets("paused")
+    out = tick_all(clones)["a"]
+    assert "tick_mode is paused" in out and claim_refs(bare) == []
+    assert all(t.status == " " for t in remote_plan(bare).tasks)
+    out = tick_all(clones)["a"]  # paused here now too: the remote is still asked
+    assert "tick_mode is paused" in out
+    person_sets("auto")
+    out = tick_all(clones)["a"]
+    assert "T-1 passed" in out, out
+    assert remote_plan(bare).task("T-1").status == "x"
+
+
+def test_a_slow_host_whose_claim_was_taken_over_never_pushes_its_result(tmp_path):
+    # Each host's agent waits for .memento/go in its own clone: b's is there, a's comes later.
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 1, command=worker("0", "-", ".memento/go"), stale="3s")
+    (clones["b"] / ".memento").mkdir(exist_ok=True)
+    (clones["b"] / ".memento" / "go").write_text("")
+    a = start_tick(clones["a"], "a", MEMENTO_REMOTE_HEARTBEAT_SECONDS="600")  # a stops heart-beating
+    try:
+        wait_for(lambda: claim_refs(bare), "a's claim")
+
+        def b_finishes():
+            tick_all({"b": clones["b"]})
+            return remote_plan(bare).task("T-1").status == "x"
+
+        wait_for(b_finishes, "b to take T-1 over and do it")
+        (clones["a"] / ".memento" / "go").write_text("")
+        out, _ = a.communicate(timeout=300)
+    finally:
+        if a.poll() is None:
+            os.killpg(a.pid, signal.SIGKILL)
+            a.wait()
+    assert b"claim lost" in out, out
+    log = subjects(bare)
+    assert log.count("memento: complete T-1 Write out/1.txt") == 1
+    assert "memento: T-1 taken over from a (retry 1/3)" in log
+    status = git(bare, "show", "main:docs/TICK_STATUS.md")
+    assert "CLAIM LOST — T-1 was taken over while it ran here" in status
+    assert list((clones["a"] / "logs" / "rollback").glob("*fleet-T-1*/unpushed.patch"))
+    assert git(clones["a"], "rev-parse", "HEAD") == git(bare, "rev-parse", "main")
+    assert claim_refs(bare) == []
