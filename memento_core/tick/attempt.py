@@ -57,6 +57,10 @@ class Attempt:
     wrap: tuple[str, ...] = ()  # the sandbox's argv prefix the agent ran in; verify runs in it too
     agent: object = None  # limits.AgentOutcome: usage, rate limit, fallbacks
     blobs: dict = field(default_factory=dict)  # path -> (mode, blob id) verify passed on: what is committed
+    # A parallel worker's own steps (tick/workers.py); None: the serial ones of this module.
+    guards: object = None  # like check_guards
+    on_pass: object = None  # like record_pass
+    on_fail: object = None  # like record_failure
 
 
 def attempt_task(ctx: TickContext, plan: Plan, task: Task, continued: tuple[int, int] | None) -> TaskResult:
@@ -93,7 +97,7 @@ def _work(ctx: TickContext, plan: Plan, at: Attempt) -> TaskResult:
     if not reason and ctx.interrupted:
         reason = SIGTERM_REASON
     if not reason:
-        verdict = check_guards(ctx, plan, at)
+        verdict = (at.guards or check_guards)(ctx, plan, at)
         reason, touched = verdict.reason, verdict.touched
         crash_point("tick:after-guards")
     verify_exit, verify_tail = None, ""
@@ -103,7 +107,7 @@ def _work(ctx: TickContext, plan: Plan, at: Attempt) -> TaskResult:
         verify_exit, verify_tail, reason = run_verify(ctx, task, at.wrap)
     if not reason and not ctx.interrupted:
         # What verify itself changed (a refreshed lock file, a snapshot) is checked too.
-        verdict = check_guards(ctx, plan, at, after_verify=True)
+        verdict = (at.guards or check_guards)(ctx, plan, at, after_verify=True)
         reason, touched = verdict.reason, verdict.touched
         at.blobs = gitops.hash_blobs(ctx.root, [c.path for c in touched])
         reason = reason or changed_during_verify(before, at.blobs)
@@ -113,11 +117,11 @@ def _work(ctx: TickContext, plan: Plan, at: Attempt) -> TaskResult:
     crash_point("tick:after-verify")
     report = read_tick_result(ctx.ws.tick_result_path)
     if not reason:
-        return record_pass(ctx, at, touched, duration, verify_tail, report)
+        return (at.on_pass or record_pass)(ctx, at, touched, duration, verify_tail, report)
     exit_code = verify_exit if verify_exit is not None else agent_exit
     limited = at.agent.status() if at.agent is not None and not ctx.interrupted else ""
-    return record_failure(ctx, at, reason, duration, exit_code, verify_tail, report,
-                          count_retry=not limited, status=limited)
+    return (at.on_fail or record_failure)(ctx, at, reason, duration, exit_code, verify_tail, report,
+                                          count_retry=not limited, status=limited)
 
 
 # ---------------------------------------------------------------- step 7: claim
