@@ -131,7 +131,8 @@ def claim_task(ctx: TickContext, task: Task, base: str | None, untracked: set[st
     """Write the claim file, then mark the task `[~]` (and this tick's number in Meta)."""
     ws = ctx.ws
     claim = Claim(task=task.id, pid=os.getpid(), host=this_host(), started=utc_stamp(),
-                  heartbeat=time.time(), tick=ctx.number or 0, base=base, untracked=sorted(untracked))
+                  heartbeat=time.time(), tick=ctx.number or 0, base=base, untracked=sorted(untracked),
+                  log=ws.rel(ctx.log_path))
     # The claim file exists before [~] does, so a [~] without a claim is always stale.
     write_claim(ws, claim)
     number = ctx.number

@@ -219,24 +219,30 @@ class Crew:
         """The task's one commit on its branch, then (under the lock) rebased and brought into main."""
         message = f"memento: complete {w.task.id} {w.task.title}".strip()
         paths = [c.path for c in touched]
-        if paths:
-            try:
-                gitops.commit_paths(ctx.root, paths, message, author=ctx.config.git_author, blobs=at.blobs)
-            except MementoError as exc:
-                if "nothing to commit" not in str(exc):
-                    return self._failed(w, ctx, at, f"could not commit in its worktree: {exc}", duration, 0,
-                                        verify_tail, report)
-        with self.lock:
+        with self.lock:  # its branch moves: never while another worker's guards compare the refs
+            if paths:
+                try:
+                    gitops.commit_paths(ctx.root, paths, message, author=ctx.config.git_author, blobs=at.blobs)
+                except MementoError as exc:
+                    if "nothing to commit" not in str(exc):
+                        return self._failed(w, ctx, at, f"could not commit in its worktree: {exc}", duration, 0,
+                                            verify_tail, report)
             return self._merge(w, at, touched, duration, verify_tail, report)
 
     def _merge(self, w: Worker, at, touched, duration: float, verify_tail: str, report) -> TaskResult:
         docs, root = w.docs, self.ctx.root
         onto = gitops.head(root)
+        if onto != self.main_head:  # not a commit of the crew's: a worker's agent (its guards restore it)
+            return self._failed(w, w.ctx, at, f"the main branch moved outside Memento during the tick (to "
+                                f"{(onto or '')[:7]}, expected {(self.main_head or '')[:7]}); the task's work "
+                                "was set aside", duration, 0, verify_tail, report, count_retry=False)
         tip, conflicts, said = worktrees.rebase(w.ctx.root, onto, docs.config.git_author)
         if tip is None:
-            named = ", ".join(conflicts) if conflicts else (said.splitlines() or ["git said nothing"])[-1]
-            reason = (f"merge conflict: {named} changed on the main branch since the task started "
-                      f"(rebase onto {(onto or '')[:7]} failed); a retry starts from the new HEAD")
+            if conflicts:
+                reason = (f"merge conflict: {', '.join(conflicts)} changed on the main branch since the task "
+                          f"started (rebase onto {(onto or '')[:7]} failed); a retry starts from the new HEAD")
+            else:
+                reason = f"could not rebase onto {(onto or '')[:7]}: " + " ".join(said.split())[:300]
             return self._failed(w, w.ctx, at, reason, duration, 0, verify_tail, report)
         blobs = worktrees.changes_of(w.ctx.root, tip) if tip != onto else {}
         busy = sorted(e.path for e in gitops.status(root) if e.path in blobs)

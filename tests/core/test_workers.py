@@ -8,6 +8,7 @@ under .memento/worktrees/ and among the branches.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -27,6 +28,7 @@ from memento_core.workspace import Workspace
 from .test_engine import AGENTS, PY, _alive, git, plan_text
 
 WORKTREES = Path(".memento") / "worktrees"
+SRC = str(Path(__file__).resolve().parents[2])
 
 
 @pytest.fixture(autouse=True)
@@ -124,6 +126,15 @@ def test_workers_run_in_worktrees_and_main_never_shows_half_done_work(tmp_path):
         dirty = [line[3:] for line in git(ws.root, "status", "--porcelain").splitlines()]
         assert set(dirty) <= {"docs/MASTER_PLAN.md", "docs/TICK_STATUS.md"}
         assert [t.status for t in parse_plan(ws.plan_path).tasks] == ["~", "~", "~"]
+        # `memento status --json` lists the three workers from their claims.
+        shown = subprocess.run([PY, "-m", "memento_core.cli", "status", "--json", str(ws.root)],
+                               capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": SRC})
+        workers = json.loads(shown.stdout)["workers"]
+        assert sorted(w["task"] for w in workers) == ids
+        for w in workers:
+            assert w["stage"] == "running" and w["worktree"] == f".memento/worktrees/{w['task']}"
+            assert w["log"].startswith("logs/tick_") and w["log"].endswith(f"-{w['task']}.log")
+            assert (ws.root / w["log"]).is_file() and w["host"] and w["elapsed_s"] >= 0
     finally:
         (scratch / "go").write_text("")
         runner.join(timeout=120)
@@ -256,3 +267,41 @@ def test_sigterm_stops_every_worker_and_leaves_nothing(tmp_path):
     assert leftovers(ws) == ([], [], 1)
     assert not list(ws.claims_dir.glob("*.json"))
     assert not any((ws.root / f"{t}.txt").exists() for t in ids)
+
+
+def test_eight_quick_tasks_with_four_workers_one_commit_each(tmp_path):
+    """Workers commit and merge while others' guards look at the refs (a race the benchmark found)."""
+    ids = [f"T-{i}" for i in range(1, 9)]
+    ws, _ = make_parallel_ws(tmp_path, ids, workers=4)
+    outcome = run_tick(ws.root)
+    assert outcome.exit_code == 0, outcome.message
+    assert [t.status for t in parse_plan(ws.plan_path).tasks] == ["x"] * 8
+    done = [s for s in subjects(ws) if s.startswith("memento: complete")]
+    assert sorted(done) == sorted(f"memento: complete {t} Task {t}" for t in ids)
+    assert leftovers(ws) == ([], [], 1)
+
+
+# --------------------------------------------------------------------------- hostile agents
+
+
+def test_an_agent_that_moves_the_main_branch_fails_and_main_is_put_back(tmp_path):
+    ids = ["T-1", "T-2"]
+    ws, scratch = make_parallel_ws(tmp_path, ids, workers=2)
+    command = f"{PY} {AGENTS / 'worker_moves_main.py'} {scratch} T-1"
+    ws.config_path.write_text(ws.config_path.read_text().replace(
+        ws.config_path.read_text().split('"""')[1], command))
+    git(ws.root, "commit", "-qam", "the hostile agent")
+    outcome = run_tick(ws.root)
+    plan = parse_plan(ws.plan_path)
+    assert plan.task("T-1").status == " " and plan.task("T-1").retries == 1
+    failed = [e for e in status_log.parse_status(ws.status_path) if e.task_id == "T-1"]
+    assert "refs/heads/main" in failed[-1].field("Reason") and "(restored)" in failed[-1].field("Reason")
+    log = subjects(ws)
+    assert "agent: on main" not in log  # never on main: the ref was put back
+    assert not (ws.root / "T-1.txt").exists()
+    # The honest worker's task is on main, or was set aside (uncounted) if it merged while main was moved.
+    t2 = plan.task("T-2")
+    assert (t2.status, t2.retries) in {("x", 0), (" ", 0)}
+    assert (t2.status == "x") == ("memento: complete T-2 Task T-2" in log)
+    assert leftovers(ws) == ([], [], 1)
+    assert outcome.exit_code in (0, 1)
