@@ -78,6 +78,24 @@ def one_run(base: Path, n_tasks: int, seconds: float, workers: int) -> tuple[flo
     return wall, not wrong, "; ".join(wrong)
 
 
+def rows(tasks: int = 8, seconds: float = 4.0, workers: int = 4) -> list:
+    """The table's rows (bench/run_all.py calls this); problems printed under it."""
+    with tempfile.TemporaryDirectory(prefix="memento-bench-workers-") as tmp:
+        serial, ok1, why1 = one_run(Path(tmp), tasks, seconds, 1)
+        parallel, ok4, why4 = one_run(Path(tmp), tasks, seconds, workers)
+    for why in (why1, why4):
+        if why:
+            print("  " + why, file=sys.stderr)
+    ratio = parallel / serial
+    return [
+        (f"parallel phase, {tasks} tasks x {seconds:g} s, max = 1: wall", f"{serial:.1f} s", "", ok1),
+        (f"parallel phase, {tasks} tasks x {seconds:g} s, max = {workers}: wall", f"{parallel:.1f} s", "", ok4),
+        (f"ratio max = {workers} / max = 1", f"{ratio:.2f}", "<= 0.60", ratio <= 0.6),
+        ("one commit per task on main, no worktree or branch left", "yes" if ok1 and ok4 else "no", "yes",
+         ok1 and ok4),
+    ]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=8)
@@ -85,22 +103,7 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=4)
     args = parser.parse_args()
     print(header())
-    with tempfile.TemporaryDirectory(prefix="memento-bench-workers-") as tmp:
-        serial, ok1, why1 = one_run(Path(tmp), args.tasks, args.seconds, 1)
-        parallel, ok4, why4 = one_run(Path(tmp), args.tasks, args.seconds, args.workers)
-    ratio = parallel / serial
-    rows = [
-        (f"{args.tasks} tasks x {args.seconds:g} s, max = 1: wall", f"{serial:.1f} s", "", ok1),
-        (f"{args.tasks} tasks x {args.seconds:g} s, max = {args.workers}: wall", f"{parallel:.1f} s", "", ok4),
-        (f"ratio max = {args.workers} / max = 1", f"{ratio:.2f}", "<= 0.60", ratio <= 0.6),
-        ("one commit per task on main, no worktree or branch left", "yes" if ok1 and ok4 else "no", "yes",
-         ok1 and ok4),
-    ]
-    ok = print_table(rows)
-    for why in (why1, why4):
-        if why:
-            print("  " + why)
-    return 0 if ok else 1
+    return 0 if print_table(rows(args.tasks, args.seconds, args.workers)) else 1
 
 
 if __name__ == "__main__":

@@ -305,3 +305,32 @@ def test_an_agent_that_moves_the_main_branch_fails_and_main_is_put_back(tmp_path
     assert (t2.status == "x") == ("memento: complete T-2 Task T-2" in log)
     assert leftovers(ws) == ([], [], 1)
     assert outcome.exit_code in (0, 1)
+
+
+def test_a_confined_worker_can_write_only_its_worktree(tmp_path):
+    """The sandbox's project is the worker's worktree: the main work tree and git directory stay as they were."""
+    from memento_core import sandbox
+    from memento_core.config import load_config
+
+    ids = ["T-1", "T-2"]
+    ws, _ = make_parallel_ws(tmp_path, ids, workers=2)
+    (ws.root / "other.txt").write_text("someone else's file\n")
+    text = ws.config_path.read_text()
+    text = text.replace(text.split('"""')[1], f"{PY} {AGENTS / 'worker_escapes.py'}").replace('"none"', '"bwrap"')
+    ws.config_path.write_text(text)
+    git(ws.root, "add", "-A")
+    git(ws.root, "commit", "-qm", "a confined, hostile agent")
+    if not sandbox.resolve(load_config(ws.config_path)).confined:
+        pytest.skip("bubblewrap cannot run here")
+    head_before = git(ws.root, "rev-parse", "HEAD").strip()
+    outcome = run_tick(ws.root)
+    assert outcome.exit_code == 0, outcome.message
+    assert [t.status for t in parse_plan(ws.plan_path).tasks] == ["x", "x"]
+    assert (ws.root / "other.txt").read_text() == "someone else's file\n"
+    assert not (ws.root / ".git" / "escaped").exists()
+    assert git(ws.root, "merge-base", "--is-ancestor", head_before, "HEAD") == ""  # main only moved forward
+    logs = "".join(p.read_text() for p in ws.logs_dir.glob("tick_*-T-*.log"))
+    # (Under a private /tmp the agent may "write" a main work tree that is only the sandbox's own
+    # scratch copy of the path; what counts is the real one, judged above.)
+    assert "ESCAPED: moved main" not in logs and logs.count("refused: git update-ref") == 2
+    assert leftovers(ws) == ([], [], 1)
