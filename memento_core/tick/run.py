@@ -248,7 +248,8 @@ def work_through_tasks(ctx: TickContext) -> Outcome:
         plan, task = picked
         ctx.state.last_event = ""
         if runs_in_parallel(ctx, plan, task):  # a `parallel: true` phase with [workers] max > 1
-            passed, stop = run_parallel(ctx, limit - completed)
+            # A parallel phase runs at least one round of workers: max_tasks_per_tick or [workers] max.
+            passed, stop = run_parallel(ctx, max(limit, ctx.config.workers_max) - completed)
             completed += passed
             ctx.check_interrupt()
             if stop or not passed or completed >= limit or daily_budget_spent(ctx):

@@ -366,6 +366,8 @@ def stop_stale_workers(ctx: TickContext, plan: Plan) -> None:
         if claim.pgid and claim.host == this_host() and leader_is_ours(claim.pgid, Workspace(where), task_id, None):
             kill_group(claim.pgid)
         removed = worktrees.remove(ws, task_id)
+        if why is None:  # this process's own (a worker thread that died): recovery then sees no claim
+            remove_claim(ws, task_id)
         cron_log(ws, f"stale worker {task_id} ({why or 'left by this process'}): removed "
                      + (", ".join(removed) or "nothing"))
 
@@ -373,6 +375,8 @@ def stop_stale_workers(ctx: TickContext, plan: Plan) -> None:
 def prune_worktrees(ctx: TickContext) -> list[str]:
     """Worktrees and `memento/<ID>` branches with no claim: removed; what was removed."""
     ws, removed = ctx.ws, []
+    if not worktrees.worktrees_dir(ws).exists() and (ctx.config is None or ctx.config.workers_max < 2):
+        return removed  # never had a worker here: no git command for it on every serial tick
     for task_id in worktrees.present(ws):
         if _SAFE_ID.fullmatch(task_id) and read_claim(ws, task_id) is None:
             gone = worktrees.remove(ws, task_id)

@@ -334,3 +334,14 @@ def test_a_confined_worker_can_write_only_its_worktree(tmp_path):
     # scratch copy of the path; what counts is the real one, judged above.)
     assert "ESCAPED: moved main" not in logs and logs.count("refused: git update-ref") == 2
     assert leftovers(ws) == ([], [], 1)
+
+
+def test_a_tick_runs_at_least_one_round_of_workers(tmp_path):
+    """max_tasks_per_tick: 1 (the default) with [workers] max = 2: each tick does two tasks."""
+    ids = ["T-1", "T-2", "T-3", "T-4"]
+    ws, _ = make_parallel_ws(tmp_path, ids, workers=2, per_tick=1)
+    assert run_tick(ws.root).exit_code == 0
+    assert sorted(t.status for t in parse_plan(ws.plan_path).tasks) == [" ", " ", "x", "x"]
+    assert run_tick(ws.root).exit_code == 0
+    assert [t.status for t in parse_plan(ws.plan_path).tasks] == ["x"] * 4
+    assert leftovers(ws) == ([], [], 1)
