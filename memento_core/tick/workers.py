@@ -51,13 +51,22 @@ _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 @dataclass(frozen=True)
 class WorktreeSpace(Workspace):
-    """A worker's worktree as a workspace: its files are the worktree's, its logs the project's."""
+    """A worker's worktree as a workspace: its files are the worktree's; its logs and memory the project's."""
 
     main: Path | None = None
 
     @property
     def logs_dir(self) -> Path:
         return (self.main or self.root) / "logs"
+
+    @property
+    def memory_dir(self) -> Path:
+        """The project's one memory store: the worker's prompt shows it, its queued writes go there."""
+        return (self.main or self.root) / "memory"
+
+    @property
+    def memory_lock_path(self) -> Path:
+        return Workspace(self.main or self.root).memory_lock_path
 
 
 def runs_in_parallel(ctx: TickContext, plan: Plan, task: Task) -> bool:

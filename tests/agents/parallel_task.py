@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
 """Fake agent for parallel workers: announces itself, may wait, then does its task.
 
-usage: parallel_task.py DIR [own|shared] [SECONDS]
+usage: parallel_task.py DIR [own|shared|learns] [SECONDS]
 
 Writes DIR/<TASK>.started (its pid and its cwd) as it starts. While DIR/hold
 exists it waits for DIR/go (the test looks at the main work tree meanwhile).
 Then sleeps SECONDS (default 0) and writes its work into its cwd: `own`
 writes <TASK>.txt, `shared` replaces the first line of shared.txt with the
-task id (two such tasks conflict).
+task id (two such tasks conflict); `learns` writes <TASK>.txt and a memory
+entry knowledge/lessons/<task>.md with `memento memory write`.
 """
 
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -33,4 +35,9 @@ if mode == "shared":
     path.write_text("\n".join([task, *lines[1:]]) + "\n")
 else:
     Path(f"{task}.txt").write_text(f"done {task}\n")
+if mode == "learns":  # and keeps a lesson, through `memento memory write` (queued in a sandbox)
+    proc = subprocess.run([sys.executable, "-m", "memento_core.cli", "memory", "write",
+                           f"knowledge/lessons/{task.lower()}.md", "--summary", f"lesson of {task}"],
+                          input=f"what {task} learned\n", text=True, capture_output=True, env=os.environ)
+    print(proc.stdout, proc.stderr)
 print(f"{task} done", flush=True)

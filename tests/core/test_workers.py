@@ -39,7 +39,7 @@ def _identity(git_identity):
 def tasks_text(ids, mode: str = "own") -> str:
     out = []
     for tid in ids:
-        check = f"test -f {tid}.txt" if mode == "own" else f"grep -qx {tid} shared.txt"
+        check = f"test -f {tid}.txt" if mode != "shared" else f"grep -qx {tid} shared.txt"
         out.append(f"- [ ] `{tid}` [MODULE:m] Task {tid}\n  - verify: `{check}`\n"
                    f"  - context_files: [{tid}.txt, shared.txt]\n  - retries: 0\n")
     return "\n".join(out)
@@ -294,14 +294,18 @@ def test_an_agent_that_moves_the_main_branch_fails_and_main_is_put_back(tmp_path
     outcome = run_tick(ws.root)
     plan = parse_plan(ws.plan_path)
     assert plan.task("T-1").status == " " and plan.task("T-1").retries == 1
-    failed = [e for e in status_log.parse_status(ws.status_path) if e.task_id == "T-1"]
-    assert "refs/heads/main" in failed[-1].field("Reason") and "(restored)" in failed[-1].field("Reason")
+    # Whichever worker's guards look first put main back: T-1's own (which then names the ref), or
+    # T-2's rollback after its merge refused the moved branch (T-1 then fails on its folded commit).
+    said = [e.field("Reason") for e in status_log.parse_status(ws.status_path) if e.task_id in ids]
+    assert any("refs/heads/main" in r and "(restored)" in r for r in said) or any(
+        r.startswith("the main branch moved outside Memento") for r in said), said
     log = subjects(ws)
     assert "agent: on main" not in log  # never on main: the ref was put back
     assert not (ws.root / "T-1.txt").exists()
-    # The honest worker's task is on main, or was set aside (uncounted) if it merged while main was moved.
+    # The honest worker's task is on main; or, if its merge or its guards came while main was moved,
+    # it was set aside or failed (refs are shared: unconfined, the damage is found by whoever looks first).
     t2 = plan.task("T-2")
-    assert (t2.status, t2.retries) in {("x", 0), (" ", 0)}
+    assert (t2.status, t2.retries) in {("x", 0), (" ", 0), (" ", 1)}
     assert (t2.status == "x") == ("memento: complete T-2 Task T-2" in log)
     assert leftovers(ws) == ([], [], 1)
     assert outcome.exit_code in (0, 1)
@@ -345,3 +349,30 @@ def test_a_tick_runs_at_least_one_round_of_workers(tmp_path):
     assert run_tick(ws.root).exit_code == 0
     assert [t.status for t in parse_plan(ws.plan_path).tasks] == ["x"] * 4
     assert leftovers(ws) == ([], [], 1)
+
+
+def test_confined_workers_memory_writes_reach_the_projects_memory(tmp_path):
+    """`memento memory write` in a worker's sandbox is queued in its worktree and applied to the
+    project's one memory store, attributed to the task."""
+    from memento_core import sandbox
+    from memento_core.config import load_config
+    from memento_core.memory import init_store
+    from memento_core.memory.store import history
+
+    ids = ["T-1", "T-2"]
+    ws, scratch = make_parallel_ws(tmp_path, ids, workers=2, mode="learns")
+    text = ws.config_path.read_text().replace('mode = "none"', f'mode = "bwrap"\nwritable = ["{scratch}"]')
+    ws.config_path.write_text(text)
+    git(ws.root, "commit", "-qam", "confined")
+    if not sandbox.resolve(load_config(ws.config_path)).confined:
+        pytest.skip("bubblewrap cannot run here")
+    init_store(ws)
+    outcome = run_tick(ws.root)
+    assert outcome.exit_code == 0, outcome.message
+    assert [t.status for t in parse_plan(ws.plan_path).tasks] == ["x", "x"]
+    for tid in ids:
+        lesson = ws.memory_dir / "knowledge" / "lessons" / f"{tid.lower()}.md"
+        assert f"what {tid} learned" in lesson.read_text()
+        (c,) = [c for c in history(ws) if c.subject == f"lesson of {tid}"]
+        assert c.source == tid
+    assert not (ws.root / WORKTREES).exists() or leftovers(ws) == ([], [], 1)
