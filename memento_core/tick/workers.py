@@ -151,7 +151,7 @@ class Crew:
         """The claim file (with the worktree), `[~]` in the main plan, then the worktree at HEAD."""
         ctx, ws = self.ctx, self.ws
         ctx.attempted = True
-        base = self.main_head = gitops.head(ctx.root)
+        base = self.main_head  # the crew's own HEAD: never a main branch an agent moved meanwhile
         log = _unique(ws.logs_dir / f"{ctx.log_path.stem}-{task.id}.log")
         claim = Claim(task=task.id, pid=os.getpid(), host=this_host(), started=utc_stamp(), heartbeat=time.time(),
                       tick=ctx.number or 0, base=base, worktree=f"{worktrees.WORKTREES_REL}/{task.id}",
