@@ -52,10 +52,36 @@ def summarize(ws: Workspace, plan: Plan, entries: Sequence[TickEntry]) -> dict:
         "notify": _notify(ws),
         "architect": _architect(ws, state_file),
         **_fleet(ws),
+        "workers": running_workers(ws, plan),
         "plan_errors": [str(e) for e in plan.plan_errors],
         "waits_on": waits_on(plan),
         "last_tick": entries[-1].timestamp if entries else None,
     }
+
+
+def running_workers(ws: Workspace, plan: Plan, now: float | None = None) -> list[dict]:
+    """The workers running now (SPEC §12), from their claim files: a claim whose task is `[~]`
+    and whose worker lives; a serial attempt is one worker with no worktree."""
+    import time
+    from datetime import UTC, datetime
+
+    from .state import claim_is_stale, read_claim
+
+    now = time.time() if now is None else now
+    out = []
+    for task in plan.tasks:
+        if task.status != "~":
+            continue
+        claim = read_claim(ws, task.id)
+        if claim is None or claim_is_stale(claim, plan.meta.stale_lock_timeout, now=now) is not None:
+            continue
+        try:
+            began = datetime.strptime(claim.started, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
+        except (TypeError, ValueError):
+            began = now
+        out.append({"task": task.id, "stage": claim.stage, "elapsed_s": round(max(0.0, now - began), 1),
+                    "worktree": claim.worktree, "log": claim.log, "host": claim.host})
+    return out
 
 
 def pipeline_state(plan: Plan, verdict) -> str:

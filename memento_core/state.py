@@ -99,6 +99,8 @@ class Claim:
     commit_message: str = ""
     commit_hashes: dict[str, str] = field(default_factory=dict)  # the verified files' blobs
     entry: str = ""  # the SUCCESS entry, so a crash before it is appended loses nothing
+    worktree: str = ""  # a parallel worker's worktree (SPEC §12), relative to the project
+    log: str = ""  # the attempt's log, relative to the project (a parallel worker's own)
 
 
 def claim_path(ws: Workspace, task_id: str) -> Path:

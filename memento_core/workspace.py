@@ -121,6 +121,11 @@ class Workspace:
         return self.root / "memory"
 
     @property
+    def memory_lock_path(self) -> Path:
+        """The lock every write into memory/ holds (memory/store.py)."""
+        return self.memento_dir / "locks" / "memory.lock"
+
+    @property
     def alert_path(self) -> Path:
         return self.root / ".memento_alert"
 

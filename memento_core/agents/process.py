@@ -31,6 +31,7 @@ import shlex
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
@@ -52,6 +53,9 @@ KILL_WAIT_LIMIT = 10.0
 # because a signal handler may run while the main thread is inside them.
 _RUNNING: dict[int, subprocess.Popen[bytes]] = {}
 _INTERRUPTED: set[int] = set()
+# Parallel workers (tick/workers.py) run commands from several threads: a group is started and
+# registered in _RUNNING as one step, so another run's stray search never takes it for a stray.
+_SPAWNING = threading.RLock()
 
 
 @dataclass(frozen=True)
@@ -337,7 +341,8 @@ def _leave_nothing_running(proc: subprocess.Popen[bytes], *, timed_out: bool, gr
 
 def _kill_strays(pgid: int, existing: frozenset, log_path: Path) -> None:
     """What left the group: its session, and orphans re-parented to us (reaper.py)."""
-    strays = reaper.kill_strays(sessions=[pgid], exclude=existing)
+    with _SPAWNING:
+        strays = reaper.kill_strays(sessions=[pgid], exclude=existing)
     if strays:
         append_to_log(log_path, f"\n[memento] stopped {len(strays)} process(es) that had left "
                                 f"group {pgid}: {', '.join(map(str, strays))}\n")
@@ -385,13 +390,14 @@ def run_in_group(
     existing = reaper.baseline()
     try:
         command = _wrapped(_command_line(argv, shell=shell, env=env, cwd=cwd, preset=preset), wrap)
-        proc = _spawn(command, cwd=cwd, log_path=log_path, stdin_path=stdin_path, env=env)
+        with _SPAWNING:
+            proc = _spawn(command, cwd=cwd, log_path=log_path, stdin_path=stdin_path, env=env)
+            _RUNNING[proc.pid] = proc
     except _NotStarted as exc:
         append_to_log(log_path, f"[memento] {exc}\n")
         return ProcResult(None, False, time.monotonic() - started, None, error=str(exc))
 
     pgid = proc.pid  # start_new_session: the child leads its own group
-    _RUNNING[pgid] = proc
     timed_out = False
     try:
         if on_start is not None:

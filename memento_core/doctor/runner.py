@@ -28,6 +28,7 @@ from .checks.pipeline import check_alert, check_breaker, check_tick_lock, check_
 from .checks.plan import check_claims, check_meta_keys, check_notes, check_plan
 from .checks.project_map import check_project_map
 from .checks.sandbox import check_sandbox
+from .checks.workers import check_worktrees
 from .context import Context
 from .findings import CRITICAL, OK, WARNING, CheckResult, Finding, exit_code
 
@@ -57,6 +58,7 @@ CHECKS: tuple[tuple[str, Callable[[Context], CheckResult]], ...] = (
     ("memory-writes", check_memory_writes),
     ("notify", check_notify),
     ("fleet-remote", check_remote),
+    ("worktrees", check_worktrees),
 )
 
 

@@ -63,7 +63,7 @@ def memory_root(ws: Workspace) -> Path:
 
 
 def lock_path(ws: Workspace) -> Path:
-    return ws.memento_dir / "locks" / "memory.lock"
+    return ws.memory_lock_path
 
 
 @contextmanager

@@ -58,6 +58,10 @@ class Attempt:
     agent: object = None  # limits.AgentOutcome: usage, rate limit, fallbacks
     blobs: dict = field(default_factory=dict)  # path -> (mode, blob id) verify passed on: what is committed
     review: object = None  # review.Outcome when the acceptance gate ran (SPEC §16)
+    # A parallel worker's own steps (tick/workers.py); None: the serial ones of this module.
+    guards: object = None  # like check_guards
+    on_pass: object = None  # like record_pass
+    on_fail: object = None  # like record_failure
 
 
 def attempt_task(ctx: TickContext, plan: Plan, task: Task, continued: tuple[int, int] | None) -> TaskResult:
@@ -95,7 +99,7 @@ def _work(ctx: TickContext, plan: Plan, at: Attempt) -> TaskResult:
     if not reason and ctx.interrupted:
         reason = SIGTERM_REASON
     if not reason:
-        verdict = check_guards(ctx, plan, at)
+        verdict = (at.guards or check_guards)(ctx, plan, at)
         reason, touched = verdict.reason, verdict.touched
         crash_point("tick:after-guards")
     verify_exit, verify_tail = None, ""
@@ -105,7 +109,7 @@ def _work(ctx: TickContext, plan: Plan, at: Attempt) -> TaskResult:
         verify_exit, verify_tail, reason = run_verify(ctx, task, at.wrap)
     if not reason and not ctx.interrupted:
         # What verify itself changed (a refreshed lock file, a snapshot) is checked too.
-        verdict = check_guards(ctx, plan, at, after_verify=True)
+        verdict = (at.guards or check_guards)(ctx, plan, at, after_verify=True)
         reason, touched = verdict.reason, verdict.touched
         at.blobs = gitops.hash_blobs(ctx.root, [c.path for c in touched])
         reason = reason or changed_during_verify(before, at.blobs)
@@ -117,11 +121,11 @@ def _work(ctx: TickContext, plan: Plan, at: Attempt) -> TaskResult:
     crash_point("tick:after-verify")
     report = read_tick_result(ctx.ws.tick_result_path)
     if not reason:
-        return record_pass(ctx, at, touched, duration, verify_tail, report)
+        return (at.on_pass or record_pass)(ctx, at, touched, duration, verify_tail, report)
     exit_code = verify_exit if verify_exit is not None else agent_exit
     limited = at.agent.status() if at.agent is not None and not ctx.interrupted else ""
-    return record_failure(ctx, at, reason, duration, exit_code, verify_tail, report,
-                          count_retry=not limited, status=limited)
+    return (at.on_fail or record_failure)(ctx, at, reason, duration, exit_code, verify_tail, report,
+                                          count_retry=not limited, status=limited)
 
 
 # ---------------------------------------------------------------- step 7: claim
@@ -131,7 +135,8 @@ def claim_task(ctx: TickContext, task: Task, base: str | None, untracked: set[st
     """Write the claim file, then mark the task `[~]` (and this tick's number in Meta)."""
     ws = ctx.ws
     claim = Claim(task=task.id, pid=os.getpid(), host=this_host(), started=utc_stamp(),
-                  heartbeat=time.time(), tick=ctx.number or 0, base=base, untracked=sorted(untracked))
+                  heartbeat=time.time(), tick=ctx.number or 0, base=base, untracked=sorted(untracked),
+                  log=ws.rel(ctx.log_path))
     # The claim file exists before [~] does, so a [~] without a claim is always stale.
     write_claim(ws, claim)
     number = ctx.number

@@ -48,6 +48,7 @@ from .context import Interrupted, TickContext, next_number
 from .housekeeping import keep_house, write_alert, write_checkpoint
 from .limits import daily_budget_spent
 from .recovery import clean_leftovers, recover_stale_claims
+from .workers import prune_worktrees, run_parallel, runs_in_parallel, stop_stale_workers
 
 
 def tick(ws: Workspace) -> Outcome:
@@ -162,7 +163,10 @@ def recover(ctx: TickContext, plan: Plan) -> Plan:
     """What a killed tick left behind, then stale claims (recovery.py)."""
     clean_leftovers(ctx)
     remote.clean_leftovers(ctx)  # [workers] remote: a rebase a killed tick left half done
-    return recover_stale_claims(ctx, plan, skip=remote.foreign_claims(ctx, plan))
+    stop_stale_workers(ctx, plan)  # a killed tick's parallel workers (workers.py, SPEC §12)
+    plan = recover_stale_claims(ctx, plan, skip=remote.foreign_claims(ctx, plan))
+    prune_worktrees(ctx)
+    return plan
 
 
 # ---------------------------------------------------------------- step 5
@@ -252,6 +256,14 @@ def work_through_tasks(ctx: TickContext) -> Outcome:
             return picked
         plan, task = picked
         ctx.state.last_event = ""
+        if runs_in_parallel(ctx, plan, task):  # a `parallel: true` phase with [workers] max > 1
+            # A parallel phase runs at least one round of workers: max_tasks_per_tick or [workers] max.
+            passed, stop = run_parallel(ctx, max(limit, ctx.config.workers_max) - completed)
+            completed += passed
+            ctx.check_interrupt()
+            if stop or not passed or completed >= limit or daily_budget_spent(ctx):
+                break
+            continue
         continued = (completed + 1, limit) if completed else None
         result = remote.publish(ctx, attempt_task(ctx, plan, task, continued))
         ctx.results.append(result)

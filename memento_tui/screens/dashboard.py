@@ -36,6 +36,7 @@ from ..widgets.notes import NotesPane
 from ..widgets.progress import ProgressPane
 from ..widgets.tasks import TaskPane
 from ..widgets.timeline import RUNNING_KEY, TimelinePane, rollback_patch
+from ..widgets.workers import WorkersPane
 from .dialogs import AskScreen, ConfirmScreen, NoteComposer
 from .diff import DiffScreen
 from .log import LogScreen
@@ -51,6 +52,7 @@ class DashboardScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield StatusHeader(id="header")
         yield NeedsYou(id="needs", classes="-empty")
+        yield WorkersPane(id="workers", classes="-empty")
         with Horizontal(id="top"):
             yield Controls(id="controls")
             yield ProgressPane(id="progress")

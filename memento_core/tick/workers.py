@@ -1,0 +1,397 @@
+"""Several workers on one machine (SPEC §12): a `parallel: true` phase run `[workers] max` tasks at once.
+
+:func:`run_parallel` is steps 6–15 for such a phase. Each task gets its own
+git worktree (worktrees.py) at the main branch's HEAD, and a thread that runs
+the serial attempt's own steps there (attempt._work: prompt, agent, guards,
+verify) with the worktree as the agent's cwd and the sandbox's project. What
+touches the main work tree happens under the crew's lock, one worker at a
+time, inside the tick's lock: the claim (`[~]`), the result (the task's one
+commit rebased onto the current HEAD and brought in as one commit with the
+plan, notes and status entry), or the failure (the worktree rolled back, the
+retry counted). A rebase conflict fails the attempt naming the paths; the
+retry starts from the new HEAD. The worktree and its branch are removed when
+the task ends; a killed tick's are found by the next one
+(:func:`stop_stale_workers` before the stale claims are reset,
+:func:`prune_worktrees` after).
+
+Git's own state is guarded per worktree (gitstate.py) against a snapshot; the
+refs the crew itself moves (the main branch, the other workers' branches) are
+brought up to date in each snapshot before its guards look (:meth:`Crew.refresh`).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+import threading
+import time
+from dataclasses import dataclass, replace
+from functools import partial
+from pathlib import Path
+
+from .. import agents, gitops, notes
+from ..agents import kill_group
+from ..errors import EditConflict, MementoError
+from ..plan import Plan, Task, edit_plan
+from ..runlog import cron_log, utc_stamp
+from ..scheduler import TASK, pick
+from ..state import Claim, Heartbeat, read_claim, remove_claim, this_host, write_claim
+from ..workspace import KEPT_DOCS, Workspace
+from . import attempt, gitstate, limits, ownfiles, worktrees
+from .context import TaskResult, TickContext, _unique
+from .entries import tail_lines
+from .failsafe import attempt_safely
+from .record import leader_is_ours, read_record
+from .rollback import roll_back
+
+POLL_SECONDS = 0.2  # how often the waiting tick looks for a finished worker or a SIGTERM
+_SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+@dataclass(frozen=True)
+class WorktreeSpace(Workspace):
+    """A worker's worktree as a workspace: its files are the worktree's; its logs and memory the project's."""
+
+    main: Path | None = None
+
+    @property
+    def logs_dir(self) -> Path:
+        return (self.main or self.root) / "logs"
+
+    @property
+    def memory_dir(self) -> Path:
+        """The project's one memory store: the worker's prompt shows it, its queued writes go there."""
+        return (self.main or self.root) / "memory"
+
+    @property
+    def memory_lock_path(self) -> Path:
+        return Workspace(self.main or self.root).memory_lock_path
+
+
+def runs_in_parallel(ctx: TickContext, plan: Plan, task: Task) -> bool:
+    """``task`` is in a `parallel: true` phase and `[workers] max` is above 1. With a fleet
+    (`[workers] remote`) every host runs one task at a time: its claim is the remote's CAS."""
+    if ctx.config is None or ctx.config.workers_max < 2 or ctx.config.workers_remote:
+        return False
+    return any(p.id == task.phase and p.parallel for p in plan.phases)
+
+
+@dataclass
+class Worker:
+    """One task running in its worktree."""
+
+    task: Task
+    plan: Plan
+    claim: Claim
+    ctx: TickContext  # the worktree's: agent, guards, verify, rollback
+    docs: TickContext  # the main work tree's, with this worker's log: plan, notes, status, commits
+    at: attempt.Attempt | None = None
+    thread: threading.Thread | None = None
+    result: TaskResult | None = None
+    finished: bool = False
+
+
+def run_parallel(ctx: TickContext, budget: int) -> tuple[int, bool]:
+    """The parallel phase's tasks, up to `[workers] max` at once and ``budget`` in all:
+    (how many passed, whether to stop the tick: a failure, SIGTERM or the day's budget)."""
+    crew = Crew(ctx)
+    started = passed = 0
+    stop = False
+    try:
+        while True:
+            while not (stop or ctx.interrupted) and len(crew.running) < crew.size and started < budget:
+                got = crew.start_next()
+                if got is None:
+                    break
+                started += 1
+                if isinstance(got, TaskResult):  # could not claim or make its worktree
+                    ctx.results.append(got)
+                    stop = True
+            if not crew.running:
+                break
+            for result in crew.wait():
+                ctx.results.append(result)
+                passed += result.passed
+                stop = stop or not result.passed
+            stop = stop or limits.daily_budget_spent(ctx)
+    finally:
+        crew.stop_all()
+    return passed, stop or ctx.interrupted
+
+
+class Crew:
+    """The workers of one tick, and the lock under which they touch the main work tree."""
+
+    def __init__(self, ctx: TickContext):
+        self.ctx, self.ws = ctx, ctx.ws
+        self.size = ctx.config.workers_max
+        self.lock = threading.RLock()
+        self.changed = threading.Event()
+        self.running: list[Worker] = []
+        self.main_ref = worktrees.head_ref(ctx.root)
+        self.main_head = gitops.head(ctx.root)
+
+    # ------------------------------------------------------------ starting
+
+    def start_next(self) -> Worker | TaskResult | None:
+        """Claim the next task of a parallel phase and start its worker; None when there is none."""
+        with self.lock:
+            plan = self.ctx.plan()
+            verdict = pick(plan)
+            if verdict.kind != TASK or not runs_in_parallel(self.ctx, plan, verdict.task):
+                return None
+            got = self._claim(plan, verdict.task)
+        if isinstance(got, Worker):
+            self.running.append(got)
+            got.thread = threading.Thread(target=self._run, args=(got,), name=f"worker-{got.task.id}", daemon=True)
+            got.thread.start()
+        return got
+
+    def _claim(self, plan: Plan, task: Task) -> Worker | TaskResult:
+        """The claim file (with the worktree), `[~]` in the main plan, then the worktree at HEAD."""
+        ctx, ws = self.ctx, self.ws
+        ctx.attempted = True
+        base = self.main_head  # the crew's own HEAD: never a main branch an agent moved meanwhile
+        log = _unique(ws.logs_dir / f"{ctx.log_path.stem}-{task.id}.log")
+        claim = Claim(task=task.id, pid=os.getpid(), host=this_host(), started=utc_stamp(), heartbeat=time.time(),
+                      tick=ctx.number or 0, base=base, worktree=f"{worktrees.WORKTREES_REL}/{task.id}",
+                      log=ws.rel(log))
+        write_claim(ws, claim)
+        number = ctx.number
+        ctx.number_saved = True
+        try:
+            edit_plan(ws.plan_path, lambda e: (e.set_status(task.id, "~", expect=" "),
+                                               e.set_meta("total_ticks", str(number))))
+        except EditConflict as exc:
+            remove_claim(ws, task.id)
+            return TaskResult(task.id, False, f"could not claim: {exc}")
+        docs = _copy(ctx, ws, log)
+        worker = Worker(task, plan, claim, docs, docs)
+        try:
+            path = worktrees.add(ws, task.id, base)
+        except MementoError as exc:
+            result = self._fail_in_main(worker, f"could not make its worktree: {exc}", 0.0, None, "", {},
+                                        "nothing ran", False, "")
+            worktrees.remove(ws, task.id)
+            return result
+        worker.ctx = _copy(ctx, WorktreeSpace(path, main=ctx.root), log)
+        return worker
+
+    # ------------------------------------------------------------ one worker (its thread)
+
+    def _run(self, w: Worker) -> None:
+        at = w.at = attempt.Attempt(w.task, None, None, time.monotonic(), guards=partial(self._guards, w),
+                                    on_pass=partial(self._passed, w), on_fail=partial(self._failed, w))
+        try:
+            with Heartbeat(self.ws, w.claim) as beat:
+                at.beat = beat
+
+                def work() -> TaskResult:
+                    with self.lock:
+                        at.snap = attempt.take_snapshot(w.ctx, w.claim.base, gitops.untracked(w.ctx.root))
+                    return attempt._work(w.ctx, w.plan, at)
+
+                w.result = attempt_safely(w.ctx, at, work, at.on_fail)
+        except BaseException as exc:  # noqa: BLE001 - a worker's thread must always end with a result
+            w.result = TaskResult(w.task.id, False, f"the worker stopped: {type(exc).__name__}: {exc}")
+        finally:
+            with self.lock:
+                worktrees.remove(self.ws, w.task.id)
+                for sub in (w.docs, w.ctx):
+                    self.ctx.git_failed = self.ctx.git_failed or sub.git_failed
+                    self.ctx.rate_limited = self.ctx.rate_limited or sub.rate_limited
+            w.finished = True
+            self.changed.set()
+
+    def refresh(self, w: Worker) -> None:
+        """The refs the crew moves, as they are now, in ``w``'s snapshot (its own branch stays as the
+        guards fold it): the other workers' branches and the main branch at the crew's last commit."""
+        snap = w.at.snap if w.at is not None else None
+        if snap is None or snap.git is None:
+            return
+        own, prefix = worktrees.branch_ref(w.task.id), "refs/heads/" + worktrees.BRANCH_PREFIX
+        now = worktrees.refs(self.ctx.root)
+        refs = {k: v for k, v in snap.git.refs.items() if not (k.startswith(prefix) and k != own)}
+        refs.update({k: v for k, v in now.items() if k.startswith(prefix) and k != own})
+        if self.main_ref and self.main_head:
+            refs[self.main_ref] = self.main_head
+        w.at.snap = replace(snap, git=replace(snap.git, refs=refs))
+
+    def _guards(self, w: Worker, ctx: TickContext, plan: Plan, at, *, after_verify: bool = False):
+        with self.lock:
+            self.refresh(w)
+            return attempt.check_guards(ctx, plan, at, after_verify=after_verify)
+
+    # ------------------------------------------------------------ pass: rebase, bring in, commit
+
+    def _passed(self, w: Worker, ctx: TickContext, at, touched, duration: float, verify_tail: str, report):
+        """The task's one commit on its branch, then (under the lock) rebased and brought into main."""
+        message = f"memento: complete {w.task.id} {w.task.title}".strip()
+        paths = [c.path for c in touched]
+        with self.lock:  # its branch moves: never while another worker's guards compare the refs
+            if paths:
+                try:
+                    gitops.commit_paths(ctx.root, paths, message, author=ctx.config.git_author, blobs=at.blobs)
+                except MementoError as exc:
+                    if "nothing to commit" not in str(exc):
+                        return self._failed(w, ctx, at, f"could not commit in its worktree: {exc}", duration, 0,
+                                            verify_tail, report)
+            return self._merge(w, at, touched, duration, verify_tail, report)
+
+    def _merge(self, w: Worker, at, touched, duration: float, verify_tail: str, report) -> TaskResult:
+        docs, root = w.docs, self.ctx.root
+        onto = gitops.head(root)
+        if onto != self.main_head:  # not a commit of the crew's: a worker's agent (its guards restore it)
+            return self._failed(w, w.ctx, at, f"the main branch moved outside Memento during the tick (to "
+                                f"{(onto or '')[:7]}, expected {(self.main_head or '')[:7]}); the task's work "
+                                "was set aside", duration, 0, verify_tail, report, count_retry=False)
+        tip, conflicts, said = worktrees.rebase(w.ctx.root, onto, docs.config.git_author)
+        if tip is None:
+            if conflicts:
+                reason = (f"merge conflict: {', '.join(conflicts)} changed on the main branch since the task "
+                          f"started (rebase onto {(onto or '')[:7]} failed); a retry starts from the new HEAD")
+            else:
+                reason = f"could not rebase onto {(onto or '')[:7]}: " + " ".join(said.split())[:300]
+            return self._failed(w, w.ctx, at, reason, duration, 0, verify_tail, report)
+        blobs = worktrees.changes_of(w.ctx.root, tip) if tip != onto else {}
+        busy = sorted(e.path for e in gitops.status(root) if e.path in blobs)
+        if busy:
+            return self._failed(w, w.ctx, at, "the main work tree has uncommitted changes to "
+                                + ", ".join(busy) + "; the task's work was set aside", duration, 0,
+                                verify_tail, report, count_retry=False)
+        main_at = attempt.Attempt(w.task, attempt.take_snapshot(docs, onto, gitops.untracked(root)), None,
+                                  at.began, beat=at.beat, given_notes=at.given_notes, agent=at.agent, blobs=blobs)
+        worktrees.bring_into(root, tip, blobs)
+        result = attempt.record_pass(docs, main_at, touched, duration, verify_tail, report)
+        self.main_head = gitops.head(root)
+        return result
+
+    # ------------------------------------------------------------ fail: roll back the worktree, count
+
+    def _failed(self, w: Worker, ctx: TickContext, at, reason: str, duration: float, exit_code, output: str,
+                report, *, count_retry: bool = True, status: str = "") -> TaskResult:
+        """Roll the worktree back to its snapshot, then write the failure in the main work tree."""
+        with self.lock:
+            rolled = "nothing ran"
+            if at is not None and at.snap is not None:
+                wctx = w.ctx
+                ownfiles.unlink_own_links(wctx.ws, at.snap, w.task.id, wctx.log_path)
+                if at.beat is not None:
+                    at.beat.update(stage="failing")
+                self.refresh(w)
+                gitstate.put_back(wctx.root, at.snap.git)
+                rolled = "in its worktree: " + wctx.rolled_back(
+                    roll_back(wctx.ws, at.snap.base, at.snap.untracked, w.task.id,
+                              keep_patterns=at.snap.cleanignore))
+            return self._fail_in_main(w, reason, duration, exit_code, output, report, rolled, count_retry, status)
+
+    def _fail_in_main(self, w: Worker, reason: str, duration: float, exit_code, output: str, report,
+                      rolled: str, count_retry: bool, status: str) -> TaskResult:
+        """The failure entry, the retry counted (`[!]` at max_retries), the documents committed."""
+        docs, task = w.docs, w.task
+        with self.lock:
+            # The tick's SIGTERM reaches the workers' contexts at the crew's next poll: look at it here.
+            docs.interrupted = docs.interrupted or self.ctx.interrupted or reason == attempt.SIGTERM_REASON
+            limited, max_retries = status, docs.plan().meta.max_retries
+            uncounted = docs.interrupted or not count_retry
+            retries = task.retries + (0 if uncounted else 1)
+            blocked = retries >= max_retries and not uncounted
+            status = status or attempt._failure_status(docs, count_retry, blocked, retries, max_retries)
+            agent = w.at.agent if w.at is not None else None
+            fields = limits.with_usage(attempt._failure_fields(docs, task, reason, duration, exit_code, output,
+                                                               report, status, blocked, rolled), agent)
+            docs.entry(fields, None, tail=tail_lines(output) or None)
+            attempt._count_retry(docs, task.id, retries, blocked, uncounted)
+            if blocked and w.at is not None:
+                notes.mark_read(docs.ws.notes_path, [n.key for n in w.at.given_notes])
+            why = "interrupted" if docs.interrupted else "rate limited" if limited else "set aside"
+            message = (f"memento: {task.id} {why}" if uncounted else
+                       f"memento: {task.id} {'blocked' if blocked else 'failed'} (retry {retries}/{max_retries})")
+            docs.commit(list(KEPT_DOCS), message)
+            self.main_head = gitops.head(self.ctx.root)
+            if w.at is not None and w.at.beat is not None:
+                w.at.beat.stop()
+            remove_claim(self.ws, task.id)
+        return TaskResult(task.id, False, reason, duration, None, blocked)
+
+    # ------------------------------------------------------------ waiting, SIGTERM
+
+    def wait(self) -> list[TaskResult]:
+        """Wait for at least one worker to end (passing a SIGTERM on to all); their results."""
+        while True:
+            if self.ctx.interrupted:
+                self.interrupt()
+            done = [w for w in self.running if w.finished]
+            if done:
+                break
+            self.changed.wait(POLL_SECONDS)
+            self.changed.clear()
+        for w in done:
+            w.thread.join()
+            self.running.remove(w)
+        return [w.result or TaskResult(w.task.id, False, "the worker ended without a result") for w in done]
+
+    def interrupt(self) -> None:
+        """Every worker stops at its next safe point; every process group they wait on is stopped."""
+        for w in self.running:
+            w.ctx.interrupted = w.docs.interrupted = True
+        agents.terminate_running()
+
+    def stop_all(self) -> None:
+        """Nothing outlives the tick: interrupt what still runs and wait for it."""
+        if not self.running:
+            return
+        self.ctx.interrupted = self.ctx.interrupted or any(not w.finished for w in self.running)
+        while self.running:
+            self.ctx.results.extend(self.wait())
+
+
+def _copy(ctx: TickContext, ws: Workspace, log: Path) -> TickContext:
+    """The tick's context for one worker: same config, state and number; its own workspace and log."""
+    sub = copy.copy(ctx)
+    sub.ws, sub.log_path = ws, log
+    sub.results, sub.git_failed = [], ""
+    return sub
+
+
+# ---------------------------------------------------------------- recovery (SPEC §4 step 4)
+
+
+def stop_stale_workers(ctx: TickContext, plan: Plan) -> None:
+    """Before stale claims are reset: a dead tick's worker has its agent group stopped and its
+    worktree and branch removed (the claim stays, for recovery to reset the task and count it)."""
+    from .recovery import stale_reason
+
+    ws = ctx.ws
+    for path in sorted(ws.claims_dir.glob("*.json")) if ws.claims_dir.is_dir() else ():
+        task_id = path.stem
+        claim = read_claim(ws, task_id)
+        if claim is None or not claim.worktree or not _SAFE_ID.fullmatch(task_id):
+            continue
+        why = stale_reason(ws, claim, read_record(ws, task_id), plan.meta.stale_lock_timeout)
+        if why is None and claim.pid != os.getpid():
+            continue
+        where = worktrees.worktree_path(ws, task_id)
+        if claim.pgid and claim.host == this_host() and leader_is_ours(claim.pgid, Workspace(where), task_id, None):
+            kill_group(claim.pgid)
+        removed = worktrees.remove(ws, task_id)
+        if why is None:  # this process's own (a worker thread that died): recovery then sees no claim
+            remove_claim(ws, task_id)
+        cron_log(ws, f"stale worker {task_id} ({why or 'left by this process'}): removed "
+                     + (", ".join(removed) or "nothing"))
+
+
+def prune_worktrees(ctx: TickContext) -> list[str]:
+    """Worktrees and `memento/<ID>` branches with no claim: removed; what was removed."""
+    ws, removed = ctx.ws, []
+    if not worktrees.worktrees_dir(ws).exists() and (ctx.config is None or ctx.config.workers_max < 2):
+        return removed  # never had a worker here: no git command for it on every serial tick
+    for task_id in worktrees.present(ws):
+        if _SAFE_ID.fullmatch(task_id) and read_claim(ws, task_id) is None:
+            gone = worktrees.remove(ws, task_id)
+            removed += gone
+            if gone:
+                cron_log(ws, f"pruned a stale worktree of {task_id}: {', '.join(gone)}")
+    return removed
+

@@ -1,0 +1,141 @@
+"""The git worktrees of parallel workers (SPEC §12): `.memento/worktrees/<ID>/` on `memento/<ID>`.
+
+Plain git plumbing, run the hardened way (gitops.run_git): make a task's
+worktree from a commit, rebase its one commit onto the main branch's HEAD
+(naming the conflicting paths when it cannot), read what that commit changes,
+remove a worktree and its branch, and list the ones that are there. Nothing
+here edits a plan, a note or the status log: workers.py does that, in the
+main work tree, under the tick's lock.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from .. import gitops
+from ..workspace import Workspace
+
+BRANCH_PREFIX = "memento/"
+WORKTREES_REL = ".memento/worktrees"
+
+
+def worktrees_dir(ws: Workspace) -> Path:
+    return ws.memento_dir / "worktrees"
+
+
+def worktree_path(ws: Workspace, task_id: str) -> Path:
+    return worktrees_dir(ws) / task_id
+
+
+def branch_ref(task_id: str) -> str:
+    return f"refs/heads/{BRANCH_PREFIX}{task_id}"
+
+
+def refs(root: Path) -> dict[str, str]:
+    """Every ref under refs/heads/ and its commit."""
+    out = gitops.run_git(root, ["for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/"]).stdout
+    found = {}
+    for line in out.decode("utf-8", "surrogateescape").splitlines():
+        sha, _, name = line.partition(" ")
+        found[name] = sha
+    return found
+
+
+def head_ref(root: Path) -> str | None:
+    """The branch the main work tree is on (``refs/heads/main``), None when detached."""
+    proc = gitops.run_git(root, ["symbolic-ref", "-q", "HEAD"], check=False)
+    return proc.stdout.decode("utf-8", "surrogateescape").strip() or None
+
+
+def add(ws: Workspace, task_id: str, base: str) -> Path:
+    """A fresh worktree for ``task_id`` on a new branch `memento/<ID>` at ``base``
+    (a leftover of the same name is removed first)."""
+    remove(ws, task_id)
+    path = worktree_path(ws, task_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    gitops.run_git(ws.root, ["worktree", "add", "--quiet", "-b", BRANCH_PREFIX + task_id, str(path), base])
+    return path
+
+
+def remove(ws: Workspace, task_id: str) -> list[str]:
+    """Remove the task's worktree and its branch; what was removed (nothing when neither was there)."""
+    removed = []
+    path = worktree_path(ws, task_id)
+    if path.exists() or path.is_symlink():
+        gitops.run_git(ws.root, ["worktree", "remove", "--force", "--force", str(path)], check=False)
+        if path.exists() or path.is_symlink():
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+        removed.append(f"{WORKTREES_REL}/{task_id}")
+    gitops.run_git(ws.root, ["worktree", "prune"], check=False)
+    ref = branch_ref(task_id)
+    if gitops.run_git(ws.root, ["rev-parse", "-q", "--verify", ref], check=False).returncode == 0:
+        gitops.run_git(ws.root, ["update-ref", "-d", ref], check=False)
+        removed.append(f"branch {BRANCH_PREFIX}{task_id}")
+    return removed
+
+
+def present(ws: Workspace) -> list[str]:
+    """The task ids that have a worktree folder or a `memento/<ID>` branch now."""
+    ids = set()
+    folder = worktrees_dir(ws)
+    if folder.is_dir():
+        ids.update(p.name for p in folder.iterdir())
+    prefix = "refs/heads/" + BRANCH_PREFIX
+    ids.update(name[len(prefix):] for name in refs(ws.root) if name.startswith(prefix))
+    return sorted(ids)
+
+
+def rebase(worktree: Path, onto: str, author: str = "") -> tuple[str | None, list[str], str]:
+    """Rebase the worktree's branch onto ``onto``: (the new tip or None, the conflicting paths, git's
+    message). On a conflict the rebase is aborted and the branch is as it was."""
+    env = gitops.git_env(gitops.identity_env(worktree, author))
+    proc = gitops.run_git(worktree, ["rebase", "--quiet", "--no-autostash", onto], env=env, check=False)
+    if proc.returncode == 0:
+        return gitops.head(worktree), [], ""
+    said = proc.stderr.decode("utf-8", "replace").strip() or proc.stdout.decode("utf-8", "replace").strip()
+    listed = gitops.run_git(worktree, ["diff", "--name-only", "-z", "--diff-filter=U"], check=False).stdout
+    conflicts = sorted(p for p in listed.decode("utf-8", "surrogateescape").split("\0") if p)
+    gitops.run_git(worktree, ["rebase", "--abort"], env=env, check=False)
+    return None, conflicts, said
+
+
+def changes_of(root: Path, commit: str) -> dict[str, gitops.Blob]:
+    """What ``commit`` changes against its parent: path -> (mode, blob id), gitops.GONE when deleted."""
+    out = gitops.run_git(root, ["diff-tree", "-r", "-z", "--no-commit-id", "--no-renames", "--root", commit]).stdout
+    parts = out.decode("utf-8", "surrogateescape").split("\0")
+    found: dict[str, gitops.Blob] = {}
+    for i in range(0, len(parts) - 1, 2):
+        meta, path = parts[i], parts[i + 1]
+        fields = meta.lstrip(":").split()
+        if len(fields) < 5:
+            continue
+        mode, oid, kind = fields[1], fields[3], fields[4]
+        found[path] = gitops.GONE if kind.startswith("D") else (mode, oid)
+    return found
+
+
+def bring_into(root: Path, commit: str, blobs: dict[str, gitops.Blob]) -> None:
+    """Make the main work tree's files ``blobs`` as ``commit`` has them (written, or removed when gone)."""
+    present_paths = [p for p, blob in blobs.items() if blob != gitops.GONE]
+    for batch in range(0, len(present_paths), 200):
+        gitops.run_git(root, ["checkout", commit, "--", *present_paths[batch:batch + 200]])
+    for path, blob in blobs.items():
+        if blob == gitops.GONE:
+            (Path(root) / path).unlink(missing_ok=True)
+
+
+def stale(ws: Workspace) -> list[str]:
+    """The task ids whose worktree or `memento/<ID>` branch has no live claim (the doctor's check):
+    the next tick removes them."""
+    from ..state import claim_is_stale, read_claim
+
+    found = []
+    for task_id in present(ws):
+        claim = read_claim(ws, task_id)
+        if claim is None or claim_is_stale(claim, float("inf")) is not None:
+            found.append(task_id)
+    return found

@@ -1,0 +1,378 @@
+"""Several workers on one machine (SPEC §12): a `parallel: true` phase in git worktrees.
+
+Real git, real subprocess ticks where a kill is involved, the fake agent
+tests/agents/parallel_task.py through the `command` preset. Judged on disk and
+in git: the main work tree while workers run, the commits on main, what is left
+under .memento/worktrees/ and among the branches.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from memento_core import status_log
+from memento_core.plan import parse_plan
+from memento_core.scaffold import init_workspace
+from memento_core.state import read_claim
+from memento_core.tick.__main__ import run_tick
+from memento_core.workspace import Workspace
+
+from .test_engine import AGENTS, PY, _alive, git, plan_text
+
+WORKTREES = Path(".memento") / "worktrees"
+SRC = str(Path(__file__).resolve().parents[2])
+
+
+@pytest.fixture(autouse=True)
+def _identity(git_identity):
+    return git_identity
+
+
+def tasks_text(ids, mode: str = "own") -> str:
+    out = []
+    for tid in ids:
+        check = f"test -f {tid}.txt" if mode != "shared" else f"grep -qx {tid} shared.txt"
+        out.append(f"- [ ] `{tid}` [MODULE:m] Task {tid}\n  - verify: `{check}`\n"
+                   f"  - context_files: [{tid}.txt, shared.txt]\n  - retries: 0\n")
+    return "\n".join(out)
+
+
+def make_parallel_ws(tmp_path: Path, ids, *, workers: int, mode: str = "own", seconds: float = 0,
+                     per_tick: int | None = None) -> tuple[Workspace, Path]:
+    """A committed workspace whose only phase is `parallel: true`, and the agent's scratch folder."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    root = tmp_path / "proj"
+    init_workspace(root, project="proj", commit=False)
+    text = plan_text(tasks_text(ids, mode)).replace("<!-- depends: none -->", "<!-- depends: none -->\n<!-- parallel: true -->")
+    text = text.replace("max_tasks_per_tick: 1", f"max_tasks_per_tick: {per_tick or len(ids)}")
+    (root / "docs" / "MASTER_PLAN.md").write_text(text)
+    command = f"{PY} {AGENTS / 'parallel_task.py'} {scratch} {mode} {seconds}"
+    (root / "memento.toml").write_text(
+        f'[agent]\npreset = "command"\ncommand = """{command}"""\ntimeout = "30s"\n[verify]\ntimeout = "20s"\n'
+        f'[sandbox]\nmode = "none"\n[workers]\nmax = {workers}\n')
+    (root / "shared.txt").write_text("base\nsecond line\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "setup")
+    assert parse_plan(root / "docs" / "MASTER_PLAN.md").phases[0].parallel
+    return Workspace(root), scratch
+
+
+def wait_for(predicate, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached")
+        time.sleep(0.05)
+
+
+def leftovers(ws: Workspace) -> tuple[list[str], list[str], int]:
+    """(worktree folders, memento/* branches, git's worktree count) — all empty / 1 when clean."""
+    folder = ws.root / WORKTREES
+    dirs = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+    branches = [b for b in git(ws.root, "branch", "--format=%(refname:short)").split() if b.startswith("memento/")]
+    count = git(ws.root, "worktree", "list", "--porcelain").count("worktree ")
+    return dirs, branches, count
+
+
+def subjects(ws: Workspace) -> list[str]:
+    return git(ws.root, "log", "--format=%s").splitlines()
+
+
+def start_tick(ws: Workspace) -> subprocess.Popen:
+    return subprocess.Popen([PY, "-m", "memento_core.tick", "--project", str(ws.root)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+
+
+def started(scratch: Path, ids) -> bool:
+    return all((scratch / f"{t}.started").exists() for t in ids)
+
+
+def agent_pid(scratch: Path, tid: str) -> int:
+    return int((scratch / f"{tid}.started").read_text().split()[0])
+
+
+# --------------------------------------------------------------------------- isolation, one commit each
+
+
+def test_workers_run_in_worktrees_and_main_never_shows_half_done_work(tmp_path):
+    ids = ["T-1", "T-2", "T-3"]
+    ws, scratch = make_parallel_ws(tmp_path, ids, workers=3)
+    (scratch / "hold").write_text("")
+    box = {}
+    runner = threading.Thread(target=lambda: box.setdefault("outcome", run_tick(ws.root)))
+    runner.start()
+    try:
+        wait_for(lambda: started(scratch, ids))
+        # All three agents run at once, each in its own worktree on its own branch …
+        cwds = {t: Path((scratch / f"{t}.started").read_text().split("\n")[1]) for t in ids}
+        assert cwds == {t: (ws.root / WORKTREES / t).resolve() for t in ids}
+        branches = leftovers(ws)[1]
+        assert branches == [f"memento/{t}" for t in ids]
+        for t in ids:
+            claim = read_claim(ws, t)
+            assert claim is not None and claim.worktree == f".memento/worktrees/{t}"
+        # … and the main work tree shows none of their work: only the claims in the plan.
+        wait_for(lambda: all((cwds[t] / f"{t}.txt").exists() or True for t in ids))
+        assert not any((ws.root / f"{t}.txt").exists() for t in ids)
+        dirty = [line[3:] for line in git(ws.root, "status", "--porcelain").splitlines()]
+        assert set(dirty) <= {"docs/MASTER_PLAN.md", "docs/TICK_STATUS.md"}
+        assert [t.status for t in parse_plan(ws.plan_path).tasks] == ["~", "~", "~"]
+        # `memento status --json` lists the three workers from their claims.
+        shown = subprocess.run([PY, "-m", "memento_core.cli", "status", "--json", str(ws.root)],
+                               capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": SRC})
+        workers = json.loads(shown.stdout)["workers"]
+        assert sorted(w["task"] for w in workers) == ids
+        for w in workers:
+            assert w["stage"] == "running" and w["worktree"] == f".memento/worktrees/{w['task']}"
+            assert w["log"].startswith("logs/tick_") and w["log"].endswith(f"-{w['task']}.log")
+            assert (ws.root / w["log"]).is_file() and w["host"] and w["elapsed_s"] >= 0
+    finally:
+        (scratch / "go").write_text("")
+        runner.join(timeout=120)
+    outcome = box["outcome"]
+    assert outcome.exit_code == 0, outcome.message
+    assert [t.status for t in parse_plan(ws.plan_path).tasks] == ["x", "x", "x"]
+    done = [s for s in subjects(ws) if s.startswith("memento: complete")]
+    assert sorted(done) == [f"memento: complete {t} Task {t}" for t in ids]
+    for t in ids:
+        sha = git(ws.root, "log", "--format=%H", f"--grep=complete {t} ").split()[0]
+        files = set(git(ws.root, "show", "--name-only", "--format=", sha).split())
+        assert f"{t}.txt" in files and not {f"{o}.txt" for o in ids if o != t} & files
+        assert (ws.root / f"{t}.txt").read_text() == f"done {t}\n"
+    # Linear history: every task's one commit on top of the one before (rebased, fast-forwarded).
+    assert git(ws.root, "rev-list", "--merges", "HEAD") == ""
+    assert leftovers(ws) == ([], [], 1)
+    dirty = {line[3:] for line in git(ws.root, "status", "--porcelain").splitlines()}
+    assert dirty <= {"docs/CURRENT_STATE.md", "docs/TICK_STATUS.md"}  # the tick's housekeeping, synced next tick
+    passed = [e for e in status_log.parse_status(ws.status_path) if e.status == "SUCCESS"]
+    assert len(passed) == 3 and all(e.field("Git Commit")[:7] != "pending" for e in passed)
+
+
+def test_max_one_keeps_a_parallel_phase_serial(tmp_path):
+    ws, scratch = make_parallel_ws(tmp_path, ["T-1", "T-2"], workers=1)
+    outcome = run_tick(ws.root)
+    assert outcome.exit_code == 0, outcome.message
+    assert [t.status for t in parse_plan(ws.plan_path).tasks] == ["x", "x"]
+    assert not (ws.root / WORKTREES).exists()  # no worktree: the serial tick of SPEC §4
+    cwds = {Path((scratch / f"{t}.started").read_text().split("\n")[1]) for t in ("T-1", "T-2")}
+    assert cwds == {ws.root.resolve()}
+
+
+# --------------------------------------------------------------------------- conflicts
+
+
+def test_a_conflict_is_named_and_the_retry_starts_from_the_new_head(tmp_path):
+    ids = ["T-1", "T-2"]
+    ws, scratch = make_parallel_ws(tmp_path, ids, workers=2, mode="shared")
+    (scratch / "hold").write_text("")
+    box = {}
+    runner = threading.Thread(target=lambda: box.setdefault("outcome", run_tick(ws.root)))
+    runner.start()
+    try:
+        wait_for(lambda: started(scratch, ids))  # both edit line 1 of shared.txt from the same HEAD
+    finally:
+        (scratch / "go").write_text("")
+        runner.join(timeout=120)
+    plan = parse_plan(ws.plan_path)
+    won = [t for t in plan.tasks if t.status == "x"]
+    lost = [t for t in plan.tasks if t.status != "x"]
+    assert len(won) == 1 and len(lost) == 1
+    loser = lost[0]
+    assert loser.status == " " and loser.retries == 1
+    failed = [e for e in status_log.parse_status(ws.status_path) if e.status == "FAILED"]
+    assert len(failed) == 1
+    reason = failed[0].field("Reason")
+    assert reason.startswith("merge conflict: shared.txt changed on the main branch"), reason
+    assert (ws.root / "shared.txt").read_text() == f"{won[0].id}\nsecond line\n"
+    assert leftovers(ws) == ([], [], 1)
+    # The retry starts from the new HEAD (the winner's line is there) and passes.
+    for f in scratch.glob("*.started"):
+        f.unlink()
+    outcome = run_tick(ws.root)
+    assert outcome.exit_code == 0, outcome.message
+    assert parse_plan(ws.plan_path).task(loser.id).status == "x"
+    assert (ws.root / "shared.txt").read_text() == f"{loser.id}\nsecond line\n"
+    assert leftovers(ws) == ([], [], 1)
+    assert git(ws.root, "rev-list", "--merges", "HEAD") == ""
+
+
+# --------------------------------------------------------------------------- kill -9, SIGTERM
+
+
+def test_stale_worktrees_after_kill_9_are_pruned_by_the_next_tick(tmp_path):
+    from memento_core.doctor.runner import check_workspace
+
+    ids = ["T-1", "T-2"]
+    ws, scratch = make_parallel_ws(tmp_path, ids, workers=2)
+    (scratch / "hold").write_text("")
+    tick = start_tick(ws)
+    try:
+        wait_for(lambda: started(scratch, ids))
+        wait_for(lambda: all((c := read_claim(ws, t)) is not None and c.pgid for t in ids))
+        os.kill(tick.pid, signal.SIGKILL)
+        tick.wait(timeout=30)
+    finally:
+        if tick.poll() is None:
+            tick.kill()
+        tick.communicate()
+    pids = [agent_pid(scratch, t) for t in ids]
+    assert all(_alive(p) for p in pids)  # the orphaned agents outlive their tick
+    assert leftovers(ws)[:2] == (ids, [f"memento/{t}" for t in ids])
+    found = [f for f in check_workspace(ws) if f.check == "worktrees"]
+    assert found and all(f.severity == "WARNING" for f in found)
+    assert "T-1" in found[0].message and "T-2" in found[0].message
+    # The next tick stops the agents, removes the worktrees and branches, resets and reruns.
+    for f in scratch.glob("*.started"):
+        f.unlink()
+    (scratch / "hold").unlink()
+    outcome = run_tick(ws.root)
+    assert not any(_alive(p) for p in pids)
+    stale = [e for e in status_log.parse_status(ws.status_path) if e.status == "STALE"]
+    assert len(stale) == 2
+    assert outcome.exit_code == 0, outcome.message
+    plan = parse_plan(ws.plan_path)
+    assert [t.status for t in plan.tasks] == ["x", "x"] and [t.retries for t in plan.tasks] == [1, 1]
+    assert leftovers(ws) == ([], [], 1)
+    assert not [f for f in check_workspace(ws) if f.check == "worktrees" and f.severity != "OK"]
+
+
+def test_sigterm_stops_every_worker_and_leaves_nothing(tmp_path):
+    ids = ["T-1", "T-2", "T-3"]
+    ws, scratch = make_parallel_ws(tmp_path, ids, workers=3)
+    (scratch / "hold").write_text("")
+    tick = start_tick(ws)
+    try:
+        wait_for(lambda: started(scratch, ids))
+        wait_for(lambda: all((c := read_claim(ws, t)) is not None and c.pgid for t in ids))
+        tick.send_signal(signal.SIGTERM)
+        tick.wait(timeout=60)
+    finally:
+        if tick.poll() is None:
+            tick.kill()
+        tick.communicate()
+    assert not any(_alive(agent_pid(scratch, t)) for t in ids)
+    plan = parse_plan(ws.plan_path)
+    assert [t.status for t in plan.tasks] == [" ", " ", " "] and [t.retries for t in plan.tasks] == [0, 0, 0]
+    interrupted = [e for e in status_log.parse_status(ws.status_path) if e.status == "INTERRUPTED"]
+    assert sorted(e.task_id for e in interrupted) == ids
+    assert leftovers(ws) == ([], [], 1)
+    assert not list(ws.claims_dir.glob("*.json"))
+    assert not any((ws.root / f"{t}.txt").exists() for t in ids)
+
+
+def test_eight_quick_tasks_with_four_workers_one_commit_each(tmp_path):
+    """Workers commit and merge while others' guards look at the refs (a race the benchmark found)."""
+    ids = [f"T-{i}" for i in range(1, 9)]
+    ws, _ = make_parallel_ws(tmp_path, ids, workers=4)
+    outcome = run_tick(ws.root)
+    assert outcome.exit_code == 0, outcome.message
+    assert [t.status for t in parse_plan(ws.plan_path).tasks] == ["x"] * 8
+    done = [s for s in subjects(ws) if s.startswith("memento: complete")]
+    assert sorted(done) == sorted(f"memento: complete {t} Task {t}" for t in ids)
+    assert leftovers(ws) == ([], [], 1)
+
+
+# --------------------------------------------------------------------------- hostile agents
+
+
+def test_an_agent_that_moves_the_main_branch_fails_and_main_is_put_back(tmp_path):
+    ids = ["T-1", "T-2"]
+    ws, scratch = make_parallel_ws(tmp_path, ids, workers=2)
+    command = f"{PY} {AGENTS / 'worker_moves_main.py'} {scratch} T-1"
+    ws.config_path.write_text(ws.config_path.read_text().replace(
+        ws.config_path.read_text().split('"""')[1], command))
+    git(ws.root, "commit", "-qam", "the hostile agent")
+    outcome = run_tick(ws.root)
+    plan = parse_plan(ws.plan_path)
+    assert plan.task("T-1").status == " " and plan.task("T-1").retries == 1
+    # Whichever worker's guards look first put main back: T-1's own (which then names the ref), or
+    # T-2's rollback after its merge refused the moved branch (T-1 then fails on its folded commit).
+    said = [e.field("Reason") for e in status_log.parse_status(ws.status_path) if e.task_id in ids]
+    assert any("refs/heads/main" in r and "(restored)" in r for r in said) or any(
+        r.startswith("the main branch moved outside Memento") for r in said), said
+    log = subjects(ws)
+    assert "agent: on main" not in log  # never on main: the ref was put back
+    assert not (ws.root / "T-1.txt").exists()
+    # The honest worker's task is on main; or, if its merge or its guards came while main was moved,
+    # it was set aside or failed (refs are shared: unconfined, the damage is found by whoever looks first).
+    t2 = plan.task("T-2")
+    assert (t2.status, t2.retries) in {("x", 0), (" ", 0), (" ", 1)}
+    assert (t2.status == "x") == ("memento: complete T-2 Task T-2" in log)
+    assert leftovers(ws) == ([], [], 1)
+    assert outcome.exit_code in (0, 1)
+
+
+def test_a_confined_worker_can_write_only_its_worktree(tmp_path):
+    """The sandbox's project is the worker's worktree: the main work tree and git directory stay as they were."""
+    from memento_core import sandbox
+    from memento_core.config import load_config
+
+    ids = ["T-1", "T-2"]
+    ws, _ = make_parallel_ws(tmp_path, ids, workers=2)
+    (ws.root / "other.txt").write_text("someone else's file\n")
+    text = ws.config_path.read_text()
+    text = text.replace(text.split('"""')[1], f"{PY} {AGENTS / 'worker_escapes.py'}").replace('"none"', '"bwrap"')
+    ws.config_path.write_text(text)
+    git(ws.root, "add", "-A")
+    git(ws.root, "commit", "-qm", "a confined, hostile agent")
+    if not sandbox.resolve(load_config(ws.config_path)).confined:
+        pytest.skip("bubblewrap cannot run here")
+    head_before = git(ws.root, "rev-parse", "HEAD").strip()
+    outcome = run_tick(ws.root)
+    assert outcome.exit_code == 0, outcome.message
+    assert [t.status for t in parse_plan(ws.plan_path).tasks] == ["x", "x"]
+    assert (ws.root / "other.txt").read_text() == "someone else's file\n"
+    assert not (ws.root / ".git" / "escaped").exists()
+    assert git(ws.root, "merge-base", "--is-ancestor", head_before, "HEAD") == ""  # main only moved forward
+    logs = "".join(p.read_text() for p in ws.logs_dir.glob("tick_*-T-*.log"))
+    # (Under a private /tmp the agent may "write" a main work tree that is only the sandbox's own
+    # scratch copy of the path; what counts is the real one, judged above.)
+    assert "ESCAPED: moved main" not in logs and logs.count("refused: git update-ref") == 2
+    assert leftovers(ws) == ([], [], 1)
+
+
+def test_a_tick_runs_at_least_one_round_of_workers(tmp_path):
+    """max_tasks_per_tick: 1 (the default) with [workers] max = 2: each tick does two tasks."""
+    ids = ["T-1", "T-2", "T-3", "T-4"]
+    ws, _ = make_parallel_ws(tmp_path, ids, workers=2, per_tick=1)
+    assert run_tick(ws.root).exit_code == 0
+    assert sorted(t.status for t in parse_plan(ws.plan_path).tasks) == [" ", " ", "x", "x"]
+    assert run_tick(ws.root).exit_code == 0
+    assert [t.status for t in parse_plan(ws.plan_path).tasks] == ["x"] * 4
+    assert leftovers(ws) == ([], [], 1)
+
+
+def test_confined_workers_memory_writes_reach_the_projects_memory(tmp_path):
+    """`memento memory write` in a worker's sandbox is queued in its worktree and applied to the
+    project's one memory store, attributed to the task."""
+    from memento_core import sandbox
+    from memento_core.config import load_config
+    from memento_core.memory import init_store
+    from memento_core.memory.store import history
+
+    ids = ["T-1", "T-2"]
+    ws, scratch = make_parallel_ws(tmp_path, ids, workers=2, mode="learns")
+    text = ws.config_path.read_text().replace('mode = "none"', f'mode = "bwrap"\nwritable = ["{scratch}"]')
+    ws.config_path.write_text(text)
+    git(ws.root, "commit", "-qam", "confined")
+    if not sandbox.resolve(load_config(ws.config_path)).confined:
+        pytest.skip("bubblewrap cannot run here")
+    init_store(ws)
+    outcome = run_tick(ws.root)
+    assert outcome.exit_code == 0, outcome.message
+    assert [t.status for t in parse_plan(ws.plan_path).tasks] == ["x", "x"]
+    for tid in ids:
+        lesson = ws.memory_dir / "knowledge" / "lessons" / f"{tid.lower()}.md"
+        assert f"what {tid} learned" in lesson.read_text()
+        (c,) = [c for c in history(ws) if c.subject == f"lesson of {tid}"]
+        assert c.source == tid
+    assert not (ws.root / WORKTREES).exists() or leftovers(ws) == ([], [], 1)
