@@ -114,7 +114,7 @@ def _work(ctx: TickContext, plan: Plan, at: Attempt) -> TaskResult:
         at.blobs = gitops.hash_blobs(ctx.root, [c.path for c in touched])
         reason = reason or changed_during_verify(before, at.blobs)
     if not reason and not ctx.interrupted:  # the acceptance gate, with [review] (review.py)
-        reason = review.review_attempt(ctx, at, touched, verify_tail, run=run_agent, guards=check_guards)
+        reason = review.review_attempt(ctx, at, touched, verify_tail, run=run_agent, guards=at.guards or check_guards)
     if ctx.interrupted and not reason:
         reason = SIGTERM_REASON
     duration = time.monotonic() - at.began
