@@ -12,7 +12,8 @@ MAX_DOC_CHARS = 40_000  # a runaway PROJECT_MAP or checkpoint must not drown the
 MAX_ATTEMPTS = 5
 
 
-def _read(path: Path, limit: int = MAX_DOC_CHARS) -> str:
+def read_capped(path: Path, limit: int = MAX_DOC_CHARS) -> str:
+    """A document for a prompt, stripped, cut at ``limit`` characters with a note saying so; "" when unreadable."""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
@@ -51,7 +52,7 @@ def build_prompt(ws: Workspace, plan: Plan, task: Task, *, include_system: bool 
     given = notes.notes_for_task(notes.parse_notes(ws.notes_path), task.id)
     attempts = status_log.failed_attempts(status_log.parse_status(ws.status_path), task.id)[-MAX_ATTEMPTS:]
     out: list[str] = []
-    system = _read(ws.system_prompt_path) if include_system else ""
+    system = read_capped(ws.system_prompt_path) if include_system else ""
     if system:
         out += [system, "", "---", ""]
     out += [
@@ -86,14 +87,14 @@ def build_prompt(ws: Workspace, plan: Plan, task: Task, *, include_system: bool 
             if entry.error_tail:
                 out += ["```text", entry.error_tail, "```"]
             out.append("")
-    findings = _read(review_findings_path(ws, task.id), 16_000)
+    findings = read_capped(review_findings_path(ws, task.id), 16_000)
     if findings and attempts and (attempts[-1].field("Reason") or "").startswith("review:"):
         out += [f"## The acceptance review of the last attempt of {task.id} failed — fix every [FAIL]",
                 "", "A reviewer checks your work against the `accept:` criteria after verify passes.",
                 "", findings, ""]
-    project_map = _read(ws.map_path)
+    project_map = read_capped(ws.map_path)
     out += ["## docs/PROJECT_MAP.md", "", project_map or "(missing)", ""]
-    checkpoint = _read(ws.checkpoint_path)
+    checkpoint = read_capped(ws.checkpoint_path)
     out += ["## docs/CURRENT_STATE.md (the continuity checkpoint: surface recovered state first)", "",
             checkpoint or "(missing)", ""]
     tree = memory_tree(ws)

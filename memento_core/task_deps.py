@@ -83,8 +83,9 @@ def _graph(plan) -> dict[tuple[str, str], list[tuple[str, str]]]:
     return graph
 
 
-def _components(graph) -> list[list[tuple[str, str]]]:
-    """Strongly connected components with more than one node (Tarjan, iterative)."""
+def strongly_connected(graph) -> list[list]:
+    """Strongly connected components with more than one node (Tarjan, iterative) of ``graph``,
+    a mapping of node to the nodes it points at (also used by tests/test_architecture.py)."""
     index: dict = {}
     low: dict = {}
     on_stack: set = set()
@@ -135,7 +136,7 @@ def _cycle_errors(plan) -> list[PlanError]:
     """One error per task whose ``depends:`` closes a cycle (phase-only cycles are the phases' error)."""
     graph = _graph(plan)
     errors = []
-    for component in _components(graph):
+    for component in strongly_connected(graph):
         members = set(component)
         for node in sorted(n for n in members if n[0] == "t"):
             task = plan.by_id[node[1]]

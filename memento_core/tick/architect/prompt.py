@@ -3,30 +3,18 @@ notes, PROJECT_MAP.md and the plan, after the system prompt of scripts/architect
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from ... import notes, status_log
 from ...plan import Plan
-from ...prompt import task_block
+from ...prompt import read_capped, task_block
 from ...workspace import Workspace
 
 MAX_DOC_CHARS = 60_000  # the plan and the map; beyond that the architect reads the file itself
 MAX_TAIL_LINES = 30
 
 
-def _read(path: Path, limit: int = MAX_DOC_CHARS) -> str:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
-    if len(text) > limit:
-        text = text[:limit] + f"\n… ({len(text) - limit} more characters: read {path.name} itself)\n"
-    return text.strip()
-
-
 def system_prompt(ws: Workspace) -> str:
     """scripts/architect_system_prompt.md, or the bundled one when the project has none."""
-    text = _read(ws.architect_prompt_path)
+    text = read_capped(ws.architect_prompt_path, MAX_DOC_CHARS)
     if text:
         return text
     from importlib import resources
@@ -51,8 +39,8 @@ def build_architect_prompt(ws: Workspace, plan: Plan, *, include_system: bool = 
             "docs/MASTER_PLAN.md, docs/PROJECT_MAP.md and the read marks of docs/HUMAN_NOTES.md.", ""]
     out += blocked_section(ws, plan, plan_text)
     out += notes_section(ws)
-    out += ["## docs/PROJECT_MAP.md", "", _read(ws.map_path) or "(missing)", ""]
-    out += ["## docs/MASTER_PLAN.md (as it is now)", "", "````markdown", _read(ws.plan_path), "````", ""]
+    out += ["## docs/PROJECT_MAP.md", "", read_capped(ws.map_path, MAX_DOC_CHARS) or "(missing)", ""]
+    out += ["## docs/MASTER_PLAN.md (as it is now)", "", "````markdown", read_capped(ws.plan_path, MAX_DOC_CHARS), "````", ""]
     return "\n".join(out).rstrip() + "\n"
 
 
