@@ -24,7 +24,7 @@ def _read(path: Path, limit: int = MAX_DOC_CHARS) -> str:
 
 def review_findings_path(ws: Workspace, task_id: str) -> Path:
     """The acceptance gate's findings on a task's last failed review (tick/review.py writes it)."""
-    return ws.memento_dir / "reviews" / f"{task_id}.md"
+    return ws.reviews_dir / f"{task_id}.md"
 
 
 def task_block(plan_text: str, task: Task) -> str:

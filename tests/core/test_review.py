@@ -32,8 +32,9 @@ def git(root: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout
 
 
-def plan_text(*, accept=CRITERIA, max_retries: int = 3) -> str:
+def plan_text(*, accept=CRITERIA, max_retries: int = 3, parallel: bool = False, extra: str = "") -> str:
     lines = "".join(f"  - accept: {c}\n" for c in accept)
+    par = "<!-- parallel: true -->\n" if parallel else ""
     return f"""# MASTER_PLAN: review test
 
 ## Meta
@@ -42,26 +43,28 @@ def plan_text(*, accept=CRITERIA, max_retries: int = 3) -> str:
 
 ## Phase 1: Only
 <!-- depends: none -->
-
+{par}
 - [ ] `T-1` [MODULE:hello] Write hello
   - verify: `grep -q done hello.txt`
   - context_files: [hello.txt]
-{lines}"""
+{extra}{lines}"""
 
 
 def make_ws(tmp_path: Path, mode: str | None, *, max_rounds: int = 2, sandbox: str = "none",
-            out: Path | None = None, **plan_kw) -> tuple[Workspace, Path]:
+            out: Path | None = None, workers: int = 1, review_extra: str = "", **plan_kw) -> tuple[Workspace, Path]:
     """A committed workspace: the worker keeps its prompts in OUT; ``mode`` is the reviewer's (None: no [review])."""
     root, out = tmp_path / "proj", out or tmp_path / "out"
     out.mkdir(parents=True, exist_ok=True)
     init_workspace(root, project="proj", commit=False)
-    (root / "docs" / "MASTER_PLAN.md").write_text(plan_text(**plan_kw))
+    (root / "docs" / "MASTER_PLAN.md").write_text(plan_text(parallel=workers > 1, **plan_kw))
     toml = (f'[agent]\npreset = "command"\ncommand = "{PY} {AGENTS}/keeps_prompts.py {{prompt_file}} {out}"\n'
             'timeout = "20s"\n[verify]\ntimeout = "20s"\n'
             f'[sandbox]\nmode = "{sandbox}"\nwritable = ["{out}"]\n')
+    if workers > 1:
+        toml += f"[workers]\nmax = {workers}\n"
     if mode is not None:
         toml += (f'[review]\npreset = "command"\ncommand = "{PY} {AGENTS}/reviews.py {{prompt_file}} {out} {mode}"\n'
-                 f'timeout = "20s"\nmax_rounds = {max_rounds}\n')
+                 f'timeout = "20s"\nmax_rounds = {max_rounds}\n{review_extra}')
     (root / "memento.toml").write_text(toml)
     (root / "hello.txt").write_text("hello\n")
     git(root, "add", "-A")
@@ -122,6 +125,35 @@ def test_max_rounds_of_failed_reviews_block_the_task_for_a_person(tmp_path, git_
     assert entry.field("Reason").startswith("review: ")
     run_tick(ws.root)
     assert len(list(out.glob("worker_prompt_*.md"))) == 2  # nothing runs a blocked task
+
+
+def test_a_parallel_workers_review_counts_rounds_keeps_findings_and_says_pass(tmp_path, git_identity):
+    # [workers] max = 2, a parallel phase: the gate as in the serial tick (SPEC §12, §16).
+    ws, out = make_ws(tmp_path, "fail", max_rounds=2, max_retries=5, workers=2)
+    run_tick(ws.root)
+    assert (t1(ws).status, t1(ws).retries) == (" ", 1)
+    entry = task_entries(ws)[-1]
+    assert entry.field("Review") == "FAIL (2/3 criteria)"
+    assert (ws.memento_dir / "reviews" / "T-1.md").is_file()  # the project's, not the gone worktree's
+    run_tick(ws.root)
+    assert "The acceptance review of the last attempt of T-1 failed" in (out / "worker_prompt_2.md").read_text()
+    task = t1(ws)
+    assert (task.status, task.retries) == ("!", 2)  # max_rounds, not max_retries (5)
+    entry = task_entries(ws)[-1]
+    assert "review failed 2/2" in entry.field("Status") and entry.field("Review") == "FAIL (2/3 criteria)"
+    run_tick(ws.root)
+    assert len(list(out.glob("worker_prompt_*.md"))) == 2  # nothing runs a blocked task
+
+
+def test_a_parallel_workers_passed_review_is_in_its_entry(tmp_path, git_identity):
+    ws, out = make_ws(tmp_path, "fail-once", workers=2)
+    run_tick(ws.root)
+    run_tick(ws.root)
+    assert "- [FAIL] 1: hello.txt says done" in (out / "worker_prompt_2.md").read_text()
+    assert t1(ws).status == "x"
+    assert task_entries(ws)[-1].field("Review") == "PASS (3/3 criteria)"
+    assert git(ws.root, "show", "HEAD:hello.txt") == "done\n"
+    assert not (ws.memento_dir / "reviews" / "T-1.md").exists()
 
 
 @pytest.mark.parametrize("mode, why", [
