@@ -27,7 +27,7 @@ from ..lines import safe_text
 from ..locks import atomic_write_text
 from ..prompt import review_findings_path, task_block
 from ..workspace import KEPT_DOCS
-from . import confine
+from . import confine, limits
 from .context import TickContext
 from .entries import last_line
 from .files import append_log, unlink
@@ -38,7 +38,7 @@ MAX_REVIEW_BYTES = 64 * 1024
 MAX_DIFF_CHARS = 60_000
 MAX_REASON = 300
 _VERDICT_RE = re.compile(r"^Verdict:[ \t]*(?P<v>\S+)[ \t]*$")
-_FINDING_RE = re.compile(r"^[-*][ \t]+\[(?P<mark>[A-Za-z]+)\][ \t]+(?P<n>\d+)[ \t]*[:.)][ \t]*(?P<text>.*?)[ \t]*$")
+_FINDING_RE = re.compile(r"^[-*][ \t]+\[(?P<mark>[A-Za-z]+)\][ \t]+(?P<n>[0-9]{1,4})[ \t]*[:.)][ \t]*(?P<text>.*?)[ \t]*$")
 
 
 @dataclass(frozen=True)
@@ -60,13 +60,22 @@ class Outcome:
 
     summary: str  # "PASS (3/3 criteria)", "FAIL (1/3 criteria)", "FAIL (no valid review)"
     blocks: bool = False
-    status: str = ""  # the entry's Status when it blocks
+    status: str = ""  # the entry's Status when it blocks, or when the reviewer could not review
     verify_output: str = ""  # the entry's Verify Output: verify passed before the review
+    uncounted: bool = False  # the reviewer itself failed: not the task's fault, no retry, no round
+
+    @property
+    def set_aside(self) -> str:
+        """The Status of an attempt set aside because the reviewer failed, else ''."""
+        return self.status if self.uncounted else ""
+
+
+REVIEWER_FAILED = "⏹ SET ASIDE (the reviewer could not review; no retry counted)"
 
 
 def parse_review(text: str, count: int) -> Review:
     """``Verdict: PASS|FAIL`` as the first line, then exactly one ``- [PASS|FAIL] N: finding`` per criterion."""
-    lines = [ln.strip() for ln in text.replace("\r\n", "\n").split("\n")]
+    lines = [ln.strip() for ln in text.removeprefix("\ufeff").replace("\r\n", "\n").split("\n")]
     lines = [ln for ln in lines if ln]
     if not lines:
         return Review(problem="it is empty")
@@ -149,16 +158,49 @@ def review_attempt(ctx: TickContext, at, touched, verify_tail: str, *, run, guar
     unlink(report)  # whatever the worker left there is never read as the review
     before = _fingerprint(ctx, at)
     append_log(ctx.log_path, f"\n[memento] review {task.id}: {count} criteria, reviewer {settings.preset}\n")
-    failed = _run_reviewer(ctx, at, prompt_file, system_file, settings, run)
+    worker = at.agent
+    try:
+        failed = _run_reviewer(ctx, at, prompt_file, system_file, settings, run)
+    finally:
+        reviewer, at.agent = at.agent, _together(worker, at.agent)  # the entry's Usage: both agents'
     if ctx.interrupted:  # SIGTERM: the attempt is interrupted (no retry), not reviewed
         unlink(report)
         return ""
-    review = read_review(report, count) if not failed else Review(problem=f"the reviewer failed: {failed}")
-    unlink(report)
     changed = _changes_by_reviewer(ctx, at, before, guards)
     if changed:
+        unlink(report)
         review = Review(problem=f"{changed} (a review may change nothing; rolled back)")
-    return _decide(ctx, at, review, count, settings.max_rounds, verify_tail)
+        return _decide(ctx, at, review, count, settings.max_rounds, verify_tail)
+    if failed:
+        unlink(report)
+        return _reviewer_failed(ctx, at, failed, reviewer, verify_tail)
+    review = read_review(report, count)
+    unlink(report)
+    return _decide(ctx, at, review, count, settings.max_rounds, verify_tail) \
+        or limits.over_task_budget(ctx, at.agent.usage if at.agent is not None else None)
+
+
+def _together(worker, reviewer):
+    """One AgentOutcome for the attempt: the usage of both; the reviewer's rate limit, if any."""
+    if worker is None or reviewer is None or worker is reviewer:
+        return reviewer or worker
+    usage = reviewer.usage if worker.usage is None else worker.usage if reviewer.usage is None \
+        else worker.usage + reviewer.usage
+    return limits.AgentOutcome(usage, reviewer.limit, reviewer.preset, reviewer.until,
+                               [*worker.fallbacks, *reviewer.fallbacks])
+
+
+def _reviewer_failed(ctx: TickContext, at, failed: str, reviewer, verify_tail: str) -> str:
+    """The reviewer could not review (could not start, timed out, exited non-zero, was refused):
+    not the task's fault. A rate limit sets the attempt aside like the worker's; the task's budget
+    fails it like the worker's; anything else sets it aside, no retry and no review round counted."""
+    append_log(ctx.log_path, f"[memento] review {at.task.id}: the reviewer failed: {safe_text(failed)}\n")
+    if failed.startswith("task budget exceeded") or (reviewer is not None and reviewer.limit is not None):
+        return failed
+    verify_output = f"`{last_line(verify_tail) or '(no output)'}` (exit code 0)"
+    at.review = Outcome("NONE (the reviewer failed)", status=REVIEWER_FAILED, verify_output=verify_output,
+                        uncounted=True)
+    return "reviewer failed: " + " ".join(safe_text(failed).split())[:MAX_REASON]
 
 
 def _decide(ctx: TickContext, at, review: Review, count: int, max_rounds: int, verify_tail: str) -> str:
@@ -228,14 +270,22 @@ def entry_fields(fields: list[tuple[str, str]], outcome: Outcome | None) -> list
 
 
 def _run_reviewer(ctx: TickContext, at, prompt_file: Path, system_file: Path, settings, run) -> str:
-    """Run the reviewer confined like the worker, the project read-only: '' or why it failed."""
+    """Run the reviewer confined like the worker, the project read-only, through limits.run_agent
+    (its rate limit, usage and the task's budget, as the worker's): '' or why it failed."""
     task, saved = at.task, ctx.config
     ctx.config = saved.as_agent(settings)  # the sandbox and the invocation read the reviewer's preset
     try:
+        at.agent = limits.AgentOutcome()
         wrap, refused = confine.prepare(ctx, task, at.snap.untracked, extra_guard=_top_level(ctx.root))
         if refused:
             return refused
-        reason, _ = run(ctx, task, prompt_file, at.beat, wrap, system_prompt=system_file, context_files=())
+
+        def one(ctx, task, prompt, beat):
+            return run(ctx, task, prompt, beat, wrap, system_prompt=system_file, context_files=(),
+                       timeout=settings.timeout)
+
+        # [review] has no fallback (Config.as_agent): limits never rolls the worker's work back for one.
+        reason, _ = limits.run_agent(ctx, at, prompt_file, one, lambda _ctx, _task: (prompt_file, []))
         return reason
     finally:
         ctx.config = saved

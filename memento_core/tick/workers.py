@@ -315,7 +315,7 @@ class Crew:
             attempt._count_retry(docs, task.id, retries, blocked, uncounted)
             if blocked and w.at is not None:
                 notes.mark_read(docs.ws.notes_path, [n.key for n in w.at.given_notes])
-            why = "interrupted" if docs.interrupted else "rate limited" if limited else "set aside"
+            why = "interrupted" if docs.interrupted else "rate limited" if limited.startswith("⏳") else "set aside"
             message = (f"memento: {task.id} {why}" if uncounted else
                        f"memento: {task.id} {'blocked' if blocked else 'failed'} (retry {retries}/{max_retries})")
             docs.commit(list(KEPT_DOCS), message)

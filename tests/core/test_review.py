@@ -235,13 +235,13 @@ def outside():
 
 @needs_bwrap
 def test_a_confined_reviewer_may_write_only_its_report(tmp_path, git_identity, outside):
-    """In the sandbox the project is read-only to the reviewer: its edit fails, so does the review;
+    """In the sandbox the project is read-only to the reviewer: its edit fails, so does the reviewer;
     a reviewer that only writes .memento/worker/review.md passes the task."""
     ws, _ = make_ws(tmp_path, "edits", sandbox="bwrap", out=outside / "out")
     run_tick(ws.root)
-    reason = task_entries(ws)[-1].field("Reason")
-    assert reason.startswith("review: the reviewer failed: agent exited with code 1"), reason
-    assert (ws.root / "hello.txt").read_text() == "hello\n" and t1(ws).status == " "
+    reason = t1_entries(ws)[-1].field("Reason")  # the reviewer's failure, not the task's: no retry counted
+    assert reason.startswith("reviewer failed: agent exited with code 1"), reason
+    assert (ws.root / "hello.txt").read_text() == "hello\n" and (t1(ws).status, t1(ws).retries) == (" ", 0)
     ws.config_path.write_text(ws.config_path.read_text().replace(" edits\"", " pass\""))
     git(ws.root, "commit", "-qam", "a reviewer that passes")
     run_tick(ws.root)
@@ -304,3 +304,91 @@ def test_read_review_refuses_links_big_files_and_bad_bytes(tmp_path):
     assert "wrote no" in read_review(tmp_path / "missing.md", 1).problem
     (tmp_path / "dir.md").mkdir()
     assert not read_review(tmp_path / "dir.md", 1).passed
+
+
+# ------------------------------------------------------------------ the reviewer's own failures
+
+
+def t1_entries(ws: Workspace) -> list:
+    """Every entry of T-1, set-aside ones (no retry counted) included."""
+    return [e for e in status_log.parse_status(ws.status_path) if e.task_id == "T-1"]
+
+
+def test_a_reviewer_that_fails_to_run_sets_the_attempt_aside(tmp_path, git_identity):
+    # max_rounds = 1 and max_retries = 1: one counted review round or retry would block the task.
+    ws, out = make_ws(tmp_path, "exits", max_rounds=1, max_retries=1)
+    run_tick(ws.root)
+    task = t1(ws)
+    assert (task.status, task.retries) == (" ", 0)  # verified work is not blocked for the reviewer's failure
+    entry = t1_entries(ws)[-1]
+    assert entry.field("Reason") == "reviewer failed: agent exited with code 3"
+    assert "the reviewer could not review; no retry counted" in entry.field("Status")
+    assert entry.status not in ("FAILED", "BLOCKED")
+    assert (ws.root / "hello.txt").read_text() == "hello\n"  # rolled back
+    assert "memento: complete" not in git(ws.root, "log", "--format=%s")
+    assert not (ws.memento_dir / "reviews" / "T-1.md").exists()  # no findings: nothing was reviewed
+    ws.config_path.write_text(ws.config_path.read_text().replace(" exits\"", " pass\""))
+    git(ws.root, "commit", "-qam", "a reviewer that runs")
+    run_tick(ws.root)
+    assert t1(ws).status == "x" and t1_entries(ws)[-1].field("Review") == "PASS (3/3 criteria)"
+
+
+def test_a_rate_limited_reviewer_sets_the_attempt_aside_as_rate_limited(tmp_path, git_identity):
+    ws, _ = make_ws(tmp_path, "limited", max_rounds=1, max_retries=1, review_extra='output = "claude"\n')
+    run_tick(ws.root)
+    assert (t1(ws).status, t1(ws).retries) == (" ", 0)
+    entry = t1_entries(ws)[-1]
+    assert "RATE LIMITED" in entry.field("Status") and entry.field("Reason").startswith("rate limited")
+    state = (ws.memento_dir / "state.json").read_text()
+    assert "rate_limited_until" in state and '"rate_limited_until": ""' not in state
+    assert (ws.root / "hello.txt").read_text() == "hello\n"
+
+
+def test_the_reviewers_usage_is_in_the_entry_and_counts_towards_the_task_budget(tmp_path, git_identity):
+    ws, _ = make_ws(tmp_path, "costs", review_extra='output = "claude"\n')
+    run_tick(ws.root)
+    assert t1(ws).status == "x"
+    assert "$0.050" in t1_entries(ws)[-1].field("Usage")  # the worker reports none: this is the reviewer's
+    ws2, _ = make_ws(tmp_path / "b", "costs", review_extra='output = "claude"\n')
+    ws2.config_path.write_text(ws2.config_path.read_text() + "[budget]\ntask_usd = 0.01\n")
+    git(ws2.root, "commit", "-qam", "a budget")
+    run_tick(ws2.root)
+    entry = t1_entries(ws2)[-1]
+    assert entry.field("Reason").startswith("task budget exceeded: $0.050"), entry.field("Reason")
+    assert (t1(ws2).status, t1(ws2).retries) == (" ", 1)
+    assert (ws2.root / "hello.txt").read_text() == "hello\n"
+
+
+def test_the_reviewer_runs_with_its_own_timeout_not_the_tasks(tmp_path, git_identity):
+    # The task's `timeout: 2s` is the worker's and verify's; [review] timeout (20s) is the reviewer's.
+    ws, _ = make_ws(tmp_path, "slow", extra="  - timeout: 2s\n")
+    run_tick(ws.root)
+    entry = t1_entries(ws)[-1]
+    assert t1(ws).status == "x", entry.field("Reason")
+    assert entry.field("Review") == "PASS (3/3 criteria)"
+
+
+def test_a_reviewer_cannot_overwrite_the_workers_report(tmp_path, git_identity):
+    ws, out = make_ws(tmp_path, "clobbers")
+    text = ws.config_path.read_text()
+    ws.config_path.write_text(text.replace(f'keeps_prompts.py {{prompt_file}} {out}"',
+                                           f'keeps_prompts.py {{prompt_file}} {out} --report"'))
+    git(ws.root, "commit", "-qam", "a worker that reports")
+    run_tick(ws.root)
+    entry = t1_entries(ws)[-1]
+    assert t1(ws).status == "x"
+    assert entry.field("Outputs") == "the worker's own report"
+    assert "forged" not in ws.status_path.read_text()
+
+
+def test_a_huge_criterion_number_is_a_garbled_review_not_a_crash(tmp_path, git_identity):
+    review = parse_review("Verdict: PASS\n- [PASS] " + "9" * 5000 + ": x\n- [PASS] 1: ok\n", 1)
+    assert review.passed
+    review = parse_review("Verdict: PASS\n- [PASS] " + "9" * 5000 + ": x\n", 1)
+    assert review.problem == "it has no finding for criterion 1"
+    assert parse_review("\ufeffVerdict: PASS\n- [PASS] 1: ok\n", 1).passed
+    ws, _ = make_ws(tmp_path, "huge")
+    run_tick(ws.root)
+    assert t1_entries(ws)[-1].field("Reason") == ("review: .memento/worker/review.md is not a valid review: "
+                                                  "it has no finding for criterion 1, 2, 3")
+    assert (t1(ws).status, t1(ws).retries) == (" ", 1)
