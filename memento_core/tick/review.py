@@ -219,7 +219,8 @@ def _decide(ctx: TickContext, at, review: Review, count: int, max_rounds: int, v
     atomic_write_text(findings_file, _findings_text(review, task.accept, ctx.stamp))
     rounds = prior_review_failures(ctx, task) + 1
     blocks = rounds >= max_rounds
-    status = f"🚫 BLOCKED (review failed {rounds}/{max_rounds} — needs a person)" if blocks else ""
+    retry = f"retry {task.retries + 1}/{ctx.plan().meta.max_retries}"  # the walk back below reads it
+    status = f"🚫 BLOCKED (review failed {rounds}/{max_rounds}, {retry} — needs a person)" if blocks else ""
     append_log(ctx.log_path, f"[memento] review {task.id}: {summary} (round {rounds}/{max_rounds}): "
                              f"{safe_text(reason)}\n")
     at.review = Outcome(summary, blocks, status, verify_output)
@@ -227,12 +228,44 @@ def _decide(ctx: TickContext, at, review: Review, count: int, max_rounds: int, v
 
 
 def prior_review_failures(ctx: TickContext, task) -> int:
-    """Failed reviews since the task was last reset: among its newest ``retries`` counted failures."""
+    """Failed reviews since the task was last reset (by a person, or by passing): among the counted
+    attempts numbered ``retries``, ``retries - 1`` … 1, newest first, the status archive included (a
+    rotation never hides a round; an older streak, before a reset, is never counted)."""
     if not task.retries:
         return 0
-    failures = status_log.failed_attempts(status_log.parse_status(ctx.ws.status_path), task.id)
-    recent = failures[-task.retries:]
-    return sum(1 for e in recent if (e.field("Reason") or "").startswith("review:"))
+    entries = status_log.parse_status(ctx.ws.status_path)
+    rounds, want = _rounds_back(entries, task.id, task.retries)
+    if want:  # the streak goes back further than TICK_STATUS.md: into the rotated archive
+        main = getattr(ctx.ws, "main", None) or ctx.root  # a parallel worker's: the project's archive
+        archive = main / ctx.plan().meta.status_archive_dir
+        older, _ = _rounds_back(status_log.iter_status_archive(archive), task.id, want)
+        rounds += older
+    return rounds
+
+
+_SAID_RE = re.compile(r"^(?P<n>[0-9]{1,6})/[0-9]{1,6}")
+
+
+def _rounds_back(entries, task_id: str, want: int) -> tuple[int, int]:
+    """(review failures, the retry number still looked for; 0: the streak's start was found)."""
+    rounds = 0
+    for entry in reversed(list(entries)):
+        if entry.task_id != task_id:
+            continue
+        if entry.status == "SUCCESS":
+            return rounds, 0
+        said = entry.retry  # "❌ FAILED (retry 2/5)"; a stale reset's event says "Retries: 2/5"
+        stale = _SAID_RE.match(entry.field("Retries") or "") if said is None else None
+        number = said[0] if said is not None else int(stale.group("n")) if stale else None
+        if number is None:
+            continue  # set aside, interrupted, rate limited: no retry counted
+        if number != want:
+            return rounds, 0  # another streak: the task was reset since
+        rounds += entry.status in ("FAILED", "BLOCKED") and (entry.field("Reason") or "").startswith("review:")
+        want -= 1
+        if not want:
+            return rounds, 0
+    return rounds, want
 
 
 def _first_finding(review: Review, criteria) -> str:

@@ -32,7 +32,8 @@ def git(root: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout
 
 
-def plan_text(*, accept=CRITERIA, max_retries: int = 3, parallel: bool = False, extra: str = "") -> str:
+def plan_text(*, accept=CRITERIA, max_retries: int = 3, parallel: bool = False, extra: str = "",
+              meta: str = "") -> str:
     lines = "".join(f"  - accept: {c}\n" for c in accept)
     par = "<!-- parallel: true -->\n" if parallel else ""
     return f"""# MASTER_PLAN: review test
@@ -40,7 +41,7 @@ def plan_text(*, accept=CRITERIA, max_retries: int = 3, parallel: bool = False, 
 ## Meta
 - tick_mode: auto
 - max_retries: {max_retries}
-
+{meta}
 ## Phase 1: Only
 <!-- depends: none -->
 {par}
@@ -392,3 +393,41 @@ def test_a_huge_criterion_number_is_a_garbled_review_not_a_crash(tmp_path, git_i
     assert t1_entries(ws)[-1].field("Reason") == ("review: .memento/worker/review.md is not a valid review: "
                                                   "it has no finding for criterion 1, 2, 3")
     assert (t1(ws).status, t1(ws).retries) == (" ", 1)
+
+
+# ------------------------------------------------------------------ counting the rounds
+
+
+def test_review_rounds_are_counted_across_the_status_rotation(tmp_path, git_identity):
+    ws, _ = make_ws(tmp_path, "fail", max_rounds=3, max_retries=9, meta="- status_max_entries: 1\n")
+    for _ in range(2):
+        run_tick(ws.root)
+    assert (t1(ws).status, t1(ws).retries) == (" ", 2)
+    assert len(t1_entries(ws)) <= 1  # the first round's entry is in the archive now
+    run_tick(ws.root)
+    assert (t1(ws).status, t1(ws).retries) == ("!", 3)
+    archived = status_log.iter_status_archive(ws.root / "logs" / "status_archive")
+    mine = [e for e in [*archived, *status_log.parse_status(ws.status_path)] if e.task_id == "T-1"]
+    assert [e.field("Review") for e in mine] == ["FAIL (2/3 criteria)"] * 3
+    assert "review failed 3/3" in mine[-1].field("Status")
+
+
+def test_rounds_before_a_persons_reset_are_not_counted_after_a_stale_reset(tmp_path, git_identity):
+    from memento_core.control import reset_task, set_mode
+
+    ws, _ = make_ws(tmp_path, "fail", max_rounds=2, max_retries=9)
+    run_tick(ws.root)
+    run_tick(ws.root)
+    assert t1(ws).status == "!"  # two rounds
+    reset_task(ws, "T-1")
+    set_mode(ws, "auto")
+    git(ws.root, "commit", "-qam", "a person resets T-1")
+    env = {**os.environ, "MEMENTO_CRASH_AT": "tick:agent-running"}
+    r = subprocess.run([PY, "-m", "memento_core.tick", "--project", str(ws.root)], env=env, capture_output=True)
+    assert r.returncode == -9, r.stderr
+    run_tick(ws.root)  # the stale claim reset (retry 1), then the attempt: round 1 since the reset
+    task = t1(ws)
+    assert task.retries == 2 and task.status == " ", t1_entries(ws)[-1].field("Status")
+    assert t1_entries(ws)[-1].field("Review") == "FAIL (2/3 criteria)"
+    run_tick(ws.root)
+    assert t1(ws).status == "!" and "review failed 2/2" in t1_entries(ws)[-1].field("Status")
