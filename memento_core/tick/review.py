@@ -37,6 +37,7 @@ REVIEW_FILE = "review.md"
 MAX_REVIEW_BYTES = 64 * 1024
 MAX_DIFF_CHARS = 60_000
 MAX_REASON = 300
+MAX_FINDINGS = 2000  # the entry's Findings field (a fleet's hosts read it: .memento/reviews/ does not travel)
 _VERDICT_RE = re.compile(r"^Verdict:[ \t]*(?P<v>\S+)[ \t]*$")
 _FINDING_RE = re.compile(r"^[-*][ \t]+\[(?P<mark>[A-Za-z]+)\][ \t]+(?P<n>[0-9]{1,4})[ \t]*[:.)][ \t]*(?P<text>.*?)[ \t]*$")
 
@@ -63,6 +64,7 @@ class Outcome:
     status: str = ""  # the entry's Status when it blocks, or when the reviewer could not review
     verify_output: str = ""  # the entry's Verify Output: verify passed before the review
     uncounted: bool = False  # the reviewer itself failed: not the task's fault, no retry, no round
+    findings: str = ""  # the entry's Findings on a FAIL: one line, bounded (the prompt's when the file is not here)
 
     @property
     def set_aside(self) -> str:
@@ -223,7 +225,7 @@ def _decide(ctx: TickContext, at, review: Review, count: int, max_rounds: int, v
     status = f"🚫 BLOCKED (review failed {rounds}/{max_rounds}, {retry} — needs a person)" if blocks else ""
     append_log(ctx.log_path, f"[memento] review {task.id}: {summary} (round {rounds}/{max_rounds}): "
                              f"{safe_text(reason)}\n")
-    at.review = Outcome(summary, blocks, status, verify_output)
+    at.review = Outcome(summary, blocks, status, verify_output, findings=_findings_line(review, task.accept))
     return reason
 
 
@@ -287,16 +289,25 @@ def _findings_text(review: Review, criteria, stamp: str) -> str:
     return "\n".join(out) + "\n"
 
 
+def _findings_line(review: Review, criteria) -> str:
+    """The findings as the entry's one-line field: ``[FAIL] 1: criterion — finding [PASS] 2: …``."""
+    items = [f"no valid review: {review.problem}"] if review.problem else []
+    items += [f"[{'PASS' if ok else 'FAIL'}] {n}: {criteria[n - 1]} — {finding}" for n, ok, finding in review.findings]
+    text = " ".join(safe_text(" ".join(items)).split())
+    return text if len(text) <= MAX_FINDINGS else text[: MAX_FINDINGS - 1] + "…"
+
+
 def entry_fields(fields: list[tuple[str, str]], outcome: Outcome | None) -> list[tuple[str, str]]:
     """The status entry's fields with ``Review`` after ``Verify Output`` (unchanged without a review)."""
     if outcome is None:
         return fields
+    review = [("Review", outcome.summary)] + ([("Findings", outcome.findings)] if outcome.findings else [])
     names = [name for name, _ in fields]
     if "Verify Output" not in names:
-        return [*fields, ("Review", outcome.summary)]
+        return [*fields, *review]
     at = names.index("Verify Output")
     verify = outcome.verify_output or fields[at][1]
-    return [*fields[:at], ("Verify Output", verify), ("Review", outcome.summary), *fields[at + 1:]]
+    return [*fields[:at], ("Verify Output", verify), *review, *fields[at + 1:]]
 
 
 # ---------------------------------------------------------------- the reviewer's run

@@ -431,3 +431,27 @@ def test_rounds_before_a_persons_reset_are_not_counted_after_a_stale_reset(tmp_p
     assert t1_entries(ws)[-1].field("Review") == "FAIL (2/3 criteria)"
     run_tick(ws.root)
     assert t1(ws).status == "!" and "review failed 2/2" in t1_entries(ws)[-1].field("Status")
+
+
+# ------------------------------------------------------------------ a fleet: findings travel in the entry
+
+
+def test_the_findings_travel_in_the_entry_when_the_local_file_is_missing_or_older(tmp_path, git_identity):
+    ws, out = make_ws(tmp_path, "fail", max_rounds=3, max_retries=5)
+    run_tick(ws.root)
+    entry = t1_entries(ws)[-1]
+    assert entry.field("Findings") == ("[FAIL] 1: hello.txt says done — hello.txt says hello, not done "
+                                       "[PASS] 2: no other file changes — checked in the diff "
+                                       "[PASS] 3: the file ends with a newline — checked in the diff")
+    (ws.memento_dir / "reviews" / "T-1.md").unlink()  # another host of the fleet reviewed it
+    run_tick(ws.root)
+    prompt = (out / "worker_prompt_2.md").read_text()
+    assert "The acceptance review of the last attempt of T-1 failed" in prompt
+    assert "- [FAIL] 1: hello.txt says done — hello.txt says hello, not done\n" in prompt
+    assert "- [PASS] 3: the file ends with a newline — checked in the diff\n" in prompt
+    # an older review's file on this host: the newer entry's findings win
+    (ws.memento_dir / "reviews" / "T-1.md").write_text(
+        "Review of the attempt at 2000-01-01T00:00:00Z: FAIL\n\n- [FAIL] 2: an old finding\n")
+    run_tick(ws.root)
+    prompt = (out / "worker_prompt_3.md").read_text()
+    assert "an old finding" not in prompt and "- [FAIL] 1: hello.txt says done" in prompt
