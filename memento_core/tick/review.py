@@ -9,8 +9,12 @@ criterion). :func:`parse_review` reads it strictly: a missing or garbled file
 is a FAIL. A reviewer that changed anything (the work tree, git, Memento's
 documents) fails the review; the attempt's rollback undoes it. A FAIL fails the
 attempt with ``review: <first finding>``; its findings wait in
-``.memento/reviews/ID.md`` for the next attempt's prompt (prompt.py); after
-``max_rounds`` failed reviews the task is blocked for a person.
+``.memento/reviews/ID.md`` (Workspace.reviews_dir: a parallel worker's are the
+project's) and in the entry's ``Findings`` field for the next attempt's prompt
+(prompt.py); after ``max_rounds`` failed reviews (counted along the task's
+retry numbers) the task is blocked for a person. A reviewer that could not
+review (its run failed) sets the attempt aside: no retry, no round. It runs
+through limits.run_agent (rate limit, usage, budget) with ``[review] timeout``.
 """
 
 from __future__ import annotations
