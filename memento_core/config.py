@@ -118,6 +118,7 @@ class AgentSettings:
     extra_args: tuple[str, ...] = ()
     timeout: float = 1800.0
     max_rounds: int = 2  # [review] only: failed reviews before the task blocks for a person
+    output: str = ""  # which CLI's output the `command` preset's agent prints (usage, rate limits)
 
 
 @dataclass(frozen=True)
@@ -158,7 +159,7 @@ class Config:
     def as_agent(self, role: AgentSettings) -> Config:
         """This config with ``role``'s agent in [agent]'s place (no fallback, the preset's own output)."""
         return replace(self, agent_preset=role.preset, agent_command=role.command, agent_model=role.model,
-                       agent_extra_args=role.extra_args, agent_timeout=role.timeout, agent_output="",
+                       agent_extra_args=role.extra_args, agent_timeout=role.timeout, agent_output=role.output,
                        agent_fallback=())
 
     @property
@@ -359,7 +360,10 @@ def agent_section(v: _Validator, section: str, base: AgentSettings, *, max_round
     rounds = v.table(section).get("max_rounds", 2) if max_rounds else 2
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
         raise v.fail(section, "max_rounds", f"expected a whole number of at least 1, got {rounds!r}")
-    return AgentSettings(preset, command, model, tuple(extra), timeout, rounds)
+    output = v.string(section, "output", "")
+    if output and output not in PRESET_NAMES:
+        raise v.fail(section, "output", f"unknown preset {output!r}; one of {', '.join(PRESET_NAMES)}")
+    return AgentSettings(preset, command, model, tuple(extra), timeout, rounds, output)
 
 
 SANDBOX_MODES = ("auto", "bwrap", "none")
@@ -416,7 +420,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
     "notify": ("urls", "events"),
     "architect": ("preset", "command", "timeout", "model", "extra_args", "auto", "max_runs_per_day"),
     "keys": None,  # action names: the dashboard knows them
-    "review": ("preset", "command", "model", "extra_args", "timeout", "max_rounds"),
+    "review": ("preset", "command", "model", "extra_args", "timeout", "max_rounds", "output"),
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from . import notes, status_log
@@ -25,7 +26,25 @@ def read_capped(path: Path, limit: int = MAX_DOC_CHARS) -> str:
 
 def review_findings_path(ws: Workspace, task_id: str) -> Path:
     """The acceptance gate's findings on a task's last failed review (tick/review.py writes it)."""
-    return ws.memento_dir / "reviews" / f"{task_id}.md"
+    return ws.reviews_dir / f"{task_id}.md"
+
+
+_FINDING_START = re.compile(r" (?=\[(?:PASS|FAIL)\] [0-9]{1,4}: )")
+
+
+def review_findings(ws: Workspace, task_id: str, last) -> str:
+    """The findings of the last attempt's failed review: this host's file when it is that attempt's,
+    else the entry's ``Findings`` field (another host of a fleet reviewed it; the file does not travel)."""
+    if not (last.field("Reason") or "").startswith("review:"):
+        return ""
+    text = read_capped(review_findings_path(ws, task_id), 16_000)
+    if text and text.startswith(f"Review of the attempt at {last.timestamp}:"):
+        return text
+    field = last.field("Findings")
+    if not field:
+        return text or ""
+    return "\n".join([f"Review of the attempt at {last.timestamp}: FAIL", "",
+                      *(f"- {item}" for item in _FINDING_START.split(field))]) + "\n"
 
 
 def task_block(plan_text: str, task: Task) -> str:
@@ -87,8 +106,8 @@ def build_prompt(ws: Workspace, plan: Plan, task: Task, *, include_system: bool 
             if entry.error_tail:
                 out += ["```text", entry.error_tail, "```"]
             out.append("")
-    findings = read_capped(review_findings_path(ws, task.id), 16_000)
-    if findings and attempts and (attempts[-1].field("Reason") or "").startswith("review:"):
+    findings = review_findings(ws, task.id, attempts[-1]) if attempts else ""
+    if findings:
         out += [f"## The acceptance review of the last attempt of {task.id} failed — fix every [FAIL]",
                 "", "A reviewer checks your work against the `accept:` criteria after verify passes.",
                 "", findings, ""]

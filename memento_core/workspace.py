@@ -96,6 +96,11 @@ class Workspace:
         return self.memento_dir / "worker"
 
     @property
+    def reviews_dir(self) -> Path:
+        """The acceptance gate's findings, one file a task (tick/review.py; a worktree's are the project's)."""
+        return self.memento_dir / "reviews"
+
+    @property
     def notes_added_path(self) -> Path:
         """The keys of the notes people added through Memento (`memento note`), one a line."""
         return self.memento_dir / "notes_added"

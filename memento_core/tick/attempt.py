@@ -113,17 +113,18 @@ def _work(ctx: TickContext, plan: Plan, at: Attempt) -> TaskResult:
         reason, touched = verdict.reason, verdict.touched
         at.blobs = gitops.hash_blobs(ctx.root, [c.path for c in touched])
         reason = reason or changed_during_verify(before, at.blobs)
+    report = read_tick_result(ctx.ws.tick_result_path)  # the worker's, before a reviewer could write one
     if not reason and not ctx.interrupted:  # the acceptance gate, with [review] (review.py)
         reason = review.review_attempt(ctx, at, touched, verify_tail, run=run_agent, guards=at.guards or check_guards)
     if ctx.interrupted and not reason:
         reason = SIGTERM_REASON
     duration = time.monotonic() - at.began
     crash_point("tick:after-verify")
-    report = read_tick_result(ctx.ws.tick_result_path)
     if not reason:
         return (at.on_pass or record_pass)(ctx, at, touched, duration, verify_tail, report)
     exit_code = verify_exit if verify_exit is not None else agent_exit
     limited = at.agent.status() if at.agent is not None and not ctx.interrupted else ""
+    limited = limited or (at.review.set_aside if at.review is not None else "")  # the reviewer failed
     return (at.on_fail or record_failure)(ctx, at, reason, duration, exit_code, verify_tail, report,
                                           count_retry=not limited, status=limited)
 
@@ -208,9 +209,9 @@ def run_confined_agent(ctx: TickContext, task: Task, prompt_file: Path, beat: He
 
 def run_agent(ctx: TickContext, task: Task, prompt_file: Path, beat: Heartbeat,
               wrap: tuple[str, ...] = (), *, system_prompt: Path | None = None,
-              context_files: tuple[str, ...] | None = None) -> tuple[str, int | None]:
+              context_files: tuple[str, ...] | None = None, timeout: float | None = None) -> tuple[str, int | None]:
     """Run the agent in its own process group with a timeout: ('' or the failure reason, exit code).
-    ``system_prompt`` and ``context_files``: another role's (the reviewer's), else the worker's."""
+    ``system_prompt``, ``context_files`` and ``timeout``: another role's (the reviewer's), else the worker's."""
     config, ws = ctx.config, ctx.ws
     system_prompt = system_prompt or ws.system_prompt_path
     try:
@@ -225,7 +226,7 @@ def run_agent(ctx: TickContext, task: Task, prompt_file: Path, beat: Heartbeat,
     env = agents.agent_env(ws, task_id=task.id, prompt_file=prompt_file,
                            system_prompt_file=system_prompt, extra=invocation.env)
     append_log(ctx.log_path, f"[memento] tick #{ctx.number} task {task.label}\n")
-    limit = task.timeout_seconds or config.agent_timeout
+    limit = timeout or task.timeout_seconds or config.agent_timeout
     result = agents.run_agent(invocation, cwd=ctx.root, log_path=ctx.log_path, timeout=limit, env=env, wrap=wrap,
                               on_start=lambda pgid: (beat.update(pgid=pgid), crash_point("tick:agent-running")))
     if result.error:
@@ -381,7 +382,7 @@ def record_failure(ctx: TickContext, at: Attempt, reason: str, duration: float, 
     if blocked:
         notes.mark_read(ws.notes_path, [n.key for n in at.given_notes])
     if uncounted:
-        why = "interrupted" if ctx.interrupted else "rate limited" if status else "set aside"
+        why = "interrupted" if ctx.interrupted else "rate limited" if status.startswith("⏳") else "set aside"
         message = f"memento: {task.id} {why}"
     else:
         message = f"memento: {task.id} {'blocked' if blocked else 'failed'} (retry {retries}/{max_retries})"

@@ -9,8 +9,12 @@ criterion). :func:`parse_review` reads it strictly: a missing or garbled file
 is a FAIL. A reviewer that changed anything (the work tree, git, Memento's
 documents) fails the review; the attempt's rollback undoes it. A FAIL fails the
 attempt with ``review: <first finding>``; its findings wait in
-``.memento/reviews/ID.md`` for the next attempt's prompt (prompt.py); after
-``max_rounds`` failed reviews the task is blocked for a person.
+``.memento/reviews/ID.md`` (Workspace.reviews_dir: a parallel worker's are the
+project's) and in the entry's ``Findings`` field for the next attempt's prompt
+(prompt.py); after ``max_rounds`` failed reviews (counted along the task's
+retry numbers) the task is blocked for a person. A reviewer that could not
+review (its run failed) sets the attempt aside: no retry, no round. It runs
+through limits.run_agent (rate limit, usage, budget) with ``[review] timeout``.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from ..lines import safe_text
 from ..locks import atomic_write_text
 from ..prompt import review_findings_path, task_block
 from ..workspace import KEPT_DOCS
-from . import confine
+from . import confine, limits
 from .context import TickContext
 from .entries import last_line
 from .files import append_log, unlink
@@ -37,8 +41,9 @@ REVIEW_FILE = "review.md"
 MAX_REVIEW_BYTES = 64 * 1024
 MAX_DIFF_CHARS = 60_000
 MAX_REASON = 300
+MAX_FINDINGS = 2000  # the entry's Findings field (a fleet's hosts read it: .memento/reviews/ does not travel)
 _VERDICT_RE = re.compile(r"^Verdict:[ \t]*(?P<v>\S+)[ \t]*$")
-_FINDING_RE = re.compile(r"^[-*][ \t]+\[(?P<mark>[A-Za-z]+)\][ \t]+(?P<n>\d+)[ \t]*[:.)][ \t]*(?P<text>.*?)[ \t]*$")
+_FINDING_RE = re.compile(r"^[-*][ \t]+\[(?P<mark>[A-Za-z]+)\][ \t]+(?P<n>[0-9]{1,4})[ \t]*[:.)][ \t]*(?P<text>.*?)[ \t]*$")
 
 
 @dataclass(frozen=True)
@@ -60,13 +65,23 @@ class Outcome:
 
     summary: str  # "PASS (3/3 criteria)", "FAIL (1/3 criteria)", "FAIL (no valid review)"
     blocks: bool = False
-    status: str = ""  # the entry's Status when it blocks
+    status: str = ""  # the entry's Status when it blocks, or when the reviewer could not review
     verify_output: str = ""  # the entry's Verify Output: verify passed before the review
+    uncounted: bool = False  # the reviewer itself failed: not the task's fault, no retry, no round
+    findings: str = ""  # the entry's Findings on a FAIL: one line, bounded (the prompt's when the file is not here)
+
+    @property
+    def set_aside(self) -> str:
+        """The Status of an attempt set aside because the reviewer failed, else ''."""
+        return self.status if self.uncounted else ""
+
+
+REVIEWER_FAILED = "⏹ SET ASIDE (the reviewer could not review; no retry counted)"
 
 
 def parse_review(text: str, count: int) -> Review:
     """``Verdict: PASS|FAIL`` as the first line, then exactly one ``- [PASS|FAIL] N: finding`` per criterion."""
-    lines = [ln.strip() for ln in text.replace("\r\n", "\n").split("\n")]
+    lines = [ln.strip() for ln in text.removeprefix("\ufeff").replace("\r\n", "\n").split("\n")]
     lines = [ln for ln in lines if ln]
     if not lines:
         return Review(problem="it is empty")
@@ -149,16 +164,49 @@ def review_attempt(ctx: TickContext, at, touched, verify_tail: str, *, run, guar
     unlink(report)  # whatever the worker left there is never read as the review
     before = _fingerprint(ctx, at)
     append_log(ctx.log_path, f"\n[memento] review {task.id}: {count} criteria, reviewer {settings.preset}\n")
-    failed = _run_reviewer(ctx, at, prompt_file, system_file, settings, run)
+    worker = at.agent
+    try:
+        failed = _run_reviewer(ctx, at, prompt_file, system_file, settings, run)
+    finally:
+        reviewer, at.agent = at.agent, _together(worker, at.agent)  # the entry's Usage: both agents'
     if ctx.interrupted:  # SIGTERM: the attempt is interrupted (no retry), not reviewed
         unlink(report)
         return ""
-    review = read_review(report, count) if not failed else Review(problem=f"the reviewer failed: {failed}")
-    unlink(report)
     changed = _changes_by_reviewer(ctx, at, before, guards)
     if changed:
+        unlink(report)
         review = Review(problem=f"{changed} (a review may change nothing; rolled back)")
-    return _decide(ctx, at, review, count, settings.max_rounds, verify_tail)
+        return _decide(ctx, at, review, count, settings.max_rounds, verify_tail)
+    if failed:
+        unlink(report)
+        return _reviewer_failed(ctx, at, failed, reviewer, verify_tail)
+    review = read_review(report, count)
+    unlink(report)
+    return _decide(ctx, at, review, count, settings.max_rounds, verify_tail) \
+        or limits.over_task_budget(ctx, at.agent.usage if at.agent is not None else None)
+
+
+def _together(worker, reviewer):
+    """One AgentOutcome for the attempt: the usage of both; the reviewer's rate limit, if any."""
+    if worker is None or reviewer is None or worker is reviewer:
+        return reviewer or worker
+    usage = reviewer.usage if worker.usage is None else worker.usage if reviewer.usage is None \
+        else worker.usage + reviewer.usage
+    return limits.AgentOutcome(usage, reviewer.limit, reviewer.preset, reviewer.until,
+                               [*worker.fallbacks, *reviewer.fallbacks])
+
+
+def _reviewer_failed(ctx: TickContext, at, failed: str, reviewer, verify_tail: str) -> str:
+    """The reviewer could not review (could not start, timed out, exited non-zero, was refused):
+    not the task's fault. A rate limit sets the attempt aside like the worker's; the task's budget
+    fails it like the worker's; anything else sets it aside, no retry and no review round counted."""
+    append_log(ctx.log_path, f"[memento] review {at.task.id}: the reviewer failed: {safe_text(failed)}\n")
+    if failed.startswith("task budget exceeded") or (reviewer is not None and reviewer.limit is not None):
+        return failed
+    verify_output = f"`{last_line(verify_tail) or '(no output)'}` (exit code 0)"
+    at.review = Outcome("NONE (the reviewer failed)", status=REVIEWER_FAILED, verify_output=verify_output,
+                        uncounted=True)
+    return "reviewer failed: " + " ".join(safe_text(failed).split())[:MAX_REASON]
 
 
 def _decide(ctx: TickContext, at, review: Review, count: int, max_rounds: int, verify_tail: str) -> str:
@@ -177,20 +225,53 @@ def _decide(ctx: TickContext, at, review: Review, count: int, max_rounds: int, v
     atomic_write_text(findings_file, _findings_text(review, task.accept, ctx.stamp))
     rounds = prior_review_failures(ctx, task) + 1
     blocks = rounds >= max_rounds
-    status = f"🚫 BLOCKED (review failed {rounds}/{max_rounds} — needs a person)" if blocks else ""
+    retry = f"retry {task.retries + 1}/{ctx.plan().meta.max_retries}"  # the walk back below reads it
+    status = f"🚫 BLOCKED (review failed {rounds}/{max_rounds}, {retry} — needs a person)" if blocks else ""
     append_log(ctx.log_path, f"[memento] review {task.id}: {summary} (round {rounds}/{max_rounds}): "
                              f"{safe_text(reason)}\n")
-    at.review = Outcome(summary, blocks, status, verify_output)
+    at.review = Outcome(summary, blocks, status, verify_output, findings=_findings_line(review, task.accept))
     return reason
 
 
 def prior_review_failures(ctx: TickContext, task) -> int:
-    """Failed reviews since the task was last reset: among its newest ``retries`` counted failures."""
+    """Failed reviews since the task was last reset (by a person, or by passing): among the counted
+    attempts numbered ``retries``, ``retries - 1`` … 1, newest first, the status archive included (a
+    rotation never hides a round; an older streak, before a reset, is never counted)."""
     if not task.retries:
         return 0
-    failures = status_log.failed_attempts(status_log.parse_status(ctx.ws.status_path), task.id)
-    recent = failures[-task.retries:]
-    return sum(1 for e in recent if (e.field("Reason") or "").startswith("review:"))
+    entries = status_log.parse_status(ctx.ws.status_path)
+    rounds, want = _rounds_back(entries, task.id, task.retries)
+    if want:  # the streak goes back further than TICK_STATUS.md: into the rotated archive
+        main = getattr(ctx.ws, "main", None) or ctx.root  # a parallel worker's: the project's archive
+        archive = main / ctx.plan().meta.status_archive_dir
+        older, _ = _rounds_back(status_log.iter_status_archive(archive), task.id, want)
+        rounds += older
+    return rounds
+
+
+_SAID_RE = re.compile(r"^(?P<n>[0-9]{1,6})/[0-9]{1,6}")
+
+
+def _rounds_back(entries, task_id: str, want: int) -> tuple[int, int]:
+    """(review failures, the retry number still looked for; 0: the streak's start was found)."""
+    rounds = 0
+    for entry in reversed(list(entries)):
+        if entry.task_id != task_id:
+            continue
+        if entry.status == "SUCCESS":
+            return rounds, 0
+        said = entry.retry  # "❌ FAILED (retry 2/5)"; a stale reset's event says "Retries: 2/5"
+        stale = _SAID_RE.match(entry.field("Retries") or "") if said is None else None
+        number = said[0] if said is not None else int(stale.group("n")) if stale else None
+        if number is None:
+            continue  # set aside, interrupted, rate limited: no retry counted
+        if number != want:
+            return rounds, 0  # another streak: the task was reset since
+        rounds += entry.status in ("FAILED", "BLOCKED") and (entry.field("Reason") or "").startswith("review:")
+        want -= 1
+        if not want:
+            return rounds, 0
+    return rounds, want
 
 
 def _first_finding(review: Review, criteria) -> str:
@@ -212,30 +293,47 @@ def _findings_text(review: Review, criteria, stamp: str) -> str:
     return "\n".join(out) + "\n"
 
 
+def _findings_line(review: Review, criteria) -> str:
+    """The findings as the entry's one-line field: ``[FAIL] 1: criterion — finding [PASS] 2: …``."""
+    items = [f"no valid review: {review.problem}"] if review.problem else []
+    items += [f"[{'PASS' if ok else 'FAIL'}] {n}: {criteria[n - 1]} — {finding}" for n, ok, finding in review.findings]
+    text = " ".join(safe_text(" ".join(items)).split())
+    return text if len(text) <= MAX_FINDINGS else text[: MAX_FINDINGS - 1] + "…"
+
+
 def entry_fields(fields: list[tuple[str, str]], outcome: Outcome | None) -> list[tuple[str, str]]:
     """The status entry's fields with ``Review`` after ``Verify Output`` (unchanged without a review)."""
     if outcome is None:
         return fields
+    review = [("Review", outcome.summary)] + ([("Findings", outcome.findings)] if outcome.findings else [])
     names = [name for name, _ in fields]
     if "Verify Output" not in names:
-        return [*fields, ("Review", outcome.summary)]
+        return [*fields, *review]
     at = names.index("Verify Output")
     verify = outcome.verify_output or fields[at][1]
-    return [*fields[:at], ("Verify Output", verify), ("Review", outcome.summary), *fields[at + 1:]]
+    return [*fields[:at], ("Verify Output", verify), *review, *fields[at + 1:]]
 
 
 # ---------------------------------------------------------------- the reviewer's run
 
 
 def _run_reviewer(ctx: TickContext, at, prompt_file: Path, system_file: Path, settings, run) -> str:
-    """Run the reviewer confined like the worker, the project read-only: '' or why it failed."""
+    """Run the reviewer confined like the worker, the project read-only, through limits.run_agent
+    (its rate limit, usage and the task's budget, as the worker's): '' or why it failed."""
     task, saved = at.task, ctx.config
     ctx.config = saved.as_agent(settings)  # the sandbox and the invocation read the reviewer's preset
     try:
+        at.agent = limits.AgentOutcome()
         wrap, refused = confine.prepare(ctx, task, at.snap.untracked, extra_guard=_top_level(ctx.root))
         if refused:
             return refused
-        reason, _ = run(ctx, task, prompt_file, at.beat, wrap, system_prompt=system_file, context_files=())
+
+        def one(ctx, task, prompt, beat):
+            return run(ctx, task, prompt, beat, wrap, system_prompt=system_file, context_files=(),
+                       timeout=settings.timeout)
+
+        # [review] has no fallback (Config.as_agent): limits never rolls the worker's work back for one.
+        reason, _ = limits.run_agent(ctx, at, prompt_file, one, lambda _ctx, _task: (prompt_file, []))
         return reason
     finally:
         ctx.config = saved

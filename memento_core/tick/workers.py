@@ -38,7 +38,7 @@ from ..runlog import cron_log, utc_stamp
 from ..scheduler import TASK, pick
 from ..state import Claim, Heartbeat, read_claim, remove_claim, this_host, write_claim
 from ..workspace import KEPT_DOCS, Workspace
-from . import attempt, gitstate, limits, ownfiles, worktrees
+from . import attempt, gitstate, limits, ownfiles, review, worktrees
 from .context import TaskResult, TickContext, _unique
 from .entries import tail_lines
 from .failsafe import attempt_safely
@@ -67,6 +67,11 @@ class WorktreeSpace(Workspace):
     @property
     def memory_lock_path(self) -> Path:
         return Workspace(self.main or self.root).memory_lock_path
+
+    @property
+    def reviews_dir(self) -> Path:
+        """The acceptance gate's findings outlive the worktree: the next attempt's prompt reads them."""
+        return Workspace(self.main or self.root).reviews_dir
 
 
 def runs_in_parallel(ctx: TickContext, plan: Plan, task: Task) -> bool:
@@ -261,7 +266,8 @@ class Crew:
                                 + ", ".join(busy) + "; the task's work was set aside", duration, 0,
                                 verify_tail, report, count_retry=False)
         main_at = attempt.Attempt(w.task, attempt.take_snapshot(docs, onto, gitops.untracked(root)), None,
-                                  at.began, beat=at.beat, given_notes=at.given_notes, agent=at.agent, blobs=blobs)
+                                  at.began, beat=at.beat, given_notes=at.given_notes, agent=at.agent, blobs=blobs,
+                                  review=at.review)
         worktrees.bring_into(root, tip, blobs)
         result = attempt.record_pass(docs, main_at, touched, duration, verify_tail, report)
         self.main_head = gitops.head(root)
@@ -296,16 +302,20 @@ class Crew:
             limited, max_retries = status, docs.plan().meta.max_retries
             uncounted = docs.interrupted or not count_retry
             retries = task.retries + (0 if uncounted else 1)
-            blocked = retries >= max_retries and not uncounted
-            status = status or attempt._failure_status(docs, count_retry, blocked, retries, max_retries)
+            outcome = w.at.review if w.at is not None else None  # the acceptance gate's (review.py)
+            by_review = outcome is not None and outcome.blocks and not uncounted  # max_rounds failed reviews
+            blocked = (retries >= max_retries or by_review) and not uncounted
+            status = status or (outcome.status if by_review else "") \
+                or attempt._failure_status(docs, count_retry, blocked, retries, max_retries)
             agent = w.at.agent if w.at is not None else None
             fields = limits.with_usage(attempt._failure_fields(docs, task, reason, duration, exit_code, output,
                                                                report, status, blocked, rolled), agent)
+            fields = review.entry_fields(fields, outcome)
             docs.entry(fields, None, tail=tail_lines(output) or None)
             attempt._count_retry(docs, task.id, retries, blocked, uncounted)
             if blocked and w.at is not None:
                 notes.mark_read(docs.ws.notes_path, [n.key for n in w.at.given_notes])
-            why = "interrupted" if docs.interrupted else "rate limited" if limited else "set aside"
+            why = "interrupted" if docs.interrupted else "rate limited" if limited.startswith("⏳") else "set aside"
             message = (f"memento: {task.id} {why}" if uncounted else
                        f"memento: {task.id} {'blocked' if blocked else 'failed'} (retry {retries}/{max_retries})")
             docs.commit(list(KEPT_DOCS), message)

@@ -13,12 +13,20 @@ Copies its prompt to OUTDIR/review_prompt_N.md (N counts its runs), then by MODE
   edits       writes a passing review, and also rewrites hello.txt (the work it judges)
   creates     writes a passing review, and also creates extra.txt in the project
   git         writes a passing review, and also moves a branch ref with git
+  huge        `Verdict: PASS` and one finding numbered with 5000 digits
+  exits       writes nothing and exits 3 (a reviewer that could not run)
+  limited     prints claude's usage-limit result and exits 1 (read with [review] output = "claude")
+  costs       writes a passing review and prints claude's result costing $0.05
+  slow        waits 4 s, then writes a passing review (longer than a task's `timeout: 2s`)
+  clobbers    writes a passing review and overwrites the worker's .memento/worker/tick_result.md
 The criteria count is read from the prompt ("## Acceptance criteria (N)").
 """
 
+import json
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 prompt_path, outdir, mode = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
@@ -60,4 +68,25 @@ elif mode == "git":
     write("PASS", set())
     subprocess.run(["git", "branch", "-f", "reviewer-branch", "HEAD"], check=False)
     subprocess.run(["git", "tag", "reviewed"], check=False)
+elif mode == "huge":
+    report.write_text("Verdict: PASS\n- [PASS] " + "9" * 5000 + ": all good\n", encoding="utf-8")
+elif mode == "exits":
+    sys.exit(3)
+elif mode in ("limited", "costs"):
+    limited = mode == "limited"
+    if not limited:
+        write("PASS", set())
+    print(json.dumps({"type": "result", "subtype": "success", "is_error": limited, "duration_ms": 812,
+                      "num_turns": 2, "session_id": "fake", "total_cost_usd": 0.0 if limited else 0.05,
+                      "result": "You've hit your limit · resets 11pm (UTC)" if limited else "reviewed",
+                      "usage": {"input_tokens": 1000, "cache_creation_input_tokens": 0,
+                                "cache_read_input_tokens": 0, "output_tokens": 100}}))
+    sys.exit(1 if limited else 0)
+elif mode == "slow":
+    time.sleep(4)
+    write("PASS", set())
+elif mode == "clobbers":
+    write("PASS", set())
+    Path(".memento/worker/tick_result.md").write_text(
+        "## Outputs\nforged by the reviewer\n\n## Error Analysis\nforged by the reviewer\n", encoding="utf-8")
 print(f"review run {runs}: {mode}")

@@ -32,36 +32,40 @@ def git(root: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout
 
 
-def plan_text(*, accept=CRITERIA, max_retries: int = 3) -> str:
+def plan_text(*, accept=CRITERIA, max_retries: int = 3, parallel: bool = False, extra: str = "",
+              meta: str = "") -> str:
     lines = "".join(f"  - accept: {c}\n" for c in accept)
+    par = "<!-- parallel: true -->\n" if parallel else ""
     return f"""# MASTER_PLAN: review test
 
 ## Meta
 - tick_mode: auto
 - max_retries: {max_retries}
-
+{meta}
 ## Phase 1: Only
 <!-- depends: none -->
-
+{par}
 - [ ] `T-1` [MODULE:hello] Write hello
   - verify: `grep -q done hello.txt`
   - context_files: [hello.txt]
-{lines}"""
+{extra}{lines}"""
 
 
 def make_ws(tmp_path: Path, mode: str | None, *, max_rounds: int = 2, sandbox: str = "none",
-            out: Path | None = None, **plan_kw) -> tuple[Workspace, Path]:
+            out: Path | None = None, workers: int = 1, review_extra: str = "", **plan_kw) -> tuple[Workspace, Path]:
     """A committed workspace: the worker keeps its prompts in OUT; ``mode`` is the reviewer's (None: no [review])."""
     root, out = tmp_path / "proj", out or tmp_path / "out"
     out.mkdir(parents=True, exist_ok=True)
     init_workspace(root, project="proj", commit=False)
-    (root / "docs" / "MASTER_PLAN.md").write_text(plan_text(**plan_kw))
+    (root / "docs" / "MASTER_PLAN.md").write_text(plan_text(parallel=workers > 1, **plan_kw))
     toml = (f'[agent]\npreset = "command"\ncommand = "{PY} {AGENTS}/keeps_prompts.py {{prompt_file}} {out}"\n'
             'timeout = "20s"\n[verify]\ntimeout = "20s"\n'
             f'[sandbox]\nmode = "{sandbox}"\nwritable = ["{out}"]\n')
+    if workers > 1:
+        toml += f"[workers]\nmax = {workers}\n"
     if mode is not None:
         toml += (f'[review]\npreset = "command"\ncommand = "{PY} {AGENTS}/reviews.py {{prompt_file}} {out} {mode}"\n'
-                 f'timeout = "20s"\nmax_rounds = {max_rounds}\n')
+                 f'timeout = "20s"\nmax_rounds = {max_rounds}\n{review_extra}')
     (root / "memento.toml").write_text(toml)
     (root / "hello.txt").write_text("hello\n")
     git(root, "add", "-A")
@@ -122,6 +126,35 @@ def test_max_rounds_of_failed_reviews_block_the_task_for_a_person(tmp_path, git_
     assert entry.field("Reason").startswith("review: ")
     run_tick(ws.root)
     assert len(list(out.glob("worker_prompt_*.md"))) == 2  # nothing runs a blocked task
+
+
+def test_a_parallel_workers_review_counts_rounds_keeps_findings_and_says_pass(tmp_path, git_identity):
+    # [workers] max = 2, a parallel phase: the gate as in the serial tick (SPEC §12, §16).
+    ws, out = make_ws(tmp_path, "fail", max_rounds=2, max_retries=5, workers=2)
+    run_tick(ws.root)
+    assert (t1(ws).status, t1(ws).retries) == (" ", 1)
+    entry = task_entries(ws)[-1]
+    assert entry.field("Review") == "FAIL (2/3 criteria)"
+    assert (ws.memento_dir / "reviews" / "T-1.md").is_file()  # the project's, not the gone worktree's
+    run_tick(ws.root)
+    assert "The acceptance review of the last attempt of T-1 failed" in (out / "worker_prompt_2.md").read_text()
+    task = t1(ws)
+    assert (task.status, task.retries) == ("!", 2)  # max_rounds, not max_retries (5)
+    entry = task_entries(ws)[-1]
+    assert "review failed 2/2" in entry.field("Status") and entry.field("Review") == "FAIL (2/3 criteria)"
+    run_tick(ws.root)
+    assert len(list(out.glob("worker_prompt_*.md"))) == 2  # nothing runs a blocked task
+
+
+def test_a_parallel_workers_passed_review_is_in_its_entry(tmp_path, git_identity):
+    ws, out = make_ws(tmp_path, "fail-once", workers=2)
+    run_tick(ws.root)
+    run_tick(ws.root)
+    assert "- [FAIL] 1: hello.txt says done" in (out / "worker_prompt_2.md").read_text()
+    assert t1(ws).status == "x"
+    assert task_entries(ws)[-1].field("Review") == "PASS (3/3 criteria)"
+    assert git(ws.root, "show", "HEAD:hello.txt") == "done\n"
+    assert not (ws.memento_dir / "reviews" / "T-1.md").exists()
 
 
 @pytest.mark.parametrize("mode, why", [
@@ -203,13 +236,13 @@ def outside():
 
 @needs_bwrap
 def test_a_confined_reviewer_may_write_only_its_report(tmp_path, git_identity, outside):
-    """In the sandbox the project is read-only to the reviewer: its edit fails, so does the review;
+    """In the sandbox the project is read-only to the reviewer: its edit fails, so does the reviewer;
     a reviewer that only writes .memento/worker/review.md passes the task."""
     ws, _ = make_ws(tmp_path, "edits", sandbox="bwrap", out=outside / "out")
     run_tick(ws.root)
-    reason = task_entries(ws)[-1].field("Reason")
-    assert reason.startswith("review: the reviewer failed: agent exited with code 1"), reason
-    assert (ws.root / "hello.txt").read_text() == "hello\n" and t1(ws).status == " "
+    reason = t1_entries(ws)[-1].field("Reason")  # the reviewer's failure, not the task's: no retry counted
+    assert reason.startswith("reviewer failed: agent exited with code 1"), reason
+    assert (ws.root / "hello.txt").read_text() == "hello\n" and (t1(ws).status, t1(ws).retries) == (" ", 0)
     ws.config_path.write_text(ws.config_path.read_text().replace(" edits\"", " pass\""))
     git(ws.root, "commit", "-qam", "a reviewer that passes")
     run_tick(ws.root)
@@ -272,3 +305,153 @@ def test_read_review_refuses_links_big_files_and_bad_bytes(tmp_path):
     assert "wrote no" in read_review(tmp_path / "missing.md", 1).problem
     (tmp_path / "dir.md").mkdir()
     assert not read_review(tmp_path / "dir.md", 1).passed
+
+
+# ------------------------------------------------------------------ the reviewer's own failures
+
+
+def t1_entries(ws: Workspace) -> list:
+    """Every entry of T-1, set-aside ones (no retry counted) included."""
+    return [e for e in status_log.parse_status(ws.status_path) if e.task_id == "T-1"]
+
+
+def test_a_reviewer_that_fails_to_run_sets_the_attempt_aside(tmp_path, git_identity):
+    # max_rounds = 1 and max_retries = 1: one counted review round or retry would block the task.
+    ws, out = make_ws(tmp_path, "exits", max_rounds=1, max_retries=1)
+    run_tick(ws.root)
+    task = t1(ws)
+    assert (task.status, task.retries) == (" ", 0)  # verified work is not blocked for the reviewer's failure
+    entry = t1_entries(ws)[-1]
+    assert entry.field("Reason") == "reviewer failed: agent exited with code 3"
+    assert "the reviewer could not review; no retry counted" in entry.field("Status")
+    assert entry.status not in ("FAILED", "BLOCKED")
+    assert (ws.root / "hello.txt").read_text() == "hello\n"  # rolled back
+    assert "memento: complete" not in git(ws.root, "log", "--format=%s")
+    assert not (ws.memento_dir / "reviews" / "T-1.md").exists()  # no findings: nothing was reviewed
+    ws.config_path.write_text(ws.config_path.read_text().replace(" exits\"", " pass\""))
+    git(ws.root, "commit", "-qam", "a reviewer that runs")
+    run_tick(ws.root)
+    assert t1(ws).status == "x" and t1_entries(ws)[-1].field("Review") == "PASS (3/3 criteria)"
+
+
+def test_a_rate_limited_reviewer_sets_the_attempt_aside_as_rate_limited(tmp_path, git_identity):
+    ws, _ = make_ws(tmp_path, "limited", max_rounds=1, max_retries=1, review_extra='output = "claude"\n')
+    run_tick(ws.root)
+    assert (t1(ws).status, t1(ws).retries) == (" ", 0)
+    entry = t1_entries(ws)[-1]
+    assert "RATE LIMITED" in entry.field("Status") and entry.field("Reason").startswith("rate limited")
+    state = (ws.memento_dir / "state.json").read_text()
+    assert "rate_limited_until" in state and '"rate_limited_until": ""' not in state
+    assert (ws.root / "hello.txt").read_text() == "hello\n"
+
+
+def test_the_reviewers_usage_is_in_the_entry_and_counts_towards_the_task_budget(tmp_path, git_identity):
+    ws, _ = make_ws(tmp_path, "costs", review_extra='output = "claude"\n')
+    run_tick(ws.root)
+    assert t1(ws).status == "x"
+    assert "$0.050" in t1_entries(ws)[-1].field("Usage")  # the worker reports none: this is the reviewer's
+    ws2, _ = make_ws(tmp_path / "b", "costs", review_extra='output = "claude"\n')
+    ws2.config_path.write_text(ws2.config_path.read_text() + "[budget]\ntask_usd = 0.01\n")
+    git(ws2.root, "commit", "-qam", "a budget")
+    run_tick(ws2.root)
+    entry = t1_entries(ws2)[-1]
+    assert entry.field("Reason").startswith("task budget exceeded: $0.050"), entry.field("Reason")
+    assert (t1(ws2).status, t1(ws2).retries) == (" ", 1)
+    assert (ws2.root / "hello.txt").read_text() == "hello\n"
+
+
+def test_the_reviewer_runs_with_its_own_timeout_not_the_tasks(tmp_path, git_identity):
+    # The task's `timeout: 2s` is the worker's and verify's; [review] timeout (20s) is the reviewer's.
+    ws, _ = make_ws(tmp_path, "slow", extra="  - timeout: 2s\n")
+    run_tick(ws.root)
+    entry = t1_entries(ws)[-1]
+    assert t1(ws).status == "x", entry.field("Reason")
+    assert entry.field("Review") == "PASS (3/3 criteria)"
+
+
+def test_a_reviewer_cannot_overwrite_the_workers_report(tmp_path, git_identity):
+    ws, out = make_ws(tmp_path, "clobbers")
+    text = ws.config_path.read_text()
+    ws.config_path.write_text(text.replace(f'keeps_prompts.py {{prompt_file}} {out}"',
+                                           f'keeps_prompts.py {{prompt_file}} {out} --report"'))
+    git(ws.root, "commit", "-qam", "a worker that reports")
+    run_tick(ws.root)
+    entry = t1_entries(ws)[-1]
+    assert t1(ws).status == "x"
+    assert entry.field("Outputs") == "the worker's own report"
+    assert "forged" not in ws.status_path.read_text()
+
+
+def test_a_huge_criterion_number_is_a_garbled_review_not_a_crash(tmp_path, git_identity):
+    review = parse_review("Verdict: PASS\n- [PASS] " + "9" * 5000 + ": x\n- [PASS] 1: ok\n", 1)
+    assert review.passed
+    review = parse_review("Verdict: PASS\n- [PASS] " + "9" * 5000 + ": x\n", 1)
+    assert review.problem == "it has no finding for criterion 1"
+    assert parse_review("\ufeffVerdict: PASS\n- [PASS] 1: ok\n", 1).passed
+    ws, _ = make_ws(tmp_path, "huge")
+    run_tick(ws.root)
+    assert t1_entries(ws)[-1].field("Reason") == ("review: .memento/worker/review.md is not a valid review: "
+                                                  "it has no finding for criterion 1, 2, 3")
+    assert (t1(ws).status, t1(ws).retries) == (" ", 1)
+
+
+# ------------------------------------------------------------------ counting the rounds
+
+
+def test_review_rounds_are_counted_across_the_status_rotation(tmp_path, git_identity):
+    ws, _ = make_ws(tmp_path, "fail", max_rounds=3, max_retries=9, meta="- status_max_entries: 1\n")
+    for _ in range(2):
+        run_tick(ws.root)
+    assert (t1(ws).status, t1(ws).retries) == (" ", 2)
+    assert len(t1_entries(ws)) <= 1  # the first round's entry is in the archive now
+    run_tick(ws.root)
+    assert (t1(ws).status, t1(ws).retries) == ("!", 3)
+    archived = status_log.iter_status_archive(ws.root / "logs" / "status_archive")
+    mine = [e for e in [*archived, *status_log.parse_status(ws.status_path)] if e.task_id == "T-1"]
+    assert [e.field("Review") for e in mine] == ["FAIL (2/3 criteria)"] * 3
+    assert "review failed 3/3" in mine[-1].field("Status")
+
+
+def test_rounds_before_a_persons_reset_are_not_counted_after_a_stale_reset(tmp_path, git_identity):
+    from memento_core.control import reset_task, set_mode
+
+    ws, _ = make_ws(tmp_path, "fail", max_rounds=2, max_retries=9)
+    run_tick(ws.root)
+    run_tick(ws.root)
+    assert t1(ws).status == "!"  # two rounds
+    reset_task(ws, "T-1")
+    set_mode(ws, "auto")
+    git(ws.root, "commit", "-qam", "a person resets T-1")
+    env = {**os.environ, "MEMENTO_CRASH_AT": "tick:agent-running"}
+    r = subprocess.run([PY, "-m", "memento_core.tick", "--project", str(ws.root)], env=env, capture_output=True)
+    assert r.returncode == -9, r.stderr
+    run_tick(ws.root)  # the stale claim reset (retry 1), then the attempt: round 1 since the reset
+    task = t1(ws)
+    assert task.retries == 2 and task.status == " ", t1_entries(ws)[-1].field("Status")
+    assert t1_entries(ws)[-1].field("Review") == "FAIL (2/3 criteria)"
+    run_tick(ws.root)
+    assert t1(ws).status == "!" and "review failed 2/2" in t1_entries(ws)[-1].field("Status")
+
+
+# ------------------------------------------------------------------ a fleet: findings travel in the entry
+
+
+def test_the_findings_travel_in_the_entry_when_the_local_file_is_missing_or_older(tmp_path, git_identity):
+    ws, out = make_ws(tmp_path, "fail", max_rounds=3, max_retries=5)
+    run_tick(ws.root)
+    entry = t1_entries(ws)[-1]
+    assert entry.field("Findings") == ("[FAIL] 1: hello.txt says done — hello.txt says hello, not done "
+                                       "[PASS] 2: no other file changes — checked in the diff "
+                                       "[PASS] 3: the file ends with a newline — checked in the diff")
+    (ws.memento_dir / "reviews" / "T-1.md").unlink()  # another host of the fleet reviewed it
+    run_tick(ws.root)
+    prompt = (out / "worker_prompt_2.md").read_text()
+    assert "The acceptance review of the last attempt of T-1 failed" in prompt
+    assert "- [FAIL] 1: hello.txt says done — hello.txt says hello, not done\n" in prompt
+    assert "- [PASS] 3: the file ends with a newline — checked in the diff\n" in prompt
+    # an older review's file on this host: the newer entry's findings win
+    (ws.memento_dir / "reviews" / "T-1.md").write_text(
+        "Review of the attempt at 2000-01-01T00:00:00Z: FAIL\n\n- [FAIL] 2: an old finding\n")
+    run_tick(ws.root)
+    prompt = (out / "worker_prompt_3.md").read_text()
+    assert "an old finding" not in prompt and "- [FAIL] 1: hello.txt says done" in prompt
