@@ -45,6 +45,11 @@ def recover_stale_claims(ctx: TickContext, plan: Plan, skip: frozenset[str] = fr
     """Reset every `[~]` task whose worker is gone, finish interrupted commits, drop orphan claims;
     ``skip``: `[~]` tasks another host holds (tick/remote.py judges those)."""
     ws = ctx.ws
+    if (records_dir(ws) / "ARCHITECT.json").exists():  # an architect run killed outright (SPEC §16)
+        from .architect.run import recover_interrupted
+
+        recover_interrupted(ctx)
+        plan = ctx.plan()
     stale_after = plan.meta.stale_lock_timeout
     for task in plan.tasks:
         if task.status == "~" and task.id not in skip:

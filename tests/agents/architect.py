@@ -16,6 +16,8 @@ usage: architect.py ACTION [ARGS…], run in the project root by the `command` p
   status_log           write into docs/TICK_STATUS.md
   forge_note           `fix` T-1 with `true`, and write a note of its own into docs/HUMAN_NOTES.md
   git_hook             `fix` T-1 with `true`, and install a .git/hooks/pre-commit
+  hang PIDFILE         mark T-1 [x], write code.py, write its pid to PIDFILE, then sleep (to be killed)
+  sed_fix TASK         reset TASK to [ ] and set its verify to `true` with `sed -i` (edit by rename)
   nothing              read the prompt and change nothing
   fail                 `fix` T-1, then exit 3
 
@@ -124,6 +126,17 @@ def main(action, *args):
         hook = Path(".git/hooks/pre-commit")
         hook.write_text("#!/bin/sh\necho owned\n", encoding="utf-8")
         hook.chmod(0o755)
+    elif action == "hang":
+        edit_task("T-1", lambda b: [re.sub(r"^- \[.\]", "- [x]", b[0]), *b[1:]])
+        Path("code.py").write_text("the architect wrote code\n", encoding="utf-8")
+        Path(args[0] + ".tmp").write_text(str(os.getpid()), encoding="utf-8")
+        os.replace(args[0] + ".tmp", args[0])
+        import time
+
+        time.sleep(120)
+    elif action == "sed_fix":
+        subprocess.run(["sed", "-i", "-e", rf"s/^- \[!\] `{args[0]}`/- [ ] `{args[0]}`/",
+                        "-e", r"s/grep -q DONE hello.txt/true/", str(PLAN)], check=True)
     elif action == "fail":
         fix("T-1", "true")
         sys.exit(3)

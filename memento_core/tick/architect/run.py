@@ -21,6 +21,9 @@ which a tick that finds the pipeline BLOCKED calls too (auto.py). The steps:
 from __future__ import annotations
 
 import difflib
+import signal
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,12 +37,13 @@ from ...plan import decode_text, edit_plan, parse_plan_text
 from ...runlog import utc_stamp
 from ...workspace import OWN_DOCS, Workspace
 from .. import gitstate, guards, ownfiles
-from ..context import TickContext
+from ..context import Interrupted, TickContext
 from ..context import _unique as unique_path
 from ..entries import PENDING_COMMIT, fill_commit
 from ..files import append_log, read_or_none
 from ..rollback import restore_notes, roll_back, rollback_folder
 from . import ARCHITECT_ID, EVENT
+from . import record as arch_record
 from .changes import NotesChanges, PlanChanges, compare_notes, compare_plans
 from .prompt import build_architect_prompt, system_prompt
 
@@ -101,8 +105,12 @@ def run_architect(ws: Workspace, *, dry_run: bool = False) -> ArchitectResult:
             ctx = TickContext(ws)
             ctx.config = load_config(ws.config_path)
             ctx.log_path = architect_log(ctx)
-            with subreaper():  # orphans of the agent come to us, and none outlives the run
-                result = architect_under_lock(ctx, dry_run=dry_run)
+            with subreaper(), _sigterm_raises():  # orphans of the agent come to us, none outlives the run
+                try:
+                    result = architect_under_lock(ctx, dry_run=dry_run)
+                except Interrupted:  # everything was put back on the way out
+                    return ArchitectResult(ROLLED_BACK, "interrupted by SIGTERM: everything was put back",
+                                           reasons=("interrupted by SIGTERM",), log=ctx.rel_log(), dry_run=dry_run)
             if not dry_run and result.outcome != REFUSED:
                 ctx.state.save(ws)
             return result
@@ -111,17 +119,60 @@ def run_architect(ws: Workspace, *, dry_run: bool = False) -> ArchitectResult:
                            "has finished") from None
 
 
+@contextmanager
+def _sigterm_raises():
+    """In the main thread, SIGTERM stops the agent's group and raises Interrupted once (the run
+    puts everything back on the way out; a second SIGTERM does not interrupt that)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    fired = []
+
+    def on_sigterm(signum, frame) -> None:
+        agents.terminate_running()
+        if not fired:
+            fired.append(signum)
+            raise Interrupted()
+
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def architect_log(ctx: TickContext) -> Path:
     """logs/architect_<stamp>.log (``-2``, ``-3``… when two runs start in the same second)."""
     return unique_path(ctx.ws.logs_dir / f"architect_{ctx.started.strftime('%Y-%m-%dT%H%M%SZ')}.log")
 
 
 def architect_under_lock(ctx: TickContext, *, dry_run: bool = False) -> ArchitectResult:
-    """One run of the architect; the caller holds the tick lock and has set ``ctx.config``."""
+    """One run of the architect; the caller holds the tick lock and has set ``ctx.config``.
+
+    The run's record (record.py) is written before the agent starts; however the run ends
+    (an exception, SIGTERM, Ctrl-C) everything is put back before the record goes, and a
+    run killed outright leaves the record for :func:`recover_interrupted`."""
+    recover_interrupted(ctx)
     refused = preflight(ctx)
     if refused:
         return ArchitectResult(REFUSED, refused, dry_run=dry_run)
     snap = take_snapshot(ctx)
+    base = snap.snap
+    arch_record.write_record(ctx.ws, base=base.base, untracked=base.untracked, cleanignore=base.cleanignore,
+                             taken_at=base.taken_at, docs=snap.docs, git=base.git)
+    try:
+        result = _run_and_judge(ctx, snap, dry_run)
+    except BaseException:
+        try:
+            restore_all(ctx, snap, save=True)
+        finally:
+            arch_record.remove_record(ctx.ws)
+        raise
+    arch_record.remove_record(ctx.ws)
+    return result
+
+
+def _run_and_judge(ctx: TickContext, snap: ArchitectSnapshot, dry_run: bool) -> ArchitectResult:
     append_log(ctx.log_path, f"[memento] architect run{' (dry run)' if dry_run else ''} at {utc_stamp()}\n")
     if not dry_run:
         ctx.state.architect_last = utc_stamp()
@@ -190,6 +241,46 @@ def _apply_locked(ctx: TickContext, proposal: ArchitectResult) -> ArchitectResul
     result = ArchitectResult(CHANGED, summary_of(judged.changes, judged.notes, judged.map_changed),
                              judged.changes, judged.notes, judged.map_changed, proposal.diff, log=ctx.rel_log())
     return replace(result, commit=apply(ctx, result))
+
+
+# ---------------------------------------------------------------- a run killed outright
+
+
+def recover_interrupted(ctx: TickContext) -> str:
+    """A killed run's record (record.py): kill its agent, put back everything it changed from
+    the record (its versions saved under logs/rollback/), drop the record; '' when there was none."""
+    from ...agents.reaper import kill_marked
+    from ...state import this_host
+
+    ws = ctx.ws
+    if not arch_record.has_record(ws):
+        return ""
+    rec = arch_record.read_record(ws)
+    if rec is not None and arch_record.run_alive(rec):
+        return ""  # never under the tick lock; but a live run is never touched
+    if rec is None:
+        arch_record.remove_record(ws)
+        ctx.event(f"{EVENT} — interrupted", [("Reason", "an architect run left a record that cannot be read")])
+        return "the record could not be read"
+    if rec.host == this_host():
+        kill_marked(rec.identity, str(ctx.root))  # only what that run started carries its marker
+    subjects = gitops.log_subjects(ctx.root, 1)
+    if gitops.head(ctx.root) != rec.base and subjects and subjects[0][1].startswith("memento: architect"):
+        arch_record.remove_record(ws)  # killed after its commit: the run had finished
+        return ""
+    docs = rec.docs
+    notes_bytes = docs.get(NOTES_REL) or b""
+    snap = guards.Snapshot(
+        base=rec.base, untracked=frozenset(rec.untracked), plan=docs.get(PLAN_REL) or b"",
+        project_map=docs.get(MAP_REL), status=docs.get(STATUS_REL) or b"", notes=notes_bytes,
+        note_keys=frozenset(n.key for n in notes.parse_notes_text(notes_bytes.decode("utf-8", "replace"))),
+        cleanignore=rec.cleanignore, taken_at=datetime.fromisoformat(rec.taken_at), git=arch_record.recorded_git(ws))
+    said = restore_all(ctx, ArchitectSnapshot(snap, dict(docs)), save=True)
+    arch_record.remove_record(ws)
+    ctx.event(f"{EVENT} — interrupted, rolled back",
+              [("Reason", f"the architect's run (pid {rec.pid}) was killed before it finished"),
+               ("Rolled Back", said or "nothing had changed")])
+    return said or "nothing had changed"
 
 
 # ---------------------------------------------------------------- 1, 2: before the run
