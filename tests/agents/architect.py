@@ -18,6 +18,7 @@ usage: architect.py ACTION [ARGS…], run in the project root by the `command` p
   git_hook             `fix` T-1 with `true`, and install a .git/hooks/pre-commit
   hang PIDFILE         mark T-1 [x], write code.py, write its pid to PIDFILE, then sleep (to be killed)
   sed_fix TASK         reset TASK to [ ] and set its verify to `true` with `sed -i` (edit by rename)
+  wait_then FLAG ACTION [ARGS…]  write FLAG.started, wait (up to 60 s) for FLAG, then do ACTION
   nothing              read the prompt and change nothing
   fail                 `fix` T-1, then exit 3
 
@@ -126,6 +127,15 @@ def main(action, *args):
         hook = Path(".git/hooks/pre-commit")
         hook.write_text("#!/bin/sh\necho owned\n", encoding="utf-8")
         hook.chmod(0o755)
+    elif action == "wait_then":
+        import time
+
+        Path(args[0] + ".started").write_text("1", encoding="utf-8")
+        end = time.monotonic() + 60
+        while not Path(args[0]).exists() and time.monotonic() < end:
+            time.sleep(0.02)
+        main(*args[1:])
+        return
     elif action == "hang":
         edit_task("T-1", lambda b: [re.sub(r"^- \[.\]", "- [x]", b[0]), *b[1:]])
         Path("code.py").write_text("the architect wrote code\n", encoding="utf-8")

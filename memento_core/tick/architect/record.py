@@ -83,7 +83,7 @@ def has_record(ws: Workspace) -> bool:
 
 
 def remove_record(ws: Workspace) -> None:
-    for path in record_paths(ws):
+    for path in (*record_paths(ws), record_paths(ws)[0].with_suffix(".person")):
         path.unlink(missing_ok=True)
 
 

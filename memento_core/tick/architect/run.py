@@ -44,6 +44,7 @@ from ..files import append_log, read_or_none
 from ..rollback import restore_notes, roll_back, rollback_folder
 from . import ARCHITECT_ID, EVENT
 from . import record as arch_record
+from .person import person_ops, replay, with_person_edits
 from .changes import NotesChanges, PlanChanges, compare_notes, compare_plans
 from .prompt import build_architect_prompt, system_prompt
 
@@ -51,7 +52,10 @@ PLAN_REL, MAP_REL = guards.PLAN_REL, guards.MAP_REL
 NOTES_REL, STATUS_REL = ownfiles.NOTES_REL, ownfiles.STATUS_REL
 WRITABLE = (PLAN_REL, MAP_REL, NOTES_REL)
 # What it may not change although it lives in docs/ or at the root: Memento writes these.
-NOT_ITS = tuple(rel for rel in OWN_DOCS if rel not in WRITABLE)
+# CURRENT_STATE.md is not among them: a person's `memento skip` rewrites it during a run, and
+# Memento rewrites it after every run anyway (checkpoint.py).
+CHECKPOINT_REL = "docs/CURRENT_STATE.md"
+NOT_ITS = tuple(rel for rel in OWN_DOCS if rel not in WRITABLE and rel != CHECKPOINT_REL)
 
 CHANGED, UNCHANGED, ROLLED_BACK, REFUSED = "changed", "unchanged", "rolled back", "refused"
 
@@ -164,12 +168,24 @@ def architect_under_lock(ctx: TickContext, *, dry_run: bool = False) -> Architec
         result = _run_and_judge(ctx, snap, dry_run)
     except BaseException:
         try:
-            restore_all(ctx, snap, save=True)
+            restore_all(ctx, with_person_edits(ctx.ws, snap, PLAN_REL), save=True)
         finally:
             arch_record.remove_record(ctx.ws)
         raise
     arch_record.remove_record(ctx.ws)
+    if read_or_none(ctx.root / CHECKPOINT_REL) != snap.docs.get(CHECKPOINT_REL):
+        _rewrite_checkpoint(ctx)
     return result
+
+
+def _rewrite_checkpoint(ctx: TickContext) -> None:
+    """CURRENT_STATE.md from the plan as the run left it (whatever the agent or a person wrote there)."""
+    from ..housekeeping import write_checkpoint
+
+    try:
+        write_checkpoint(ctx, ctx.plan())
+    except MementoError:
+        pass
 
 
 def _run_and_judge(ctx: TickContext, snap: ArchitectSnapshot, dry_run: bool) -> ArchitectResult:
@@ -177,6 +193,7 @@ def _run_and_judge(ctx: TickContext, snap: ArchitectSnapshot, dry_run: bool) -> 
     if not dry_run:
         ctx.state.architect_last = utc_stamp()
     failed = run_architect_agent(ctx, architect_config(ctx.config))
+    snap = with_person_edits(ctx.ws, snap, PLAN_REL)  # a person's skip/reset meanwhile is not the architect's
     judged = judge(ctx, snap)
     reasons = ((failed,) if failed else ()) + judged.reasons
     log = ctx.rel_log()
@@ -451,7 +468,7 @@ def restore_all(ctx: TickContext, snap: ArchitectSnapshot, *, save: bool) -> str
     ws, base = ctx.ws, snap.snap
     ownfiles.unlink_own_links(ws, base, ARCHITECT_ID, ctx.log_path)
     gitstate.put_back(ctx.root, base.git)
-    changed = [rel for rel in OWN_DOCS if read_or_none(ws.root / rel) != snap.docs.get(rel)]
+    changed = [rel for rel in OWN_DOCS if rel != CHECKPOINT_REL and read_or_none(ws.root / rel) != snap.docs.get(rel)]
     dest = rollback_folder(ws, f"{ARCHITECT_ID}-docs")
     if save and changed:
         for rel in changed:
@@ -515,6 +532,7 @@ def apply(ctx: TickContext, result: ArchitectResult) -> str | None:
         e.update_counters()
 
     edit_plan(ws.plan_path, finish)
+    replay(ws.plan_path, person_ops(ws))  # a person's skip/reset during the run stays, whatever the agent wrote
     if result.notes.acted:
         notes.archive_read(ws.notes_path)
     ch = result.changes
