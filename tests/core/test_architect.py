@@ -373,3 +373,14 @@ def test_the_cli_says_why_it_rolled_back(tmp_path):
     assert proc.returncode == 1, proc.stderr
     assert "[warn] the architect's changes were rolled back:\n  - deleted the task line of T-1" in proc.stdout
     assert parse_plan(ws.plan_path).task("T-1").status == "!"
+
+
+def test_memento_architect_with_the_script_preset_is_refused_with_exit_2(tmp_path):
+    ws = make_ws(tmp_path, agent("architect.py", "fix", "T-1", "true"))
+    ws.config_path.write_text('[agent]\npreset = "script"\n[sandbox]\nmode = "none"\n[architect]\nauto = false\n')
+    plan_before, head = ws.plan_path.read_bytes(), history(ws.root)[0]
+    done = subprocess.run([PY, "-m", "memento_core.cli", "architect", str(ws.root)], capture_output=True, text=True,
+                          env={**__import__("os").environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    assert done.returncode == 2, done.stderr
+    assert 'preset "script"' in done.stderr and "set [architect] preset" in done.stderr
+    assert ws.plan_path.read_bytes() == plan_before and history(ws.root)[0] == head

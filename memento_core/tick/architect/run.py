@@ -306,6 +306,9 @@ def recover_interrupted(ctx: TickContext) -> str:
 def preflight(ctx: TickContext) -> str:
     """'' or why the architect cannot run now."""
     ws = ctx.ws
+    if architect_config(ctx.config).agent_preset == "script":
+        return ('the architect needs an agent: [architect] takes [agent] preset "script", which runs no '
+                'model; set [architect] preset (e.g. preset = "claude") in memento.toml')
     try:
         plan = ctx.plan()
     except MementoError as exc:
