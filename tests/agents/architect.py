@@ -19,6 +19,7 @@ usage: architect.py ACTION [ARGS…], run in the project root by the `command` p
   hang PIDFILE         mark T-1 [x], write code.py, write its pid to PIDFILE, then sleep (to be killed)
   sed_fix TASK         reset TASK to [ ] and set its verify to `true` with `sed -i` (edit by rename)
   wait_then FLAG ACTION [ARGS…]  write FLAG.started, wait (up to 60 s) for FLAG, then do ACTION
+  docs_file PATH       `fix` T-1 with `true`, and write PATH (a file under docs/ that is not its)
   nothing              read the prompt and change nothing
   fail                 `fix` T-1, then exit 3
 
@@ -136,6 +137,9 @@ def main(action, *args):
             time.sleep(0.02)
         main(*args[1:])
         return
+    elif action == "docs_file":
+        fix("T-1", "true")
+        Path(args[0]).write_text("the architect's own document\n", encoding="utf-8")
     elif action == "hang":
         edit_task("T-1", lambda b: [re.sub(r"^- \[.\]", "- [x]", b[0]), *b[1:]])
         Path("code.py").write_text("the architect wrote code\n", encoding="utf-8")

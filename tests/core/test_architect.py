@@ -254,7 +254,7 @@ def _bwrap_problem() -> str | None:
     return sandbox.probe(binary) if binary else "bubblewrap is not installed"
 
 
-needs_bwrap = pytest.mark.skipif(_bwrap_problem() is not None, reason="the sandbox cannot run here")
+needs_bwrap = pytest.mark.skipif(_bwrap_problem() is not None, reason=f"the sandbox cannot run here: {_bwrap_problem()}")
 
 
 @needs_bwrap
@@ -278,6 +278,27 @@ def test_confined_the_architect_cannot_write_code_at_all(tmp_path):
     after = tree(ws.root)
     assert after["code.py"] == before["code.py"] and after["docs/HUMAN_NOTES.md"] == before["docs/HUMAN_NOTES.md"]
     assert parse_plan(ws.plan_path).task("T-1").status == "!"
+
+
+@needs_bwrap
+def test_confined_the_architect_may_edit_the_plan_by_rename(tmp_path):
+    ws = make_ws(tmp_path, agent("architect.py", "sed_fix", "T-1"), sandbox="bwrap")
+    result = run_architect(ws)
+    assert result.outcome == CHANGED, result.message
+    task = parse_plan(ws.plan_path).task("T-1")
+    assert (task.status, task.verify) == (" ", "true")
+    assert "docs/MASTER_PLAN.md" in git(ws.root, "show", "--stat", "HEAD")
+
+
+@pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
+@pytest.mark.parametrize("path", ["docs/design.md", "docs/scratch.local"])
+def test_another_file_under_docs_is_a_violation_and_goes(tmp_path, sandbox, path):
+    ws = make_ws(tmp_path, agent("architect.py", "docs_file", path), sandbox=sandbox)
+    (ws.root / ".git" / "info" / "exclude").write_text("docs/*.local\n")  # git does not see this one
+    result = run_architect(ws)
+    assert result.outcome == ROLLED_BACK, result.message
+    assert any(path in r for r in result.reasons)
+    assert not (ws.root / path).exists() and parse_plan(ws.plan_path).task("T-1").status == "!"
 
 
 # --------------------------------------------------------------------------- [architect] auto

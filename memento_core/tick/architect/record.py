@@ -38,6 +38,7 @@ class ArchitectRecord:
     cleanignore: tuple[str, ...]
     taken_at: str
     docs: dict[str, bytes | None]
+    docs_tree: dict[str, str] | None = None
 
 
 def record_paths(ws: Workspace) -> tuple[Path, Path]:
@@ -46,13 +47,13 @@ def record_paths(ws: Workspace) -> tuple[Path, Path]:
 
 
 def write_record(ws: Workspace, *, base: str | None, untracked, cleanignore, taken_at: datetime,
-                 docs: dict[str, bytes | None], git: GitState | None) -> None:
+                 docs: dict[str, bytes | None], git: GitState | None, docs_tree: dict[str, str] | None = None) -> None:
     json_path, git_path = record_paths(ws)
     if git is not None:
         atomic_write_bytes(git_path, to_bytes(git))
     body = {"pid": os.getpid(), "pid_start": start_time(os.getpid()), "identity": tick_identity(),
             "host": this_host(), "base": base, "untracked": sorted(untracked), "cleanignore": list(cleanignore),
-            "taken_at": taken_at.isoformat(),
+            "taken_at": taken_at.isoformat(), "docs_tree": docs_tree,
             "docs": {rel: None if data is None else base64.b64encode(data).decode("ascii")
                      for rel, data in docs.items()}}
     atomic_write_text(json_path, json.dumps(body, ensure_ascii=True))
@@ -66,7 +67,8 @@ def read_record(ws: Workspace) -> ArchitectRecord | None:
                 for rel, data in body["docs"].items()}
         return ArchitectRecord(int(body["pid"]), body.get("pid_start"), str(body["identity"]), str(body["host"]),
                                body.get("base"), tuple(map(str, body["untracked"])),
-                               tuple(map(str, body["cleanignore"])), str(body["taken_at"]), docs)
+                               tuple(map(str, body["cleanignore"])), str(body["taken_at"]), docs,
+                               body.get("docs_tree"))
     except (OSError, ValueError, KeyError, TypeError):
         return None
 

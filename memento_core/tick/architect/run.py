@@ -44,8 +44,8 @@ from ..files import append_log, read_or_none
 from ..rollback import restore_notes, roll_back, rollback_folder
 from . import ARCHITECT_ID, EVENT
 from . import record as arch_record
-from .person import person_ops, replay, with_person_edits
 from .changes import NotesChanges, PlanChanges, compare_notes, compare_plans
+from .person import person_ops, replay, with_person_edits
 from .prompt import build_architect_prompt, system_prompt
 
 PLAN_REL, MAP_REL = guards.PLAN_REL, guards.MAP_REL
@@ -91,6 +91,28 @@ class ArchitectSnapshot:
 
     snap: guards.Snapshot
     docs: dict[str, bytes | None] = field(default_factory=dict)
+    # Every other file under docs/ (ignored ones too) by its digest: docs/ is writable in the sandbox.
+    docs_tree: dict[str, str] | None = None  # None: not known (nothing under docs/ is removed then)
+
+
+def docs_tree(ws: Workspace) -> dict[str, str]:
+    """``{rel: sha256}`` of every file under docs/ but Memento's documents (links not followed)."""
+    import hashlib
+    import os
+
+    found: dict[str, str] = {}
+    top = ws.root / "docs"
+    for folder, _dirs, files in os.walk(top):
+        for name in files:
+            path = Path(folder) / name
+            rel = path.relative_to(ws.root).as_posix()
+            if rel in OWN_DOCS:
+                continue
+            try:
+                found[rel] = "link" if path.is_symlink() else hashlib.sha256(path.read_bytes()).hexdigest()
+            except OSError:
+                found[rel] = "unreadable"
+    return found
 
 
 def architect_config(config: Config) -> Config:
@@ -163,7 +185,7 @@ def architect_under_lock(ctx: TickContext, *, dry_run: bool = False) -> Architec
     snap = take_snapshot(ctx)
     base = snap.snap
     arch_record.write_record(ctx.ws, base=base.base, untracked=base.untracked, cleanignore=base.cleanignore,
-                             taken_at=base.taken_at, docs=snap.docs, git=base.git)
+                             taken_at=base.taken_at, docs=snap.docs, git=base.git, docs_tree=snap.docs_tree)
     try:
         result = _run_and_judge(ctx, snap, dry_run)
     except BaseException:
@@ -292,7 +314,7 @@ def recover_interrupted(ctx: TickContext) -> str:
         project_map=docs.get(MAP_REL), status=docs.get(STATUS_REL) or b"", notes=notes_bytes,
         note_keys=frozenset(n.key for n in notes.parse_notes_text(notes_bytes.decode("utf-8", "replace"))),
         cleanignore=rec.cleanignore, taken_at=datetime.fromisoformat(rec.taken_at), git=arch_record.recorded_git(ws))
-    said = restore_all(ctx, ArchitectSnapshot(snap, dict(docs)), save=True)
+    said = restore_all(ctx, ArchitectSnapshot(snap, dict(docs), rec.docs_tree), save=True)
     arch_record.remove_record(ws)
     ctx.event(f"{EVENT} — interrupted, rolled back",
               [("Reason", f"the architect's run (pid {rec.pid}) was killed before it finished"),
@@ -341,7 +363,7 @@ def take_snapshot(ctx: TickContext) -> ArchitectSnapshot:
         taken_at=datetime.now(UTC).replace(microsecond=0), git=gitstate.capture(ws.root),
         runtime=ownfiles.runtime_copy(ws),
     )
-    return ArchitectSnapshot(snap, {rel: read_or_none(ws.root / rel) for rel in OWN_DOCS})
+    return ArchitectSnapshot(snap, {rel: read_or_none(ws.root / rel) for rel in OWN_DOCS}, docs_tree(ws))
 
 
 # ---------------------------------------------------------------- 3: the agent
@@ -436,7 +458,9 @@ def judge(ctx: TickContext, snap: ArchitectSnapshot) -> Judged:
     if folded:
         reasons.append(f"made {folded} commit(s) of its own (Memento makes the commit)")
     changes = gitops.changes_since(root, base.base, set(base.untracked))
-    outside = sorted({c.path for c in changes if c.path not in OWN_DOCS and not guards.is_own_temp(c.path)})
+    in_docs = _docs_changed(ws, snap)
+    outside = sorted({c.path for c in changes if c.path not in OWN_DOCS and not guards.is_own_temp(c.path)}
+                     | set(in_docs))
     if outside:
         shown = ", ".join(outside[:10]) + (f" and {len(outside) - 10} more" if len(outside) > 10 else "")
         reasons.append(f"changed files other than the plan, the map and the notes: {shown}")
@@ -447,6 +471,25 @@ def judge(ctx: TickContext, snap: ArchitectSnapshot) -> Judged:
                                  notes.added_keys(ws.notes_added_path))
     reasons += plan_reasons + list(note_changes.violations)
     return Judged(tuple(reasons), plan_changes, note_changes, read_or_none(ws.map_path) != base.project_map)
+
+
+def _docs_changed(ws: Workspace, snap: ArchitectSnapshot) -> list[str]:
+    """Files under docs/ (but Memento's documents) created, changed or removed since the snapshot."""
+    if snap.docs_tree is None:
+        return []
+    now = docs_tree(ws)
+    return sorted(rel for rel in {*now, *snap.docs_tree}
+                  if now.get(rel) != snap.docs_tree.get(rel) and not guards.is_own_temp(rel))
+
+
+def _remove_new_in_docs(ws: Workspace, snap: ArchitectSnapshot, dest: Path) -> None:
+    """What a rollback does not know (git ignores it): a file new under docs/ goes, saved to ``dest`` first."""
+    for rel in docs_tree(ws).keys() - (snap.docs_tree or {}).keys():
+        path = ws.root / rel
+        data = None if path.is_symlink() else read_or_none(path)
+        if data is not None:
+            atomic_write_bytes(dest / rel, data)
+        path.unlink(missing_ok=True)
 
 
 def _judge_plan(ws: Workspace, base: guards.Snapshot) -> tuple[PlanChanges, list[str]]:
@@ -480,6 +523,8 @@ def restore_all(ctx: TickContext, snap: ArchitectSnapshot, *, save: bool) -> str
                 atomic_write_bytes(dest / rel, data)
     keep = (*base.cleanignore, MAP_REL, "memento.toml")  # the documents come back by their bytes below
     rolled = ctx.rolled_back(roll_back(ws, base.base, set(base.untracked), ARCHITECT_ID, keep_patterns=keep))
+    if snap.docs_tree is not None:
+        _remove_new_in_docs(ws, snap, dest)
     for rel in changed:
         if rel == NOTES_REL:
             restore_notes(ws, base)  # with the notes people added meanwhile
