@@ -20,6 +20,7 @@ usage: architect.py ACTION [ARGS…], run in the project root by the `command` p
   sed_fix TASK         reset TASK to [ ] and set its verify to `true` with `sed -i` (edit by rename)
   wait_then FLAG ACTION [ARGS…]  write FLAG.started, wait (up to 60 s) for FLAG, then do ACTION
   docs_file PATH       `fix` T-1 with `true`, and write PATH (a file under docs/ that is not its)
+  delete_map           `fix` T-1 with `true`, and delete docs/PROJECT_MAP.md
   nothing              read the prompt and change nothing
   fail                 `fix` T-1, then exit 3
 
@@ -140,6 +141,9 @@ def main(action, *args):
     elif action == "docs_file":
         fix("T-1", "true")
         Path(args[0]).write_text("the architect's own document\n", encoding="utf-8")
+    elif action == "delete_map":
+        fix("T-1", "true")
+        Path("docs/PROJECT_MAP.md").unlink()
     elif action == "hang":
         edit_task("T-1", lambda b: [re.sub(r"^- \[.\]", "- [x]", b[0]), *b[1:]])
         Path("code.py").write_text("the architect wrote code\n", encoding="utf-8")

@@ -405,3 +405,25 @@ def test_memento_architect_with_the_script_preset_is_refused_with_exit_2(tmp_pat
     assert done.returncode == 2, done.stderr
     assert 'preset "script"' in done.stderr and "set [architect] preset" in done.stderr
     assert ws.plan_path.read_bytes() == plan_before and history(ws.root)[0] == head
+
+
+def test_deleting_the_map_is_refused_in_a_run_and_in_a_proposal(tmp_path):
+    from dataclasses import replace
+
+    from memento_core.tick.architect.run import REFUSED, apply_proposal
+
+    ws = make_ws(tmp_path, agent("architect.py", "delete_map"))
+    map_before = ws.map_path.read_bytes()
+    result = run_architect(ws)
+    assert result.outcome == ROLLED_BACK and "deleted docs/PROJECT_MAP.md" in "; ".join(result.reasons)
+    assert ws.map_path.read_bytes() == map_before
+    # A proposal saying the map is gone (as a dry run before this check could have): refused, not half applied.
+    ws.config_path.write_text(ws.config_path.read_text().replace("delete_map", "fix T-1 true"))
+    proposal = run_architect(ws, dry_run=True)
+    assert proposal.outcome == CHANGED, proposal.message
+    gone = replace(proposal, proposed={**proposal.proposed, "docs/PROJECT_MAP.md": None})
+    commits, plan_before = history(ws.root), ws.plan_path.read_bytes()
+    applied = apply_proposal(ws, gone)
+    assert applied.outcome == REFUSED and "deletes docs/PROJECT_MAP.md" in applied.message
+    assert ws.map_path.read_bytes() == map_before and ws.plan_path.read_bytes() == plan_before
+    assert history(ws.root) == commits

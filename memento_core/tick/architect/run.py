@@ -265,6 +265,9 @@ def _apply_locked(ctx: TickContext, proposal: ArchitectResult) -> ArchitectResul
     now = {rel: read_or_none(ctx.root / rel) for rel in WRITABLE}
     if not refused and (now != proposal.base or gitops.head(ctx.root) != proposal.head):
         refused = "the plan, the map or the notes changed since the dry run: run the architect again"
+    deleted = [rel for rel, data in proposal.proposed.items() if data is None and proposal.base.get(rel) is not None]
+    if not refused and deleted:
+        refused = f"the proposal deletes {', '.join(deleted)}, which is not allowed (update it instead)"
     if refused:
         return ArchitectResult(REFUSED, refused)
     snap = take_snapshot(ctx)
@@ -466,6 +469,8 @@ def judge(ctx: TickContext, snap: ArchitectSnapshot) -> Judged:
         reasons.append(f"changed files other than the plan, the map and the notes: {shown}")
     reasons += [f"changed {rel} (only Memento writes it)" for rel in NOT_ITS
                 if read_or_none(root / rel) != snap.docs.get(rel)]
+    if base.project_map is not None and read_or_none(ws.map_path) is None:
+        reasons.append(f"deleted {MAP_REL} (update the map, never delete it)")
     plan_changes, plan_reasons = _judge_plan(ws, base)
     note_changes = compare_notes(base.notes, read_or_none(ws.notes_path) or b"",
                                  notes.added_keys(ws.notes_added_path))
