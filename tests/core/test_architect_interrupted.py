@@ -97,3 +97,33 @@ def test_an_exception_in_the_run_puts_everything_back(tmp_path, monkeypatch):
     assert ws.plan_path.read_bytes() == plan_before
     assert (ws.root / "code.py").read_bytes() == code_before
     assert not has_record(ws)
+
+
+def test_the_next_memento_architect_recovers_a_killed_run_keeping_a_persons_skip(tmp_path):
+    from memento_core import control
+
+    pidfile = tmp_path / "agent.pid"
+    ws = make_ws(tmp_path, agent("architect.py", "hang", str(pidfile)))
+    root = ws.root
+    code_before = (root / "code.py").read_bytes()
+    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.Popen([sys.executable, "-m", "memento_core.cli", "architect", str(root)], env=env,
+                            start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        pid = _wait_for(pidfile, proc)
+        started = start_time(pid)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=60)
+        control.skip_task(ws, "T-4", "a person's decision")  # after the kill, before any recovery
+        ws.config_path.write_text(ws.config_path.read_text().replace(f"hang {pidfile}", "nothing")
+                                  .replace(f"hang '{pidfile}'", "nothing"))
+        result = arch_run.run_architect(ws)
+    finally:
+        if _alive(pid, started):
+            os.kill(pid, signal.SIGKILL)
+    assert result.outcome == "unchanged", result.message
+    plan = parse_plan(ws.plan_path)
+    assert plan.task("T-1").status == "!" and plan.task("T-4").status == "-"
+    assert (root / "code.py").read_bytes() == code_before and not has_record(ws)
+    assert "ARCHITECT — interrupted, rolled back" in ws.status_path.read_text()
+    _no_commit_marks_done(root)

@@ -317,7 +317,8 @@ def recover_interrupted(ctx: TickContext) -> str:
         project_map=docs.get(MAP_REL), status=docs.get(STATUS_REL) or b"", notes=notes_bytes,
         note_keys=frozenset(n.key for n in notes.parse_notes_text(notes_bytes.decode("utf-8", "replace"))),
         cleanignore=rec.cleanignore, taken_at=datetime.fromisoformat(rec.taken_at), git=arch_record.recorded_git(ws))
-    said = restore_all(ctx, ArchitectSnapshot(snap, dict(docs), rec.docs_tree), save=True)
+    said = restore_all(ctx, with_person_edits(ws, ArchitectSnapshot(snap, dict(docs), rec.docs_tree), PLAN_REL),
+                       save=True)
     arch_record.remove_record(ws)
     ctx.event(f"{EVENT} — interrupted, rolled back",
               [("Reason", f"the architect's run (pid {rec.pid}) was killed before it finished"),
