@@ -16,7 +16,8 @@ usage: architect.py ACTION [ARGS…], run in the project root by the `command` p
   status_log           write into docs/TICK_STATUS.md
   forge_note           `fix` T-1 with `true`, and write a note of its own into docs/HUMAN_NOTES.md
   git_hook             `fix` T-1 with `true`, and install a .git/hooks/pre-commit
-  hang PIDFILE         mark T-1 [x], write code.py, write its pid to PIDFILE, then sleep (to be killed)
+  hang PIDFILE [commit]  mark T-1 [x], write code.py (with `commit`: commit both as "memento: architect —
+                       …"), write its pid to PIDFILE, then sleep (to be killed)
   sed_fix TASK         reset TASK to [ ] and set its verify to `true` with `sed -i` (edit by rename)
   wait_then FLAG ACTION [ARGS…]  write FLAG.started, wait (up to 60 s) for FLAG, then do ACTION
   docs_file PATH       `fix` T-1 with `true`, and write PATH (a file under docs/ that is not its)
@@ -147,6 +148,8 @@ def main(action, *args):
     elif action == "hang":
         edit_task("T-1", lambda b: [re.sub(r"^- \[.\]", "- [x]", b[0]), *b[1:]])
         Path("code.py").write_text("the architect wrote code\n", encoding="utf-8")
+        if args[1:] == ("commit",):
+            subprocess.run(["git", "commit", "-qam", "memento: architect — forged"], check=True)
         Path(args[0] + ".tmp").write_text(str(os.getpid()), encoding="utf-8")
         os.replace(args[0] + ".tmp", args[0])
         import time

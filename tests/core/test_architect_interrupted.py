@@ -49,10 +49,10 @@ def _no_commit_marks_done(root: Path) -> None:
         assert "+- [x] `T-1`" not in shown, subject
 
 
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
-def test_a_killed_architect_run_leaves_nothing_for_the_next_tick(tmp_path, sig):
+@pytest.mark.parametrize("sig,commit", [(signal.SIGKILL, ()), (signal.SIGTERM, ()), (signal.SIGKILL, ("commit",))])
+def test_a_killed_architect_run_leaves_nothing_for_the_next_tick(tmp_path, sig, commit):
     pidfile = tmp_path / "agent.pid"
-    ws = make_ws(tmp_path, agent("architect.py", "hang", str(pidfile)))
+    ws = make_ws(tmp_path, agent("architect.py", "hang", str(pidfile), *commit))
     root = ws.root
     plan_before, code_before = ws.plan_path.read_bytes(), (root / "code.py").read_bytes()
     head_before = git(root, "rev-parse", "HEAD").strip()
@@ -82,6 +82,7 @@ def test_a_killed_architect_run_leaves_nothing_for_the_next_tick(tmp_path, sig):
     _no_commit_marks_done(root)
     assert git(root, "show", f"{head_before}:docs/MASTER_PLAN.md").encode() == plan_before
     assert "ARCHITECT — interrupted, rolled back" in ws.status_path.read_text() or sig == signal.SIGTERM
+    assert not any("forged" in line for line in history(root))
 
 
 def test_an_exception_in_the_run_puts_everything_back(tmp_path, monkeypatch):
