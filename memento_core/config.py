@@ -303,7 +303,7 @@ def config_from_dict(
     sandbox = _sandbox(v)
     base = AgentSettings(preset, command, model, tuple(extra), agent_timeout)
     review = agent_section(v, "review", base, max_rounds=True)
-    architect = agent_section(v, "architect", base) or base
+    architect = agent_section(v, "architect", base, runs=v.table("architect").get("auto", False) is True) or base
     keys = v.table("keys")
     for action, key in keys.items():
         if not isinstance(key, str) or not key:
@@ -334,10 +334,12 @@ def config_from_dict(
     )
 
 
-def agent_section(v: _Validator, section: str, base: AgentSettings, *, max_rounds: bool = False
-                  ) -> AgentSettings | None:
+def agent_section(v: _Validator, section: str, base: AgentSettings, *, max_rounds: bool = False,
+                  runs: bool = True) -> AgentSettings | None:
     """``[section]`` with the keys of [agent]; None when absent. Keys left out are the agent's when
-    the preset is the agent's, else the preset's defaults."""
+    the preset is the agent's, else the preset's defaults. ``runs``: the role runs by itself
+    (the reviewer always, the architect with ``auto = true``), so the agent's ``script`` preset,
+    which runs no model, cannot be inherited either."""
     if section not in v.raw:
         return None
     v.table(section)
@@ -345,6 +347,9 @@ def agent_section(v: _Validator, section: str, base: AgentSettings, *, max_round
     if preset not in PRESET_NAMES or (preset == "script" and "preset" in v.table(section)):
         raise v.fail(section, "preset", f"unknown preset {preset!r} (script runs no model); one of "
                      + ", ".join(p for p in PRESET_NAMES if p != "script"))
+    if preset == "script" and runs:
+        raise v.fail(section, "preset", f'[{section}] takes [agent] preset "script", which runs no model: '
+                     f'set a preset in [{section}], e.g. preset = "claude"')
     same = preset == base.preset
     command = v.string(section, "command", base.command if same else "")
     if preset == "command" and not command.strip():

@@ -20,6 +20,7 @@ def set_mode(ws: Workspace, mode: str) -> Plan:
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}")
     plan = set_meta(ws.plan_path, "tick_mode", mode)
+    note_for_architect(ws, {"op": "mode", "mode": mode})
     if mode == "auto":
         state = TickState.load(ws)
         if state.breaker_reason or state.consecutive_failed_ticks:
@@ -28,6 +29,21 @@ def set_mode(ws: Workspace, mode: str) -> Plan:
             state.save(ws)
     refresh_checkpoint(ws, plan)
     return plan
+
+
+def note_for_architect(ws: Workspace, op: dict) -> None:
+    """While an architect run is going (its record exists), tell it what a person changed in the
+    plan: it keeps the person's change instead of taking it for its own (tick/architect/person.py)."""
+    import json
+
+    folder = ws.memento_dir / "records"
+    if not (folder / "ARCHITECT.json").exists():
+        return
+    try:
+        with open(folder / "ARCHITECT.person", "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(op, ensure_ascii=False) + "\n")
+    except OSError:
+        pass
 
 
 def refresh_checkpoint(ws: Workspace, plan: Plan) -> None:
@@ -60,6 +76,7 @@ def reset_task(ws: Workspace, task_id: str) -> Plan:
     breaker ("5 consecutive ticks … passed nothing") after two more.
     """
     plan = plans.reset_task(ws.plan_path, task_id)
+    note_for_architect(ws, {"op": "reset", "task": task_id})
     fresh_streak(ws)
     refresh_checkpoint(ws, plan)
     return plan
@@ -68,6 +85,7 @@ def reset_task(ws: Workspace, task_id: str) -> Plan:
 def skip_task(ws: Workspace, task_id: str, reason: str) -> Plan:
     """``memento skip`` / the dashboard's ``s``: the task ``[-]`` with its reason, the failure streak afresh."""
     plan = plans.skip_task(ws.plan_path, task_id, reason)
+    note_for_architect(ws, {"op": "skip", "task": task_id, "reason": reason})
     fresh_streak(ws)
     refresh_checkpoint(ws, plan)
     return plan

@@ -24,6 +24,11 @@ MAP_REL = "docs/PROJECT_MAP.md"
 PLAN_REL = "docs/MASTER_PLAN.md"
 
 
+# Meta limits neither an attempt nor the architect may change (a person sets them): recovery.py
+# puts them back after an attempt, the architect's checks refuse its change of one.
+LIMIT_KEYS = ("max_retries", "max_diff_lines", "max_diff_bytes", "max_tasks_per_tick", "circuit_breaker_threshold")
+
+
 @dataclass(frozen=True)
 class Snapshot:
     """What the tick recorded right after the claim, before the agent ran (step 8)."""

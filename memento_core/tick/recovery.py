@@ -24,7 +24,7 @@ from .context import TickContext
 from .entries import fill_commit
 from .files import read_or_none, unlink
 from .gitstate import put_back
-from .guards import Snapshot, git_damage
+from .guards import LIMIT_KEYS, Snapshot, git_damage
 from .record import (
     Record,
     claim_disagrees,
@@ -45,6 +45,11 @@ def recover_stale_claims(ctx: TickContext, plan: Plan, skip: frozenset[str] = fr
     """Reset every `[~]` task whose worker is gone, finish interrupted commits, drop orphan claims;
     ``skip``: `[~]` tasks another host holds (tick/remote.py judges those)."""
     ws = ctx.ws
+    if (records_dir(ws) / "ARCHITECT.json").exists():  # an architect run killed outright (SPEC §16)
+        from .architect.run import recover_interrupted
+
+        recover_interrupted(ctx)
+        plan = ctx.plan()
     stale_after = plan.meta.stale_lock_timeout
     for task in plan.tasks:
         if task.status == "~" and task.id not in skip:
@@ -244,9 +249,6 @@ def restore_limits(ctx: TickContext, plan: bytes) -> str:
     except EditConflict:
         return ""
     return f"; Meta {', '.join(changed)} restored to the values at the claim"
-
-
-LIMIT_KEYS = ("max_retries", "max_diff_lines", "max_diff_bytes", "max_tasks_per_tick", "circuit_breaker_threshold")
 
 
 def _meta_value(meta, key: str) -> str:

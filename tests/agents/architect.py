@@ -16,6 +16,12 @@ usage: architect.py ACTION [ARGS…], run in the project root by the `command` p
   status_log           write into docs/TICK_STATUS.md
   forge_note           `fix` T-1 with `true`, and write a note of its own into docs/HUMAN_NOTES.md
   git_hook             `fix` T-1 with `true`, and install a .git/hooks/pre-commit
+  hang PIDFILE [commit]  mark T-1 [x], write code.py (with `commit`: commit both as "memento: architect —
+                       …"), write its pid to PIDFILE, then sleep (to be killed)
+  sed_fix TASK         reset TASK to [ ] and set its verify to `true` with `sed -i` (edit by rename)
+  wait_then FLAG ACTION [ARGS…]  write FLAG.started, wait (up to 60 s) for FLAG, then do ACTION
+  docs_file PATH       `fix` T-1 with `true`, and write PATH (a file under docs/ that is not its)
+  delete_map           `fix` T-1 with `true`, and delete docs/PROJECT_MAP.md
   nothing              read the prompt and change nothing
   fail                 `fix` T-1, then exit 3
 
@@ -124,6 +130,34 @@ def main(action, *args):
         hook = Path(".git/hooks/pre-commit")
         hook.write_text("#!/bin/sh\necho owned\n", encoding="utf-8")
         hook.chmod(0o755)
+    elif action == "wait_then":
+        import time
+
+        Path(args[0] + ".started").write_text("1", encoding="utf-8")
+        end = time.monotonic() + 60
+        while not Path(args[0]).exists() and time.monotonic() < end:
+            time.sleep(0.02)
+        main(*args[1:])
+        return
+    elif action == "docs_file":
+        fix("T-1", "true")
+        Path(args[0]).write_text("the architect's own document\n", encoding="utf-8")
+    elif action == "delete_map":
+        fix("T-1", "true")
+        Path("docs/PROJECT_MAP.md").unlink()
+    elif action == "hang":
+        edit_task("T-1", lambda b: [re.sub(r"^- \[.\]", "- [x]", b[0]), *b[1:]])
+        Path("code.py").write_text("the architect wrote code\n", encoding="utf-8")
+        if args[1:] == ("commit",):
+            subprocess.run(["git", "commit", "-qam", "memento: architect — forged"], check=True)
+        Path(args[0] + ".tmp").write_text(str(os.getpid()), encoding="utf-8")
+        os.replace(args[0] + ".tmp", args[0])
+        import time
+
+        time.sleep(120)
+    elif action == "sed_fix":
+        subprocess.run(["sed", "-i", "-e", rf"s/^- \[!\] `{args[0]}`/- [ ] `{args[0]}`/",
+                        "-e", r"s/grep -q DONE hello.txt/true/", str(PLAN)], check=True)
     elif action == "fail":
         fix("T-1", "true")
         sys.exit(3)

@@ -254,7 +254,7 @@ def _bwrap_problem() -> str | None:
     return sandbox.probe(binary) if binary else "bubblewrap is not installed"
 
 
-needs_bwrap = pytest.mark.skipif(_bwrap_problem() is not None, reason="the sandbox cannot run here")
+needs_bwrap = pytest.mark.skipif(_bwrap_problem() is not None, reason=f"the sandbox cannot run here: {_bwrap_problem()}")
 
 
 @needs_bwrap
@@ -278,6 +278,27 @@ def test_confined_the_architect_cannot_write_code_at_all(tmp_path):
     after = tree(ws.root)
     assert after["code.py"] == before["code.py"] and after["docs/HUMAN_NOTES.md"] == before["docs/HUMAN_NOTES.md"]
     assert parse_plan(ws.plan_path).task("T-1").status == "!"
+
+
+@needs_bwrap
+def test_confined_the_architect_may_edit_the_plan_by_rename(tmp_path):
+    ws = make_ws(tmp_path, agent("architect.py", "sed_fix", "T-1"), sandbox="bwrap")
+    result = run_architect(ws)
+    assert result.outcome == CHANGED, result.message
+    task = parse_plan(ws.plan_path).task("T-1")
+    assert (task.status, task.verify) == (" ", "true")
+    assert "docs/MASTER_PLAN.md" in git(ws.root, "show", "--stat", "HEAD")
+
+
+@pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
+@pytest.mark.parametrize("path", ["docs/design.md", "docs/scratch.local"])
+def test_another_file_under_docs_is_a_violation_and_goes(tmp_path, sandbox, path):
+    ws = make_ws(tmp_path, agent("architect.py", "docs_file", path), sandbox=sandbox)
+    (ws.root / ".git" / "info" / "exclude").write_text("docs/*.local\n")  # git does not see this one
+    result = run_architect(ws)
+    assert result.outcome == ROLLED_BACK, result.message
+    assert any(path in r for r in result.reasons)
+    assert not (ws.root / path).exists() and parse_plan(ws.plan_path).task("T-1").status == "!"
 
 
 # --------------------------------------------------------------------------- [architect] auto
@@ -373,3 +394,36 @@ def test_the_cli_says_why_it_rolled_back(tmp_path):
     assert proc.returncode == 1, proc.stderr
     assert "[warn] the architect's changes were rolled back:\n  - deleted the task line of T-1" in proc.stdout
     assert parse_plan(ws.plan_path).task("T-1").status == "!"
+
+
+def test_memento_architect_with_the_script_preset_is_refused_with_exit_2(tmp_path):
+    ws = make_ws(tmp_path, agent("architect.py", "fix", "T-1", "true"))
+    ws.config_path.write_text('[agent]\npreset = "script"\n[sandbox]\nmode = "none"\n[architect]\nauto = false\n')
+    plan_before, head = ws.plan_path.read_bytes(), history(ws.root)[0]
+    done = subprocess.run([PY, "-m", "memento_core.cli", "architect", str(ws.root)], capture_output=True, text=True,
+                          env={**__import__("os").environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    assert done.returncode == 2, done.stderr
+    assert 'preset "script"' in done.stderr and "set [architect] preset" in done.stderr
+    assert ws.plan_path.read_bytes() == plan_before and history(ws.root)[0] == head
+
+
+def test_deleting_the_map_is_refused_in_a_run_and_in_a_proposal(tmp_path):
+    from dataclasses import replace
+
+    from memento_core.tick.architect.run import REFUSED, apply_proposal
+
+    ws = make_ws(tmp_path, agent("architect.py", "delete_map"))
+    map_before = ws.map_path.read_bytes()
+    result = run_architect(ws)
+    assert result.outcome == ROLLED_BACK and "deleted docs/PROJECT_MAP.md" in "; ".join(result.reasons)
+    assert ws.map_path.read_bytes() == map_before
+    # A proposal saying the map is gone (as a dry run before this check could have): refused, not half applied.
+    ws.config_path.write_text(ws.config_path.read_text().replace("delete_map", "fix T-1 true"))
+    proposal = run_architect(ws, dry_run=True)
+    assert proposal.outcome == CHANGED, proposal.message
+    gone = replace(proposal, proposed={**proposal.proposed, "docs/PROJECT_MAP.md": None})
+    commits, plan_before = history(ws.root), ws.plan_path.read_bytes()
+    applied = apply_proposal(ws, gone)
+    assert applied.outcome == REFUSED and "deletes docs/PROJECT_MAP.md" in applied.message
+    assert ws.map_path.read_bytes() == map_before and ws.plan_path.read_bytes() == plan_before
+    assert history(ws.root) == commits

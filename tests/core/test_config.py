@@ -356,3 +356,26 @@ def test_architect_values_are_validated_with_their_line():
         with _pytest.raises(MementoError) as caught:
             config_from_dict({"architect": table})
         assert said in str(caught.value), str(caught.value)
+
+
+# ------------------------------------------- a role inheriting the agent's `script` preset
+
+
+def test_review_inheriting_the_script_preset_is_an_error_with_its_line(tmp_path):
+    path = tmp_path / "memento.toml"
+    path.write_text('[agent]\npreset = "script"\n\n[review]\nmax_rounds = 2\n')
+    with pytest.raises(MementoError) as caught:
+        load_config(path)
+    assert caught.value.line == 4 and "set a preset in [review]" in str(caught.value)
+
+
+def test_architect_inheriting_script_is_an_error_only_when_it_runs_by_itself(tmp_path):
+    path = tmp_path / "memento.toml"
+    path.write_text('[agent]\npreset = "script"\n\n[architect]\nauto = false\n')
+    assert load_config(path).architect.preset == "script"  # the default memento.toml: fine
+    path.write_text('[agent]\npreset = "script"\n\n[architect]\nauto = true\n')
+    with pytest.raises(MementoError) as caught:
+        load_config(path)
+    assert caught.value.line == 4 and "set a preset in [architect]" in str(caught.value)
+    path.write_text('[agent]\npreset = "script"\n\n[architect]\nauto = true\npreset = "command"\ncommand = "x"\n')
+    assert load_config(path).architect.preset == "command"

@@ -3,7 +3,8 @@
 :func:`compare_plans` takes the plan before and after the run and says which
 tasks were edited, added, skipped and reset, and every violation: a task marked
 `[x]`, a done task changed, a task line deleted, a repeated id, a skip without a
-``reason:``, a plan that does not lint. :func:`compare_notes` says which notes
+``reason:``, a reset of a task it did not change, ``retries:`` changed on a task it
+does not reset, a Meta limit changed (guards.LIMIT_KEYS), a plan that does not lint. :func:`compare_notes` says which notes
 the architect marked read (it acted on them) and what else it did to the notes
 file, which it may not do.
 """
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from ...errors import MementoError
 from ...notes import parse_notes_text
 from ...plan import Plan, Task
+from ..guards import LIMIT_KEYS
 
 # Meta keys Memento maintains itself; the architect's changes to them are not changes.
 SKIP_FIELDS = ("- retries:", "- reason:")
@@ -83,7 +85,16 @@ def compare_plans(old: Plan, new: Plan) -> PlanChanges:
             edited.append(tid)
         if was.status == "!" and now.status == " ":
             reset.append(tid)
+            if definition(now) == definition(was):
+                violations.append(f"reset {tid} without changing it (repair a task before resetting it; "
+                                  "a person retries one as it is with `memento reset`)")
+        elif was.status != "x" and now.fields.get("retries") != was.fields.get("retries"):
+            violations.append(f"changed {tid}'s retries (Memento counts them; only a reset sets them to 0)")
     added = [tid for tid in after if tid not in before]
+    violations += [f"gave the new task {tid} retries: {after[tid].fields['retries']} (a new task starts at 0)"
+                   for tid in added if str(after[tid].fields.get("retries", "0")).strip() not in ("", "0")]
+    violations += [f"changed the Meta limit {key} (a person sets the pipeline's limits)" for key in LIMIT_KEYS
+                   if _meta_values(old).get(key) != _meta_values(new).get(key)]
     if old.meta.tick_mode != new.meta.tick_mode:
         violations.append(f"changed tick_mode from {old.meta.tick_mode} to {new.meta.tick_mode} "
                           "(a person pauses and resumes the pipeline)")

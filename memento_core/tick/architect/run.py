@@ -21,6 +21,9 @@ which a tick that finds the pipeline BLOCKED calls too (auto.py). The steps:
 from __future__ import annotations
 
 import difflib
+import signal
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,20 +37,25 @@ from ...plan import decode_text, edit_plan, parse_plan_text
 from ...runlog import utc_stamp
 from ...workspace import OWN_DOCS, Workspace
 from .. import gitstate, guards, ownfiles
-from ..context import TickContext
+from ..context import Interrupted, TickContext
 from ..context import _unique as unique_path
 from ..entries import PENDING_COMMIT, fill_commit
 from ..files import append_log, read_or_none
 from ..rollback import restore_notes, roll_back, rollback_folder
 from . import ARCHITECT_ID, EVENT
+from . import record as arch_record
 from .changes import NotesChanges, PlanChanges, compare_notes, compare_plans
+from .person import person_ops, replay, with_person_edits
 from .prompt import build_architect_prompt, system_prompt
 
 PLAN_REL, MAP_REL = guards.PLAN_REL, guards.MAP_REL
 NOTES_REL, STATUS_REL = ownfiles.NOTES_REL, ownfiles.STATUS_REL
 WRITABLE = (PLAN_REL, MAP_REL, NOTES_REL)
 # What it may not change although it lives in docs/ or at the root: Memento writes these.
-NOT_ITS = tuple(rel for rel in OWN_DOCS if rel not in WRITABLE)
+# CURRENT_STATE.md is not among them: a person's `memento skip` rewrites it during a run, and
+# Memento rewrites it after every run anyway (checkpoint.py).
+CHECKPOINT_REL = "docs/CURRENT_STATE.md"
+NOT_ITS = tuple(rel for rel in OWN_DOCS if rel not in WRITABLE and rel != CHECKPOINT_REL)
 
 CHANGED, UNCHANGED, ROLLED_BACK, REFUSED = "changed", "unchanged", "rolled back", "refused"
 
@@ -83,6 +91,28 @@ class ArchitectSnapshot:
 
     snap: guards.Snapshot
     docs: dict[str, bytes | None] = field(default_factory=dict)
+    # Every other file under docs/ (ignored ones too) by its digest: docs/ is writable in the sandbox.
+    docs_tree: dict[str, str] | None = None  # None: not known (nothing under docs/ is removed then)
+
+
+def docs_tree(ws: Workspace) -> dict[str, str]:
+    """``{rel: sha256}`` of every file under docs/ but Memento's documents (links not followed)."""
+    import hashlib
+    import os
+
+    found: dict[str, str] = {}
+    top = ws.root / "docs"
+    for folder, _dirs, files in os.walk(top):
+        for name in files:
+            path = Path(folder) / name
+            rel = path.relative_to(ws.root).as_posix()
+            if rel in OWN_DOCS:
+                continue
+            try:
+                found[rel] = "link" if path.is_symlink() else hashlib.sha256(path.read_bytes()).hexdigest()
+            except OSError:
+                found[rel] = "unreadable"
+    return found
 
 
 def architect_config(config: Config) -> Config:
@@ -101,8 +131,12 @@ def run_architect(ws: Workspace, *, dry_run: bool = False) -> ArchitectResult:
             ctx = TickContext(ws)
             ctx.config = load_config(ws.config_path)
             ctx.log_path = architect_log(ctx)
-            with subreaper():  # orphans of the agent come to us, and none outlives the run
-                result = architect_under_lock(ctx, dry_run=dry_run)
+            with subreaper(), _sigterm_raises():  # orphans of the agent come to us, none outlives the run
+                try:
+                    result = architect_under_lock(ctx, dry_run=dry_run)
+                except Interrupted:  # everything was put back on the way out
+                    return ArchitectResult(ROLLED_BACK, "interrupted by SIGTERM: everything was put back",
+                                           reasons=("interrupted by SIGTERM",), log=ctx.rel_log(), dry_run=dry_run)
             if not dry_run and result.outcome != REFUSED:
                 ctx.state.save(ws)
             return result
@@ -111,21 +145,77 @@ def run_architect(ws: Workspace, *, dry_run: bool = False) -> ArchitectResult:
                            "has finished") from None
 
 
+@contextmanager
+def _sigterm_raises():
+    """In the main thread, SIGTERM stops the agent's group and raises Interrupted once (the run
+    puts everything back on the way out; a second SIGTERM does not interrupt that)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    fired = []
+
+    def on_sigterm(signum, frame) -> None:
+        agents.terminate_running()
+        if not fired:
+            fired.append(signum)
+            raise Interrupted()
+
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def architect_log(ctx: TickContext) -> Path:
     """logs/architect_<stamp>.log (``-2``, ``-3``… when two runs start in the same second)."""
     return unique_path(ctx.ws.logs_dir / f"architect_{ctx.started.strftime('%Y-%m-%dT%H%M%SZ')}.log")
 
 
 def architect_under_lock(ctx: TickContext, *, dry_run: bool = False) -> ArchitectResult:
-    """One run of the architect; the caller holds the tick lock and has set ``ctx.config``."""
+    """One run of the architect; the caller holds the tick lock and has set ``ctx.config``.
+
+    The run's record (record.py) is written before the agent starts; however the run ends
+    (an exception, SIGTERM, Ctrl-C) everything is put back before the record goes, and a
+    run killed outright leaves the record for :func:`recover_interrupted`."""
+    recover_interrupted(ctx)
     refused = preflight(ctx)
     if refused:
         return ArchitectResult(REFUSED, refused, dry_run=dry_run)
     snap = take_snapshot(ctx)
+    base = snap.snap
+    arch_record.write_record(ctx.ws, base=base.base, untracked=base.untracked, cleanignore=base.cleanignore,
+                             taken_at=base.taken_at, docs=snap.docs, git=base.git, docs_tree=snap.docs_tree)
+    try:
+        result = _run_and_judge(ctx, snap, dry_run)
+    except BaseException:
+        try:
+            restore_all(ctx, with_person_edits(ctx.ws, snap, PLAN_REL), save=True)
+        finally:
+            arch_record.remove_record(ctx.ws)
+        raise
+    arch_record.remove_record(ctx.ws)
+    if read_or_none(ctx.root / CHECKPOINT_REL) != snap.docs.get(CHECKPOINT_REL):
+        _rewrite_checkpoint(ctx)
+    return result
+
+
+def _rewrite_checkpoint(ctx: TickContext) -> None:
+    """CURRENT_STATE.md from the plan as the run left it (whatever the agent or a person wrote there)."""
+    from ..housekeeping import write_checkpoint
+
+    try:
+        write_checkpoint(ctx, ctx.plan())
+    except MementoError:
+        pass
+
+
+def _run_and_judge(ctx: TickContext, snap: ArchitectSnapshot, dry_run: bool) -> ArchitectResult:
     append_log(ctx.log_path, f"[memento] architect run{' (dry run)' if dry_run else ''} at {utc_stamp()}\n")
     if not dry_run:
         ctx.state.architect_last = utc_stamp()
     failed = run_architect_agent(ctx, architect_config(ctx.config))
+    snap = with_person_edits(ctx.ws, snap, PLAN_REL)  # a person's skip/reset meanwhile is not the architect's
     judged = judge(ctx, snap)
     reasons = ((failed,) if failed else ()) + judged.reasons
     log = ctx.rel_log()
@@ -175,6 +265,9 @@ def _apply_locked(ctx: TickContext, proposal: ArchitectResult) -> ArchitectResul
     now = {rel: read_or_none(ctx.root / rel) for rel in WRITABLE}
     if not refused and (now != proposal.base or gitops.head(ctx.root) != proposal.head):
         refused = "the plan, the map or the notes changed since the dry run: run the architect again"
+    deleted = [rel for rel, data in proposal.proposed.items() if data is None and proposal.base.get(rel) is not None]
+    if not refused and deleted:
+        refused = f"the proposal deletes {', '.join(deleted)}, which is not allowed (update it instead)"
     if refused:
         return ArchitectResult(REFUSED, refused)
     snap = take_snapshot(ctx)
@@ -192,12 +285,54 @@ def _apply_locked(ctx: TickContext, proposal: ArchitectResult) -> ArchitectResul
     return replace(result, commit=apply(ctx, result))
 
 
+# ---------------------------------------------------------------- a run killed outright
+
+
+def recover_interrupted(ctx: TickContext) -> str:
+    """A killed run's record (record.py): kill its agent, put back everything it changed from
+    the record (its versions saved under logs/rollback/), drop the record; '' when there was none."""
+    from ...agents.reaper import kill_marked
+    from ...state import this_host
+
+    ws = ctx.ws
+    if not arch_record.has_record(ws):
+        return ""
+    rec = arch_record.read_record(ws)
+    if rec is not None and arch_record.run_alive(rec):
+        return ""  # never under the tick lock; but a live run is never touched
+    if rec is None:
+        arch_record.remove_record(ws)
+        ctx.event(f"{EVENT} — interrupted", [("Reason", "an architect run left a record that cannot be read")])
+        return "the record could not be read"
+    if rec.host == this_host():
+        kill_marked(rec.identity, str(ctx.root))  # only what that run started carries its marker
+    # Even a commit saying "memento: architect" on top is undone: its agent could have made it (killed
+    # in the instant between its own commit and the record's removal, a run is undone whole: safe).
+    docs = rec.docs
+    notes_bytes = docs.get(NOTES_REL) or b""
+    snap = guards.Snapshot(
+        base=rec.base, untracked=frozenset(rec.untracked), plan=docs.get(PLAN_REL) or b"",
+        project_map=docs.get(MAP_REL), status=docs.get(STATUS_REL) or b"", notes=notes_bytes,
+        note_keys=frozenset(n.key for n in notes.parse_notes_text(notes_bytes.decode("utf-8", "replace"))),
+        cleanignore=rec.cleanignore, taken_at=datetime.fromisoformat(rec.taken_at), git=arch_record.recorded_git(ws))
+    said = restore_all(ctx, with_person_edits(ws, ArchitectSnapshot(snap, dict(docs), rec.docs_tree), PLAN_REL),
+                       save=True)
+    arch_record.remove_record(ws)
+    ctx.event(f"{EVENT} — interrupted, rolled back",
+              [("Reason", f"the architect's run (pid {rec.pid}) was killed before it finished"),
+               ("Rolled Back", said or "nothing had changed")])
+    return said or "nothing had changed"
+
+
 # ---------------------------------------------------------------- 1, 2: before the run
 
 
 def preflight(ctx: TickContext) -> str:
     """'' or why the architect cannot run now."""
     ws = ctx.ws
+    if architect_config(ctx.config).agent_preset == "script":
+        return ('the architect needs an agent: [architect] takes [agent] preset "script", which runs no '
+                'model; set [architect] preset (e.g. preset = "claude") in memento.toml')
     try:
         plan = ctx.plan()
     except MementoError as exc:
@@ -230,7 +365,7 @@ def take_snapshot(ctx: TickContext) -> ArchitectSnapshot:
         taken_at=datetime.now(UTC).replace(microsecond=0), git=gitstate.capture(ws.root),
         runtime=ownfiles.runtime_copy(ws),
     )
-    return ArchitectSnapshot(snap, {rel: read_or_none(ws.root / rel) for rel in OWN_DOCS})
+    return ArchitectSnapshot(snap, {rel: read_or_none(ws.root / rel) for rel in OWN_DOCS}, docs_tree(ws))
 
 
 # ---------------------------------------------------------------- 3: the agent
@@ -325,17 +460,40 @@ def judge(ctx: TickContext, snap: ArchitectSnapshot) -> Judged:
     if folded:
         reasons.append(f"made {folded} commit(s) of its own (Memento makes the commit)")
     changes = gitops.changes_since(root, base.base, set(base.untracked))
-    outside = sorted({c.path for c in changes if c.path not in OWN_DOCS and not guards.is_own_temp(c.path)})
+    in_docs = _docs_changed(ws, snap)
+    outside = sorted({c.path for c in changes if c.path not in OWN_DOCS and not guards.is_own_temp(c.path)}
+                     | set(in_docs))
     if outside:
         shown = ", ".join(outside[:10]) + (f" and {len(outside) - 10} more" if len(outside) > 10 else "")
         reasons.append(f"changed files other than the plan, the map and the notes: {shown}")
     reasons += [f"changed {rel} (only Memento writes it)" for rel in NOT_ITS
                 if read_or_none(root / rel) != snap.docs.get(rel)]
+    if base.project_map is not None and read_or_none(ws.map_path) is None:
+        reasons.append(f"deleted {MAP_REL} (update the map, never delete it)")
     plan_changes, plan_reasons = _judge_plan(ws, base)
     note_changes = compare_notes(base.notes, read_or_none(ws.notes_path) or b"",
                                  notes.added_keys(ws.notes_added_path))
     reasons += plan_reasons + list(note_changes.violations)
     return Judged(tuple(reasons), plan_changes, note_changes, read_or_none(ws.map_path) != base.project_map)
+
+
+def _docs_changed(ws: Workspace, snap: ArchitectSnapshot) -> list[str]:
+    """Files under docs/ (but Memento's documents) created, changed or removed since the snapshot."""
+    if snap.docs_tree is None:
+        return []
+    now = docs_tree(ws)
+    return sorted(rel for rel in {*now, *snap.docs_tree}
+                  if now.get(rel) != snap.docs_tree.get(rel) and not guards.is_own_temp(rel))
+
+
+def _remove_new_in_docs(ws: Workspace, snap: ArchitectSnapshot, dest: Path) -> None:
+    """What a rollback does not know (git ignores it): a file new under docs/ goes, saved to ``dest`` first."""
+    for rel in docs_tree(ws).keys() - (snap.docs_tree or {}).keys():
+        path = ws.root / rel
+        data = None if path.is_symlink() else read_or_none(path)
+        if data is not None:
+            atomic_write_bytes(dest / rel, data)
+        path.unlink(missing_ok=True)
 
 
 def _judge_plan(ws: Workspace, base: guards.Snapshot) -> tuple[PlanChanges, list[str]]:
@@ -360,7 +518,7 @@ def restore_all(ctx: TickContext, snap: ArchitectSnapshot, *, save: bool) -> str
     ws, base = ctx.ws, snap.snap
     ownfiles.unlink_own_links(ws, base, ARCHITECT_ID, ctx.log_path)
     gitstate.put_back(ctx.root, base.git)
-    changed = [rel for rel in OWN_DOCS if read_or_none(ws.root / rel) != snap.docs.get(rel)]
+    changed = [rel for rel in OWN_DOCS if rel != CHECKPOINT_REL and read_or_none(ws.root / rel) != snap.docs.get(rel)]
     dest = rollback_folder(ws, f"{ARCHITECT_ID}-docs")
     if save and changed:
         for rel in changed:
@@ -369,6 +527,8 @@ def restore_all(ctx: TickContext, snap: ArchitectSnapshot, *, save: bool) -> str
                 atomic_write_bytes(dest / rel, data)
     keep = (*base.cleanignore, MAP_REL, "memento.toml")  # the documents come back by their bytes below
     rolled = ctx.rolled_back(roll_back(ws, base.base, set(base.untracked), ARCHITECT_ID, keep_patterns=keep))
+    if snap.docs_tree is not None:
+        _remove_new_in_docs(ws, snap, dest)
     for rel in changed:
         if rel == NOTES_REL:
             restore_notes(ws, base)  # with the notes people added meanwhile
@@ -424,6 +584,7 @@ def apply(ctx: TickContext, result: ArchitectResult) -> str | None:
         e.update_counters()
 
     edit_plan(ws.plan_path, finish)
+    replay(ws.plan_path, person_ops(ws))  # a person's skip/reset during the run stays, whatever the agent wrote
     if result.notes.acted:
         notes.archive_read(ws.notes_path)
     ch = result.changes

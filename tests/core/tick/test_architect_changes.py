@@ -37,9 +37,31 @@ def test_a_repair_is_an_edit_and_a_reset_and_breaks_no_rule():
     assert changes.parts() == ["edited T-1", "reset T-1"]
 
 
-def test_a_reset_alone_is_not_an_edit():
+def test_a_reset_of_a_task_it_did_not_change_is_a_violation():
     changes = compare(BASE.replace("- [!] `T-1`", "- [ ] `T-1`"))
-    assert changes.edited == () and changes.reset == ("T-1",) and changes.violations == ()
+    assert changes.edited == () and changes.reset == ("T-1",)
+    assert changes.violations == ("reset T-1 without changing it (repair a task before resetting it; "
+                                  "a person retries one as it is with `memento reset`)",)
+    # Its retries written as well make no difference: the definition is what counts.
+    again = compare(BASE.replace("- [!] `T-1`", "- [ ] `T-1`").replace("  - retries: 2", "  - retries: 0"))
+    assert len(again.violations) == 1 and again.violations[0].startswith("reset T-1 without changing it")
+
+
+def test_retries_on_a_task_it_does_not_reset_are_refused():
+    blocked = BASE.replace("  - retries: 2", "  - retries: 0")  # T-1 stays [!]
+    assert compare(blocked).violations == ("changed T-1's retries (Memento counts them; only a reset sets "
+                                           "them to 0)",)
+    added = BASE + "\n- [ ] `T-3` New one\n  - verify: `true`\n  - context_files: [c.txt]\n  - retries: 5\n"
+    assert compare(added).violations == ("gave the new task T-3 retries: 5 (a new task starts at 0)",)
+    fresh = added.replace("  - retries: 5\n", "  - retries: 0\n")
+    assert compare(fresh).violations == () and compare(fresh).added == ("T-3",)
+
+
+def test_the_meta_limits_are_not_the_architects():
+    for key, line in (("max_retries", "- max_retries: 9\n"), ("max_diff_lines", "- max_diff_lines: 99999\n")):
+        new = BASE.replace("- max_retries: 2\n", "- max_retries: 2\n" + line) if key != "max_retries" \
+            else BASE.replace("- max_retries: 2\n", line)
+        assert f"changed the Meta limit {key} (a person sets the pipeline's limits)" in compare(new).violations
 
 
 def test_each_rule():
