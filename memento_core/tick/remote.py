@@ -27,6 +27,7 @@ Without a remote every function here returns at once (today's tick).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import threading
@@ -109,6 +110,7 @@ class Fleet:
                     new = heartbeat_commit(self.ctx, self.task, self.host)
                     if push(self.ctx, [f"{new}:{CLAIMS}{self.task}"], [f"{CLAIMS}{self.task}:{self.ref}"]):
                         self.ref = new
+                        save_pending(self.ctx, self.task, new)
                     else:
                         self.lost = f"its heartbeat ref {CLAIMS}{self.task} was changed by another host"
                         return
@@ -201,9 +203,11 @@ def publish(ctx: TickContext, result: TaskResult) -> TaskResult:
             if push(ctx, [f"HEAD:refs/heads/{f.branch}", f":{CLAIMS}{f.task}"],
                     [_lease(f, upstream), f"{CLAIMS}{f.task}:{f.ref}"]):
                 f.task = f.ref = ""
+                save_pending(ctx, "", "")
                 return result
     except MementoError as exc:
-        cron_log(ctx.ws, f"the result of {result.task_id} is committed here but not pushed: {exc}")
+        cron_log(ctx.ws, f"the result of {result.task_id} is committed here but not pushed "
+                         f"(the next sync pushes it if the claim is still this host's): {exc}")
         f.task = ""
         return result
     cron_log(ctx.ws, f"the result of {result.task_id} was not pushed after {MAX_RACES} races; the next tick does")
@@ -276,10 +280,17 @@ def sync(ctx: TickContext) -> None:
         commit_own_docs(ctx)
         fetch(ctx)
         upstream = remote_head(ctx)
+        pending = _pending_claim(ctx, upstream)
         integrate(ctx, upstream)
         local = gitops.head(ctx.root)
-        if local != upstream and not push(ctx, [f"HEAD:refs/heads/{f.branch}"], [_lease(f, upstream)]):
+        specs, leases = [f"HEAD:refs/heads/{f.branch}"], [_lease(f, upstream)]
+        if pending:  # a result an earlier tick could not push: it lands with its claim ref, or not at all
+            specs.append(f":{CLAIMS}{pending[0]}")
+            leases.append(f"{CLAIMS}{pending[0]}:{pending[1]}")
+        if local != upstream and not push(ctx, specs, leases):
             continue
+        if pending and local != upstream:
+            save_pending(ctx, "", "")
         if take_over_stale(ctx, local):
             return
     raise MementoError(f"lost the race to the remote {MAX_RACES} times")
@@ -310,6 +321,7 @@ def claim(ctx: TickContext, task: Task) -> bool:
     if push(ctx, [f"HEAD:refs/heads/{f.branch}", f"{beat}:{CLAIMS}{task.id}"],
             [_lease(f, base), f"{CLAIMS}{task.id}:{old.sha if old else ''}"]):
         f.task, f.ref, f.lost = task.id, beat, ""
+        save_pending(ctx, task.id, beat)
         f.start_beating()
         return True
     _move_back(ctx, sha, base)
@@ -378,6 +390,7 @@ def _claim_lost(ctx: TickContext, result: TaskResult, upstream: str | None) -> T
     reason = f"claim lost: {f.lost}; the result was set aside in {saved}"
     ctx.event(f"⚠️ CLAIM LOST — {result.task_id} was taken over while it ran here", [("Reason", reason)])
     f.task = f.ref = f.lost = ""
+    save_pending(ctx, "", "")
     return TaskResult(result.task_id, False, reason, result.duration)
 
 
@@ -420,6 +433,52 @@ def _set_aside(ctx: TickContext, task_id: str, upstream: str | None) -> str:
     if upstream:
         gitops.run_git(ctx.root, ["reset", "-q", "--keep", upstream])
     return ctx.ws.rel(dest)
+
+
+def _pending_path(ctx: TickContext):
+    return ctx.ws.memento_dir / "fleet_pending.json"
+
+
+def save_pending(ctx: TickContext, task_id: str, ref: str) -> None:
+    """The claim whose result is not yet on the remote (task id, the claim ref this host last
+    pushed), kept until the atomic push with that ref's lease lands; "" forgets it."""
+    path = _pending_path(ctx)
+    if not task_id:
+        path.unlink(missing_ok=True)
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(path, json.dumps({"task": task_id, "ref": ref}).encode())
+
+
+def read_pending(ctx: TickContext) -> tuple[str, str] | None:
+    try:
+        data = json.loads(_pending_path(ctx).read_text(encoding="utf-8"))
+        return (str(data["task"]), str(data["ref"])) if data.get("task") and data.get("ref") else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _pending_claim(ctx: TickContext, upstream: str | None) -> tuple[str, str] | None:
+    """The claim an earlier tick's unpushed result depends on, when its ref is still this host's;
+    when another host took it over meanwhile, the local result is set aside (CLAIM LOST), never pushed."""
+    pending = read_pending(ctx)
+    if pending is None or (ctx.fleet is not None and ctx.fleet.task):
+        return None
+    task_id, ref = pending
+    if _seen(ctx).get(task_id, Beat("", "", 0)).sha == ref:
+        return pending
+    local = gitops.head(ctx.root)
+    if local == upstream or _is_ancestor(ctx, local, upstream):
+        save_pending(ctx, "", "")
+        return None
+    saved = _set_aside(ctx, task_id, upstream)
+    reason = (f"claim lost: its claim ref {CLAIMS}{task_id} is gone or another host's (taken over as stale?) "
+              f"before this host's result was pushed; the result was set aside in {saved}")
+    ctx.event(f"⚠️ CLAIM LOST — {task_id} was taken over before its result was pushed from here", [("Reason", reason)])
+    cron_log(ctx.ws, reason)
+    save_pending(ctx, "", "")
+    commit_own_docs(ctx)
+    return None
 
 
 # ---------------------------------------------------------------- git
