@@ -40,10 +40,11 @@ from .. import gitops, notes, status_log
 from ..errors import EXIT_ATTENTION, EXIT_OK, EditConflict, MementoError
 from ..lines import decode
 from ..locks import atomic_write_bytes
-from ..plan import Plan, PlanEditor, Task, edit_plan, parse_plan_doc, scan_plan
+from ..plan import Plan, PlanEditor, Task, edit_plan
 from ..runlog import Outcome, cron_log, utc_stamp
 from ..state import read_claim
 from ..workspace import OWN_DOCS
+from . import plan_merge
 from .context import TaskResult, TickContext
 from .record import read_record
 from .rollback import rollback_folder
@@ -84,6 +85,7 @@ class Fleet:
         self.task = ""  # the task this host holds a claim on
         self.ref = ""  # the heartbeat commit it last pushed for it
         self.lost = ""  # why the claim stopped being ours while it ran
+        self.plan_notes: list[str] = []  # this host's plan edits the remote's word overrode in a rebase
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -524,7 +526,17 @@ def integrate(ctx: TickContext, upstream: str | None) -> None:
     rebase(ctx, upstream)
     after = {subject: sha for sha, subject in _subjects(ctx, upstream, gitops.head(ctx.root))}
     _fix_commit_shas(ctx, {old: after[s] for old, s in before if s in after and after[s] != old})
+    _say_plan_notes(ctx)
     commit_own_docs(ctx)
+
+
+def _say_plan_notes(ctx: TickContext) -> None:
+    """The plan edits of this host the rebase could not keep (the remote changed them too)."""
+    f = fleet(ctx)
+    if f.plan_notes:
+        notes, f.plan_notes = f.plan_notes, []
+        ctx.event(f"⚠️ PLAN MERGE — the remote's plan kept over {len(notes)} edit(s) made here",
+                  [("Reason", "; ".join(notes))])
 
 
 def rebase(ctx: TickContext, upstream: str) -> None:
@@ -667,50 +679,16 @@ def _stage(ctx: TickContext, n: int, path: str) -> bytes | None:
     return proc.stdout if proc.returncode == 0 else None
 
 
-_META_LINE = re.compile(r"^\s*[-*+]\s*(?P<key>[A-Za-z_][\w-]*)\s*:\s*(?P<value>.*?)\s*$")
-
-
 def merge_plan(ctx, base: bytes, upstream: bytes, mine: bytes) -> bytes | None:
-    """The remote's plan with this side's edits re-applied where the remote left them alone.
-
-    A task's status and retries, and a Meta value, are this side's when the remote still has
-    them as they were at the base; when both changed one, the remote's stands (a takeover, a
-    person's reset: never a task done twice). total_ticks is the larger, the counters are
-    recounted. None when this side added or removed tasks (a person's edit: by hand).
-    """
-    b, m, u = (parse_plan_doc(decode(x, PLAN), PLAN) for x in (base, mine, upstream))
-    if {t.id for t in b.tasks} != {t.id for t in m.tasks}:
-        return None
-    editor = PlanEditor(decode(upstream, PLAN), PLAN)
-    for task in m.tasks:
-        old, theirs = b.task(task.id), u.task(task.id)
-        if theirs is None or (theirs.status, theirs.retries) != (old.status, old.retries):
-            continue
-        if old.status != task.status:
-            editor.set_status(task.id, task.status)
-        if old.retries != task.retries:
-            editor.set_field(task.id, "retries", str(task.retries))
-    base_meta, theirs = _meta_values(base), _meta_values(upstream)
-    for key, value in _meta_values(mine).items():
-        if key == "total_ticks":
-            best = max(int(v) if v.isdigit() else 0 for v in (value, theirs.get(key, "0")))
-            editor.set_meta(key, str(best))
-        elif base_meta.get(key) != value and theirs.get(key) == base_meta.get(key) and \
-                key not in ("total_tasks", "completed_tasks"):
-            editor.set_meta(key, value)
-    editor.update_counters()
-    return editor.doc.encode()
-
-
-def _meta_values(data: bytes) -> dict[str, str]:
-    plan = scan_plan(data.decode("utf-8", "replace"), PLAN)
-    lines = data.decode("utf-8", "replace").splitlines()
-    values = {}
-    for key, line in plan.meta.lines.items():
-        m = _META_LINE.match(lines[line - 1]) if 0 < line <= len(lines) else None
-        if m:
-            values[key] = m.group("value")
-    return values
+    """The remote's plan with this side's edits re-applied where the remote left them alone
+    (plan_merge.merge_plan: status, retries, Meta, task definitions, added and removed tasks;
+    when both changed one, the remote's stands, never a task done twice). What this side
+    loses is kept in ``ctx.fleet.plan_notes`` for a status-log entry after the rebase."""
+    notes: list[str] = []
+    merged = plan_merge.merge_plan(base, upstream, mine, notes)
+    if ctx is not None and notes:
+        fleet(ctx).plan_notes.extend(notes)
+    return merged
 
 
 _ENTRY_START = re.compile(r"^##[ \t]+\[", re.M)

@@ -435,9 +435,45 @@ def test_the_plan_merge_reapplies_this_hosts_edits_only_where_the_remote_left_th
     merged = parse_plan_text(remote.merge_plan(None, base.encode(), upstream.encode(), mine.encode()).decode())
     assert [(t.id, t.status, t.retries) for t in merged.tasks] == [("T-1", "x", 0), ("T-2", "x", 1), ("T-3", "~", 0)]
     assert merged.meta.max_retries == 5 and merged.meta.completed_tasks == 2
-    # A task added on this side only is a person's edit: no automatic merge.
-    added = mine + "- [ ] `T-9` New\n  - verify: `true`\n  - context_files: []\n"
-    assert remote.merge_plan(None, base.encode(), upstream.encode(), added.encode()) is None
+
+
+
+def _merged(base: str, upstream: str, mine: str):
+    notes: list[str] = []
+    from memento_core.tick import plan_merge
+    data = plan_merge.merge_plan(base.encode(), upstream.encode(), mine.encode(), notes)
+    return (parse_plan_text(data.decode()) if data is not None else None), notes
+
+
+def test_the_plan_merge_keeps_an_architects_task_edits_and_split_when_the_remote_left_them():
+    base = plan_text(3)
+    # Here: the architect changed T-2's verify and split T-3 into T-4, T-5 (T-3 removed).
+    mine = base.replace("grep -q T-2 out/2.txt", "test -s out/2.txt")
+    split = ("- [ ] `T-4` First half\n  - verify: `true`\n  - context_files: [a.txt]\n"
+             "- [ ] `T-5` Second half\n  - verify: `true`\n  - context_files: [b.txt]\n")
+    start = mine.index("- [ ] `T-3`")
+    mine = mine[:start] + split
+    # There: another host did T-1 and T-2 (statuses only), a person raised max_retries.
+    upstream = _with(_with(base, "T-1", "x"), "T-2", "x", retries=1).replace("max_retries: 3", "max_retries: 5")
+    merged, notes = _merged(base, upstream, mine)
+    assert [(t.id, t.status, t.retries) for t in merged.tasks] == [
+        ("T-1", "x", 0), ("T-2", "x", 1), ("T-4", " ", 0), ("T-5", " ", 0)]
+    assert merged.task("T-2").verify == "test -s out/2.txt"
+    assert merged.task("T-5").context_files == ("b.txt",)
+    assert merged.meta.max_retries == 5 and merged.meta.total_tasks == 4 and merged.meta.completed_tasks == 2
+    assert notes == [] and not merged.plan_errors
+
+
+def test_the_plan_merge_lets_the_remote_win_where_both_changed_a_task_and_says_so():
+    base = plan_text(3)
+    mine = base.replace("grep -q T-2 out/2.txt", "test -s out/2.txt")  # edited here
+    mine = mine[:mine.index("- [ ] `T-3`")]  # T-3 removed here ...
+    upstream = base.replace("grep -q T-2 out/2.txt", "false")  # ... T-2 edited there too
+    upstream = _with(upstream, "T-3", "x")  # ... and T-3 done there
+    merged, notes = _merged(base, upstream, mine)
+    assert merged.task("T-2").verify == "false"
+    assert merged.task("T-3").status == "x"
+    assert len(notes) == 2 and notes[0].startswith("T-2:") and notes[1].startswith("T-3:")
 
 
 def test_the_status_merge_keeps_both_sides_entries(tmp_path):
@@ -653,3 +689,26 @@ def test_a_result_not_pushed_lands_with_its_claim_ref_on_the_next_tick(tmp_path)
     assert remote_plan(bare).task("T-1").status == "x"
     assert claim_refs(bare) == []
     assert not (clones["a"] / ".memento" / "fleet_pending.json").exists()
+
+
+def test_the_plan_merge_adds_a_phase_added_here_at_the_end():
+    base = plan_text(1)
+    mine = base + "\n## Phase 2: More\n<!-- depends: Phase 1 -->\n\n- [ ] `T-9` Later\n  - verify: `true`\n"
+    merged, notes = _merged(base, _with(base, "T-1", "x"), mine)
+    assert [(t.id, t.status, t.phase) for t in merged.tasks] == [("T-1", "x", "Phase 1"), ("T-9", " ", "Phase 2")]
+    assert not merged.plan_errors and notes == []
+
+
+def test_an_edit_to_the_plan_made_on_one_host_survives_its_rebase_onto_the_remote(tmp_path):
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 2)
+    tick_all({"b": clones["b"]})  # b does T-1: its status line changes on the remote
+    plan = clones["a"] / "docs" / "MASTER_PLAN.md"  # meanwhile on a: T-1's verify, a new task
+    plan.write_text(plan.read_text().replace("grep -q T-1 out/1.txt", "test -s out/1.txt")
+                    + "- [ ] `T-3` Write out/3.txt\n  - verify: `grep -q T-3 out/3.txt`\n"
+                      "  - context_files: [out/3.txt]\n")
+    git(clones["a"], "commit", "-qam", "memento: architect edits the plan")
+    out = tick_all({"a": clones["a"]})["a"]
+    merged = remote_plan(bare)
+    assert merged.task("T-1").status == "x" and merged.task("T-1").verify == "test -s out/1.txt", out
+    assert merged.task("T-3") is not None
+    assert "memento: architect edits the plan" in subjects(bare)
