@@ -712,3 +712,18 @@ def test_an_edit_to_the_plan_made_on_one_host_survives_its_rebase_onto_the_remot
     assert merged.task("T-1").status == "x" and merged.task("T-1").verify == "test -s out/1.txt", out
     assert merged.task("T-3") is not None
     assert "memento: architect edits the plan" in subjects(bare)
+
+
+def test_fresh_clones_ticking_a_complete_plan_write_the_complete_entry_once(tmp_path):
+    # A CI runner starts from a fresh clone (no .memento/state.json) every scheduled run.
+    bare, clones = make_fleet(tmp_path, ["a"], 1)
+    tick_all(clones)  # T-1 done
+    tick_all(clones)  # ... and the plan found complete: one entry
+    assert git(bare, "show", "main:docs/TICK_STATUS.md").count("ALL TASKS COMPLETE") == 1
+    head = git(bare, "rev-parse", "main")
+    for run in range(3):
+        runner = tmp_path / f"runner{run}"
+        git(tmp_path, "clone", "-q", str(bare), str(runner))
+        tick_all({f"gha-{run}": runner})
+    assert git(bare, "show", "main:docs/TICK_STATUS.md").count("ALL TASKS COMPLETE") == 1
+    assert git(bare, "rev-parse", "main") == head  # no sync-docs commit either
