@@ -565,8 +565,16 @@ def test_cron_install_github_prints_a_workflow_that_runs_one_tick_and_pushes_bac
     assert any("pip install" in r and "memento" in r for r in runs)
     assert any("git config user.name" in r for r in runs)
     assert sum(1 for r in runs if r.strip() == "memento tick") == 1
-    assert "git push origin" in runs[-1]
+    assert not any("git push" in r for r in runs)  # with [workers] remote the tick pushes itself, leased
     assert git(root, "status", "--porcelain") == before  # printing installs nothing
+    # Without a remote a push-back step follows, only after a tick that succeeded.
+    toml = (root / "memento.toml").read_text()
+    (root / "memento.toml").write_text(toml.replace('[workers]\nremote = "origin"\n', ""))
+    proc = subprocess.run([PY, "-m", "memento_core.cli.main", "cron", "install", "--github", "--project", str(root)],
+                          capture_output=True, text=True, env=env_for("a"))
+    last = yaml.safe_load(proc.stdout)["jobs"]["tick"]["steps"][-1]
+    assert "git push origin" in last["run"] and last["if"] == "success()"
+    (root / "memento.toml").write_text(toml)
     # A faster interval than GitHub allows is said, on stderr, and clamped.
     proc = subprocess.run([PY, "-m", "memento_core.cli.main", "cron", "install", "--github", "--every", "1min",
                            "--project", str(root)], capture_output=True, text=True, env=env_for("a"))
