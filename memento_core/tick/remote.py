@@ -340,13 +340,27 @@ def take_over_stale(ctx: TickContext, upstream: str | None) -> bool:
         if task.status != "~" or _local(ctx, task.id):
             continue
         beat = seen.get(task.id)
-        if beat is not None and now - beat.at <= plan.meta.stale_lock_timeout:
+        if beat is None:  # a reader may see the branch before the claim ref: the claim commit's time
+            claimed = _claim_commit(ctx, task.id)
+            if claimed is not None and now - claimed.at <= plan.meta.stale_lock_timeout:
+                continue
+        elif now - beat.at <= plan.meta.stale_lock_timeout:
             continue
         why = ("no heartbeat ref" if beat is None
                else f"the heartbeat ref of {beat.host} is {int(now - beat.at)}s old")
         if not _take_over(ctx, plan, task, beat, why, upstream):
             return False
     return True
+
+
+def _claim_commit(ctx: TickContext, task_id: str) -> Beat | None:
+    """The newest ``memento: claim <ID> on <host>`` commit on HEAD, as a Beat (its committer time)."""
+    out = gitops.run_git(ctx.root, ["log", "-1", "--fixed-strings", f"--grep=memento: claim {task_id} on ",
+                                    "--format=%H%x09%ct%x09%s", "HEAD"], check=False).stdout.decode("utf-8", "replace")
+    parts = out.strip().split("\t", 2)
+    if len(parts) != 3 or not parts[1].isdigit() or not parts[2].startswith(f"memento: claim {task_id} on "):
+        return None
+    return Beat(parts[0], parts[2].rsplit(" on ", 1)[-1], float(parts[1]))
 
 
 def _take_over(ctx: TickContext, plan: Plan, task: Task, beat: Beat | None, why: str, upstream: str | None) -> bool:

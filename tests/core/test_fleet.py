@@ -735,3 +735,21 @@ def test_fresh_clones_ticking_a_complete_plan_write_the_complete_entry_once(tmp_
         tick_all({f"gha-{run}": runner})
     assert git(bare, "show", "main:docs/TICK_STATUS.md").count("ALL TASKS COMPLETE") == 1
     assert git(bare, "rev-parse", "main") == head  # no sync-docs commit either
+
+
+def test_a_claim_seen_before_its_ref_is_judged_by_the_claim_commits_time(tmp_path, monkeypatch):
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 1)
+    a = context(clones["a"], "a", monkeypatch)
+    remote.sync(a)
+    assert remote.claim(a, a.plan().task("T-1"))
+    a.fleet.stop_beating()
+    git(bare, "update-ref", "-d", "refs/memento/claims/T-1")  # b reads the branch, not (yet) the ref
+    b = context(clones["b"], "b", monkeypatch)
+    remote.sync(b)
+    assert remote_plan(bare).task("T-1").status == "~"  # a fresh claim commit: left alone
+    assert not any("taken over" in s for s in subjects(bare))
+    later = time.time() + 3600  # an hour on, the claim commit is older than stale_lock_timeout
+    monkeypatch.setattr(remote.time, "time", lambda: later)
+    remote.sync(b)
+    assert remote_plan(bare).task("T-1").status == " "
+    assert "memento: T-1 taken over from a lost claim (retry 1/3)" in subjects(bare)
