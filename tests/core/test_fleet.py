@@ -753,3 +753,16 @@ def test_a_claim_seen_before_its_ref_is_judged_by_the_claim_commits_time(tmp_pat
     remote.sync(b)
     assert remote_plan(bare).task("T-1").status == " "
     assert "memento: T-1 taken over from a lost claim (retry 1/3)" in subjects(bare)
+
+
+def test_the_doctor_warns_that_workers_max_is_ignored_with_a_remote(tmp_path):
+    from memento_core.doctor import check_workspace
+
+    bare, clones = make_fleet(tmp_path, ["a"], 1)
+    toml = clones["a"] / "memento.toml"
+    assert {f.check: f for f in check_workspace(Workspace(clones["a"]))}["fleet-workers"].severity == "OK"
+    toml.write_text(toml.read_text().replace('remote = "origin"', 'remote = "origin"\nmax = 3'))
+    found = {f.check: f for f in check_workspace(Workspace(clones["a"]))}
+    assert found["fleet-workers"].severity == "WARNING" and "max = 3 is ignored" in found["fleet-workers"].message
+    toml.write_text(toml.read_text().replace('remote = "origin"\n', ""))  # alone, max = 3 is used: no warning
+    assert {f.check: f for f in check_workspace(Workspace(clones["a"]))}["fleet-workers"].severity == "OK"
