@@ -250,6 +250,22 @@ def finish(ctx: TickContext, outcome: Outcome) -> Outcome:
     return outcome
 
 
+def sync_for_architect(ctx: TickContext) -> None:
+    """`memento architect` with a remote: it reads the fleet's plan, not this clone's old one."""
+    if not enabled(ctx):
+        return
+    try:
+        sync(ctx)
+    except MementoError as exc:
+        cron_log(ctx.ws, f"the architect runs on this clone's plan: the remote {ctx.config.workers_remote!r} "
+                         f"could not be used: {exc}")
+
+
+def push_for_architect(ctx: TickContext) -> None:
+    """The architect's commit pushed to the remote the way a tick's documents are (:func:`finish`)."""
+    finish(ctx, Outcome(EXIT_OK, ""))
+
+
 def _stopped(ctx: TickContext, message: str, *, afterwards: Callable, code: int = EXIT_ATTENTION) -> Outcome:
     if code != EXIT_OK:
         cron_log(ctx.ws, f"tick stopped: {message}")

@@ -766,3 +766,23 @@ def test_the_doctor_warns_that_workers_max_is_ignored_with_a_remote(tmp_path):
     assert found["fleet-workers"].severity == "WARNING" and "max = 3 is ignored" in found["fleet-workers"].message
     toml.write_text(toml.read_text().replace('remote = "origin"\n', ""))  # alone, max = 3 is used: no warning
     assert {f.check: f for f in check_workspace(Workspace(clones["a"]))}["fleet-workers"].severity == "OK"
+
+
+def test_memento_architect_syncs_with_the_remote_first_and_pushes_its_fix(tmp_path, monkeypatch):
+    from memento_core.tick.architect.run import CHANGED, run_architect
+
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 2)
+    a = clones["a"]
+    import shlex
+
+    fix = shlex.join([PY, str(AGENTS / "architect.py"), "fix", "T-2", "test -s out/2.txt"])
+    (a / "memento.toml").write_text((a / "memento.toml").read_text() + f'[architect]\ncommand = """{fix}"""\n')
+    git(a, "commit", "-qam", "the architect's agent")
+    tick_all({"b": clones["b"]})  # b does T-1 meanwhile
+    monkeypatch.setenv("MEMENTO_HOST", "a")
+    result = run_architect(Workspace(a))
+    assert result.outcome == CHANGED, result.message
+    plan = remote_plan(bare)
+    assert plan.task("T-1").status == "x" and plan.task("T-2").verify == "test -s out/2.txt"
+    assert git(a, "rev-parse", "HEAD") == git(bare, "rev-parse", "main")
+    assert any(s.startswith("memento: architect") for s in subjects(bare))
