@@ -473,15 +473,17 @@ GITHUB_MIN_SECONDS = 300  # GitHub runs scheduled workflows at most every 5 minu
 
 
 def github_workflow(project: str, every: str | float = "5min", *, subdir: str = "", pip: str = "memento",
-                    python: str = "3.11", timeout_minutes: int = 60) -> tuple[str, Schedule]:
+                    python: str = "3.11", timeout_minutes: int = 60, pushes_itself: bool = False) -> tuple[str, Schedule]:
     """A GitHub Actions workflow running one tick of the project on a runner, and its schedule.
 
     On ``schedule`` (the interval as cron fields, at least every 5 minutes) and by hand
     (``workflow_dispatch``); one run at a time per project (a ``concurrency`` group, never
     cancelled: a tick stopped mid-task would be a stale claim); full history checked out,
     Python set up, Memento installed with ``pip``, a git identity, one ``memento tick``,
-    then whatever the tick committed pushed back (with ``[workers] remote`` the tick pushes
-    itself and the runner is one host of the fleet, named after the run).
+    then whatever the tick committed pushed back, only after a tick that succeeded (a
+    cancelled or failed one may leave a half-rebased HEAD). ``pushes_itself`` (``[workers]
+    remote`` set): no push-back step at all, the tick pushes with its claim leases and the
+    runner is one host of the fleet, named after the run.
     """
     import json
 
@@ -526,8 +528,9 @@ def github_workflow(project: str, every: str | float = "5min", *, subdir: str = 
         "          MEMENTO_HOST: gha-${{ github.run_id }}",
         "          # ANTHROPIC_API_KEY: ${{ secrets.ANTHROPIC_API_KEY }}",
         "        run: memento tick",
-        "      - name: Push back",
-        "        if: always()",
-        '        run: git push origin "HEAD:refs/heads/${{ github.ref_name }}"',
     ]
+    if not pushes_itself:
+        lines += ["      - name: Push back",
+                  "        if: success()",
+                  '        run: git push origin "HEAD:refs/heads/${{ github.ref_name }}"']
     return "\n".join(lines) + "\n", schedule

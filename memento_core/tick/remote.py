@@ -27,6 +27,7 @@ Without a remote every function here returns at once (today's tick).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import threading
@@ -39,10 +40,11 @@ from .. import gitops, notes, status_log
 from ..errors import EXIT_ATTENTION, EXIT_OK, EditConflict, MementoError
 from ..lines import decode
 from ..locks import atomic_write_bytes
-from ..plan import Plan, PlanEditor, Task, edit_plan, parse_plan_doc, scan_plan
+from ..plan import Plan, PlanEditor, Task, edit_plan
 from ..runlog import Outcome, cron_log, utc_stamp
 from ..state import read_claim
 from ..workspace import OWN_DOCS
+from . import plan_merge
 from .context import TaskResult, TickContext
 from .record import read_record
 from .rollback import rollback_folder
@@ -83,6 +85,7 @@ class Fleet:
         self.task = ""  # the task this host holds a claim on
         self.ref = ""  # the heartbeat commit it last pushed for it
         self.lost = ""  # why the claim stopped being ours while it ran
+        self.plan_notes: list[str] = []  # this host's plan edits the remote's word overrode in a rebase
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -109,6 +112,7 @@ class Fleet:
                     new = heartbeat_commit(self.ctx, self.task, self.host)
                     if push(self.ctx, [f"{new}:{CLAIMS}{self.task}"], [f"{CLAIMS}{self.task}:{self.ref}"]):
                         self.ref = new
+                        save_pending(self.ctx, self.task, new)
                     else:
                         self.lost = f"its heartbeat ref {CLAIMS}{self.task} was changed by another host"
                         return
@@ -201,9 +205,11 @@ def publish(ctx: TickContext, result: TaskResult) -> TaskResult:
             if push(ctx, [f"HEAD:refs/heads/{f.branch}", f":{CLAIMS}{f.task}"],
                     [_lease(f, upstream), f"{CLAIMS}{f.task}:{f.ref}"]):
                 f.task = f.ref = ""
+                save_pending(ctx, "", "")
                 return result
     except MementoError as exc:
-        cron_log(ctx.ws, f"the result of {result.task_id} is committed here but not pushed: {exc}")
+        cron_log(ctx.ws, f"the result of {result.task_id} is committed here but not pushed "
+                         f"(the next sync pushes it if the claim is still this host's): {exc}")
         f.task = ""
         return result
     cron_log(ctx.ws, f"the result of {result.task_id} was not pushed after {MAX_RACES} races; the next tick does")
@@ -244,6 +250,22 @@ def finish(ctx: TickContext, outcome: Outcome) -> Outcome:
     return outcome
 
 
+def sync_for_architect(ctx: TickContext) -> None:
+    """`memento architect` with a remote: it reads the fleet's plan, not this clone's old one."""
+    if not enabled(ctx):
+        return
+    try:
+        sync(ctx)
+    except MementoError as exc:
+        cron_log(ctx.ws, f"the architect runs on this clone's plan: the remote {ctx.config.workers_remote!r} "
+                         f"could not be used: {exc}")
+
+
+def push_for_architect(ctx: TickContext) -> None:
+    """The architect's commit pushed to the remote the way a tick's documents are (:func:`finish`)."""
+    finish(ctx, Outcome(EXIT_OK, ""))
+
+
 def _stopped(ctx: TickContext, message: str, *, afterwards: Callable, code: int = EXIT_ATTENTION) -> Outcome:
     if code != EXIT_OK:
         cron_log(ctx.ws, f"tick stopped: {message}")
@@ -276,10 +298,17 @@ def sync(ctx: TickContext) -> None:
         commit_own_docs(ctx)
         fetch(ctx)
         upstream = remote_head(ctx)
+        pending = _pending_claim(ctx, upstream)
         integrate(ctx, upstream)
         local = gitops.head(ctx.root)
-        if local != upstream and not push(ctx, [f"HEAD:refs/heads/{f.branch}"], [_lease(f, upstream)]):
+        specs, leases = [f"HEAD:refs/heads/{f.branch}"], [_lease(f, upstream)]
+        if pending:  # a result an earlier tick could not push: it lands with its claim ref, or not at all
+            specs.append(f":{CLAIMS}{pending[0]}")
+            leases.append(f"{CLAIMS}{pending[0]}:{pending[1]}")
+        if local != upstream and not push(ctx, specs, leases):
             continue
+        if pending and local != upstream:
+            save_pending(ctx, "", "")
         if take_over_stale(ctx, local):
             return
     raise MementoError(f"lost the race to the remote {MAX_RACES} times")
@@ -310,6 +339,7 @@ def claim(ctx: TickContext, task: Task) -> bool:
     if push(ctx, [f"HEAD:refs/heads/{f.branch}", f"{beat}:{CLAIMS}{task.id}"],
             [_lease(f, base), f"{CLAIMS}{task.id}:{old.sha if old else ''}"]):
         f.task, f.ref, f.lost = task.id, beat, ""
+        save_pending(ctx, task.id, beat)
         f.start_beating()
         return True
     _move_back(ctx, sha, base)
@@ -326,13 +356,27 @@ def take_over_stale(ctx: TickContext, upstream: str | None) -> bool:
         if task.status != "~" or _local(ctx, task.id):
             continue
         beat = seen.get(task.id)
-        if beat is not None and now - beat.at <= plan.meta.stale_lock_timeout:
+        if beat is None:  # a reader may see the branch before the claim ref: the claim commit's time
+            claimed = _claim_commit(ctx, task.id)
+            if claimed is not None and now - claimed.at <= plan.meta.stale_lock_timeout:
+                continue
+        elif now - beat.at <= plan.meta.stale_lock_timeout:
             continue
         why = ("no heartbeat ref" if beat is None
                else f"the heartbeat ref of {beat.host} is {int(now - beat.at)}s old")
         if not _take_over(ctx, plan, task, beat, why, upstream):
             return False
     return True
+
+
+def _claim_commit(ctx: TickContext, task_id: str) -> Beat | None:
+    """The newest ``memento: claim <ID> on <host>`` commit on HEAD, as a Beat (its committer time)."""
+    out = gitops.run_git(ctx.root, ["log", "-1", "--fixed-strings", f"--grep=memento: claim {task_id} on ",
+                                    "--format=%H%x09%ct%x09%s", "HEAD"], check=False).stdout.decode("utf-8", "replace")
+    parts = out.strip().split("\t", 2)
+    if len(parts) != 3 or not parts[1].isdigit() or not parts[2].startswith(f"memento: claim {task_id} on "):
+        return None
+    return Beat(parts[0], parts[2].rsplit(" on ", 1)[-1], float(parts[1]))
 
 
 def _take_over(ctx: TickContext, plan: Plan, task: Task, beat: Beat | None, why: str, upstream: str | None) -> bool:
@@ -378,6 +422,7 @@ def _claim_lost(ctx: TickContext, result: TaskResult, upstream: str | None) -> T
     reason = f"claim lost: {f.lost}; the result was set aside in {saved}"
     ctx.event(f"⚠️ CLAIM LOST — {result.task_id} was taken over while it ran here", [("Reason", reason)])
     f.task = f.ref = f.lost = ""
+    save_pending(ctx, "", "")
     return TaskResult(result.task_id, False, reason, result.duration)
 
 
@@ -420,6 +465,52 @@ def _set_aside(ctx: TickContext, task_id: str, upstream: str | None) -> str:
     if upstream:
         gitops.run_git(ctx.root, ["reset", "-q", "--keep", upstream])
     return ctx.ws.rel(dest)
+
+
+def _pending_path(ctx: TickContext):
+    return ctx.ws.memento_dir / "fleet_pending.json"
+
+
+def save_pending(ctx: TickContext, task_id: str, ref: str) -> None:
+    """The claim whose result is not yet on the remote (task id, the claim ref this host last
+    pushed), kept until the atomic push with that ref's lease lands; "" forgets it."""
+    path = _pending_path(ctx)
+    if not task_id:
+        path.unlink(missing_ok=True)
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(path, json.dumps({"task": task_id, "ref": ref}).encode())
+
+
+def read_pending(ctx: TickContext) -> tuple[str, str] | None:
+    try:
+        data = json.loads(_pending_path(ctx).read_text(encoding="utf-8"))
+        return (str(data["task"]), str(data["ref"])) if data.get("task") and data.get("ref") else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _pending_claim(ctx: TickContext, upstream: str | None) -> tuple[str, str] | None:
+    """The claim an earlier tick's unpushed result depends on, when its ref is still this host's;
+    when another host took it over meanwhile, the local result is set aside (CLAIM LOST), never pushed."""
+    pending = read_pending(ctx)
+    if pending is None or (ctx.fleet is not None and ctx.fleet.task):
+        return None
+    task_id, ref = pending
+    if _seen(ctx).get(task_id, Beat("", "", 0)).sha == ref:
+        return pending
+    local = gitops.head(ctx.root)
+    if local == upstream or _is_ancestor(ctx, local, upstream):
+        save_pending(ctx, "", "")
+        return None
+    saved = _set_aside(ctx, task_id, upstream)
+    reason = (f"claim lost: its claim ref {CLAIMS}{task_id} is gone or another host's (taken over as stale?) "
+              f"before this host's result was pushed; the result was set aside in {saved}")
+    ctx.event(f"⚠️ CLAIM LOST — {task_id} was taken over before its result was pushed from here", [("Reason", reason)])
+    cron_log(ctx.ws, reason)
+    save_pending(ctx, "", "")
+    commit_own_docs(ctx)
+    return None
 
 
 # ---------------------------------------------------------------- git
@@ -465,7 +556,17 @@ def integrate(ctx: TickContext, upstream: str | None) -> None:
     rebase(ctx, upstream)
     after = {subject: sha for sha, subject in _subjects(ctx, upstream, gitops.head(ctx.root))}
     _fix_commit_shas(ctx, {old: after[s] for old, s in before if s in after and after[s] != old})
+    _say_plan_notes(ctx)
     commit_own_docs(ctx)
+
+
+def _say_plan_notes(ctx: TickContext) -> None:
+    """The plan edits of this host the rebase could not keep (the remote changed them too)."""
+    f = fleet(ctx)
+    if f.plan_notes:
+        notes, f.plan_notes = f.plan_notes, []
+        ctx.event(f"⚠️ PLAN MERGE — the remote's plan kept over {len(notes)} edit(s) made here",
+                  [("Reason", "; ".join(notes))])
 
 
 def rebase(ctx: TickContext, upstream: str) -> None:
@@ -608,50 +709,16 @@ def _stage(ctx: TickContext, n: int, path: str) -> bytes | None:
     return proc.stdout if proc.returncode == 0 else None
 
 
-_META_LINE = re.compile(r"^\s*[-*+]\s*(?P<key>[A-Za-z_][\w-]*)\s*:\s*(?P<value>.*?)\s*$")
-
-
 def merge_plan(ctx, base: bytes, upstream: bytes, mine: bytes) -> bytes | None:
-    """The remote's plan with this side's edits re-applied where the remote left them alone.
-
-    A task's status and retries, and a Meta value, are this side's when the remote still has
-    them as they were at the base; when both changed one, the remote's stands (a takeover, a
-    person's reset: never a task done twice). total_ticks is the larger, the counters are
-    recounted. None when this side added or removed tasks (a person's edit: by hand).
-    """
-    b, m, u = (parse_plan_doc(decode(x, PLAN), PLAN) for x in (base, mine, upstream))
-    if {t.id for t in b.tasks} != {t.id for t in m.tasks}:
-        return None
-    editor = PlanEditor(decode(upstream, PLAN), PLAN)
-    for task in m.tasks:
-        old, theirs = b.task(task.id), u.task(task.id)
-        if theirs is None or (theirs.status, theirs.retries) != (old.status, old.retries):
-            continue
-        if old.status != task.status:
-            editor.set_status(task.id, task.status)
-        if old.retries != task.retries:
-            editor.set_field(task.id, "retries", str(task.retries))
-    base_meta, theirs = _meta_values(base), _meta_values(upstream)
-    for key, value in _meta_values(mine).items():
-        if key == "total_ticks":
-            best = max(int(v) if v.isdigit() else 0 for v in (value, theirs.get(key, "0")))
-            editor.set_meta(key, str(best))
-        elif base_meta.get(key) != value and theirs.get(key) == base_meta.get(key) and \
-                key not in ("total_tasks", "completed_tasks"):
-            editor.set_meta(key, value)
-    editor.update_counters()
-    return editor.doc.encode()
-
-
-def _meta_values(data: bytes) -> dict[str, str]:
-    plan = scan_plan(data.decode("utf-8", "replace"), PLAN)
-    lines = data.decode("utf-8", "replace").splitlines()
-    values = {}
-    for key, line in plan.meta.lines.items():
-        m = _META_LINE.match(lines[line - 1]) if 0 < line <= len(lines) else None
-        if m:
-            values[key] = m.group("value")
-    return values
+    """The remote's plan with this side's edits re-applied where the remote left them alone
+    (plan_merge.merge_plan: status, retries, Meta, task definitions, added and removed tasks;
+    when both changed one, the remote's stands, never a task done twice). What this side
+    loses is kept in ``ctx.fleet.plan_notes`` for a status-log entry after the rebase."""
+    notes: list[str] = []
+    merged = plan_merge.merge_plan(base, upstream, mine, notes)
+    if ctx is not None and notes:
+        fleet(ctx).plan_notes.extend(notes)
+    return merged
 
 
 _ENTRY_START = re.compile(r"^##[ \t]+\[", re.M)

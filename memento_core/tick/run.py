@@ -222,6 +222,8 @@ def pick_task(ctx: TickContext) -> tuple[Plan, Task] | Outcome:
 def nothing_to_pick(ctx: TickContext, plan: Plan, verdict) -> Outcome:
     """"🎉 ALL TASKS COMPLETE" or "⚠️ PIPELINE BLOCKED", each written once per change of state."""
     signature = f"{verdict.kind}:{verdict.message}"
+    if not ctx.state.last_event and _last_logged_event(ctx) == verdict.message:
+        ctx.state.last_event = signature  # a fresh clone (a CI runner): the committed log already says it
     if verdict.kind in (COMPLETE, BLOCKED) and signature != ctx.state.last_event:
         fields = [("Tasks", ", ".join(verdict.tasks))] if verdict.tasks else []
         ctx.event(verdict.message, fields or [("Tasks", f"{len(plan.tasks)} in the plan")])
@@ -240,6 +242,14 @@ def nothing_to_pick(ctx: TickContext, plan: Plan, verdict) -> Outcome:
 
         return after_blocked(ctx, ctx.plan(), outcome)
     return outcome
+
+
+def _last_logged_event(ctx: TickContext) -> str | None:
+    """The Event of the status log's last entry (None when it is not an event)."""
+    from ..status_log import parse_status
+
+    entries = parse_status(ctx.ws.status_path)
+    return entries[-1].field("Event") if entries else None
 
 
 # ---------------------------------------------------------------- steps 6–15

@@ -435,9 +435,45 @@ def test_the_plan_merge_reapplies_this_hosts_edits_only_where_the_remote_left_th
     merged = parse_plan_text(remote.merge_plan(None, base.encode(), upstream.encode(), mine.encode()).decode())
     assert [(t.id, t.status, t.retries) for t in merged.tasks] == [("T-1", "x", 0), ("T-2", "x", 1), ("T-3", "~", 0)]
     assert merged.meta.max_retries == 5 and merged.meta.completed_tasks == 2
-    # A task added on this side only is a person's edit: no automatic merge.
-    added = mine + "- [ ] `T-9` New\n  - verify: `true`\n  - context_files: []\n"
-    assert remote.merge_plan(None, base.encode(), upstream.encode(), added.encode()) is None
+
+
+
+def _merged(base: str, upstream: str, mine: str):
+    notes: list[str] = []
+    from memento_core.tick import plan_merge
+    data = plan_merge.merge_plan(base.encode(), upstream.encode(), mine.encode(), notes)
+    return (parse_plan_text(data.decode()) if data is not None else None), notes
+
+
+def test_the_plan_merge_keeps_an_architects_task_edits_and_split_when_the_remote_left_them():
+    base = plan_text(3)
+    # Here: the architect changed T-2's verify and split T-3 into T-4, T-5 (T-3 removed).
+    mine = base.replace("grep -q T-2 out/2.txt", "test -s out/2.txt")
+    split = ("- [ ] `T-4` First half\n  - verify: `true`\n  - context_files: [a.txt]\n"
+             "- [ ] `T-5` Second half\n  - verify: `true`\n  - context_files: [b.txt]\n")
+    start = mine.index("- [ ] `T-3`")
+    mine = mine[:start] + split
+    # There: another host did T-1 and T-2 (statuses only), a person raised max_retries.
+    upstream = _with(_with(base, "T-1", "x"), "T-2", "x", retries=1).replace("max_retries: 3", "max_retries: 5")
+    merged, notes = _merged(base, upstream, mine)
+    assert [(t.id, t.status, t.retries) for t in merged.tasks] == [
+        ("T-1", "x", 0), ("T-2", "x", 1), ("T-4", " ", 0), ("T-5", " ", 0)]
+    assert merged.task("T-2").verify == "test -s out/2.txt"
+    assert merged.task("T-5").context_files == ("b.txt",)
+    assert merged.meta.max_retries == 5 and merged.meta.total_tasks == 4 and merged.meta.completed_tasks == 2
+    assert notes == [] and not merged.plan_errors
+
+
+def test_the_plan_merge_lets_the_remote_win_where_both_changed_a_task_and_says_so():
+    base = plan_text(3)
+    mine = base.replace("grep -q T-2 out/2.txt", "test -s out/2.txt")  # edited here
+    mine = mine[:mine.index("- [ ] `T-3`")]  # T-3 removed here ...
+    upstream = base.replace("grep -q T-2 out/2.txt", "false")  # ... T-2 edited there too
+    upstream = _with(upstream, "T-3", "x")  # ... and T-3 done there
+    merged, notes = _merged(base, upstream, mine)
+    assert merged.task("T-2").verify == "false"
+    assert merged.task("T-3").status == "x"
+    assert len(notes) == 2 and notes[0].startswith("T-2:") and notes[1].startswith("T-3:")
 
 
 def test_the_status_merge_keeps_both_sides_entries(tmp_path):
@@ -529,8 +565,16 @@ def test_cron_install_github_prints_a_workflow_that_runs_one_tick_and_pushes_bac
     assert any("pip install" in r and "memento" in r for r in runs)
     assert any("git config user.name" in r for r in runs)
     assert sum(1 for r in runs if r.strip() == "memento tick") == 1
-    assert "git push origin" in runs[-1]
+    assert not any("git push" in r for r in runs)  # with [workers] remote the tick pushes itself, leased
     assert git(root, "status", "--porcelain") == before  # printing installs nothing
+    # Without a remote a push-back step follows, only after a tick that succeeded.
+    toml = (root / "memento.toml").read_text()
+    (root / "memento.toml").write_text(toml.replace('[workers]\nremote = "origin"\n', ""))
+    proc = subprocess.run([PY, "-m", "memento_core.cli.main", "cron", "install", "--github", "--project", str(root)],
+                          capture_output=True, text=True, env=env_for("a"))
+    last = yaml.safe_load(proc.stdout)["jobs"]["tick"]["steps"][-1]
+    assert "git push origin" in last["run"] and last["if"] == "success()"
+    (root / "memento.toml").write_text(toml)
     # A faster interval than GitHub allows is said, on stderr, and clamped.
     proc = subprocess.run([PY, "-m", "memento_core.cli.main", "cron", "install", "--github", "--every", "1min",
                            "--project", str(root)], capture_output=True, text=True, env=env_for("a"))
@@ -592,3 +636,153 @@ def test_a_slow_host_whose_claim_was_taken_over_never_pushes_its_result(tmp_path
     assert list((clones["a"] / "logs" / "rollback").glob("*fleet-T-1*/unpushed.patch"))
     assert git(clones["a"], "rev-parse", "HEAD") == git(bare, "rev-parse", "main")
     assert claim_refs(bare) == []
+
+
+def test_a_result_not_pushed_is_set_aside_when_its_claim_was_taken_over_meanwhile(tmp_path):
+    # a's agent waits for .memento/go; the remote goes away while it runs, so a's result is
+    # committed in a's clone but not pushed. b takes the stale claim over and completes T-1.
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 1, command=worker("0", "-", ".memento/go"), stale="2s")
+    (clones["b"] / ".memento").mkdir(exist_ok=True)
+    (clones["b"] / ".memento" / "go").write_text("")
+    a = start_tick(clones["a"], "a", MEMENTO_REMOTE_HEARTBEAT_SECONDS="600")
+    away = tmp_path / "remote.away"
+    try:
+        wait_for(lambda: claim_refs(bare), "a's claim")
+        bare.rename(away)
+        (clones["a"] / ".memento" / "go").write_text("")
+        a.communicate(timeout=300)
+    finally:
+        if a.poll() is None:
+            os.killpg(a.pid, signal.SIGKILL)
+            a.wait()
+        if away.exists():
+            away.rename(bare)
+    assert "complete T-1" in git(clones["a"], "log", "--format=%s", "-3")  # committed, not pushed
+    assert (clones["a"] / ".memento" / "fleet_pending.json").is_file()
+
+    def b_finishes():
+        tick_all({"b": clones["b"]})
+        return remote_plan(bare).task("T-1").status == "x"
+
+    wait_for(b_finishes, "b to take T-1 over and do it")
+    out = tick_all({"a": clones["a"]})["a"]
+    log = subjects(bare)
+    assert log.count("memento: complete T-1 Write out/1.txt") == 1, (log, out)
+    assert "CLAIM LOST — T-1 was taken over before its result was pushed" in git(bare, "show", "main:docs/TICK_STATUS.md")
+    assert list((clones["a"] / "logs" / "rollback").glob("*fleet-T-1*/unpushed.patch"))
+    assert git(clones["a"], "rev-parse", "HEAD") == git(bare, "rev-parse", "main")
+    assert not (clones["a"] / ".memento" / "fleet_pending.json").exists()
+    assert claim_refs(bare) == []
+
+
+def test_a_result_not_pushed_lands_with_its_claim_ref_on_the_next_tick(tmp_path):
+    bare, clones = make_fleet(tmp_path, ["a"], 1, command=worker("0", "-", ".memento/go"))
+    a = start_tick(clones["a"], "a", MEMENTO_REMOTE_HEARTBEAT_SECONDS="600")
+    away = tmp_path / "remote.away"
+    try:
+        wait_for(lambda: claim_refs(bare), "a's claim")
+        bare.rename(away)
+        (clones["a"] / ".memento").mkdir(exist_ok=True)
+        (clones["a"] / ".memento" / "go").write_text("")
+        a.communicate(timeout=300)
+    finally:
+        if a.poll() is None:
+            os.killpg(a.pid, signal.SIGKILL)
+            a.wait()
+        if away.exists():
+            away.rename(bare)
+    assert claim_refs(bare) == ["refs/memento/claims/T-1"]
+    tick_all({"a": clones["a"]})
+    assert subjects(bare).count("memento: complete T-1 Write out/1.txt") == 1
+    assert remote_plan(bare).task("T-1").status == "x"
+    assert claim_refs(bare) == []
+    assert not (clones["a"] / ".memento" / "fleet_pending.json").exists()
+
+
+def test_the_plan_merge_adds_a_phase_added_here_at_the_end():
+    base = plan_text(1)
+    mine = base + "\n## Phase 2: More\n<!-- depends: Phase 1 -->\n\n- [ ] `T-9` Later\n  - verify: `true`\n"
+    merged, notes = _merged(base, _with(base, "T-1", "x"), mine)
+    assert [(t.id, t.status, t.phase) for t in merged.tasks] == [("T-1", "x", "Phase 1"), ("T-9", " ", "Phase 2")]
+    assert not merged.plan_errors and notes == []
+
+
+def test_an_edit_to_the_plan_made_on_one_host_survives_its_rebase_onto_the_remote(tmp_path):
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 2)
+    tick_all({"b": clones["b"]})  # b does T-1: its status line changes on the remote
+    plan = clones["a"] / "docs" / "MASTER_PLAN.md"  # meanwhile on a: T-1's verify, a new task
+    plan.write_text(plan.read_text().replace("grep -q T-1 out/1.txt", "test -s out/1.txt")
+                    + "- [ ] `T-3` Write out/3.txt\n  - verify: `grep -q T-3 out/3.txt`\n"
+                      "  - context_files: [out/3.txt]\n")
+    git(clones["a"], "commit", "-qam", "memento: architect edits the plan")
+    out = tick_all({"a": clones["a"]})["a"]
+    merged = remote_plan(bare)
+    assert merged.task("T-1").status == "x" and merged.task("T-1").verify == "test -s out/1.txt", out
+    assert merged.task("T-3") is not None
+    assert "memento: architect edits the plan" in subjects(bare)
+
+
+def test_fresh_clones_ticking_a_complete_plan_write_the_complete_entry_once(tmp_path):
+    # A CI runner starts from a fresh clone (no .memento/state.json) every scheduled run.
+    bare, clones = make_fleet(tmp_path, ["a"], 1)
+    tick_all(clones)  # T-1 done
+    tick_all(clones)  # ... and the plan found complete: one entry
+    assert git(bare, "show", "main:docs/TICK_STATUS.md").count("ALL TASKS COMPLETE") == 1
+    head = git(bare, "rev-parse", "main")
+    for run in range(3):
+        runner = tmp_path / f"runner{run}"
+        git(tmp_path, "clone", "-q", str(bare), str(runner))
+        tick_all({f"gha-{run}": runner})
+    assert git(bare, "show", "main:docs/TICK_STATUS.md").count("ALL TASKS COMPLETE") == 1
+    assert git(bare, "rev-parse", "main") == head  # no sync-docs commit either
+
+
+def test_a_claim_seen_before_its_ref_is_judged_by_the_claim_commits_time(tmp_path, monkeypatch):
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 1)
+    a = context(clones["a"], "a", monkeypatch)
+    remote.sync(a)
+    assert remote.claim(a, a.plan().task("T-1"))
+    a.fleet.stop_beating()
+    git(bare, "update-ref", "-d", "refs/memento/claims/T-1")  # b reads the branch, not (yet) the ref
+    b = context(clones["b"], "b", monkeypatch)
+    remote.sync(b)
+    assert remote_plan(bare).task("T-1").status == "~"  # a fresh claim commit: left alone
+    assert not any("taken over" in s for s in subjects(bare))
+    later = time.time() + 3600  # an hour on, the claim commit is older than stale_lock_timeout
+    monkeypatch.setattr(remote.time, "time", lambda: later)
+    remote.sync(b)
+    assert remote_plan(bare).task("T-1").status == " "
+    assert "memento: T-1 taken over from a lost claim (retry 1/3)" in subjects(bare)
+
+
+def test_the_doctor_warns_that_workers_max_is_ignored_with_a_remote(tmp_path):
+    from memento_core.doctor import check_workspace
+
+    bare, clones = make_fleet(tmp_path, ["a"], 1)
+    toml = clones["a"] / "memento.toml"
+    assert {f.check: f for f in check_workspace(Workspace(clones["a"]))}["fleet-workers"].severity == "OK"
+    toml.write_text(toml.read_text().replace('remote = "origin"', 'remote = "origin"\nmax = 3'))
+    found = {f.check: f for f in check_workspace(Workspace(clones["a"]))}
+    assert found["fleet-workers"].severity == "WARNING" and "max = 3 is ignored" in found["fleet-workers"].message
+    toml.write_text(toml.read_text().replace('remote = "origin"\n', ""))  # alone, max = 3 is used: no warning
+    assert {f.check: f for f in check_workspace(Workspace(clones["a"]))}["fleet-workers"].severity == "OK"
+
+
+def test_memento_architect_syncs_with_the_remote_first_and_pushes_its_fix(tmp_path, monkeypatch):
+    from memento_core.tick.architect.run import CHANGED, run_architect
+
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 2)
+    a = clones["a"]
+    import shlex
+
+    fix = shlex.join([PY, str(AGENTS / "architect.py"), "fix", "T-2", "test -s out/2.txt"])
+    (a / "memento.toml").write_text((a / "memento.toml").read_text() + f'[architect]\ncommand = """{fix}"""\n')
+    git(a, "commit", "-qam", "the architect's agent")
+    tick_all({"b": clones["b"]})  # b does T-1 meanwhile
+    monkeypatch.setenv("MEMENTO_HOST", "a")
+    result = run_architect(Workspace(a))
+    assert result.outcome == CHANGED, result.message
+    plan = remote_plan(bare)
+    assert plan.task("T-1").status == "x" and plan.task("T-2").verify == "test -s out/2.txt"
+    assert git(a, "rev-parse", "HEAD") == git(bare, "rev-parse", "main")
+    assert any(s.startswith("memento: architect") for s in subjects(bare))

@@ -148,7 +148,8 @@ def _print_github(ws: Workspace, every: str, pip: str) -> int:
         project = ws.root.name
     prefix = gitops.run_git(ws.root, ["rev-parse", "--show-prefix"], check=False).stdout.decode().strip()
     minutes = int((config.agent_timeout + config.verify_timeout) // 60) + 15
-    text, schedule = github_workflow(project, every, subdir=prefix, pip=pip, timeout_minutes=minutes)
+    text, schedule = github_workflow(project, every, subdir=prefix, pip=pip, timeout_minutes=minutes,
+                                   pushes_itself=bool(config.workers_remote))
     sys.stdout.write(safe_block(text))  # the project's title comes from the plan
 
     def note(message: str) -> None:  # on stderr: stdout is the workflow file

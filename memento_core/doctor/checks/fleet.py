@@ -6,7 +6,7 @@ import os
 
 from ... import gitops
 from ..context import Context
-from ..findings import CRITICAL, CheckResult, Finding
+from ..findings import CRITICAL, WARNING, CheckResult, Finding
 
 SEEN = "refs/memento/seen/"  # tick/remote.py: the remote's claim refs as last fetched
 
@@ -32,6 +32,21 @@ def check_remote(c: Context) -> CheckResult:
     if not proc.stdout.strip():
         return f"fleet: {remote} answers; its {branch} does not exist yet (the first tick pushes it)"
     return f"fleet: {remote} answers, this host is {config.host!r}"
+
+
+def check_fleet_workers(c: Context) -> CheckResult:
+    """With ``[workers] remote``, ``[workers] max`` > 1 is not used: each host claims one task at a time."""
+    config, _ = c.config_and_error
+    if config is None:
+        return None  # the config check said why
+    if not config.workers_remote:
+        return f"workers: up to {config.workers_max} task(s) at a time in a parallel phase (no [workers] remote)"
+    if config.workers_max <= 1:
+        return "fleet: one task at a time per host"
+    return [Finding(WARNING, "fleet-workers",
+                    f"fleet: [workers] max = {config.workers_max} is ignored with [workers] remote = "
+                    f"{config.workers_remote!r}: each host runs one task at a time (the remote's claim is one "
+                    "task); add hosts instead, or set max = 1 to silence this", c.rel(c.ws.config_path))]
 
 
 def held_elsewhere(c: Context, task_id: str) -> bool:

@@ -36,7 +36,7 @@ from ...locks import atomic_write_bytes, atomic_write_text
 from ...plan import decode_text, edit_plan, parse_plan_text
 from ...runlog import utc_stamp
 from ...workspace import OWN_DOCS, Workspace
-from .. import gitstate, guards, ownfiles
+from .. import gitstate, guards, ownfiles, remote
 from ..context import Interrupted, TickContext
 from ..context import _unique as unique_path
 from ..entries import PENDING_COMMIT, fill_commit
@@ -131,6 +131,7 @@ def run_architect(ws: Workspace, *, dry_run: bool = False) -> ArchitectResult:
             ctx = TickContext(ws)
             ctx.config = load_config(ws.config_path)
             ctx.log_path = architect_log(ctx)
+            remote.sync_for_architect(ctx)  # [workers] remote: the fleet's plan
             with subreaper(), _sigterm_raises():  # orphans of the agent come to us, none outlives the run
                 try:
                     result = architect_under_lock(ctx, dry_run=dry_run)
@@ -139,6 +140,8 @@ def run_architect(ws: Workspace, *, dry_run: bool = False) -> ArchitectResult:
                                            reasons=("interrupted by SIGTERM",), log=ctx.rel_log(), dry_run=dry_run)
             if not dry_run and result.outcome != REFUSED:
                 ctx.state.save(ws)
+            if not dry_run and result.outcome == CHANGED:
+                remote.push_for_architect(ctx)
             return result
     except LockBusy:
         raise MementoError("a tick is running (the tick lock is taken); run the architect when it "
@@ -255,6 +258,8 @@ def apply_proposal(ws: Workspace, proposal: ArchitectResult) -> ArchitectResult:
             ctx.log_path = architect_log(ctx)
             result = _apply_locked(ctx, proposal)
             ctx.state.save(ws)
+            if result.outcome == CHANGED:
+                remote.push_for_architect(ctx)  # [workers] remote
             return result
     except LockBusy:
         raise MementoError("a tick is running (the tick lock is taken); apply when it has finished") from None
