@@ -32,6 +32,7 @@ from pathlib import Path
 
 from .. import agents, gitops, notes
 from ..agents import kill_group
+from ..agents.reaper import kill_marked
 from ..errors import EditConflict, MementoError
 from ..plan import Plan, Task, edit_plan
 from ..runlog import cron_log, utc_stamp
@@ -42,7 +43,7 @@ from . import attempt, gitstate, limits, ownfiles, worktrees
 from .context import TaskResult, TickContext, _unique
 from .entries import tail_lines
 from .failsafe import attempt_safely
-from .record import leader_is_ours, read_record
+from .record import leader_is_ours, read_record, remove_record, save_git, write_record
 from .rollback import roll_back
 
 POLL_SECONDS = 0.2  # how often the waiting tick looks for a finished worker or a SIGTERM
@@ -157,6 +158,10 @@ class Crew:
         claim = Claim(task=task.id, pid=os.getpid(), host=this_host(), started=utc_stamp(), heartbeat=time.time(),
                       tick=ctx.number or 0, base=base, worktree=f"{worktrees.WORKTREES_REL}/{task.id}",
                       log=ws.rel(log))
+        # The tick's own record first (SPEC §13), in main: recovery believes it, not the claim.
+        # A fresh worktree at the base has no untracked files.
+        write_record(ws, task, ctx.number or 0, base, set(), plan.meta.max_retries, ws.rel(log),
+                     worktree=claim.worktree)
         write_claim(ws, claim)
         number = ctx.number
         ctx.number_saved = True
@@ -165,6 +170,7 @@ class Crew:
                                                e.set_meta("total_ticks", str(number))))
         except EditConflict as exc:
             remove_claim(ws, task.id)
+            remove_record(ws, task.id)
             return TaskResult(task.id, False, f"could not claim: {exc}")
         docs = _copy(ctx, ws, log)
         worker = Worker(task, plan, claim, docs, docs)
@@ -190,6 +196,7 @@ class Crew:
                 def work() -> TaskResult:
                     with self.lock:
                         at.snap = attempt.take_snapshot(w.ctx, w.claim.base, gitops.untracked(w.ctx.root))
+                        save_git(self.ws, w.task.id, at.snap.git)
                     return attempt._work(w.ctx, w.plan, at)
 
                 w.result = attempt_safely(w.ctx, at, work, at.on_fail)
@@ -313,6 +320,7 @@ class Crew:
             if w.at is not None and w.at.beat is not None:
                 w.at.beat.stop()
             remove_claim(self.ws, task.id)
+            remove_record(self.ws, task.id)  # the attempt is over: nothing left to recover
         return TaskResult(task.id, False, reason, duration, None, blocked)
 
     # ------------------------------------------------------------ waiting, SIGTERM
@@ -369,13 +377,17 @@ def stop_stale_workers(ctx: TickContext, plan: Plan) -> None:
         claim = read_claim(ws, task_id)
         if claim is None or not claim.worktree or not _SAFE_ID.fullmatch(task_id):
             continue
-        why = stale_reason(ws, claim, read_record(ws, task_id), plan.meta.stale_lock_timeout)
+        rec = read_record(ws, task_id)
+        why = stale_reason(ws, claim, rec, plan.meta.stale_lock_timeout)
         if why is None and claim.pid != os.getpid():
             continue
         where = worktrees.worktree_path(ws, task_id)
         if claim.pgid and claim.host == this_host() and leader_is_ours(claim.pgid, Workspace(where), task_id, None):
             kill_group(claim.pgid)
-        removed = worktrees.remove(ws, task_id)
+        if rec is not None and rec.host == this_host() and rec.pid != os.getpid():
+            kill_marked(rec.identity, str(where))  # the agent carries its worktree as its project
+        saved = worktrees.save_work(ws, task_id, (rec.base if rec is not None else None) or claim.base)
+        removed = worktrees.remove(ws, task_id) + saved
         if why is None:  # this process's own (a worker thread that died): recovery then sees no claim
             remove_claim(ws, task_id)
         cron_log(ws, f"stale worker {task_id} ({why or 'left by this process'}): removed "
