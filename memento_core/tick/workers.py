@@ -69,6 +69,11 @@ class WorktreeSpace(Workspace):
     def memory_lock_path(self) -> Path:
         return Workspace(self.main or self.root).memory_lock_path
 
+    @property
+    def project_memento_dir(self) -> Path:
+        """The project's `.memento/`: the worker's spending reaches the day's budget (usage.json)."""
+        return Workspace(self.main or self.root).memento_dir
+
 
 def runs_in_parallel(ctx: TickContext, plan: Plan, task: Task) -> bool:
     """``task`` is in a `parallel: true` phase and `[workers] max` is above 1. With a fleet

@@ -117,3 +117,24 @@ def test_a_persons_memento_branch_survives_ticks(tmp_path):
     assert git(ws.root, "rev-parse", "memento/fix-readme").strip() == tip
     assert git(ws.root, "rev-parse", "-q", "--verify", "memento/T-9").strip()
     assert leftovers(ws)[0] == [] and leftovers(ws)[2] == 1
+
+
+def test_a_workers_spending_and_unattributed_memory_writes_land_in_the_main_project(tmp_path):
+    from memento_core import spending
+    from memento_core.memory.store import _log_unattributed, unattributed_writes
+    from memento_core.tick import worktrees
+    from memento_core.tick.workers import WorktreeSpace
+    from memento_core.workspace import Workspace
+
+    ws, _ = make_parallel_ws(tmp_path, ["T-1"], workers=2)
+    base = git(ws.root, "rev-parse", "HEAD").strip()
+    path = worktrees.add(ws, "T-1", base)  # a real worktree, as a worker has it
+    try:
+        space = WorktreeSpace(path, main=ws.root)
+        spending.add_usage(space, spending.Usage(1200, 300, 0.25))
+        _log_unattributed(space, "T-1", base, ["memory/x.md"])
+        assert spending.usage_summary(Workspace(ws.root))["today"]["tokens_in"] == 1200  # the budget sees it
+        assert [w.task for w in unattributed_writes(Workspace(ws.root))] == ["T-1"]  # the doctor sees it
+        assert not (path / ".memento" / "usage.json").exists()
+    finally:
+        worktrees.remove(ws, "T-1")
