@@ -217,18 +217,37 @@ class Crew:
             self.changed.set()
 
     def refresh(self, w: Worker) -> None:
-        """The refs the crew moves, as they are now, in ``w``'s snapshot (its own branch stays as the
-        guards fold it): the other workers' branches and the main branch at the crew's last commit."""
+        """The refs as they are now in ``w``'s snapshot, but its own branch (as the guards fold it)
+        and the main branch (at the crew's last commit, or a person's commit on top of it): the other
+        workers' branches, and the tags and branches a person may move meanwhile, are never
+        compared nor put back by a worker's guards."""
         snap = w.at.snap if w.at is not None else None
         if snap is None or snap.git is None:
             return
-        own, prefix = worktrees.branch_ref(w.task.id), "refs/heads/" + worktrees.BRANCH_PREFIX
-        now = worktrees.refs(self.ctx.root)
-        refs = {k: v for k, v in snap.git.refs.items() if not (k.startswith(prefix) and k != own)}
-        refs.update({k: v for k, v in now.items() if k.startswith(prefix) and k != own})
+        own = worktrees.branch_ref(w.task.id)
+        now = gitstate.watched_refs(self.ctx.root)
+        refs = {k: v for k, v in now.items() if k != own and k != self.main_ref}
+        refs.update({k: v for k, v in snap.git.refs.items() if k == own})
+        self.follow_main()
         if self.main_ref and self.main_head:
             refs[self.main_ref] = self.main_head
         w.at.snap = replace(snap, git=replace(snap.git, refs=refs))
+
+    def follow_main(self) -> None:
+        """A person's commit on the main branch during the tick is taken as the crew's new HEAD: the
+        branch moved forward to a commit no worker's branch holds. Any other move (backwards,
+        elsewhere, or to a commit of a worker's branch: its agent's) stays foreign to the crew."""
+        head, root = gitops.head(self.ctx.root), self.ctx.root
+        if not head or not self.main_head or head == self.main_head:
+            return
+        if gitops.run_git(root, ["merge-base", "--is-ancestor", self.main_head, head], check=False).returncode:
+            return
+        prefix = "refs/heads/" + worktrees.BRANCH_PREFIX
+        for ref, tip in worktrees.refs(root).items():
+            if ref.startswith(prefix) and gitops.run_git(root, ["merge-base", "--is-ancestor", head, tip],
+                                                         check=False).returncode == 0:
+                return  # on a worker's branch: made by its agent
+        self.main_head = head
 
     def _guards(self, w: Worker, ctx: TickContext, plan: Plan, at, *, after_verify: bool = False):
         with self.lock:
@@ -253,6 +272,7 @@ class Crew:
 
     def _merge(self, w: Worker, at, touched, duration: float, verify_tail: str, report) -> TaskResult:
         docs, root = w.docs, self.ctx.root
+        self.follow_main()
         onto = gitops.head(root)
         if onto != self.main_head:  # not a commit of the crew's: a worker's agent (its guards restore it)
             return self._failed(w, w.ctx, at, f"the main branch moved outside Memento during the tick (to "
