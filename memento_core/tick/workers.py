@@ -286,6 +286,13 @@ class Crew:
             else:
                 reason = f"could not rebase onto {(onto or '')[:7]}: " + " ".join(said.split())[:300]
             return self._failed(w, w.ctx, at, reason, duration, 0, verify_tail, report)
+        merged = sorted(p for p, blob in gitops.hash_blobs(w.ctx.root, list(at.blobs)).items()
+                        if blob != at.blobs.get(p))
+        if merged:  # git merged the main branch's changes into them: contents verify never checked (§13)
+            return self._failed(w, w.ctx, at, f"merge conflict: {', '.join(merged)} changed on the main branch "
+                                f"since the task started (the rebase onto {(onto or '')[:7]} merged them into "
+                                "what verify passed); a retry starts from the new HEAD", duration, 0,
+                                verify_tail, report)
         blobs = worktrees.changes_of(w.ctx.root, tip) if tip != onto else {}
         busy = sorted(e.path for e in gitops.status(root) if e.path in blobs)
         if busy:

@@ -138,3 +138,67 @@ def test_a_workers_spending_and_unattributed_memory_writes_land_in_the_main_proj
         assert not (path / ".memento" / "usage.json").exists()
     finally:
         worktrees.remove(ws, "T-1")
+
+
+def test_a_persons_commit_tag_and_branch_in_main_during_a_parallel_tick_stay(tmp_path):
+    import threading
+
+    ids = ["T-1", "T-2"]
+    ws, scratch = make_parallel_ws(tmp_path, ids, workers=2)
+    root = ws.root
+    (scratch / "hold").write_text("")
+    box = {}
+    tick = threading.Thread(target=lambda: box.setdefault("outcome", run_tick(root)))
+    tick.start()
+    try:
+        wait_for(lambda: started(scratch, ids))
+        (root / "person.txt").write_text("mine\n")
+        git(root, "add", "person.txt")
+        git(root, "commit", "-qm", "a person's commit during the tick")
+        git(root, "tag", "v-person")
+        git(root, "branch", "person-topic")
+        mine = git(root, "rev-parse", "HEAD").strip()
+    finally:
+        (scratch / "go").write_text("")
+        tick.join(timeout=120)
+    assert box["outcome"].exit_code == 0, box["outcome"].message
+    plan = parse_plan(ws.plan_path)
+    assert [(t.status, t.retries) for t in plan.tasks] == [("x", 0), ("x", 0)]  # no worker failed for it
+    assert subprocess.run(["git", "-C", str(root), "merge-base", "--is-ancestor", mine, "HEAD"]).returncode == 0
+    assert git(root, "rev-parse", "v-person").strip() == mine
+    assert git(root, "rev-parse", "person-topic").strip() == mine
+    assert [completes(ws, t) for t in ids] == [1, 1]
+    assert git(root, "rev-list", "--merges", "HEAD") == ""
+    assert leftovers(ws) == ([], [], 1)
+
+
+def test_a_rebase_that_merges_a_change_into_verified_files_fails_as_a_conflict(tmp_path):
+    import threading
+
+    ws, scratch = make_parallel_ws(tmp_path, ["T-1"], workers=2, mode="shared")
+    root = ws.root
+    (root / "shared.txt").write_text("base\n2\n3\n4\n5\n")
+    git(root, "commit", "-qam", "a longer shared.txt")
+    (scratch / "hold").write_text("")
+    box = {}
+    tick = threading.Thread(target=lambda: box.setdefault("outcome", run_tick(root)))
+    tick.start()
+    try:
+        wait_for(lambda: started(scratch, ["T-1"]))
+        (root / "shared.txt").write_text("base\n2\n3\n4\na person's line\n")  # another hunk than the task's
+        git(root, "commit", "-qam", "a person's edit of shared.txt")
+    finally:
+        (scratch / "go").write_text("")
+        tick.join(timeout=120)
+    task = parse_plan(ws.plan_path).task("T-1")
+    assert (task.status, task.retries) == (" ", 1)
+    assert "memento: complete T-1 Task T-1" not in subjects(ws)  # never the unverified merge
+    assert git(root, "show", "HEAD:shared.txt") == "base\n2\n3\n4\na person's line\n"
+    said = [e.field("Reason") for e in status_log.parse_status(ws.status_path) if e.task_id == "T-1"]
+    assert said and said[-1].startswith("merge conflict: shared.txt"), said
+    for f in scratch.glob("*.started"):
+        f.unlink()
+    (scratch / "hold").unlink()
+    assert run_tick(root).exit_code == 0  # the retry starts from the new HEAD and is verified there
+    assert parse_plan(ws.plan_path).task("T-1").status == "x"
+    assert git(root, "show", "HEAD:shared.txt") == "T-1\n2\n3\n4\na person's line\n"
