@@ -14,9 +14,13 @@ the task ends; a killed tick's are found by the next one
 (:func:`stop_stale_workers` before the stale claims are reset,
 :func:`prune_worktrees` after).
 
-Git's own state is guarded per worktree (gitstate.py) against a snapshot; the
-refs the crew itself moves (the main branch, the other workers' branches) are
-brought up to date in each snapshot before its guards look (:meth:`Crew.refresh`).
+Git's own state is guarded per worktree (gitstate.py) against a snapshot; every
+ref but the worker's own branch and the main branch is brought up to date in
+each snapshot before its guards look (:meth:`Crew.refresh`): the other workers'
+branches move with the crew, tags and other branches are a person's to move.
+A person's commit on the main branch is the crew's new HEAD
+(:meth:`Crew.follow_main`). Each worker has the tick's own record in the main
+project (record.py), so a killed tick's committing worker is finished, not rerun.
 """
 
 from __future__ import annotations
