@@ -141,6 +141,7 @@ class Crew:
         self.running: list[Worker] = []
         self.main_ref = worktrees.head_ref(ctx.root)
         self.main_head = gitops.head(ctx.root)
+        self.on_branches: set[str] = set()  # commits seen on a worker's branch (follow_main)
 
     # ------------------------------------------------------------ starting
 
@@ -242,15 +243,18 @@ class Crew:
         branch moved forward to a commit no worker's branch holds. Any other move (backwards,
         elsewhere, or to a commit of a worker's branch: its agent's) stays foreign to the crew."""
         head, root = gitops.head(self.ctx.root), self.ctx.root
-        if not head or not self.main_head or head == self.main_head:
+        if not self.main_head:
             return
+        # Every commit ever seen on a worker's branch (a guard folds them away later).
+        prefix = "refs/heads/" + worktrees.BRANCH_PREFIX
+        tips = [tip for ref, tip in worktrees.refs(root).items() if ref.startswith(prefix)]
+        if tips:
+            out = gitops.run_git(root, ["rev-list", *tips, "^" + self.main_head, "--"], check=False).stdout
+            self.on_branches.update(out.decode("ascii", "replace").split())
+        if not head or head == self.main_head or head in self.on_branches:
+            return  # unmoved, or on a worker's branch: made by its agent
         if gitops.run_git(root, ["merge-base", "--is-ancestor", self.main_head, head], check=False).returncode:
             return
-        prefix = "refs/heads/" + worktrees.BRANCH_PREFIX
-        for ref, tip in worktrees.refs(root).items():
-            if ref.startswith(prefix) and gitops.run_git(root, ["merge-base", "--is-ancestor", head, tip],
-                                                         check=False).returncode == 0:
-                return  # on a worker's branch: made by its agent
         self.main_head = head
 
     def _guards(self, w: Worker, ctx: TickContext, plan: Plan, at, *, after_verify: bool = False):
