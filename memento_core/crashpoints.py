@@ -18,6 +18,7 @@ POINTS = (
     "tick:after-guards",
     "tick:after-verify",
     "tick:before-commit",
+    "tick:after-commit",
     "tick:after-rollback",
     "commit:before-ref",
     "commit:before-index",

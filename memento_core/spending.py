@@ -67,7 +67,7 @@ def parse_usage_field(value: str | None) -> Usage | None:
 
 
 def ledger_path(ws: Workspace):
-    return ws.memento_dir / "usage.json"
+    return ws.project_memento_dir / "usage.json"
 
 
 def _zero() -> dict:

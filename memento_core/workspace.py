@@ -79,6 +79,12 @@ class Workspace:
         return self.root / ".memento"
 
     @property
+    def project_memento_dir(self) -> Path:
+        """The project's own `.memento/` for what is kept across tasks (the usage ledger, the
+        unattributed memory writes): a parallel worker's worktree has the main project's here."""
+        return self.memento_dir
+
+    @property
     def tick_lock_path(self) -> Path:
         return self.memento_dir / "tick.lock"
 

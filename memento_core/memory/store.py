@@ -274,8 +274,8 @@ def commit_leftovers(ws: Workspace, root: Path, task_id: str | None = None) -> l
 def _log_unattributed(ws: Workspace, task: str, sha: str, paths: list[str]) -> None:
     record = {"at": utc_stamp(), "task": task,
               "commit": sha, "paths": paths}
-    ws.memento_dir.mkdir(parents=True, exist_ok=True)
-    with open(ws.memento_dir / UNATTRIBUTED_LOG, "a", encoding="utf-8") as fh:
+    ws.project_memento_dir.mkdir(parents=True, exist_ok=True)
+    with open(ws.project_memento_dir / UNATTRIBUTED_LOG, "a", encoding="utf-8") as fh:
         fh.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
@@ -287,7 +287,7 @@ def unattributed_writes(ws: Workspace, *, days: int | None = UNATTRIBUTED_WARN_D
     ``days`` days (None: all). Unreadable lines are skipped.
     """
     try:
-        lines = (ws.memento_dir / UNATTRIBUTED_LOG).read_text(encoding="utf-8").splitlines()
+        lines = (ws.project_memento_dir / UNATTRIBUTED_LOG).read_text(encoding="utf-8").splitlines()
     except OSError:
         return []
     since = (now or datetime.now(UTC)) - timedelta(days=days) if days is not None else None

@@ -324,6 +324,7 @@ def record_pass(ctx: TickContext, at: Attempt, changes, duration: float, verify_
     status_log.append_entry(ws.status_path, entry)
     crash_point("tick:before-commit")
     sha = ctx.commit(paths, message, blobs=at.blobs)  # the task's files exactly as verify passed them
+    crash_point("tick:after-commit")
     if sha:
         fill_commit(ws.status_path, sha[:7])
     at.beat.stop()

@@ -54,6 +54,7 @@ class TickContext:
     rate_limited: bool = False  # an attempt was refused for rate limits: not a failure for the breaker
     results: list[TaskResult] = field(default_factory=list)
     fleet: object = None  # remote.Fleet while [workers] remote is set: the claim this host holds
+    stale_ticks: set = field(default_factory=set)  # dead ticks whose failure the breaker counted (recovery)
     state: TickState = field(init=False)
     log_path: Path = field(init=False)
 

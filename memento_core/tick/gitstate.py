@@ -160,6 +160,11 @@ def _head(root: Path) -> str:
 UNWATCHED_REFS = ("refs/remotes/",)
 
 
+def watched_refs(root: Path) -> dict[str, str]:
+    """Every ref the guards watch (not refs/remotes/) and its object, as they are now."""
+    return _refs(root)
+
+
 def _refs(root: Path) -> dict[str, str]:
     out = gitops.run_git(root, ["for-each-ref", "--format=%(objectname) %(refname)"]).stdout
     refs = {}

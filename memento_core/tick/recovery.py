@@ -51,7 +51,9 @@ def recover_stale_claims(ctx: TickContext, plan: Plan, skip: frozenset[str] = fr
         recover_interrupted(ctx)
         plan = ctx.plan()
     stale_after = plan.meta.stale_lock_timeout
-    for task in plan.tasks:
+    # Interrupted commits first: a parallel tick's verified work is in the main work tree
+    # uncommitted, and resetting another of its tasks rolls back what is not committed.
+    for task in [t for t in plan.tasks if t.status == "x"] + [t for t in plan.tasks if t.status == "~"]:
         if task.status == "~" and task.id not in skip:
             claim, rec = read_claim(ws, task.id), read_record(ws, task.id)
             why = stale_reason(ws, claim, rec, stale_after)
@@ -111,10 +113,14 @@ def reset_stale_claim(ctx: TickContext, task: Task, claim: Claim | None, why: st
         wrong = claim_disagrees(claim, rec)
         why += f"; {wrong}" if wrong else ""
     kill_attempt_processes(ctx, task.id, claim, rec)
-    rolled = restore_recorded_git(ctx, task, rec)  # before any other git command reads .git
-    rolled += roll_back_stale(ctx, task, rec)
+    # A parallel worker's changes were in its worktree (gone by now, stop_stale_workers); the
+    # main work tree, its refs and its status log hold the other workers' work: only tracked
+    # changes on top of HEAD are undone there, as without a record.
+    main = None if rec is not None and rec.worktree else rec
+    rolled = restore_recorded_git(ctx, task, main)  # before any other git command reads .git
+    rolled += roll_back_stale(ctx, task, main)
     rolled += restore_recorded_plan(ctx, task, rec)
-    rolled += cut_appended_entries(ctx, task, rec)
+    rolled += cut_appended_entries(ctx, task, main)
     counted = count_stale_retry(ctx, task, rec, status)
     remove_claim(ws, task.id)
     remove_record(ws, task.id)
@@ -130,6 +136,8 @@ def kill_attempt_processes(ctx: TickContext, task_id: str, claim: Claim | None, 
             kill_group(claim.pgid)
     if rec is not None and rec.host == this_host() and rec.pid != os.getpid():
         kill_marked(rec.identity, str(ctx.root))
+        if rec.worktree:  # a parallel worker's agent carries its worktree as its project
+            kill_marked(rec.identity, str(ctx.root / rec.worktree))
 
 
 def restore_recorded_git(ctx: TickContext, task: Task, rec: Record | None) -> str:
@@ -281,9 +289,13 @@ def count_stale_retry(ctx: TickContext, task: Task, rec: Record | None, status: 
         edit_plan(ctx.ws.plan_path, apply)
     except EditConflict:
         return Counted(status, "not counted: a person changed the task meanwhile")
-    # The killed tick never reached its circuit breaker: count its failure here.
-    ctx.state.consecutive_failed_ticks += 1
-    ctx.state.save(ctx.ws)
+    # The killed tick never reached its circuit breaker: count its failure here, once per
+    # dead tick (a parallel tick's workers are one tick).
+    dead = f"{rec.identity}:{rec.tick}" if rec is not None else f"task:{task.id}"
+    if dead not in ctx.stale_ticks:
+        ctx.stale_ticks.add(dead)
+        ctx.state.consecutive_failed_ticks += 1
+        ctx.state.save(ctx.ws)
     return Counted(new, f"{retries}/{max_retries}" + (" — blocked" if blocked else ""))
 
 

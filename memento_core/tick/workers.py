@@ -14,9 +14,13 @@ the task ends; a killed tick's are found by the next one
 (:func:`stop_stale_workers` before the stale claims are reset,
 :func:`prune_worktrees` after).
 
-Git's own state is guarded per worktree (gitstate.py) against a snapshot; the
-refs the crew itself moves (the main branch, the other workers' branches) are
-brought up to date in each snapshot before its guards look (:meth:`Crew.refresh`).
+Git's own state is guarded per worktree (gitstate.py) against a snapshot; every
+ref but the worker's own branch and the main branch is brought up to date in
+each snapshot before its guards look (:meth:`Crew.refresh`): the other workers'
+branches move with the crew, tags and other branches are a person's to move.
+A person's commit on the main branch is the crew's new HEAD
+(:meth:`Crew.follow_main`). Each worker has the tick's own record in the main
+project (record.py), so a killed tick's committing worker is finished, not rerun.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from pathlib import Path
 
 from .. import agents, gitops, notes
 from ..agents import kill_group
+from ..agents.reaper import kill_marked
 from ..errors import EditConflict, MementoError
 from ..plan import Plan, Task, edit_plan
 from ..runlog import cron_log, utc_stamp
@@ -42,7 +47,7 @@ from . import attempt, gitstate, limits, ownfiles, review, worktrees
 from .context import TaskResult, TickContext, _unique
 from .entries import tail_lines
 from .failsafe import attempt_safely
-from .record import leader_is_ours, read_record
+from .record import leader_is_ours, read_record, remove_record, save_git, write_record
 from .rollback import roll_back
 
 POLL_SECONDS = 0.2  # how often the waiting tick looks for a finished worker or a SIGTERM
@@ -72,6 +77,11 @@ class WorktreeSpace(Workspace):
     def reviews_dir(self) -> Path:
         """The acceptance gate's findings outlive the worktree: the next attempt's prompt reads them."""
         return Workspace(self.main or self.root).reviews_dir
+
+    @property
+    def project_memento_dir(self) -> Path:
+        """The project's `.memento/`: the worker's spending reaches the day's budget (usage.json)."""
+        return Workspace(self.main or self.root).memento_dir
 
 
 def runs_in_parallel(ctx: TickContext, plan: Plan, task: Task) -> bool:
@@ -136,6 +146,7 @@ class Crew:
         self.running: list[Worker] = []
         self.main_ref = worktrees.head_ref(ctx.root)
         self.main_head = gitops.head(ctx.root)
+        self.on_branches: set[str] = set()  # commits seen on a worker's branch (follow_main)
 
     # ------------------------------------------------------------ starting
 
@@ -162,6 +173,10 @@ class Crew:
         claim = Claim(task=task.id, pid=os.getpid(), host=this_host(), started=utc_stamp(), heartbeat=time.time(),
                       tick=ctx.number or 0, base=base, worktree=f"{worktrees.WORKTREES_REL}/{task.id}",
                       log=ws.rel(log))
+        # The tick's own record first (SPEC §13), in main: recovery believes it, not the claim.
+        # A fresh worktree at the base has no untracked files.
+        write_record(ws, task, ctx.number or 0, base, set(), plan.meta.max_retries, ws.rel(log),
+                     worktree=claim.worktree)
         write_claim(ws, claim)
         number = ctx.number
         ctx.number_saved = True
@@ -170,6 +185,7 @@ class Crew:
                                                e.set_meta("total_ticks", str(number))))
         except EditConflict as exc:
             remove_claim(ws, task.id)
+            remove_record(ws, task.id)
             return TaskResult(task.id, False, f"could not claim: {exc}")
         docs = _copy(ctx, ws, log)
         worker = Worker(task, plan, claim, docs, docs)
@@ -195,6 +211,7 @@ class Crew:
                 def work() -> TaskResult:
                     with self.lock:
                         at.snap = attempt.take_snapshot(w.ctx, w.claim.base, gitops.untracked(w.ctx.root))
+                        save_git(self.ws, w.task.id, at.snap.git)
                     return attempt._work(w.ctx, w.plan, at)
 
                 w.result = attempt_safely(w.ctx, at, work, at.on_fail)
@@ -210,18 +227,40 @@ class Crew:
             self.changed.set()
 
     def refresh(self, w: Worker) -> None:
-        """The refs the crew moves, as they are now, in ``w``'s snapshot (its own branch stays as the
-        guards fold it): the other workers' branches and the main branch at the crew's last commit."""
+        """The refs as they are now in ``w``'s snapshot, but its own branch (as the guards fold it)
+        and the main branch (at the crew's last commit, or a person's commit on top of it): the other
+        workers' branches, and the tags and branches a person may move meanwhile, are never
+        compared nor put back by a worker's guards."""
         snap = w.at.snap if w.at is not None else None
         if snap is None or snap.git is None:
             return
-        own, prefix = worktrees.branch_ref(w.task.id), "refs/heads/" + worktrees.BRANCH_PREFIX
-        now = worktrees.refs(self.ctx.root)
-        refs = {k: v for k, v in snap.git.refs.items() if not (k.startswith(prefix) and k != own)}
-        refs.update({k: v for k, v in now.items() if k.startswith(prefix) and k != own})
+        own = worktrees.branch_ref(w.task.id)
+        now = gitstate.watched_refs(self.ctx.root)
+        refs = {k: v for k, v in now.items() if k != own and k != self.main_ref}
+        refs.update({k: v for k, v in snap.git.refs.items() if k == own})
+        self.follow_main()
         if self.main_ref and self.main_head:
             refs[self.main_ref] = self.main_head
         w.at.snap = replace(snap, git=replace(snap.git, refs=refs))
+
+    def follow_main(self) -> None:
+        """A person's commit on the main branch during the tick is taken as the crew's new HEAD: the
+        branch moved forward to a commit no worker's branch holds. Any other move (backwards,
+        elsewhere, or to a commit of a worker's branch: its agent's) stays foreign to the crew."""
+        head, root = gitops.head(self.ctx.root), self.ctx.root
+        if not self.main_head:
+            return
+        # Every commit ever seen on a worker's branch (a guard folds them away later).
+        prefix = "refs/heads/" + worktrees.BRANCH_PREFIX
+        tips = [tip for ref, tip in worktrees.refs(root).items() if ref.startswith(prefix)]
+        if tips:
+            out = gitops.run_git(root, ["rev-list", *tips, "^" + self.main_head, "--"], check=False).stdout
+            self.on_branches.update(out.decode("ascii", "replace").split())
+        if not head or head == self.main_head or head in self.on_branches:
+            return  # unmoved, or on a worker's branch: made by its agent
+        if gitops.run_git(root, ["merge-base", "--is-ancestor", self.main_head, head], check=False).returncode:
+            return
+        self.main_head = head
 
     def _guards(self, w: Worker, ctx: TickContext, plan: Plan, at, *, after_verify: bool = False):
         with self.lock:
@@ -246,6 +285,7 @@ class Crew:
 
     def _merge(self, w: Worker, at, touched, duration: float, verify_tail: str, report) -> TaskResult:
         docs, root = w.docs, self.ctx.root
+        self.follow_main()
         onto = gitops.head(root)
         if onto != self.main_head:  # not a commit of the crew's: a worker's agent (its guards restore it)
             return self._failed(w, w.ctx, at, f"the main branch moved outside Memento during the tick (to "
@@ -259,6 +299,13 @@ class Crew:
             else:
                 reason = f"could not rebase onto {(onto or '')[:7]}: " + " ".join(said.split())[:300]
             return self._failed(w, w.ctx, at, reason, duration, 0, verify_tail, report)
+        merged = sorted(p for p, blob in gitops.hash_blobs(w.ctx.root, list(at.blobs)).items()
+                        if blob != at.blobs.get(p))
+        if merged:  # git merged the main branch's changes into them: contents verify never checked (§13)
+            return self._failed(w, w.ctx, at, f"merge conflict: {', '.join(merged)} changed on the main branch "
+                                f"since the task started (the rebase onto {(onto or '')[:7]} merged them into "
+                                "what verify passed); a retry starts from the new HEAD", duration, 0,
+                                verify_tail, report)
         blobs = worktrees.changes_of(w.ctx.root, tip) if tip != onto else {}
         busy = sorted(e.path for e in gitops.status(root) if e.path in blobs)
         if busy:
@@ -323,6 +370,7 @@ class Crew:
             if w.at is not None and w.at.beat is not None:
                 w.at.beat.stop()
             remove_claim(self.ws, task.id)
+            remove_record(self.ws, task.id)  # the attempt is over: nothing left to recover
         return TaskResult(task.id, False, reason, duration, None, blocked)
 
     # ------------------------------------------------------------ waiting, SIGTERM
@@ -379,13 +427,17 @@ def stop_stale_workers(ctx: TickContext, plan: Plan) -> None:
         claim = read_claim(ws, task_id)
         if claim is None or not claim.worktree or not _SAFE_ID.fullmatch(task_id):
             continue
-        why = stale_reason(ws, claim, read_record(ws, task_id), plan.meta.stale_lock_timeout)
+        rec = read_record(ws, task_id)
+        why = stale_reason(ws, claim, rec, plan.meta.stale_lock_timeout)
         if why is None and claim.pid != os.getpid():
             continue
         where = worktrees.worktree_path(ws, task_id)
         if claim.pgid and claim.host == this_host() and leader_is_ours(claim.pgid, Workspace(where), task_id, None):
             kill_group(claim.pgid)
-        removed = worktrees.remove(ws, task_id)
+        if rec is not None and rec.host == this_host() and rec.pid != os.getpid():
+            kill_marked(rec.identity, str(where))  # the agent carries its worktree as its project
+        saved = worktrees.save_work(ws, task_id, (rec.base if rec is not None else None) or claim.base)
+        removed = worktrees.remove(ws, task_id) + saved
         if why is None:  # this process's own (a worker thread that died): recovery then sees no claim
             remove_claim(ws, task_id)
         cron_log(ws, f"stale worker {task_id} ({why or 'left by this process'}): removed "

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from .. import gitops
 from ..workspace import Workspace
+from .rollback import rollback_folder
 
 BRANCH_PREFIX = "memento/"
 WORKTREES_REL = ".memento/worktrees"
@@ -78,15 +79,57 @@ def remove(ws: Workspace, task_id: str) -> list[str]:
     return removed
 
 
+def save_work(ws: Workspace, task_id: str, base: str | None) -> list[str]:
+    """Before a dead worker's worktree goes: its changes since ``base`` (`git diff`) and its
+    commits (`format-patch`) saved under logs/rollback/, as every rollback saves first; what was saved."""
+    path = worktree_path(ws, task_id)
+    if not base or not (path / ".git").exists():
+        return []
+    gitops.run_git(path, ["add", "-A", "-N", "--", "."], check=False)  # untracked files show in the diff
+    diff = gitops.run_git(path, ["diff", "--binary", base, "--"], check=False).stdout
+    commits = gitops.run_git(path, ["format-patch", "--stdout", "--binary", f"{base}..HEAD"], check=False).stdout
+    if not diff and not commits:
+        return []
+    dest = rollback_folder(ws, f"stale-{task_id}-worktree")
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / "worktree.diff").write_bytes(diff)
+    (dest / "commits.patch").write_bytes(commits)
+    return [f"its work saved in {ws.rel(dest)}"]
+
+
 def present(ws: Workspace) -> list[str]:
-    """The task ids that have a worktree folder or a `memento/<ID>` branch now."""
+    """The task ids that have a worktree folder or a `memento/<ID>` branch of Memento's now: one a
+    worktree under `.memento/worktrees/` has checked out, or whose tip the task's claim or record
+    names as its base. A person's own `memento/<name>` branch is none of these and stays."""
+    from ..state import read_claim
+    from .record import read_record
+
     ids = set()
     folder = worktrees_dir(ws)
     if folder.is_dir():
         ids.update(p.name for p in folder.iterdir())
     prefix = "refs/heads/" + BRANCH_PREFIX
-    ids.update(name[len(prefix):] for name in refs(ws.root) if name.startswith(prefix))
+    linked = _linked_branches(ws)
+    for name, sha in refs(ws.root).items():
+        task_id = name[len(prefix):]
+        if not name.startswith(prefix) or task_id in ids:
+            continue
+        named = [x.base for x in (read_claim(ws, task_id), read_record(ws, task_id)) if x is not None]
+        if name in linked or sha in named:
+            ids.add(task_id)
     return sorted(ids)
+
+
+def _linked_branches(ws: Workspace) -> set[str]:
+    """The branches checked out by a worktree under `.memento/worktrees/` (`git worktree list`)."""
+    out = gitops.run_git(ws.root, ["worktree", "list", "--porcelain", "-z"], check=False).stdout
+    folder, found, where = str(worktrees_dir(ws).resolve()), set(), ""
+    for field in out.decode("utf-8", "surrogateescape").split("\0"):
+        if field.startswith("worktree "):
+            where = str(Path(field[len("worktree "):]).resolve())
+        elif field.startswith("branch ") and where.startswith(folder + "/"):
+            found.add(field[len("branch "):])
+    return found
 
 
 def rebase(worktree: Path, onto: str, author: str = "") -> tuple[str | None, list[str], str]:

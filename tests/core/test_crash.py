@@ -116,6 +116,7 @@ POINTS = {
     "tick:after-guards": 0,
     "tick:after-verify": 0,
     "tick:before-commit": 0,
+    "tick:after-commit": 0,
     "commit:before-ref": 0,
     "commit:before-index": 0,
     "write:MASTER_PLAN.md": 0,
