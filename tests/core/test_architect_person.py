@@ -63,3 +63,18 @@ def test_a_persons_pause_during_a_dry_run_stays(tmp_path):
     assert result.outcome == CHANGED, result.message
     plan = parse_plan(ws.plan_path)
     assert plan.meta.tick_mode == "paused" and plan.task("T-1").status == "!"
+
+
+def test_a_persons_hand_edit_of_the_plan_during_a_dry_run_is_saved_not_lost(tmp_path):
+    flag = tmp_path / "go"
+    ws = make_ws(tmp_path, agent("architect.py", "wait_then", str(flag), "fix", "T-1", "true"))
+    mark = "<!-- a person's line, typed while the dry run ran -->"
+
+    def person():
+        with ws.plan_path.open("a", encoding="utf-8") as out:
+            out.write(f"\n{mark}\n")
+
+    result = _run_with_person(ws, flag, person, dry_run=True)
+    assert result.outcome == CHANGED, result.message
+    saved = [p for p in (ws.root / "logs" / "rollback").rglob("MASTER_PLAN.md") if mark in p.read_text()]
+    assert saved, "the dry run put the plan back without keeping the person's edit anywhere"

@@ -236,7 +236,8 @@ def _run_and_judge(ctx: TickContext, snap: ArchitectSnapshot, dry_run: bool) -> 
                              judged.changes, judged.notes, judged.map_changed, diff, log=log, dry_run=dry_run)
     if dry_run:
         proposed = {rel: read_or_none(ctx.root / rel) for rel in WRITABLE}
-        restore_all(ctx, snap, save=False)
+        # Saved first: a person's hand edit of the plan made meanwhile is in these bytes too.
+        restore_all(ctx, snap, save=True)
         return replace(result, proposed=proposed, base={rel: snap.docs.get(rel) for rel in WRITABLE},
                        head=snap.snap.base)
     return replace(result, commit=apply(ctx, result))
