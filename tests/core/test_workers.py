@@ -96,6 +96,20 @@ def started(scratch: Path, ids) -> bool:
     return all((scratch / f"{t}.started").exists() for t in ids)
 
 
+def kill_tick_once_workers_run(ws: Workspace, scratch: Path, ids) -> None:
+    """Start a tick, wait until every task's agent runs with its claim, then kill -9 the tick."""
+    tick = start_tick(ws)
+    try:
+        wait_for(lambda: started(scratch, ids))
+        wait_for(lambda: all((c := read_claim(ws, t)) is not None and c.pgid for t in ids))
+        os.kill(tick.pid, signal.SIGKILL)
+        tick.wait(timeout=30)
+    finally:
+        if tick.poll() is None:
+            tick.kill()
+        tick.communicate()
+
+
 def agent_pid(scratch: Path, tid: str) -> int:
     return int((scratch / f"{tid}.started").read_text().split()[0])
 
@@ -214,16 +228,7 @@ def test_stale_worktrees_after_kill_9_are_pruned_by_the_next_tick(tmp_path):
     ids = ["T-1", "T-2"]
     ws, scratch = make_parallel_ws(tmp_path, ids, workers=2)
     (scratch / "hold").write_text("")
-    tick = start_tick(ws)
-    try:
-        wait_for(lambda: started(scratch, ids))
-        wait_for(lambda: all((c := read_claim(ws, t)) is not None and c.pgid for t in ids))
-        os.kill(tick.pid, signal.SIGKILL)
-        tick.wait(timeout=30)
-    finally:
-        if tick.poll() is None:
-            tick.kill()
-        tick.communicate()
+    kill_tick_once_workers_run(ws, scratch, ids)
     pids = [agent_pid(scratch, t) for t in ids]
     assert all(_alive(p) for p in pids)  # the orphaned agents outlive their tick
     assert leftovers(ws)[:2] == (ids, [f"memento/{t}" for t in ids])

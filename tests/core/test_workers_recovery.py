@@ -17,14 +17,22 @@ import pytest
 
 from memento_core import status_log
 from memento_core.plan import parse_plan
-from memento_core.state import TickState, read_claim
+from memento_core.state import TickState
 from memento_core.tick.__main__ import run_tick
 from memento_core.tick.context import TickContext
 from memento_core.tick.recovery import recover_stale_claims
 from memento_core.tick.workers import stop_stale_workers
 
 from .test_engine import AGENTS, PY, _alive, git
-from .test_workers import agent_pid, leftovers, make_parallel_ws, started, subjects, wait_for
+from .test_workers import (
+    agent_pid,
+    kill_tick_once_workers_run,
+    leftovers,
+    make_parallel_ws,
+    started,
+    subjects,
+    wait_for,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -76,17 +84,7 @@ def test_a_killed_parallel_tick_saves_its_workers_work_and_counts_one_failed_tic
     old = toml.split('command = """')[1].split('"""')[0]
     (ws.root / "memento.toml").write_text(toml.replace(old, f"{PY} {AGENTS / 'parallel_wip.py'} {scratch}"))
     git(ws.root, "commit", "-qam", "the wip agent")
-    tick = subprocess.Popen([PY, "-m", "memento_core.tick", "--project", str(ws.root)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    try:
-        wait_for(lambda: started(scratch, ids))
-        wait_for(lambda: all((c := read_claim(ws, t)) is not None and c.pgid for t in ids))
-        os.kill(tick.pid, signal.SIGKILL)
-        tick.wait(timeout=30)
-    finally:
-        if tick.poll() is None:
-            tick.kill()
-        tick.communicate()
+    kill_tick_once_workers_run(ws, scratch, ids)
     pids = [agent_pid(scratch, t) for t in ids]
     before = TickState.load(ws).consecutive_failed_ticks
     ctx = TickContext(ws)
