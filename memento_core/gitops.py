@@ -234,11 +234,16 @@ def scrubbed_index(root: Path) -> Iterator[dict[str, str]]:
         env["GIT_OPTIONAL_LOCKS"] = "0"
         yield env
     finally:
-        for leftover in (tmp_index, tmp_index + ".lock"):
-            try:
-                os.unlink(leftover)
-            except FileNotFoundError:
-                pass
+        _remove_index(tmp_index)
+
+def _remove_index(tmp_index: str) -> None:
+    """A private index file and its lock, gone (either may be missing)."""
+    for leftover in (tmp_index, tmp_index + ".lock"):
+        try:
+            os.unlink(leftover)
+        except FileNotFoundError:
+            pass
+
 
 
 def status(root: Path, env: dict[str, str] | None = None) -> list[StatusEntry]:
@@ -544,11 +549,7 @@ def commit_paths(root: Path, paths: Iterable[str], message: str, author: str = "
             run_git(root, ["update-index", "--replace", "-z", "--index-info"], input=_index_info(_prefix(root), blobs), env=env)
         tree = _out(root, ["write-tree"], env=env).strip()
     finally:
-        for leftover in (tmp_index, tmp_index + ".lock"):
-            try:
-                os.unlink(leftover)
-            except FileNotFoundError:
-                pass
+        _remove_index(tmp_index)
     if parent_tree is None:
         parent_tree = _empty_tree(root)
     if tree == parent_tree:

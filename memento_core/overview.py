@@ -28,6 +28,7 @@ def summarize(ws: Workspace, plan: Plan, entries: Sequence[TickEntry]) -> dict:
     can_progress = verdict.kind in (scheduler.TASK, scheduler.WAITING) and not plan.plan_errors
     eta = scheduler.estimate_left(plan, durations) if can_progress else None
     state_file = TickState.load(ws)
+    config, config_error = _load_config(ws)  # once: the parts below read it, None when invalid
     return {
         "project": plan.title,
         "root": str(ws.root),
@@ -46,12 +47,12 @@ def summarize(ws: Workspace, plan: Plan, entries: Sequence[TickEntry]) -> dict:
         "alert": ws.alert_path.exists(),
         "breaker": {"tripped": bool(state_file.breaker_reason), "reason": state_file.breaker_reason or None,
                     "at": state_file.breaker_at or None},
-        "config_error": _config_error(ws),
-        **_spending(ws, state_file, entries),
-        "sandbox": _sandbox(ws),
-        "notify": _notify(ws),
-        "architect": _architect(ws, state_file),
-        **_fleet(ws),
+        "config_error": config_error,
+        **_spending(ws, config or Config(), state_file, entries),
+        "sandbox": _sandbox(config),
+        "notify": _notify(ws, config or Config()),
+        "architect": _architect(config, state_file),
+        **_fleet(config or Config()),
         "workers": running_workers(ws, plan),
         "plan_errors": [str(e) for e in plan.plan_errors],
         "waits_on": waits_on(plan),
@@ -123,7 +124,7 @@ def _next_step(plan: Plan, verdict) -> dict:
     return {"kind": verdict.kind, "task": verdict.task.id if verdict.task else None, "message": verdict.message}
 
 
-def _spending(ws: Workspace, state: TickState, entries: Sequence[TickEntry]) -> dict:
+def _spending(ws: Workspace, config: Config, state: TickState, entries: Sequence[TickEntry]) -> dict:
     """"usage", "rate_limit" and "budget" (SPEC §14) from usage.json, state.json and memento.toml.
 
     Without usage.json (a project from before it, or a copied one) the usage is
@@ -133,10 +134,6 @@ def _spending(ws: Workspace, state: TickState, entries: Sequence[TickEntry]) -> 
     from .spending import ledger_path, usage_from_entries, usage_summary
 
     usage = usage_summary(ws) if ledger_path(ws).exists() else usage_from_entries(entries)
-    try:
-        config = load_config(ws.config_path)
-    except MementoError:
-        config = Config()
     until = state.rate_limited_until or None
     if until and until <= utc_stamp():
         until = None  # the wait is over; the next tick clears it
@@ -149,53 +146,41 @@ def _spending(ws: Workspace, state: TickState, entries: Sequence[TickEntry]) -> 
     }
 
 
-def _sandbox(ws: Workspace) -> dict:
+def _sandbox(config: Config | None) -> dict:
     """How the agent runs here (SPEC §13): {"mode": "bwrap"|"none", "confined": bool, "reason": str|None}."""
     from . import sandbox
 
-    try:
-        config = load_config(ws.config_path)
-    except MementoError:
+    if config is None:
         return {"mode": "none", "confined": False, "reason": "memento.toml is invalid: no task runs"}
     return sandbox.resolve(config).as_dict()
 
 
-def _notify(ws: Workspace) -> dict:
+def _notify(ws: Workspace, config: Config) -> dict:
     """[notify] (SPEC §15): {"urls": [masked], "events", "last_error", "last_sent"}."""
     from .notify import summary
 
-    return summary(ws)
+    return summary(ws, config)
 
 
-def _architect(ws: Workspace, state: TickState) -> dict:
+def _architect(config: Config | None, state: TickState) -> dict:
     """[architect] (SPEC §16): {"auto": bool, "runs_today": int, "max_runs_per_day": int, "last": stamp|None}."""
-    try:
-        config = load_config(ws.config_path)
-    except MementoError:
-        config = None
     return {"auto": bool(config and config.architect_auto), "runs_today": state.architect_runs_today(),
             "max_runs_per_day": config.architect_max_runs_per_day if config else 3,
             "last": state.architect_last or None}
 
 
-def _fleet(ws: Workspace) -> dict:
+def _fleet(config: Config) -> dict:
     """This host's name ("host", SPEC §12: $MEMENTO_HOST, [workers] host or the hostname) and the
     git remote the fleet works through ("remote", None without one)."""
-    try:
-        config = load_config(ws.config_path)
-    except MementoError:
-        from .config import Config
-
-        config = Config()
     return {"host": config.host, "remote": config.workers_remote or None}
 
 
-def _config_error(ws: Workspace) -> str | None:
+def _load_config(ws: Workspace) -> tuple[Config | None, str | None]:
+    """memento.toml and None, or None and why it is invalid."""
     try:
-        load_config(ws.config_path)
+        return load_config(ws.config_path), None
     except MementoError as exc:
-        return str(exc)
-    return None
+        return None, str(exc)
 
 
 # --------------------------------------------------------------------------- what a person must do now

@@ -20,6 +20,7 @@ from memento_core.tick.__main__ import run_tick
 
 from .modes import MODES
 from .test_engine import HELLO, agent, entries, git, make_ws
+from .test_engine import _alive as alive
 
 PY = sys.executable
 
@@ -27,18 +28,6 @@ PY = sys.executable
 @pytest.fixture(autouse=True)
 def _identity(git_identity):
     return git_identity
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_bytes()
-    except OSError:
-        return False
-    return stat[stat.rfind(b")") + 2:].split()[0] not in (b"Z", b"X")
 
 
 def cron_tick(root: Path) -> subprocess.CompletedProcess:

@@ -13,7 +13,6 @@ import os
 import signal
 import subprocess
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -25,7 +24,7 @@ from memento_core.state import read_claim
 from memento_core.tick.__main__ import run_tick
 from memento_core.workspace import Workspace
 
-from .test_engine import AGENTS, PY, _alive, git, plan_text
+from .test_engine import AGENTS, PY, _alive, _wait_for, git, plan_text
 
 WORKTREES = Path(".memento") / "worktrees"
 SRC = str(Path(__file__).resolve().parents[2])
@@ -67,11 +66,7 @@ def make_parallel_ws(tmp_path: Path, ids, *, workers: int, mode: str = "own", se
 
 
 def wait_for(predicate, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached")
-        time.sleep(0.05)
+    _wait_for(predicate, timeout)
 
 
 def leftovers(ws: Workspace) -> tuple[list[str], list[str], int]:

@@ -25,7 +25,7 @@ import signal
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 from ... import agents, gitops, notes
@@ -37,6 +37,7 @@ from ...plan import decode_text, edit_plan, parse_plan_text
 from ...runlog import utc_stamp
 from ...workspace import OWN_DOCS, Workspace
 from .. import gitstate, guards, ownfiles, remote
+from ..attempt import take_snapshot as worker_snapshot
 from ..context import Interrupted, TickContext
 from ..context import _unique as unique_path
 from ..entries import PENDING_COMMIT, fill_commit
@@ -360,17 +361,9 @@ def preflight(ctx: TickContext) -> str:
 
 
 def take_snapshot(ctx: TickContext) -> ArchitectSnapshot:
+    """The worker's snapshot (attempt.take_snapshot) at HEAD, plus every document's bytes and docs/."""
     ws = ctx.ws
-    untracked = gitops.untracked(ws.root)
-    snap = guards.Snapshot(
-        base=gitops.head(ws.root), untracked=frozenset(untracked),
-        plan=ws.plan_path.read_bytes(), project_map=read_or_none(ws.map_path),
-        status=read_or_none(ws.status_path) or b"", notes=read_or_none(ws.notes_path) or b"",
-        note_keys=frozenset(n.key for n in notes.parse_notes(ws.notes_path)),
-        cleanignore=tuple(gitops.read_pattern_file(ws.cleanignore_path)),
-        taken_at=datetime.now(UTC).replace(microsecond=0), git=gitstate.capture(ws.root),
-        runtime=ownfiles.runtime_copy(ws),
-    )
+    snap = worker_snapshot(ctx, gitops.head(ws.root), set(gitops.untracked(ws.root)))
     return ArchitectSnapshot(snap, {rel: read_or_none(ws.root / rel) for rel in OWN_DOCS}, docs_tree(ws))
 
 
