@@ -78,8 +78,9 @@ max = 1                 # tasks run at once in `parallel: true` phases
 
 [sandbox]
 mode = "auto"           # auto | bwrap | none. auto: bubblewrap when it works here, else unconfined
-network = true          # the agent needs its model API; false adds --unshare-net
+network = "model"       # model: only the preset's model API and `allow` | all | none (loopback only)
 writable = []           # extra paths the agent may write, e.g. "~/.cache/pip"
+allow = []              # more hosts the agent (and verify) may reach, e.g. ["pypi.org", "files.pythonhosted.org"]
 
 [notify]
 urls = []               # Apprise URLs, e.g. ["tgram://BOT/CHAT", "ntfys://ntfy.sh/TOPIC", "json://host/path"]
@@ -144,7 +145,8 @@ class Config:
     budget_daily_usd: float = 0.0
     budget_task_usd: float = 0.0
     sandbox_mode: str = "auto"
-    sandbox_network: bool = True
+    sandbox_network: str = "model"  # model | all | none (SPEC §13; true/false read as all/none)
+    sandbox_allow: tuple[str, ...] = ()  # hosts or host:port the agent may reach besides its model
     sandbox_writable: tuple[str, ...] = ()
     notify_urls: tuple[str, ...] = ()
     notify_events: tuple[str, ...] = NOTIFY_EVENTS
@@ -375,18 +377,45 @@ SANDBOX_MODES = ("auto", "bwrap", "none")
 
 
 def _sandbox(v: _Validator) -> dict[str, Any]:
-    """[sandbox] mode, network, writable (SPEC §13), validated."""
+    """[sandbox] mode, network, writable, allow (SPEC §13), validated."""
+    from .hosts import NETWORK_MODES, parse_host
+
     mode = v.string("sandbox", "mode", "auto")
     if mode not in SANDBOX_MODES:
         raise v.fail("sandbox", "mode", f"unknown mode {mode!r}; one of {', '.join(SANDBOX_MODES)}")
-    network = v.table("sandbox").get("network", True)
-    if not isinstance(network, bool):
-        raise v.fail("sandbox", "network", f"expected true or false, got {network!r}")
+    network = v.table("sandbox").get("network", "model")
+    network = {True: "all", False: "none"}.get(network, network) if isinstance(network, bool) else network
+    if network not in NETWORK_MODES:
+        raise v.fail("sandbox", "network", f"unknown network {network!r}; one of {', '.join(NETWORK_MODES)} "
+                     "(true and false are all and none)")
     writable = v.table("sandbox").get("writable", [])
     if not isinstance(writable, list) or not all(isinstance(w, str) and w.strip() for w in writable):
         raise v.fail("sandbox", "writable", f'expected a list of paths such as "~/.cache/pip", got {writable!r}')
+    allow = v.table("sandbox").get("allow", [])
+    if not isinstance(allow, list):
+        raise v.fail("sandbox", "allow", f'expected a list of hosts such as ["pypi.org", "example.com:8443"], '
+                     f"got {allow!r}")
+    for entry in allow:
+        if not isinstance(entry, str) or parse_host(entry) is None:
+            raise MementoError(f'[sandbox] allow: {entry!r} is not a host or host:port (e.g. "pypi.org", '
+                               '"*.example.com", "10.0.0.5:5432", "[::1]:8080")', path=v.path,
+                               line=_entry_line(v.text, "sandbox", "allow", entry))
     return {"sandbox_mode": mode, "sandbox_network": network,
-            "sandbox_writable": tuple(w.strip() for w in writable)}
+            "sandbox_writable": tuple(w.strip() for w in writable),
+            "sandbox_allow": tuple(entry.strip() for entry in allow)}
+
+
+def _entry_line(text: str, section: str, key: str, entry: object) -> int:
+    """The line of ``entry`` in the list ``key`` of ``[section]`` (a list may span lines), else the key's."""
+    start = _key_line(text, section, key)
+    if start and isinstance(entry, str):
+        lines = text.splitlines()
+        for number in range(start, min(len(lines), start + 200) + 1):
+            if f'"{entry}"' in lines[number - 1] or f"'{entry}'" in lines[number - 1]:
+                return number
+            if number > start and re.match(r"^\s*(\[|[A-Za-z0-9_\"'-]+\s*=)", lines[number - 1]):
+                break
+    return start
 
 
 def _notify(v: _Validator) -> dict[str, Any]:
@@ -421,7 +450,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
     "schedule": ("every",),
     "git": ("author",),
     "workers": ("max", "remote", "host"),
-    "sandbox": ("mode", "network", "writable"),
+    "sandbox": ("mode", "network", "writable", "allow"),
     "notify": ("urls", "events"),
     "architect": ("preset", "command", "timeout", "model", "extra_args", "auto", "max_runs_per_day"),
     "keys": None,  # action names: the dashboard knows them

@@ -21,14 +21,16 @@ The layout, in bwrap's order (a later mount wins over an earlier one):
   ``guard_files`` path and every file untracked before the run;
 * ``.memento/worker/`` writable (the worker's scratch: tick_result.md, the
   memory write queue);
-* ``--unshare-pid --die-with-parent --new-session --cap-drop ALL``
-  (``--unshare-net`` when ``network = false``), ``MEMENTO_SANDBOX=1`` in the
-  environment. Without ``--cap-drop ALL`` a bwrap run by root keeps every
+* ``--unshare-pid --die-with-parent --new-session --cap-drop ALL``, the
+  network's options (network.py: ``--unshare-net`` unless ``network = "all"``),
+  ``MEMENTO_SANDBOX=1`` in the environment. Without ``--cap-drop ALL`` a bwrap run by root keeps every
   capability, and the agent could umount the read-only binds.
 
 A path that does not exist is skipped (bwrap refuses a missing source). Every
 path is bound at its real location (symbolic links resolved), so a link can
-never aim a writable mount somewhere else.
+never aim a writable mount somewhere else. Under ``network = "model"`` the
+prefix starts with network.py's filtering proxy, which runs bwrap, and ends
+with its forwarder inside, which runs the command.
 """
 
 from __future__ import annotations
@@ -41,8 +43,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from .config import Config
-from .workspace import Workspace
+from ..config import Config
+from ..workspace import Workspace
+from . import network
 
 MODES = ("auto", "bwrap", "none")
 SANDBOX_ENV = "MEMENTO_SANDBOX"
@@ -203,9 +206,9 @@ def bwrap_prefix(
     argv += _binds("--ro-bind", protected_paths(root, guard_paths, untracked), seen, keep=_real(root))
     worker = worker_dir(ws)
     argv += _binds("--bind", [worker], seen)
-    argv += [*_NAMESPACE_FLAGS, *(() if config.sandbox_network else ("--unshare-net",))]
+    argv += [*_NAMESPACE_FLAGS, *network.bwrap_args(config, root)]
     argv += ["--setenv", SANDBOX_ENV, "1", "--chdir", _real(Path(cwd or root)) or str(root), "--"]
-    return argv
+    return network.wrap(config, argv, network.reach(config, home=home))
 
 
 def temp_dir(root: Path, home: str | None = None, tmpdir: str | None = None) -> tuple[str | None, list[Path]]:
@@ -239,9 +242,9 @@ def architect_prefix(ws: Workspace, config: Config, *, binary: str, writable_doc
                             for rel in writable_docs)
     argv += _binds("--bind", list(folders), seen)
     argv += _binds("--bind", [worker_dir(ws)], seen)
-    argv += [*_NAMESPACE_FLAGS, *(() if config.sandbox_network else ("--unshare-net",))]
+    argv += [*_NAMESPACE_FLAGS, *network.bwrap_args(config, root)]
     argv += ["--setenv", SANDBOX_ENV, "1", "--chdir", _real(root) or str(root), "--"]
-    return argv
+    return network.wrap(config, argv, network.reach(config, home=home))
 
 
 def worker_dir(ws: Workspace) -> Path:

@@ -16,6 +16,7 @@ from pathlib import Path
 from .. import gitops, sandbox
 from ..errors import MementoError
 from ..plan import Task
+from ..sandbox import network
 from .context import TickContext
 from .files import append_log
 
@@ -47,6 +48,20 @@ def prepare(ctx: TickContext, task: Task, untracked, extra_guard=()) -> tuple[tu
         return (), f"sandbox: could not be set up: {exc}"
     append_log(ctx.log_path, f"[memento] sandbox: bwrap ({len(wrap)} arguments)\n")
     return tuple(wrap), ""
+
+
+def check_network(ctx: TickContext) -> None:
+    """A MementoError when the sandbox will run and ``network = "model"`` cannot know a preset's
+    model endpoint (network.check): the tick exits 2 and nothing runs, confined or not."""
+    config = ctx.config
+    if config.sandbox_network != "model" or config.sandbox_allow or not sandbox.resolve(config).confined:
+        return
+    path = ctx.ws.config_path
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        text = ""
+    network.check(config, path=path, text=text)
 
 
 def _ensure_memory_store(ctx: TickContext) -> None:

@@ -41,7 +41,7 @@ from ..plan import Plan, Task
 from ..runlog import Outcome, cron_log, utc_stamp
 from ..scheduler import BLOCKED, COMPLETE, TASK, pick
 from ..workspace import OWN_DOCS, Workspace
-from . import remote
+from . import confine, remote
 from .attempt import attempt_task
 from .breaker import check_breaker
 from .context import Interrupted, TickContext, next_number
@@ -86,6 +86,7 @@ def load_config_and_plan(ctx: TickContext) -> Plan | Outcome:
     """memento.toml and the plan; a bad config, no repository or a plan-level error ends the tick."""
     try:
         ctx.config = load_config(ctx.ws.config_path)
+        confine.check_network(ctx)
     except MementoError as exc:
         return cannot_run(ctx, str(exc))
     if not gitops.is_repo(ctx.root):

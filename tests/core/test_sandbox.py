@@ -122,14 +122,15 @@ def test_auto_with_a_working_bwrap_is_confined():
 
 def test_config_defaults_and_values(tmp_path):
     cfg = config_from_dict({})
-    assert (cfg.sandbox_mode, cfg.sandbox_network, cfg.sandbox_writable) == ("auto", True, ())
+    assert (cfg.sandbox_mode, cfg.sandbox_network, cfg.sandbox_writable) == ("auto", "model", ())
     cfg = config_from_dict({"sandbox": {"mode": "none", "network": False, "writable": ["~/.cache/pip", " x "]}})
-    assert (cfg.sandbox_mode, cfg.sandbox_network, cfg.sandbox_writable) == ("none", False, ("~/.cache/pip", "x"))
+    assert (cfg.sandbox_mode, cfg.sandbox_network, cfg.sandbox_writable) == ("none", "none", ("~/.cache/pip", "x"))
+    assert config_from_dict({"sandbox": {"network": True}}).sandbox_network == "all"
 
 
 @pytest.mark.parametrize(("body", "line", "words"), [
     ('mode = "docker"', 3, "unknown mode 'docker'; one of auto, bwrap, none"),
-    ('network = "yes"', 3, "expected true or false"),
+    ('network = "yes"', 3, "unknown network 'yes'; one of model, all, none"),
     ('writable = "~/.cache"', 3, "expected a list of paths"),
     ('writable = [""]', 3, "expected a list of paths"),
 ])
@@ -151,7 +152,7 @@ def test_default_memento_toml_documents_the_sandbox_keys():
     from memento_core.config import DEFAULT_CONFIG_TOML
 
     cfg = config_from_dict(__import__("tomllib").loads(DEFAULT_CONFIG_TOML))
-    assert (cfg.sandbox_mode, cfg.sandbox_network, cfg.sandbox_writable) == ("auto", True, ())
+    assert (cfg.sandbox_mode, cfg.sandbox_network, cfg.sandbox_writable, cfg.sandbox_allow) == ("auto", "model", (), ())
 
 
 # --------------------------------------------------------------------------- the layout
@@ -400,7 +401,7 @@ def test_network_false_cuts_the_agent_off(tmp_path):
         cut = sandboxed_ws(tmp_path / "cut", probe, extra="network = false\n")
         assert run_tick(cut.root).exit_code == 0
         assert (cut.root / "hello.txt").read_text() == "done" and entries(cut)[0].status == "SUCCESS"
-        on = sandboxed_ws(tmp_path / "on", probe)
+        on = sandboxed_ws(tmp_path / "on", probe, extra="network = true\n")  # the alias of "all"
         run_tick(on.root)
         assert entries(on)[0].status == "FAILED"  # connected: wrote "net", verify fails
     finally:

@@ -1,0 +1,93 @@
+"""Host patterns of ``[sandbox] allow`` and of the model endpoints (SPEC §13).
+
+A pattern is a host name (``pypi.org``), a wildcard for its subdomains
+(``*.example.com``: ``a.example.com``, not ``example.com``), an IPv4 address
+or a bracketed IPv6 one, each with an optional ``:port``. Without a port a
+pattern means the web ports, 80 and 443. Names compare without case and
+without a trailing dot; nothing else is normalised (``127.1`` is not
+``127.0.0.1``), so a pattern matches only what it says.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass
+
+NETWORK_MODES = ("model", "all", "none")
+WEB_PORTS = (80, 443)
+_LABEL = r"(?!-)[a-z0-9-]{1,63}(?<!-)"
+_NAME_RE = re.compile(rf"^(\*\.)?{_LABEL}(\.{_LABEL})*$")
+
+
+@dataclass(frozen=True)
+class HostPattern:
+    """One allowed host: ``host`` lower-case (``*.`` prefix for subdomains), ``port`` or None (80 and 443)."""
+
+    host: str
+    port: int | None = None
+
+    def matches(self, host: str, port: int) -> bool:
+        name = host.lower().rstrip(".")
+        if self.port is None and port not in WEB_PORTS or self.port is not None and port != self.port:
+            return False
+        if self.host.startswith("*."):
+            return name.endswith(self.host[1:]) and len(name) > len(self.host) - 1
+        return name == self.host
+
+    def __str__(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return host if self.port is None else f"{host}:{self.port}"
+
+
+def _host(text: str) -> str | None:
+    """``text`` as a host (lower case, no trailing dot), or None when it is none."""
+    if text.startswith("[") and text.endswith("]"):
+        try:
+            return str(ipaddress.IPv6Address(text[1:-1]))
+        except ValueError:
+            return None
+    name = text.lower().rstrip(".") if text != "." else ""
+    if len(name) > 253 or not _NAME_RE.match(name):
+        return None
+    if name.replace(".", "").isdigit():  # all digits: only a dotted IPv4 address is one
+        try:
+            return str(ipaddress.IPv4Address(name))
+        except ValueError:
+            return None
+    return name
+
+
+def parse_host(entry: str) -> HostPattern | None:
+    """``host``, ``*.domain``, ``1.2.3.4``, ``[::1]``, each with an optional ``:port``; None if not one."""
+    text = entry.strip()
+    port: int | None = None
+    head, sep, tail = text.rpartition(":")
+    if sep and not (text.startswith("[") and text.endswith("]")) and "]" not in tail:
+        if not tail.isdigit() or not 1 <= int(tail) <= 65535:
+            return None
+        text, port = head, int(tail)
+    if not text or ":" in text and not text.startswith("["):
+        return None
+    host = _host(text)
+    return None if host is None else HostPattern(host, port)
+
+
+def split_host_port(target: str) -> tuple[str, int] | None:
+    """``host:port`` of a CONNECT request or an endpoint (an IPv6 host in brackets), or None."""
+    head, sep, tail = target.rpartition(":")
+    if not sep or not tail.isdigit() or not 1 <= int(tail) <= 65535:
+        return None
+    if head.startswith("[") and head.endswith("]"):
+        return (head[1:-1], int(tail)) if head[1:-1] else None
+    return None if not head or ":" in head else (head, int(tail))
+
+
+def is_loopback(host: str) -> bool:
+    """``localhost`` or a loopback address (127.0.0.0/8, ::1)."""
+    if host.lower().rstrip(".") == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False

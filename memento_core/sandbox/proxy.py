@@ -1,0 +1,261 @@
+"""Outside the sandbox (SPEC §13, network.py): the filtering proxy of one run, and bwrap as its child.
+
+``python -I -S proxy.py [--forward HOST:PORT]... [--allow PATTERN]... -- BWRAP-ARGV...``
+(standard library only, run by path). It makes a private folder in ``/tmp`` with
+unix sockets, hands it to bwrap on descriptor 3 (``--ro-bind-fd 3``), starts
+bwrap, serves the sockets while bwrap runs, removes the folder and exits as bwrap
+did. What connects comes from inner.py in the sandbox:
+
+* ``proxy.sock``: an HTTP proxy. ``CONNECT host:port`` (HTTPS) and plain requests
+  in absolute form (``GET http://host/…``) go through when the host and port
+  match an ``--allow`` pattern (``hosts.py``: ``host``, ``*.domain``, each with an
+  optional port, 80 and 443 without); the name is resolved here, outside.
+  Anything else is answered ``403`` and noted in the run's log.
+* ``fwd-N.sock``: the N-th ``--forward``, a plain relay to that host:port (a
+  loopback model server).
+
+It stays in the run's process group (the tick stops the group); SIGTERM is passed
+on to bwrap, and the folder is removed before this process ends the same way.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import signal
+import socket
+import sys
+import threading
+from pathlib import Path
+
+HEAD_LIMIT = 65536
+HEAD_TIMEOUT = 30.0
+CONNECT_TIMEOUT = 30.0
+NET_DIR_FD = 3  # network.NET_DIR_FD
+
+
+def _load(path: Path, name: str):
+    """A module by its path: run by path with -I, the package itself is not importable."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+_HERE = Path(__file__).resolve().parent
+_inner = _load(_HERE / "inner.py", "memento_net_inner")
+hosts = _load(_HERE.parent / "hosts.py", "memento_net_hosts")
+relay, nodelay = _inner.relay, _inner.nodelay
+
+
+def _say(text: str) -> None:
+    try:
+        os.write(2, f"[memento] network: {text}\n".encode("utf-8", "replace"))
+    except OSError:
+        pass
+
+
+class Rules:
+    """The ``--allow`` patterns."""
+
+    def __init__(self, patterns: list[str]):
+        self.patterns = [p for p in (hosts.parse_host(text) for text in patterns) if p is not None]
+
+    def allows(self, host: str, port: int) -> bool:
+        return any(p.matches(host, port) for p in self.patterns)
+
+
+def _read_head(conn: socket.socket) -> tuple[bytes, bytes] | None:
+    """(the request head up to its blank line, the bytes after it), or None."""
+    conn.settimeout(HEAD_TIMEOUT)
+    data = b""
+    try:
+        while b"\r\n\r\n" not in data:
+            if len(data) > HEAD_LIMIT:
+                return None
+            chunk = conn.recv(8192)
+            if not chunk:
+                return None
+            data += chunk
+    except OSError:
+        return None
+    conn.settimeout(None)
+    head, _, rest = data.partition(b"\r\n\r\n")
+    return head + b"\r\n\r\n", rest
+
+
+def _answer(conn: socket.socket, status: str, text: str) -> None:
+    body = (text + "\n").encode()
+    try:
+        conn.sendall(f"HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nContent-Length: {len(body)}\r\n"
+                     f"Connection: close\r\n\r\n".encode() + body)
+    except OSError:
+        pass
+    conn.close()
+
+
+def _target(line: str) -> tuple[str, int, str, bool] | None:
+    """(host, port, the request line to send on, whether it is a CONNECT) of a proxy request line."""
+    parts = line.split(" ")
+    if len(parts) != 3:
+        return None
+    method, target, version = parts
+    if method == "CONNECT":
+        found = hosts.split_host_port(target)
+        return (*found, "", True) if found else None
+    scheme, sep, rest = target.partition("://")
+    if not sep or scheme.lower() != "http":
+        return None
+    authority, slash, path = rest.partition("/")
+    found = hosts.split_host_port(authority) if ":" in authority.rsplit("]", 1)[-1] else (authority, 80)
+    if not found or not found[0]:
+        return None
+    return found[0], found[1], f"{method} /{path if slash else ''} {version}", False
+
+
+def _proxy(conn: socket.socket, rules: Rules) -> None:
+    got = _read_head(conn)
+    if got is None:
+        conn.close()
+        return
+    head, rest = got
+    first, _, headers = head.partition(b"\r\n")
+    found = _target(first.decode("latin-1"))
+    if found is None:
+        _answer(conn, "400 Bad Request", "memento: not a proxy request")
+        return
+    host, port, line, tunnel = found
+    shown = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    if not rules.allows(host, port):
+        _say(f"refused {shown}: not the model endpoint nor in [sandbox] allow")
+        _answer(conn, "403 Forbidden", f'memento: {shown} is not reachable from the sandbox (network = "model"); '
+                                       "add it to [sandbox] allow in memento.toml")
+        return
+    try:
+        out = nodelay(socket.create_connection((host, port), timeout=CONNECT_TIMEOUT))
+        out.settimeout(None)
+    except OSError as exc:
+        _answer(conn, "502 Bad Gateway", f"memento: cannot reach {shown}: {exc.strerror or exc}")
+        return
+    try:
+        if tunnel:
+            conn.sendall(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+            out.sendall(rest) if rest else None
+        else:
+            out.sendall(line.encode("latin-1") + b"\r\n" + headers + rest)
+    except OSError:
+        out.close()
+        conn.close()
+        return
+    relay(conn, out)
+
+
+def _forward(conn: socket.socket, host: str, port: int) -> None:
+    try:
+        out = nodelay(socket.create_connection((host, port), timeout=CONNECT_TIMEOUT))
+        out.settimeout(None)
+    except OSError:
+        conn.close()
+        return
+    relay(conn, out)
+
+
+def _serve(listener: socket.socket, handle, *args) -> None:
+    while True:
+        try:
+            conn, _ = listener.accept()
+        except OSError:
+            return
+        threading.Thread(target=handle, args=(conn, *args), daemon=True).start()
+
+
+def _bind(folder: str, name: str) -> socket.socket:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.bind(os.path.join(folder, name))
+    sock.listen(64)
+    return sock
+
+
+def _private_folder() -> str:
+    for _ in range(100):
+        path = f"/tmp/memento-net-{os.urandom(6).hex()}"
+        try:
+            os.mkdir(path, 0o700)
+            return path
+        except FileExistsError:
+            continue
+    raise SystemExit("proxy.py: cannot make a folder in /tmp")
+
+
+def _remove(folder: str) -> None:
+    for name in os.listdir(folder):
+        try:
+            os.unlink(os.path.join(folder, name))
+        except OSError:
+            pass
+    try:
+        os.rmdir(folder)
+    except OSError:
+        pass
+
+
+def parse(argv: list[str]) -> tuple[list[tuple[str, int]], list[str], list[str]]:
+    forwards, allow = [], []
+    rest = list(argv)
+    while rest and rest[0] != "--":
+        flag, value = rest.pop(0), rest.pop(0)
+        if flag == "--forward":
+            found = hosts.split_host_port(value)
+            if found is None:
+                raise SystemExit(f"proxy.py: not host:port: {value}")
+            forwards.append(found)
+        elif flag == "--allow":
+            allow.append(value)
+        else:
+            raise SystemExit(f"proxy.py: unknown option {flag}")
+    return forwards, allow, rest[1:]
+
+
+def main(argv: list[str]) -> None:
+    forwards, allow, command = parse(argv)
+    folder = _private_folder()
+    try:
+        fd = os.open(folder, os.O_PATH | os.O_DIRECTORY)
+        if fd != NET_DIR_FD:
+            os.dup2(fd, NET_DIR_FD)
+            os.close(fd)
+        os.set_inheritable(NET_DIR_FD, True)
+        rules = Rules(allow)
+        threading.Thread(target=_serve, args=(_bind(folder, "proxy.sock"), _proxy, rules), daemon=True).start()
+        for number, (host, port) in enumerate(forwards):
+            threading.Thread(target=_serve, args=(_bind(folder, f"fwd-{number}.sock"), _forward, host, port),
+                             daemon=True).start()
+        stopped: list[int] = []
+        child = 0
+
+        def pass_on(number, _frame):
+            stopped.append(number)
+            if child:
+                os.kill(child, number)
+
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(sig, pass_on)
+        if stopped:  # stopped before bwrap existed
+            os._exit(128 + stopped[0])
+        try:
+            child = os.posix_spawn(command[0], command, os.environ,
+                                   setsigdef=(signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGPIPE,
+                                              signal.SIGXFSZ))
+        except OSError as exc:
+            _say(f"cannot run {command[0]!r}: {exc.strerror or exc}")
+            os._exit(127)
+        os.close(NET_DIR_FD)
+        _, status = os.waitpid(child, 0)
+    finally:
+        _remove(folder)
+    _inner._exit_like(status)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
