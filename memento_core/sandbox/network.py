@@ -123,7 +123,8 @@ def _json(path: Path) -> dict:
     try:
         data = json.loads(text)
     except json.JSONDecodeError:  # JSON5 (openclaw.json may be): comments and trailing commas
-        loose = re.sub(r",(\s*[}\]])", r"\1", re.sub(r"(?m)^\s*//.*$|/\*.*?\*/", "", text, flags=re.S))
+        loose = re.sub(r"(?m)^\s*//[^\n]*$", "", re.sub(r"/\*.*?\*/", "", text, flags=re.S))
+        loose = re.sub(r",(\s*[}\]])", r"\1", loose)
         try:
             data = json.loads(loose)
         except json.JSONDecodeError:

@@ -1,0 +1,336 @@
+"""The agent's network (SPEC §13): ``[sandbox] network = "model"`` reaches only the model endpoint and
+``allow``; hostile agents in the real bubblewrap sandbox, judged at the listeners this test runs."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import uuid
+from pathlib import Path
+
+import pytest
+
+from memento_core.config import config_from_dict, load_config
+from memento_core.errors import MementoError
+from memento_core.hosts import parse_host
+from memento_core.plan import parse_plan
+from memento_core.sandbox import network
+from memento_core.tick.__main__ import run_tick
+
+from . import test_sandbox
+from .test_engine import AGENTS, PY, agent, entries, git
+from .test_sandbox import needs_bwrap, sandboxed_ws
+
+outside = test_sandbox.outside  # the fixture: a folder outside the project and outside /tmp
+
+NET_TASK = """- [ ] `T-1` [MODULE:hello] Write hello
+  - verify: `{verify}grep -q done hello.txt`
+  - context_files: [hello.txt]
+"""
+
+
+@pytest.fixture(autouse=True)
+def _identity(git_identity):
+    return git_identity
+
+
+class Listener:
+    """A TCP (or unix) listener on this machine that records every byte it receives and answers
+    each request like a tiny HTTP server: ``answer`` as the body."""
+
+    def __init__(self, family=socket.AF_INET, address=("127.0.0.1", 0), answer=b"the model says hi"):
+        self.sock = socket.socket(family, socket.SOCK_STREAM)
+        self.sock.bind(address)
+        self.sock.listen(32)
+        self.answer, self.received, self.connections = answer, [], 0
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    @property
+    def port(self) -> int:
+        return self.sock.getsockname()[1]
+
+    @property
+    def data(self) -> bytes:
+        return b"".join(self.received)
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self._one, args=(conn,), daemon=True).start()
+
+    def _one(self, conn):
+        conn.settimeout(5)
+        data = b""
+        try:
+            while b"\r\n\r\n" not in data and (chunk := conn.recv(4096)):
+                data += chunk
+            self.received.append(data)
+            conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(self.answer), self.answer))
+        except OSError:
+            self.received.append(data)
+        finally:
+            conn.close()
+
+    def others(self, limit: float = 10.0) -> tuple[int, bytes]:
+        """(connections, bytes) from others so far: our own last connection, once answered, proves
+        the accept queue is drained (it is first in, first out), so nothing is still on its way."""
+        import time
+
+        address = self.sock.getsockname()
+        with socket.socket(self.sock.family, socket.SOCK_STREAM) as own:
+            own.settimeout(limit)
+            own.connect(address)
+            own.sendall(b"SENTINEL\r\n\r\n")
+            own.recv(100)
+        deadline = time.monotonic() + limit
+        while b"SENTINEL" not in self.data and time.monotonic() < deadline:
+            time.sleep(0.01)
+        received = [r for r in self.received if r != b"SENTINEL\r\n\r\n"]
+        self.connections -= 1
+        self.received = received
+        return self.connections, b"".join(received)
+
+    def close(self):
+        self.sock.close()
+
+
+@pytest.fixture
+def listeners():
+    made = []
+
+    def make(*args, **kw):
+        made.append(Listener(*args, **kw))
+        return made[-1]
+
+    yield make
+    for listener in made:
+        listener.close()
+
+
+def proxy_folders() -> set[str]:
+    return set(glob.glob("/tmp/memento-net-*"))
+
+
+def ws_with(tmp_path: Path, command: str, sandbox: str, verify: str = ""):
+    ws = sandboxed_ws(tmp_path, command, extra=sandbox, tasks=NET_TASK.format(verify=verify))
+    return ws
+
+
+# --------------------------------------------------------------------------- hostile agents
+
+
+@needs_bwrap
+def test_an_agent_reaches_no_port_but_its_endpoint_directly_or_through_the_proxy(tmp_path, listeners):
+    model, victim = listeners(), listeners()
+    exfil = agent("exfiltrates_over_network.py", str(victim.port))
+    before = proxy_folders()
+    # verify runs the same attempt: it is confined with the same network.
+    ws = ws_with(tmp_path / "model", exfil, f'allow = ["127.0.0.1:{model.port}"]\n', verify=f"{exfil} && ")
+    assert run_tick(ws.root).exit_code == 0
+    assert entries(ws)[0].status == "SUCCESS"
+    log = (ws.root / entries(ws)[0].log_path).read_text()
+    assert "CONNECT: sent" in log and "403 Forbidden" in log  # it did reach the proxy, which refused
+    assert victim.others() == (0, b"")
+    assert f"[memento] network: refused 127.0.0.1:{victim.port}" in log
+    assert proxy_folders() == before  # each run's proxy removed its folder
+    # The same agent with the host's network: the listener hears it (the test can see a leak).
+    ws = ws_with(tmp_path / "all", exfil, 'network = "all"\n')
+    run_tick(ws.root)
+    assert b"SECRET-FROM-THE-AGENT" in victim.others()[1]
+
+
+@needs_bwrap
+def test_an_agent_reaches_no_unix_socket_outside(tmp_path, listeners):
+    name = f"memento-test-{uuid.uuid4().hex[:8]}"
+    abstract = listeners(socket.AF_UNIX, "\0" + name)
+    in_tmp = listeners(socket.AF_UNIX, str(tmp_path / "agent.sock"))  # /tmp is private in the sandbox
+    run_dir = None
+    paths = [str(tmp_path / "agent.sock")]
+    found = [abstract, in_tmp]
+    if os.access("/run", os.W_OK):  # a system socket such as /run/dbus/system_bus_socket
+        run_dir = Path(tempfile.mkdtemp(prefix="memento-test-", dir="/run"))
+        found.append(listeners(socket.AF_UNIX, str(run_dir / "bus.sock")))
+        paths.append(str(run_dir / "bus.sock"))
+    try:
+        command = agent("connects_to_sockets.py", name, *paths)
+        ws = ws_with(tmp_path / "model", command, "")
+        assert run_tick(ws.root).exit_code == 0 and entries(ws)[0].status == "SUCCESS"
+        assert [s.others() for s in found] == [(0, b"")] * len(found)
+        ws = ws_with(tmp_path / "none", command, 'network = "none"\n')
+        assert run_tick(ws.root).exit_code == 0
+        assert [s.others() for s in found] == [(0, b"")] * len(found)
+        # The host's network: the abstract socket (and /run's) are reached; the test can see a leak.
+        ws = ws_with(tmp_path / "all", command, 'network = "all"\n')
+        run_tick(ws.root)
+        assert abstract.others()[0] == 1 and all(s.others()[0] == 1 for s in found[2:])
+    finally:
+        if run_dir is not None:
+            shutil.rmtree(run_dir, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------- well-behaved agents
+
+
+@needs_bwrap
+def test_the_command_preset_reaches_its_allow_hosts(tmp_path, listeners):
+    model, tunnel = listeners(answer=b"from the model"), listeners(answer=b"through the tunnel")
+    allow = f'allow = ["127.0.0.1:{model.port}", "localhost:{tunnel.port}"]\n'
+    ws = ws_with(tmp_path / "get", agent("reaches_model.py", "get", f"http://127.0.0.1:{model.port}/v1/chat"), allow)
+    assert run_tick(ws.root).exit_code == 0 and entries(ws)[0].status == "SUCCESS"
+    assert model.data.startswith(b"GET /v1/chat ") and (ws.root / "hello.txt").read_text() == "done from the model\n"
+    # A CONNECT tunnel through the proxy to an allowed host (resolved outside: localhost).
+    ws = ws_with(tmp_path / "tunnel", agent("reaches_model.py", "connect", f"localhost:{tunnel.port}"), allow)
+    assert run_tick(ws.root).exit_code == 0 and entries(ws)[0].status == "SUCCESS"
+    assert tunnel.data.startswith(b"GET /tunnel ") and "through the tunnel" in (ws.root / "hello.txt").read_text()
+
+
+@needs_bwrap
+def test_a_cli_reaches_the_endpoint_of_its_base_url(tmp_path, listeners, monkeypatch, outside):
+    """The claude preset's endpoint is its ANTHROPIC_BASE_URL: a loopback one is forwarded as it is."""
+    model = listeners(answer=b"claude's model")
+    fake = outside / "claude"  # outside /tmp, which the sandbox makes private
+    fake.write_text(f"#!/bin/sh\nexec {PY} {AGENTS / 'reaches_model.py'} env ANTHROPIC_BASE_URL /v1/messages\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{outside}:{os.environ['PATH']}")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{model.port}")
+    monkeypatch.setenv("HOME", str(outside))
+    ws = ws_with(tmp_path, "unused", "")
+    ws.config_path.write_text(ws.config_path.read_text().replace('preset = "command"', 'preset = "claude"'))
+    git(ws.root, "commit", "-qam", "claude")
+    doctor = subprocess.run([sys.executable, "-m", "memento_core.cli", "doctor"], cwd=ws.root, capture_output=True,
+                            text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert f"may reach: 127.0.0.1:{model.port} (ANTHROPIC_BASE_URL)" in doctor.stdout
+    assert run_tick(ws.root).exit_code == 0
+    assert entries(ws)[0].status == "SUCCESS"
+    assert model.data.startswith(b"GET /v1/messages ") and "claude's model" in (ws.root / "hello.txt").read_text()
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize(("body", "line", "words"), [
+    ('network = "internet"', 3, "unknown network 'internet'; one of model, all, none"),
+    ('network = 1', 3, "unknown network 1"),
+    ('allow = "pypi.org"', 3, "expected a list of hosts"),
+    ('allow = ["pypi.org",\n  "https://evil.example/x",\n]', 4, "'https://evil.example/x' is not a host or host:port"),
+    ('allow = ["pypi.org:99999"]', 3, "'pypi.org:99999' is not a host"),
+    ('allow = [3]', 3, "3 is not a host"),
+])
+def test_bad_network_settings_name_the_file_and_line(tmp_path, body, line, words):
+    path = tmp_path / "memento.toml"
+    path.write_text(f'[agent]\n[sandbox]\n{body}\n')
+    with pytest.raises(MementoError) as info:
+        load_config(path)
+    assert info.value.line == line and words in str(info.value) and str(path) in str(info.value)
+
+
+@pytest.mark.parametrize(("entry", "shown"), [
+    ("pypi.org", "pypi.org"), ("PyPI.org.", "pypi.org"), ("*.example.com:8443", "*.example.com:8443"),
+    ("10.0.0.5:5432", "10.0.0.5:5432"), ("[::1]:8080", "[::1]:8080"),
+    ("127.1", None), ("::1", None), ("a b", None), ("x:0", None), ("http://x", None), ("", None),
+])
+def test_host_patterns(entry, shown):
+    found = parse_host(entry)
+    assert (str(found) if found else None) == shown
+
+
+def test_a_bad_allow_entry_stops_the_tick_with_exit_2(tmp_path):
+    ws = sandboxed_ws(tmp_path, agent("does_task.py", "hello.txt", "done"), mode="none",
+                      extra='allow = ["not a host"]\n')
+    outcome = run_tick(ws.root)
+    assert outcome.exit_code == 2 and "is not a host or host:port" in outcome.message
+    assert not (ws.root / "hello.txt").exists()
+
+
+@needs_bwrap
+def test_a_cli_whose_endpoint_cannot_be_known_stops_the_tick(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("OPENCLAW_CONFIG_PATH", raising=False)
+    monkeypatch.delenv("OPENCLAW_STATE_DIR", raising=False)
+    ws = sandboxed_ws(tmp_path / "ws", agent("does_task.py", "hello.txt", "done"), extra='network = "model"\n')
+    ws.config_path.write_text(ws.config_path.read_text().replace('preset = "command"', 'preset = "openclaw"'))
+    git(ws.root, "commit", "-qam", "openclaw")
+    outcome = run_tick(ws.root)
+    assert outcome.exit_code == 2
+    assert "openclaw preset's model endpoint cannot be known" in outcome.message
+    assert "[sandbox] allow" in outcome.message and f"{ws.config_path}:" in outcome.message
+    assert [t.status for t in parse_plan(ws.plan_path).tasks] == [" "] and entries(ws) == []
+    # Naming the host in allow is the way out (here a host nothing listens on: the run itself fails).
+    ws.config_path.write_text(ws.config_path.read_text() + 'allow = ["gateway.example:443"]\n')
+    config = load_config(ws.config_path)
+    network.check(config, path=ws.config_path)  # no error
+
+
+# --------------------------------------------------------------------------- the endpoints of each preset
+
+
+def _cfg(preset: str, **agent) -> object:
+    return config_from_dict({"agent": {"preset": preset, **agent}})
+
+
+def _shown(preset: str, env: dict, home: Path, **agent) -> tuple[list[str], str]:
+    found = network.reach(_cfg(preset, **agent), env=env, home=str(home))
+    return [str(e) for e in found.endpoints], found.unknown
+
+
+def test_endpoints_of_claude_gemini_and_aider(tmp_path):
+    assert _shown("claude", {}, tmp_path) == (["api.anthropic.com:443"], "")
+    assert _shown("claude", {"ANTHROPIC_BASE_URL": "http://127.0.0.1:8080/x"}, tmp_path) == (["127.0.0.1:8080"], "")
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "settings.json").write_text(json.dumps({"env": {"ANTHROPIC_BASE_URL": "https://gw.corp:9443"}}))
+    (tmp_path / ".claude" / ".credentials.json").write_text("{}")
+    assert _shown("claude", {}, tmp_path) == (["gw.corp:9443", "platform.claude.com:443"], "")
+    assert "CLAUDE_CODE_USE_BEDROCK" in _shown("claude", {"CLAUDE_CODE_USE_BEDROCK": "1"}, tmp_path)[1]
+    assert _shown("gemini", {}, tmp_path) == (["generativelanguage.googleapis.com:443"], "")
+    assert _shown("gemini", {"GOOGLE_GEMINI_BASE_URL": "http://localhost:5000"}, tmp_path) == (["localhost:5000"], "")
+    (tmp_path / ".gemini").mkdir()
+    (tmp_path / ".gemini" / "oauth_creds.json").write_text("{}")
+    assert _shown("gemini", {}, tmp_path)[0] == ["generativelanguage.googleapis.com:443", "cloudcode-pa.googleapis.com:443",
+                                                 "oauth2.googleapis.com:443", "www.googleapis.com:443"]
+    assert _shown("aider", {}, tmp_path, model="sonnet") == (["api.anthropic.com:443"], "")
+    assert _shown("aider", {"OPENAI_API_BASE": "http://127.0.0.1:9/v1"}, tmp_path, model="openai/mock") == (
+        ["127.0.0.1:9"], "")
+    assert "names no provider" in _shown("aider", {}, tmp_path, model="acme/secret-model")[1]
+
+
+def test_endpoints_of_codex_and_openclaw(tmp_path):
+    assert _shown("codex", {}, tmp_path) == (["api.openai.com:443"], "")
+    codex = tmp_path / "codex-home"
+    codex.mkdir()
+    (codex / "config.toml").write_text('model_provider = "mock"\n[model_providers.mock]\nbase_url = "http://127.0.0.1:7/v1"\n')
+    assert _shown("codex", {"CODEX_HOME": str(codex)}, tmp_path) == (["127.0.0.1:7"], "")
+    (codex / "config.toml").write_text('model_provider = "azure"\n')
+    assert "has no base_url" in _shown("codex", {"CODEX_HOME": str(codex)}, tmp_path)[1]
+    (codex / "config.toml").write_text("")
+    (codex / "auth.json").write_text(json.dumps({"tokens": {"access_token": "x"}}))
+    assert _shown("codex", {"CODEX_HOME": str(codex)}, tmp_path)[0] == [
+        "api.openai.com:443", "chatgpt.com:443", "auth.openai.com:443"]
+    assert "no model set" in _shown("openclaw", {}, tmp_path)[1]
+    (tmp_path / ".openclaw").mkdir()
+    (tmp_path / ".openclaw" / "openclaw.json").write_text(
+        '{\n // JSON5\n "models": {"providers": {"mock": {"baseUrl": "http://127.0.0.1:6/v1",},}},\n'
+        ' "agents": {"defaults": {"model": {"primary": "mock/m"}}}}\n')
+    assert _shown("openclaw", {}, tmp_path) == (["127.0.0.1:6"], "")
+    assert _shown("openclaw", {}, tmp_path, model="anthropic/claude") == (["api.anthropic.com:443"], "")
+
+
+def test_command_and_script_reach_only_allow():
+    config = config_from_dict({"agent": {"preset": "command", "command": "x"}, "sandbox": {"allow": ["pypi.org"]}})
+    found = network.reach(config, env={})
+    assert found.endpoints == () and [str(p) for p in found.allow] == ["pypi.org"] and not found.unknown
+    assert network.describe(config, env={}) == ["pypi.org ([sandbox] allow)",
+                                                "the command preset has no model endpoint: only [sandbox] allow"]
