@@ -334,3 +334,53 @@ def test_command_and_script_reach_only_allow():
     assert found.endpoints == () and [str(p) for p in found.allow] == ["pypi.org"] and not found.unknown
     assert network.describe(config, env={}) == ["pypi.org ([sandbox] allow)",
                                                 "the command preset has no model endpoint: only [sandbox] allow"]
+
+
+# --------------------------------------------------------------------------- the run's processes
+
+
+def _left(*markers: str) -> list[int]:
+    return sorted({pid for m in markers for pid in test_sandbox.marked_processes(m)})
+
+
+@needs_bwrap
+def test_a_timeout_stops_the_proxy_the_forwarder_and_the_agent(tmp_path):
+    pidfile = f".memento/worker/net-{os.getpid()}.pid"
+    before = proxy_folders()
+    ws = sandboxed_ws(tmp_path, agent("sleeps.py", pidfile), tasks=NET_TASK.format(verify="").replace(
+        "  - context_files", "  - timeout: 2s\n  - context_files"))
+    try:
+        outcome = run_tick(ws.root)
+        assert outcome.results[0].reason.startswith("agent timed out after 2s"), outcome.results[0].reason
+        assert _left(pidfile, str(ws.root)) == []  # the agent, inner.py, bwrap, proxy.py
+    finally:
+        for pid in _left(pidfile, str(ws.root)):
+            os.kill(pid, 9)
+    assert proxy_folders() == before
+
+
+@needs_bwrap
+def test_sigterm_to_the_tick_stops_the_whole_run(tmp_path):
+    import signal
+    import time
+
+    pidfile = f".memento/worker/term-{os.getpid()}.pid"
+    before = proxy_folders()
+    ws = sandboxed_ws(tmp_path, agent("sleeps.py", pidfile))
+    tick = subprocess.Popen([sys.executable, "-m", "memento_core.tick", "--project", str(ws.root)],
+                            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not (ws.root / pidfile).exists() and time.monotonic() < deadline and tick.poll() is None:
+            time.sleep(0.05)
+        assert (ws.root / pidfile).exists(), "the agent never started"
+        tick.send_signal(signal.SIGTERM)
+        tick.wait(timeout=60)
+        assert _left(pidfile, str(ws.root)) == []
+    finally:
+        tick.kill()
+        tick.wait()
+        for pid in _left(pidfile, str(ws.root)):
+            os.kill(pid, 9)
+    assert proxy_folders() == before
