@@ -11,21 +11,38 @@ without a trailing dot; nothing else is normalised (``127.1`` is not
 from __future__ import annotations
 
 import ipaddress
-import re
-from dataclasses import dataclass
 
 NETWORK_MODES = ("model", "all", "none")
 WEB_PORTS = (80, 443)
-_LABEL = r"(?!-)[a-z0-9-]{1,63}(?<!-)"
-_NAME_RE = re.compile(rf"^(\*\.)?{_LABEL}(\.{_LABEL})*$")
+_LABEL_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 
 
-@dataclass(frozen=True)
+def _is_name(name: str) -> bool:
+    """A DNS name (letters, digits, '-' in labels of 1-63), or ``*.`` and one."""
+    labels = name.split(".")
+    if labels[0] == "*" and len(labels) > 1:
+        labels = labels[1:]
+    return all(0 < len(label) <= 63 and set(label) <= _LABEL_CHARS and label[0] != "-" != label[-1]
+               for label in labels)
+
+
 class HostPattern:
-    """One allowed host: ``host`` lower-case (``*.`` prefix for subdomains), ``port`` or None (80 and 443)."""
+    """One allowed host: ``host`` lower-case (``*.`` prefix for subdomains), ``port`` or None (80 and 443).
+    (A plain class, no dataclass: proxy.py loads this module at every agent start, and imports cost.)"""
 
-    host: str
-    port: int | None = None
+    __slots__ = ("host", "port")
+
+    def __init__(self, host: str, port: int | None = None):
+        self.host, self.port = host, port
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, HostPattern) and (self.host, self.port) == (other.host, other.port)
+
+    def __hash__(self) -> int:
+        return hash((self.host, self.port))
+
+    def __repr__(self) -> str:
+        return f"HostPattern({self.host!r}, {self.port!r})"
 
     def matches(self, host: str, port: int) -> bool:
         name = host.lower().rstrip(".")
@@ -48,7 +65,7 @@ def _host(text: str) -> str | None:
         except ValueError:
             return None
     name = text.lower().rstrip(".") if text != "." else ""
-    if len(name) > 253 or not _NAME_RE.match(name):
+    if len(name) > 253 or not _is_name(name):
         return None
     if name.replace(".", "").isdigit():  # all digits: only a dotted IPv4 address is one
         try:

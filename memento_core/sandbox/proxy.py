@@ -20,13 +20,11 @@ on to bwrap, and the folder is removed before this process ends the same way.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import signal
 import socket
 import sys
 import threading
-from pathlib import Path
 
 HEAD_LIMIT = 65536
 HEAD_TIMEOUT = 30.0
@@ -34,18 +32,20 @@ CONNECT_TIMEOUT = 30.0
 NET_DIR_FD = 3  # network.NET_DIR_FD
 
 
-def _load(path: Path, name: str):
-    """A module by its path: run by path with -I, the package itself is not importable."""
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
+def _load(path: str, name: str):
+    """A module by its path: run by path with -I, the package is not importable (and importlib.util,
+    pathlib or dataclasses would cost more than this whole file at every agent start)."""
+    module = type(sys)(name)
+    module.__file__ = path
+    sys.modules[name] = module
+    with open(path, encoding="utf-8") as fh:
+        exec(compile(fh.read(), path, "exec"), module.__dict__)  # noqa: S102 - Memento's own file
     return module
 
 
-_HERE = Path(__file__).resolve().parent
-_inner = _load(_HERE / "inner.py", "memento_net_inner")
-hosts = _load(_HERE.parent / "hosts.py", "memento_net_hosts")
+_HERE = os.path.dirname(os.path.realpath(__file__))
+_inner = _load(os.path.join(_HERE, "inner.py"), "memento_net_inner")
+hosts = _load(os.path.join(os.path.dirname(_HERE), "hosts.py"), "memento_net_hosts")
 relay, nodelay = _inner.relay, _inner.nodelay
 
 
