@@ -131,15 +131,21 @@ def test_config_defaults_and_values(tmp_path):
 @pytest.mark.parametrize(("body", "line", "words"), [
     ('mode = "docker"', 3, "unknown mode 'docker'; one of auto, bwrap, none"),
     ('network = "yes"', 3, "unknown network 'yes'; one of model, all, none"),
+    ('network = 1', 3, "unknown network 1"),
     ('writable = "~/.cache"', 3, "expected a list of paths"),
     ('writable = [""]', 3, "expected a list of paths"),
+    # [sandbox] allow (tests/core/test_network.py has the rest of the network's)
+    ('allow = "pypi.org"', 3, "expected a list of hosts"),
+    ('allow = ["pypi.org",\n  "https://evil.example/x",\n]', 4, "'https://evil.example/x' is not a host or host:port"),
+    ('allow = ["pypi.org:99999"]', 3, "'pypi.org:99999' is not a host"),
+    ('allow = [3]', 3, "3 is not a host"),
 ])
 def test_config_errors_name_the_key_and_line(tmp_path, body, line, words):
     path = tmp_path / "memento.toml"
     path.write_text(f'[agent]\n[sandbox]\n{body}\n')
     with pytest.raises(MementoError) as info:
         load_config(path)
-    assert info.value.line == line and words in str(info.value)
+    assert info.value.line == line and words in str(info.value) and str(path) in str(info.value)
 
 
 def test_typo_in_the_sandbox_section_is_reported(tmp_path):
