@@ -78,7 +78,7 @@ def _listen(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("::1" if family == socket.AF_INET6 else "127.0.0.1", port))
+    sock.bind((host, port))
     sock.listen(64)
     return sock
 
@@ -138,7 +138,12 @@ def main(argv: list[str]) -> None:
     if not command:
         raise SystemExit("inner.py: no command after --")
     for host, port, path in forwards:
-        threading.Thread(target=_serve, args=(_listen(host, port), path), daemon=True).start()
+        for address in (("127.0.0.1", "::1") if host == "localhost" else (host,)):
+            try:
+                listener = _listen(address, port)
+            except OSError:  # ::1 without IPv6 in the namespace; a port already forwarded
+                continue
+            threading.Thread(target=_serve, args=(listener, path), daemon=True).start()
     proxy_port = None
     if proxy:
         listener = _listen("127.0.0.1", 0)

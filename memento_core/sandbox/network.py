@@ -269,22 +269,32 @@ def reach(config: Config, *, env: Mapping[str, str] | None = None, home: str | N
 
 def check(config: Config, *, path: Path | str = "memento.toml", text: str = "",
           env: Mapping[str, str] | None = None, home: str | None = None) -> None:
-    """A MementoError (with the line of ``[sandbox] network``) when a preset this config runs under
+    """A MementoError (with the line of ``[sandbox] network``) when a preset this config runs by
+    itself (the agent, its fallbacks, the reviewer, the architect with ``auto``) under
     ``network = "model"`` has no endpoint Memento can know and ``allow`` names none."""
     from ..config import _key_line
 
-    if config.sandbox_network != "model" or config.sandbox_allow:
-        return
-    roles = [config, *(config.as_agent(r) for r in (config.review, config.architect) if r is not None)]
-    roles += [replace(config, agent_preset=p) for p in config.agent_fallback]
+    roles = [config, *(replace(config, agent_preset=p) for p in config.agent_fallback)]
+    roles += [config.as_agent(r) for r in (config.review, config.architect if config.architect_auto else None)
+              if r is not None]
     for role in roles:
-        found = reach(role, env=env, home=home)
-        if found.unknown:
+        why = unknown(role, env=env, home=home)
+        if why:
             line = _key_line(text, "sandbox", "network") or _key_line(text, "sandbox", "allow")
-            raise MementoError(
-                f'[sandbox] network = "model": the {role.agent_preset} preset\'s model endpoint cannot be known '
-                f'({found.unknown}); name its host in [sandbox] allow (e.g. allow = ["api.example.com:443"]) '
-                f'or set network = "all"', path=Path(path), line=line)
+            raise MementoError(why, path=Path(path), line=line)
+
+
+def unknown(config: Config, *, env: Mapping[str, str] | None = None, home: str | None = None,
+            found: Reach | None = None) -> str:
+    """'' or why ``config``'s preset cannot run under its network (its endpoint unknown, ``allow`` empty)."""
+    if config.sandbox_network != "model" or config.sandbox_allow:
+        return ""
+    found = found or reach(config, env=env, home=home)
+    if not found.unknown:
+        return ""
+    return (f'[sandbox] network = "model": the {found.preset} preset\'s model endpoint cannot be known '
+            f'({found.unknown}); name its host in [sandbox] allow (e.g. allow = ["api.example.com:443"]) '
+            f'or set network = "all"')
 
 
 # ------------------------------------------------------------------ the layout
@@ -340,6 +350,9 @@ def wrap(config: Config, bwrap_argv: list[str], found: Reach) -> list[str]:
     and inner.py runs the command inside; else ``bwrap_argv`` as it is."""
     if config.sandbox_network != "model":
         return bwrap_argv
+    why = unknown(config, found=found)
+    if why:  # the tick checks it first (check); a run started otherwise fails with it, never unconfined
+        raise MementoError(why)
     python = python_binary()
     outer = [python, "-I", "-S", str(_HERE / "proxy.py")]
     inner = [python, "-I", "-S", INSIDE_INNER]

@@ -55,7 +55,7 @@ def check_network(ctx: TickContext) -> None:
     model endpoint (network.check): the tick exits 2 and nothing runs, confined or not."""
     config = ctx.config
     if config.sandbox_network != "model" or config.sandbox_allow or not sandbox.resolve(config).confined:
-        return
+        return  # (network.check says nothing then either; resolve probes bwrap once per process)
     path = ctx.ws.config_path
     try:
         text = path.read_text(encoding="utf-8")
