@@ -40,17 +40,20 @@ def _identity(git_identity):
     return git_identity
 
 
+SENTINEL = b"SENTINEL\r\n\r\n"
+
+
 class Listener:
-    """A TCP (or unix) listener on this machine that records every byte it receives and answers
-    each request like a tiny HTTP server: ``answer`` as the body."""
+    """A TCP (or unix) listener on this machine that records what each connection sends and answers
+    it like a tiny HTTP server: ``answer`` as the body."""
 
     def __init__(self, family=socket.AF_INET, address=("127.0.0.1", 0), answer=b"the model says hi"):
         self.sock = socket.socket(family, socket.SOCK_STREAM)
         self.sock.bind(address)
         self.sock.listen(32)
-        self.answer, self.received, self.connections = answer, [], 0
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
+        self.answer, self.received, self.accepted = answer, [], 0
+        self.lock = threading.Lock()
+        threading.Thread(target=self._serve, daemon=True).start()
 
     @property
     def port(self) -> int:
@@ -58,7 +61,8 @@ class Listener:
 
     @property
     def data(self) -> bytes:
-        return b"".join(self.received)
+        with self.lock:
+            return b"".join(self.received)
 
     def _serve(self):
         while True:
@@ -66,7 +70,8 @@ class Listener:
                 conn, _ = self.sock.accept()
             except OSError:
                 return
-            self.connections += 1
+            with self.lock:
+                self.accepted += 1
             threading.Thread(target=self._one, args=(conn,), daemon=True).start()
 
     def _one(self, conn):
@@ -75,31 +80,34 @@ class Listener:
         try:
             while b"\r\n\r\n" not in data and (chunk := conn.recv(4096)):
                 data += chunk
-            self.received.append(data)
             conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(self.answer), self.answer))
         except OSError:
-            self.received.append(data)
+            pass
         finally:
             conn.close()
+            with self.lock:
+                self.received.append(data)
 
-    def others(self, limit: float = 10.0) -> tuple[int, bytes]:
-        """(connections, bytes) from others so far: our own last connection, once answered, proves
-        the accept queue is drained (it is first in, first out), so nothing is still on its way."""
+    def others(self, limit: float = 15.0) -> tuple[int, bytes]:
+        """(connections, bytes) from others so far. Our own connection, once accepted and every
+        accepted one recorded, proves nothing is still on its way (the accept queue is first in,
+        first out)."""
         import time
 
-        address = self.sock.getsockname()
         with socket.socket(self.sock.family, socket.SOCK_STREAM) as own:
             own.settimeout(limit)
-            own.connect(address)
-            own.sendall(b"SENTINEL\r\n\r\n")
+            own.connect(self.sock.getsockname())
+            own.sendall(SENTINEL)
             own.recv(100)
         deadline = time.monotonic() + limit
-        while b"SENTINEL" not in self.data and time.monotonic() < deadline:
+        while time.monotonic() < deadline:
+            with self.lock:
+                if SENTINEL in self.received and len(self.received) == self.accepted:
+                    self.received.remove(SENTINEL)
+                    self.accepted -= 1
+                    return len(self.received), b"".join(self.received)
             time.sleep(0.01)
-        received = [r for r in self.received if r != b"SENTINEL\r\n\r\n"]
-        self.connections -= 1
-        self.received = received
-        return self.connections, b"".join(received)
+        raise AssertionError("the listener did not settle")
 
     def close(self):
         self.sock.close()
