@@ -14,6 +14,10 @@ did. What connects comes from inner.py in the sandbox:
 * ``fwd-N.sock``: the N-th ``--forward``, a plain relay to that host:port (a
   loopback model server).
 
+A proxy of the person's own in ``HTTPS_PROXY``/``ALL_PROXY`` (this process gets
+the agent's environment) is chained: what the rules let through to a host that
+is not loopback goes through it (a ``CONNECT``, or the request as it came).
+
 It stays in the run's process group (the tick stops the group); SIGTERM is passed
 on to bwrap, and the folder is removed before this process ends the same way.
 """
@@ -132,8 +136,11 @@ def _proxy(conn: socket.socket, rules: Rules) -> None:
         _answer(conn, "403 Forbidden", f'memento: {shown} is not reachable from the sandbox (network = "model"); '
                                        "add it to [sandbox] allow in memento.toml")
         return
+    upstream = UPSTREAM if UPSTREAM and not hosts.is_loopback(host) else None
     try:
-        out = nodelay(socket.create_connection((host, port), timeout=CONNECT_TIMEOUT))
+        out = nodelay(socket.create_connection(upstream[:2] if upstream else (host, port), timeout=CONNECT_TIMEOUT))
+        if upstream and tunnel:
+            _through(out, shown, upstream[2])
         out.settimeout(None)
     except OSError as exc:
         _answer(conn, "502 Bad Gateway", f"memento: cannot reach {shown}: {exc.strerror or exc}")
@@ -142,6 +149,8 @@ def _proxy(conn: socket.socket, rules: Rules) -> None:
         if tunnel:
             conn.sendall(b"HTTP/1.1 200 Connection Established\r\n\r\n")
             out.sendall(rest) if rest else None
+        elif upstream:  # the absolute form, as it came, to the person's own proxy
+            out.sendall(first + b"\r\n" + upstream[2] + headers + rest)
         else:
             out.sendall(line.encode("latin-1") + b"\r\n" + headers + rest)
     except OSError:
@@ -149,6 +158,43 @@ def _proxy(conn: socket.socket, rules: Rules) -> None:
         conn.close()
         return
     relay(conn, out)
+
+
+def _through(out: socket.socket, target: str, auth: bytes) -> None:
+    """Open a tunnel to ``target`` through the person's proxy on ``out``; OSError when it refuses."""
+    out.sendall(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n".encode() + auth + b"\r\n")
+    got = _read_head(out)
+    status = got[0].split(b"\r\n", 1)[0].decode("latin-1") if got else "no answer"
+    if got is None or " 200" not in status:
+        raise OSError(f"the proxy in HTTPS_PROXY refused the tunnel: {status}")
+    if got[1]:
+        raise OSError("the proxy in HTTPS_PROXY sent data before the tunnel")
+
+
+def _upstream(env) -> tuple[str, int, bytes] | None:
+    """The person's own proxy (``HTTPS_PROXY``, else ``ALL_PROXY``) as (host, port, its
+    Proxy-Authorization header line or b''): Memento's proxy chains to it. None without one."""
+    from urllib.parse import unquote, urlsplit
+
+    for name in ("https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
+        url = env.get(name, "").strip()
+        if not url:
+            continue
+        parts = urlsplit(url if "://" in url else "http://" + url)
+        if parts.scheme != "http" or not parts.hostname:
+            _say(f"{name} is not an http:// proxy: it is not used")
+            return None
+        auth = b""
+        if parts.username:
+            import binascii
+
+            pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()
+            auth = b"Proxy-Authorization: Basic " + binascii.b2a_base64(pair, newline=False) + b"\r\n"
+        return parts.hostname, parts.port or 8080, auth
+    return None
+
+
+UPSTREAM: tuple[str, int, bytes] | None = None
 
 
 def _forward(conn: socket.socket, host: str, port: int) -> None:
@@ -227,6 +273,8 @@ def main(argv: list[str]) -> None:
             os.close(fd)
         os.set_inheritable(NET_DIR_FD, True)
         rules = Rules(allow)
+        global UPSTREAM
+        UPSTREAM = _upstream(os.environ)
         threading.Thread(target=_serve, args=(_bind(folder, "proxy.sock"), _proxy, rules), daemon=True).start()
         for number, (host, port) in enumerate(forwards):
             threading.Thread(target=_serve, args=(_bind(folder, f"fwd-{number}.sock"), _forward, host, port),

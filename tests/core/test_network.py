@@ -47,11 +47,12 @@ class Listener:
     """A TCP (or unix) listener on this machine that records what each connection sends and answers
     it like a tiny HTTP server: ``answer`` as the body."""
 
-    def __init__(self, family=socket.AF_INET, address=("127.0.0.1", 0), answer=b"the model says hi"):
+    def __init__(self, family=socket.AF_INET, address=("127.0.0.1", 0), answer=b"the model says hi", raw=None):
         self.sock = socket.socket(family, socket.SOCK_STREAM)
         self.sock.bind(address)
         self.sock.listen(32)
         self.answer, self.received, self.accepted = answer, [], 0
+        self.raw = raw or b"HTTP/1.0 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(answer), answer)
         self.lock = threading.Lock()
         threading.Thread(target=self._serve, daemon=True).start()
 
@@ -80,7 +81,7 @@ class Listener:
         try:
             while b"\r\n\r\n" not in data and (chunk := conn.recv(4096)):
                 data += chunk
-            conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(self.answer), self.answer))
+            conn.sendall(self.raw)
         except OSError:
             pass
         finally:
@@ -222,6 +223,21 @@ def test_a_cli_reaches_the_endpoint_of_its_base_url(tmp_path, listeners, monkeyp
     assert run_tick(ws.root).exit_code == 0
     assert entries(ws)[0].status == "SUCCESS"
     assert model.data.startswith(b"GET /v1/messages ") and "claude's model" in (ws.root / "hello.txt").read_text()
+
+
+@needs_bwrap
+def test_a_persons_own_proxy_is_chained_for_allowed_hosts_only(tmp_path, listeners, monkeypatch):
+    upstream = listeners(raw=b"HTTP/1.1 200 Connection Established\r\n\r\n")
+    monkeypatch.setenv("HTTPS_PROXY", f"http://me:s3cret@127.0.0.1:{upstream.port}")
+    allow = 'allow = ["api.example.invalid:443"]\n'
+    ws = ws_with(tmp_path / "ok", agent("reaches_model.py", "connect", "api.example.invalid:443"), allow)
+    assert run_tick(ws.root).exit_code == 0 and entries(ws)[0].status == "SUCCESS"
+    ws = ws_with(tmp_path / "no", agent("reaches_model.py", "connect", "other.example.invalid:443"), allow)
+    run_tick(ws.root)
+    assert entries(ws)[0].status == "FAILED"  # the agent was refused: 403
+    count, data = upstream.others()
+    assert count == 1 and data.startswith(b"CONNECT api.example.invalid:443 HTTP/1.1\r\n")
+    assert b"Proxy-Authorization: Basic bWU6czNjcmV0\r\n" in data  # me:s3cret
 
 
 # --------------------------------------------------------------------------- bad input
