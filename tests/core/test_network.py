@@ -54,7 +54,8 @@ class Listener:
         self.answer, self.received, self.accepted = answer, [], 0
         self.raw = raw or b"HTTP/1.0 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(answer), answer)
         self.lock = threading.Lock()
-        threading.Thread(target=self._serve, daemon=True).start()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
 
     @property
     def port(self) -> int:
@@ -99,7 +100,7 @@ class Listener:
             own.settimeout(limit)
             own.connect(self.sock.getsockname())
             own.sendall(SENTINEL)
-            own.recv(100)
+            got = own.recv(100)
         deadline = time.monotonic() + limit
         while time.monotonic() < deadline:
             with self.lock:
@@ -108,9 +109,17 @@ class Listener:
                     self.accepted -= 1
                     return len(self.received), b"".join(self.received)
             time.sleep(0.01)
-        raise AssertionError("the listener did not settle")
+        raise AssertionError(f"the listener at {self.sock.getsockname()!r} did not settle: {self.accepted} accepted, "
+                             f"{self.received}, our own got {got!r}")
 
     def close(self):
+        """Wake the accept first: closed under a blocked accept, the descriptor's number could be
+        reused by the next test's listener, and this thread's retried accept would take its calls."""
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.thread.join(timeout=10)
         self.sock.close()
 
 
