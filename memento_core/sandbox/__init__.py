@@ -208,7 +208,7 @@ def bwrap_prefix(
     argv += _binds("--bind", [worker], seen)
     argv += [*_NAMESPACE_FLAGS, *network.bwrap_args(config, root)]
     argv += ["--setenv", SANDBOX_ENV, "1", "--chdir", _real(Path(cwd or root)) or str(root), "--"]
-    return network.wrap(config, argv, network.reach(config, home=home))
+    return network.wrap(config, argv, network.reach(config, home=home), root)
 
 
 def temp_dir(root: Path, home: str | None = None, tmpdir: str | None = None) -> tuple[str | None, list[Path]]:
@@ -244,7 +244,7 @@ def architect_prefix(ws: Workspace, config: Config, *, binary: str, writable_doc
     argv += _binds("--bind", [worker_dir(ws)], seen)
     argv += [*_NAMESPACE_FLAGS, *network.bwrap_args(config, root)]
     argv += ["--setenv", SANDBOX_ENV, "1", "--chdir", _real(root) or str(root), "--"]
-    return network.wrap(config, argv, network.reach(config, home=home))
+    return network.wrap(config, argv, network.reach(config, home=home), root)
 
 
 def worker_dir(ws: Workspace) -> Path:

@@ -135,7 +135,8 @@ def _json(path: Path) -> dict:
 def _claude(env: Mapping[str, str], home: Path, config: Config) -> tuple[list[Endpoint | None], str]:
     folder = Path(env.get("CLAUDE_CONFIG_DIR") or home / ".claude")
     settings = _json(folder / "settings.json").get("env")
-    env = {**(settings if isinstance(settings, dict) else {}), **env}  # the CLI applies its settings' env
+    settings = {k: v for k, v in settings.items() if isinstance(v, str)} if isinstance(settings, dict) else {}
+    env = {**settings, **env}  # the CLI applies its settings' env
     for flag, var in (("CLAUDE_CODE_USE_BEDROCK", "ANTHROPIC_BEDROCK_BASE_URL"),
                       ("CLAUDE_CODE_USE_VERTEX", "ANTHROPIC_VERTEX_BASE_URL"),
                       ("CLAUDE_CODE_USE_FOUNDRY", "ANTHROPIC_FOUNDRY_BASE_URL")):
@@ -260,7 +261,10 @@ def reach(config: Config, *, env: Mapping[str, str] | None = None, home: str | N
     find = _PRESETS.get(preset)
     if find is None:  # command, script: no model endpoint of their own
         return Reach(preset, (), allow, notes=(f"the {preset} preset has no model endpoint: only [sandbox] allow",))
-    found, unknown = find(env, Path(home or os.path.expanduser("~")), config)
+    try:
+        found, unknown = find(env, Path(home or os.path.expanduser("~")), config)
+    except (AttributeError, TypeError, ValueError) as exc:  # a config file of an unexpected shape
+        found, unknown = [], f"its configuration could not be read ({type(exc).__name__}: {exc})"
     endpoints = tuple(dict.fromkeys(e for e in found if e is not None))
     if not endpoints and not unknown:
         unknown = f"the {preset} preset's base URL is not an http(s) URL"
@@ -345,7 +349,14 @@ def bwrap_args(config: Config, root: Path) -> list[str]:
     return argv
 
 
-def wrap(config: Config, bwrap_argv: list[str], found: Reach) -> list[str]:
+def folder_tag(root: Path | str) -> str:
+    """What names the proxy folders of ``root``'s runs: ``/tmp/memento-net-TAG-…``."""
+    import hashlib
+
+    return hashlib.sha256(os.path.realpath(root).encode("utf-8", "surrogateescape")).hexdigest()[:8]
+
+
+def wrap(config: Config, bwrap_argv: list[str], found: Reach, root: Path) -> list[str]:
     """The whole prefix: under ``model``, proxy.py outside starts ``bwrap_argv`` (which ends in ``--``),
     and inner.py runs the command inside; else ``bwrap_argv`` as it is."""
     if config.sandbox_network != "model":
@@ -354,7 +365,7 @@ def wrap(config: Config, bwrap_argv: list[str], found: Reach) -> list[str]:
     if why:  # the tick checks it first (check); a run started otherwise fails with it, never unconfined
         raise MementoError(why)
     python = python_binary()
-    outer = [python, "-I", "-S", str(_HERE / "proxy.py")]
+    outer = [python, "-I", "-S", str(_HERE / "proxy.py"), "--tag", folder_tag(root)]
     inner = [python, "-I", "-S", INSIDE_INNER]
     for number, endpoint in enumerate(found.forwards):
         outer += ["--forward", str(endpoint)]

@@ -1,7 +1,7 @@
 """Outside the sandbox (SPEC §13, network.py): the filtering proxy of one run, and bwrap as its child.
 
-``python -I -S proxy.py [--forward HOST:PORT]... [--allow PATTERN]... -- BWRAP-ARGV...``
-(standard library only, run by path). It makes a private folder in ``/tmp`` with
+``python -I -S proxy.py --tag TAG [--forward HOST:PORT]... [--allow PATTERN]... -- BWRAP-ARGV...``
+(standard library only, run by path). It makes a private folder in ``/tmp`` (``memento-net-TAG-…``, TAG names the project) with
 unix sockets, hands it to bwrap on descriptor 3 (``--ro-bind-fd 3``), starts
 bwrap, serves the sockets while bwrap runs, removes the folder and exits as bwrap
 did. What connects comes from inner.py in the sandbox:
@@ -223,9 +223,9 @@ def _bind(folder: str, name: str) -> socket.socket:
     return sock
 
 
-def _private_folder() -> str:
+def _private_folder(tag: str) -> str:
     for _ in range(100):
-        path = f"/tmp/memento-net-{os.urandom(6).hex()}"
+        path = f"/tmp/memento-net-{tag}-{os.urandom(6).hex()}"
         try:
             os.mkdir(path, 0o700)
             return path
@@ -246,8 +246,9 @@ def _remove(folder: str) -> None:
         pass
 
 
-def parse(argv: list[str]) -> tuple[list[tuple[str, int]], list[str], list[str]]:
-    forwards, allow = [], []
+def parse(argv: list[str]) -> tuple[list[tuple[str, int]], list[str], str, list[str]]:
+    """(the forwards, the allow patterns, the folder's tag, the command)."""
+    forwards, allow, tag = [], [], "x"
     rest = list(argv)
     while rest and rest[0] != "--":
         flag, value = rest.pop(0), rest.pop(0)
@@ -258,14 +259,31 @@ def parse(argv: list[str]) -> tuple[list[tuple[str, int]], list[str], list[str]]
             forwards.append(found)
         elif flag == "--allow":
             allow.append(value)
+        elif flag == "--tag" and value.isalnum():
+            tag = value
         else:
-            raise SystemExit(f"proxy.py: unknown option {flag}")
-    return forwards, allow, rest[1:]
+            raise SystemExit(f"proxy.py: unknown option {flag} {value}")
+    return forwards, allow, tag, rest[1:]
+
+
+def _die_with_parent() -> None:
+    """SIGTERM to this process when the tick dies, even by SIGKILL (PR_SET_PDEATHSIG): bwrap's
+    --die-with-parent then ends the sandbox, as it did when the tick was bwrap's parent."""
+    parent = os.getppid()
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the tick died before the call
+        os._exit(1)
 
 
 def main(argv: list[str]) -> None:
-    forwards, allow, command = parse(argv)
-    folder = _private_folder()
+    _die_with_parent()
+    forwards, allow, tag, command = parse(argv)
+    folder = _private_folder(tag)
     try:
         fd = os.open(folder, os.O_PATH | os.O_DIRECTORY)
         if fd != NET_DIR_FD:

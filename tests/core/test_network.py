@@ -136,8 +136,9 @@ def listeners():
         listener.close()
 
 
-def proxy_folders() -> set[str]:
-    return set(glob.glob("/tmp/memento-net-*"))
+def proxy_folders(root: Path) -> list[str]:
+    """The proxy folders of ``root``'s runs that are still there (each run removes its own)."""
+    return glob.glob(f"/tmp/memento-net-{network.folder_tag(root)}-*")
 
 
 def ws_with(tmp_path: Path, command: str, sandbox: str, verify: str = ""):
@@ -152,7 +153,6 @@ def ws_with(tmp_path: Path, command: str, sandbox: str, verify: str = ""):
 def test_an_agent_reaches_no_port_but_its_endpoint_directly_or_through_the_proxy(tmp_path, listeners):
     model, victim = listeners(), listeners()
     exfil = agent("exfiltrates_over_network.py", str(victim.port))
-    before = proxy_folders()
     # verify runs the same attempt: it is confined with the same network.
     ws = ws_with(tmp_path / "model", exfil, f'allow = ["127.0.0.1:{model.port}"]\n', verify=f"{exfil} && ")
     assert run_tick(ws.root).exit_code == 0
@@ -161,7 +161,7 @@ def test_an_agent_reaches_no_port_but_its_endpoint_directly_or_through_the_proxy
     assert "CONNECT: sent" in log and "403 Forbidden" in log  # it did reach the proxy, which refused
     assert victim.others() == (0, b"")
     assert f"[memento] network: refused 127.0.0.1:{victim.port}" in log
-    assert proxy_folders() == before  # each run's proxy removed its folder
+    assert proxy_folders(ws.root) == []  # each run's proxy removed its folder
     # The same agent with the host's network: the listener hears it (the test can see a leak).
     ws = ws_with(tmp_path / "all", exfil, 'network = "all"\n')
     run_tick(ws.root)
@@ -362,7 +362,6 @@ def _left(*markers: str) -> list[int]:
 @needs_bwrap
 def test_a_timeout_stops_the_proxy_the_forwarder_and_the_agent(tmp_path):
     pidfile = f".memento/worker/net-{os.getpid()}.pid"
-    before = proxy_folders()
     ws = sandboxed_ws(tmp_path, agent("sleeps.py", pidfile), tasks=NET_TASK.format(verify="").replace(
         "  - context_files", "  - timeout: 2s\n  - context_files"))
     try:
@@ -372,7 +371,7 @@ def test_a_timeout_stops_the_proxy_the_forwarder_and_the_agent(tmp_path):
     finally:
         for pid in _left(pidfile, str(ws.root)):
             os.kill(pid, 9)
-    assert proxy_folders() == before
+    assert proxy_folders(ws.root) == []
 
 
 @needs_bwrap
@@ -381,7 +380,6 @@ def test_sigterm_to_the_tick_stops_the_whole_run(tmp_path):
     import time
 
     pidfile = f".memento/worker/term-{os.getpid()}.pid"
-    before = proxy_folders()
     ws = sandboxed_ws(tmp_path, agent("sleeps.py", pidfile))
     tick = subprocess.Popen([sys.executable, "-m", "memento_core.tick", "--project", str(ws.root)],
                             env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
@@ -399,4 +397,34 @@ def test_sigterm_to_the_tick_stops_the_whole_run(tmp_path):
         tick.wait()
         for pid in _left(pidfile, str(ws.root)):
             os.kill(pid, 9)
-    assert proxy_folders() == before
+    assert proxy_folders(ws.root) == []
+
+
+@needs_bwrap
+def test_a_killed_tick_takes_the_whole_run_with_it(tmp_path):
+    """kill -9 of the tick: the proxy gets SIGTERM (its parent died), bwrap and the sandbox go with it."""
+    import signal
+    import time
+
+    pidfile = f".memento/worker/kill-{os.getpid()}.pid"
+    ws = sandboxed_ws(tmp_path, agent("sleeps.py", pidfile))
+    tick = subprocess.Popen([sys.executable, "-m", "memento_core.tick", "--project", str(ws.root)],
+                            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not (ws.root / pidfile).exists() and time.monotonic() < deadline and tick.poll() is None:
+            time.sleep(0.05)
+        assert (ws.root / pidfile).exists(), "the agent never started"
+        tick.send_signal(signal.SIGKILL)
+        tick.wait(timeout=60)
+        deadline = time.monotonic() + 30
+        while _left(pidfile, str(ws.root)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _left(pidfile, str(ws.root)) == []
+        while proxy_folders(ws.root) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert proxy_folders(ws.root) == []
+    finally:
+        for pid in _left(pidfile, str(ws.root)):
+            os.kill(pid, 9)
