@@ -10,8 +10,6 @@ without a trailing dot; nothing else is normalised (``127.1`` is not
 
 from __future__ import annotations
 
-import ipaddress
-
 NETWORK_MODES = ("model", "all", "none")
 WEB_PORTS = (80, 443)
 _LABEL_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
@@ -57,21 +55,32 @@ class HostPattern:
         return host if self.port is None else f"{host}:{self.port}"
 
 
+def _ipv4(text: str) -> bool:
+    """A dotted IPv4 address as ``ipaddress`` reads it (four parts 0-255, no leading zeros), without
+    importing it: proxy.py loads this module at every agent start."""
+    parts = text.split(".")
+    return len(parts) == 4 and all(p.isdigit() and p.isascii() and int(p) <= 255 and (p == "0" or p[0] != "0")
+                                   for p in parts)
+
+
+def _ipv6(text: str) -> str | None:
+    import ipaddress
+
+    try:
+        return str(ipaddress.IPv6Address(text))
+    except ValueError:
+        return None
+
+
 def _host(text: str) -> str | None:
     """``text`` as a host (lower case, no trailing dot), or None when it is none."""
     if text.startswith("[") and text.endswith("]"):
-        try:
-            return str(ipaddress.IPv6Address(text[1:-1]))
-        except ValueError:
-            return None
+        return _ipv6(text[1:-1])
     name = text.lower().rstrip(".") if text != "." else ""
     if len(name) > 253 or not _is_name(name):
         return None
     if name.replace(".", "").isdigit():  # all digits: only a dotted IPv4 address is one
-        try:
-            return str(ipaddress.IPv4Address(name))
-        except ValueError:
-            return None
+        return name if _ipv4(name) else None
     return name
 
 
@@ -102,9 +111,9 @@ def split_host_port(target: str) -> tuple[str, int] | None:
 
 def is_loopback(host: str) -> bool:
     """``localhost`` or a loopback address (127.0.0.0/8, ::1)."""
-    if host.lower().rstrip(".") == "localhost":
+    host = host.lower().rstrip(".").strip("[]")
+    if host == "localhost":
         return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
+    if _ipv4(host):
+        return host.startswith("127.")
+    return ":" in host and _ipv6(host) == "::1"

@@ -22,6 +22,7 @@ import sys
 import threading
 
 CHUNK = 65536
+SOCKET_WAIT = 10.0  # seconds inner.py waits for proxy.py's socket to appear
 _PASSED_ON = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
 
 
@@ -55,13 +56,26 @@ def nodelay(sock: socket.socket) -> socket.socket:
 
 
 def _to_socket(conn: socket.socket, path: str) -> None:
+    """Relay ``conn`` to proxy.py's socket at ``path`` (which it may still be making: it starts
+    serving while bwrap starts, so it is waited for, a while)."""
+    import time
+
     out = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        out.connect(path)
-    except OSError:
-        out.close()
-        conn.close()
-        return
+    deadline = time.monotonic() + SOCKET_WAIT
+    while True:
+        try:
+            out.connect(path)
+            break
+        except (FileNotFoundError, ConnectionRefusedError):
+            if time.monotonic() > deadline:
+                out.close()
+                conn.close()
+                return
+            time.sleep(0.005)
+        except OSError:
+            out.close()
+            conn.close()
+            return
     relay(nodelay(conn), out)
 
 

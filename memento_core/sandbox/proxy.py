@@ -48,9 +48,16 @@ def _load(path: str, name: str):
 
 
 _HERE = os.path.dirname(os.path.realpath(__file__))
-_inner = _load(os.path.join(_HERE, "inner.py"), "memento_net_inner")
 hosts = _load(os.path.join(os.path.dirname(_HERE), "hosts.py"), "memento_net_hosts")
-relay, nodelay = _inner.relay, _inner.nodelay
+_inner = None  # inner.py (relay, nodelay), loaded once bwrap is on its way: main
+
+
+def relay(a: socket.socket, b: socket.socket) -> None:
+    _inner.relay(a, b)
+
+
+def nodelay(sock: socket.socket) -> socket.socket:
+    return _inner.nodelay(sock)
 
 
 def _say(text: str) -> None:
@@ -266,10 +273,9 @@ def parse(argv: list[str]) -> tuple[list[tuple[str, int]], list[str], str, list[
     return forwards, allow, tag, rest[1:]
 
 
-def _die_with_parent() -> None:
-    """SIGTERM to this process when the tick dies, even by SIGKILL (PR_SET_PDEATHSIG): bwrap's
-    --die-with-parent then ends the sandbox, as it did when the tick was bwrap's parent."""
-    parent = os.getppid()
+def _die_with_parent(parent: int) -> None:
+    """SIGTERM to this process when the tick (``parent``) dies, even by SIGKILL (PR_SET_PDEATHSIG):
+    bwrap's --die-with-parent then ends the sandbox, as it did when the tick was bwrap's parent."""
     try:
         import ctypes
 
@@ -277,11 +283,24 @@ def _die_with_parent() -> None:
     except (OSError, AttributeError):
         return
     if os.getppid() != parent:  # the tick died before the call
-        os._exit(1)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _serve_all(folder: str, forwards: list[tuple[str, int]], allow: list[str]) -> None:
+    """The sockets and their threads. This runs while bwrap starts: inner.py waits for a socket
+    that is not there yet, so the agent's start does not wait for this."""
+    global _inner, UPSTREAM
+    _inner = _load(os.path.join(_HERE, "inner.py"), "memento_net_inner")
+    UPSTREAM = _upstream(os.environ)
+    rules = Rules(allow)
+    threading.Thread(target=_serve, args=(_bind(folder, "proxy.sock"), _proxy, rules), daemon=True).start()
+    for number, (host, port) in enumerate(forwards):
+        threading.Thread(target=_serve, args=(_bind(folder, f"fwd-{number}.sock"), _forward, host, port),
+                         daemon=True).start()
 
 
 def main(argv: list[str]) -> None:
-    _die_with_parent()
+    parent = os.getppid()
     forwards, allow, tag, command = parse(argv)
     folder = _private_folder(tag)
     try:
@@ -290,13 +309,6 @@ def main(argv: list[str]) -> None:
             os.dup2(fd, NET_DIR_FD)
             os.close(fd)
         os.set_inheritable(NET_DIR_FD, True)
-        rules = Rules(allow)
-        global UPSTREAM
-        UPSTREAM = _upstream(os.environ)
-        threading.Thread(target=_serve, args=(_bind(folder, "proxy.sock"), _proxy, rules), daemon=True).start()
-        for number, (host, port) in enumerate(forwards):
-            threading.Thread(target=_serve, args=(_bind(folder, f"fwd-{number}.sock"), _forward, host, port),
-                             daemon=True).start()
         stopped: list[int] = []
         child = 0
 
@@ -307,8 +319,6 @@ def main(argv: list[str]) -> None:
 
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(sig, pass_on)
-        if stopped:  # stopped before bwrap existed
-            os._exit(128 + stopped[0])
         try:
             child = os.posix_spawn(command[0], command, os.environ,
                                    setsigdef=(signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGPIPE,
@@ -316,7 +326,14 @@ def main(argv: list[str]) -> None:
         except OSError as exc:
             _say(f"cannot run {command[0]!r}: {exc.strerror or exc}")
             os._exit(127)
+        if stopped:  # stopped before bwrap existed: it goes too
+            os.kill(child, stopped[0])
         os.close(NET_DIR_FD)
+        _die_with_parent(parent)
+        try:
+            _serve_all(folder, forwards, allow)
+        except OSError as exc:  # the agent then reaches nothing; its run goes on and says so
+            _say(f"cannot serve the sandbox's network: {exc}")
         _, status = os.waitpid(child, 0)
     finally:
         _remove(folder)
