@@ -1,10 +1,10 @@
 """Outside the sandbox (SPEC §13, network.py): the filtering proxy of one run, and bwrap as its child.
 
 ``python -I -S proxy.py --tag TAG [--forward HOST:PORT]... [--allow PATTERN]... -- BWRAP-ARGV...``
-(standard library only, run by path). It makes a private folder in ``/tmp`` (``memento-net-TAG-…``, TAG names the project) with
-unix sockets, hands it to bwrap on descriptor 3 (``--ro-bind-fd 3``), starts
-bwrap, serves the sockets while bwrap runs, removes the folder and exits as bwrap
-did. What connects comes from inner.py in the sandbox:
+(standard library only, run by path). It makes a private folder in ``/tmp``
+(``memento-net-TAG-…``, TAG names the project), hands it to bwrap on descriptor
+3 (``--ro-bind-fd 3``), starts bwrap, makes its unix sockets there and serves
+them while bwrap runs, removes the folder and exits as bwrap did. What connects comes from inner.py in the sandbox:
 
 * ``proxy.sock``: an HTTP proxy. ``CONNECT host:port`` (HTTPS) and plain requests
   in absolute form (``GET http://host/…``) go through when the host and port
@@ -325,6 +325,7 @@ def main(argv: list[str]) -> None:
                                               signal.SIGXFSZ))
         except OSError as exc:
             _say(f"cannot run {command[0]!r}: {exc.strerror or exc}")
+            _remove(folder)
             os._exit(127)
         if stopped:  # stopped before bwrap existed: it goes too
             os.kill(child, stopped[0])
@@ -337,7 +338,7 @@ def main(argv: list[str]) -> None:
         _, status = os.waitpid(child, 0)
     finally:
         _remove(folder)
-    _inner._exit_like(status)
+    (_inner or _load(os.path.join(_HERE, "inner.py"), "memento_net_inner"))._exit_like(status)
 
 
 if __name__ == "__main__":
