@@ -23,6 +23,7 @@ import threading
 
 CHUNK = 65536
 SOCKET_WAIT = 10.0  # seconds inner.py waits for proxy.py's socket to appear
+FOLDER = "/tmp/.memento-net"  # network.INSIDE: proxy.py's folder in the sandbox
 _PASSED_ON = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
 
 
@@ -146,9 +147,26 @@ def _exit_like(status: int) -> None:
     os._exit(os.waitstatus_to_exitcode(status) if not os.WIFSIGNALED(status) else 128 + os.WTERMSIG(status))
 
 
+def _say_started(folder: str) -> None:
+    """Tell proxy.py the sandbox is set up (it starts bwrap again only when it was not)."""
+    import time
+
+    deadline = time.monotonic() + 2.0
+    while time.monotonic() < deadline:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.connect(os.path.join(folder, "start.sock"))
+            return
+        except OSError:
+            time.sleep(0.002)
+        finally:
+            sock.close()
+
+
 def main(argv: list[str]) -> None:
     _close_inherited()
     forwards, proxy, command = parse(argv)
+    _say_started(FOLDER)
     if not command:
         raise SystemExit("inner.py: no command after --")
     for host, port, path in forwards:

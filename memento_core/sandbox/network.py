@@ -14,8 +14,9 @@
   local model server), a port forward of that same host:port. This is how Claude
   Code's own sandbox runtime (``@anthropic-ai/sandbox-runtime``) does it on Linux.
 
-Under ``model`` and ``none`` every unix socket under ``/run`` (and ``/var/run``) is
-covered with ``/dev/null``: D-Bus, the Docker socket, systemd, a person's
+Under ``model`` and ``none`` (proxy.py runs bwrap there too, without listeners for
+``none``) every unix socket under ``/run`` (and ``/var/run``), looked up as each run
+starts, is covered with ``/dev/null``: D-Bus, the Docker socket, systemd, a person's
 ``/run/user/UID/…``. A new network namespace hides abstract sockets (X11's
 ``@/tmp/.X11-unix``, D-Bus sessions); ``/tmp`` is private already.
 
@@ -35,7 +36,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import stat
 import sys
 import tomllib
 from collections.abc import Mapping
@@ -50,8 +50,6 @@ from ..hosts import HostPattern, is_loopback, parse_host
 INSIDE = "/tmp/.memento-net"  # the proxy's socket folder, inside the sandbox
 INSIDE_INNER = "/tmp/.memento-net-inner.py"  # the inside forwarder
 NET_DIR_FD = 3  # proxy.py hands bwrap its socket folder on this descriptor (--ro-bind-fd)
-SOCKET_DIRS = ("/run", "/var/run")  # unix sockets here are covered with /dev/null
-MAX_SCANNED = 20000  # entries looked at under SOCKET_DIRS, at most
 _HERE = Path(__file__).resolve().parent
 MODEL_PRESETS = ("claude", "codex", "gemini", "aider", "openclaw")
 
@@ -304,30 +302,6 @@ def unknown(config: Config, *, env: Mapping[str, str] | None = None, home: str |
 # ------------------------------------------------------------------ the layout
 
 
-def _sockets(roots=SOCKET_DIRS, limit: int = MAX_SCANNED) -> list[str]:
-    """Every unix socket under ``roots`` (links not followed; unreadable folders skipped)."""
-    found: list[str] = []
-    seen = 0
-    todo = [r for r in dict.fromkeys(os.path.realpath(r) for r in roots) if os.path.isdir(r)]
-    while todo and seen < limit:
-        folder = todo.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            continue
-        for entry in entries:
-            seen += 1
-            try:
-                mode = entry.stat(follow_symlinks=False).st_mode
-            except OSError:
-                continue
-            if stat.S_ISSOCK(mode):
-                found.append(entry.path)
-            elif stat.S_ISDIR(mode):
-                todo.append(entry.path)
-    return sorted(found)
-
-
 def python_binary() -> str:
     """The interpreter proxy.py and inner.py run with: Memento's own, its links resolved."""
     return os.path.realpath(sys.executable)
@@ -337,15 +311,14 @@ def bwrap_args(config: Config, root: Path) -> list[str]:
     """What ``network`` adds to bwrap's options (before ``--``): nothing for ``all``."""
     if config.sandbox_network == "all":
         return []
-    argv = ["--unshare-net"]
-    for path in _sockets():
-        argv += ["--ro-bind", "/dev/null", path]
-    if config.sandbox_network == "model":
-        argv += ["--ro-bind-fd", str(NET_DIR_FD), INSIDE, "--ro-bind", str(_HERE / "inner.py"), INSIDE_INNER]
-        prefix = os.path.realpath(sys.base_prefix)  # the interpreter's own files, under a private home too
-        real_root = os.path.realpath(root)
-        if prefix != "/" and not (real_root + "/").startswith(prefix.rstrip("/") + "/"):
-            argv += ["--ro-bind", prefix, prefix]
+    # proxy.py adds the /dev/null over each unix socket under /run right after --unshare-net, when it
+    # starts bwrap: a socket that went away between the agent and verify must not fail verify.
+    argv = ["--unshare-net", "--ro-bind-fd", str(NET_DIR_FD), INSIDE, "--ro-bind", str(_HERE / "inner.py"),
+            INSIDE_INNER]
+    prefix = os.path.realpath(sys.base_prefix)  # the interpreter's own files, under a private home too
+    real_root = os.path.realpath(root)
+    if prefix != "/" and not (real_root + "/").startswith(prefix.rstrip("/") + "/"):
+        argv += ["--ro-bind", prefix, prefix]
     return argv
 
 
@@ -357,10 +330,14 @@ def folder_tag(root: Path | str) -> str:
 
 
 def wrap(config: Config, bwrap_argv: list[str], found: Reach, root: Path) -> list[str]:
-    """The whole prefix: under ``model``, proxy.py outside starts ``bwrap_argv`` (which ends in ``--``),
-    and inner.py runs the command inside; else ``bwrap_argv`` as it is."""
-    if config.sandbox_network != "model":
+    """The whole prefix: under ``model`` and ``none``, proxy.py outside starts ``bwrap_argv`` (which ends
+    in ``--``), and inner.py runs the command inside; under ``all`` ``bwrap_argv`` as it is."""
+    if config.sandbox_network == "all":
         return bwrap_argv
+    if config.sandbox_network == "none":  # no listeners: proxy.py only covers the sockets
+        python = python_binary()
+        return [python, "-I", "-S", str(_HERE / "proxy.py"), "--tag", folder_tag(root), "--", *bwrap_argv,
+                python, "-I", "-S", INSIDE_INNER, "--"]
     why = unknown(config, found=found)
     if why:  # the tick checks it first (check); a run started otherwise fails with it, never unconfined
         raise MementoError(why)

@@ -34,6 +34,9 @@ HEAD_LIMIT = 65536
 HEAD_TIMEOUT = 30.0
 CONNECT_TIMEOUT = 30.0
 NET_DIR_FD = 3  # network.NET_DIR_FD
+SOCKET_DIRS = ("/run", "/var/run")  # every unix socket here is covered with /dev/null in the sandbox
+MAX_SCANNED = 20000  # entries looked at under SOCKET_DIRS, at most
+STARTS = 3  # bwrap is started again (at most this often) when a covered socket went away meanwhile
 
 
 def _load(path: str, name: str):
@@ -286,10 +289,52 @@ def _die_with_parent(parent: int) -> None:
         os.kill(os.getpid(), signal.SIGTERM)
 
 
+def _sockets(roots=SOCKET_DIRS, limit: int = MAX_SCANNED) -> list[str]:
+    """Every unix socket under ``roots`` (links not followed; unreadable folders skipped)."""
+    import stat
+
+    found: list[str] = []
+    seen = 0
+    todo = [r for r in dict.fromkeys(os.path.realpath(r) for r in roots) if os.path.isdir(r)]
+    while todo and seen < limit:
+        folder = todo.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            try:
+                mode = entry.stat(follow_symlinks=False).st_mode
+            except OSError:
+                continue
+            if stat.S_ISSOCK(mode):
+                found.append(entry.path)
+            elif stat.S_ISDIR(mode):
+                todo.append(entry.path)
+    return sorted(found)
+
+
+def _covered(command: list[str], sockets: list[str]) -> list[str]:
+    """bwrap's argv with ``--ro-bind /dev/null SOCKET`` for each socket, right after ``--unshare-net``."""
+    at = command.index("--unshare-net") + 1
+    masks = [arg for path in sockets for arg in ("--ro-bind", "/dev/null", path)]
+    return [*command[:at], *masks, *command[at:]]
+
+
+STARTED = threading.Event()  # inner.py connected to start.sock: the sandbox was set up
+
+
+def _started(conn: socket.socket) -> None:
+    STARTED.set()
+    conn.close()
+
+
 def _serve_all(folder: str, forwards: list[tuple[str, int]], allow: list[str]) -> None:
     """The sockets and their threads. This runs while bwrap starts: inner.py waits for a socket
     that is not there yet, so the agent's start does not wait for this."""
     global _inner, UPSTREAM
+    threading.Thread(target=_serve, args=(_bind(folder, "start.sock"), _started), daemon=True).start()
     _inner = _load(os.path.join(_HERE, "inner.py"), "memento_net_inner")
     UPSTREAM = _upstream(os.environ)
     rules = Rules(allow)
@@ -319,23 +364,31 @@ def main(argv: list[str]) -> None:
 
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(sig, pass_on)
-        try:
-            child = os.posix_spawn(command[0], command, os.environ,
-                                   setsigdef=(signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGPIPE,
-                                              signal.SIGXFSZ))
-        except OSError as exc:
-            _say(f"cannot run {command[0]!r}: {exc.strerror or exc}")
-            _remove(folder)
-            os._exit(127)
-        if stopped:  # stopped before bwrap existed: it goes too
-            os.kill(child, stopped[0])
+        for start in range(STARTS):
+            sockets = _sockets()
+            try:
+                child = os.posix_spawn(command[0], _covered(command, sockets), os.environ,
+                                       setsigdef=(signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGPIPE,
+                                                  signal.SIGXFSZ))
+            except OSError as exc:
+                _say(f"cannot run {command[0]!r}: {exc.strerror or exc}")
+                _remove(folder)
+                os._exit(127)
+            if stopped:  # stopped before bwrap existed: it goes too
+                os.kill(child, stopped[0])
+            if start == 0:
+                _die_with_parent(parent)
+                try:
+                    _serve_all(folder, forwards, allow)
+                except OSError as exc:  # the agent then reaches nothing; its run goes on and says so
+                    _say(f"cannot serve the sandbox's network: {exc}")
+            _, status = os.waitpid(child, 0)
+            gone = [path for path in sockets if not os.path.lexists(path)]
+            if stopped or not gone or STARTED.wait(2.0):  # (its connection may still wait to be taken)
+                break
+            # bwrap could not cover a socket that went away since the scan: the command never ran.
+            _say(f"{gone[0]} went away while the sandbox started: starting it again")
         os.close(NET_DIR_FD)
-        _die_with_parent(parent)
-        try:
-            _serve_all(folder, forwards, allow)
-        except OSError as exc:  # the agent then reaches nothing; its run goes on and says so
-            _say(f"cannot serve the sandbox's network: {exc}")
-        _, status = os.waitpid(child, 0)
     finally:
         _remove(folder)
     (_inner or _load(os.path.join(_HERE, "inner.py"), "memento_net_inner"))._exit_like(status)

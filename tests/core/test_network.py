@@ -428,3 +428,25 @@ def test_a_killed_tick_takes_the_whole_run_with_it(tmp_path):
     finally:
         for pid in _left(pidfile, str(ws.root)):
             os.kill(pid, 9)
+
+
+@needs_bwrap
+@pytest.mark.parametrize("net", ["model", "none"])
+def test_a_socket_gone_since_the_prefix_was_made_does_not_stop_a_run(tmp_path, listeners, net):
+    """The sockets under /run are found when each run starts (the agent's prefix serves verify too)."""
+    from memento_core import sandbox
+
+    if not os.access("/run", os.W_OK):
+        pytest.skip("/run is not writable here: no socket to make there")
+    run_dir = Path(tempfile.mkdtemp(prefix="memento-test-", dir="/run"))
+    try:
+        gone = listeners(socket.AF_UNIX, str(run_dir / "gone.sock"))
+        ws = sandboxed_ws(tmp_path, "true", extra=f'network = "{net}"\n')
+        wrap = sandbox.bwrap_prefix(ws, load_config(ws.config_path), binary=sandbox.bwrap_binary())
+        gone.close()
+        shutil.rmtree(run_dir)
+        proc = subprocess.run([*wrap, "/bin/sh", "-c", "echo ran"], cwd=ws.root, capture_output=True, text=True,
+                              timeout=60)
+        assert (proc.returncode, proc.stdout) == (0, "ran\n"), proc.stderr
+    finally:
+        shutil.rmtree(run_dir, ignore_errors=True)

@@ -180,14 +180,19 @@ def test_layout_order_protected_paths_and_skips(tmp_path):
     ws = Workspace(root)
     cfg = config_from_dict({"agent": {"preset": "codex"}, "sandbox": {"network": False, "writable": ["~/extra"]}})
     (home / "extra").mkdir()
-    argv = sandbox.bwrap_prefix(ws, cfg, binary="bwrap", guard_paths=["guarded.txt", "missing.txt"],
-                                untracked=["mine.txt", "link.txt"], home=str(home))
+    whole = sandbox.bwrap_prefix(ws, cfg, binary="bwrap", guard_paths=["guarded.txt", "missing.txt"],
+                                 untracked=["mine.txt", "link.txt"], home=str(home))
+    # network = false ("none"): proxy.py runs bwrap (it covers /run's sockets), inner.py the command.
+    from memento_core.sandbox import network
+
+    assert whole[3].endswith("/sandbox/proxy.py") and whole[-2:] == [network.INSIDE_INNER, "--"]
+    argv = whole[whole.index("bwrap"):-5]
     r = os.path.realpath
     assert argv[:10] == ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     pairs = [(argv[i], argv[i + 1]) for i in range(len(argv) - 1) if argv[i] in ("--bind", "--ro-bind")]
     assert all(argv[argv.index(flag, 10) + 1] == argv[argv.index(flag, 10) + 2] for flag in ("--bind", "--ro-bind"))
     writable = [p for f, p in pairs if f == "--bind"]
-    readonly = [p for f, p in pairs[1:] if f == "--ro-bind"]
+    readonly = [p for f, p in pairs[1:] if f == "--ro-bind" and p not in network.bwrap_args(cfg, root)]
     assert writable == [r(home / ".codex"), r(home / ".cache"), r(home / "extra"), r(root),
                         r(root / ".memento" / "worker")]
     assert (home / ".codex").is_dir() and (home / ".cache").is_dir()  # the preset's folders are made
