@@ -166,7 +166,8 @@ def _say_started(folder: str) -> None:
 def main(argv: list[str]) -> None:
     _close_inherited()
     forwards, proxy, command = parse(argv)
-    _say_started(FOLDER)
+    starter = threading.Thread(target=_say_started, args=(FOLDER,), daemon=True)  # the command need not wait
+    starter.start()
     if not command:
         raise SystemExit("inner.py: no command after --")
     for host, port, path in forwards:
@@ -191,6 +192,7 @@ def main(argv: list[str]) -> None:
         print(f"[memento] cannot run {command[0]!r}: {exc.strerror or exc}", file=sys.stderr, flush=True)
         os._exit(127)
     _, status = os.waitpid(child, 0)
+    starter.join(timeout=2.0)
     _exit_like(status)
 
 

@@ -377,11 +377,11 @@ def main(argv: list[str]) -> None:
             if stopped:  # stopped before bwrap existed: it goes too
                 os.kill(child, stopped[0])
             if start == 0:
-                _die_with_parent(parent)
                 try:
                     _serve_all(folder, forwards, allow)
                 except OSError as exc:  # the agent then reaches nothing; its run goes on and says so
                     _say(f"cannot serve the sandbox's network: {exc}")
+                _die_with_parent(parent)
             _, status = os.waitpid(child, 0)
             gone = [path for path in sockets if not os.path.lexists(path)]
             if stopped or not gone or STARTED.wait(2.0):  # (its connection may still wait to be taken)
