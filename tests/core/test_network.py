@@ -374,12 +374,12 @@ def test_a_timeout_stops_the_proxy_the_forwarder_and_the_agent(tmp_path):
     assert proxy_folders(ws.root) == []
 
 
-@needs_bwrap
-def test_sigterm_to_the_tick_stops_the_whole_run(tmp_path):
-    import signal
+def _stop_a_running_tick(tmp_path: Path, sig: int, name: str):
+    """A tick whose agent runs in the sandbox, sent ``sig`` once the agent started: (its workspace, what
+    of the run is still alive once the tick is gone and the run had a while to end)."""
     import time
 
-    pidfile = f".memento/worker/term-{os.getpid()}.pid"
+    pidfile = f".memento/worker/{name}-{os.getpid()}.pid"
     ws = sandboxed_ws(tmp_path, agent("sleeps.py", pidfile))
     tick = subprocess.Popen([sys.executable, "-m", "memento_core.tick", "--project", str(ws.root)],
                             env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
@@ -389,45 +389,34 @@ def test_sigterm_to_the_tick_stops_the_whole_run(tmp_path):
         while not (ws.root / pidfile).exists() and time.monotonic() < deadline and tick.poll() is None:
             time.sleep(0.05)
         assert (ws.root / pidfile).exists(), "the agent never started"
-        tick.send_signal(signal.SIGTERM)
+        tick.send_signal(sig)
         tick.wait(timeout=60)
-        assert _left(pidfile, str(ws.root)) == []
+        deadline = time.monotonic() + 30
+        while (_left(pidfile, str(ws.root)) or proxy_folders(ws.root)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return ws, _left(pidfile, str(ws.root))
     finally:
         tick.kill()
         tick.wait()
         for pid in _left(pidfile, str(ws.root)):
             os.kill(pid, 9)
-    assert proxy_folders(ws.root) == []
+
+
+@needs_bwrap
+def test_sigterm_to_the_tick_stops_the_whole_run(tmp_path):
+    import signal
+
+    ws, left = _stop_a_running_tick(tmp_path, signal.SIGTERM, "term")
+    assert left == [] and proxy_folders(ws.root) == []
 
 
 @needs_bwrap
 def test_a_killed_tick_takes_the_whole_run_with_it(tmp_path):
     """kill -9 of the tick: the proxy gets SIGTERM (its parent died), bwrap and the sandbox go with it."""
     import signal
-    import time
 
-    pidfile = f".memento/worker/kill-{os.getpid()}.pid"
-    ws = sandboxed_ws(tmp_path, agent("sleeps.py", pidfile))
-    tick = subprocess.Popen([sys.executable, "-m", "memento_core.tick", "--project", str(ws.root)],
-                            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 60
-        while not (ws.root / pidfile).exists() and time.monotonic() < deadline and tick.poll() is None:
-            time.sleep(0.05)
-        assert (ws.root / pidfile).exists(), "the agent never started"
-        tick.send_signal(signal.SIGKILL)
-        tick.wait(timeout=60)
-        deadline = time.monotonic() + 30
-        while _left(pidfile, str(ws.root)) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert _left(pidfile, str(ws.root)) == []
-        while proxy_folders(ws.root) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert proxy_folders(ws.root) == []
-    finally:
-        for pid in _left(pidfile, str(ws.root)):
-            os.kill(pid, 9)
+    ws, left = _stop_a_running_tick(tmp_path, signal.SIGKILL, "kill")
+    assert left == [] and proxy_folders(ws.root) == []
 
 
 @needs_bwrap
