@@ -16,9 +16,18 @@ The layout, in bwrap's order (a later mount wins over an earlier one):
   temp folder; codex refuses one under /tmp for its helpers);
 * the preset's own state paths and ``[sandbox] writable`` entries, writable;
 * the project's work tree, writable;
-* read-only again inside it: ``.git``, ``.memento``, ``logs``, ``memory``,
-  ``docs``, ``memento.toml``, ``scripts``, the ``.memento_*`` files, every
-  ``guard_files`` path and every file untracked before the run;
+* each folder inside the work tree that holds one of Memento's own files
+  (``docs/``, ``scripts/``, the status archive's parents) bound onto itself,
+  writable: a mount point cannot be renamed or removed, so ``mv docs docs2;
+  mkdir docs`` cannot swap Memento's documents for the agent's;
+* read-only again inside it: Memento's own files, named one by one, never a
+  project folder (``workspace.MEMENTO_FILES``: ``.git/``, ``.memento/``,
+  ``logs/``, ``memory/``, ``memento.toml``, the five documents in ``docs/``,
+  the prompts in ``scripts/``), the ``.memento_*`` files, the status archive,
+  every ``guard_files`` path and every path untracked or ignored before the
+  run (a folder git shows collapsed, a ``.venv/``, is one mount). A bound
+  file cannot be replaced (``mv``/``rm``/``ln -sf`` over it: EBUSY). A missing
+  one can be created: the guards refuse that (tick/guards.py);
 * ``.memento/worker/`` writable (the worker's scratch: tick_result.md, the
   memory write queue);
 * ``--unshare-pid --die-with-parent --new-session --cap-drop ALL``
@@ -41,15 +50,16 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from .config import Config
-from .workspace import Workspace
+from ..config import Config
+from ..workspace import MEMENTO_FILES, OWN_PREFIX, Workspace
 
 MODES = ("auto", "bwrap", "none")
 SANDBOX_ENV = "MEMENTO_SANDBOX"
 PROBE_TIMEOUT = 10.0
 
-# Inside the work tree: read-only even in the sandbox (Memento's own files).
-PROTECTED = (".git", ".memento", "logs", "memory", "docs", "memento.toml", "scripts")
+# Inside the work tree: read-only even in the sandbox (Memento's own files, by name; SPEC §13).
+PROTECTED = tuple(rel.rstrip("/") for rel in MEMENTO_FILES)
+ARCHIVE_DIR = "logs/status_archive/"  # the Meta default of status_archive_dir
 # Each preset's own state (logins, sessions, settings): writable for that preset only.
 PRESET_STATE: dict[str, tuple[str, ...]] = {
     "claude": ("~/.claude/", "~/.claude.json"),
@@ -162,16 +172,54 @@ def _binds(flag: str, paths: Iterable[Path], seen: set[tuple[str, str]], *, keep
     return out
 
 
-def protected_paths(root: Path, guard_paths: Iterable[str] = (), untracked: Iterable[str] = ()) -> list[Path]:
-    """What stays read-only inside the work tree (paths relative to ``root``; missing ones skipped later)."""
+def own_paths(root: Path, archive_dir: str | None = ARCHIVE_DIR) -> list[Path]:
+    """Memento's own files and folders in the work tree: PROTECTED, the ``.memento_*`` files
+    and the status archive folder (Meta ``status_archive_dir``); missing ones included."""
     paths = [root / rel for rel in PROTECTED]
     try:
-        paths += sorted(p for p in root.iterdir() if p.name.startswith(".memento_"))
+        paths += sorted(p for p in root.iterdir() if p.name.startswith(OWN_PREFIX))
     except OSError:
         pass
-    paths += [root / rel for rel in guard_paths]
-    paths += [root / rel for rel in sorted(untracked)]
+    archive = (archive_dir or "").strip("/")
+    if archive not in ("", "."):
+        paths.append(root / archive)
     return paths
+
+
+def protected_paths(root: Path, guard_paths: Iterable[str] = (), untracked: Iterable[str] = (),
+                    archive_dir: str | None = ARCHIVE_DIR) -> list[Path]:
+    """What stays read-only inside the work tree: Memento's own files, the ``guard_files`` paths and
+    the paths untracked or ignored before the run (relative to ``root``; missing ones skipped later)."""
+    paths = own_paths(root, archive_dir)
+    paths += [root / rel for rel in guard_paths]
+    paths += [root / rel.rstrip("/") for rel in sorted(untracked)]
+    return paths
+
+
+def pinned_folders(root: Path, paths: Iterable[Path]) -> list[Path]:
+    """The folders between ``root`` and each of ``paths`` (not ``root`` itself), shallowest first:
+    real folders inside the work tree only (never one reached through a link, which could lead
+    out of it). Bound onto themselves they become mount points, which cannot be renamed."""
+    real_root = _real(root)
+    paths = list(paths)
+    bound = set(paths)  # bound read-only anyway: a mount point already
+    found: dict[Path, None] = {}
+    for path in paths:
+        try:
+            rel = path.relative_to(root)
+        except ValueError:
+            continue
+        here = root
+        for part in rel.parts[:-1]:
+            here = here / part
+            if here.is_symlink() or not here.is_dir():
+                break
+            real = _real(here)
+            if real_root is None or real is None or not real.startswith(real_root.rstrip("/") + "/"):
+                break
+            if here not in bound:
+                found[here] = None
+    return sorted(found, key=lambda p: len(p.parts))
 
 
 def _outside(binary: str, root: Path, config: Config, home: str | None, seen: set[tuple[str, str]]) -> list[str]:
@@ -192,15 +240,19 @@ def bwrap_prefix(
     binary: str,
     guard_paths: Sequence[str] = (),
     untracked: Iterable[str] = (),
+    archive_dir: str | None = ARCHIVE_DIR,
     cwd: Path | None = None,
     home: str | None = None,
 ) -> list[str]:
-    """The argv prefix running a command in the sandbox (the command follows it, after ``--``)."""
+    """The argv prefix running a command in the sandbox (the command follows it, after ``--``).
+    ``untracked``: the paths untracked or ignored before the run (folders may end with /)."""
     root = Path(ws.root)
     seen: set[tuple[str, str]] = set()
     argv = _outside(binary, root, config, home, seen)
     argv += _binds("--bind", [root], seen)
-    argv += _binds("--ro-bind", protected_paths(root, guard_paths, untracked), seen, keep=_real(root))
+    argv += _binds("--bind", pinned_folders(root, own_paths(root, archive_dir)), seen)
+    argv += _binds("--ro-bind", protected_paths(root, guard_paths, untracked, archive_dir), seen,
+                   keep=_real(root))
     worker = worker_dir(ws)
     argv += _binds("--bind", [worker], seen)
     argv += [*_NAMESPACE_FLAGS, *(() if config.sandbox_network else ("--unshare-net",))]

@@ -162,6 +162,7 @@ def claim_task(ctx: TickContext, task: Task, base: str | None, untracked: set[st
 def take_snapshot(ctx: TickContext, base: str | None, untracked: set[str]) -> Snapshot:
     """HEAD, the untracked files and Memento's documents as they are right after the claim."""
     ws = ctx.ws
+    archive = ctx.plan().meta.status_archive_dir
     return Snapshot(
         base=base, untracked=frozenset(untracked),
         plan=ws.plan_path.read_bytes(), project_map=read_or_none(ws.map_path),
@@ -170,6 +171,7 @@ def take_snapshot(ctx: TickContext, base: str | None, untracked: set[str]) -> Sn
         cleanignore=tuple(gitops.read_pattern_file(ws.cleanignore_path)),
         taken_at=datetime.now(UTC).replace(microsecond=0), git=gitstate.capture(ctx.root),
         runtime=ownfiles.runtime_copy(ws),
+        absent=ownfiles.absent_own(ws, archive), archive_dir=archive,
     )
 
 
@@ -201,7 +203,7 @@ def run_confined_agent(ctx: TickContext, task: Task, prompt_file: Path, beat: He
                        at: Attempt) -> tuple[str, int | None]:
     """Step 10 inside the sandbox when there is one (the preset in ctx.config decides its state
     dirs); verify then runs in the same sandbox (``at.wrap``)."""
-    at.wrap, refused = confine.prepare(ctx, task, at.snap.untracked)
+    at.wrap, refused = confine.prepare(ctx, task, at.snap.untracked, archive_dir=at.snap.archive_dir)
     if refused:
         return refused, None
     return run_agent(ctx, task, prompt_file, beat, at.wrap)
@@ -255,6 +257,7 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
     """Observe the work tree and Memento's documents, and judge them against the snapshot."""
     ws, snap = ctx.ws, at.snap
     links = ownfiles.unlink_own_links(ws, snap, at.task.id, ctx.log_path)  # before anything is written
+    impostors = ownfiles.remove_impostors(ws, snap)  # nor read: a FIFO is never opened
     git_found = gitstate.put_back(ctx.root, snap.git)  # before any other git command reads it
     folded = gitops.fold_commits(ctx.root, snap.base)
     seen = Observed(
@@ -263,6 +266,7 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
         plan=read_or_none(ws.plan_path), project_map=read_or_none(ws.map_path),
         status=read_or_none(ws.status_path) or b"", note_keys=note_keys(ws), git=git_found, links=links,
         notes=read_or_none(ws.notes_path) or b"", notes_added=notes.added_keys(ws.notes_added_path),
+        impostors=impostors,
     )
     verdict = check(at.task, snap, seen, plan.meta.max_diff_lines, after_verify=after_verify,
                     confined=bool(at.wrap))

@@ -164,6 +164,11 @@ def test_layout_order_protected_paths_and_skips(tmp_path):
     (root / "memento.toml").write_text("")
     (root / ".memento_cleanignore").write_text("")
     (root / "guarded.txt").write_text("g\n")
+    for doc in ("docs/MASTER_PLAN.md", "docs/PROJECT_MAP.md", "scripts/tick_worker_system_prompt.md",
+                "scripts/review_system_prompt.md"):
+        (root / doc).write_text("Memento's\n")
+    (root / "docs" / "index.rst").write_text("the project's\n")
+    (root / "scripts" / "build.sh").write_text("the project's\n")
     (root / "mine.txt").write_text("a person's\n")
     real = tmp_path / "elsewhere.txt"
     real.write_text("linked\n")
@@ -181,12 +186,18 @@ def test_layout_order_protected_paths_and_skips(tmp_path):
     assert all(argv[argv.index(flag, 10) + 1] == argv[argv.index(flag, 10) + 2] for flag in ("--bind", "--ro-bind"))
     writable = [p for f, p in pairs if f == "--bind"]
     readonly = [p for f, p in pairs[1:] if f == "--ro-bind"]
+    # docs/ and scripts/ hold Memento's files: bound onto themselves (mount points cannot be renamed).
     assert writable == [r(home / ".codex"), r(home / ".cache"), r(home / "extra"), r(root),
-                        r(root / ".memento" / "worker")]
+                        r(root / "docs"), r(root / "scripts"), r(root / ".memento" / "worker")]
     assert (home / ".codex").is_dir() and (home / ".cache").is_dir()  # the preset's folders are made
     # The link is bound where it leads (never a mount through a link); memory/ and missing.txt do not exist.
-    assert readonly == [r(root / p) for p in (".git", ".memento", "logs", "docs", "memento.toml", "scripts",
-                                              ".memento_cleanignore", "guarded.txt")] + [r(real), r(root / "mine.txt")]
+    # Memento's files by name, never a project folder: docs/index.rst and scripts/build.sh stay writable.
+    assert readonly == [r(root / p) for p in (".git", ".memento", "logs", "docs/MASTER_PLAN.md",
+                                              "docs/PROJECT_MAP.md", "memento.toml",
+                                              "scripts/tick_worker_system_prompt.md",
+                                              "scripts/review_system_prompt.md", ".memento_cleanignore",
+                                              "guarded.txt")] + [r(real), r(root / "mine.txt")]
+    assert r(root / "docs" / "index.rst") not in argv and r(root / "scripts" / "build.sh") not in argv
     # The work tree comes after the writable extras; the protected paths after the work tree.
     assert argv.index(r(root)) < min(argv.index(p) for p in readonly) < argv.index(r(root / ".memento" / "worker"))
     assert "--unshare-net" in argv and argv[-6:] == ["--setenv", "MEMENTO_SANDBOX", "1", "--chdir", r(root), "--"]
