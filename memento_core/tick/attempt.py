@@ -68,7 +68,7 @@ def attempt_task(ctx: TickContext, plan: Plan, task: Task, continued: tuple[int,
     """Steps 7–14 for ``task``: its result, passed or failed, with everything written down."""
     ctx.attempted = True
     began = time.monotonic()
-    base, untracked = gitops.head(ctx.root), gitops.untracked(ctx.root)
+    base, untracked = gitops.head(ctx.root), gitops.persons_paths(ctx.root)
     write_record(ctx.ws, task, ctx.number or 0, base, untracked, plan.meta.max_retries, ctx.ws.rel(ctx.log_path))
     claim = claim_task(ctx, task, base, untracked)
     if isinstance(claim, TaskResult):

@@ -167,7 +167,7 @@ def roll_back_stale(ctx: TickContext, task: Task, rec: Record | None) -> str:
         # No record of the tick's own: believe nothing. Only tracked changes on top of
         # HEAD are undone; every untracked file stays where it is.
         keep = _committed_patterns(ctx.root, head)
-        said = ctx.rolled_back(roll_back(ws, head, gitops.untracked(ctx.root), label, fold=False,
+        said = ctx.rolled_back(roll_back(ws, head, gitops.persons_paths(ctx.root), label, fold=False,
                                          keep_patterns=keep))
         return said + "; the tick left no record: untracked files and commits were kept"
     untracked, keep = set(rec.untracked), rec.cleanignore

@@ -210,7 +210,7 @@ class Crew:
 
                 def work() -> TaskResult:
                     with self.lock:
-                        at.snap = attempt.take_snapshot(w.ctx, w.claim.base, gitops.untracked(w.ctx.root))
+                        at.snap = attempt.take_snapshot(w.ctx, w.claim.base, gitops.persons_paths(w.ctx.root))
                         save_git(self.ws, w.task.id, at.snap.git)
                     return attempt._work(w.ctx, w.plan, at)
 
@@ -312,7 +312,7 @@ class Crew:
             return self._failed(w, w.ctx, at, "the main work tree has uncommitted changes to "
                                 + ", ".join(busy) + "; the task's work was set aside", duration, 0,
                                 verify_tail, report, count_retry=False)
-        main_at = attempt.Attempt(w.task, attempt.take_snapshot(docs, onto, gitops.untracked(root)), None,
+        main_at = attempt.Attempt(w.task, attempt.take_snapshot(docs, onto, gitops.persons_paths(root)), None,
                                   at.began, beat=at.beat, given_notes=at.given_notes, agent=at.agent, blobs=blobs,
                                   review=at.review)
         worktrees.bring_into(root, tip, blobs)

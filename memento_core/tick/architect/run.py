@@ -363,7 +363,7 @@ def preflight(ctx: TickContext) -> str:
 def take_snapshot(ctx: TickContext) -> ArchitectSnapshot:
     """The worker's snapshot (attempt.take_snapshot) at HEAD, plus every document's bytes and docs/."""
     ws = ctx.ws
-    snap = worker_snapshot(ctx, gitops.head(ws.root), set(gitops.untracked(ws.root)))
+    snap = worker_snapshot(ctx, gitops.head(ws.root), gitops.persons_paths(ws.root))
     return ArchitectSnapshot(snap, {rel: read_or_none(ws.root / rel) for rel in OWN_DOCS}, docs_tree(ws))
 
 
