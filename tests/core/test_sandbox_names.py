@@ -217,3 +217,26 @@ def test_lint_warns_when_context_files_name_mementos_own_files(tmp_path):
     for name in ("memento.toml", "scripts/tick_worker_system_prompt.md", "docs/archive/old.md", ".memento_ignore"):
         assert name in own[1]
     assert "T-3" not in "\n".join(own)
+
+
+# --------------------------------------------------------------------------- a person's ignored folder
+
+
+@pytest.mark.parametrize("mode", ["none", "bwrap"])
+def test_a_task_that_unignores_a_persons_venv_and_fails_leaves_the_venv(tmp_path, mode):
+    """A task drops `.venv/` from .gitignore (as jinja's move to uv did) and fails: the .venv it
+    un-ignored is the person's, not something the agent made, so the rollback keeps it."""
+    if mode == "bwrap":
+        needs_bwrap(lambda: None)
+    command = "sh -c 'sed -i /venv/d .gitignore && echo done > hello.txt'"
+    ws = project_ws(tmp_path, command, context="[hello.txt, .gitignore]", verify="false")
+    if mode == "none":
+        ws.config_path.write_text(ws.config_path.read_text().replace('mode = "bwrap"', 'mode = "none"'))
+        git(ws.root, "commit", "-qam", "unconfined")
+    venv = contents(ws.root, [".venv/pyvenv.cfg", ".venv/bin/python"])
+    assert run_tick(ws.root).exit_code == 0
+    (entry,) = entries(ws)
+    assert entry.status == "FAILED" and "verify failed" in entry.field("Reason"), entry.field("Reason")
+    assert ".venv" not in entry.field("Reason")
+    assert contents(ws.root, [".venv/pyvenv.cfg", ".venv/bin/python"]) == venv
+    assert ".venv/" in (ws.root / ".gitignore").read_text()  # the task's own change was rolled back
