@@ -65,6 +65,19 @@ def test_claude_argv(tmp_path):
     assert inv.stdin_path == req["prompt_file"] and not inv.shell and inv.preset == "claude"
     inv = build_invocation(config("claude", "opus", ("--max-turns", "40")), **req)
     assert inv.argv[-4:] == ("--model", "opus", "--max-turns", "40")
+    assert inv.env == {}  # unconfined: edits accepted, any other tool (Bash) needs a person
+
+
+def test_confined_claude_runs_every_tool_without_asking(tmp_path):
+    """In the sandbox (SPEC §13) the worker must run the project's tests: bypassPermissions, and
+    IS_SANDBOX=1, without which Claude Code refuses that mode as root."""
+    req = request(tmp_path)
+    inv = build_invocation(config("claude"), **req, confined=True)
+    assert inv.argv == (
+        "claude", "-p", "--permission-mode", "bypassPermissions", "--output-format", "json",
+        "--append-system-prompt-file", str(req["system_prompt_file"]),
+    )
+    assert inv.env == {"IS_SANDBOX": "1"}
 
 
 def test_claude_without_a_system_prompt_file_leaves_the_flag_out(tmp_path):
@@ -86,8 +99,13 @@ def test_codex_argv(tmp_path):
     # extra arguments come before the trailing "-" (the prompt is read from stdin)
     assert inv.argv[9:] == ("--model", "gpt-5-codex", "-c", "x=1", "-")
     # In Memento's sandbox codex's own bubblewrap cannot nest: Memento's sandbox confines it instead.
+    # `codex exec` never asks for approval; confined, codex's own sandbox is off too (full access).
     inv = build_invocation(config("codex"), **req, confined=True)
-    assert inv.argv[3:5] == ("--sandbox", "danger-full-access")
+    assert inv.argv == (
+        "codex", "exec", "--json", "--sandbox", "danger-full-access", "--cd", str(tmp_path),
+        "--color", "never", "-",
+    )
+    assert inv.env == {}
 
 
 def test_gemini_argv(tmp_path):
@@ -101,14 +119,19 @@ def test_gemini_argv(tmp_path):
     inv = build_invocation(config("gemini", "gemini-2.5-pro", ("--debug",)), **req)
     assert inv.argv == ("gemini", "--approval-mode", "auto_edit", "--output-format", "json",
                         "--model", "gemini-2.5-pro", "--debug", "--prompt", GEMINI_PROMPT_SUFFIX)
+    # Confined (SPEC §13): every tool approved, its run_shell_command included.
+    inv = build_invocation(config("gemini"), **req, confined=True)
+    assert inv.argv == ("gemini", "--approval-mode", "yolo", "--output-format", "json",
+                        "--prompt", GEMINI_PROMPT_SUFFIX)
+    assert inv.env == {"GEMINI_CLI_TRUST_WORKSPACE": "true"}
 
 
-AIDER_FLAGS = (
-    "--yes-always", "--no-auto-commits", "--no-dirty-commits", "--no-gitignore", "--no-git",
+AIDER_COMMON = (
+    "--no-auto-commits", "--no-dirty-commits", "--no-gitignore", "--no-git",
     "--no-check-update", "--no-show-release-notes", "--analytics-disable",
-    "--no-suggest-shell-commands", "--no-detect-urls", "--no-pretty", "--no-stream",
-    "--no-fancy-input",
+    "--no-detect-urls", "--no-pretty", "--no-stream", "--no-fancy-input",
 )
+AIDER_FLAGS = ("--yes-always", "--no-suggest-shell-commands", *AIDER_COMMON)
 
 
 def test_aider_argv(tmp_path):
@@ -132,6 +155,22 @@ def test_aider_argv(tmp_path):
         "src/app.py", "README.md",  # folders and patterns are not files aider can open
     )
     assert inv.stdin_path is None  # the prompt comes from --message-file; stdin is /dev/null
+
+
+def test_confined_aider_runs_the_shell_commands_it_suggests(tmp_path):
+    """--yes-always answers no to "Run shell command?": confined, aider gets no --yes-always and
+    answers each question with its default (yes) from /dev/null, its shell commands suggested."""
+    req = request(tmp_path, context_files=["a.py"])
+    inv = build_invocation(config("aider", "sonnet"), **req, confined=True)
+    state = tmp_path / ".memento" / "worker"
+    assert inv.argv == (
+        "aider", "--message-file", str(req["prompt_file"]), "--read", str(req["system_prompt_file"]),
+        "--suggest-shell-commands", *AIDER_COMMON,
+        "--input-history-file", str(state / "aider.input.history"),
+        "--chat-history-file", str(state / "aider.chat.history.md"),
+        "--model", "sonnet", "a.py",
+    )
+    assert "--yes-always" not in inv.argv and inv.stdin_path is None
 
 
 def test_aider_reads_context_files_from_the_plan_when_not_given(tmp_path):
@@ -161,6 +200,10 @@ def test_openclaw_argv(tmp_path):
                             "T-1", None, req["prompt_file"], req["system_prompt_file"], tmp_path)))
     assert str(req["prompt_file"]) in argv[-1] and str(tmp_path) in argv[-1]
     assert inv.stdin_path is None
+    # openclaw has no per-run permission flag: its own default (tools.exec.mode unset, no
+    # sandbox of its own) runs exec without approval, confined or not.
+    assert build_invocation(config("openclaw", "mock/model", ("--thinking", "high")), **req,
+                            confined=True).argv == argv
     # A new prompt (a retry carries its failed attempts) is a new session.
     req["prompt_file"].write_text("other prompt\n", encoding="utf-8")
     assert build_invocation(config("openclaw"), **req).argv[4] != argv[4]
