@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -24,6 +26,10 @@ from memento_core.config import Config
 from memento_core.errors import MementoError
 from memento_core.scaffold import init_workspace
 from memento_core.tick.__main__ import run_tick
+from memento_core.tick.architect.run import run_architect
+from memento_core.workspace import Workspace
+
+from .test_sandbox import needs_bwrap
 
 REAL_PRESETS = ("claude", "codex", "aider", "gemini", "openclaw")
 
@@ -525,3 +531,66 @@ def test_a_rate_limited_claude_falls_back_to_codex_in_the_same_tick(tmp_path, mo
     assert "[memento] codex said:\nEdited hello.txt." in log
     state = json.loads((root / ".memento" / "state.json").read_text())
     assert state["preset_limits"]["claude"].endswith("T03:00:00Z") and state["rate_limited_until"] == ""
+
+
+# ------------------------------------------------------------------ confined: every role
+
+ROLE_STUB = """#!{python}
+import json, re, sys
+from pathlib import Path
+import os
+prompt = sys.stdin.read()
+system = sys.argv[sys.argv.index("--append-system-prompt-file") + 1]
+criteria = re.search(r"## Acceptance criteria \\((\\d+)\\)", prompt)
+role = ("architect" if system.endswith("architect_system_prompt.md")
+        else "reviewer" if criteria else "worker")
+print("ROLE " + json.dumps({{"role": role, "argv": sys.argv[1:],
+                             "is_sandbox": os.environ.get("IS_SANDBOX")}}), flush=True)
+if role == "worker":
+    Path("hello.txt").write_text("done\\n", encoding="utf-8")
+elif role == "reviewer":
+    found = "".join(f"- [PASS] {{n}}: checked\\n" for n in range(1, int(criteria.group(1)) + 1))
+    Path(".memento/worker/review.md").write_text("Verdict: PASS\\n\\n" + found, encoding="utf-8")
+"""
+
+
+def _roles(log: str) -> dict[str, dict]:
+    return {r["role"]: r for r in (json.loads(line[5:]) for line in log.splitlines()
+                                   if line.startswith("ROLE {"))}
+
+
+@needs_bwrap
+def test_the_worker_the_reviewer_and_the_architect_each_run_their_cli_confined(tmp_path, git_identity,
+                                                                               monkeypatch):
+    """Each role's run in the sandbox tells its preset so (AgentRequest.confined): the claude stub
+    sees bypassPermissions and IS_SANDBOX=1 as the worker, the reviewer and the architect."""
+    bin_dir = Path(tempfile.mkdtemp(prefix="memento-stub-", dir="/var/tmp"))  # /tmp is private inside
+    try:
+        stub = bin_dir / "claude"
+        stub.write_text(ROLE_STUB.format(python=sys.executable), encoding="utf-8")
+        stub.chmod(0o755)
+        monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+        root = tmp_path / "proj"
+        init_workspace(root, project="roles")
+        (root / "docs" / "MASTER_PLAN.md").write_text(
+            PLAN.replace("grep -q 'edited by the' hello.txt", "grep -q done hello.txt").replace(
+                "  - retries: 0\n", "  - accept: hello.txt says done\n  - retries: 0\n"), encoding="utf-8")
+        (root / "memento.toml").write_text(
+            '[agent]\npreset = "claude"\ntimeout = "1min"\n[verify]\ntimeout = "1min"\n'
+            '[review]\npreset = "claude"\n[sandbox]\nmode = "bwrap"\n', encoding="utf-8")
+        subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+        subprocess.run(["git", "commit", "-q", "-m", "roles"], cwd=root, check=True)
+
+        outcome = run_tick(root)
+        log = (root / outcome.log).read_text(encoding="utf-8")
+        assert [(r.task_id, r.passed) for r in outcome.results] == [("T-101", True)], log[-3000:]
+        architect = run_architect(Workspace(root))
+        seen = _roles(log) | _roles((root / architect.log).read_text(encoding="utf-8"))
+    finally:
+        shutil.rmtree(bin_dir, ignore_errors=True)
+
+    assert sorted(seen) == ["architect", "reviewer", "worker"], seen
+    for role, record in seen.items():
+        argv = record["argv"]
+        assert argv[argv.index("--permission-mode") + 1] == "bypassPermissions", (role, argv)
+        assert record["is_sandbox"] == "1", role
