@@ -127,3 +127,28 @@ def test_unconfined_claude_keeps_its_safe_mode_and_its_bash_is_refused(run, monk
     assert not tool_result_came_back(run)
     assert "- [ ] `T-101`" in (root / "docs" / "MASTER_PLAN.md").read_text(encoding="utf-8")
     assert agents.process._RUNNING == {}
+
+
+@pytest.mark.parametrize("preset", ["claude", "codex", "gemini"])
+def test_with_every_permission_the_sandbox_is_still_the_boundary(run, monkeypatch, preset):
+    """The CLI's full permissions reach no further than the sandbox: the same shell call also
+    writes memento.toml, a file beside the project and ~/.bashrc; only the program's output lands."""
+    if SANDBOX != "bwrap":
+        pytest.skip(f"the sandbox cannot run here: {WHY_UNCONFINED}")
+    root = shell_workspace(run, monkeypatch, preset)
+    outside, bashrc = run.base / "outside.txt", run.home / ".bashrc"
+    toml = (root / "memento.toml").read_bytes()
+    run.mock.script.command = (f"python3 {root / 'make_hello.py'}; echo pwned >> {root / 'memento.toml'}; "
+                               f"echo pwned > {outside}; echo pwned >> {bashrc}; true")
+
+    outcome = run_tick(root)
+
+    log = (root / outcome.log).read_text(encoding="utf-8") if outcome.log else ""
+    assert [(r.task_id, r.passed) for r in outcome.results] == [("T-101", True)], log[-4000:]
+    assert git(root, "show", "HEAD:hello.txt") == LINE + "\n"
+    assert (root / "memento.toml").read_bytes() == toml
+    assert not outside.exists() and not bashrc.exists()
+    assert tool_result_came_back(run)
+    # the writes were tried, and refused by the sandbox (the CLI's tool result says so)
+    assert "Read-only file system" in json.dumps([r.body for r in run.mock.model_requests()])
+    assert agents.process._RUNNING == {}
