@@ -61,7 +61,9 @@ def _answers(confined: bool) -> list[str]:
     suggested. Confined (SPEC §13): no ``--yes-always``; standard input is /dev/null, so each
     question takes its default answer, yes for all of them, and the shell commands aider
     suggests run in the sandbox (a project's tests)."""
-    return ["--suggest-shell-commands"] if confined else ["--yes-always", "--no-suggest-shell-commands"]
+    if confined:
+        return ["--suggest-shell-commands"]
+    return ["--yes-always", "--no-suggest-shell-commands"]
 
 
 def build(config: Config, req: AgentRequest) -> Invocation:
@@ -130,7 +132,8 @@ def rate_limit(log_text: str, now: datetime | None = None) -> RateLimit | None:
 SPEC = AgentSpec(
     "aider",
     "aider",
-    "aider with --message-file; the task's context_files opened for editing (its shell commands run when confined)",
+    "aider with --message-file; the task's context_files opened for editing; "
+    "its shell commands run when confined",
     build,
     separate_system_prompt=True,
     parse_usage=parse_usage,
