@@ -139,6 +139,9 @@ def test_upstream_commits_replay_byte_for_byte_under_the_default_sandbox(tmp_pat
     assert [t.status for t in tasks] == ["x"] * (len(revs) - 1), (
         root / "docs" / "TICK_STATUS.md").read_text()[-3000:]
 
+    logs = "".join(p.read_text(errors="replace") for p in (root / "logs").glob("tick_*.log"))
+    assert logs.count("[memento] sandbox: bwrap (") == len(revs) - 1 and "unconfined" not in logs  # confined
+
     ours = {}
     for line in git(root, "log", "--format=%H %s", "main").splitlines():
         sha, subject = line.split(" ", 1)
