@@ -240,3 +240,22 @@ def test_a_task_that_unignores_a_persons_venv_and_fails_leaves_the_venv(tmp_path
     assert ".venv" not in entry.field("Reason")
     assert contents(ws.root, [".venv/pyvenv.cfg", ".venv/bin/python"]) == venv
     assert ".venv/" in (ws.root / ".gitignore").read_text()  # the task's own change was rolled back
+
+
+def test_unconfined_a_memento_document_swapped_for_a_fifo_never_blocks_the_tick(tmp_path):
+    """Without a sandbox the agent can rename a FIFO over HUMAN_NOTES.md and PROJECT_MAP.md: the
+    tick never opens them to read (it would block forever), removes them and puts the documents
+    back as they were; the attempt is a guard failure."""
+    ws = project_ws(tmp_path, "sh -c 'mkfifo docs/m docs/n && mv docs/m docs/PROJECT_MAP.md && "
+                              "mv docs/n docs/HUMAN_NOTES.md && echo done > hello.txt'")
+    ws.config_path.write_text(ws.config_path.read_text().replace('mode = "bwrap"', 'mode = "none"'))
+    git(ws.root, "commit", "-qam", "unconfined")
+    before = contents(ws.root, ["docs/PROJECT_MAP.md", "docs/HUMAN_NOTES.md"])
+    proc = subprocess.run([sys.executable, "-m", "memento_core.tick", "--project", str(ws.root)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (entry,) = entries(ws)
+    assert entry.status == "FAILED", entry.field("Reason")
+    assert "made Memento's own files" in entry.field("Reason"), entry.field("Reason")
+    assert contents(ws.root, ["docs/PROJECT_MAP.md", "docs/HUMAN_NOTES.md"]) == before
+    assert not (ws.root / "hello.txt").exists()
