@@ -362,6 +362,18 @@ def _port(text: str) -> int:
     return int(text)
 
 
+def _seconds(text: str) -> float:
+    from memento_core.durations import parse_duration
+
+    try:
+        seconds = parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError(f"an interval is more than 0 seconds, got {text!r}")
+    return seconds
+
+
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="memento-tui", description="The Memento dashboard.")
     parser.add_argument("dir", nargs="?", metavar="DIR", help="the workspace (default: search upwards from here)")
@@ -375,10 +387,14 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--host", default=None,
                         help="with --serve: the address to listen on (default 127.0.0.1, this machine only)")
     parser.add_argument("--port", type=_port, default=None, help="with --serve: the port (default 8566)")
+    parser.add_argument("--token-file", metavar="FILE", default=None,
+                        help="with --serve: read the page's secret token from FILE (default: a new one, printed)")
+    # The dashboards `--serve --demo` starts tick on the demo's interval (not memento.toml's).
+    parser.add_argument("--interval", type=_seconds, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--version", action="version", version=f"memento-tui {__version__}")
     args = parser.parse_args(argv)
-    if not args.serve and (args.host is not None or args.port is not None):
-        parser.error("--host and --port go with --serve")
+    if not args.serve and (args.host is not None or args.port is not None or args.token_file is not None):
+        parser.error("--host, --port and --token-file go with --serve")
     return args
 
 
@@ -396,7 +412,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             app = MementoApp(root, auto_tick=True, auto_interval=DEMO_INTERVAL, polling=args.polling)
         else:
             ws = Workspace.find(args.project or args.dir or None)
-            app = MementoApp(ws.root, auto_tick=args.auto_tick, polling=args.polling)
+            app = MementoApp(ws.root, auto_tick=args.auto_tick, auto_interval=args.interval, polling=args.polling)
     except MementoError as exc:
         print(f"[error] {exc}", file=sys.stderr)
         return 2
