@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import signal
 import sys
 import tempfile
@@ -398,6 +399,21 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
+def trust_the_terminal_size() -> None:
+    """Forget ``COLUMNS``/``LINES`` left in the environment when the terminal can say its own size.
+
+    An earlier shell's export (a common leftover in tmux over SSH) would otherwise win:
+    Textual asks shutil.get_terminal_size, which reads them first, and a 120-column
+    terminal gets a 160-column screen whose right side is never seen. A dashboard
+    textual-serve starts has no terminal: the page's size comes in COLUMNS, and stays."""
+    try:
+        os.get_terminal_size(sys.__stdout__.fileno())
+    except (AttributeError, OSError, ValueError):
+        return
+    os.environ.pop("COLUMNS", None)
+    os.environ.pop("LINES", None)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parse(argv)
     if args.serve:
@@ -416,6 +432,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MementoError as exc:
         print(f"[error] {exc}", file=sys.stderr)
         return 2
+    trust_the_terminal_size()
     app.run()
     if args.demo:
         print(f"[ok] the demo project is in {app.ws.root}")

@@ -94,3 +94,30 @@ async def test_r_on_the_blocked_last_row_keeps_the_selection_and_s_skips_that_ta
         await pilot.press("r")
         await settle(app, pilot)
         assert pane.selected_id() == "T-201"
+
+
+def test_a_real_120x40_terminal_wins_over_exported_columns_and_lines(scripted):
+    """COLUMNS=160 LINES=50 left by an earlier shell: the screen is the terminal's 120x40 all the same."""
+    import re
+
+    from memento_core.plan import parse_plan
+
+    from .pty_screen import PtyDashboard
+
+    plan = parse_plan(scripted / "docs" / "MASTER_PLAN.md")
+    phases = [p.id for p in plan.phases]
+    done = sum(t.status == "x" for t in plan.tasks)
+    dashboard = PtyDashboard(scripted, (120, 40), {"COLUMNS": "160", "LINES": "50"})
+    try:
+        def complete(text: str) -> bool:
+            return f"{done}/{len(plan.tasks)}" in text and all(
+                re.search(rf"{re.escape(name)} .*\d+%", text) for name in phases)
+
+        text = dashboard.read_until(lambda t: complete(t) and "Quit" in t)
+    finally:
+        dashboard.close()
+    assert complete(text), text
+    lines = text.splitlines()
+    progress = next(line for line in lines if "Progress" in line)
+    assert progress.rstrip().endswith("╮") and len(progress.rstrip()) == 120, progress
+    assert "Quit" in lines[39], lines[39]  # the footer is on the terminal's last line, not the 50th
