@@ -121,3 +121,23 @@ def test_a_real_120x40_terminal_wins_over_exported_columns_and_lines(scripted):
     progress = next(line for line in lines if "Progress" in line)
     assert progress.rstrip().endswith("╮") and len(progress.rstrip()) == 120, progress
     assert "Quit" in lines[39], lines[39]  # the footer is on the terminal's last line, not the 50th
+
+
+LONG_TITLE = "Factor numbers with a quantum computer, then explain every step in the usage notes"
+
+
+async def test_cut_titles_end_in_an_ellipsis_and_progress_is_as_tall_as_controls(scripted):
+    from memento_core.locks import atomic_write_text
+
+    plan = scripted / "docs" / "MASTER_PLAN.md"
+    atomic_write_text(plan, plan.read_text().replace("Factor numbers with a quantum computer", LONG_TITLE))
+    for size in ((100, 30), (120, 40), (160, 50)):
+        app = MementoApp(scripted, show_clock=False, watch=False)
+        async with app.run_test(size=size) as pilot:
+            await settle(app, pilot)
+            text = screen_text(app)
+            row = next(line for line in text.splitlines() if "T-304" in line and "│" in line)
+            title = row.split("Phase 3", 1)[1].split("│")[0].strip()
+            assert title.endswith("…") and LONG_TITLE.startswith(title[:-1]), (size, row)
+            controls, progress = (app.screen.query_one(s).region for s in ("#controls", "#progress"))
+            assert progress.height >= controls.height and progress.y == controls.y, (size, controls, progress)
