@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from rich.text import Text
 from textual import work
 from textual.app import App
 from textual.reactive import var
@@ -34,7 +35,7 @@ from memento_core.workspace import Workspace
 
 from . import snapshot as snapshots
 from .commands import MementoCommands
-from .keymap import APP_KEYS, bindings, user_keymap
+from .keymap import APP_KEYS, bindings, conflicts, key_line, user_keymap
 from .literal import clean_line
 from .messages import (
     ActionDone,
@@ -205,11 +206,23 @@ class MementoApp(App[None]):
             return
         self._keys_from = dict(keys)
         keymap, unknown = user_keymap(keys)
+        refused = conflicts(keymap)
+        keymap = {action: key for action, key in keymap.items() if action not in refused}
         self.keymap_overrides = keymap
         self.set_keymap(keymap)
         if unknown:
             self.notify("memento.toml [keys]: unknown action(s) " + ", ".join(sorted(unknown)),
                         severity="warning")
+        if refused:
+            try:
+                toml = self.ws.config_path.read_text(encoding="utf-8")
+            except OSError:
+                toml = ""
+            for action, other in refused.items():
+                line = key_line(toml, action)
+                where = f"{self.ws.config_path}:{line}" if line else str(self.ws.config_path)
+                self.notify(f"{where}: [keys] {action} = {keys[action]!r} is refused: that key is {other}'s "
+                            f"(it would lose {other}); {action} keeps its own key", severity="error", timeout=15)
 
     # ------------------------------------------------------------------ clock
 
@@ -247,6 +260,18 @@ class MementoApp(App[None]):
             except MementoError:
                 return snap.config.schedule_every
         return self.interval() if self.auto_tick else None
+
+    def until_next_tick(self) -> float:
+        """Seconds until the next tick starts: 0 while one runs, the countdown's rest under auto-tick,
+        a whole interval under cron (its minute is not known here)."""
+        snap = self.snapshot
+        if self.ticking or snap is None:
+            return 0.0
+        if snap.cron_installed and snap.cron_daemon:
+            return self.tick_interval() or 0.0
+        if self.auto_tick and self.next_tick_at is not None:
+            return max(0.0, self.next_tick_at - self.clock())
+        return 0.0
 
     def can_auto_tick(self) -> bool:
         """Auto-tick runs only when a tick could do work: not blocked, paused, stopped, complete or invalid."""
@@ -317,9 +342,24 @@ class MementoApp(App[None]):
         if self.ticking and not self.quit_requested:
             self.quit_requested = True
             self.notify("a tick is running: the dashboard closes when it has finished "
-                        "(q again closes now and waits for it without a screen)", severity="warning", timeout=10)
+                        "(q again closes now; the tick finishes first, and the terminal says so)",
+                        severity="warning", timeout=10)
+            return
+        if self.ticking:
+            # The tick's thread still runs, and the process waits for it after the screen is gone:
+            # say so on the terminal, not on a blank screen.
+            self.exit(message=Text(f"memento-tui: the dashboard closed; the tick it started in {self.ws.root} "
+                                   "is finishing, and this command returns when it has (logs/ has its log)"))
             return
         self.exit()
+
+    def action_help_quit(self) -> None:
+        """ctrl+c does not quit (in a text field it copies): say which key does, in plain words."""
+        quits = [active.binding for active in self.active_bindings.values()
+                 if active.binding.action in ("quit", "app.quit")]
+        quits.sort(key=lambda binding: binding.id != "quit")  # ours (q, or its [keys] remap) before ctrl+q
+        if quits:
+            self.notify(f"press {self.get_key_display(quits[0])} to quit the dashboard", title="Do you want to quit?")
 
     def on_tick_finished(self, message: TickFinished) -> None:
         self.ticking = False

@@ -83,17 +83,26 @@ class PtyDashboard:
                                      stdout=slave, stderr=slave, env=full, start_new_session=True)
         os.close(slave)
         self.master = master
+        self.raw = bytearray()  # everything it wrote, the lines printed after its screen closed too
+
+    def press(self, keys: str) -> None:
+        os.write(self.master, keys.encode())
 
     def read_until(self, condition: Callable[[str], bool], timeout: float = 60.0) -> str:
         """Replay the output until ``condition(screen text)`` holds; the screen text then."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and not condition(self.screen.text()):
+            if self.proc.poll() is not None and not select.select([self.master], [], [], 0)[0]:
+                break
             ready, _, _ = select.select([self.master], [], [], 0.2)
             if ready:
                 try:
                     data = os.read(self.master, 65536)
                 except OSError:
                     break
+                if not data:
+                    break
+                self.raw += data
                 self.screen.feed(data)
         return self.screen.text()
 
@@ -106,3 +115,8 @@ class PtyDashboard:
                 os.killpg(self.proc.pid, 9)
                 self.proc.wait()
         os.close(self.master)
+
+
+def plain(data: bytes) -> str:
+    """What was written, as text: escape sequences removed."""
+    return _TOKEN.sub(lambda m: m.group(4) or "", data.decode("utf-8", "replace"))

@@ -7,6 +7,8 @@ the files or the screen's text afterwards.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual import events
 
 from memento_core.notes import parse_notes
@@ -68,7 +70,6 @@ def _block_the_last_task(root) -> None:
 
 async def test_r_on_the_blocked_last_row_keeps_the_selection_and_s_skips_that_task(scripted):
     from memento_core.plan import parse_plan
-
     from memento_tui.screens.dialogs import AskScreen
 
     _block_the_last_task(scripted)
@@ -141,3 +142,145 @@ async def test_cut_titles_end_in_an_ellipsis_and_progress_is_as_tall_as_controls
             assert title.endswith("…") and LONG_TITLE.startswith(title[:-1]), (size, row)
             controls, progress = (app.screen.query_one(s).region for s in ("#controls", "#progress"))
             assert progress.height >= controls.height and progress.y == controls.y, (size, controls, progress)
+
+
+async def test_no_color_while_a_tick_runs_and_its_worker_log_is_followed(tmp_path, git_env, monkeypatch):
+    """NO_COLOR=1 puts Textual's monochrome filter on every line, the live worker log's too."""
+    from memento_tui.snapshot import PLAN
+    from memento_tui.widgets.workers import WorkersPane
+
+    from ..core.test_workers import make_parallel_ws, start_tick, started
+    from ..core.test_workers import wait_for as wait_until
+
+    monkeypatch.setenv("NO_COLOR", "1")
+    ids = ["T-1", "T-2"]
+    ws, scratch = make_parallel_ws(tmp_path, ids, workers=2)
+    (scratch / "hold").write_text("")
+    tick = start_tick(ws)
+    try:
+        wait_until(lambda: started(scratch, ids))
+        app = MementoApp(ws.root, show_clock=False, watch=False)
+        async with app.run_test(size=(120, 40)) as pilot:
+            pane = app.screen.query_one(WorkersPane)
+            assert await wait_for(pilot, lambda: len(pane.running) == 2, tries=200)
+            first = pane.running[0]["task"]
+            assert await wait_for(pilot, lambda: f"{first} started in" in screen_text(app), tries=200)
+            (scratch / "go").write_text("")
+            tick.wait(timeout=120)
+            app.request_refresh({PLAN})
+            assert await wait_for(pilot, lambda: pane.has_class("-empty"), tries=400)
+            assert app.is_running
+        assert app.return_code in (None, 0), app.return_code
+    finally:
+        (scratch / "go").write_text("")
+        if tick.poll() is None:
+            tick.kill()
+        tick.communicate()
+
+
+def _waiting_agent(root, release) -> None:
+    """The demo's agent becomes tests/agents/waits_for_a_person.py: a tick runs until ``release`` says go."""
+    import subprocess
+    import sys
+
+    agents = Path(__file__).resolve().parents[1] / "agents"
+    release.write_text("")
+    command = f"{sys.executable} {agents / 'waits_for_a_person.py'} {release} go"
+    (root / "memento.toml").write_text(f'[agent]\npreset = "command"\ncommand = """{command}"""\n'
+                                       f'timeout = "2min"\n[sandbox]\nmode = "none"\n')
+    subprocess.run(["git", "commit", "-qam", "a waiting agent"], cwd=root, check=True)
+
+
+def test_a_hand_tick_says_running_not_idle_and_q_q_says_what_it_waits_for(demo, tmp_path):
+    """Nothing ticks by itself (IDLE); `t` starts one: the header says it runs, and only that. `q q`
+    closes the screen at once and the terminal says the tick is finishing (never a blank screen)."""
+    from .pty_screen import PtyDashboard, plain
+
+    release = tmp_path / "release"
+    _waiting_agent(demo, release)
+    dashboard = PtyDashboard(demo, (120, 40), {})
+    try:
+        header = lambda t: t.splitlines()[0]  # noqa: E731
+        text = dashboard.read_until(lambda t: "IDLE" in header(t) and "Quit" in t)
+        assert "IDLE nothing will tick" in header(text), header(text)
+        dashboard.press("t")
+        text = dashboard.read_until(lambda t: "TICK RUNNING" in header(t))
+        assert "TICK RUNNING" in header(text) and "IDLE" not in header(text), header(text)
+        assert "● RUNNING" in header(text)
+        dashboard.press("q")
+        dashboard.read_until(lambda t: "q again closes now" in t, timeout=20)
+        dashboard.press("q")
+        for _ in range(200):
+            if "is finishing" in plain(bytes(dashboard.raw)):
+                break
+            dashboard.read_until(lambda t: False, timeout=0.3)
+        tail = plain(bytes(dashboard.raw)).split("q again closes now")[-1]
+        assert "the dashboard closed; the tick it started" in " ".join(tail.split()), tail[-600:]
+        assert dashboard.proc.poll() is None  # still waiting for the tick, and saying so
+        release.write_text("go")
+        assert dashboard.proc.wait(120) == 0
+    finally:
+        release.write_text("go")
+        dashboard.close()
+
+
+async def test_ctrl_c_says_how_to_quit_in_plain_words(scripted):
+    from .test_keys import messages
+
+    app = MementoApp(scripted, show_clock=False, watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert "press q to quit the dashboard" in messages(app), messages(app)
+        assert not any("[b]" in m or "[/b]" in m for m in messages(app))
+        assert "[b]" not in screen_text(app)
+
+
+async def test_a_remap_onto_quits_key_is_refused_with_file_and_line_and_q_still_quits(scripted):
+    from .test_keys import messages
+
+    toml = scripted / "memento.toml"
+    toml.write_text(toml.read_text() + '\n[keys]\nlog = "f6"\ntick = "q"\n')
+    line = toml.read_text().splitlines().index('tick = "q"') + 1
+    app = MementoApp(scripted, show_clock=False, watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        refused = [m for m in messages(app) if "is refused" in m]
+        assert refused and refused[0].startswith(f"{toml}:{line}: [keys] tick = 'q' is refused: that key is quit's")
+        assert app.keymap_overrides == {"log": "f6"}
+        await pilot.press("q")
+        await pilot.pause()
+    assert not app.is_running and app.last_outcome is None  # q quit; it did not start a tick
+
+
+async def test_an_invalid_memento_toml_is_not_called_unconfined(scripted):
+    toml = scripted / "memento.toml"
+    toml.write_text(toml.read_text() + "\n[sandbox]\nmode = 'sideways'\n")
+    app = MementoApp(scripted, show_clock=False, watch=False)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(app, pilot)
+        header = screen_text(app).splitlines()[0]
+        assert "memento.toml" in header and "unconfined" not in header, header
+
+
+async def test_the_time_left_counts_the_wait_for_the_next_tick(scripted):
+    """One task left, a tick every 7 minutes: it is done in about 7 minutes, not in its 0.4 s of work."""
+    import re
+
+    from memento_core.plan import edit_plan
+
+    def apply(e) -> None:
+        for tid in ("T-201", "T-301", "T-302", "T-303", "T-304"):
+            e.set_status(tid, "-")
+        e.update_counters()
+
+    edit_plan(scripted / "docs" / "MASTER_PLAN.md", apply)
+    app = MementoApp(scripted, auto_tick=True, auto_interval=420, show_clock=False, watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        assert await wait_for(pilot, lambda: "left: ~" in screen_text(app))
+        left = re.search(r"left: ~(\S+)", screen_text(app)).group(1)
+        from memento_core.durations import parse_duration
+
+        assert parse_duration(left) >= 6 * 60, left
