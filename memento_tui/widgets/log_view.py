@@ -126,16 +126,16 @@ class LazyLog(ScrollView, can_focus=True):
         scroll_x, scroll_y = self.scroll_offset
         index = scroll_y + y
         width = self.size.width
-        # Every segment gets a style (the widget's own under the line's): Textual's monochrome
+        # Every segment gets a style (an empty one where the line has none): Textual's monochrome
         # filter (NO_COLOR=1) reads segment.style.color and fails on a segment without one.
-        base = self.rich_style
+        base = Style()
         if index >= self.line_count:
             return Strip.blank(width, base)
         text = self._lines.get(index)
         if text is None:
             self._request(scroll_y)
             return Strip.blank(width, base)
-        segments = list(Segment.apply_style(text.render(self.app.console), base))
+        segments = [Segment(part, style or base, control) for part, style, control in text.render(self.app.console)]
         strip = Strip(segments, text.cell_len)
         return strip.crop_extend(scroll_x, scroll_x + width, Style())
 
