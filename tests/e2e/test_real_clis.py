@@ -1,7 +1,7 @@
 """Every real preset through a real tick: the CLI from the install cache, a mock model.
 
 For each of claude, codex, gemini, aider and openclaw: a fresh workspace, the
-settings a fresh install needs (README "Agents"), one tick. The mock answers
+settings a fresh install needs (docs/agents.md), one tick. The mock answers
 the CLI's first turn with the CLI's own file-writing tool; the tick must
 verify and commit that file. A wrong edit must fail verify and be rolled
 back. Judged on disk and in git; no process may outlive the tick.
@@ -84,7 +84,8 @@ def test_a_wrong_edit_fails_verify_and_is_rolled_back(run, monkeypatch, preset):
 
 @pytest.mark.parametrize("preset", ["claude", "codex", "gemini"])
 def test_a_write_outside_the_project_is_refused_without_waiting(run, monkeypatch, preset):
-    """The model asks for a file beside the project: the CLI's own permissions refuse it."""
+    """The model asks for a file beside the project: refused, by the sandbox when confined (the
+    CLI has full permissions there), else by the CLI's own permissions."""
     agent = configure(run, preset, monkeypatch)
     root = make_workspace(run, preset, agent)
     outside = run.base / "outside.txt"
