@@ -166,9 +166,14 @@ def screen_text(app) -> str:
 
 async def settle(app, pilot) -> None:
     """Wait until the workers are done and the messages they posted are handled."""
+    from textual.worker import WorkerCancelled
+
     for _ in range(3):
         await pilot.pause()
-        await app.workers.wait_for_complete()
+        try:
+            await app.workers.wait_for_complete()
+        except WorkerCancelled:  # an exclusive worker replaced by a newer one: done as well
+            pass
     await pilot.pause()
 
 
