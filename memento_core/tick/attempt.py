@@ -102,17 +102,20 @@ def _work(ctx: TickContext, plan: Plan, at: Attempt) -> TaskResult:
         verdict = (at.guards or check_guards)(ctx, plan, at)
         reason, touched = verdict.reason, verdict.touched
         crash_point("tick:after-guards")
-    verify_exit, verify_tail = None, ""
+    verify_exit, verify_tail, verify_failed = None, "", False
     if not reason and not ctx.interrupted:
         beat.update(stage="verifying")
         before = gitops.hash_blobs(ctx.root, [c.path for c in touched])
         verify_exit, verify_tail, reason = run_verify(ctx, task, at.wrap)
+        verify_failed = bool(reason)
     if not reason and not ctx.interrupted:
         # What verify itself changed (a refreshed lock file, a snapshot) is checked too.
         verdict = (at.guards or check_guards)(ctx, plan, at, after_verify=True)
         reason, touched = verdict.reason, verdict.touched
         at.blobs = gitops.hash_blobs(ctx.root, [c.path for c in touched])
         reason = reason or changed_during_verify(before, at.blobs)
+    # An agent that exited 0 with a rate limit in its last words: verify said whether it was one.
+    reason = limits.judge_suspect(ctx, at.agent, reason, work_failed=verify_failed)
     report = read_tick_result(ctx.ws.tick_result_path)  # the worker's, before a reviewer could write one
     if not reason and not ctx.interrupted:  # the acceptance gate, with [review] (review.py)
         reason = review.review_attempt(ctx, at, touched, verify_tail, run=run_agent, guards=at.guards or check_guards)
@@ -280,15 +283,15 @@ def run_verify(ctx: TickContext, task: Task, wrap: tuple[str, ...] = ()) -> tupl
     append_log(log, f"\n[memento] verify {task.id}: {task.verify}\n")
     start = log.stat().st_size
     env = agents.agent_env(ctx.ws, task_id=task.id)
-    result = agents.run_in_group(task.verify, cwd=ctx.root, log_path=log,
-                                 timeout=task.timeout_seconds or ctx.config.verify_timeout,
+    limit = task.timeout_seconds or ctx.config.verify_timeout  # the task's own `timeout:` first
+    result = agents.run_in_group(task.verify, cwd=ctx.root, log_path=log, timeout=limit,
                                  env=env, shell=True, wrap=wrap)
     output = tail(log, start)
     append_log(log, f"[memento] verify exit code: {result.exit_code}\n")
     if result.interrupted:
         return None, output, SIGTERM_REASON
     if result.timed_out:
-        return None, output, f"verify timed out after {format_duration(ctx.config.verify_timeout)}"
+        return None, output, f"verify timed out after {format_duration(limit)}"
     if result.error:
         return None, output, f"verify could not run: {result.error}"
     if result.exit_code != 0:

@@ -7,8 +7,12 @@ preset of ``[agent] fallback`` runs at once in the same tick (the work tree
 rolled back to the snapshot first); when none is left the attempt is set
 aside with ``⏳ RATE LIMITED — until 14:05 UTC (preset claude)`` and ticks skip
 (:func:`skip_reason`) until the reset time the CLI printed, else a backoff of
-5, 10, 20 … up to 120 minutes. A rate limit is only looked for when the agent
-failed (exit code, timeout): a CLI that succeeds was not refused.
+5, 10, 20 … up to 120 minutes. A rate limit is read from the CLI's last words
+whatever its exit code (aider and Claude Code exit 0 after giving up): after a
+failed run it is one at once; after a run that exited 0 it is only suspected
+(``AgentOutcome.suspect``) and the task's verify decides (:func:`judge_suspect`):
+verify passes, it was a mention, not a limit; verify fails, the attempt was
+rate limited. A broken rule (a guard) is the agent's own failure either way.
 
 The budget: an attempt costing more than ``[budget] task_usd`` fails with
 "task budget exceeded": stopped while it runs when the CLI streams its cost
@@ -44,6 +48,8 @@ class AgentOutcome:
     preset: str = ""
     until: datetime | None = None
     fallbacks: list[str] = field(default_factory=list)
+    # exit 0, yet the last words say refused: (preset, limit, its config, the presets after it)
+    suspect: tuple | None = None
 
     def status(self) -> str:
         """The entry's Status for a rate-limited attempt, '' for any other."""
@@ -118,10 +124,17 @@ def run_agent(ctx: TickContext, at, prompt_file: Path, run_one: Callable,
                 reason, code = run_one(ctx, at.task, prompt_file, at.beat)
             if watch.stopped:
                 reason = watch.stopped
-            usage, limit = read_output(ctx, start, failed=bool(reason) and not watch.stopped)
+            usage, limit = read_output(ctx, start)
             if usage is not None:
                 outcome.usage = usage if outcome.usage is None else outcome.usage + usage
                 _record(ctx, usage)
+            if watch.stopped:
+                limit = None  # stopped by Memento for its cost, not refused
+            if limit is not None and not reason:  # exit 0: the task's verify decides
+                outcome.suspect = (preset, limit, ctx.config, chain[i + 1:])
+                append_log(ctx.log_path, f"[memento] {preset} exited 0, but its last words read as a rate "
+                                         f"limit ({limit.message[:120]}): the task's verify decides\n")
+                return over_task_budget(ctx, outcome.usage), code
             if limit is None:
                 _clear_limit(ctx, preset)
                 return reason or over_task_budget(ctx, outcome.usage), code
@@ -155,8 +168,9 @@ def _size(path: Path) -> int:
         return 0
 
 
-def read_output(ctx: TickContext, start: int, *, failed: bool) -> tuple[Usage | None, RateLimit | None]:
-    """Usage and rate limit from the log since ``start``, as the output preset's parsers read them.
+def read_output(ctx: TickContext, start: int) -> tuple[Usage | None, RateLimit | None]:
+    """Usage and rate limit from the log since ``start``, as the output preset's parsers read them
+    (a rate limit from the CLI's last words, whatever its exit code).
 
     The CLI's answer, when it was inside JSON, and the usage are written to the
     log as plain lines, so the log stays readable.
@@ -167,7 +181,7 @@ def read_output(ctx: TickContext, start: int, *, failed: bool) -> tuple[Usage | 
         return None, None
     text = _read_from(ctx.log_path, start)
     usage = spec.parse_usage(text) if spec.parse_usage else None
-    limit = spec.rate_limit(text, datetime.now(UTC)) if spec.rate_limit and failed else None
+    limit = spec.rate_limit(text, datetime.now(UTC)) if spec.rate_limit else None
     said = spec.readable(text) if spec.readable else None
     if said:
         append_log(ctx.log_path, f"[memento] {name} said:\n{said.rstrip()}\n")
@@ -246,6 +260,47 @@ def _roll_back_for_fallback(ctx: TickContext, at) -> None:
     snap = at.snap
     ctx.rolled_back(roll_back(ctx.ws, snap.base, snap.untracked, at.task.id, keep_patterns=snap.cleanignore))
     restore_documents(ctx.ws, snap, at.task.id, confined=bool(at.wrap))
+
+
+def judge_suspect(ctx: TickContext, outcome: AgentOutcome | None, reason: str, *, work_failed: bool) -> str:
+    """The attempt's reason once its verify (or the review) has run, for an agent that exited 0 with
+    a rate limit in its last words: the work passed (``reason`` empty), a mention, not a limit;
+    the work failed (``work_failed``: verify, no valid review), "rate limited: …", set aside like
+    any refusal (:func:`confirm_limit`); a rule broken (a guard's ``reason``) stays the agent's."""
+    if outcome is None or outcome.suspect is None or ctx.interrupted:
+        return reason
+    preset, limit = outcome.suspect[:2]
+    if reason and work_failed:
+        return confirm_limit(ctx, outcome)
+    outcome.suspect = None
+    why = "the task passed" if not reason else f"the attempt failed for another reason ({reason[:120]})"
+    append_log(ctx.log_path, f"[memento] {preset}'s last words mention a rate limit, but {why}: "
+                             "not a rate limit\n")
+    if not reason:
+        _clear_limit(ctx, preset)
+    return reason
+
+
+def confirm_limit(ctx: TickContext, outcome: AgentOutcome) -> str:
+    """The suspected limit stands: remembered for its preset; ticks wait unless a preset after it
+    is free (the next tick runs that one; the work of this one is rolled back by the failure)."""
+    preset, limit, config, rest = outcome.suspect
+    outcome.suspect = None
+    saved, ctx.config = ctx.config, config  # the chain of the role that was refused
+    try:
+        until = _limited(ctx, preset, limit)
+        now = datetime.now(UTC)
+        free = [p for p in rest if not _still_limited(ctx.state.preset_limits.get(p, ""), now)]
+        if free:
+            ctx.rate_limited = True
+            outcome.limit, outcome.until, outcome.preset = limit, until, preset
+            outcome.fallbacks.append(f"{preset} rate limited until {clock(until)}; the next tick runs {free[0]}")
+        else:
+            outcome.limit, outcome.until = limit, _tick_wait(ctx)
+            outcome.preset = ctx.state.rate_limited_preset
+    finally:
+        ctx.config = saved
+    return f"rate limited: {limit.message}"
 
 
 # ---------------------------------------------------------------- waiting
