@@ -102,20 +102,19 @@ def _work(ctx: TickContext, plan: Plan, at: Attempt) -> TaskResult:
         verdict = (at.guards or check_guards)(ctx, plan, at)
         reason, touched = verdict.reason, verdict.touched
         crash_point("tick:after-guards")
-    verify_exit, verify_tail, verify_failed = None, "", False
+    verify_exit, verify_tail = None, ""
     if not reason and not ctx.interrupted:
         beat.update(stage="verifying")
         before = gitops.hash_blobs(ctx.root, [c.path for c in touched])
         verify_exit, verify_tail, reason = run_verify(ctx, task, at.wrap)
-        verify_failed = bool(reason)
     if not reason and not ctx.interrupted:
         # What verify itself changed (a refreshed lock file, a snapshot) is checked too.
         verdict = (at.guards or check_guards)(ctx, plan, at, after_verify=True)
         reason, touched = verdict.reason, verdict.touched
         at.blobs = gitops.hash_blobs(ctx.root, [c.path for c in touched])
         reason = reason or changed_during_verify(before, at.blobs)
-    # An agent that exited 0 with a rate limit in its last words: verify said whether it was one.
-    reason = limits.judge_suspect(ctx, at.agent, reason, work_failed=verify_failed)
+    # An agent that exited 0 with a rate limit in its last words: its guards and verify said whether it was one.
+    reason = limits.judge_suspect(ctx, at.agent, reason)
     report = read_tick_result(ctx.ws.tick_result_path)  # the worker's, before a reviewer could write one
     if not reason and not ctx.interrupted:  # the acceptance gate, with [review] (review.py)
         reason = review.review_attempt(ctx, at, touched, verify_tail, run=run_agent, guards=at.guards or check_guards)

@@ -12,7 +12,7 @@ whatever its exit code (aider and Claude Code exit 0 after giving up): after a
 failed run it is one at once; after a run that exited 0 it is only suspected
 (``AgentOutcome.suspect``) and the task's verify decides (:func:`judge_suspect`):
 verify passes, it was a mention, not a limit; verify fails, the attempt was
-rate limited. A broken rule (a guard) is the agent's own failure either way.
+rate limited.
 
 The budget: an attempt costing more than ``[budget] task_usd`` fails with
 "task budget exceeded": stopped while it runs when the CLI streams its cost
@@ -128,16 +128,17 @@ def run_agent(ctx: TickContext, at, prompt_file: Path, run_one: Callable,
             if usage is not None:
                 outcome.usage = usage if outcome.usage is None else outcome.usage + usage
                 _record(ctx, usage)
-            if watch.stopped:
-                limit = None  # stopped by Memento for its cost, not refused
+            over = over_task_budget(ctx, outcome.usage)
+            if watch.stopped or (over and not reason):
+                limit = None  # over the task's budget (stopped by Memento or not): not refused
             if limit is not None and not reason:  # exit 0: the task's verify decides
                 outcome.suspect = (preset, limit, ctx.config, chain[i + 1:])
                 append_log(ctx.log_path, f"[memento] {preset} exited 0, but its last words read as a rate "
                                          f"limit ({limit.message[:120]}): the task's verify decides\n")
-                return over_task_budget(ctx, outcome.usage), code
+                return "", code
             if limit is None:
                 _clear_limit(ctx, preset)
-                return reason or over_task_budget(ctx, outcome.usage), code
+                return reason or over, code
             until = _limited(ctx, preset, limit)
             if i + 1 < len(chain) and not ctx.interrupted:
                 outcome.fallbacks.append(f"{preset} rate limited until {clock(until)}; ran {chain[i + 1]}")
@@ -262,22 +263,20 @@ def _roll_back_for_fallback(ctx: TickContext, at) -> None:
     restore_documents(ctx.ws, snap, at.task.id, confined=bool(at.wrap))
 
 
-def judge_suspect(ctx: TickContext, outcome: AgentOutcome | None, reason: str, *, work_failed: bool) -> str:
-    """The attempt's reason once its verify (or the review) has run, for an agent that exited 0 with
-    a rate limit in its last words: the work passed (``reason`` empty), a mention, not a limit;
-    the work failed (``work_failed``: verify, no valid review), "rate limited: …", set aside like
-    any refusal (:func:`confirm_limit`); a rule broken (a guard's ``reason``) stays the agent's."""
+def judge_suspect(ctx: TickContext, outcome: AgentOutcome | None, reason: str) -> str:
+    """The attempt's reason once its guards and verify (or the review) have judged the work of an
+    agent that exited 0 with a rate limit in its last words: the work passed (``reason`` empty), a
+    mention, not a limit; it failed, "rate limited: …", set aside like any refusal (as one that
+    exits non-zero is: its unfinished work rolled back, no retry counted)."""
     if outcome is None or outcome.suspect is None or ctx.interrupted:
         return reason
-    preset, limit = outcome.suspect[:2]
-    if reason and work_failed:
+    if reason:
         return confirm_limit(ctx, outcome)
+    preset = outcome.suspect[0]
     outcome.suspect = None
-    why = "the task passed" if not reason else f"the attempt failed for another reason ({reason[:120]})"
-    append_log(ctx.log_path, f"[memento] {preset}'s last words mention a rate limit, but {why}: "
-                             "not a rate limit\n")
-    if not reason:
-        _clear_limit(ctx, preset)
+    append_log(ctx.log_path, f"[memento] {preset}'s last words mention a rate limit, but the task "
+                             "passed: not a rate limit\n")
+    _clear_limit(ctx, preset)
     return reason
 
 

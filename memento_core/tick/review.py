@@ -197,7 +197,7 @@ def review_attempt(ctx: TickContext, at, touched, verify_tail: str, *, run, guar
         return _decide(ctx, at, review, count, settings.max_rounds, verify_tail)
     review = read_review(report, count) if not failed else None
     if review is not None:  # a reviewer that exited 0 with a rate limit in its last words: its review decides
-        failed = limits.judge_suspect(ctx, reviewer, "no valid review" if review.problem else "", work_failed=True)
+        failed = limits.judge_suspect(ctx, reviewer, "no valid review" if review.problem else "")
         failed = failed if failed.startswith("rate limited") else ""
         at.agent = _together(worker, reviewer)
     if failed:
