@@ -202,6 +202,10 @@ def test_aider_and_the_command_preset_read_only_the_last_words():
     line = "Error: 429 Too Many Requests\n"
     assert tail_rate_limit(line, NOW) is not None and tail_rate_limit(line + later, NOW) is None
     assert last_words("a\n\n[memento] x\nb\n", 2) == "a\nb"
+    wrapped = ("litellm.RateLimitError: RateLimitError: OpenAIException - Rate limit exceeded: \n"
+               "too many requests. Please retry after 3600 seconds.\n"
+               "The API provider has rate limited you. Try again later or check your quotas.\n")
+    assert aider.rate_limit(wrapped, NOW).until == NOW + timedelta(hours=1)  # aider wraps at 80 columns
 
 
 def test_json_objects_and_plain_lines_split_a_log():

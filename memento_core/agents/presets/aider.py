@@ -15,7 +15,7 @@ from pathlib import Path
 from ...config import Config
 from ...errors import MementoError
 from ..invocation import AgentRequest, AgentSpec, Invocation, model_args
-from ..usage import RateLimit, Usage, generic_rate_limit, last_words, limit_from
+from ..usage import RateLimit, Usage, generic_rate_limit, last_words, limit_from, reset_time
 
 _GLOB_CHARS = set("*?[")
 # Memento's documents: given to aider to read, never to edit (the prompt names them,
@@ -116,7 +116,10 @@ def rate_limit(log_text: str, now: datetime | None = None) -> RateLimit | None:
     file it wrote, come earlier."""
     now = now or datetime.now(UTC)
     said = last_words(log_text)
-    return limit_from(said, LIMIT_RE, now) or generic_rate_limit(said, now)
+    found = limit_from(said, LIMIT_RE, now) or generic_rate_limit(said, now)
+    if found is not None and found.until is None:  # aider wraps its lines: "… Please retry after" on the next
+        return RateLimit(reset_time(said, now), found.message)
+    return found
 
 
 SPEC = AgentSpec(
