@@ -5,8 +5,9 @@ reviewed before its commit: the reviewer (confined like the worker, the
 project read-only but ``.memento/worker/``) gets the task, its numbered
 criteria, verify's output and the attempt's diff, and writes
 ``.memento/worker/review.md`` (``Verdict: PASS|FAIL``, one finding per
-criterion). :func:`parse_review` reads it strictly: a missing or garbled file
-is a FAIL. A reviewer that changed anything (the work tree, git, Memento's
+criterion). :func:`parse_review` takes the first line that reads ``Verdict:``
+(a heading before it and Markdown emphasis allowed, as models write it) and
+reads the findings strictly: a missing or garbled file is a FAIL. A reviewer that changed anything (the work tree, git, Memento's
 documents) fails the review; the attempt's rollback undoes it. A FAIL fails the
 attempt with ``review: <first finding>``; its findings wait in
 ``.memento/reviews/ID.md`` (Workspace.reviews_dir: a parallel worker's are the

@@ -6,8 +6,12 @@
 …, "cache_read_input_tokens": …, "output_tokens": …}, …}``. Memento reads the
 usage and cost from it and writes the ``result`` text to the log as plain lines.
 A usage limit reads "You've hit your limit · resets 4:50am (Europe/Rome)"
-(also "session limit", "5-hour limit reached ∙ resets 2pm", and the older
-"Claude AI usage limit reached|1766502000" with the reset as epoch seconds).
+(also "session limit", "5-hour limit reached ∙ resets 2pm", "Claude usage limit
+reached. Your limit will reset at 9pm (UTC).", and the older "Claude AI usage
+limit reached|1766502000" with the reset as epoch seconds). Claude Code words
+it itself for a subscriber or a gateway; with an API key it prints "API Error:
+Request rejected (429) · <the service's message>". The result object is its
+last word, whatever the exit code (:func:`rate_limit`).
 """
 
 from __future__ import annotations
