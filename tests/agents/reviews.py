@@ -23,6 +23,8 @@ Copies its prompt to OUTDIR/review_prompt_N.md (N counts its runs), then by MODE
               `- **[PASS] N:** finding` lines
   limited-0   writes nothing, prints claude's usage-limit answer and exits 0 (as Claude Code does)
   mentions-0  writes a passing review, then says "HTTP 429 Too Many Requests" last and exits 0
+  fails-limited-0  writes a failing review, then prints claude's usage-limit answer and exits 0
+              (a reviewer hoping its FAIL is taken for a refusal, which counts no round)
 The criteria count is read from the prompt ("## Acceptance criteria (N)").
 """
 
@@ -90,7 +92,9 @@ elif mode == "heading":
     report.write_text("# Review\n\nI read the diff and the files.\n\n**Verdict:** PASS\n\n"
                       + "".join(f"- **[PASS] {n}:** checked in the diff\n" for n in range(1, count + 1)),
                       encoding="utf-8")
-elif mode == "limited-0":
+elif mode in ("limited-0", "fails-limited-0"):
+    if mode == "fails-limited-0":
+        write("FAIL", {1})
     print(json.dumps({"type": "result", "subtype": "success", "is_error": False, "num_turns": 1,
                       "session_id": "fake", "total_cost_usd": 0.0,
                       "result": "Claude usage limit reached. Your limit will reset at 11pm (UTC).",

@@ -329,6 +329,15 @@ def test_a_reviewer_exiting_0_at_its_usage_limit_without_a_review_is_rate_limite
     assert (ws.root / "hello.txt").read_text() == "hello\n"
 
 
+def test_a_reviewer_cannot_turn_its_fail_into_a_refusal_by_printing_a_limit(tmp_path, git_identity):
+    ws, _ = make_ws(tmp_path, "fails-limited-0", max_retries=3, review_extra='output = "claude"\n')
+    run_tick(ws.root)
+    assert (t1(ws).status, t1(ws).retries) == (" ", 1)  # a counted round: the review was valid
+    entry = task_entries(ws)[-1]
+    assert entry.status == "FAILED" and entry.field("Reason").startswith("review: criterion 1")
+    assert '"rate_limited_until": ""' in (ws.memento_dir / "state.json").read_text()
+
+
 def test_a_reviewer_exiting_0_that_mentions_a_429_after_a_valid_review_passes(tmp_path, git_identity):
     ws, _ = make_ws(tmp_path, "mentions-0")
     run_tick(ws.root)
