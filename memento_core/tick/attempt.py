@@ -115,6 +115,9 @@ def _work(ctx: TickContext, plan: Plan, at: Attempt) -> TaskResult:
         reason = reason or changed_during_verify(before, at.blobs)
     # An agent that exited 0 with a rate limit in its last words: its guards and verify said whether it was one.
     reason = limits.judge_suspect(ctx, at.agent, reason)
+    if at.agent is not None and at.agent.fall_back and not ctx.interrupted:
+        limits.roll_back_for_fallback(ctx, at)  # the refused preset's work, then the next one's turn
+        return _work(ctx, plan, at)
     report = read_tick_result(ctx.ws.tick_result_path)  # the worker's, before a reviewer could write one
     if not reason and not ctx.interrupted:  # the acceptance gate, with [review] (review.py)
         reason = review.review_attempt(ctx, at, touched, verify_tail, run=run_agent, guards=at.guards or check_guards)

@@ -12,7 +12,8 @@ whatever its exit code (aider and Claude Code exit 0 after giving up): after a
 failed run it is one at once; after a run that exited 0 it is only suspected
 (``AgentOutcome.suspect``) and the task's verify decides (:func:`judge_suspect`):
 verify passes, it was a mention, not a limit; verify fails, the attempt was
-rate limited.
+rate limited (attempt.py then rolls back and runs the next free preset of
+``[agent] fallback`` in the same tick, as for any refusal).
 
 The budget: an attempt costing more than ``[budget] task_usd`` fails with
 "task budget exceeded": stopped while it runs when the CLI streams its cost
@@ -50,6 +51,7 @@ class AgentOutcome:
     fallbacks: list[str] = field(default_factory=list)
     # exit 0, yet the last words say refused: (preset, limit, its config, the presets after it)
     suspect: tuple | None = None
+    fall_back: bool = False  # that limit stands and a preset after it is free: run it in this tick
 
     def status(self) -> str:
         """The entry's Status for a rate-limited attempt, '' for any other."""
@@ -111,7 +113,10 @@ def run_agent(ctx: TickContext, at, prompt_file: Path, run_one: Callable,
     ``run_one`` is attempt.run_agent, ``build_prompt`` attempt.build_worker_prompt
     (a fallback preset may take the system prompt differently).
     """
+    prior = at.agent if isinstance(at.agent, AgentOutcome) and at.agent.fall_back else None
     outcome = at.agent = AgentOutcome()
+    if prior is not None:  # the preset before was refused at exit 0: its usage and note carry over
+        outcome.usage, outcome.fallbacks = prior.usage, prior.fallbacks
     primary = ctx.config
     chain = presets_to_try(ctx, datetime.now(UTC))
     try:
@@ -144,7 +149,7 @@ def run_agent(ctx: TickContext, at, prompt_file: Path, run_one: Callable,
                 outcome.fallbacks.append(f"{preset} rate limited until {clock(until)}; ran {chain[i + 1]}")
                 append_log(ctx.log_path, f"[memento] {preset} is rate limited until {clock(until)}: "
                                          f"trying {chain[i + 1]} in this tick\n")
-                _roll_back_for_fallback(ctx, at)
+                roll_back_for_fallback(ctx, at)
                 continue
             outcome.limit, outcome.until = limit, _tick_wait(ctx)
             outcome.preset = ctx.state.rate_limited_preset  # the first of them to be free again
@@ -254,7 +259,7 @@ def over_task_budget(ctx: TickContext, usage: Usage | None) -> str:
     return ""
 
 
-def _roll_back_for_fallback(ctx: TickContext, at) -> None:
+def roll_back_for_fallback(ctx: TickContext, at) -> None:
     """Whatever the refused preset did is undone before the next one starts."""
     from .rollback import restore_documents, roll_back
 
@@ -282,7 +287,7 @@ def judge_suspect(ctx: TickContext, outcome: AgentOutcome | None, reason: str) -
 
 def confirm_limit(ctx: TickContext, outcome: AgentOutcome) -> str:
     """The suspected limit stands: remembered for its preset; ticks wait unless a preset after it
-    is free (the next tick runs that one; the work of this one is rolled back by the failure)."""
+    is free (``fall_back``: attempt.py rolls the work back and runs that one in this tick)."""
     preset, limit, config, rest = outcome.suspect
     outcome.suspect = None
     saved, ctx.config = ctx.config, config  # the chain of the role that was refused
@@ -290,10 +295,11 @@ def confirm_limit(ctx: TickContext, outcome: AgentOutcome) -> str:
         until = _limited(ctx, preset, limit)
         now = datetime.now(UTC)
         free = [p for p in rest if not _still_limited(ctx.state.preset_limits.get(p, ""), now)]
-        if free:
-            ctx.rate_limited = True
-            outcome.limit, outcome.until, outcome.preset = limit, until, preset
-            outcome.fallbacks.append(f"{preset} rate limited until {clock(until)}; the next tick runs {free[0]}")
+        if free and not ctx.interrupted:  # attempt.py rolls back and runs it in this tick
+            outcome.fall_back = True
+            outcome.fallbacks.append(f"{preset} rate limited until {clock(until)}; ran {free[0]}")
+            append_log(ctx.log_path, f"[memento] {preset} is rate limited until {clock(until)}: "
+                                     f"trying {free[0]} in this tick\n")
         else:
             outcome.limit, outcome.until = limit, _tick_wait(ctx)
             outcome.preset = ctx.state.rate_limited_preset
