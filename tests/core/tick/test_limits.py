@@ -213,26 +213,6 @@ def test_an_agent_exiting_0_that_mentions_a_429_but_whose_task_passes_is_not_rat
     assert said_limit == (kind == "mentions-429")  # ten lines later it is no longer the last word
 
 
-def test_a_fallback_runs_in_the_same_tick_after_a_limit_found_at_exit_0(tmp_path):
-    ws = make_ws(tmp_path, "claude-limit-0", cost="new", extra='fallback = ["script"]', tasks=2)
-    outcome = run_tick(ws.root)
-
-    # the refused agent's scribbles (verify failed on them) rolled back before the script preset ran
-    assert [(r.task_id, r.passed) for r in outcome.results] == [("T-1", True)], outcome.message
-    assert (ws.root / "T-1.txt").read_text() == "done by script\n" and not (ws.root / "junk.txt").exists()
-    assert git(ws.root, "show", "--name-only", "--format=", "HEAD").split() == \
-        ["T-1.txt", "docs/MASTER_PLAN.md", "docs/TICK_STATUS.md"]
-    entry = entries(ws)[-1]
-    assert entry.status == "SUCCESS" and [e.status for e in entries(ws)] == ["SUCCESS"]
-    assert entry.field("Fallback").startswith("command rate limited until ") and "ran script" in entry.field(
-        "Fallback")
-    assert retries(ws) == 0 and TickState.load(ws).rate_limited_until == ""  # the tick does not wait
-    assert "command" in TickState.load(ws).preset_limits  # still refused: the next tick starts with script
-    outcome = run_tick(ws.root)
-    assert [(r.task_id, r.passed) for r in outcome.results] == [("T-2", True)]
-    assert runs(ws) == ["claude-limit-0"]
-
-
 def test_a_verify_timeout_names_the_tasks_own_timeout(tmp_path):
     ws = make_ws(tmp_path, "claude-done")
     plan = ws.plan_path.read_text().replace("  - verify: `grep -q done T-1.txt`",
@@ -253,8 +233,9 @@ def test_codex_events_read_through_the_output_setting(tmp_path):
     assert entries(ws)[-1].status == "RATE LIMITED" and retries(ws) == 0
 
 
-def test_a_fallback_preset_runs_in_the_same_tick(tmp_path):
-    ws = make_ws(tmp_path, "claude-limit", extra='fallback = ["script"]', tasks=2)
+@pytest.mark.parametrize("kind", ["claude-limit", "claude-limit-0"])  # exit 1; exit 0 and verify fails
+def test_a_fallback_preset_runs_in_the_same_tick(tmp_path, kind):
+    ws = make_ws(tmp_path, kind, cost="new", extra='fallback = ["script"]', tasks=2)
     outcome = run_tick(ws.root)
 
     # the refused agent's scribbles were rolled back before the script preset ran
@@ -263,15 +244,15 @@ def test_a_fallback_preset_runs_in_the_same_tick(tmp_path):
     assert git(ws.root, "show", "--name-only", "--format=", "HEAD").split() == \
         ["T-1.txt", "docs/MASTER_PLAN.md", "docs/TICK_STATUS.md"]
     entry = entries(ws)[-1]
-    assert entry.status == "SUCCESS"
+    assert entry.status == "SUCCESS" and [e.status for e in entries(ws)] == ["SUCCESS"]
     assert entry.field("Fallback").startswith("command rate limited until ") and "ran script" in entry.field(
         "Fallback")
-    assert TickState.load(ws).rate_limited_until == ""  # the tick does not wait
+    assert retries(ws) == 0 and TickState.load(ws).rate_limited_until == ""  # the tick does not wait
 
     # the next tick goes straight to the fallback while the first preset is still refused
     outcome = run_tick(ws.root)
     assert [(r.task_id, r.passed) for r in outcome.results] == [("T-2", True)]
-    assert runs(ws) == ["claude-limit"]
+    assert runs(ws) == [kind]
 
 
 # ------------------------------------------------------------------ usage and budget
