@@ -46,16 +46,24 @@ OWN_LIMIT_RE = re.compile(
     r"|You're out of (?:usage|extra usage)|Your org is out of usage)", re.I)
 
 
+# Claude Code refuses bypassPermissions as root unless told it is in a sandbox
+# (its check: getuid() == 0 and IS_SANDBOX != "1" and no CLAUDE_CODE_BUBBLEWRAP).
+CONFINED_ENV = {"IS_SANDBOX": "1"}
+
+
 def build(config: Config, req: AgentRequest) -> Invocation:
-    """``claude -p``, the prompt on stdin, edits accepted, the system prompt by its own flag."""
-    argv = ["claude", "-p", "--permission-mode", "acceptEdits", "--output-format", "json"]
+    """``claude -p``, the prompt on stdin, the system prompt by its own flag; confined (SPEC §13)
+    every tool runs without asking (``bypassPermissions``), else only edits are accepted."""
+    mode = "bypassPermissions" if req.confined else "acceptEdits"
+    argv = ["claude", "-p", "--permission-mode", mode, "--output-format", "json"]
     # The prompt on stdin starts with the system prompt too; a missing file must
     # not make claude refuse to start.
     if Path(req.system_prompt_file).is_file():
         argv += ["--append-system-prompt-file", str(req.system_prompt_file)]
     argv += model_args("--model", config)
     argv += config.agent_extra_args
-    return Invocation(tuple(argv), False, Path(req.prompt_file), "claude")
+    env = dict(CONFINED_ENV) if req.confined else {}
+    return Invocation(tuple(argv), False, Path(req.prompt_file), "claude", env=env)
 
 
 def _result(log_text: str) -> dict | None:
@@ -110,7 +118,7 @@ def readable(log_text: str) -> str | None:
 SPEC = AgentSpec(
     "claude",
     "claude",
-    "Claude Code in print mode; prompt on stdin, edits auto-accepted",
+    "Claude Code in print mode; prompt on stdin, edits auto-accepted (every tool when confined)",
     build,
     separate_system_prompt=True,
     parse_usage=parse_usage,

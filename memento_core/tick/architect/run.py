@@ -392,7 +392,8 @@ def run_architect_agent(ctx: TickContext, config: Config) -> str:
         return refused
     try:
         invocation = agents.build_invocation(config, task_id=ARCHITECT_ID, do_command=None, prompt_file=prompt_file,
-                                             system_prompt_file=system_file, workdir=ws.root, context_files=())
+                                             system_prompt_file=system_file, workdir=ws.root, context_files=(),
+                                             confined=bool(wrap))
     except MementoError as exc:
         append_log(ctx.log_path, f"[memento] architect: {exc}\n")
         return str(exc)
