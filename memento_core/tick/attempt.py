@@ -113,6 +113,11 @@ def _work(ctx: TickContext, plan: Plan, at: Attempt) -> TaskResult:
         reason, touched = verdict.reason, verdict.touched
         at.blobs = gitops.hash_blobs(ctx.root, [c.path for c in touched])
         reason = reason or changed_during_verify(before, at.blobs)
+    # An agent that exited 0 with a rate limit in its last words: its guards and verify said whether it was one.
+    reason = limits.judge_suspect(ctx, at.agent, reason)
+    if at.agent is not None and at.agent.fall_back and not ctx.interrupted:
+        limits.roll_back_for_fallback(ctx, at)  # the refused preset's work, then the next one's turn
+        return _work(ctx, plan, at)
     report = read_tick_result(ctx.ws.tick_result_path)  # the worker's, before a reviewer could write one
     if not reason and not ctx.interrupted:  # the acceptance gate, with [review] (review.py)
         reason = review.review_attempt(ctx, at, touched, verify_tail, run=run_agent, guards=at.guards or check_guards)
@@ -284,15 +289,15 @@ def run_verify(ctx: TickContext, task: Task, wrap: tuple[str, ...] = ()) -> tupl
     append_log(log, f"\n[memento] verify {task.id}: {task.verify}\n")
     start = log.stat().st_size
     env = agents.agent_env(ctx.ws, task_id=task.id)
-    result = agents.run_in_group(task.verify, cwd=ctx.root, log_path=log,
-                                 timeout=task.timeout_seconds or ctx.config.verify_timeout,
+    limit = task.timeout_seconds or ctx.config.verify_timeout  # the task's own `timeout:` first
+    result = agents.run_in_group(task.verify, cwd=ctx.root, log_path=log, timeout=limit,
                                  env=env, shell=True, wrap=wrap)
     output = tail(log, start)
     append_log(log, f"[memento] verify exit code: {result.exit_code}\n")
     if result.interrupted:
         return None, output, SIGTERM_REASON
     if result.timed_out:
-        return None, output, f"verify timed out after {format_duration(ctx.config.verify_timeout)}"
+        return None, output, f"verify timed out after {format_duration(limit)}"
     if result.error:
         return None, output, f"verify could not run: {result.error}"
     if result.exit_code != 0:

@@ -46,7 +46,7 @@ class Script:
 
     path: str = ""
     content: str = ""
-    mode: str = "edit"  # "edit" | "429" | "usage_limit"
+    mode: str = "edit"  # "edit" | "429" | "usage_limit" | one of CLAUDE_LIMITS
     relative: str = ""  # the path relative to the project, for CLIs that want it (aider)
     # A command line to run through the CLI's own shell tool instead of writing the file.
     command: str = ""
@@ -202,6 +202,8 @@ class _Handler(BaseHTTPRequestHandler):
         mode = script.mode if not script.only or kind in script.only else "edit"
         if mode in ("429", "usage_limit") and _wants_tools(kind, body):
             return self._refuse(kind, mode)
+        if mode in CLAUDE_LIMITS and kind == "anthropic" and _wants_tools(kind, body):
+            return _refuse_as_claude_limit(self, mode)
         getattr(self, f"_answer_{kind}")(body)
 
     def _refuse(self, kind: str, mode: str) -> None:
@@ -554,3 +556,44 @@ def _gemini_json_answer(gen_config: dict) -> dict:
         else:
             answer[key] = "mock"
     return answer
+
+
+# ------------------------------------------------------------------ Claude Code's own usage-limit wordings
+
+# Claude Code (2.1.332) words a limit itself when the account is a subscriber's or a gateway's
+# (its fEr(): claude.ai login, or ANTHROPIC_AUTH_TOKEN a JWT with aud "claude-gateway"):
+# - "limit": 429 with anthropic-ratelimit-unified-status and -overage-status "rejected" and no
+#   representative claim: it prints "You've hit your limit · resets <reset> (<zone>)" (its wi());
+# - "limit_old": 429 with -overage-disabled-reason and no claim: it prints error.message as is,
+#   here the older wording "Claude usage limit reached. Your limit will reset at <h> (UTC).".
+CLAUDE_LIMITS = ("claude_limit", "claude_limit_old")
+CLAUDE_OLD_LIMIT_HOUR = 21  # "… will reset at 9pm (UTC)."
+
+
+def claude_reset_epoch(hours: int = 3) -> int:
+    """When the mock says the limit resets: ``hours`` from now, on a whole minute."""
+    return (int(time.time()) // 60 + hours * 60) * 60
+
+
+def gateway_token() -> str:
+    """An (unsigned) JWT whose audience makes Claude Code treat the endpoint as a gateway."""
+    import base64
+
+    def part(value: dict) -> str:
+        return base64.urlsafe_b64encode(json.dumps(value).encode()).decode().rstrip("=")
+
+    claims = {"aud": "claude-gateway", "sub": "e2e", "exp": int(time.time()) + 3600}
+    return part({"alg": "none", "typ": "JWT"}) + "." + part(claims) + ".e2e"
+
+
+def _refuse_as_claude_limit(handler: _Handler, mode: str) -> None:
+    if mode == "claude_limit":
+        headers = {"x-should-retry": "false", "anthropic-ratelimit-unified-status": "rejected",
+                   "anthropic-ratelimit-unified-reset": str(claude_reset_epoch()),
+                   "anthropic-ratelimit-unified-overage-status": "rejected"}
+        message = "usage limit"
+    else:
+        headers = {"x-should-retry": "false", "retry-after": "3600",
+                   "anthropic-ratelimit-unified-overage-disabled-reason": "org_level_disabled"}
+        message = "Claude usage limit reached. Your limit will reset at 9pm (UTC)."
+    handler._json(429, {"type": "error", "error": {"type": "rate_limit_error", "message": message}}, headers)

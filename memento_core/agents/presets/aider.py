@@ -15,7 +15,7 @@ from pathlib import Path
 from ...config import Config
 from ...errors import MementoError
 from ..invocation import AgentRequest, AgentSpec, Invocation, model_args
-from ..usage import RateLimit, Usage, generic_rate_limit, limit_from
+from ..usage import RateLimit, Usage, generic_rate_limit, last_words, limit_from, reset_time
 
 _GLOB_CHARS = set("*?[")
 # Memento's documents: given to aider to read, never to edit (the prompt names them,
@@ -121,12 +121,15 @@ def parse_usage(log_text: str) -> Usage | None:
 
 
 def rate_limit(log_text: str, now: datetime | None = None) -> RateLimit | None:
-    """litellm's RateLimitError or aider's "rate limited you", else an HTTP 429."""
+    """litellm's RateLimitError or aider's "rate limited you", else an HTTP 429, in aider's last
+    words: after its retries it prints them and exits 0; a refusal it got past, or the words in a
+    file it wrote, come earlier."""
     now = now or datetime.now(UTC)
-    found = limit_from(log_text, LIMIT_RE, now)
-    if found:
-        return found
-    return generic_rate_limit(log_text, now)
+    said = last_words(log_text)
+    found = limit_from(said, LIMIT_RE, now) or generic_rate_limit(said, now)
+    if found is not None and found.until is None:  # aider wraps its lines: "… Please retry after" on the next
+        return RateLimit(reset_time(said, now), found.message)
+    return found
 
 
 SPEC = AgentSpec(
