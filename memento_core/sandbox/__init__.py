@@ -41,8 +41,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from .config import Config
-from .workspace import Workspace
+from ..config import Config
+from ..workspace import Workspace
+from . import gitindex
+from . import home as private_home
+from .home import PRESET_STATE as PRESET_STATE
 
 MODES = ("auto", "bwrap", "none")
 SANDBOX_ENV = "MEMENTO_SANDBOX"
@@ -50,16 +53,6 @@ PROBE_TIMEOUT = 10.0
 
 # Inside the work tree: read-only even in the sandbox (Memento's own files).
 PROTECTED = (".git", ".memento", "logs", "memory", "docs", "memento.toml", "scripts")
-# Each preset's own state (logins, sessions, settings): writable for that preset only.
-PRESET_STATE: dict[str, tuple[str, ...]] = {
-    "claude": ("~/.claude/", "~/.claude.json"),
-    "codex": ("~/.codex/",),
-    "gemini": ("~/.gemini/",),
-    "aider": ("~/.aider*",),
-    "openclaw": ("~/.openclaw/",),
-}
-# Writable for every preset (a trailing / means a folder, made when missing).
-COMMON_STATE = ("~/.cache/",)
 # --cap-drop ALL: bwrap started by root keeps every capability otherwise, and the agent
 # could simply umount the read-only binds (or remount / read-write).
 _NAMESPACE_FLAGS = ("--unshare-pid", "--die-with-parent", "--new-session", "--cap-drop", "ALL")
@@ -129,24 +122,6 @@ def _real(path: Path) -> str | None:
     return real
 
 
-def state_paths(preset: str, root: Path, home: str | None = None) -> list[Path]:
-    """The preset's own state paths that exist (folders made when missing, if they can be)."""
-    found: list[Path] = []
-    for entry in (*PRESET_STATE.get(preset, ()), *COMMON_STATE):
-        folder = entry.endswith("/")
-        path = expand(entry.rstrip("/"), root, home)
-        if "*" in path.name:
-            found.extend(sorted(path.parent.glob(path.name)) if path.parent.is_dir() else [])
-            continue
-        if folder and not path.exists() and not path.is_symlink():
-            try:
-                path.mkdir(parents=True)
-            except OSError:
-                continue
-        found.append(path)
-    return found
-
-
 def _binds(flag: str, paths: Iterable[Path], seen: set[tuple[str, str]], *, keep: str | None = None) -> list[str]:
     """``flag real real`` for each path that exists; with ``keep``, never a path that is ``keep``
     or one of its parents (a person's link to ``.`` must not make the whole work tree read-only)."""
@@ -174,14 +149,15 @@ def protected_paths(root: Path, guard_paths: Iterable[str] = (), untracked: Iter
     return paths
 
 
-def _outside(binary: str, root: Path, config: Config, home: str | None, seen: set[tuple[str, str]]) -> list[str]:
-    """The start of every sandbox: the read-only system, a private /tmp (with ``$TMPDIR``), and the
-    preset's state folders and ``[sandbox] writable`` writable."""
+def _outside(binary: str, ws: Workspace, config: Config, home: str | None, seen: set[tuple[str, str]]) -> list[str]:
+    """The start of every sandbox: the read-only system, a private /tmp (with ``$TMPDIR``), the
+    private home (home.py) and ``[sandbox] writable`` writable."""
+    root = Path(ws.root)
     argv = [binary, *_BASE]
     private_tmp, tmp_bind = temp_dir(root, home)
     argv += ["--dir", private_tmp] if private_tmp else []
-    writable = [*state_paths(config.agent_preset, root, home),
-                *(expand(w, root, home) for w in config.sandbox_writable), *tmp_bind]
+    argv += private_home.layout(root, Path(ws.project_memento_dir).parent, config, home)
+    writable = [*(expand(w, root, home) for w in config.sandbox_writable), *tmp_bind]
     return argv + _binds("--bind", writable, seen)
 
 
@@ -198,7 +174,7 @@ def bwrap_prefix(
     """The argv prefix running a command in the sandbox (the command follows it, after ``--``)."""
     root = Path(ws.root)
     seen: set[tuple[str, str]] = set()
-    argv = _outside(binary, root, config, home, seen)
+    argv = _outside(binary, ws, config, home, seen)
     argv += _binds("--bind", [root], seen)
     argv += _binds("--ro-bind", protected_paths(root, guard_paths, untracked), seen, keep=_real(root))
     worker = worker_dir(ws)
@@ -233,7 +209,7 @@ def architect_prefix(ws: Workspace, config: Config, *, binary: str, writable_doc
     alone. ``config`` is the architect's (its preset decides the state paths)."""
     root = Path(ws.root)
     seen: set[tuple[str, str]] = set()
-    argv = _outside(binary, root, config, home, seen)
+    argv = _outside(binary, ws, config, home, seen)
     argv += _binds("--ro-bind", [root], seen)  # a [sandbox] writable entry inside the project loses
     folders = dict.fromkeys(root / rel if "/" not in rel else root / rel.rsplit("/", 1)[0]
                             for rel in writable_docs)
@@ -256,3 +232,8 @@ def worker_dir(ws: Workspace) -> Path:
 def inside() -> bool:
     """Whether this process runs in Memento's sandbox (the sandbox sets MEMENTO_SANDBOX=1)."""
     return os.environ.get(SANDBOX_ENV) == "1"
+
+
+def agent_git_env(ws: Workspace) -> dict[str, str]:
+    """The confined agent's own git index and objects (gitindex.py), made fresh in ``.memento/worker/git/``."""
+    return gitindex.private_git(Path(ws.root), worker_dir(ws) / "git")
