@@ -9,7 +9,6 @@ from pathlib import Path
 from ..config import Config
 from ..durations import format_duration
 from ..runlog import utc_stamp
-from ..sandbox.environment import allowed_env
 from ..workspace import Workspace
 from .invocation import Invocation
 from .process import DEFAULT_GRACE, ProcResult, append_to_log, run_in_group
@@ -79,6 +78,9 @@ def agent_env(
     ``[sandbox] env``; without one, the base list only. PATH is kept (os.defpath if unset); git
     never prompts. The person's own MEMENTO_* are dropped unless ``[sandbox] env`` names them.
     """
+    # Deferred: the agents package stays light to import.
+    from ..sandbox.environment import allowed_env
+
     names = config.sandbox_env if config is not None else ()
     preset = config.agent_preset if config is not None and model else None
     env = allowed_env(os.environ, preset=preset, extra_names=names)

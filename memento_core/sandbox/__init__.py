@@ -177,6 +177,7 @@ def bwrap_prefix(
     argv = _outside(binary, ws, config, home, seen)
     argv += _binds("--bind", [root], seen)
     argv += _binds("--ro-bind", protected_paths(root, guard_paths, untracked), seen, keep=_real(root))
+    argv += _binds("--ro-bind", gitindex.shared_git_dir(root), seen)  # a worktree's git, read-only
     worker = worker_dir(ws)
     argv += _binds("--bind", [worker], seen)
     argv += [*_NAMESPACE_FLAGS, *(() if config.sandbox_network else ("--unshare-net",))]

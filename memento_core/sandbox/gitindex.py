@@ -48,3 +48,14 @@ def private_git(root: Path, scratch: Path) -> dict[str, str]:
             shutil.copyfileobj(src, dst)
     return {"GIT_INDEX_FILE": str(index), "GIT_OBJECT_DIRECTORY": str(objects),
             "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(_git_path(root, "objects"))}
+
+
+def shared_git_dir(root: Path) -> list[Path]:
+    """A worktree's (``.git`` is a file) common git folder, which holds its git folder and the
+    objects: bound read-only so git works in the sandbox even where the main project is not
+    visible (under the private /tmp). [] for a plain work tree."""
+    if not (root / ".git").is_file() or (root / ".git").is_symlink():
+        return []
+    out = gitops.run_git(root, ["rev-parse", "--path-format=absolute", "--git-common-dir"], check=False)
+    path = out.stdout.decode("utf-8", "surrogateescape").strip()
+    return [Path(path)] if out.returncode == 0 and path else []

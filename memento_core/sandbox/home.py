@@ -272,6 +272,19 @@ def install_prefix(path: str) -> str:
     return str(folder.parent if folder.name == "bin" else folder)
 
 
+def venv_base(prefix: str) -> str | None:
+    """The install folder of the Python a virtualenv at ``prefix`` was made from (its pyvenv.cfg's ``home``)."""
+    try:
+        text = Path(prefix, "pyvenv.cfg").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        key, _, value = line.partition("=")
+        if key.strip() == "home" and os.path.isabs(value.strip()):
+            return install_prefix(os.path.join(_real(value.strip()) or value.strip(), "python"))
+    return None
+
+
 def _tools(config: Config, path: str) -> list[str]:
     """The preset's CLI, ``node`` and ``python3`` as found on ``path`` (each CLI is named as its preset)."""
     names = [config.agent_preset] if config.agent_preset in PRESET_STATE else []
@@ -284,7 +297,9 @@ def read_only_paths(config: Config, root: Path, homes: list[str], path: str | No
     path = os.environ.get("PATH", os.defpath) if path is None else path
     home = homes[0]
     wanted = [os.path.join(home, ".gitconfig")]
-    wanted += [install_prefix(_real(tool) or tool) for tool in _tools(config, path)]
+    prefixes = [install_prefix(_real(tool) or tool) for tool in _tools(config, path)]
+    prefixes += [str(root / name) for name in (".venv", "venv")]  # the project's virtualenv's Python
+    wanted += prefixes + [base for p in prefixes if (base := venv_base(p))]
     wanted += [p for p in path.split(os.pathsep) if os.path.isabs(p)]
     for entry in config_readable(config):
         wanted.append(home + entry[1:] if entry == "~" or entry.startswith("~/") else entry)
