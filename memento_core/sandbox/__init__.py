@@ -14,11 +14,16 @@ The layout, in bwrap's order (a later mount wins over an earlier one):
   (``--dir``), elsewhere bound writable, unless it is ``/``, the home folder, the
   project or a folder holding one of them (CLIs refuse to start without their
   temp folder; codex refuses one under /tmp for its helpers);
-* the preset's own state paths and ``[sandbox] writable`` entries, writable;
+* the private home (home.py): a tmpfs over the account's home when ``$HOME`` is
+  elsewhere, ``$HOME`` bound to Memento's copy of the preset's state, a private
+  ``~/.cache``, read-only ``~/.gitconfig``, the CLIs' install folders and ``readable``;
+* ``[sandbox] writable`` entries, writable;
 * the project's work tree, writable;
 * read-only again inside it: ``.git``, ``.memento``, ``logs``, ``memory``,
   ``docs``, ``memento.toml``, ``scripts``, the ``.memento_*`` files, every
   ``guard_files`` path and every file untracked before the run;
+* a parallel worker's shared git folder, read-only (its index and objects for
+  staging: gitindex.py, in the agent's environment);
 * ``.memento/worker/`` writable (the worker's scratch: tick_result.md, the
   memory write queue);
 * ``--unshare-pid --die-with-parent --new-session --cap-drop ALL``

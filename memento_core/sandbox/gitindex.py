@@ -23,9 +23,11 @@ from .. import gitops
 INDEX_ENV = ("GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES")
 
 
-def _git_path(root: Path, what: str) -> Path:
-    out = gitops.run_git(root, ["rev-parse", "--path-format=absolute", "--git-path", what]).stdout
-    return Path(out.decode("utf-8", "surrogateescape").strip())
+def _git_paths(root: Path, *names: str) -> list[Path]:
+    """``git rev-parse --git-path`` of each name, absolute (a worktree's index is its own)."""
+    args = ["rev-parse", "--path-format=absolute", *(a for n in names for a in ("--git-path", n))]
+    out = gitops.run_git(root, args).stdout.decode("utf-8", "surrogateescape")
+    return [Path(line) for line in out.splitlines()]
 
 
 def private_git(root: Path, scratch: Path) -> dict[str, str]:
@@ -38,7 +40,7 @@ def private_git(root: Path, scratch: Path) -> dict[str, str]:
     objects = scratch / "objects"
     objects.mkdir(parents=True)
     index = scratch / "index"
-    real_index = _git_path(root, "index")
+    real_index, real_objects = _git_paths(root, "index", "objects")
     try:
         fd = os.open(real_index, os.O_RDONLY | os.O_NOFOLLOW)
     except FileNotFoundError:  # no index yet (nothing staged): git makes the agent's own
@@ -47,7 +49,7 @@ def private_git(root: Path, scratch: Path) -> dict[str, str]:
         with os.fdopen(fd, "rb") as src, open(index, "xb") as dst:
             shutil.copyfileobj(src, dst)
     return {"GIT_INDEX_FILE": str(index), "GIT_OBJECT_DIRECTORY": str(objects),
-            "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(_git_path(root, "objects"))}
+            "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(real_objects)}
 
 
 def shared_git_dir(root: Path) -> list[Path]:

@@ -51,7 +51,8 @@ HISTORY = frozenset({
     "projects", "todos", "shell-snapshots", "statsig", "file-history", "session-env", "debug", "ide",  # claude
     "sessions", "archived_sessions", "log", "history.jsonl",  # codex
     "tmp", "history",  # gemini
-    "logs", "agents", "caches",  # openclaw, aider
+    "logs",  # openclaw (its agents/<id>/sessions: "sessions")
+    "local", "node_modules", ".git",  # an install (claude's ~/.claude/local is bound read-only instead)
 })
 MAX_COPY_BYTES = 5 * 1024 * 1024
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
@@ -232,7 +233,7 @@ def sync_state(preset: str, private: Path, manifest: Path, home: str) -> int:
             if parent is not None:
                 os.close(parent)
         for rel, sig in sorted(now.items()):
-            if last.get(rel) == sig and _exists(top, rel):
+            if last.get(rel) == sig and _exists(private, rel):
                 continue
             first, _, rest = rel.partition("/")
             _copy_in(top, rel, os.path.join(sources[first], rest) if rest else sources[first])
@@ -247,16 +248,12 @@ def sync_state(preset: str, private: Path, manifest: Path, home: str) -> int:
     return copied
 
 
-def _exists(top: int, rel: str) -> bool:
-    parent = _open_parent(top, rel, make=False)
-    if parent is None:
-        return False
+def _exists(private: Path, rel: str) -> bool:
+    """Whether the copy has a file at ``rel`` (a check only: writes never follow a link)."""
     try:
-        return stat.S_ISREG(os.lstat(os.path.basename(rel), dir_fd=parent).st_mode)
+        return stat.S_ISREG(os.lstat(private / rel).st_mode)
     except OSError:
         return False
-    finally:
-        os.close(parent)
 
 
 def install_prefix(path: str) -> str:
