@@ -300,15 +300,16 @@ def read_only_paths(config: Config, root: Path, homes: list[str], path: str | No
     wanted += [p for p in path.split(os.pathsep) if os.path.isabs(p)]
     for entry in config_readable(config):
         wanted.append(home + entry[1:] if entry == "~" or entry.startswith("~/") else entry)
-    out: list[str] = []
+    found: list[str] = []
     for want in wanted:
         real = _real(want)
-        if real is None or real in out:
+        if real is None or real in found:
             continue
         if not any(_under(real, h) for h in homes) or any(_under(h, real) for h in homes):
             continue  # outside every home it is readable anyway; a home itself would undo the hiding
-        out.append(real)
-    return out
+        found.append(real)
+    # One mount a folder: a path inside another one bound here comes with it.
+    return [p for p in found if not any(q != p and _under(p, q) for q in found)]
 
 
 def config_readable(config: Config) -> tuple[str, ...]:
