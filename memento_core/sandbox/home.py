@@ -33,6 +33,7 @@ import os
 import pwd
 import shutil
 import stat
+import threading
 from pathlib import Path
 
 from ..config import Config
@@ -55,6 +56,7 @@ HISTORY = frozenset({
     "local", "node_modules", ".git",  # an install (claude's ~/.claude/local is bound read-only instead)
 })
 MAX_COPY_BYTES = 5 * 1024 * 1024
+_SYNCING = threading.Lock()
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 
 
@@ -216,7 +218,13 @@ def _remove(top: int, rel: str) -> None:
 
 def sync_state(preset: str, private: Path, manifest: Path, home: str) -> int:
     """Bring the person's state of ``preset`` into ``private`` (see the module's docstring);
-    the number of files copied. ``manifest`` keeps the signatures of the last copy."""
+    the number of files copied. ``manifest`` keeps the signatures of the last copy. A file that
+    cannot be read is left out (and tried again next time). Parallel workers' threads take turns."""
+    with _SYNCING:
+        return _sync_state(preset, private, manifest, home)
+
+
+def _sync_state(preset: str, private: Path, manifest: Path, home: str) -> int:
     try:
         last = json.loads(manifest.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -236,7 +244,14 @@ def sync_state(preset: str, private: Path, manifest: Path, home: str) -> int:
             if last.get(rel) == sig and _exists(private, rel):
                 continue
             first, _, rest = rel.partition("/")
-            _copy_in(top, rel, os.path.join(sources[first], rest) if rest else sources[first])
+            try:
+                _copy_in(top, rel, os.path.join(sources[first], rest) if rest else sources[first])
+            except OSError:  # gone or unreadable meanwhile: the copy stays as it was, tried again next time
+                if rel in last:
+                    now[rel] = last[rel]
+                else:
+                    del now[rel]
+                continue
             copied += 1
         for rel in sorted(set(last) - set(now)):  # the person removed it (a logout)
             _remove(top, rel)
