@@ -454,3 +454,30 @@ def test_readable_entries_are_bound_read_only_under_the_home(tmp_path, person):
     ro = [argv[i + 1] for i in range(len(argv) - 1) if argv[i] == "--ro-bind"]
     assert f"{home}/datasets" in ro and f"{home}/.gitconfig" in ro and home not in ro
     assert json.dumps(argv).count(f"{home}/.ssh") == 0
+
+
+def test_a_cli_installed_under_the_home_is_readable_at_its_install_folder(tmp_path, person, monkeypatch):
+    npm = person.home / ".npm-global"
+    cli = npm / "node_modules" / "@anthropic-ai" / "claude-code" / "cli.js"
+    cli.parent.mkdir(parents=True)
+    cli.write_text("#!/usr/bin/env node\n")
+    cli.chmod(0o755)
+    (npm / "bin").mkdir()
+    (npm / "bin" / "claude").symlink_to(cli)
+    venv = person.home / "tools" / "aider-venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text(f"home = {person.home / 'python' / 'bin'}\n")
+    (person.home / "python" / "bin").mkdir(parents=True)
+    (person.home / "python" / "bin" / "python3").write_text("")
+    (venv / "bin" / "aider").write_text("#!/bin/sh\n")
+    (venv / "bin" / "aider").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{npm / 'bin'}:{venv / 'bin'}:/usr/bin:/bin")
+    home = os.path.realpath(person.home)
+    root = tmp_path / "proj"
+    root.mkdir()
+    for preset, wanted in (("claude", [f"{home}/.npm-global"]),
+                           ("aider", [f"{home}/tools/aider-venv", f"{home}/python"])):
+        ro = sandbox.home.read_only_paths(config_from_dict({"agent": {"preset": preset, "model": "m"}}), root,
+                                          [home])
+        assert set(wanted) <= set(ro), (preset, ro)
+        assert not any(p.startswith((f"{home}/.ssh", f"{home}/.aws")) or p == home for p in ro)
