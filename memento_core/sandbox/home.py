@@ -336,8 +336,9 @@ def layout(root: Path, main: Path | None, config: Config, home: str | None = Non
     other bind); the preset's state copied in first."""
     home = person_home(home)
     real_home = _real(home)
-    if real_home is None:
-        return []
+    real_root = _real(root) or str(root)
+    if real_home is None or real_home == "/" or _under(real_home, real_root):
+        return []  # no home folder to hide, or the project is the home: the work tree stays as it is
     account = passwd_home()
     real_account = _real(account) if account else None
     if real_account and _under(real_account, real_home):
