@@ -41,7 +41,10 @@ MEMENTO_EMAIL = "memento@localhost"
 _BATCH = 500
 
 # Variables that would point git at another repository or index than root's.
-_REPO_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_COMMON_DIR")
+# Variables that aim git at another repository, index or object store (the confined agent's
+# private index and objects among them: sandbox/gitindex.py): never in Memento's own git.
+_REPO_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_COMMON_DIR",
+             "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE")
 
 # Every git command Memento runs, whatever the repository's config says (SPEC §13): no
 # hook (commit-tree, update-ref's reference-transaction, checkout's post-checkout), no

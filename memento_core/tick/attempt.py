@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 
-from .. import agents, gitops, notes, status_log
+from .. import agents, gitops, notes, sandbox, status_log
 from ..crashpoints import crash_point
 from ..durations import format_duration
 from ..errors import EditConflict, MementoError
@@ -231,7 +231,12 @@ def run_agent(ctx: TickContext, task: Task, prompt_file: Path, beat: Heartbeat,
         append_log(ctx.log_path, f"[memento] {task.id}: {exc}\n")
         return str(exc), None
     env = agents.agent_env(ws, task_id=task.id, prompt_file=prompt_file,
-                           system_prompt_file=system_prompt, extra=invocation.env)
+                           system_prompt_file=system_prompt, extra=invocation.env, config=config)
+    if wrap:  # .git is read-only in the sandbox: the agent stages into its own index (SPEC §13)
+        try:
+            env.update(sandbox.agent_git_env(ws))
+        except (OSError, MementoError) as exc:
+            append_log(ctx.log_path, f"[memento] sandbox: no private git index ({exc})\n")
     append_log(ctx.log_path, f"[memento] tick #{ctx.number} task {task.label}\n")
     limit = timeout or task.timeout_seconds or config.agent_timeout
     result = agents.run_agent(invocation, cwd=ctx.root, log_path=ctx.log_path, timeout=limit, env=env, wrap=wrap,
@@ -288,7 +293,7 @@ def run_verify(ctx: TickContext, task: Task, wrap: tuple[str, ...] = ()) -> tupl
     log = ctx.log_path
     append_log(log, f"\n[memento] verify {task.id}: {task.verify}\n")
     start = log.stat().st_size
-    env = agents.agent_env(ctx.ws, task_id=task.id)
+    env = agents.agent_env(ctx.ws, task_id=task.id, config=ctx.config, model=False)
     limit = task.timeout_seconds or ctx.config.verify_timeout  # the task's own `timeout:` first
     result = agents.run_in_group(task.verify, cwd=ctx.root, log_path=log, timeout=limit,
                                  env=env, shell=True, wrap=wrap)

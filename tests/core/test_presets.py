@@ -269,7 +269,7 @@ def workspace(root: Path, preset: str) -> Path:
     (root / "memento.toml").write_text(
         f'[agent]\npreset = "{preset}"\ntimeout = "1min"\nmodel = "stub-model"\n'
         f'extra_args = ["--stub-extra"]\n\n[verify]\ntimeout = "1min"\n'
-        '[sandbox]\nmode = "none"\n', encoding="utf-8")  # the stubs live in (and record to) /tmp
+        '[sandbox]\nmode = "none"\nenv = ["STUB_RECORD"]\n', encoding="utf-8")  # the stubs live in (and record to) /tmp
     subprocess.run(["git", "add", "-A"], cwd=root, check=True)
     subprocess.run(["git", "commit", "-q", "-m", "stub plan"], cwd=root, check=True)
     return root

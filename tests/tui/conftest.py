@@ -39,6 +39,12 @@ def no_leaked_threads():
     assert not leaked, f"threads left running: {leaked}"
 
 
+@pytest.fixture(autouse=True)
+def _state_home(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Memento's state folder (confined agents' private homes) in a temporary folder, never ~/.local/state."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+
+
 @pytest.fixture
 def git_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """A git identity and fixed commit dates, so commit ids are the same on every run."""

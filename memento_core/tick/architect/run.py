@@ -398,7 +398,7 @@ def run_architect_agent(ctx: TickContext, config: Config) -> str:
         append_log(ctx.log_path, f"[memento] architect: {exc}\n")
         return str(exc)
     env = agents.agent_env(ws, task_id=ARCHITECT_ID, prompt_file=prompt_file, system_prompt_file=system_file,
-                           extra={**invocation.env, "MEMENTO_ARCHITECT": "1"})
+                           extra={**invocation.env, "MEMENTO_ARCHITECT": "1"}, config=config)
     result = agents.run_agent(invocation, cwd=ws.root, log_path=ctx.log_path, timeout=config.agent_timeout,
                               env=env, wrap=wrap)
     if result.error:
