@@ -107,14 +107,26 @@ def test_a_persons_memento_branch_survives_ticks(tmp_path):
     ws, _ = make_parallel_ws(tmp_path, ["T-1", "T-2"], workers=2)
     git(ws.root, "branch", "memento/fix-readme")
     git(ws.root, "branch", "memento/T-9")  # even one named like a task id, with no claim of it
-    tip = git(ws.root, "rev-parse", "memento/fix-readme").strip()
+    # A person's own branches named like the tasks the tick runs: one with a commit of theirs,
+    # one at HEAD (the very commit the workers start from), and the worker's second choice.
+    git(ws.root, "switch", "-q", "-c", "memento/T-1")
+    (ws.root / "mine.txt").write_text("a person's work\n")
+    git(ws.root, "add", "mine.txt")
+    git(ws.root, "commit", "-qm", "a person's commit on memento/T-1")
+    git(ws.root, "switch", "-q", "-")
+    git(ws.root, "branch", "memento/T-2")
+    git(ws.root, "branch", "memento/T-2+2")
+    names = ["memento/fix-readme", "memento/T-1", "memento/T-2", "memento/T-2+2", "memento/T-9"]
+    tips = {b: git(ws.root, "rev-parse", b).strip() for b in names}
     for _ in range(2):
         outcome = run_tick(ws.root)
         assert outcome.exit_code == 0, outcome.message
     assert [t.status for t in parse_plan(ws.plan_path).tasks] == ["x", "x"]
-    assert git(ws.root, "rev-parse", "memento/fix-readme").strip() == tip
-    assert git(ws.root, "rev-parse", "-q", "--verify", "memento/T-9").strip()
+    assert {b: git(ws.root, "rev-parse", b).strip() for b in names} == tips
+    assert sorted(leftovers(ws)[1]) == sorted(names)  # no worker's branch left, no person's gone
     assert leftovers(ws)[0] == [] and leftovers(ws)[2] == 1
+    assert completes(ws, "T-1") == completes(ws, "T-2") == 1
+    assert not (ws.root / "mine.txt").exists()  # the person's commit stayed on their branch
 
 
 def test_a_workers_spending_and_unattributed_memory_writes_land_in_the_main_project(tmp_path):
@@ -126,7 +138,7 @@ def test_a_workers_spending_and_unattributed_memory_writes_land_in_the_main_proj
 
     ws, _ = make_parallel_ws(tmp_path, ["T-1"], workers=2)
     base = git(ws.root, "rev-parse", "HEAD").strip()
-    path = worktrees.add(ws, "T-1", base)  # a real worktree, as a worker has it
+    path = worktrees.add(ws, "T-1", base, worktrees.free_branch(ws, "T-1"))  # a real worktree, as a worker has it
     try:
         space = WorktreeSpace(path, main=ws.root)
         spending.add_usage(space, spending.Usage(1200, 300, 0.25))
