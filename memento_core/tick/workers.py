@@ -310,14 +310,15 @@ class Crew:
                                 verify_tail, report)
         blobs = worktrees.changes_of(w.ctx.root, tip) if tip != onto else {}
         busy = sorted(e.path for e in gitops.status(root) if e.path in blobs)
+        if not busy:
+            main_at = attempt.Attempt(w.task, attempt.take_snapshot(docs, onto, gitops.untracked(root)), None,
+                                      at.began, beat=at.beat, given_notes=at.given_notes, agent=at.agent,
+                                      blobs=blobs, review=at.review)
+            busy = worktrees.bring_into(root, onto, blobs)  # each file compared again just before it is replaced
         if busy:
             return self._failed(w, w.ctx, at, "the main work tree has uncommitted changes to "
                                 + ", ".join(busy) + "; the task's work was set aside", duration, 0,
                                 verify_tail, report, count_retry=False)
-        main_at = attempt.Attempt(w.task, attempt.take_snapshot(docs, onto, gitops.untracked(root)), None,
-                                  at.began, beat=at.beat, given_notes=at.given_notes, agent=at.agent, blobs=blobs,
-                                  review=at.review)
-        worktrees.bring_into(root, tip, blobs)
         result = attempt.record_pass(docs, main_at, touched, duration, verify_tail, report)
         self.main_head = gitops.head(root)
         return result

@@ -10,7 +10,9 @@ main work tree, under the tick's lock.
 
 from __future__ import annotations
 
+import os
 import shutil
+import stat
 from pathlib import Path
 
 from .. import gitops
@@ -189,14 +191,92 @@ def changes_of(root: Path, commit: str) -> dict[str, gitops.Blob]:
     return found
 
 
-def bring_into(root: Path, commit: str, blobs: dict[str, gitops.Blob]) -> None:
-    """Make the main work tree's files ``blobs`` as ``commit`` has them (written, or removed when gone)."""
-    present_paths = [p for p, blob in blobs.items() if blob != gitops.GONE]
-    for batch in range(0, len(present_paths), 200):
-        gitops.run_git(root, ["checkout", commit, "--", *present_paths[batch:batch + 200]])
-    for path, blob in blobs.items():
-        if blob == gitops.GONE:
-            (Path(root) / path).unlink(missing_ok=True)
+def bring_into(root: Path, onto: str, blobs: dict[str, gitops.Blob]) -> list[str]:
+    """Make the main work tree's files ``blobs`` (a commit's changes on top of ``onto``: written,
+    or removed when gone), each only while it is exactly as ``onto`` has it; the paths found
+    otherwise (a person's edit, an untracked file of theirs). When there are any, the files
+    already written are put back and none is left changed.
+
+    Checked twice: all of them by git (``hash-object``, as ``git add`` would see them) before
+    the first is written, then each one's bytes against the bytes read at that check just
+    before its rename, so an edit that lands in between is kept byte for byte, not replaced.
+    """
+    root = Path(root)
+    paths = sorted(blobs)
+    seen = {p: _read(root / p) for p in paths}
+    before = _tree_blobs(root, onto, paths)
+    now = gitops.hash_blobs(root, paths)
+    busy = [p for p in paths if now.get(p) != before.get(p, gitops.GONE)]
+    if busy:
+        return busy
+    new = {p: _blob_data(root, blob) for p, blob in blobs.items()}
+    done: list[str] = []
+    for path in paths:
+        if not _replace_if(root / path, seen[path], new[path]):
+            for back in reversed(done):
+                _replace_if(root / back, new[back], seen[back])
+            return [path]
+        done.append(path)
+    return []
+
+
+_Content = tuple[str, bytes] | None  # ("file" | "exec" | "link", bytes), None when absent
+
+
+def _read(path: Path) -> _Content:
+    try:
+        st = os.lstat(path)
+        if stat.S_ISLNK(st.st_mode):
+            return "link", os.fsencode(os.readlink(path))
+        if stat.S_ISREG(st.st_mode):
+            return ("exec" if st.st_mode & 0o111 else "file"), path.read_bytes()
+        return "other", b""
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def _blob_data(root: Path, blob: gitops.Blob) -> _Content:
+    if blob == gitops.GONE:
+        return None
+    mode, oid = blob
+    data = gitops.run_git(root, ["cat-file", "blob", oid]).stdout
+    return ("link" if mode == "120000" else "exec" if mode == "100755" else "file"), data
+
+
+def _tree_blobs(root: Path, commit: str, paths: list[str]) -> dict[str, gitops.Blob]:
+    """What ``commit`` has at ``paths`` (relative to ``root``): path -> (mode, blob id); absent ones left out."""
+    found: dict[str, gitops.Blob] = {}
+    for batch in range(0, len(paths), 200):
+        out = gitops.run_git(root, ["ls-tree", "-z", commit, "--", *paths[batch:batch + 200]]).stdout
+        for entry in out.decode("utf-8", "surrogateescape").split("\0"):
+            meta, _, name = entry.partition("\t")
+            fields = meta.split()
+            if len(fields) == 3 and fields[1] == "blob":
+                found[name] = (fields[0], fields[2])
+    return found
+
+
+def _replace_if(path: Path, expected: _Content, new: _Content) -> bool:
+    """``path`` becomes ``new`` (removed when None) if it is ``expected`` at this moment."""
+    if new is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.parent / f".{path.name}.memento-{os.getpid()}.tmp"
+        tmp.unlink(missing_ok=True)
+        kind, data = new
+        if kind == "link":
+            os.symlink(os.fsdecode(data), tmp)
+        else:
+            tmp.write_bytes(data)
+            tmp.chmod(0o755 if kind == "exec" else 0o644)
+    if _read(path) != expected:  # the last look, just before the rename
+        if new is not None:
+            tmp.unlink(missing_ok=True)
+        return False
+    if new is None:
+        path.unlink(missing_ok=True)
+    else:
+        os.replace(tmp, path)
+    return True
 
 
 def stale(ws: Workspace) -> list[str]:
