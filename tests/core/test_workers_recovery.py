@@ -212,3 +212,35 @@ def test_a_rebase_that_merges_a_change_into_verified_files_fails_as_a_conflict(t
     assert run_tick(root).exit_code == 0  # the retry starts from the new HEAD and is verified there
     assert parse_plan(ws.plan_path).task("T-1").status == "x"
     assert git(root, "show", "HEAD:shared.txt") == "T-1\n2\n3\n4\na person's line\n"
+
+
+def test_a_success_entry_is_found_by_its_task_not_by_the_ticks_heading_it_shares(tmp_path):
+    # The tick resets a dead claim first (a STALE entry under the tick's heading), then passes
+    # T-1 and is killed before T-1's SUCCESS entry is appended (marking its note read, the
+    # last write before it). The next tick commits T-1 with its own entry and its hash.
+    import time
+
+    from memento_core.notes import add_note
+    from memento_core.state import Claim, this_host, write_claim
+
+    ws, _ = make_parallel_ws(tmp_path, ["T-1", "T-2"], workers=1)
+    text = ws.plan_path.read_text()
+    ws.plan_path.write_text(text.replace("- [ ] `T-2`", "- [~] `T-2`"))
+    add_note(ws.notes_path, "mind the newline at the end", target="T-1")
+    git(ws.root, "commit", "-qam", "T-2 claimed by a tick that died; a note for T-1")
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    write_claim(ws, Claim(task="T-2", pid=gone.pid, host=this_host(), started="2026-01-01T00:00:00Z",
+                          heartbeat=time.time(), tick=1, base=git(ws.root, "rev-parse", "HEAD").strip()))
+    assert crashed_tick(ws, "write:HUMAN_NOTES.md") == -signal.SIGKILL
+    assert parse_plan(ws.plan_path).task("T-1").status == "x"  # verified, marked, not committed
+    entries = status_log.parse_status(ws.status_path)
+    assert [e.status for e in entries] == ["STALE"]  # the killed tick's heading is in the log
+    outcome = run_tick(ws.root)
+    assert outcome.exit_code == 0, outcome.message
+    assert completes(ws, "T-1") == 1
+    sha = git(ws.root, "log", "-1", "--format=%h", "--grep=memento: complete T-1 ").strip()
+    passed = [e for e in status_log.parse_status(ws.status_path) if e.status == "SUCCESS" and e.task_id == "T-1"]
+    assert len(passed) == 1, ws.status_path.read_text()
+    assert passed[0].field("Git Commit").startswith(f"`{sha[:7]}`")
+    assert "recorded after the commit" not in ws.status_path.read_text()
