@@ -142,7 +142,7 @@ class Crew:
     def __init__(self, ctx: TickContext):
         self.ctx, self.ws = ctx, ctx.ws
         self.size = ctx.config.workers_max
-        self.lock = threading.RLock()
+        self.lock = ctx.state_lock  # also the lock of the tick's state the workers share (limits.py)
         self.changed = threading.Event()
         self.running: list[Worker] = []
         self.main_ref = worktrees.head_ref(ctx.root)
