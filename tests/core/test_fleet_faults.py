@@ -294,3 +294,43 @@ def test_a_result_never_overwrites_a_commit_pushed_between_its_fetch_and_its_pus
     assert git(bare, "show", "main:person/1.txt") == "a person's work 1\n"
     assert claim_refs(bare) == []
     assert len(calls) >= 2  # its first push was refused by the lease and tried again
+
+
+# --------------------------------------------------------------------------- a faulty remote, for long
+
+FAULTY = """
+r=$(od -An -N1 -tu1 /dev/urandom | tr -d ' ')
+if [ "$r" -lt {threshold} ]; then echo "flaky gate: try again later ($r)" >&2; exit 1; fi
+exit 0
+"""
+
+CUT_AT_RANDOM = """
+[ "$1" = committed ] || exit 0
+cat >/dev/null
+r=$(od -An -N1 -tu1 /dev/urandom | tr -d ' ')
+if [ "$r" -lt {threshold} ]; then kill -9 $PPID; fi
+exit 0
+"""
+
+
+@pytest.mark.slow
+def test_three_hosts_on_a_remote_that_refuses_or_cuts_off_one_push_in_five(tmp_path):
+    from .test_fleet import Person, judge_the_remote, run_rounds
+
+    bare, clones = make_fleet(tmp_path, ["a", "b", "c"], 12, max_retries=30)
+    # 10 % refused by a pre-receive hook, 10 % cut off after they landed: one push in five.
+    hook(bare, "pre-receive", FAULTY.format(threshold=26))
+    hook(bare, "reference-transaction", CUT_AT_RANDOM.format(threshold=28))
+    person = Person(tmp_path, bare)
+    outputs = run_rounds(bare, clones, person, 30)
+    for _ in range(30):
+        if all(t.status == "x" for t in remote_plan(bare).tasks):
+            break
+        run_rounds(bare, clones, None, 1)
+    for name in ("pre-receive", "reference-transaction"):
+        (bare / "hooks" / name).unlink()
+    run_rounds(bare, clones, None, 1)  # what is still pending lands (its claim answered)
+    judge_the_remote(bare, 12, person)
+    logs = "".join(cron_log(root) for root in clones.values())
+    assert "flaky gate" in logs and "answered with an error but its refs landed" in logs, "no fault was met"
+    assert "lost the race to the remote" not in "".join(outputs)
