@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 import threading
 import time
@@ -47,6 +48,7 @@ from ..lines import decode
 from ..locks import atomic_write_bytes
 from ..plan import Plan, PlanEditor, Task, edit_plan
 from ..runlog import Outcome, cron_log, utc_stamp
+from ..scheduler import pickable
 from ..state import read_claim
 from ..workspace import OWN_DOCS
 from . import plan_merge
@@ -195,6 +197,7 @@ def pick(ctx: TickContext, pick_task: Callable, afterwards: Callable) -> tuple[P
             picked = pick_task(ctx)
             if isinstance(picked, Outcome):
                 return picked
+            picked = _spread(ctx, *picked)
             if claim(ctx, picked[1]):
                 return picked
             cron_log(ctx.ws, f"lost the race for {picked[1].id} to another host: fetching and picking again")
@@ -205,6 +208,18 @@ def pick(ctx: TickContext, pick_task: Callable, afterwards: Callable) -> tuple[P
     except MementoError as exc:
         return stop(f"the remote {ctx.config.workers_remote!r} could not be used: {exc}")
     return stop(f"lost the race to the remote {MAX_RACES} times; the next tick tries again")
+
+
+def _spread(ctx: TickContext, plan: Plan, task: Task) -> tuple[Plan, Task]:
+    """In a `parallel: true` phase, any of its pickable tasks at random rather than the first:
+    hosts that fetched the same plan race for the same task less often (each lost race is a
+    fetch and a push more). Other phases keep the first, in file order."""
+    phase = plan.phase(task.phase) if task.phase else None
+    if phase is None or not phase.parallel:
+        return plan, task
+    max_retries = plan.meta.max_retries
+    candidates = [t for t in plan.tasks if t.phase == task.phase and pickable(t, max_retries, plan)]
+    return plan, (random.SystemRandom().choice(candidates) if candidates else task)
 
 
 def publish(ctx: TickContext, result: TaskResult) -> TaskResult:
@@ -579,6 +594,8 @@ def push(ctx: TickContext, specs: list[str], leases: list[str]) -> bool:
         cron_log(ctx.ws, f"the remote {f.remote!r} refused the push of {', '.join(specs)}: {said}")
         raise PushRefused(f.remote, said)
     if re.search(r"^!\t|stale info|\[rejected\]|fetch first|non-fast-forward|atomic push failed", out, re.M):
+        cron_log(ctx.ws, f"a push to {f.remote} lost a race (a lease or fast-forward check refused it): "
+                         "fetching again")
         return False
     if landed(ctx, wanted):
         cron_log(ctx.ws, f"git push {f.remote} answered with an error but its refs landed: "
