@@ -106,7 +106,7 @@ def overall_exit(reports: list[dict], fail_on: str = "warning") -> int:
 
 
 def document(reports: list[dict], fail_on: str = "warning") -> dict:
-    """The --json document (its schema is documented in the README)."""
+    """The --json document (its schema is documented in docs/doctor.md)."""
     return {
         "schema": SCHEMA,
         "checked_at": utc_stamp(),

@@ -41,8 +41,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from .config import Config
-from .workspace import Workspace
+from ..config import Config
+from ..workspace import Workspace
 
 MODES = ("auto", "bwrap", "none")
 SANDBOX_ENV = "MEMENTO_SANDBOX"

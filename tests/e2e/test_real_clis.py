@@ -1,7 +1,7 @@
 """Every real preset through a real tick: the CLI from the install cache, a mock model.
 
 For each of claude, codex, gemini, aider and openclaw: a fresh workspace, the
-settings a fresh install needs (README "Agents"), one tick. The mock answers
+settings a fresh install needs (docs/agents.md), one tick. The mock answers
 the CLI's first turn with the CLI's own file-writing tool; the tick must
 verify and commit that file. A wrong edit must fail verify and be rolled
 back. Judged on disk and in git; no process may outlive the tick.

@@ -3,7 +3,7 @@
 A preset turns memento.toml plus a task into an ``Invocation``: ``command``
 and ``script``, and the real coding CLIs ``claude``, ``codex``, ``aider``,
 ``gemini`` and ``openclaw``. Each real CLI's builder returns its documented
-non-interactive invocation; the README ("Agents") explains every flag and
+non-interactive invocation; docs/agents.md explains every flag and
 where the documentation is thin. ``[agent] model`` is passed with the CLI's
 model flag when set; ``[agent] extra_args`` come after Memento's flags
 (before a trailing prompt argument).

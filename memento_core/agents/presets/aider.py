@@ -1,4 +1,4 @@
-"""The ``aider`` preset: aider with ``--message-file`` (README "Agents" explains each flag).
+"""The ``aider`` preset: aider with ``--message-file`` (docs/agents.md explains each flag).
 
 aider prints ``Tokens: 1.2k sent, 345 received. Cost: $0.01 message, $0.02 session.``
 after each reply (with ", 1.4k cache write, 3.1k cache hit" when the provider

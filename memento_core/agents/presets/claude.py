@@ -1,4 +1,4 @@
-"""The ``claude`` preset: Claude Code in print mode (README "Agents" explains each flag).
+"""The ``claude`` preset: Claude Code in print mode (docs/agents.md explains each flag).
 
 ``--output-format json`` makes claude print one result object at the end:
 ``{"type": "result", "subtype": "success", "is_error": false, "result": "…",

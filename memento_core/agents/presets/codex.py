@@ -1,4 +1,4 @@
-"""The ``codex`` preset: OpenAI Codex CLI ``codex exec`` (README "Agents" explains each flag).
+"""The ``codex`` preset: OpenAI Codex CLI ``codex exec`` (docs/agents.md explains each flag).
 
 ``--json`` makes codex print one JSON event per line (codex-rs/exec/src/exec_events.rs):
 ``{"type":"turn.completed","usage":{"input_tokens":…,"cached_input_tokens":…,

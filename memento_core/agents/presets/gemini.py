@@ -1,4 +1,4 @@
-"""The ``gemini`` preset: Gemini CLI in headless mode (README "Agents" explains each flag).
+"""The ``gemini`` preset: Gemini CLI in headless mode (docs/agents.md explains each flag).
 
 ``--output-format json`` makes gemini print one object when it is done:
 ``{"session_id": …, "response": "…", "stats": {"models": {"<model>": {"tokens":

@@ -1,4 +1,4 @@
-"""The ``openclaw`` preset: OpenClaw ``agent --local`` (README "Agents" explains each flag)."""
+"""The ``openclaw`` preset: OpenClaw ``agent --local`` (docs/agents.md explains each flag)."""
 
 from __future__ import annotations
 
