@@ -588,7 +588,7 @@ def push(ctx: TickContext, specs: list[str], leases: list[str]) -> bool:
     if proc.returncode == 0:
         _note_refusal(ctx, "")
         return True
-    if re.search(r"^!\t.*\[remote rejected\]", out, re.M):
+    if re.search(r"^!\t.*\[remote rejected\]", out, re.M) and not _LOCK_RACE.search(out):
         said = _remote_words(out)
         _note_refusal(ctx, said)
         cron_log(ctx.ws, f"the remote {f.remote!r} refused the push of {', '.join(specs)}: {said}")
@@ -596,6 +596,7 @@ def push(ctx: TickContext, specs: list[str], leases: list[str]) -> bool:
     if re.search(r"^!\t|stale info|\[rejected\]|fetch first|non-fast-forward|atomic push failed", out, re.M):
         cron_log(ctx.ws, f"a push to {f.remote} lost a race (a lease or fast-forward check refused it): "
                          "fetching again")
+        _back_off()
         return False
     if landed(ctx, wanted):
         cron_log(ctx.ws, f"git push {f.remote} answered with an error but its refs landed: "
@@ -603,6 +604,19 @@ def push(ctx: TickContext, specs: list[str], leases: list[str]) -> bool:
         _note_refusal(ctx, "")
         return True
     raise MementoError(f"git push {f.remote} failed: {out.strip()[-500:]}")
+
+
+# Another push landed between the remote's check of this one and its ref update: a lost race,
+# though git words it as the remote's refusal ("cannot lock ref 'refs/heads/main': is at … but
+# expected …").
+_LOCK_RACE = re.compile(r"cannot lock ref|is at [0-9a-f]+ but expected|reference already exists")
+BACKOFF_SECONDS = float(os.environ.get("MEMENTO_REMOTE_BACKOFF_SECONDS", "0.5"))
+
+
+def _back_off() -> None:
+    """After a lost race, a random pause (up to BACKOFF_SECONDS): hosts that lost to the same
+    push do not all fetch and push again at the same moment."""
+    time.sleep(random.SystemRandom().uniform(0, BACKOFF_SECONDS))
 
 
 def _wanted(ctx: TickContext, specs: list[str]) -> dict[str, str]:

@@ -43,6 +43,40 @@ def hook(bare: Path, name: str, body: str) -> None:
 REFUSE_ALL = 'echo "protected branch: main takes reviewed pull requests only" >&2\nexit 1\n'
 
 
+def commit_the_result(root: Path) -> None:
+    """T-1's result as its attempt commits it: out/1.txt and the plan's `[x]`."""
+    (root / "out").mkdir()
+    (root / "out" / "1.txt").write_text("T-1\n")
+    plan = root / "docs" / "MASTER_PLAN.md"
+    plan.write_text(plan.read_text().replace("- [ ] `T-1`", "- [x] `T-1`"))
+    git(root, "add", "out/1.txt", "docs/MASTER_PLAN.md")
+    git(root, "commit", "-qm", "memento: complete T-1 Write out/1.txt")
+
+
+def claimed(tmp_path: Path, monkeypatch):
+    """A one-task fleet whose host a holds T-1's claim (no heartbeat thread): bare, a's clone, a's context."""
+    bare, clones = make_fleet(tmp_path, ["a"], 1)
+    a = context(clones["a"], "a", monkeypatch)
+    remote.sync(a)
+    assert remote.claim(a, a.plan().task("T-1"))
+    a.fleet.stop_beating()
+    return bare, clones["a"], a
+
+
+def after_the_first_fetch(monkeypatch, action) -> list:
+    """remote.fetch, then ``action()`` right after its first call (between a fetch and its push)."""
+    real_fetch, calls = remote.fetch, []
+
+    def fetch_then_act(ctx):
+        real_fetch(ctx)
+        calls.append(1)
+        if len(calls) == 1:
+            action()
+
+    monkeypatch.setattr(remote, "fetch", fetch_then_act)
+    return calls
+
+
 def cron_log(root: Path) -> str:
     path = root / "logs" / "cron.log"
     return path.read_text() if path.exists() else ""
@@ -164,13 +198,7 @@ def test_a_heartbeat_that_landed_while_the_client_saw_an_error_keeps_the_claim(t
         assert a.fleet.lost == ""
     finally:
         a.fleet.stop_beating()
-    # Its result lands, with its claim ref answered.
-    (clones["a"] / "out").mkdir()
-    (clones["a"] / "out" / "1.txt").write_text("T-1\n")
-    plan = clones["a"] / "docs" / "MASTER_PLAN.md"
-    plan.write_text(plan.read_text().replace("- [ ] `T-1`", "- [x] `T-1`"))
-    git(clones["a"], "add", "out/1.txt", "docs/MASTER_PLAN.md")
-    git(clones["a"], "commit", "-qm", "memento: complete T-1 Write out/1.txt")
+    commit_the_result(clones["a"])  # it lands, with its claim ref answered
     result = remote.publish(a, TaskResult("T-1", True))
     assert result.passed, result.reason
     assert "memento: complete T-1 Write out/1.txt" in subjects(bare)
@@ -219,14 +247,8 @@ def test_a_claim_replaces_a_leftover_claim_ref_it_has_seen_and_no_other(tmp_path
     finally:
         a.fleet.stop_beating()
     # A ref that appears after the fetch (another host's) is never replaced.
-    real_fetch = remote.fetch
     other = git(bare, "commit-tree", "-m", "memento: claim T-2 on z", empty).strip()
-
-    def fetch_then_someone_acts(ctx):
-        real_fetch(ctx)
-        git(bare, "update-ref", "refs/memento/claims/T-2", other)
-
-    monkeypatch.setattr(remote, "fetch", fetch_then_someone_acts)
+    after_the_first_fetch(monkeypatch, lambda: git(bare, "update-ref", "refs/memento/claims/T-2", other))
     b = context(clones["a"], "a", monkeypatch)
     remote.fetch(b)
     assert remote.claim(b, b.plan().task("T-2")) is False
@@ -235,28 +257,11 @@ def test_a_claim_replaces_a_leftover_claim_ref_it_has_seen_and_no_other(tmp_path
 
 
 def test_a_result_never_deletes_a_claim_ref_moved_between_its_fetch_and_its_push(tmp_path, monkeypatch):
-    bare, clones = make_fleet(tmp_path, ["a"], 1)
-    root = clones["a"]
-    a = context(root, "a", monkeypatch)
-    remote.sync(a)
-    assert remote.claim(a, a.plan().task("T-1"))
-    a.fleet.stop_beating()
-    (root / "out").mkdir()
-    (root / "out" / "1.txt").write_text("T-1\n")
-    plan = root / "docs" / "MASTER_PLAN.md"
-    plan.write_text(plan.read_text().replace("- [ ] `T-1`", "- [x] `T-1`"))
-    git(root, "add", "out/1.txt", "docs/MASTER_PLAN.md")
-    git(root, "commit", "-qm", "memento: complete T-1 Write out/1.txt")
+    bare, root, a = claimed(tmp_path, monkeypatch)
+    commit_the_result(root)
     other = git(bare, "commit-tree", "-m", "memento: claim T-1 on z", "4b825dc642cb6eb9a060e54bf8d69288fbee4904").strip()
-    real_fetch, calls = remote.fetch, []
-
-    def fetch_then_the_ref_moves(ctx):
-        real_fetch(ctx)
-        calls.append(1)
-        if len(calls) == 1:  # after this fetch, before the push: a takeover of the ref
-            git(bare, "update-ref", "refs/memento/claims/T-1", other)
-
-    monkeypatch.setattr(remote, "fetch", fetch_then_the_ref_moves)
+    # After the fetch, before the push: a takeover of the ref.
+    after_the_first_fetch(monkeypatch, lambda: git(bare, "update-ref", "refs/memento/claims/T-1", other))
     result = remote.publish(a, TaskResult("T-1", True))
     assert not result.passed and "claim lost" in result.reason, result.reason
     assert git(bare, "rev-parse", "refs/memento/claims/T-1").strip() == other  # never deleted
@@ -267,26 +272,10 @@ def test_a_result_never_deletes_a_claim_ref_moved_between_its_fetch_and_its_push
 def test_a_result_never_overwrites_a_commit_pushed_between_its_fetch_and_its_push(tmp_path, monkeypatch):
     from .test_fleet import Person
 
-    bare, clones = make_fleet(tmp_path, ["a"], 1)
-    root = clones["a"]
+    bare, root, a = claimed(tmp_path, monkeypatch)
     person = Person(tmp_path, bare)
-    a = context(root, "a", monkeypatch)
-    remote.sync(a)
-    assert remote.claim(a, a.plan().task("T-1"))
-    a.fleet.stop_beating()
-    (root / "out").mkdir()
-    (root / "out" / "1.txt").write_text("T-1\n")
-    git(root, "add", "out/1.txt")
-    git(root, "commit", "-qm", "memento: complete T-1 Write out/1.txt")
-    real_fetch, calls = remote.fetch, []
-
-    def fetch_then_a_person_pushes(ctx):
-        real_fetch(ctx)
-        calls.append(1)
-        if len(calls) == 1:
-            person.push_once(1)
-
-    monkeypatch.setattr(remote, "fetch", fetch_then_a_person_pushes)
+    commit_the_result(root)
+    calls = after_the_first_fetch(monkeypatch, lambda: person.push_once(1))
     result = remote.publish(a, TaskResult("T-1", True))
     assert result.passed, result.reason
     log = subjects(bare)
@@ -334,3 +323,30 @@ def test_three_hosts_on_a_remote_that_refuses_or_cuts_off_one_push_in_five(tmp_p
     logs = "".join(cron_log(root) for root in clones.values())
     assert "flaky gate" in logs and "answered with an error but its refs landed" in logs, "no fault was met"
     assert "lost the race to the remote" not in "".join(outputs)
+
+
+def test_a_push_beaten_inside_the_remote_is_a_lost_race_not_a_refusal(tmp_path):
+    # Another push lands while the remote checks this one: git says "[remote rejected] (cannot
+    # lock ref 'refs/heads/main': is at … but expected …)". That is a race: fetch, rebase, push again.
+    bare, clones = make_fleet(tmp_path, ["a"], 1)
+    marker = tmp_path / "beaten"
+    hook(bare, "pre-receive", f"""
+while read old new ref; do
+  if [ "$ref" = refs/heads/main ] && [ ! -e {marker} ] && \\
+     git log --format=%s "$old..$new" | grep -q '^memento: complete'; then
+    touch {marker}
+    unset GIT_QUARANTINE_PATH GIT_OBJECT_DIRECTORY GIT_ALTERNATE_OBJECT_DIRECTORIES
+    c=$(git commit-tree -p "$old" -m "person: pushed in between" "$old^{{tree}}")
+    git update-ref refs/heads/main "$c" "$old"
+  fi
+done
+exit 0
+""")
+    out = tick_all(clones)["a"]
+    assert marker.exists() and "T-1 passed" in out, out
+    log = cron_log(clones["a"])
+    assert "lost a race" in log and "refused the push" not in log, log
+    history = subjects(bare)
+    assert "person: pushed in between" in history and history.count("memento: complete T-1 Write out/1.txt") == 1
+    assert claim_refs(bare) == [] and remote_plan(bare).task("T-1").status == "x"
+    assert not (clones["a"] / ".memento" / "fleet_pending.json").exists()
