@@ -26,16 +26,11 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from parallel_workers import ENV, _git  # noqa: E402
 from table import header, print_table  # noqa: E402
 
-ENV = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@localhost",
-       "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@localhost"}
 AGENT = ("import os, time, sys; time.sleep(float(sys.argv[1])); n = os.environ['MEMENTO_TASK_ID'][2:]; "
          "os.makedirs('out', exist_ok=True); open(f'out/{n}.txt', 'w').write('done\\n')")
-
-
-def _git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=root, check=True, env=ENV, capture_output=True, text=True).stdout
 
 
 def make_fleet(base: Path, n_hosts: int, n_tasks: int, seconds: float) -> tuple[Path, list[Path]]:
