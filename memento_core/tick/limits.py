@@ -89,7 +89,8 @@ def with_usage(fields: list[tuple[str, str]], outcome: AgentOutcome | None) -> l
 def presets_to_try(ctx: TickContext, now: datetime) -> list[str]:
     """The configured preset, then its fallbacks, without those still rate limited."""
     chain = list(dict.fromkeys([ctx.config.agent_preset, *ctx.config.agent_fallback]))
-    limits = ctx.state.preset_limits
+    with ctx.state_lock:
+        limits = dict(ctx.state.preset_limits)
     ready = [p for p in chain if not _still_limited(limits.get(p, ""), now)]
     return ready or chain[:1]
 
@@ -315,10 +316,11 @@ def _limited(ctx: TickContext, preset: str, limit: RateLimit) -> datetime:
     """Remember until when ``preset`` is refused: the CLI's reset time, else the backoff."""
     now = datetime.now(UTC)
     until = limit.until if limit.until is not None and limit.until > now else None
-    if until is None:
-        first, longest = BACKOFF_MINUTES
-        until = now + timedelta(minutes=min(first * 2 ** min(ctx.state.rate_limit_streak, 10), longest))
-    ctx.state.preset_limits[preset] = utc_stamp(until.replace(microsecond=0))
+    with ctx.state_lock:  # the tick's state, shared by parallel workers
+        if until is None:
+            first, longest = BACKOFF_MINUTES
+            until = now + timedelta(minutes=min(first * 2 ** min(ctx.state.rate_limit_streak, 10), longest))
+        ctx.state.preset_limits[preset] = utc_stamp(until.replace(microsecond=0))
     return until
 
 
@@ -327,18 +329,20 @@ def _tick_wait(ctx: TickContext) -> datetime:
     ctx.rate_limited = True
     state = ctx.state
     chain = [ctx.config.agent_preset, *ctx.config.agent_fallback]
-    times = [(parse_stamp(state.preset_limits.get(p, "")), p) for p in chain]
-    until, preset = min((t, p) for t, p in times if t is not None)
-    state.rate_limited_until, state.rate_limited_preset = utc_stamp(until), preset
-    state.rate_limit_streak += 1
+    with ctx.state_lock:
+        times = [(parse_stamp(state.preset_limits.get(p, "")), p) for p in chain]
+        until, preset = min((t, p) for t, p in times if t is not None)
+        state.rate_limited_until, state.rate_limited_preset = utc_stamp(until), preset
+        state.rate_limit_streak += 1
     return until
 
 
 def _clear_limit(ctx: TickContext, preset: str) -> None:
     state = ctx.state
-    state.preset_limits.pop(preset, None)
-    state.rate_limit_streak = 0
-    state.rate_limited_until = state.rate_limited_preset = ""
+    with ctx.state_lock:
+        state.preset_limits.pop(preset, None)
+        state.rate_limit_streak = 0
+        state.rate_limited_until = state.rate_limited_preset = ""
 
 
 def skip_reason(ctx: TickContext, now: datetime | None = None) -> str:
