@@ -10,6 +10,7 @@ git failure is remembered for the circuit breaker in one place.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -57,6 +58,9 @@ class TickContext:
     stale_ticks: set = field(default_factory=set)  # dead ticks whose failure the breaker counted (recovery)
     state: TickState = field(init=False)
     log_path: Path = field(init=False)
+    # Held around updates of ``state`` a worker thread makes (limits.py); parallel workers share
+    # the tick's state and this lock, which is their crew's (workers.Crew.lock).
+    state_lock: threading.RLock = field(default_factory=threading.RLock)
 
     def __post_init__(self) -> None:
         self.state = TickState.load(self.ws)

@@ -217,12 +217,14 @@ def test_the_command_preset_reaches_its_allow_hosts(tmp_path, listeners):
 def test_a_cli_reaches_the_endpoint_of_its_base_url(tmp_path, listeners, monkeypatch, outside):
     """The claude preset's endpoint is its ANTHROPIC_BASE_URL: a loopback one is forwarded as it is."""
     model = listeners(answer=b"claude's model")
-    fake = outside / "claude"  # outside /tmp, which the sandbox makes private
+    (outside / "bin").mkdir()
+    (outside / "home").mkdir()
+    fake = outside / "bin" / "claude"  # outside /tmp (private in the sandbox) and the home (hidden)
     fake.write_text(f"#!/bin/sh\nexec {PY} {AGENTS / 'reaches_model.py'} env ANTHROPIC_BASE_URL /v1/messages\n")
     fake.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{outside}:{os.environ['PATH']}")
+    monkeypatch.setenv("PATH", f"{outside / 'bin'}:{os.environ['PATH']}")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{model.port}")
-    monkeypatch.setenv("HOME", str(outside))
+    monkeypatch.setenv("HOME", str(outside / "home"))
     ws = ws_with(tmp_path, "unused", "")
     ws.config_path.write_text(ws.config_path.read_text().replace('preset = "command"', 'preset = "claude"'))
     git(ws.root, "commit", "-qam", "claude")
