@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from . import scheduler
 from .config import Config, load_config
 from .errors import MementoError
+from .lines import listed
 from .plan import Plan
 from .state import TickState
 from .status_log import TickEntry
@@ -48,6 +49,8 @@ def summarize(ws: Workspace, plan: Plan, entries: Sequence[TickEntry]) -> dict:
         "breaker": {"tripped": bool(state_file.breaker_reason), "reason": state_file.breaker_reason or None,
                     "at": state_file.breaker_at or None},
         "config_error": config_error,
+        "git_error": git_error(ws),
+        "refused": state_file.dirty_signature.splitlines(),
         **_spending(ws, config or Config(), state_file, entries),
         "sandbox": _sandbox(config),
         "notify": _notify(ws, config or Config()),
@@ -175,6 +178,29 @@ def _fleet(config: Config) -> dict:
     return {"host": config.host, "remote": config.workers_remote or None}
 
 
+def git_error(ws: Workspace) -> str | None:
+    """Why no tick can run here for want of git (the tick exits 2), or None: a `.git` at or above
+    the root (a file check; no git process, so the dashboard's refresh stays cheap)."""
+    for folder in (ws.root, *ws.root.parents):
+        if (folder / ".git").exists():
+            return None
+    return f"{ws.root} is not a git repository: no tick can run (`git init`, then commit the workspace)"
+
+
+def cron_facts(ws: Workspace) -> tuple[bool, bool]:
+    """(this workspace has a cron entry, a cron daemon is running): what decides whether cron ticks."""
+    from . import cron
+
+    try:
+        installed = cron.installed(ws.root)
+    except Exception:  # noqa: BLE001 - no crontab binary: not installed
+        installed = False
+    try:
+        return installed, installed and cron.daemon_running()
+    except Exception:  # noqa: BLE001
+        return installed, False
+
+
 def _load_config(ws: Workspace) -> tuple[Config | None, str | None]:
     """memento.toml and None, or None and why it is invalid."""
     try:
@@ -193,16 +219,23 @@ def pipeline_word(summary: dict, state: TickState, *, cron_installed: bool, cron
                   auto_tick: bool) -> tuple[str, str]:
     """The one word a person reads first, and why: RUNNING only when something will tick.
 
-    PAUSED, STOPPED and INVALID come from the plan; a refused dirty tree is
+    INVALID: the plan, memento.toml or git (no repository) stops every tick;
+    PAUSED and STOPPED come from the plan; a refused dirty tree is
     REFUSED (the tick will not start until the paths are committed), then
     BLOCKED and COMPLETE; a runnable plan with no cron entry (or no cron
     daemon) and no auto-tick is IDLE: nothing will tick.
     """
     word = summary.get("state") or "INVALID"
-    if word in ("INVALID", "PAUSED", "STOPPED"):
+    if word == "INVALID":
+        return word, ""
+    if summary.get("git_error"):
+        return "INVALID", summary["git_error"]
+    if summary.get("config_error"):
+        return "INVALID", "memento.toml: " + str(summary["config_error"]).splitlines()[0]
+    if word in ("PAUSED", "STOPPED"):
         return word, ""
     if state.dirty_signature:
-        return "REFUSED", "uncommitted changes: " + ", ".join(state.dirty_signature.splitlines()[:3])
+        return "REFUSED", "uncommitted changes: " + listed(state.dirty_signature.splitlines(), 3)
     if word != "RUNNING":
         return word, ""
     if auto_tick:
@@ -216,7 +249,7 @@ def pipeline_word(summary: dict, state: TickState, *, cron_installed: bool, cron
 class Need:
     """One thing a person must do now: what kind, a line saying it, and how to act on it."""
 
-    kind: str  # blocked, dirty, breaker, invalid, config, schedule, sandbox, rate_limit, budget, notes, results
+    kind: str  # git, blocked, dirty, breaker, invalid, config, schedule, sandbox, rate_limit, budget, notes, results
     text: str
     action: str = ""
     task: str | None = None
@@ -233,14 +266,15 @@ def needs_you(summary: dict, state: TickState, plan: Plan | None, notes: Sequenc
     out: list[Need] = []
     for error in summary.get("plan_errors") or []:
         out.append(Need("invalid", f"plan invalid: {error}", "fix the plan (memento lint)"))
+    if summary.get("git_error"):
+        out.append(Need("git", summary["git_error"], "git init, then commit the workspace"))
     if summary.get("config_error"):
         out.append(Need("config", f"memento.toml: {summary['config_error']}", "fix memento.toml"))
     if state.breaker_reason:
         out.append(Need("breaker", f"circuit breaker tripped: {state.breaker_reason}",
                         "fix the cause, then resume (space)"))
     if state.dirty_signature:
-        paths = state.dirty_signature.splitlines()
-        shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+        shown = listed(state.dirty_signature.splitlines())
         out.append(Need("dirty", f"tick refused: uncommitted changes in {shown}", "commit or stash them"))
     for b in summary.get("blocked") or []:
         why = " ".join(str(b.get("last_error") or "no reason recorded").split())
@@ -251,7 +285,7 @@ def needs_you(summary: dict, state: TickState, plan: Plan | None, notes: Sequenc
         out.append(Need("schedule", idle_why, "memento cron install · o auto-tick · t tick now"))
     out += _note_needs(plan, notes)
     if unsurfaced:
-        ids = ", ".join(str(u.get("task", "?")) for u in unsurfaced[:5])
+        ids = listed(str(u.get("task", "?")) for u in unsurfaced)
         out.append(Need("results", f"{len(unsurfaced)} passed task(s) not yet reviewed: {ids}",
                         "look at them (d diff), then acknowledge (a)"))
     return out

@@ -180,28 +180,11 @@ def _needs(ws: Workspace, plan, entries) -> tuple[list[dict], dict, list]:
         unsurfaced = unsurfaced_results(ws, state)
     except Exception:  # noqa: BLE001 - an unreadable acknowledgement file hides nothing else
         unsurfaced = []
-    word, why = overview.pipeline_word(summary, state, cron_installed=_cron_installed(ws),
-                                       cron_daemon=_cron_daemon(), auto_tick=False)
+    installed, daemon = overview.cron_facts(ws)
+    word, why = overview.pipeline_word(summary, state, cron_installed=installed, cron_daemon=daemon,
+                                       auto_tick=False)
     needs = overview.needs_you(summary, state, plan, notes, unsurfaced, idle_why=why if word == "IDLE" else "")
     return [asdict(n) for n in needs], summary, notes
-
-
-def _cron_installed(ws: Workspace) -> bool:
-    from .cron import installed
-
-    try:
-        return installed(ws.root)
-    except Exception:  # noqa: BLE001 - no crontab binary: not installed
-        return False
-
-
-def _cron_daemon() -> bool:
-    from .cron import daemon_running
-
-    try:
-        return daemon_running()
-    except Exception:  # noqa: BLE001
-        return False
 
 
 # --------------------------------------------------------------------------- the human form
