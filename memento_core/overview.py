@@ -251,8 +251,9 @@ class Need:
 
     kind: str  # git, blocked, dirty, breaker, invalid, config, schedule, sandbox, rate_limit, budget, notes, results
     text: str
-    action: str = ""
+    action: str = ""  # in the dashboard's words (its keys)
     task: str | None = None
+    command: str = ""  # the same in a terminal's words (`memento …`), for `memento report`
 
 
 def needs_you(summary: dict, state: TickState, plan: Plan | None, notes: Sequence = (),
@@ -265,29 +266,36 @@ def needs_you(summary: dict, state: TickState, plan: Plan | None, notes: Sequenc
     """
     out: list[Need] = []
     for error in summary.get("plan_errors") or []:
-        out.append(Need("invalid", f"plan invalid: {error}", "fix the plan (memento lint)"))
+        out.append(Need("invalid", f"plan invalid: {error}", "fix the plan (memento lint)",
+                        command="fix the plan (`memento lint` lists every problem)"))
     if summary.get("git_error"):
-        out.append(Need("git", summary["git_error"], "git init, then commit the workspace"))
+        out.append(Need("git", summary["git_error"], "git init, then commit the workspace",
+                        command="`git init`, then commit the workspace"))
     if summary.get("config_error"):
-        out.append(Need("config", f"memento.toml: {summary['config_error']}", "fix memento.toml"))
+        out.append(Need("config", f"memento.toml: {summary['config_error']}", "fix memento.toml",
+                        command="fix memento.toml (`memento doctor` names the line)"))
     if state.breaker_reason:
         out.append(Need("breaker", f"circuit breaker tripped: {state.breaker_reason}",
-                        "fix the cause, then resume (space)"))
+                        "fix the cause, then resume (space)", command="fix the cause, then `memento resume`"))
     if state.dirty_signature:
         shown = listed(state.dirty_signature.splitlines())
-        out.append(Need("dirty", f"tick refused: uncommitted changes in {shown}", "commit or stash them"))
+        out.append(Need("dirty", f"tick refused: uncommitted changes in {shown}", "commit or stash them",
+                        command="commit or stash them"))
     for b in summary.get("blocked") or []:
         why = " ".join(str(b.get("last_error") or "no reason recorded").split())
         out.append(Need("blocked", f"{b['id']} blocked after {b.get('retries', 0)} retries: {why}",
-                        "fix it, then reset (r) or skip (s)", task=b["id"]))
+                        "fix it, then reset (r) or skip (s)", task=b["id"],
+                        command=f"fix it, then `memento reset {b['id']}` or `memento skip {b['id']} --reason …`"))
     out += _agent_needs(summary)
     if idle_why:
-        out.append(Need("schedule", idle_why, "memento cron install · o auto-tick · t tick now"))
+        out.append(Need("schedule", idle_why, "memento cron install · o auto-tick · t tick now",
+                        command="`memento cron install` (or `memento tick` by hand)"))
     out += _note_needs(plan, notes)
     if unsurfaced:
         ids = listed(str(u.get("task", "?")) for u in unsurfaced)
         out.append(Need("results", f"{len(unsurfaced)} passed task(s) not yet reviewed: {ids}",
-                        "look at them (d diff), then acknowledge (a)"))
+                        "look at them (d diff), then acknowledge (a)",
+                        command="look at them (`git show`), then `memento ack`"))
     return out
 
 
@@ -297,7 +305,8 @@ def _agent_needs(summary: dict) -> list[Need]:
     sandbox = summary.get("sandbox") or {}
     if sandbox and sandbox.get("confined") is False:
         why = sandbox.get("reason") or f"sandbox mode {sandbox.get('mode', 'none')}"
-        out.append(Need("sandbox", f"the agent runs unconfined: {why}", "see memento doctor"))
+        out.append(Need("sandbox", f"the agent runs unconfined: {why}", "see memento doctor",
+                        command="see `memento doctor`"))
     until = (summary.get("rate_limit") or {}).get("until")
     if until:
         out.append(Need("rate_limit", f"the agent is rate limited until {until}", "wait, or switch preset"))
@@ -316,7 +325,7 @@ def _note_needs(plan: Plan | None, notes: Sequence) -> list[Need]:
         if task is not None and task.status in ("x", "-"):
             out.append(Need("notes", f"a note for {task.id} ({task.state}) will not be read: "
                             + " ".join(note.text.split())[:80], "reset the task or write a global note",
-                            task=task.id))
+                            task=task.id, command=f"`memento reset {task.id}`, or write a global note"))
     return out
 
 

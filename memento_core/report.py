@@ -196,7 +196,9 @@ def report_lines(doc: dict) -> list[str]:
     lines = [f"Report for {doc['project']}: {doc['since']} to {doc['until']} ({doc['state']})", ""]
     if doc["needs_you"]:
         lines.append(f"[warn] needs you ({len(doc['needs_you'])}):")
-        lines += [f"  - {n['text']}" + (f"  → {n['action']}" if n["action"] else "") for n in doc["needs_you"]]
+        # The command line's words (`memento ack`), not the dashboard's keys: this is a terminal.
+        lines += [f"  - {n['text']}" + (f"  → {n.get('command') or n['action']}" if n.get("command") or n["action"]
+                                         else "") for n in doc["needs_you"]]
     else:
         lines.append("[ok] nothing needs you")
     usage = doc["usage"]
