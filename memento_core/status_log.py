@@ -84,6 +84,10 @@ _EVENT_PATTERNS = (
 
 
 
+# The Verify Output of an attempt that failed before verify ran (an agent error, a guard).
+VERIFY_NOT_RUN = "(not run: the attempt failed before verify)"
+
+
 @dataclass(frozen=True)
 class TickEntry:
     """One status entry: heading line (1-based), stamp, tick number and its fields in order."""
@@ -187,12 +191,13 @@ class TickEntry:
 
     @property
     def error(self) -> str | None:
-        """A one-line summary of what went wrong: Verify Output, else the tail's last line."""
+        """A one-line summary of what went wrong: Verify Output (unless verify never ran), else
+        the reason, else the tail's last line."""
         if self.status == "SUCCESS":
             return None
         for name in ("Verify Output", "Error", "Reason"):
             value = self.field(name)
-            if value and value.strip():
+            if value and value.strip() and value.strip() != VERIFY_NOT_RUN:
                 return value.strip().splitlines()[0]
         tail = self.error_tail
         if tail:

@@ -122,7 +122,7 @@ def _work(ctx: TickContext, plan: Plan, at: Attempt) -> TaskResult:
     crash_point("tick:after-verify")
     if not reason:
         return (at.on_pass or record_pass)(ctx, at, touched, duration, verify_tail, report)
-    exit_code = verify_exit if verify_exit is not None else agent_exit
+    exit_code = verify_exit  # verify's own (None: it did not run); the agent's code is in the reason
     limited = at.agent.status() if at.agent is not None and not ctx.interrupted else ""
     limited = limited or (at.review.set_aside if at.review is not None else "")  # the reviewer failed
     return (at.on_fail or record_failure)(ctx, at, reason, duration, exit_code, verify_tail, report,
