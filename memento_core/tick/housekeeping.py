@@ -12,12 +12,11 @@ import shutil
 
 from .. import status_log
 from ..errors import MementoError
-from ..locks import atomic_write_text
 from ..plan import Plan
-from ..runlog import cron_log, utc_stamp
+from ..runlog import cron_log
 from ..workspace import Workspace
 from .context import TickContext
-from .files import read_or_none, unlink
+from .files import unlink
 
 # Retention of what logs/ accumulates, so a tick's cost and the disk do not grow with history.
 PRUNE_EVERY = 20
@@ -48,23 +47,9 @@ def rotate_status_log(ctx: TickContext, plan: Plan) -> None:
 
 def write_alert(ctx: TickContext, plan: Plan, extra: str = "") -> None:
     """Write `.memento_alert` while the pipeline needs attention; remove it when it does not."""
-    blocked = [t.id for t in plan.tasks if t.status == "!"]
-    breaker = ctx.state.breaker_reason
-    if not blocked and not breaker and not extra:
-        unlink(ctx.ws.alert_path)
-        return
-    lines = [
-        f"timestamp: {utc_stamp()}",
-        f"blocked_tasks: {len(blocked)}",
-        f"blocked: {', '.join(blocked)}",
-        f"circuit_breaker: {'TRIGGERED — ' + breaker if breaker else 'OK'}",
-    ]
-    if extra:
-        lines.append(f"problem: {extra}")
-    lines.append("message: the pipeline needs attention; see docs/TICK_STATUS.md")
-    text = "\n".join(lines) + "\n"
-    if read_or_none(ctx.ws.alert_path) != text.encode():
-        atomic_write_text(ctx.ws.alert_path, text)
+    from ..checkpoint import write_alert as write
+
+    write(ctx.ws, plan, ctx.state, extra)
 
 
 def write_checkpoint(ctx: TickContext, plan: Plan) -> None:
