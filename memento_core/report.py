@@ -16,6 +16,7 @@ from pathlib import Path
 
 from .durations import parse_duration
 from .errors import MementoError
+from .lines import clipped
 from .runlog import utc_stamp
 from .status_log import ARCHIVE_GLOB, TickEntry, parse_status
 from .workspace import Workspace
@@ -212,17 +213,28 @@ def report_lines(doc: dict) -> list[str]:
         lines += ["", "Failed attempts:"]
         for kind, items in doc["failed"].items():
             lines.append(f"  {kind} ({len(items)}):")
-            lines += [f"    {f['task']}: {f['reason'][:160]}" for f in items[-10:]]
-            if len(items) > 10:
-                lines.append(f"    … and {len(items) - 10} earlier")
+            groups = grouped_failures(items)  # the same failure nine times is one line, ×9
+            for (task, reason), count in groups[-10:]:
+                lines.append(f"    {task}: {clipped(reason, 160)}" + (f" ×{count}" if count > 1 else ""))
+            if len(groups) > 10:
+                lines.append(f"    … and {len(groups) - 10} earlier")
     if doc["blocked"]:
         lines += ["", "Blocked:"]
-        lines += [f"  {b['id']} {b['title']} (after {b['retries']} retries): {b['last_reason'][:160]}"
+        lines += [f"  {b['id']} {b['title']} (after {b['retries']} retries): {clipped(b['last_reason'], 160)}"
                   for b in doc["blocked"]]
     if doc["unread_notes"]:
         lines += ["", f"Unread notes ({len(doc['unread_notes'])}):"]
-        lines += [f"  → {n['target']}: {n['text'][:120]}" for n in doc["unread_notes"]]
+        lines += [f"  → {n['target']}: {clipped(n['text'], 120)}" for n in doc["unread_notes"]]
     return lines
+
+
+def grouped_failures(items: list[dict]) -> list[tuple[tuple[str, str], int]]:
+    """((task, reason), how many times), in the order each failure was last seen."""
+    counts: dict[tuple[str, str], int] = {}
+    for f in items:
+        key = (str(f.get("task") or "?"), " ".join(str(f.get("reason") or "").split()))
+        counts[key] = counts.pop(key, 0) + 1  # re-inserted: the order is the last occurrence's
+    return list(counts.items())
 
 
 def _clock(seconds: float) -> str:
