@@ -80,6 +80,8 @@ max = 1                 # tasks run at once in `parallel: true` phases
 mode = "auto"           # auto | bwrap | none. auto: bubblewrap when it works here, else unconfined
 network = true          # the agent needs its model API; false adds --unshare-net
 writable = []           # extra paths the agent may write, e.g. "~/.cache/pip"
+readable = []           # extra paths of the home folder the agent may read, e.g. "~/datasets"
+env = []                # extra environment variables passed to the agent and verify, e.g. "PYTHONPATH"
 
 [notify]
 urls = []               # Apprise URLs, e.g. ["tgram://BOT/CHAT", "ntfys://ntfy.sh/TOPIC", "json://host/path"]
@@ -146,6 +148,8 @@ class Config:
     sandbox_mode: str = "auto"
     sandbox_network: bool = True
     sandbox_writable: tuple[str, ...] = ()
+    sandbox_readable: tuple[str, ...] = ()  # paths of the home folder the agent may read
+    sandbox_env: tuple[str, ...] = ()  # more variables passed to the agent and verify
     notify_urls: tuple[str, ...] = ()
     notify_events: tuple[str, ...] = NOTIFY_EVENTS
     # [architect] (SPEC §16): its own agent settings (each key not set is the agent's) and when it runs itself.
@@ -373,6 +377,22 @@ def agent_section(v: _Validator, section: str, base: AgentSettings, *, max_round
 
 SANDBOX_MODES = ("auto", "bwrap", "none")
 
+# Never passed to the agent, whatever [sandbox] env says (SPEC §13; sandbox/environment.py).
+ENV_NEVER = frozenset({
+    "SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO", "TMUX", "TMUX_PANE", "STY", "DISPLAY",
+    "WAYLAND_DISPLAY", "XAUTHORITY", "XDG_RUNTIME_DIR", "GITHUB_TOKEN", "GH_TOKEN", "GITLAB_TOKEN",
+    "NPM_TOKEN", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "CARGO_REGISTRY_TOKEN", "KUBECONFIG",
+    "HCLOUD_TOKEN", "DIGITALOCEAN_TOKEN", "MEMENTO_SANDBOX", "MEMENTO_TICK",
+})
+ENV_NEVER_PREFIXES = ("DBUS_", "AWS_", "AZURE_", "GITHUB_", "GH_", "GITLAB_", "CLOUDSDK_", "CLOUDFLARE_",
+                      "TWINE_", "PYPI_", "VAULT_", "DOCKER_")
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def env_never(name: str) -> bool:
+    """A variable the agent is never given, whatever ``[sandbox] env`` says."""
+    return name in ENV_NEVER or name.startswith(ENV_NEVER_PREFIXES)
+
 
 def _sandbox(v: _Validator) -> dict[str, Any]:
     """[sandbox] mode, network, writable (SPEC §13), validated."""
@@ -386,7 +406,30 @@ def _sandbox(v: _Validator) -> dict[str, Any]:
     if not isinstance(writable, list) or not all(isinstance(w, str) and w.strip() for w in writable):
         raise v.fail("sandbox", "writable", f'expected a list of paths such as "~/.cache/pip", got {writable!r}')
     return {"sandbox_mode": mode, "sandbox_network": network,
-            "sandbox_writable": tuple(w.strip() for w in writable)}
+            "sandbox_writable": tuple(w.strip() for w in writable), **_sandbox_home(v)}
+
+
+def _sandbox_home(v: _Validator) -> dict[str, Any]:
+    """[sandbox] readable (paths of the home folder) and env (variable names), SPEC §13."""
+    table = v.table("sandbox")
+    readable = table.get("readable", [])
+    if not isinstance(readable, list):
+        readable = [readable]
+    for entry in readable:
+        path = entry.strip() if isinstance(entry, str) else ""
+        if not (path == "~" or path.startswith(("~/", "/"))) or any(c in path for c in "\0\n"):
+            raise v.fail("sandbox", "readable", f'expected a list of paths of the home folder such as '
+                         f'"~/datasets", got {entry!r}')
+    names = table.get("env", [])
+    if not isinstance(names, list):
+        names = [names]
+    for name in names:
+        if not isinstance(name, str) or not ENV_NAME.fullmatch(name):
+            raise v.fail("sandbox", "env", f'expected a list of variable names such as "PYTHONPATH", got {name!r}')
+        if env_never(name):
+            raise v.fail("sandbox", "env", f"{name} is never passed to the agent (SPEC §13: agent sockets, "
+                         "terminals, display, cloud and forge tokens)")
+    return {"sandbox_readable": tuple(r.strip() for r in readable), "sandbox_env": tuple(names)}
 
 
 def _notify(v: _Validator) -> dict[str, Any]:
@@ -421,7 +464,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
     "schedule": ("every",),
     "git": ("author",),
     "workers": ("max", "remote", "host"),
-    "sandbox": ("mode", "network", "writable"),
+    "sandbox": ("mode", "network", "writable", "readable", "env"),
     "notify": ("urls", "events"),
     "architect": ("preset", "command", "timeout", "model", "extra_args", "auto", "max_runs_per_day"),
     "keys": None,  # action names: the dashboard knows them

@@ -41,7 +41,10 @@ MEMENTO_EMAIL = "memento@localhost"
 _BATCH = 500
 
 # Variables that would point git at another repository or index than root's.
-_REPO_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_COMMON_DIR")
+# Variables that aim git at another repository, index or object store (the confined agent's
+# private index and objects among them: sandbox/gitindex.py): never in Memento's own git.
+_REPO_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_COMMON_DIR",
+             "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE")
 
 # Every git command Memento runs, whatever the repository's config says (SPEC §13): no
 # hook (commit-tree, update-ref's reference-transaction, checkout's post-checkout), no
@@ -281,6 +284,33 @@ def untracked(root: Path, env: dict[str, str] | None = None) -> set[str]:
     return {e.path for e in status(root, env) if e.xy == "??"}
 
 
+def ignored(root: Path, env: dict[str, str] | None = None) -> set[str]:
+    """Ignored paths below root, a folder ignored as a whole as one entry ending in / (a ``.venv/``
+    is one path, never its thousands of files)."""
+    root = Path(root)
+    if env is None:
+        with scrubbed_index(root) as env:
+            return ignored(root, env)
+    data = _out(root, ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory", "--", "."],
+                env=env)
+    return set(_split_z(data))
+
+
+def persons_paths(root: Path) -> set[str]:
+    """What a person has here that git does not track: the untracked files and the ignored paths
+    (SPEC §13: a ``.env``, a ``.venv/``), all kept as they are by the tick (see ``was_there``)."""
+    root = Path(root)
+    with scrubbed_index(root) as env:
+        return untracked(root, env) | ignored(root, env)
+
+
+def was_there(path: str, before: set[str] | frozenset[str]) -> bool:
+    """Whether ``path`` is one of ``before`` or inside one of its folders (entries ending in /)."""
+    if path in before:
+        return True
+    return any(path.startswith(p) for p in before if p.endswith("/"))
+
+
 def dirty_paths(root: Path, ignore: Callable[[str], bool] | None = None) -> list[str]:
     """Paths with any change (staged, unstaged, untracked), minus those ``ignore`` accepts; sorted."""
     paths: set[str] = set()
@@ -321,7 +351,8 @@ def changes_since(root: Path, base: str | None, untracked_before: set[str]) -> l
     """Every change below root since the snapshot (``base`` commit + untracked set).
 
     Tracked: the work tree against ``base`` (commits made since base count,
-    as does the index). Untracked: files not in ``untracked_before``, as
+    as does the index). Untracked: files not in ``untracked_before`` (nor in
+    one of its folders, entries ending in /: ``persons_paths``), as
     "created" with all their lines added (binary files 0/0). Sorted by path.
     """
     root = Path(root)
@@ -370,12 +401,14 @@ def _changes_since(root: Path, base: str | None, untracked_before: set[str], env
             path,
             *counts.get(path, (0, 0)),
             kind,
-            was_untracked=kind == "added" and path in untracked_before,
+            was_untracked=kind == "added" and was_there(path, untracked_before),
         )
         for path, kind in kinds.items()
     ]
+    folders = tuple(p for p in untracked_before if p.endswith("/"))
     for path in untracked(root, env) - untracked_before - kinds.keys():
-        result.append(FileChange(path, *_count_lines(root / path), "created"))
+        if not path.startswith(folders):  # a folder a person had ignored (a .venv/) that is not any more
+            result.append(FileChange(path, *_count_lines(root / path), "created"))
     return sorted(result, key=lambda c: c.path)
 
 

@@ -337,11 +337,14 @@ def note_warning(plan: Plan | None, target: str) -> str:
     return ""
 
 
-def eta_with_interval(summary: dict, interval: float | None, per_tick: int = 1) -> float | None:
-    """Time left counting the wait between ticks: a task per tick (``per_tick``) every ``interval`` seconds.
+def eta_with_interval(summary: dict, interval: float | None, per_tick: int = 1,
+                      until_next: float = 0.0) -> float | None:
+    """Time left counting the wait between ticks: a task per tick (``per_tick``) every ``interval`` seconds,
+    the first tick ``until_next`` seconds from now.
 
     ``summary["eta_seconds"]`` is the work alone (durations of past successes);
-    with ticks every 6 minutes, 3 tasks of 2 s each take ~12 minutes, not 6 s.
+    with ticks every 6 minutes, 3 tasks of 2 s each take ~12 minutes, not 6 s, and
+    one task whose tick is 7 minutes away takes 7 minutes, not 0.4 s.
     """
     eta = summary.get("eta_seconds")
     if eta is None or not interval:
@@ -349,4 +352,5 @@ def eta_with_interval(summary: dict, interval: float | None, per_tick: int = 1) 
     counts = summary.get("counts") or {}
     left = int(counts.get("pending", 0)) + int(counts.get("in_progress", 0))
     ticks = -(-left // max(per_tick, 1))
-    return max(float(eta), max(ticks - 1, 0) * float(interval) + float(eta) / max(left, 1))
+    waits = max(until_next, 0.0) + max(ticks - 1, 0) * float(interval)
+    return max(float(eta), waits + float(eta) / max(left, 1))

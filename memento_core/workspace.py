@@ -13,6 +13,30 @@ OWN_DOCS = ("docs/MASTER_PLAN.md", "docs/TICK_STATUS.md", "docs/HUMAN_NOTES.md",
             "docs/CURRENT_STATE.md", "docs/PROJECT_MAP.md", "memento.toml")
 # Written during a task by Memento or by people through Memento: kept by a rollback.
 KEPT_DOCS = ("docs/MASTER_PLAN.md", "docs/TICK_STATUS.md", "docs/HUMAN_NOTES.md", "docs/CURRENT_STATE.md")
+# Memento's own files inside the work tree, named one by one (SPEC §2, §13): read-only to a
+# sandboxed agent, never a task's change. A trailing / is a folder. Also Memento's: the
+# ``.memento_*`` files at the root and the Meta ``status_archive_dir`` (own_file() takes it).
+# Everything else in docs/ and scripts/ (a Sphinx docs/index.rst, scripts/build.sh) is the project's.
+MEMENTO_FOLDERS = (".git/", ".memento/", "logs/", "memory/")
+OWN_PROMPTS = ("scripts/tick_worker_system_prompt.md", "scripts/architect_system_prompt.md",
+               "scripts/review_system_prompt.md", "scripts/plan_system_prompt.md")
+MEMENTO_FILES = (*MEMENTO_FOLDERS, *OWN_DOCS, *OWN_PROMPTS)
+OWN_PREFIX = ".memento_"
+
+
+def own_file(rel: str, archive_dir: str | None = None) -> bool:
+    """Whether the work-tree path ``rel`` (relative, / separated) is one of Memento's own files:
+    a name of MEMENTO_FILES, inside one of its folders, a ``.memento_*`` file at the root, or
+    inside the status archive folder ``archive_dir`` (relative to the root)."""
+    rel = rel.strip("/")
+    if rel.startswith("./"):
+        rel = rel[2:]
+    if rel.startswith(OWN_PREFIX) and "/" not in rel:
+        return True
+    folders = [f for f in MEMENTO_FILES if f.endswith("/")]
+    if archive_dir and archive_dir.strip("/") not in ("", "."):
+        folders.append(archive_dir.strip("/") + "/")
+    return rel in MEMENTO_FILES or any(rel == f.rstrip("/") or rel.startswith(f) for f in folders)
 
 
 @dataclass(frozen=True)

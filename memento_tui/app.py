@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import signal
 import sys
 import tempfile
@@ -22,6 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from rich.text import Text
 from textual import work
 from textual.app import App
 from textual.reactive import var
@@ -33,7 +35,7 @@ from memento_core.workspace import Workspace
 
 from . import snapshot as snapshots
 from .commands import MementoCommands
-from .keymap import APP_KEYS, bindings, user_keymap
+from .keymap import APP_KEYS, bindings, conflicts, key_line, user_keymap
 from .literal import clean_line
 from .messages import (
     ActionDone,
@@ -204,11 +206,23 @@ class MementoApp(App[None]):
             return
         self._keys_from = dict(keys)
         keymap, unknown = user_keymap(keys)
+        refused = conflicts(keymap)
+        keymap = {action: key for action, key in keymap.items() if action not in refused}
         self.keymap_overrides = keymap
         self.set_keymap(keymap)
         if unknown:
             self.notify("memento.toml [keys]: unknown action(s) " + ", ".join(sorted(unknown)),
                         severity="warning")
+        if refused:
+            try:
+                toml = self.ws.config_path.read_text(encoding="utf-8")
+            except OSError:
+                toml = ""
+            for action, other in refused.items():
+                line = key_line(toml, action)
+                where = f"{self.ws.config_path}:{line}" if line else str(self.ws.config_path)
+                self.notify(f"{where}: [keys] {action} = {keys[action]!r} is refused: that key is {other}'s "
+                            f"(it would lose {other}); {action} keeps its own key", severity="error", timeout=15)
 
     # ------------------------------------------------------------------ clock
 
@@ -246,6 +260,18 @@ class MementoApp(App[None]):
             except MementoError:
                 return snap.config.schedule_every
         return self.interval() if self.auto_tick else None
+
+    def until_next_tick(self) -> float:
+        """Seconds until the next tick starts: 0 while one runs, the countdown's rest under auto-tick,
+        a whole interval under cron (its minute is not known here)."""
+        snap = self.snapshot
+        if self.ticking or snap is None:
+            return 0.0
+        if snap.cron_installed and snap.cron_daemon:
+            return self.tick_interval() or 0.0
+        if self.auto_tick and self.next_tick_at is not None:
+            return max(0.0, self.next_tick_at - self.clock())
+        return 0.0
 
     def can_auto_tick(self) -> bool:
         """Auto-tick runs only when a tick could do work: not blocked, paused, stopped, complete or invalid."""
@@ -316,9 +342,24 @@ class MementoApp(App[None]):
         if self.ticking and not self.quit_requested:
             self.quit_requested = True
             self.notify("a tick is running: the dashboard closes when it has finished "
-                        "(q again closes now and waits for it without a screen)", severity="warning", timeout=10)
+                        "(q again closes now; the tick finishes first, and the terminal says so)",
+                        severity="warning", timeout=10)
+            return
+        if self.ticking:
+            # The tick's thread still runs, and the process waits for it after the screen is gone:
+            # say so on the terminal, not on a blank screen.
+            self.exit(message=Text(f"memento-tui: the dashboard closed; the tick it started in {self.ws.root} "
+                                   "is finishing, and this command returns when it has (logs/ has its log)"))
             return
         self.exit()
+
+    def action_help_quit(self) -> None:
+        """ctrl+c does not quit (in a text field it copies): say which key does, in plain words."""
+        quits = [active.binding for active in self.active_bindings.values()
+                 if active.binding.action in ("quit", "app.quit")]
+        quits.sort(key=lambda binding: binding.id != "quit")  # ours (q, or its [keys] remap) before ctrl+q
+        if quits:
+            self.notify(f"press {self.get_key_display(quits[0])} to quit the dashboard", title="Do you want to quit?")
 
     def on_tick_finished(self, message: TickFinished) -> None:
         self.ticking = False
@@ -362,6 +403,18 @@ def _port(text: str) -> int:
     return int(text)
 
 
+def _seconds(text: str) -> float:
+    from memento_core.durations import parse_duration
+
+    try:
+        seconds = parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError(f"an interval is more than 0 seconds, got {text!r}")
+    return seconds
+
+
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="memento-tui", description="The Memento dashboard.")
     parser.add_argument("dir", nargs="?", metavar="DIR", help="the workspace (default: search upwards from here)")
@@ -375,11 +428,30 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--host", default=None,
                         help="with --serve: the address to listen on (default 127.0.0.1, this machine only)")
     parser.add_argument("--port", type=_port, default=None, help="with --serve: the port (default 8566)")
+    parser.add_argument("--token-file", metavar="FILE", default=None,
+                        help="with --serve: read the page's secret token from FILE (default: a new one, printed)")
+    # The dashboards `--serve --demo` starts tick on the demo's interval (not memento.toml's).
+    parser.add_argument("--interval", type=_seconds, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--version", action="version", version=f"memento-tui {__version__}")
     args = parser.parse_args(argv)
-    if not args.serve and (args.host is not None or args.port is not None):
-        parser.error("--host and --port go with --serve")
+    if not args.serve and (args.host is not None or args.port is not None or args.token_file is not None):
+        parser.error("--host, --port and --token-file go with --serve")
     return args
+
+
+def trust_the_terminal_size() -> None:
+    """Forget ``COLUMNS``/``LINES`` left in the environment when the terminal can say its own size.
+
+    An earlier shell's export (a common leftover in tmux over SSH) would otherwise win:
+    Textual asks shutil.get_terminal_size, which reads them first, and a 120-column
+    terminal gets a 160-column screen whose right side is never seen. A dashboard
+    textual-serve starts has no terminal: the page's size comes in COLUMNS, and stays."""
+    try:
+        os.get_terminal_size(sys.__stdout__.fileno())
+    except (AttributeError, OSError, ValueError):
+        return
+    os.environ.pop("COLUMNS", None)
+    os.environ.pop("LINES", None)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -396,10 +468,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             app = MementoApp(root, auto_tick=True, auto_interval=DEMO_INTERVAL, polling=args.polling)
         else:
             ws = Workspace.find(args.project or args.dir or None)
-            app = MementoApp(ws.root, auto_tick=args.auto_tick, polling=args.polling)
+            app = MementoApp(ws.root, auto_tick=args.auto_tick, auto_interval=args.interval, polling=args.polling)
     except MementoError as exc:
         print(f"[error] {exc}", file=sys.stderr)
         return 2
+    trust_the_terminal_size()
     app.run()
     if args.demo:
         print(f"[ok] the demo project is in {app.ws.root}")

@@ -20,6 +20,7 @@ import base64
 import json
 import os
 import re
+import secrets
 import shutil
 import signal
 import socket
@@ -299,10 +300,13 @@ def main() -> int:
         for _ in range(4):
             run_tick(root)
         port = free_port()
-        server = serve_process(root, port, Path(tmp) / "serve.log")
+        token = Path(tmp) / "serve.token"
+        token.write_text(secrets.token_urlsafe() + "\n")
+        server = serve_process(root, port, Path(tmp) / "serve.log", "--token-file", str(token))
+        url = f"http://127.0.0.1:{port}/?token={token.read_text().strip()}"
         try:
-            wait_for_http(f"http://127.0.0.1:{port}/", server)
-            view = look_at(f"http://127.0.0.1:{port}/", expect="calc (Memento demo)")
+            wait_for_http(url, server)
+            view = look_at(url, expect="calc (Memento demo)")
         finally:
             stop_group(server)
     out.write_bytes(view.screenshot)

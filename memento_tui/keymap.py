@@ -79,3 +79,48 @@ def user_keymap(config_keys: dict[str, str]) -> tuple[dict[str, str], list[str]]
         else:
             unknown.append(action)
     return keymap, unknown
+
+
+def _keys_of(value: str) -> set[str]:
+    from textual.app import App
+
+    return set(App._normalize_keymap({"k": value})["k"].split(","))  # noqa: SLF001 ("?" is "question_mark")
+
+
+def conflicts(keymap: dict[str, str]) -> dict[str, str]:
+    """The remaps of ``keymap`` that would share a key with another action, each with that action's id.
+
+    Every dashboard and app key is live on the dashboard at once, so ``tick = "q"`` would
+    take quit's key (Textual runs one of the two): such a remap is refused and its action
+    keeps its own key. A swap (``tick = "q"`` with ``quit = "t"``) is no conflict."""
+    refused: dict[str, str] = {}
+    while True:
+        owners: dict[str, list[str]] = {}
+        for k in ALL_KEYS:
+            value = keymap[k.id] if k.id in keymap and k.id not in refused else k.key
+            for key in _keys_of(value):
+                owners.setdefault(key, []).append(k.id)
+        found = False
+        for ids in owners.values():
+            if len(ids) < 2:
+                continue
+            for action in ids:
+                if action in keymap and action not in refused:
+                    refused[action] = next(other for other in ids if other != action)
+                    found = True
+        if not found:
+            return refused
+
+
+def key_line(toml_text: str, action: str) -> int:
+    """The line (1-based) of ``action = …`` in memento.toml's [keys] table; 0 when not found."""
+    import re
+
+    table = ""
+    for number, line in enumerate(toml_text.splitlines(), 1):
+        head = re.match(r"\s*\[([^\[\]]+)\]\s*(#.*)?$", line)
+        if head:
+            table = head.group(1).strip()
+        elif table == "keys" and re.match(rf"\s*[\"']?{re.escape(action)}[\"']?\s*=", line):
+            return number
+    return 0

@@ -47,4 +47,4 @@ def clean_line(text: str) -> str:
 def literal(text: str | None, style: str = "", *, one_line: bool = False) -> Text:
     """A Text showing ``text`` exactly as written (markup off, escapes removed)."""
     value = clean_line(text or "") if one_line else clean(text or "").expandtabs(4)
-    return Text(value, style=style, no_wrap=one_line, end="")
+    return Text(value, style=style, no_wrap=one_line, overflow="ellipsis" if one_line else None, end="")

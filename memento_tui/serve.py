@@ -12,11 +12,23 @@ on another site must not drive the dashboard through the browser), and on a
 loopback binding a request whose Host is not a loopback name is refused (DNS
 rebinding). The page's own URLs follow the Host the browser used, so a tunnel
 from another local port works.
+
+Loopback is no boundary (any local process, the agent of an unconfined tick
+included, can connect), so every request also needs the server's secret token
+(SPEC §6): made at start with ``secrets`` or read from ``--token-file``, printed
+once in the URL to open (``http://127.0.0.1:8566/?token=…``) and kept in an
+HttpOnly, SameSite=Strict cookie. Without it the page, the websocket and the
+static files answer 403 and no dashboard process starts. The access log never
+shows the token.
 """
 
 from __future__ import annotations
 
+import hmac
 import ipaddress
+import logging
+import re
+import secrets
 import shlex
 import sys
 from pathlib import Path
@@ -25,6 +37,57 @@ from urllib.parse import urlsplit
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8566
 LOOPBACK_NAMES = ("localhost",)
+MIN_TOKEN = 16  # characters: a shorter secret can be guessed by a local script
+_TOKEN_IN_LOG = re.compile(r"(token=)[^&\s\"]*")
+
+
+def make_token() -> str:
+    """A fresh secret for one server run (256 bits, URL-safe)."""
+    return secrets.token_urlsafe(32)
+
+
+def read_token_file(path: Path) -> str:
+    """The token kept in ``path`` (one line); a MementoError naming the file when it cannot be one."""
+    from memento_core.errors import MementoError
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise MementoError("--token-file: no such file", path=path) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise MementoError(f"--token-file: cannot read it: {why}", path=path) from None
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        raise MementoError("--token-file: the file is empty; write one line, a secret of "
+                           f"{MIN_TOKEN} or more characters (e.g. python -c 'import secrets; "
+                           "print(secrets.token_urlsafe())')", path=path)
+    token = lines[0]
+    if len(lines) > 1 or len(token) < MIN_TOKEN or not re.fullmatch(r"[A-Za-z0-9._~-]+", token):
+        raise MementoError(f"--token-file: the token must be one line of {MIN_TOKEN} or more letters, digits, "
+                           f"'-', '_', '.' or '~' (got {len(lines)} line(s), {len(token)} characters)",
+                           path=path, line=1)
+    return token
+
+
+def cookie_name(port: int) -> str:
+    """The cookie holding the token; one per port (cookies ignore ports, two servers must not clash)."""
+    return f"memento_token_{port}"
+
+
+def has_token(query_token: str | None, cookie_token: str | None, token: str) -> bool:
+    """Whether the request carries ``token`` in its query or its cookie (compared in constant time)."""
+    return any(given is not None and hmac.compare_digest(given.encode(), token.encode())
+               for given in (query_token, cookie_token))
+
+
+class _HideToken(logging.Filter):
+    """The access log prints request lines: ``?token=…`` is cut out of them."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, str):
+            record.msg = _TOKEN_IN_LOG.sub(r"\1…", record.msg)
+        return True
 
 
 def is_loopback(host: str) -> bool:
@@ -42,11 +105,14 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def app_command(root: Path, *, auto_tick: bool = False, polling: bool = False) -> str:
+def app_command(root: Path, *, auto_tick: bool = False, polling: bool = False,
+                interval: float | None = None) -> str:
     """The shell command textual-serve runs for each browser tab: this interpreter, this dashboard."""
     parts = [sys.executable, "-m", "memento_tui.app", str(root)]
     if auto_tick:
         parts.append("--auto-tick")
+    if interval is not None:
+        parts += ["--interval", f"{interval:g}s"]
     if polling:
         parts.append("--polling")
     return shlex.join(parts)
@@ -70,43 +136,69 @@ def refusal(host_header: str, origin: str | None, *, loopback_bound: bool) -> st
     return None
 
 
-def make_server(root: Path, host: str, port: int, *, auto_tick: bool = False, polling: bool = False):
-    """The textual-serve server for the dashboard of ``root`` (not started)."""
+def make_server(root: Path, host: str, port: int, token: str, *, auto_tick: bool = False,
+                polling: bool = False, interval: float | None = None):
+    """The textual-serve server for the dashboard of ``root`` (not started); every request needs ``token``."""
     from aiohttp import web
     from textual_serve.server import Server
 
-    class DashboardServer(Server):
-        """textual-serve's server with the page's URLs taken from the request and the two checks."""
+    cookie = cookie_name(port)
 
-        def _check(self, request: web.Request, *, websocket: bool) -> None:
-            origin = request.headers.get("Origin") if websocket else None
-            why = refusal(request.host, origin, loopback_bound=is_loopback(host))
-            if why:
-                raise web.HTTPForbidden(text=f"memento-tui --serve: refused: {why}\n")
+    @web.middleware
+    async def guard(request: web.Request, handler):
+        """Every route: the Host and Origin checks, then the token; a valid ``?token=`` sets the cookie."""
+        websocket = request.headers.get("Upgrade", "").lower() == "websocket"
+        origin = request.headers.get("Origin") if websocket else None
+        why = refusal(request.host, origin, loopback_bound=is_loopback(host))
+        query_token = request.query.get("token")
+        if why is None and not has_token(query_token, request.cookies.get(cookie), token):
+            why = "no valid token (open the URL memento-tui --serve printed, with its ?token=…)"
+        if why:
+            raise web.HTTPForbidden(text=f"memento-tui --serve: refused: {why}\n")
+        response = await handler(request)
+        if query_token is not None and not websocket and isinstance(response, web.Response):
+            response.set_cookie(cookie, token, httponly=True, samesite="Strict", path="/")
+        return response
+
+    class DashboardServer(Server):
+        """textual-serve's server with the page's URLs taken from the request, behind ``guard``."""
+
+        async def _make_app(self) -> web.Application:
+            app = await super()._make_app()
+            app.middlewares.append(guard)
+            return app
+
+        def initialize_logging(self) -> None:
+            super().initialize_logging()
+            logging.getLogger("aiohttp.access").addFilter(_HideToken())
 
         async def handle_index(self, request: web.Request):
-            self._check(request, websocket=False)
             self.public_url = f"{request.scheme}://{request.host}"
             return await super().handle_index(request)
 
-        async def handle_websocket(self, request: web.Request):
-            self._check(request, websocket=True)
-            return await super().handle_websocket(request)
-
     name = root.name
-    return DashboardServer(app_command(root, auto_tick=auto_tick, polling=polling), host=host, port=port,
-                           title=f"Memento: {name}")
+    return DashboardServer(app_command(root, auto_tick=auto_tick, polling=polling, interval=interval),
+                           host=host, port=port, title=f"Memento: {name}")
 
 
-def serve(root: Path, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, *, auto_tick: bool = False,
-          polling: bool = False) -> int:
-    """Serve the dashboard of ``root`` until Ctrl+C or SIGTERM; the exit code."""
+def serve(root: Path, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, *, token: str | None = None,
+          token_file: Path | None = None, auto_tick: bool = False, polling: bool = False,
+          interval: float | None = None) -> int:
+    """Serve the dashboard of ``root`` until Ctrl+C or SIGTERM; the exit code.
+
+    ``token`` None: a fresh one, printed once in the URL; from ``token_file`` the URL names the file."""
     warning = exposure_warning(host, port)
     if warning:
         print(warning, file=sys.stderr)
-    server = make_server(root, host, port, auto_tick=auto_tick, polling=polling)
+    fresh = token is None
+    token = make_token() if fresh else token
+    server = make_server(root, host, port, token, auto_tick=auto_tick, polling=polling, interval=interval)
     shown = f"[{host}]" if ":" in host else host
     print(f"[ok] serving the dashboard of {root} on http://{shown}:{port} (Ctrl+C stops)", flush=True)
+    if fresh:
+        print(f"[ok] open http://{shown}:{port}/?token={token}", flush=True)
+    else:
+        print(f"[ok] open http://{shown}:{port}/?token=TOKEN, TOKEN the line in {token_file}", flush=True)
     try:
         server.serve()
     except OSError as exc:  # the port is taken, the address is not ours
@@ -123,6 +215,7 @@ def serve_from_args(args) -> int:
     from memento_core.workspace import Workspace
 
     try:
+        token = read_token_file(Path(args.token_file)) if args.token_file else None
         if args.demo:
             from memento_core.demo import create_demo
 
@@ -132,5 +225,9 @@ def serve_from_args(args) -> int:
     except MementoError as exc:
         print(f"[error] {exc}", file=sys.stderr)
         return 2
+    from .app import DEMO_INTERVAL
+
     return serve(root, args.host or DEFAULT_HOST, DEFAULT_PORT if args.port is None else args.port,
-                 auto_tick=args.auto_tick or args.demo, polling=args.polling)
+                 token=token, token_file=Path(args.token_file) if args.token_file else None,
+                 auto_tick=args.auto_tick or args.demo, polling=args.polling,
+                 interval=DEMO_INTERVAL if args.demo else None)

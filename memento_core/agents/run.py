@@ -6,6 +6,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from ..config import Config
 from ..durations import format_duration
 from ..runlog import utc_stamp
 from ..workspace import Workspace
@@ -67,17 +68,22 @@ def agent_env(
     prompt_file: Path | None = None,
     system_prompt_file: Path | None = None,
     extra: Mapping[str, str] | None = None,
+    config: Config | None = None,
+    model: bool = True,
 ) -> dict[str, str]:
-    """The agent's environment: ours, plus MEMENTO_* facts about the project and task.
+    """The agent's environment: the allowlist of SPEC §13 (sandbox/environment.py) cut from ours,
+    plus MEMENTO_* facts about the project and task, then ``extra``.
 
-    PATH is kept (os.defpath if unset); git never prompts; variables that
-    would aim git at another repository are dropped.
+    ``config``: its preset's variables (``model``: false for verify, which gets none) and
+    ``[sandbox] env``; without one, the base list only. PATH is kept (os.defpath if unset); git
+    never prompts. The person's own MEMENTO_* are dropped unless ``[sandbox] env`` names them.
     """
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE") and not k.startswith("MEMENTO_")
-    }
+    # Deferred: the agents package stays light to import.
+    from ..sandbox.environment import allowed_env
+
+    names = config.sandbox_env if config is not None else ()
+    preset = config.agent_preset if config is not None and model else None
+    env = allowed_env(os.environ, preset=preset, extra_names=names)
     if not env.get("PATH"):
         env["PATH"] = os.defpath
     env["GIT_TERMINAL_PROMPT"] = "0"

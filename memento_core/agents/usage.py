@@ -18,7 +18,10 @@ from datetime import UTC, datetime, timedelta
 
 from ..spending import Usage
 
-__all__ = ["RateLimit", "Usage", "generic_rate_limit", "json_objects", "reset_time"]
+__all__ = ["RateLimit", "Usage", "generic_rate_limit", "json_objects", "last_words", "reset_time",
+           "tail_rate_limit"]
+
+LAST_LINES = 8  # what a CLI says last: where it reports that it gave up on a refusal
 
 
 @dataclass(frozen=True)
@@ -104,8 +107,21 @@ def refused_429(said: str, now: datetime) -> RateLimit:
 
 
 def generic_rate_limit(text: str, now: datetime | None = None) -> RateLimit | None:
-    """An HTTP 429 in the output (any CLI), with a reset time when one is printed near it."""
+    """An HTTP 429 in ``text``, with a reset time when one is printed near it."""
     return limit_from(text, HTTP_429_RE, now or datetime.now(UTC))
+
+
+def last_words(text: str, count: int = LAST_LINES) -> str:
+    """The last ``count`` non-blank lines the agent printed, Memento's own ``[memento]`` lines
+    (its command line, its exit) left out: a CLI that gives up on a refusal says so there,
+    while a 429 it met and got past, or one in the code it wrote, is earlier."""
+    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("[memento] ")]
+    return "\n".join(lines[-count:])
+
+
+def tail_rate_limit(text: str, now: datetime | None = None) -> RateLimit | None:
+    """An HTTP 429 in the agent's last words (any CLI: ``command``, ``script``, openclaw)."""
+    return generic_rate_limit(last_words(text), now)
 
 
 def _line_at(text: str, index: int) -> str:

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 
-from .. import agents, gitops, notes, status_log
+from .. import agents, gitops, notes, sandbox, status_log
 from ..crashpoints import crash_point
 from ..durations import format_duration
 from ..errors import EditConflict, MementoError
@@ -67,7 +67,7 @@ def attempt_task(ctx: TickContext, plan: Plan, task: Task, continued: tuple[int,
     """Steps 7–14 for ``task``: its result, passed or failed, with everything written down."""
     ctx.attempted = True
     began = time.monotonic()
-    base, untracked = gitops.head(ctx.root), gitops.untracked(ctx.root)
+    base, untracked = gitops.head(ctx.root), gitops.persons_paths(ctx.root)
     write_record(ctx.ws, task, ctx.number or 0, base, untracked, plan.meta.max_retries, ctx.ws.rel(ctx.log_path))
     claim = claim_task(ctx, task, base, untracked)
     if isinstance(claim, TaskResult):
@@ -112,6 +112,11 @@ def _work(ctx: TickContext, plan: Plan, at: Attempt) -> TaskResult:
         reason, touched = verdict.reason, verdict.touched
         at.blobs = gitops.hash_blobs(ctx.root, [c.path for c in touched])
         reason = reason or changed_during_verify(before, at.blobs)
+    # An agent that exited 0 with a rate limit in its last words: its guards and verify said whether it was one.
+    reason = limits.judge_suspect(ctx, at.agent, reason)
+    if at.agent is not None and at.agent.fall_back and not ctx.interrupted:
+        limits.roll_back_for_fallback(ctx, at)  # the refused preset's work, then the next one's turn
+        return _work(ctx, plan, at)
     report = read_tick_result(ctx.ws.tick_result_path)  # the worker's, before a reviewer could write one
     if not reason and not ctx.interrupted:  # the acceptance gate, with [review] (review.py)
         reason = review.review_attempt(ctx, at, touched, verify_tail, run=run_agent, guards=at.guards or check_guards)
@@ -161,6 +166,7 @@ def claim_task(ctx: TickContext, task: Task, base: str | None, untracked: set[st
 def take_snapshot(ctx: TickContext, base: str | None, untracked: set[str]) -> Snapshot:
     """HEAD, the untracked files and Memento's documents as they are right after the claim."""
     ws = ctx.ws
+    archive = ctx.plan().meta.status_archive_dir
     return Snapshot(
         base=base, untracked=frozenset(untracked),
         plan=ws.plan_path.read_bytes(), project_map=read_or_none(ws.map_path),
@@ -169,6 +175,7 @@ def take_snapshot(ctx: TickContext, base: str | None, untracked: set[str]) -> Sn
         cleanignore=tuple(gitops.read_pattern_file(ws.cleanignore_path)),
         taken_at=datetime.now(UTC).replace(microsecond=0), git=gitstate.capture(ctx.root),
         runtime=ownfiles.runtime_copy(ws),
+        absent=ownfiles.absent_own(ws, archive), archive_dir=archive,
     )
 
 
@@ -200,7 +207,7 @@ def run_confined_agent(ctx: TickContext, task: Task, prompt_file: Path, beat: He
                        at: Attempt) -> tuple[str, int | None]:
     """Step 10 inside the sandbox when there is one (the preset in ctx.config decides its state
     dirs); verify then runs in the same sandbox (``at.wrap``)."""
-    at.wrap, refused = confine.prepare(ctx, task, at.snap.untracked)
+    at.wrap, refused = confine.prepare(ctx, task, at.snap.untracked, archive_dir=at.snap.archive_dir)
     if refused:
         return refused, None
     return run_agent(ctx, task, prompt_file, beat, at.wrap)
@@ -223,7 +230,12 @@ def run_agent(ctx: TickContext, task: Task, prompt_file: Path, beat: Heartbeat,
         append_log(ctx.log_path, f"[memento] {task.id}: {exc}\n")
         return str(exc), None
     env = agents.agent_env(ws, task_id=task.id, prompt_file=prompt_file,
-                           system_prompt_file=system_prompt, extra=invocation.env)
+                           system_prompt_file=system_prompt, extra=invocation.env, config=config)
+    if wrap:  # .git is read-only in the sandbox: the agent stages into its own index (SPEC §13)
+        try:
+            env.update(sandbox.agent_git_env(ws))
+        except (OSError, MementoError) as exc:
+            append_log(ctx.log_path, f"[memento] sandbox: no private git index ({exc})\n")
     append_log(ctx.log_path, f"[memento] tick #{ctx.number} task {task.label}\n")
     limit = timeout or task.timeout_seconds or config.agent_timeout
     result = agents.run_agent(invocation, cwd=ctx.root, log_path=ctx.log_path, timeout=limit, env=env, wrap=wrap,
@@ -254,6 +266,7 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
     """Observe the work tree and Memento's documents, and judge them against the snapshot."""
     ws, snap = ctx.ws, at.snap
     links = ownfiles.unlink_own_links(ws, snap, at.task.id, ctx.log_path)  # before anything is written
+    impostors = ownfiles.remove_impostors(ws, snap)  # nor read: a FIFO is never opened
     git_found = gitstate.put_back(ctx.root, snap.git)  # before any other git command reads it
     folded = gitops.fold_commits(ctx.root, snap.base)
     seen = Observed(
@@ -262,6 +275,7 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
         plan=read_or_none(ws.plan_path), project_map=read_or_none(ws.map_path),
         status=read_or_none(ws.status_path) or b"", note_keys=note_keys(ws), git=git_found, links=links,
         notes=read_or_none(ws.notes_path) or b"", notes_added=notes.added_keys(ws.notes_added_path),
+        impostors=impostors,
     )
     verdict = check(at.task, snap, seen, plan.meta.max_diff_lines, after_verify=after_verify,
                     confined=bool(at.wrap))
@@ -278,16 +292,16 @@ def run_verify(ctx: TickContext, task: Task, wrap: tuple[str, ...] = ()) -> tupl
     log = ctx.log_path
     append_log(log, f"\n[memento] verify {task.id}: {task.verify}\n")
     start = log.stat().st_size
-    env = agents.agent_env(ctx.ws, task_id=task.id)
-    result = agents.run_in_group(task.verify, cwd=ctx.root, log_path=log,
-                                 timeout=task.timeout_seconds or ctx.config.verify_timeout,
+    env = agents.agent_env(ctx.ws, task_id=task.id, config=ctx.config, model=False)
+    limit = task.timeout_seconds or ctx.config.verify_timeout  # the task's own `timeout:` first
+    result = agents.run_in_group(task.verify, cwd=ctx.root, log_path=log, timeout=limit,
                                  env=env, shell=True, wrap=wrap)
     output = tail(log, start)
     append_log(log, f"[memento] verify exit code: {result.exit_code}\n")
     if result.interrupted:
         return None, output, SIGTERM_REASON
     if result.timed_out:
-        return None, output, f"verify timed out after {format_duration(ctx.config.verify_timeout)}"
+        return None, output, f"verify timed out after {format_duration(limit)}"
     if result.error:
         return None, output, f"verify could not run: {result.error}"
     if result.exit_code != 0:

@@ -2,7 +2,8 @@
 
 ``prepare`` makes ``.memento/worker/`` (the worker's scratch, confined or not),
 empties the memory write queue, and returns the bubblewrap prefix built from
-the task's guard files and the files untracked at the snapshot, or ``()``
+the task's guard files, the status archive and the paths untracked or ignored
+before the agent runs (``others``: git's collapsed folders), or ``()``
 when the agent runs unconfined. ``after_agent`` drops a report that is a
 symbolic link and applies what a sandboxed worker queued with `memento
 memory write` (``apply_memory_queue``), after it exited.
@@ -22,9 +23,11 @@ from .files import append_log
 _GLOB = set("*?[")
 
 
-def prepare(ctx: TickContext, task: Task, untracked, extra_guard=()) -> tuple[tuple[str, ...], str]:
+def prepare(ctx: TickContext, task: Task, untracked, extra_guard=(), archive_dir: str | None = None,
+            ) -> tuple[tuple[str, ...], str]:
     """(the sandbox's argv prefix or (), '' or why the attempt cannot run). ``extra_guard``: more
-    read-only paths (the reviewer's: the whole project)."""
+    read-only paths (the reviewer's: the whole project); ``archive_dir``: the status archive
+    (Meta ``status_archive_dir``, read from the plan when not given)."""
     from ..memory.queue import clear_queue
 
     ws = ctx.ws
@@ -41,7 +44,8 @@ def prepare(ctx: TickContext, task: Task, untracked, extra_guard=()) -> tuple[tu
         _ensure_memory_store(ctx)
         wrap = sandbox.bwrap_prefix(ws, ctx.config, binary=found.binary,
                                     guard_paths=[*guard_paths(ctx.root, task.guard_files), *extra_guard],
-                                    untracked=untracked)
+                                    untracked=others(ctx.root, untracked),
+                                    archive_dir=archive_dir or ctx.plan().meta.status_archive_dir)
     except (OSError, MementoError) as exc:
         append_log(ctx.log_path, f"[memento] sandbox: could not be set up: {exc}\n")
         return (), f"sandbox: could not be set up: {exc}"
@@ -68,6 +72,16 @@ def guard_paths(root: Path, patterns) -> list[str]:
     if globs:
         plain += [p for p in _tracked(root) if gitops.matches_any(p, globs)]
     return plain
+
+
+def others(root: Path, untracked=()) -> list[str]:
+    """Every path untracked or ignored here now, a folder git shows whole as one entry (a person's
+    ``.venv/``: one mount, never a mount per file), plus ``untracked`` (the snapshot's)."""
+    proc = gitops.run_git(root, ["ls-files", "-z", "--others", "--directory", "--no-empty-directory"], check=False)
+    found = proc.stdout.decode("utf-8", "surrogateescape").split("\0") if proc.returncode == 0 else []
+    folders = tuple(p for p in found if p.endswith("/"))
+    extra = [p for p in untracked if not p.startswith(folders)]
+    return sorted({p.rstrip("/") for p in [*found, *extra] if p.strip("/")})
 
 
 def _tracked(root: Path) -> list[str]:

@@ -10,6 +10,7 @@ git failure is remembered for the circuit breaker in one place.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -58,6 +59,9 @@ class TickContext:
     tick_commit: str | None = None  # the last commit this tick made (housekeeping folds its documents in)
     state: TickState = field(init=False)
     log_path: Path = field(init=False)
+    # Held around updates of ``state`` a worker thread makes (limits.py); parallel workers share
+    # the tick's state and this lock, which is their crew's (workers.Crew.lock).
+    state_lock: threading.RLock = field(default_factory=threading.RLock)
 
     def __post_init__(self) -> None:
         self.state = TickState.load(self.ws)

@@ -2,17 +2,28 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 from ..locks import open_append
 
 
 def read_or_none(path: Path) -> bytes | None:
-    """The file's bytes, or None when it cannot be read (gone, a folder, no permission)."""
+    """The file's bytes, or None when it cannot be read (gone, a folder, no permission) or is not
+    a regular file: a FIFO, socket or device the agent put there is never opened to block on
+    (SPEC §13), a symbolic link never followed."""
     try:
-        return path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                return None
+            return fh.read()
+        except OSError:
+            return None
 
 
 def unlink(path: Path) -> None:

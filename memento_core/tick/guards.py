@@ -17,7 +17,7 @@ from ..errors import MementoError
 from ..gitops import FileChange, matches_any
 from ..notes import parse_notes_text
 from ..plan import Task, decode_text, scan_plan
-from ..workspace import KEPT_DOCS, OWN_DOCS
+from ..workspace import KEPT_DOCS, OWN_DOCS, own_file
 from .gitstate import GitState
 
 MAP_REL = "docs/PROJECT_MAP.md"
@@ -44,6 +44,8 @@ class Snapshot:
     taken_at: datetime | None = None  # UTC, whole seconds (the precision of a note's timestamp)
     git: GitState | None = None  # .git/config, info/, hooks/, every ref and HEAD
     runtime: tuple[tuple[str, bytes | None], ...] = ()  # .memento/state.json, logs/cron.log (ownfiles.py)
+    absent: frozenset[str] = frozenset()  # Memento's own files not there at the snapshot (ownfiles.py)
+    archive_dir: str = "logs/status_archive/"  # Meta status_archive_dir: Memento's too
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,7 @@ class Observed:
     links: tuple[str, ...] = ()  # Memento's files and folders found replaced by symbolic links
     notes: bytes | None = None  # HUMAN_NOTES.md now (None: not looked at)
     notes_added: frozenset[str] = frozenset()  # keys of the notes added through `memento note`
+    impostors: tuple[str, ...] = ()  # Memento's files the agent made or replaced by a FIFO, a folder…
 
 
 @dataclass(frozen=True)
@@ -99,6 +102,14 @@ def check(task: Task, snap: Snapshot, seen: Observed, max_diff_lines: int, *, af
     if seen.links:
         reasons.append(f"{prefix}replaced Memento's own files by symbolic links: {_listed(list(seen.links))} "
                        "(the links removed, the files restored)")
+    if seen.impostors:
+        reasons.append(f"{prefix}made Memento's own files (absent before, or now not a regular file): "
+                       f"{_listed(list(seen.impostors))} (removed)")
+    own = [c.path for c in touched if own_file(c.path, snap.archive_dir) and c.path not in seen.impostors
+           and not (c.path == MAP_REL and snap.project_map is not None)]
+    if own:
+        reasons.append(f"{prefix}changed Memento's own files: {_listed(own)} (never a task's, "
+                       "whatever its context_files say)")
     if snap.git is not None and seen.git is not None:
         damage = git_damage(snap.git, seen.git)
         if damage:
@@ -113,7 +124,7 @@ def check(task: Task, snap: Snapshot, seen: Observed, max_diff_lines: int, *, af
     guard_hits = [c.path for c in touched if task.guard_files and matches_any(c.path, task.guard_files)]
     if guard_hits:
         reasons.append(f"{'verify changed a ' if after_verify else ''}guard file changed: " + ", ".join(guard_hits))
-    outside = [c.path for c in touched if c.path != MAP_REL
+    outside = [c.path for c in touched if c.path != MAP_REL and c.path not in own and c.path not in seen.impostors
                and c.path not in guard_hits and not matches_any(c.path, task.context_files)]
     if outside:
         reasons.append(f"{'verify ' if after_verify else ''}changed files outside context_files: "

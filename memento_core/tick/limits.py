@@ -7,8 +7,13 @@ preset of ``[agent] fallback`` runs at once in the same tick (the work tree
 rolled back to the snapshot first); when none is left the attempt is set
 aside with ``⏳ RATE LIMITED — until 14:05 UTC (preset claude)`` and ticks skip
 (:func:`skip_reason`) until the reset time the CLI printed, else a backoff of
-5, 10, 20 … up to 120 minutes. A rate limit is only looked for when the agent
-failed (exit code, timeout): a CLI that succeeds was not refused.
+5, 10, 20 … up to 120 minutes. A rate limit is read from the CLI's last words
+whatever its exit code (aider and Claude Code exit 0 after giving up): after a
+failed run it is one at once; after a run that exited 0 it is only suspected
+(``AgentOutcome.suspect``) and the task's verify decides (:func:`judge_suspect`):
+verify passes, it was a mention, not a limit; verify fails, the attempt was
+rate limited (attempt.py then rolls back and runs the next free preset of
+``[agent] fallback`` in the same tick, as for any refusal).
 
 The budget: an attempt costing more than ``[budget] task_usd`` fails with
 "task budget exceeded": stopped while it runs when the CLI streams its cost
@@ -44,6 +49,9 @@ class AgentOutcome:
     preset: str = ""
     until: datetime | None = None
     fallbacks: list[str] = field(default_factory=list)
+    # exit 0, yet the last words say refused: (preset, limit, its config, the presets after it)
+    suspect: tuple | None = None
+    fall_back: bool = False  # that limit stands and a preset after it is free: run it in this tick
 
     def status(self) -> str:
         """The entry's Status for a rate-limited attempt, '' for any other."""
@@ -81,7 +89,8 @@ def with_usage(fields: list[tuple[str, str]], outcome: AgentOutcome | None) -> l
 def presets_to_try(ctx: TickContext, now: datetime) -> list[str]:
     """The configured preset, then its fallbacks, without those still rate limited."""
     chain = list(dict.fromkeys([ctx.config.agent_preset, *ctx.config.agent_fallback]))
-    limits = ctx.state.preset_limits
+    with ctx.state_lock:
+        limits = dict(ctx.state.preset_limits)
     ready = [p for p in chain if not _still_limited(limits.get(p, ""), now)]
     return ready or chain[:1]
 
@@ -105,7 +114,10 @@ def run_agent(ctx: TickContext, at, prompt_file: Path, run_one: Callable,
     ``run_one`` is attempt.run_agent, ``build_prompt`` attempt.build_worker_prompt
     (a fallback preset may take the system prompt differently).
     """
+    prior = at.agent if isinstance(at.agent, AgentOutcome) and at.agent.fall_back else None
     outcome = at.agent = AgentOutcome()
+    if prior is not None:  # the preset before was refused at exit 0: its usage and note carry over
+        outcome.usage, outcome.fallbacks = prior.usage, prior.fallbacks
     primary = ctx.config
     chain = presets_to_try(ctx, datetime.now(UTC))
     try:
@@ -118,19 +130,27 @@ def run_agent(ctx: TickContext, at, prompt_file: Path, run_one: Callable,
                 reason, code = run_one(ctx, at.task, prompt_file, at.beat)
             if watch.stopped:
                 reason = watch.stopped
-            usage, limit = read_output(ctx, start, failed=bool(reason) and not watch.stopped)
+            usage, limit = read_output(ctx, start)
             if usage is not None:
                 outcome.usage = usage if outcome.usage is None else outcome.usage + usage
                 _record(ctx, usage)
+            over = over_task_budget(ctx, outcome.usage)
+            if watch.stopped or (over and not reason):
+                limit = None  # over the task's budget (stopped by Memento or not): not refused
+            if limit is not None and not reason:  # exit 0: the task's verify decides
+                outcome.suspect = (preset, limit, ctx.config, chain[i + 1:])
+                append_log(ctx.log_path, f"[memento] {preset} exited 0, but its last words read as a rate "
+                                         f"limit ({limit.message[:120]}): the task's verify decides\n")
+                return "", code
             if limit is None:
                 _clear_limit(ctx, preset)
-                return reason or over_task_budget(ctx, outcome.usage), code
+                return reason or over, code
             until = _limited(ctx, preset, limit)
             if i + 1 < len(chain) and not ctx.interrupted:
                 outcome.fallbacks.append(f"{preset} rate limited until {clock(until)}; ran {chain[i + 1]}")
                 append_log(ctx.log_path, f"[memento] {preset} is rate limited until {clock(until)}: "
                                          f"trying {chain[i + 1]} in this tick\n")
-                _roll_back_for_fallback(ctx, at)
+                roll_back_for_fallback(ctx, at)
                 continue
             outcome.limit, outcome.until = limit, _tick_wait(ctx)
             outcome.preset = ctx.state.rate_limited_preset  # the first of them to be free again
@@ -155,8 +175,9 @@ def _size(path: Path) -> int:
         return 0
 
 
-def read_output(ctx: TickContext, start: int, *, failed: bool) -> tuple[Usage | None, RateLimit | None]:
-    """Usage and rate limit from the log since ``start``, as the output preset's parsers read them.
+def read_output(ctx: TickContext, start: int) -> tuple[Usage | None, RateLimit | None]:
+    """Usage and rate limit from the log since ``start``, as the output preset's parsers read them
+    (a rate limit from the CLI's last words, whatever its exit code).
 
     The CLI's answer, when it was inside JSON, and the usage are written to the
     log as plain lines, so the log stays readable.
@@ -167,7 +188,7 @@ def read_output(ctx: TickContext, start: int, *, failed: bool) -> tuple[Usage | 
         return None, None
     text = _read_from(ctx.log_path, start)
     usage = spec.parse_usage(text) if spec.parse_usage else None
-    limit = spec.rate_limit(text, datetime.now(UTC)) if spec.rate_limit and failed else None
+    limit = spec.rate_limit(text, datetime.now(UTC)) if spec.rate_limit else None
     said = spec.readable(text) if spec.readable else None
     if said:
         append_log(ctx.log_path, f"[memento] {name} said:\n{said.rstrip()}\n")
@@ -239,13 +260,53 @@ def over_task_budget(ctx: TickContext, usage: Usage | None) -> str:
     return ""
 
 
-def _roll_back_for_fallback(ctx: TickContext, at) -> None:
+def roll_back_for_fallback(ctx: TickContext, at) -> None:
     """Whatever the refused preset did is undone before the next one starts."""
     from .rollback import restore_documents, roll_back
 
     snap = at.snap
     ctx.rolled_back(roll_back(ctx.ws, snap.base, snap.untracked, at.task.id, keep_patterns=snap.cleanignore))
     restore_documents(ctx.ws, snap, at.task.id, confined=bool(at.wrap))
+
+
+def judge_suspect(ctx: TickContext, outcome: AgentOutcome | None, reason: str) -> str:
+    """The attempt's reason once its guards and verify (or the review) have judged the work of an
+    agent that exited 0 with a rate limit in its last words: the work passed (``reason`` empty), a
+    mention, not a limit; it failed, "rate limited: …", set aside like any refusal (as one that
+    exits non-zero is: its unfinished work rolled back, no retry counted)."""
+    if outcome is None or outcome.suspect is None or ctx.interrupted:
+        return reason
+    if reason:
+        return confirm_limit(ctx, outcome)
+    preset = outcome.suspect[0]
+    outcome.suspect = None
+    append_log(ctx.log_path, f"[memento] {preset}'s last words mention a rate limit, but the task "
+                             "passed: not a rate limit\n")
+    _clear_limit(ctx, preset)
+    return reason
+
+
+def confirm_limit(ctx: TickContext, outcome: AgentOutcome) -> str:
+    """The suspected limit stands: remembered for its preset; ticks wait unless a preset after it
+    is free (``fall_back``: attempt.py rolls the work back and runs that one in this tick)."""
+    preset, limit, config, rest = outcome.suspect
+    outcome.suspect = None
+    saved, ctx.config = ctx.config, config  # the chain of the role that was refused
+    try:
+        until = _limited(ctx, preset, limit)
+        now = datetime.now(UTC)
+        free = [p for p in rest if not _still_limited(ctx.state.preset_limits.get(p, ""), now)]
+        if free and not ctx.interrupted:  # attempt.py rolls back and runs it in this tick
+            outcome.fall_back = True
+            outcome.fallbacks.append(f"{preset} rate limited until {clock(until)}; ran {free[0]}")
+            append_log(ctx.log_path, f"[memento] {preset} is rate limited until {clock(until)}: "
+                                     f"trying {free[0]} in this tick\n")
+        else:
+            outcome.limit, outcome.until = limit, _tick_wait(ctx)
+            outcome.preset = ctx.state.rate_limited_preset
+    finally:
+        ctx.config = saved
+    return f"rate limited: {limit.message}"
 
 
 # ---------------------------------------------------------------- waiting
@@ -255,10 +316,11 @@ def _limited(ctx: TickContext, preset: str, limit: RateLimit) -> datetime:
     """Remember until when ``preset`` is refused: the CLI's reset time, else the backoff."""
     now = datetime.now(UTC)
     until = limit.until if limit.until is not None and limit.until > now else None
-    if until is None:
-        first, longest = BACKOFF_MINUTES
-        until = now + timedelta(minutes=min(first * 2 ** min(ctx.state.rate_limit_streak, 10), longest))
-    ctx.state.preset_limits[preset] = utc_stamp(until.replace(microsecond=0))
+    with ctx.state_lock:  # the tick's state, shared by parallel workers
+        if until is None:
+            first, longest = BACKOFF_MINUTES
+            until = now + timedelta(minutes=min(first * 2 ** min(ctx.state.rate_limit_streak, 10), longest))
+        ctx.state.preset_limits[preset] = utc_stamp(until.replace(microsecond=0))
     return until
 
 
@@ -267,18 +329,20 @@ def _tick_wait(ctx: TickContext) -> datetime:
     ctx.rate_limited = True
     state = ctx.state
     chain = [ctx.config.agent_preset, *ctx.config.agent_fallback]
-    times = [(parse_stamp(state.preset_limits.get(p, "")), p) for p in chain]
-    until, preset = min((t, p) for t, p in times if t is not None)
-    state.rate_limited_until, state.rate_limited_preset = utc_stamp(until), preset
-    state.rate_limit_streak += 1
+    with ctx.state_lock:
+        times = [(parse_stamp(state.preset_limits.get(p, "")), p) for p in chain]
+        until, preset = min((t, p) for t, p in times if t is not None)
+        state.rate_limited_until, state.rate_limited_preset = utc_stamp(until), preset
+        state.rate_limit_streak += 1
     return until
 
 
 def _clear_limit(ctx: TickContext, preset: str) -> None:
     state = ctx.state
-    state.preset_limits.pop(preset, None)
-    state.rate_limit_streak = 0
-    state.rate_limited_until = state.rate_limited_preset = ""
+    with ctx.state_lock:
+        state.preset_limits.pop(preset, None)
+        state.rate_limit_streak = 0
+        state.rate_limited_until = state.rate_limited_preset = ""
 
 
 def skip_reason(ctx: TickContext, now: datetime | None = None) -> str:

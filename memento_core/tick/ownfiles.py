@@ -11,10 +11,12 @@ they were at the snapshot, so the guard failure can be written down at all.
 from __future__ import annotations
 
 import os
+import shutil
+import stat
 from pathlib import Path
 
 from ..locks import atomic_write_bytes
-from ..workspace import OWN_DOCS, Workspace
+from ..workspace import OWN_DOCS, OWN_PROMPTS, Workspace
 from .guards import MAP_REL, PLAN_REL, Snapshot
 
 FOLDERS = ("docs", ".memento", ".memento/claims", ".memento/locks", ".memento/prompts", "logs",
@@ -23,6 +25,9 @@ FOLDERS = ("docs", ".memento", ".memento/claims", ".memento/locks", ".memento/pr
 RUNTIME = (".memento/state.json", "logs/cron.log")
 STATUS_REL = "docs/TICK_STATUS.md"
 NOTES_REL = "docs/HUMAN_NOTES.md"
+# Memento's files the agent may neither make nor swap for a FIFO, a socket or a folder (the
+# sandbox binds those that exist read-only; a missing one could be made in their writable folder).
+WATCHED = (*OWN_DOCS, *OWN_PROMPTS, ".memento_ignore", ".memento_cleanignore")
 # A copy bigger than this is not kept: the file then comes back empty.
 COPY_LIMIT = 16 * 1024 * 1024
 
@@ -83,3 +88,41 @@ def _read(path: Path) -> bytes | None:
             return fh.read()
         except OSError:
             return None
+
+
+def _watched(archive_dir: str) -> list[str]:
+    archive = archive_dir.strip("/")
+    return [*WATCHED, *([archive] if archive not in ("", ".") else [])]
+
+
+def absent_own(ws: Workspace, archive_dir: str) -> frozenset[str]:
+    """Those of Memento's own files (WATCHED, the status archive folder) that are not there now."""
+    return frozenset(rel for rel in _watched(archive_dir) if not os.path.lexists(ws.root / rel))
+
+
+def remove_impostors(ws: Workspace, snap: Snapshot) -> tuple[str, ...]:
+    """Remove what stands for one of Memento's own files and is not the file the snapshot saw:
+    anything where nothing was (a new file, a FIFO, a folder: the agent made it), and anything
+    but a regular file where one was (the status archive: a folder). A document the snapshot
+    has is put back. Links are unlink_own_links's. Returns the paths removed."""
+    content = {PLAN_REL: snap.plan, STATUS_REL: snap.status, NOTES_REL: snap.notes, MAP_REL: snap.project_map}
+    archive = snap.archive_dir.strip("/")
+    found = []
+    for rel in _watched(snap.archive_dir):
+        path = ws.root / rel
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            continue
+        expected = stat.S_ISDIR(mode) if rel == archive else stat.S_ISREG(mode)
+        if rel not in snap.absent and (expected or stat.S_ISLNK(mode)):
+            continue
+        if stat.S_ISDIR(mode):
+            shutil.rmtree(path, ignore_errors=True)  # rmtree never follows a link inside
+        else:
+            os.unlink(path)
+        found.append(rel)
+        data = None if rel in snap.absent else content.get(rel)
+        if data is not None and not os.path.lexists(path):
+            atomic_write_bytes(path, data)
+    return tuple(found)

@@ -42,7 +42,7 @@ def merge_plan(base: bytes, upstream: bytes, mine: bytes, notes: list[str]) -> b
     for old in b.tasks:
         if m.task(old.id) is None:
             _remove(editor, old, notes)
-    _merge_meta(editor, base, upstream, mine)
+    _merge_meta(editor, base, upstream, mine, notes)
     editor.update_counters()
     return editor.doc.encode()
 
@@ -129,15 +129,22 @@ def _remove(editor: PlanEditor, old: Task, notes: list[str]) -> None:
     editor.replace_all(editor.doc.encode())
 
 
-def _merge_meta(editor: PlanEditor, base: bytes, upstream: bytes, mine: bytes) -> None:
+def _merge_meta(editor: PlanEditor, base: bytes, upstream: bytes, mine: bytes, notes: list[str]) -> None:
+    """This side's Meta edits where the remote left the key as it was; when both changed one
+    (to different values) the remote's stands and the loss is said. total_ticks takes the
+    larger count; the task counters are recounted."""
     base_meta, theirs = _meta_values(base), _meta_values(upstream)
     for key, value in _meta_values(mine).items():
+        was, there = base_meta.get(key), theirs.get(key)
         if key == "total_ticks":
-            best = max(int(v) if v.isdigit() else 0 for v in (value, theirs.get(key, "0")))
+            best = max(int(v) if v.isdigit() else 0 for v in (value, there or "0"))
             editor.set_meta(key, str(best))
-        elif base_meta.get(key) != value and theirs.get(key) == base_meta.get(key) and \
-                key not in ("total_tasks", "completed_tasks"):
+        elif key in ("total_tasks", "completed_tasks") or value == was or value == there:
+            continue
+        elif there == was:
             editor.set_meta(key, value)
+        else:
+            notes.append(f"Meta {key}: set to {value!r} here and to {there!r} on the remote; the remote's stands")
 
 
 def _meta_values(data: bytes) -> dict[str, str]:

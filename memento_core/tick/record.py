@@ -71,6 +71,7 @@ class Record:
     commit_hashes: dict[str, str] = field(default_factory=dict)
     entry: str = ""
     worktree: str = ""  # a parallel worker's (SPEC §12), relative to the project: its changes live there
+    branch: str = ""  # that worker's branch (`memento/<ID>`, another name when a person has that one)
 
 
 def records_dir(ws: Workspace) -> Path:
@@ -95,7 +96,7 @@ def _write(ws: Workspace, rec: Record) -> None:
 
 
 def write_record(ws: Workspace, task: Task, number: int, base: str | None, untracked: set[str],
-                 max_retries: int, log: str = "", worktree: str = "") -> Record:
+                 max_retries: int, log: str = "", worktree: str = "", branch: str = "") -> Record:
     """The record of an attempt about to be claimed (call before the claim is written)."""
     plan = ws.plan_path.read_bytes()
     try:
@@ -111,7 +112,7 @@ def write_record(ws: Workspace, task: Task, number: int, base: str | None, untra
                  cleanignore=tuple(gitops.read_pattern_file(ws.cleanignore_path)),
                  max_retries=max_retries, retries=task.retries, plan_sha256=hashlib.sha256(plan).hexdigest(),
                  status_sha256=hashlib.sha256(status).hexdigest(), heartbeat_every=BEACON_SECONDS, log=log,
-                 worktree=worktree)
+                 worktree=worktree, branch=branch)
     _write(ws, rec)
     _beacon(json_path)
     return rec

@@ -10,6 +10,7 @@ commit never happened (:func:`finish_interrupted_commit`).
 from __future__ import annotations
 
 import os
+import re
 import time
 from dataclasses import dataclass
 
@@ -21,7 +22,7 @@ from ..locks import atomic_write_bytes, file_lock, lock_path_for, locked_edit
 from ..plan import Plan, Task, decode_text, edit_plan, scan_plan
 from ..state import Claim, claim_is_stale, read_claim, remove_claim, this_host
 from .context import TickContext
-from .entries import fill_commit
+from .entries import PENDING_COMMIT, fill_commit
 from .files import read_or_none, unlink
 from .gitstate import put_back
 from .guards import LIMIT_KEYS, Snapshot, git_damage
@@ -167,7 +168,7 @@ def roll_back_stale(ctx: TickContext, task: Task, rec: Record | None) -> str:
         # No record of the tick's own: believe nothing. Only tracked changes on top of
         # HEAD are undone; every untracked file stays where it is.
         keep = _committed_patterns(ctx.root, head)
-        said = ctx.rolled_back(roll_back(ws, head, gitops.untracked(ctx.root), label, fold=False,
+        said = ctx.rolled_back(roll_back(ws, head, gitops.persons_paths(ctx.root), label, fold=False,
                                          keep_patterns=keep))
         return said + "; the tick left no record: untracked files and commits were kept"
     untracked, keep = set(rec.untracked), rec.cleanignore
@@ -308,8 +309,8 @@ def finish_interrupted_commit(ctx: TickContext, claim: Claim) -> None:
     ws = ctx.ws
     paths = [p for p in claim.commit_paths if p]
     message = claim.commit_message or f"memento: complete {claim.task}"
-    status = read_or_none(ws.status_path) or b""
-    if claim.entry and claim.entry.splitlines()[0].encode() not in status:
+    status = (read_or_none(ws.status_path) or b"").decode("utf-8", "replace")
+    if claim.entry and _entry_span(status, claim.entry) is None:  # by the task, not by the tick's heading
         status_log.append_entry(ws.status_path, claim.entry)
     now = gitops.hash_files(ctx.root, list(claim.commit_hashes))
     if now != claim.commit_hashes:
@@ -324,9 +325,55 @@ def finish_interrupted_commit(ctx: TickContext, claim: Claim) -> None:
     if sha is None:  # it had landed: find it
         sha = next((s for s, subject in gitops.log_subjects(ctx.root, 20) if subject == message), None)
     if sha:
-        fill_commit(ws.status_path, sha[:7])
+        _fill_entry_commit(ws.status_path, claim.entry, sha[:7])
     remove_claim(ws, claim.task)
     remove_record(ws, claim.task)
+
+
+def _entry_key(entry) -> tuple:
+    return entry.timestamp, entry.tick, entry.field("Task"), entry.field("Status")
+
+
+def _entry_span(status: str, entry: str) -> tuple[int, int] | None:
+    """The lines (0-based, end excluded) of the status log's last entry that is ``entry``: same
+    stamp and tick, same Task and Status. Other entries of the tick share its heading (a STALE
+    event, another worker's entry); they are not it."""
+    wanted = status_log.parse_status_text(entry)
+    if not wanted:
+        return None
+    found = status_log.parse_status_text(status)
+    for i in range(len(found) - 1, -1, -1):
+        if _entry_key(found[i]) == _entry_key(wanted[0]):
+            end = found[i + 1].line - 1 if i + 1 < len(found) else len(_lines(status))
+            return found[i].line - 1, end
+    return None
+
+
+def _lines(text: str) -> list[str]:
+    """Lines as the status log's parser counts them (ended by \\n only), each with its ending."""
+    return [ln for ln in re.split(r"(?<=\n)", text) if ln]
+
+
+def _fill_entry_commit(path, entry: str, sha: str) -> None:
+    """The sha into the Git Commit field of ``entry`` (found by _entry_span); else as fill_commit does."""
+
+    def transform(data: bytes) -> bytes | None:
+        text = data.decode("utf-8")
+        span = _entry_span(text, entry) if entry else None
+        if span is None:
+            return None
+        lines = _lines(text)
+        field = f"- **Git Commit**: {PENDING_COMMIT}"
+        for n in range(span[0], span[1]):
+            if lines[n].startswith(field):
+                lines[n] = lines[n].replace(PENDING_COMMIT, f"`{sha}`", 1)
+                return "".join(lines).encode("utf-8")
+        return None
+
+    if entry and _entry_span((read_or_none(path) or b"").decode("utf-8", "replace"), entry) is not None:
+        locked_edit(path, transform)
+    else:
+        fill_commit(path, sha)
 
 
 def clean_leftovers(ctx: TickContext) -> None:

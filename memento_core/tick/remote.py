@@ -21,7 +21,12 @@ no Memento server. Around the tick's own steps (run.py) this module:
   ``stale_lock_timeout`` (its retry counted) (:func:`take_over_stale`).
 
 Every push names what it expects to replace, so nothing a person pushed is
-ever overwritten: a rejected push is fetched, rebased and tried again.
+ever overwritten: a rejected push is fetched, rebased and tried again. A push
+the remote itself refuses (``! [remote rejected]``: a pre-receive hook, a
+protected branch) is no lost race: :class:`PushRefused` carries the remote's
+own words, the tick stops there and the next one tries again. A push whose
+answer never arrived (the connection cut after the refs landed) is settled by
+reading the remote's refs (:func:`landed`) before anything is declared lost.
 Without a remote every function here returns at once (today's tick).
 """
 
@@ -29,6 +34,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 import threading
 import time
@@ -42,6 +48,7 @@ from ..lines import decode
 from ..locks import atomic_write_bytes
 from ..plan import Plan, PlanEditor, Task, edit_plan
 from ..runlog import Outcome, cron_log, utc_stamp
+from ..scheduler import pickable
 from ..state import read_claim
 from ..workspace import OWN_DOCS
 from . import plan_merge
@@ -55,6 +62,14 @@ CLAIMS = "refs/memento/claims/"
 SEEN = "refs/memento/seen/"  # the remote's claim refs as this host last fetched them
 PLAN, STATUS, NOTES_DOC, STATE_DOC = ("docs/MASTER_PLAN.md", "docs/TICK_STATUS.md", "docs/HUMAN_NOTES.md",
                                       "docs/CURRENT_STATE.md")
+
+
+class PushRefused(MementoError):
+    """The remote itself refused the push (a hook, a protected branch): no race was lost."""
+
+    def __init__(self, remote: str, said: str):
+        super().__init__(f"the remote {remote!r} refused the push: {said}")
+        self.remote, self.said = remote, said
 
 
 class FleetConflict(MementoError):
@@ -85,6 +100,7 @@ class Fleet:
         self.task = ""  # the task this host holds a claim on
         self.ref = ""  # the heartbeat commit it last pushed for it
         self.lost = ""  # why the claim stopped being ours while it ran
+        self.unsure: set[str] = set()  # heartbeat commits pushed whose answer never arrived
         self.plan_notes: list[str] = []  # this host's plan edits the remote's word overrode in a rebase
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -110,14 +126,24 @@ class Fleet:
             try:
                 with self._lock:
                     new = heartbeat_commit(self.ctx, self.task, self.host)
-                    if push(self.ctx, [f"{new}:{CLAIMS}{self.task}"], [f"{CLAIMS}{self.task}:{self.ref}"]):
-                        self.ref = new
-                        save_pending(self.ctx, self.task, new)
-                    else:
-                        self.lost = f"its heartbeat ref {CLAIMS}{self.task} was changed by another host"
+                    ref = f"{CLAIMS}{self.task}"
+                    self.unsure.add(new)  # until the remote's answer says otherwise
+                    if push(self.ctx, [f"{new}:{ref}"], [f"{ref}:{self.ref}"]):
+                        self.adopt(new)
+                    elif not self.adopt(remote_ref(self.ctx, ref)):
+                        self.lost = f"its heartbeat ref {ref} was changed by another host"
                         return
             except (OSError, MementoError) as exc:
                 cron_log(self.ctx.ws, f"claim heartbeat not pushed (tried again in {HEARTBEAT_SECONDS:g}s): {exc}")
+
+    def adopt(self, sha: str | None) -> bool:
+        """``sha`` is the claim ref's value on the remote: True when it is a beat of this host's
+        (the last one it knows landed, or one whose push answered with an error but landed)."""
+        if not sha or (sha != self.ref and sha not in self.unsure):
+            return False
+        self.ref, self.unsure = sha, set()
+        save_pending(self.ctx, self.task, sha)
+        return True
 
 
 def enabled(ctx: TickContext) -> bool:
@@ -171,14 +197,29 @@ def pick(ctx: TickContext, pick_task: Callable, afterwards: Callable) -> tuple[P
             picked = pick_task(ctx)
             if isinstance(picked, Outcome):
                 return picked
+            picked = _spread(ctx, *picked)
             if claim(ctx, picked[1]):
                 return picked
             cron_log(ctx.ws, f"lost the race for {picked[1].id} to another host: fetching and picking again")
     except FleetConflict as exc:
         return stop(f"{exc}; rebase or merge by hand, then the next tick runs")
+    except PushRefused as exc:
+        return stop(f"{exc}; nothing was claimed, the next tick tries again")
     except MementoError as exc:
         return stop(f"the remote {ctx.config.workers_remote!r} could not be used: {exc}")
     return stop(f"lost the race to the remote {MAX_RACES} times; the next tick tries again")
+
+
+def _spread(ctx: TickContext, plan: Plan, task: Task) -> tuple[Plan, Task]:
+    """In a `parallel: true` phase, any of its pickable tasks at random rather than the first:
+    hosts that fetched the same plan race for the same task less often (each lost race is a
+    fetch and a push more). Other phases keep the first, in file order."""
+    phase = plan.phase(task.phase) if task.phase else None
+    if phase is None or not phase.parallel:
+        return plan, task
+    max_retries = plan.meta.max_retries
+    candidates = [t for t in plan.tasks if t.phase == task.phase and pickable(t, max_retries, plan)]
+    return plan, (random.SystemRandom().choice(candidates) if candidates else task)
 
 
 def publish(ctx: TickContext, result: TaskResult) -> TaskResult:
@@ -193,7 +234,7 @@ def publish(ctx: TickContext, result: TaskResult) -> TaskResult:
             commit_own_docs(ctx)
             fetch(ctx)
             upstream = remote_head(ctx)
-            if not f.lost and _seen(ctx).get(f.task, Beat("", "", 0)).sha != f.ref:
+            if not f.lost and not f.adopt(_seen(ctx).get(f.task, Beat("", "", 0)).sha):
                 f.lost = f"its claim ref {CLAIMS}{f.task} is gone or another host's (taken over as stale?)"
             if f.lost:
                 return _claim_lost(ctx, result, upstream)
@@ -210,6 +251,10 @@ def publish(ctx: TickContext, result: TaskResult) -> TaskResult:
     except MementoError as exc:
         cron_log(ctx.ws, f"the result of {result.task_id} is committed here but not pushed "
                          f"(the next sync pushes it if the claim is still this host's): {exc}")
+        if isinstance(exc, PushRefused):
+            ctx.event(f"⚠️ NOT PUSHED — the remote {exc.remote} refused the result of {result.task_id}",
+                      [("Reason", exc.said), ("Action", "committed here; the next tick pushes it with its claim "
+                                                        "ref once the remote takes it")])
         f.task = ""
         return result
     cron_log(ctx.ws, f"the result of {result.task_id} was not pushed after {MAX_RACES} races; the next tick does")
@@ -230,21 +275,12 @@ def _release_if_still_claimed(ctx: TickContext, task_id: str) -> None:
 
 
 def finish(ctx: TickContext, outcome: Outcome) -> Outcome:
-    """After the tick: Memento's documents committed and pushed (a CI runner keeps nothing)."""
+    """After the tick, a normal end or SIGTERM: Memento's documents committed and pushed, and a
+    result an earlier push could not land pushed with its claim ref (a CI runner keeps nothing)."""
     if not enabled(ctx):
         return outcome
     try:
-        for _ in range(MAX_RACES):
-            commit_own_docs(ctx)
-            fetch(ctx)
-            upstream = remote_head(ctx)
-            if upstream == gitops.head(ctx.root):
-                return outcome
-            integrate(ctx, upstream)
-            if upstream is not None and gitops.head(ctx.root) == upstream:
-                return outcome
-            if push(ctx, [f"HEAD:refs/heads/{fleet(ctx).branch}"], [_lease(fleet(ctx), upstream)]):
-                return outcome
+        sync(ctx, take_over=False)
     except MementoError as exc:
         cron_log(ctx.ws, f"memento's documents were not pushed to {ctx.config.workers_remote}: {exc}")
     return outcome
@@ -290,9 +326,9 @@ def clean_leftovers(ctx: TickContext) -> None:
 # ---------------------------------------------------------------- sync, claim, take over
 
 
-def sync(ctx: TickContext) -> None:
+def sync(ctx: TickContext, *, take_over: bool = True) -> None:
     """Local branch = the remote's, plus this host's unpushed commits rebased and pushed;
-    then stale claims of other hosts taken over."""
+    then (``take_over``) stale claims of other hosts taken over."""
     f = fleet(ctx)
     for _ in range(MAX_RACES):
         commit_own_docs(ctx)
@@ -309,7 +345,7 @@ def sync(ctx: TickContext) -> None:
             continue
         if pending and local != upstream:
             save_pending(ctx, "", "")
-        if take_over_stale(ctx, local):
+        if not take_over or take_over_stale(ctx, local):
             return
     raise MementoError(f"lost the race to the remote {MAX_RACES} times")
 
@@ -336,9 +372,14 @@ def claim(ctx: TickContext, task: Task) -> bool:
                               blobs={PLAN: ("100644", oid)})
     beat = heartbeat_commit(ctx, task.id, f.host)
     old = _seen(ctx).get(task.id)
-    if push(ctx, [f"HEAD:refs/heads/{f.branch}", f"{beat}:{CLAIMS}{task.id}"],
-            [_lease(f, base), f"{CLAIMS}{task.id}:{old.sha if old else ''}"]):
-        f.task, f.ref, f.lost = task.id, beat, ""
+    try:
+        won = push(ctx, [f"HEAD:refs/heads/{f.branch}", f"{beat}:{CLAIMS}{task.id}"],
+                   [_lease(f, base), f"{CLAIMS}{task.id}:{old.sha if old else ''}"])
+    except MementoError:
+        _move_back(ctx, sha, base)  # refused, or no answer and the remote unreadable: nothing claimed here
+        raise
+    if won:
+        f.task, f.ref, f.lost, f.unsure = task.id, beat, "", set()
         save_pending(ctx, task.id, beat)
         f.start_beating()
         return True
@@ -532,16 +573,119 @@ def remote_head(ctx: TickContext) -> str | None:
 
 def push(ctx: TickContext, specs: list[str], leases: list[str]) -> bool:
     """``git push --atomic`` with a lease per ref: True when it landed, False when a lease or a
-    fast-forward check refused it (another host or a person got there first)."""
+    fast-forward check refused it (another host or a person got there first).
+
+    :class:`PushRefused` when the remote itself refused it (``[remote rejected]``: a hook, a
+    protected branch), with its own words; never taken for a lost race. A push that failed
+    without an answer (the connection cut) is settled by reading the remote's refs: True when
+    every ref is as pushed (it landed), else MementoError."""
+    f = fleet(ctx)
+    wanted = _wanted(ctx, specs)  # before the push: HEAD may move after it
     args = ["push", "--atomic", "--porcelain", "--no-verify", *(f"--force-with-lease={le}" for le in leases),
-            fleet(ctx).remote, *specs]
+            f.remote, *specs]
     proc = gitops.run_git(ctx.root, args, check=False)
-    if proc.returncode == 0:
-        return True
     out = proc.stdout.decode("utf-8", "replace") + proc.stderr.decode("utf-8", "replace")
-    if re.search(r"^!\t|stale info|rejected|fetch first|non-fast-forward|atomic push failed", out, re.M):
+    if proc.returncode == 0:
+        _note_refusal(ctx, "")
+        return True
+    if re.search(r"^!\t.*\[remote rejected\]", out, re.M) and not _LOCK_RACE.search(out):
+        said = _remote_words(out)
+        _note_refusal(ctx, said)
+        cron_log(ctx.ws, f"the remote {f.remote!r} refused the push of {', '.join(specs)}: {said}")
+        raise PushRefused(f.remote, said)
+    if re.search(r"^!\t|stale info|\[rejected\]|fetch first|non-fast-forward|atomic push failed", out, re.M):
+        cron_log(ctx.ws, f"a push to {f.remote} lost a race (a lease or fast-forward check refused it): "
+                         "fetching again")
+        _back_off()
         return False
-    raise MementoError(f"git push {fleet(ctx).remote} failed: {out.strip()[-500:]}")
+    if landed(ctx, wanted):
+        cron_log(ctx.ws, f"git push {f.remote} answered with an error but its refs landed: "
+                         + " ".join(out.split())[-300:])
+        _note_refusal(ctx, "")
+        return True
+    raise MementoError(f"git push {f.remote} failed: {out.strip()[-500:]}")
+
+
+# Another push landed between the remote's check of this one and its ref update: a lost race,
+# though git words it as the remote's refusal ("cannot lock ref 'refs/heads/main': is at … but
+# expected …").
+_LOCK_RACE = re.compile(r"cannot lock ref|is at [0-9a-f]+ but expected|reference already exists")
+BACKOFF_SECONDS = float(os.environ.get("MEMENTO_REMOTE_BACKOFF_SECONDS", "0.5"))
+
+
+def _back_off() -> None:
+    """After a lost race, a random pause (up to BACKOFF_SECONDS): hosts that lost to the same
+    push do not all fetch and push again at the same moment."""
+    time.sleep(random.SystemRandom().uniform(0, BACKOFF_SECONDS))
+
+
+def _wanted(ctx: TickContext, specs: list[str]) -> dict[str, str]:
+    """What each push spec asks the remote's ref to become: ref -> sha ('' for a deletion)."""
+    wanted = {}
+    for spec in specs:
+        src, _, dst = spec.rpartition(":")
+        sha = gitops.run_git(ctx.root, ["rev-parse", "-q", "--verify", src + "^{object}"],
+                             check=False).stdout.decode().strip() if src else ""
+        wanted[dst] = sha
+    return wanted
+
+
+def landed(ctx: TickContext, wanted: dict[str, str]) -> bool:
+    """The remote's refs are exactly ``wanted`` (read with `git ls-remote`); False when it cannot be read."""
+    if not wanted or any(v is None for v in wanted.values()):
+        return False
+    proc = gitops.run_git(ctx.root, ["ls-remote", fleet(ctx).remote, *wanted], check=False)
+    if proc.returncode != 0:
+        return False
+    there = {}
+    for line in proc.stdout.decode("utf-8", "replace").splitlines():
+        sha, _, name = line.partition("\t")
+        there[name] = sha
+    return all(there.get(ref, "") == sha for ref, sha in wanted.items())
+
+
+def remote_ref(ctx: TickContext, ref: str) -> str | None:
+    """The remote's ``ref`` as it is now (`git ls-remote`), '' when absent, None when unreadable."""
+    proc = gitops.run_git(ctx.root, ["ls-remote", fleet(ctx).remote, ref], check=False)
+    if proc.returncode != 0:
+        return None
+    for line in proc.stdout.decode("utf-8", "replace").splitlines():
+        sha, _, name = line.partition("\t")
+        if name == ref:
+            return sha
+    return ""
+
+
+def _remote_words(out: str) -> str:
+    """What the remote said when it refused: its `remote:` lines and git's reason."""
+    said = [line[len("remote:"):].strip() for line in out.splitlines() if line.startswith("remote:")]
+    said = [s for s in said if s]
+    reasons = sorted(set(re.findall(r"\[remote rejected\] \(([^)]*)\)", out)))
+    return "; ".join(said + [f"({r})" for r in reasons])[:500] or "[remote rejected]"
+
+
+def _refused_path(ctx: TickContext):
+    return ctx.ws.memento_dir / "fleet_refused.json"
+
+
+def _note_refusal(ctx: TickContext, said: str) -> None:
+    """The remote's last refusal, for `memento doctor` (read_refusal); '' once a push lands."""
+    path = _refused_path(ctx)
+    if not said:
+        if path.exists():
+            path.unlink(missing_ok=True)
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(path, json.dumps({"remote": fleet(ctx).remote, "said": said, "at": utc_stamp()}).encode())
+
+
+def read_refusal(ws) -> dict | None:
+    """The remote's last refusal of this host's push ({remote, said, at}), None when the last push landed."""
+    try:
+        data = json.loads((ws.memento_dir / "fleet_refused.json").read_text(encoding="utf-8"))
+        return data if isinstance(data, dict) and data.get("said") else None
+    except (OSError, ValueError):
+        return None
 
 
 def integrate(ctx: TickContext, upstream: str | None) -> None:

@@ -5,8 +5,9 @@ reviewed before its commit: the reviewer (confined like the worker, the
 project read-only but ``.memento/worker/``) gets the task, its numbered
 criteria, verify's output and the attempt's diff, and writes
 ``.memento/worker/review.md`` (``Verdict: PASS|FAIL``, one finding per
-criterion). :func:`parse_review` reads it strictly: a missing or garbled file
-is a FAIL. A reviewer that changed anything (the work tree, git, Memento's
+criterion). :func:`parse_review` takes the first line that reads ``Verdict:``
+(a heading before it and Markdown emphasis allowed, as models write it) and
+reads the findings strictly: a missing or garbled file is a FAIL. A reviewer that changed anything (the work tree, git, Memento's
 documents) fails the review; the attempt's rollback undoes it. A FAIL fails the
 attempt with ``review: <first finding>``; its findings wait in
 ``.memento/reviews/ID.md`` (Workspace.reviews_dir: a parallel worker's are the
@@ -42,8 +43,11 @@ MAX_REVIEW_BYTES = 64 * 1024
 MAX_DIFF_CHARS = 60_000
 MAX_REASON = 300
 MAX_FINDINGS = 2000  # the entry's Findings field (a fleet's hosts read it: .memento/reviews/ does not travel)
-_VERDICT_RE = re.compile(r"^Verdict:[ \t]*(?P<v>\S+)[ \t]*$")
-_FINDING_RE = re.compile(r"^[-*][ \t]+\[(?P<mark>[A-Za-z]+)\][ \t]+(?P<n>[0-9]{1,4})[ \t]*[:.)][ \t]*(?P<text>.*?)[ \t]*$")
+_VERDICT_RE = re.compile(r"^(?:#{1,6}[ \t]+|[-*>][ \t]+)?Verdict[ \t]*:[ \t]*(?P<v>\S+)[ \t]*$", re.I)
+_EMPHASIS_RE = re.compile(r"\*\*|__|(?<![\w*])[*_](?=\S)|(?<=\S)[*_](?![\w*])")
+_E = r"(?:\*\*|__|\*|_)?"  # Markdown emphasis around a finding's mark and number
+_FINDING_RE = re.compile(rf"^[-*][ \t]+{_E}\[(?P<mark>[A-Za-z]+)\]{_E}[ \t]+{_E}(?P<n>[0-9]{{1,4}}){_E}[ \t]*[:.)]"
+                         rf"{_E}[ \t]*(?P<text>.*?)[ \t]*$")
 
 
 @dataclass(frozen=True)
@@ -79,20 +83,35 @@ class Outcome:
 REVIEWER_FAILED = "⏹ SET ASIDE (the reviewer could not review; no retry counted)"
 
 
+def verdict_of(line: str) -> str | None:
+    """"PASS"/"FAIL" when ``line`` reads ``Verdict: PASS|FAIL`` (as a heading or a list item too,
+    Markdown emphasis allowed: ``**Verdict:** PASS``, ``*Verdict*: FAIL``, ``Verdict: **PASS**``),
+    "" for a Verdict line with another word, None for any other line."""
+    plain = _EMPHASIS_RE.sub("", line).strip()
+    m = _VERDICT_RE.match(plain)
+    if m is None:
+        return None
+    word = m.group("v").upper().rstrip(".")
+    return word if word in ("PASS", "FAIL") else ""
+
+
 def parse_review(text: str, count: int) -> Review:
-    """``Verdict: PASS|FAIL`` as the first line, then exactly one ``- [PASS|FAIL] N: finding`` per criterion."""
+    """The first line that reads ``Verdict: PASS|FAIL`` (a title or notes before it allowed), then
+    exactly one ``- [PASS|FAIL] N: finding`` per criterion."""
     lines = [ln.strip() for ln in text.removeprefix("\ufeff").replace("\r\n", "\n").split("\n")]
     lines = [ln for ln in lines if ln]
     if not lines:
         return Review(problem="it is empty")
-    m = _VERDICT_RE.match(lines[0])
-    if m is None or m.group("v") not in ("PASS", "FAIL"):
-        return Review(problem="its first line is not `Verdict: PASS` or `Verdict: FAIL`")
-    verdict = m.group("v")
+    at = next((i for i, ln in enumerate(lines) if verdict_of(ln) is not None), None)
+    if at is None:
+        return Review(problem="it has no line `Verdict: PASS` or `Verdict: FAIL`")
+    verdict = verdict_of(lines[at])
+    if not verdict:
+        return Review(problem="its Verdict line is not `Verdict: PASS` or `Verdict: FAIL`")
     found: dict[int, tuple[int, bool, str]] = {}
-    for line in lines[1:]:
-        if _VERDICT_RE.match(line):
-            return Review(problem="it has more than one Verdict line")
+    for line in lines[at + 1:]:
+        if verdict_of(line) not in (None, verdict):
+            return Review(problem="it has two Verdict lines that disagree")
         f = _FINDING_RE.match(line)
         if f is None:
             continue
@@ -177,10 +196,14 @@ def review_attempt(ctx: TickContext, at, touched, verify_tail: str, *, run, guar
         unlink(report)
         review = Review(problem=f"{changed} (a review may change nothing; rolled back)")
         return _decide(ctx, at, review, count, settings.max_rounds, verify_tail)
+    review = read_review(report, count) if not failed else None
+    if review is not None:  # a reviewer that exited 0 with a rate limit in its last words: its review decides
+        failed = limits.judge_suspect(ctx, reviewer, "no valid review" if review.problem else "")
+        failed = failed if failed.startswith("rate limited") else ""
+        at.agent = _together(worker, reviewer)
     if failed:
         unlink(report)
         return _reviewer_failed(ctx, at, failed, reviewer, verify_tail)
-    review = read_review(report, count)
     unlink(report)
     return _decide(ctx, at, review, count, settings.max_rounds, verify_tail) \
         or limits.over_task_budget(ctx, at.agent.usage if at.agent is not None else None)

@@ -72,8 +72,8 @@ def tick(ws: Workspace) -> Outcome:
         if refused is not None:
             return refused
         return remote.finish(ctx, work_through_tasks(ctx))  # [workers] remote: push what is left
-    except Interrupted:
-        return afterwards(ctx, EXIT_OK, "interrupted by SIGTERM")
+    except Interrupted:  # the remote is finished as after a normal end: nothing stays unpushed
+        return remote.finish(ctx, afterwards(ctx, EXIT_OK, "interrupted by SIGTERM"))
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)

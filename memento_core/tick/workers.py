@@ -101,6 +101,7 @@ class Worker:
     claim: Claim
     ctx: TickContext  # the worktree's: agent, guards, verify, rollback
     docs: TickContext  # the main work tree's, with this worker's log: plan, notes, status, commits
+    branch: str = ""  # its branch (worktrees.free_branch: never a person's)
     at: attempt.Attempt | None = None
     thread: threading.Thread | None = None
     result: TaskResult | None = None
@@ -141,7 +142,7 @@ class Crew:
     def __init__(self, ctx: TickContext):
         self.ctx, self.ws = ctx, ctx.ws
         self.size = ctx.config.workers_max
-        self.lock = threading.RLock()
+        self.lock = ctx.state_lock  # also the lock of the tick's state the workers share (limits.py)
         self.changed = threading.Event()
         self.running: list[Worker] = []
         self.main_ref = worktrees.head_ref(ctx.root)
@@ -174,9 +175,10 @@ class Crew:
                       tick=ctx.number or 0, base=base, worktree=f"{worktrees.WORKTREES_REL}/{task.id}",
                       log=ws.rel(log))
         # The tick's own record first (SPEC §13), in main: recovery believes it, not the claim.
-        # A fresh worktree at the base has no untracked files.
+        # A fresh worktree at the base has no untracked files; its branch is a name no branch has.
+        branch = worktrees.free_branch(ws, task.id)
         write_record(ws, task, ctx.number or 0, base, set(), plan.meta.max_retries, ws.rel(log),
-                     worktree=claim.worktree)
+                     worktree=claim.worktree, branch=branch)
         write_claim(ws, claim)
         number = ctx.number
         ctx.number_saved = True
@@ -188,13 +190,13 @@ class Crew:
             remove_record(ws, task.id)
             return TaskResult(task.id, False, f"could not claim: {exc}")
         docs = _copy(ctx, ws, log)
-        worker = Worker(task, plan, claim, docs, docs)
+        worker = Worker(task, plan, claim, docs, docs, branch)
         try:
-            path = worktrees.add(ws, task.id, base)
+            path = worktrees.add(ws, task.id, base, branch)
         except MementoError as exc:
             result = self._fail_in_main(worker, f"could not make its worktree: {exc}", 0.0, None, "", {},
                                         "nothing ran", False, "")
-            worktrees.remove(ws, task.id)
+            worktrees.remove(ws, task.id, branch)
             return result
         worker.ctx = _copy(ctx, WorktreeSpace(path, main=ctx.root), log)
         return worker
@@ -210,7 +212,7 @@ class Crew:
 
                 def work() -> TaskResult:
                     with self.lock:
-                        at.snap = attempt.take_snapshot(w.ctx, w.claim.base, gitops.untracked(w.ctx.root))
+                        at.snap = attempt.take_snapshot(w.ctx, w.claim.base, gitops.persons_paths(w.ctx.root))
                         save_git(self.ws, w.task.id, at.snap.git)
                     return attempt._work(w.ctx, w.plan, at)
 
@@ -219,7 +221,7 @@ class Crew:
             w.result = TaskResult(w.task.id, False, f"the worker stopped: {type(exc).__name__}: {exc}")
         finally:
             with self.lock:
-                worktrees.remove(self.ws, w.task.id)
+                worktrees.remove(self.ws, w.task.id, w.branch)
                 for sub in (w.docs, w.ctx):
                     self.ctx.git_failed = self.ctx.git_failed or sub.git_failed
                     self.ctx.rate_limited = self.ctx.rate_limited or sub.rate_limited
@@ -234,7 +236,7 @@ class Crew:
         snap = w.at.snap if w.at is not None else None
         if snap is None or snap.git is None:
             return
-        own = worktrees.branch_ref(w.task.id)
+        own = w.branch
         now = gitstate.watched_refs(self.ctx.root)
         refs = {k: v for k, v in now.items() if k != own and k != self.main_ref}
         refs.update({k: v for k, v in snap.git.refs.items() if k == own})
@@ -308,14 +310,15 @@ class Crew:
                                 verify_tail, report)
         blobs = worktrees.changes_of(w.ctx.root, tip) if tip != onto else {}
         busy = sorted(e.path for e in gitops.status(root) if e.path in blobs)
+        if not busy:
+            main_at = attempt.Attempt(w.task, attempt.take_snapshot(docs, onto, gitops.persons_paths(root)), None,
+                                      at.began, beat=at.beat, given_notes=at.given_notes, agent=at.agent,
+                                      blobs=blobs, review=at.review)
+            busy = worktrees.bring_into(root, onto, blobs)  # each file compared again just before it is replaced
         if busy:
             return self._failed(w, w.ctx, at, "the main work tree has uncommitted changes to "
                                 + ", ".join(busy) + "; the task's work was set aside", duration, 0,
                                 verify_tail, report, count_retry=False)
-        main_at = attempt.Attempt(w.task, attempt.take_snapshot(docs, onto, gitops.untracked(root)), None,
-                                  at.began, beat=at.beat, given_notes=at.given_notes, agent=at.agent, blobs=blobs,
-                                  review=at.review)
-        worktrees.bring_into(root, tip, blobs)
         result = attempt.record_pass(docs, main_at, touched, duration, verify_tail, report)
         self.main_head = gitops.head(root)
         return result
@@ -437,7 +440,7 @@ def stop_stale_workers(ctx: TickContext, plan: Plan) -> None:
         if rec is not None and rec.host == this_host() and rec.pid != os.getpid():
             kill_marked(rec.identity, str(where))  # the agent carries its worktree as its project
         saved = worktrees.save_work(ws, task_id, (rec.base if rec is not None else None) or claim.base)
-        removed = worktrees.remove(ws, task_id) + saved
+        removed = worktrees.remove(ws, task_id, rec.branch if rec is not None else None) + saved
         if why is None:  # this process's own (a worker thread that died): recovery then sees no claim
             remove_claim(ws, task_id)
         cron_log(ws, f"stale worker {task_id} ({why or 'left by this process'}): removed "

@@ -10,7 +10,9 @@ main work tree, under the tick's lock.
 
 from __future__ import annotations
 
+import os
 import shutil
+import stat
 from pathlib import Path
 
 from .. import gitops
@@ -30,7 +32,25 @@ def worktree_path(ws: Workspace, task_id: str) -> Path:
 
 
 def branch_ref(task_id: str) -> str:
+    """The branch a worker of ``task_id`` takes when no branch of that name exists."""
     return f"refs/heads/{BRANCH_PREFIX}{task_id}"
+
+
+def free_branch(ws: Workspace, task_id: str) -> str:
+    """A branch name for a worker of ``task_id`` that no branch has: `memento/<ID>`, else
+    `memento/<ID>+2`, `+3`, … ('+' is in no task id): a person's `memento/<ID>` is never touched."""
+    taken = refs(ws.root)
+    name, n = branch_ref(task_id), 1
+    while name in taken:
+        n += 1
+        name = f"{branch_ref(task_id)}+{n}"
+    return name
+
+
+def task_of(ref: str) -> str:
+    """The task id of a worker's branch name (``refs/heads/memento/T-1+2`` -> ``T-1``), '' for another ref."""
+    prefix = "refs/heads/" + BRANCH_PREFIX
+    return ref[len(prefix):].split("+", 1)[0] if ref.startswith(prefix) else ""
 
 
 def refs(root: Path) -> dict[str, str]:
@@ -49,20 +69,28 @@ def head_ref(root: Path) -> str | None:
     return proc.stdout.decode("utf-8", "surrogateescape").strip() or None
 
 
-def add(ws: Workspace, task_id: str, base: str) -> Path:
-    """A fresh worktree for ``task_id`` on a new branch `memento/<ID>` at ``base``
-    (a leftover of the same name is removed first)."""
+def add(ws: Workspace, task_id: str, base: str, branch: str) -> Path:
+    """A fresh worktree for ``task_id`` on the new branch ``branch`` (free_branch) at ``base``
+    (a leftover worktree of the task is removed first, and only a branch of Memento's with it)."""
     remove(ws, task_id)
     path = worktree_path(ws, task_id)
     path.parent.mkdir(parents=True, exist_ok=True)
-    gitops.run_git(ws.root, ["worktree", "add", "--quiet", "-b", BRANCH_PREFIX + task_id, str(path), base])
+    gitops.run_git(ws.root, ["worktree", "add", "--quiet", "-b", branch[len("refs/heads/"):], str(path), base])
     return path
 
 
-def remove(ws: Workspace, task_id: str) -> list[str]:
-    """Remove the task's worktree and its branch; what was removed (nothing when neither was there)."""
+def remove(ws: Workspace, task_id: str, branch: str | None = None) -> list[str]:
+    """Remove the task's worktree and its branch: ``branch`` when the caller knows it, else the
+    one the task's record names or its worktree has checked out (ours_of); never another
+    branch. What was removed (nothing when neither was there)."""
     removed = []
     path = worktree_path(ws, task_id)
+    for ref in sorted({branch} if branch else ours_of(ws, task_id)):
+        if task_of(ref) != task_id:
+            continue  # a name that is no worker's of this task (a forged record, a person's checkout)
+        if gitops.run_git(ws.root, ["rev-parse", "-q", "--verify", ref], check=False).returncode == 0:
+            gitops.run_git(ws.root, ["update-ref", "-d", ref], check=False)
+            removed.append(f"branch {ref[len('refs/heads/'):]}")
     if path.exists() or path.is_symlink():
         gitops.run_git(ws.root, ["worktree", "remove", "--force", "--force", str(path)], check=False)
         if path.exists() or path.is_symlink():
@@ -70,13 +98,21 @@ def remove(ws: Workspace, task_id: str) -> list[str]:
                 shutil.rmtree(path, ignore_errors=True)
             else:
                 path.unlink(missing_ok=True)
-        removed.append(f"{WORKTREES_REL}/{task_id}")
+        removed.insert(0, f"{WORKTREES_REL}/{task_id}")
     gitops.run_git(ws.root, ["worktree", "prune"], check=False)
-    ref = branch_ref(task_id)
-    if gitops.run_git(ws.root, ["rev-parse", "-q", "--verify", ref], check=False).returncode == 0:
-        gitops.run_git(ws.root, ["update-ref", "-d", ref], check=False)
-        removed.append(f"branch {BRANCH_PREFIX}{task_id}")
     return removed
+
+
+def ours_of(ws: Workspace, task_id: str, linked: dict[str, str] | None = None) -> set[str]:
+    """The branches of Memento's for ``task_id``: the one its record names, the one its worktree
+    under `.memento/worktrees/` has checked out (``linked``: _linked_branches, when known)."""
+    from .record import read_record
+
+    rec = read_record(ws, task_id)
+    found = {rec.branch} if rec is not None and rec.branch else set()
+    where = str(worktree_path(ws, task_id).resolve())
+    found.update(ref for ref, at in (_linked_branches(ws) if linked is None else linked).items() if at == where)
+    return found
 
 
 def save_work(ws: Workspace, task_id: str, base: str | None) -> list[str]:
@@ -98,37 +134,31 @@ def save_work(ws: Workspace, task_id: str, base: str | None) -> list[str]:
 
 
 def present(ws: Workspace) -> list[str]:
-    """The task ids that have a worktree folder or a `memento/<ID>` branch of Memento's now: one a
-    worktree under `.memento/worktrees/` has checked out, or whose tip the task's claim or record
-    names as its base. A person's own `memento/<name>` branch is none of these and stays."""
-    from ..state import read_claim
-    from .record import read_record
-
+    """The task ids that have a worktree folder or a branch of Memento's now (ours_of: the one its
+    record names, one a worktree under `.memento/worktrees/` has checked out). A person's own
+    `memento/<name>` branch is none of these and stays, even one named like a task."""
     ids = set()
     folder = worktrees_dir(ws)
     if folder.is_dir():
         ids.update(p.name for p in folder.iterdir())
-    prefix = "refs/heads/" + BRANCH_PREFIX
     linked = _linked_branches(ws)
-    for name, sha in refs(ws.root).items():
-        task_id = name[len(prefix):]
-        if not name.startswith(prefix) or task_id in ids:
-            continue
-        named = [x.base for x in (read_claim(ws, task_id), read_record(ws, task_id)) if x is not None]
-        if name in linked or sha in named:
+    for name in refs(ws.root):
+        task_id = task_of(name)
+        if task_id and task_id not in ids and name in ours_of(ws, task_id, linked):
             ids.add(task_id)
     return sorted(ids)
 
 
-def _linked_branches(ws: Workspace) -> set[str]:
-    """The branches checked out by a worktree under `.memento/worktrees/` (`git worktree list`)."""
+def _linked_branches(ws: Workspace) -> dict[str, str]:
+    """The branches checked out by a worktree under `.memento/worktrees/` (`git worktree list`):
+    branch -> the worktree's resolved path."""
     out = gitops.run_git(ws.root, ["worktree", "list", "--porcelain", "-z"], check=False).stdout
-    folder, found, where = str(worktrees_dir(ws).resolve()), set(), ""
+    folder, found, where = str(worktrees_dir(ws).resolve()), {}, ""
     for field in out.decode("utf-8", "surrogateescape").split("\0"):
         if field.startswith("worktree "):
             where = str(Path(field[len("worktree "):]).resolve())
         elif field.startswith("branch ") and where.startswith(folder + "/"):
-            found.add(field[len("branch "):])
+            found[field[len("branch "):]] = where
     return found
 
 
@@ -161,14 +191,92 @@ def changes_of(root: Path, commit: str) -> dict[str, gitops.Blob]:
     return found
 
 
-def bring_into(root: Path, commit: str, blobs: dict[str, gitops.Blob]) -> None:
-    """Make the main work tree's files ``blobs`` as ``commit`` has them (written, or removed when gone)."""
-    present_paths = [p for p, blob in blobs.items() if blob != gitops.GONE]
-    for batch in range(0, len(present_paths), 200):
-        gitops.run_git(root, ["checkout", commit, "--", *present_paths[batch:batch + 200]])
-    for path, blob in blobs.items():
-        if blob == gitops.GONE:
-            (Path(root) / path).unlink(missing_ok=True)
+def bring_into(root: Path, onto: str, blobs: dict[str, gitops.Blob]) -> list[str]:
+    """Make the main work tree's files ``blobs`` (a commit's changes on top of ``onto``: written,
+    or removed when gone), each only while it is exactly as ``onto`` has it; the paths found
+    otherwise (a person's edit, an untracked file of theirs). When there are any, the files
+    already written are put back and none is left changed.
+
+    Checked twice: all of them by git (``hash-object``, as ``git add`` would see them) before
+    the first is written, then each one's bytes against the bytes read at that check just
+    before its rename, so an edit that lands in between is kept byte for byte, not replaced.
+    """
+    root = Path(root)
+    paths = sorted(blobs)
+    seen = {p: _read(root / p) for p in paths}
+    before = _tree_blobs(root, onto, paths)
+    now = gitops.hash_blobs(root, paths)
+    busy = [p for p in paths if now.get(p) != before.get(p, gitops.GONE)]
+    if busy:
+        return busy
+    new = {p: _blob_data(root, blob) for p, blob in blobs.items()}
+    done: list[str] = []
+    for path in paths:
+        if not _replace_if(root / path, seen[path], new[path]):
+            for back in reversed(done):
+                _replace_if(root / back, new[back], seen[back])
+            return [path]
+        done.append(path)
+    return []
+
+
+_Content = tuple[str, bytes] | None  # ("file" | "exec" | "link", bytes), None when absent
+
+
+def _read(path: Path) -> _Content:
+    try:
+        st = os.lstat(path)
+        if stat.S_ISLNK(st.st_mode):
+            return "link", os.fsencode(os.readlink(path))
+        if stat.S_ISREG(st.st_mode):
+            return ("exec" if st.st_mode & 0o111 else "file"), path.read_bytes()
+        return "other", b""
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def _blob_data(root: Path, blob: gitops.Blob) -> _Content:
+    if blob == gitops.GONE:
+        return None
+    mode, oid = blob
+    data = gitops.run_git(root, ["cat-file", "blob", oid]).stdout
+    return ("link" if mode == "120000" else "exec" if mode == "100755" else "file"), data
+
+
+def _tree_blobs(root: Path, commit: str, paths: list[str]) -> dict[str, gitops.Blob]:
+    """What ``commit`` has at ``paths`` (relative to ``root``): path -> (mode, blob id); absent ones left out."""
+    found: dict[str, gitops.Blob] = {}
+    for batch in range(0, len(paths), 200):
+        out = gitops.run_git(root, ["ls-tree", "-z", commit, "--", *paths[batch:batch + 200]]).stdout
+        for entry in out.decode("utf-8", "surrogateescape").split("\0"):
+            meta, _, name = entry.partition("\t")
+            fields = meta.split()
+            if len(fields) == 3 and fields[1] == "blob":
+                found[name] = (fields[0], fields[2])
+    return found
+
+
+def _replace_if(path: Path, expected: _Content, new: _Content) -> bool:
+    """``path`` becomes ``new`` (removed when None) if it is ``expected`` at this moment."""
+    if new is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.parent / f".{path.name}.memento-{os.getpid()}.tmp"
+        tmp.unlink(missing_ok=True)
+        kind, data = new
+        if kind == "link":
+            os.symlink(os.fsdecode(data), tmp)
+        else:
+            tmp.write_bytes(data)
+            tmp.chmod(0o755 if kind == "exec" else 0o644)
+    if _read(path) != expected:  # the last look, just before the rename
+        if new is not None:
+            tmp.unlink(missing_ok=True)
+        return False
+    if new is None:
+        path.unlink(missing_ok=True)
+    else:
+        os.replace(tmp, path)
+    return True
 
 
 def stale(ws: Workspace) -> list[str]:

@@ -73,6 +73,7 @@ class DashboardScreen(Screen[None]):
         self.query_one("#task-table").focus()
         self.watch(self.app, "snapshot", self._snapshot_changed, init=False)
         self.watch(self.app, "auto_tick", self._auto_tick_changed, init=False)
+        self.watch(self.app, "next_tick_at", self._auto_tick_changed, init=False)  # the time left counts it
         if self.app.snapshot is not None:  # read before this screen was mounted: show all of it
             self.apply(self.app.snapshot, ALL_PARTS)
 
@@ -80,7 +81,7 @@ class DashboardScreen(Screen[None]):
 
     def _auto_tick_changed(self, _value: bool) -> None:
         if self.app.snapshot is not None:
-            self.query_one(ProgressPane).show(self.app.snapshot, self.app.tick_interval())
+            self.query_one(ProgressPane).show(self.app.snapshot, self.app.tick_interval(), self.app.until_next_tick())
 
     def _snapshot_changed(self, snap: Snapshot | None) -> None:
         if snap is not None:
@@ -89,7 +90,7 @@ class DashboardScreen(Screen[None]):
     def apply(self, snap: Snapshot, parts: frozenset[str]) -> None:
         """Show a fresh snapshot; only the panes whose files were read again are redrawn."""
         if parts & {PLAN, STATUS, CONFIG, STATE}:
-            self.query_one(ProgressPane).show(snap, self.app.tick_interval())
+            self.query_one(ProgressPane).show(snap, self.app.tick_interval(), self.app.until_next_tick())
             self.query_one(TaskPane).show(snap)
         if parts & {STATUS, STATE}:
             self.query_one(TimelinePane).show(snap)

@@ -131,8 +131,17 @@ class NoteComposer(ModalScreen[tuple[str, str] | None]):
         return "global"
 
     def action_send(self) -> None:
+        """Send once the text field has taken every key and paste that came before this one.
+
+        F2 is a priority binding: the App runs it as soon as it reads the key, while the keys
+        typed (or pasted) just before it still wait in the text field's queue. Reading the
+        text now would cut the end of a note typed fast; a callback queued behind them reads
+        it whole."""
+        self.query_one(TextArea).call_later(self._send_now)
+
+    def _send_now(self) -> None:
         text = self.query_one(TextArea).text
-        if text.strip():
+        if text.strip() and self.is_active:
             self.dismiss((self.target(), text))
 
     @on(Button.Pressed, "#send")

@@ -117,6 +117,8 @@ class StatusHeader(Static):
         if snap.config.workers_remote:  # one host of a fleet (SPEC §12): which one this is
             out.append_text(literal(f" @{_short(snap.config.host, 12 if short else 24)}", "cyan", one_line=True))
         word, why = state_word(self.app)
+        if word == "IDLE" and (ticking or snap.claims):
+            word, why = "RUNNING", ""  # a tick started by hand runs now; IDLE is about the ticks to come
         out.append(f"  ● {word}", style=STATE_STYLE.get(word, "bold"))
         if why and word != "RUNNING":
             out.append(" ")
@@ -134,7 +136,7 @@ class StatusHeader(Static):
             out.append_text(literal(breaker, "red", one_line=True))
         if snap.alert:
             out.append("  ⚠ alert", style="bold red")
-        out.append_text(agent_facts(snap.summary))
+        out.append_text(agent_facts(snap.summary, config_valid=not snap.config_error))
         if snap.config_error:
             out.append("  memento.toml: ", style="bold magenta")
             out.append_text(literal(snap.config_error, "magenta", one_line=True))
@@ -148,11 +150,14 @@ def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def agent_facts(summary: dict) -> Text:
-    """Unconfined, today's cost, rate limited (issues 12/13's keys, when the summary has them)."""
+def agent_facts(summary: dict, *, config_valid: bool = True) -> Text:
+    """Unconfined, today's cost, rate limited (issues 12/13's keys, when the summary has them).
+
+    An invalid memento.toml says nothing about the sandbox (no agent runs at all; the
+    header names the error), so it is never called unconfined."""
     out = Text()
     sandbox = summary.get("sandbox") or {}
-    if sandbox.get("confined") is False:
+    if sandbox.get("confined") is False and config_valid:
         out.append("  ⚠ unconfined", style="bold red")
     until = (summary.get("rate_limit") or {}).get("until")
     if until:

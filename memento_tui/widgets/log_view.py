@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import work
@@ -125,13 +126,16 @@ class LazyLog(ScrollView, can_focus=True):
         scroll_x, scroll_y = self.scroll_offset
         index = scroll_y + y
         width = self.size.width
+        # Every segment gets a style (an empty one where the line has none): Textual's monochrome
+        # filter (NO_COLOR=1) reads segment.style.color and fails on a segment without one.
+        base = Style()
         if index >= self.line_count:
-            return Strip.blank(width)
+            return Strip.blank(width, base)
         text = self._lines.get(index)
         if text is None:
             self._request(scroll_y)
-            return Strip.blank(width)
-        segments = list(text.render(self.app.console))
+            return Strip.blank(width, base)
+        segments = [Segment(part, style or base, control) for part, style, control in text.render(self.app.console)]
         strip = Strip(segments, text.cell_len)
         return strip.crop_extend(scroll_x, scroll_x + width, Style())
 

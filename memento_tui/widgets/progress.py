@@ -32,14 +32,16 @@ class ProgressPane(Widget):
         self.interval: float | None = None
         self.border_title = "Progress"
 
-    def show(self, snap: Snapshot, interval: float | None = None) -> None:
-        """``interval``: seconds between the ticks that will run (None: nothing ticks by itself)."""
+    def show(self, snap: Snapshot, interval: float | None = None, until_next: float = 0.0) -> None:
+        """``interval``: seconds between the ticks that will run (None: nothing ticks by itself);
+        ``until_next``: seconds until the next of them starts."""
         from memento_core.overview import eta_with_interval
 
         self.summary = snap.summary
         self.refused = snap.state.dirty_signature.splitlines()
         per_tick = snap.plan.meta.max_tasks_per_tick if snap.plan is not None else 1
-        self.eta = eta_with_interval(snap.summary, interval, per_tick) if snap.summary else None
+        self.eta = (eta_with_interval(snap.summary, interval, per_tick, until_next)
+                    if snap.summary else None)
         self.interval = interval
         self.refresh(layout=True)
 

@@ -71,6 +71,7 @@ def sync_rows(table: DataTable, rows: Sequence[tuple[str, Row]], previous: dict[
     new_keys = [key for key, _ in rows]
     old_keys = list(previous)
     columns = list(table.columns)
+    selected = _selected_key(table)  # before any row is removed: removing it moves the cursor
     # A row whose height changes is added again (update_cell keeps the old height).
     regrown = {key for key, cells in rows if key in previous and row_height(cells) != row_height(previous[key])}
     if regrown:
@@ -90,7 +91,6 @@ def sync_rows(table: DataTable, rows: Sequence[tuple[str, Row]], previous: dict[
     keep = set(new_keys)
     common_order = [k for k in old_keys if k in keep]
     appended_only = new_keys[: len(common_order)] == common_order
-    selected = _selected_key(table)
     if appended_only and len(common_order) > len(old_keys) // 2:
         for key in old_keys:
             if key not in keep:

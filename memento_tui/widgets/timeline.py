@@ -150,7 +150,8 @@ def what_cell(row: TickRow, width: int) -> Text:
         lines = lines[:MAX_LINES]
         lines[-1] = lines[-1][: max(width - 1, 1)] + "…"
     style = "dim" if row.main.status == "SUCCESS" else ""
-    return Text("\n".join(lines), style=style)  # Text, never markup: the words come from files
+    # Text, never markup: the words come from files; a line wider than the column ends in "…"
+    return Text("\n".join(lines), style=style, no_wrap=True, overflow="ellipsis")
 
 
 def rollback_patch(root: Path, entry: TickEntry | None) -> Path | None:

@@ -14,6 +14,15 @@ KIND:
                    $COST message, $<n*COST> session." lines, then hangs (120 s)
   codex-limit      codex exec --json events ending in "You've hit your usage limit … try
                    again in 2 hours 5 minutes."; exit 1
+  claude-limit-0   the same scribbles, then claude's answer at its usage limit, in the wording COST
+                   names ("old": "Claude usage limit reached. Your limit will reset at <h>";
+                   "new": "You've hit your limit · resets <h>", h = the next whole hour + 2h, UTC),
+                   and exit 0, as Claude Code does
+  aider-gives-up   the same scribbles, then aider's last words after its retries of a 429 ("The
+                   API provider has rate limited you."); exit 0, as aider 0.86 does
+  mentions-429     does the task (writes $MEMENTO_TASK_ID.txt "done"), then prints, last, a line
+                   about an HTTP 429 its code handles; exit 0
+  mentions-429-early  the same, the 429 line followed by ten lines of other output
 COUNTER, when given, is a file that gets one line per run (to tell whether a tick ran it).
 """
 
@@ -25,7 +34,8 @@ from pathlib import Path
 
 kind = sys.argv[1]
 target = Path(os.environ.get("MEMENTO_TASK_ID", "hello") + ".txt")
-cost = float(sys.argv[2]) if len(sys.argv) > 2 else 0.042
+arg = sys.argv[2] if len(sys.argv) > 2 else "0.042"
+cost = float(arg) if arg.replace(".", "", 1).isdigit() else 0.042
 if len(sys.argv) > 3:
     with open(sys.argv[3], "a", encoding="utf-8") as fh:
         fh.write(kind + "\n")
@@ -52,6 +62,30 @@ elif kind == "claude-limit":
     when = reset.strftime("%I%p").lstrip("0").lower()
     print(json.dumps(result(f"You've hit your limit · resets {when} (UTC)", error=True)))
     sys.exit(1)
+elif kind == "claude-limit-0":
+    scribble()
+    reset = (datetime.now(UTC) + timedelta(hours=2)).replace(minute=0)
+    when = reset.strftime("%I%p").lstrip("0").lower()
+    text = (f"Claude usage limit reached. Your limit will reset at {when} (UTC)." if arg == "old"
+            else f"You've hit your limit · resets {when} (UTC)")
+    print(json.dumps(result(text, error=False)))
+elif kind == "aider-gives-up":
+    scribble()
+    print("Aider v0.86.2\nModel: openai/mock-model with whole edit format")
+    for delay in (0.2, 0.5, 1.0):
+        print("litellm.RateLimitError: RateLimitError: OpenAIException - Error code: 429 - "
+              "{'error': {'message': 'Rate limit reached', 'code': 'rate_limit_exceeded'}}")
+        print("The API provider has rate limited you. Try again later or check your quotas.")
+        print(f"Retrying in {delay} seconds...")
+    print("litellm.RateLimitError: RateLimitError: OpenAIException - Error code: 429")
+    print("The API provider has rate limited you. Try again later or check your quotas.")
+elif kind.startswith("mentions-429"):
+    target.write_text("done\n", encoding="utf-8")
+    print("Wrote the retry handler.")
+    print("  on 'HTTP 429 Too Many Requests' the client waits and retries (rate limit handling)")
+    if kind.endswith("-early"):
+        for n in range(10):
+            print(f"checked case {n}: ok")
 elif kind == "http-429":
     scribble()
     print('API Error: 429 {"type":"error","error":{"type":"rate_limit_error","message":"This request '

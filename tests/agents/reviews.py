@@ -19,6 +19,12 @@ Copies its prompt to OUTDIR/review_prompt_N.md (N counts its runs), then by MODE
   costs       writes a passing review and prints claude's result costing $0.05
   slow        waits 4 s, then writes a passing review (longer than a task's `timeout: 2s`)
   clobbers    writes a passing review and overwrites the worker's .memento/worker/tick_result.md
+  heading     a passing review as models write it: `# Review`, a note, then `**Verdict:** PASS` and
+              `- **[PASS] N:** finding` lines
+  limited-0   writes nothing, prints claude's usage-limit answer and exits 0 (as Claude Code does)
+  mentions-0  writes a passing review, then says "HTTP 429 Too Many Requests" last and exits 0
+  fails-limited-0  writes a failing review, then prints claude's usage-limit answer and exits 0
+              (a reviewer hoping its FAIL is taken for a refusal, which counts no round)
 The criteria count is read from the prompt ("## Acceptance criteria (N)").
 """
 
@@ -82,6 +88,23 @@ elif mode in ("limited", "costs"):
                       "usage": {"input_tokens": 1000, "cache_creation_input_tokens": 0,
                                 "cache_read_input_tokens": 0, "output_tokens": 100}}))
     sys.exit(1 if limited else 0)
+elif mode == "heading":
+    report.write_text("# Review\n\nI read the diff and the files.\n\n**Verdict:** PASS\n\n"
+                      + "".join(f"- **[PASS] {n}:** checked in the diff\n" for n in range(1, count + 1)),
+                      encoding="utf-8")
+elif mode in ("limited-0", "fails-limited-0"):
+    if mode == "fails-limited-0":
+        write("FAIL", {1})
+    print(json.dumps({"type": "result", "subtype": "success", "is_error": False, "num_turns": 1,
+                      "session_id": "fake", "total_cost_usd": 0.0,
+                      "result": "Claude usage limit reached. Your limit will reset at 11pm (UTC).",
+                      "usage": {"input_tokens": 0, "output_tokens": 0}}))
+    sys.exit(0)
+elif mode == "mentions-0":
+    write("PASS", set())
+    print(f"review run {runs}: {mode}")
+    print("the handler answers HTTP 429 Too Many Requests when the quota is used up")
+    sys.exit(0)
 elif mode == "slow":
     time.sleep(4)
     write("PASS", set())

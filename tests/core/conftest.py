@@ -16,6 +16,15 @@ _IDENTITY_VARS = (
 )
 
 
+@pytest.fixture(autouse=True)
+def _state_home(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Memento's state folder (the confined agents' private homes, sandbox/home.py) in a temporary
+    folder, never the real ~/.local/state."""
+    state = tmp_path_factory.mktemp("state")
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    return state
+
+
 @pytest.fixture
 def git_identity(monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
     """A known git identity in the environment, for tests that commit with plain git."""

@@ -73,6 +73,7 @@ def make_ws(tmp_path: Path, architect: str, *, sandbox: str = "none", extra: str
     (root / "memento.toml").write_text(
         f'[agent]\npreset = "command"\ncommand = """{agent("does_task.py", "hello.txt", "done")}"""\n'
         f'timeout = "20s"\n[verify]\ntimeout = "20s"\n[sandbox]\nmode = "{sandbox}"\n'
+        'env = ["FAKE_ARCHITECT_PROMPT", "FAKE_ARCHITECT_SEEN"]\n'  # what the fake architect reads
         f'[architect]\ncommand = """{architect}"""\n{extra}')
     (root / "code.py").write_text("print('the code')\n")
     git(root, "add", "-A")

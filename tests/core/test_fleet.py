@@ -699,6 +699,26 @@ def test_a_result_not_pushed_lands_with_its_claim_ref_on_the_next_tick(tmp_path)
     assert not (clones["a"] / ".memento" / "fleet_pending.json").exists()
 
 
+def test_the_plan_merge_of_a_meta_key_both_sides_changed_keeps_the_remotes_and_says_so():
+    base = plan_text(2)
+    # Here: max_retries 3 -> 4, circuit_breaker_threshold 50 -> 7 (the remote left it), stale as there.
+    mine = (base.replace("max_retries: 3", "max_retries: 4").replace("circuit_breaker_threshold: 50",
+            "circuit_breaker_threshold: 7").replace("stale_lock_timeout: 15min", "stale_lock_timeout: 1h"))
+    # There: max_retries 3 -> 5 (the same key, another value), stale_lock_timeout to the same 1h.
+    upstream = base.replace("max_retries: 3", "max_retries: 5").replace("stale_lock_timeout: 15min",
+                                                                          "stale_lock_timeout: 1h")
+    merged, notes = _merged(base, upstream, mine)
+    assert merged.meta.max_retries == 5  # both changed it: the remote's word
+    assert merged.meta.circuit_breaker_threshold == 7  # only here: kept
+    assert merged.meta.stale_lock_timeout == 3600
+    assert notes == ["Meta max_retries: set to '4' here and to '5' on the remote; the remote's stands"]
+    # The same edit on both sides is no loss; a key left alone here takes the remote's.
+    merged, notes = _merged(base, upstream, upstream)
+    assert merged.meta.max_retries == 5 and notes == []
+    merged, notes = _merged(base, upstream, base)
+    assert merged.meta.max_retries == 5 and merged.meta.circuit_breaker_threshold == 50 and notes == []
+
+
 def test_the_plan_merge_adds_a_phase_added_here_at_the_end():
     base = plan_text(1)
     mine = base + "\n## Phase 2: More\n<!-- depends: Phase 1 -->\n\n- [ ] `T-9` Later\n  - verify: `true`\n"

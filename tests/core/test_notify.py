@@ -107,6 +107,22 @@ def test_a_blocked_task_is_sent_once_and_idle_ticks_send_nothing_more(tmp_path, 
     assert record["last_error"] is None and record["last_sent"]
 
 
+def test_blocked_then_reset_then_blocked_again_is_sent_twice(tmp_path, receiver):
+    """A state that ended (the person's reset) is forgotten: the task blocking again is news."""
+    receiver.start()
+    ws = make_ws(tmp_path, WRITES, ONE_BLOCKS, max_retries=2)
+    with_notify(ws, receiver.url())
+    run_tick(ws.root)
+    run_tick(ws.root)  # T-1 fails twice: blocked
+    blocked = "Memento · engine test: T-1 is blocked: Write file 1"
+    assert [m["title"] for m in receiver.received] == [blocked]
+    assert cli(["reset", "T-1", str(ws.root)]) == 0
+    run_tick(ws.root)  # retry 1 of 2: not blocked, the state is over
+    assert "blocked:T-1" not in json.loads(notify.notify_path(ws).read_text())["states"]
+    run_tick(ws.root)  # blocked again
+    assert [m["title"] for m in receiver.received] == [blocked, blocked]
+
+
 def test_all_tasks_complete_sends_one(tmp_path, receiver):
     receiver.start()
     ws = make_ws(tmp_path, agent("does_task.py", "hello.txt", "done"))

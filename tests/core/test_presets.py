@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -24,6 +26,10 @@ from memento_core.config import Config
 from memento_core.errors import MementoError
 from memento_core.scaffold import init_workspace
 from memento_core.tick.__main__ import run_tick
+from memento_core.tick.architect.run import run_architect
+from memento_core.workspace import Workspace
+
+from .test_sandbox import needs_bwrap
 
 REAL_PRESETS = ("claude", "codex", "aider", "gemini", "openclaw")
 
@@ -65,6 +71,19 @@ def test_claude_argv(tmp_path):
     assert inv.stdin_path == req["prompt_file"] and not inv.shell and inv.preset == "claude"
     inv = build_invocation(config("claude", "opus", ("--max-turns", "40")), **req)
     assert inv.argv[-4:] == ("--model", "opus", "--max-turns", "40")
+    assert inv.env == {}  # unconfined: edits accepted, any other tool (Bash) needs a person
+
+
+def test_confined_claude_runs_every_tool_without_asking(tmp_path):
+    """In the sandbox (SPEC §13) the worker must run the project's tests: bypassPermissions, and
+    IS_SANDBOX=1, without which Claude Code refuses that mode as root."""
+    req = request(tmp_path)
+    inv = build_invocation(config("claude"), **req, confined=True)
+    assert inv.argv == (
+        "claude", "-p", "--permission-mode", "bypassPermissions", "--output-format", "json",
+        "--append-system-prompt-file", str(req["system_prompt_file"]),
+    )
+    assert inv.env == {"IS_SANDBOX": "1"}
 
 
 def test_claude_without_a_system_prompt_file_leaves_the_flag_out(tmp_path):
@@ -86,8 +105,13 @@ def test_codex_argv(tmp_path):
     # extra arguments come before the trailing "-" (the prompt is read from stdin)
     assert inv.argv[9:] == ("--model", "gpt-5-codex", "-c", "x=1", "-")
     # In Memento's sandbox codex's own bubblewrap cannot nest: Memento's sandbox confines it instead.
+    # `codex exec` never asks for approval; confined, codex's own sandbox is off too (full access).
     inv = build_invocation(config("codex"), **req, confined=True)
-    assert inv.argv[3:5] == ("--sandbox", "danger-full-access")
+    assert inv.argv == (
+        "codex", "exec", "--json", "--sandbox", "danger-full-access", "--cd", str(tmp_path),
+        "--color", "never", "-",
+    )
+    assert inv.env == {}
 
 
 def test_gemini_argv(tmp_path):
@@ -101,14 +125,19 @@ def test_gemini_argv(tmp_path):
     inv = build_invocation(config("gemini", "gemini-2.5-pro", ("--debug",)), **req)
     assert inv.argv == ("gemini", "--approval-mode", "auto_edit", "--output-format", "json",
                         "--model", "gemini-2.5-pro", "--debug", "--prompt", GEMINI_PROMPT_SUFFIX)
+    # Confined (SPEC §13): every tool approved, its run_shell_command included.
+    inv = build_invocation(config("gemini"), **req, confined=True)
+    assert inv.argv == ("gemini", "--approval-mode", "yolo", "--output-format", "json",
+                        "--prompt", GEMINI_PROMPT_SUFFIX)
+    assert inv.env == {"GEMINI_CLI_TRUST_WORKSPACE": "true"}
 
 
-AIDER_FLAGS = (
-    "--yes-always", "--no-auto-commits", "--no-dirty-commits", "--no-gitignore", "--no-git",
+AIDER_COMMON = (
+    "--no-auto-commits", "--no-dirty-commits", "--no-gitignore", "--no-git",
     "--no-check-update", "--no-show-release-notes", "--analytics-disable",
-    "--no-suggest-shell-commands", "--no-detect-urls", "--no-pretty", "--no-stream",
-    "--no-fancy-input",
+    "--no-detect-urls", "--no-pretty", "--no-stream", "--no-fancy-input",
 )
+AIDER_FLAGS = ("--yes-always", "--no-suggest-shell-commands", *AIDER_COMMON)
 
 
 def test_aider_argv(tmp_path):
@@ -132,6 +161,22 @@ def test_aider_argv(tmp_path):
         "src/app.py", "README.md",  # folders and patterns are not files aider can open
     )
     assert inv.stdin_path is None  # the prompt comes from --message-file; stdin is /dev/null
+
+
+def test_confined_aider_runs_the_shell_commands_it_suggests(tmp_path):
+    """--yes-always answers no to "Run shell command?": confined, aider gets no --yes-always and
+    answers each question with its default (yes) from /dev/null, its shell commands suggested."""
+    req = request(tmp_path, context_files=["a.py"])
+    inv = build_invocation(config("aider", "sonnet"), **req, confined=True)
+    state = tmp_path / ".memento" / "worker"
+    assert inv.argv == (
+        "aider", "--message-file", str(req["prompt_file"]), "--read", str(req["system_prompt_file"]),
+        "--suggest-shell-commands", *AIDER_COMMON,
+        "--input-history-file", str(state / "aider.input.history"),
+        "--chat-history-file", str(state / "aider.chat.history.md"),
+        "--model", "sonnet", "a.py",
+    )
+    assert "--yes-always" not in inv.argv and inv.stdin_path is None
 
 
 def test_aider_reads_context_files_from_the_plan_when_not_given(tmp_path):
@@ -161,6 +206,10 @@ def test_openclaw_argv(tmp_path):
                             "T-1", None, req["prompt_file"], req["system_prompt_file"], tmp_path)))
     assert str(req["prompt_file"]) in argv[-1] and str(tmp_path) in argv[-1]
     assert inv.stdin_path is None
+    # openclaw has no per-run permission flag: its own default (tools.exec.mode unset, no
+    # sandbox of its own) runs exec without approval, confined or not.
+    assert build_invocation(config("openclaw", "mock/model", ("--thinking", "high")), **req,
+                            confined=True).argv == argv
     # A new prompt (a retry carries its failed attempts) is a new session.
     req["prompt_file"].write_text("other prompt\n", encoding="utf-8")
     assert build_invocation(config("openclaw"), **req).argv[4] != argv[4]
@@ -220,7 +269,7 @@ def workspace(root: Path, preset: str) -> Path:
     (root / "memento.toml").write_text(
         f'[agent]\npreset = "{preset}"\ntimeout = "1min"\nmodel = "stub-model"\n'
         f'extra_args = ["--stub-extra"]\n\n[verify]\ntimeout = "1min"\n'
-        '[sandbox]\nmode = "none"\n', encoding="utf-8")  # the stubs live in (and record to) /tmp
+        '[sandbox]\nmode = "none"\nenv = ["STUB_RECORD"]\n', encoding="utf-8")  # the stubs live in (and record to) /tmp
     subprocess.run(["git", "add", "-A"], cwd=root, check=True)
     subprocess.run(["git", "commit", "-q", "-m", "stub plan"], cwd=root, check=True)
     return root
@@ -482,3 +531,66 @@ def test_a_rate_limited_claude_falls_back_to_codex_in_the_same_tick(tmp_path, mo
     assert "[memento] codex said:\nEdited hello.txt." in log
     state = json.loads((root / ".memento" / "state.json").read_text())
     assert state["preset_limits"]["claude"].endswith("T03:00:00Z") and state["rate_limited_until"] == ""
+
+
+# ------------------------------------------------------------------ confined: every role
+
+ROLE_STUB = """#!{python}
+import json, re, sys
+from pathlib import Path
+import os
+prompt = sys.stdin.read()
+system = sys.argv[sys.argv.index("--append-system-prompt-file") + 1]
+criteria = re.search(r"## Acceptance criteria \\((\\d+)\\)", prompt)
+role = ("architect" if system.endswith("architect_system_prompt.md")
+        else "reviewer" if criteria else "worker")
+print("ROLE " + json.dumps({{"role": role, "argv": sys.argv[1:],
+                             "is_sandbox": os.environ.get("IS_SANDBOX")}}), flush=True)
+if role == "worker":
+    Path("hello.txt").write_text("done\\n", encoding="utf-8")
+elif role == "reviewer":
+    found = "".join(f"- [PASS] {{n}}: checked\\n" for n in range(1, int(criteria.group(1)) + 1))
+    Path(".memento/worker/review.md").write_text("Verdict: PASS\\n\\n" + found, encoding="utf-8")
+"""
+
+
+def _roles(log: str) -> dict[str, dict]:
+    return {r["role"]: r for r in (json.loads(line[5:]) for line in log.splitlines()
+                                   if line.startswith("ROLE {"))}
+
+
+@needs_bwrap
+def test_the_worker_the_reviewer_and_the_architect_each_run_their_cli_confined(tmp_path, git_identity,
+                                                                               monkeypatch):
+    """Each role's run in the sandbox tells its preset so (AgentRequest.confined): the claude stub
+    sees bypassPermissions and IS_SANDBOX=1 as the worker, the reviewer and the architect."""
+    bin_dir = Path(tempfile.mkdtemp(prefix="memento-stub-", dir="/var/tmp"))  # /tmp is private inside
+    try:
+        stub = bin_dir / "claude"
+        stub.write_text(ROLE_STUB.format(python=sys.executable), encoding="utf-8")
+        stub.chmod(0o755)
+        monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+        root = tmp_path / "proj"
+        init_workspace(root, project="roles")
+        (root / "docs" / "MASTER_PLAN.md").write_text(
+            PLAN.replace("grep -q 'edited by the' hello.txt", "grep -q done hello.txt").replace(
+                "  - retries: 0\n", "  - accept: hello.txt says done\n  - retries: 0\n"), encoding="utf-8")
+        (root / "memento.toml").write_text(
+            '[agent]\npreset = "claude"\ntimeout = "1min"\n[verify]\ntimeout = "1min"\n'
+            '[review]\npreset = "claude"\n[sandbox]\nmode = "bwrap"\n', encoding="utf-8")
+        subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+        subprocess.run(["git", "commit", "-q", "-m", "roles"], cwd=root, check=True)
+
+        outcome = run_tick(root)
+        log = (root / outcome.log).read_text(encoding="utf-8")
+        assert [(r.task_id, r.passed) for r in outcome.results] == [("T-101", True)], log[-3000:]
+        architect = run_architect(Workspace(root))
+        seen = _roles(log) | _roles((root / architect.log).read_text(encoding="utf-8"))
+    finally:
+        shutil.rmtree(bin_dir, ignore_errors=True)
+
+    assert sorted(seen) == ["architect", "reviewer", "worker"], seen
+    for role, record in seen.items():
+        argv = record["argv"]
+        assert argv[argv.index("--permission-mode") + 1] == "bypassPermissions", (role, argv)
+        assert record["is_sandbox"] == "1", role

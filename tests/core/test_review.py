@@ -158,7 +158,7 @@ def test_a_parallel_workers_passed_review_is_in_its_entry(tmp_path, git_identity
 
 
 @pytest.mark.parametrize("mode, why", [
-    ("garbled", "review: .memento/worker/review.md is not a valid review: its first line is not `Verdict:"),
+    ("garbled", "review: .memento/worker/review.md is not a valid review: it has no line `Verdict: PASS`"),
     ("none", "review: the reviewer wrote no .memento/worker/review.md"),
     ("liar", "review: .memento/worker/review.md is not a valid review: it says PASS but criterion 1 is [FAIL]"),
 ])
@@ -260,18 +260,90 @@ def test_parse_review_is_strict():
     assert not failed.passed and not failed.problem and failed.findings[1] == (2, False, "wrong")
     for text, problem in [
         ("", "it is empty"),
-        ("verdict: pass\n- [PASS] 1: a\n", "its first line"),
-        ("Verdict: MAYBE\n", "its first line"),
+        ("Looks good to me\n- [PASS] 1: a\n", "no line `Verdict: PASS`"),
+        ("Verdict: MAYBE\n", "its Verdict line is not"),
         ("Verdict: PASS\n- [PASS] 1: a\n", "no finding for criterion 2"),
         ("Verdict: PASS\n- [PASS] 1: a\n- [PASS] 1: a\n- [PASS] 2: b\n", "criterion 1 twice"),
         ("Verdict: PASS\n- [PASS] 1: a\n- [PASS] 3: b\n", "judges criterion 3"),
         ("Verdict: PASS\n- [OK] 1: a\n- [PASS] 2: b\n", "marked [OK]"),
         ("Verdict: PASS\n- [PASS] 1:\n- [PASS] 2: b\n", "no finding"),
         ("Verdict: FAIL\n- [PASS] 1: a\n- [PASS] 2: b\n", "says FAIL but every"),
-        ("Verdict: PASS\n- [PASS] 1: a\n- [PASS] 2: b\nVerdict: FAIL\n", "more than one Verdict"),
+        ("Verdict: PASS\n- [PASS] 1: a\n- [PASS] 2: b\nVerdict: FAIL\n", "two Verdict lines that disagree"),
+        ("- [PASS] 1: a\n- [PASS] 2: b\nVerdict: PASS\n", "no finding for criterion 1"),  # findings come after
     ]:
         review = parse_review(text, 2)
         assert not review.passed and problem in review.problem, (text, review)
+
+
+@pytest.mark.parametrize("text", [
+    "# Review\n\nVerdict: PASS\n- [PASS] 1: a\n- [PASS] 2: b\n",
+    "# Review of T-1\nI read the diff.\n\n**Verdict:** PASS\n\n- **[PASS] 1:** a\n- [PASS] **2**: b\n",
+    "*Verdict*: PASS\n- [PASS] 1: a\n- [PASS] 2: b\n",
+    "Verdict: **PASS**\n- [PASS] 1: a\n- [PASS] 2: b\n",
+    "## Verdict: PASS\n- [PASS] 1: a\n- [PASS] 2: b\nOverall, **Verdict: PASS**\n",
+    "verdict: pass\n- [PASS] 1: a\n- [PASS] 2: b\n",
+])
+def test_the_verdict_is_the_first_line_that_reads_verdict_emphasis_and_a_heading_allowed(text):
+    review = parse_review(text, 2)
+    assert review.passed and not review.problem, review
+    assert review.findings == ((1, True, "a"), (2, True, "b"))
+    failed = parse_review(text.replace("PASS", "FAIL", 1).replace("pass", "fail", 1).replace("[PASS] 1", "[FAIL] 1"), 2)
+    assert failed.verdict == "FAIL" and not failed.problem and not failed.passed, failed
+
+
+def test_a_review_written_the_way_models_write_it_passes_the_task(tmp_path, git_identity):
+    ws, _ = make_ws(tmp_path, "heading")
+    run_tick(ws.root)
+    assert t1(ws).status == "x", task_entries(ws)[-1].field("Reason")
+    assert task_entries(ws)[-1].field("Review") == "PASS (3/3 criteria)"
+    assert git(ws.root, "show", "HEAD:hello.txt") == "done\n"
+
+
+def test_a_streak_of_verify_and_review_failures_counts_only_the_reviews_as_rounds(tmp_path, git_identity):
+    """max_rounds 2: a verify failure, then a failed review, is one round, not two (no early block)."""
+    ws, out = make_ws(tmp_path, "fail", max_rounds=2, max_retries=5)
+    toml = ws.root / "memento.toml"
+    good = toml.read_text()
+    toml.write_text(good.replace(f"keeps_prompts.py {{prompt_file}} {out}", f"keeps_prompts.py {{prompt_file}} {out} nope"))
+    git(ws.root, "commit", "-qam", "a worker that writes the wrong text")
+    run_tick(ws.root)  # verify fails: no review
+    assert (t1(ws).status, t1(ws).retries) == (" ", 1)
+    assert task_entries(ws)[-1].field("Reason").startswith("verify failed")
+    toml.write_text(good)
+    git(ws.root, "commit", "-qam", "the worker does the task")
+    run_tick(ws.root)  # verify passes, the review fails: round 1 of 2
+    assert (t1(ws).status, t1(ws).retries) == (" ", 2), task_entries(ws)[-1].field("Status")
+    assert task_entries(ws)[-1].field("Reason").startswith("review:")
+    run_tick(ws.root)  # round 2 of 2: blocked
+    assert (t1(ws).status, t1(ws).retries) == ("!", 3)
+    assert "review failed 2/2" in task_entries(ws)[-1].field("Status")
+
+
+def test_a_reviewer_exiting_0_at_its_usage_limit_without_a_review_is_rate_limited(tmp_path, git_identity):
+    ws, _ = make_ws(tmp_path, "limited-0", max_rounds=1, max_retries=1, review_extra='output = "claude"\n')
+    run_tick(ws.root)
+    assert (t1(ws).status, t1(ws).retries) == (" ", 0)
+    entry = t1_entries(ws)[-1]
+    assert entry.status == "RATE LIMITED" and entry.field("Reason").startswith("rate limited: Claude usage limit")
+    assert entry.field("Status").startswith("⏳ RATE LIMITED — until ") and "23:00 UTC" in entry.field("Status")
+    assert (ws.root / "hello.txt").read_text() == "hello\n"
+
+
+def test_a_reviewer_cannot_turn_its_fail_into_a_refusal_by_printing_a_limit(tmp_path, git_identity):
+    ws, _ = make_ws(tmp_path, "fails-limited-0", max_retries=3, review_extra='output = "claude"\n')
+    run_tick(ws.root)
+    assert (t1(ws).status, t1(ws).retries) == (" ", 1)  # a counted round: the review was valid
+    entry = task_entries(ws)[-1]
+    assert entry.status == "FAILED" and entry.field("Reason").startswith("review: criterion 1")
+    assert '"rate_limited_until": ""' in (ws.memento_dir / "state.json").read_text()
+
+
+def test_a_reviewer_exiting_0_that_mentions_a_429_after_a_valid_review_passes(tmp_path, git_identity):
+    ws, _ = make_ws(tmp_path, "mentions-0")
+    run_tick(ws.root)
+    assert t1(ws).status == "x", task_entries(ws)[-1].field("Reason")
+    assert task_entries(ws)[-1].field("Review") == "PASS (3/3 criteria)"
+    assert '"rate_limited_until": ""' in (ws.memento_dir / "state.json").read_text()
 
 
 def test_review_config_takes_the_keys_of_agent():

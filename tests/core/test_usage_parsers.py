@@ -10,6 +10,7 @@ limit messages these CLIs print ("You've hit your limit · resets 2pm
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -17,7 +18,15 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from memento_core.agents.presets import aider, claude, codex, command, gemini
-from memento_core.agents.usage import generic_rate_limit, json_objects, plain_lines, reset_time
+from memento_core.agents.usage import (
+    LAST_LINES,
+    generic_rate_limit,
+    json_objects,
+    last_words,
+    plain_lines,
+    reset_time,
+    tail_rate_limit,
+)
 from memento_core.spending import Usage, parse_usage_field
 
 FIXTURES = Path(__file__).parent / "fixtures" / "agent_output"
@@ -155,9 +164,48 @@ def test_a_number_429_alone_is_not_a_rate_limit(line):
     ("You've hit your usage limit. Try again later.", None),
     ("You've hit your limit", None),
     ("resets 25pm", None),
+    # 12am is midnight, 12pm noon (the clock's hour 12 is 0 before the am/pm)
+    ("You've hit your limit · resets 12am (UTC)", datetime(2026, 12, 2, 0, 0, tzinfo=UTC)),
+    ("You've hit your limit · resets 12pm (UTC)", datetime(2026, 12, 1, 12, 0, tzinfo=UTC)),
+    ("resets 12:30am UTC", datetime(2026, 12, 2, 0, 30, tzinfo=UTC)),
+    ("You've hit your usage limit. Try again at Aug 8th, 2027 12:30 AM.",
+     datetime(2027, 8, 8, 0, 30).astimezone().astimezone(UTC)),
+    ("You've hit your usage limit. Try again at Aug 8th, 2027 12:05 PM.",
+     datetime(2027, 8, 8, 12, 5).astimezone().astimezone(UTC)),
 ])
 def test_reset_time(text, expected):
     assert reset_time(text, NOW) == expected
+
+
+def test_claudes_own_limit_wording_in_an_answer_is_a_limit_an_answer_mentioning_one_is_not():
+    def answer(text: str, error: bool = False) -> str:
+        return "[memento] agent (claude): claude -p\n" + json.dumps(
+            {"type": "result", "subtype": "success", "is_error": error, "result": text}) + "\n"
+
+    for text in ("Claude usage limit reached. Your limit will reset at 9pm (UTC).",
+                 "You've hit your limit · resets 4pm (UTC)"):
+        limit = claude.rate_limit(answer(text), NOW)  # exit 0, is_error false: Claude Code's own words
+        assert limit is not None and limit.message == text, text
+        assert limit.until == datetime(2026, 12, 1, 21 if "9pm" in text else 16, 0, tzinfo=UTC)
+    for text in ("I added a handler for 'usage limit reached' and HTTP 429 Too Many Requests.",
+                 "Done. Note: you've hit your limit of three files? No, all are written."):
+        assert claude.rate_limit(answer(text), NOW) is None, text
+    assert claude.rate_limit(answer("Request failed: 429 Too Many Requests", error=True), NOW) is not None
+
+
+def test_aider_and_the_command_preset_read_only_the_last_words():
+    refused = "litellm.RateLimitError: Error code: 429\nThe API provider has rate limited you. Try again later.\n"
+    later = "".join(f"Applied edit to file{n}.py\n" for n in range(LAST_LINES))
+    assert aider.rate_limit(refused, NOW) is not None
+    assert aider.rate_limit(refused + later, NOW) is None  # it got past the refusal
+    assert aider.rate_limit(refused + "\n[memento] agent exited with code 0 after 80s\n", NOW) is not None
+    line = "Error: 429 Too Many Requests\n"
+    assert tail_rate_limit(line, NOW) is not None and tail_rate_limit(line + later, NOW) is None
+    assert last_words("a\n\n[memento] x\nb\n", 2) == "a\nb"
+    wrapped = ("litellm.RateLimitError: RateLimitError: OpenAIException - Rate limit exceeded: \n"
+               "too many requests. Please retry after 3600 seconds.\n"
+               "The API provider has rate limited you. Try again later or check your quotas.\n")
+    assert aider.rate_limit(wrapped, NOW).until == NOW + timedelta(hours=1)  # aider wraps at 80 columns
 
 
 def test_json_objects_and_plain_lines_split_a_log():

@@ -107,14 +107,26 @@ def test_a_persons_memento_branch_survives_ticks(tmp_path):
     ws, _ = make_parallel_ws(tmp_path, ["T-1", "T-2"], workers=2)
     git(ws.root, "branch", "memento/fix-readme")
     git(ws.root, "branch", "memento/T-9")  # even one named like a task id, with no claim of it
-    tip = git(ws.root, "rev-parse", "memento/fix-readme").strip()
+    # A person's own branches named like the tasks the tick runs: one with a commit of theirs,
+    # one at HEAD (the very commit the workers start from), and the worker's second choice.
+    git(ws.root, "switch", "-q", "-c", "memento/T-1")
+    (ws.root / "mine.txt").write_text("a person's work\n")
+    git(ws.root, "add", "mine.txt")
+    git(ws.root, "commit", "-qm", "a person's commit on memento/T-1")
+    git(ws.root, "switch", "-q", "-")
+    git(ws.root, "branch", "memento/T-2")
+    git(ws.root, "branch", "memento/T-2+2")
+    names = ["memento/fix-readme", "memento/T-1", "memento/T-2", "memento/T-2+2", "memento/T-9"]
+    tips = {b: git(ws.root, "rev-parse", b).strip() for b in names}
     for _ in range(2):
         outcome = run_tick(ws.root)
         assert outcome.exit_code == 0, outcome.message
     assert [t.status for t in parse_plan(ws.plan_path).tasks] == ["x", "x"]
-    assert git(ws.root, "rev-parse", "memento/fix-readme").strip() == tip
-    assert git(ws.root, "rev-parse", "-q", "--verify", "memento/T-9").strip()
+    assert {b: git(ws.root, "rev-parse", b).strip() for b in names} == tips
+    assert sorted(leftovers(ws)[1]) == sorted(names)  # no worker's branch left, no person's gone
     assert leftovers(ws)[0] == [] and leftovers(ws)[2] == 1
+    assert completes(ws, "T-1") == completes(ws, "T-2") == 1
+    assert not (ws.root / "mine.txt").exists()  # the person's commit stayed on their branch
 
 
 def test_a_workers_spending_and_unattributed_memory_writes_land_in_the_main_project(tmp_path):
@@ -126,7 +138,7 @@ def test_a_workers_spending_and_unattributed_memory_writes_land_in_the_main_proj
 
     ws, _ = make_parallel_ws(tmp_path, ["T-1"], workers=2)
     base = git(ws.root, "rev-parse", "HEAD").strip()
-    path = worktrees.add(ws, "T-1", base)  # a real worktree, as a worker has it
+    path = worktrees.add(ws, "T-1", base, worktrees.free_branch(ws, "T-1"))  # a real worktree, as a worker has it
     try:
         space = WorktreeSpace(path, main=ws.root)
         spending.add_usage(space, spending.Usage(1200, 300, 0.25))
@@ -200,3 +212,35 @@ def test_a_rebase_that_merges_a_change_into_verified_files_fails_as_a_conflict(t
     assert run_tick(root).exit_code == 0  # the retry starts from the new HEAD and is verified there
     assert parse_plan(ws.plan_path).task("T-1").status == "x"
     assert git(root, "show", "HEAD:shared.txt") == "T-1\n2\n3\n4\na person's line\n"
+
+
+def test_a_success_entry_is_found_by_its_task_not_by_the_ticks_heading_it_shares(tmp_path):
+    # The tick resets a dead claim first (a STALE entry under the tick's heading), then passes
+    # T-1 and is killed before T-1's SUCCESS entry is appended (marking its note read, the
+    # last write before it). The next tick commits T-1 with its own entry and its hash.
+    import time
+
+    from memento_core.notes import add_note
+    from memento_core.state import Claim, this_host, write_claim
+
+    ws, _ = make_parallel_ws(tmp_path, ["T-1", "T-2"], workers=1)
+    text = ws.plan_path.read_text()
+    ws.plan_path.write_text(text.replace("- [ ] `T-2`", "- [~] `T-2`"))
+    add_note(ws.notes_path, "mind the newline at the end", target="T-1")
+    git(ws.root, "commit", "-qam", "T-2 claimed by a tick that died; a note for T-1")
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    write_claim(ws, Claim(task="T-2", pid=gone.pid, host=this_host(), started="2026-01-01T00:00:00Z",
+                          heartbeat=time.time(), tick=1, base=git(ws.root, "rev-parse", "HEAD").strip()))
+    assert crashed_tick(ws, "write:HUMAN_NOTES.md") == -signal.SIGKILL
+    assert parse_plan(ws.plan_path).task("T-1").status == "x"  # verified, marked, not committed
+    entries = status_log.parse_status(ws.status_path)
+    assert [e.status for e in entries] == ["STALE"]  # the killed tick's heading is in the log
+    outcome = run_tick(ws.root)
+    assert outcome.exit_code == 0, outcome.message
+    assert completes(ws, "T-1") == 1
+    sha = git(ws.root, "log", "-1", "--format=%h", "--grep=memento: complete T-1 ").strip()
+    passed = [e for e in status_log.parse_status(ws.status_path) if e.status == "SUCCESS" and e.task_id == "T-1"]
+    assert len(passed) == 1, ws.status_path.read_text()
+    assert passed[0].field("Git Commit").startswith(f"`{sha[:7]}`")
+    assert "recorded after the commit" not in ws.status_path.read_text()

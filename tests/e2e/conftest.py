@@ -244,7 +244,7 @@ def make_workspace(run: Run, preset: str, agent: dict[str, str], tasks: int = 1,
     # Confined like a real run: each CLI's state under HOME (the preset's state dirs) and its
     # TMPDIR (outside /tmp, for codex) are writable in the sandbox, the rest as SPEC §13 says.
     (root / "memento.toml").write_text("\n".join(lines) + '\n\n[verify]\ntimeout = "1min"\n'
-                                       f'\n[sandbox]\nmode = "{sandbox}"\n', encoding="utf-8")
+                                       f'\n[sandbox]\nmode = "{sandbox}"\nenv = ["{MARK}"]\n', encoding="utf-8")
     subprocess.run(["git", "add", "-A"], cwd=root, check=True)
     subprocess.run(["git", "commit", "-q", "-m", "e2e plan"], cwd=root, check=True)
     return root

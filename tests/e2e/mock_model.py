@@ -13,7 +13,11 @@ Each conversation is scripted by the ``Script`` the test sets: the first turn
 answers with the CLI's own file-writing tool (chosen from the tools the CLI
 sent, so the name and schema are the CLI's), writing ``Script.content`` to
 ``Script.path``; once the CLI sends the tool's result back, the next turn is a
-final text. ``Script.mode`` may instead be ``"429"`` (HTTP 429 with a
+final text. With ``Script.command`` the first turn instead runs that command
+line through the CLI's own shell tool (claude's ``Bash``, codex's shell or
+``exec_command``, gemini's ``run_shell_command``, openclaw's ``exec``; aider,
+which offers no tools, gets a ```` ```bash ```` block, its shell-command
+suggestion). ``Script.mode`` may instead be ``"429"`` (HTTP 429 with a
 Retry-After) or ``"usage_limit"`` (the provider's quota message). Every answer
 carries usage numbers (``USAGE_IN``/``USAGE_OUT``). Every request is kept in
 ``requests`` so the tests can assert what the CLI sent.
@@ -42,8 +46,10 @@ class Script:
 
     path: str = ""
     content: str = ""
-    mode: str = "edit"  # "edit" | "429" | "usage_limit"
+    mode: str = "edit"  # "edit" | "429" | "usage_limit" | one of CLAUDE_LIMITS
     relative: str = ""  # the path relative to the project, for CLIs that want it (aider)
+    # A command line to run through the CLI's own shell tool instead of writing the file.
+    command: str = ""
     # the wire formats ``mode`` applies to ("anthropic", "chat", "responses", "gemini");
     # empty: all. The others answer with the edit (a fallback preset gets through).
     only: tuple[str, ...] = ()
@@ -196,6 +202,8 @@ class _Handler(BaseHTTPRequestHandler):
         mode = script.mode if not script.only or kind in script.only else "edit"
         if mode in ("429", "usage_limit") and _wants_tools(kind, body):
             return self._refuse(kind, mode)
+        if mode in CLAUDE_LIMITS and kind == "anthropic" and _wants_tools(kind, body):
+            return _refuse_as_claude_limit(self, mode)
         getattr(self, f"_answer_{kind}")(body)
 
     def _refuse(self, kind: str, mode: str) -> None:
@@ -243,9 +251,13 @@ class _Handler(BaseHTTPRequestHandler):
         last = (body.get("messages") or [{}])[-1]
         tool_results = [b for b in _blocks(last.get("content")) if b.get("type") == "tool_result"]
         script = self.model.script
-        if "Write" in tools and not tool_results and not _said_before(body):
-            block = {"type": "tool_use", "id": f"toolu_{int(time.time() * 1000)}", "name": "Write",
-                     "input": {"file_path": script.path, "content": script.content}}
+        first = not tool_results and not _said_before(body)
+        tool = "Bash" if script.command else "Write"
+        if tool in tools and first:
+            args = (_shell_args(tools[tool].get("input_schema"), script.command) if script.command
+                    else {"file_path": script.path, "content": script.content})
+            block = {"type": "tool_use", "id": f"toolu_{int(time.time() * 1000)}", "name": tool,
+                     "input": args}
             stop = "tool_use"
         else:
             block = {"type": "text", "text": FINAL_TEXT}
@@ -300,7 +312,8 @@ class _Handler(BaseHTTPRequestHandler):
         elif not tools and last_role == "user":
             # aider: every turn answers with the edit (it re-asks after adding files it saw
             # mentioned, without applying the first answer)
-            content = _aider_whole_edit(script, _aider_fence(messages))
+            content = (_aider_shell(script) if script.command
+                       else _aider_whole_edit(script, _aider_fence(messages)))
         usage = {"prompt_tokens": USAGE_IN, "completion_tokens": USAGE_OUT,
                  "total_tokens": USAGE_IN + USAGE_OUT}
         created = int(time.time())
@@ -373,8 +386,14 @@ class _Handler(BaseHTTPRequestHandler):
                     for d in t.get("functionDeclarations") or []}
         script = self.model.script
         gen_config = body.get("generationConfig") or {}
-        if "write_file" in declared and not answered:
+        shell = _gemini_declaration(body, "run_shell_command") if script.command else None
+        if shell is not None and not answered:
             part: dict[str, Any] = {"functionCall": {
+                "name": "run_shell_command",
+                "args": _shell_args(shell.get("parametersJsonSchema") or shell.get("parameters"),
+                                    script.command)}}
+        elif "write_file" in declared and not answered and not script.command:
+            part = {"functionCall": {
                 "name": "write_file", "args": {"file_path": script.path, "content": script.content}}}
         elif gen_config.get("responseMimeType") == "application/json":
             part = {"text": json.dumps(_gemini_json_answer(gen_config))}
@@ -420,7 +439,7 @@ def _wants_tools(kind: str, body: dict) -> bool:
 def _chat_tool_call(tools: list[dict], script: Script) -> dict:
     """A call to the CLI's write tool, found among the tools it offered (openclaw's ``write``)."""
     names = {t.get("name") for t in tools}
-    for name in ("write", "Write", "write_file", "create_file"):
+    for name in () if script.command else ("write", "Write", "write_file", "create_file"):
         if name in names:
             params = next(t for t in tools if t.get("name") == name).get("parameters") or {}
             props = set((params.get("properties") or {}).keys())
@@ -432,17 +451,34 @@ def _chat_tool_call(tools: list[dict], script: Script) -> dict:
     shell = next((n for n in ("exec", "bash", "shell", "Bash") if n in names), None)
     if shell is None:
         raise RuntimeError(f"mock model: no write or shell tool among {sorted(names)}")
-    params = next(t for t in tools if t.get("name") == shell).get("parameters") or {}
-    props = list((params.get("properties") or {}).keys())
-    key = "command" if "command" in props else (props[0] if props else "command")
+    params = next(t for t in tools if t.get("name") == shell).get("parameters")
+    args = _shell_args(params, script.command or _shell_write(script))
     return {"id": "call_mock_shell", "type": "function",
-            "function": {"name": shell, "arguments": json.dumps({key: _shell_write(script)})}}
+            "function": {"name": shell, "arguments": json.dumps(args)}}
 
 
 def _shell_write(script: Script) -> str:
     import shlex
 
     return f"printf '%s' {shlex.quote(script.content)} > {shlex.quote(script.path)}"
+
+
+def _shell_args(schema: Any, command: str) -> dict:
+    """Arguments for a shell tool of JSON schema ``schema``: the command line under its key
+    (``command`` or ``cmd``), every other required string (a ``description``) filled in."""
+    schema = schema if isinstance(schema, dict) else {}
+    props = schema.get("properties") or {}
+    key = next((k for k in ("command", "cmd") if k in props), next(iter(props), "command"))
+    args: dict[str, Any] = {key: command}
+    for name in schema.get("required") or []:
+        if name not in args and str((props.get(name) or {}).get("type", "string")).lower() == "string":
+            args[name] = "Run the task's program"
+    return args
+
+
+def _aider_shell(script: Script) -> str:
+    """aider's shell-command suggestion: a ```bash block its diff (editblock) format runs."""
+    return f"Run the program that writes the file:\n\n```bash\n{script.command}\n```\n"
 
 
 def _responses_tool_call(tools: list[dict], script: Script) -> dict:
@@ -452,7 +488,7 @@ def _responses_tool_call(tools: list[dict], script: Script) -> dict:
     patch = "*** Begin Patch\n*** Add File: " + script.path + "\n"
     patch += "".join(f"+{line}\n" for line in lines) + "*** End Patch\n"
     call_id = f"call_mock_{int(time.time() * 1000)}"
-    if "apply_patch" in by_name:
+    if "apply_patch" in by_name and not script.command:
         tool = by_name["apply_patch"]
         if tool.get("type") == "custom":
             return {"type": "custom_tool_call", "id": "ctc_mock", "status": "completed",
@@ -462,7 +498,7 @@ def _responses_tool_call(tools: list[dict], script: Script) -> dict:
                 "arguments": json.dumps({"input": patch})}
     for name in ("shell", "exec_command", "shell_command"):
         if name in by_name:
-            cmd = _shell_write(script)
+            cmd = script.command or _shell_write(script)
             args = ({"command": ["bash", "-lc", cmd]} if name == "shell"
                     # exec_command yields after 10 s by default and codex, told the task is
                     # done, then ends the still-running command: wait the longest it allows
@@ -493,6 +529,15 @@ def _aider_whole_edit(script: Script, fence: tuple[str, str] = ("```", "```")) -
     return f"I will write the file.\n\n{name}\n{fence[0]}\n{body}{fence[1]}\n"
 
 
+def _gemini_declaration(body: dict, name: str) -> dict | None:
+    """The function declaration called ``name`` among the tools gemini-cli sent, if any."""
+    for tool in body.get("tools") or []:
+        for decl in (tool.get("functionDeclarations") or []) if isinstance(tool, dict) else []:
+            if isinstance(decl, dict) and decl.get("name") == name:
+                return decl
+    return None
+
+
 def _gemini_json_answer(gen_config: dict) -> dict:
     """An answer for gemini-cli's side calls that want JSON (routing, next speaker)."""
     schema = gen_config.get("responseJsonSchema") or gen_config.get("responseSchema") or {}
@@ -511,3 +556,44 @@ def _gemini_json_answer(gen_config: dict) -> dict:
         else:
             answer[key] = "mock"
     return answer
+
+
+# ------------------------------------------------------------------ Claude Code's own usage-limit wordings
+
+# Claude Code (2.1.332) words a limit itself when the account is a subscriber's or a gateway's
+# (its fEr(): claude.ai login, or ANTHROPIC_AUTH_TOKEN a JWT with aud "claude-gateway"):
+# - "limit": 429 with anthropic-ratelimit-unified-status and -overage-status "rejected" and no
+#   representative claim: it prints "You've hit your limit · resets <reset> (<zone>)" (its wi());
+# - "limit_old": 429 with -overage-disabled-reason and no claim: it prints error.message as is,
+#   here the older wording "Claude usage limit reached. Your limit will reset at <h> (UTC).".
+CLAUDE_LIMITS = ("claude_limit", "claude_limit_old")
+CLAUDE_OLD_LIMIT_HOUR = 21  # "… will reset at 9pm (UTC)."
+
+
+def claude_reset_epoch(hours: int = 3) -> int:
+    """When the mock says the limit resets: ``hours`` from now, on a whole minute."""
+    return (int(time.time()) // 60 + hours * 60) * 60
+
+
+def gateway_token() -> str:
+    """An (unsigned) JWT whose audience makes Claude Code treat the endpoint as a gateway."""
+    import base64
+
+    def part(value: dict) -> str:
+        return base64.urlsafe_b64encode(json.dumps(value).encode()).decode().rstrip("=")
+
+    claims = {"aud": "claude-gateway", "sub": "e2e", "exp": int(time.time()) + 3600}
+    return part({"alg": "none", "typ": "JWT"}) + "." + part(claims) + ".e2e"
+
+
+def _refuse_as_claude_limit(handler: _Handler, mode: str) -> None:
+    if mode == "claude_limit":
+        headers = {"x-should-retry": "false", "anthropic-ratelimit-unified-status": "rejected",
+                   "anthropic-ratelimit-unified-reset": str(claude_reset_epoch()),
+                   "anthropic-ratelimit-unified-overage-status": "rejected"}
+        message = "usage limit"
+    else:
+        headers = {"x-should-retry": "false", "retry-after": "3600",
+                   "anthropic-ratelimit-unified-overage-disabled-reason": "org_level_disabled"}
+        message = "Claude usage limit reached. Your limit will reset at 9pm (UTC)."
+    handler._json(429, {"type": "error", "error": {"type": "rate_limit_error", "message": message}}, headers)

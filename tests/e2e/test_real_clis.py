@@ -84,7 +84,8 @@ def test_a_wrong_edit_fails_verify_and_is_rolled_back(run, monkeypatch, preset):
 
 @pytest.mark.parametrize("preset", ["claude", "codex", "gemini"])
 def test_a_write_outside_the_project_is_refused_without_waiting(run, monkeypatch, preset):
-    """The model asks for a file beside the project: the CLI's own permissions refuse it."""
+    """The model asks for a file beside the project: refused, by the sandbox when confined (the
+    CLI has full permissions there), else by the CLI's own permissions."""
     agent = configure(run, preset, monkeypatch)
     root = make_workspace(run, preset, agent)
     outside = run.base / "outside.txt"

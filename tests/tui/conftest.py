@@ -39,6 +39,12 @@ def no_leaked_threads():
     assert not leaked, f"threads left running: {leaked}"
 
 
+@pytest.fixture(autouse=True)
+def _state_home(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Memento's state folder (confined agents' private homes) in a temporary folder, never ~/.local/state."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+
+
 @pytest.fixture
 def git_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """A git identity and fixed commit dates, so commit ids are the same on every run."""
@@ -166,9 +172,14 @@ def screen_text(app) -> str:
 
 async def settle(app, pilot) -> None:
     """Wait until the workers are done and the messages they posted are handled."""
+    from textual.worker import WorkerCancelled
+
     for _ in range(3):
         await pilot.pause()
-        await app.workers.wait_for_complete()
+        try:
+            await app.workers.wait_for_complete()
+        except WorkerCancelled:  # an exclusive worker replaced by a newer one: done as well
+            pass
     await pilot.pause()
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
+
 from memento_tui.app import MementoApp
 from memento_tui.snapshot import PLAN
 from memento_tui.widgets.workers import WorkersPane
@@ -17,7 +19,12 @@ from ..core.test_workers import wait_for as wait_until
 from .conftest import screen_text, wait_for
 
 
-async def test_running_workers_and_their_live_log(tmp_path, git_env):
+@pytest.mark.parametrize("no_color", [False, True], ids=["colour", "NO_COLOR"])
+async def test_running_workers_and_their_live_log(tmp_path, git_env, monkeypatch, no_color):
+    """NO_COLOR=1 puts Textual's monochrome filter on every line, the live worker log's too (issue 25:
+    it raised AttributeError on the log's unstyled segments)."""
+    if no_color:
+        monkeypatch.setenv("NO_COLOR", "1")
     ids = ["T-1", "T-2"]
     ws, scratch = make_parallel_ws(tmp_path, ids, workers=2)
     (scratch / "hold").write_text("")
@@ -41,6 +48,8 @@ async def test_running_workers_and_their_live_log(tmp_path, git_env):
             tick.wait(timeout=120)
             app.request_refresh({PLAN})  # what the file watcher does when the plan changes
             assert await wait_for(pilot, lambda: pane.has_class("-empty"), tries=400)
+            assert app.is_running
+        assert app.return_code in (None, 0)
     finally:
         (scratch / "go").write_text("")
         if tick.poll() is None:

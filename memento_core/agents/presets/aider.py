@@ -15,7 +15,7 @@ from pathlib import Path
 from ...config import Config
 from ...errors import MementoError
 from ..invocation import AgentRequest, AgentSpec, Invocation, model_args
-from ..usage import RateLimit, Usage, generic_rate_limit, limit_from
+from ..usage import RateLimit, Usage, generic_rate_limit, last_words, limit_from, reset_time
 
 _GLOB_CHARS = set("*?[")
 # Memento's documents: given to aider to read, never to edit (the prompt names them,
@@ -55,6 +55,17 @@ def _aider_files(req: AgentRequest) -> list[str]:
     return files
 
 
+def _answers(confined: bool) -> list[str]:
+    """How aider's questions are answered. Unconfined: ``--yes-always``, which answers no to
+    "Run shell command?" (aider asks it with explicit_yes_required), and no shell commands
+    suggested. Confined (SPEC §13): no ``--yes-always``; standard input is /dev/null, so each
+    question takes its default answer, yes for all of them, and the shell commands aider
+    suggests run in the sandbox (a project's tests)."""
+    if confined:
+        return ["--suggest-shell-commands"]
+    return ["--yes-always", "--no-suggest-shell-commands"]
+
+
 def build(config: Config, req: AgentRequest) -> Invocation:
     """aider on the prompt file, the task's context_files open, no commits, no prompts."""
     if not config.agent_model.strip():
@@ -66,8 +77,8 @@ def build(config: Config, req: AgentRequest) -> Invocation:
     for doc in READ_ONLY_DOCS:
         if (Path(req.workdir) / doc).is_file():
             argv += ["--read", doc]
+    argv += _answers(req.confined)
     argv += [
-        "--yes-always",
         "--no-auto-commits",
         "--no-dirty-commits",
         "--no-gitignore",
@@ -75,7 +86,6 @@ def build(config: Config, req: AgentRequest) -> Invocation:
         "--no-check-update",
         "--no-show-release-notes",
         "--analytics-disable",
-        "--no-suggest-shell-commands",
         "--no-detect-urls",
         "--no-pretty",
         "--no-stream",
@@ -111,18 +121,22 @@ def parse_usage(log_text: str) -> Usage | None:
 
 
 def rate_limit(log_text: str, now: datetime | None = None) -> RateLimit | None:
-    """litellm's RateLimitError or aider's "rate limited you", else an HTTP 429."""
+    """litellm's RateLimitError or aider's "rate limited you", else an HTTP 429, in aider's last
+    words: after its retries it prints them and exits 0; a refusal it got past, or the words in a
+    file it wrote, come earlier."""
     now = now or datetime.now(UTC)
-    found = limit_from(log_text, LIMIT_RE, now)
-    if found:
-        return found
-    return generic_rate_limit(log_text, now)
+    said = last_words(log_text)
+    found = limit_from(said, LIMIT_RE, now) or generic_rate_limit(said, now)
+    if found is not None and found.until is None:  # aider wraps its lines: "… Please retry after" on the next
+        return RateLimit(reset_time(said, now), found.message)
+    return found
 
 
 SPEC = AgentSpec(
     "aider",
     "aider",
-    "aider with --message-file; the task's context_files opened for editing",
+    "aider with --message-file; the task's context_files opened for editing; "
+    "its shell commands run when confined",
     build,
     separate_system_prompt=True,
     parse_usage=parse_usage,

@@ -6,8 +6,12 @@
 …, "cache_read_input_tokens": …, "output_tokens": …}, …}``. Memento reads the
 usage and cost from it and writes the ``result`` text to the log as plain lines.
 A usage limit reads "You've hit your limit · resets 4:50am (Europe/Rome)"
-(also "session limit", "5-hour limit reached ∙ resets 2pm", and the older
-"Claude AI usage limit reached|1766502000" with the reset as epoch seconds).
+(also "session limit", "5-hour limit reached ∙ resets 2pm", "Claude usage limit
+reached. Your limit will reset at 9pm (UTC).", and the older "Claude AI usage
+limit reached|1766502000" with the reset as epoch seconds). Claude Code words
+it itself for a subscriber or a gateway; with an API key it prints "API Error:
+Request rejected (429) · <the service's message>". The result object is its
+last word, whatever the exit code (:func:`rate_limit`).
 """
 
 from __future__ import annotations
@@ -24,28 +28,42 @@ from ..usage import (
     answer_text,
     generic_rate_limit,
     json_objects,
+    last_words,
     limit_from,
     number,
     plain_lines,
     refused_429,
+    reset_time,
 )
 
 LIMIT_RE = re.compile(
     r"usage limit reached|hit your (?:\w+ )?limit\b|\b\d+-hour limit reached|\bweekly limit reached"
     r"|limit will reset at|grace_daily_limit_reached",
     re.I)
+# What Claude Code itself says at a limit (its wording, not the model's), opening its answer.
+OWN_LIMIT_RE = re.compile(
+    r"(?:API Error: [^\n]{0,40}?·\s*)?(?:Claude (?:AI )?usage limit reached|You've hit your|You've reached your"
+    r"|You're out of (?:usage|extra usage)|Your org is out of usage)", re.I)
+
+
+# Claude Code refuses bypassPermissions as root unless told it is in a sandbox
+# (its check: getuid() == 0 and IS_SANDBOX != "1" and no CLAUDE_CODE_BUBBLEWRAP).
+CONFINED_ENV = {"IS_SANDBOX": "1"}
 
 
 def build(config: Config, req: AgentRequest) -> Invocation:
-    """``claude -p``, the prompt on stdin, edits accepted, the system prompt by its own flag."""
-    argv = ["claude", "-p", "--permission-mode", "acceptEdits", "--output-format", "json"]
+    """``claude -p``, the prompt on stdin, the system prompt by its own flag; confined (SPEC §13)
+    every tool runs without asking (``bypassPermissions``), else only edits are accepted."""
+    mode = "bypassPermissions" if req.confined else "acceptEdits"
+    argv = ["claude", "-p", "--permission-mode", mode, "--output-format", "json"]
     # The prompt on stdin starts with the system prompt too; a missing file must
     # not make claude refuse to start.
     if Path(req.system_prompt_file).is_file():
         argv += ["--append-system-prompt-file", str(req.system_prompt_file)]
     argv += model_args("--model", config)
     argv += config.agent_extra_args
-    return Invocation(tuple(argv), False, Path(req.prompt_file), "claude")
+    env = dict(CONFINED_ENV) if req.confined else {}
+    return Invocation(tuple(argv), False, Path(req.prompt_file), "claude", env=env)
 
 
 def _result(log_text: str) -> dict | None:
@@ -70,17 +88,26 @@ def parse_usage(log_text: str) -> Usage | None:
 
 
 def rate_limit(log_text: str, now: datetime | None = None) -> RateLimit | None:
-    """Claude's usage-limit message (its reset time when printed), else an HTTP 429."""
+    """Claude's usage-limit message (its reset time when printed), else an HTTP 429, from its last
+    words: the result object's text. An error result is searched; an answer (``is_error`` false, as
+    when claude ends at a limit with exit 0) only when it opens with Claude's own limit wording, so
+    an answer that talks about rate limits is not one. Without a result object: its last lines."""
     now = now or datetime.now(UTC)
     result = _result(log_text)
-    said = str(result.get("result") or "") if result and result.get("is_error") else ""
-    plain = plain_lines(log_text)
-    found = limit_from(said + "\n" + plain, LIMIT_RE, now)
+    if result is None:
+        said = last_words(plain_lines(log_text))
+        return limit_from(said, LIMIT_RE, now) or generic_rate_limit(said, now)
+    said = str(result.get("result") or "")
+    if not result.get("is_error"):
+        if not OWN_LIMIT_RE.match(said.strip()):
+            return None
+        return limit_from(said, LIMIT_RE, now) or RateLimit(reset_time(said, now), said.strip()[:300])
+    found = limit_from(said, LIMIT_RE, now)
     if found:
         return found
-    if result and result.get("api_error_status") == 429:
+    if result.get("api_error_status") == 429:
         return refused_429(said, now)
-    return generic_rate_limit(said + "\n" + plain, now)
+    return generic_rate_limit(said, now)
 
 
 def readable(log_text: str) -> str | None:
@@ -91,7 +118,7 @@ def readable(log_text: str) -> str | None:
 SPEC = AgentSpec(
     "claude",
     "claude",
-    "Claude Code in print mode; prompt on stdin, edits auto-accepted",
+    "Claude Code in print mode; prompt on stdin, edits auto-accepted (every tool when confined)",
     build,
     separate_system_prompt=True,
     parse_usage=parse_usage,

@@ -8,7 +8,7 @@ from pathlib import Path
 from ...config import Config
 from ...errors import MementoError
 from ..invocation import AgentRequest, AgentSpec, Invocation
-from ..usage import generic_rate_limit
+from ..usage import tail_rate_limit
 
 PLACEHOLDERS = ("prompt_file", "system_prompt_file", "task_id", "workdir", "model")
 
@@ -50,5 +50,5 @@ SPEC = AgentSpec(
     None,
     "memento.toml's [agent] command, placeholders replaced; prompt on stdin",
     build,
-    rate_limit=generic_rate_limit,  # [agent] output = "<preset>" reads it as that CLI's
+    rate_limit=tail_rate_limit,  # [agent] output = "<preset>" reads it as that CLI's
 )

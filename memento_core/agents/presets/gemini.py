@@ -39,8 +39,10 @@ LIMIT_RE = re.compile(r"quota exceeded|resource_exhausted|TerminalQuotaError|exh
 
 
 def build(config: Config, req: AgentRequest) -> Invocation:
-    """``gemini --prompt``, the prompt file on stdin, edits auto-approved, the project trusted."""
-    argv = ["gemini", "--approval-mode", "auto_edit", "--output-format", "json"]
+    """``gemini --prompt``, the prompt file on stdin, the project trusted; confined (SPEC §13)
+    every tool is approved (``yolo``: its shell tool runs the project's tests), else only edits."""
+    mode = "yolo" if req.confined else "auto_edit"
+    argv = ["gemini", "--approval-mode", mode, "--output-format", "json"]
     argv += model_args("--model", config)
     argv += config.agent_extra_args
     argv += ["--prompt", GEMINI_PROMPT_SUFFIX]
@@ -94,7 +96,8 @@ def readable(log_text: str) -> str | None:
 SPEC = AgentSpec(
     "gemini",
     "gemini",
-    "Gemini CLI headless mode; prompt on stdin, edits auto-approved, the project trusted",
+    "Gemini CLI headless mode; prompt on stdin, edits auto-approved (every tool when confined), "
+    "the project trusted",
     build,
     parse_usage=parse_usage,
     rate_limit=rate_limit,

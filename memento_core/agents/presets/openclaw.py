@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ...config import Config
 from ..invocation import AgentRequest, AgentSpec, Invocation, model_args
-from ..usage import generic_rate_limit
+from ..usage import tail_rate_limit
 
 
 def _prompt_digest(path: Path) -> str:
@@ -47,5 +47,5 @@ SPEC = AgentSpec(
     "openclaw",
     "OpenClaw `agent --local`; told to read the prompt file",
     build,
-    rate_limit=generic_rate_limit,
+    rate_limit=tail_rate_limit,
 )

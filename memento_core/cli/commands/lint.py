@@ -146,12 +146,29 @@ def text_problems(plan, text: str, display: str, preset: str | None) -> list[Pla
     return found
 
 
+def names_mementos_files(plan, display: str) -> list[PlanError]:
+    """A warning per task whose context_files name one of Memento's own files (SPEC §13): the
+    worker can never change them (read-only in the sandbox, refused by the guards)."""
+    from ...workspace import own_file
+
+    found = []
+    for task in plan.tasks:
+        own = [c for c in task.context_files if own_file(c, plan.meta.status_archive_dir)]
+        if own:
+            found.append(PlanError(display, task.field_lines.get("context_files", task.line), task.id,
+                                   f"context_files names Memento's own {'files' if len(own) > 1 else 'file'} "
+                                   f"{', '.join(own)}: the worker cannot change them (read-only in the sandbox, "
+                                   "refused by the guards); only the rest of docs/ and scripts/ is the project's",
+                                   severity="warning", scope="task"))
+    return found
+
+
 def cmd_lint(args: argparse.Namespace) -> int:
     ws = workspace_of(args)
     plan = load_plan(ws)
-    problems = list(plan.errors) + verify_judged_by_worker(plan, ws.rel(ws.plan_path), ws.root)
-    problems += text_problems(plan, ws.plan_path.read_text(encoding="utf-8", errors="replace"),
-                              ws.rel(ws.plan_path), _preset(ws))
+    display = ws.rel(ws.plan_path)
+    problems = [*plan.errors, *verify_judged_by_worker(plan, display, ws.root), *names_mementos_files(plan, display)]
+    problems += text_problems(plan, ws.plan_path.read_text(encoding="utf-8", errors="replace"), display, _preset(ws))
     problems.sort(key=lambda e: e.line)
     errors = [e for e in problems if e.severity == "error"]
     warnings = [e for e in problems if e.severity != "error"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from ... import gitops
+from ...tick.remote import read_refusal
 from ..context import Context
 from ..findings import CRITICAL, WARNING, CheckResult, Finding
 
@@ -29,6 +30,11 @@ def check_remote(c: Context) -> CheckResult:
         return [Finding(CRITICAL, "fleet-remote",
                         f"fleet: the remote {remote!r} cannot be fetched: {err[-1] if err else 'git failed'}; "
                         "no task is claimed until it can", rel)]
+    refused = read_refusal(c.ws)
+    if refused is not None and refused.get("remote") == remote:
+        return [Finding(CRITICAL, "fleet-remote",
+                        f"fleet: the remote {remote!r} refused this host's last push ({refused.get('at', '?')}): "
+                        f"{refused['said']}; nothing is claimed or done here until it takes pushes again", rel)]
     if not proc.stdout.strip():
         return f"fleet: {remote} answers; its {branch} does not exist yet (the first tick pushes it)"
     return f"fleet: {remote} answers, this host is {config.host!r}"

@@ -363,7 +363,7 @@ def preflight(ctx: TickContext) -> str:
 def take_snapshot(ctx: TickContext) -> ArchitectSnapshot:
     """The worker's snapshot (attempt.take_snapshot) at HEAD, plus every document's bytes and docs/."""
     ws = ctx.ws
-    snap = worker_snapshot(ctx, gitops.head(ws.root), set(gitops.untracked(ws.root)))
+    snap = worker_snapshot(ctx, gitops.head(ws.root), gitops.persons_paths(ws.root))
     return ArchitectSnapshot(snap, {rel: read_or_none(ws.root / rel) for rel in OWN_DOCS}, docs_tree(ws))
 
 
@@ -392,12 +392,13 @@ def run_architect_agent(ctx: TickContext, config: Config) -> str:
         return refused
     try:
         invocation = agents.build_invocation(config, task_id=ARCHITECT_ID, do_command=None, prompt_file=prompt_file,
-                                             system_prompt_file=system_file, workdir=ws.root, context_files=())
+                                             system_prompt_file=system_file, workdir=ws.root, context_files=(),
+                                             confined=bool(wrap))
     except MementoError as exc:
         append_log(ctx.log_path, f"[memento] architect: {exc}\n")
         return str(exc)
     env = agents.agent_env(ws, task_id=ARCHITECT_ID, prompt_file=prompt_file, system_prompt_file=system_file,
-                           extra={**invocation.env, "MEMENTO_ARCHITECT": "1"})
+                           extra={**invocation.env, "MEMENTO_ARCHITECT": "1"}, config=config)
     result = agents.run_agent(invocation, cwd=ws.root, log_path=ctx.log_path, timeout=config.agent_timeout,
                               env=env, wrap=wrap)
     if result.error:

@@ -57,6 +57,13 @@ def test_retries_on_a_task_it_does_not_reset_are_refused():
     assert compare(fresh).violations == () and compare(fresh).added == ("T-3",)
 
 
+def test_changing_only_a_done_tasks_retries_is_a_violation():
+    done = BASE.replace("  - context_files: [b.txt]\n", "  - context_files: [b.txt]\n  - retries: 3\n")
+    changes = compare(done)
+    assert changes.violations == ("changed T-2, which is done (a done task stays as it is)",)
+    assert changes.edited == ()  # its definition is the same: only the retries say it changed
+
+
 def test_the_meta_limits_are_not_the_architects():
     for key, line in (("max_retries", "- max_retries: 9\n"), ("max_diff_lines", "- max_diff_lines: 99999\n")):
         new = BASE.replace("- max_retries: 2\n", "- max_retries: 2\n" + line) if key != "max_retries" \

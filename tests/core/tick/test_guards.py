@@ -83,11 +83,32 @@ def test_diff_size_counts_added_and_removed_lines_of_the_task_change_only():
     assert big.reasons == ("diff too large: 51 lines > max_diff_lines 50 (possible full-file rewrite)",)
 
 
-def test_project_map_edits_are_refused_but_a_missing_map_may_be_created():
+def test_project_map_edits_are_refused_and_so_is_a_missing_map_made_by_the_agent():
     edited = check(TASK, SNAP, seen(change("docs/PROJECT_MAP.md"), project_map=b"# mine\n"), 50)
     assert edited.reasons == ("the agent edited docs/PROJECT_MAP.md (the worker only reads it)",)
     no_map = replace(SNAP, project_map=None)
-    assert check(TASK, no_map, seen(change("docs/PROJECT_MAP.md"), project_map=b"# new\n"), 50).reasons == ()
+    made = check(TASK, no_map, seen(change("docs/PROJECT_MAP.md"), project_map=b"# new\n"), 50)
+    assert made.reasons == ("the agent changed Memento's own files: docs/PROJECT_MAP.md (never a task's, "
+                            "whatever its context_files say)",)
+
+
+def test_memento_files_are_never_a_tasks_change_whatever_context_files_say():
+    wide = "context_files: [src/, docs/*, scripts/*, memento.toml, notes/, .memento_ignore]"
+    task = parse_plan_text(PLAN.replace("context_files: [src/, tests/test_a.py]", wide)).task("T-1")
+    archive = replace(SNAP, archive_dir="notes/archive/")
+    ours = ["memento.toml", "scripts/tick_worker_system_prompt.md", "scripts/review_system_prompt.md",
+            "scripts/plan_system_prompt.md", ".memento_ignore", "notes/archive/2026.md"]
+    verdict = check(task, archive, seen(*(change(p) for p in ours)), 50)
+    assert verdict.reasons == ("the agent changed Memento's own files: " + ", ".join(ours)
+                               + " (never a task's, whatever its context_files say)",)
+    projects = ["docs/index.rst", "scripts/build.sh", "notes/todo.md", "src/a.py"]
+    assert check(task, archive, seen(*(change(p) for p in projects)), 50).reasons == ()
+
+
+def test_memento_files_the_agent_made_or_swapped_are_named_once():
+    verdict = check(TASK, SNAP, seen(change("docs/PROJECT_MAP.md"), impostors=("docs/PROJECT_MAP.md",)), 50)
+    assert verdict.reasons == ("the agent made Memento's own files (absent before, or now not a regular file): "
+                               "docs/PROJECT_MAP.md (removed)",)
 
 
 def test_the_running_tasks_definition_is_guarded_and_other_tasks_change_only_through_memento():

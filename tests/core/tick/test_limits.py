@@ -37,7 +37,7 @@ def task(n: int) -> str:
 
 
 def make_ws(tmp_path: Path, kind: str, *, output: str = "claude", extra: str = "", tasks: int = 1,
-            cost: float = 0.042, per_tick: int = 1) -> Workspace:
+            cost: float | str = 0.042, per_tick: int = 1) -> Workspace:
     root = tmp_path / "proj"
     init_workspace(root, project="proj", commit=False)
     body = "\n".join(task(n) for n in range(1, tasks + 1))
@@ -160,6 +160,70 @@ def test_a_429_without_a_time_backs_off_5_then_10_minutes_and_never_trips_the_br
     assert "429" in entries(ws)[-1].field("Reason")
 
 
+# ------------------------------------------------------------------ exit 0: the last words, then verify
+
+
+def next_hours(hours: int = 2) -> datetime:
+    return (datetime.now(UTC) + timedelta(hours=hours)).replace(minute=0, second=0, microsecond=0)
+
+
+@pytest.mark.parametrize("wording", ["old", "new"])
+def test_claude_exiting_0_at_its_usage_limit_is_rate_limited_with_its_reset_time(tmp_path, wording):
+    ws = make_ws(tmp_path, "claude-limit-0", cost=wording)
+    expected = next_hours()
+    outcome = run_tick(ws.root)
+
+    assert [r.passed for r in outcome.results] == [False]
+    entry = entries(ws)[-1]
+    assert entry.field("Status") == f"⏳ RATE LIMITED — until {clock(expected)} (preset command)", \
+        entry.field("Reason")
+    assert entry.field("Reason").startswith("rate limited: ")
+    assert retries(ws) == 0 and TickState.load(ws).consecutive_failed_ticks == 0
+    assert parse_stamp(TickState.load(ws).rate_limited_until) == expected
+    assert (ws.root / "T-1.txt").read_text() == "not yet\n" and not (ws.root / "junk.txt").exists()
+    assert "skipped: rate limited" in run_tick(ws.root).message
+    assert runs(ws) == ["claude-limit-0"]
+
+
+def test_aider_exiting_0_after_giving_up_on_429s_is_rate_limited(tmp_path):
+    ws = make_ws(tmp_path, "aider-gives-up", output="aider")
+    before = datetime.now(UTC)
+    run_tick(ws.root)
+    entry = entries(ws)[-1]
+    assert entry.status == "RATE LIMITED", entry.field("Reason")
+    assert "rate limited you" in entry.field("Reason") and retries(ws) == 0
+    until = parse_stamp(TickState.load(ws).rate_limited_until)
+    assert timedelta(minutes=4) <= until - before <= timedelta(minutes=6)  # no reset time: the first backoff
+
+
+@pytest.mark.parametrize("kind", ["mentions-429", "mentions-429-early"])
+def test_an_agent_exiting_0_that_mentions_a_429_but_whose_task_passes_is_not_rate_limited(tmp_path, kind):
+    ws = make_ws(tmp_path, kind)
+    outcome = run_tick(ws.root)
+
+    assert [r.passed for r in outcome.results] == [True], outcome.message
+    entry = entries(ws)[-1]
+    assert entry.status == "SUCCESS" and entry.task_id == "T-1"
+    state = TickState.load(ws)
+    assert state.rate_limited_until == "" and state.preset_limits == {}
+    assert git(ws.root, "show", "HEAD:T-1.txt") == "done\n"
+    assert parse_plan(ws.plan_path).task("T-1").status == "x"
+    log = (ws.root / outcome.log).read_text()
+    said_limit = "its last words read as a rate limit" in log
+    assert said_limit == (kind == "mentions-429")  # ten lines later it is no longer the last word
+
+
+def test_a_verify_timeout_names_the_tasks_own_timeout(tmp_path):
+    ws = make_ws(tmp_path, "claude-done")
+    plan = ws.plan_path.read_text().replace("  - verify: `grep -q done T-1.txt`",
+                                            "  - verify: `sleep 30`\n  - timeout: 2s")
+    ws.plan_path.write_text(plan)
+    git(ws.root, "commit", "-qam", "a slow verify")
+    outcome = run_tick(ws.root)
+    assert outcome.results[0].reason == "verify timed out after 2s", outcome.results[0].reason
+    assert entries(ws)[-1].field("Reason") == "verify timed out after 2s"
+
+
 def test_codex_events_read_through_the_output_setting(tmp_path):
     ws = make_ws(tmp_path, "codex-limit", output="codex")
     before = datetime.now(UTC)
@@ -169,8 +233,9 @@ def test_codex_events_read_through_the_output_setting(tmp_path):
     assert entries(ws)[-1].status == "RATE LIMITED" and retries(ws) == 0
 
 
-def test_a_fallback_preset_runs_in_the_same_tick(tmp_path):
-    ws = make_ws(tmp_path, "claude-limit", extra='fallback = ["script"]', tasks=2)
+@pytest.mark.parametrize("kind", ["claude-limit", "claude-limit-0"])  # exit 1; exit 0 and verify fails
+def test_a_fallback_preset_runs_in_the_same_tick(tmp_path, kind):
+    ws = make_ws(tmp_path, kind, cost="new", extra='fallback = ["script"]', tasks=2)
     outcome = run_tick(ws.root)
 
     # the refused agent's scribbles were rolled back before the script preset ran
@@ -179,15 +244,15 @@ def test_a_fallback_preset_runs_in_the_same_tick(tmp_path):
     assert git(ws.root, "show", "--name-only", "--format=", "HEAD").split() == \
         ["T-1.txt", "docs/MASTER_PLAN.md", "docs/TICK_STATUS.md"]
     entry = entries(ws)[-1]
-    assert entry.status == "SUCCESS"
+    assert entry.status == "SUCCESS" and [e.status for e in entries(ws)] == ["SUCCESS"]
     assert entry.field("Fallback").startswith("command rate limited until ") and "ran script" in entry.field(
         "Fallback")
-    assert TickState.load(ws).rate_limited_until == ""  # the tick does not wait
+    assert retries(ws) == 0 and TickState.load(ws).rate_limited_until == ""  # the tick does not wait
 
     # the next tick goes straight to the fallback while the first preset is still refused
     outcome = run_tick(ws.root)
     assert [(r.task_id, r.passed) for r in outcome.results] == [("T-2", True)]
-    assert runs(ws) == ["claude-limit"]
+    assert runs(ws) == [kind]
 
 
 # ------------------------------------------------------------------ usage and budget
@@ -246,6 +311,15 @@ def test_a_tick_of_several_tasks_stops_when_the_daily_budget_is_spent(tmp_path):
     assert [(r.task_id, r.passed) for r in outcome.results] == [("T-1", True)]
     assert run_tick(ws.root).message == "tick skipped: budget reached ($0.06 of $0.05 today)"
     assert runs(ws) == ["claude-done"]
+
+
+def test_spending_exactly_the_daily_budget_stops_the_day(tmp_path):
+    ws = make_ws(tmp_path, "claude-done", extra="[budget]\ndaily_usd = 0.05", tasks=3, per_tick=3, cost=0.05)
+    outcome = run_tick(ws.root)  # $0.05 of $0.05: no second task in this tick
+    assert [(r.task_id, r.passed) for r in outcome.results] == [("T-1", True)]
+    assert run_tick(ws.root).message == "tick skipped: budget reached ($0.05 of $0.05 today)"
+    assert runs(ws) == ["claude-done"]
+    assert [e.status for e in entries(ws)].count("BUDGET REACHED") == 1
 
 
 def test_an_agent_streaming_its_cost_is_stopped_at_the_task_budget(tmp_path):

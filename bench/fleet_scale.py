@@ -1,0 +1,140 @@
+"""Benchmark: a fleet of hosts on one git remote (SPEC §12 "Across machines", issue 23).
+
+1, 4 and 16 simulated hosts (clones of one bare remote on this machine, each
+ticking in its own process, one after the other until nothing is left to pick)
+work one `parallel: true` phase of 64 tasks whose agent (the `command` preset)
+sleeps 2 s and writes its file. Printed per fleet size: tasks per minute (64 over
+the wall time from the start until the last host stopped), compare-and-swap
+retries per task (pushes a lease or fast-forward check refused, from the hosts'
+cron.log), claims lost (CLAIM LOST entries on the remote) and tasks done twice
+(more than one `memento: complete` commit on the remote); both must be 0, and
+every task must be `[x]` on the remote. Budgets: 16 hosts reach at least 8x the
+task rate of 1 host; at most 1 retry per task.
+
+Run: python bench/fleet_scale.py [--hosts 1,4,16] [--tasks 64] [--seconds 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from parallel_workers import ENV, _git  # noqa: E402
+from table import header, print_table  # noqa: E402
+
+AGENT = ("import os, time, sys; time.sleep(float(sys.argv[1])); n = os.environ['MEMENTO_TASK_ID'][2:]; "
+         "os.makedirs('out', exist_ok=True); open(f'out/{n}.txt', 'w').write('done\\n')")
+
+
+def make_fleet(base: Path, n_hosts: int, n_tasks: int, seconds: float) -> tuple[Path, list[Path]]:
+    """A bare remote seeded with the plan and config, and one clone per host."""
+    from memento_core.scaffold import init_workspace
+
+    bare, seed = base / "remote.git", base / "seed"
+    _git(base, "init", "-q", "--bare", "-b", "main", str(bare))
+    init_workspace(seed, project="fleet", commit=False)
+    tasks = "\n".join(f"- [ ] `T-{i}` Task {i}\n  - verify: `test -f out/{i}.txt`\n"
+                      f"  - context_files: [out/{i}.txt]\n" for i in range(1, n_tasks + 1))
+    (seed / "docs" / "MASTER_PLAN.md").write_text(
+        f"# MASTER_PLAN: fleet bench\n\n## Meta\n- tick_mode: auto\n- max_retries: 3\n"
+        f"- max_tasks_per_tick: {n_tasks}\n- stale_lock_timeout: 15min\n- circuit_breaker_threshold: 1000\n"
+        f"- total_ticks: 0\n\n## Phase 1: All at once\n<!-- depends: none -->\n<!-- parallel: true -->\n\n{tasks}")
+    agent = f"{sys.executable} -c \"{AGENT}\" {seconds}"
+    (seed / "memento.toml").write_text(f"[agent]\npreset = \"command\"\ncommand = '''{agent}'''\n"
+                                       "timeout = \"120s\"\n[verify]\ntimeout = \"60s\"\n[sandbox]\nmode = \"none\"\n"
+                                       "[workers]\nremote = \"origin\"\n")
+    _git(seed, "add", "-A")
+    _git(seed, "commit", "-qm", "fleet bench")
+    _git(seed, "remote", "add", "origin", str(bare))
+    _git(seed, "push", "-q", "origin", "main")
+    clones = []
+    for i in range(n_hosts):
+        clone = base / f"host{i + 1}"
+        _git(base, "clone", "-q", str(bare), str(clone))
+        clones.append(clone)
+    return bare, clones
+
+
+def host_loop(root: Path, name: str, deadline: float) -> None:
+    """One host: ticks one after the other while its plan has a `[ ]` task or a result of its
+    own waits to be pushed (.memento/fleet_pending.json)."""
+    from memento_core.plan import parse_plan
+
+    env = {**ENV, "MEMENTO_HOST": name}
+    while time.monotonic() < deadline:
+        subprocess.run([sys.executable, "-m", "memento_core.tick", "--project", str(root)], env=env,
+                       capture_output=True)
+        left = [t for t in parse_plan(root / "docs" / "MASTER_PLAN.md").tasks if t.status == " "]
+        if not left and not (root / ".memento" / "fleet_pending.json").exists():
+            return
+
+
+def one_fleet(base: Path, n_hosts: int, n_tasks: int, seconds: float, limit: float) -> dict:
+    from memento_core.plan import parse_plan_text
+
+    bare, clones = make_fleet(base, n_hosts, n_tasks, seconds)
+    started = time.monotonic()
+    procs = [subprocess.Popen([sys.executable, __file__, "--host-loop", str(c), f"h{i + 1}", str(limit)], env=ENV)
+             for i, c in enumerate(clones)]
+    for p in procs:
+        p.wait()
+    wall = time.monotonic() - started
+    plan = parse_plan_text(_git(bare, "show", "main:docs/MASTER_PLAN.md"))
+    subjects = _git(bare, "log", "--format=%s", "main").splitlines()
+    done = {}
+    for s in subjects:
+        m = re.match(r"memento: complete (T-\d+) ", s)
+        if m:
+            done[m.group(1)] = done.get(m.group(1), 0) + 1
+    races = sum((c / "logs" / "cron.log").read_text().count("lost a race")
+                for c in clones if (c / "logs" / "cron.log").exists())
+    status = _git(bare, "show", "main:docs/TICK_STATUS.md")
+    return {"hosts": n_hosts, "wall": wall, "rate": n_tasks / wall * 60, "retries": races / n_tasks,
+            "lost": status.count("CLAIM LOST"), "twice": sum(1 for v in done.values() if v > 1),
+            "all_done": all(t.status == "x" for t in plan.tasks) and len(done) == n_tasks}
+
+
+def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "--host-loop":
+        host_loop(Path(sys.argv[2]), sys.argv[3], time.monotonic() + float(sys.argv[4]))
+        return 0
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--hosts", default="1,4,16")
+    ap.add_argument("--tasks", type=int, default=64)
+    ap.add_argument("--seconds", type=float, default=2.0)
+    ap.add_argument("--limit", type=float, default=1800.0, help="seconds a fleet may take at most")
+    args = ap.parse_args()
+    sizes = [int(x) for x in args.hosts.split(",")]
+    print(header(), f" load average at the start: {os.getloadavg()[0]:.1f}")
+    results = []
+    with tempfile.TemporaryDirectory(prefix="memento-fleet-bench-") as tmp:
+        for n in sizes:
+            base = Path(tmp) / f"fleet{n}"
+            base.mkdir()
+            results.append(one_fleet(base, n, args.tasks, args.seconds, args.limit))
+            r = results[-1]
+            print(f"  {n} host(s): {r['wall']:.1f} s, {r['rate']:.1f} tasks/min, {r['retries']:.2f} retries/task, "
+                  f"claims lost {r['lost']}, done twice {r['twice']}, all done {r['all_done']}", flush=True)
+    rows = []
+    one = results[0]["rate"] if sizes and sizes[0] == 1 else None
+    for r in results:
+        n = r["hosts"]
+        rows.append((f"{n} host(s): tasks per minute" + (f" ({r['rate'] / one:.1f}x of 1 host)" if one else ""),
+                     f"{r['rate']:.1f}", ">= 8x" if n == 16 and one else "",
+                     (r["rate"] >= 8 * one) if n == 16 and one else None))
+        rows.append((f"{n} host(s): CAS retries per task", f"{r['retries']:.2f}", "<= 1", r["retries"] <= 1))
+        rows.append((f"{n} host(s): claims lost / tasks done twice", f"{r['lost']} / {r['twice']}", "0 / 0",
+                     r["lost"] == 0 and r["twice"] == 0 and r["all_done"]))
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
+    return 0 if print_table(rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,362 @@
+"""The confined agent's private home (SPEC §13).
+
+Inside bubblewrap the person's home folder is hidden: ``$HOME`` is a folder of
+Memento's own, ``<state>/memento/homes/<digest>/<preset>/`` (``<state>`` is
+``$XDG_STATE_HOME`` when it is an absolute path outside the project, else
+``~/.local/state``; ``<digest>`` names the project's main work tree, so a
+parallel worker's worktree shares its project's home). When the account's own
+home (passwd) is not ``$HOME``, a tmpfs hides it too. On top of it:
+
+* the preset's state (``PRESET_STATE``: ``~/.claude`` and ``~/.claude.json``,
+  ``~/.codex`` or ``$CODEX_HOME``, ``~/.gemini``, ``~/.aider*``, ``~/.openclaw``)
+  lives in that folder as a copy of the person's: :func:`sync_state` copies each
+  file the person's real state has changed since the last copy (a new login, a
+  new setting), removes what the person removed (a logout), leaves the rest as
+  the agent left it, and never writes to the person's files. Session
+  histories (other projects' conversations) and files over 5 MB are not copied;
+* ``~/.cache``: ``<state>/memento/homes/<digest>/cache/``, the project's own;
+* read-only: ``~/.gitconfig``, the install folders of the preset's CLI, of
+  ``node`` and ``python3`` when they live under a home folder (a ``node_modules``
+  folder's parent, a virtualenv, the folder above ``bin``), the folders of
+  ``PATH`` under a home folder, and ``[sandbox] readable``.
+
+``[sandbox] writable`` entries under the home are the person's explicit choice:
+they stay bound to the person's real folders, writable. Unconfined, the agent's
+``HOME`` is the person's own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pwd
+import shutil
+import stat
+import threading
+from pathlib import Path
+
+from ..config import Config
+
+# Each preset's own state (logins, sessions, settings), relative to the home.
+PRESET_STATE: dict[str, tuple[str, ...]] = {
+    "claude": (".claude/", ".claude.json"),
+    "codex": (".codex/",),
+    "gemini": (".gemini/",),
+    "aider": (".aider*",),
+    "openclaw": (".openclaw/",),
+}
+# Never copied from the person's state: session histories, logs and caches (they hold other
+# projects' conversations and can be large); the CLI makes its own in the private copy.
+HISTORY = frozenset({
+    "projects", "todos", "shell-snapshots", "statsig", "file-history", "session-env", "debug", "ide",  # claude
+    "sessions", "archived_sessions", "log", "history.jsonl",  # codex
+    "tmp", "history",  # gemini
+    "logs",  # openclaw (its agents/<id>/sessions: "sessions")
+    "local", "node_modules", ".git",  # an install (claude's ~/.claude/local is bound read-only instead)
+})
+MAX_COPY_BYTES = 5 * 1024 * 1024
+_SYNCING = threading.Lock()
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+
+
+def person_home(home: str | None = None) -> str:
+    return home if home is not None else os.path.expanduser("~")
+
+
+def passwd_home() -> str | None:
+    try:
+        return pwd.getpwuid(os.getuid()).pw_dir or None
+    except KeyError:
+        return None
+
+
+def _under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _real(path: str | Path) -> str | None:
+    try:
+        return os.path.realpath(path, strict=True)
+    except (OSError, RuntimeError):
+        return None
+
+
+def homes_dir(root: Path, home: str | None = None) -> Path:
+    """``<state>/memento/homes``: $XDG_STATE_HOME when absolute and outside the project, else ~/.local/state."""
+    state = os.environ.get("XDG_STATE_HOME", "")
+    real_root = _real(root) or str(root)
+    if not os.path.isabs(state) or _under(os.path.realpath(state), real_root):
+        state = os.path.join(person_home(home), ".local", "state")
+    return Path(state) / "memento" / "homes"
+
+
+def project_dir(root: Path, main: Path | None, home: str | None = None) -> Path:
+    """This project's folder of private homes (``main``: the main work tree of a worktree)."""
+    project = _real(main or root) or str(main or root)
+    digest = hashlib.sha256(project.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return homes_dir(root, home) / digest
+
+
+def codex_home(home: str) -> str:
+    """The person's codex state: $CODEX_HOME when set, else ~/.codex."""
+    value = os.environ.get("CODEX_HOME", "")
+    return value if os.path.isabs(value) else os.path.join(home, ".codex")
+
+
+def _sources(preset: str, home: str) -> list[tuple[str, str]]:
+    """(the person's path, its name in the private home) for each state entry of ``preset``."""
+    found = []
+    for entry in PRESET_STATE.get(preset, ()):
+        name = entry.rstrip("/")
+        if "*" in name:
+            prefix = name.rstrip("*")
+            try:
+                names = sorted(n for n in os.listdir(home) if n.startswith(prefix))
+            except OSError:
+                names = []
+            found += [(os.path.join(home, n), n) for n in names]
+        elif preset == "codex":
+            found.append((codex_home(home), name))
+        else:
+            found.append((os.path.join(home, name), name))
+    return found
+
+
+def _walk(source: str, name: str) -> dict[str, list[int]]:
+    """The person's files under ``source`` (relative to the private home: ``name/…``) and their
+    (size, mtime) signature; links, history folders and big files left out."""
+    files: dict[str, list[int]] = {}
+    try:
+        st = os.lstat(source)
+    except OSError:
+        return files
+    if stat.S_ISREG(st.st_mode):
+        if st.st_size <= MAX_COPY_BYTES:
+            files[name] = [st.st_size, st.st_mtime_ns]
+        return files
+    if not stat.S_ISDIR(st.st_mode):
+        return files
+    for folder, dirs, names in os.walk(source):
+        dirs[:] = [d for d in dirs if d not in HISTORY and not os.path.islink(os.path.join(folder, d))]
+        rel = os.path.relpath(folder, source)
+        for n in names:
+            if n in HISTORY:
+                continue
+            try:
+                st = os.lstat(os.path.join(folder, n))
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode) and st.st_size <= MAX_COPY_BYTES:
+                files[os.path.normpath(os.path.join(name, rel, n))] = [st.st_size, st.st_mtime_ns]
+    return files
+
+
+def _open_parent(top: int, rel: str, *, make: bool) -> int | None:
+    """A descriptor of ``rel``'s folder below ``top``, never through a link (a link the agent
+    left there is removed); None when it is missing and ``make`` is false."""
+    fd = os.dup(top)
+    for part in Path(rel).parent.parts:
+        try:
+            st = os.lstat(part, dir_fd=fd)
+            if not stat.S_ISDIR(st.st_mode):
+                if not make:
+                    os.close(fd)
+                    return None
+                os.unlink(part, dir_fd=fd)
+                raise FileNotFoundError
+        except FileNotFoundError:
+            if not make:
+                os.close(fd)
+                return None
+            os.mkdir(part, 0o700, dir_fd=fd)
+        nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
+        os.close(fd)
+        fd = nxt
+    return fd
+
+
+def _copy_in(top: int, rel: str, source: str) -> None:
+    """Copy the person's file ``source`` to ``rel`` below ``top`` (a new file renamed into place:
+    whatever the agent put at ``rel``, a link included, is replaced, never written through)."""
+    parent = _open_parent(top, rel, make=True)
+    name = os.path.basename(rel)
+    tmp = f".memento-copy-{os.getpid()}-{name}"
+    try:
+        src = os.open(source, os.O_RDONLY | os.O_NOFOLLOW)
+        try:
+            dst = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600, dir_fd=parent)
+            try:
+                while chunk := os.read(src, 1 << 20):
+                    os.write(dst, chunk)
+            finally:
+                os.close(dst)
+        finally:
+            os.close(src)
+        os.replace(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
+    finally:
+        try:
+            os.unlink(tmp, dir_fd=parent)
+        except OSError:
+            pass
+        os.close(parent)
+
+
+def _remove(top: int, rel: str) -> None:
+    parent = _open_parent(top, rel, make=False)
+    if parent is None:
+        return
+    try:
+        st = os.lstat(os.path.basename(rel), dir_fd=parent)
+        if not stat.S_ISDIR(st.st_mode):
+            os.unlink(os.path.basename(rel), dir_fd=parent)
+    except OSError:
+        pass
+    finally:
+        os.close(parent)
+
+
+def sync_state(preset: str, private: Path, manifest: Path, home: str) -> int:
+    """Bring the person's state of ``preset`` into ``private`` (see the module's docstring);
+    the number of files copied. ``manifest`` keeps the signatures of the last copy. A file that
+    cannot be read is left out (and tried again next time). Parallel workers' threads take turns."""
+    with _SYNCING:
+        return _sync_state(preset, private, manifest, home)
+
+
+def _sync_state(preset: str, private: Path, manifest: Path, home: str) -> int:
+    try:
+        last = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        last = {}
+    now: dict[str, list[int]] = {}
+    for source, name in _sources(preset, home):
+        now.update({rel: sig for rel, sig in _walk(source, name).items()})
+    sources = dict((name, source) for source, name in _sources(preset, home))
+    copied = 0
+    top = os.open(private, _DIR_FLAGS)
+    try:
+        for folder in (n.rstrip("/") for n in PRESET_STATE.get(preset, ()) if n.endswith("/")):
+            parent = _open_parent(top, os.path.join(folder, "x"), make=True)  # the CLI's folder exists
+            if parent is not None:
+                os.close(parent)
+        for rel, sig in sorted(now.items()):
+            if last.get(rel) == sig and _exists(private, rel):
+                continue
+            first, _, rest = rel.partition("/")
+            try:
+                _copy_in(top, rel, os.path.join(sources[first], rest) if rest else sources[first])
+            except OSError:  # gone or unreadable meanwhile: the copy stays as it was, tried again next time
+                if rel in last:
+                    now[rel] = last[rel]
+                else:
+                    del now[rel]
+                continue
+            copied += 1
+        for rel in sorted(set(last) - set(now)):  # the person removed it (a logout)
+            _remove(top, rel)
+    finally:
+        os.close(top)
+    tmp = manifest.with_name(manifest.name + ".tmp")
+    tmp.write_text(json.dumps(now, sort_keys=True), encoding="utf-8")
+    os.replace(tmp, manifest)
+    return copied
+
+
+def _exists(private: Path, rel: str) -> bool:
+    """Whether the copy has a file at ``rel`` (a check only: writes never follow a link)."""
+    try:
+        return stat.S_ISREG(os.lstat(private / rel).st_mode)
+    except OSError:
+        return False
+
+
+def install_prefix(path: str) -> str:
+    """The folder a CLI is installed in: above its ``node_modules``, a virtualenv's root, the
+    folder above ``bin``, else its own folder."""
+    parts = Path(path).parts
+    if "node_modules" in parts:
+        return str(Path(*parts[: parts.index("node_modules")]))
+    folder = Path(path).parent
+    for up in (folder, *folder.parents):
+        if (up / "pyvenv.cfg").is_file():
+            return str(up)
+    return str(folder.parent if folder.name == "bin" else folder)
+
+
+def venv_base(prefix: str) -> str | None:
+    """The install folder of the Python a virtualenv at ``prefix`` was made from (its pyvenv.cfg's ``home``)."""
+    try:
+        text = Path(prefix, "pyvenv.cfg").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        key, _, value = line.partition("=")
+        if key.strip() == "home" and os.path.isabs(value.strip()):
+            return install_prefix(os.path.join(_real(value.strip()) or value.strip(), "python"))
+    return None
+
+
+def _tools(config: Config, path: str) -> list[str]:
+    """The preset's CLI, ``node`` and ``python3`` as found on ``path`` (each CLI is named as its preset)."""
+    names = [config.agent_preset] if config.agent_preset in PRESET_STATE else []
+    return [hit for name in (*names, "node", "python3") if (hit := shutil.which(name, path=path))]
+
+
+def read_only_paths(config: Config, root: Path, homes: list[str], path: str | None = None) -> list[str]:
+    """What stays readable under a home folder: ~/.gitconfig, the CLIs' install folders, the
+    folders of PATH there, and ``[sandbox] readable`` (never a home itself or a folder above one)."""
+    path = os.environ.get("PATH", os.defpath) if path is None else path
+    home = homes[0]
+    wanted = [os.path.join(home, ".gitconfig")]
+    prefixes = [install_prefix(_real(tool) or tool) for tool in _tools(config, path)]
+    prefixes += [str(root / name) for name in (".venv", "venv")]  # the project's virtualenv's Python
+    wanted += prefixes + [base for p in prefixes if (base := venv_base(p))]
+    wanted += [p for p in path.split(os.pathsep) if os.path.isabs(p)]
+    for entry in config_readable(config):
+        wanted.append(home + entry[1:] if entry == "~" or entry.startswith("~/") else entry)
+    found: list[str] = []
+    for want in wanted:
+        real = _real(want)
+        if real is None or real in found:
+            continue
+        if not any(_under(real, h) for h in homes) or any(_under(h, real) for h in homes):
+            continue  # outside every home it is readable anyway; a home itself would undo the hiding
+        found.append(real)
+    # One mount a folder: a path inside another one bound here comes with it.
+    return [p for p in found if not any(q != p and _under(p, q) for q in found)]
+
+
+def config_readable(config: Config) -> tuple[str, ...]:
+    return getattr(config, "sandbox_readable", ())
+
+
+def layout(root: Path, main: Path | None, config: Config, home: str | None = None) -> list[str]:
+    """The bubblewrap arguments of the private home (after the read-only system, before every
+    other bind); the preset's state copied in first."""
+    home = person_home(home)
+    real_home = _real(home)
+    real_root = _real(root) or str(root)
+    if real_home is None or real_home == "/" or _under(real_home, real_root):
+        return []  # no home folder to hide, or the project is the home: the work tree stays as it is
+    account = passwd_home()
+    real_account = _real(account) if account else None
+    if real_account and _under(real_account, real_home):
+        real_account = None  # hidden with $HOME already
+    hidden = [real_home, *([real_account] if real_account else [])]
+    base = project_dir(root, main, home)
+    private = base / config.agent_preset
+    cache = base / "cache"
+    for folder in (private, cache):
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    sync_state(config.agent_preset, private, base / f"{config.agent_preset}.copied.json", home)
+    argv: list[str] = []
+    if real_account:
+        argv += ["--tmpfs", real_account]  # before $HOME: a later mount wins
+    argv += ["--bind", str(private), real_home, "--bind", str(cache), os.path.join(real_home, ".cache")]
+    for path in read_only_paths(config, root, hidden):
+        argv += ["--ro-bind", path, path]
+    if config.agent_preset == "codex":
+        argv += ["--setenv", "CODEX_HOME", os.path.join(real_home, ".codex")]
+    return argv
+

@@ -1,0 +1,352 @@
+"""A fleet's remote that refuses, cuts off or moves under a host (SPEC §12 "Across machines").
+
+Real bare remotes with real hooks: a pre-receive hook that refuses (the remote's
+own words on stderr), a reference-transaction hook that lets a push land and then
+kills receive-pack (the client sees an error for a push that landed), and refs
+moved on the remote between a host's fetch and its push. Judged on the remote's
+refs and trees, the hosts' clones, cron.log and the status log.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memento_core.tick import remote
+from memento_core.tick.context import TaskResult
+
+from .test_fleet import (
+    claim_refs,
+    context,
+    git,
+    make_fleet,
+    remote_plan,
+    start_tick,
+    subjects,
+    tick_all,
+    wait_for,
+)
+
+
+@pytest.fixture(autouse=True)
+def _identity(git_identity):
+    return git_identity
+
+
+def hook(bare: Path, name: str, body: str) -> None:
+    path = bare / "hooks" / name
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(0o755)
+
+
+REFUSE_ALL = 'echo "protected branch: main takes reviewed pull requests only" >&2\nexit 1\n'
+
+
+def commit_the_result(root: Path) -> None:
+    """T-1's result as its attempt commits it: out/1.txt and the plan's `[x]`."""
+    (root / "out").mkdir()
+    (root / "out" / "1.txt").write_text("T-1\n")
+    plan = root / "docs" / "MASTER_PLAN.md"
+    plan.write_text(plan.read_text().replace("- [ ] `T-1`", "- [x] `T-1`"))
+    git(root, "add", "out/1.txt", "docs/MASTER_PLAN.md")
+    git(root, "commit", "-qm", "memento: complete T-1 Write out/1.txt")
+
+
+def claimed(tmp_path: Path, monkeypatch):
+    """A one-task fleet whose host a holds T-1's claim (no heartbeat thread): bare, a's clone, a's context."""
+    bare, clones = make_fleet(tmp_path, ["a"], 1)
+    a = context(clones["a"], "a", monkeypatch)
+    remote.sync(a)
+    assert remote.claim(a, a.plan().task("T-1"))
+    a.fleet.stop_beating()
+    return bare, clones["a"], a
+
+
+def after_the_first_fetch(monkeypatch, action) -> list:
+    """remote.fetch, then ``action()`` right after its first call (between a fetch and its push)."""
+    real_fetch, calls = remote.fetch, []
+
+    def fetch_then_act(ctx):
+        real_fetch(ctx)
+        calls.append(1)
+        if len(calls) == 1:
+            action()
+
+    monkeypatch.setattr(remote, "fetch", fetch_then_act)
+    return calls
+
+
+def cron_log(root: Path) -> str:
+    path = root / "logs" / "cron.log"
+    return path.read_text() if path.exists() else ""
+
+
+# --------------------------------------------------------------------------- refused, not raced
+
+
+def test_a_remote_that_refuses_every_push_is_named_with_its_words_and_nothing_is_done(tmp_path):
+    from memento_core.doctor import check_workspace
+    from memento_core.workspace import Workspace
+
+    bare, clones = make_fleet(tmp_path, ["a"], 2)
+    hook(bare, "pre-receive", REFUSE_ALL)
+    before = git(bare, "rev-parse", "main")
+    out = tick_all(clones)["a"]
+    said = "protected branch: main takes reviewed pull requests only"
+    assert "origin" in out and said in out, out
+    log = cron_log(clones["a"])
+    assert said in log and "lost the race" not in log  # told apart from a race, tried once
+    assert git(bare, "rev-parse", "main") == before and claim_refs(bare) == []
+    # Nothing is marked done (nor claimed) here that is not on the remote.
+    root = clones["a"]
+    assert git(root, "rev-parse", "HEAD") == before
+    assert [t.status for t in remote_plan(bare).tasks] == [" ", " "]
+    local = (root / "docs" / "MASTER_PLAN.md").read_text()
+    assert "- [x]" not in local and "- [~]" not in local
+    assert not list((root / "out").glob("*")) if (root / "out").exists() else True
+    found = {f.check: f for f in check_workspace(Workspace(root))}
+    assert found["fleet-remote"].severity == "CRITICAL", found["fleet-remote"].message
+    assert "origin" in found["fleet-remote"].message and said in found["fleet-remote"].message
+    # The remote takes pushes again: the next tick works, and the doctor is quiet.
+    (bare / "hooks" / "pre-receive").unlink()
+    out = tick_all(clones)["a"]
+    assert "T-1 passed" in out, out
+    assert remote_plan(bare).task("T-1").status == "x"
+    assert {f.check: f for f in check_workspace(Workspace(root))}["fleet-remote"].severity == "OK"
+
+
+def test_a_remote_that_does_not_exist_is_named_and_nothing_is_done(tmp_path):
+    bare, clones = make_fleet(tmp_path, ["a"], 1)
+    root = clones["a"]
+    git(root, "remote", "set-url", "origin", str(tmp_path / "no-such-remote.git"))
+    head = git(root, "rev-parse", "HEAD")
+    proc = start_tick(root, "a")
+    out, _ = proc.communicate(timeout=120)
+    text = out.decode()
+    assert proc.returncode == 1, text
+    assert "'origin'" in text and "no-such-remote.git" in text, text
+    assert git(root, "rev-parse", "HEAD") == head
+    assert "- [ ] `T-1`" in (root / "docs" / "MASTER_PLAN.md").read_text()
+
+
+def test_a_refused_result_is_kept_named_and_pushed_after_sigterm_as_after_a_normal_end(tmp_path):
+    # The remote refuses the first push of a result and, in the same moment, the tick gets
+    # SIGTERM (a CI runner cancelled): the tick must still finish the remote before it ends.
+    bare, clones = make_fleet(tmp_path, ["a"], 2, max_tasks=2)
+    root = clones["a"]
+    pid_file, once = tmp_path / "tick.pid", tmp_path / "refused-once"
+    hook(bare, "pre-receive", f"""
+while read old new ref; do
+  if [ "$ref" = refs/heads/main ] && [ ! -e {once} ] && \\
+     git log --format=%s "$old..$new" | grep -q '^memento: complete'; then
+    touch {once}
+    kill -TERM "$(cat {pid_file})"
+    echo "the result of a task waits for a review" >&2
+    exit 1
+  fi
+done
+exit 0
+""")
+    tick = start_tick(root, "a")
+    pid_file.write_text(str(tick.pid))
+    out, _ = tick.communicate(timeout=300)
+    text = out.decode()
+    assert once.exists(), text
+    assert "interrupted" in text or "SIGTERM" in text, text
+    log = cron_log(root)
+    assert "the result of a task waits for a review" in log and "lost the race" not in log
+    # Finished as after a normal end: the result is on the remote with its claim answered.
+    assert subjects(bare).count("memento: complete T-1 Write out/1.txt") == 1, subjects(bare)
+    assert remote_plan(bare).task("T-1").status == "x"
+    assert git(bare, "show", "main:out/1.txt") == "T-1\n"
+    assert claim_refs(bare) == []
+    assert git(root, "rev-parse", "HEAD") == git(bare, "rev-parse", "main")
+    assert "NOT PUSHED — the remote origin refused the result of T-1" in git(bare, "show", "main:docs/TICK_STATUS.md")
+    assert not (root / ".memento" / "fleet_pending.json").exists()
+
+
+# --------------------------------------------------------------------------- landed, but the client saw an error
+
+
+CUT_AFTER_LANDING = """
+[ "$1" = committed ] || exit 0
+while read old new ref; do
+  case "$ref" in {pattern}) ;; *) continue ;; esac
+  [ "$old" = 0000000000000000000000000000000000000000 ] && [ -n "{updates_only}" ] && continue
+  if [ ! -e {marker} ]; then touch {marker}; kill -9 $PPID; fi
+done
+exit 0
+"""
+
+
+def test_a_heartbeat_that_landed_while_the_client_saw_an_error_keeps_the_claim(tmp_path, monkeypatch):
+    bare, clones = make_fleet(tmp_path, ["a"], 1)
+    marker = tmp_path / "cut"
+    hook(bare, "reference-transaction", CUT_AFTER_LANDING.format(pattern="refs/memento/claims/*",
+                                                                 updates_only="1", marker=marker))
+    monkeypatch.setattr(remote, "HEARTBEAT_SECONDS", 0.2)
+    a = context(clones["a"], "a", monkeypatch)
+    remote.sync(a)
+    assert remote.claim(a, a.plan().task("T-1"))
+    try:
+        wait_for(lambda: marker.exists(), "a heartbeat cut off after landing", 60)
+        cut = git(bare, "rev-parse", "refs/memento/claims/T-1").strip()
+        # Two more beats land after the cut one: the claim was never taken for lost.
+        wait_for(lambda: a.fleet.ref not in ("", cut) and git(bare, "rev-parse", "refs/memento/claims/T-1").strip()
+                 == a.fleet.ref or a.fleet.lost, "a beat after the cut one", 60)
+        assert a.fleet.lost == ""
+    finally:
+        a.fleet.stop_beating()
+    commit_the_result(clones["a"])  # it lands, with its claim ref answered
+    result = remote.publish(a, TaskResult("T-1", True))
+    assert result.passed, result.reason
+    assert "memento: complete T-1 Write out/1.txt" in subjects(bare)
+    assert claim_refs(bare) == []
+
+
+def test_a_result_push_that_landed_while_the_client_saw_an_error_is_taken_as_landed(tmp_path):
+    bare, clones = make_fleet(tmp_path, ["a"], 1)
+    marker = tmp_path / "cut"
+    # The first push that deletes a claim ref (the result's) lands, and the client sees it die.
+    hook(bare, "reference-transaction", f"""
+[ "$1" = committed ] || exit 0
+while read old new ref; do
+  case "$ref" in refs/memento/claims/*) ;; *) continue ;; esac
+  if [ "$new" = 0000000000000000000000000000000000000000 ] && [ ! -e {marker} ]; then
+    touch {marker}; kill -9 $PPID
+  fi
+done
+exit 0
+""")
+    out = tick_all(clones)["a"]
+    assert marker.exists() and "T-1 passed" in out, out
+    log = cron_log(clones["a"])
+    assert "answered with an error but its refs landed" in log, log
+    assert "not pushed" not in log
+    assert subjects(bare).count("memento: complete T-1 Write out/1.txt") == 1
+    assert claim_refs(bare) == []
+    assert not (clones["a"] / ".memento" / "fleet_pending.json").exists()
+    assert git(clones["a"], "rev-parse", "HEAD") == git(bare, "rev-parse", "main")
+
+
+# --------------------------------------------------------------------------- the leases of the claim and the result
+
+
+def test_a_claim_replaces_a_leftover_claim_ref_it_has_seen_and_no_other(tmp_path, monkeypatch):
+    bare, clones = make_fleet(tmp_path, ["a"], 2)
+    empty = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+    # A dead host's ref of T-1, left behind when a person reset T-1 by hand on the remote.
+    old = git(bare, "commit-tree", "-m", "memento: claim T-1 on gone", empty).strip()
+    git(bare, "update-ref", "refs/memento/claims/T-1", old)
+    a = context(clones["a"], "a", monkeypatch)
+    remote.sync(a)
+    try:
+        assert remote.claim(a, a.plan().task("T-1"))  # its lease names the ref it fetched
+        assert git(bare, "rev-parse", "refs/memento/claims/T-1").strip() == a.fleet.ref != old
+    finally:
+        a.fleet.stop_beating()
+    # A ref that appears after the fetch (another host's) is never replaced.
+    other = git(bare, "commit-tree", "-m", "memento: claim T-2 on z", empty).strip()
+    after_the_first_fetch(monkeypatch, lambda: git(bare, "update-ref", "refs/memento/claims/T-2", other))
+    b = context(clones["a"], "a", monkeypatch)
+    remote.fetch(b)
+    assert remote.claim(b, b.plan().task("T-2")) is False
+    assert git(bare, "rev-parse", "refs/memento/claims/T-2").strip() == other
+    assert remote_plan(bare).task("T-2").status == " "
+
+
+def test_a_result_never_deletes_a_claim_ref_moved_between_its_fetch_and_its_push(tmp_path, monkeypatch):
+    bare, root, a = claimed(tmp_path, monkeypatch)
+    commit_the_result(root)
+    other = git(bare, "commit-tree", "-m", "memento: claim T-1 on z", "4b825dc642cb6eb9a060e54bf8d69288fbee4904").strip()
+    # After the fetch, before the push: a takeover of the ref.
+    after_the_first_fetch(monkeypatch, lambda: git(bare, "update-ref", "refs/memento/claims/T-1", other))
+    result = remote.publish(a, TaskResult("T-1", True))
+    assert not result.passed and "claim lost" in result.reason, result.reason
+    assert git(bare, "rev-parse", "refs/memento/claims/T-1").strip() == other  # never deleted
+    assert "memento: complete T-1 Write out/1.txt" not in subjects(bare)
+    assert remote_plan(bare).task("T-1").status == "~"
+
+
+def test_a_result_never_overwrites_a_commit_pushed_between_its_fetch_and_its_push(tmp_path, monkeypatch):
+    from .test_fleet import Person
+
+    bare, root, a = claimed(tmp_path, monkeypatch)
+    person = Person(tmp_path, bare)
+    commit_the_result(root)
+    calls = after_the_first_fetch(monkeypatch, lambda: person.push_once(1))
+    result = remote.publish(a, TaskResult("T-1", True))
+    assert result.passed, result.reason
+    log = subjects(bare)
+    assert "person 1" in log and "memento: complete T-1 Write out/1.txt" in log
+    assert git(bare, "show", "main:person/1.txt") == "a person's work 1\n"
+    assert claim_refs(bare) == []
+    assert len(calls) >= 2  # its first push was refused by the lease and tried again
+
+
+# --------------------------------------------------------------------------- a faulty remote, for long
+
+FAULTY = """
+r=$(od -An -N1 -tu1 /dev/urandom | tr -d ' ')
+if [ "$r" -lt {threshold} ]; then echo "flaky gate: try again later ($r)" >&2; exit 1; fi
+exit 0
+"""
+
+CUT_AT_RANDOM = """
+[ "$1" = committed ] || exit 0
+cat >/dev/null
+r=$(od -An -N1 -tu1 /dev/urandom | tr -d ' ')
+if [ "$r" -lt {threshold} ]; then kill -9 $PPID; fi
+exit 0
+"""
+
+
+@pytest.mark.slow
+def test_three_hosts_on_a_remote_that_refuses_or_cuts_off_one_push_in_five(tmp_path):
+    from .test_fleet import Person, judge_the_remote, run_rounds
+
+    bare, clones = make_fleet(tmp_path, ["a", "b", "c"], 12, max_retries=30)
+    # 10 % refused by a pre-receive hook, 10 % cut off after they landed: one push in five.
+    hook(bare, "pre-receive", FAULTY.format(threshold=26))
+    hook(bare, "reference-transaction", CUT_AT_RANDOM.format(threshold=28))
+    person = Person(tmp_path, bare)
+    outputs = run_rounds(bare, clones, person, 30)
+    for _ in range(30):
+        if all(t.status == "x" for t in remote_plan(bare).tasks):
+            break
+        run_rounds(bare, clones, None, 1)
+    for name in ("pre-receive", "reference-transaction"):
+        (bare / "hooks" / name).unlink()
+    run_rounds(bare, clones, None, 1)  # what is still pending lands (its claim answered)
+    judge_the_remote(bare, 12, person)
+    logs = "".join(cron_log(root) for root in clones.values())
+    assert "flaky gate" in logs and "answered with an error but its refs landed" in logs, "no fault was met"
+    assert "lost the race to the remote" not in "".join(outputs)
+
+
+def test_a_push_beaten_inside_the_remote_is_a_lost_race_not_a_refusal(tmp_path):
+    # Another push lands while the remote checks this one: git says "[remote rejected] (cannot
+    # lock ref 'refs/heads/main': is at … but expected …)". That is a race: fetch, rebase, push again.
+    bare, clones = make_fleet(tmp_path, ["a"], 1)
+    marker = tmp_path / "beaten"
+    hook(bare, "pre-receive", f"""
+while read old new ref; do
+  if [ "$ref" = refs/heads/main ] && [ ! -e {marker} ] && \\
+     git log --format=%s "$old..$new" | grep -q '^memento: complete'; then
+    touch {marker}
+    unset GIT_QUARANTINE_PATH GIT_OBJECT_DIRECTORY GIT_ALTERNATE_OBJECT_DIRECTORIES
+    c=$(git commit-tree -p "$old" -m "person: pushed in between" "$old^{{tree}}")
+    git update-ref refs/heads/main "$c" "$old"
+  fi
+done
+exit 0
+""")
+    out = tick_all(clones)["a"]
+    assert marker.exists() and "T-1 passed" in out, out
+    log = cron_log(clones["a"])
+    assert "lost a race" in log and "refused the push" not in log, log
+    history = subjects(bare)
+    assert "person: pushed in between" in history and history.count("memento: complete T-1 Write out/1.txt") == 1
+    assert claim_refs(bare) == [] and remote_plan(bare).task("T-1").status == "x"
+    assert not (clones["a"] / ".memento" / "fleet_pending.json").exists()
