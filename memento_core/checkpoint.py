@@ -419,3 +419,36 @@ def acknowledge(ws: Workspace) -> int:
         locked_edit(ws.checkpoint_path, lambda data: _set_section_none(data, "Unsurfaced Results"))
     return len(pending)
 
+
+# --------------------------------------------------------------------------- .memento_alert
+
+
+def write_alert(ws: Workspace, plan: Plan, state: TickState, extra: str = "") -> None:
+    """Write `.memento_alert` while the pipeline needs attention (blocked tasks, the breaker, a
+    ``problem:``); remove it when it does not. The tick calls it after its work, and a person's
+    skip, reset or resume too, so an alert never outlives what it was about."""
+    blocked = [t.id for t in plan.tasks if t.status == "!"]
+    breaker = state.breaker_reason
+    if not blocked and not breaker and not extra:
+        try:
+            ws.alert_path.unlink()
+        except FileNotFoundError:
+            pass
+        return
+    lines = [
+        f"timestamp: {utc_stamp()}",
+        f"blocked_tasks: {len(blocked)}",
+        f"blocked: {', '.join(blocked)}",
+        f"circuit_breaker: {'TRIGGERED — ' + breaker if breaker else 'OK'}",
+    ]
+    if extra:
+        lines.append(f"problem: {extra}")
+    lines.append("message: the pipeline needs attention; see docs/TICK_STATUS.md")
+    text = "\n".join(lines) + "\n"
+    try:
+        current = ws.alert_path.read_bytes()
+    except OSError:
+        current = None
+    if current != text.encode():
+        atomic_write_text(ws.alert_path, text)
+

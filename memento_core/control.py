@@ -28,6 +28,7 @@ def set_mode(ws: Workspace, mode: str) -> Plan:
             state.consecutive_failed_ticks = 0
             state.save(ws)
     refresh_checkpoint(ws, plan)
+    after_person(ws, plan)
     return plan
 
 
@@ -61,6 +62,71 @@ def refresh_checkpoint(ws: Workspace, plan: Plan) -> None:
         pass
 
 
+def after_person(ws: Workspace, plan: Plan) -> None:
+    """After a person's skip, reset or mode change: `.memento_alert` says what is true now (it
+    stayed after the last blocked task was skipped), and a change worth telling (ALL TASKS
+    COMPLETE) is sent now, not at a tick that may never come while nothing ticks.
+
+    Sending happens in a thread of its own (never the dashboard's UI thread; the CLI waits for
+    it with :func:`wait_for_senders`), under the tick lock when it is free: a running tick
+    sends what changed itself when it ends.
+    """
+    from .checkpoint import write_alert
+    from .config import load_config
+    from .errors import MementoError
+
+    state = TickState.load(ws)
+    problem = "uncommitted changes outside Memento's files" if state.dirty_signature else ""
+    if not problem and any(t.status == "!" for t in plan.tasks):
+        problem = _alert_problem(ws)  # e.g. the architect could not help: still true
+    try:
+        write_alert(ws, plan, state, problem)
+    except OSError:
+        pass
+    try:
+        urls = load_config(ws.config_path).notify_urls
+    except MementoError:
+        return
+    if urls:
+        import threading
+
+        sender = threading.Thread(target=_notify_now, args=(ws,), name="memento-notify", daemon=True)
+        _SENDERS.append(sender)
+        sender.start()
+
+
+_SENDERS: list = []  # notification threads after_person started (the CLI waits for them)
+
+
+def wait_for_senders(timeout: float = 15.0) -> None:
+    """Wait for the notifications a person's change started (a notification sends within 10 s)."""
+    while _SENDERS:
+        _SENDERS.pop().join(timeout)
+
+
+def _alert_problem(ws: Workspace) -> str:
+    try:
+        for line in ws.alert_path.read_text(encoding="utf-8").splitlines():
+            if line.startswith("problem: "):
+                return line[len("problem: "):]
+    except (OSError, UnicodeDecodeError):
+        pass
+    return ""
+
+
+def _notify_now(ws: Workspace) -> None:
+    from .locks import LockBusy, file_lock
+    from .notify import after_tick
+
+    try:
+        with file_lock(ws.tick_lock_path, blocking=False):
+            after_tick(ws)
+    except LockBusy:
+        pass  # a tick is running: it sends what changed when it ends
+    except OSError:
+        pass
+
+
 def fresh_streak(ws: Workspace) -> None:
     """A person acted on a failing task: the breaker's count of failed ticks starts again at 0."""
     state = TickState.load(ws)
@@ -79,6 +145,7 @@ def reset_task(ws: Workspace, task_id: str) -> Plan:
     note_for_architect(ws, {"op": "reset", "task": task_id})
     fresh_streak(ws)
     refresh_checkpoint(ws, plan)
+    after_person(ws, plan)
     return plan
 
 
@@ -88,4 +155,5 @@ def skip_task(ws: Workspace, task_id: str, reason: str) -> Plan:
     note_for_architect(ws, {"op": "skip", "task": task_id, "reason": reason})
     fresh_streak(ws)
     refresh_checkpoint(ws, plan)
+    after_person(ws, plan)
     return plan

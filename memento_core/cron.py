@@ -470,9 +470,22 @@ def interval_text(seconds: int) -> str:
 # --------------------------------------------------------------------------- GitHub Actions (SPEC §12)
 
 GITHUB_MIN_SECONDS = 300  # GitHub runs scheduled workflows at most every 5 minutes
+DISTRIBUTION = "memento-tick"  # this project's name on PyPI (pyproject's [project] name; `memento` is not ours)
 
 
-def github_workflow(project: str, every: str | float = "5min", *, subdir: str = "", pip: str = "memento",
+def default_requirement(repo_root: Path) -> str:
+    """What a runner pip-installs for Memento: the checkout itself (``.``) when the repository
+    is Memento's own (its pyproject names :data:`DISTRIBUTION`), else :data:`DISTRIBUTION`."""
+    import tomllib
+
+    try:
+        name = tomllib.loads((Path(repo_root) / "pyproject.toml").read_text(encoding="utf-8"))["project"]["name"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return DISTRIBUTION
+    return "." if name == DISTRIBUTION else DISTRIBUTION
+
+
+def github_workflow(project: str, every: str | float = "5min", *, subdir: str = "", pip: str = DISTRIBUTION,
                     python: str = "3.11", timeout_minutes: int = 60, pushes_itself: bool = False) -> tuple[str, Schedule]:
     """A GitHub Actions workflow running one tick of the project on a runner, and its schedule.
 

@@ -608,6 +608,71 @@ def commit_paths(root: Path, paths: Iterable[str], message: str, author: str = "
     return sha
 
 
+def amend_paths(root: Path, paths: Iterable[str], author: str = "") -> str:
+    """Fold ``paths`` as they are in the work tree into HEAD's commit (the same parents and
+    message): the new commit's sha. Only for a commit nothing else has seen yet (the tick's own,
+    under its lock, before any push). Raises MementoError when HEAD has no commit."""
+    root = Path(root)
+    git_dir, old, _ = _commit_base(root)
+    if old is None:
+        raise MementoError("nothing to amend: the branch has no commit yet")
+    paths = _expand_dirs(root, sorted({p.rstrip("/") for p in paths if p}))
+    fd, tmp_index = tempfile.mkstemp(prefix="memento-index.", dir=git_dir)
+    os.close(fd)
+    try:
+        env = git_env({"GIT_INDEX_FILE": tmp_index})
+        run_git(root, ["read-tree", old], env=env)
+        run_git(root, ["update-index", "--add", "--remove", "--replace", "-z", "--stdin"],
+                input=_nul_paths(paths), env=env)
+        tree = _out(root, ["write-tree"], env=env).strip()
+    finally:
+        _remove_index(tmp_index)
+    parents = _out(root, ["rev-list", "--parents", "-n", "1", old]).split()[1:]
+    raw = _out(root, ["cat-file", "commit", old])
+    message = raw.split("\n\n", 1)[1] if "\n\n" in raw else ""
+    args = ["commit-tree", tree, "-F", "-"]
+    for parent in reversed(parents):
+        args[2:2] = ["-p", parent]
+    sha = _out(root, args, input=message.encode("utf-8", "surrogateescape"),
+               env=git_env(identity_env(root, author))).strip()
+    run_git(root, ["update-ref", "-m", "amend: the tick's documents", "HEAD", sha, old])
+    if paths:
+        run_git(root, ["reset", "-q", sha, "--pathspec-from-file=-", "--pathspec-file-nul"], input=_nul_paths(paths))
+    return sha
+
+
+TICK_TRAILER = "Memento-Tick"  # `Memento-Tick: 14 T-101`: the commit a status entry belongs to
+
+
+def tick_commits(root: Path, limit: int = 20000) -> dict[tuple[int, str], str]:
+    """{(tick number, task id): short sha} of the commits carrying a ``Memento-Tick`` trailer,
+    the newest winning; one `git log` over commit messages only. Empty when git cannot say."""
+    proc = run_git(Path(root), ["log", f"-n{limit}", f"--grep=^{TICK_TRAILER}: ",
+                                f"--format=%h%x09%(trailers:key={TICK_TRAILER},valueonly,separator=%x2C)"],
+                   check=False)
+    found: dict[tuple[int, str], str] = {}
+    if proc.returncode != 0:
+        return found
+    for line in proc.stdout.decode("utf-8", "replace").splitlines():
+        sha, _, value = line.partition("\t")
+        for item in value.split(","):
+            number, _, task = item.strip().partition(" ")
+            if number.isdigit() and task:
+                found.setdefault((int(number), task.strip()), sha)
+    return found
+
+
+def entries_with_commits(root: Path, entries: Iterable) -> list:
+    """Status entries whose Git Commit names "the commit that adds this entry", resolved to its
+    sha (status_log.with_commits); no git process when no entry needs one."""
+    from .status_log import SELF_COMMIT, with_commits
+
+    entries = list(entries)
+    if not any((e.field("Git Commit") or "").startswith(SELF_COMMIT) for e in entries):
+        return entries
+    return with_commits(entries, tick_commits(root))
+
+
 def fold_commits(root: Path, base: str | None) -> int:
     """Undo commits made since ``base``, keeping their changes in the work tree.
 

@@ -159,3 +159,17 @@ def ensure_eol(lines: list[str], index: int, newline: str) -> None:
     """Give ``lines[index]`` a line ending if it has none (a last line), before lines go after it."""
     if lines and index >= 0 and not eol_of(lines[index]):
         lines[index] += newline
+
+
+def listed(items, limit: int = 5) -> str:
+    """``items`` joined with ", ", at most ``limit`` of them: a cut list always says so
+    ("T-1, T-2, … and 7 more"), so a person never takes five for all."""
+    items = [str(i) for i in items]
+    if len(items) <= limit:
+        return ", ".join(items)
+    return ", ".join(items[:limit]) + f", … and {len(items) - limit} more"
+
+
+def clipped(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, ending in "…" when it was longer."""
+    return text if len(text) <= limit else text[:max(limit - 1, 0)].rstrip() + "…"

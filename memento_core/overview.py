@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from . import scheduler
 from .config import Config, load_config
 from .errors import MementoError
+from .lines import listed
 from .plan import Plan
 from .state import TickState
 from .status_log import TickEntry
@@ -48,6 +49,8 @@ def summarize(ws: Workspace, plan: Plan, entries: Sequence[TickEntry]) -> dict:
         "breaker": {"tripped": bool(state_file.breaker_reason), "reason": state_file.breaker_reason or None,
                     "at": state_file.breaker_at or None},
         "config_error": config_error,
+        "git_error": git_error(ws),
+        "refused": state_file.dirty_signature.splitlines(),
         **_spending(ws, config or Config(), state_file, entries),
         "sandbox": _sandbox(config),
         "notify": _notify(ws, config or Config()),
@@ -175,6 +178,29 @@ def _fleet(config: Config) -> dict:
     return {"host": config.host, "remote": config.workers_remote or None}
 
 
+def git_error(ws: Workspace) -> str | None:
+    """Why no tick can run here for want of git (the tick exits 2), or None: a `.git` at or above
+    the root (a file check; no git process, so the dashboard's refresh stays cheap)."""
+    for folder in (ws.root, *ws.root.parents):
+        if (folder / ".git").exists():
+            return None
+    return f"{ws.root} is not a git repository: no tick can run (`git init`, then commit the workspace)"
+
+
+def cron_facts(ws: Workspace) -> tuple[bool, bool]:
+    """(this workspace has a cron entry, a cron daemon is running): what decides whether cron ticks."""
+    from . import cron
+
+    try:
+        installed = cron.installed(ws.root)
+    except Exception:  # noqa: BLE001 - no crontab binary: not installed
+        installed = False
+    try:
+        return installed, installed and cron.daemon_running()
+    except Exception:  # noqa: BLE001
+        return installed, False
+
+
 def _load_config(ws: Workspace) -> tuple[Config | None, str | None]:
     """memento.toml and None, or None and why it is invalid."""
     try:
@@ -193,16 +219,23 @@ def pipeline_word(summary: dict, state: TickState, *, cron_installed: bool, cron
                   auto_tick: bool) -> tuple[str, str]:
     """The one word a person reads first, and why: RUNNING only when something will tick.
 
-    PAUSED, STOPPED and INVALID come from the plan; a refused dirty tree is
+    INVALID: the plan, memento.toml or git (no repository) stops every tick;
+    PAUSED and STOPPED come from the plan; a refused dirty tree is
     REFUSED (the tick will not start until the paths are committed), then
     BLOCKED and COMPLETE; a runnable plan with no cron entry (or no cron
     daemon) and no auto-tick is IDLE: nothing will tick.
     """
     word = summary.get("state") or "INVALID"
-    if word in ("INVALID", "PAUSED", "STOPPED"):
+    if word == "INVALID":
+        return word, ""
+    if summary.get("git_error"):
+        return "INVALID", summary["git_error"]
+    if summary.get("config_error"):
+        return "INVALID", "memento.toml: " + str(summary["config_error"]).splitlines()[0]
+    if word in ("PAUSED", "STOPPED"):
         return word, ""
     if state.dirty_signature:
-        return "REFUSED", "uncommitted changes: " + ", ".join(state.dirty_signature.splitlines()[:3])
+        return "REFUSED", "uncommitted changes: " + listed(state.dirty_signature.splitlines(), 3)
     if word != "RUNNING":
         return word, ""
     if auto_tick:
@@ -216,10 +249,11 @@ def pipeline_word(summary: dict, state: TickState, *, cron_installed: bool, cron
 class Need:
     """One thing a person must do now: what kind, a line saying it, and how to act on it."""
 
-    kind: str  # blocked, dirty, breaker, invalid, config, schedule, sandbox, rate_limit, budget, notes, results
+    kind: str  # git, blocked, dirty, breaker, invalid, config, schedule, sandbox, rate_limit, budget, notes, results
     text: str
-    action: str = ""
+    action: str = ""  # in the dashboard's words (its keys)
     task: str | None = None
+    command: str = ""  # the same in a terminal's words (`memento …`), for `memento report`
 
 
 def needs_you(summary: dict, state: TickState, plan: Plan | None, notes: Sequence = (),
@@ -232,28 +266,36 @@ def needs_you(summary: dict, state: TickState, plan: Plan | None, notes: Sequenc
     """
     out: list[Need] = []
     for error in summary.get("plan_errors") or []:
-        out.append(Need("invalid", f"plan invalid: {error}", "fix the plan (memento lint)"))
+        out.append(Need("invalid", f"plan invalid: {error}", "fix the plan (memento lint)",
+                        command="fix the plan (`memento lint` lists every problem)"))
+    if summary.get("git_error"):
+        out.append(Need("git", summary["git_error"], "git init, then commit the workspace",
+                        command="`git init`, then commit the workspace"))
     if summary.get("config_error"):
-        out.append(Need("config", f"memento.toml: {summary['config_error']}", "fix memento.toml"))
+        out.append(Need("config", f"memento.toml: {summary['config_error']}", "fix memento.toml",
+                        command="fix memento.toml (`memento doctor` names the line)"))
     if state.breaker_reason:
         out.append(Need("breaker", f"circuit breaker tripped: {state.breaker_reason}",
-                        "fix the cause, then resume (space)"))
+                        "fix the cause, then resume (space)", command="fix the cause, then `memento resume`"))
     if state.dirty_signature:
-        paths = state.dirty_signature.splitlines()
-        shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
-        out.append(Need("dirty", f"tick refused: uncommitted changes in {shown}", "commit or stash them"))
+        shown = listed(state.dirty_signature.splitlines())
+        out.append(Need("dirty", f"tick refused: uncommitted changes in {shown}", "commit or stash them",
+                        command="commit or stash them"))
     for b in summary.get("blocked") or []:
         why = " ".join(str(b.get("last_error") or "no reason recorded").split())
         out.append(Need("blocked", f"{b['id']} blocked after {b.get('retries', 0)} retries: {why}",
-                        "fix it, then reset (r) or skip (s)", task=b["id"]))
+                        "fix it, then reset (r) or skip (s)", task=b["id"],
+                        command=f"fix it, then `memento reset {b['id']}` or `memento skip {b['id']} --reason …`"))
     out += _agent_needs(summary)
     if idle_why:
-        out.append(Need("schedule", idle_why, "memento cron install · o auto-tick · t tick now"))
+        out.append(Need("schedule", idle_why, "memento cron install · o auto-tick · t tick now",
+                        command="`memento cron install` (or `memento tick` by hand)"))
     out += _note_needs(plan, notes)
     if unsurfaced:
-        ids = ", ".join(str(u.get("task", "?")) for u in unsurfaced[:5])
+        ids = listed(str(u.get("task", "?")) for u in unsurfaced)
         out.append(Need("results", f"{len(unsurfaced)} passed task(s) not yet reviewed: {ids}",
-                        "look at them (d diff), then acknowledge (a)"))
+                        "look at them (d diff), then acknowledge (a)",
+                        command="look at them (`git show`), then `memento ack`"))
     return out
 
 
@@ -263,7 +305,8 @@ def _agent_needs(summary: dict) -> list[Need]:
     sandbox = summary.get("sandbox") or {}
     if sandbox and sandbox.get("confined") is False:
         why = sandbox.get("reason") or f"sandbox mode {sandbox.get('mode', 'none')}"
-        out.append(Need("sandbox", f"the agent runs unconfined: {why}", "see memento doctor"))
+        out.append(Need("sandbox", f"the agent runs unconfined: {why}", "see memento doctor",
+                        command="see `memento doctor`"))
     until = (summary.get("rate_limit") or {}).get("until")
     if until:
         out.append(Need("rate_limit", f"the agent is rate limited until {until}", "wait, or switch preset"))
@@ -282,7 +325,7 @@ def _note_needs(plan: Plan | None, notes: Sequence) -> list[Need]:
         if task is not None and task.status in ("x", "-"):
             out.append(Need("notes", f"a note for {task.id} ({task.state}) will not be read: "
                             + " ".join(note.text.split())[:80], "reset the task or write a global note",
-                            task=task.id))
+                            task=task.id, command=f"`memento reset {task.id}`, or write a global note"))
     return out
 
 

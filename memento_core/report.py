@@ -16,6 +16,7 @@ from pathlib import Path
 
 from .durations import parse_duration
 from .errors import MementoError
+from .lines import clipped
 from .runlog import utc_stamp
 from .status_log import ARCHIVE_GLOB, TickEntry, parse_status
 from .workspace import Workspace
@@ -145,7 +146,9 @@ def build_report(ws: Workspace, *, since: str | None = None, date: str | None = 
     start, end = window(since, date, now)
     plan = parse_plan(ws.plan_path, display=ws.rel(ws.plan_path))
     files = history_files(ws, ws.root / plan.meta.status_archive_dir, start)
-    totals = tally(entries_between(files, start, end))
+    from .gitops import entries_with_commits
+
+    totals = tally(entries_with_commits(ws.root, entries_between(files, start, end)))
     current = parse_status(ws.status_path)
     needs, summary, notes = _needs(ws, plan, current)
     return {
@@ -180,28 +183,11 @@ def _needs(ws: Workspace, plan, entries) -> tuple[list[dict], dict, list]:
         unsurfaced = unsurfaced_results(ws, state)
     except Exception:  # noqa: BLE001 - an unreadable acknowledgement file hides nothing else
         unsurfaced = []
-    word, why = overview.pipeline_word(summary, state, cron_installed=_cron_installed(ws),
-                                       cron_daemon=_cron_daemon(), auto_tick=False)
+    installed, daemon = overview.cron_facts(ws)
+    word, why = overview.pipeline_word(summary, state, cron_installed=installed, cron_daemon=daemon,
+                                       auto_tick=False)
     needs = overview.needs_you(summary, state, plan, notes, unsurfaced, idle_why=why if word == "IDLE" else "")
     return [asdict(n) for n in needs], summary, notes
-
-
-def _cron_installed(ws: Workspace) -> bool:
-    from .cron import installed
-
-    try:
-        return installed(ws.root)
-    except Exception:  # noqa: BLE001 - no crontab binary: not installed
-        return False
-
-
-def _cron_daemon() -> bool:
-    from .cron import daemon_running
-
-    try:
-        return daemon_running()
-    except Exception:  # noqa: BLE001
-        return False
 
 
 # --------------------------------------------------------------------------- the human form
@@ -213,7 +199,9 @@ def report_lines(doc: dict) -> list[str]:
     lines = [f"Report for {doc['project']}: {doc['since']} to {doc['until']} ({doc['state']})", ""]
     if doc["needs_you"]:
         lines.append(f"[warn] needs you ({len(doc['needs_you'])}):")
-        lines += [f"  - {n['text']}" + (f"  → {n['action']}" if n["action"] else "") for n in doc["needs_you"]]
+        # The command line's words (`memento ack`), not the dashboard's keys: this is a terminal.
+        lines += [f"  - {n['text']}" + (f"  → {n.get('command') or n['action']}" if n.get("command") or n["action"]
+                                         else "") for n in doc["needs_you"]]
     else:
         lines.append("[ok] nothing needs you")
     usage = doc["usage"]
@@ -227,17 +215,28 @@ def report_lines(doc: dict) -> list[str]:
         lines += ["", "Failed attempts:"]
         for kind, items in doc["failed"].items():
             lines.append(f"  {kind} ({len(items)}):")
-            lines += [f"    {f['task']}: {f['reason'][:160]}" for f in items[-10:]]
-            if len(items) > 10:
-                lines.append(f"    … and {len(items) - 10} earlier")
+            groups = grouped_failures(items)  # the same failure nine times is one line, ×9
+            for (task, reason), count in groups[-10:]:
+                lines.append(f"    {task}: {clipped(reason, 160)}" + (f" ×{count}" if count > 1 else ""))
+            if len(groups) > 10:
+                lines.append(f"    … and {len(groups) - 10} earlier")
     if doc["blocked"]:
         lines += ["", "Blocked:"]
-        lines += [f"  {b['id']} {b['title']} (after {b['retries']} retries): {b['last_reason'][:160]}"
+        lines += [f"  {b['id']} {b['title']} (after {b['retries']} retries): {clipped(b['last_reason'], 160)}"
                   for b in doc["blocked"]]
     if doc["unread_notes"]:
         lines += ["", f"Unread notes ({len(doc['unread_notes'])}):"]
-        lines += [f"  → {n['target']}: {n['text'][:120]}" for n in doc["unread_notes"]]
+        lines += [f"  → {n['target']}: {clipped(n['text'], 120)}" for n in doc["unread_notes"]]
     return lines
+
+
+def grouped_failures(items: list[dict]) -> list[tuple[tuple[str, str], int]]:
+    """((task, reason), how many times), in the order each failure was last seen."""
+    counts: dict[tuple[str, str], int] = {}
+    for f in items:
+        key = (str(f.get("task") or "?"), " ".join(str(f.get("reason") or "").split()))
+        counts[key] = counts.pop(key, 0) + 1  # re-inserted: the order is the last occurrence's
+    return list(counts.items())
 
 
 def _clock(seconds: float) -> str:

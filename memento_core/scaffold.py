@@ -27,7 +27,7 @@ TEMPLATES = (
     ("memento_cleanignore.txt", ".memento_cleanignore"),
 )
 # Runtime files that must never reach the project's history.
-GITIGNORE_LINES = ("logs/", ".memento/", "memory/", ".memento_alert", ".aider*")
+GITIGNORE_LINES = ("logs/", ".memento/", "memory/", ".memento_alert", ".aider*", ".venv/")
 
 
 @dataclass
@@ -94,6 +94,6 @@ def _ensure_gitignore(path: Path) -> bool:
     if not missing:
         return False
     prefix = existing if not existing or existing.endswith("\n") else existing + "\n"
-    block = "# Memento runtime state (never committed)\n" + "\n".join(missing) + "\n"
+    block = "# Memento runtime state and the virtual environment (never committed)\n" + "\n".join(missing) + "\n"
     atomic_write_text(path, prefix + ("\n" if prefix else "") + block)
     return True

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -82,6 +82,29 @@ _EVENT_PATTERNS = (
     ("ARCHITECT", re.compile(r"\bARCHITECT\b")),  # "🏗 ARCHITECT" (SPEC §16)
 )
 
+
+
+# The Git Commit of a SUCCESS entry: the commit that adds the entry (its own sha cannot be in
+# it); the commit carries the trailer `Memento-Tick: <tick> <task>` (gitops.tick_commits).
+SELF_COMMIT = "(the commit that adds this entry)"
+
+
+def with_commits(entries: list[TickEntry], commits: dict[tuple[int, str], str]) -> list[TickEntry]:
+    """The entries with each SELF_COMMIT resolved to its sha from ``commits``
+    (gitops.tick_commits), so every reader of ``commit_sha`` sees it."""
+    out = []
+    for e in entries:
+        value = e.field("Git Commit") or ""
+        sha = commits.get((e.tick, e.task_id or "")) if value.startswith(SELF_COMMIT) and e.tick else None
+        if sha:
+            shown = f"`{sha}`" + value[len(SELF_COMMIT):]
+            e = replace(e, fields=tuple((k, shown if k == "Git Commit" else v) for k, v in e.fields))
+        out.append(e)
+    return out
+
+
+# The Verify Output of an attempt that failed before verify ran (an agent error, a guard).
+VERIFY_NOT_RUN = "(not run: the attempt failed before verify)"
 
 
 @dataclass(frozen=True)
@@ -187,12 +210,13 @@ class TickEntry:
 
     @property
     def error(self) -> str | None:
-        """A one-line summary of what went wrong: Verify Output, else the tail's last line."""
+        """A one-line summary of what went wrong: Verify Output (unless verify never ran), else
+        the reason, else the tail's last line."""
         if self.status == "SUCCESS":
             return None
         for name in ("Verify Output", "Error", "Reason"):
             value = self.field(name)
-            if value and value.strip():
+            if value and value.strip() and value.strip() != VERIFY_NOT_RUN:
                 return value.strip().splitlines()[0]
         tail = self.error_tail
         if tail:

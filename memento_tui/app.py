@@ -459,7 +459,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.serve:
         from .serve import serve_from_args
 
-        return serve_from_args(args)
+        return serve_from_args(args, DEMO_INTERVAL)
     try:
         if args.demo:
             from memento_core.demo import create_demo

@@ -207,8 +207,9 @@ def serve(root: Path, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, *, tok
     return 0
 
 
-def serve_from_args(args) -> int:
-    """`memento-tui --serve [DIR | --demo] [--host H] [--port P]`: find the workspace, then serve it."""
+def serve_from_args(args, demo_interval: float) -> int:
+    """`memento-tui --serve [DIR | --demo] [--host H] [--port P]`: find the workspace, then serve it
+    (the demo's dashboards tick every ``demo_interval`` seconds, as app.py's own demo does)."""
     import tempfile
 
     from memento_core.errors import MementoError
@@ -225,9 +226,7 @@ def serve_from_args(args) -> int:
     except MementoError as exc:
         print(f"[error] {exc}", file=sys.stderr)
         return 2
-    from .app import DEMO_INTERVAL
-
     return serve(root, args.host or DEFAULT_HOST, DEFAULT_PORT if args.port is None else args.port,
                  token=token, token_file=Path(args.token_file) if args.token_file else None,
                  auto_tick=args.auto_tick or args.demo, polling=args.polling,
-                 interval=DEMO_INTERVAL if args.demo else None)
+                 interval=demo_interval if args.demo else None)

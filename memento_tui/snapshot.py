@@ -202,7 +202,10 @@ def timeline_entries(ws: Workspace, archive: Path, limit: int = TIMELINE_LIMIT) 
                 continue
             if len(out) >= limit:
                 break
-    return out[:limit]
+    # A success names its commit by the commit's trailer: resolved here, so the diff key finds it.
+    from memento_core.gitops import entries_with_commits
+
+    return entries_with_commits(ws.root, out[:limit])
 
 
 def _read_text(path: Path) -> str | None:

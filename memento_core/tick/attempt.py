@@ -23,13 +23,12 @@ from ..locks import atomic_write_text
 from ..plan import Plan, Task, edit_plan
 from ..runlog import utc_stamp
 from ..state import Claim, Heartbeat, remove_claim, this_host, write_claim
+from ..status_log import SELF_COMMIT
 from ..workspace import KEPT_DOCS
 from . import confine, gitstate, limits, ownfiles, review
 from .context import TaskResult, TickContext
 from .entries import (
-    PENDING_COMMIT,
     failure_output,
-    fill_commit,
     last_line,
     read_tick_result,
     tail_lines,
@@ -127,7 +126,7 @@ def _work(ctx: TickContext, plan: Plan, at: Attempt) -> TaskResult:
     crash_point("tick:after-verify")
     if not reason:
         return (at.on_pass or record_pass)(ctx, at, touched, duration, verify_tail, report)
-    exit_code = verify_exit if verify_exit is not None else agent_exit
+    exit_code = verify_exit  # verify's own (None: it did not run); the agent's code is in the reason
     limited = at.agent.status() if at.agent is not None and not ctx.interrupted else ""
     limited = limited or (at.review.set_aside if at.review is not None else "")  # the reviewer failed
     return (at.on_fail or record_failure)(ctx, at, reason, duration, exit_code, verify_tail, report,
@@ -316,9 +315,12 @@ def run_verify(ctx: TickContext, task: Task, wrap: tuple[str, ...] = ()) -> tupl
 def record_pass(ctx: TickContext, at: Attempt, changes, duration: float, verify_tail: str, report) -> TaskResult:
     """`[x]`, the notes used marked read, the SUCCESS entry, one commit of the task's paths."""
     ws, task = ctx.ws, at.task
-    message = f"memento: complete {task.id} {task.title}".strip()
+    subject = f"memento: complete {task.id} {task.title}".strip()
+    # The entry is in the commit, so it cannot hold the commit's sha: it names the commit that
+    # adds it, and the commit's trailer names the entry (gitops.tick_commits resolves it).
+    message = f"{subject}\n\n{gitops.TICK_TRAILER}: {ctx.tick_number()} {task.id}\n"
     paths = sorted({c.path for c in changes} | set(KEPT_DOCS))
-    fields = review.entry_fields(_success_fields(ctx, task, changes, duration, verify_tail, report, message),
+    fields = review.entry_fields(_success_fields(ctx, task, changes, duration, verify_tail, report, subject),
                                  at.review)
     entry = ctx.format_entry(limits.with_usage(fields, at.agent), at.continued)
     # Record where we are first: a crash from here on is finished by the next tick,
@@ -339,12 +341,13 @@ def record_pass(ctx: TickContext, at: Attempt, changes, duration: float, verify_
     crash_point("tick:before-commit")
     sha = ctx.commit(paths, message, blobs=at.blobs)  # the task's files exactly as verify passed them
     crash_point("tick:after-commit")
-    if sha:
-        fill_commit(ws.status_path, sha[:7])
     at.beat.stop()
     remove_claim(ws, task.id)
     remove_record(ws, task.id)  # the attempt is over: nothing left to recover
-    ctx.state.unsurfaced.append({"task": task.id, "title": task.title, "commit": (sha or "")[:7],
+    # Without a remote the tick's documents are folded into this commit when the tick ends
+    # (housekeeping.fold_into_tick_commit), which gives it its final sha: recorded then.
+    known = (sha or "")[:7] if ctx.config.workers_remote else ""
+    ctx.state.unsurfaced.append({"task": task.id, "title": task.title, "commit": known,
                                  "at": utc_stamp()})
     return TaskResult(task.id, True, "", duration, sha)
 
@@ -358,7 +361,7 @@ def _success_fields(ctx, task, changes, duration, verify_tail, report, message) 
         ("Duration", format_duration(duration)),
         ("Files Modified", files),
         ("Diff Size", f"{sum(c.added + c.removed for c in changes)} lines"),
-        ("Git Commit", PENDING_COMMIT + f' — "{message}"'),
+        ("Git Commit", SELF_COMMIT + f' — "{message}"'),
     ]
     if report.get("outputs"):
         fields.append(("Outputs", report["outputs"]))

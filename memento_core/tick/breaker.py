@@ -59,5 +59,7 @@ def check_breaker(ctx: TickContext, plan: Plan) -> Plan:
         pass
     ctx.event(f"🔴 CIRCUIT BREAKER TRIGGERED — reason: {reason}",
               [("Action", "fix the cause, then `memento resume` (or resume in the dashboard)")])
-    ctx.commit(list(KEPT_DOCS), "memento: circuit breaker triggered")
+    if ctx.config is not None and ctx.config.workers_remote:
+        ctx.commit(list(KEPT_DOCS), "memento: circuit breaker triggered")
+    # else: the tick's one commit takes the entry (housekeeping.fold_into_tick_commit, right after)
     return ctx.plan()

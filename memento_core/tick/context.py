@@ -56,6 +56,7 @@ class TickContext:
     results: list[TaskResult] = field(default_factory=list)
     fleet: object = None  # remote.Fleet while [workers] remote is set: the claim this host holds
     stale_ticks: set = field(default_factory=set)  # dead ticks whose failure the breaker counted (recovery)
+    tick_commit: str | None = None  # the last commit this tick made (housekeeping folds its documents in)
     state: TickState = field(init=False)
     log_path: Path = field(init=False)
     # Held around updates of ``state`` a worker thread makes (limits.py); parallel workers share
@@ -114,7 +115,9 @@ class TickContext:
         """Commit exactly ``paths`` (those in ``blobs`` as hashed then); None when there was nothing
         to commit or git failed (remembered)."""
         try:
-            return gitops.commit_paths(self.root, paths, message, author=self.config.git_author, blobs=blobs)
+            sha = gitops.commit_paths(self.root, paths, message, author=self.config.git_author, blobs=blobs)
+            self.tick_commit = sha
+            return sha
         except MementoError as exc:
             if "nothing to commit" in str(exc):
                 return None

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from ..locks import locked_edit
+from ..status_log import VERIFY_NOT_RUN
 
 ERROR_TAIL_LINES = 20
 # A SUCCESS entry is written before its commit exists; the sha replaces this afterwards.
@@ -66,11 +67,14 @@ def _output_lines(text: str) -> list[str]:
 
 def failure_output(output: str, reason: str, exit_code: int | None) -> str:
     """The Verify Output field of a failed attempt: the output's last line with the exit code;
-    without output, the reason, and the exit code only where the reason does not say it already."""
+    without output, the reason, and the exit code only where the reason does not say it already;
+    VERIFY_NOT_RUN when verify never ran (the agent or a guard failed first)."""
     line = last_line(output)
     code = "none" if exit_code is None else str(exit_code)
     if line:
         return f"`{line}` (exit code {code})"
+    if exit_code is None and not reason.startswith("verify"):
+        return VERIFY_NOT_RUN  # never "(exit code 0)" of an agent when verify did not run
     said = exit_code is None or re.search(rf"\bcode {exit_code}\b", reason) is not None
     shown = reason.strip().replace("`", "'")[:200]
     return f"`{shown}`" if said else f"`{shown}` (exit code {code})"

@@ -12,12 +12,11 @@ import shutil
 
 from .. import status_log
 from ..errors import MementoError
-from ..locks import atomic_write_text
 from ..plan import Plan
-from ..runlog import cron_log, utc_stamp
+from ..runlog import cron_log
 from ..workspace import Workspace
 from .context import TickContext
-from .files import read_or_none, unlink
+from .files import unlink
 
 # Retention of what logs/ accumulates, so a tick's cost and the disk do not grow with history.
 PRUNE_EVERY = 20
@@ -31,6 +30,7 @@ def keep_house(ctx: TickContext, plan: Plan) -> None:
     rotate_status_log(ctx, plan)
     write_alert(ctx, plan)
     write_checkpoint(ctx, plan)
+    fold_into_tick_commit(ctx)
     if ctx.number and ctx.number % PRUNE_EVERY == 0:
         prune_logs(ctx.ws)
     if ctx.results:
@@ -48,23 +48,9 @@ def rotate_status_log(ctx: TickContext, plan: Plan) -> None:
 
 def write_alert(ctx: TickContext, plan: Plan, extra: str = "") -> None:
     """Write `.memento_alert` while the pipeline needs attention; remove it when it does not."""
-    blocked = [t.id for t in plan.tasks if t.status == "!"]
-    breaker = ctx.state.breaker_reason
-    if not blocked and not breaker and not extra:
-        unlink(ctx.ws.alert_path)
-        return
-    lines = [
-        f"timestamp: {utc_stamp()}",
-        f"blocked_tasks: {len(blocked)}",
-        f"blocked: {', '.join(blocked)}",
-        f"circuit_breaker: {'TRIGGERED — ' + breaker if breaker else 'OK'}",
-    ]
-    if extra:
-        lines.append(f"problem: {extra}")
-    lines.append("message: the pipeline needs attention; see docs/TICK_STATUS.md")
-    text = "\n".join(lines) + "\n"
-    if read_or_none(ctx.ws.alert_path) != text.encode():
-        atomic_write_text(ctx.ws.alert_path, text)
+    from ..checkpoint import write_alert as write
+
+    write(ctx.ws, plan, ctx.state, extra)
 
 
 def write_checkpoint(ctx: TickContext, plan: Plan) -> None:
@@ -75,6 +61,47 @@ def write_checkpoint(ctx: TickContext, plan: Plan) -> None:
         write(ctx.ws, plan, ctx.state, ctx.results)
     except (MementoError, OSError) as exc:
         cron_log(ctx.ws, f"checkpoint not written: {exc}")
+
+
+def fold_into_tick_commit(ctx: TickContext) -> None:
+    """One commit per tick, and a clean `git status` after it: what the tick wrote after its
+    commit (the checkpoint, a rotated status log, the breaker's entry) goes into that commit.
+
+    The commit is amended once, here, under the tick lock and before anything else has seen it
+    (nothing is pushed without a remote; its entry names it by its trailer, not by a sha, so the
+    amended commit is still the one the entry names). A tick that made no commit but wrote its
+    documents (an ALL TASKS COMPLETE entry) makes one. With ``[workers] remote`` the fleet has
+    pushed the result already: its own code commits and pushes the rest (tick/remote.py).
+    """
+    from dataclasses import replace
+
+    from .. import gitops
+    from ..workspace import OWN_DOCS
+
+    if ctx.config is None or ctx.config.workers_remote or ctx.git_failed:
+        return
+    try:
+        own = set(OWN_DOCS)
+        docs = sorted({e.path for e in gitops.status(ctx.root) if e.path in own and e.xy != "??"})
+        if not docs:
+            return
+        old = ctx.tick_commit
+        if old and gitops.head(ctx.root) == old:
+            new = gitops.amend_paths(ctx.root, docs, author=ctx.config.git_author)
+            ctx.tick_commit = new
+        else:
+            old, new = None, ctx.commit(docs, f"memento: tick #{ctx.number} (status log and checkpoint)"
+                                        if ctx.number else "memento: sync docs")
+    except MementoError as exc:
+        cron_log(ctx.ws, f"the tick's documents were not committed: {exc}")
+        return
+    # What named the commit before it was amended names the amended one; this tick's passed
+    # tasks get their commits in the unsurfaced results now (the checkpoint shows them next time).
+    ctx.results[:] = [replace(r, commit=new) if r.commit and old and r.commit == old else r for r in ctx.results]
+    shas = {r.task_id: r.commit for r in ctx.results if r.passed and r.commit}
+    for item in ctx.state.unsurfaced:
+        if not item.get("commit") and item.get("task") in shas:
+            item["commit"] = shas[item["task"]][:7]
 
 
 def record_memory(ctx: TickContext) -> None:

@@ -85,8 +85,8 @@ def test_a_failure_with_output_keeps_its_exit_code(ws: Path):
 
 
 def test_status_prefix_follows_the_state(ws: Path):
-    r = memento("status", str(ws))
-    assert r.returncode == 0 and r.stdout.startswith("[ok] words: RUNNING")
+    r = memento("status", str(ws))  # no cron entry, no auto-tick: nothing will tick
+    assert r.returncode == 1 and r.stdout.startswith("[warn] words: IDLE")
     (ws / PLAN).write_text(WORDS_PLAN.replace("- [ ] `T-2`", "- [!] `T-2`").replace("- [ ] `T-1`", "- [x] `T-1`"))
     r = memento("status", str(ws))
     assert r.returncode == 1 and r.stdout.startswith("[warn] words: BLOCKED")

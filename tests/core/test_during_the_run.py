@@ -78,7 +78,7 @@ def test_a_persons_temp_file_of_a_document_is_not_the_tasks_change(tmp_path):
     (entry,) = entries(ws)
     assert entry.status == "SUCCESS" and entry.field("Files Modified") == "hello.txt (+1 -0)"
     committed = set(git(ws.root, "show", "--name-only", "--format=", "HEAD").split())
-    assert committed == {"hello.txt", "docs/MASTER_PLAN.md", "docs/TICK_STATUS.md"}
+    assert committed == {"hello.txt", "docs/MASTER_PLAN.md", "docs/TICK_STATUS.md", "docs/CURRENT_STATE.md"}
     assert git(ws.root, "ls-files", "--", TEMP_NAME) == ""
     # Not removed either: the person's editor renames it over the notes in a moment.
     assert (ws.root / TEMP_NAME).read_text() == TEMP_TEXT

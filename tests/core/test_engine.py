@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from memento_core import status_log
+from memento_core import gitops, status_log
 from memento_core.demo import create_demo
 from memento_core.notes import add_note, parse_notes
 from memento_core.plan import parse_plan
@@ -117,8 +117,10 @@ def test_a_task_that_passes_is_committed_alone_with_plan_and_status(tmp_path):
     subjects = git(ws.root, "log", "--format=%s").splitlines()
     assert subjects[:2] == ["memento: complete T-1 Write hello", "memento: sync docs"]
     files = set(git(ws.root, "show", "--name-only", "--format=", "HEAD").split())
-    assert files == {"hello.txt", "docs/MASTER_PLAN.md", "docs/TICK_STATUS.md", "docs/HUMAN_NOTES.md"}
-    (entry,) = entries(ws)
+    assert files == {"hello.txt", "docs/MASTER_PLAN.md", "docs/TICK_STATUS.md", "docs/HUMAN_NOTES.md",
+                     "docs/CURRENT_STATE.md"}  # one commit holds everything the tick wrote
+    assert git(ws.root, "status", "--porcelain", "--untracked-files=no") == ""
+    (entry,) = gitops.entries_with_commits(ws.root, entries(ws))  # the entry names its commit by trailer
     assert entry.status == "SUCCESS" and entry.task_id == "T-1" and entry.tick == 1
     assert entry.field("Files Modified") == "hello.txt (+1 -0)"
     assert entry.field("Diff Size") == "1 lines"

@@ -89,7 +89,8 @@ def test_a_success_entry_survives_a_crash_before_it_was_appended(tmp_path):
     r = subprocess.run([PY, "-m", "memento_core.tick", "--project", str(ws.root)], env=env, capture_output=True)
     assert r.returncode == -9
     run_tick(ws.root)
-    success = [e for e in entries(ws) if e.task_id == "T-1" and e.status == "SUCCESS"]
+    success = [e for e in gitops.entries_with_commits(ws.root, entries(ws))
+               if e.task_id == "T-1" and e.status == "SUCCESS"]
     assert len(success) == 1 and success[0].commit_sha
     assert "complete T-1" in git(ws.root, "log", "-1", "--format=%s", success[0].commit_sha)
 
@@ -198,7 +199,7 @@ def test_status_entry_fields_keep_a_placeholder_in_outputs(tmp_path):
     ws = make_ws(tmp_path, sh(f"echo done > hello.txt && printf '## Outputs\\n- {PENDING_COMMIT}\\n' "
                               "> \"$MEMENTO_TICK_RESULT\""))
     run_tick(ws.root)
-    (entry,) = entries(ws)
+    (entry,) = gitops.entries_with_commits(ws.root, entries(ws))
     assert entry.field("Outputs") == PENDING_COMMIT
     assert entry.commit_sha == git(ws.root, "rev-parse", "--short=7", "HEAD").strip()
     assert status_log.parse_status(ws.status_path)

@@ -100,7 +100,8 @@ def honest_tick_works(ws: Workspace) -> None:
     assert outcome.exit_code == 0, outcome.message
     assert parse_plan(ws.plan_path).task("T-1").status == "x"
     files = set(git(ws.root, "show", "--name-only", "--format=", "HEAD").split())
-    assert files - {"docs/HUMAN_NOTES.md"} == {"hello.txt", "docs/MASTER_PLAN.md", "docs/TICK_STATUS.md"}
+    assert files - {"docs/HUMAN_NOTES.md"} == {"hello.txt", "docs/MASTER_PLAN.md", "docs/TICK_STATUS.md",
+                                              "docs/CURRENT_STATE.md"}
     assert all(ln[3:].startswith("docs/") for ln in git(ws.root, "status", "--porcelain").splitlines())
 
 

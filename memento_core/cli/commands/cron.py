@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 
 from ...errors import MementoError
 from ...workspace import Workspace
@@ -30,8 +31,9 @@ def register(sub, common: argparse.ArgumentParser) -> None:
                    help="with --systemd: write them to ~/.config/systemd/user/")
     p.add_argument("--github", action="store_true",
                    help="print a GitHub Actions workflow that runs one tick on a runner and pushes back")
-    p.add_argument("--pip", metavar="REQUIREMENT", default="memento",
-                   help="with --github: what the runner pip-installs for Memento (default: memento)")
+    p.add_argument("--pip", metavar="REQUIREMENT", default=None,
+                   help="with --github: what the runner pip-installs for Memento (default: the checkout, "
+                        "`.`, when the repository is Memento's own, else memento-tick)")
     p.set_defaults(func=cmd_install)
 
     p = with_dir(actions.add_parser("remove", parents=[common],
@@ -138,7 +140,7 @@ def _print_github(ws: Workspace, every: str, pip: str) -> int:
 
     from ... import gitops
     from ...config import load_config
-    from ...cron import github_workflow
+    from ...cron import DISTRIBUTION, default_requirement, github_workflow
     from ...plan import parse_plan
 
     config = load_config(ws.config_path)
@@ -147,6 +149,8 @@ def _print_github(ws: Workspace, every: str, pip: str) -> int:
     except MementoError:
         project = ws.root.name
     prefix = gitops.run_git(ws.root, ["rev-parse", "--show-prefix"], check=False).stdout.decode().strip()
+    top = gitops.run_git(ws.root, ["rev-parse", "--show-toplevel"], check=False).stdout.decode().strip()
+    pip = pip or default_requirement(Path(top) if top else ws.root)
     minutes = int((config.agent_timeout + config.verify_timeout) // 60) + 15
     text, schedule = github_workflow(project, every, subdir=prefix, pip=pip, timeout_minutes=minutes,
                                    pushes_itself=bool(config.workers_remote))
@@ -155,6 +159,9 @@ def _print_github(ws: Workspace, every: str, pip: str) -> int:
     def note(message: str) -> None:  # on stderr: stdout is the workflow file
         print(f"[warn] {safe_block(message)}", file=sys.stderr)
 
+    if pip == DISTRIBUTION:
+        note(f"the runner installs Memento as `pip install {DISTRIBUTION}`; to install it from elsewhere "
+             "(a git URL, a wheel) pass --pip REQUIREMENT")
     if not config.workers_remote:
         note("memento.toml has no [workers] remote: the runner's tick does not coordinate with other "
              'hosts (set remote = "origin" so it claims tasks like one host of a fleet)')

@@ -22,7 +22,7 @@ def register(sub, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_mode(args: argparse.Namespace) -> int:
-    from ...control import set_mode
+    from ...control import set_mode, wait_for_senders
     from ...state import TickState
 
     mode = args.tick_mode
@@ -35,4 +35,5 @@ def cmd_mode(args: argparse.Namespace) -> int:
         ok(f"circuit breaker reset (it had tripped: {breaker})")
     if mode == "stopped":
         print("The next ticks will exit at once. `memento cron remove` also removes the schedule.")
+    wait_for_senders()  # a notification the change made is sent before the process ends
     return EXIT_OK

@@ -4,7 +4,8 @@ The words after the options are the note, the rest of the line (`memento note fi
 the bugs` needs no quotes). The last word is the workspace only when it is a
 directory holding docs/MASTER_PLAN.md (so `memento note "text" ~/shop` still works
 and `memento note fix bugs` never takes a `bugs/` folder for one). Without words
-the note is read from stdin, or written in $VISUAL/$EDITOR when stdin is a terminal.
+the note is read from stdin, or written in $VISUAL/$EDITOR when stdin is a terminal;
+`-` as the text always reads stdin.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ def register(sub, common: argparse.ArgumentParser) -> None:
                                    "the note is read from stdin, or from $EDITOR in a terminal.")
     p.add_argument("--task", metavar="ID", help="the task the note is for (default: global)")
     p.add_argument("words", nargs="*", metavar="TEXT",
-                   help="the note (the rest of the line; a last word naming a workspace is the DIR)")
+                   help="the note (the rest of the line; a last word naming a workspace is the DIR; "
+                        "- reads it from stdin)")
     p.set_defaults(func=cmd_note)
 
 
@@ -66,7 +68,9 @@ def cmd_note(args: argparse.Namespace) -> int:
     task = load_plan(ws).task(args.task) if args.task else None
     if args.task and task is None:
         raise MementoError(f"task {args.task} is not in {ws.rel(ws.plan_path)}")
-    if not args.words:
+    if text == "-":  # `memento note - DIR`: standard input, as the command line promises, never a note saying "-"
+        text = sys.stdin.read()
+    elif not args.words:
         text = read_text_input()
     if not text.strip():
         raise MementoError("the note is empty; nothing added")

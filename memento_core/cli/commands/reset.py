@@ -16,7 +16,7 @@ def register(sub, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_reset(args: argparse.Namespace) -> int:
-    from ...control import reset_task
+    from ...control import reset_task, wait_for_senders
 
     ws = workspace_of(args)
     task = load_plan(ws).task(args.task_id)
@@ -25,4 +25,5 @@ def cmd_reset(args: argparse.Namespace) -> int:
                            "(`memento doctor` shows stale claims)")
     plan = reset_task(ws, args.task_id)
     ok(f"{args.task_id} is [ ] again with retries 0 ({plan.task(args.task_id).title})")
+    wait_for_senders()  # a notification the change made is sent before the process ends
     return EXIT_OK

@@ -16,9 +16,10 @@ def register(sub, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_skip(args: argparse.Namespace) -> int:
-    from ...control import skip_task
+    from ...control import skip_task, wait_for_senders
 
     ws = workspace_of(args)
     skip_task(ws, args.task_id, args.reason)
     ok(f"{args.task_id} skipped [-]: {' '.join(args.reason.split())}")
+    wait_for_senders()  # a notification the change made is sent before the process ends
     return EXIT_OK

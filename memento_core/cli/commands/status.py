@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ...lines import clipped, listed
 from ...workspace import Workspace
 from ..context import load_plan, with_dir, workspace_of
 from ..output import EXIT_ATTENTION, EXIT_OK, bar, plural, safe_json, safe_text
@@ -16,11 +17,22 @@ def register(sub, common: argparse.ArgumentParser) -> None:
 
 
 def status_document(ws: Workspace) -> dict:
-    """Everything `memento status` shows, as plain data (also its --json schema)."""
-    from ...overview import summarize
+    """Everything `memento status` shows, as plain data (also its --json schema).
+
+    ``pipeline`` is the dashboard header's word and why (overview.pipeline_word): RUNNING
+    only when something will tick; ``schedule`` the cron facts it was judged on.
+    """
+    from ...overview import cron_facts, pipeline_word, summarize
+    from ...state import TickState
     from ...status_log import parse_status
 
-    return summarize(ws, load_plan(ws), parse_status(ws.status_path))
+    doc = summarize(ws, load_plan(ws), parse_status(ws.status_path))
+    installed, daemon = cron_facts(ws)
+    word, why = pipeline_word(doc, TickState.load(ws), cron_installed=installed, cron_daemon=daemon,
+                              auto_tick=False)
+    doc["pipeline"] = {"state": word, "why": why}
+    doc["schedule"] = {"cron_installed": installed, "cron_daemon": daemon}
+    return doc
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -33,15 +45,24 @@ def cmd_status(args: argparse.Namespace) -> int:
     return EXIT_ATTENTION if needs_attention(doc) else EXIT_OK
 
 
+ATTENTION_WORDS = ("BLOCKED", "INVALID", "REFUSED", "IDLE")
+
+
 def needs_attention(doc: dict) -> bool:
-    """Blocked, an invalid plan, a tripped breaker or a broken memento.toml: exit 1."""
-    return bool(doc["state"] in ("BLOCKED", "INVALID") or doc["breaker"]["tripped"] or doc["config_error"])
+    """Exit 1: blocked, invalid (the plan, memento.toml, no git repository), a tick refused a
+    dirty tree, nothing will tick, or the breaker tripped."""
+    return bool(_word(doc) in ATTENTION_WORDS or doc["breaker"]["tripped"] or doc["config_error"])
+
+
+def _word(doc: dict) -> str:
+    return (doc.get("pipeline") or {}).get("state") or doc["state"]
 
 
 def header_tag(doc: dict) -> str:
     """The header's prefix says what the state means: ``[error]`` while nothing can run
-    (an invalid plan or memento.toml), ``[warn]`` when it needs a person, else ``[ok]``."""
-    if doc["state"] == "INVALID" or doc["config_error"]:
+    (an invalid plan or memento.toml, no git repository), ``[warn]`` when it needs a person,
+    else ``[ok]``."""
+    if _word(doc) == "INVALID" or doc["config_error"]:
         return "[error]"
     return "[warn]" if needs_attention(doc) else "[ok]"
 
@@ -63,7 +84,8 @@ def _header(doc: dict):
 
     c = doc["counts"]
     header = Text(f"{header_tag(doc)} {doc['project'] or doc['root']}: ", style="bold")
-    header.append(doc["state"], style={"RUNNING": "green", "COMPLETE": "green"}.get(doc["state"], "yellow"))
+    word = _word(doc)
+    header.append(word, style={"RUNNING": "green", "COMPLETE": "green"}.get(word, "yellow"))
     header.append(f"  {c['done']}/{c['total']} done, {c['pending']} pending, {c['blocked']} blocked, "
                   f"{c['in_progress']} in progress, {c['skipped']} skipped; {plural(doc['total_ticks'], 'tick')}")
     return header
@@ -118,11 +140,19 @@ def _attention_lines(doc: dict) -> list:
     for b in doc["blocked"]:
         lines.append(Text(f"[warn] {b['id']} blocked after {b['retries']} retries: {b['title']}"))
         if b["last_error"]:
-            lines.append(Text("       " + safe_text(b["last_error"].splitlines()[0][:200]), style="dim"))
+            lines.append(Text("       " + safe_text(clipped(b["last_error"].splitlines()[0], 200)), style="dim"))
     for e in doc["plan_errors"]:
         lines.append(Text(f"[error] {e}"))
+    if doc.get("git_error"):
+        lines.append(Text(f"[error] {safe_text(doc['git_error'])}"))
     if doc["config_error"]:
         lines.append(Text(f"[error] {safe_text(doc['config_error'])}"))
+    if doc.get("refused"):
+        lines.append(Text(f"[warn] the last tick refused to run over uncommitted changes: "
+                          f"{safe_text(listed(doc['refused']))} — commit or stash them"))
+    word, why = _word(doc), (doc.get("pipeline") or {}).get("why", "")
+    if word == "IDLE":
+        lines.append(Text(f"[warn] {why}: `memento cron install` (or auto-tick in memento-tui)"))
     if doc["breaker"]["tripped"]:
         lines.append(Text(f"[warn] circuit breaker tripped at {doc['breaker']['at']}: "
                           f"{safe_text(doc['breaker']['reason'])} — fix the cause, then `memento resume`"))
@@ -133,9 +163,10 @@ def _attention_lines(doc: dict) -> list:
     elif not box["confined"]:
         lines.append(Text(f"[warn] unconfined: the agent runs without a sandbox ({safe_text(box['reason'] or '')})"))
     lines += _notify_lines(doc.get("notify") or {})
-    tag = "[ok]" if doc["next"]["kind"] in ("task", "complete", "waiting") else "[warn]"
-    lines.append(Text(f"{tag} {doc['next']['message']}"))
-    if doc["eta_seconds"] is not None and doc["state"] == "RUNNING":
+    tag = "[ok]" if doc["next"]["kind"] in ("task", "complete", "waiting") and word != "INVALID" else "[warn]"
+    after = " (once the problem above is fixed)" if word == "INVALID" and not doc["plan_errors"] else ""
+    lines.append(Text(f"{tag} {doc['next']['message']}{after}"))
+    if doc["eta_seconds"] is not None and word == "RUNNING":
         lines.append(Text(f"[ok] estimated time left: ~{format_duration(doc['eta_seconds'])}"))
     if doc["alert"]:
         lines.append(Text("[warn] .memento_alert is present: the pipeline needs attention"))

@@ -38,7 +38,10 @@ def _last_results(ws: Workspace, plan) -> dict:
             if entry.task_id in ran and not entry.is_event:
                 archived[entry.task_id] = entry
         last = {**archived, **last}
-    return last
+    from ...gitops import entries_with_commits
+
+    resolved = entries_with_commits(ws.root, last.values())  # "the commit that adds this entry" → its sha
+    return dict(zip(last, resolved, strict=True))
 
 
 def _result(entry) -> dict | None:
