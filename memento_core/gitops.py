@@ -293,7 +293,12 @@ def ignored(root: Path, env: dict[str, str] | None = None) -> set[str]:
             return ignored(root, env)
     data = _out(root, ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory", "--", "."],
                 env=env)
-    return set(_split_z(data))
+    found = sorted(set(_split_z(data)))  # what a folder holds sorts right after it
+    # --directory also names each folder that holds only ignored things (``calc/`` for its
+    # ``calc/__pycache__/``) beside those things: such a folder is not ignored itself, and taking
+    # it whole would make a package the person's after verify left a cache in it.
+    return {p for i, p in enumerate(found)
+            if not (p.endswith("/") and i + 1 < len(found) and found[i + 1].startswith(p))}
 
 
 def persons_paths(root: Path) -> set[str]:

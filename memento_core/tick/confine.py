@@ -92,8 +92,12 @@ def guard_paths(root: Path, patterns) -> list[str]:
 def others(root: Path, untracked=()) -> list[str]:
     """Every path untracked or ignored here now, a folder git shows whole as one entry (a person's
     ``.venv/``: one mount, never a mount per file), plus ``untracked`` (the snapshot's)."""
-    proc = gitops.run_git(root, ["ls-files", "-z", "--others", "--directory", "--no-empty-directory"], check=False)
+    proc = gitops.run_git(root, ["ls-files", "-z", "--others", "--exclude-standard", "--directory",
+                                 "--no-empty-directory"], check=False)
     found = proc.stdout.decode("utf-8", "surrogateescape").split("\0") if proc.returncode == 0 else []
+    # Ignored paths as gitops.ignored sees them: a folder that holds only what verify left
+    # (``calc/__pycache__/``) is not the person's folder, its cache is.
+    found += sorted(gitops.ignored(root))
     folders = tuple(p for p in found if p.endswith("/"))
     extra = [p for p in untracked if not p.startswith(folders)]
     return sorted({p.rstrip("/") for p in [*found, *extra] if p.strip("/")})

@@ -504,3 +504,15 @@ def test_read_pattern_file(tmp_path):
     assert read_pattern_file(path) == []
     path.write_text("# comment\n\nscratch/\n  *.log  \n# another\ndata/raw.csv\n")
     assert read_pattern_file(path) == ["scratch/", "*.log", "data/raw.csv"]
+
+
+def test_ignored_names_a_folder_ignored_as_a_whole_but_not_one_that_only_holds_ignored_things(seeded):
+    """A ``.venv/`` is one entry; ``calc/`` holding only the ``__pycache__/`` verify left is not the
+    person's folder (taken whole, the next attempt could not write calc/__init__.py in the sandbox)."""
+    root, _ = seeded
+    write(root, ".gitignore", ".venv/\n__pycache__/\n*.log\n")
+    for rel in (".venv/lib/site.py", "calc/__pycache__/a.pyc", "deep/er/__pycache__/b.pyc", "logs/x.log",
+                "src/__pycache__/app.pyc"):
+        write(root, rel, "x\n")
+    assert gitops.ignored(root) == {".venv/", "calc/__pycache__/", "deep/er/__pycache__/", "logs/x.log",
+                                    "src/__pycache__/"}
