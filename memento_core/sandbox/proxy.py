@@ -16,7 +16,9 @@ them while bwrap runs, removes the folder and exits as bwrap did. What connects 
 
 A proxy of the person's own in ``HTTPS_PROXY``/``ALL_PROXY`` (this process gets
 the agent's environment) is chained: what the rules let through to a host that
-is not loopback goes through it (a ``CONNECT``, or the request as it came).
+is not loopback goes through it, always as a ``CONNECT`` to the allowed host:port (a
+plain request then goes in origin form through that tunnel): whatever the agent
+pipelines after its request reaches that host only, never the person's proxy.
 
 It stays in the run's process group (the tick stops the group); SIGTERM is passed
 on to bwrap, and the folder is removed before this process ends the same way.
@@ -110,7 +112,9 @@ def _answer(conn: socket.socket, status: str, text: str) -> None:
 
 
 def _target(line: str) -> tuple[str, int, str, bool] | None:
-    """(host, port, the request line to send on, whether it is a CONNECT) of a proxy request line."""
+    """(host, port, the request line to send on, whether it is a CONNECT) of a proxy request line. An
+    absolute-form URL is read as urllib reads it and its host checked as a pattern's is (hosts.py), so
+    ``http://evil.example?.allowed`` is evil.example."""
     parts = line.split(" ")
     if len(parts) != 3:
         return None
@@ -118,14 +122,32 @@ def _target(line: str) -> tuple[str, int, str, bool] | None:
     if method == "CONNECT":
         found = hosts.split_host_port(target)
         return (*found, "", True) if found else None
-    scheme, sep, rest = target.partition("://")
-    if not sep or scheme.lower() != "http":
+    from urllib.parse import urlsplit
+
+    try:
+        url = urlsplit(target)
+        port = url.port or 80
+    except ValueError:
         return None
-    authority, slash, path = rest.partition("/")
-    found = hosts.split_host_port(authority) if ":" in authority.rsplit("]", 1)[-1] else (authority, 80)
-    if not found or not found[0]:
+    host = url.hostname or ""
+    bracketed = f"[{host}]" if ":" in host else host
+    if url.scheme.lower() != "http" or "@" in url.netloc or hosts.parse_host(bracketed) is None:
         return None
-    return found[0], found[1], f"{method} /{path if slash else ''} {version}", False
+    path = (url.path or "/") + (f"?{url.query}" if url.query else "")
+    return host, port, f"{method} {path} {version}", False
+
+
+_HOP = (b"connection", b"proxy-connection", b"keep-alive", b"proxy-authorization", b"host")
+
+
+def _origin_head(line: str, headers: bytes, host: str, port: int) -> bytes:
+    """The request in origin form for the allowed ``host``: its own Host (not the agent's, which a
+    shared front end would route by), and ``Connection: close``: one request per connection."""
+    kept = [h for h in headers.split(b"\r\n") if h and h.split(b":", 1)[0].strip().lower() not in _HOP]
+    name = f"[{host}]" if ":" in host else host
+    authority = name if port == 80 else f"{name}:{port}"
+    return b"\r\n".join([line.encode("latin-1"), f"Host: {authority}".encode(), *kept, b"Connection: close"]) \
+        + b"\r\n\r\n"
 
 
 def _proxy(conn: socket.socket, rules: Rules) -> None:
@@ -149,7 +171,7 @@ def _proxy(conn: socket.socket, rules: Rules) -> None:
     upstream = UPSTREAM if UPSTREAM and not hosts.is_loopback(host) else None
     try:
         out = nodelay(socket.create_connection(upstream[:2] if upstream else (host, port), timeout=CONNECT_TIMEOUT))
-        if upstream and tunnel:
+        if upstream:  # always a tunnel to the allowed host: the person's proxy never reads a request
             _through(out, shown, upstream[2])
         out.settimeout(None)
     except OSError as exc:
@@ -159,10 +181,8 @@ def _proxy(conn: socket.socket, rules: Rules) -> None:
         if tunnel:
             conn.sendall(b"HTTP/1.1 200 Connection Established\r\n\r\n")
             out.sendall(rest) if rest else None
-        elif upstream:  # the absolute form, as it came, to the person's own proxy
-            out.sendall(first + b"\r\n" + upstream[2] + headers + rest)
-        else:
-            out.sendall(line.encode("latin-1") + b"\r\n" + headers + rest)
+        else:  # what follows (a body, a pipelined request) reaches only this host:port, which closes
+            out.sendall(_origin_head(line, headers, host, port) + rest)
     except OSError:
         out.close()
         conn.close()
@@ -315,6 +335,62 @@ def _sockets(roots=SOCKET_DIRS, limit: int = MAX_SCANNED) -> list[str]:
     return sorted(found)
 
 
+_ONE = frozenset(("--tmpfs", "--dev", "--proc", "--dir", "--chdir", "--unsetenv", "--remount-ro", "--perms",
+                  "--size", "--uid", "--gid", "--hostname", "--cap-add", "--cap-drop"))
+_TWO = frozenset(("--bind", "--ro-bind", "--dev-bind", "--bind-try", "--ro-bind-try", "--dev-bind-try", "--setenv",
+                  "--ro-bind-fd", "--bind-fd", "--file", "--symlink", "--chmod"))
+_HOST_VIEW = frozenset(("--ro-bind", "--ro-bind-try"))  # a read-only view of the host's own path
+
+
+def _host_paths(command: list[str], paths: list[str]) -> list[str]:
+    """Those of ``paths`` the sandbox shows as the host's own: the last mount of bwrap's argv over each
+    is a ``--ro-bind`` of that same path (``/ /``). Under ``--tmpfs`` (/tmp, the home) a path is not
+    there; under a ``--bind`` (the project, the private home, even where a part is read-only) it is the
+    project's or Memento's own."""
+    mounts: list[tuple[str, bool | None]] = []  # (where, the host's own; None: a --bind, never covered)
+    at = 1
+    while at < len(command) and command[at] != "--":
+        flag = command[at]
+        if flag in _TWO:
+            if flag not in ("--setenv", "--chmod"):
+                mounts.append((command[at + 2], None if flag == "--bind" else flag in _HOST_VIEW and
+                               os.path.realpath(command[at + 1]) == os.path.realpath(command[at + 2])))
+            at += 3
+        else:
+            if flag in ("--tmpfs", "--dev", "--proc", "--dir"):
+                mounts.append((command[at + 1], False))
+            at += 2 if flag in _ONE else 1
+    shown = []
+    for path in paths:
+        last = [host for dest, host in mounts if path == dest or path.startswith(dest.rstrip("/") + "/")]
+        if last and last[-1] and None not in last:
+            shown.append(path)
+    return shown
+
+
+def _listening(table: str = "/proc/net/unix") -> list[str]:
+    """The unix sockets with a path the host has listening (abstract ``@`` names: the new network
+    namespace hides them), those still there as sockets."""
+    import stat
+
+    found = []
+    try:
+        with open(table, encoding="utf-8", errors="surrogateescape") as fh:
+            lines = fh.read().splitlines()[1:]
+    except OSError:
+        return []
+    for line in lines:
+        fields = line.split(None, 7)
+        if len(fields) < 8 or not fields[7].startswith("/") or fields[5] != "01":  # 01: listening
+            continue
+        try:
+            if stat.S_ISSOCK(os.lstat(fields[7]).st_mode):
+                found.append(fields[7])
+        except OSError:
+            continue
+    return found
+
+
 def _covered(command: list[str], sockets: list[str]) -> list[str]:
     """bwrap's argv with ``--ro-bind /dev/null SOCKET`` for each socket, right after ``--unshare-net``."""
     at = command.index("--unshare-net") + 1
@@ -365,7 +441,7 @@ def main(argv: list[str]) -> None:
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(sig, pass_on)
         for start in range(STARTS):
-            sockets = _sockets()
+            sockets = sorted({*_sockets(), *_host_paths(command, _listening())})
             try:
                 child = os.posix_spawn(command[0], _covered(command, sockets), os.environ,
                                        setsigdef=(signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGPIPE,

@@ -174,8 +174,9 @@ def test_an_agent_reaches_no_unix_socket_outside(tmp_path, listeners):
     abstract = listeners(socket.AF_UNIX, "\0" + name)
     in_tmp = listeners(socket.AF_UNIX, str(tmp_path / "agent.sock"))  # /tmp is private in the sandbox
     run_dir = None
-    paths = [str(tmp_path / "agent.sock")]
-    found = [abstract, in_tmp]
+    var_dir = Path(tempfile.mkdtemp(prefix="memento-test-", dir="/var/tmp"))  # a socket the host is listening on
+    paths = [str(tmp_path / "agent.sock"), str(var_dir / "mysql.sock")]  # outside /run, /tmp and the home
+    found = [abstract, in_tmp, listeners(socket.AF_UNIX, paths[1])]
     if os.access("/run", os.W_OK):  # a system socket such as /run/dbus/system_bus_socket
         run_dir = Path(tempfile.mkdtemp(prefix="memento-test-", dir="/run"))
         found.append(listeners(socket.AF_UNIX, str(run_dir / "bus.sock")))
@@ -193,6 +194,7 @@ def test_an_agent_reaches_no_unix_socket_outside(tmp_path, listeners):
         run_tick(ws.root)
         assert abstract.others()[0] == 1 and all(s.others()[0] == 1 for s in found[2:])
     finally:
+        shutil.rmtree(var_dir, ignore_errors=True)
         if run_dir is not None:
             shutil.rmtree(run_dir, ignore_errors=True)
 
@@ -249,6 +251,90 @@ def test_a_persons_own_proxy_is_chained_for_allowed_hosts_only(tmp_path, listene
     count, data = upstream.others()
     assert count == 1 and data.startswith(b"CONNECT api.example.invalid:443 HTTP/1.1\r\n")
     assert b"Proxy-Authorization: Basic bWU6czNjcmV0\r\n" in data  # me:s3cret
+
+
+class ForwardingProxy:
+    """The person's own proxy, as squid does it: requests in absolute form, kept alive and pipelined,
+    each sent on to its host; ``CONNECT`` tunnels. Every name is this machine: ``names`` maps a host
+    to the Listener that plays it."""
+
+    def __init__(self, names: dict):
+        self.names, self.asked = names, []
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._one, args=(conn,), daemon=True).start()
+
+    def _one(self, conn):
+        from urllib.parse import urlsplit
+
+        conn.settimeout(5)
+        data = b""
+        try:
+            while chunk := conn.recv(4096):
+                data += chunk
+                while b"\r\n\r\n" in data:
+                    head, _, data = data.partition(b"\r\n\r\n")
+                    method, target = head.split(b" ")[:2]
+                    self.asked.append(head.split(b"\r\n")[0])
+                    if method == b"CONNECT":
+                        conn.sendall(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+                        port = self.names[target.decode().rsplit(":", 1)[0]].port
+                        with socket.create_connection(("127.0.0.1", port)) as out:
+                            out.sendall(data + conn.recv(4096))
+                            conn.sendall(out.recv(4096))
+                        return
+                    port = self.names[urlsplit(target.decode()).hostname].port
+                    with socket.create_connection(("127.0.0.1", port)) as out:
+                        out.sendall(head + b"\r\n\r\n")
+                        conn.sendall(out.recv(4096))
+        except (OSError, KeyError, ValueError, IndexError):
+            pass
+        finally:
+            conn.close()
+
+    def close(self):
+        self.sock.close()
+
+
+@needs_bwrap
+def test_nothing_pipelined_or_smuggled_in_a_url_passes_the_filter(tmp_path, listeners, monkeypatch):
+    """Under the person's proxy, a plain request goes through a CONNECT to its allowed host, and its
+    URL's host is the one checked."""
+    model, victim = listeners(answer=b"from the model"), listeners()
+    upstream = ForwardingProxy({"api.example.invalid": model, "evil.invalid": victim})
+    try:
+        monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{upstream.sock.getsockname()[1]}")
+        command = agent("smuggles_through_proxy.py", "api.example.invalid", "evil.invalid")
+        ws = ws_with(tmp_path, command, 'allow = ["*.example.invalid"]\n')
+        assert run_tick(ws.root).exit_code == 0 and entries(ws)[0].status == "SUCCESS"
+        assert victim.others() == (0, b"")
+        assert upstream.asked == [b"CONNECT api.example.invalid:80 HTTP/1.1"]
+        head = model.data.split(b"\r\n\r\n")[0].split(b"\r\n")
+        assert head[0] == b"GET /ok HTTP/1.1" and b"Host: api.example.invalid" in head and b"Connection: close" in head
+        log = (ws.root / entries(ws)[0].log_path).read_text()
+        assert "[memento] network: refused evil.invalid:80" in log and "from the model" in log
+    finally:
+        upstream.close()
+
+
+def test_the_host_sockets_covered_are_those_the_sandbox_shows_from_the_host():
+    from memento_core.sandbox import proxy
+
+    argv = ["bwrap", "--ro-bind", "/", "/", "--setenv", "--bind", "/x", "--tmpfs", "/tmp", "--tmpfs", "/home/me",
+            "--ro-bind", "/home/me/tools", "/home/me/tools", "--bind", "/srv/p", "/srv/p",
+            "--ro-bind", "/srv/p/.git", "/srv/p/.git", "--unshare-net", "--", "--bind", "/var", "/var"]
+    paths = ["/var/lib/mysql/mysql.sock", "/tmp/a.sock", "/home/me/b.sock", "/home/me/tools/c.sock",
+             "/srv/p/d.sock", "/srv/p/.git/e.sock", "/x/f.sock"]
+    assert proxy._host_paths(argv, paths) == ["/var/lib/mysql/mysql.sock", "/home/me/tools/c.sock", "/x/f.sock"]
 
 
 # --------------------------------------------------------------------------- bad input
