@@ -481,3 +481,20 @@ def test_a_cli_installed_under_the_home_is_readable_at_its_install_folder(tmp_pa
                                           [home])
         assert set(wanted) <= set(ro), (preset, ro)
         assert not any(p.startswith((f"{home}/.ssh", f"{home}/.aws")) or p == home for p in ro)
+
+
+PYTHON_VERIFY = HELLO.replace("`grep -q done hello.txt`",
+                              "`python3 -c \"import sys; sys.exit('done' not in open('hello.txt').read())\"`")
+
+
+@needs_bwrap
+def test_a_pth_the_agent_plants_in_its_user_site_does_not_run_in_verify(tmp_path, person):
+    """Confined, Python's user site is the agent's private home: verify runs without it
+    (PYTHONNOUSERSITE), so a ``.pth`` that turns every exit into 0 cannot pass a wrong change."""
+    ws = sandboxed_ws(tmp_path, agent("plants_user_site.py"), tasks=PYTHON_VERIFY)
+    run_tick(ws.root)
+    (entry,) = entries(ws)
+    log = (ws.root / entry.log_path).read_text()
+    assert "PLANTED" in log  # the attack ran: its private home is writable
+    assert entry.status == "FAILED", entry.field("Reason")
+    assert "hello.txt" not in git(ws.root, "ls-tree", "-r", "--name-only", "HEAD")  # nothing committed
