@@ -369,7 +369,10 @@ def test_git_add_mv_rm_work_in_the_sandbox_and_nothing_reaches_dot_git(tmp_path)
     assert git_files(ws.root) == files_before
     new_objects = objects(ws.root) - objects_before
     reachable = set(git(ws.root, "rev-list", "--objects", f"{base}..HEAD").split())
-    assert new_objects <= reachable, new_objects - reachable
+    # Memento's one amend of its tick commit leaves the first commit and its trees behind; every
+    # new blob is one the task's commit holds (the agent's own stayed in its object folder).
+    stray = {o for o in new_objects - reachable if git(ws.root, "cat-file", "-t", o).strip() == "blob"}
+    assert stray == set(), stray
     unique_blob = subprocess.run(["git", "hash-object", "--stdin"], input=unique + "\n", capture_output=True,
                                  text=True, cwd=ws.root).stdout.strip()
     assert unique_blob not in objects(ws.root)  # the agent's staged blob stayed in its own object folder
