@@ -292,7 +292,10 @@ def run_verify(ctx: TickContext, task: Task, wrap: tuple[str, ...] = ()) -> tupl
     log = ctx.log_path
     append_log(log, f"\n[memento] verify {task.id}: {task.verify}\n")
     start = log.stat().st_size
-    env = agents.agent_env(ctx.ws, task_id=task.id, config=ctx.config, model=False)
+    # Confined, the user site of Python is the agent's private home: a .pth it planted there must
+    # not run inside the tests that judge it (the person's own user site is not visible anyway).
+    extra = {"PYTHONNOUSERSITE": "1"} if wrap else None
+    env = agents.agent_env(ctx.ws, task_id=task.id, config=ctx.config, model=False, extra=extra)
     limit = task.timeout_seconds or ctx.config.verify_timeout  # the task's own `timeout:` first
     result = agents.run_in_group(task.verify, cwd=ctx.root, log_path=log, timeout=limit,
                                  env=env, shell=True, wrap=wrap)

@@ -369,7 +369,10 @@ def test_git_add_mv_rm_work_in_the_sandbox_and_nothing_reaches_dot_git(tmp_path)
     assert git_files(ws.root) == files_before
     new_objects = objects(ws.root) - objects_before
     reachable = set(git(ws.root, "rev-list", "--objects", f"{base}..HEAD").split())
-    assert new_objects <= reachable, new_objects - reachable
+    # Memento's one amend of its tick commit leaves the first commit and its trees behind; every
+    # new blob is one the task's commit holds (the agent's own stayed in its object folder).
+    stray = {o for o in new_objects - reachable if git(ws.root, "cat-file", "-t", o).strip() == "blob"}
+    assert stray == set(), stray
     unique_blob = subprocess.run(["git", "hash-object", "--stdin"], input=unique + "\n", capture_output=True,
                                  text=True, cwd=ws.root).stdout.strip()
     assert unique_blob not in objects(ws.root)  # the agent's staged blob stayed in its own object folder
@@ -481,3 +484,20 @@ def test_a_cli_installed_under_the_home_is_readable_at_its_install_folder(tmp_pa
                                           [home])
         assert set(wanted) <= set(ro), (preset, ro)
         assert not any(p.startswith((f"{home}/.ssh", f"{home}/.aws")) or p == home for p in ro)
+
+
+PYTHON_VERIFY = HELLO.replace("`grep -q done hello.txt`",
+                              "`python3 -c \"import sys; sys.exit('done' not in open('hello.txt').read())\"`")
+
+
+@needs_bwrap
+def test_a_pth_the_agent_plants_in_its_user_site_does_not_run_in_verify(tmp_path, person):
+    """Confined, Python's user site is the agent's private home: verify runs without it
+    (PYTHONNOUSERSITE), so a ``.pth`` that turns every exit into 0 cannot pass a wrong change."""
+    ws = sandboxed_ws(tmp_path, agent("plants_user_site.py"), tasks=PYTHON_VERIFY)
+    run_tick(ws.root)
+    (entry,) = entries(ws)
+    log = (ws.root / entry.log_path).read_text()
+    assert "PLANTED" in log  # the attack ran: its private home is writable
+    assert entry.status == "FAILED", entry.field("Reason")
+    assert "hello.txt" not in git(ws.root, "ls-tree", "-r", "--name-only", "HEAD")  # nothing committed

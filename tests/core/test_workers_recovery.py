@@ -240,7 +240,10 @@ def test_a_success_entry_is_found_by_its_task_not_by_the_ticks_heading_it_shares
     assert outcome.exit_code == 0, outcome.message
     assert completes(ws, "T-1") == 1
     sha = git(ws.root, "log", "-1", "--format=%h", "--grep=memento: complete T-1 ").strip()
-    passed = [e for e in status_log.parse_status(ws.status_path) if e.status == "SUCCESS" and e.task_id == "T-1"]
+    from memento_core import gitops
+
+    passed = [e for e in gitops.entries_with_commits(ws.root, status_log.parse_status(ws.status_path))
+              if e.status == "SUCCESS" and e.task_id == "T-1"]
     assert len(passed) == 1, ws.status_path.read_text()
-    assert passed[0].field("Git Commit").startswith(f"`{sha[:7]}`")
+    assert passed[0].commit_sha and passed[0].commit_sha.startswith(sha[:7]), passed[0].field("Git Commit")
     assert "recorded after the commit" not in ws.status_path.read_text()

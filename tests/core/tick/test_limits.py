@@ -116,7 +116,7 @@ def test_a_usage_limit_with_its_reset_time_is_waited_out_not_counted(tmp_path):
     assert parse_stamp(state.rate_limited_until) == expected and state.rate_limited_preset == "command"
     assert (ws.root / "T-1.txt").read_text() == "not yet\n" and not (ws.root / "junk.txt").exists()
     assert git(ws.root, "diff", "--name-only", head, "HEAD").split() == \
-        ["docs/MASTER_PLAN.md", "docs/TICK_STATUS.md"]
+        ["docs/CURRENT_STATE.md", "docs/MASTER_PLAN.md", "docs/TICK_STATUS.md"]  # one commit per tick
     assert git(ws.root, "log", "-1", "--format=%s").strip() == "memento: T-1 rate limited"
 
     # the next ticks skip until then: cron.log only, the agent not run, no entry
@@ -242,7 +242,7 @@ def test_a_fallback_preset_runs_in_the_same_tick(tmp_path, kind):
     assert [(r.task_id, r.passed) for r in outcome.results] == [("T-1", True)], outcome.message
     assert (ws.root / "T-1.txt").read_text() == "done by script\n" and not (ws.root / "junk.txt").exists()
     assert git(ws.root, "show", "--name-only", "--format=", "HEAD").split() == \
-        ["T-1.txt", "docs/MASTER_PLAN.md", "docs/TICK_STATUS.md"]
+        ["T-1.txt", "docs/CURRENT_STATE.md", "docs/MASTER_PLAN.md", "docs/TICK_STATUS.md"]
     entry = entries(ws)[-1]
     assert entry.status == "SUCCESS" and [e.status for e in entries(ws)] == ["SUCCESS"]
     assert entry.field("Fallback").startswith("command rate limited until ") and "ran script" in entry.field(
