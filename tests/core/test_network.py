@@ -253,25 +253,14 @@ def test_a_persons_own_proxy_is_chained_for_allowed_hosts_only(tmp_path, listene
     assert b"Proxy-Authorization: Basic bWU6czNjcmV0\r\n" in data  # me:s3cret
 
 
-class ForwardingProxy:
+class ForwardingProxy(Listener):
     """The person's own proxy, as squid does it: requests in absolute form, kept alive and pipelined,
     each sent on to its host; ``CONNECT`` tunnels. Every name is this machine: ``names`` maps a host
     to the Listener that plays it."""
 
     def __init__(self, names: dict):
         self.names, self.asked = names, []
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(8)
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self):
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._one, args=(conn,), daemon=True).start()
+        super().__init__()
 
     def _one(self, conn):
         from urllib.parse import urlsplit
@@ -301,9 +290,6 @@ class ForwardingProxy:
         finally:
             conn.close()
 
-    def close(self):
-        self.sock.close()
-
 
 @needs_bwrap
 def test_nothing_pipelined_or_smuggled_in_a_url_passes_the_filter(tmp_path, listeners, monkeypatch):
@@ -312,7 +298,7 @@ def test_nothing_pipelined_or_smuggled_in_a_url_passes_the_filter(tmp_path, list
     model, victim = listeners(answer=b"from the model"), listeners()
     upstream = ForwardingProxy({"api.example.invalid": model, "evil.invalid": victim})
     try:
-        monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{upstream.sock.getsockname()[1]}")
+        monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{upstream.port}")
         command = agent("smuggles_through_proxy.py", "api.example.invalid", "evil.invalid")
         ws = ws_with(tmp_path, command, 'allow = ["*.example.invalid"]\n')
         assert run_tick(ws.root).exit_code == 0 and entries(ws)[0].status == "SUCCESS"
