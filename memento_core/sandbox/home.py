@@ -3,22 +3,24 @@
 Inside bubblewrap the person's home folder is hidden: ``$HOME`` is a folder of
 Memento's own, ``<state>/memento/homes/<digest>/<preset>/`` (``<state>`` is
 ``$XDG_STATE_HOME`` when it is an absolute path outside the project, else
-``~/.local/state``; ``<digest>`` names the project's main work tree, so a
-parallel worker's worktree shares its project's home). When the account's own
+``~/.local/state``; ``<digest>`` names the project's main work tree; the
+reviewer, the architect and each parallel worktree have their own folder,
+private_name). When the account's own
 home (passwd) is not ``$HOME``, a tmpfs hides it too. On top of it:
 
 * the preset's state (``PRESET_STATE``: ``~/.claude`` and ``~/.claude.json``,
   ``~/.codex`` or ``$CODEX_HOME``, ``~/.gemini``, ``~/.aider*``, ``~/.openclaw``)
-  lives in that folder as a copy of the person's: :func:`sync_state` copies each
-  file the person's real state has changed since the last copy (a new login, a
-  new setting), removes what the person removed (a logout), leaves the rest as
-  the agent left it, and never writes to the person's files. Session
+  lives in that folder as a copy of the person's: :func:`sync_state` empties the
+  folder but ``.cache`` (nothing a run left reaches a later one) and copies the
+  person's state again, JSON settings filtered (:func:`_filtered`), and never
+  writes to the person's files. Session
   histories (other projects' conversations) and files over 5 MB are not copied;
 * ``~/.cache``: ``<state>/memento/homes/<digest>/cache/``, the project's own;
 * read-only: ``~/.gitconfig``, the install folders of the preset's CLI, of
   ``node`` and ``python3`` when they live under a home folder (a ``node_modules``
-  folder's parent, a virtualenv, the folder above ``bin``), the folders of
-  ``PATH`` under a home folder, and ``[sandbox] readable``.
+  folder's parent, a virtualenv, else the tool's own folder), the folders of
+  ``PATH`` under a home folder, and ``[sandbox] readable``; then a tmpfs hides
+  Memento's folder of private homes (other projects' and roles' copies).
 
 ``[sandbox] writable`` entries under the home are the person's explicit choice:
 they stay bound to the person's real folders, writable. Unconfined, the agent's
