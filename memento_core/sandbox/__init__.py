@@ -215,14 +215,15 @@ def pinned_folders(root: Path, paths: Iterable[Path]) -> list[Path]:
     return sorted(found, key=lambda p: len(p.parts))
 
 
-def _outside(binary: str, ws: Workspace, config: Config, home: str | None, seen: set[tuple[str, str]]) -> list[str]:
+def _outside(binary: str, ws: Workspace, config: Config, home: str | None, seen: set[tuple[str, str]],
+             role: str) -> list[str]:
     """The start of every sandbox: the read-only system, a private /tmp (with ``$TMPDIR``), the
     private home (home.py) and ``[sandbox] writable`` writable."""
     root = Path(ws.root)
     argv = [binary, *_BASE]
     private_tmp, tmp_bind = temp_dir(root, home)
     argv += ["--dir", private_tmp] if private_tmp else []
-    argv += private_home.layout(root, Path(ws.project_memento_dir).parent, config, home)
+    argv += private_home.layout(root, Path(ws.project_memento_dir).parent, config, home, role)
     writable = [*(expand(w, root, home) for w in config.sandbox_writable), *tmp_bind]
     return argv + _binds("--bind", writable, seen)
 
@@ -237,12 +238,14 @@ def bwrap_prefix(
     archive_dir: str | None = ARCHIVE_DIR,
     cwd: Path | None = None,
     home: str | None = None,
+    role: str = "worker",
 ) -> list[str]:
     """The argv prefix running a command in the sandbox (the command follows it, after ``--``).
-    ``untracked``: the paths untracked or ignored before the run (folders may end with /)."""
+    ``untracked``: the paths untracked or ignored before the run (folders may end with /);
+    ``role``: whose private home (home.ROLES: the reviewer's is its own)."""
     root = Path(ws.root)
     seen: set[tuple[str, str]] = set()
-    argv = _outside(binary, ws, config, home, seen)
+    argv = _outside(binary, ws, config, home, seen, role)
     argv += _binds("--bind", [root], seen)
     kept = [root / rel.rstrip("/") for rel in untracked if not is_cache(rel)]
     argv += _binds("--bind", pinned_folders(root, [*own_paths(root, archive_dir), *kept]), seen)
@@ -281,7 +284,7 @@ def architect_prefix(ws: Workspace, config: Config, *, binary: str, writable_doc
     alone. ``config`` is the architect's (its preset decides the state paths)."""
     root = Path(ws.root)
     seen: set[tuple[str, str]] = set()
-    argv = _outside(binary, ws, config, home, seen)
+    argv = _outside(binary, ws, config, home, seen, "architect")
     argv += _binds("--ro-bind", [root], seen)  # a [sandbox] writable entry inside the project loses
     folders = dict.fromkeys(root / rel if "/" not in rel else root / rel.rsplit("/", 1)[0]
                             for rel in writable_docs)

@@ -3,22 +3,24 @@
 Inside bubblewrap the person's home folder is hidden: ``$HOME`` is a folder of
 Memento's own, ``<state>/memento/homes/<digest>/<preset>/`` (``<state>`` is
 ``$XDG_STATE_HOME`` when it is an absolute path outside the project, else
-``~/.local/state``; ``<digest>`` names the project's main work tree, so a
-parallel worker's worktree shares its project's home). When the account's own
+``~/.local/state``; ``<digest>`` names the project's main work tree; the
+reviewer, the architect and each parallel worktree have their own folder,
+private_name). When the account's own
 home (passwd) is not ``$HOME``, a tmpfs hides it too. On top of it:
 
 * the preset's state (``PRESET_STATE``: ``~/.claude`` and ``~/.claude.json``,
   ``~/.codex`` or ``$CODEX_HOME``, ``~/.gemini``, ``~/.aider*``, ``~/.openclaw``)
-  lives in that folder as a copy of the person's: :func:`sync_state` copies each
-  file the person's real state has changed since the last copy (a new login, a
-  new setting), removes what the person removed (a logout), leaves the rest as
-  the agent left it, and never writes to the person's files. Session
+  lives in that folder as a copy of the person's: :func:`sync_state` empties the
+  folder but ``.cache`` (nothing a run left reaches a later one) and copies the
+  person's state again, JSON settings filtered (:func:`_filtered`), and never
+  writes to the person's files. Session
   histories (other projects' conversations) and files over 5 MB are not copied;
 * ``~/.cache``: ``<state>/memento/homes/<digest>/cache/``, the project's own;
 * read-only: ``~/.gitconfig``, the install folders of the preset's CLI, of
   ``node`` and ``python3`` when they live under a home folder (a ``node_modules``
-  folder's parent, a virtualenv, the folder above ``bin``), the folders of
-  ``PATH`` under a home folder, and ``[sandbox] readable``.
+  folder's parent, a virtualenv, else the tool's own folder), the folders of
+  ``PATH`` under a home folder, and ``[sandbox] readable``; then a tmpfs hides
+  Memento's folder of private homes (other projects' and roles' copies).
 
 ``[sandbox] writable`` entries under the home are the person's explicit choice:
 they stay bound to the person's real folders, writable. Unconfined, the agent's
@@ -36,7 +38,7 @@ import stat
 import threading
 from pathlib import Path
 
-from ..config import Config
+from ..config import Config, env_never
 
 # Each preset's own state (logins, sessions, settings), relative to the home.
 PRESET_STATE: dict[str, tuple[str, ...]] = {
@@ -56,6 +58,9 @@ HISTORY = frozenset({
     "local", "node_modules", ".git",  # an install (claude's ~/.claude/local is bound read-only instead)
 })
 MAX_COPY_BYTES = 5 * 1024 * 1024
+# Copied filtered (_filtered): what the CLI would hand the agent of the person's secrets.
+FILTERED = frozenset({".claude.json", "settings.json", "settings.local.json"})
+ROLES = ("worker", "reviewer", "architect")
 _SYNCING = threading.Lock()
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 
@@ -176,43 +181,62 @@ def _open_parent(top: int, rel: str, *, make: bool) -> int | None:
     return fd
 
 
+def _filtered(name: str, data: bytes) -> bytes | None:
+    """A JSON state file (``FILTERED``) without what the CLI would hand the agent of the person's:
+    ``.claude.json``'s ``mcpServers`` and ``projects`` (other projects' history), the ``env``
+    entries the never-list refuses (config.env_never), every MCP server's ``env`` values. None
+    when it does not parse (it is not copied); another file as it is."""
+    if name not in FILTERED:
+        return data
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        return None
+    if not isinstance(doc, dict):
+        return None
+    if name == ".claude.json":
+        doc.pop("mcpServers", None)
+        doc.pop("projects", None)
+    if isinstance(doc.get("env"), dict):
+        doc["env"] = {k: v for k, v in doc["env"].items() if not env_never(str(k))}
+    servers = doc.get("mcpServers")
+    for server in (servers.values() if isinstance(servers, dict) else ()):
+        if isinstance(server, dict) and isinstance(server.get("env"), dict):
+            server["env"] = {k: "" for k in server["env"]}
+    return json.dumps(doc, indent=2).encode()
+
+
 def _copy_in(top: int, rel: str, source: str) -> None:
-    """Copy the person's file ``source`` to ``rel`` below ``top`` (a new file renamed into place:
-    whatever the agent put at ``rel``, a link included, is replaced, never written through)."""
+    """Copy the person's file ``source`` (filtered: _filtered) to ``rel`` below ``top`` (a new file
+    renamed into place: whatever the agent put at ``rel``, a link included, is replaced, never
+    written through). ValueError when a JSON file to filter does not parse."""
     parent = _open_parent(top, rel, make=True)
     name = os.path.basename(rel)
     tmp = f".memento-copy-{os.getpid()}-{name}"
     try:
         src = os.open(source, os.O_RDONLY | os.O_NOFOLLOW)
         try:
-            dst = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600, dir_fd=parent)
-            try:
-                while chunk := os.read(src, 1 << 20):
-                    os.write(dst, chunk)
-            finally:
-                os.close(dst)
+            chunks = []
+            while chunk := os.read(src, 1 << 20):
+                chunks.append(chunk)
         finally:
             os.close(src)
+        data = _filtered(name, b"".join(chunks))
+        if data is None:
+            raise ValueError(f"{source}: not JSON, not copied")
+        dst = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600, dir_fd=parent)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(dst, view):]
+        finally:
+            os.close(dst)
         os.replace(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
     finally:
         try:
             os.unlink(tmp, dir_fd=parent)
         except OSError:
             pass
-        os.close(parent)
-
-
-def _remove(top: int, rel: str) -> None:
-    parent = _open_parent(top, rel, make=False)
-    if parent is None:
-        return
-    try:
-        st = os.lstat(os.path.basename(rel), dir_fd=parent)
-        if not stat.S_ISDIR(st.st_mode):
-            os.unlink(os.path.basename(rel), dir_fd=parent)
-    except OSError:
-        pass
-    finally:
         os.close(parent)
 
 
@@ -225,14 +249,11 @@ def sync_state(preset: str, private: Path, manifest: Path, home: str) -> int:
 
 
 def _sync_state(preset: str, private: Path, manifest: Path, home: str) -> int:
-    try:
-        last = json.loads(manifest.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        last = {}
     now: dict[str, list[int]] = {}
     for source, name in _sources(preset, home):
         now.update({rel: sig for rel, sig in _walk(source, name).items()})
     sources = dict((name, source) for source, name in _sources(preset, home))
+    _clear(private)
     copied = 0
     top = os.open(private, _DIR_FLAGS)
     try:
@@ -240,21 +261,14 @@ def _sync_state(preset: str, private: Path, manifest: Path, home: str) -> int:
             parent = _open_parent(top, os.path.join(folder, "x"), make=True)  # the CLI's folder exists
             if parent is not None:
                 os.close(parent)
-        for rel, sig in sorted(now.items()):
-            if last.get(rel) == sig and _exists(private, rel):
-                continue
+        for rel in sorted(now):
             first, _, rest = rel.partition("/")
             try:
                 _copy_in(top, rel, os.path.join(sources[first], rest) if rest else sources[first])
-            except OSError:  # gone or unreadable meanwhile: the copy stays as it was, tried again next time
-                if rel in last:
-                    now[rel] = last[rel]
-                else:
-                    del now[rel]
+            except (OSError, ValueError):  # gone, unreadable or not JSON: left out, tried again next time
+                del now[rel]
                 continue
             copied += 1
-        for rel in sorted(set(last) - set(now)):  # the person removed it (a logout)
-            _remove(top, rel)
     finally:
         os.close(top)
     tmp = manifest.with_name(manifest.name + ".tmp")
@@ -263,17 +277,39 @@ def _sync_state(preset: str, private: Path, manifest: Path, home: str) -> int:
     return copied
 
 
-def _exists(private: Path, rel: str) -> bool:
-    """Whether the copy has a file at ``rel`` (a check only: writes never follow a link)."""
-    try:
-        return stat.S_ISREG(os.lstat(private / rel).st_mode)
-    except OSError:
-        return False
+def _clear(private: Path) -> None:
+    """Empty the private home but ``.cache`` (the mount point of the project's cache): what an
+    earlier run left there (a ``.pth`` under ~/.local, a CLAUDE.md, an edited setting) never
+    reaches a later one; links are removed, never followed."""
+
+    def unlock(func, path, _exc):  # a folder the agent made unwritable or unreadable: opened again
+        try:
+            os.chmod(os.path.dirname(path), 0o700)
+            if os.path.isdir(path) and not os.path.islink(path):
+                os.chmod(path, 0o700)
+                shutil.rmtree(path, onerror=unlock)
+            else:
+                os.unlink(path)
+        except OSError:
+            pass
+
+    os.chmod(private, 0o700)
+    for entry in os.scandir(private):
+        if entry.name == ".cache" and entry.is_dir(follow_symlinks=False):
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, onerror=unlock)
+        else:
+            try:
+                os.unlink(entry.path)
+            except OSError:
+                pass
 
 
 def install_prefix(path: str) -> str:
-    """The folder a CLI is installed in: above its ``node_modules``, a virtualenv's root, the
-    folder above ``bin``, else its own folder."""
+    """The folder a CLI is installed in: above its ``node_modules``, a virtualenv's root, else
+    its own folder (a plain ``bin`` folder alone: ``~/.local/bin``'s parent holds keyrings and
+    Memento's homes)."""
     parts = Path(path).parts
     if "node_modules" in parts:
         return str(Path(*parts[: parts.index("node_modules")]))
@@ -281,11 +317,12 @@ def install_prefix(path: str) -> str:
     for up in (folder, *folder.parents):
         if (up / "pyvenv.cfg").is_file():
             return str(up)
-    return str(folder.parent if folder.name == "bin" else folder)
+    return str(folder)
 
 
 def venv_base(prefix: str) -> str | None:
-    """The install folder of the Python a virtualenv at ``prefix`` was made from (its pyvenv.cfg's ``home``)."""
+    """The install folder of the Python a virtualenv at ``prefix`` was made from (the folder above
+    its pyvenv.cfg's ``home`` ``bin``, where its standard library is; never ``~/.local``)."""
     try:
         text = Path(prefix, "pyvenv.cfg").read_text(encoding="utf-8", errors="replace")
     except OSError:
@@ -293,7 +330,8 @@ def venv_base(prefix: str) -> str | None:
     for line in text.splitlines():
         key, _, value = line.partition("=")
         if key.strip() == "home" and os.path.isabs(value.strip()):
-            return install_prefix(os.path.join(_real(value.strip()) or value.strip(), "python"))
+            found = Path(_real(value.strip()) or value.strip())
+            return str(found.parent if found.name == "bin" and found.parent.name != ".local" else found)
     return None
 
 
@@ -331,9 +369,20 @@ def config_readable(config: Config) -> tuple[str, ...]:
     return getattr(config, "sandbox_readable", ())
 
 
-def layout(root: Path, main: Path | None, config: Config, home: str | None = None) -> list[str]:
-    """The bubblewrap arguments of the private home (after the read-only system, before every
-    other bind); the preset's state copied in first."""
+def private_name(root: Path, main: Path | None, preset: str, role: str = "worker") -> str:
+    """The private home's folder in project_dir: one per role (``ROLES``) and, for a parallel
+    worker's worktree, per worktree (each is emptied before its run: never under a living agent)."""
+    name = preset if role == "worker" else f"{role}.{preset}"
+    real_root = _real(root) or str(root)
+    if main is not None and (_real(main) or str(main)) != real_root:
+        name += "." + hashlib.sha256(real_root.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    return name
+
+
+def layout(root: Path, main: Path | None, config: Config, home: str | None = None,
+           role: str = "worker") -> list[str]:
+    """The bubblewrap arguments of the private home of ``role`` (after the read-only system,
+    before every other bind); the preset's state copied in first."""
     home = person_home(home)
     real_home = _real(home)
     real_root = _real(root) or str(root)
@@ -345,17 +394,22 @@ def layout(root: Path, main: Path | None, config: Config, home: str | None = Non
         real_account = None  # hidden with $HOME already
     hidden = [real_home, *([real_account] if real_account else [])]
     base = project_dir(root, main, home)
-    private = base / config.agent_preset
+    name = private_name(root, main, config.agent_preset, role)
+    private = base / name
     cache = base / "cache"
     for folder in (private, cache):
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    sync_state(config.agent_preset, private, base / f"{config.agent_preset}.copied.json", home)
+    sync_state(config.agent_preset, private, base / f"{name}.copied.json", home)
     argv: list[str] = []
     if real_account:
         argv += ["--tmpfs", real_account]  # before $HOME: a later mount wins
     argv += ["--bind", str(private), real_home, "--bind", str(cache), os.path.join(real_home, ".cache")]
     for path in read_only_paths(config, root, hidden):
         argv += ["--ro-bind", path, path]
+    # Memento's folder of private homes (other projects' and roles' copies) is hidden wherever
+    # it is (outside the home with $XDG_STATE_HOME, or inside a read-only folder bound above):
+    # this run's own home and cache are bound at $HOME and ~/.cache already.
+    argv += ["--tmpfs", _real(homes_dir(root, home)) or str(homes_dir(root, home))]
     if config.agent_preset == "codex":
         argv += ["--setenv", "CODEX_HOME", os.path.join(real_home, ".codex")]
     return argv

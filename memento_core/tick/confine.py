@@ -25,10 +25,10 @@ _GLOB = set("*?[")
 
 
 def prepare(ctx: TickContext, task: Task, untracked, extra_guard=(), archive_dir: str | None = None,
-            ) -> tuple[tuple[str, ...], str]:
+            role: str = "worker") -> tuple[tuple[str, ...], str]:
     """(the sandbox's argv prefix or (), '' or why the attempt cannot run). ``extra_guard``: more
     read-only paths (the reviewer's: the whole project); ``archive_dir``: the status archive
-    (Meta ``status_archive_dir``, read from the plan when not given)."""
+    (Meta ``status_archive_dir``, read from the plan when not given); ``role``: whose private home."""
     from ..memory.queue import clear_queue
 
     ws = ctx.ws
@@ -46,7 +46,8 @@ def prepare(ctx: TickContext, task: Task, untracked, extra_guard=(), archive_dir
         wrap = sandbox.bwrap_prefix(ws, ctx.config, binary=found.binary,
                                     guard_paths=[*guard_paths(ctx.root, task.guard_files), *extra_guard],
                                     untracked=others(ctx.root, untracked),
-                                    archive_dir=archive_dir or ctx.plan().meta.status_archive_dir)
+                                    archive_dir=archive_dir or ctx.plan().meta.status_archive_dir,
+                                    role=role)
     except (OSError, MementoError) as exc:
         append_log(ctx.log_path, f"[memento] sandbox: could not be set up: {exc}\n")
         return (), f"sandbox: could not be set up: {exc}"

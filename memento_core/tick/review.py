@@ -347,7 +347,8 @@ def _run_reviewer(ctx: TickContext, at, prompt_file: Path, system_file: Path, se
     ctx.config = saved.as_agent(settings)  # the sandbox and the invocation read the reviewer's preset
     try:
         at.agent = limits.AgentOutcome()
-        wrap, refused = confine.prepare(ctx, task, at.snap.untracked, extra_guard=_top_level(ctx.root))
+        wrap, refused = confine.prepare(ctx, task, at.snap.untracked, extra_guard=_top_level(ctx.root),
+                                        role="reviewer")
         if refused:
             return refused
 
