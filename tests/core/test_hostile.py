@@ -161,4 +161,5 @@ def test_fifty_megabyte_plan_is_handled(tmp_path, git_identity):
     (ws / "docs" / "MASTER_PLAN.md").write_text(text)
     r = subprocess.run([PY, "-m", "memento_core.cli", "status", "--json", str(ws)], capture_output=True, text=True,
                        timeout=300)
-    assert r.returncode == 0 and '"total": 220000' in r.stdout
+    # exit 1: nothing will tick here (no cron entry), which status reports as IDLE
+    assert r.returncode in (0, 1) and '"total": 220000' in r.stdout, r.stderr
