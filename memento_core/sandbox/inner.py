@@ -147,27 +147,27 @@ def _exit_like(status: int) -> None:
     os._exit(os.waitstatus_to_exitcode(status) if not os.WIFSIGNALED(status) else 128 + os.WTERMSIG(status))
 
 
-def _say_started(folder: str) -> None:
-    """Tell proxy.py the sandbox is set up (it starts bwrap again only when it was not)."""
+def _say_started(folder: str, within: float = 10.0) -> bool:
+    """Tell proxy.py the sandbox is set up, before the command starts: proxy.py starts bwrap again
+    only when it never heard this, so a command that ran is never run twice."""
     import time
 
-    deadline = time.monotonic() + 2.0
+    deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             sock.connect(os.path.join(folder, "start.sock"))
-            return
+            return True
         except OSError:
             time.sleep(0.002)
         finally:
             sock.close()
+    return False
 
 
 def main(argv: list[str]) -> None:
     _close_inherited()
     forwards, proxy, command = parse(argv)
-    starter = threading.Thread(target=_say_started, args=(FOLDER,), daemon=True)  # the command need not wait
-    starter.start()
     if not command:
         raise SystemExit("inner.py: no command after --")
     for host, port, path in forwards:
@@ -185,6 +185,10 @@ def main(argv: list[str]) -> None:
     child = 0
     for sig in _PASSED_ON:  # before the child exists: a signal in between is not lost
         signal.signal(sig, lambda number, _frame: child and os.kill(child, number))
+    if not _say_started(FOLDER):
+        print("[memento] the sandbox's network is not served (proxy.py): the command was not run",
+              file=sys.stderr, flush=True)
+        os._exit(125)
     try:
         child = os.posix_spawn(command[0], command, _env(proxy_port),
                                setsigdef=(*_PASSED_ON, signal.SIGPIPE, signal.SIGXFSZ))
@@ -192,7 +196,6 @@ def main(argv: list[str]) -> None:
         print(f"[memento] cannot run {command[0]!r}: {exc.strerror or exc}", file=sys.stderr, flush=True)
         os._exit(127)
     _, status = os.waitpid(child, 0)
-    starter.join(timeout=2.0)
     _exit_like(status)
 
 

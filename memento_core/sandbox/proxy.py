@@ -38,7 +38,7 @@ CONNECT_TIMEOUT = 30.0
 NET_DIR_FD = 3  # network.NET_DIR_FD
 SOCKET_DIRS = ("/run", "/var/run")  # every unix socket here is covered with /dev/null in the sandbox
 MAX_SCANNED = 20000  # entries looked at under SOCKET_DIRS, at most
-STARTS = 3  # bwrap is started again (at most this often) when a covered socket went away meanwhile
+STARTS = 3  # bwrap is started again (at most this often) when its own set-up failed (the command never ran)
 
 
 def _load(path: str, name: str):
@@ -459,11 +459,14 @@ def main(argv: list[str]) -> None:
                     _say(f"cannot serve the sandbox's network: {exc}")
                 _die_with_parent(parent)
             _, status = os.waitpid(child, 0)
-            gone = [path for path in sockets if not os.path.lexists(path)]
-            if stopped or not gone or STARTED.wait(2.0):  # (its connection may still wait to be taken)
+            if stopped or STARTED.wait(2.0):  # (its connection may still wait to be taken)
                 break
-            # bwrap could not cover a socket that went away since the scan: the command never ran.
-            _say(f"{gone[0]} went away while the sandbox started: starting it again")
+            # inner.py never said it started, and it says so before it runs the command: bwrap's
+            # own set-up failed (a socket gone since the scan, a document a person saved by rename
+            # at that instant), the command never ran, and starting again is safe.
+            gone = [path for path in sockets if not os.path.lexists(path)]
+            _say((f"{gone[0]} went away" if gone else "the sandbox's set-up failed")
+                 + " while the sandbox started: starting it again")
         os.close(NET_DIR_FD)
     finally:
         _remove(folder)
