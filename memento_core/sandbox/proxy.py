@@ -465,8 +465,8 @@ def main(argv: list[str]) -> None:
             # own set-up failed (a socket gone since the scan, a document a person saved by rename
             # at that instant), the command never ran, and starting again is safe.
             gone = [path for path in sockets if not os.path.lexists(path)]
-            _say((f"{gone[0]} went away" if gone else "the sandbox's set-up failed")
-                 + " while the sandbox started: starting it again")
+            _say(f"{gone[0]} went away while the sandbox started: starting it again" if gone
+                 else "bwrap's set-up failed (the command did not run): starting the sandbox again")
         os.close(NET_DIR_FD)
     finally:
         _remove(folder)

@@ -513,3 +513,33 @@ def test_a_socket_gone_since_the_prefix_was_made_does_not_stop_a_run(tmp_path, l
         assert (proc.returncode, proc.stdout) == (0, "ran\n"), proc.stderr
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
+
+
+@needs_bwrap
+def test_a_sandbox_whose_set_up_failed_is_started_again_and_a_command_that_ran_is_not(tmp_path):
+    """bwrap's own set-up can fail (a person's editor renames docs/MASTER_PLAN.md over the file
+    bwrap is binding): the command never ran, so proxy.py starts the sandbox again. A command that
+    ran and failed is never run twice (inner.py says it started before it runs it)."""
+    from memento_core import sandbox
+
+    ws = sandboxed_ws(tmp_path, "true", extra='network = "none"\n')
+    counter, fails = tmp_path / "bwrap-starts", tmp_path / "fail-once"
+    fake = tmp_path / "bwrap-failing-once"
+    fake.write_text(f"#!/bin/sh\necho x >> {counter}\nif [ -e {fails} ]; then rm {fails}; "
+                    "echo 'bwrap: Can not bind mount: Unable to find it in mount table' >&2; exit 1; fi\n"
+                    f'exec {sandbox.bwrap_binary()} "$@"\n')
+    fake.chmod(0o755)
+    wrap = sandbox.bwrap_prefix(ws, load_config(ws.config_path), binary=str(fake))
+    runs = ws.root / ".memento" / "worker" / "runs"
+
+    fails.write_text("")
+    proc = subprocess.run([*wrap, "/bin/sh", "-c", f"echo ran >> {runs}"], cwd=ws.root, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert counter.read_text().count("x") == 2 and runs.read_text() == "ran\n"  # once, on the second start
+
+    counter.unlink()
+    runs.unlink()
+    proc = subprocess.run([*wrap, "/bin/sh", "-c", f"echo ran >> {runs}; exit 1"], cwd=ws.root,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and runs.read_text() == "ran\n" and counter.read_text().count("x") == 1
