@@ -19,6 +19,10 @@ is the word after ``MODE:`` in the brief (the prompt holds the brief), or $FAKE_
   mark_notes     like good, and every note in docs/HUMAN_NOTES.md is marked read
   lint           like good, the second task's verify has an unclosed backtick
   slow_verify    like good, the second task's verify sleeps 60 s under `timeout: 1s`
+  hostile_verify like good, the second task's verify writes pwned.py, marks every task of the plan
+                 [x] and fails (red first runs it: what it did must not stay)
+  escape         like good, and try to write src/evil.py, a git hook and memento.toml, each
+                 write allowed to fail (the sandbox makes them read-only)
   nothing        read the prompt, write nothing
   hang           sleep 300 s (to be killed by the timeout)
   wait:FLAG:MODE write FLAG.started, wait (up to 60 s) for FLAG to exist, then do MODE
@@ -65,8 +69,9 @@ def draft(mode):
         depends = "Phase 99"
     first_extra = f"  - depends: {two}\n" if mode == "cycle" else ""
     second_extra = f"  - depends: {one}\n" if mode == "cycle" else ""
-    verify2 = {"vacuous": "true", "no_verify": None, "lint": "test -f bye.txt",
-               "slow_verify": "sleep 60"}.get(mode, "test -f bye.txt")
+    verify2 = {"vacuous": "true", "no_verify": None, "lint": "test -f bye.txt", "slow_verify": "sleep 60",
+               "hostile_verify": "echo pwned > pwned.py; sed -i -e 's/^- \\[ \\]/- [x]/' docs/MASTER_PLAN.md; "
+                                 "exit 1"}.get(mode, "test -f bye.txt")
     if mode == "slow_verify":
         second_extra += "  - timeout: 1s\n"
     block = (f"\n## Phase {number}: From the brief\n<!-- parallel: true -->\n<!-- depends: {depends} -->\n"
@@ -92,6 +97,15 @@ def draft(mode):
     if mode == "other_file":
         Path("src").mkdir(exist_ok=True)
         Path("src/sneaky.py").write_text("print('the drafter wrote code')\n", encoding="utf-8")
+    if mode == "escape":
+        for path, text in (("src/evil.py", "print('owned')\n"), (".git/hooks/pre-commit", "#!/bin/sh\necho owned\n"),
+                           ("memento.toml", "[agent]\npreset = \"claude\"\n")):
+            try:
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+                Path(path).write_text(text, encoding="utf-8")
+                print(f"drafter: wrote {path}")
+            except OSError as exc:
+                print(f"drafter: could not write {path}: {exc}")
     if mode == "mark_notes" and NOTES.exists():
         NOTES.write_text(re.sub(r"^### \[NOTE\] ", "### [NOTE:READ] ", NOTES.read_text(encoding="utf-8"),
                                 flags=re.M), encoding="utf-8")

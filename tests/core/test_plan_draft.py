@@ -29,6 +29,8 @@ from memento_core.tick.architect.draft import (
 )
 from memento_core.workspace import Workspace
 
+from .test_sandbox import needs_bwrap
+
 AGENTS = Path(__file__).resolve().parents[1] / "agents"
 PY = sys.executable
 
@@ -440,3 +442,57 @@ def test_the_file_list_is_capped_and_says_so(tmp_path):
     listing = prompt.split("## The repository's files", 1)[1]
     assert re.search(r"… and \d+ more files not shown", listing)
     assert listing.count("many/f") <= MAX_FILES
+
+
+# --------------------------------------------------------------------------- hostile drafters and verify commands
+
+
+def test_a_verify_that_rewrites_the_plan_during_red_first_changes_nothing_that_is_kept(tmp_path):
+    """Unconfined, red first runs a verify that writes pwned.py and marks every task [x]: what was
+    checked is what is kept, and what the verify did is put back."""
+    ws = make_ws(tmp_path)
+    result = draft_plan(ws, "MODE: hostile_verify")
+    assert result.outcome == KEPT, result.reasons
+    assert not (ws.root / "pwned.py").exists()
+    plan = parse_plan(ws.plan_path)
+    assert [t.status for t in plan.tasks] == [" ", " "]
+    committed = git(ws.root, "show", "HEAD:docs/MASTER_PLAN.md")
+    assert not re.search(r"^- \[x\]", committed, flags=re.M) and "- [ ] `T-102`" in committed
+
+
+@needs_bwrap
+def test_confined_the_drafter_can_write_only_the_plan_and_the_map(tmp_path):
+    ws = make_ws(tmp_path, sandbox="bwrap")
+    toml, hooks = ws.config_path.read_bytes(), sorted(p.name for p in (ws.root / ".git" / "hooks").iterdir())
+    result = draft_plan(ws, "MODE: escape")
+    assert result.outcome == KEPT, result.reasons
+    log = (ws.root / result.log).read_text()
+    assert "could not write src/evil.py" in log and "could not write memento.toml" in log
+    assert "could not write .git/hooks/pre-commit" in log
+    assert "[memento] sandbox: bwrap (" in log and "writable: docs/MASTER_PLAN.md, docs/PROJECT_MAP.md" in log
+    assert not (ws.root / "src").exists() and ws.config_path.read_bytes() == toml
+    assert sorted(p.name for p in (ws.root / ".git" / "hooks").iterdir()) == hooks
+
+
+@needs_bwrap
+def test_confined_red_first_sees_a_read_only_project(tmp_path):
+    ws = make_ws(tmp_path, sandbox="bwrap")
+    result = draft_plan(ws, "MODE: hostile_verify", dry_run=True)
+    assert result.outcome == PROPOSED, result.reasons
+    hostile = result.red[1]
+    assert not hostile.passed and "Read-only file system" in (ws.root / hostile.log).read_text()
+    assert not (ws.root / "pwned.py").exists()
+    assert not re.search(r"^- \[x\]", ws.plan_path.read_text(), flags=re.M)
+
+
+def test_unconfined_the_drafters_other_files_are_refused_and_removed(tmp_path):
+    ws = make_ws(tmp_path)
+    head, before = git(ws.root, "rev-parse", "HEAD").strip(), tree(ws.root)
+    hooks = sorted(p.name for p in (ws.root / ".git" / "hooks").iterdir())
+    result = draft_plan(ws, "MODE: escape")
+    assert result.outcome == REFUSED
+    assert "changed git's own state: wrote .git/hooks/pre-commit" in result.reasons
+    assert "changed files other than the plan and the map: src/evil.py" in result.reasons
+    assert "changed memento.toml (only Memento writes it)" in result.reasons
+    assert_untouched(ws, before, head)
+    assert sorted(p.name for p in (ws.root / ".git" / "hooks").iterdir()) == hooks

@@ -227,13 +227,14 @@ def _run_and_check(ctx: TickContext, snap: ArchitectSnapshot, brief: str, brief_
     map_changed = read_or_none(ws.map_path) != snap.docs.get(MAP_REL)
     red: tuple[RedCheck, ...] = ()
     warnings: list[str] = list(checked.warnings)
+    # What was checked is what is kept: an unconfined verify that rewrites the plan changes nothing.
+    proposed = {rel: read_or_none(ws.root / rel) for rel in WRITABLE}
     if not reasons:
         red = run_red_first(ctx, [checked.plan.by_id[t] for t in new_ids], say)
         passing = [f"{r.task_id}'s verify already passes: it proves nothing" for r in red if r.passed]
         warnings = passing + warnings
         if strict and passing:
             reasons = [f"--strict: {w}" for w in passing]
-    proposed = {rel: read_or_none(ws.root / rel) for rel in WRITABLE}
     # Everything back as it was (what an unconfined verify left, too); a kept draft is written again below.
     said = restore_all(ctx, snap, save=bool(reasons) or dry_run)
     result = DraftResult(REFUSED if reasons else PROPOSED, tuple(reasons), tuple(warnings), new_ids, red, diff,
@@ -261,7 +262,7 @@ class Checked:
 def _check(ctx: TickContext, snap: ArchitectSnapshot) -> Checked:
     """Every rule of SPEC §17 the draft breaks, and the lint warnings it adds."""
     ws = ctx.ws
-    reasons = judge_tree(ctx, snap)
+    reasons = judge_tree(ctx, snap, allowed="the plan and the map")
     now_notes = read_or_none(ws.notes_path) or b""
     acted = compare_notes(snap.snap.notes, now_notes, notes.added_keys(ws.notes_added_path))
     reasons += list(acted.violations)

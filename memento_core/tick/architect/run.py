@@ -475,7 +475,8 @@ def judge(ctx: TickContext, snap: ArchitectSnapshot) -> Judged:
     return Judged(tuple(reasons), plan_changes, note_changes, read_or_none(ws.map_path) != base.project_map)
 
 
-def judge_tree(ctx: TickContext, snap: ArchitectSnapshot) -> list[str]:
+def judge_tree(ctx: TickContext, snap: ArchitectSnapshot, *,
+               allowed: str = "the plan, the map and the notes") -> list[str]:
     """Every rule broken outside the plan and the notes: links, git's state, commits, other files
     changed, Memento's other documents, the map deleted (git's state is put back on the way)."""
     ws, root, base = ctx.ws, ctx.root, snap.snap
@@ -496,7 +497,7 @@ def judge_tree(ctx: TickContext, snap: ArchitectSnapshot) -> list[str]:
                      | set(in_docs))
     if outside:
         shown = ", ".join(outside[:10]) + (f" and {len(outside) - 10} more" if len(outside) > 10 else "")
-        reasons.append(f"changed files other than the plan, the map and the notes: {shown}")
+        reasons.append(f"changed files other than {allowed}: {shown}")
     reasons += [f"changed {rel} (only Memento writes it)" for rel in NOT_ITS
                 if read_or_none(root / rel) != snap.docs.get(rel)]
     if base.project_map is not None and read_or_none(ws.map_path) is None:
