@@ -80,7 +80,7 @@ def report(result) -> None:
     if result.outcome == KEPT:
         ok(f"plan drafted from {result.brief_name}: added {added}; commit {(result.commit or '')[:7]}, "
            f"📝 PLAN DRAFTED entry in docs/TICK_STATUS.md{log}")
-        ok("the plan is paused: read it (memento tasks, memento lint), then `memento resume`")
+        ok("the plan is paused until you have read it; `memento resume` starts the pipeline")
     elif result.outcome == PROPOSED:
         ok(f"dry run: the draft from {result.brief_name} would add {added}; the checks pass; "
            f"nothing was changed{log}")
