@@ -25,6 +25,7 @@ is the word after ``MODE:`` in the brief (the prompt holds the brief), or $FAKE_
                  write allowed to fail (the sandbox makes them read-only)
   nothing        read the prompt, write nothing
   hang           sleep 300 s (to be killed by the timeout)
+  hang_after:PIDFILE  write a good draft, then its pid to PIDFILE, then sleep 300 s (to be killed)
   wait:FLAG:MODE write FLAG.started, wait (up to 60 s) for FLAG to exist, then do MODE
 
 Every run copies its prompt to $FAKE_DRAFTER_PROMPT when that is set.
@@ -125,6 +126,12 @@ def main():
         while not Path(flag).exists() and time.monotonic() < end:
             time.sleep(0.02)
     if mode == "hang":
+        time.sleep(300)
+    elif mode.startswith("hang_after:"):
+        draft("good")
+        pidfile = mode.split(":", 1)[1]
+        Path(pidfile + ".tmp").write_text(str(os.getpid()), encoding="utf-8")
+        os.replace(pidfile + ".tmp", pidfile)
         time.sleep(300)
     elif mode != "nothing":
         draft(mode)
