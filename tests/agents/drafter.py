@@ -15,6 +15,8 @@ is the word after ``MODE:`` in the brief (the prompt holds the brief), or $FAKE_
   born_done      like good, the first task is born [x]
   change_task    like good, and the first existing task's title changes
   change_state   like good, and the first existing task's box changes ([x] → [ ], else → [-] with a reason)
+  meta_limit     like good, and Meta max_retries goes from whatever it is to 99
+  meta_path      like good, and Meta status_archive_dir points outside the project
   other_file     like good, and src/sneaky.py is written
   mark_notes     like good, and every note in docs/HUMAN_NOTES.md is marked read
   lint           like good, the second task's verify has an unclosed backtick
@@ -91,6 +93,10 @@ def draft(mode):
             m = re.search(rf"^- \[(.)\] `{first}`", text, flags=re.M)
             box = " " if m.group(1) == "x" else "-"
             text = text[:m.start()] + f"- [{box}] `{first}`" + text[m.end():]
+    if mode == "meta_limit":
+        text = re.sub(r"^- max_retries: .*$", "- max_retries: 99", text, count=1, flags=re.M)
+    if mode == "meta_path":
+        text = text.replace("## Meta\n", "## Meta\n- status_archive_dir: /tmp/elsewhere/\n", 1)
     PLAN.write_text(text.rstrip("\n") + "\n" + block, encoding="utf-8")
     if MAP.exists():
         MAP.write_text(MAP.read_text(encoding="utf-8").rstrip("\n")

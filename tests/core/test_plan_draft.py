@@ -263,6 +263,8 @@ def test_red_first_runs_in_parallel_up_to_workers_max(tmp_path):
     ("change_task", WITH_DONE, r"docs/MASTER_PLAN\.md:\d+: T-101's definition changed \(it is done"),
     ("change_state", WITH_DONE, r"docs/MASTER_PLAN\.md:\d+: T-101's state changed from \[x\] to \[ \]"),
     ("lint", EMPTY, r"docs/MASTER_PLAN\.md:\d+: T-102 verify: a backtick is never closed"),
+    ("meta_limit", WITH_DONE, r"docs/MASTER_PLAN\.md:6: the Meta limit max_retries changed"),
+    ("meta_path", WITH_DONE, r"docs/MASTER_PLAN\.md:4: the Meta key status_archive_dir changed"),
     ("other_file", EMPTY, r"changed files other than .*src/sneaky\.py"),
     ("mark_notes", EMPTY, r"changed docs/HUMAN_NOTES\.md \(marked 1 note\(s\) read\)"),
     ("nothing", EMPTY, r"the draft adds no task"),
