@@ -569,3 +569,13 @@ def test_a_draft_killed_outright_is_put_back_by_the_next_tick(tmp_path):
     assert "`T-103`" not in text and done in text  # the tick then tried T-102: its retries may differ
     assert any("interrupted, rolled back" in (e.field("Event") or "") for e in status_log.parse_status(ws.status_path))
     assert not any(s.startswith("memento: plan drafted") for s in history(ws.root))
+
+
+def test_a_brief_file_with_a_newline_in_its_name_makes_a_one_line_commit_subject(tmp_path):
+    ws = make_ws(tmp_path)
+    brief = tmp_path / "my\nbrief\x1b[31m.md"
+    brief.write_text("MODE: good")
+    r = memento("plan", "draft", str(brief), str(ws.root), cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert git(ws.root, "log", "-1", "--format=%B").strip() == "memento: plan drafted from my brief.md"
+    assert "\x1b" not in ws.status_path.read_text()

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from ... import agents, gitops, notes
 from ...durations import format_duration
 from ...errors import EXIT_ATTENTION, EXIT_ERROR, EXIT_OK, MementoError
+from ...lines import clipped, strip_controls
 from ...locks import atomic_write_bytes
 from ...plan import Task, decode_text, edit_plan, parse_plan_text
 from ...runlog import utc_stamp
@@ -125,6 +126,8 @@ def draft_plan(ws: Workspace, brief: str, *, brief_name: str = "BRIEF", dry_run:
     from ...locks import LockBusy, file_lock
 
     say = on_progress or (lambda message: None)
+    # It names the commit and the entry: one line, no controls, short (a file called "a\nb" is "a b").
+    brief_name = clipped(" ".join(strip_controls(brief_name, " ").split()), 80) or "BRIEF"
 
     def error(reason: str) -> DraftResult:
         return DraftResult(ERROR, reasons=(reason,), brief_name=brief_name)
