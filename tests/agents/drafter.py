@@ -14,6 +14,7 @@ is the word after ``MODE:`` in the brief (the prompt holds the brief), or $FAKE_
   cycle          like good, the two new tasks depend on each other
   born_done      like good, the first task is born [x]
   change_task    like good, and the first existing task's title changes
+  move_task      like good, and the last existing task moves into the new phase
   change_state   like good, and the first existing task's box changes ([x] → [ ], else → [-] with a reason)
   meta_limit     like good, and Meta max_retries goes from whatever it is to 99
   meta_path      like good, and Meta status_archive_dir points outside the project
@@ -93,6 +94,9 @@ def draft(mode):
             m = re.search(rf"^- \[(.)\] `{first}`", text, flags=re.M)
             box = " " if m.group(1) == "x" else "-"
             text = text[:m.start()] + f"- [{box}] `{first}`" + text[m.end():]
+    if mode == "move_task" and found:
+        m = re.search(rf"^- \[.\] `{found[-1][0]}`.*\n(?:  .*\n)*", text + "\n", flags=re.M)
+        text, block = (text + "\n")[:m.start()] + (text + "\n")[m.end():], block + "\n" + m.group(0)
     if mode == "meta_limit":
         text = re.sub(r"^- max_retries: .*$", "- max_retries: 99", text, count=1, flags=re.M)
     if mode == "meta_path":

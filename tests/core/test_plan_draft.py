@@ -263,6 +263,7 @@ def test_red_first_runs_in_parallel_up_to_workers_max(tmp_path):
     ("change_task", WITH_DONE, r"docs/MASTER_PLAN\.md:\d+: T-101's definition changed \(it is done"),
     ("change_state", WITH_DONE, r"docs/MASTER_PLAN\.md:\d+: T-101's state changed from \[x\] to \[ \]"),
     ("lint", EMPTY, r"docs/MASTER_PLAN\.md:\d+: T-102 verify: a backtick is never closed"),
+    ("move_task", WITH_DONE, r"docs/MASTER_PLAN\.md:\d+: T-102 moved from Phase 1 to Phase 2"),
     ("meta_limit", WITH_DONE, r"docs/MASTER_PLAN\.md:6: the Meta limit max_retries changed"),
     ("meta_path", WITH_DONE, r"docs/MASTER_PLAN\.md:4: the Meta key status_archive_dir changed"),
     ("other_file", EMPTY, r"changed files other than .*src/sneaky\.py"),

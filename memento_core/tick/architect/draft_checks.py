@@ -7,7 +7,7 @@ left, and says why it may not be kept:
 * the draft does not lint (the errors of `memento lint` it adds, each with its line:
   a task without ``verify`` or ``context_files``, a repeated id, a task outside a
   phase, a phase that depends on an unknown one, a cycle in ``depends``);
-* a task that existed is gone, or its definition or its state changed;
+* a task that existed is gone, moved to another phase, or its definition or its state changed;
 * a new task is born other than ``[ ]`` (``[x]`` above all: only a passing verify
   marks a task done) or with retries other than 0;
 * an existing phase's heading, ``parallel`` or ``depends`` changed, or a Meta value
@@ -64,7 +64,10 @@ def check_draft(old: Plan, old_text: str, new: Plan, new_text: str, *, root, pre
             reasons.append(f"{old.path}:{was.line}: {tid} was deleted (a draft extends the plan; existing "
                            "tasks stay as they are)")
             continue
-        if now.status != was.status:
+        if now.phase != was.phase:
+            reasons.append(f"{path}:{now.line}: {tid} moved from {was.phase} to {now.phase} (a draft never "
+                           "changes an existing task)")
+        elif now.status != was.status:
             reasons.append(f"{path}:{now.line}: {tid}'s state changed from [{was.status}] to [{now.status}] "
                            "(a draft never changes an existing task)")
         elif definition(now, ()) != definition(was, ()):
