@@ -389,6 +389,10 @@ def test_bad_input_on_the_command_line_is_one_clear_error(tmp_path):
     binary.write_bytes(b"\xff\xfe\x00bad")
     not_text = memento("plan", "draft", str(binary), str(ws.root), cwd=tmp_path)
     assert not_text.returncode == 2 and "not UTF-8" in not_text.stderr
+    as_json = memento("plan", "draft", str(tmp_path / "nope.md"), str(ws.root), "--json", cwd=tmp_path)
+    assert as_json.returncode == 2
+    doc = json.loads(as_json.stdout)
+    assert doc["outcome"] == ERROR and "nope.md: no such file" in doc["reasons"][0]
     assert history(ws.root) == ["setup"]
 
 

@@ -48,10 +48,17 @@ def read_brief(spec: str) -> tuple[str, str]:
 
 
 def cmd_draft(args: argparse.Namespace) -> int:
-    from ...tick.architect.draft import draft_plan
+    from ...tick.architect.draft import ERROR, DraftResult, draft_plan
 
     ws = workspace_of(args)
-    brief, name = read_brief(args.brief)
+    try:
+        brief, name = read_brief(args.brief)
+    except MementoError as exc:
+        if not args.json:
+            raise
+        failed = DraftResult(ERROR, reasons=(str(exc),), brief_name="stdin" if args.brief == "-" else args.brief)
+        print(safe_json(failed.to_json(), indent=2))
+        return failed.exit_code()
 
     def progress(message: str) -> None:
         print(f"[..] {safe_text(message)}", file=sys.stderr, flush=True)
