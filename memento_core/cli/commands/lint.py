@@ -163,11 +163,25 @@ def names_mementos_files(plan, display: str) -> list[PlanError]:
     return found
 
 
+def archive_through_link(ws, plan, display: str) -> list[PlanError]:
+    """An error when Meta ``status_archive_dir`` leads out of the project through a link (the
+    text itself is checked by the plan's parser): the tick rotates into the default instead."""
+    from ...workspace import archive_dir_escape
+
+    problem = archive_dir_escape(ws.root, plan.meta.status_archive_dir)
+    if not problem:
+        return []
+    return [PlanError(display, plan.meta.lines.get("status_archive_dir", 0), None,
+                      f"Meta `status_archive_dir`: {problem}; the status log rotates into the default "
+                      "logs/status_archive/", scope="task")]
+
+
 def cmd_lint(args: argparse.Namespace) -> int:
     ws = workspace_of(args)
     plan = load_plan(ws)
     display = ws.rel(ws.plan_path)
     problems = [*plan.errors, *verify_judged_by_worker(plan, display, ws.root), *names_mementos_files(plan, display)]
+    problems += archive_through_link(ws, plan, display)
     problems += text_problems(plan, ws.plan_path.read_text(encoding="utf-8", errors="replace"), display, _preset(ws))
     problems.sort(key=lambda e: e.line)
     errors = [e for e in problems if e.severity == "error"]

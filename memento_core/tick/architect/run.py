@@ -506,7 +506,17 @@ def _judge_plan(ws: Workspace, base: guards.Snapshot) -> tuple[PlanChanges, list
     except MementoError as exc:
         return PlanChanges(), [f"left a plan that cannot be read: {exc}"]
     changes = compare_plans(old, new)
-    return changes, list(changes.violations)
+    return changes, list(changes.violations) + archive_escapes(ws, old, new)
+
+
+def archive_escapes(ws: Workspace, old, new) -> list[str]:
+    """Meta ``status_archive_dir`` pointed through a link out of the project (SPEC §13; its
+    text, `..` or an absolute path, is a lint error the new plan's check reports)."""
+    from ...workspace import archive_dir_escape
+
+    value = new.meta.status_archive_dir
+    problem = archive_dir_escape(ws.root, value) if value != old.meta.status_archive_dir else ""
+    return [f"pointed Meta status_archive_dir outside the project: {problem}"] if problem else []
 
 
 # ---------------------------------------------------------------- 5: undo, or keep
