@@ -118,7 +118,17 @@ def current_events(ws: Workspace, plan, state: TickState, entries) -> list[Event
                             "commit them or `git stash push -- <paths>`"))
     events += _limits(ws, state)
     events += _architect(ws, entries)
+    events += _verify_changed(ws)
     return events
+
+
+def _verify_changed(ws: Workspace) -> list[Event]:
+    """Each verify command the architect changed, until a person acknowledges it (SPEC §13)."""
+    from .verify_changes import ACK_COMMAND, pending
+
+    return [Event("architect", f"verify:{c.task}", f"{c.at} {c.old} {c.new}",
+                  f"the architect {'wrote' if not c.old else 'changed'} {c.task}'s verify command", c.describe(),
+                  f"check that it still judges the task, then `{ACK_COMMAND} {c.task}`") for c in pending(ws)]
 
 
 def _blocked(task, entries) -> Event:

@@ -4,6 +4,9 @@ tests/agents/ through the real `command` preset; judged on disk, in git and at a
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,10 +14,12 @@ import pytest
 from memento_core.cli.main import main as cli
 from memento_core.plan import parse_plan, parse_plan_text
 from memento_core.tick.__main__ import run_tick
-from memento_core.tick.architect.run import ROLLED_BACK, run_architect
+from memento_core.tick.architect.run import CHANGED, ROLLED_BACK, run_architect
 
 from . import test_engine
-from .test_architect import agent, git, history, make_ws
+from .test_architect import agent, entries, git, history, make_ws
+
+PY = sys.executable
 
 # ---------------------------------------------------------------------------- 1. Meta paths
 
@@ -76,3 +81,101 @@ def test_a_tick_never_rotates_the_history_outside_whoever_wrote_the_meta(tmp_pat
     assert not (tmp_path / "victim").exists() and not (ws.root / ".git" / "archive").exists()
     if how == "link":  # only the link's case reaches the tick: the others never leave the parser
         assert f"docs/MASTER_PLAN.md:{line}: Meta `status_archive_dir`" in (ws.root / "logs" / "cron.log").read_text()
+
+
+# ---------------------------------------------------------------------------- 2. verify changes
+
+
+@pytest.fixture
+def receiver():
+    from .test_notify import Receiver
+
+    r = Receiver()
+    r.start()
+    yield r
+    r.close()
+
+
+def status_json(ws) -> dict:
+    proc = subprocess.run([PY, "-m", "memento_core.cli", "status", "--json", str(ws.root)], capture_output=True,
+                          text=True)
+    return json.loads(proc.stdout)
+
+
+def report_needs(ws) -> list[dict]:
+    proc = subprocess.run([PY, "-m", "memento_core.cli", "report", "--json", str(ws.root)], capture_output=True,
+                          text=True)
+    return json.loads(proc.stdout)["needs_you"]
+
+
+def test_a_weakened_verify_is_in_the_commit_the_notification_and_needs_you_until_acked(tmp_path, receiver):
+    ws = make_ws(tmp_path, agent("weakens_verify.py", "T-1"),
+                 extra=f'[notify]\nurls = ["{receiver.url()}"]\nevents = ["architect"]\n')
+    result = run_architect(ws)
+    assert result.outcome == CHANGED, result.message
+    assert parse_plan(ws.plan_path).task("T-1").verify == "true"
+    # The commit names the task, the old and the new command.
+    body = git(ws.root, "log", "-1", "--format=%B")
+    assert body.startswith("memento: architect — edited T-1; reset T-1")
+    assert "- T-1: `grep -q DONE hello.txt` → `true`" in body and "memento architect --ack" in body
+    assert "T-1: `grep -q DONE hello.txt` → `true`" in entries(ws)[-1].field("Verify Changed")
+    # The receiver was told at once, naming it; a tick sends it no second time.
+    told = [m for m in receiver.received if "T-1's verify" in m["title"]]
+    assert len(told) == 1 and "`grep -q DONE hello.txt` → `true`" in told[0]["message"]
+    run_tick(ws.root)
+    assert len([m for m in receiver.received if "T-1's verify" in m["title"]]) == 1
+    # memento status (its --json and its exit code) and the report's needs-you list it.
+    doc = status_json(ws)
+    assert [(c["task"], c["old"], c["new"]) for c in doc["verify_changes"]] == \
+        [("T-1", "grep -q DONE hello.txt", "true")]
+    assert any(n["kind"] == "verify" and n["task"] == "T-1" and "`true`" in n["text"] for n in report_needs(ws))
+    # Acknowledged by the person: gone everywhere, and a tick sends nothing about it again.
+    proc = subprocess.run([PY, "-m", "memento_core.cli", "architect", "--ack", "T-1", str(ws.root)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0 and "acknowledged T-1" in proc.stdout, proc.stderr
+    assert status_json(ws)["verify_changes"] == []
+    assert not any(n["kind"] == "verify" for n in report_needs(ws))
+    assert json.loads((ws.root / ".memento" / "verify_changes.json").read_text()) == {"changes": []}
+    run_tick(ws.root)
+    assert len([m for m in receiver.received if "T-1's verify" in m["title"]]) == 1
+
+
+def test_ack_of_a_task_not_listed_is_an_error(tmp_path, capsys):
+    ws = make_ws(tmp_path, agent("weakens_verify.py", "T-1"))
+    assert run_architect(ws).outcome == CHANGED
+    assert cli(["architect", "--ack", "T-9", str(ws.root)]) == 2
+    assert "no verify change of T-9 to acknowledge (listed: T-1)" in capsys.readouterr().err
+    assert [c["task"] for c in status_json(ws)["verify_changes"]] == ["T-1"]
+
+
+def test_a_task_the_architect_adds_is_listed_with_its_verify(tmp_path):
+    ws = make_ws(tmp_path, agent("architect.py", "split", "T-1"))
+    assert run_architect(ws).outcome == CHANGED
+    assert [(c["task"], c["old"], c["new"]) for c in status_json(ws)["verify_changes"]] == \
+        [("T-901", "", "true"), ("T-902", "", "true")]
+
+
+@pytest.mark.parametrize("sandbox", ["bwrap", "none"])
+def test_the_worker_cannot_acknowledge_in_the_persons_place(tmp_path, sandbox):
+    """Confined, .memento/ is read-only: the list stays. Unconfined the agent can write the file
+    (SPEC §13's own-state snapshot is what restores it); this says what holds today."""
+    if sandbox == "bwrap" and not bwrap_works():
+        pytest.skip("bubblewrap cannot run here")
+    ws = make_ws(tmp_path, agent("weakens_verify.py", "T-1"), sandbox=sandbox)
+    assert run_architect(ws).outcome == CHANGED
+    listed = (ws.root / ".memento" / "verify_changes.json").read_bytes()
+    ws.config_path.write_text(ws.config_path.read_text().replace(
+        agent("does_task.py", "hello.txt", "done"), agent("acks_for_the_person.py", "hello.txt")))
+    git(ws.root, "commit", "-qam", "the hostile worker")
+    outcome = run_tick(ws.root)
+    assert outcome.results and outcome.results[0].task_id == "T-1", outcome.message
+    if sandbox == "bwrap":
+        assert (ws.root / ".memento" / "verify_changes.json").read_bytes() == listed
+        assert [c["task"] for c in status_json(ws)["verify_changes"]] == ["T-1"]
+
+
+def bwrap_works() -> bool:
+    from memento_core import sandbox
+    from memento_core.config import Config
+
+    return sandbox.resolve(Config()).confined

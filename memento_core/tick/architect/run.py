@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
-from ... import agents, gitops, notes
+from ... import agents, gitops, notes, verify_changes
 from ...config import Config
 from ...durations import format_duration
 from ...errors import EXIT_ATTENTION, EXIT_ERROR, EXIT_OK, MementoError
@@ -143,10 +143,19 @@ def run_architect(ws: Workspace, *, dry_run: bool = False) -> ArchitectResult:
                 ctx.state.save(ws)
             if not dry_run and result.outcome == CHANGED:
                 remote.push_for_architect(ctx)
+                notify_now(ws)
             return result
     except LockBusy:
         raise MementoError("a tick is running (the tick lock is taken); run the architect when it "
                            "has finished") from None
+
+
+def notify_now(ws: Workspace) -> None:
+    """[notify]: a run a person started tells at once (a changed verify command above all), not
+    at the next tick; under the tick lock still held, as a tick sends."""
+    from ...notify import after_tick
+
+    after_tick(ws)
 
 
 @contextmanager
@@ -262,6 +271,7 @@ def apply_proposal(ws: Workspace, proposal: ArchitectResult) -> ArchitectResult:
             ctx.state.save(ws)
             if result.outcome == CHANGED:
                 remote.push_for_architect(ctx)  # [workers] remote
+                notify_now(ws)
             return result
     except LockBusy:
         raise MementoError("a tick is running (the tick lock is taken); apply when it has finished") from None
@@ -605,12 +615,18 @@ def apply(ctx: TickContext, result: ArchitectResult) -> str | None:
         fields.append(("Notes Archived", "; ".join(result.notes.acted_text)))
     if result.map_changed:
         fields.append(("Project Map", "updated"))
+    verify = verify_changes.changes_of(ch.verify, stamp)
+    if verify:
+        fields.append(("Verify Changed", "; ".join(c.describe() for c in verify) + " — " + verify_changes.ACK_HINT))
     message = f"memento: architect — {result.message}"
     if len(message) > 120:
         message = message[:119] + "…"
     fields += [("Git Commit", PENDING_COMMIT + f' — "{message}"'), ("Log", ctx.rel_log() or "(none)")]
     ctx.event(EVENT, fields)
-    sha = ctx.commit([PLAN_REL, MAP_REL, NOTES_REL, STATUS_REL], message)
+    verify_changes.record(ws, verify)  # "needs you" and notified until a person acknowledges them
+    body = "".join(f"\n- {c.describe()}" for c in verify)
+    body = f"\n\nVerify changed ({verify_changes.ACK_HINT}):{body}" if verify else ""
+    sha = ctx.commit([PLAN_REL, MAP_REL, NOTES_REL, STATUS_REL], message + body)
     if sha:
         fill_commit(ws.status_path, sha[:7])
     return sha
