@@ -129,11 +129,17 @@ def test_a_weakened_verify_is_in_the_commit_the_notification_and_needs_you_until
     assert [(c["task"], c["old"], c["new"]) for c in doc["verify_changes"]] == \
         [("T-1", "grep -q DONE hello.txt", "true")]
     assert any(n["kind"] == "verify" and n["task"] == "T-1" and "`true`" in n["text"] for n in report_needs(ws))
+    proc = subprocess.run([PY, "-m", "memento_core.cli", "status", str(ws.root)], capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert ("[warn] the architect changed T-1's verify: `grep -q DONE hello.txt` → `true` — check it, then "
+            "`memento architect --ack T-1`") in proc.stdout
     # Acknowledged by the person: gone everywhere, and a tick sends nothing about it again.
     proc = subprocess.run([PY, "-m", "memento_core.cli", "architect", "--ack", "T-1", str(ws.root)],
                           capture_output=True, text=True)
     assert proc.returncode == 0 and "acknowledged T-1" in proc.stdout, proc.stderr
     assert status_json(ws)["verify_changes"] == []
+    proc = subprocess.run([PY, "-m", "memento_core.cli", "status", str(ws.root)], capture_output=True, text=True)
+    assert "the architect changed T-1's verify" not in proc.stdout
     assert not any(n["kind"] == "verify" for n in report_needs(ws))
     assert json.loads((ws.root / ".memento" / "verify_changes.json").read_text()) == {"changes": []}
     run_tick(ws.root)
