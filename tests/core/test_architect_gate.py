@@ -161,10 +161,14 @@ def test_a_task_the_architect_adds_is_listed_with_its_verify(tmp_path):
         [("T-901", "", "true"), ("T-902", "", "true")]
 
 
-@pytest.mark.parametrize("sandbox", ["bwrap", "none"])
+UNCONFINED_GAP = pytest.mark.xfail(reason="unconfined, the agent can rewrite .memento/verify_changes.json or run "
+                                          "`memento architect --ack`: SPEC §13's own-state snapshot and the person's "
+                                          "receipt (other work of issue 22) are what restore and refuse it", strict=False)
+
+
+@pytest.mark.parametrize("sandbox", ["bwrap", pytest.param("none", marks=UNCONFINED_GAP)])
 def test_the_worker_cannot_acknowledge_in_the_persons_place(tmp_path, sandbox):
-    """Confined, .memento/ is read-only: the list stays. Unconfined the agent can write the file
-    (SPEC §13's own-state snapshot is what restores it); this says what holds today."""
+    """Confined, .memento/ is read-only: the list stays, byte for byte."""
     if sandbox == "bwrap" and not bwrap_works():
         pytest.skip("bubblewrap cannot run here")
     ws = make_ws(tmp_path, agent("weakens_verify.py", "T-1"), sandbox=sandbox)
@@ -175,9 +179,10 @@ def test_the_worker_cannot_acknowledge_in_the_persons_place(tmp_path, sandbox):
     git(ws.root, "commit", "-qam", "the hostile worker")
     outcome = run_tick(ws.root)
     assert outcome.results and outcome.results[0].task_id == "T-1", outcome.message
-    if sandbox == "bwrap":
-        assert (ws.root / ".memento" / "verify_changes.json").read_bytes() == listed
-        assert [c["task"] for c in status_json(ws)["verify_changes"]] == ["T-1"]
+    said = max((ws.root / "logs").glob("tick_*.log"), key=lambda p: p.stat().st_mtime).read_text()
+    assert "memento architect --ack: exit" in said  # it tried both ways
+    assert (ws.root / ".memento" / "verify_changes.json").read_bytes() == listed
+    assert [c["task"] for c in status_json(ws)["verify_changes"]] == ["T-1"]
 
 
 def bwrap_works() -> bool:
