@@ -11,11 +11,13 @@ its first old command; changed back to it, it leaves the list.
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
-from .errors import MementoError
-from .locks import locked_edit, read_no_follow
+from .locks import locked_edit
 from .workspace import Workspace
 
 FILE = "verify_changes.json"
@@ -37,7 +39,7 @@ class VerifyChange:
         return f"{self.task}: `{self.old}` → `{self.new}`"
 
 
-def path_of(ws: Workspace):
+def path_of(ws: Workspace) -> Path:
     return ws.memento_dir / FILE
 
 
@@ -54,11 +56,27 @@ def _encode(changes: Sequence[VerifyChange]) -> bytes:
 
 
 def pending(ws: Workspace) -> list[VerifyChange]:
-    """The changes nobody acknowledged yet, oldest first (none when the file is missing or damaged)."""
+    """The changes nobody acknowledged yet, oldest first (none when the file is missing or damaged,
+    or is no regular file: a FIFO put there never blocks `memento status` or a tick)."""
     try:
-        return _decode(read_no_follow(path_of(ws)))
-    except (OSError, MementoError):
+        fd = os.open(path_of(ws), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
         return []
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return []
+        return _decode(fh.read())
+
+
+def _own_file(ws: Workspace) -> Path:
+    """The list's path, whatever took its place (a link, a FIFO) removed first: it is Memento's own."""
+    path = path_of(ws)
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            path.unlink()
+    except FileNotFoundError:
+        pass
+    return path
 
 
 def changes_of(found: Iterable[tuple[str, str, str]], at: str) -> list[VerifyChange]:
@@ -80,7 +98,7 @@ def record(ws: Workspace, changes: Sequence[VerifyChange]) -> None:
         return _encode(list(listed.values()))
 
     ws.memento_dir.mkdir(parents=True, exist_ok=True)
-    locked_edit(path_of(ws), add)
+    locked_edit(_own_file(ws), add)
 
 
 def acknowledge(ws: Workspace, tasks: Sequence[str] = ()) -> list[VerifyChange]:
@@ -93,6 +111,6 @@ def acknowledge(ws: Workspace, tasks: Sequence[str] = ()) -> list[VerifyChange]:
         gone[:] = [c for c in listed if not wanted or c.task.upper() in wanted]
         return _encode([c for c in listed if c not in gone]) if gone else None
 
-    if path_of(ws).exists():
-        locked_edit(path_of(ws), drop)
+    if os.path.lexists(path_of(ws)):
+        locked_edit(_own_file(ws), drop)
     return gone

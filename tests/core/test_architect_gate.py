@@ -5,6 +5,7 @@ tests/agents/ through the real `command` preset; judged on disk, in git and at a
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -190,3 +191,16 @@ def bwrap_works() -> bool:
     from memento_core.config import Config
 
     return sandbox.resolve(Config()).confined
+
+
+def test_a_fifo_in_place_of_the_list_blocks_nothing(tmp_path):
+    """An unconfined agent's FIFO at .memento/verify_changes.json: status never waits on it, and
+    the architect's next record replaces it with the list (SPEC §13: Memento never blocks on it)."""
+    ws = make_ws(tmp_path, agent("weakens_verify.py", "T-1"))
+    listed = ws.root / ".memento" / "verify_changes.json"
+    os.mkfifo(listed)
+    proc = subprocess.run([PY, "-m", "memento_core.cli", "status", "--json", str(ws.root)], capture_output=True,
+                          text=True, timeout=120)
+    assert json.loads(proc.stdout)["verify_changes"] == []
+    assert run_architect(ws).outcome == CHANGED
+    assert listed.is_file() and [c["task"] for c in status_json(ws)["verify_changes"]] == ["T-1"]
