@@ -153,6 +153,8 @@ def test_ack_of_a_task_not_listed_is_an_error(tmp_path, capsys):
     assert cli(["architect", "--ack", "T-9", str(ws.root)]) == 2
     assert "no verify change of T-9 to acknowledge (listed: T-1)" in capsys.readouterr().err
     assert [c["task"] for c in status_json(ws)["verify_changes"]] == ["T-1"]
+    assert cli(["architect", "--ack", str(ws.root)]) == 0  # a DIR after --ack: all of that workspace's
+    assert status_json(ws)["verify_changes"] == []
 
 
 def test_a_task_the_architect_adds_is_listed_with_its_verify(tmp_path):

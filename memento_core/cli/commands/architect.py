@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 
 from ...errors import MementoError
+from ...plan import TASK_ID_RE
 from ..context import with_dir, workspace_of
 from ..output import EXIT_ERROR, EXIT_OK, ok, safe_block, safe_json, safe_text, warn
 
@@ -24,6 +26,8 @@ def register(sub, common: argparse.ArgumentParser) -> None:
 def cmd_architect(args: argparse.Namespace) -> int:
     from ...tick.architect.run import REFUSED, run_architect
 
+    if args.ack and args.dir is None and not TASK_ID_RE.fullmatch(args.ack.upper()) and os.path.isdir(args.ack):
+        args.dir, args.ack = args.ack, ""  # `memento architect --ack DIR`: every change of DIR
     ws = workspace_of(args)
     if args.ack is not None:
         return ack_verify(ws, args.ack, as_json=args.json, dry_run=args.dry_run)
