@@ -157,3 +157,11 @@ def skip_task(ws: Workspace, task_id: str, reason: str) -> Plan:
     refresh_checkpoint(ws, plan)
     after_person(ws, plan)
     return plan
+
+
+def acknowledge_verify(ws: Workspace, tasks: list[str]) -> list:
+    """``memento architect --ack`` / the dashboard's ``v``: a person checked the verify commands the
+    architect changed (``tasks``'s, or every one): they leave "needs you" (verify_changes.py)."""
+    from .verify_changes import acknowledge
+
+    return acknowledge(ws, tasks)

@@ -118,7 +118,17 @@ def current_events(ws: Workspace, plan, state: TickState, entries) -> list[Event
                             "commit them or `git stash push -- <paths>`"))
     events += _limits(ws, state)
     events += _architect(ws, entries)
+    events += _verify_changed(ws)
     return events
+
+
+def _verify_changed(ws: Workspace) -> list[Event]:
+    """Each verify command the architect changed, until a person acknowledges it (SPEC §13)."""
+    from .verify_changes import ACK_COMMAND, pending
+
+    return [Event("architect", f"verify:{c.task}", f"{c.at} {c.old} {c.new}",
+                  f"the architect {'wrote' if not c.old else 'changed'} {c.task}'s verify command", c.describe(),
+                  f"check that it still judges the task, then `{ACK_COMMAND} {c.task}`") for c in pending(ws)]
 
 
 def _blocked(task, entries) -> Event:
@@ -138,11 +148,36 @@ def _limits(ws: Workspace, state: TickState) -> list[Event]:
         preset = state.rate_limited_preset or "the agent"
         out.append(Event("rate_limited", "rate_limited", preset, f"rate limited until {until}",
                          f"{preset} refused with a rate limit", "wait (ticks skip until then), or add a fallback"))
+    out += _long_limit(state)
     today = utc_stamp()[:10]
     if state.budget_reached_day == today:
         out.append(Event("budget", "budget", today, "the daily budget is reached",
                          "no agent runs until the next UTC day", "raise [budget] daily_usd, or wait"))
     return out
+
+
+LONG_LIMIT_SECONDS = 2 * 3600  # a rate limit lasting longer is told once (SPEC §14)
+
+
+def _long_limit(state: TickState) -> list[Event]:
+    """Rate limited since ``rate_limited_since`` (no attempt got through since), over 2 hours: once."""
+    from datetime import UTC, datetime
+
+    from .durations import format_duration
+
+    try:
+        since = datetime.strptime(state.rate_limited_since, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    except (TypeError, ValueError):
+        return []
+    lasted = (datetime.now(UTC) - since).total_seconds()
+    if lasted <= LONG_LIMIT_SECONDS or not state.rate_limit_streak:
+        return []
+    preset = state.rate_limited_preset or "the agent"
+    return [Event("rate_limited", "rate_limited_long", state.rate_limited_since,
+                  f"rate limited for {format_duration(lasted)}",
+                  f"{preset} has refused every attempt since {state.rate_limited_since} "
+                  f"({state.rate_limit_streak} in a row)",
+                  "check the account's quota or the agent's key, add [agent] fallback, or wait")]
 
 
 def _architect(ws: Workspace, entries) -> list[Event]:

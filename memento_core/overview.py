@@ -55,6 +55,7 @@ def summarize(ws: Workspace, plan: Plan, entries: Sequence[TickEntry]) -> dict:
         "sandbox": _sandbox(config),
         "notify": _notify(ws, config or Config()),
         "architect": _architect(config, state_file),
+        "verify_changes": _verify_changes(ws),
         **_fleet(config or Config()),
         "workers": running_workers(ws, plan),
         "plan_errors": [str(e) for e in plan.plan_errors],
@@ -172,6 +173,15 @@ def _architect(config: Config | None, state: TickState) -> dict:
             "last": state.architect_last or None}
 
 
+def _verify_changes(ws: Workspace) -> list[dict]:
+    """The verify commands the architect changed that no person acknowledged (verify_changes.py)."""
+    from dataclasses import asdict
+
+    from .verify_changes import pending
+
+    return [asdict(c) for c in pending(ws)]
+
+
 def _fleet(config: Config) -> dict:
     """This host's name ("host", SPEC §12: $MEMENTO_HOST, [workers] host or the hostname) and the
     git remote the fleet works through ("remote", None without one)."""
@@ -249,7 +259,8 @@ def pipeline_word(summary: dict, state: TickState, *, cron_installed: bool, cron
 class Need:
     """One thing a person must do now: what kind, a line saying it, and how to act on it."""
 
-    kind: str  # git, blocked, dirty, breaker, invalid, config, schedule, sandbox, rate_limit, budget, notes, results
+    kind: str  # git, blocked, dirty, breaker, invalid, config, schedule, sandbox, rate_limit, budget, notes, results,
+    # verify (a verify command the architect changed)
     text: str
     action: str = ""  # in the dashboard's words (its keys)
     task: str | None = None
@@ -286,6 +297,11 @@ def needs_you(summary: dict, state: TickState, plan: Plan | None, notes: Sequenc
         out.append(Need("blocked", f"{b['id']} blocked after {b.get('retries', 0)} retries: {why}",
                         "fix it, then reset (r) or skip (s)", task=b["id"],
                         command=f"fix it, then `memento reset {b['id']}` or `memento skip {b['id']} --reason …`"))
+    for c in summary.get("verify_changes") or []:
+        how = f"wrote {c['task']}'s verify: `{c['new']}`" if not c["old"] else \
+            f"changed {c['task']}'s verify: `{c['old']}` → `{c['new']}`"
+        out.append(Need("verify", f"the architect {how}", "check it, then acknowledge (v)", task=c["task"],
+                        command=f"check it, then `memento architect --ack {c['task']}`"))
     out += _agent_needs(summary)
     if idle_why:
         out.append(Need("schedule", idle_why, "memento cron install · o auto-tick · t tick now",

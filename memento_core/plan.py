@@ -26,6 +26,7 @@ from .errors import EditConflict, MementoError, PlanError
 from .lines import LineDoc, decode, ensure_eol, eol_of, read_bytes, strip_eol
 from .locks import locked_edit
 from .markdown.blocks import FENCE_START, open_fence
+from .workspace import archive_dir_problem
 
 TASK_ID = r"[A-Z][A-Z0-9]*-\d+"  # SPEC §3; also the notes' targets and the status log's Task field
 TASK_ID_RE = re.compile(TASK_ID)
@@ -589,6 +590,12 @@ def _build_meta(values: dict[str, tuple[str, int]], meta_line: int, errors: list
                 kwargs[key] = parse_duration(value)
             except ValueError as exc:
                 errors.append(PlanError(path, ln, None, f"Meta `stale_lock_timeout`: {exc}"))
+        elif key == "status_archive_dir" and archive_dir_problem(value):
+            # Never a folder outside the project (SPEC §13): the default archive is used instead;
+            # an error for lint and the architect, not one that stops the pipeline.
+            errors.append(PlanError(path, ln, None, f"Meta `status_archive_dir`: {archive_dir_problem(value)}; "
+                                    "the status log rotates into the default logs/status_archive/",
+                                    scope="task"))
         elif key in _META_TEXT:
             kwargs[key] = value
         else:

@@ -14,6 +14,7 @@ from .errors import PlanError
 def lint_problems(plan, text: str, display: str, root: Path, preset: str | None) -> list[PlanError]:
     """Every error and warning `memento lint` reports on ``plan`` (``text`` its file's text), by line."""
     problems = [*plan.errors, *verify_judged_by_worker(plan, display, root), *names_mementos_files(plan, display)]
+    problems += archive_through_link(root, plan, display)
     problems += text_problems(plan, text, display, preset)
     problems.sort(key=lambda e: e.line)
     return problems
@@ -139,3 +140,16 @@ def names_mementos_files(plan, display: str) -> list[PlanError]:
                                    "refused by the guards); only the rest of docs/ and scripts/ is the project's",
                                    severity="warning", scope="task"))
     return found
+
+
+def archive_through_link(root: Path, plan, display: str) -> list[PlanError]:
+    """An error when Meta ``status_archive_dir`` leads out of the project through a link (the
+    text itself is checked by the plan's parser): the tick rotates into the default instead."""
+    from .workspace import archive_dir_escape
+
+    problem = archive_dir_escape(root, plan.meta.status_archive_dir)
+    if not problem:
+        return []
+    return [PlanError(display, plan.meta.lines.get("status_archive_dir", 0), None,
+                      f"Meta `status_archive_dir`: {problem}; the status log rotates into the default "
+                      "logs/status_archive/", scope="task")]

@@ -45,6 +45,8 @@ class TickState:
     rate_limited_preset: str = ""
     preset_limits: dict[str, str] = field(default_factory=dict)
     rate_limit_streak: int = 0
+    rate_limited_since: str = ""  # the first refusal of this streak (notified after 2 h, SPEC §14)
+    task_limit_streaks: dict[str, int] = field(default_factory=dict)  # rate-limited attempts in a row, by task
     budget_reached_day: str = ""  # the UTC day the BUDGET REACHED entry was written
     # The architect (tick/architect/, SPEC §16): automatic runs on architect_day (UTC), the
     # blocked state it last ran for (it never runs twice for one), the alert it left, its last run.

@@ -39,6 +39,47 @@ def own_file(rel: str, archive_dir: str | None = None) -> bool:
     return rel in MEMENTO_FILES or any(rel == f.rstrip("/") or rel.startswith(f) for f in folders)
 
 
+ARCHIVE_DEFAULT = "logs/status_archive/"  # the Meta default of status_archive_dir
+_NOT_AN_ARCHIVE = tuple(f.rstrip("/") for f in MEMENTO_FOLDERS if f != "logs/")  # .git, .memento, memory
+
+
+def archive_dir_problem(value: str) -> str:
+    """'' or why the Meta ``status_archive_dir`` ``value`` cannot be the status archive (SPEC §13,
+    "Either way"): it must be a folder inside the project, relative to it, never .git/, .memento/
+    or memory/. Read from the text alone; :func:`archive_dir_escape` follows the links."""
+    from pathlib import PurePosixPath
+
+    text = value.strip()
+    if not text:
+        return "is empty"
+    if text.startswith(("/", "~", "\\")) or "\\" in text or (len(text) > 1 and text[1] == ":"):
+        return f"`{text}` must be a folder inside the project, relative to it"
+    parts = PurePosixPath(text).parts
+    if ".." in parts:
+        return f"`{text}` leads outside the project (`..`)"
+    if parts and parts[0] in _NOT_AN_ARCHIVE:
+        return f"`{text}` is inside {parts[0]}/, which is not the status archive's"
+    return ""
+
+
+def archive_dir_escape(root: Path, value: str) -> str:
+    """'' or why ``root / value`` is no folder of the project once links are followed (a link in
+    the way that leads outside it, or into .git/, .memento/ or memory/)."""
+    import os
+
+    problem = archive_dir_problem(value)
+    if problem:
+        return problem
+    real_root = Path(os.path.realpath(root))
+    real = Path(os.path.realpath(root / value.strip()))
+    if real != real_root and real_root not in real.parents:
+        return f"`{value.strip()}` leads outside the project through a symbolic link (to {real})"
+    inside = real.relative_to(real_root).parts
+    if inside and inside[0] in _NOT_AN_ARCHIVE:
+        return f"`{value.strip()}` leads into {inside[0]}/ through a symbolic link"
+    return ""
+
+
 @dataclass(frozen=True)
 class Workspace:
     """The paths of one project; constructing it touches no file."""

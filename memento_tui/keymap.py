@@ -42,6 +42,8 @@ DASHBOARD_KEYS: tuple[Key, ...] = (
     Key("diff", "d", "diff", "Diff", "show the commit diff of the selected tick or task"),
     Key("acknowledge", "a", "acknowledge", "Ack", "acknowledge unsurfaced results (continuity checkpoint)",
         footer=False),
+    Key("verify_ack", "v", "acknowledge_verify", "Verify ok",
+        "acknowledge the verify commands the architect changed (listed under Needs you)", footer=False),
     Key("architect", "A", "architect", "Architect",
         "run the architect as a dry run, show its plan diff, apply it on y", footer=False),
     Key("tab_timeline", "1", "show_tab('tab-timeline')", "Timeline", "show the Timeline tab", footer=False),

@@ -124,10 +124,11 @@ def _work(ctx: TickContext, plan: Plan, at: Attempt) -> TaskResult:
         reason = SIGTERM_REASON
     duration = time.monotonic() - at.began
     crash_point("tick:after-verify")
+    limited = at.agent.status() if at.agent is not None and not ctx.interrupted else ""
+    limited, reason = limits.task_streak(ctx, at.task.id, limited, reason)  # past 6 in a row: a retry
     if not reason:
         return (at.on_pass or record_pass)(ctx, at, touched, duration, verify_tail, report)
     exit_code = verify_exit  # verify's own (None: it did not run); the agent's code is in the reason
-    limited = at.agent.status() if at.agent is not None and not ctx.interrupted else ""
     limited = limited or (at.review.set_aside if at.review is not None else "")  # the reviewer failed
     return (at.on_fail or record_failure)(ctx, at, reason, duration, exit_code, verify_tail, report,
                                           count_retry=not limited, status=limited)

@@ -41,9 +41,24 @@ def rotate_status_log(ctx: TickContext, plan: Plan) -> None:
     """Move the oldest entries into the archive when TICK_STATUS.md holds more than the limit."""
     meta = plan.meta
     try:
-        status_log.rotate(ctx.ws.status_path, ctx.root / meta.status_archive_dir, meta.status_max_entries)
+        status_log.rotate(ctx.ws.status_path, archive_folder(ctx, plan), meta.status_max_entries)
     except (MementoError, OSError) as exc:
         cron_log(ctx.ws, f"status rotation failed: {exc}")
+
+
+def archive_folder(ctx: TickContext, plan: Plan):
+    """The status archive: Meta ``status_archive_dir``, or the default when that leads outside the
+    project through a link (or into .git/): the history never leaves it (SPEC §13). Said in cron.log."""
+    from ..workspace import ARCHIVE_DEFAULT, archive_dir_escape
+
+    value = plan.meta.status_archive_dir
+    problem = archive_dir_escape(ctx.root, value)
+    if problem:
+        line = plan.meta.lines.get("status_archive_dir", 0)
+        cron_log(ctx.ws, f"{ctx.ws.rel(ctx.ws.plan_path)}:{line}: Meta `status_archive_dir`: {problem}; "
+                         f"rotating into {ARCHIVE_DEFAULT}")
+        value = ARCHIVE_DEFAULT
+    return ctx.root / value
 
 
 def write_alert(ctx: TickContext, plan: Plan, extra: str = "") -> None:

@@ -38,6 +38,7 @@ from .context import TickContext
 from .files import append_log
 
 BACKOFF_MINUTES = (5, 120)  # the first wait without a reset time, and the longest
+STREAK_FREE = 6  # rate-limited attempts of one task in a row that count no retry; the next ones do (SPEC §14)
 
 
 @dataclass
@@ -334,6 +335,7 @@ def _tick_wait(ctx: TickContext) -> datetime:
         until, preset = min((t, p) for t, p in times if t is not None)
         state.rate_limited_until, state.rate_limited_preset = utc_stamp(until), preset
         state.rate_limit_streak += 1
+        state.rate_limited_since = state.rate_limited_since or utc_stamp()
     return until
 
 
@@ -342,7 +344,29 @@ def _clear_limit(ctx: TickContext, preset: str) -> None:
     with ctx.state_lock:
         state.preset_limits.pop(preset, None)
         state.rate_limit_streak = 0
-        state.rate_limited_until = state.rate_limited_preset = ""
+        state.rate_limited_until = state.rate_limited_preset = state.rate_limited_since = ""
+
+
+def task_streak(ctx: TickContext, task_id: str, limited: str, reason: str) -> tuple[str, str]:
+    """(limited, reason) of an attempt that ended, its task's streak of rate-limited attempts
+    counted: past STREAK_FREE in a row, a rate limit counts a retry like any failure (``limited``
+    emptied, the reason says why), so a task whose agent always prints a 429 still ends `[!]`.
+    An attempt that was not rate limited ends the streak."""
+    if ctx.interrupted:
+        return limited, reason
+    with ctx.state_lock:
+        streaks = ctx.state.task_limit_streaks
+        if not isinstance(streaks, dict):
+            streaks = ctx.state.task_limit_streaks = {}
+        if not limited.startswith("⏳"):
+            streaks.pop(task_id, None)
+            return limited, reason
+        count = streaks[task_id] = int(streaks.get(task_id, 0) or 0) + 1
+    if count <= STREAK_FREE:
+        return limited, reason
+    append_log(ctx.log_path, f"[memento] {task_id}: {count} rate-limited attempts in a row: this one "
+                             "counts a retry\n")
+    return "", f"{reason} ({count} rate-limited attempts of {task_id} in a row: counted as a failure)"
 
 
 def skip_reason(ctx: TickContext, now: datetime | None = None) -> str:

@@ -18,7 +18,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 
 from memento_core.config import set_schedule_every
-from memento_core.control import reset_task, set_mode, skip_task
+from memento_core.control import acknowledge_verify, reset_task, set_mode, skip_task
 from memento_core.errors import MementoError
 from memento_core.notes import add_note
 from memento_core.status_log import TickEntry
@@ -316,6 +316,17 @@ class DashboardScreen(Screen[None]):
             return f"acknowledged {n} result(s)"
 
         self._edit("acknowledge", run, frozenset({STATE, CHECKPOINT}))
+
+    def action_acknowledge_verify(self) -> None:
+        ws = self.app.ws
+
+        def run() -> str:
+            gone = acknowledge_verify(ws, [])
+            if not gone:
+                return "no verify command changed by the architect waits for you"
+            return "acknowledged: " + "; ".join(c.describe() for c in gone)
+
+        self._edit("acknowledge verify changes", run, frozenset({PLAN}))
 
 
 def set_interval(ws, value: str) -> str:

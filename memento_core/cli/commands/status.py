@@ -50,8 +50,10 @@ ATTENTION_WORDS = ("BLOCKED", "INVALID", "REFUSED", "IDLE")
 
 def needs_attention(doc: dict) -> bool:
     """Exit 1: blocked, invalid (the plan, memento.toml, no git repository), a tick refused a
-    dirty tree, nothing will tick, or the breaker tripped."""
-    return bool(_word(doc) in ATTENTION_WORDS or doc["breaker"]["tripped"] or doc["config_error"])
+    dirty tree, nothing will tick, the breaker tripped, or a verify change the architect made
+    waits for a person."""
+    return bool(_word(doc) in ATTENTION_WORDS or doc["breaker"]["tripped"] or doc["config_error"]
+                or doc.get("verify_changes"))
 
 
 def _word(doc: dict) -> str:
@@ -141,6 +143,10 @@ def _attention_lines(doc: dict) -> list:
         lines.append(Text(f"[warn] {b['id']} blocked after {b['retries']} retries: {b['title']}"))
         if b["last_error"]:
             lines.append(Text("       " + safe_text(clipped(b["last_error"].splitlines()[0], 200)), style="dim"))
+    for c in doc.get("verify_changes") or []:
+        was = f"`{c['old']}` → " if c["old"] else "(a new task) "
+        lines.append(Text(f"[warn] the architect changed {c['task']}'s verify: {safe_text(was + '`' + c['new'] + '`')}"
+                          f" — check it, then `memento architect --ack {c['task']}`"))
     for e in doc["plan_errors"]:
         lines.append(Text(f"[error] {e}"))
     if doc.get("git_error"):

@@ -35,6 +35,8 @@ class PlanChanges:
     meta: tuple[str, ...] = ()  # Meta keys changed (not Memento's counters)
     phases: tuple[str, ...] = ()  # phases added or whose heading/depends changed
     violations: tuple[str, ...] = ()
+    # (task, old verify or "" for an added task, new verify): a person must see each (SPEC §13)
+    verify: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -102,8 +104,17 @@ def compare_plans(old: Plan, new: Plan) -> PlanChanges:
                   if k not in COUNTERS and _meta_values(old).get(k) != _meta_values(new).get(k))
     phases_before, phases_after = _phase_shape(old), _phase_shape(new)
     phases = [pid for pid, shape in phases_after.items() if phases_before.get(pid) != shape]
+    verify = tuple(_verify_changes(before, after))
     return PlanChanges(tuple(edited), tuple(added), tuple(skipped), tuple(reset), tuple(meta), tuple(phases),
-                       tuple(violations))
+                       tuple(violations), verify)
+
+
+def _verify_changes(before: dict[str, Task], after: dict[str, Task]):
+    """``(task, old, new)`` for every verify command changed, and every one of an added task."""
+    for tid, now in after.items():
+        old = before[tid].verify or "" if tid in before else ""
+        if (now.verify or "") != old:
+            yield tid, old, now.verify or ""
 
 
 def _lint(plan: Plan) -> list[str]:

@@ -30,7 +30,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 
-from ... import agents, gitops, notes
+from ... import agents, gitops, notes, verify_changes
 from ...config import Config
 from ...durations import format_duration
 from ...errors import EXIT_ATTENTION, EXIT_ERROR, EXIT_OK, MementoError
@@ -160,10 +160,19 @@ def run_architect(ws: Workspace, *, dry_run: bool = False) -> ArchitectResult:
                 ctx.state.save(ws)
             if not dry_run and result.outcome == CHANGED:
                 remote.push_for_architect(ctx)
+                notify_now(ws)
             return result
     except LockBusy:
         raise MementoError("a tick is running (the tick lock is taken); run the architect when it "
                            "has finished") from None
+
+
+def notify_now(ws: Workspace) -> None:
+    """[notify]: a run a person started tells at once (a changed verify command above all), not
+    at the next tick; under the tick lock still held, as a tick sends."""
+    from ...notify import after_tick
+
+    after_tick(ws)
 
 
 @contextmanager
@@ -285,6 +294,7 @@ def apply_proposal(ws: Workspace, proposal: ArchitectResult) -> ArchitectResult:
             ctx.state.save(ws)
             if result.outcome == CHANGED:
                 remote.push_for_architect(ctx)  # [workers] remote
+                notify_now(ws)
             return result
     except LockBusy:
         raise MementoError("a tick is running (the tick lock is taken); apply when it has finished") from None
@@ -542,7 +552,17 @@ def _judge_plan(ws: Workspace, base: guards.Snapshot) -> tuple[PlanChanges, list
     except MementoError as exc:
         return PlanChanges(), [f"left a plan that cannot be read: {exc}"]
     changes = compare_plans(old, new)
-    return changes, list(changes.violations)
+    return changes, list(changes.violations) + archive_escapes(ws, old, new)
+
+
+def archive_escapes(ws: Workspace, old, new) -> list[str]:
+    """Meta ``status_archive_dir`` pointed through a link out of the project (SPEC §13; its
+    text, `..` or an absolute path, is a lint error the new plan's check reports)."""
+    from ...workspace import archive_dir_escape
+
+    value = new.meta.status_archive_dir
+    problem = archive_dir_escape(ws.root, value) if value != old.meta.status_archive_dir else ""
+    return [f"pointed Meta status_archive_dir outside the project: {problem}"] if problem else []
 
 
 # ---------------------------------------------------------------- 5: undo, or keep
@@ -631,12 +651,18 @@ def apply(ctx: TickContext, result: ArchitectResult) -> str | None:
         fields.append(("Notes Archived", "; ".join(result.notes.acted_text)))
     if result.map_changed:
         fields.append(("Project Map", "updated"))
+    verify = verify_changes.changes_of(ch.verify, stamp)
+    if verify:
+        fields.append(("Verify Changed", "; ".join(c.describe() for c in verify) + " — " + verify_changes.ACK_HINT))
     message = f"memento: architect — {result.message}"
     if len(message) > 120:
         message = message[:119] + "…"
     fields += [("Git Commit", PENDING_COMMIT + f' — "{message}"'), ("Log", ctx.rel_log() or "(none)")]
     ctx.event(EVENT, fields)
-    sha = ctx.commit([PLAN_REL, MAP_REL, NOTES_REL, STATUS_REL], message)
+    verify_changes.record(ws, verify)  # "needs you" and notified until a person acknowledges them
+    body = "".join(f"\n- {c.describe()}" for c in verify)
+    body = f"\n\nVerify changed ({verify_changes.ACK_HINT}):{body}" if verify else ""
+    sha = ctx.commit([PLAN_REL, MAP_REL, NOTES_REL, STATUS_REL], message + body)
     if sha:
         fill_commit(ws.status_path, sha[:7])
     return sha
