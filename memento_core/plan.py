@@ -867,8 +867,10 @@ def set_meta(path: Path | str, key: str, value: str) -> Plan:
 
 def reset_task(path: Path | str, task_id: str) -> Plan:
     """``[!]`` (or any state but done) back to ``[ ]`` with retries 0: the person's "try again"."""
+    from .receipts import root_of_doc, vouch
 
     def apply(e: PlanEditor) -> None:
+        vouch(root_of_doc(path), {"op": "reset", "task": task_id})  # under the plan's lock, before the edit
         # Not [~]: a running worker owns the task; a dead one is reset by the next tick.
         skipped = e.plan.task(task_id) is not None and e.plan.task(task_id).status == "-"
         e.set_status(task_id, " ", expect="! -")
@@ -885,8 +887,10 @@ def skip_task(path: Path | str, task_id: str, reason: str) -> Plan:
     reason = " ".join(reason.split())
     if not reason:
         raise MementoError("a skip needs a reason (--reason TEXT)")
+    from .receipts import root_of_doc, vouch
 
     def apply(e: PlanEditor) -> None:
+        vouch(root_of_doc(path), {"op": "skip", "task": task_id, "reason": reason})  # SPEC §13: receipt first
         e.set_status(task_id, "-", expect=" !-")
         e.set_field(task_id, "reason", reason)
         e.update_counters()
