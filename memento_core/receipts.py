@@ -37,6 +37,11 @@ def socket_name(root: Path | str) -> bytes:
     return b"\0memento-person-" + digest.encode("ascii")
 
 
+def blob_id(data: bytes) -> str:
+    """The git blob id of ``data`` (what `git hash-object --no-filters` says)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
 def root_of_doc(path: Path | str) -> Path:
     """The workspace root of one of its documents (docs/MASTER_PLAN.md, docs/HUMAN_NOTES.md)."""
     return Path(os.path.realpath(os.fspath(path))).parent.parent

@@ -175,7 +175,7 @@ def take_snapshot(ctx: TickContext, base: str | None, untracked: set[str]) -> Sn
         cleanignore=tuple(gitops.read_pattern_file(ws.cleanignore_path)),
         taken_at=datetime.now(UTC).replace(microsecond=0), git=gitstate.capture(ctx.root),
         runtime=ownfiles.runtime_copy(ws),
-        absent=ownfiles.absent_own(ws, archive), archive_dir=archive,
+        absent=ownfiles.absent_own(ws, archive), archive_dir=archive, memory_head=receipts.memory_head(ws),
     )
 
 
@@ -275,7 +275,8 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
         plan=read_or_none(ws.plan_path), project_map=read_or_none(ws.map_path),
         status=read_or_none(ws.status_path) or b"", note_keys=note_keys(ws), git=git_found, links=links,
         notes=read_or_none(ws.notes_path) or b"", impostors=impostors,
-        persons=receipts.held(ws),  # what people announced while it ran: theirs (tick/receipts.py)
+        persons=(persons := receipts.held(ws)),  # what people announced while it ran: theirs (tick/receipts.py)
+        memory_forged=receipts.forged_memory(ws, snap.memory_head, persons, at.task.id),
     )
     verdict = check(at.task, snap, seen, plan.meta.max_diff_lines, after_verify=after_verify,
                     confined=bool(at.wrap))

@@ -47,6 +47,7 @@ class Snapshot:
     runtime: tuple[tuple[str, bytes | None], ...] = ()  # .memento/state.json, logs/cron.log (ownfiles.py)
     absent: frozenset[str] = frozenset()  # Memento's own files not there at the snapshot (ownfiles.py)
     archive_dir: str = "logs/status_archive/"  # Meta status_archive_dir: Memento's too
+    memory_head: str | None = None  # memory/'s HEAD (its own repository, never rolled back)
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,7 @@ class Observed:
     notes: bytes | None = None  # HUMAN_NOTES.md now (None: not looked at)
     impostors: tuple[str, ...] = ()  # Memento's files the agent made or replaced by a FIFO, a folder…
     persons: Receipts = NO_RECEIPTS  # what people announced to the tick meanwhile (tick/receipts.py)
+    memory_forged: tuple[str, ...] = ()  # commits in memory/ that said they were a person's, unannounced
 
 
 @dataclass(frozen=True)
@@ -112,6 +114,10 @@ def check(task: Task, snap: Snapshot, seen: Observed, max_diff_lines: int, *, af
     if own:
         reasons.append(f"{prefix}changed Memento's own files: {_listed(own)} (never a task's, "
                        "whatever its context_files say)")
+    if seen.memory_forged:
+        reasons.append(f"{prefix}made {len(seen.memory_forged)} commit(s) in memory/ that say they are a "
+                       f"person's: {_listed(list(seen.memory_forged))} (recorded as the task's unattributed writes; "
+                       "`memento memory write` attributes them)")
     if snap.git is not None and seen.git is not None:
         damage = git_damage(snap.git, seen.git)
         if damage:

@@ -181,3 +181,33 @@ def held(ws) -> Receipts:
     with _BOOKS_LOCK:
         book = _BOOKS.get(socket_name(root))
     return book.receipts() if book is not None else NO_RECEIPTS
+
+
+def memory_head(ws) -> str | None:
+    """memory/'s HEAD at the snapshot (None: no store yet)."""
+    from ..gitops import head
+    from ..memory.store import is_store, memory_root
+
+    root = memory_root(ws)
+    return head(root) if is_store(root) else None
+
+
+def forged_memory(ws, since: str | None, persons: Receipts, task_id: str) -> tuple[str, ...]:
+    """The commits made in memory/ since the snapshot that say they are a person's but carry
+    files no person announced (a raw `git commit` in memory/.git, a forged trailer): each is
+    recorded as the task's unattributed write (memory/store.py), so it is never shown as a
+    person's; their short shas."""
+    from ..errors import MementoError
+    from ..memory.store import person_commits_since, record_forged
+
+    try:
+        commits = person_commits_since(ws, since)
+    except (MementoError, OSError):
+        return ()
+    forged = []
+    for sha, files in commits:
+        if all(blob in persons.memory for _path, blob in files):
+            continue
+        record_forged(ws, task_id, sha, [path for path, _blob in files])
+        forged.append(sha[:7])
+    return tuple(forged)

@@ -166,3 +166,53 @@ def test_with_no_tick_running_a_persons_command_just_acts(tmp_path):
     _memento(ws, "note", "a note with no tick running")
     assert parse_plan(ws.plan_path).task("T-2").status == "-"
     assert [n.text for n in parse_notes(ws.notes_path)] == ["a note with no tick running"]
+
+
+# ---------------------------------------------------------------- memory/, its own repository
+
+
+def _memory_log(ws) -> list[dict]:
+    env = {**os.environ, "PYTHONPATH": REPO}
+    done = subprocess.run([PY, "-m", "memento_core.cli", "memory", "log", "--json", "--project", str(ws.root)],
+                          capture_output=True, text=True, env=env, check=True)
+    return json.loads(done.stdout)
+
+
+def test_the_agents_raw_commit_in_memory_is_not_taken_for_a_persons(tmp_path):
+    ws, evidence = _forging(tmp_path, "memory")
+    run_tick(ws.root)
+    (entry,) = entries(ws)
+    assert "made 2 commit(s) in memory/ that say they are a person's" in entry.field("Reason"), entry.field("Reason")
+    head = _evidence(evidence)[0]["head"]
+    forged = [c for c in _memory_log(ws) if c["subject"].startswith("my own note")]
+    assert len(forged) == 2 and head in {c["sha"] for c in forged}
+    assert all((c["kind"], c["source"]) == ("unattributed", "T-1") for c in forged), forged
+    assert not any(c["source"] == "source=human" for c in _memory_log(ws))
+
+
+def test_the_agents_memory_write_as_a_person_is_refused(tmp_path):
+    ws, evidence = _forging(tmp_path, "cli-memory")
+    run_tick(ws.root)
+    (said,) = _evidence(evidence)
+    assert said["code"] == 2 and REFUSED in said["stderr"], said
+    assert not (ws.memory_dir / "knowledge" / "lessons" / "trust.md").exists()
+    assert not any(c["subject"] == "the person trusts the agent" for c in _memory_log(ws))
+
+
+def test_a_persons_memory_write_during_the_run_is_theirs_and_the_task_passes(tmp_path):
+    lesson = "retry flaky tests once"
+    ws = _ws(tmp_path, agent("waits_for_a_person.py", "memory/MEMORY.md", "flaky.md"))
+    env = {**os.environ, "PYTHONPATH": REPO}
+    env.pop("MEMENTO_TASK_ID", None)
+
+    def write() -> None:
+        done = subprocess.run([PY, "-m", "memento_core.cli", "memory", "write", "knowledge/lessons/flaky.md",
+                               "--summary", "flaky tests", "--project", str(ws.root)], input=lesson + "\n",
+                              capture_output=True, text=True, env=env)
+        assert done.returncode == 0, done.stderr
+
+    tick_while_the_agent_waits(ws, write)
+    (entry,) = entries(ws)
+    assert entry.status == "SUCCESS", entry.field("Reason")
+    (mine,) = [c for c in _memory_log(ws) if c["subject"] == "flaky tests"]
+    assert (mine["kind"], mine["source"]) == ("write", "source=human")
