@@ -170,7 +170,7 @@ def take_snapshot(ctx: TickContext, base: str | None, untracked: set[str]) -> Sn
     return Snapshot(
         base=base, untracked=frozenset(untracked),
         plan=ws.plan_path.read_bytes(), project_map=read_or_none(ws.map_path),
-        status=read_or_none(ws.status_path) or b"", notes=read_or_none(ws.notes_path) or b"",
+        status=read_or_none(ws.status_path) or b"", notes=receipts.settled(ws.notes_path),
         note_keys=frozenset(n.key for n in notes.parse_notes(ws.notes_path)),
         cleanignore=tuple(gitops.read_pattern_file(ws.cleanignore_path)),
         taken_at=datetime.now(UTC).replace(microsecond=0), git=gitstate.capture(ctx.root),

@@ -183,13 +183,37 @@ def held(ws) -> Receipts:
     return book.receipts() if book is not None else NO_RECEIPTS
 
 
+SETTLE_TIMEOUT = 10.0  # seconds the snapshot waits for a person's write in progress
+
+
+def settled(path) -> bytes:
+    """The document at ``path`` (b"" when missing) read under its edit lock, so a person's
+    edit that began before the tick listened (its receipt went nowhere) is in the snapshot."""
+    from ..locks import LockBusy, file_lock, lock_path_for
+    from .files import read_or_none
+
+    try:
+        with file_lock(lock_path_for(path), timeout=SETTLE_TIMEOUT):
+            return read_or_none(path) or b""
+    except LockBusy:
+        return read_or_none(path) or b""
+
+
 def memory_head(ws) -> str | None:
-    """memory/'s HEAD at the snapshot (None: no store yet)."""
+    """memory/'s HEAD at the snapshot (None: no store yet), read under the memory lock for the
+    same reason as :func:`settled`: a person's write that began unheard is before it."""
     from ..gitops import head
-    from ..memory.store import is_store, memory_root
+    from ..locks import LockBusy, file_lock
+    from ..memory.store import is_store, lock_path, memory_root
 
     root = memory_root(ws)
-    return head(root) if is_store(root) else None
+    if not is_store(root):
+        return None
+    try:
+        with file_lock(lock_path(ws), timeout=SETTLE_TIMEOUT):
+            return head(root)
+    except LockBusy:
+        return head(root)
 
 
 def forged_memory(ws, since: str | None, persons: Receipts, task_id: str) -> tuple[str, ...]:
