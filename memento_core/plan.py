@@ -870,7 +870,6 @@ def reset_task(path: Path | str, task_id: str) -> Plan:
     from .receipts import root_of_doc, vouch
 
     def apply(e: PlanEditor) -> None:
-        vouch(root_of_doc(path), {"op": "reset", "task": task_id})  # under the plan's lock, before the edit
         # Not [~]: a running worker owns the task; a dead one is reset by the next tick.
         skipped = e.plan.task(task_id) is not None and e.plan.task(task_id).status == "-"
         e.set_status(task_id, " ", expect="! -")
@@ -878,6 +877,8 @@ def reset_task(path: Path | str, task_id: str) -> Plan:
         if skipped:  # the skip's reason no longer holds
             e.remove_field(task_id, "reason")
         e.update_counters()
+        # A running tick's receipt (SPEC §13): under the plan's lock, before the file is written.
+        vouch(root_of_doc(path), {"op": "reset", "task": task_id})
 
     return edit_plan(path, apply)
 
@@ -890,9 +891,9 @@ def skip_task(path: Path | str, task_id: str, reason: str) -> Plan:
     from .receipts import root_of_doc, vouch
 
     def apply(e: PlanEditor) -> None:
-        vouch(root_of_doc(path), {"op": "skip", "task": task_id, "reason": reason})  # SPEC §13: receipt first
         e.set_status(task_id, "-", expect=" !-")
         e.set_field(task_id, "reason", reason)
         e.update_counters()
+        vouch(root_of_doc(path), {"op": "skip", "task": task_id, "reason": reason})  # as reset_task's
 
     return edit_plan(path, apply)
