@@ -109,7 +109,7 @@ def vouch(root: Path | str, receipt: dict) -> None:
         sock.settimeout(ANSWER_TIMEOUT)
         try:
             sock.sendall(json.dumps(receipt, ensure_ascii=True).encode("ascii") + b"\n")
-            answer = _read_line(sock)
+            answer = read_line(sock)
         except (BrokenPipeError, ConnectionResetError):
             answer = _read_rest(sock)  # the tick closed at once: it said why first
         except TimeoutError:
@@ -131,7 +131,8 @@ def check_person(root: Path | str) -> None:
     vouch(root, {"op": "hello"})
 
 
-def _read_line(sock: socket.socket) -> bytes:
+def read_line(sock: socket.socket) -> bytes:
+    """One line (a receipt, an answer) of at most MAX_RECEIPT bytes, without its newline."""
     data = b""
     while b"\n" not in data and len(data) < MAX_RECEIPT:
         chunk = sock.recv(4096)
@@ -143,6 +144,6 @@ def _read_line(sock: socket.socket) -> bytes:
 
 def _read_rest(sock: socket.socket) -> bytes:
     try:
-        return _read_line(sock)
+        return read_line(sock)
     except OSError:
         return b""

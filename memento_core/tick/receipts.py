@@ -22,7 +22,7 @@ from contextlib import contextmanager
 
 from ..agents.process import running_groups
 from ..agents.reaper import read_proc
-from ..receipts import MAX_RECEIPT, NO_RECEIPTS, Receipts, from_records, socket_name
+from ..receipts import NO_RECEIPTS, Receipts, from_records, read_line, socket_name
 
 OPS = ("hello", "reset", "skip", "mode", "note", "memory")
 READ_TIMEOUT = 2.0  # a person's receipt arrives in one write; a silent caller is dropped after this
@@ -104,14 +104,8 @@ class Book:
             _reply(conn, {"ok": False, "why": why})
             return
         conn.settimeout(READ_TIMEOUT)
-        data = b""
-        while b"\n" not in data and len(data) < MAX_RECEIPT:
-            chunk = conn.recv(4096)
-            if not chunk:
-                break
-            data += chunk
         try:
-            record = json.loads(data.split(b"\n", 1)[0])
+            record = json.loads(read_line(conn))
         except ValueError:
             record = None
         if not isinstance(record, dict) or record.get("op") not in OPS:

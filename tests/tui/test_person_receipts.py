@@ -18,24 +18,14 @@ from memento_core.plan import parse_plan
 from memento_core.status_log import parse_status
 from memento_tui.app import MementoApp
 
+from ..core.test_during_the_run import PERSON_TASKS
 from ..core.test_engine import agent, git, make_ws
 from .conftest import select_task, settle, wait_for
-
-TASKS = """- [ ] `T-1` [MODULE:hello] Write hello
-  - verify: `grep -q done hello.txt`
-  - context_files: [hello.txt]
-  - retries: 0
-
-- [ ] `T-2` [MODULE:two] Second
-  - verify: `true`
-  - context_files: [two.txt]
-  - retries: 0
-"""
 
 
 async def test_a_dashboard_skip_during_an_unconfined_run_is_kept(tmp_path, git_env):
     ws = make_ws(tmp_path, agent("waits_for_a_person.py", "docs/MASTER_PLAN.md", "'reason: not needed now'"),
-                 tasks=TASKS)
+                 tasks=PERSON_TASKS)
     env = {k: v for k, v in os.environ.items() if k != "MEMENTO_CRASH_AT"}
     tick = subprocess.Popen([sys.executable, "-m", "memento_core.tick", "--project", str(ws.root)], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
