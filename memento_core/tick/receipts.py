@@ -169,6 +169,13 @@ def listening(ws) -> Iterator[Book | None]:
         book.close()
 
 
+def is_listening(ws) -> bool:
+    """A tick or architect run of ``ws`` is listening in this process."""
+    root = getattr(ws, "main", None) or ws.root
+    with _BOOKS_LOCK:
+        return socket_name(root) in _BOOKS
+
+
 def held(ws) -> Receipts:
     """The receipts the running tick of ``ws`` accepted so far (none when it is not listening)."""
     root = getattr(ws, "main", None) or ws.root

@@ -46,7 +46,7 @@ from ..rollback import restore_notes, roll_back, rollback_folder
 from . import ARCHITECT_ID, EVENT
 from . import record as arch_record
 from .changes import NotesChanges, PlanChanges, compare_notes, compare_plans
-from .person import person_ops, replay, with_person_edits
+from .person import person_ops, persons_notes, replay, with_person_edits
 from .prompt import build_architect_prompt, system_prompt
 
 PLAN_REL, MAP_REL = guards.PLAN_REL, guards.MAP_REL
@@ -126,6 +126,7 @@ def run_architect(ws: Workspace, *, dry_run: bool = False) -> ArchitectResult:
     from ...agents.reaper import subreaper
     from ...config import load_config
     from ...locks import LockBusy, file_lock
+    from ..receipts import listening
 
     try:
         with file_lock(ws.tick_lock_path, blocking=False):
@@ -133,7 +134,9 @@ def run_architect(ws: Workspace, *, dry_run: bool = False) -> ArchitectResult:
             ctx.config = load_config(ws.config_path)
             ctx.log_path = architect_log(ctx)
             remote.sync_for_architect(ctx)  # [workers] remote: the fleet's plan
-            with subreaper(), _sigterm_raises():  # orphans of the agent come to us, none outlives the run
+            # Orphans of the agent come to us, none outlives the run; a person's receipts are heard
+            # meanwhile, the agent's refused (tick/receipts.py).
+            with subreaper(), listening(ws), _sigterm_raises():
                 try:
                     result = architect_under_lock(ctx, dry_run=dry_run)
                 except Interrupted:  # everything was put back on the way out
@@ -471,8 +474,7 @@ def judge(ctx: TickContext, snap: ArchitectSnapshot) -> Judged:
     if base.project_map is not None and read_or_none(ws.map_path) is None:
         reasons.append(f"deleted {MAP_REL} (update the map, never delete it)")
     plan_changes, plan_reasons = _judge_plan(ws, base)
-    note_changes = compare_notes(base.notes, read_or_none(ws.notes_path) or b"",
-                                 notes.added_keys(ws.notes_added_path))
+    note_changes = compare_notes(base.notes, read_or_none(ws.notes_path) or b"", persons_notes(ws))
     reasons += plan_reasons + list(note_changes.violations)
     return Judged(tuple(reasons), plan_changes, note_changes, read_or_none(ws.map_path) != base.project_map)
 
@@ -531,7 +533,7 @@ def restore_all(ctx: TickContext, snap: ArchitectSnapshot, *, save: bool) -> str
         _remove_new_in_docs(ws, snap, dest)
     for rel in changed:
         if rel == NOTES_REL:
-            restore_notes(ws, base)  # with the notes people added meanwhile
+            restore_notes(ws, base, persons_notes(ws))  # with the notes people added meanwhile
             continue
         data = snap.docs.get(rel)
         if data is None:
