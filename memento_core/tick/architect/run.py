@@ -126,7 +126,6 @@ def run_architect(ws: Workspace, *, dry_run: bool = False) -> ArchitectResult:
     from ...agents.reaper import subreaper
     from ...config import load_config
     from ...locks import LockBusy, file_lock
-    from ..receipts import listening
 
     try:
         with file_lock(ws.tick_lock_path, blocking=False):
@@ -134,9 +133,7 @@ def run_architect(ws: Workspace, *, dry_run: bool = False) -> ArchitectResult:
             ctx.config = load_config(ws.config_path)
             ctx.log_path = architect_log(ctx)
             remote.sync_for_architect(ctx)  # [workers] remote: the fleet's plan
-            # Orphans of the agent come to us, none outlives the run; a person's receipts are heard
-            # meanwhile, the agent's refused (tick/receipts.py).
-            with subreaper(), listening(ws), _sigterm_raises():
+            with subreaper(), _sigterm_raises():  # orphans of the agent come to us, none outlives the run
                 try:
                     result = architect_under_lock(ctx, dry_run=dry_run)
                 except Interrupted:  # everything was put back on the way out
@@ -185,7 +182,14 @@ def architect_under_lock(ctx: TickContext, *, dry_run: bool = False) -> Architec
     The run's record (record.py) is written before the agent starts; however the run ends
     (an exception, SIGTERM, Ctrl-C) everything is put back before the record goes, and a
     run killed outright leaves the record for :func:`recover_interrupted`."""
-    recover_interrupted(ctx)
+    from ..receipts import listening
+
+    recover_interrupted(ctx)  # a killed run's person ops are read from its files: no receipt survives it
+    with listening(ctx.ws):  # a person's receipts during this run, the agent's refused (tick/receipts.py)
+        return _recorded_run(ctx, dry_run)
+
+
+def _recorded_run(ctx: TickContext, dry_run: bool) -> ArchitectResult:
     refused = preflight(ctx)
     if refused:
         return ArchitectResult(REFUSED, refused, dry_run=dry_run)
