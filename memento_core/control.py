@@ -21,7 +21,7 @@ def set_mode(ws: Workspace, mode: str) -> Plan:
         raise ValueError(f"unknown mode {mode!r}")
     from .receipts import vouch
 
-    # The receipt goes to a running tick under the plan's lock, before the edit (SPEC §13).
+    # The receipt goes to a running tick under the plan's lock, before the file is written (SPEC §13).
     plan = plans.edit_plan(ws.plan_path, lambda e: (e.set_meta("tick_mode", mode),
                                                      vouch(ws.root, {"op": "mode", "mode": mode})))
     note_for_architect(ws, {"op": "mode", "mode": mode})
