@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import plan as plans
-from .plan import Plan, set_meta
+from .plan import Plan
 from .state import TickState
 from .workspace import Workspace
 
@@ -19,7 +19,11 @@ def set_mode(ws: Workspace, mode: str) -> Plan:
     """
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}")
-    plan = set_meta(ws.plan_path, "tick_mode", mode)
+    from .receipts import vouch
+
+    # The receipt goes to a running tick under the plan's lock, before the file is written (SPEC §13).
+    plan = plans.edit_plan(ws.plan_path, lambda e: (e.set_meta("tick_mode", mode),
+                                                     vouch(ws.root, {"op": "mode", "mode": mode})))
     note_for_architect(ws, {"op": "mode", "mode": mode})
     if mode == "auto":
         state = TickState.load(ws)

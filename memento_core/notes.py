@@ -407,11 +407,14 @@ def add_note(
 
 def _record_new_note(path: Path, data: bytes, line: int) -> None:
     """Before the note lands: it is added through Memento, so a tick that runs meanwhile keeps it (SPEC §13)."""
+    from .receipts import root_of_doc, vouch
+
     receipts = path.parent.parent / ".memento"
-    if receipts.is_dir():
-        for note in parse_notes_text(data.decode("utf-8", "replace"), path):
-            if note.line == line:
-                record_added(receipts / "notes_added", note.key)
+    for note in parse_notes_text(data.decode("utf-8", "replace"), path):
+        if note.line == line:
+            vouch(root_of_doc(path), {"op": "note", "key": note.key})  # the running tick's receipt (SPEC §13)
+            if receipts.is_dir():
+                record_added(receipts / "notes_added", note.key)  # the architect's run reads these
 
 
 def notes_for_task(notes: Iterable[Note], task_id: str) -> list[Note]:

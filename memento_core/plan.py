@@ -874,6 +874,7 @@ def set_meta(path: Path | str, key: str, value: str) -> Plan:
 
 def reset_task(path: Path | str, task_id: str) -> Plan:
     """``[!]`` (or any state but done) back to ``[ ]`` with retries 0: the person's "try again"."""
+    from .receipts import root_of_doc, vouch
 
     def apply(e: PlanEditor) -> None:
         # Not [~]: a running worker owns the task; a dead one is reset by the next tick.
@@ -883,6 +884,8 @@ def reset_task(path: Path | str, task_id: str) -> Plan:
         if skipped:  # the skip's reason no longer holds
             e.remove_field(task_id, "reason")
         e.update_counters()
+        # A running tick's receipt (SPEC §13): under the plan's lock, before the file is written.
+        vouch(root_of_doc(path), {"op": "reset", "task": task_id})
 
     return edit_plan(path, apply)
 
@@ -892,10 +895,12 @@ def skip_task(path: Path | str, task_id: str, reason: str) -> Plan:
     reason = " ".join(reason.split())
     if not reason:
         raise MementoError("a skip needs a reason (--reason TEXT)")
+    from .receipts import root_of_doc, vouch
 
     def apply(e: PlanEditor) -> None:
         e.set_status(task_id, "-", expect=" !-")
         e.set_field(task_id, "reason", reason)
         e.update_counters()
+        vouch(root_of_doc(path), {"op": "skip", "task": task_id, "reason": reason})  # as reset_task's
 
     return edit_plan(path, apply)

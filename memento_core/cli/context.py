@@ -29,3 +29,17 @@ def load_plan(ws: Workspace):
     from ..plan import parse_plan
 
     return parse_plan(ws.plan_path, display=ws.rel(ws.plan_path))
+
+
+def person_workspace(args: argparse.Namespace, command: str) -> Workspace:
+    """:func:`workspace_of` for a command that acts as the person (skip, reset, pause, note…):
+    refused up front, exit 2, when it runs inside the running tick's own process tree, where
+    only the agent can be (SPEC §13); with no tick running it costs one failed connect."""
+    from ..receipts import PersonRefused, check_person
+
+    ws = workspace_of(args)
+    try:
+        check_person(ws.root)
+    except PersonRefused as exc:
+        raise MementoError(f"`memento {command}` {exc}") from None
+    return ws

@@ -271,9 +271,11 @@ def commit_leftovers(ws: Workspace, root: Path, task_id: str | None = None) -> l
     return done
 
 
-def _log_unattributed(ws: Workspace, task: str, sha: str, paths: list[str]) -> None:
+def _log_unattributed(ws: Workspace, task: str, sha: str, paths: list[str], *, forged: bool = False) -> None:
     record = {"at": utc_stamp(), "task": task,
               "commit": sha, "paths": paths}
+    if forged:
+        record["forged"] = True  # it said it was a person's: history() shows it as the task's
     ws.project_memento_dir.mkdir(parents=True, exist_ok=True)
     with open(ws.project_memento_dir / UNATTRIBUTED_LOG, "a", encoding="utf-8") as fh:
         fh.write(json.dumps(record, ensure_ascii=False) + "\n")
@@ -304,6 +306,76 @@ def unattributed_writes(ws: Workspace, *, days: int | None = UNATTRIBUTED_WARN_D
     return out
 
 
+# --------------------------------------------------------------------------- a person's commits
+
+
+def is_person_source(source: str) -> bool:
+    """``source=human`` (or ``human``): what a person's write says it is."""
+    return source.strip().casefold() in ("source=human", "human")
+
+
+def person_commits_since(ws: Workspace, since: str | None) -> list[tuple[str, list[tuple[str, str]]]]:
+    """The commits of memory/ after ``since`` (None: all) that say they are a person's (no
+    Memento trailer, kind ``human`` or source ``source=human``): [(sha, [(path, blob)…])], the
+    files each one wrote (a removed file's blob is all zeros), MEMORY.md (generated) left out."""
+    root = memory_root(ws)
+    if not is_store(root) or gitops.head(root) is None:
+        return []
+    span = f"{since}..HEAD" if since else "HEAD"
+    found = []
+    for record in git(root, "log", "-z", "--format=%H%x1f%B", span).split("\0"):
+        sha, _, body = record.strip("\n").partition("\x1f")
+        if not sha:
+            continue
+        kind, source = _trailers(body)
+        if kind != "human" and not is_person_source(source):
+            continue
+        files = []
+        for line in git(root, "diff-tree", "--no-commit-id", "-r", "--root", "--no-renames", sha).splitlines():
+            meta, _, path = line.partition("\t")
+            parts = meta.split()
+            if len(parts) >= 4 and path != GENERATED:
+                files.append((path, parts[3]))
+        found.append((sha, files))
+    return found
+
+
+def record_forged(ws: Workspace, task: str, sha: str, paths: list[str]) -> None:
+    """The commit ``sha`` said it was a person's and no person announced it (SPEC §13): the
+    task's unattributed write, for `memento doctor` and :func:`history`; recorded once."""
+    if sha not in _forged(ws):
+        _log_unattributed(ws, task, sha, paths, forged=True)
+
+
+def _forged(ws: Workspace) -> dict[str, str]:
+    """sha -> task of the commits :func:`record_forged` recorded."""
+    try:
+        lines = (ws.project_memento_dir / UNATTRIBUTED_LOG).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return {}
+    out = {}
+    for line in lines:
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(rec, dict) and rec.get("forged") and isinstance(rec.get("commit"), str):
+            out[rec["commit"]] = str(rec.get("task", ""))
+    return out
+
+
+def _trailers(body: str) -> tuple[str, str]:
+    """(kind, source) of a memory commit's message: ("human", "source=human") without the trailer."""
+    trailers = {}
+    for line in body.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() in ("sources", TRAILER):
+            trailers[key.strip()] = value.strip()
+    if TRAILER not in trailers:
+        return "human", "source=human"
+    return trailers[TRAILER], trailers.get("sources", "")
+
+
 # --------------------------------------------------------------------------- history
 
 
@@ -316,17 +388,12 @@ def history(ws: Workspace, path: str | None = None, n: int = 50) -> list[Commit]
     if path:
         args += ["--follow", "--", path]
     out: list[Commit] = []
+    forged = _forged(ws)  # commits that said they were a person's during a task's run
     for record in git(root, *args).split("\0"):
         fields = record.strip("\n").split("\x1f")
         if len(fields) < 4:
             continue
         sha, date, subject, body = fields[0], fields[1], fields[2], fields[3]
-        trailers = {}
-        for line in body.splitlines():
-            key, sep, value = line.partition(":")
-            if sep and key.strip() in ("sources", TRAILER):
-                trailers[key.strip()] = value.strip()
-        kind = trailers.get(TRAILER, "human")
-        source = trailers.get("sources", "") if TRAILER in trailers else "source=human"
+        kind, source = ("unattributed", forged[sha]) if sha in forged else _trailers(body)
         out.append(Commit(sha, date, subject, source, kind))
     return out

@@ -9,11 +9,12 @@ from datetime import UTC, datetime
 from .. import gitops
 from ..errors import MementoError
 from ..locks import atomic_write_text
+from ..receipts import blob_id, vouch
 from ..workspace import Workspace
 from . import crud
 from .entries import PRIORITIES, parse_text, render_front_matter, set_fields, utc_iso
 from .layout import GENERATED
-from .store import commit, commit_leftovers, jail, locked, write_index
+from .store import commit, commit_leftovers, is_person_source, jail, locked, write_index
 
 MODES = (None, "update", "conflict")
 
@@ -69,6 +70,8 @@ def write_entry(ws: Workspace, path: str, content: str, summary: str, *, source:
             if action == "noop":
                 return WriteResult(rel, "noop", None, detail)
         before = gitops.head(root)
+        if is_person_source(source):  # a running tick's receipt first (SPEC §13); refused inside its tree
+            vouch(ws.root, {"op": "memory", "blobs": [blob_id(new_text.encode("utf-8"))]})
         atomic_write_text(target, new_text)
         try:
             write_index(root)

@@ -57,10 +57,12 @@ def run_locked(ws):
                 cron_log(ws, message)
                 return Outcome(0, message)
             from ..agents.reaper import subreaper
+            from .receipts import listening
             from .run import tick
 
-            # Orphans of the agent come to us, and none outlives the tick (agents/reaper.py).
-            with subreaper():
+            # Orphans of the agent come to us, and none outlives the tick (agents/reaper.py);
+            # a person's receipts are heard meanwhile, the agent's refused (tick/receipts.py).
+            with subreaper(), listening(ws):
                 outcome = tick(ws)
             from ..notify import after_tick
 

@@ -25,7 +25,7 @@ from ..runlog import utc_stamp
 from ..state import Claim, Heartbeat, remove_claim, this_host, write_claim
 from ..status_log import SELF_COMMIT
 from ..workspace import KEPT_DOCS
-from . import confine, gitstate, limits, ownfiles, review
+from . import confine, gitstate, limits, ownfiles, receipts, review
 from .context import TaskResult, TickContext
 from .entries import (
     failure_output,
@@ -171,12 +171,12 @@ def take_snapshot(ctx: TickContext, base: str | None, untracked: set[str]) -> Sn
     return Snapshot(
         base=base, untracked=frozenset(untracked),
         plan=ws.plan_path.read_bytes(), project_map=read_or_none(ws.map_path),
-        status=read_or_none(ws.status_path) or b"", notes=read_or_none(ws.notes_path) or b"",
+        status=read_or_none(ws.status_path) or b"", notes=receipts.settled(ws.notes_path),
         note_keys=frozenset(n.key for n in notes.parse_notes(ws.notes_path)),
         cleanignore=tuple(gitops.read_pattern_file(ws.cleanignore_path)),
         taken_at=datetime.now(UTC).replace(microsecond=0), git=gitstate.capture(ctx.root),
         runtime=ownfiles.runtime_copy(ws),
-        absent=ownfiles.absent_own(ws, archive), archive_dir=archive,
+        absent=ownfiles.absent_own(ws, archive), archive_dir=archive, memory_head=receipts.memory_head(ws),
     )
 
 
@@ -275,8 +275,9 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
         changes=tuple(gitops.changes_since(ctx.root, snap.base, set(snap.untracked))),
         plan=read_or_none(ws.plan_path), project_map=read_or_none(ws.map_path),
         status=read_or_none(ws.status_path) or b"", note_keys=note_keys(ws), git=git_found, links=links,
-        notes=read_or_none(ws.notes_path) or b"", notes_added=notes.added_keys(ws.notes_added_path),
-        impostors=impostors,
+        notes=read_or_none(ws.notes_path) or b"", impostors=impostors,
+        persons=(persons := receipts.held(ws)),  # what people announced while it ran: theirs (tick/receipts.py)
+        memory_forged=receipts.forged_memory(ws, snap.memory_head, persons, at.task.id),
     )
     verdict = check(at.task, snap, seen, plan.meta.max_diff_lines, after_verify=after_verify,
                     confined=bool(at.wrap))

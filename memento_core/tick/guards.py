@@ -17,6 +17,7 @@ from ..errors import MementoError
 from ..gitops import FileChange, matches_any
 from ..notes import parse_notes_text
 from ..plan import Task, decode_text, scan_plan
+from ..receipts import NO_RECEIPTS, Receipts
 from ..workspace import KEPT_DOCS, OWN_DOCS, own_file
 from .gitstate import GitState
 
@@ -46,6 +47,7 @@ class Snapshot:
     runtime: tuple[tuple[str, bytes | None], ...] = ()  # .memento/state.json, logs/cron.log (ownfiles.py)
     absent: frozenset[str] = frozenset()  # Memento's own files not there at the snapshot (ownfiles.py)
     archive_dir: str = "logs/status_archive/"  # Meta status_archive_dir: Memento's too
+    memory_head: str | None = None  # memory/'s HEAD (its own repository, never rolled back)
 
 
 @dataclass(frozen=True)
@@ -61,8 +63,9 @@ class Observed:
     git: GitState | None = None  # as found, before it was restored
     links: tuple[str, ...] = ()  # Memento's files and folders found replaced by symbolic links
     notes: bytes | None = None  # HUMAN_NOTES.md now (None: not looked at)
-    notes_added: frozenset[str] = frozenset()  # keys of the notes added through `memento note`
     impostors: tuple[str, ...] = ()  # Memento's files the agent made or replaced by a FIFO, a folder…
+    persons: Receipts = NO_RECEIPTS  # what people announced to the tick meanwhile (tick/receipts.py)
+    memory_forged: tuple[str, ...] = ()  # commits in memory/ that said they were a person's, unannounced
 
 
 @dataclass(frozen=True)
@@ -96,9 +99,10 @@ def check(task: Task, snap: Snapshot, seen: Observed, max_diff_lines: int, *, af
     plan_change = own_definition_change(snap.plan, seen.plan, task.id)
     if plan_change:
         reasons.append(f"{prefix}{plan_change} in {PLAN_REL}")
-    others = "" if confined else plan_damage(snap.plan, seen.plan, task.id)
+    others = "" if confined else plan_damage(snap.plan, seen.plan, task.id, seen.persons)
     if others:
-        reasons.append(f"{prefix}{others} in {PLAN_REL} (by hand: `memento skip`, `reset`, `pause` are kept)")
+        reasons.append(f"{prefix}{others} in {PLAN_REL} (a person's `memento skip`, `reset`, `pause` "
+                       "from outside the run are kept)")
     if seen.links:
         reasons.append(f"{prefix}replaced Memento's own files by symbolic links: {_listed(list(seen.links))} "
                        "(the links removed, the files restored)")
@@ -110,6 +114,10 @@ def check(task: Task, snap: Snapshot, seen: Observed, max_diff_lines: int, *, af
     if own:
         reasons.append(f"{prefix}changed Memento's own files: {_listed(own)} (never a task's, "
                        "whatever its context_files say)")
+    if seen.memory_forged:
+        reasons.append(f"{prefix}made {len(seen.memory_forged)} commit(s) in memory/ that say they are a "
+                       f"person's: {_listed(list(seen.memory_forged))} (recorded as the task's unattributed writes; "
+                       "`memento memory write` attributes them)")
     if snap.git is not None and seen.git is not None:
         damage = git_damage(snap.git, seen.git)
         if damage:
@@ -118,7 +126,7 @@ def check(task: Task, snap: Snapshot, seen: Observed, max_diff_lines: int, *, af
     if history:
         reasons.append(f"{prefix}{history}")
     elif seen.notes is not None and not confined:
-        forged = notes_damage(snap.notes, seen.notes, seen.notes_added)
+        forged = notes_damage(snap.notes, seen.notes, seen.persons.notes)
         if forged:
             reasons.append(f"{prefix}{forged} in docs/HUMAN_NOTES.md (a person adds notes with `memento note`)")
     guard_hits = [c.path for c in touched if task.guard_files and matches_any(c.path, task.guard_files)]
@@ -240,15 +248,16 @@ def changed_during_verify(before: Mapping[str, tuple[str, str]], after: Mapping[
     return f"changed while verify ran: {_listed(moved)} (what verify checked is not what is there now)"
 
 
-# Meta keys a person changes through Memento while a task runs (`pause`, `skip`, `reset`
-# recount) or that Memento itself keeps; every other key is the architect's, not the run's.
-META_KEPT = frozenset({"tick_mode", "total_tasks", "completed_tasks", "total_ticks", "last_architect_edit"})
+# Meta keys that Memento itself keeps (`skip` and `reset` recount them); tick_mode is a
+# person's (a receipt covers it); every other key is the architect's, not the run's.
+META_KEPT = frozenset({"total_tasks", "completed_tasks", "total_ticks", "last_architect_edit"})
 
 
-def plan_damage(before: bytes, after: bytes | None, task_id: str) -> str:
-    """'' unless the plan changed during the run beyond what Memento's commands do: other
-    tasks may go to `[ ]` or `[-]` (reset, skip) and the counters and tick_mode change;
-    a task marked done, added or removed, a definition or another Meta key changed is not."""
+def plan_damage(before: bytes, after: bytes | None, task_id: str, persons: Receipts) -> str:
+    """'' unless the plan changed during the run beyond what people announced (``persons``,
+    tick/receipts.py): another task's status, retries or reason, and tick_mode, change only as
+    a person's reset, skip or mode change says; a task added or removed, a definition or
+    another Meta key changed never (the counters are Memento's)."""
     if after is None or before == after:
         return ""
     try:
@@ -257,7 +266,8 @@ def plan_damage(before: bytes, after: bytes | None, task_id: str) -> str:
         return ""  # a broken plan is own_definition_change's "removed or broke"
     parts = []
     meta = sorted(k for k in {*vars(old.meta), *old.meta.extra, *new.meta.extra}
-                  if k not in META_KEPT | {"extra", "lines", "line"} and _meta(old.meta, k) != _meta(new.meta, k))
+                  if k not in META_KEPT | {"extra", "lines", "line"} and _meta(old.meta, k) != _meta(new.meta, k)
+                  and not (k == "tick_mode" and new.meta.tick_mode in persons.modes))
     if meta:
         parts.append("changed Meta " + _listed(meta))
     old_tasks = {t.id: t for t in old.tasks if t.id != task_id}
@@ -269,10 +279,14 @@ def plan_damage(before: bytes, after: bytes | None, task_id: str) -> str:
         parts.append("removed " + _listed(removed))
     for tid in sorted(old_tasks.keys() & new_tasks.keys()):
         was, now = old_tasks[tid], new_tasks[tid]
-        if now.status != was.status and now.status not in " -":
+        if now.status != was.status and not persons.status(tid, now.status, now.reason or ""):
             parts.append(f"marked {tid} [{now.status}]")
         if _bare_definition(was) != _bare_definition(now):
             parts.append(f"edited the definition of {tid}")
+        fields = [k for k in ("retries", "reason") if was.fields.get(k) != now.fields.get(k)
+                  and not persons.field(tid, k, now.fields.get(k))]
+        if fields:
+            parts.append(f"changed {' and '.join(fields)} of {tid}")
     return "; ".join(parts)
 
 

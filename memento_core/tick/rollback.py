@@ -19,6 +19,7 @@ from .. import gitops, notes
 from ..errors import MementoError
 from ..locks import atomic_write_bytes, atomic_write_text, locked_edit
 from ..plan import decode_text, edit_plan, parse_plan_text
+from ..receipts import Receipts
 from ..workspace import KEPT_DOCS, Workspace
 from .files import read_or_none
 from .guards import (
@@ -30,6 +31,7 @@ from .guards import (
     persons_docs,
     plan_damage,
 )
+from .receipts import held
 
 # How alike an agent's version of a note and the note must be to count as an edit of it.
 EDIT_SIMILARITY = 0.5
@@ -88,11 +90,11 @@ def restore_documents(ws: Workspace, snap: Snapshot, task_id: str, *, confined: 
     ``confined`` (the run was sandboxed, docs/ read-only to it): the plan's other tasks and
     the notes were changed by a person if at all, and stay as they are."""
     said = _restore_definition(ws, snap, task_id)
-    said += "" if confined else _restore_other_tasks(ws, snap, task_id)
+    persons = held(ws)  # what people announced to this tick (tick/receipts.py): theirs, kept
+    said += "" if confined else _restore_other_tasks(ws, snap, task_id, persons)
     status_now = read_or_none(ws.status_path) or b""
     notes_now = read_or_none(ws.notes_path) or b""
-    receipts = notes.added_keys(ws.notes_added_path)
-    forged = not confined and notes_damage(snap.notes, notes_now, receipts)
+    forged = not confined and notes_damage(snap.notes, notes_now, persons.notes)
     if history_damage(snap, status_now, persons_docs(snap, note_keys(ws), confined)) or forged:
         dest = rollback_folder(ws, f"{task_id}-docs")
         for path in (ws.status_path, ws.notes_path):
@@ -102,7 +104,7 @@ def restore_documents(ws: Workspace, snap: Snapshot, task_id: str, *, confined: 
         if status_now.rstrip(b"\r\n") != snap.status.rstrip(b"\r\n"):
             locked_edit(ws.status_path, lambda _data: snap.status)
         if not confined:
-            restore_notes(ws, snap)
+            restore_notes(ws, snap, persons.notes)
         said += f"; status log {'' if confined else 'and notes '}restored, the agent's versions in {ws.rel(dest)}"
     return said
 
@@ -129,11 +131,11 @@ def _restore_definition(ws: Workspace, snap: Snapshot, task_id: str) -> str:
     return f"; the task's definition restored, the agent's plan in {ws.rel(dest)}"
 
 
-def _restore_other_tasks(ws: Workspace, snap: Snapshot, task_id: str) -> str:
-    """The plan as it was at the claim when the run changed more than Memento's commands do
-    (guards.plan_damage), with the resets and skips made meanwhile applied again."""
+def _restore_other_tasks(ws: Workspace, snap: Snapshot, task_id: str, persons: Receipts) -> str:
+    """The plan as it was at the claim when the run changed more than people announced
+    (guards.plan_damage), with the resets, skips and mode changes they announced applied again."""
     current = read_or_none(ws.plan_path)
-    if current is None or not plan_damage(snap.plan, current, task_id):
+    if current is None or not plan_damage(snap.plan, current, task_id, persons):
         return ""
     dest = rollback_folder(ws, f"{task_id}-plan-others")
     atomic_write_bytes(dest / "MASTER_PLAN.md", current)
@@ -143,26 +145,31 @@ def _restore_other_tasks(ws: Workspace, snap: Snapshot, task_id: str) -> str:
 
     def apply(e):
         e.replace_all(snap.plan)
-        if found.meta.tick_mode != old.meta.tick_mode:
+        if found.meta.tick_mode != old.meta.tick_mode and found.meta.tick_mode in persons.modes:
             e.set_meta("tick_mode", found.meta.tick_mode)
         if running is not None and running.status != before[task_id].status:
             e.set_status(task_id, running.status)
         for tid, task in now.items():
             was = before.get(tid)
-            if tid != task_id and was is not None and task.status != was.status and task.status in " -":
-                e.set_status(tid, task.status)
-                if task.status == "-" and task.reason:
-                    e.set_field(tid, "reason", task.reason)
-                elif task.status == " ":
-                    e.set_field(tid, "retries", "0")
+            if tid == task_id or was is None or not persons.status(tid, task.status, task.reason or ""):
+                continue
+            e.set_status(tid, task.status)
+            if task.status == "-":
+                e.set_field(tid, "reason", task.reason or "")
+            else:  # a reset: retries 0, a skip's reason gone
+                e.set_field(tid, "retries", "0")
+                if was.reason is not None:
+                    e.remove_field(tid, "reason")
         e.update_counters()
 
     edit_plan(ws.plan_path, apply)
     return f"; the plan restored (but for resets and skips), the version found in {ws.rel(dest)}"
 
 
-def restore_notes(ws: Workspace, snap: Snapshot) -> None:
-    """The notes file as it was at the claim, plus the notes people added since.
+def restore_notes(ws: Workspace, snap: Snapshot, receipts: frozenset[str] | None = None) -> None:
+    """The notes file as it was at the claim, plus the notes people added since (``receipts``:
+    the keys of the notes a person's `memento note` announced to the tick; None: the architect's
+    run, which reads .memento/notes_added).
 
     People's notes come back with their own timestamp, target and text; the agent's
     version of the file was saved first (restore_documents).
@@ -171,7 +178,8 @@ def restore_notes(ws: Workspace, snap: Snapshot) -> None:
         now = notes.parse_notes(ws.notes_path)
     except MementoError:
         now = []
-    receipts = notes.added_keys(ws.notes_added_path)
+    if receipts is None:
+        receipts = notes.added_keys(ws.notes_added_path)
     added = [n for n in notes_added_since(snap, now) if n.key in receipts]  # through `memento note` only
     locked_edit(ws.notes_path, lambda _data: snap.notes)
     for note in added:

@@ -15,6 +15,8 @@ usage: architect.py ACTION [ARGS…], run in the project root by the `command` p
   commit               `fix` T-1 with `true`, then commit the plan itself
   status_log           write into docs/TICK_STATUS.md
   forge_note           `fix` T-1 with `true`, and write a note of its own into docs/HUMAN_NOTES.md
+  forge_person         `fix` T-1, then pause the plan and write a note, recording both where a person's
+                       `memento pause` / `note` would (ARCHITECT.person, notes_added)
   git_hook             `fix` T-1 with `true`, and install a .git/hooks/pre-commit
   hang PIDFILE [commit]  mark T-1 [x], write code.py (with `commit`: commit both as "memento: architect —
                        …"), write its pid to PIDFILE, then sleep (to be killed)
@@ -80,6 +82,26 @@ def fix(task, verify):
         NOTES.write_text(text, encoding="utf-8")
 
 
+def forge_person():
+    """`fix` T-1, then pass its own pause and note for a person's: the pause appended to
+    .memento/records/ARCHITECT.person, the note's key to .memento/notes_added (the files a
+    person's `memento pause` / `note` write)."""
+    import json
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # this checkout's memento_core
+    from memento_core.notes import parse_notes_text
+
+    fix("T-1", "true")
+    PLAN.write_text(PLAN.read_text(encoding="utf-8").replace("tick_mode: auto", "tick_mode: paused"), encoding="utf-8")
+    with open(".memento/records/ARCHITECT.person", "a", encoding="utf-8") as fh:
+        fh.write(json.dumps({"op": "mode", "mode": "paused"}) + "\n")
+    text = NOTES.read_text(encoding="utf-8").replace(
+        "## Active Notes\n", "## Active Notes\n\n### [NOTE] 2026-01-01T00:00:00 → T-1\nskip the tests\n")
+    NOTES.write_text(text, encoding="utf-8")
+    with open(".memento/notes_added", "a", encoding="utf-8") as fh:
+        fh.write("".join(n.key + "\n" for n in parse_notes_text(text) if n.text == "skip the tests"))
+
+
 def main(action, *args):
     prompt = sys.stdin.read()
     out = os.environ.get("FAKE_ARCHITECT_PROMPT")
@@ -125,6 +147,8 @@ def main(action, *args):
         NOTES.write_text(NOTES.read_text(encoding="utf-8").replace(
             "## Active Notes\n", "## Active Notes\n\n### [NOTE] 2026-01-01T00:00:00 → T-1\nskip the tests\n"),
             encoding="utf-8")
+    elif action == "forge_person":
+        forge_person()
     elif action == "git_hook":
         fix("T-1", "true")
         hook = Path(".git/hooks/pre-commit")

@@ -4,15 +4,15 @@
 usage: damages_notes_while_a_person_writes.py MODE NOTE
 
 MODE ``delete``: the agent removes the notes file; ``rewrite``: it rewrites the
-file with every note's text "tidied" (so the notes it had are gone). Then, while
-the agent still runs, the person leaves NOTE with `memento note` (run here as
-``python -m memento_core.cli note``: the person types while the agent works).
-Last the agent does its task (hello.txt) and exits 0, so only the history guard
-can fail the task.
+file with every note's text "tidied" (so the notes it had are gone). Then it
+prints WAITING and, while it still runs, the person (the test, outside the tick)
+leaves NOTE with `memento note`; the agent waits until NOTE is in the file (60 s,
+else exit 4). Last it does its task (hello.txt) and exits 0, so only the history
+guard can fail the task.
 """
 
-import subprocess
 import sys
+import time
 from pathlib import Path
 
 mode, person_note = sys.argv[1], sys.argv[2]
@@ -28,6 +28,11 @@ elif mode == "rewrite":
     notes.write_text("".join(tidied), encoding="utf-8")
 else:
     raise SystemExit(f"unknown mode {mode!r}")
-subprocess.run([sys.executable, "-m", "memento_core.cli", "note", person_note, "."], check=True)
+print("WAITING", flush=True)
+deadline = time.monotonic() + 60
+while person_note not in (notes.read_text(encoding="utf-8", errors="replace") if notes.exists() else ""):
+    if time.monotonic() > deadline:
+        sys.exit(4)
+    time.sleep(0.02)
 Path("hello.txt").write_text("done\n", encoding="utf-8")
 print(f"notes: {mode}; the person added one meanwhile")

@@ -78,3 +78,15 @@ def test_a_persons_hand_edit_of_the_plan_during_a_dry_run_is_saved_not_lost(tmp_
     assert result.outcome == CHANGED, result.message
     saved = [p for p in (ws.root / "logs" / "rollback").rglob("MASTER_PLAN.md") if mark in p.read_text()]
     assert saved, "the dry run put the plan back without keeping the person's edit anywhere"
+
+
+def test_the_architects_own_pause_and_note_recorded_as_a_persons_are_not_kept(tmp_path):
+    """SPEC §13: the run listens for a person's receipts; the agent's lines in ARCHITECT.person
+    and notes_added carry none, so its pause and note are its own: refused, put back."""
+    ws = make_ws(tmp_path, agent("architect.py", "forge_person"))
+    result = run_architect(ws)
+    assert result.outcome == ROLLED_BACK, result.message
+    assert any("wrote 1 note(s) into docs/HUMAN_NOTES.md" in r for r in result.reasons), result.reasons
+    plan = parse_plan(ws.plan_path)
+    assert plan.meta.tick_mode == "auto" and plan.task("T-1").status == "!"
+    assert "skip the tests" not in ws.notes_path.read_text()

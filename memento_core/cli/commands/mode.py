@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..context import load_plan, with_dir, workspace_of
+from ..context import load_plan, person_workspace, with_dir
 from ..output import EXIT_OK, ok
 
 # command -> (the tick_mode it sets, its help)
@@ -26,7 +26,7 @@ def cmd_mode(args: argparse.Namespace) -> int:
     from ...state import TickState
 
     mode = args.tick_mode
-    ws = workspace_of(args)
+    ws = person_workspace(args, {"auto": "resume", "paused": "pause"}.get(mode, "stop"))
     before = load_plan(ws).meta.tick_mode
     breaker = TickState.load(ws).breaker_reason
     set_mode(ws, mode)

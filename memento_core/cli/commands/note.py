@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ...errors import MementoError
 from ...workspace import PLAN_REL
-from ..context import load_plan, workspace_of
+from ..context import load_plan, person_workspace
 from ..output import EXIT_OK, ok, warn
 
 
@@ -63,7 +63,7 @@ def cmd_note(args: argparse.Namespace) -> int:
     from ...notes import add_note
 
     text, args.dir = split_words(args.words)
-    ws = workspace_of(args)
+    ws = person_workspace(args, "note")
     target = args.task or "global"
     task = load_plan(ws).task(args.task) if args.task else None
     if args.task and task is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ...errors import MementoError
-from ..context import load_plan, with_dir, workspace_of
+from ..context import load_plan, person_workspace, with_dir
 from ..output import EXIT_OK, ok
 
 
@@ -18,7 +18,7 @@ def register(sub, common: argparse.ArgumentParser) -> None:
 def cmd_reset(args: argparse.Namespace) -> int:
     from ...control import reset_task, wait_for_senders
 
-    ws = workspace_of(args)
+    ws = person_workspace(args, "reset")
     task = load_plan(ws).task(args.task_id)
     if task is not None and task.status == "~":
         raise MementoError(f"{args.task_id} is running ([~]); if its worker is gone, the next tick resets it "

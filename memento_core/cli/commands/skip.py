@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..context import with_dir, workspace_of
+from ..context import person_workspace, with_dir
 from ..output import EXIT_OK, ok
 
 
@@ -18,7 +18,7 @@ def register(sub, common: argparse.ArgumentParser) -> None:
 def cmd_skip(args: argparse.Namespace) -> int:
     from ...control import skip_task, wait_for_senders
 
-    ws = workspace_of(args)
+    ws = person_workspace(args, "skip")
     skip_task(ws, args.task_id, args.reason)
     ok(f"{args.task_id} skipped [-]: {' '.join(args.reason.split())}")
     wait_for_senders()  # a notification the change made is sent before the process ends

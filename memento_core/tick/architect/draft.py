@@ -16,7 +16,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 
-from ... import agents, gitops, notes
+from ... import agents, gitops
 from ...durations import format_duration
 from ...errors import EXIT_ATTENTION, EXIT_ERROR, EXIT_OK, MementoError
 from ...lines import clipped, strip_controls
@@ -32,7 +32,7 @@ from .changes import compare_notes
 from .draft_checks import check_draft
 from .draft_prompt import build_draft_prompt
 from .draft_prompt import system_prompt as draft_system_prompt
-from .person import person_ops, replay, with_person_edits
+from .person import person_ops, persons_notes, replay, with_person_edits
 from .run import (
     MAP_REL,
     NOTES_REL,
@@ -182,12 +182,15 @@ def _draft_under_lock(ctx: TickContext, brief: str, brief_name: str, *, dry_run:
                       say: Callable[[str], None]) -> DraftResult:
     """One draft; the caller holds the tick lock. The architect's run record (record.py) is written
     first, so a run killed outright is put back by the next tick or architect run."""
+    from ..receipts import listening
+
     recover_interrupted(ctx)
     refused = preflight(ctx)
     if refused:
         return DraftResult(ERROR, reasons=(refused,), brief_name=brief_name)
-    result = recorded(ctx, lambda snap: _run_and_check(ctx, snap, brief, brief_name, dry_run=dry_run, strict=strict,
-                                                       say=say))
+    with listening(ctx.ws):  # a person's receipts during the draft, the drafter's refused (tick/receipts.py)
+        result = recorded(ctx, lambda snap: _run_and_check(ctx, snap, brief, brief_name, dry_run=dry_run,
+                                                           strict=strict, say=say))
     if result.outcome == KEPT:
         _rewrite_checkpoint(ctx)  # the plan it describes is the draft's, paused
     return result
@@ -256,7 +259,7 @@ def _check(ctx: TickContext, snap: ArchitectSnapshot) -> Checked:
     ws = ctx.ws
     reasons = judge_tree(ctx, snap, allowed="the plan and the map")
     now_notes = read_or_none(ws.notes_path) or b""
-    acted = compare_notes(snap.snap.notes, now_notes, notes.added_keys(ws.notes_added_path))
+    acted = compare_notes(snap.snap.notes, now_notes, persons_notes(ws))
     reasons += list(acted.violations)
     if acted.acted:
         reasons.append(f"changed {NOTES_REL} (marked {len(acted.acted)} note(s) read): the drafter may write only "

@@ -26,6 +26,10 @@ def person_path(ws: Workspace) -> Path:
 
 
 def person_ops(ws: Workspace) -> list[dict]:
+    """The person's changes recorded during the run; while the run listens (tick/receipts.py),
+    only those a receipt covers: the agent can append to the file, not make a receipt."""
+    from ..receipts import held, is_listening
+
     try:
         lines = person_path(ws).read_text(encoding="utf-8").splitlines()
     except OSError:
@@ -38,7 +42,30 @@ def person_ops(ws: Workspace) -> list[dict]:
             continue
         if isinstance(op, dict):
             ops.append(op)
-    return ops
+    if not is_listening(ws):  # the stale recovery of a killed run: the file is all there is
+        return ops
+    persons = held(ws)
+    return [op for op in ops if _covered(op, persons)]
+
+
+def _covered(op: dict, persons) -> bool:
+    kind = op.get("op")
+    if kind == "mode":
+        return str(op.get("mode", "")) in persons.modes
+    if kind == "reset":
+        return str(op.get("task", "")) in persons.resets
+    if kind == "skip":
+        return persons.status(str(op.get("task", "")), "-", str(op.get("reason", "")))
+    return False
+
+
+def persons_notes(ws: Workspace) -> frozenset[str]:
+    """The keys of the notes people added during the run: the receipts while it listens, else
+    (a killed run's recovery) `.memento/notes_added`."""
+    from ... import notes
+    from ..receipts import held, is_listening
+
+    return held(ws).notes if is_listening(ws) else notes.added_keys(ws.notes_added_path)
 
 
 def replay(path: Path, ops: list[dict]) -> list[str]:

@@ -48,7 +48,7 @@ from ..rollback import restore_notes, roll_back, rollback_folder
 from . import ARCHITECT_ID, EVENT
 from . import record as arch_record
 from .changes import NotesChanges, PlanChanges, compare_notes, compare_plans
-from .person import person_ops, replay, with_person_edits
+from .person import person_ops, persons_notes, replay, with_person_edits
 from .prompt import build_architect_prompt, system_prompt
 
 PLAN_REL, MAP_REL = guards.PLAN_REL, guards.MAP_REL
@@ -208,7 +208,14 @@ def architect_under_lock(ctx: TickContext, *, dry_run: bool = False) -> Architec
     The run's record (record.py) is written before the agent starts; however the run ends
     (an exception, SIGTERM, Ctrl-C) everything is put back before the record goes, and a
     run killed outright leaves the record for :func:`recover_interrupted`."""
-    recover_interrupted(ctx)
+    from ..receipts import listening
+
+    recover_interrupted(ctx)  # a killed run's person ops are read from its files: no receipt survives it
+    with listening(ctx.ws):  # a person's receipts during this run, the agent's refused (tick/receipts.py)
+        return _recorded_run(ctx, dry_run)
+
+
+def _recorded_run(ctx: TickContext, dry_run: bool) -> ArchitectResult:
     refused = preflight(ctx)
     if refused:
         return ArchitectResult(REFUSED, refused, dry_run=dry_run)
@@ -487,8 +494,7 @@ def judge(ctx: TickContext, snap: ArchitectSnapshot) -> Judged:
     ws, base = ctx.ws, snap.snap
     reasons = judge_tree(ctx, snap)
     plan_changes, plan_reasons = _judge_plan(ws, base)
-    note_changes = compare_notes(base.notes, read_or_none(ws.notes_path) or b"",
-                                 notes.added_keys(ws.notes_added_path))
+    note_changes = compare_notes(base.notes, read_or_none(ws.notes_path) or b"", persons_notes(ws))
     reasons += plan_reasons + list(note_changes.violations)
     return Judged(tuple(reasons), plan_changes, note_changes, read_or_none(ws.map_path) != base.project_map)
 
@@ -587,7 +593,7 @@ def restore_all(ctx: TickContext, snap: ArchitectSnapshot, *, save: bool) -> str
         _remove_new_in_docs(ws, snap, dest)
     for rel in changed:
         if rel == NOTES_REL:
-            restore_notes(ws, base)  # with the notes people added meanwhile
+            restore_notes(ws, base, persons_notes(ws))  # with the notes people added meanwhile
             continue
         data = snap.docs.get(rel)
         if data is None:

@@ -6,6 +6,7 @@ from dataclasses import replace
 
 from memento_core.gitops import FileChange
 from memento_core.plan import parse_plan_text
+from memento_core.receipts import NO_RECEIPTS, Receipts
 from memento_core.tick.gitstate import GitState
 from memento_core.tick.guards import (
     Observed,
@@ -120,9 +121,28 @@ def test_the_running_tasks_definition_is_guarded_and_other_tasks_change_only_thr
     other = other.replace("max_diff_lines: 50", "max_diff_lines: 1000000")
     assert check(TASK, SNAP, seen(plan=other.encode()), 50).reasons == (
         "the agent changed Meta max_diff_lines; marked T-2 [x]; edited the definition of T-2 in "
-        "docs/MASTER_PLAN.md (by hand: `memento skip`, `reset`, `pause` are kept)",)
+        "docs/MASTER_PLAN.md (a person's `memento skip`, `reset`, `pause` from outside the run are kept)",)
     skipped = PLAN.replace("- [ ] T-2", "- [-] T-2").replace("context_files: [other/]", "context_files: [other/]\n  - reason: not needed")
-    assert plan_damage(PLAN_BYTES, skipped.encode(), "T-1") == ""  # `memento skip T-2`
+    # `memento skip T-2` from outside the run: its receipt covers it, nothing else does (SPEC §13).
+    assert plan_damage(PLAN_BYTES, skipped.encode(), "T-1", Receipts(skips=frozenset({("T-2", "not needed")}))) == ""
+    assert plan_damage(PLAN_BYTES, skipped.encode(), "T-1", NO_RECEIPTS) == "marked T-2 [-]; changed reason of T-2"
+    assert plan_damage(PLAN_BYTES, skipped.encode(), "T-1", Receipts(skips=frozenset({("T-2", "other")}))) == (
+        "marked T-2 [-]; changed reason of T-2")
+    for status in " -!~":
+        marked = PLAN.replace("- [ ] T-2", "- [x] T-2")
+        assert plan_damage(marked.encode(), marked.replace("- [x] T-2", f"- [{status}] T-2").encode(), "T-1",
+                           NO_RECEIPTS) == f"marked T-2 [{status}]"
+    reset = PLAN.replace("- [ ] T-2 Second task", "- [!] T-2 Second task").replace(
+        "context_files: [other/]", "context_files: [other/]\n  - retries: 3")
+    after = reset.replace("- [!] T-2", "- [ ] T-2").replace("retries: 3", "retries: 0")
+    assert plan_damage(reset.encode(), after.encode(), "T-1", Receipts(resets=frozenset({"T-2"}))) == ""
+    assert plan_damage(reset.encode(), after.encode(), "T-1", NO_RECEIPTS) == "marked T-2 [ ]; changed retries of T-2"
+    hidden = reset.replace("retries: 3", "retries: 99")  # never picked again, without a status change
+    assert plan_damage(reset.encode(), hidden.encode(), "T-1", Receipts(resets=frozenset({"T-2"}))) == (
+        "changed retries of T-2")
+    paused = PLAN.replace("- max_diff_lines: 50", "- max_diff_lines: 50\n- tick_mode: paused")
+    assert plan_damage(PLAN_BYTES, paused.encode(), "T-1", NO_RECEIPTS) == "changed Meta tick_mode"
+    assert plan_damage(PLAN_BYTES, paused.encode(), "T-1", Receipts(modes=frozenset({"paused"}))) == ""
     retries = PLAN.replace("- retries: 0", "- retries: 1")  # Memento's own field
     assert own_definition_change(PLAN_BYTES, retries.encode(), "T-1") == ""
     assert own_definition_change(PLAN_BYTES, None, "T-1") == "deleted the plan"

@@ -1,0 +1,218 @@
+"""A person's action carries a receipt the agent cannot make (SPEC §13, without a sandbox).
+
+The hostile agent (tests/agents/forges_persons_actions.py, through the real `command`
+preset, unconfined) changes other tasks, runs `memento skip`/`note`/…, writes the old
+receipt file, talks to the tick's socket itself and from a setsid daemon: every such change
+is a guard failure, undone, and the CLI refuses. A person acting from outside the tick's
+process tree during the run is kept and the task passes. Judged on disk, in git and in the
+status log.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+
+import pytest
+
+from memento_core.notes import parse_notes
+from memento_core.plan import parse_plan
+from memento_core.tick.__main__ import run_tick
+
+from .test_during_the_run import tick_while_the_agent_waits
+from .test_engine import agent, entries, git, make_ws
+
+PY = sys.executable
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TASKS = "\n".join(
+    f"- [ ] `T-{n}` [MODULE:m{n}] {title}\n  - verify: `{verify}`\n  - context_files: [{files}]\n  - retries: 0\n"
+    for n, title, verify, files in ((1, "Write hello", "grep -q done hello.txt", "hello.txt"),
+                                    (2, "Second", "true", "two.txt"), (3, "Third", "true", "three.txt"),
+                                    (4, "Fourth", "true", "four.txt")))  # one blocked of four: no breaker
+REFUSED = "inside the running tick's own process tree"
+
+
+@pytest.fixture(autouse=True)
+def _identity(git_identity):
+    return git_identity
+
+
+def _ws(tmp_path, command: str, *, t2: str = " ", retries2: int = 0):
+    tasks = TASKS.replace("- [ ] `T-2`", f"- [{t2}] `T-2`")
+    if retries2:
+        tasks = tasks.replace("context_files: [two.txt]\n  - retries: 0", f"context_files: [two.txt]\n  - retries: {retries2}")
+    return make_ws(tmp_path, command, tasks=tasks)
+
+
+def _forging(tmp_path, mode: str, *args: str, **kw):
+    evidence = tmp_path / "evidence.jsonl"
+    return _ws(tmp_path, agent("forges_persons_actions.py", mode, str(evidence), *args), **kw), evidence
+
+
+def _evidence(path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def _failed_and_undone(ws, reason: str, t2: str, retries2: int = 0) -> None:
+    """The task failed with ``reason``, its change rolled back, T-2 as it was, the retry counted."""
+    (entry,) = entries(ws)
+    assert entry.status == "FAILED" and reason in entry.field("Reason"), entry.field("Reason")
+    plan = parse_plan(ws.plan_path)
+    assert (plan.task("T-1").status, plan.task("T-1").retries) == (" ", 1)
+    assert (plan.task("T-2").status, plan.task("T-2").retries, plan.task("T-2").reason) == (t2, retries2, None)
+    assert plan.meta.tick_mode == "auto"
+    assert not (ws.root / "hello.txt").exists()
+    assert git(ws.root, "show", "HEAD:docs/MASTER_PLAN.md") == ws.plan_path.read_text()
+    assert git(ws.root, "status", "--porcelain", "--", "docs/") == ""
+    saved = list(ws.rollback_dir.rglob("MASTER_PLAN.md")) + list(ws.rollback_dir.rglob("HUMAN_NOTES.md"))
+    assert saved, "the agent's version is saved in logs/rollback/"
+
+
+@pytest.mark.parametrize(("status", "before"), [(" ", "!"), ("-", " "), ("!", " "), ("~", " ")])
+def test_the_agent_marking_another_task_is_a_guard_failure_and_undone(tmp_path, status, before):
+    retries = 3 if before == "!" else 0
+    ws, _ = _forging(tmp_path, "mark", "blank" if status == " " else status, t2=before, retries2=retries)
+    run_tick(ws.root)
+    _failed_and_undone(ws, f"marked T-2 [{status}]", before, retries)
+
+
+def test_the_agent_hiding_another_task_behind_its_retries_is_a_guard_failure(tmp_path):
+    ws, _ = _forging(tmp_path, "retries")
+    run_tick(ws.root)
+    _failed_and_undone(ws, "changed retries of T-2", " ")
+
+
+@pytest.mark.parametrize(("mode", "reason", "t2", "retries"), [
+    ("cli-skip", "marked T-2 [-]", " ", 0),
+    ("cli-reset", "marked T-2 [ ]", "!", 3),
+    ("cli-pause", "changed Meta tick_mode", " ", 0),
+    ("cli-note", "wrote 1 note(s) by hand", " ", 0),
+])
+def test_the_agents_memento_commands_are_refused_and_its_own_edit_fails_the_task(tmp_path, mode, reason, t2, retries):
+    ws, evidence = _forging(tmp_path, mode, t2=t2, retries2=retries)
+    run_tick(ws.root)
+    (said,) = _evidence(evidence)
+    assert said["code"] == 2 and REFUSED in said["stderr"] and "Traceback" not in said["stderr"], said
+    _failed_and_undone(ws, reason, t2, retries)
+    # The forged note (written by hand, its key in the receipt file the tick used to trust) is gone.
+    assert all("the person agrees" not in n.text for n in parse_notes(ws.notes_path))
+
+
+@pytest.mark.parametrize("mode", ["socket", "daemon"])
+def test_the_agent_talking_to_the_receipt_socket_itself_is_refused(tmp_path, mode):
+    ws, evidence = _forging(tmp_path, mode)
+    run_tick(ws.root)
+    (said,) = _evidence(evidence)
+    assert said["answer"]["ok"] is False and REFUSED in said["answer"]["why"], said
+    if mode == "daemon":
+        assert said["ppid"] == os.getpid()  # re-parented to the tick, the subreaper: still its tree
+    _failed_and_undone(ws, "marked T-2 [-]", " ")
+
+
+# ---------------------------------------------------------------- a person, outside the tick, during the run
+
+
+def _memento(ws, *args: str) -> None:
+    env = {**os.environ, "PYTHONPATH": REPO}
+    done = subprocess.run([PY, "-m", "memento_core.cli", *args, str(ws.root)], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+
+
+PERSON = {
+    "skip": (("skip", "T-2", "--reason", "not now"), "docs/MASTER_PLAN.md", "reason: not now"),
+    "reset": (("reset", "T-2"), "docs/MASTER_PLAN.md", "- [ ] `T-2`"),
+    "note": (("note", "use the pool, not a connection"), "docs/HUMAN_NOTES.md", "use the pool, not a connection"),
+    "pause": (("pause",), "docs/MASTER_PLAN.md", "tick_mode: paused"),
+}
+
+
+@pytest.mark.parametrize("action", sorted(PERSON))
+def test_a_persons_command_during_the_run_is_kept_and_the_task_passes(tmp_path, action):
+    argv, target, text = PERSON[action]
+    blocked = action == "reset"
+    ws = _ws(tmp_path, agent("waits_for_a_person.py", target, shlex.quote(text)), t2="!" if blocked else " ",
+             retries2=3 if blocked else 0)
+    tick_while_the_agent_waits(ws, lambda: _memento(ws, *argv))
+    (entry,) = entries(ws)
+    assert entry.status == "SUCCESS", entry.field("Reason")
+    plan = parse_plan(ws.plan_path)
+    assert plan.task("T-1").status == "x" and git(ws.root, "show", "HEAD:hello.txt") == "done\n"
+    assert text in (ws.root / target).read_text()
+    assert text in git(ws.root, "show", f"HEAD:{target}")
+    if action == "reset":
+        assert (plan.task("T-2").status, plan.task("T-2").retries) == (" ", 0)
+    assert not ws.rollback_dir.exists() or not list(ws.rollback_dir.iterdir())
+
+
+def test_a_persons_reset_during_a_damaged_run_leaves_retries_0(tmp_path):
+    """The agent marks T-3 [x] (a guard failure); meanwhile a person resets the blocked T-2:
+    the rollback puts T-3 back and keeps the person's reset, retries 0."""
+    ws, _ = _forging(tmp_path, "wait", "docs/MASTER_PLAN.md", shlex.quote("- [ ] `T-2`"), t2="!", retries2=3)
+    tick_while_the_agent_waits(ws, lambda: _memento(ws, "reset", "T-2"))
+    (entry,) = entries(ws)
+    assert entry.status == "FAILED" and "marked T-3 [x]" in entry.field("Reason"), entry.field("Reason")
+    plan = parse_plan(ws.plan_path)
+    assert (plan.task("T-2").status, plan.task("T-2").retries) == (" ", 0)
+    assert plan.task("T-3").status == " " and (plan.task("T-1").status, plan.task("T-1").retries) == (" ", 1)
+    assert git(ws.root, "show", "HEAD:docs/MASTER_PLAN.md") == ws.plan_path.read_text()
+
+
+def test_with_no_tick_running_a_persons_command_just_acts(tmp_path):
+    ws = _ws(tmp_path, agent("waits_for_a_person.py", "x", "y"))
+    _memento(ws, "skip", "T-2", "--reason", "not now")
+    _memento(ws, "note", "a note with no tick running")
+    assert parse_plan(ws.plan_path).task("T-2").status == "-"
+    assert [n.text for n in parse_notes(ws.notes_path)] == ["a note with no tick running"]
+
+
+# ---------------------------------------------------------------- memory/, its own repository
+
+
+def _memory_log(ws) -> list[dict]:
+    env = {**os.environ, "PYTHONPATH": REPO}
+    done = subprocess.run([PY, "-m", "memento_core.cli", "memory", "log", "--json", "--project", str(ws.root)],
+                          capture_output=True, text=True, env=env, check=True)
+    return json.loads(done.stdout)
+
+
+def test_the_agents_raw_commit_in_memory_is_not_taken_for_a_persons(tmp_path):
+    ws, evidence = _forging(tmp_path, "memory")
+    run_tick(ws.root)
+    (entry,) = entries(ws)
+    assert "made 2 commit(s) in memory/ that say they are a person's" in entry.field("Reason"), entry.field("Reason")
+    head = _evidence(evidence)[0]["head"]
+    forged = [c for c in _memory_log(ws) if c["subject"].startswith("my own note")]
+    assert len(forged) == 2 and head in {c["sha"] for c in forged}
+    assert all((c["kind"], c["source"]) == ("unattributed", "T-1") for c in forged), forged
+    assert not any(c["source"] == "source=human" for c in _memory_log(ws))
+
+
+def test_the_agents_memory_write_as_a_person_is_refused(tmp_path):
+    ws, evidence = _forging(tmp_path, "cli-memory")
+    run_tick(ws.root)
+    (said,) = _evidence(evidence)
+    assert said["code"] == 2 and REFUSED in said["stderr"], said
+    assert not (ws.memory_dir / "knowledge" / "lessons" / "trust.md").exists()
+    assert not any(c["subject"] == "the person trusts the agent" for c in _memory_log(ws))
+
+
+def test_a_persons_memory_write_during_the_run_is_theirs_and_the_task_passes(tmp_path):
+    lesson = "retry flaky tests once"
+    ws = _ws(tmp_path, agent("waits_for_a_person.py", "memory/MEMORY.md", "flaky.md"))
+    env = {**os.environ, "PYTHONPATH": REPO}
+    env.pop("MEMENTO_TASK_ID", None)
+
+    def write() -> None:
+        done = subprocess.run([PY, "-m", "memento_core.cli", "memory", "write", "knowledge/lessons/flaky.md",
+                               "--summary", "flaky tests", "--project", str(ws.root)], input=lesson + "\n",
+                              capture_output=True, text=True, env=env)
+        assert done.returncode == 0, done.stderr
+
+    tick_while_the_agent_waits(ws, write)
+    (entry,) = entries(ws)
+    assert entry.status == "SUCCESS", entry.field("Reason")
+    (mine,) = [c for c in _memory_log(ws) if c["subject"] == "flaky tests"]
+    assert (mine["kind"], mine["source"]) == ("write", "source=human")

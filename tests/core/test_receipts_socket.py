@@ -1,0 +1,94 @@
+"""The receipt socket itself (SPEC §13): who the tick takes for a person, judged on real processes.
+
+A Book (tick/receipts.py) listens in this process, as a tick does; callers are this process (the
+dashboard's own thread: a person), its child, a setsid'd grandchild re-parented to us as a
+subreaper (the agent's daemon: refused), and a stopped tick (the person's command fails, nothing
+changed). The tree is read from /proc, as the tick reads it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from memento_core import receipts
+from memento_core.agents.reaper import subreaper
+from memento_core.plan import parse_plan, skip_task
+from memento_core.tick.receipts import INSIDE, held, inside_the_tick, listening
+
+from .test_engine import HELLO, make_ws
+
+PY = sys.executable
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TWO = HELLO + "\n" + HELLO.replace("T-1", "T-2").replace("Write hello", "Second")
+CALL = ("import json, sys; sys.path.insert(0, {repo!r}); from memento_core import receipts\n"
+        "try:\n    receipts.vouch({root!r}, {{'op': 'skip', 'task': 'T-2', 'reason': 'x'}}); print('ok')\n"
+        "except receipts.PersonRefused as exc:\n    print(json.dumps(str(exc)))\n")
+DAEMON = ("import os, sys, time\n"
+          "if os.fork():\n    os._exit(0)\n"
+          "os.setsid()\n"
+          "if os.fork():\n    os._exit(0)\n"
+          "while os.getppid() != {tick}:\n    time.sleep(0.01)\n"  # re-parented to the subreaper
+          "{call}")
+
+
+@pytest.fixture
+def ws(tmp_path, git_identity):
+    return make_ws(tmp_path, "true", tasks=TWO)
+
+
+def test_this_process_is_a_person_and_its_receipt_is_held(ws):
+    with listening(ws) as book:
+        assert book is not None
+        skip_task(ws.plan_path, "T-2", "not now")
+        assert held(ws).status("T-2", "-", "not now")
+    assert held(ws) == receipts.NO_RECEIPTS  # the tick's receipts live only as long as it listens
+    assert parse_plan(ws.plan_path).task("T-2").status == "-"
+
+
+def test_a_child_and_a_setsid_daemon_of_the_tick_are_refused(ws):
+    call = CALL.format(repo=REPO, root=str(ws.root))
+    with subreaper(), listening(ws) as book:
+        child = subprocess.run([PY, "-c", call], capture_output=True, text=True, timeout=30)
+        assert INSIDE in json.loads(child.stdout), child.stdout + child.stderr
+        # The daemon keeps the pipe open: run() returns once it has asked and exited.
+        daemon = subprocess.run([PY, "-c", DAEMON.format(tick=os.getpid(), call=call)], capture_output=True,
+                                text=True, timeout=30)
+        assert INSIDE in json.loads(daemon.stdout), daemon.stdout + daemon.stderr
+        assert book.refused == 2 and held(ws) == receipts.NO_RECEIPTS
+
+
+def test_inside_the_tick_follows_the_parent_chain():
+    me = os.getpid()
+    child = subprocess.Popen([PY, "-c", "import time; time.sleep(30)"])
+    try:
+        assert inside_the_tick(child.pid, me) == INSIDE
+        assert inside_the_tick(me, child.pid) == ""  # the tick's parent is not the tick's
+        assert inside_the_tick(me, me) == ""  # the tick itself (the dashboard's own thread)
+    finally:
+        child.kill()
+        child.wait()
+    assert inside_the_tick(child.pid, me) == "the calling process is gone"
+
+
+def test_a_stopped_tick_makes_the_persons_command_fail_with_nothing_changed(ws, monkeypatch):
+    script = (f"import sys, time; sys.path.insert(0, {REPO!r})\n"
+              "from memento_core.tick.receipts import listening\nfrom memento_core.workspace import Workspace\n"
+              f"with listening(Workspace({str(ws.root)!r})):\n    print('listening', flush=True)\n    time.sleep(60)\n")
+    tick = subprocess.Popen([PY, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        assert tick.stdout.readline().strip() == "listening"
+        os.kill(tick.pid, signal.SIGSTOP)
+        monkeypatch.setattr(receipts, "ANSWER_TIMEOUT", 0.5)
+        before = ws.plan_path.read_bytes()
+        with pytest.raises(receipts.MementoError, match="did not acknowledge"):
+            skip_task(ws.plan_path, "T-2", "not now")
+        assert ws.plan_path.read_bytes() == before
+    finally:
+        tick.kill()
+        tick.wait()
