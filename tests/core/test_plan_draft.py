@@ -265,7 +265,8 @@ def test_red_first_runs_in_parallel_up_to_workers_max(tmp_path):
     ("lint", EMPTY, r"docs/MASTER_PLAN\.md:\d+: T-102 verify: a backtick is never closed"),
     ("move_task", WITH_DONE, r"docs/MASTER_PLAN\.md:\d+: T-102 moved from Phase 1 to Phase 2"),
     ("meta_limit", WITH_DONE, r"docs/MASTER_PLAN\.md:6: the Meta limit max_retries changed"),
-    ("meta_path", WITH_DONE, r"docs/MASTER_PLAN\.md:4: the Meta key status_archive_dir changed"),
+    # refused twice over: the Meta key changed, and (the archive gate) a status_archive_dir outside the project
+    ("meta_path", WITH_DONE, r"docs/MASTER_PLAN\.md:4: (the Meta key status_archive_dir changed|Meta `status_archive_dir`: .* inside the project)"),
     ("other_file", EMPTY, r"changed files other than .*src/sneaky\.py"),
     ("mark_notes", EMPTY, r"changed docs/HUMAN_NOTES\.md \(marked 1 note\(s\) read\)"),
     ("nothing", EMPTY, r"the draft adds no task"),
@@ -295,23 +296,31 @@ def test_the_cli_prints_the_refusals_with_their_lines(tmp_path):
 
 
 def test_a_persons_note_written_during_a_refused_draft_is_kept(tmp_path):
+    # The draft runs in its own process (`memento plan draft`), the person's note comes from
+    # outside it, as from another shell: a note from inside the draft's process tree would be
+    # the drafter's own, refused (a person's action carries a receipt, SPEC §13).
     ws = make_ws(tmp_path)
     flag = tmp_path / "go"
     head = git(ws.root, "rev-parse", "HEAD").strip()
-    done: list = []
-    runner = threading.Thread(target=lambda: done.append(draft_plan(ws, f"MODE: wait:{flag}:no_verify")))
-    runner.start()
+    brief = tmp_path / "brief.txt"
+    brief.write_text(f"MODE: wait:{flag}:no_verify")
+    runner = subprocess.Popen([sys.executable, "-m", "memento_core.cli", "plan", "draft", str(brief), str(ws.root)],
+                              cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         for _ in range(3000):  # the drafter has started
             if Path(str(flag) + ".started").exists():
                 break
-            runner.join(0.01)
+            try:
+                runner.wait(0.01)
+                break
+            except subprocess.TimeoutExpired:
+                pass
         r = memento("note", "keep the greeting short", str(ws.root), cwd=tmp_path)
         assert r.returncode == 0, r.stderr
     finally:
         flag.write_text("1")
-        runner.join(60)
-    assert done and done[0].outcome == REFUSED
+        out, err = runner.communicate(timeout=120)
+    assert runner.returncode == 1, err  # refused
     assert "keep the greeting short" in ws.notes_path.read_text()
     assert parse_plan(ws.plan_path).tasks == ()
     assert git(ws.root, "rev-parse", "HEAD").strip() == head
