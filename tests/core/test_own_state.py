@@ -10,6 +10,7 @@ modes (tests/core/modes.py), and judges on disk, in git, at the ledger and at a 
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 
@@ -88,3 +89,69 @@ def test_fill_commit_writes_into_the_field_line_not_into_a_worker_text_after_it(
     fill_commit(status, "abc1234")
     assert status.read_text().splitlines()[1:] == [
         "- **Git Commit**: `abc1234`", f"- **Outputs**: see - **Git Commit**: {PENDING_COMMIT}"]
+
+
+# ---------------------------------------------------------------- the agent's output through a pipe
+
+
+def _with_config(ws, *, agent_lines: str = "", extra: str = "") -> None:
+    text = ws.config_path.read_text().replace("[agent]\n", "[agent]\n" + agent_lines, 1) + extra
+    ws.config_path.write_text(text)
+    git(ws.root, "commit", "-qam", "config")
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("how", ["truncate", "overwrite", "reopen"])
+def test_an_agent_erasing_its_stdout_erases_neither_mementos_lines_nor_its_usage(tmp_path, mode, how):
+    from memento_core import spending
+
+    ws = make_ws(tmp_path, agent("erases_its_output.py", how, "5"), sandbox=mode)
+    _with_config(ws, agent_lines='output = "claude"\n', extra="[budget]\ntask_usd = 0.5\n")
+    outcome = run_tick(ws.root)
+    (result,) = outcome.results
+    assert not result.passed and result.reason == "task budget exceeded: $5.000 of $0.50"
+    (last,) = entries(ws)
+    assert last.status == "FAILED" and "$5.000" in last.field("Usage")
+    assert spending.read_ledger(ws)["days"][spending.today()]["cost_usd"] == 5.0
+    assert (ws.root / "hello.txt").exists() is False  # rolled back
+    log = (ws.root / last.log_path).read_text()
+    assert log.startswith("[memento] prompt ") and "[memento] tick #1 task T-1" in log
+    assert '"total_cost_usd": 5.0' in log and "[memento] usage: 900.0k in / 90.0k out tokens, $5.000" in log
+    assert "agent exited with code 0" in log
+
+
+def test_a_process_keeping_the_pipe_open_never_hangs_the_copy(tmp_path):
+    """The write end held by something Memento cannot kill: the copy ends a bounded drain later,
+    with everything written before it in the log."""
+    from memento_core.agents.logpipe import LogPipe
+
+    log = tmp_path / "tick.log"
+    pipe = LogPipe(log)
+    kept = os.dup(pipe.write_fd)  # a stray's copy of the command's stdout
+    pipe.started()
+    try:
+        os.write(kept, b"written by the stray\n")
+        pipe.finish(within=0.3)
+        assert not pipe._thread.is_alive() and pipe.read_fd == -1
+        assert log.read_bytes() == b"written by the stray\n"
+        with pytest.raises(BrokenPipeError):  # the read end is closed: the stray can write no more
+            os.write(kept, b"more")
+    finally:
+        os.close(kept)
+
+
+def test_a_flood_through_the_pipe_keeps_the_logs_first_and_last_bytes_and_the_usage(tmp_path, monkeypatch):
+    from memento_core.agents import logcap, logpipe
+
+    monkeypatch.setattr(logcap, "KEEP", 100_000)
+    monkeypatch.setattr(logpipe, "KEEP", 100_000)
+    both = agent("floods_log.py", str(3_000_000)) + " && " + agent("erases_its_output.py", "truncate", "0.25")
+    ws = make_ws(tmp_path, f"/bin/sh -c {shlex.quote(both)}")
+    _with_config(ws, agent_lines='output = "claude"\n', extra="[budget]\ntask_usd = 0.5\n")
+    assert run_tick(ws.root).exit_code == 0
+    (last,) = entries(ws)
+    assert last.status == "SUCCESS" and "$0.250" in last.field("Usage")
+    log = (ws.root / last.log_path).read_bytes()
+    assert len(log) < 2 * 100_000 + 20_000 and b"bytes cut from the middle of this log" in log
+    assert log.startswith(b"[memento]") and b"FIRST LINE OF THE AGENT" in log[:100_000]
+    assert b"LAST LINE OF THE AGENT" in log and b'"total_cost_usd": 0.25' in log[-100_000:]
