@@ -155,3 +155,85 @@ def test_a_flood_through_the_pipe_keeps_the_logs_first_and_last_bytes_and_the_us
     assert len(log) < 2 * 100_000 + 20_000 and b"bytes cut from the middle of this log" in log
     assert log.startswith(b"[memento]") and b"FIRST LINE OF THE AGENT" in log[:100_000]
     assert b"LAST LINE OF THE AGENT" in log and b'"total_cost_usd": 0.25' in log[-100_000:]
+
+
+# ---------------------------------------------------------------- the ledger, the notify state, the claims
+
+
+def tasks(*ns: int, verify: str = "") -> str:
+    return "".join(f"- [ ] `T-{n}` [MODULE:m] Write T-{n}.txt\n  - verify: `{verify or f'grep -q done T-{n}.txt'}`\n"
+                   f"  - context_files: [T-{n}.txt]\n  - retries: 0\n\n" for n in ns)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_agent_resetting_todays_spend_does_not_keep_the_daily_budget_from_tripping(tmp_path, mode):
+    from memento_core import spending
+
+    ws = make_ws(tmp_path, agent("resets_spend.py", "0.6"), tasks(1, 2, 3), sandbox=mode)
+    _with_config(ws, agent_lines='output = "claude"\n', extra="[budget]\ndaily_usd = 1.0\n")
+    spent = []
+    for _ in range(2):
+        run_tick(ws.root)
+        spent.append(spending.read_ledger(ws)["days"][spending.today()]["cost_usd"])
+    assert spent == [0.6, 1.2]  # the real spend, whatever the agent wrote
+    assert spending.read_ledger(ws)["total"]["cost_usd"] == 1.2
+    third = run_tick(ws.root)
+    assert third.message == "tick skipped: budget reached ($1.20 of $1.00 today)" and not third.results
+    attempts = [e for e in entries(ws) if e.task_id]
+    assert len(attempts) == 2
+    if mode == "none":  # unconfined, the agent could write the ledger: a guard failure naming it
+        assert all(e.status == "FAILED" and ".memento/usage.json" in e.field("Reason") for e in attempts)
+        kept = sorted((ws.root / "logs" / "rollback").glob("*-T-1-state/.memento__usage.json"))
+        assert len(kept) == 2 and json_cost(kept[0]) == 0.0
+
+
+def json_cost(path) -> float:
+    import json
+
+    data = json.loads(path.read_text())
+    return next(iter(data["days"].values()))["cost_usd"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_task_blocked_by_an_agent_that_premarked_it_as_told_is_still_notified(tmp_path, mode):
+    from .test_notify import Receiver
+
+    receiver = Receiver()
+    receiver.start()
+    try:
+        ws = make_ws(tmp_path, agent("premarks_notified.py"), tasks(1) + tasks(2, 3, 4, verify="true"),
+                     sandbox=mode, max_retries=1)
+        _with_config(ws, extra=f'[notify]\nurls = ["{receiver.url()}"]\n')
+        run_tick(ws.root)
+        assert parse_plan(ws.plan_path).task("T-1").status == "!"
+        assert [m["title"] for m in receiver.received] == ["Memento · engine test: T-1 is blocked: Write T-1.txt"]
+        import json
+
+        from memento_core import notify
+
+        assert json.loads(notify.notify_path(ws).read_text())["states"] == {"blocked:T-1": "blocked"}
+        if mode == "none":
+            (entry,) = [e for e in entries(ws) if e.task_id == "T-1"]
+            assert ".memento/notify.json" in entry.field("Reason")
+    finally:
+        receiver.close()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_forged_claims_are_removed_and_restored_and_fail_the_attempt(tmp_path, mode):
+    ws = make_ws(tmp_path, agent("forges_claims.py"), tasks(1, 2), sandbox=mode)
+    outcome = run_tick(ws.root)
+    assert sorted(p.name for p in ws.claims_dir.iterdir()) == []  # the made-up T-2 claim is gone
+    plan = parse_plan(ws.plan_path)
+    assert plan.task("T-2").status == " " and plan.task("T-2").retries == 0
+    (result,) = outcome.results
+    if mode == "none":
+        assert not result.passed and plan.task("T-1").status == " " and plan.task("T-1").retries == 1
+        assert ".memento/claims/T-1.json, .memento/claims/T-2.json (restored" in result.reason
+        assert not (ws.root / "T-1.txt").exists()
+        assert git(ws.root, "log", "--format=%s", "--", "other.txt").split("\n")[:-1] == ["setup"]
+    else:
+        assert result.passed
+    # The next tick takes T-1 (or T-2) as usual: no forged claim stands in its way.
+    nxt = run_tick(ws.root)
+    assert nxt.results and "could not claim" not in nxt.results[0].reason
