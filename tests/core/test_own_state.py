@@ -237,3 +237,24 @@ def test_forged_claims_are_removed_and_restored_and_fail_the_attempt(tmp_path, m
     # The next tick takes T-1 (or T-2) as usual: no forged claim stands in its way.
     nxt = run_tick(ws.root)
     assert nxt.results and "could not claim" not in nxt.results[0].reason
+
+
+def test_parallel_workers_the_ledger_reset_by_one_is_charged_to_it_and_holds_both_spends(tmp_path):
+    from memento_core import spending
+
+    from .test_workers import make_parallel_ws
+
+    ws, _ = make_parallel_ws(tmp_path, ["T-1", "T-2"], workers=2)
+    command = agent("resets_spend.py", "0.6", "T-1", "T-2")
+    text = ws.config_path.read_text()
+    start = text.index('command = """') + len('command = """')
+    text = text[:start] + command + text[text.index('"""', start):]
+    ws.config_path.write_text(text.replace("[agent]\n", '[agent]\noutput = "claude"\n', 1))
+    git(ws.root, "commit", "-qam", "config")
+    outcome = run_tick(ws.root)
+    by_id = {r.task_id: r for r in outcome.results}
+    assert by_id["T-2"].passed, by_id["T-2"].reason
+    assert not by_id["T-1"].passed and "changed Memento's own state: .memento/usage.json" in by_id["T-1"].reason
+    assert spending.read_ledger(ws)["days"][spending.today()]["cost_usd"] == 1.2
+    assert git(ws.root, "show", "HEAD:T-2.txt") and not (ws.root / "T-1.txt").exists()
+    assert list(ws.claims_dir.iterdir()) == []
