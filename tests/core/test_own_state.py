@@ -258,3 +258,24 @@ def test_parallel_workers_the_ledger_reset_by_one_is_charged_to_it_and_holds_bot
     assert spending.read_ledger(ws)["days"][spending.today()]["cost_usd"] == 1.2
     assert git(ws.root, "show", "HEAD:T-2.txt") and not (ws.root / "T-1.txt").exists()
     assert list(ws.claims_dir.iterdir()) == []
+
+
+def test_a_watched_file_replaced_by_a_fifo_or_a_link_is_put_back_without_opening_it(tmp_path):
+    from memento_core import owned
+
+    ledger, target = tmp_path / "usage.json", tmp_path / "persons.txt"
+    ledger.write_bytes(b'{"days": {}}\n')
+    target.write_bytes(b"a person's file\n")
+    owned.baseline([ledger])
+    ledger.unlink()
+    os.mkfifo(ledger)  # opening it to read would block the tick
+    change = owned.settle(ledger)
+    assert change is not None and change.found == owned.NOT_A_FILE
+    assert ledger.read_bytes() == b'{"days": {}}\n'
+    ledger.unlink()
+    ledger.symlink_to(target)
+    assert owned.settle(ledger) is not None
+    assert not ledger.is_symlink() and ledger.read_bytes() == b'{"days": {}}\n'
+    assert target.read_bytes() == b"a person's file\n"
+    owned.write(ledger, b"memento's own\n")  # Memento's write is no change
+    assert owned.settle(ledger) is None and ledger.read_bytes() == b"memento's own\n"
