@@ -14,7 +14,8 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from .locks import atomic_write_text, file_lock, lock_path_for
+from . import owned
+from .locks import file_lock, lock_path_for
 from .workspace import Workspace
 
 KEEP_DAYS = 400
@@ -103,14 +104,15 @@ def today(now: datetime | None = None) -> str:
 def add_usage(ws: Workspace, usage: Usage, now: datetime | None = None) -> dict:
     """Add one attempt's usage to today's and the overall totals; the ledger as it is now."""
     day = today(now)
-    with file_lock(lock_path_for(ledger_path(ws))):
+    with file_lock(lock_path_for(ledger_path(ws))), owned.LOCK:
+        owned.settle(ledger_path(ws))  # never add to what an agent wrote there (SPEC §13)
         ledger = read_ledger(ws)
         for totals in (ledger["days"].setdefault(day, _zero()), ledger["total"]):
             totals["tokens_in"] += usage.tokens_in
             totals["tokens_out"] += usage.tokens_out
             totals["cost_usd"] = round(totals["cost_usd"] + (usage.cost_usd or 0.0), 6)
         ledger["days"] = dict(sorted(ledger["days"].items())[-KEEP_DAYS:])
-        atomic_write_text(ledger_path(ws), json.dumps(ledger, indent=1) + "\n")
+        owned.write(ledger_path(ws), (json.dumps(ledger, indent=1) + "\n").encode("utf-8"))
     return ledger
 
 

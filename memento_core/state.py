@@ -16,6 +16,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from . import owned
 from .errors import MementoError
 from .locks import atomic_write_text
 from .workspace import Workspace
@@ -110,7 +111,8 @@ def claim_path(ws: Workspace, task_id: str) -> Path:
 
 
 def write_claim(ws: Workspace, claim: Claim) -> None:
-    atomic_write_text(claim_path(ws, claim.task), json.dumps(asdict(claim), ensure_ascii=False))
+    # Through owned.py: an agent's edit of a claim is found and put right (SPEC §13).
+    owned.write(claim_path(ws, claim.task), json.dumps(asdict(claim), ensure_ascii=False).encode("utf-8"))
 
 
 def read_claim(ws: Workspace, task_id: str) -> Claim | None:
@@ -125,10 +127,7 @@ def read_claim(ws: Workspace, task_id: str) -> Claim | None:
 
 
 def remove_claim(ws: Workspace, task_id: str) -> None:
-    try:
-        claim_path(ws, task_id).unlink()
-    except FileNotFoundError:
-        pass
+    owned.remove(claim_path(ws, task_id))
 
 
 def this_host() -> str:

@@ -7,6 +7,8 @@
   task into an ``Invocation`` (``invocation.py`` holds the shared values);
   ``presets/__init__.py`` registers them in ``PRESETS`` and has
   ``build_invocation``.
+* ``logpipe.py``: the pipe a command's output goes through into the log, and
+  ``capture`` (what it printed, for the usage and rate-limit parsers).
 * ``run.py``: ``run_agent`` (an Invocation through run_in_group, with its
   lines in the tick log) and ``agent_env`` (the agent's environment).
 
@@ -19,6 +21,7 @@ tick, git or the plan (the aider preset reads the plan lazily).
 from __future__ import annotations
 
 from .invocation import AgentRequest, AgentSpec, Invocation
+from .logpipe import capture
 from .presets import PRESETS, build_invocation
 from .presets.gemini import GEMINI_PROMPT_SUFFIX
 from .presets.openclaw import openclaw_message
@@ -35,6 +38,7 @@ __all__ = [
     "ProcResult",
     "agent_env",
     "build_invocation",
+    "capture",
     "kill_group",
     "openclaw_message",
     "run_agent",

@@ -1,12 +1,12 @@
 """A tick log keeps its first and last :data:`KEEP` bytes (SPEC §13).
 
-The agent writes straight into the log file (no pipe), opened with
-``O_APPEND``: every write lands at the end of the file as it is at that
-moment. So the middle can be cut while the agent runs: :func:`trim` moves the
+Memento copies the agent's output into the log from a pipe (logpipe.py), the
+file opened with ``O_APPEND``: every write lands at the end of the file as it
+is at that moment. So the middle can be cut while the agent runs: :func:`trim` moves the
 last ``KEEP`` bytes down behind the first ``KEEP`` and a marker line, and
 truncates. :class:`LogCap` does that every :data:`EVERY` seconds in a thread
 for as long as a command runs, and once more at its end. Bytes the agent
-writes during the cut itself may be lost; they are in the middle anyway.
+copied during the cut itself may be lost; they are in the middle anyway.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Process groups: run a command so that nothing of it outlives the call (SPEC §4 step 10).
 
 ``run_in_group`` runs any command in a session (and so a process group) of
-its own, its output appended to a log file (no pipes), with a timeout. When
+its own, its output copied into a log file through a pipe (logpipe.py: the
+command never holds the log itself), with a timeout. When
 it returns, no process of the group is left: on timeout the whole group gets
 SIGTERM, a grace period, then SIGKILL, and processes the command left
 running after it exited are stopped the same way. The tick uses it for the
@@ -42,7 +43,8 @@ from typing import IO
 from ..durations import format_duration
 from ..locks import SymlinkRefused, open_append
 from . import reaper
-from .logcap import LogCap
+from .logcap import LogCap, trim
+from .logpipe import LogPipe
 
 DEFAULT_GRACE = 3.0
 # How long to wait for a group to vanish after SIGKILL before giving up on it.
@@ -270,34 +272,41 @@ def _open_stdin(stack: ExitStack, stdin_path: Path | None) -> IO[bytes] | int:
 
 def _spawn(
     command: _Command, *, cwd: Path, log_path: Path, stdin_path: Path | None, env: Mapping[str, str]
-) -> subprocess.Popen[bytes]:
-    """Start ``command`` in a new session, stdout and stderr appended to ``log_path``.
+) -> tuple[subprocess.Popen[bytes], LogPipe]:
+    """Start ``command`` in a new session, stdout and stderr a pipe copied into ``log_path``.
 
-    Output goes to the file itself, never through a pipe we would have to
-    drain. ``close_fds``: the child gets no other descriptor of ours, above
-    all not the tick lock's. Our copies of the log and stdin close on return.
+    The log file is never the command's own descriptor (SPEC §13): what it does
+    to fd 1 (truncate, seek) reaches the pipe. ``close_fds``: the child gets no
+    other descriptor of ours, above all not the tick lock's. Our copies of the
+    pipe's write end and of stdin close on return.
     """
     if not cwd.is_dir():
         raise _NotStarted(f"working directory {cwd} does not exist")
-    with ExitStack() as stack:
-        log = stack.enter_context(open_append(log_path, "ab"))
-        stdin = _open_stdin(stack, stdin_path)
-        try:
-            return subprocess.Popen(
-                command.args,
-                executable=command.executable,
-                cwd=cwd,
-                stdin=stdin,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=env,
-                start_new_session=True,
-                close_fds=True,
-            )
-        except FileNotFoundError:
-            raise _NotStarted(command.not_found()) from None
-        except OSError as exc:
-            raise _NotStarted(f"cannot run {command.args[0]!r}: {exc.strerror or exc}") from None
+    pipe = LogPipe(log_path)
+    try:
+        with ExitStack() as stack:
+            stdin = _open_stdin(stack, stdin_path)
+            try:
+                proc = subprocess.Popen(
+                    command.args,
+                    executable=command.executable,
+                    cwd=cwd,
+                    stdin=stdin,
+                    stdout=pipe.write_fd,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    start_new_session=True,
+                    close_fds=True,
+                )
+            except FileNotFoundError:
+                raise _NotStarted(command.not_found()) from None
+            except OSError as exc:
+                raise _NotStarted(f"cannot run {command.args[0]!r}: {exc.strerror or exc}") from None
+    except BaseException:
+        pipe.abandon()
+        raise
+    pipe.started()
+    return proc, pipe
 
 
 def _wait_for_exit(proc: subprocess.Popen[bytes], *, timeout: float, started: float,
@@ -372,7 +381,7 @@ def run_in_group(
     grace: float = DEFAULT_GRACE,
     wrap: Sequence[str] = (),
 ) -> ProcResult:
-    """Run ``argv`` in a new session, output appended to ``log_path``, killed after ``timeout`` s.
+    """Run ``argv`` in a new session, output copied into ``log_path``, killed after ``timeout`` s.
 
     ``shell=True`` runs a string with /bin/sh. stdin is ``stdin_path`` or
     /dev/null. ``on_start(pgid)`` is called as soon as the process exists.
@@ -391,7 +400,7 @@ def run_in_group(
     try:
         command = _wrapped(_command_line(argv, shell=shell, env=env, cwd=cwd, preset=preset), wrap)
         with _SPAWNING:
-            proc = _spawn(command, cwd=cwd, log_path=log_path, stdin_path=stdin_path, env=env)
+            proc, pipe = _spawn(command, cwd=cwd, log_path=log_path, stdin_path=stdin_path, env=env)
             _RUNNING[proc.pid] = proc
     except _NotStarted as exc:
         append_to_log(log_path, f"[memento] {exc}\n")
@@ -408,5 +417,9 @@ def run_in_group(
         try:
             _leave_nothing_running(proc, timed_out=timed_out, grace=grace, log_path=log_path)
         finally:
-            _kill_strays(pgid, existing, log_path)
+            try:
+                _kill_strays(pgid, existing, log_path)
+            finally:
+                pipe.finish()  # the group and its strays are gone: end of file, or a bounded drain
+                trim(log_path)
     return _ended(proc, timed_out=timed_out, started=started)

@@ -65,7 +65,9 @@ def run_locked(ws):
             with subreaper(), listening(ws):
                 outcome = tick(ws)
             from ..notify import after_tick
+            from .ownstate import after_tick as own_state_after_tick
 
+            own_state_after_tick(ws)  # the notify state as Memento left it, whatever an agent wrote (SPEC §13)
             after_tick(ws)  # [notify]: what changed, sent once (SPEC §15); never on the paused path
             return outcome
     except LockBusy:

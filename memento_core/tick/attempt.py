@@ -25,7 +25,7 @@ from ..runlog import utc_stamp
 from ..state import Claim, Heartbeat, remove_claim, this_host, write_claim
 from ..status_log import SELF_COMMIT
 from ..workspace import KEPT_DOCS
-from . import confine, gitstate, limits, ownfiles, receipts, review
+from . import confine, gitstate, limits, ownfiles, ownstate, receipts, review
 from .context import TaskResult, TickContext
 from .entries import (
     failure_output,
@@ -74,6 +74,7 @@ def attempt_task(ctx: TickContext, plan: Plan, task: Task, continued: tuple[int,
         return claim
     crash_point("tick:after-claim")
     at = Attempt(task, take_snapshot(ctx, base, untracked), continued, began)
+    ownstate.take(ctx.ws, task.id)  # the ledger, notify state and claims as they are now
     save_git(ctx.ws, task.id, at.snap.git)  # what the stale recovery restores .git from (SPEC §13)
     with Heartbeat(ctx.ws, claim) as beat:
         at.beat = beat
@@ -283,7 +284,9 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
                     confined=bool(at.wrap))
     too_big = diff_bytes_reason(ctx.root, snap.base, verdict.touched, plan.meta.max_diff_bytes,
                                 after_verify=after_verify)
-    return Verdict(verdict.reasons + (too_big,), verdict.touched) if too_big else verdict
+    state = ownstate.reason(ws, at.task.id, "verify" if after_verify else "the agent")
+    extra = tuple(r for r in (too_big, state) if r)
+    return Verdict(verdict.reasons + extra, verdict.touched) if extra else verdict
 
 
 # ---------------------------------------------------------------- step 12: verify
@@ -382,6 +385,7 @@ def record_failure(ctx: TickContext, at: Attempt, reason: str, duration: float, 
     """Roll back to the snapshot, count a retry (`[!]` at max_retries), write the entry, commit the docs."""
     ws, task = ctx.ws, at.task
     ownfiles.unlink_own_links(ws, at.snap, task.id, ctx.log_path)
+    reason = ownstate.with_reason(ws, task.id, reason)  # before the entry: the ledger, notify state, claims
     at.beat.update(stage="failing")
     gitstate.put_back(ctx.root, at.snap.git)
     rolled = ctx.rolled_back(roll_back(ws, at.snap.base, at.snap.untracked, task.id,

@@ -19,8 +19,9 @@ def fill_commit(status_path: Path, sha: str) -> None:
     def transform(data: bytes) -> bytes | None:
         text = data.decode("utf-8")
         field = f"- **Git Commit**: {PENDING_COMMIT}"
-        idx = text.rfind(field)  # the field line, not the same words in a worker's Outputs
-        if idx < 0:
+        # The field's own line, not the same words inside a field after it (a worker's Outputs).
+        idx = 0 if text.startswith(field) else text.rfind("\n" + field) + 1
+        if idx == 0 and not text.startswith(field):
             return None
         start = idx + len("- **Git Commit**: ")
         return (text[:start] + f"`{sha}`" + text[start + len(PENDING_COMMIT):]).encode("utf-8")

@@ -126,12 +126,13 @@ def run_agent(ctx: TickContext, at, prompt_file: Path, run_one: Callable,
             if preset != ctx.config.agent_preset:
                 ctx.config = dataclasses.replace(primary, agent_preset=preset, agent_output="")
                 prompt_file, _ = build_prompt(ctx, at.task)
-            start = _size(ctx.log_path)
-            with BudgetWatch(ctx, at.beat, start) as watch:
+            # What the agent printed, as Memento copied it from its pipe (agents/logpipe.py): never
+            # re-read from the log, which an unconfined agent could reach by its path.
+            with agents.capture(ctx.log_path) as printed, BudgetWatch(ctx, at.beat, printed) as watch:
                 reason, code = run_one(ctx, at.task, prompt_file, at.beat)
             if watch.stopped:
                 reason = watch.stopped
-            usage, limit = read_output(ctx, start)
+            usage, limit = read_output(ctx, printed.text())
             if usage is not None:
                 outcome.usage = usage if outcome.usage is None else outcome.usage + usage
                 _record(ctx, usage)
@@ -169,16 +170,9 @@ def _record(ctx: TickContext, usage: Usage) -> None:
         append_log(ctx.log_path, f"[memento] could not update .memento/usage.json: {exc}\n")
 
 
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
-
-
-def read_output(ctx: TickContext, start: int) -> tuple[Usage | None, RateLimit | None]:
-    """Usage and rate limit from the log since ``start``, as the output preset's parsers read them
-    (a rate limit from the CLI's last words, whatever its exit code).
+def read_output(ctx: TickContext, text: str) -> tuple[Usage | None, RateLimit | None]:
+    """Usage and rate limit from what the agent printed (``text``), as the output preset's parsers
+    read them (a rate limit from the CLI's last words, whatever its exit code).
 
     The CLI's answer, when it was inside JSON, and the usage are written to the
     log as plain lines, so the log stays readable.
@@ -187,7 +181,6 @@ def read_output(ctx: TickContext, start: int) -> tuple[Usage | None, RateLimit |
     spec = agents.PRESETS.get(name)
     if spec is None:
         return None, None
-    text = _read_from(ctx.log_path, start)
     usage = spec.parse_usage(text) if spec.parse_usage else None
     limit = spec.rate_limit(text, datetime.now(UTC)) if spec.rate_limit else None
     said = spec.readable(text) if spec.readable else None
@@ -199,21 +192,21 @@ def read_output(ctx: TickContext, start: int) -> tuple[Usage | None, RateLimit |
 
 
 class BudgetWatch:
-    """While the agent runs, its log is read every second; an attempt whose streamed cost
+    """While the agent runs, what it printed (``printed``, a logpipe.Capture) is read every second;
+    an attempt whose streamed cost
     (aider prints it after every reply) goes over ``task_usd`` is stopped there.
 
     CLIs that report the cost only at the end (claude's json, codex, gemini) are
     judged by :func:`over_task_budget` once they finish.
     """
 
-    def __init__(self, ctx: TickContext, beat, start: int, every: float = 1.0):
+    def __init__(self, ctx: TickContext, beat, printed, every: float = 1.0):
         import threading
 
         name = ctx.config.agent_output or ctx.config.agent_preset
         spec = agents.PRESETS.get(name)
         self.parse = spec.parse_usage if spec is not None else None
-        self.limit, self.log, self.start, self.beat, self.every = (
-            ctx.config.budget_task_usd, ctx.log_path, start, beat, every)
+        self.limit, self.printed, self.beat, self.every = ctx.config.budget_task_usd, printed, beat, every
         self.stopped = ""
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, name="budget-watch", daemon=True)
@@ -231,26 +224,17 @@ class BudgetWatch:
     def _run(self) -> None:
         seen = -1
         while not self._done.wait(self.every):
-            size = _size(self.log)
+            size = self.printed.size
             if size == seen:
                 continue
             seen = size
-            usage = self.parse(_read_from(self.log, self.start))
+            usage = self.parse(self.printed.text())
             pgid = getattr(getattr(self.beat, "claim", None), "pgid", None)
             if usage is not None and (usage.cost_usd or 0.0) > self.limit and pgid:
                 self.stopped = (f"task budget exceeded: ${usage.cost_usd:.3f} of ${self.limit:.2f} "
                                 "(the agent was stopped)")
                 agents.kill_group(pgid)
                 return
-
-
-def _read_from(path: Path, start: int) -> str:
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(start)
-            return fh.read().decode("utf-8", "replace")
-    except OSError:
-        return ""
 
 
 def over_task_budget(ctx: TickContext, usage: Usage | None) -> str:

@@ -43,7 +43,7 @@ from ..runlog import cron_log, utc_stamp
 from ..scheduler import TASK, pick
 from ..state import Claim, Heartbeat, read_claim, remove_claim, this_host, write_claim
 from ..workspace import KEPT_DOCS, Workspace
-from . import attempt, gitstate, limits, ownfiles, review, worktrees
+from . import attempt, gitstate, limits, ownfiles, ownstate, review, worktrees
 from .context import TaskResult, TickContext, _unique
 from .entries import tail_lines
 from .failsafe import attempt_safely
@@ -213,6 +213,7 @@ class Crew:
                 def work() -> TaskResult:
                     with self.lock:
                         at.snap = attempt.take_snapshot(w.ctx, w.claim.base, gitops.persons_paths(w.ctx.root))
+                        ownstate.take(self.ws, w.task.id)
                         save_git(self.ws, w.task.id, at.snap.git)
                     return attempt._work(w.ctx, w.plan, at)
 
@@ -329,6 +330,7 @@ class Crew:
                 report, *, count_retry: bool = True, status: str = "") -> TaskResult:
         """Roll the worktree back to its snapshot, then write the failure in the main work tree."""
         with self.lock:
+            reason = ownstate.with_reason(self.ws, w.task.id, reason)
             rolled = "nothing ran"
             if at is not None and at.snap is not None:
                 wctx = w.ctx
