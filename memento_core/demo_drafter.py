@@ -42,10 +42,10 @@ def brief_of(prompt: str) -> str:
 
 
 def wishes(brief: str) -> list[str]:
-    """One wish per line: bullets, numbers, fences and blank lines dropped, backticks removed."""
+    """One wish per line: bullets, numbers, headings, fences and blank lines dropped, backticks removed."""
     out = []
     for line in brief.splitlines():
-        if line.strip().startswith(("```", "~~~")):
+        if line.strip().startswith(("```", "~~~", "#")):
             continue
         text = re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+", "", line).replace("`", "'").strip()
         text = " ".join(text.split())
