@@ -24,28 +24,51 @@ MAX_TASKS = 20
 MAX_TITLE = 70
 
 
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+
+
+def _closes(line: str, fence: str) -> bool:
+    """``line`` closes a block opened by ``fence``: the same character, at least as many, nothing else."""
+    text = line.strip()
+    return len(text) >= len(fence) and set(text) == {fence[0]}
+
+
 def brief_of(prompt: str) -> str:
-    """The text under the first heading that names the brief, to the next heading of its level or above."""
+    """The brief: the fenced text (or else the lines) under the last heading "The brief" outside a fence."""
     lines = prompt.splitlines()
+    outside: list[int] = []  # the lines not inside a fence: only there is a heading a heading
+    fence = ""
     for i, line in enumerate(lines):
-        head = re.match(r"^(#+)\s+(.*)$", line)
-        if head and "brief" in head.group(2).lower():
-            level = len(head.group(1))
-            body = []
-            for rest in lines[i + 1:]:
-                other = re.match(r"^(#+)\s", rest)
-                if other and len(other.group(1)) <= level:
-                    break
-                body.append(rest)
-            return "\n".join(body)
-    return ""
+        if fence:
+            fence = "" if _closes(line, fence) else fence
+        elif _FENCE.match(line):
+            fence = _FENCE.match(line).group(1)
+        else:
+            outside.append(i)
+    heads = [i for i in outside if re.match(r"^#+\s+(the\s+)?brief\b[^#]*$", lines[i], flags=re.I)]
+    if not heads:
+        return ""
+    start = heads[-1]
+    level = len(lines[start]) - len(lines[start].lstrip("#"))
+    end = next((i for i in outside if i > start and re.match(rf"^#{{1,{level}}}\s", lines[i])), len(lines))
+    body = lines[start + 1:end]
+    opened = next((n for n, line in enumerate(body) if _FENCE.match(line)), None)
+    if opened is None:
+        return "\n".join(body)
+    fence = _FENCE.match(body[opened]).group(1)
+    inner = []
+    for line in body[opened + 1:]:
+        if _closes(line, fence):
+            break
+        inner.append(line)
+    return "\n".join(inner)
 
 
 def wishes(brief: str) -> list[str]:
-    """One wish per line: bullets, numbers, headings, fences and blank lines dropped, backticks removed."""
+    """One wish per line: bullets, numbers, headings, fences and blank lines dropped, backticks made quotes."""
     out = []
     for line in brief.splitlines():
-        if line.strip().startswith(("```", "~~~", "#")):
+        if line.strip().startswith("#") or _FENCE.match(line):
             continue
         text = re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+", "", line).replace("`", "'").strip()
         text = " ".join(text.split())

@@ -53,7 +53,10 @@ def test_the_demo_drafts_one_red_task_per_line_of_the_brief(tmp_path, git_identi
 
 
 def test_the_demo_drafter_reads_the_brief_section_only():
-    prompt = ("# Draft\n\n## The brief (what the person wants)\n\n```text\n1. First wish\n* second `wish`\n```\n\n"
-              "### detail\nthird\n\n## docs/MASTER_PLAN.md\n- [ ] `T-1` not a wish\n")
+    system = "# Plan rules\n\n## Brief\n\n- an example wish in the system prompt\n\n---\n\n"
+    prompt = (system + "# Draft the plan from the brief (BRIEF)\n\n## The brief\n\n````text\n1. First wish\n"
+              "* second `wish`\n```\n## Brief\n```\n### detail\nthird\n````\n\n"
+              "## docs/MASTER_PLAN.md\n- [ ] `T-1` not a wish\n")
     assert wishes(brief_of(prompt)) == ["First wish", "second 'wish'", "third"]
+    assert wishes(brief_of("## The brief\n\nplain line\n## Next\nnot it\n")) == ["plain line"]
     assert wishes(brief_of("# Draft\n\nno brief here\n")) == []
