@@ -116,6 +116,7 @@ class DraftScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        self.query_one("#draft-progress", Static).display = False  # until the first progress line
         self.query_one("#draft-scroll").focus()
         self._dry_run()
 
@@ -135,13 +136,15 @@ class DraftScreen(Screen[None]):
 
     def on_draft_screen_progress(self, message: Progress) -> None:
         if self.result is None:
-            self.query_one("#draft-progress", Static).update(literal(message.text, "cyan", one_line=True))
+            line = self.query_one("#draft-progress", Static)
+            line.update(literal(message.text, "cyan", one_line=True))
+            line.display = True
 
     def on_draft_screen_proposed(self, message: Proposed) -> None:
         from memento_core.tick.architect.draft import PROPOSED
 
         status = self.query_one("#draft-status", Static)
-        self.query_one("#draft-progress", Static).update("")
+        self.query_one("#draft-progress", Static).display = False
         result = message.result
         if message.error or result is None:
             status.update(literal(f"the draft could not run: {message.error}  (escape: back)", "bold red"))
@@ -206,10 +209,11 @@ def checks_text(result) -> Group:
         parts.append(Text("Reasons (the draft is refused)", style="bold red"))
         parts += [_item("✗ ", reason, "red") for reason in result.reasons]
     if result.warnings:
-        parts.append(Text("Warnings", style="bold yellow"))
+        parts.append(Text("\nWarnings" if parts else "Warnings", style="bold yellow"))
         parts += [_item("⚠ ", warning, "yellow") for warning in result.warnings]
     if result.red:
-        parts.append(Text("Red first: each new task's verify, run once on the current tree", style="bold"))
+        title = "Red first: each new task's verify, run once on the current tree"
+        parts.append(Text("\n" + title if parts else title, style="bold"))
         for check in result.red:
             code = "timed out" if check.exit_code is None else f"exit {check.exit_code}"
             if check.passed:
