@@ -7,6 +7,7 @@ usage: drafts_for_tui.py ACTION, in the project root, the draft prompt on stdin.
               (verify `true`: already passes, a warning), and a line to docs/PROJECT_MAP.md
   no_verify   append T-201 without a verify (refused)
   mark_done   append T-201 born [x] (refused)
+  hostile     `good`, with markup and terminal escape sequences in T-201's title and in the map
 
 Every run copies its prompt to $FAKE_DRAFTER_PROMPT when that is set.
 """
@@ -51,17 +52,20 @@ MARK_DONE = """
   - retries: 0
 """
 
+HOSTILE = GOOD.replace("Greet loudly", "Greet [bold red]loudly[/] [link=file:///etc/passwd]x[/link] \x1b[31mred")
+
 
 def main(action):
     prompt = sys.stdin.read()
     out = os.environ.get("FAKE_DRAFTER_PROMPT")
     if out:
         Path(out).write_text(prompt, encoding="utf-8")
-    addition = {"good": GOOD, "no_verify": NO_VERIFY, "mark_done": MARK_DONE}[action]
+    addition = {"good": GOOD, "no_verify": NO_VERIFY, "mark_done": MARK_DONE, "hostile": HOSTILE}[action]
     PLAN.write_text(PLAN.read_text(encoding="utf-8").rstrip("\n") + "\n" + addition, encoding="utf-8")
-    if action == "good":
+    if action in ("good", "hostile"):
+        extra = "\x1b]52;c;cHduZWQ=\x07\x1b[2J[bold red]map[/]" if action == "hostile" else ""
         path = Path("docs/PROJECT_MAP.md")
-        path.write_text(path.read_text(encoding="utf-8") + "\n- greet.txt: the greeting (drafted)\n",
+        path.write_text(path.read_text(encoding="utf-8") + f"\n- greet.txt: the greeting (drafted){extra}\n",
                         encoding="utf-8")
     print(f"drafter: {action} done")
 

@@ -130,6 +130,22 @@ async def test_a_refused_draft_shows_its_reasons_and_cannot_be_kept(tmp_path, gi
     assert tree(root) == before and log(root) == commits
 
 
+async def test_the_drafters_markup_and_escapes_are_shown_literally(tmp_path, git_env):
+    root = make_ws(tmp_path, "hostile")
+    app = MementoApp(root, show_clock=False, watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await compose_and_submit(app, pilot, "Greet")
+        text = screen_text(app)
+        assert app.screen.proposal is not None, text
+        assert "Greet [bold red]loudly[/] [link=file:///etc/passwd]x[/link]" in text
+        assert "[bold red]map[/]" in text
+        # The escapes are gone (never sent to the terminal), not shown as text either.
+        assert "\x1b" not in text and "cHduZWQ=" not in text and "[31m" not in text
+        await pilot.press("escape")
+        await settle(app, pilot)
+
+
 async def test_an_empty_brief_is_refused_in_the_composer_and_no_drafter_is_an_error(tmp_path, git_env):
     root = make_ws(tmp_path, "good", architect=False)  # [agent] preset script, no [architect]: no drafter
     before, commits = tree(root), log(root)
