@@ -156,7 +156,10 @@ class DraftScreen(Screen[None]):
         if result.outcome != PROPOSED:
             word = "Refused" if result.outcome == "refused" else "Could not draft"
             line = Text(f"{word}: ", style="bold red")
-            line.append("the draft cannot be kept; its reasons are below  ·  escape: back", style="red")
+            line.append("the draft cannot be kept; the reasons are below", style="red")
+            if getattr(result, "log", None):
+                line.append_text(literal(f" (log: {result.log})", "dim", one_line=True))
+            line.append("  ·  escape: back", style="dim")
             status.update(line)
             return
         self.proposal = result
@@ -206,7 +209,8 @@ def checks_text(result) -> Group:
     """The checks of a draft: its reasons (refused), its warnings, then each new task's red-first verify."""
     parts: list[Text] = []
     if result.reasons:
-        parts.append(Text("Reasons (the draft is refused)", style="bold red"))
+        heading = "Reasons (the draft is refused)" if result.outcome == "refused" else "Why it could not draft"
+        parts.append(Text(heading, style="bold red"))
         parts += [_item("✗ ", reason, "red") for reason in result.reasons]
     if result.warnings:
         parts.append(Text("\nWarnings" if parts else "Warnings", style="bold yellow"))
