@@ -23,6 +23,7 @@ TEMPLATES = (
     ("tick_worker_system_prompt.md", "scripts/tick_worker_system_prompt.md"),
     ("review_system_prompt.md", "scripts/review_system_prompt.md"),  # the acceptance gate (SPEC §16)
     ("architect_system_prompt.md", "scripts/architect_system_prompt.md"),
+    ("plan_system_prompt.md", "scripts/plan_system_prompt.md"),  # `memento plan draft` (SPEC §17)
     ("memento_ignore.txt", ".memento_ignore"),
     ("memento_cleanignore.txt", ".memento_cleanignore"),
 )

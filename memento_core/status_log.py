@@ -51,6 +51,7 @@ EVENT_STATUSES = (
     "RATE LIMITED",
     "BUDGET REACHED",
     "ARCHITECT",
+    "PLAN DRAFTED",
     "EVENT",
 )
 
@@ -80,6 +81,7 @@ _EVENT_PATTERNS = (
     ("RATE LIMITED", re.compile(r"RATE\s+LIMITED", re.I)),
     ("BUDGET REACHED", re.compile(r"BUDGET\s+REACHED", re.I)),
     ("ARCHITECT", re.compile(r"\bARCHITECT\b")),  # "🏗 ARCHITECT" (SPEC §16)
+    ("PLAN DRAFTED", re.compile(r"PLAN\s+DRAFTED")),  # "📝 PLAN DRAFTED" (SPEC §17)
 )
 
 

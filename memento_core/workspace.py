@@ -99,6 +99,11 @@ class Workspace:
         return self.root / "scripts" / "architect_system_prompt.md"
 
     @property
+    def plan_prompt_path(self) -> Path:
+        """The plan drafter's system prompt (SPEC §17), made by `memento init`."""
+        return self.root / "scripts" / "plan_system_prompt.md"
+
+    @property
     def memento_dir(self) -> Path:
         return self.root / ".memento"
 

@@ -28,6 +28,7 @@ from .commands import (
     mode,
     note,
     notify,
+    plan,
     report,
     reset,
     skip,
@@ -38,7 +39,7 @@ from .commands import (
 from .output import EXIT_ERROR, EXIT_OK, error, safe_text
 
 # In the order `memento --help` lists them.
-COMMANDS = (init, status, report, tasks, lint, mode, reset, skip, note, tick, architect, demo, agents, cron, notify,
+COMMANDS = (init, status, report, tasks, lint, mode, reset, skip, note, tick, architect, plan, demo, agents, cron, notify,
             memory, doctor, ack)
 
 

@@ -53,6 +53,9 @@ class Script:
     # the wire formats ``mode`` applies to ("anthropic", "chat", "responses", "gemini");
     # empty: all. The others answer with the edit (a fallback preset gets through).
     only: tuple[str, ...] = ()
+    # claude: read ``path`` with its Read tool first, then write it (its Write tool refuses to
+    # overwrite a file the conversation has not read).
+    read_first: bool = False
 
 
 @dataclass
@@ -253,8 +256,13 @@ class _Handler(BaseHTTPRequestHandler):
         script = self.model.script
         first = not tool_results and not _said_before(body)
         tool = "Bash" if script.command else "Write"
+        turns = sum(1 for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") == "assistant")
+        if script.read_first and not script.command:  # Read, then Write, then the final text
+            first = (turns == 0 and not tool_results) or (turns == 1 and bool(tool_results))
+            tool = "Read" if turns == 0 else "Write"
         if tool in tools and first:
             args = (_shell_args(tools[tool].get("input_schema"), script.command) if script.command
+                    else {"file_path": script.path} if tool == "Read"
                     else {"file_path": script.path, "content": script.content})
             block = {"type": "tool_use", "id": f"toolu_{int(time.time() * 1000)}", "name": tool,
                      "input": args}

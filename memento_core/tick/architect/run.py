@@ -23,6 +23,7 @@ from __future__ import annotations
 import difflib
 import signal
 import threading
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -94,6 +95,20 @@ class ArchitectSnapshot:
     docs: dict[str, bytes | None] = field(default_factory=dict)
     # Every other file under docs/ (ignored ones too) by its digest: docs/ is writable in the sandbox.
     docs_tree: dict[str, str] | None = None  # None: not known (nothing under docs/ is removed then)
+
+
+@dataclass(frozen=True)
+class AgentRole:
+    """What one of the architect's jobs gives its agent: the system prompt's file (and its text when
+    the project has none), the prompt (``prompt(inline)``: with the system prompt in it), the files
+    it may write, the name of its prompt file."""
+
+    system_file: Path
+    prompt: Callable[[bool], str]
+    system_text: Callable[[], str]
+    writable: tuple[str, ...] = WRITABLE
+    name: str = ARCHITECT_ID
+    who: str = "the architect"  # in the reasons: "the architect timed out after 30m"
 
 
 def docs_tree(ws: Workspace) -> dict[str, str]:
@@ -370,24 +385,27 @@ def take_snapshot(ctx: TickContext) -> ArchitectSnapshot:
 # ---------------------------------------------------------------- 3: the agent
 
 
-def run_architect_agent(ctx: TickContext, config: Config) -> str:
-    """Write the prompt and run the architect (confined when the sandbox works): '' or why it failed."""
+def run_architect_agent(ctx: TickContext, config: Config, *, role: AgentRole | None = None) -> str:
+    """Write the prompt and run the architect (confined when the sandbox works): '' or why it failed.
+    ``role``: another job of the architect's (the plan drafter, draft.py), with its own prompts and files."""
     ws = ctx.ws
+    role = role or AgentRole(ws.architect_prompt_path, lambda inline: build_architect_prompt(
+        ws, ctx.plan(), include_system=inline), lambda: system_prompt(ws))
     if config.agent_preset == "script":
         return ('the architect needs an agent: set [architect] preset (or [agent] preset) in memento.toml; '
                 '"script" runs only a task\'s `do:`')
     spec = agents.PRESETS.get(config.agent_preset)
     separate = spec is not None and spec.separate_system_prompt
     prompts = ws.memento_dir / "prompts"
-    system_file = ws.architect_prompt_path
+    system_file = role.system_file
     if not system_file.is_file():
-        system_file = prompts / "architect_system_prompt.md"
-        atomic_write_text(system_file, system_prompt(ws) + "\n")
-    prompt_file = prompts / f"{ARCHITECT_ID}.md"
-    text = build_architect_prompt(ws, ctx.plan(), include_system=not separate)
+        system_file = prompts / system_file.name
+        atomic_write_text(system_file, role.system_text() + "\n")
+    prompt_file = prompts / f"{role.name}.md"
+    text = role.prompt(not separate)
     atomic_write_text(prompt_file, text)
     append_log(ctx.log_path, f"[memento] prompt {ws.rel(prompt_file)} ({text.count(chr(10))} lines)\n")
-    wrap, refused = confine(ctx, config)
+    wrap, refused = confine(ctx, config, writable=role.writable)
     if refused:
         return refused
     try:
@@ -401,20 +419,21 @@ def run_architect_agent(ctx: TickContext, config: Config) -> str:
                            extra={**invocation.env, "MEMENTO_ARCHITECT": "1"}, config=config)
     result = agents.run_agent(invocation, cwd=ws.root, log_path=ctx.log_path, timeout=config.agent_timeout,
                               env=env, wrap=wrap)
+    who = role.who
     if result.error:
-        return f"the architect did not start: {result.error}"
+        return f"{who} did not start: {result.error}"
     if result.interrupted:
-        return "the architect was interrupted"
+        return f"{who} was interrupted"
     if result.timed_out:
-        return f"the architect timed out after {format_duration(config.agent_timeout)} (its process group was killed)"
+        return f"{who} timed out after {format_duration(config.agent_timeout)} (its process group was killed)"
     if result.exit_code != 0:
-        return f"the architect exited with code {result.exit_code}"
+        return f"{who} exited with code {result.exit_code}"
     return ""
 
 
-def confine(ctx: TickContext, config: Config) -> tuple[tuple[str, ...], str]:
+def confine(ctx: TickContext, config: Config, *, writable: tuple[str, ...] = WRITABLE) -> tuple[tuple[str, ...], str]:
     """(the sandbox's argv prefix or (), '' or why it cannot run): the worker's rules (tick/confine.py),
-    with the project read-only but the plan, the map and the notes."""
+    with the project read-only but ``writable`` (the plan, the map and the notes)."""
     from ... import sandbox
 
     try:
@@ -426,11 +445,11 @@ def confine(ctx: TickContext, config: Config) -> tuple[tuple[str, ...], str]:
                 return (), f"sandbox: {found.reason}"
             append_log(ctx.log_path, f"[memento] sandbox: none, the architect runs unconfined ({found.reason})\n")
             return (), ""
-        wrap = sandbox.architect_prefix(ctx.ws, config, binary=found.binary, writable_docs=WRITABLE)
+        wrap = sandbox.architect_prefix(ctx.ws, config, binary=found.binary, writable_docs=writable)
     except (OSError, MementoError) as exc:
         append_log(ctx.log_path, f"[memento] sandbox: could not be set up: {exc}\n")
         return (), f"sandbox: could not be set up: {exc}"
-    append_log(ctx.log_path, f"[memento] sandbox: bwrap ({len(wrap)} arguments; writable: {', '.join(WRITABLE)})\n")
+    append_log(ctx.log_path, f"[memento] sandbox: bwrap ({len(wrap)} arguments; writable: {', '.join(writable)})\n")
     return tuple(wrap), ""
 
 
@@ -447,6 +466,19 @@ class Judged:
 
 def judge(ctx: TickContext, snap: ArchitectSnapshot) -> Judged:
     """What the architect did, and every rule it broke (git's state is put back on the way)."""
+    ws, base = ctx.ws, snap.snap
+    reasons = judge_tree(ctx, snap)
+    plan_changes, plan_reasons = _judge_plan(ws, base)
+    note_changes = compare_notes(base.notes, read_or_none(ws.notes_path) or b"",
+                                 notes.added_keys(ws.notes_added_path))
+    reasons += plan_reasons + list(note_changes.violations)
+    return Judged(tuple(reasons), plan_changes, note_changes, read_or_none(ws.map_path) != base.project_map)
+
+
+def judge_tree(ctx: TickContext, snap: ArchitectSnapshot, *,
+               allowed: str = "the plan, the map and the notes") -> list[str]:
+    """Every rule broken outside the plan and the notes: links, git's state, commits, other files
+    changed, Memento's other documents, the map deleted (git's state is put back on the way)."""
     ws, root, base = ctx.ws, ctx.root, snap.snap
     reasons: list[str] = []
     links = ownfiles.unlink_own_links(ws, base, ARCHITECT_ID, ctx.log_path)
@@ -465,16 +497,12 @@ def judge(ctx: TickContext, snap: ArchitectSnapshot) -> Judged:
                      | set(in_docs))
     if outside:
         shown = ", ".join(outside[:10]) + (f" and {len(outside) - 10} more" if len(outside) > 10 else "")
-        reasons.append(f"changed files other than the plan, the map and the notes: {shown}")
+        reasons.append(f"changed files other than {allowed}: {shown}")
     reasons += [f"changed {rel} (only Memento writes it)" for rel in NOT_ITS
                 if read_or_none(root / rel) != snap.docs.get(rel)]
     if base.project_map is not None and read_or_none(ws.map_path) is None:
         reasons.append(f"deleted {MAP_REL} (update the map, never delete it)")
-    plan_changes, plan_reasons = _judge_plan(ws, base)
-    note_changes = compare_notes(base.notes, read_or_none(ws.notes_path) or b"",
-                                 notes.added_keys(ws.notes_added_path))
-    reasons += plan_reasons + list(note_changes.violations)
-    return Judged(tuple(reasons), plan_changes, note_changes, read_or_none(ws.map_path) != base.project_map)
+    return reasons
 
 
 def _docs_changed(ws: Workspace, snap: ArchitectSnapshot) -> list[str]:
