@@ -219,14 +219,11 @@ def checks_text(result) -> Group:
         title = "Red first: each new task's verify, run once on the current tree"
         parts.append(Text("\n" + title if parts else title, style="bold"))
         for check in result.red:
-            code = "timed out" if check.exit_code is None else f"exit {check.exit_code}"
+            why = check.detail.strip() or ("timed out" if check.exit_code is None else f"exit code {check.exit_code}")
             if check.passed:
-                row = _item("⚠ ", f"{check.task_id} passes already ({code}): it proves nothing", "yellow")
+                parts.append(_item("⚠ ", f"{check.task_id} passes already ({why}): it proves nothing", "yellow"))
             else:
-                row = _item("✓ ", f"{check.task_id} fails as it should ({code})", "green")
-            if check.detail.strip():
-                row.append_text(literal("  " + check.detail, "dim", one_line=True))
-            parts.append(row)
+                parts.append(_item("✓ ", f"{check.task_id} fails as it should ({why})", "green"))
     if not parts:
         parts.append(Text("no checks to show", style="dim"))
     parts.append(Text(""))

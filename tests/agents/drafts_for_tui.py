@@ -7,6 +7,7 @@ usage: drafts_for_tui.py ACTION, in the project root, the draft prompt on stdin.
               (verify `true`: already passes, a warning), and a line to docs/PROJECT_MAP.md
   no_verify   append T-201 without a verify (refused)
   mark_done   append T-201 born [x] (refused)
+  wait FLAG ACTION  write FLAG.started, wait (up to 60 s) for FLAG, then do ACTION
   hostile     `good`, with markup and terminal escape sequences in T-201's title and in the map
 
 Every run copies its prompt to $FAKE_DRAFTER_PROMPT when that is set.
@@ -55,8 +56,16 @@ MARK_DONE = """
 HOSTILE = GOOD.replace("Greet loudly", "Greet [bold red]loudly[/] [link=file:///etc/passwd]x[/link] \x1b[31mred")
 
 
-def main(action):
+def main(action, *args):
     prompt = sys.stdin.read()
+    if action == "wait":
+        import time
+
+        Path(args[0] + ".started").write_text("1", encoding="utf-8")
+        end = time.monotonic() + 60
+        while not Path(args[0]).exists() and time.monotonic() < end:
+            time.sleep(0.02)
+        action = args[1]
     out = os.environ.get("FAKE_DRAFTER_PROMPT")
     if out:
         Path(out).write_text(prompt, encoding="utf-8")
@@ -71,4 +80,4 @@ def main(action):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(*sys.argv[1:])

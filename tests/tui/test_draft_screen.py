@@ -46,10 +46,11 @@ def make_ws(tmp_path: Path, action: str, *, architect: bool = True) -> Path:
     init_workspace(root, project="proj", commit=False)
     (root / "docs" / "MASTER_PLAN.md").write_text(PLAN)
     (root / "greet.txt").write_text("hello\n")
-    drafter = shlex.join([sys.executable, str(AGENTS / "drafts_for_tui.py"), action])
+    drafter = shlex.join([sys.executable, str(AGENTS / "drafts_for_tui.py"), *shlex.split(action)])
     section = f'[architect]\npreset = "command"\ncommand = """{drafter}"""\ntimeout = "30s"\n' if architect else ""
     agent = '[agent]\npreset = "script"\n' if not architect else '[agent]\npreset = "command"\ncommand = "true"\n'
-    (root / "memento.toml").write_text(f'{agent}[verify]\ntimeout = "20s"\n[sandbox]\nmode = "none"\n{section}')
+    (root / "memento.toml").write_text(f'{agent}[verify]\ntimeout = "20s"\n[sandbox]\nmode = "none"\n'
+                                       f'env = ["FAKE_DRAFTER_PROMPT"]\n{section}')  # what the fake drafter reads
     git(root, "add", "-A")
     git(root, "commit", "-qm", "setup")
     return root
@@ -105,8 +106,32 @@ async def test_D_drafts_shows_the_checks_and_the_diff_and_y_keeps_it(tmp_path, g
     assert plan.meta.tick_mode == "paused"
     assert log(root)[1:] == commits and log(root)[0].startswith("memento: plan drafted from ")
     changed = git(root, "show", "--name-only", "--format=", "HEAD").split()
-    assert sorted(changed) == ["docs/MASTER_PLAN.md", "docs/PROJECT_MAP.md"]
-    assert git(root, "status", "--porcelain", "--", "docs") == ""
+    assert sorted(changed) == ["docs/MASTER_PLAN.md", "docs/PROJECT_MAP.md", "docs/TICK_STATUS.md"]  # + its entry
+    assert git(root, "status", "--porcelain", "--", "docs/MASTER_PLAN.md", "docs/PROJECT_MAP.md") == ""
+
+
+async def test_the_progress_line_follows_the_draft_while_it_runs(tmp_path, git_env):
+    flag = tmp_path / "go"
+    root = make_ws(tmp_path, f"wait {shlex.quote(str(flag))} good")
+    app = MementoApp(root, show_clock=False, watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("D")
+        assert await wait_for(pilot, lambda: isinstance(app.screen, BriefComposer))
+        for ch in "Greet":
+            await pilot.press(ch)
+        await pilot.press("f2")
+        assert await wait_for(pilot, lambda: Path(f"{flag}.started").exists(), tries=1200)
+        assert await wait_for(pilot, lambda: "drafting: the command agent writes the plan" in screen_text(app))
+        assert app.screen.result is None and "nothing changes until you press y" in screen_text(app)
+        flag.write_text("go")
+        assert await wait_for(pilot, lambda: app.screen.result is not None, tries=1200)
+        await pilot.pause()
+        text = screen_text(app)
+        assert "Proposed: 2 new task(s)" in text and "drafting: the command agent" not in text
+        await pilot.press("n")
+        assert await wait_for(pilot, lambda: not isinstance(app.screen, DraftScreen))
+        await settle(app, pilot)
 
 
 @pytest.mark.parametrize("action", ["no_verify", "mark_done"])
@@ -191,7 +216,7 @@ async def test_the_palette_and_the_help_name_the_draft_key(tmp_path, git_env):
         assert await wait_for(pilot, lambda: not isinstance(app.screen, BriefComposer))
 
 
-async def test_the_demo_drafts_without_a_model(demo, snap_compare):
+def test_the_demo_drafts_without_a_model(demo, snap_compare):
     """The demo's [architect] (memento_core/demo_drafter.py): each line of the brief, one task, red first."""
 
     async def run_before(pilot) -> None:
