@@ -108,7 +108,9 @@ def main(argv: list[str]) -> int:
         prompt = Path(argv[1]).read_text(encoding="utf-8")
     items = wishes(brief_of(prompt))
     if not items:
-        print("demo drafter: no brief found in the prompt; nothing drafted", file=sys.stderr)
+        print("demo drafter: no brief in the prompt, so nothing drafted. It drafts plans from a brief "
+              "(memento plan draft, the dashboard's D) and cannot repair one: for `memento architect`, "
+              'give [architect] a model, e.g. preset = "claude"', file=sys.stderr)
         return 1
     PLAN.write_text(draft(PLAN.read_text(encoding="utf-8"), items), encoding="utf-8")
     if MAP.exists() and "[MODULE:wishes]" not in MAP.read_text(encoding="utf-8"):
