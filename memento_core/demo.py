@@ -3,21 +3,20 @@
 A small Python package (`calc`) built by eight tasks in three phases. Each
 task's `do:` command really writes code and its `verify:` really tests it; one
 task can never pass, so a person watching sees retries and a BLOCKED task too.
-Its ``[architect]`` is ``scripts/demo_drafter.py`` (demo_drafter.py): drafting the plan from a
+Its ``[architect]`` is ``scripts/demo_drafter.py`` (templates/demo_drafter.py): drafting the plan from a
 brief (SPEC §17) works without a model too.
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from importlib import resources
 from pathlib import Path
 
 from . import gitops
 from .errors import MementoError
 from .locks import atomic_write_text
 from .notes import add_note
-from .scaffold import init_workspace
+from .scaffold import init_workspace, template
 
 
 def _quote(source: str) -> str:
@@ -178,8 +177,7 @@ def create_demo(root: Path | str, now: datetime | None = None) -> Path:
     atomic_write_text(root / "docs" / "MASTER_PLAN.md", demo_plan(now))
     atomic_write_text(root / "docs" / "PROJECT_MAP.md", PROJECT_MAP)
     atomic_write_text(root / "memento.toml", CONFIG)
-    drafter = resources.files("memento_core").joinpath("demo_drafter.py").read_text(encoding="utf-8")
-    atomic_write_text(root / "scripts" / "demo_drafter.py", drafter)
+    atomic_write_text(root / "scripts" / "demo_drafter.py", template("demo_drafter.py"))
     atomic_write_text(root / ".gitignore", "__pycache__/\n*.pyc\n")
     atomic_write_text(root / "README.md", "# calc\n\nA Memento demo project: `memento status`, `memento tick`.\n")
     init_workspace(root, project="calc", now=now, commit=False)

@@ -1,6 +1,6 @@
-"""The demo project drafts its plan without a model (SPEC §17): its [architect] is memento_core/demo_drafter.py
-through the `command` preset, confined as the demo's sandbox says; judged on disk, in git, and by running the
-drafted tasks' own `do:` and `verify:`."""
+"""The demo project drafts its plan without a model (SPEC §17): its [architect] is
+memento_core/templates/demo_drafter.py through the `command` preset, confined as the demo's sandbox
+says; judged on disk, in git, and by running the drafted tasks' own `do:` and `verify:`."""
 
 from __future__ import annotations
 
@@ -10,8 +10,20 @@ import sys
 from pathlib import Path
 
 from memento_core.demo import create_demo
-from memento_core.demo_drafter import brief_of, wishes
 from memento_core.plan import parse_plan
+
+
+def _drafter():
+    """templates/demo_drafter.py, the file the demo copies into its scripts/ (a template, not a module)."""
+    import importlib.util
+
+    import memento_core
+
+    path = Path(memento_core.__file__).parent / "templates" / "demo_drafter.py"
+    spec = importlib.util.spec_from_file_location("demo_drafter", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def memento(*args: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess:
@@ -53,6 +65,8 @@ def test_the_demo_drafts_one_red_task_per_line_of_the_brief(tmp_path, git_identi
 
 
 def test_the_demo_drafter_reads_the_brief_section_only():
+    drafter = _drafter()
+    brief_of, wishes = drafter.brief_of, drafter.wishes
     system = "# Plan rules\n\n## Brief\n\n- an example wish in the system prompt\n\n---\n\n"
     prompt = (system + "# Draft the plan from the brief (BRIEF)\n\n## The brief\n\n````text\n1. First wish\n"
               "* second `wish`\n```\n## Brief\n```\n### detail\nthird\n````\n\n"

@@ -217,7 +217,7 @@ async def test_the_palette_and_the_help_name_the_draft_key(tmp_path, git_env):
 
 
 def test_the_demo_drafts_without_a_model(demo, snap_compare):
-    """The demo's [architect] (memento_core/demo_drafter.py): each line of the brief, one task, red first."""
+    """The demo's [architect] (memento_core/templates/demo_drafter.py): each line of the brief, one task, red first."""
 
     async def run_before(pilot) -> None:
         app = pilot.app

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """The demo's drafter (SPEC §17), no model: each line of the brief becomes one task in a new phase.
 
-`memento demo` copies this file to the demo project's ``scripts/demo_drafter.py`` and names it in
-``[architect]`` (the ``command`` preset), so `memento plan draft` and the dashboard's composer
-(`D`) show a real proposal without a model. It reads the draft prompt on standard input (or from
-the file its first argument names), finds the brief in it (the section whose heading says
-"brief"), and appends to docs/MASTER_PLAN.md one phase with a task per line of the brief: its
+The demo (memento_core/demo.py) copies this file to its ``scripts/demo_drafter.py`` and names
+it in ``[architect]`` (the ``command`` preset), so `memento plan draft` and the dashboard's
+composer (`D`) show a real proposal without a model. It reads the draft prompt on standard input
+(or from the file its first argument names), finds the brief in it (the fenced text under the
+last heading "The brief"), and appends to docs/MASTER_PLAN.md one phase with a task per line of the brief: its
 ``do:`` writes ``wishes/T-N.md`` (the demo's `script` agent runs it), its ``verify:`` fails
 until that file is written, so red first sees each verify fail. It also registers the
 ``[MODULE:wishes]`` in docs/PROJECT_MAP.md. Standalone: it runs confined in the project, with
