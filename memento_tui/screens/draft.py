@@ -25,7 +25,7 @@ from ..snapshot import PLAN, STATE, STATUS
 from .diff import diff_syntax
 
 MAX_DIFF_LINES = 5_000
-BRIEF_NAME = "the dashboard's brief"
+BRIEF_NAME = "the dashboard"  # the commit says "memento: plan drafted from the dashboard"
 
 
 class BriefComposer(ModalScreen[str | None]):

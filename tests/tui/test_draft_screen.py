@@ -99,12 +99,14 @@ async def test_D_drafts_shows_the_checks_and_the_diff_and_y_keeps_it(tmp_path, g
         await pilot.press("y")
         assert await wait_for(pilot, lambda: not isinstance(app.screen, DraftScreen), tries=1200)
         await settle(app, pilot)
+        # Back on the dashboard, which reads the kept plan: paused, three tasks.
+        assert await wait_for(pilot, lambda: "PAUSED" in screen_text(app) and "T-202" in screen_text(app))
     assert "Greet loudly\nand greet at all" in prompt.read_text()  # the brief reached the drafter
     plan = parse_plan(root / "docs" / "MASTER_PLAN.md")
     assert [t.id for t in plan.tasks] == ["T-101", "T-201", "T-202"]
     assert plan.task("T-101").status == "x" and plan.task("T-201").status == " "
     assert plan.meta.tick_mode == "paused"
-    assert log(root)[1:] == commits and log(root)[0].startswith("memento: plan drafted from ")
+    assert log(root)[1:] == commits and log(root)[0] == "memento: plan drafted from the dashboard"
     changed = git(root, "show", "--name-only", "--format=", "HEAD").split()
     assert sorted(changed) == ["docs/MASTER_PLAN.md", "docs/PROJECT_MAP.md", "docs/TICK_STATUS.md"]  # + its entry
     assert git(root, "status", "--porcelain", "--", "docs/MASTER_PLAN.md", "docs/PROJECT_MAP.md") == ""
