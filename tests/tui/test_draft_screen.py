@@ -77,6 +77,13 @@ async def compose_and_submit(app, pilot, brief: str) -> None:
     await pilot.pause()
 
 
+async def drop(app, pilot, key: str = "escape") -> None:
+    """Leave the draft screen without keeping anything."""
+    await pilot.press(key)
+    assert await wait_for(pilot, lambda: not isinstance(app.screen, DraftScreen))
+    await settle(app, pilot)
+
+
 async def test_D_drafts_shows_the_checks_and_the_diff_and_y_keeps_it(tmp_path, git_env, monkeypatch):
     prompt = tmp_path / "prompt.txt"
     monkeypatch.setenv("FAKE_DRAFTER_PROMPT", str(prompt))
@@ -131,9 +138,7 @@ async def test_the_progress_line_follows_the_draft_while_it_runs(tmp_path, git_e
         await pilot.pause()
         text = screen_text(app)
         assert "Proposed: 2 new task(s)" in text and "drafting: the command agent" not in text
-        await pilot.press("n")
-        assert await wait_for(pilot, lambda: not isinstance(app.screen, DraftScreen))
-        await settle(app, pilot)
+        await drop(app, pilot, "n")
 
 
 @pytest.mark.parametrize("action", ["no_verify", "mark_done"])
@@ -151,9 +156,7 @@ async def test_a_refused_draft_shows_its_reasons_and_cannot_be_kept(tmp_path, gi
         await pilot.press("y")  # nothing to keep
         await pilot.pause()
         assert isinstance(app.screen, DraftScreen)
-        await pilot.press("escape")
-        assert await wait_for(pilot, lambda: not isinstance(app.screen, DraftScreen))
-        await settle(app, pilot)
+        await drop(app, pilot)
     assert tree(root) == before and log(root) == commits
 
 
@@ -191,9 +194,8 @@ async def test_an_empty_brief_is_refused_in_the_composer_and_no_drafter_is_an_er
         assert await wait_for(pilot, lambda: "could not" in screen_text(app).lower(), tries=1200)
         text = strip_ws(screen_text(app))
         assert "Traceback" not in text and app.screen.proposal is None
-        await pilot.press("escape")
-        assert await wait_for(pilot, lambda: not isinstance(app.screen, DraftScreen))
-        await settle(app, pilot)
+        assert "drafting needs an agent" in text and "Why it could not draft" in text
+        await drop(app, pilot)
     assert tree(root) == before and log(root) == commits
 
 
