@@ -14,7 +14,10 @@ is the word after ``MODE:`` in the brief (the prompt holds the brief), or $FAKE_
   cycle          like good, the two new tasks depend on each other
   born_done      like good, the first task is born [x]
   change_task    like good, and the first existing task's title changes
+  move_task      like good, and the last existing task moves into the new phase
   change_state   like good, and the first existing task's box changes ([x] → [ ], else → [-] with a reason)
+  meta_limit     like good, and Meta max_retries goes from whatever it is to 99
+  meta_path      like good, and Meta status_archive_dir points outside the project
   other_file     like good, and src/sneaky.py is written
   mark_notes     like good, and every note in docs/HUMAN_NOTES.md is marked read
   lint           like good, the second task's verify has an unclosed backtick
@@ -25,6 +28,7 @@ is the word after ``MODE:`` in the brief (the prompt holds the brief), or $FAKE_
                  write allowed to fail (the sandbox makes them read-only)
   nothing        read the prompt, write nothing
   hang           sleep 300 s (to be killed by the timeout)
+  hang_after:PIDFILE  write a good draft, then its pid to PIDFILE, then sleep 300 s (to be killed)
   wait:FLAG:MODE write FLAG.started, wait (up to 60 s) for FLAG to exist, then do MODE
 
 Every run copies its prompt to $FAKE_DRAFTER_PROMPT when that is set.
@@ -90,6 +94,13 @@ def draft(mode):
             m = re.search(rf"^- \[(.)\] `{first}`", text, flags=re.M)
             box = " " if m.group(1) == "x" else "-"
             text = text[:m.start()] + f"- [{box}] `{first}`" + text[m.end():]
+    if mode == "move_task" and found:
+        m = re.search(rf"^- \[.\] `{found[-1][0]}`.*\n(?:  .*\n)*", text + "\n", flags=re.M)
+        text, block = (text + "\n")[:m.start()] + (text + "\n")[m.end():], block + "\n" + m.group(0)
+    if mode == "meta_limit":
+        text = re.sub(r"^- max_retries: .*$", "- max_retries: 99", text, count=1, flags=re.M)
+    if mode == "meta_path":
+        text = text.replace("## Meta\n", "## Meta\n- status_archive_dir: /tmp/elsewhere/\n", 1)
     PLAN.write_text(text.rstrip("\n") + "\n" + block, encoding="utf-8")
     if MAP.exists():
         MAP.write_text(MAP.read_text(encoding="utf-8").rstrip("\n")
@@ -125,6 +136,12 @@ def main():
         while not Path(flag).exists() and time.monotonic() < end:
             time.sleep(0.02)
     if mode == "hang":
+        time.sleep(300)
+    elif mode.startswith("hang_after:"):
+        draft("good")
+        pidfile = mode.split(":", 1)[1]
+        Path(pidfile + ".tmp").write_text(str(os.getpid()), encoding="utf-8")
+        os.replace(pidfile + ".tmp", pidfile)
         time.sleep(300)
     elif mode != "nothing":
         draft(mode)

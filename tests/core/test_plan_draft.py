@@ -263,6 +263,9 @@ def test_red_first_runs_in_parallel_up_to_workers_max(tmp_path):
     ("change_task", WITH_DONE, r"docs/MASTER_PLAN\.md:\d+: T-101's definition changed \(it is done"),
     ("change_state", WITH_DONE, r"docs/MASTER_PLAN\.md:\d+: T-101's state changed from \[x\] to \[ \]"),
     ("lint", EMPTY, r"docs/MASTER_PLAN\.md:\d+: T-102 verify: a backtick is never closed"),
+    ("move_task", WITH_DONE, r"docs/MASTER_PLAN\.md:\d+: T-102 moved from Phase 1 to Phase 2"),
+    ("meta_limit", WITH_DONE, r"docs/MASTER_PLAN\.md:6: the Meta limit max_retries changed"),
+    ("meta_path", WITH_DONE, r"docs/MASTER_PLAN\.md:4: the Meta key status_archive_dir changed"),
     ("other_file", EMPTY, r"changed files other than .*src/sneaky\.py"),
     ("mark_notes", EMPTY, r"changed docs/HUMAN_NOTES\.md \(marked 1 note\(s\) read\)"),
     ("nothing", EMPTY, r"the draft adds no task"),
@@ -386,6 +389,10 @@ def test_bad_input_on_the_command_line_is_one_clear_error(tmp_path):
     binary.write_bytes(b"\xff\xfe\x00bad")
     not_text = memento("plan", "draft", str(binary), str(ws.root), cwd=tmp_path)
     assert not_text.returncode == 2 and "not UTF-8" in not_text.stderr
+    as_json = memento("plan", "draft", str(tmp_path / "nope.md"), str(ws.root), "--json", cwd=tmp_path)
+    assert as_json.returncode == 2
+    doc = json.loads(as_json.stdout)
+    assert doc["outcome"] == ERROR and "nope.md: no such file" in doc["reasons"][0]
     assert history(ws.root) == ["setup"]
 
 
@@ -496,3 +503,84 @@ def test_unconfined_the_drafters_other_files_are_refused_and_removed(tmp_path):
     assert "changed memento.toml (only Memento writes it)" in result.reasons
     assert_untouched(ws, before, head)
     assert sorted(p.name for p in (ws.root / ".git" / "hooks").iterdir()) == hooks
+
+
+# --------------------------------------------------------------------------- a draft that does not end by itself
+
+
+def _start_draft(ws: Workspace, tmp_path: Path) -> tuple[subprocess.Popen, int]:
+    """`memento plan draft` whose drafter writes a draft and then sleeps; (the CLI, the drafter's pid)."""
+    pidfile = tmp_path / "drafter.pid"
+    brief = tmp_path / "brief.md"
+    brief.write_text(f"MODE: hang_after:{pidfile}")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2]),
+                                                                     os.environ.get("PYTHONPATH")]))}
+    cli = subprocess.Popen([PY, "-m", "memento_core.cli", "plan", "draft", str(brief), str(ws.root)], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for _ in range(3000):
+        if pidfile.exists() or cli.poll() is not None:
+            break
+        try:
+            cli.wait(0.01)
+        except subprocess.TimeoutExpired:
+            pass
+    assert pidfile.exists(), cli.communicate()
+    return cli, int(pidfile.read_text())
+
+
+def _gone(pid: int) -> bool:
+    for _ in range(1000):
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return True
+        if state in ("Z", "X"):
+            return True
+        threading.Event().wait(0.01)
+    return False
+
+
+def test_sigterm_during_a_draft_puts_everything_back(tmp_path):
+    import signal
+
+    ws = make_ws(tmp_path, WITH_DONE)
+    head, before = git(ws.root, "rev-parse", "HEAD").strip(), tree(ws.root)
+    cli, drafter_pid = _start_draft(ws, tmp_path)
+    assert "`T-103`" in ws.plan_path.read_text()  # the draft is on disk, the run not finished
+    cli.send_signal(signal.SIGTERM)
+    out, err = cli.communicate(timeout=60)
+    assert cli.returncode == 2 and "interrupted by SIGTERM: everything was put back" in err
+    assert _gone(drafter_pid)
+    assert_untouched(ws, before, head)
+    assert not (ws.memento_dir / "records" / "ARCHITECT.json").exists()
+
+
+def test_a_draft_killed_outright_is_put_back_by_the_next_tick(tmp_path):
+    from memento_core.tick.__main__ import run_tick
+
+    ws = make_ws(tmp_path, WITH_DONE)
+    plan_before = ws.plan_path.read_bytes()
+    cli, drafter_pid = _start_draft(ws, tmp_path)
+    cli.kill()
+    cli.communicate(timeout=60)
+    assert "`T-103`" in ws.plan_path.read_text()
+    run_tick(ws.root)
+    assert _gone(drafter_pid)  # the recovery killed the drafter it had started
+    assert not (ws.memento_dir / "records" / "ARCHITECT.json").exists()
+    plan = parse_plan(ws.plan_path)
+    assert [t.id for t in plan.tasks] == ["T-101", "T-102"]
+    text, was = ws.plan_path.read_text(), plan_before.decode()
+    done = was[was.index("- [x] `T-101`"):was.index("- [ ] `T-102`")]
+    assert "`T-103`" not in text and done in text  # the tick then tried T-102: its retries may differ
+    assert any("interrupted, rolled back" in (e.field("Event") or "") for e in status_log.parse_status(ws.status_path))
+    assert not any(s.startswith("memento: plan drafted") for s in history(ws.root))
+
+
+def test_a_brief_file_with_a_newline_in_its_name_makes_a_one_line_commit_subject(tmp_path):
+    ws = make_ws(tmp_path)
+    brief = tmp_path / "my\nbrief\x1b[31m.md"
+    brief.write_text("MODE: good")
+    r = memento("plan", "draft", str(brief), str(ws.root), cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert git(ws.root, "log", "-1", "--format=%B").strip() == "memento: plan drafted from my brief.md"
+    assert "\x1b" not in ws.status_path.read_text()

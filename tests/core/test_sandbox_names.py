@@ -30,7 +30,8 @@ from .test_sandbox import committed_blobs, needs_bwrap, sandboxed_ws
 DOCUMENTS = ("docs/MASTER_PLAN.md", "docs/TICK_STATUS.md", "docs/HUMAN_NOTES.md", "docs/CURRENT_STATE.md")
 # Memento's files it does not write during a tick, and a person's: judged byte for byte.
 KEPT = ("docs/PROJECT_MAP.md", "scripts/tick_worker_system_prompt.md", "scripts/architect_system_prompt.md",
-        "scripts/review_system_prompt.md", "memento.toml", ".memento_cleanignore", ".memento_ignore",
+        "scripts/review_system_prompt.md", "scripts/plan_system_prompt.md", "memento.toml", ".memento_cleanignore",
+        ".memento_ignore",
         "docs/archive/2026-11.md", "guarded.txt", ".env", ".venv/pyvenv.cfg", "sub/.env", "notes-to-self.txt")
 ARCHIVE_META = "- status_archive_dir: docs/archive/\n"
 

@@ -48,10 +48,17 @@ def read_brief(spec: str) -> tuple[str, str]:
 
 
 def cmd_draft(args: argparse.Namespace) -> int:
-    from ...tick.architect.draft import draft_plan
+    from ...tick.architect.draft import ERROR, DraftResult, draft_plan
 
     ws = workspace_of(args)
-    brief, name = read_brief(args.brief)
+    try:
+        brief, name = read_brief(args.brief)
+    except MementoError as exc:
+        if not args.json:
+            raise
+        failed = DraftResult(ERROR, reasons=(str(exc),), brief_name="stdin" if args.brief == "-" else args.brief)
+        print(safe_json(failed.to_json(), indent=2))
+        return failed.exit_code()
 
     def progress(message: str) -> None:
         print(f"[..] {safe_text(message)}", file=sys.stderr, flush=True)
@@ -80,7 +87,7 @@ def report(result) -> None:
     if result.outcome == KEPT:
         ok(f"plan drafted from {result.brief_name}: added {added}; commit {(result.commit or '')[:7]}, "
            f"📝 PLAN DRAFTED entry in docs/TICK_STATUS.md{log}")
-        ok("the plan is paused: read it (memento tasks, memento lint), then `memento resume`")
+        ok("the plan is paused until you have read it; `memento resume` starts the pipeline")
     elif result.outcome == PROPOSED:
         ok(f"dry run: the draft from {result.brief_name} would add {added}; the checks pass; "
            f"nothing was changed{log}")

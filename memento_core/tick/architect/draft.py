@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from ... import agents, gitops, notes
 from ...durations import format_duration
 from ...errors import EXIT_ATTENTION, EXIT_ERROR, EXIT_OK, MementoError
+from ...lines import clipped, strip_controls
 from ...locks import atomic_write_bytes
 from ...plan import Task, decode_text, edit_plan, parse_plan_text
 from ...runlog import utc_stamp
@@ -27,7 +28,6 @@ from ..context import Interrupted, TickContext
 from ..context import _unique as unique_path
 from ..entries import PENDING_COMMIT, fill_commit
 from ..files import append_log, read_or_none
-from . import record as arch_record
 from .changes import compare_notes
 from .draft_checks import check_draft
 from .draft_prompt import build_draft_prompt
@@ -43,8 +43,10 @@ from .run import (
     _rewrite_checkpoint,
     _sigterm_raises,
     architect_config,
+    diff_text,
     judge_tree,
     preflight,
+    recorded,
     recover_interrupted,
     restore_all,
     run_architect_agent,
@@ -124,6 +126,8 @@ def draft_plan(ws: Workspace, brief: str, *, brief_name: str = "BRIEF", dry_run:
     from ...locks import LockBusy, file_lock
 
     say = on_progress or (lambda message: None)
+    # It names the commit and the entry: one line, no controls, short (a file called "a\nb" is "a b").
+    brief_name = clipped(" ".join(strip_controls(brief_name, " ").split()), 80) or "BRIEF"
 
     def error(reason: str) -> DraftResult:
         return DraftResult(ERROR, reasons=(reason,), brief_name=brief_name)
@@ -182,22 +186,10 @@ def _draft_under_lock(ctx: TickContext, brief: str, brief_name: str, *, dry_run:
     refused = preflight(ctx)
     if refused:
         return DraftResult(ERROR, reasons=(refused,), brief_name=brief_name)
-    snap = take_snapshot(ctx)
-    base = snap.snap
-    arch_record.write_record(ctx.ws, base=base.base, untracked=base.untracked, cleanignore=base.cleanignore,
-                             taken_at=base.taken_at, docs=snap.docs, git=base.git, docs_tree=snap.docs_tree)
-    try:
-        result = _run_and_check(ctx, snap, brief, brief_name, dry_run=dry_run, strict=strict, say=say)
-    except BaseException:
-        try:
-            restore_all(ctx, with_person_edits(ctx.ws, snap, PLAN_REL), save=True)
-        finally:
-            arch_record.remove_record(ctx.ws)
-        raise
-    arch_record.remove_record(ctx.ws)
-    if result.outcome == KEPT or read_or_none(ctx.root / "docs/CURRENT_STATE.md") != snap.docs.get(
-            "docs/CURRENT_STATE.md"):
-        _rewrite_checkpoint(ctx)
+    result = recorded(ctx, lambda snap: _run_and_check(ctx, snap, brief, brief_name, dry_run=dry_run, strict=strict,
+                                                       say=say))
+    if result.outcome == KEPT:
+        _rewrite_checkpoint(ctx)  # the plan it describes is the draft's, paused
     return result
 
 
@@ -223,7 +215,7 @@ def _run_and_check(ctx: TickContext, snap: ArchitectSnapshot, brief: str, brief_
     say("checking the draft")
     checked = _check(ctx, snap)
     reasons, new_ids = list(checked.reasons), checked.new_ids
-    diff = diff_text(ws, snap)
+    diff = diff_text(ws, snap, WRITABLE)
     map_changed = read_or_none(ws.map_path) != snap.docs.get(MAP_REL)
     red: tuple[RedCheck, ...] = ()
     warnings: list[str] = list(checked.warnings)
@@ -362,21 +354,6 @@ def _last_output_line(log) -> str:
 
 
 # ---------------------------------------------------------------- keep
-
-
-def diff_text(ws: Workspace, snap: ArchitectSnapshot) -> str:
-    """The unified diff of the plan and the map, snapshot → now ('' when both are equal)."""
-    import difflib
-
-    out: list[str] = []
-    for rel in WRITABLE:
-        before, after = snap.docs.get(rel), read_or_none(ws.root / rel)
-        if before == after:
-            continue
-        old = (before or b"").decode("utf-8", "replace").splitlines(keepends=True)
-        new = (after or b"").decode("utf-8", "replace").splitlines(keepends=True)
-        out += difflib.unified_diff(old, new, f"a/{rel}", f"b/{rel}")
-    return "".join(line if line.endswith("\n") else line + "\n" for line in out)
 
 
 def keep(ctx: TickContext, result: DraftResult, proposed: dict[str, bytes | None]) -> DraftResult:

@@ -7,11 +7,12 @@ left, and says why it may not be kept:
 * the draft does not lint (the errors of `memento lint` it adds, each with its line:
   a task without ``verify`` or ``context_files``, a repeated id, a task outside a
   phase, a phase that depends on an unknown one, a cycle in ``depends``);
-* a task that existed is gone, or its definition or its state changed;
+* a task that existed is gone, moved to another phase, or its definition or its state changed;
 * a new task is born other than ``[ ]`` (``[x]`` above all: only a passing verify
   marks a task done) or with retries other than 0;
-* an existing phase's heading, ``parallel`` or ``depends`` changed, or a Meta limit
-  (a person sets them; ``tick_mode`` is Memento's: a kept draft is left paused);
+* an existing phase's heading, ``parallel`` or ``depends`` changed, or a Meta value
+  (a person sets them, ``status_archive_dir`` among them; Memento's counters and
+  ``tick_mode`` are Memento's: a kept draft is left paused);
 * the draft adds no task.
 """
 
@@ -23,7 +24,7 @@ from ...errors import PlanError
 from ...plan import Plan
 from ...plan_lint import lint_problems
 from ..guards import LIMIT_KEYS
-from .changes import _meta_values, _phase_shape, definition
+from .changes import COUNTERS, _meta_values, _phase_shape, definition
 
 MAX_LINT_REASONS = 20
 
@@ -63,7 +64,10 @@ def check_draft(old: Plan, old_text: str, new: Plan, new_text: str, *, root, pre
             reasons.append(f"{old.path}:{was.line}: {tid} was deleted (a draft extends the plan; existing "
                            "tasks stay as they are)")
             continue
-        if now.status != was.status:
+        if now.phase != was.phase:
+            reasons.append(f"{path}:{now.line}: {tid} moved from {was.phase} to {now.phase} (a draft never "
+                           "changes an existing task)")
+        elif now.status != was.status:
             reasons.append(f"{path}:{now.line}: {tid}'s state changed from [{was.status}] to [{now.status}] "
                            "(a draft never changes an existing task)")
         elif definition(now, ()) != definition(was, ()):
@@ -90,10 +94,12 @@ def check_draft(old: Plan, old_text: str, new: Plan, new_text: str, *, root, pre
             reasons.append(f"{path}:{now_phase.line}: {phase.id}'s heading, parallel or depends changed (a draft "
                            "adds phases, it keeps the ones there are)")
     was_meta, now_meta = _meta_values(old), _meta_values(new)
-    for key in LIMIT_KEYS:
+    for key in sorted({*was_meta, *now_meta} - COUNTERS - {"tick_mode"}, key=lambda k: (k not in LIMIT_KEYS, k)):
         if was_meta.get(key) != now_meta.get(key):
             line = new.meta.lines.get(key, new.meta.line)
-            reasons.append(f"{path}:{line}: the Meta limit {key} changed (a person sets the pipeline's limits)")
+            what = "limit" if key in LIMIT_KEYS else "key"
+            reasons.append(f"{path}:{line}: the Meta {what} {key} changed (a person sets Meta: a draft keeps "
+                           "the ## Meta section as it is)")
     if not new_ids and not reasons:
         reasons.append("the draft adds no task")
     return DraftCheck(new_ids, tuple(reasons))

@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
+from typing import TypeVar
 
 from ... import agents, gitops, notes
 from ...config import Config
@@ -60,6 +61,7 @@ CHECKPOINT_REL = "docs/CURRENT_STATE.md"
 NOT_ITS = tuple(rel for rel in OWN_DOCS if rel not in WRITABLE and rel != CHECKPOINT_REL)
 
 CHANGED, UNCHANGED, ROLLED_BACK, REFUSED = "changed", "unchanged", "rolled back", "refused"
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -201,12 +203,18 @@ def architect_under_lock(ctx: TickContext, *, dry_run: bool = False) -> Architec
     refused = preflight(ctx)
     if refused:
         return ArchitectResult(REFUSED, refused, dry_run=dry_run)
+    return recorded(ctx, lambda snap: _run_and_judge(ctx, snap, dry_run))
+
+
+def recorded(ctx: TickContext, run: Callable[[ArchitectSnapshot], R]) -> R:
+    """The snapshot, the run's record, ``run(snapshot)``; however it ends, everything is put back
+    before the record goes (a drafter's run, draft.py, is recorded the same way)."""
     snap = take_snapshot(ctx)
     base = snap.snap
     arch_record.write_record(ctx.ws, base=base.base, untracked=base.untracked, cleanignore=base.cleanignore,
                              taken_at=base.taken_at, docs=snap.docs, git=base.git, docs_tree=snap.docs_tree)
     try:
-        result = _run_and_judge(ctx, snap, dry_run)
+        result = run(snap)
     except BaseException:
         try:
             restore_all(ctx, with_person_edits(ctx.ws, snap, PLAN_REL), save=True)
@@ -579,10 +587,10 @@ def record_rollback(ctx: TickContext, reasons: tuple[str, ...], rolled: str) -> 
     ctx.commit([PLAN_REL, STATUS_REL], "memento: architect rolled back")
 
 
-def diff_text(ws: Workspace, snap: ArchitectSnapshot) -> str:
-    """The unified diff of the plan, the map and the notes, snapshot → now ('' when all are equal)."""
+def diff_text(ws: Workspace, snap: ArchitectSnapshot, rels: tuple[str, ...] = WRITABLE) -> str:
+    """The unified diff of ``rels`` (the plan, the map and the notes), snapshot → now ('' when all are equal)."""
     out: list[str] = []
-    for rel in WRITABLE:
+    for rel in rels:
         before, after = snap.docs.get(rel), read_or_none(ws.root / rel)
         if before == after:
             continue
