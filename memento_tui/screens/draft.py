@@ -31,6 +31,8 @@ BRIEF_NAME = "the dashboard"  # the commit says "memento: plan drafted from the 
 class BriefComposer(ModalScreen[str | None]):
     """A multi-line brief: what the person wants built; F2 (or ctrl+enter) drafts it."""
 
+    HOLDS_AUTO_TICK = True
+
     BINDINGS = [
         Binding("escape", "cancel", "Cancel"),
         Binding("ctrl+enter,alt+enter,f2", "submit", "Draft", priority=True),
@@ -78,6 +80,7 @@ class DraftScreen(Screen[None]):
         Binding("escape,n", "cancel", "Drop"),
         Binding("y", "keep", "Keep"),
     ]
+    HOLDS_AUTO_TICK = True  # the dashboard's auto-tick waits while a draft is open (it needs the tick lock)
     HELP_TITLE = "Plan draft — keys"
     HELP = (
         ("y", "keep the draft shown (one commit; the plan is left paused until you resume)"),
@@ -104,6 +107,7 @@ class DraftScreen(Screen[None]):
         self.result = None  # the dry run's DraftResult, whatever its outcome
         self.proposal = None  # the result when it can be kept
         self.keeping = False
+        self.started = False
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Plan draft (dry run): the brief → new tasks, checked red first", style="bold"),
@@ -118,6 +122,22 @@ class DraftScreen(Screen[None]):
     def on_mount(self) -> None:
         self.query_one("#draft-progress", Static).display = False  # until the first progress line
         self.query_one("#draft-scroll").focus()
+        if getattr(self.app, "ticking", False):
+            # The tick holds the tick lock the draft needs: start when it has finished, not refuse.
+            self.query_one("#draft-status", Static).update(
+                Text("a tick is running: the draft starts when it has finished (escape: back)", style="yellow"))
+            self.watch(self.app, "ticking", self._ticking_changed, init=False)
+        else:
+            self._start()
+
+    def _ticking_changed(self, ticking: bool) -> None:
+        if not ticking and not self.started:
+            self._start()
+
+    def _start(self) -> None:
+        self.started = True
+        self.query_one("#draft-status", Static).update(
+            Text("drafting… (nothing changes until you press y)", style="dim"))
         self._dry_run()
 
     @work(thread=True, exclusive=True, group="draft", exit_on_error=False, description="plan draft dry run")

@@ -37,18 +37,35 @@ PLAN = """# MASTER_PLAN: draft test
 """
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _tick_beacon_started():
+    """A tick run in this process starts the tick's one process-wide beacon thread (tick/record.py)
+    for good: start it before the per-test thread-leak check looks (as test_architect_screen does)."""
+    from memento_core.tick import record
+
+    if record._BEACON["thread"] is None:  # noqa: SLF001
+        record._beacon(None)  # noqa: SLF001
+
+
 def git(root: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout
 
 
-def make_ws(tmp_path: Path, action: str, *, architect: bool = True) -> Path:
+def fake(action: str) -> str:
+    return shlex.join([sys.executable, str(AGENTS / "drafts_for_tui.py"), *shlex.split(action)])
+
+
+def make_ws(tmp_path: Path, action: str, *, architect: bool = True, worker: str = "true") -> Path:
+    """T-101 done; with a ``worker`` other than `true`, also T-102 pending, for a tick to do."""
     root = tmp_path / "proj"
     init_workspace(root, project="proj", commit=False)
-    (root / "docs" / "MASTER_PLAN.md").write_text(PLAN)
+    pending = ("\n- [ ] `T-102` Wait a while\n  - verify: `true`\n  - context_files: [greet.txt]\n  - retries: 0\n"
+               if worker != "true" else "")
+    (root / "docs" / "MASTER_PLAN.md").write_text(PLAN + pending)
     (root / "greet.txt").write_text("hello\n")
-    drafter = shlex.join([sys.executable, str(AGENTS / "drafts_for_tui.py"), *shlex.split(action)])
-    section = f'[architect]\npreset = "command"\ncommand = """{drafter}"""\ntimeout = "30s"\n' if architect else ""
-    agent = '[agent]\npreset = "script"\n' if not architect else '[agent]\npreset = "command"\ncommand = "true"\n'
+    section = f'[architect]\npreset = "command"\ncommand = """{fake(action)}"""\ntimeout = "30s"\n' if architect else ""
+    agent = ('[agent]\npreset = "script"\n' if not architect
+             else f'[agent]\npreset = "command"\ncommand = """{worker}"""\n')
     (root / "memento.toml").write_text(f'{agent}[verify]\ntimeout = "20s"\n[sandbox]\nmode = "none"\n'
                                        f'env = ["FAKE_DRAFTER_PROMPT"]\n{section}')  # what the fake drafter reads
     git(root, "add", "-A")
@@ -139,6 +156,54 @@ async def test_the_progress_line_follows_the_draft_while_it_runs(tmp_path, git_e
         text = screen_text(app)
         assert "Proposed: 2 new task(s)" in text and "drafting: the command agent" not in text
         await drop(app, pilot, "n")
+
+
+async def test_a_running_tick_holds_the_draft_until_it_has_finished(tmp_path, git_env):
+    """The tick holds the tick lock: the draft waits for it (and says so) instead of failing."""
+    flag = tmp_path / "go"
+    root = make_ws(tmp_path, "good", worker=fake(f"wait {shlex.quote(str(flag))} work"))
+    app = MementoApp(root, show_clock=False, watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("t")
+        assert await wait_for(pilot, lambda: Path(f"{flag}.started").exists(), tries=1200)
+        assert app.ticking
+        await pilot.press("D")
+        assert await wait_for(pilot, lambda: isinstance(app.screen, BriefComposer))
+        for ch in "Greet":
+            await pilot.press(ch)
+        await pilot.press("f2")
+        assert await wait_for(pilot, lambda: "a tick is running: the draft starts when it has finished"
+                              in screen_text(app))
+        assert not app.screen.started
+        flag.write_text("go")
+        assert await wait_for(pilot, lambda: app.screen.result is not None, tries=1200)
+        await pilot.pause()
+        assert app.screen.proposal is not None, screen_text(app)
+        assert app.screen.proposal.new_ids == ("T-201", "T-202")
+        await drop(app, pilot)
+    assert parse_plan(root / "docs" / "MASTER_PLAN.md").task("T-102").status == "x"  # the tick's work
+    assert [t.id for t in parse_plan(root / "docs" / "MASTER_PLAN.md").tasks] == ["T-101", "T-102"]  # dropped
+
+
+async def test_auto_tick_waits_while_a_draft_is_open(tmp_path, git_env):
+    now = [1000.0]
+    root = make_ws(tmp_path, "good", worker=fake("work"))
+    app = MementoApp(root, show_clock=False, watch=False, auto_tick=True, auto_interval=30, clock=lambda: now[0])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        assert app.next_tick_at == 1030.0
+        await pilot.press("D")
+        assert await wait_for(pilot, lambda: isinstance(app.screen, BriefComposer))
+        now[0] = 1031.0
+        app.every_second()
+        assert not app.ticking  # the composer is open: the tick waits
+        await pilot.press("escape")
+        assert await wait_for(pilot, lambda: not isinstance(app.screen, BriefComposer))
+        app.every_second()
+        assert app.ticking  # and runs once the person is back on the dashboard
+        await settle(app, pilot)
+    assert parse_plan(root / "docs" / "MASTER_PLAN.md").task("T-102").status == "x"
 
 
 @pytest.mark.parametrize("action", ["no_verify", "mark_done"])
