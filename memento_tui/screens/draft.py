@@ -79,6 +79,7 @@ class DraftScreen(Screen[None]):
     BINDINGS = [
         Binding("escape,n", "cancel", "Drop"),
         Binding("y", "keep", "Keep"),
+        Binding("q", "quit", "Quit"),  # the app's quit, which waits for a running draft
     ]
     HOLDS_AUTO_TICK = True  # the dashboard's auto-tick waits while a draft is open (it needs the tick lock)
     HELP_TITLE = "Plan draft — keys"
@@ -108,6 +109,8 @@ class DraftScreen(Screen[None]):
         self.proposal = None  # the result when it can be kept
         self.keeping = False
         self.started = False
+        self.quit_requested = False
+        self.failed = False  # the dry run raised (shown); nothing runs any more
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Plan draft (dry run): the brief → new tasks, checked red first", style="bold"),
@@ -160,13 +163,34 @@ class DraftScreen(Screen[None]):
             line.update(literal(message.text, "cyan", one_line=True))
             line.display = True
 
+    def running(self) -> bool:
+        """A dry run or a keep is under way (the tick lock held, the documents not yet put back)."""
+        return self.keeping or (self.started and self.result is None and not self.failed)
+
+    def action_quit(self) -> None:
+        """Quit; while the draft runs, stay until it has put everything back (q again: close now)."""
+        if not self.running():
+            self.app.exit()
+        elif not self.quit_requested:
+            self.quit_requested = True
+            self.notify("the draft is running: the dashboard closes when it has finished and put everything "
+                        "back (q again closes now; the draft still finishes first, and the terminal says so)",
+                        severity="warning", timeout=10)
+        else:
+            self.app.exit(message=Text(f"memento-tui: the dashboard closed; the plan draft it started in "
+                                       f"{self.ws.root} is finishing, and this command returns when it has"))
+
     def on_draft_screen_proposed(self, message: Proposed) -> None:
         from memento_core.tick.architect.draft import PROPOSED
 
+        if self.quit_requested:
+            self.app.exit()
+            return
         status = self.query_one("#draft-status", Static)
         self.query_one("#draft-progress", Static).display = False
         result = message.result
         if message.error or result is None:
+            self.failed = True
             status.update(literal(f"the draft could not run: {message.error}  (escape: back)", "bold red"))
             return
         self.result = result
@@ -222,7 +246,14 @@ class DraftScreen(Screen[None]):
                 why = "; ".join(result.reasons) or result.outcome
                 app.post_message(ActionDone(f"plan draft not kept: {why}", error=True))
         app.post_message(FilesChanged({PLAN, STATUS, STATE}))
-        app.call_from_thread(self.dismiss, None)
+        app.call_from_thread(self._kept)
+
+    def _kept(self) -> None:
+        self.keeping = False
+        if self.quit_requested:
+            self.app.exit()
+        else:
+            self.dismiss(None)
 
 
 def checks_text(result) -> Group:

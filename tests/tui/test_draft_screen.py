@@ -206,6 +206,28 @@ async def test_auto_tick_waits_while_a_draft_is_open(tmp_path, git_env):
     assert parse_plan(root / "docs" / "MASTER_PLAN.md").task("T-102").status == "x"
 
 
+async def test_quit_while_drafting_waits_until_the_draft_has_put_everything_back(tmp_path, git_env):
+    flag = tmp_path / "go"
+    root = make_ws(tmp_path, f"wait {shlex.quote(str(flag))} good")
+    before, commits = tree(root), log(root)
+    app = MementoApp(root, show_clock=False, watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("D")
+        assert await wait_for(pilot, lambda: isinstance(app.screen, BriefComposer))
+        for ch in "Greet":
+            await pilot.press(ch)
+        await pilot.press("f2")
+        assert await wait_for(pilot, lambda: Path(f"{flag}.started").exists(), tries=1200)
+        await pilot.press("q")
+        await pilot.pause()
+        assert app.is_running and app.screen.quit_requested
+        assert any("closes when it has finished" in n.message for n in app._notifications)  # noqa: SLF001
+        flag.write_text("go")
+        assert await wait_for(pilot, lambda: not app.is_running, tries=1200)
+    assert tree(root) == before and log(root) == commits  # the dry run put everything back before the exit
+
+
 @pytest.mark.parametrize("action", ["no_verify", "mark_done"])
 async def test_a_refused_draft_shows_its_reasons_and_cannot_be_kept(tmp_path, git_env, action):
     root = make_ws(tmp_path, action)
