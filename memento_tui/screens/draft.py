@@ -87,6 +87,7 @@ class DraftScreen(Screen[None]):
         ("y", "keep the draft shown (one commit; the plan is left paused until you resume)"),
         ("escape, n", "drop it: back to the dashboard, nothing changes"),
         ("↑ ↓ pgup pgdn", "scroll the checks and the diff"),
+        ("q", "quit; while the draft runs, the dashboard closes once it has put everything back"),
         ("?", "this help"),
     )
 

@@ -136,6 +136,25 @@ async def test_D_drafts_shows_the_checks_and_the_diff_and_y_keeps_it(tmp_path, g
     assert git(root, "status", "--porcelain", "--", "docs/MASTER_PLAN.md", "docs/PROJECT_MAP.md") == ""
 
 
+async def test_y_keeps_nothing_when_a_person_changed_the_plan_since_the_dry_run(tmp_path, git_env):
+    root = make_ws(tmp_path, "good")
+    commits = log(root)
+    app = MementoApp(root, show_clock=False, watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await compose_and_submit(app, pilot, "Greet loudly")
+        assert app.screen.proposal is not None
+        plan = root / "docs" / "MASTER_PLAN.md"
+        edited = plan.read_text() + "\n<!-- a person's own line -->\n"
+        plan.write_text(edited)  # the person edits the plan while reading the proposal
+        await pilot.press("y")
+        assert await wait_for(pilot, lambda: not isinstance(app.screen, DraftScreen), tries=1200)
+        await settle(app, pilot)
+        assert any("not kept" in n.message and "changed since the dry run" in n.message
+                   for n in app._notifications)  # noqa: SLF001
+    assert plan.read_text() == edited and log(root) == commits  # the person's plan, no draft, no commit
+
+
 async def test_the_progress_line_follows_the_draft_while_it_runs(tmp_path, git_env):
     flag = tmp_path / "go"
     root = make_ws(tmp_path, f"wait {shlex.quote(str(flag))} good")
