@@ -82,12 +82,18 @@ def log(root: Path) -> list[str]:
     return git(root, "log", "--format=%s").splitlines()
 
 
-async def compose_and_submit(app, pilot, brief: str) -> None:
+async def type_brief(app, pilot, brief: str) -> None:
+    """`D`, the brief typed key by key, F2."""
     await pilot.press("D")
     assert await wait_for(pilot, lambda: isinstance(app.screen, BriefComposer))
     for ch in brief:
         await pilot.press("enter" if ch == "\n" else ch)
     await pilot.press("f2")
+
+
+async def compose_and_submit(app, pilot, brief: str) -> None:
+    """`D`, the brief, F2, and the dry run's result (or its error) on screen."""
+    await type_brief(app, pilot, brief)
     assert await wait_for(pilot, lambda: isinstance(app.screen, DraftScreen))
     assert await wait_for(pilot, lambda: app.screen.result is not None or "could not run" in screen_text(app),
                           tries=1200)
@@ -161,11 +167,7 @@ async def test_the_progress_line_follows_the_draft_while_it_runs(tmp_path, git_e
     app = MementoApp(root, show_clock=False, watch=False)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
-        await pilot.press("D")
-        assert await wait_for(pilot, lambda: isinstance(app.screen, BriefComposer))
-        for ch in "Greet":
-            await pilot.press(ch)
-        await pilot.press("f2")
+        await type_brief(app, pilot, "Greet")
         assert await wait_for(pilot, lambda: Path(f"{flag}.started").exists(), tries=1200)
         assert await wait_for(pilot, lambda: "drafting: the command agent writes the plan" in screen_text(app))
         assert app.screen.result is None and "nothing changes until you press y" in screen_text(app)
@@ -187,11 +189,7 @@ async def test_a_running_tick_holds_the_draft_until_it_has_finished(tmp_path, gi
         await pilot.press("t")
         assert await wait_for(pilot, lambda: Path(f"{flag}.started").exists(), tries=1200)
         assert app.ticking
-        await pilot.press("D")
-        assert await wait_for(pilot, lambda: isinstance(app.screen, BriefComposer))
-        for ch in "Greet":
-            await pilot.press(ch)
-        await pilot.press("f2")
+        await type_brief(app, pilot, "Greet")
         assert await wait_for(pilot, lambda: "a tick is running: the draft starts when it has finished"
                               in screen_text(app))
         assert not app.screen.started
@@ -232,11 +230,7 @@ async def test_quit_while_drafting_waits_until_the_draft_has_put_everything_back
     app = MementoApp(root, show_clock=False, watch=False)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
-        await pilot.press("D")
-        assert await wait_for(pilot, lambda: isinstance(app.screen, BriefComposer))
-        for ch in "Greet":
-            await pilot.press(ch)
-        await pilot.press("f2")
+        await type_brief(app, pilot, "Greet")
         assert await wait_for(pilot, lambda: Path(f"{flag}.started").exists(), tries=1200)
         await pilot.press("q")
         await pilot.pause()
