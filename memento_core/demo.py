@@ -3,6 +3,8 @@
 A small Python package (`calc`) built by eight tasks in three phases. Each
 task's `do:` command really writes code and its `verify:` really tests it; one
 task can never pass, so a person watching sees retries and a BLOCKED task too.
+Its ``[architect]`` is ``scripts/demo_drafter.py`` (templates/demo_drafter.py): drafting the plan from a
+brief (SPEC §17) works without a model too.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from . import gitops
 from .errors import MementoError
 from .locks import atomic_write_text
 from .notes import add_note
-from .scaffold import init_workspace
+from .scaffold import init_workspace, template
 
 
 def _quote(source: str) -> str:
@@ -155,6 +157,13 @@ timeout = "1min"
 
 [schedule]
 every = "1min"
+
+# The drafter (`memento plan draft`, the dashboard's `D`): no model either. Each line of the
+# brief becomes a task whose verify fails until the script agent has done it.
+[architect]
+preset = "command"
+command = "python3 scripts/demo_drafter.py"
+timeout = "1min"
 """
 
 
@@ -168,6 +177,7 @@ def create_demo(root: Path | str, now: datetime | None = None) -> Path:
     atomic_write_text(root / "docs" / "MASTER_PLAN.md", demo_plan(now))
     atomic_write_text(root / "docs" / "PROJECT_MAP.md", PROJECT_MAP)
     atomic_write_text(root / "memento.toml", CONFIG)
+    atomic_write_text(root / "scripts" / "demo_drafter.py", template("demo_drafter.py"))
     atomic_write_text(root / ".gitignore", "__pycache__/\n*.pyc\n")
     atomic_write_text(root / "README.md", "# calc\n\nA Memento demo project: `memento status`, `memento tick`.\n")
     init_workspace(root, project="calc", now=now, commit=False)

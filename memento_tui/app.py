@@ -310,6 +310,8 @@ class MementoApp(App[None]):
             return
         if not self.can_auto_tick():
             return
+        if any(getattr(screen, "HOLDS_AUTO_TICK", False) for screen in self.screen_stack):
+            return  # a plan draft is being written or read: its dry run needs the tick lock
         if self.clock() >= self.next_tick_at:
             self.start_tick()
 

@@ -76,6 +76,16 @@ async def _shoot(root: Path, out: Path) -> list[Path]:
         await pilot.press("question_mark")
         await settle()
         save("help")
+        await pilot.press("escape")
+        await pilot.press("D")  # the plan draft (SPEC §17): the demo's model-free drafter, red first
+        await settle()
+        area = app.screen.query_one("#brief-input")
+        area.cursor_blink = False
+        area.load_text("Add a power function\nPrint the version with --version")
+        await pilot.press("f2")
+        await settle()
+        save("plan-draft")
+        await pilot.press("escape")
     return saved
 
 

@@ -8,7 +8,6 @@ screen never edits a file itself.
 
 from __future__ import annotations
 
-from rich.syntax import Syntax
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -18,9 +17,10 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from ..literal import clean, literal
+from ..literal import literal
 from ..messages import ActionDone, FilesChanged
 from ..snapshot import NOTES, PLAN, STATE, STATUS
+from .diff import diff_syntax
 
 MAX_DIFF_LINES = 5_000
 
@@ -90,11 +90,7 @@ class ArchitectScreen(Screen[None]):
         line.append_text(literal(result.message, "cyan"))
         line.append("  ·  y: apply  ·  escape: cancel", style="dim")
         status.update(line)
-        lines = clean(result.diff).splitlines()
-        cut = len(lines) > MAX_DIFF_LINES
-        text = "\n".join(lines[:MAX_DIFF_LINES]) + (f"\n… {len(lines) - MAX_DIFF_LINES} more lines" if cut else "")
-        self.query_one("#architect-diff", Static).update(
-            Syntax(text, "diff", theme="ansi_dark", word_wrap=False, background_color="default"))
+        self.query_one("#architect-diff", Static).update(diff_syntax(result.diff, MAX_DIFF_LINES))
 
     def action_cancel(self) -> None:
         if not self.applying:

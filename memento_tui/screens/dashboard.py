@@ -306,6 +306,15 @@ class DashboardScreen(Screen[None]):
 
         self.app.push_screen(ArchitectScreen(self.app.ws))
 
+    def action_draft(self) -> None:
+        from .draft import BriefComposer, DraftScreen  # SPEC §17: a brief, its dry run, keep on y
+
+        def drafted(brief: str | None) -> None:
+            if brief is not None:
+                self.app.push_screen(DraftScreen(self.app.ws, brief))
+
+        self.app.push_screen(BriefComposer(), drafted)
+
     def action_acknowledge(self) -> None:
         ws = self.app.ws
 

@@ -68,7 +68,12 @@ class DiffScreen(Screen[None]):
         if message.error:
             body.update(literal(message.error, "red"))
             return
-        lines = clean(message.text).splitlines()
-        cut = len(lines) > MAX_DIFF_LINES
-        text = "\n".join(lines[:MAX_DIFF_LINES]) + (f"\n… {len(lines) - MAX_DIFF_LINES} more lines" if cut else "")
-        body.update(Syntax(text, "diff", theme="ansi_dark", word_wrap=False, background_color="default"))
+        body.update(diff_syntax(message.text, MAX_DIFF_LINES))
+
+
+def diff_syntax(diff: str, max_lines: int) -> Syntax:
+    """A diff shown literally (escapes removed) with diff syntax colour, cut after ``max_lines``."""
+    lines = clean(diff).splitlines()
+    cut = len(lines) > max_lines
+    text = "\n".join(lines[:max_lines]) + (f"\n… {len(lines) - max_lines} more lines" if cut else "")
+    return Syntax(text, "diff", theme="ansi_dark", word_wrap=False, background_color="default")
