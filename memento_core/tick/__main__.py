@@ -56,9 +56,10 @@ def run_locked(ws):
                 message = f"tick skipped: tick_mode is {plan.meta.tick_mode}"
                 cron_log(ws, message)
                 return Outcome(0, message)
-            from ..agents.reaper import subreaper
+            from ..agents.reaper import new_tick_identity, subreaper
             from .run import tick
 
+            new_tick_identity()  # the marker this tick's processes carry: a token, never its pid
             # Orphans of the agent come to us, and none outlives the tick (agents/reaper.py).
             with subreaper():
                 outcome = tick(ws)

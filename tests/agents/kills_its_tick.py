@@ -10,8 +10,10 @@ otherwise it creates ONCEFILE and, by MODE:
   cleanignore   `*` in .memento_cleanignore, a new evil.txt, other.txt changed;
   plan          its own verify set to `true`, Meta max_retries 99, committed with its code;
   always        (ONCEFILE ignored) just kills the tick, every time.
-The tick is found through MEMENTO_TICK (PID:START); the claim is rewritten after the
-tick is dead, so no heartbeat of the tick can overwrite it.
+The tick is found up the parent chain (/proc/self/stat's ppid): the first ancestor that does
+not carry MEMENTO_TICK in its environment (MEMENTO_TICK itself is a token, no pid). In the
+sandbox's PID namespace the chain ends inside it: the agent finds no tick and dies trying. The
+claim is rewritten after the tick is dead, so no heartbeat of the tick can overwrite it.
 """
 
 import json
@@ -32,7 +34,24 @@ task = os.environ["MEMENTO_TASK_ID"]
 claim_file = root / ".memento" / "claims" / f"{task}.json"
 plan = root / "docs" / "MASTER_PLAN.md"
 status = root / "docs" / "TICK_STATUS.md"
-tick_pid = int(os.environ["MEMENTO_TICK"].split(":")[0])
+
+
+def find_tick() -> int:
+    """The first ancestor that was not started under the tick's marker: the tick itself."""
+    pid = os.getpid()
+    while True:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+        pid = int(stat[stat.rfind(b")") + 2:].split()[1])
+        if pid <= 1:
+            sys.exit("no tick found up the parent chain")
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        except OSError:
+            sys.exit(f"cannot read the environment of {pid}")
+        if not any(item.startswith(b"MEMENTO_TICK=") for item in environ):
+            return pid
+
+
 
 
 def git(*args: str) -> str:
@@ -56,7 +75,7 @@ elif mode == "forge-commit":
     with open(status, "a") as fh:
         fh.write("\n" + entry)
 
-os.kill(tick_pid, signal.SIGKILL)
+os.kill(find_tick(), signal.SIGKILL)
 
 claim = json.loads(claim_file.read_text())
 if mode == "forge-commit":
