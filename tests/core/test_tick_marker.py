@@ -11,14 +11,17 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from memento_core.plan import parse_plan
+
 from .modes import MODES
-from .test_engine import agent, git, make_ws
+from .test_engine import _wait_for, agent, git, make_ws
 
 PY = sys.executable
 SRC = str(Path(__file__).resolve().parents[2])
@@ -104,3 +107,112 @@ def test_the_agent_learns_no_tick_pid_and_no_tmux_from_its_environment(tmp_path,
         ws.plan_path.write_text(ws.plan_path.read_text().replace("- [x] `T-1`", "- [ ] `T-1`"))
         git(ws.root, "commit", "-qam", "again")
     assert markers[0] != markers[1]  # one per tick
+
+
+# ---------------------------------------------------------------- a stopped tick
+
+
+def state_of(pid: int) -> str | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return None
+    return stat[stat.rfind(b")") + 2:].split()[0].decode()
+
+
+def gone(pid: int) -> bool:
+    return state_of(pid) in (None, "Z", "X")
+
+
+def of_project(root: Path) -> list[int]:
+    """Living processes whose environment names the project (what a tick started there)."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or gone(int(name)):
+            continue
+        try:
+            env = Path(f"/proc/{name}/environ").read_bytes()
+        except OSError:
+            continue
+        if f"MEMENTO_PROJECT={root}".encode() in env.split(b"\0"):
+            found.append(int(name))
+    return found
+
+
+def ran(root: Path) -> subprocess.CompletedProcess:
+    tick = cron_tick(root)
+    out, err = tick.communicate(timeout=120)
+    return subprocess.CompletedProcess(tick.args, tick.returncode, out, err)
+
+
+def test_a_tick_its_agent_stopped_is_taken_over_after_stale_lock_timeout_and_alerted(tmp_path):
+    from memento_core.notify import current_events
+    from memento_core.state import TickState
+    from memento_core.status_log import parse_status
+
+    once, pidfile = tmp_path / "once", tmp_path / "pids"
+    ws = make_ws(tmp_path, agent("stops_its_tick.py", str(once), str(pidfile)))
+    ws.plan_path.write_text(ws.plan_path.read_text().replace("stale_lock_timeout: 15min", "stale_lock_timeout: 3s"))
+    git(ws.root, "commit", "-qam", "a short stale_lock_timeout")
+    first = cron_tick(ws.root)
+    try:
+        _wait_for(lambda: pidfile.exists() and state_of(first.pid) == "T", 60)
+        agent_pid, tick_pid = map(int, pidfile.read_text().split())
+        assert tick_pid == first.pid
+        # Within stale_lock_timeout: skipped, and cron.log says the holder is stopped.
+        early = ran(ws.root)
+        assert early.returncode == 0 and "previous tick still running" in early.stdout, early
+        assert state_of(first.pid) == "T"
+        # Past it, a tick takes over (polled: each tick looks again; none waits for the clock).
+        later = early
+        for _ in range(200):
+            if "previous tick still running" not in later.stdout:
+                break
+            later = ran(ws.root)
+        assert later.returncode == 0, (later.stdout, later.stderr)
+        assert "Traceback" not in later.stderr
+        first.wait(timeout=30)
+        assert first.returncode == -signal.SIGKILL
+    finally:
+        if first.poll() is None:
+            first.kill()
+        first.communicate()
+    # Nothing of the stopped tick is left, stopped or not: its agent is gone too.
+    assert gone(agent_pid) and gone(tick_pid) and of_project(ws.root) == []
+    # Recovered as after a kill -9: the broken attempt rolled back and counted, then done honestly.
+    task = parse_plan(ws.plan_path).task("T-1")
+    assert (task.status, task.retries) == ("x", 1)
+    assert git(ws.root, "show", "HEAD:hello.txt") == "done\n"
+    assert "broken\n" not in {git(ws.root, "show", f"{sha}:hello.txt") for sha in
+                              git(ws.root, "rev-list", "HEAD", "--", "hello.txt").split()}
+    found = parse_status(ws.status_path)
+    taken = [e for e in found if "STALE TICK" in (e.field("Event") or "")]
+    assert len(taken) == 1 and f"pid {tick_pid}" in taken[0].field("Reason")
+    assert "stopped (SIGSTOP)" in taken[0].field("Reason")
+    assert any(e.status == "STALE" and "T-1" in (e.field("Event") or "") for e in found)
+    # The person is told: `.memento_alert`, state.json, the notification's event; until `memento ack`.
+    alert = ws.alert_path.read_text()
+    assert f"problem: the previous tick (pid {tick_pid}) was stopped (SIGSTOP)" in alert
+    events = current_events(ws, parse_plan(ws.plan_path), TickState.load(ws), found)
+    assert [e.kind for e in events if e.kind == "stale_tick"] == ["stale_tick"]
+    # The lock works afterwards: the next tick runs (nothing to do) and the alert stays.
+    after = ran(ws.root)
+    assert after.returncode == 0 and "still running" not in after.stdout, after
+    assert "problem: the previous tick" in ws.alert_path.read_text()
+    acked = subprocess.run([PY, "-m", "memento_core.cli", "ack", str(ws.root)], capture_output=True, text=True,
+                           timeout=60, env={**os.environ, "PYTHONPATH": SRC})
+    assert acked.returncode == 0, acked
+    assert not TickState.load(ws).stale_tick
+    assert ran(ws.root).returncode == 0
+    assert not ws.alert_path.exists()
+
+
+@pytest.mark.parametrize("sandbox", [m for m in MODES if m.values[0] == "bwrap"])
+def test_in_the_sandbox_the_agent_finds_no_tick_to_stop(tmp_path, sandbox):
+    once, pidfile = tmp_path / "once", tmp_path / "pids"
+    ws = make_ws(tmp_path, agent("stops_its_tick.py", str(once), str(pidfile)), sandbox=sandbox)
+    done = ran(ws.root)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done
+    task = parse_plan(ws.plan_path).task("T-1")
+    assert (task.status, task.retries) == (" ", 1)  # an honest failure: its parent chain ends in the sandbox
+    assert not pidfile.exists() and of_project(ws.root) == []
