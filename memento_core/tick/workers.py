@@ -161,11 +161,11 @@ class Crew:
     def start_next(self) -> Worker | TaskResult | None:
         """Claim the next task of a parallel phase and start its worker; None when there is none."""
         with self.lock:
+            self.sweep()  # before the pick: never from a plan a worker's agent forged
             plan = self.ctx.plan()
             verdict = pick(plan)
             if verdict.kind != TASK or not runs_in_parallel(self.ctx, plan, verdict.task):
                 return None
-            self.sweep()
             got = self._claim(plan, verdict.task)
         if isinstance(got, Worker):
             self.running.append(got)

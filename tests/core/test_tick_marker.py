@@ -150,10 +150,22 @@ def test_a_tick_its_agent_stopped_is_taken_over_after_stale_lock_timeout_and_ale
     from memento_core.state import TickState
     from memento_core.status_log import parse_status
 
+    from .test_notify import Receiver, with_notify
+
     once, pidfile = tmp_path / "once", tmp_path / "pids"
     ws = make_ws(tmp_path, agent("stops_its_tick.py", str(once), str(pidfile)))
     ws.plan_path.write_text(ws.plan_path.read_text().replace("stale_lock_timeout: 15min", "stale_lock_timeout: 3s"))
     git(ws.root, "commit", "-qam", "a short stale_lock_timeout")
+    receiver = Receiver()
+    receiver.start()
+    with_notify(ws, receiver.url(), events='["stale_tick"]')
+    try:
+        _stopped_then_taken_over(ws, once, pidfile, receiver, current_events, TickState, parse_status)
+    finally:
+        receiver.close()
+
+
+def _stopped_then_taken_over(ws, once, pidfile, receiver, current_events, TickState, parse_status):
     first = cron_tick(ws.root)
     try:
         _wait_for(lambda: pidfile.exists() and state_of(first.pid) == "T", 60)
@@ -195,10 +207,12 @@ def test_a_tick_its_agent_stopped_is_taken_over_after_stale_lock_timeout_and_ale
     assert f"problem: the previous tick (pid {tick_pid}) was stopped (SIGSTOP)" in alert
     events = current_events(ws, parse_plan(ws.plan_path), TickState.load(ws), found)
     assert [e.kind for e in events if e.kind == "stale_tick"] == ["stale_tick"]
+    (sent,) = receiver.received  # at the loopback receiver, once
+    assert "a stopped tick was taken over" in sent["title"] and f"pid {tick_pid}" in sent["message"]
     # The lock works afterwards: the next tick runs (nothing to do) and the alert stays.
     after = ran(ws.root)
     assert after.returncode == 0 and "still running" not in after.stdout, after
-    assert "problem: the previous tick" in ws.alert_path.read_text()
+    assert "problem: the previous tick" in ws.alert_path.read_text() and len(receiver.received) == 1
     acked = subprocess.run([PY, "-m", "memento_core.cli", "ack", str(ws.root)], capture_output=True, text=True,
                            timeout=60, env={**os.environ, "PYTHONPATH": SRC})
     assert acked.returncode == 0, acked
