@@ -23,6 +23,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from parent_chain import find_tick
+
 mode, once = sys.argv[1], Path(sys.argv[2])
 arg = sys.argv[3] if len(sys.argv) > 3 else ""
 if mode != "always":
@@ -34,24 +36,6 @@ task = os.environ["MEMENTO_TASK_ID"]
 claim_file = root / ".memento" / "claims" / f"{task}.json"
 plan = root / "docs" / "MASTER_PLAN.md"
 status = root / "docs" / "TICK_STATUS.md"
-
-
-def find_tick() -> int:
-    """The first ancestor that was not started under the tick's marker: the tick itself."""
-    pid = os.getpid()
-    while True:
-        stat = Path(f"/proc/{pid}/stat").read_bytes()
-        pid = int(stat[stat.rfind(b")") + 2:].split()[1])
-        if pid <= 1:
-            sys.exit("no tick found up the parent chain")
-        try:
-            environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-        except OSError:
-            sys.exit(f"cannot read the environment of {pid}")
-        if not any(item.startswith(b"MEMENTO_TICK=") for item in environ):
-            return pid
-
-
 
 
 def git(*args: str) -> str:

@@ -15,26 +15,14 @@ import sys
 import time
 from pathlib import Path
 
+from parent_chain import find_tick
+
 once, pidfile = Path(sys.argv[1]), Path(sys.argv[2])
 if once.exists():
     Path("hello.txt").write_text("done\n")
     sys.exit(0)
 once.write_text("done once\n")
 Path("hello.txt").write_text("broken\n")
-
-
-def find_tick() -> int:
-    pid = os.getpid()
-    while True:
-        stat = Path(f"/proc/{pid}/stat").read_bytes()
-        pid = int(stat[stat.rfind(b")") + 2:].split()[1])
-        if pid <= 1:
-            sys.exit("no tick found up the parent chain")
-        environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-        if not any(item.startswith(b"MEMENTO_TICK=") for item in environ):
-            return pid
-
-
 tick = find_tick()
 tmp = pidfile.with_suffix(".tmp")
 tmp.write_text(f"{os.getpid()} {tick}\n")
