@@ -207,6 +207,9 @@ def _stopped_then_taken_over(ws, once, pidfile, receiver, current_events, TickSt
     assert f"problem: the previous tick (pid {tick_pid}) was stopped (SIGSTOP)" in alert
     events = current_events(ws, parse_plan(ws.plan_path), TickState.load(ws), found)
     assert [e.kind for e in events if e.kind == "stale_tick"] == ["stale_tick"]
+    shown = subprocess.run([PY, "-m", "memento_core.cli", "report", str(ws.root)], capture_output=True, text=True,
+                           timeout=60, env={**os.environ, "PYTHONPATH": SRC})
+    assert f"the previous tick (pid {tick_pid}) was stopped" in shown.stdout, shown  # under "needs you"
     (sent,) = receiver.received  # at the loopback receiver, once
     assert "a stopped tick was taken over" in sent["title"] and f"pid {tick_pid}" in sent["message"]
     # The lock works afterwards: the next tick runs (nothing to do) and the alert stays.
