@@ -102,8 +102,9 @@ class MainWatch:
         """What changed in the main work tree since Memento last wrote it, judged: reasons per task id
         of the running workers (``running``: their windows) whose window holds the change, undone.
         ``judging``: a worker's guards look, and judge only what its window holds (a change in
-        another's window is left to its guards); None: Memento is about to write there, and every
-        worker whose window holds a change answers for it."""
+        another's window is left to its guards); None: Memento is about to write there, and the one
+        worker whose window holds a change answers for it (held by several: undone, and the reasons
+        go under ``""``, nobody's, for the cron log)."""
         found: dict[str, list[str]] = {}
 
         def holders(when: float) -> list[str] | None:
@@ -120,6 +121,8 @@ class MainWatch:
             if who is None:
                 continue
             damage = {tid: said for tid in who if (said := self._doc_damage(rel, known, now, tid))}
+            if len(damage) > 1:
+                damage = {"": f"while {', '.join(sorted(damage))} ran: " + next(iter(damage.values()))}
             if not damage:
                 self.docs[rel] = now  # a person's (no agent ran), or done through Memento (`skip`, `note`)
                 continue
@@ -132,7 +135,7 @@ class MainWatch:
             who = holders(changed_at(self.root / rel))
             if who == []:
                 self.untracked.add(rel)  # a person's new file
-            for tid in who or ():
+            for tid in (who if who is None or len(who) < 2 else [""]) or ():
                 planted.setdefault(tid, []).append(rel)
         for tid, paths in planted.items():
             self._move_aside([p for p in paths if (self.root / p).exists() or (self.root / p).is_symlink()],

@@ -299,6 +299,8 @@ class Crew:
         found = self.watch.judge(self._windows(), untracked=False)  # new files: at the guards
         for w in self.running:
             w.foreign += found.get(w.task.id, [])
+        for said in found.get("", []):
+            cron_log(self.ws, f"parallel workers: an agent {said}")
 
     def _windows(self) -> dict[str, Window]:
         return {w.task.id: w.window for w in self.running if w.window is not None}

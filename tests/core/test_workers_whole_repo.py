@@ -99,3 +99,38 @@ def test_what_a_person_does_through_memento_while_workers_run_fails_no_worker(tm
     assert "use the helper module" in ws.notes_path.read_text()
     assert not [e for e in status_log.parse_status(ws.status_path) if e.status == "FAILED"]
     assert leftovers(ws) == ([], [], 1)
+
+
+def test_a_change_is_judged_by_whose_window_holds_its_ctime(tmp_path):
+    """crew_watch.MainWatch on a real workspace: a forged [x] in the plan is the judging worker's
+    when its window holds the change (put back), left to the other worker's guards when only
+    theirs does, nobody's but still put back when a sweep finds two windows holding it, and a
+    person's (kept) when no window does."""
+    import time
+
+    from memento_core.tick.crew_watch import MainWatch, Window
+
+    ws, _ = make_parallel_ws(tmp_path, ["T-1", "T-2", "T-3"], workers=2)
+    watch = MainWatch(ws, "logs/status_archive/")
+    clean = ws.plan_path.read_bytes()
+
+    def forge() -> float:
+        ws.plan_path.write_bytes(clean.replace(b"- [ ] `T-3`", b"- [x] `T-3`"))
+        return ws.plan_path.stat().st_ctime
+
+    past = Window(0.0, 1.0)  # a window long over
+    at = forge()
+    mine, theirs = Window(at - 1), Window(at - 1)
+    assert watch.judge({"T-2": theirs}, "T-1") == {}  # T-1's window holds nothing: left to T-2
+    assert ws.plan_path.read_bytes() != clean
+    found = watch.judge({"T-1": mine, "T-2": theirs}, "T-1")
+    assert found == {"T-1": ["marked T-3 [x] in docs/MASTER_PLAN.md in the main work tree (put back)"]}
+    assert ws.plan_path.read_bytes() == clean
+    forge()
+    swept = watch.judge({"T-1": mine, "T-2": theirs})  # before a write of Memento's: two windows hold it
+    assert list(swept) == [""] and ws.plan_path.read_bytes() == clean
+    forge()
+    assert watch.judge({"T-1": past, "T-2": past}, "T-1") == {}  # no agent ran: a person's edit
+    assert ws.plan_path.read_bytes() != clean and watch.docs["docs/MASTER_PLAN.md"] == ws.plan_path.read_bytes()
+    (ws.root / "draft.txt").write_text("a person's new file\n")
+    assert watch.judge({"T-1": Window(time.time() + 60)}, "T-1") == {} and (ws.root / "draft.txt").exists()
