@@ -406,8 +406,8 @@ def acknowledge(ws: Workspace) -> int:
     try:
         with file_lock(ws.tick_lock_path, blocking=False):
             state = TickState.load(ws)  # re-read: nothing else writes it while we hold the lock
-            if state.unsurfaced:
-                state.unsurfaced = []
+            if state.unsurfaced or state.stale_tick:
+                state.unsurfaced, state.stale_tick = [], ""  # the stopped tick's alert is seen too
                 state.save(ws)
             if ack_file.exists():
                 ack_file.unlink()
@@ -429,7 +429,7 @@ def write_alert(ws: Workspace, plan: Plan, state: TickState, extra: str = "") ->
     skip, reset or resume too, so an alert never outlives what it was about."""
     blocked = [t.id for t in plan.tasks if t.status == "!"]
     breaker = state.breaker_reason
-    if not blocked and not breaker and not extra:
+    if not blocked and not breaker and not extra and not state.stale_tick:
         try:
             ws.alert_path.unlink()
         except FileNotFoundError:
@@ -443,6 +443,8 @@ def write_alert(ws: Workspace, plan: Plan, state: TickState, extra: str = "") ->
     ]
     if extra:
         lines.append(f"problem: {extra}")
+    if state.stale_tick:  # tick/stopped.py, until `memento ack`
+        lines.append(f"problem: {state.stale_tick}")
     lines.append("message: the pipeline needs attention; see docs/TICK_STATUS.md")
     text = "\n".join(lines) + "\n"
     try:

@@ -34,7 +34,8 @@ DEFAULT_AGENT_TIMEOUT = "30min"
 DEFAULT_VERIFY_TIMEOUT = "10min"
 DEFAULT_SCHEDULE_EVERY = "5min"
 # What [notify] can send (SPEC §15); all of them unless `events` names fewer.
-NOTIFY_EVENTS: tuple[str, ...] = ("blocked", "breaker", "complete", "dirty", "rate_limited", "budget", "architect")
+NOTIFY_EVENTS: tuple[str, ...] = ("blocked", "breaker", "complete", "dirty", "rate_limited", "budget", "architect",
+                                  "stale_tick")
 
 DEFAULT_CONFIG_TOML = """\
 # memento.toml: how Memento runs in this project.

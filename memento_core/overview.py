@@ -259,8 +259,8 @@ def pipeline_word(summary: dict, state: TickState, *, cron_installed: bool, cron
 class Need:
     """One thing a person must do now: what kind, a line saying it, and how to act on it."""
 
-    kind: str  # git, blocked, dirty, breaker, invalid, config, schedule, sandbox, rate_limit, budget, notes, results,
-    # verify (a verify command the architect changed)
+    kind: str  # git, blocked, dirty, breaker, stale_tick, invalid, config, schedule, sandbox, rate_limit, budget,
+    # notes, results, verify (a verify command the architect changed)
     text: str
     action: str = ""  # in the dashboard's words (its keys)
     task: str | None = None
@@ -288,6 +288,9 @@ def needs_you(summary: dict, state: TickState, plan: Plan | None, notes: Sequenc
     if state.breaker_reason:
         out.append(Need("breaker", f"circuit breaker tripped: {state.breaker_reason}",
                         "fix the cause, then resume (space)", command="fix the cause, then `memento resume`"))
+    if state.stale_tick:  # tick/stopped.py: a stopped tick was killed and taken over
+        out.append(Need("stale_tick", state.stale_tick, "find what stopped it, then acknowledge (a)",
+                        command="find what stopped it (its agent?), then `memento ack`"))
     if state.dirty_signature:
         shown = listed(state.dirty_signature.splitlines())
         out.append(Need("dirty", f"tick refused: uncommitted changes in {shown}", "commit or stash them",

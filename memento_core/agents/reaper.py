@@ -251,11 +251,24 @@ def _wait_gone(pids: set[int], sessions: tuple[int, ...], exclude: frozenset, de
 # ------------------------------------------------------------------ the tick's marker
 
 
+_IDENTITY: dict[str, str] = {}
+
+
 def tick_identity() -> str:
-    """``PID:START``: this process and its start time, the ``MEMENTO_TICK`` marker every
-    process the tick starts carries (no later process can have both numbers)."""
-    pid = os.getpid()
-    return f"{pid}:{start_time(pid)}"
+    """The ``MEMENTO_TICK`` marker every process this tick starts carries, and its record keeps: a
+    random token (128 bits), made once per tick (:func:`new_tick_identity`). It finds the tick's
+    processes again but tells the agent nothing: no pid of the tick to stop or kill (SPEC §13)."""
+    if "token" not in _IDENTITY:
+        new_tick_identity()
+    return _IDENTITY["token"]
+
+
+def new_tick_identity() -> str:
+    """A fresh marker for the tick that starts now (a dashboard runs many ticks in one process)."""
+    import secrets
+
+    _IDENTITY["token"] = "tick-" + secrets.token_hex(16)
+    return _IDENTITY["token"]
 
 
 def environ_of(pid: int) -> dict[str, str] | None:

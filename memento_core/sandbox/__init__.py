@@ -18,6 +18,8 @@ The layout, in bwrap's order (a later mount wins over an earlier one):
   elsewhere, ``$HOME`` bound to Memento's copy of the preset's state, a private
   ``~/.cache``, read-only ``~/.gitconfig``, the CLIs' install folders and ``readable``;
 * ``[sandbox] writable`` entries, writable;
+* a parallel worker's main work tree, read-only (its documents, the other
+  worktrees: only its own worktree inside it is bound writable);
 * the project's work tree, writable;
 * each folder inside the work tree that holds one of Memento's own files
   (``docs/``, ``scripts/``, the status archive's parents) or a person's
@@ -246,6 +248,11 @@ def bwrap_prefix(
     root = Path(ws.root)
     seen: set[tuple[str, str]] = set()
     argv = _outside(binary, ws, config, home, seen, role)
+    main = Path(ws.project_memento_dir).parent  # a parallel worker's main work tree (else root itself)
+    if _real(main) != _real(root):
+        # Bound read-only before the worktree inside it (a later mount wins): the main work tree,
+        # Memento's documents there and the other workers' worktrees stay as they are (SPEC §13).
+        argv += _binds("--ro-bind", [main], seen)
     argv += _binds("--bind", [root], seen)
     kept = [root / rel.rstrip("/") for rel in untracked if not is_cache(rel)]
     argv += _binds("--bind", pinned_folders(root, [*own_paths(root, archive_dir), *kept]), seen)

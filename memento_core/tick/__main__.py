@@ -26,9 +26,10 @@ def run_tick(root):
     return run_locked(ws)
 
 
-def run_locked(ws):
+def run_locked(ws, taken_over: str = ""):
     """Step 1: take the tick lock without waiting; answer a paused or stopped plan from here,
-    else run steps 2–16 (run.tick).
+    else run steps 2–16 (run.tick). A lock held by a tick stopped past `stale_lock_timeout`
+    is taken over (stopped.py); ``taken_over`` then says so, and the lock is waited for briefly.
 
     The skip path imports only the plan scanner and the config reader: cron
     wakes a paused project every few minutes and that must cost next to nothing
@@ -45,7 +46,11 @@ def run_locked(ws):
     if moved:
         cron_log(ws, "moved aside what stood where Memento's folders belong: " + ", ".join(moved))
     try:
-        with file_lock(ws.tick_lock_path, blocking=False):
+        with file_lock(ws.tick_lock_path, blocking=bool(taken_over), timeout=10.0) as fd:
+            if taken_over:
+                from .stopped import remember
+
+                remember(ws, taken_over)  # the alert outlives a paused plan's skip below
             try:
                 plan = parse_plan(ws.plan_path, display=ws.rel(ws.plan_path))
                 fleet = load_config(ws.config_path).workers_remote
@@ -56,14 +61,17 @@ def run_locked(ws):
                 message = f"tick skipped: tick_mode is {plan.meta.tick_mode}"
                 cron_log(ws, message)
                 return Outcome(0, message)
-            from ..agents.reaper import subreaper
+            from ..agents.reaper import new_tick_identity, subreaper
             from .receipts import listening
             from .run import tick
+            from .stopped import beacon
 
-            # Orphans of the agent come to us, and none outlives the tick (agents/reaper.py);
-            # a person's receipts are heard meanwhile, the agent's refused (tick/receipts.py).
-            with subreaper(), listening(ws):
-                outcome = tick(ws)
+            new_tick_identity()  # the marker this tick's processes carry: a token, never its pid
+            # Orphans of the agent come to us, and none outlives the tick (agents/reaper.py); a later
+            # tick can tell a stopped tick by its beacon (stopped.py); a person's receipts are heard
+            # meanwhile, the agent's refused (tick/receipts.py).
+            with beacon(fd), subreaper(), listening(ws):
+                outcome = tick(ws, taken_over=taken_over)
             from ..notify import after_tick
             from .ownstate import after_tick as own_state_after_tick
 
@@ -71,8 +79,16 @@ def run_locked(ws):
             after_tick(ws)  # [notify]: what changed, sent once (SPEC §15); never on the paused path
             return outcome
     except LockBusy:
-        cron_log(ws, "tick skipped: previous tick still running")
-        return Outcome(0, "tick skipped: previous tick still running")
+        said = "tick skipped: previous tick still running"
+        if not taken_over:
+            from .stopped import lock_busy
+
+            said, stale = lock_busy(ws, said)
+            if stale:
+                cron_log(ws, said)
+                return run_locked(ws, taken_over=said)
+        cron_log(ws, said)
+        return Outcome(0, said)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -8,7 +8,8 @@ content, and next to it the plan as it was (``ID.plan``):
 
 * who ran it: the tick's pid, the pid's start time (from /proc: no later
   process has both), the tick number, the host, the ``MEMENTO_TICK`` marker
-  every process the tick starts carries in its environment;
+  every process the tick starts carries in its environment (a random token,
+  agents/reaper.tick_identity: it tells the agent nothing about the tick);
 * what it started from: HEAD (the base), the untracked files, the
   ``.memento_cleanignore`` patterns, the plan, `max_retries` and the task's
   retries;

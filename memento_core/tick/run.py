@@ -51,8 +51,9 @@ from .recovery import clean_leftovers, recover_stale_claims
 from .workers import prune_worktrees, run_parallel, runs_in_parallel, stop_stale_workers
 
 
-def tick(ws: Workspace) -> Outcome:
-    """Steps 2–16 of one tick in ``ws``; the caller holds the tick lock (step 1)."""
+def tick(ws: Workspace, taken_over: str = "") -> Outcome:
+    """Steps 2–16 of one tick in ``ws``; the caller holds the tick lock (step 1). ``taken_over``:
+    the lock was a stopped tick's (stopped.py), said in the status log after its recovery."""
     ctx = TickContext(ws)
     plan = load_config_and_plan(ctx)
     if isinstance(plan, Outcome):
@@ -68,6 +69,8 @@ def tick(ws: Workspace) -> Outcome:
     previous = _catch_sigterm(ctx)
     try:
         recover(ctx, plan)
+        if taken_over:  # after the recovery, which cuts what the stopped tick's attempt appended
+            ctx.event("⚠️ STALE TICK — a stopped tick was taken over", [("Reason", taken_over)])
         refused = refuse_dirty_tree(ctx)
         if refused is not None:
             return refused

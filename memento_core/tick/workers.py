@@ -30,11 +30,11 @@ import os
 import re
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
-from .. import agents, gitops, notes
+from .. import agents, gitops, notes, sandbox
 from ..agents import kill_group
 from ..agents.reaper import kill_marked
 from ..errors import EditConflict, MementoError
@@ -45,6 +45,7 @@ from ..state import Claim, Heartbeat, read_claim, remove_claim, this_host, write
 from ..workspace import KEPT_DOCS, Workspace
 from . import attempt, gitstate, limits, ownfiles, ownstate, review, worktrees
 from .context import TaskResult, TickContext, _unique
+from .crew_watch import MainWatch, Window, changed_at
 from .entries import tail_lines
 from .failsafe import attempt_safely
 from .record import leader_is_ours, read_record, remove_record, save_git, write_record
@@ -106,6 +107,8 @@ class Worker:
     thread: threading.Thread | None = None
     result: TaskResult | None = None
     finished: bool = False
+    window: Window | None = None  # from its snapshot to its end (crew_watch.py)
+    foreign: list[str] = field(default_factory=list)  # what other workers' guards found it did
 
 
 def run_parallel(ctx: TickContext, budget: int) -> tuple[int, bool]:
@@ -148,12 +151,17 @@ class Crew:
         self.main_ref = worktrees.head_ref(ctx.root)
         self.main_head = gitops.head(ctx.root)
         self.on_branches: set[str] = set()  # commits seen on a worker's branch (follow_main)
+        # Unconfined, the whole repository is judged at each worker's guards (crew_watch.py); in the
+        # sandbox the main work tree and the other worktrees are read-only to a worker.
+        self.watch = None if sandbox.resolve(ctx.config).confined else \
+            MainWatch(ctx.ws, ctx.plan().meta.status_archive_dir)
 
     # ------------------------------------------------------------ starting
 
     def start_next(self) -> Worker | TaskResult | None:
         """Claim the next task of a parallel phase and start its worker; None when there is none."""
         with self.lock:
+            self.sweep()  # before the pick: never from a plan a worker's agent forged
             plan = self.ctx.plan()
             verdict = pick(plan)
             if verdict.kind != TASK or not runs_in_parallel(self.ctx, plan, verdict.task):
@@ -185,6 +193,7 @@ class Crew:
         try:
             edit_plan(ws.plan_path, lambda e: (e.set_status(task.id, "~", expect=" "),
                                                e.set_meta("total_ticks", str(number))))
+            self.settle()
         except EditConflict as exc:
             remove_claim(ws, task.id)
             remove_record(ws, task.id)
@@ -212,6 +221,8 @@ class Crew:
 
                 def work() -> TaskResult:
                     with self.lock:
+                        self._clean_fresh(w)
+                        w.window = Window(time.time())
                         at.snap = attempt.take_snapshot(w.ctx, w.claim.base, gitops.persons_paths(w.ctx.root))
                         ownstate.take(self.ws, w.task.id)
                         save_git(self.ws, w.task.id, at.snap.git)
@@ -223,6 +234,8 @@ class Crew:
         finally:
             with self.lock:
                 worktrees.remove(self.ws, w.task.id, w.branch)
+                if w.window is not None:
+                    w.window.end = time.time()
                 for sub in (w.docs, w.ctx):
                     self.ctx.git_failed = self.ctx.git_failed or sub.git_failed
                     self.ctx.rate_limited = self.ctx.rate_limited or sub.rate_limited
@@ -268,7 +281,58 @@ class Crew:
     def _guards(self, w: Worker, ctx: TickContext, plan: Plan, at, *, after_verify: bool = False):
         with self.lock:
             self.refresh(w)
-            return attempt.check_guards(ctx, plan, at, after_verify=after_verify)
+            outside = self._judge_outside(w)
+            verdict = attempt.check_guards(ctx, plan, at, after_verify=after_verify)
+            return replace(verdict, reasons=tuple(outside) + verdict.reasons) if outside else verdict
+
+    # ------------------------------------------------------------ the whole repository (unconfined)
+
+    def settle(self) -> None:
+        """Memento wrote the main work tree (under the lock, just now): that is how it is now."""
+        if self.watch is not None:
+            self.watch.settle()
+
+    def sweep(self) -> None:
+        """Memento is about to write the main work tree (under the lock): what changed there since it
+        last did is judged first, for every running worker whose window holds it (crew_watch.py)."""
+        if self.watch is None:
+            return
+        found = self.watch.judge(self._windows(), untracked=False)  # new files: at the guards
+        for w in self.running:
+            w.foreign += found.get(w.task.id, [])
+        for said in found.get("", []):
+            cron_log(self.ws, f"parallel workers: an agent {said}")
+
+    def _windows(self) -> dict[str, Window]:
+        return {w.task.id: w.window for w in self.running if w.window is not None}
+
+    def _judge_outside(self, w: Worker) -> list[str]:
+        """What ``w``'s agent did outside its worktree: the main work tree, the other worktrees."""
+        if self.watch is None or w.window is None:
+            return []
+        for other in self.running:
+            if other is not w and other.window is None:  # not started yet: its worktree is fresh
+                self._clean_fresh(other)
+        found, w.foreign = list(w.foreign), []
+        found += self.watch.judge({**self._windows(), w.task.id: w.window}, w.task.id).get(w.task.id, [])
+        return [f"the agent {r}" for r in dict.fromkeys(found)]
+
+    def _clean_fresh(self, w: Worker) -> None:
+        """``w``'s worktree before its snapshot holds exactly its base: anything else is another
+        worker's agent's (whose window holds the change: its guards fail), removed."""
+        if self.watch is None:
+            return
+        root = w.ctx.root
+        paths = self.watch.foreign_in_fresh(root, w.claim.base)
+        if not paths:
+            return
+        for other in self.running:
+            if other is w or other.window is None:
+                continue
+            theirs = [p for p in paths if other.window.holds(changed_at(root / p))]
+            if theirs:
+                other.foreign.append(f"wrote into the worktree of {w.task.id}: {', '.join(theirs[:10])} (removed)")
+        self.watch.clean_fresh(w.task.id, root, w.claim.base, paths)
 
     # ------------------------------------------------------------ pass: rebase, bring in, commit
 
@@ -277,6 +341,10 @@ class Crew:
         message = f"memento: complete {w.task.id} {w.task.title}".strip()
         paths = [c.path for c in touched]
         with self.lock:  # its branch moves: never while another worker's guards compare the refs
+            self.sweep()
+            if w.foreign:  # found by this sweep, or by another worker's look at its fresh worktree
+                said, w.foreign = "; ".join(f"the agent {r}" for r in dict.fromkeys(w.foreign)), []
+                return self._failed(w, ctx, at, said, duration, 0, verify_tail, report)
             if paths:
                 try:
                     gitops.commit_paths(ctx.root, paths, message, author=ctx.config.git_author, blobs=at.blobs)
@@ -322,6 +390,7 @@ class Crew:
                                 verify_tail, report, count_retry=False)
         result = attempt.record_pass(docs, main_at, touched, duration, verify_tail, report)
         self.main_head = gitops.head(root)
+        self.settle()
         return result
 
     # ------------------------------------------------------------ fail: roll back the worktree, count
@@ -349,6 +418,7 @@ class Crew:
         """The failure entry, the retry counted (`[!]` at max_retries), the documents committed."""
         docs, task = w.docs, w.task
         with self.lock:
+            self.sweep()
             # The tick's SIGTERM reaches the workers' contexts at the crew's next poll: look at it here.
             docs.interrupted = docs.interrupted or self.ctx.interrupted or reason == attempt.SIGTERM_REASON
             limited, max_retries = status, docs.plan().meta.max_retries
@@ -376,6 +446,7 @@ class Crew:
                 w.at.beat.stop()
             remove_claim(self.ws, task.id)
             remove_record(self.ws, task.id)  # the attempt is over: nothing left to recover
+            self.settle()
         return TaskResult(task.id, False, reason, duration, None, blocked)
 
     # ------------------------------------------------------------ waiting, SIGTERM

@@ -10,8 +10,10 @@ otherwise it creates ONCEFILE and, by MODE:
   cleanignore   `*` in .memento_cleanignore, a new evil.txt, other.txt changed;
   plan          its own verify set to `true`, Meta max_retries 99, committed with its code;
   always        (ONCEFILE ignored) just kills the tick, every time.
-The tick is found through MEMENTO_TICK (PID:START); the claim is rewritten after the
-tick is dead, so no heartbeat of the tick can overwrite it.
+The tick is found up the parent chain (/proc/self/stat's ppid): the first ancestor that does
+not carry MEMENTO_TICK in its environment (MEMENTO_TICK itself is a token, no pid). In the
+sandbox's PID namespace the chain ends inside it: the agent finds no tick and dies trying. The
+claim is rewritten after the tick is dead, so no heartbeat of the tick can overwrite it.
 """
 
 import json
@@ -20,6 +22,8 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+
+from parent_chain import find_tick
 
 mode, once = sys.argv[1], Path(sys.argv[2])
 arg = sys.argv[3] if len(sys.argv) > 3 else ""
@@ -32,7 +36,6 @@ task = os.environ["MEMENTO_TASK_ID"]
 claim_file = root / ".memento" / "claims" / f"{task}.json"
 plan = root / "docs" / "MASTER_PLAN.md"
 status = root / "docs" / "TICK_STATUS.md"
-tick_pid = int(os.environ["MEMENTO_TICK"].split(":")[0])
 
 
 def git(*args: str) -> str:
@@ -56,7 +59,7 @@ elif mode == "forge-commit":
     with open(status, "a") as fh:
         fh.write("\n" + entry)
 
-os.kill(tick_pid, signal.SIGKILL)
+os.kill(find_tick(), signal.SIGKILL)
 
 claim = json.loads(claim_file.read_text())
 if mode == "forge-commit":

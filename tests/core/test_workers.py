@@ -327,16 +327,23 @@ def test_a_confined_worker_can_write_only_its_worktree(tmp_path):
     if not sandbox.resolve(load_config(ws.config_path)).confined:
         pytest.skip("bubblewrap cannot run here")
     head_before = git(ws.root, "rev-parse", "HEAD").strip()
+    config = ws.config_path.read_bytes()
     outcome = run_tick(ws.root)
     assert outcome.exit_code == 0, outcome.message
     assert [t.status for t in parse_plan(ws.plan_path).tasks] == ["x", "x"]
     assert (ws.root / "other.txt").read_text() == "someone else's file\n"
-    assert not (ws.root / ".git" / "escaped").exists()
+    assert not (ws.root / ".git" / "escaped").exists() and not (ws.root / "new.txt").exists()
+    assert ws.config_path.read_bytes() == config
+    for doc in (ws.plan_path, ws.notes_path, ws.status_path):
+        assert "written by T-" not in doc.read_text()
     assert git(ws.root, "merge-base", "--is-ancestor", head_before, "HEAD") == ""  # main only moved forward
     logs = "".join(p.read_text() for p in ws.logs_dir.glob("tick_*-T-*.log"))
-    # (Under a private /tmp the agent may "write" a main work tree that is only the sandbox's own
-    # scratch copy of the path; what counts is the real one, judged above.)
-    assert "ESCAPED: moved main" not in logs and logs.count("refused: git update-ref") == 2
+    # The main work tree, its documents and the other worktree are bound read-only over the
+    # private /tmp (SPEC §13): every write is refused there, not made into a scratch copy.
+    assert "ESCAPED" not in logs and logs.count("refused: git update-ref") == 2
+    assert logs.count(f"refused: {ws.root / 'other.txt'}: Read-only file system") == 2
+    assert logs.count(f"refused: {ws.root / 'docs' / 'MASTER_PLAN.md'}: Read-only file system") == 2
+    assert logs.count("escaped.txt: Read-only file system") == logs.count("escaped.txt:")
     assert leftovers(ws) == ([], [], 1)
 
 
