@@ -193,8 +193,11 @@ def settled(path) -> bytes:
     from ..locks import LockBusy, file_lock, lock_path_for
     from .files import read_or_none
 
+    lock = lock_path_for(path)
+    if lock.parent.name != "locks":  # a worker's worktree: no person edits its copy, and no lock file there
+        return read_or_none(path) or b""
     try:
-        with file_lock(lock_path_for(path), timeout=SETTLE_TIMEOUT):
+        with file_lock(lock, timeout=SETTLE_TIMEOUT):
             return read_or_none(path) or b""
     except LockBusy:
         return read_or_none(path) or b""
