@@ -26,6 +26,7 @@ from ..state import Claim, Heartbeat, remove_claim, this_host, write_claim
 from ..status_log import SELF_COMMIT
 from ..workspace import KEPT_DOCS
 from . import confine, gitstate, limits, ownfiles, review
+from . import untracked as kept_files
 from .context import TaskResult, TickContext
 from .entries import (
     failure_output,
@@ -176,6 +177,7 @@ def take_snapshot(ctx: TickContext, base: str | None, untracked: set[str]) -> Sn
         taken_at=datetime.now(UTC).replace(microsecond=0), git=gitstate.capture(ctx.root),
         runtime=ownfiles.runtime_copy(ws),
         absent=ownfiles.absent_own(ws, archive), archive_dir=archive,
+        kept=kept_files.take(ctx.root, untracked, gitops.read_pattern_file(ws.cleanignore_path), archive),
     )
 
 
@@ -268,6 +270,9 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
     links = ownfiles.unlink_own_links(ws, snap, at.task.id, ctx.log_path)  # before anything is written
     impostors = ownfiles.remove_impostors(ws, snap)  # nor read: a FIFO is never opened
     git_found = gitstate.put_back(ctx.root, snap.git)  # before any other git command reads it
+    # Before verify: nothing the agent made or changed among ignored paths may fool it (untracked.py).
+    kept = kept_files.PutBack() if after_verify else kept_files.settle(ctx.root, snap.kept, ctx.log_path,
+                                                                       snap.archive_dir)
     folded = gitops.fold_commits(ctx.root, snap.base)
     seen = Observed(
         folded=folded,
@@ -279,6 +284,8 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
     )
     verdict = check(at.task, snap, seen, plan.meta.max_diff_lines, after_verify=after_verify,
                     confined=bool(at.wrap))
+    if kept.reason():
+        verdict = Verdict((*verdict.reasons, kept.reason()), verdict.touched)
     too_big = diff_bytes_reason(ctx.root, snap.base, verdict.touched, plan.meta.max_diff_bytes,
                                 after_verify=after_verify)
     return Verdict(verdict.reasons + (too_big,), verdict.touched) if too_big else verdict
@@ -382,6 +389,7 @@ def record_failure(ctx: TickContext, at: Attempt, reason: str, duration: float, 
     ownfiles.unlink_own_links(ws, at.snap, task.id, ctx.log_path)
     at.beat.update(stage="failing")
     gitstate.put_back(ctx.root, at.snap.git)
+    kept_files.settle(ctx.root, at.snap.kept, ctx.log_path, at.snap.archive_dir)
     rolled = ctx.rolled_back(roll_back(ws, at.snap.base, at.snap.untracked, task.id,
                                        keep_patterns=at.snap.cleanignore))
     crash_point("tick:after-rollback")

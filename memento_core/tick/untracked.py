@@ -1,0 +1,280 @@
+"""A person's untracked and ignored files, kept byte for byte around an attempt (SPEC §13).
+
+git's view of the change (gitops.changes_since) leaves out what git ignores, so
+without a sandbox an agent could change a person's `.env`, plant a `.pth` in the
+project's `.venv/` or a `.pyc` in `src/__pycache__/` that makes verify import
+code other than the committed source, and nothing would see it. In the sandbox a
+person's files are read-only already, but what the agent *creates* among ignored
+paths is not; so both ways:
+
+* :func:`take` at the snapshot records a stat print (type and mode, size,
+  mtime_ns, ctime_ns, inode) of every file below the person's paths
+  (gitops.persons_paths: untracked files and ignored entries, a `.venv/` being
+  one entry), and a copy of each loose file of at most :data:`COPY_LIMIT`
+  bytes while the copies stay under :data:`COPY_BUDGET` in all. A print is a
+  stat, never a read: a `.venv/` of 10,000 files costs a directory walk.
+  ctime cannot be set back by a process, so a file rewritten with its old mtime
+  and size is still seen.
+* :func:`put_back`, after the agent (before the guards, so before verify) and
+  again at the rollback: every ignored path that was not there at the snapshot
+  is removed (a new `src/__pycache__/`, a `.pth` in the `.venv/`, a
+  `conftest.py` in an ignored folder: the agent's, or the caches its own test
+  runs left); a person's cache file (``__pycache__``, ``.pytest_cache``…)
+  that changed is removed too; a person's other file that changed or went
+  away is restored from the copy, and is a guard failure either way (a file
+  that was not copied is named as not restorable).
+
+What verify itself leaves among ignored paths after a pass (its caches, a
+`.coverage`) stays: it is the project's ordinary state, and the next snapshot
+counts it as the person's. Memento's own folders (`.memento/`, `logs/`,
+`memory/`) are never touched here. A new path that `.memento_cleanignore` names
+(a `.venv/` the task made) stays like at the rollback; that file does not
+shelter what the agent did inside a person's folder, pre-existing `.venv/`
+included (it is in the default `.memento_cleanignore`).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import gitops
+from ..sandbox import CACHE_NAMES
+from ..workspace import own_file
+from .files import append_log
+
+COPY_LIMIT = 20 * 1024 * 1024  # a file larger than this is printed, not copied (SPEC §13)
+COPY_BUDGET = 64 * 1024 * 1024  # the copies of one snapshot, in all
+
+Print = tuple[int, int, int, int, int]  # st_mode, size, mtime_ns, ctime_ns, inode
+
+
+@dataclass(frozen=True)
+class Kept:
+    """A person's files at the snapshot: what was there, its prints, the copies taken."""
+
+    entries: frozenset[str]  # gitops.persons_paths (folders end in /), Memento's own left out
+    prints: dict[str, Print] = field(default_factory=dict)  # every file and link below them
+    copies: dict[str, bytes] = field(default_factory=dict)  # loose files (a link: its target)
+    keep: tuple[str, ...] = ()  # .memento_cleanignore at the snapshot: never removed
+
+
+@dataclass(frozen=True)
+class PutBack:
+    """What :func:`put_back` did: the person's files the agent changed (restored or not), what it removed."""
+
+    restored: tuple[str, ...] = ()
+    lost: tuple[str, ...] = ()  # changed or gone, and no copy to restore from
+    removed: tuple[str, ...] = ()  # new ignored paths, changed caches
+
+    def reason(self, who: str = "the agent") -> str:
+        """The guard failure ('' = none): a person's file changed, whatever became of it."""
+        parts = []
+        if self.restored:
+            parts.append(f"{_listed(self.restored)} (restored from the snapshot's copy)")
+        if self.lost:
+            parts.append(f"{_listed(self.lost)} (not copied at the snapshot: could not be restored)")
+        return f"{who} changed a person's untracked or ignored file(s): " + "; ".join(parts) if parts else ""
+
+    def said(self) -> str:
+        """One line for the tick log ('' = nothing done)."""
+        parts = [f"restored {_listed(self.restored)}"] if self.restored else []
+        parts += [f"could not restore {_listed(self.lost)}"] if self.lost else []
+        parts += [f"removed {len(self.removed)} new ignored path(s): {_listed(self.removed)}"] if self.removed else []
+        return "; ".join(parts)
+
+
+def take(root: Path, entries, keep=(), archive_dir: str | None = None) -> Kept:
+    """Prints of everything below ``entries`` and copies of the loose files (see the module)."""
+    root = Path(root)
+    mine = frozenset(e for e in entries if not _memento(e, archive_dir))
+    prints: dict[str, Print] = {}
+    copies: dict[str, bytes] = {}
+    budget = COPY_BUDGET
+    for entry in sorted(mine):
+        if entry.endswith("/"):
+            prints.update(_walk(root, entry.rstrip("/")))
+            continue
+        try:
+            st = os.lstat(root / entry)
+        except OSError:
+            continue
+        prints[entry] = _print(st)
+        if stat.S_ISLNK(st.st_mode):
+            copies[entry] = os.fsencode(os.readlink(root / entry))
+        elif stat.S_ISREG(st.st_mode) and st.st_size <= min(COPY_LIMIT, budget):
+            data = _read(root / entry)
+            if data is not None:
+                copies[entry] = data
+                budget -= len(data)
+    return Kept(mine, prints, copies, tuple(keep))
+
+
+def put_back(root: Path, kept: Kept | None, archive_dir: str | None = None) -> PutBack:
+    """Remove the new ignored paths and the changed caches, restore the person's changed files."""
+    if kept is None:
+        return PutBack()
+    root = Path(root)
+    removed: list[str] = []
+    for entry in sorted(gitops.ignored(root) - kept.entries):
+        if _memento(entry, archive_dir) or gitops.matches_any(entry, kept.keep) or gitops.was_there(entry, kept.entries):
+            continue
+        removed += _remove_new(root, entry.rstrip("/"), kept)
+    restored, lost = [], []
+    now: dict[str, Print] = {}
+    for entry in kept.entries:
+        if entry.endswith("/"):
+            now.update(_walk(root, entry.rstrip("/")))
+        else:
+            try:
+                now[entry] = _print(os.lstat(root / entry))
+            except OSError:
+                pass
+    for path in sorted(set(now) - set(kept.prints)):  # new files inside a person's folders, kept or not
+        _unlink(root / path)
+        removed.append(path)
+    for path, was in sorted(kept.prints.items()):
+        if now.get(path) == was:
+            continue
+        if _is_cache(path):  # a tool rebuilds it; a changed one is the agent's
+            if path in now:
+                _unlink(root / path)
+                removed.append(path)
+        elif path in kept.copies and _restore(root, path, was, kept.copies[path]):
+            restored.append(path)
+        else:
+            lost.append(path)
+    return PutBack(tuple(restored), tuple(lost), tuple(removed))
+
+
+def settle(root: Path, kept: Kept | None, log_path: Path, archive_dir: str | None = None) -> PutBack:
+    """:func:`put_back`, and what it did in the tick log."""
+    done = put_back(root, kept, archive_dir)
+    if done.said():
+        append_log(log_path, f"[memento] untracked and ignored files: {done.said()}\n")
+    return done
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _memento(path: str, archive_dir: str | None) -> bool:
+    return own_file(path, archive_dir) or path.startswith(".git/")
+
+
+def _print(st: os.stat_result) -> Print:
+    return st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
+
+
+def _walk(root: Path, folder: str) -> dict[str, Print]:
+    """Prints of every file and link below ``folder`` (relative), links never followed."""
+    found: dict[str, Print] = {}
+    todo = [folder]
+    while todo:
+        rel = todo.pop()
+        try:
+            with os.scandir(root / rel) as it:
+                items = list(it)
+        except OSError:
+            continue
+        for item in items:
+            sub = f"{rel}/{item.name}"
+            try:
+                st = item.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                todo.append(sub)
+            else:
+                found[sub] = _print(st)
+    return found
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _is_cache(path: str) -> bool:
+    parts = path.split("/")
+    return any(p in CACHE_NAMES for p in parts[:-1]) or parts[-1].endswith((".pyc", ".pyo"))
+
+
+def _unlink(path: Path) -> None:
+    try:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    except FileNotFoundError:
+        pass
+
+
+def _remove_new(root: Path, rel: str, kept: Kept) -> list[str]:
+    """A new ignored entry removed: a file or link whole, a folder but for what a person has in it."""
+    target = root / rel
+    if target.is_symlink() or not target.is_dir():
+        _unlink(target)
+        return [rel]
+    inside = [p for p in kept.prints if p.startswith(rel + "/")]
+    if not inside:
+        shutil.rmtree(target, ignore_errors=True)
+        return [rel + "/"]
+    gone = [p for p in _walk(root, rel) if p not in kept.prints]
+    for path in gone:
+        _unlink(root / path)
+    return gone
+
+
+def _restore(root: Path, rel: str, was: Print, data: bytes) -> bool:
+    """``rel`` as it was: its bytes (a link: its target), mode and mtime; never through a link."""
+    target = root / rel
+    try:
+        parent = _real_parent(root, rel)
+        if parent is None:
+            return False
+        _unlink(target)
+        if stat.S_ISLNK(was[0]):
+            os.symlink(os.fsdecode(data), target)
+            return True
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, stat.S_IMODE(was[0]) | 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(target, stat.S_IMODE(was[0]), follow_symlinks=False)
+        os.utime(target, ns=(was[2], was[2]), follow_symlinks=False)
+        return True
+    except OSError:
+        return False
+
+
+def _real_parent(root: Path, rel: str) -> Path | None:
+    """The folder ``rel`` goes in, made when missing; None when a link or a file stands in its way."""
+    here = root
+    for part in rel.split("/")[:-1]:
+        here = here / part
+        if here.is_symlink():
+            here.unlink()  # a link the agent put in the way: the folder comes back in its place
+        if not here.exists():
+            here.mkdir()
+        elif not here.is_dir():
+            return None
+    return here
+
+
+def _listed(names, limit: int = 10) -> str:
+    names = list(names)
+    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
