@@ -26,7 +26,7 @@ from ..state import Claim, Heartbeat, remove_claim, this_host, write_claim
 from ..status_log import SELF_COMMIT
 from ..workspace import KEPT_DOCS
 from . import confine, gitstate, limits, ownfiles, review
-from . import untracked as kept_files
+from . import kept as kept_files
 from .context import TaskResult, TickContext
 from .entries import (
     failure_output,
@@ -270,7 +270,7 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
     links = ownfiles.unlink_own_links(ws, snap, at.task.id, ctx.log_path)  # before anything is written
     impostors = ownfiles.remove_impostors(ws, snap)  # nor read: a FIFO is never opened
     git_found = gitstate.put_back(ctx.root, snap.git)  # before any other git command reads it
-    # Before verify: nothing the agent made or changed among ignored paths may fool it (untracked.py).
+    # Before verify: nothing the agent made or changed among ignored paths may fool it (kept.py).
     kept = kept_files.PutBack() if after_verify else kept_files.settle(ctx.root, snap.kept, ctx.log_path,
                                                                        snap.archive_dir)
     folded = gitops.fold_commits(ctx.root, snap.base)
@@ -284,8 +284,10 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
     )
     verdict = check(at.task, snap, seen, plan.meta.max_diff_lines, after_verify=after_verify,
                     confined=bool(at.wrap))
-    if kept.reason():
-        verdict = Verdict((*verdict.reasons, kept.reason()), verdict.touched)
+    bad_links = kept_files.link_reason(ctx.root, verdict.touched, at.task.guard_files, snap.kept,
+                                       snap.archive_dir, "verify" if after_verify else "the agent")
+    extra = tuple(r for r in (kept.reason(), bad_links) if r)
+    verdict = Verdict((*verdict.reasons, *extra), verdict.touched) if extra else verdict
     too_big = diff_bytes_reason(ctx.root, snap.base, verdict.touched, plan.meta.max_diff_bytes,
                                 after_verify=after_verify)
     return Verdict(verdict.reasons + (too_big,), verdict.touched) if too_big else verdict
@@ -393,6 +395,7 @@ def record_failure(ctx: TickContext, at: Attempt, reason: str, duration: float, 
     rolled = ctx.rolled_back(roll_back(ws, at.snap.base, at.snap.untracked, task.id,
                                        keep_patterns=at.snap.cleanignore))
     crash_point("tick:after-rollback")
+    kept_files.restore_modes(ctx.root, at.snap.kept, ctx.log_path)
     rolled += restore_documents(ws, at.snap, task.id, confined=bool(at.wrap))
     max_retries = ctx.plan().meta.max_retries
     uncounted = ctx.interrupted or not count_retry

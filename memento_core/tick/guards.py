@@ -46,7 +46,7 @@ class Snapshot:
     runtime: tuple[tuple[str, bytes | None], ...] = ()  # .memento/state.json, logs/cron.log (ownfiles.py)
     absent: frozenset[str] = frozenset()  # Memento's own files not there at the snapshot (ownfiles.py)
     archive_dir: str = "logs/status_archive/"  # Meta status_archive_dir: Memento's too
-    kept: object = None  # untracked.Kept: a person's untracked and ignored files, printed and copied
+    kept: object = None  # kept.Kept: a person's untracked and ignored files, printed and copied
 
 
 @dataclass(frozen=True)

@@ -33,8 +33,8 @@ PERSONS = {".env": b"SECRET=a person's\n", "draft.txt": b"a person's draft\n",
            ".venv/site-packages/person_pkg.py": b"VALUE = 'a person'\n"}
 
 
-def calc_ws(tmp_path: Path, command: str, mode: str):
-    ws = make_ws(tmp_path, command, tasks=TASK, sandbox=mode)
+def calc_ws(tmp_path: Path, command: str, mode: str, tasks: str = TASK):
+    ws = make_ws(tmp_path, command, tasks=tasks, sandbox=mode)
     root = ws.root
     (root / "src").mkdir()
     (root / "src" / "calc.py").write_text(GOOD)

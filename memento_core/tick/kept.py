@@ -60,6 +60,7 @@ class Kept:
     prints: dict[str, Print] = field(default_factory=dict)  # every file and link below them
     copies: dict[str, bytes] = field(default_factory=dict)  # loose files (a link: its target)
     keep: tuple[str, ...] = ()  # .memento_cleanignore at the snapshot: never removed
+    modes: dict[str, int] = field(default_factory=dict)  # every tracked file and folder: its permission bits
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,43 @@ def take(root: Path, entries, keep=(), archive_dir: str | None = None) -> Kept:
             if data is not None:
                 copies[entry] = data
                 budget -= len(data)
-    return Kept(mine, prints, copies, tuple(keep))
+    return Kept(mine, prints, copies, tuple(keep), tracked_modes(root))
+
+
+def tracked_modes(root: Path) -> dict[str, int]:
+    """The permission bits of every tracked file (not a link) and of the folders holding them:
+    git records only a file's x bit, so a `chmod 000` or `chmod g+w` is in no diff."""
+    proc = gitops.run_git(root, ["ls-files", "-z", "--", "."], check=False)
+    paths = [p for p in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if p]
+    folders = {p.rsplit("/", 1)[0] for p in paths if "/" in p}
+    folders |= {f.rsplit("/", i)[0] for f in folders for i in range(1, f.count("/") + 1)}
+    modes = {}
+    for path in (*sorted(folders), *paths):
+        try:
+            st = os.lstat(root / path)
+        except OSError:
+            continue
+        if not stat.S_ISLNK(st.st_mode):
+            modes[path] = st.st_mode
+    return modes
+
+
+def restore_modes(root: Path, kept: Kept | None, log_path: Path) -> tuple[str, ...]:
+    """After a rollback: each tracked file and folder with its permission bits of the snapshot again."""
+    if kept is None:
+        return ()
+    root, put = Path(root), []
+    for path, was in kept.modes.items():
+        try:
+            st = os.lstat(root / path)
+        except OSError:
+            continue
+        if stat.S_IFMT(st.st_mode) == stat.S_IFMT(was) and st.st_mode != was:
+            os.chmod(root / path, stat.S_IMODE(was))
+            put.append(path)
+    if put:
+        append_log(log_path, f"[memento] rollback: the modes of {_listed(put)} restored\n")
+    return tuple(put)
 
 
 def put_back(root: Path, kept: Kept | None, archive_dir: str | None = None) -> PutBack:
@@ -156,6 +193,30 @@ def settle(root: Path, kept: Kept | None, log_path: Path, archive_dir: str | Non
     if done.said():
         append_log(log_path, f"[memento] untracked and ignored files: {done.said()}\n")
     return done
+
+
+def link_reason(root: Path, touched, guard_files, kept: Kept | None, archive_dir: str | None = None,
+                who: str = "the agent") -> str:
+    """'' unless the change adds or changes a symbolic link that leads out of the work tree, into
+    `.git/`, to one of Memento's files, a ``guard_files`` path or a person's untracked or ignored file."""
+    root = Path(root)
+    top = os.path.realpath(root)
+    bad = []
+    for change in touched:
+        link = root / change.path
+        if change.kind == "deleted" or not link.is_symlink():
+            continue
+        real = os.path.realpath(link)
+        rel = os.path.relpath(real, top) if real == top or real.startswith(top + os.sep) else None
+        if rel is None:
+            bad.append(f"{change.path} -> {os.readlink(link)} (outside the work tree)")
+        elif rel == "." or rel == ".git" or rel.startswith(".git/") or own_file(rel, archive_dir):
+            bad.append(f"{change.path} -> {os.readlink(link)} (Memento's or git's own)")
+        elif guard_files and gitops.matches_any(rel, guard_files):
+            bad.append(f"{change.path} -> {os.readlink(link)} (a guard file)")
+        elif kept is not None and gitops.was_there(rel, kept.entries):
+            bad.append(f"{change.path} -> {os.readlink(link)} (a person's untracked or ignored file)")
+    return f"{who} added symbolic link(s) that may not be committed: {_listed(bad)}" if bad else ""
 
 
 # ---------------------------------------------------------------- helpers
