@@ -177,7 +177,8 @@ def take_snapshot(ctx: TickContext, base: str | None, untracked: set[str]) -> Sn
         taken_at=datetime.now(UTC).replace(microsecond=0), git=gitstate.capture(ctx.root),
         runtime=ownfiles.runtime_copy(ws),
         absent=ownfiles.absent_own(ws, archive), archive_dir=archive,
-        kept=kept_files.take(ctx.root, untracked, gitops.read_pattern_file(ws.cleanignore_path), archive),
+        kept=kept_files.take(ctx.root, untracked, gitops.read_pattern_file(ws.cleanignore_path), archive,
+                             confined=sandbox.resolve(ctx.config).confined),
     )
 
 
@@ -392,6 +393,7 @@ def record_failure(ctx: TickContext, at: Attempt, reason: str, duration: float, 
     at.beat.update(stage="failing")
     gitstate.put_back(ctx.root, at.snap.git)
     kept_files.settle(ctx.root, at.snap.kept, ctx.log_path, at.snap.archive_dir)
+    kept_files.restore_modes(ctx.root, at.snap.kept, ctx.log_path)  # a chmod 000 folder stops no checkout
     rolled = ctx.rolled_back(roll_back(ws, at.snap.base, at.snap.untracked, task.id,
                                        keep_patterns=at.snap.cleanignore))
     crash_point("tick:after-rollback")

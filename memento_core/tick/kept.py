@@ -14,7 +14,9 @@ paths is not; so both ways:
   bytes while the copies stay under :data:`COPY_BUDGET` in all. A print is a
   stat, never a read: a `.venv/` of 10,000 files costs a directory walk.
   ctime cannot be set back by a process, so a file rewritten with its old mtime
-  and size is still seen.
+  and size is still seen. In the sandbox every one of those paths is bound
+  read-only, so neither prints nor copies are taken (``confined``).
+  The permission bits of the tracked files are recorded too (:func:`restore_modes`).
 * :func:`put_back`, after the agent (before the guards, so before verify) and
   again at the rollback: every ignored path that was not there at the snapshot
   is removed (a new `src/__pycache__/`, a `.pth` in the `.venv/`, a
@@ -61,6 +63,7 @@ class Kept:
     copies: dict[str, bytes] = field(default_factory=dict)  # loose files (a link: its target)
     keep: tuple[str, ...] = ()  # .memento_cleanignore at the snapshot: never removed
     modes: dict[str, int] = field(default_factory=dict)  # every tracked file and folder: its permission bits
+    walked: bool = True  # False in the sandbox, where the person's files are read-only: entries only
 
 
 @dataclass(frozen=True)
@@ -88,10 +91,14 @@ class PutBack:
         return "; ".join(parts)
 
 
-def take(root: Path, entries, keep=(), archive_dir: str | None = None) -> Kept:
-    """Prints of everything below ``entries`` and copies of the loose files (see the module)."""
+def take(root: Path, entries, keep=(), archive_dir: str | None = None, *, confined: bool = False) -> Kept:
+    """Prints of everything below ``entries`` and copies of the loose files (see the module).
+    ``confined``: the agent runs in the sandbox, which binds every one of ``entries`` read-only,
+    so neither prints nor copies are needed (nor paid for): only new paths are removed."""
     root = Path(root)
     mine = frozenset(e for e in entries if not _memento(e, archive_dir))
+    if confined:
+        return Kept(mine, keep=tuple(keep), modes=tracked_modes(root), walked=False)
     prints: dict[str, Print] = {}
     copies: dict[str, bytes] = {}
     budget = COPY_BUDGET
@@ -121,14 +128,14 @@ def tracked_modes(root: Path) -> dict[str, int]:
     paths = [p for p in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if p]
     folders = {p.rsplit("/", 1)[0] for p in paths if "/" in p}
     folders |= {f.rsplit("/", i)[0] for f in folders for i in range(1, f.count("/") + 1)}
-    modes = {}
-    for path in (*sorted(folders), *paths):
+    modes, top, lstat, is_link = {}, os.fspath(root), os.lstat, stat.S_ISLNK
+    for path in (*sorted(folders, key=lambda f: f.count("/")), *paths):  # a folder before what it holds
         try:
-            st = os.lstat(root / path)
+            mode = lstat(f"{top}/{path}").st_mode
         except OSError:
             continue
-        if not stat.S_ISLNK(st.st_mode):
-            modes[path] = st.st_mode
+        if not is_link(mode):
+            modes[path] = mode
     return modes
 
 
@@ -156,13 +163,15 @@ def put_back(root: Path, kept: Kept | None, archive_dir: str | None = None) -> P
         return PutBack()
     root = Path(root)
     removed: list[str] = []
-    for entry in sorted(gitops.ignored(root) - kept.entries):
+    # The real index (gitstate.put_back has restored it): only which paths it names matters here,
+    # so the scrubbed copy's rehash of every tracked file (gitops.scrubbed_index) is not paid.
+    for entry in sorted(gitops.ignored(root, gitops.git_env()) - kept.entries):
         if _memento(entry, archive_dir) or gitops.matches_any(entry, kept.keep) or gitops.was_there(entry, kept.entries):
             continue
         removed += _remove_new(root, entry.rstrip("/"), kept)
     restored, lost = [], []
     now: dict[str, Print] = {}
-    for entry in kept.entries:
+    for entry in kept.entries if kept.walked else ():
         if entry.endswith("/"):
             now.update(_walk(root, entry.rstrip("/")))
         else:
@@ -270,9 +279,14 @@ def _read(path: Path) -> bytes | None:
         os.close(fd)
 
 
+# Besides the sandbox's CACHE_NAMES: folders tools fill on their own (node_modules/.cache, aider's tags).
+_MORE_CACHES = (".cache", ".aider.tags.cache")
+
+
 def _is_cache(path: str) -> bool:
     parts = path.split("/")
-    return any(p in CACHE_NAMES for p in parts[:-1]) or parts[-1].endswith((".pyc", ".pyo"))
+    return (any(p in CACHE_NAMES or p.startswith(_MORE_CACHES) for p in parts[:-1])
+            or parts[-1].endswith((".pyc", ".pyo")))
 
 
 def _unlink(path: Path) -> None:
@@ -291,11 +305,10 @@ def _remove_new(root: Path, rel: str, kept: Kept) -> list[str]:
     if target.is_symlink() or not target.is_dir():
         _unlink(target)
         return [rel]
-    inside = [p for p in kept.prints if p.startswith(rel + "/")]
-    if not inside:
+    if not any(e.startswith(rel + "/") for e in kept.entries):
         shutil.rmtree(target, ignore_errors=True)
         return [rel + "/"]
-    gone = [p for p in _walk(root, rel) if p not in kept.prints]
+    gone = [p for p in _walk(root, rel) if not gitops.was_there(p, kept.entries)]
     for path in gone:
         _unlink(root / path)
     return gone
