@@ -46,7 +46,8 @@ from pathlib import Path
 from .. import gitops
 from ..sandbox import CACHE_NAMES
 from ..workspace import own_file
-from .files import append_log
+from .files import append_log, read_or_none
+from .gitstate import _remove as _unlink  # a file, a link (never its target) or a folder
 
 COPY_LIMIT = 20 * 1024 * 1024  # a file larger than this is printed, not copied (SPEC §13)
 COPY_BUDGET = 64 * 1024 * 1024  # the copies of one snapshot, in all
@@ -114,7 +115,7 @@ def take(root: Path, entries, keep=(), archive_dir: str | None = None, *, confin
         if stat.S_ISLNK(st.st_mode):
             copies[entry] = os.fsencode(os.readlink(root / entry))
         elif stat.S_ISREG(st.st_mode) and st.st_size <= min(COPY_LIMIT, budget):
-            data = _read(root / entry)
+            data = read_or_none(root / entry)
             if data is not None:
                 copies[entry] = data
                 budget -= len(data)
@@ -263,22 +264,6 @@ def _walk(root: Path, folder: str) -> dict[str, Print]:
     return found
 
 
-def _read(path: Path) -> bytes | None:
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            return fh.read()
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
 # Besides the sandbox's CACHE_NAMES: folders tools fill on their own (node_modules/.cache, aider's tags).
 _MORE_CACHES = (".cache", ".aider.tags.cache")
 
@@ -287,16 +272,6 @@ def _is_cache(path: str) -> bool:
     parts = path.split("/")
     return (any(p in CACHE_NAMES or p.startswith(_MORE_CACHES) for p in parts[:-1])
             or parts[-1].endswith((".pyc", ".pyo")))
-
-
-def _unlink(path: Path) -> None:
-    try:
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
-        else:
-            path.unlink()
-    except FileNotFoundError:
-        pass
 
 
 def _remove_new(root: Path, rel: str, kept: Kept) -> list[str]:
