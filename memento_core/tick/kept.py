@@ -197,6 +197,13 @@ def put_back(root: Path, kept: Kept | None, archive_dir: str | None = None) -> P
     return PutBack(tuple(restored), tuple(lost), tuple(removed))
 
 
+def after_a_killed_tick(root: Path, entries, keep, archive_dir: str | None = None) -> PutBack:
+    """The stale recovery's part (the tick that took the prints and copies is dead): the ignored
+    paths that are not among ``entries`` (the person's paths its record names) are removed."""
+    return put_back(root, Kept(frozenset(e for e in entries if not _memento(e, archive_dir)), keep=tuple(keep),
+                               walked=False), archive_dir)
+
+
 def settle(root: Path, kept: Kept | None, log_path: Path, archive_dir: str | None = None) -> PutBack:
     """:func:`put_back`, and what it did in the tick log."""
     done = put_back(root, kept, archive_dir)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 import shlex
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -113,3 +115,35 @@ def test_verify_caches_after_a_pass_stay(tmp_path, mode):
     assert "src/calc.py" in git(root, "show", "--name-only", "--format=", "HEAD").split()
     assert list((root / "src" / "__pycache__").glob("calc.*.pyc"))  # verify imported it
     assert stats(root) == before
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_what_was_planted_is_gone_after_the_tick_is_killed(tmp_path, mode):
+    """kill -9 of the tick mid-attempt: the stale recovery removes the planted .pyc (the record names
+    the person's paths), so the next attempt's snapshot does not take it for the person's."""
+    (tmp_path / "signal").mkdir()
+    marker = tmp_path / "signal" / "planted.txt"
+    ws = calc_ws(tmp_path, agent("plants_and_hangs.py", str(marker), "pyc"), mode)
+    root = ws.root
+    if mode == "bwrap":
+        text = ws.config_path.read_text().replace('mode = "bwrap"', f'mode = "bwrap"\nwritable = ["{marker.parent}"]')
+        ws.config_path.write_text(text)
+        git(root, "commit", "-qam", "the agent may write its signal")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    tick = subprocess.Popen([PY, "-m", "memento_core.tick", "--project", str(root)], cwd=root, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not marker.exists() and tick.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert marker.exists(), "the agent never planted"
+        assert list((root / "src" / "__pycache__").glob("*.pyc"))
+    finally:
+        tick.kill()
+        tick.wait()
+    (result,) = run_tick(root).results  # the stale recovery, then an honest failure (exit 3)
+    assert not result.passed and "code 3" in result.reason, result.reason
+    assert not (root / "src" / "__pycache__").exists()
+    assert (root / "src" / "calc.py").read_text() == GOOD
+    assert "stale T-1: untracked and ignored files: removed 1 new ignored path(s): src/__pycache__/" in \
+        (root / "logs" / "cron.log").read_text()
