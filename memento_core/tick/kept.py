@@ -167,7 +167,8 @@ def put_back(root: Path, kept: Kept | None, archive_dir: str | None = None) -> P
     # The real index (gitstate.put_back has restored it): only which paths it names matters here,
     # so the scrubbed copy's rehash of every tracked file (gitops.scrubbed_index) is not paid.
     for entry in sorted(gitops.ignored(root, gitops.git_env()) - kept.entries):
-        if _memento(entry, archive_dir) or gitops.matches_any(entry, kept.keep) or gitops.was_there(entry, kept.entries):
+        if (_memento(entry, archive_dir) or gitops.matches_any(entry.rstrip("/"), kept.keep)
+                or gitops.was_there(entry, kept.entries)):
             continue
         removed += _remove_new(root, entry.rstrip("/"), kept)
     restored, lost = [], []
@@ -282,15 +283,18 @@ def _is_cache(path: str) -> bool:
 
 
 def _remove_new(root: Path, rel: str, kept: Kept) -> list[str]:
-    """A new ignored entry removed: a file or link whole, a folder but for what a person has in it."""
+    """A new ignored entry removed: a file or link whole, a folder but for what a person has in it
+    and what ``.memento_cleanignore`` names."""
     target = root / rel
     if target.is_symlink() or not target.is_dir():
         _unlink(target)
         return [rel]
-    if not any(e.startswith(rel + "/") for e in kept.entries):
+    files = _walk(root, rel)
+    spared = {p for p in files if gitops.was_there(p, kept.entries) or (kept.keep and gitops.matches_any(p, kept.keep))}
+    if not spared and not any(e.startswith(rel + "/") for e in kept.entries):
         shutil.rmtree(target, ignore_errors=True)
         return [rel + "/"]
-    gone = [p for p in _walk(root, rel) if not gitops.was_there(p, kept.entries)]
+    gone = sorted(set(files) - spared)
     for path in gone:
         _unlink(root / path)
     return gone
