@@ -38,7 +38,7 @@ from .failsafe import attempt_safely
 from .files import append_log, read_or_none, tail, unlink
 from .guards import Observed, Snapshot, Verdict, changed_during_verify, check
 from .record import mark_committing, remove_record, save_git, write_record
-from .rollback import note_keys, restore_documents, roll_back
+from .rollback import note_keys, restore_documents, roll_back, rollback_folder
 from .sizes import diff_bytes_reason
 
 SIGTERM_REASON = "interrupted by SIGTERM"
@@ -272,8 +272,8 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
     impostors = ownfiles.remove_impostors(ws, snap)  # nor read: a FIFO is never opened
     git_found = gitstate.put_back(ctx.root, snap.git)  # before any other git command reads it
     # Before verify: nothing the agent made or changed among ignored paths may fool it (kept.py).
-    kept = kept_files.PutBack() if after_verify else kept_files.settle(ctx.root, snap.kept, ctx.log_path,
-                                                                       snap.archive_dir)
+    kept = kept_files.PutBack() if after_verify else kept_files.settle(
+        ctx.root, snap.kept, ctx.log_path, snap.archive_dir, rollback_folder(ws, f"{at.task.id}-ignored"))
     folded = gitops.fold_commits(ctx.root, snap.base)
     seen = Observed(
         folded=folded,
@@ -392,7 +392,8 @@ def record_failure(ctx: TickContext, at: Attempt, reason: str, duration: float, 
     ownfiles.unlink_own_links(ws, at.snap, task.id, ctx.log_path)
     at.beat.update(stage="failing")
     gitstate.put_back(ctx.root, at.snap.git)
-    kept_files.settle(ctx.root, at.snap.kept, ctx.log_path, at.snap.archive_dir)
+    kept_files.settle(ctx.root, at.snap.kept, ctx.log_path, at.snap.archive_dir,
+                      rollback_folder(ws, f"{task.id}-ignored"))
     kept_files.restore_modes(ctx.root, at.snap.kept, ctx.log_path)  # a chmod 000 folder stops no checkout
     rolled = ctx.rolled_back(roll_back(ws, at.snap.base, at.snap.untracked, task.id,
                                        keep_patterns=at.snap.cleanignore))

@@ -38,7 +38,6 @@ included (it is in the default `.memento_cleanignore`).
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -158,20 +157,21 @@ def restore_modes(root: Path, kept: Kept | None, log_path: Path) -> tuple[str, .
     return tuple(put)
 
 
-def put_back(root: Path, kept: Kept | None, archive_dir: str | None = None) -> PutBack:
-    """Remove the new ignored paths and the changed caches, restore the person's changed files."""
+def put_back(root: Path, kept: Kept | None, archive_dir: str | None = None, save=None) -> PutBack:
+    """Remove the new ignored paths and the changed caches, restore the person's changed files.
+    ``save(paths)``, when given, is called first with every path about to be removed or overwritten
+    (folders end in /), so that even a wrong removal loses nothing (a person's file made meanwhile)."""
     if kept is None:
         return PutBack()
     root = Path(root)
-    removed: list[str] = []
+    doomed: list[str] = []
     # The real index (gitstate.put_back has restored it): only which paths it names matters here,
     # so the scrubbed copy's rehash of every tracked file (gitops.scrubbed_index) is not paid.
     for entry in sorted(gitops.ignored(root, gitops.git_env()) - kept.entries):
         if (_memento(entry, archive_dir) or gitops.matches_any(entry.rstrip("/"), kept.keep)
                 or gitops.was_there(entry, kept.entries)):
             continue
-        removed += _remove_new(root, entry.rstrip("/"), kept)
-    restored, lost = [], []
+        doomed += _new_below(root, entry.rstrip("/"), kept)
     now: dict[str, Print] = {}
     for entry in kept.entries if kept.walked else ():
         if entry.endswith("/"):
@@ -181,33 +181,42 @@ def put_back(root: Path, kept: Kept | None, archive_dir: str | None = None) -> P
                 now[entry] = _print(os.lstat(root / entry))
             except OSError:
                 pass
-    for path in sorted(set(now) - set(kept.prints)):  # new files inside a person's folders, kept or not
-        _unlink(root / path)
-        removed.append(path)
+    doomed += sorted(set(now) - set(kept.prints))  # new files inside a person's folders, kept or not
+    changed = []
     for path, was in sorted(kept.prints.items()):
         if now.get(path) == was:
             continue
         if _is_cache(path):  # a tool rebuilds it; a changed one is the agent's
-            if path in now:
-                _unlink(root / path)
-                removed.append(path)
-        elif path in kept.copies and _restore(root, path, was, kept.copies[path]):
-            restored.append(path)
+            doomed += [path] if path in now else []
         else:
-            lost.append(path)
-    return PutBack(tuple(restored), tuple(lost), tuple(removed))
+            changed.append(path)
+    if save is not None and (doomed or any(p in now for p in changed)):
+        save([*doomed, *(p for p in changed if p in now)])
+    for path in doomed:
+        _unlink(root / path.rstrip("/"))
+    restored = [p for p in changed if p in kept.copies and _restore(root, p, kept.prints[p], kept.copies[p])]
+    lost = [p for p in changed if p not in restored]
+    for path in changed:  # said once: the next put_back (at the rollback) compares with what is there now
+        try:
+            kept.prints[path] = _print(os.lstat(root / path))
+        except OSError:
+            kept.prints.pop(path, None)
+    return PutBack(tuple(restored), tuple(lost), tuple(doomed))
 
 
-def after_a_killed_tick(root: Path, entries, keep, archive_dir: str | None = None) -> PutBack:
+def after_a_killed_tick(root: Path, entries, keep, archive_dir: str | None = None,
+                        save_to: Path | None = None) -> PutBack:
     """The stale recovery's part (the tick that took the prints and copies is dead): the ignored
     paths that are not among ``entries`` (the person's paths its record names) are removed."""
     return put_back(root, Kept(frozenset(e for e in entries if not _memento(e, archive_dir)), keep=tuple(keep),
-                               walked=False), archive_dir)
+                               walked=False), archive_dir, _saver(root, save_to))
 
 
-def settle(root: Path, kept: Kept | None, log_path: Path, archive_dir: str | None = None) -> PutBack:
-    """:func:`put_back`, and what it did in the tick log."""
-    done = put_back(root, kept, archive_dir)
+def settle(root: Path, kept: Kept | None, log_path: Path, archive_dir: str | None = None,
+           save_to: Path | None = None) -> PutBack:
+    """:func:`put_back`, and what it did in the tick log; ``save_to``: a rollback folder (logs/rollback/…)
+    that gets a copy of what is removed or overwritten first (gitops.save_rollback, its 50 MB limit)."""
+    done = put_back(root, kept, archive_dir, _saver(root, save_to))
     if done.said():
         append_log(log_path, f"[memento] untracked and ignored files: {done.said()}\n")
     return done
@@ -238,6 +247,13 @@ def link_reason(root: Path, touched, guard_files, kept: Kept | None, archive_dir
 
 
 # ---------------------------------------------------------------- helpers
+
+
+def _saver(root: Path, save_to: Path | None):
+    if save_to is None:
+        return None
+    return lambda paths: gitops.save_rollback(root, None, [gitops.FileChange(p, 0, 0, "created") for p in paths],
+                                              save_to)
 
 
 def _memento(path: str, archive_dir: str | None) -> bool:
@@ -282,22 +298,17 @@ def _is_cache(path: str) -> bool:
             or parts[-1].endswith((".pyc", ".pyo")))
 
 
-def _remove_new(root: Path, rel: str, kept: Kept) -> list[str]:
-    """A new ignored entry removed: a file or link whole, a folder but for what a person has in it
-    and what ``.memento_cleanignore`` names."""
+def _new_below(root: Path, rel: str, kept: Kept) -> list[str]:
+    """What goes of a new ignored entry: a file or link whole, a folder whole ("rel/") or, when a
+    person has something in it or ``.memento_cleanignore`` names something in it, the rest."""
     target = root / rel
     if target.is_symlink() or not target.is_dir():
-        _unlink(target)
         return [rel]
     files = _walk(root, rel)
     spared = {p for p in files if gitops.was_there(p, kept.entries) or (kept.keep and gitops.matches_any(p, kept.keep))}
     if not spared and not any(e.startswith(rel + "/") for e in kept.entries):
-        shutil.rmtree(target, ignore_errors=True)
         return [rel + "/"]
-    gone = sorted(set(files) - spared)
-    for path in gone:
-        _unlink(root / path)
-    return gone
+    return sorted(set(files) - spared)
 
 
 def _restore(root: Path, rel: str, was: Print, data: bytes) -> bool:

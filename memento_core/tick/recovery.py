@@ -175,7 +175,8 @@ def roll_back_stale(ctx: TickContext, task: Task, rec: Record | None) -> str:
         return said + "; the tick left no record: untracked files and commits were kept"
     untracked, keep = set(rec.untracked), rec.cleanignore
     # What the agent planted among ignored paths (a .pyc, a conftest.py) goes too (kept.py).
-    planted = after_a_killed_tick(ctx.root, untracked, keep, ctx.plan().meta.status_archive_dir).said()
+    planted = after_a_killed_tick(ctx.root, untracked, keep, ctx.plan().meta.status_archive_dir,
+                                  rollback_folder(ws, f"{label}-ignored")).said()
     if planted:
         cron_log(ws, f"stale {task.id}: untracked and ignored files: {planted}")
     if head == rec.base:

@@ -80,6 +80,8 @@ def test_a_planted_ignored_file_fools_no_verify_and_is_removed(tmp_path, mode, w
     (result,) = outcome.results
     log = next((root / "logs").glob("tick_*.log")).read_text()
     planted = f"PLANTED {what}" in log
+    if planted and what == "pyc":  # removed, but saved first (SPEC §4: a rollback loses nothing)
+        assert list(root.glob("logs/rollback/*-T-1-ignored/files/src/__pycache__/calc.*.pyc"))
     assert planted or (mode == "bwrap" and what == "pth"), log  # the .venv/ is read-only in the sandbox
     assert not result.passed
     assert "verify failed" in result.reason, result.reason
@@ -102,6 +104,9 @@ def test_a_persons_ignored_and_untracked_files_are_kept(tmp_path, mode):
     assert "changed a person's untracked or ignored file(s): .env, draft.txt (restored" in result.reason
     assert ".venv/site-packages/person_pkg.py (not copied at the snapshot: could not be restored)" in result.reason
     lost = ".venv/site-packages/person_pkg.py"
+    saved = {p.read_text()
+             for p in root.glob("logs/rollback/*-T-1-ignored/files/.env")}
+    assert saved == {"SECRET=the agent's\n"}  # what was overwritten is saved first: nothing is lost
     assert {k: v for k, v in now.items() if k != lost} == {k: v for k, v in before.items() if k != lost}
 
 
