@@ -4,9 +4,12 @@
    `python -c pass` of the same interpreter (budgets: ≤ 80 ms wall, ≤ 3x bare).
 2. Full ticks on a repository of 10,000 files with a no-op agent (`true`) and
    `verify: true`: the tick's own time (wall minus agent and verify) against
-   the time spent inside the git subprocesses it runs (budget ≤ 1.5x).
+   the time spent inside the git subprocesses it runs (budget ≤ 1.5x). The
+   project also holds a person's ignored `.env` and a `.venv/` of ``--venv``
+   files (default 3,000), which every snapshot prints (tick/kept.py).
 
-Run: python bench/tick_overhead.py [--files 10000] [--ticks 8] [--rounds 15]
+Run: python bench/tick_overhead.py [--files 10000] [--venv 3000] [--ticks 8] [--rounds 15]
+                                   [--sandbox auto|none]  (none: the unconfined tick, which prints the .venv/)
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ def _git(root: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=root, check=True, env=ENV, capture_output=True)
 
 
-def make_project(root: Path, n_files: int, n_tasks: int, mode: str) -> None:
+def make_project(root: Path, n_files: int, n_tasks: int, mode: str, venv: int = 0, sandbox: str = "auto") -> None:
     from memento_core.scaffold import init_workspace
 
     init_workspace(root, project="bench", commit=False)
@@ -45,9 +48,17 @@ def make_project(root: Path, n_files: int, n_tasks: int, mode: str) -> None:
     (root / "docs" / "MASTER_PLAN.md").write_text(
         f"# MASTER_PLAN: bench\n\n## Meta\n- tick_mode: {mode}\n- max_retries: 3\n"
         f"- circuit_breaker_threshold: 100\n- status_max_entries: 50\n\n## Phase 1: All\n\n{tasks}")
-    (root / "memento.toml").write_text('[agent]\npreset = "command"\ncommand = "true"\n')
+    (root / "memento.toml").write_text(f'[agent]\npreset = "command"\ncommand = "true"\n[sandbox]\nmode = "{sandbox}"\n')
+    with (root / ".gitignore").open("a") as fh:
+        fh.write(".env\n")
     _git(root, "add", "-A")
     _git(root, "commit", "-qm", "bench project")
+    if venv:  # a person's, ignored (.gitignore has .venv/ and .env): printed at each snapshot
+        (root / ".env").write_text("SECRET=bench\n")
+        for i in range(venv):
+            d = root / ".venv" / "lib" / "site-packages" / f"dist{i % 60}"
+            d.mkdir(parents=True, exist_ok=True)
+            (d / f"m{i}.py").write_text(f"X = {i}\n")
 
 
 def paused_tick(root: Path, rounds: int) -> tuple[float, float]:
@@ -109,13 +120,13 @@ def full_ticks(root: Path, n: int) -> list[dict[str, float]]:
     return results
 
 
-def rows(files: int = 10_000, ticks: int = 8, rounds: int = 15) -> list:
+def rows(files: int = 10_000, ticks: int = 8, rounds: int = 15, venv: int = 3000, sandbox: str = "auto") -> list:
     with tempfile.TemporaryDirectory() as tmp:
         paused = Path(tmp) / "paused"
         make_project(paused, 10, 3, "paused")
         tick_ms, bare_ms = paused_tick(paused, rounds)
         busy = Path(tmp) / "busy"
-        make_project(busy, files, ticks + 2, "auto")
+        make_project(busy, files, ticks + 2, "auto", venv, sandbox)
         runs = full_ticks(busy, ticks)[1:]  # the first tick pays for imports and cold caches
     own = statistics.median(r["own"] for r in runs)
     git = statistics.median(r["git"] for r in runs)
@@ -125,7 +136,8 @@ def rows(files: int = 10_000, ticks: int = 8, rounds: int = 15) -> list:
         ("paused tick, median wall (ms)", f"{tick_ms:.0f}", "≤ 80", tick_ms <= 80),
         ("bare `python -c pass`, median (ms)", f"{bare_ms:.0f}", "", None),
         ("paused tick / bare interpreter", f"{tick_ms / bare_ms:.2f}x", "≤ 3x", tick_ms / bare_ms <= 3),
-        (f"full tick on {files} files, median wall (ms)", f"{wall:.0f}", "", None),
+        (f"full tick on {files} files (+ {venv} ignored in .venv/, sandbox {sandbox}), median wall (ms)",
+         f"{wall:.0f}", "", None),
         ("  of which agent + verify (ms)", f"{statistics.median(r['agent_verify'] for r in runs):.0f}", "", None),
         ("  tick's own time excl. agent and verify (ms)", f"{own:.0f}", "", None),
         ("  time inside its git subprocesses (ms)", f"{git:.0f}", "", None),
@@ -136,11 +148,13 @@ def rows(files: int = 10_000, ticks: int = 8, rounds: int = 15) -> list:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--files", type=int, default=10_000)
+    ap.add_argument("--venv", type=int, default=3000)
     ap.add_argument("--ticks", type=int, default=8)
+    ap.add_argument("--sandbox", choices=("auto", "none"), default="auto")
     ap.add_argument("--rounds", type=int, default=15)
     args = ap.parse_args()
     print(header())
-    return 0 if print_table(rows(args.files, args.ticks, args.rounds)) else 1
+    return 0 if print_table(rows(args.files, args.ticks, args.rounds, args.venv, args.sandbox)) else 1
 
 
 if __name__ == "__main__":

@@ -386,6 +386,7 @@ def _changes_since(root: Path, base: str | None, untracked_before: set[str], env
     )
     kinds: dict[str, str] = {}
     counts: dict[str, tuple[int, int]] = {}
+    unsure: list[str] = []  # counted as binary by git: by their bytes, or by an attribute (``*.py binary``)
     fields = _split_z(data)
     i = 0
     while i < len(fields):
@@ -400,7 +401,10 @@ def _changes_since(root: Path, base: str | None, untracked_before: set[str], env
             int(added) if added.isdigit() else 0,
             int(removed) if removed.isdigit() else 0,
         )
+        if added == "-":
+            unsure.append(path)
         i += 1
+    counts.update(_text_counts(root, tree, unsure, env))
     result = [
         FileChange(
             path,
@@ -415,6 +419,41 @@ def _changes_since(root: Path, base: str | None, untracked_before: set[str], env
         if not path.startswith(folders):  # a folder a person had ignored (a .venv/) that is not any more
             result.append(FileChange(path, *_count_lines(root / path), "created"))
     return sorted(result, key=lambda c: c.path)
+
+
+def _looks_binary(data: bytes | None) -> bool:
+    """git's own test of a file's bytes: a NUL among the first 8,000."""
+    return data is not None and b"\0" in data[:8000]
+
+
+def _head_bytes(path: Path) -> bytes | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        return os.read(fd, 8000) if stat.S_ISREG(os.fstat(fd).st_mode) else None
+    finally:
+        os.close(fd)
+
+
+def _text_counts(root: Path, tree: str, paths: list[str], env: dict[str, str]) -> dict[str, tuple[int, int]]:
+    """Real line counts of the files numstat called binary whose bytes are text: the project's
+    ``.gitattributes`` (``binary``, ``-diff``) must not make a 600-line rewrite "0 lines" (SPEC §13).
+    numstat ignores ``--text``; the patch does not, so its lines are counted."""
+    counts: dict[str, tuple[int, int]] = {}
+    for path in paths:
+        now = _head_bytes(root / path)
+        old = show_file(root, tree, _prefix(root) + path) if now is None else None
+        if _looks_binary(now if now is not None else old):
+            continue
+        patch = run_git(root, ["diff", "--text", "--no-textconv", "--no-ext-diff", "--no-color", "-U0",
+                               "--relative", tree, "--", path], env=env).stdout
+        body = patch.split(b"\n@@", 1)[1] if b"\n@@" in patch else b""
+        lines = body.split(b"\n")
+        counts[path] = (sum(1 for ln in lines if ln.startswith(b"+")),
+                        sum(1 for ln in lines if ln.startswith(b"-")))
+    return counts
 
 
 # ------------------------------------------------------------------ identity
@@ -533,12 +572,15 @@ def hash_blobs(root: Path, paths: Iterable[str]) -> dict[str, Blob]:
             continue
         if stat.S_ISLNK(st.st_mode):
             target = os.fsencode(os.readlink(root / path))
-            blobs[path] = ("120000", _out(root, ["hash-object", "-w", "--stdin"], input=target).strip())
+            blobs[path] = ("120000", _out(root, ["hash-object", "-w", "--no-filters", "--stdin"],
+                                          input=target).strip())
         elif stat.S_ISREG(st.st_mode):
             files.append(path)
             modes[path] = "100755" if st.st_mode & 0o111 else "100644"
     for batch in _batches(files):
-        oids = _out(root, ["hash-object", "-w", "--", *batch]).split()
+        # --no-filters: the bytes verify ran, whatever the agent's .gitattributes says (SPEC §13:
+        # a working-tree-encoding or an eol conversion would commit something else).
+        oids = _out(root, ["hash-object", "-w", "--no-filters", "--", *batch]).split()
         blobs.update({path: (modes[path], oid) for path, oid in zip(batch, oids, strict=True)})
     return blobs
 
@@ -861,6 +903,10 @@ def rollback(
             target = root / path
             if target.is_dir() and not target.is_symlink():
                 shutil.rmtree(target)
+            elif target.is_symlink() or target.exists():
+                # checkout trusts the real index's stat data, which has whole seconds: an edit of the
+                # same size within the second of the last index write would be "up to date" and stay.
+                target.unlink()
         run_git(
             root,
             ["checkout", "-q", base, "--pathspec-from-file=-", "--pathspec-file-nul"],
@@ -906,16 +952,16 @@ def matches_head(root: Path, path: str) -> bool:
     in_head = run_git(Path(root), ["rev-parse", "-q", "--verify", f"HEAD:{_prefix(Path(root))}{path}"], check=False)
     if in_head.returncode != 0:
         return False
-    on_disk = _out(Path(root), ["hash-object", "--", path]).strip()
+    on_disk = _out(Path(root), ["hash-object", "--no-filters", "--", path]).strip()
     return on_disk == in_head.stdout.decode().strip()
 
 
 def hash_files(root: Path, paths: Iterable[str]) -> dict[str, str]:
-    """Blob ids of work-tree files (``git hash-object``); missing files are left out."""
+    """Blob ids of work-tree files (``git hash-object --no-filters``, as hash_blobs); missing files left out."""
     present = [p for p in paths if (Path(root) / p).is_file()]
     if not present:
         return {}
-    out = _out(Path(root), ["hash-object", "--stdin-paths"], input="\n".join(present).encode() + b"\n")
+    out = _out(Path(root), ["hash-object", "--no-filters", "--stdin-paths"], input="\n".join(present).encode() + b"\n")
     return dict(zip(present, out.split(), strict=False))
 
 

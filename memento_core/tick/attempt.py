@@ -26,6 +26,7 @@ from ..state import Claim, Heartbeat, remove_claim, this_host, write_claim
 from ..status_log import SELF_COMMIT
 from ..workspace import KEPT_DOCS
 from . import confine, gitstate, limits, ownfiles, ownstate, receipts, review
+from . import kept as kept_files
 from .context import TaskResult, TickContext
 from .entries import (
     failure_output,
@@ -37,7 +38,7 @@ from .failsafe import attempt_safely
 from .files import append_log, read_or_none, tail, unlink
 from .guards import Observed, Snapshot, Verdict, changed_during_verify, check
 from .record import mark_committing, remove_record, save_git, write_record
-from .rollback import note_keys, restore_documents, roll_back
+from .rollback import note_keys, restore_documents, roll_back, rollback_folder
 from .sizes import diff_bytes_reason
 
 SIGTERM_REASON = "interrupted by SIGTERM"
@@ -178,6 +179,8 @@ def take_snapshot(ctx: TickContext, base: str | None, untracked: set[str]) -> Sn
         taken_at=datetime.now(UTC).replace(microsecond=0), git=gitstate.capture(ctx.root),
         runtime=ownfiles.runtime_copy(ws),
         absent=ownfiles.absent_own(ws, archive), archive_dir=archive, memory_head=receipts.memory_head(ws),
+        kept=kept_files.take(ctx.root, untracked, gitops.read_pattern_file(ws.cleanignore_path), archive,
+                             confined=sandbox.resolve(ctx.config).confined),
     )
 
 
@@ -270,6 +273,9 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
     links = ownfiles.unlink_own_links(ws, snap, at.task.id, ctx.log_path)  # before anything is written
     impostors = ownfiles.remove_impostors(ws, snap)  # nor read: a FIFO is never opened
     git_found = gitstate.put_back(ctx.root, snap.git)  # before any other git command reads it
+    # Before verify: nothing the agent made or changed among ignored paths may fool it (kept.py).
+    kept = kept_files.PutBack() if after_verify else kept_files.settle(
+        ctx.root, snap.kept, ctx.log_path, snap.archive_dir, rollback_folder(ws, f"{at.task.id}-ignored"))
     folded = gitops.fold_commits(ctx.root, snap.base)
     seen = Observed(
         folded=folded,
@@ -282,6 +288,10 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
     )
     verdict = check(at.task, snap, seen, plan.meta.max_diff_lines, after_verify=after_verify,
                     confined=bool(at.wrap))
+    bad_links = kept_files.link_reason(ctx.root, verdict.touched, at.task.guard_files, snap.kept,
+                                       snap.archive_dir, "verify" if after_verify else "the agent")
+    extra = tuple(r for r in (kept.reason(), bad_links) if r)
+    verdict = Verdict((*verdict.reasons, *extra), verdict.touched) if extra else verdict
     too_big = diff_bytes_reason(ctx.root, snap.base, verdict.touched, plan.meta.max_diff_bytes,
                                 after_verify=after_verify)
     state = ownstate.reason(ws, at.task.id, "verify" if after_verify else "the agent")
@@ -388,9 +398,13 @@ def record_failure(ctx: TickContext, at: Attempt, reason: str, duration: float, 
     reason = ownstate.with_reason(ws, task.id, reason)  # before the entry: the ledger, notify state, claims
     at.beat.update(stage="failing")
     gitstate.put_back(ctx.root, at.snap.git)
+    kept_files.settle(ctx.root, at.snap.kept, ctx.log_path, at.snap.archive_dir,
+                      rollback_folder(ws, f"{task.id}-ignored"))
+    kept_files.restore_modes(ctx.root, at.snap.kept, ctx.log_path)  # a chmod 000 folder stops no checkout
     rolled = ctx.rolled_back(roll_back(ws, at.snap.base, at.snap.untracked, task.id,
                                        keep_patterns=at.snap.cleanignore))
     crash_point("tick:after-rollback")
+    kept_files.restore_modes(ctx.root, at.snap.kept, ctx.log_path)
     rolled += restore_documents(ws, at.snap, task.id, confined=bool(at.wrap))
     max_retries = ctx.plan().meta.max_retries
     uncounted = ctx.interrupted or not count_retry

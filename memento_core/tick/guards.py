@@ -48,6 +48,7 @@ class Snapshot:
     absent: frozenset[str] = frozenset()  # Memento's own files not there at the snapshot (ownfiles.py)
     archive_dir: str = "logs/status_archive/"  # Meta status_archive_dir: Memento's too
     memory_head: str | None = None  # memory/'s HEAD (its own repository, never rolled back)
+    kept: object = None  # kept.Kept: a person's untracked and ignored files, printed and copied
 
 
 @dataclass(frozen=True)

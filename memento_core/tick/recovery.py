@@ -20,12 +20,14 @@ from ..agents.reaper import kill_marked
 from ..errors import EditConflict, MementoError
 from ..locks import atomic_write_bytes, file_lock, lock_path_for, locked_edit
 from ..plan import Plan, Task, decode_text, edit_plan, scan_plan
+from ..runlog import cron_log
 from ..state import Claim, claim_is_stale, read_claim, remove_claim, this_host
 from .context import TickContext
 from .entries import PENDING_COMMIT, fill_commit
 from .files import read_or_none, unlink
 from .gitstate import put_back
 from .guards import LIMIT_KEYS, Snapshot, git_damage
+from .kept import after_a_killed_tick
 from .record import (
     Record,
     claim_disagrees,
@@ -172,6 +174,11 @@ def roll_back_stale(ctx: TickContext, task: Task, rec: Record | None) -> str:
                                          keep_patterns=keep))
         return said + "; the tick left no record: untracked files and commits were kept"
     untracked, keep = set(rec.untracked), rec.cleanignore
+    # What the agent planted among ignored paths (a .pyc, a conftest.py) goes too (kept.py).
+    planted = after_a_killed_tick(ctx.root, untracked, keep, ctx.plan().meta.status_archive_dir,
+                                  rollback_folder(ws, f"{label}-ignored")).said()
+    if planted:
+        cron_log(ws, f"stale {task.id}: untracked and ignored files: {planted}")
     if head == rec.base:
         return ctx.rolled_back(roll_back(ws, rec.base, untracked, label, keep_patterns=keep))
     theirs = _commits_of_the_attempt(ctx, rec, head)

@@ -72,6 +72,14 @@ def roll_back(ws: Workspace, base: str | None, untracked_before: set[str] | froz
         dest = rollback_folder(ws, label)
         gitops.save_rollback(root, base, undone, dest)
         gitops.rollback(root, base, undone, keep=keep)
+        if any(c.path.rpartition("/")[2] == ".gitignore" for c in undone):
+            # What the agent hid with its own .gitignore line shows now that the line is gone (SPEC §13).
+            hidden = [c for c in gitops.changes_since(root, base, set(untracked_before))
+                      if c.kind == "created" and not keep(c.path)]
+            if hidden:
+                gitops.save_rollback(root, base, hidden, dest / "hidden")
+                gitops.rollback(root, base, hidden, keep=keep)
+                undone += hidden
         big = " (files over the 50 MB copy limit listed, not copied: NOT_COPIED.txt)" \
             if (dest / "NOT_COPIED.txt").exists() else ""
         return RolledBack(f"{len(undone)} path(s), saved in {ws.rel(dest)}{big}")

@@ -1,0 +1,351 @@
+"""A person's untracked and ignored files, kept byte for byte around an attempt (SPEC §13).
+
+git's view of the change (gitops.changes_since) leaves out what git ignores, so
+without a sandbox an agent could change a person's `.env`, plant a `.pth` in the
+project's `.venv/` or a `.pyc` in `src/__pycache__/` that makes verify import
+code other than the committed source, and nothing would see it. In the sandbox a
+person's files are read-only already, but what the agent *creates* among ignored
+paths is not; so both ways:
+
+* :func:`take` at the snapshot records a stat print (type and mode, size,
+  mtime_ns, ctime_ns, inode) of every file below the person's paths
+  (gitops.persons_paths: untracked files and ignored entries, a `.venv/` being
+  one entry), and a copy of each loose file of at most :data:`COPY_LIMIT`
+  bytes while the copies stay under :data:`COPY_BUDGET` in all. A print is a
+  stat, never a read: a `.venv/` of 10,000 files costs a directory walk.
+  ctime cannot be set back by a process, so a file rewritten with its old mtime
+  and size is still seen. In the sandbox every one of those paths is bound
+  read-only, so neither prints nor copies are taken (``confined``).
+  The permission bits of the tracked files are recorded too (:func:`restore_modes`).
+* :func:`put_back`, after the agent (before the guards, so before verify) and
+  again at the rollback: every ignored path that was not there at the snapshot
+  is removed (a new `src/__pycache__/`, a `.pth` in the `.venv/`, a
+  `conftest.py` in an ignored folder: the agent's, or the caches its own test
+  runs left); a person's cache file (``__pycache__``, ``.pytest_cache``…)
+  that changed is removed too; a person's other file that changed or went
+  away is restored from the copy, and is a guard failure either way (a file
+  that was not copied is named as not restorable).
+
+What verify itself leaves among ignored paths after a pass (its caches, a
+`.coverage`) stays: it is the project's ordinary state, and the next snapshot
+counts it as the person's. Memento's own folders (`.memento/`, `logs/`,
+`memory/`) are never touched here. A new path that `.memento_cleanignore` names
+(a `.venv/` the task made) stays like at the rollback; that file does not
+shelter what the agent did inside a person's folder, pre-existing `.venv/`
+included (it is in the default `.memento_cleanignore`).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import gitops
+from ..sandbox import CACHE_NAMES
+from ..workspace import own_file
+from .files import append_log, read_or_none
+from .gitstate import _remove as _unlink  # a file, a link (never its target) or a folder
+
+COPY_LIMIT = 20 * 1024 * 1024  # a file larger than this is printed, not copied (SPEC §13)
+COPY_BUDGET = 64 * 1024 * 1024  # the copies of one snapshot, in all
+
+Print = tuple[int, int, int, int, int]  # st_mode, size, mtime_ns, ctime_ns, inode
+
+
+@dataclass(frozen=True)
+class Kept:
+    """A person's files at the snapshot: what was there, its prints, the copies taken."""
+
+    entries: frozenset[str]  # gitops.persons_paths (folders end in /), Memento's own left out
+    prints: dict[str, Print] = field(default_factory=dict)  # every file and link below them
+    copies: dict[str, bytes] = field(default_factory=dict)  # loose files (a link: its target)
+    keep: tuple[str, ...] = ()  # .memento_cleanignore at the snapshot: never removed
+    modes: dict[str, int] = field(default_factory=dict)  # every tracked file and folder: its permission bits
+    walked: bool = True  # False in the sandbox, where the person's files are read-only: entries only
+
+
+@dataclass(frozen=True)
+class PutBack:
+    """What :func:`put_back` did: the person's files the agent changed (restored or not), what it removed."""
+
+    restored: tuple[str, ...] = ()
+    lost: tuple[str, ...] = ()  # changed or gone, and no copy to restore from
+    removed: tuple[str, ...] = ()  # new ignored paths, changed caches
+
+    def reason(self, who: str = "the agent") -> str:
+        """The guard failure ('' = none): a person's file changed, whatever became of it."""
+        parts = []
+        if self.restored:
+            parts.append(f"{_listed(self.restored)} (restored from the snapshot's copy)")
+        if self.lost:
+            parts.append(f"{_listed(self.lost)} (not copied at the snapshot: could not be restored)")
+        return f"{who} changed a person's untracked or ignored file(s): " + "; ".join(parts) if parts else ""
+
+    def said(self) -> str:
+        """One line for the tick log ('' = nothing done)."""
+        parts = [f"restored {_listed(self.restored)}"] if self.restored else []
+        parts += [f"could not restore {_listed(self.lost)}"] if self.lost else []
+        parts += [f"removed {len(self.removed)} new ignored path(s): {_listed(self.removed)}"] if self.removed else []
+        return "; ".join(parts)
+
+
+def take(root: Path, entries, keep=(), archive_dir: str | None = None, *, confined: bool = False) -> Kept:
+    """Prints of everything below ``entries`` and copies of the loose files (see the module).
+    ``confined``: the agent runs in the sandbox, which binds every one of ``entries`` read-only,
+    so neither prints nor copies are needed (nor paid for): only new paths are removed."""
+    root = Path(root)
+    mine = frozenset(e for e in entries if not _memento(e, archive_dir))
+    if confined:
+        return Kept(mine, keep=tuple(keep), modes=tracked_modes(root), walked=False)
+    prints: dict[str, Print] = {}
+    copies: dict[str, bytes] = {}
+    budget = COPY_BUDGET
+    for entry in sorted(mine):
+        if entry.endswith("/"):
+            prints.update(_walk(root, entry.rstrip("/")))
+            continue
+        try:
+            st = os.lstat(root / entry)
+        except OSError:
+            continue
+        prints[entry] = _print(st)
+        if stat.S_ISLNK(st.st_mode):
+            copies[entry] = os.fsencode(os.readlink(root / entry))
+        elif stat.S_ISREG(st.st_mode) and st.st_size <= min(COPY_LIMIT, budget):
+            data = read_or_none(root / entry)
+            if data is not None:
+                copies[entry] = data
+                budget -= len(data)
+    return Kept(mine, prints, copies, tuple(keep), tracked_modes(root))
+
+
+def tracked_modes(root: Path) -> dict[str, int]:
+    """The permission bits of every tracked file (not a link) and of the folders holding them:
+    git records only a file's x bit, so a `chmod 000` or `chmod g+w` is in no diff."""
+    proc = gitops.run_git(root, ["ls-files", "-z", "--", "."], check=False)
+    paths = [p for p in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if p]
+    folders = {p.rsplit("/", 1)[0] for p in paths if "/" in p}
+    folders |= {f.rsplit("/", i)[0] for f in folders for i in range(1, f.count("/") + 1)}
+    modes, top, lstat, is_link = {}, os.fspath(root), os.lstat, stat.S_ISLNK
+    for path in (*sorted(folders, key=lambda f: f.count("/")), *paths):  # a folder before what it holds
+        try:
+            mode = lstat(f"{top}/{path}").st_mode
+        except OSError:
+            continue
+        if not is_link(mode):
+            modes[path] = mode
+    return modes
+
+
+def restore_modes(root: Path, kept: Kept | None, log_path: Path) -> tuple[str, ...]:
+    """After a rollback: each tracked file and folder with its permission bits of the snapshot again."""
+    if kept is None:
+        return ()
+    root, put = Path(root), []
+    for path, was in kept.modes.items():
+        try:
+            st = os.lstat(root / path)
+        except OSError:
+            continue
+        if stat.S_IFMT(st.st_mode) == stat.S_IFMT(was) and st.st_mode != was:
+            os.chmod(root / path, stat.S_IMODE(was))
+            put.append(path)
+    if put:
+        append_log(log_path, f"[memento] rollback: the modes of {_listed(put)} restored\n")
+    return tuple(put)
+
+
+def put_back(root: Path, kept: Kept | None, archive_dir: str | None = None, save=None) -> PutBack:
+    """Remove the new ignored paths and the changed caches, restore the person's changed files.
+    ``save(paths)``, when given, is called first with every path about to be removed or overwritten
+    (folders end in /), so that even a wrong removal loses nothing (a person's file made meanwhile)."""
+    if kept is None:
+        return PutBack()
+    root = Path(root)
+    doomed: list[str] = []
+    # The real index (gitstate.put_back has restored it): only which paths it names matters here,
+    # so the scrubbed copy's rehash of every tracked file (gitops.scrubbed_index) is not paid.
+    for entry in sorted(gitops.ignored(root, gitops.git_env()) - kept.entries):
+        if (_memento(entry, archive_dir) or gitops.matches_any(entry.rstrip("/"), kept.keep)
+                or gitops.was_there(entry, kept.entries)):
+            continue
+        doomed += _new_below(root, entry.rstrip("/"), kept)
+    now: dict[str, Print] = {}
+    for entry in kept.entries if kept.walked else ():
+        if entry.endswith("/"):
+            now.update(_walk(root, entry.rstrip("/")))
+        else:
+            try:
+                now[entry] = _print(os.lstat(root / entry))
+            except OSError:
+                pass
+    doomed += sorted(set(now) - set(kept.prints))  # new files inside a person's folders, kept or not
+    changed = []
+    for path, was in sorted(kept.prints.items()):
+        if now.get(path) == was:
+            continue
+        if _is_cache(path):  # a tool rebuilds it; a changed one is the agent's
+            doomed += [path] if path in now else []
+        else:
+            changed.append(path)
+    if save is not None and (doomed or any(p in now for p in changed)):
+        save([*doomed, *(p for p in changed if p in now)])
+    for path in doomed:
+        _unlink(root / path.rstrip("/"))
+    restored = [p for p in changed if p in kept.copies and _restore(root, p, kept.prints[p], kept.copies[p])]
+    lost = [p for p in changed if p not in restored]
+    for path in changed:  # said once: the next put_back (at the rollback) compares with what is there now
+        try:
+            kept.prints[path] = _print(os.lstat(root / path))
+        except OSError:
+            kept.prints.pop(path, None)
+    return PutBack(tuple(restored), tuple(lost), tuple(doomed))
+
+
+def after_a_killed_tick(root: Path, entries, keep, archive_dir: str | None = None,
+                        save_to: Path | None = None) -> PutBack:
+    """The stale recovery's part (the tick that took the prints and copies is dead): the ignored
+    paths that are not among ``entries`` (the person's paths its record names) are removed."""
+    return put_back(root, Kept(frozenset(e for e in entries if not _memento(e, archive_dir)), keep=tuple(keep),
+                               walked=False), archive_dir, _saver(root, save_to))
+
+
+def settle(root: Path, kept: Kept | None, log_path: Path, archive_dir: str | None = None,
+           save_to: Path | None = None) -> PutBack:
+    """:func:`put_back`, and what it did in the tick log; ``save_to``: a rollback folder (logs/rollback/…)
+    that gets a copy of what is removed or overwritten first (gitops.save_rollback, its 50 MB limit)."""
+    done = put_back(root, kept, archive_dir, _saver(root, save_to))
+    if done.said():
+        append_log(log_path, f"[memento] untracked and ignored files: {done.said()}\n")
+    return done
+
+
+def link_reason(root: Path, touched, guard_files, kept: Kept | None, archive_dir: str | None = None,
+                who: str = "the agent") -> str:
+    """'' unless the change adds or changes a symbolic link that leads out of the work tree, into
+    `.git/`, to one of Memento's files, a ``guard_files`` path or a person's untracked or ignored file."""
+    root = Path(root)
+    top = os.path.realpath(root)
+    bad = []
+    for change in touched:
+        link = root / change.path
+        if change.kind == "deleted" or not link.is_symlink():
+            continue
+        real = os.path.realpath(link)
+        rel = os.path.relpath(real, top) if real == top or real.startswith(top + os.sep) else None
+        if rel is None:
+            bad.append(f"{change.path} -> {os.readlink(link)} (outside the work tree)")
+        elif rel == "." or rel == ".git" or rel.startswith(".git/") or own_file(rel, archive_dir):
+            bad.append(f"{change.path} -> {os.readlink(link)} (Memento's or git's own)")
+        elif guard_files and gitops.matches_any(rel, guard_files):
+            bad.append(f"{change.path} -> {os.readlink(link)} (a guard file)")
+        elif kept is not None and gitops.was_there(rel, kept.entries):
+            bad.append(f"{change.path} -> {os.readlink(link)} (a person's untracked or ignored file)")
+    return f"{who} added symbolic link(s) that may not be committed: {_listed(bad)}" if bad else ""
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _saver(root: Path, save_to: Path | None):
+    if save_to is None:
+        return None
+    return lambda paths: gitops.save_rollback(root, None, [gitops.FileChange(p, 0, 0, "created") for p in paths],
+                                              save_to)
+
+
+def _memento(path: str, archive_dir: str | None) -> bool:
+    return own_file(path, archive_dir) or path.startswith(".git/")
+
+
+def _print(st: os.stat_result) -> Print:
+    return st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
+
+
+def _walk(root: Path, folder: str) -> dict[str, Print]:
+    """Prints of every file and link below ``folder`` (relative), links never followed."""
+    found: dict[str, Print] = {}
+    todo = [folder]
+    while todo:
+        rel = todo.pop()
+        try:
+            with os.scandir(root / rel) as it:
+                items = list(it)
+        except OSError:
+            continue
+        for item in items:
+            sub = f"{rel}/{item.name}"
+            try:
+                st = item.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                todo.append(sub)
+            else:
+                found[sub] = _print(st)
+    return found
+
+
+# Besides the sandbox's CACHE_NAMES: folders tools fill on their own (node_modules/.cache, aider's tags).
+_MORE_CACHES = (".cache", ".aider.tags.cache")
+
+
+def _is_cache(path: str) -> bool:
+    parts = path.split("/")
+    return (any(p in CACHE_NAMES or p.startswith(_MORE_CACHES) for p in parts[:-1])
+            or parts[-1].endswith((".pyc", ".pyo")))
+
+
+def _new_below(root: Path, rel: str, kept: Kept) -> list[str]:
+    """What goes of a new ignored entry: a file or link whole, a folder whole ("rel/") or, when a
+    person has something in it or ``.memento_cleanignore`` names something in it, the rest."""
+    target = root / rel
+    if target.is_symlink() or not target.is_dir():
+        return [rel]
+    files = _walk(root, rel)
+    spared = {p for p in files if gitops.was_there(p, kept.entries) or (kept.keep and gitops.matches_any(p, kept.keep))}
+    if not spared and not any(e.startswith(rel + "/") for e in kept.entries):
+        return [rel + "/"]
+    return sorted(set(files) - spared)
+
+
+def _restore(root: Path, rel: str, was: Print, data: bytes) -> bool:
+    """``rel`` as it was: its bytes (a link: its target), mode and mtime; never through a link."""
+    target = root / rel
+    try:
+        parent = _real_parent(root, rel)
+        if parent is None:
+            return False
+        _unlink(target)
+        if stat.S_ISLNK(was[0]):
+            os.symlink(os.fsdecode(data), target)
+            return True
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, stat.S_IMODE(was[0]) | 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(target, stat.S_IMODE(was[0]), follow_symlinks=False)
+        os.utime(target, ns=(was[2], was[2]), follow_symlinks=False)
+        return True
+    except OSError:
+        return False
+
+
+def _real_parent(root: Path, rel: str) -> Path | None:
+    """The folder ``rel`` goes in, made when missing; None when a link or a file stands in its way."""
+    here = root
+    for part in rel.split("/")[:-1]:
+        here = here / part
+        if here.is_symlink():
+            here.unlink()  # a link the agent put in the way: the folder comes back in its place
+        if not here.exists():
+            here.mkdir()
+        elif not here.is_dir():
+            return None
+    return here
+
+
+def _listed(names, limit: int = 10) -> str:
+    names = list(names)
+    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
