@@ -165,7 +165,14 @@ def skip_task(ws: Workspace, task_id: str, reason: str) -> Plan:
 
 def acknowledge_verify(ws: Workspace, tasks: list[str]) -> list:
     """``memento architect --ack`` / the dashboard's ``v``: a person checked the verify commands the
-    architect changed (``tasks``'s, or every one): they leave "needs you" (verify_changes.py)."""
-    from .verify_changes import acknowledge
+    architect changed (``tasks``'s, or every one): they leave "needs you" (verify_changes.py).
+    The receipt goes to a running tick first, so its guards keep the change as a person's and an
+    agent's own ack is refused (SPEC §13); nothing changes when it is refused."""
+    from .receipts import vouch
+    from .verify_changes import acknowledge, pending
 
+    wanted = {t.upper() for t in tasks}
+    going = [c.task for c in pending(ws) if not wanted or c.task.upper() in wanted]
+    if going:
+        vouch(ws.root, {"op": "verify_ack", "tasks": going})
     return acknowledge(ws, tasks)

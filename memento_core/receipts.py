@@ -56,6 +56,7 @@ class Receipts:
     modes: frozenset[str] = frozenset()  # tick_mode values
     notes: frozenset[str] = frozenset()  # note keys (notes.Note.key)
     memory: frozenset[str] = frozenset()  # blob ids of memory files a person's write commits
+    acks: frozenset[str] = frozenset()  # task ids whose verify change a person acknowledged
 
     def status(self, task_id: str, status: str, reason: str) -> bool:
         """A person's reset or skip leaves ``task_id`` in ``status`` with ``reason``."""
@@ -86,8 +87,9 @@ def from_records(records: list[dict]) -> Receipts:
 
     skips = frozenset((t, " ".join(reason.split())) for t, reason in pick("skip", "task", "reason"))
     memory = frozenset(b for r in records if r.get("op") == "memory" for b in r.get("blobs", ()) if isinstance(b, str))
+    acks = frozenset(t for r in records if r.get("op") == "verify_ack" for t in r.get("tasks", ()) if isinstance(t, str))
     return Receipts(resets=pick("reset", "task"), skips=skips, modes=pick("mode", "mode"), notes=pick("note", "key"),
-                    memory=memory)
+                    memory=memory, acks=acks)
 
 
 class PersonRefused(MementoError):

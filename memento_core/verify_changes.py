@@ -43,7 +43,7 @@ def path_of(ws: Workspace) -> Path:
     return ws.memento_dir / FILE
 
 
-def _decode(data: bytes) -> list[VerifyChange]:
+def decode(data: bytes) -> list[VerifyChange]:
     try:
         items = json.loads(data.decode("utf-8")).get("changes") if data.strip() else []
         return [VerifyChange(str(i["task"]), str(i["old"]), str(i["new"]), str(i["at"])) for i in items]
@@ -65,7 +65,7 @@ def pending(ws: Workspace) -> list[VerifyChange]:
     with os.fdopen(fd, "rb") as fh:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return []
-        return _decode(fh.read())
+        return decode(fh.read())
 
 
 def _own_file(ws: Workspace) -> Path:
@@ -90,7 +90,7 @@ def record(ws: Workspace, changes: Sequence[VerifyChange]) -> None:
         return
 
     def add(data: bytes) -> bytes:
-        listed = {c.task: c for c in _decode(data)}
+        listed = {c.task: c for c in decode(data)}
         for change in changes:
             first = listed.pop(change.task).old if change.task in listed else change.old
             if first != change.new:
@@ -99,6 +99,10 @@ def record(ws: Workspace, changes: Sequence[VerifyChange]) -> None:
 
     ws.memento_dir.mkdir(parents=True, exist_ok=True)
     locked_edit(_own_file(ws), add)
+    from . import owned
+
+    if owned.watched(path_of(ws)):  # the tick watches it (tick/ownstate.py): this write is Memento's own
+        owned.baseline([path_of(ws)])
 
 
 def acknowledge(ws: Workspace, tasks: Sequence[str] = ()) -> list[VerifyChange]:
@@ -107,7 +111,7 @@ def acknowledge(ws: Workspace, tasks: Sequence[str] = ()) -> list[VerifyChange]:
     gone: list[VerifyChange] = []
 
     def drop(data: bytes) -> bytes | None:
-        listed = _decode(data)
+        listed = decode(data)
         gone[:] = [c for c in listed if not wanted or c.task.upper() in wanted]
         return _encode([c for c in listed if c not in gone]) if gone else None
 

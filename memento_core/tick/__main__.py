@@ -62,6 +62,7 @@ def run_locked(ws, taken_over: str = ""):
                 cron_log(ws, message)
                 return Outcome(0, message)
             from ..agents.reaper import new_tick_identity, subreaper
+            from .ownstate import after_tick as own_state_after_tick
             from .receipts import listening
             from .run import tick
             from .stopped import beacon
@@ -72,10 +73,11 @@ def run_locked(ws, taken_over: str = ""):
             # meanwhile, the agent's refused (tick/receipts.py).
             with beacon(fd), subreaper(), listening(ws):
                 outcome = tick(ws, taken_over=taken_over)
+                # Memento's state as it left it, whatever an agent wrote (SPEC §13); still listening,
+                # so a person's receipted change made during the tick (an ack) is kept.
+                own_state_after_tick(ws)
             from ..notify import after_tick
-            from .ownstate import after_tick as own_state_after_tick
 
-            own_state_after_tick(ws)  # the notify state as Memento left it, whatever an agent wrote (SPEC §13)
             after_tick(ws)  # [notify]: what changed, sent once (SPEC §15); never on the paused path
             return outcome
     except LockBusy:

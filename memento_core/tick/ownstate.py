@@ -1,6 +1,8 @@
 """Memento's own state an unconfined agent could reach, snapshotted at the claim and restored
 (SPEC §13): the usage ledger (`.memento/usage.json`), the notification state
-(`.memento/notify.json`) and the claims (`.memento/claims/`).
+(`.memento/notify.json`), the verify commands the architect changed that wait for a person
+(`.memento/verify_changes.json`: only a person's receipted ack may shorten it) and the claims
+(`.memento/claims/`).
 
 Memento writes some of them while the agent runs (the heartbeat rewrites the claim, a parallel
 worker records its usage), so the snapshot is kept per file by owned.py, which every writer of
@@ -19,9 +21,10 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-from .. import owned
+from .. import owned, verify_changes
 from ..agents.process import running_groups
 from ..locks import atomic_write_bytes
 from ..notify import notify_path
@@ -39,7 +42,20 @@ def _main(ws: Workspace) -> Workspace:
 
 def _watched(ws: Workspace) -> tuple[list[Path], list[Path]]:
     m = _main(ws)
-    return [ledger_path(m), notify_path(m)], [m.claims_dir]
+    return [ledger_path(m), notify_path(m), verify_changes.path_of(m)], [m.claims_dir]
+
+
+def _acked_only(ws: Workspace) -> Callable[[bytes, bytes], bool]:
+    """The list's change is a person's: entries only removed, each by an acknowledgement the
+    running tick holds a receipt for (tick/receipts.py); an agent's own ack has none."""
+    def same(before: bytes, after: bytes) -> bool:
+        from .receipts import held
+
+        was, now = set(verify_changes.decode(before)), set(verify_changes.decode(after))
+        acks = held(ws).acks
+        return now <= was and all(c.task in acks for c in was - now)
+
+    return same
 
 
 def _same_notify(before: bytes, after: bytes) -> bool:
@@ -59,7 +75,8 @@ def take(ws: Workspace, task_id: str) -> None:
         if running_groups():
             settle_all(ws)
         else:
-            owned.baseline(files, dirs, same={str(notify_path(_main(ws))): _same_notify})
+            owned.baseline(files, dirs, same={str(notify_path(_main(ws))): _same_notify,
+                                              str(verify_changes.path_of(_main(ws))): _acked_only(_main(ws))})
         _SINCE[(str(_main(ws).root), task_id)] = time.monotonic()
 
 

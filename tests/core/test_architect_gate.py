@@ -164,14 +164,11 @@ def test_a_task_the_architect_adds_is_listed_with_its_verify(tmp_path):
         [("T-901", "", "true"), ("T-902", "", "true")]
 
 
-UNCONFINED_GAP = pytest.mark.xfail(reason="unconfined, the agent can rewrite .memento/verify_changes.json or run "
-                                          "`memento architect --ack`: SPEC §13's own-state snapshot and the person's "
-                                          "receipt (other work of issue 22) are what restore and refuse it", strict=False)
-
-
-@pytest.mark.parametrize("sandbox", ["bwrap", pytest.param("none", marks=UNCONFINED_GAP)])
+@pytest.mark.parametrize("sandbox", ["bwrap", "none"])
 def test_the_worker_cannot_acknowledge_in_the_persons_place(tmp_path, sandbox):
-    """Confined, .memento/ is read-only: the list stays, byte for byte."""
+    """Confined, .memento/ is read-only: the list stays, byte for byte. Unconfined, its
+    `memento architect --ack` is refused (no receipt from inside the tick's tree) and the file it
+    emptied is put back (Memento's own state, tick/ownstate.py): the list stays just the same."""
     if sandbox == "bwrap" and not bwrap_works():
         pytest.skip("bubblewrap cannot run here")
     ws = make_ws(tmp_path, agent("weakens_verify.py", "T-1"), sandbox=sandbox)
@@ -186,6 +183,30 @@ def test_the_worker_cannot_acknowledge_in_the_persons_place(tmp_path, sandbox):
     assert "memento architect --ack: exit" in said  # it tried both ways
     assert (ws.root / ".memento" / "verify_changes.json").read_bytes() == listed
     assert [c["task"] for c in status_json(ws)["verify_changes"]] == ["T-1"]
+
+
+def test_a_persons_ack_during_an_unconfined_run_is_kept_and_the_task_passes(tmp_path):
+    """The person's `memento architect --ack`, from outside the tick while its agent runs, carries
+    a receipt: the shortened list is theirs, kept, and fails no one."""
+    from .test_during_the_run import tick_while_the_agent_waits
+
+    ws = make_ws(tmp_path, agent("weakens_verify.py", "T-1"), sandbox="none")
+    assert run_architect(ws).outcome == CHANGED
+    ws.config_path.write_text(ws.config_path.read_text().replace(
+        agent("does_task.py", "hello.txt", "done"),
+        agent("waits_for_a_person.py", ".memento/verify_changes.json", '"changes": []')))
+    git(ws.root, "commit", "-qam", "a worker that waits for the person")
+
+    def person() -> None:
+        done = subprocess.run([sys.executable, "-m", "memento_core.cli", "architect", "--ack", str(ws.root)],
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+
+    tick_while_the_agent_waits(ws, person)
+    assert status_json(ws)["verify_changes"] == []
+    assert json.loads((ws.root / ".memento" / "verify_changes.json").read_text()) == {"changes": []}
+    last = entries(ws)[-1]
+    assert last.status == "SUCCESS", last.field("Reason")
 
 
 def bwrap_works() -> bool:
