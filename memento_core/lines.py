@@ -7,7 +7,10 @@ BOM) survives exactly.
 
 from __future__ import annotations
 
+import errno
+import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,15 +80,73 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
+class NotAFile(MementoError):
+    """Memento refused to read something that is not a regular file: a FIFO, a socket or a device
+    (opening or reading it could block the tick for ever, SPEC §13), a folder, or a link."""
+
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a directory"), (stat.S_ISLNK, "a symbolic link"))
+
+
+def file_kind(mode: int) -> str:
+    """What a file of this ``st_mode`` is, in words ("a FIFO", "a regular file")."""
+    return next((name for test, name in _KINDS if test(mode)), "a regular file" if stat.S_ISREG(mode) else
+                "not a regular file")
+
+
+def read_regular(path: Path, display: str | Path | None = None, *, follow: bool = False,
+                 limit: int | None = None, what: str = "file") -> bytes:
+    """The bytes of the regular file ``path`` (at most ``limit``), never blocking on what an agent made.
+
+    Opened with ``O_NONBLOCK`` (a FIFO without a writer does not hold the open) and, unless
+    ``follow``, ``O_NOFOLLOW``; then ``fstat``: anything but a regular file (a FIFO, socket or
+    device, a folder) is :class:`NotAFile` naming it, unread. Missing: FileNotFoundError.
+    Memento reads every file an agent could make (the report, the review, the memory queue, the
+    documents) through this (SPEC §13 "Either way")."""
+    shown = display if display is not None else path
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP and not follow:
+            raise NotAFile(f"is a symbolic link, not a {what}; Memento does not read through it",
+                           path=shown) from None
+        if exc.errno in (errno.ENXIO, errno.EOPNOTSUPP):  # a socket cannot be opened
+            raise NotAFile("is a socket, not a regular file; Memento does not read it", path=shown) from None
+        raise
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        os.close(fd)
+        raise
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise NotAFile(f"is a directory, not a {what}", path=shown)
+        raise NotAFile(f"is {file_kind(mode)}, not a regular file; Memento does not read it (it could block "
+                       "for ever)", path=shown)
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read() if limit is None else fh.read(limit)
+
+
+def read_regular_or_none(path: Path, *, follow: bool = False, limit: int | None = None) -> bytes | None:
+    """:func:`read_regular`, or None when the file cannot be read as one: gone, a link (unless
+    ``follow``), a FIFO, a socket, a device, a folder, no permission."""
+    try:
+        return read_regular(path, follow=follow, limit=limit)
+    except (OSError, NotAFile):
+        return None
+
+
 def read_bytes(path: Path, display: str | Path | None = None, what: str = "file") -> bytes:
-    """A file's bytes; missing, a directory or unreadable is a MementoError naming ``display``."""
+    """A file's bytes (through a link: a person may link a document); missing, not a regular
+    file (a directory, a FIFO) or unreadable is a MementoError naming ``display``."""
     shown = display if display is not None else path
     try:
-        return Path(path).read_bytes()
+        return read_regular(Path(path), shown, follow=True, what=what)
     except FileNotFoundError:
         raise MementoError(f"{what} not found", path=shown) from None
-    except IsADirectoryError:
-        raise MementoError(f"is a directory, not a {what}", path=shown) from None
     except PermissionError:
         raise MementoError("permission denied", path=shown) from None
 
@@ -96,13 +157,11 @@ def read_doc(path: Path) -> LineDoc:
 
 
 def read_bytes_or_none(path: Path) -> bytes | None:
-    """A file's bytes, or None when it does not exist; a directory is a MementoError."""
+    """A file's bytes, or None when it does not exist; a directory or a FIFO is a MementoError."""
     try:
-        return Path(path).read_bytes()
+        return read_regular(Path(path), follow=True)
     except FileNotFoundError:
         return None
-    except IsADirectoryError:
-        raise MementoError("is a directory, not a file", path=path) from None
 
 
 def read_doc_or_none(path: Path) -> LineDoc | None:
