@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Hostile fake agent: puts a FIFO (or a socket) where Memento reads a file, then exits.
 
-usage: makes_fifos.py [--socket] PATH [PATH...]
+usage: makes_fifos.py [--socket] [--only] PATH [PATH...]
 
 Each PATH (relative to the project) is removed if it is there and made again as a FIFO (or, with
 ``--socket``, a listening Unix socket's file), its folder made first. Memento opening one to read
 would block forever (a FIFO with no writer) or fail oddly (a socket). Each outcome is printed
-(DID or refused); the agent also writes hello.txt "done" so the task looks done, and exits 0.
+(DID or refused); the agent then writes hello.txt "done" so the task looks done (not with
+``--only``: an architect's or a reviewer's run), and exits 0.
 """
 
 import os
@@ -15,9 +16,9 @@ import sys
 from pathlib import Path
 
 args = sys.argv[1:]
-as_socket = bool(args) and args[0] == "--socket"
-if as_socket:
-    args = args[1:]
+as_socket = "--socket" in args
+only = "--only" in args
+args = [a for a in args if a not in ("--socket", "--only")]
 held = []
 for raw in args:
     path = Path(raw)
@@ -36,6 +37,8 @@ for raw in args:
         print(f"DID {raw}", flush=True)
     except OSError as exc:
         print(f"refused {raw}: {exc}", flush=True)
+if only:
+    sys.exit(0)
 try:
     Path("hello.txt").write_text("done\n", encoding="utf-8")
 except OSError as exc:
