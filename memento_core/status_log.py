@@ -32,7 +32,15 @@ from .lines import (
     strip_eol,
 )
 from .locks import atomic_write_bytes, file_lock, lock_path_for, locked_edit
-from .markdown.blocks import FENCE_BODY, FENCE_CLOSE, FENCE_OPEN, SEPARATOR_RE, TEXT, BlockScanner
+from .markdown.blocks import (
+    FENCE_BODY,
+    FENCE_CLOSE,
+    FENCE_OPEN,
+    SEPARATOR_RE,
+    TEXT,
+    BlockScanner,
+    fenced,
+)
 from .plan import TASK_ID
 
 HEADER = "# TICK STATUS LOG"
@@ -419,10 +427,6 @@ def _clean_name(name: str) -> str:
     return cleaned
 
 
-def _longest_backtick_run(text: str) -> int:
-    return max((len(run) for run in re.findall(r"`+", text)), default=0)
-
-
 def format_entry(
     timestamp: str,
     tick: int,
@@ -445,8 +449,7 @@ def format_entry(
         out.append(f"- **{_clean_name(name)}**:" + (f" {cleaned}" if cleaned else ""))
     tail = clean_block(error_tail) if error_tail else ""
     if tail:
-        fence = "`" * max(3, _longest_backtick_run(tail) + 1)
-        out.extend(["- **Error Tail**:", fence, *tail.split("\n"), fence])
+        out.extend(["- **Error Tail**:", *fenced(tail)])
     return "\n".join(out) + "\n"
 
 
