@@ -214,6 +214,31 @@ def safe_text(text: str) -> str:
     return "".join(ch if ch.isprintable() or ch == "\t" else "?" for ch in text)
 
 
+# Chat mentions a notification must not carry: Discord's and Slack's @everyone/@here, Slack's
+# @channel, Matrix's @room; and the tags <@123> (a user), <@&123> (a role), <#123> (a channel),
+# <!channel>/<!here>/<!subteam^…> (Slack).
+_MENTION_RE = re.compile(r"@(?=(?:everyone|here|channel|room)\b)", re.I)
+_CHAT_TAG_RE = re.compile(r"<([@!#][^<>\s]{0,80})>")
+_DROPPED = frozenset(("Cc", "Cf", "Zl", "Zp"))  # control, format (bidi, zero-width), line/paragraph sep
+
+
+def message_text(text: str) -> str:
+    """Text for a notification or a report (SPEC §15), whatever an agent or a file put in it:
+    without escape sequences, control characters (a newline kept, a tab a space), bidi overrides
+    and every other format character (Unicode Cf: U+202A–202E, U+2066–2069, zero-width spaces,
+    U+2060), line or paragraph separators; with chat mentions defused, visibly: ``@everyone``,
+    ``@here``, ``@channel``, ``@room`` get a full-width ＠ (U+FF20), a tag like ``<@123>``,
+    ``<@&123>``, ``<#1>`` or ``<!channel>`` angle quotes ‹ › for its brackets, so the words
+    read the same and ping nobody. Idempotent."""
+    import unicodedata
+
+    text = ANSI_RE.sub("", text).replace("\t", " ").replace("\u2028", " ").replace("\u2029", " ")
+    text = "".join(ch for ch in text if ch == "\n" or unicodedata.category(ch) not in _DROPPED)
+    text = "".join("?" if "\ud800" <= ch <= "\udfff" else ch for ch in text)  # a lone surrogate (bad bytes)
+    text = _CHAT_TAG_RE.sub(lambda m: f"‹{m.group(1)}›", text)
+    return _MENTION_RE.sub("＠", text)
+
+
 def ensure_eol(lines: list[str], index: int, newline: str) -> None:
     """Give ``lines[index]`` a line ending if it has none (a last line), before lines go after it."""
     if lines and index >= 0 and not eol_of(lines[index]):

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from .config import Config, load_config
 from .errors import MementoError
+from .lines import message_text
 from .locks import atomic_write_text
 from .runlog import cron_log, utc_stamp
 from .state import TickState
@@ -205,6 +206,7 @@ def unreadable_urls(urls) -> list[str]:
 def send(url: str, title: str, body: str, timeout: float) -> str | None:
     """One message to one Apprise URL within ``timeout`` seconds; None when it was delivered,
     else why not (with no secret of the URL in it)."""
+    title, body = message_text(title), message_text(body)  # the agent's words reach a chat (SPEC §15)
     box = _apprise().Apprise()
     if not box.add(url):
         return f"{mask_url(url)}: {UNREADABLE}"

@@ -1,0 +1,100 @@
+"""Notifications and reports carry text without control, bidi or format characters, and chat
+mentions defused (SPEC §15, §13 "Either way"): judged at a loopback json:// receiver and in
+`memento report`'s output, with the hostile agent tests/agents/shouts.py, in both modes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import unicodedata
+
+import pytest
+
+from memento_core.lines import message_text
+from memento_core.tick.__main__ import run_tick
+
+from .modes import MODES
+from .test_engine import agent, make_ws
+from .test_notify import Receiver, task, with_notify
+
+PY = sys.executable
+# T-1 prints what the agent wrote and fails; three more keep the blocked share under the breaker's 30%.
+TASKS = (task(1, "cat shout.txt; false").replace("[T-1.txt]", "[shout.txt]") + task(2) + task(3) + task(4))
+MENTIONS = ("@everyone", "@here", "<@123>", "<@&456>", "<!channel>")
+
+
+@pytest.fixture
+def receiver():
+    r = Receiver()
+    yield r
+    r.close()
+
+
+@pytest.fixture(autouse=True)
+def _identity(git_identity):
+    return git_identity
+
+
+def assert_clean(text: str) -> None:
+    """No control character but a newline, no format (Cf: bidi, zero-width) or separator
+    character, no live mention; the words themselves still there to read."""
+    bad = sorted({f"U+{ord(ch):04X}" for ch in text
+                  if ch != "\n" and unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp")})
+    assert not bad, (bad, text)
+    for mention in MENTIONS:
+        assert mention not in text.replace("\u200b", ""), (mention, text)
+    assert "\x1b" not in text and "]52;" not in text and "]0;pwned" not in text
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_blocked_notification_carries_no_control_bidi_or_mention(tmp_path, receiver, mode):
+    receiver.start()
+    ws = make_ws(tmp_path, agent("shouts.py", "shout.txt"), TASKS.replace("Write file 1", "Write file 1 @here"),
+                 sandbox=mode, max_retries=1)
+    with_notify(ws, receiver.url())
+    run_tick(ws.root)
+    assert [m["title"].split(": ", 1)[1] for m in receiver.received] == ["T-1 is blocked: Write file 1 ＠here"]
+    (sent,) = receiver.received
+    for value in (sent["title"], sent["message"]):
+        assert_clean(value)
+    assert "＠everyone" in sent["message"] and "‹@123›" in sent["message"] and "broke it" in sent["message"]
+    assert "exe.txt" in sent["message"]  # in the order it was written, not the order the override shows
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_memento_report_text_and_json_carry_no_control_bidi_or_mention(tmp_path, mode):
+    ws = make_ws(tmp_path, agent("shouts.py", "shout.txt"), TASKS, sandbox=mode, max_retries=1)
+    run_tick(ws.root)
+    text = subprocess.run([PY, "-m", "memento_core.cli", "report", str(ws.root)], capture_output=True,
+                          text=True, timeout=60)
+    assert "broke it" in text.stdout, text.stdout + text.stderr
+    assert_clean(text.stdout)
+    raw = subprocess.run([PY, "-m", "memento_core.cli", "report", "--json", str(ws.root)], capture_output=True,
+                         text=True, timeout=60)
+    doc = json.loads(raw.stdout)
+    assert "broke it" in doc["blocked"][0]["last_reason"]
+
+    def strings(value):
+        if isinstance(value, dict):
+            for k, v in value.items():
+                yield k
+                yield from strings(v)
+        elif isinstance(value, list):
+            for v in value:
+                yield from strings(v)
+        elif isinstance(value, str):
+            yield value
+
+    for value in strings(doc):
+        assert_clean(value)
+
+
+@pytest.mark.parametrize("raw, shown", [
+    ("@everyone look", "＠everyone look"), ("ping <@123> and <@&456>", "ping ‹@123› and ‹@&456›"),
+    ("<!channel> <!here> <#42>", "‹!channel› ‹!here› ‹#42›"), ("@\u200bhere", "＠here"),
+    ("a\u202eb\u2066c\u2069d\u2060e\ufeff", "abcde"), ("\x1b[1mbold\x1b[0m\x07\r", "bold"),
+    ("line\u2028two\ttab", "line two tab"), ("mail me@example.com", "mail me@example.com"),
+])
+def test_message_text(raw, shown):
+    assert message_text(raw) == shown == message_text(shown)
