@@ -98,3 +98,39 @@ def test_memento_report_text_and_json_carry_no_control_bidi_or_mention(tmp_path,
 ])
 def test_message_text(raw, shown):
     assert message_text(raw) == shown == message_text(shown)
+
+
+EVIL = "\x1b[31mred\u202eevil\u2066x\u2069\x1b]0;title\x07"
+
+
+def test_every_command_prints_files_and_agents_text_without_control_or_bidi_characters(tmp_path):
+    """SPEC §13 "Either way": a title in the plan, a note and the agent's last words in the status
+    log hold ESC sequences and bidi overrides; no command prints one (`status` printed the blocked
+    task's title raw, `tasks --json` the bidi characters)."""
+    from memento_core.notes import add_note
+
+    ws = make_ws(tmp_path, agent("shouts.py", "shout.txt"), TASKS.replace("Write file 1", "Write " + EVIL),
+                 sandbox="none", max_retries=1)
+    add_note(ws.notes_path, target="T-1", text="note " + EVIL)
+    subprocess.run(["git", "commit", "-qam", "a title and a note with escapes"], cwd=ws.root, check=True)
+    run_tick(ws.root)
+
+    def printed(*cmd: str) -> str:
+        proc = subprocess.run([PY, "-m", "memento_core.cli", *cmd, str(ws.root)], capture_output=True, text=True,
+                              timeout=60)
+        return proc.stdout + proc.stderr
+
+    def controls(text: str) -> list[str]:
+        return sorted({f"U+{ord(ch):04X}" for ch in text if ch != "\n" and unicodedata.category(ch) in ("Cc", "Cf")})
+
+    for cmd in (["status"], ["status", "--json"], ["tasks"], ["tasks", "--json"], ["report"], ["report", "--json"],
+                ["doctor"]):
+        out = printed(*cmd)
+        assert controls(out) == [], (cmd, out)
+        if cmd[0] != "doctor":
+            assert "evil" in out, (cmd, out)  # the text is there, made harmless
+    plan = ws.plan_path.read_text()
+    ws.plan_path.write_text(plan.replace("## Phase 1: Only\n", f"## Phase 1: Only\n- [q] `T-9` {EVIL}\n", 1))
+    for cmd in (["status"], ["tasks"], ["lint"], ["doctor"]):
+        out = printed(*cmd)
+        assert controls(out) == [], (cmd, out)
