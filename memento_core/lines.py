@@ -80,9 +80,10 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
-class NotAFile(MementoError):
+class NotAFile(MementoError, OSError):
     """Memento refused to read something that is not a regular file: a FIFO, a socket or a device
-    (opening or reading it could block the tick for ever, SPEC §13), a folder, or a link."""
+    (opening or reading it could block the tick for ever, SPEC §13), a folder, or a link. An
+    OSError too: a caller that treats an unreadable file as missing treats this one so."""
 
 
 _KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
@@ -100,8 +101,8 @@ def read_regular(path: Path, display: str | Path | None = None, *, follow: bool 
     """The bytes of the regular file ``path`` (at most ``limit``), never blocking on what an agent made.
 
     Opened with ``O_NONBLOCK`` (a FIFO without a writer does not hold the open) and, unless
-    ``follow``, ``O_NOFOLLOW``; then ``fstat``: anything but a regular file (a FIFO, socket or
-    device, a folder) is :class:`NotAFile` naming it, unread. Missing: FileNotFoundError.
+    ``follow``, ``O_NOFOLLOW``; then ``fstat``: a FIFO, socket or device is :class:`NotAFile`
+    naming it, unread; a folder IsADirectoryError, a missing file FileNotFoundError.
     Memento reads every file an agent could make (the report, the review, the memory queue, the
     documents) through this (SPEC §13 "Either way")."""
     shown = display if display is not None else path
@@ -123,7 +124,7 @@ def read_regular(path: Path, display: str | Path | None = None, *, follow: bool 
     if not stat.S_ISREG(mode):
         os.close(fd)
         if stat.S_ISDIR(mode):
-            raise NotAFile(f"is a directory, not a {what}", path=shown)
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(shown))
         raise NotAFile(f"is {file_kind(mode)}, not a regular file; Memento does not read it (it could block "
                        "for ever)", path=shown)
     with os.fdopen(fd, "rb") as fh:
@@ -139,6 +140,13 @@ def read_regular_or_none(path: Path, *, follow: bool = False, limit: int | None 
         return None
 
 
+def read_text_file(path: Path, errors: str = "strict") -> str:
+    """A regular file's text (UTF-8, ``errors`` as for ``bytes.decode``), through a link; a FIFO,
+    socket or device is :class:`NotAFile` (an OSError), never opened to block on. For Memento's
+    state files and the documents it shows (``Path.read_text`` would block on a FIFO)."""
+    return read_regular(Path(path), follow=True).decode("utf-8", errors)
+
+
 def read_bytes(path: Path, display: str | Path | None = None, what: str = "file") -> bytes:
     """A file's bytes (through a link: a person may link a document); missing, not a regular
     file (a directory, a FIFO) or unreadable is a MementoError naming ``display``."""
@@ -147,6 +155,8 @@ def read_bytes(path: Path, display: str | Path | None = None, what: str = "file"
         return read_regular(Path(path), shown, follow=True, what=what)
     except FileNotFoundError:
         raise MementoError(f"{what} not found", path=shown) from None
+    except IsADirectoryError:
+        raise MementoError(f"is a directory, not a {what}", path=shown) from None
     except PermissionError:
         raise MementoError("permission denied", path=shown) from None
 
@@ -162,6 +172,8 @@ def read_bytes_or_none(path: Path) -> bytes | None:
         return read_regular(Path(path), follow=True)
     except FileNotFoundError:
         return None
+    except IsADirectoryError:
+        raise MementoError("is a directory, not a file", path=path) from None
 
 
 def read_doc_or_none(path: Path) -> LineDoc | None:

@@ -249,6 +249,8 @@ def _read_or_empty(path: Path) -> bytes:
         return read_regular(path)
     except FileNotFoundError:
         return b""
+    except IsADirectoryError:
+        raise MementoError("is a directory, not a file", path=path) from None
     except NotAFile:
         if os.path.islink(path):
             raise SymlinkRefused(path) from None

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from .config import Config, load_config
 from .errors import MementoError
-from .lines import message_text
+from .lines import message_text, read_text_file
 from .locks import atomic_write_text
 from .runlog import cron_log, utc_stamp
 from .state import TickState
@@ -67,7 +67,7 @@ def load_record(ws: Workspace) -> dict:
     """`.memento/notify.json`: {"states": {key: signature}, "pending": [message], "last_sent",
     "last_error", "last_error_at"}; missing or damaged, an empty record."""
     try:
-        data = json.loads(notify_path(ws).read_text(encoding="utf-8"))
+        data = json.loads(read_text_file(notify_path(ws)))
     except (OSError, ValueError):
         data = {}
     if not isinstance(data, dict):
@@ -156,7 +156,7 @@ def _architect(ws: Workspace, entries) -> list[Event]:
                              " ".join(head.replace("🏗", "").split())[:300], "read the plan's changes (git log)"))
             break
     try:
-        alert = ws.alert_path.read_text(encoding="utf-8", errors="replace")
+        alert = read_text_file(ws.alert_path, "replace")
     except OSError:
         alert = ""
     for line in alert.splitlines():
