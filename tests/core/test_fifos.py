@@ -157,3 +157,4 @@ def test_the_one_reader_refuses_what_is_not_a_regular_file(tmp_path):
         read_regular(link)
     assert read_bytes(link) == b"text"  # a person may link a document; it is still a regular file
     assert read_regular(tmp_path / "file", limit=2) == b"te"
+
