@@ -33,7 +33,7 @@ from ..locks import atomic_write_text
 from ..markdown.blocks import fenced
 from ..prompt import review_findings_path, task_block
 from ..workspace import KEPT_DOCS
-from . import confine, limits
+from . import confine, limits, ownfiles
 from .context import TickContext
 from .entries import last_line
 from .files import append_log, unlink
@@ -385,7 +385,10 @@ def _fingerprint(ctx: TickContext, at) -> tuple:
 
 def _changes_by_reviewer(ctx: TickContext, at, before: tuple, guards) -> str:
     """'' or what the reviewer changed; git is put back by the guards, the tree by the rollback."""
+    left = ownfiles.specials_reason(ownfiles.remove_specials(ctx.ws))  # a FIFO in .memento/worker/…
     verdict = guards(ctx, ctx.plan(), at, after_verify=True)
+    if left:
+        return left.replace("the agent left", "the reviewer left", 1)
     after = _fingerprint(ctx, at)
     changed = sorted(p for p in set(before[0]) | set(after[0]) if before[0].get(p) != after[0].get(p))
     names = ["docs/TICK_STATUS.md", "docs/PROJECT_MAP.md", "docs/CURRENT_STATE.md"]

@@ -100,14 +100,17 @@ def test_a_reviewer_that_makes_review_md_a_fifo_fails_the_review_and_never_hangs
     toml = ws.config_path.read_text()
     start = toml.index("[review]")
     line = next(ln for ln in toml[start:].splitlines() if ln.startswith("command ="))
-    toml = toml.replace(line, f'command = "{agent("makes_fifos.py", "--only", ".memento/worker/review.md")}"')
+    hostile = agent("makes_fifos.py", "--only", ".memento/worker/review.md", ".memento/worker/memory/left.json")
+    toml = toml.replace(line, f'command = "{hostile}"')
     ws.config_path.write_text(toml)
     subprocess.run(["git", "commit", "-qam", "a hostile reviewer"], cwd=ws.root, check=True)
     proc = tick(ws.root)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert specials(ws.root) == []
     (entry,) = [e for e in status_log.parse_status(ws.status_path) if e.task_id == "T-1"]
-    assert entry.status == "FAILED" and entry.field("Reason").startswith("review:"), entry.field("Reason")
+    reason = entry.field("Reason")
+    assert entry.status == "FAILED" and reason.startswith("review:"), reason
+    assert ".memento/worker/review.md" in reason and ".memento/worker/memory/left.json" in reason, reason
     assert parse_plan(ws.plan_path).task("T-1").status == " "
 
 
