@@ -16,24 +16,12 @@ from memento_core.tick.__main__ import run_tick
 
 from .modes import MODES
 from .test_engine import agent, make_ws
-from .test_notify import Receiver, task, with_notify
+from .test_notify import Receiver, _identity, task, with_notify  # noqa: F401 - _identity: its fixture
 
 PY = sys.executable
 # T-1 prints what the agent wrote and fails; three more keep the blocked share under the breaker's 30%.
 TASKS = (task(1, "cat shout.txt; false").replace("[T-1.txt]", "[shout.txt]") + task(2) + task(3) + task(4))
 MENTIONS = ("@everyone", "@here", "<@123>", "<@&456>", "<!channel>")
-
-
-@pytest.fixture
-def receiver():
-    r = Receiver()
-    yield r
-    r.close()
-
-
-@pytest.fixture(autouse=True)
-def _identity(git_identity):
-    return git_identity
 
 
 def assert_clean(text: str) -> None:
@@ -47,15 +35,23 @@ def assert_clean(text: str) -> None:
     assert "\x1b" not in text and "]52;" not in text and "]0;pwned" not in text
 
 
-@pytest.mark.parametrize("mode", MODES)
-def test_a_blocked_notification_carries_no_control_bidi_or_mention(tmp_path, receiver, mode):
+@pytest.fixture
+def hook():
+    """test_notify's loopback json:// receiver, listening from the start."""
+    receiver = Receiver()
     receiver.start()
+    yield receiver
+    receiver.close()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_blocked_notification_carries_no_control_bidi_or_mention(tmp_path, hook, mode):
     ws = make_ws(tmp_path, agent("shouts.py", "shout.txt"), TASKS.replace("Write file 1", "Write file 1 @here"),
                  sandbox=mode, max_retries=1)
-    with_notify(ws, receiver.url())
+    with_notify(ws, hook.url())
     run_tick(ws.root)
-    assert [m["title"].split(": ", 1)[1] for m in receiver.received] == ["T-1 is blocked: Write file 1 ＠here"]
-    (sent,) = receiver.received
+    assert [m["title"].split(": ", 1)[1] for m in hook.received] == ["T-1 is blocked: Write file 1 ＠here"]
+    (sent,) = hook.received
     for value in (sent["title"], sent["message"]):
         assert_clean(value)
     assert "＠everyone" in sent["message"] and "‹@123›" in sent["message"] and "broke it" in sent["message"]
