@@ -143,7 +143,8 @@ def remove_specials(ws: Workspace) -> tuple[tuple[str, str], ...]:
     found: list[tuple[str, str]] = []
     for top in SPECIAL_ROOTS:
         for folder, dirs, files in os.walk(ws.root / top):
-            dirs[:] = [d for d in dirs if d != ".git"]
+            # Not git's objects, nor the parallel workers' worktrees (another attempt's, and big).
+            dirs[:] = [d for d in dirs if d != ".git" and not (d == "worktrees" and folder == str(ws.root / top))]
             found += _specials_in(ws, Path(folder), files)
     for top in SPECIAL_SHALLOW:
         try:
