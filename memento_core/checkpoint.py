@@ -22,7 +22,7 @@ from pathlib import Path
 
 from . import notes, status_log
 from .errors import MementoError
-from .lines import decode, strip_eol
+from .lines import decode, read_text_file, strip_eol
 from .locks import LockBusy, atomic_write_text, file_lock, locked_edit
 from .markdown.prose import parse_document
 from .plan import Plan
@@ -122,7 +122,7 @@ def is_idle_objective(objective: str) -> bool:
 
 def _acknowledged(ws: Workspace) -> set[str]:
     try:
-        data = json.loads((ws.memento_dir / ACK_FILE).read_text(encoding="utf-8"))
+        data = json.loads(read_text_file(ws.memento_dir / ACK_FILE))
     except (OSError, ValueError):
         return set()
     return {k for k in data.get("keys", ()) if isinstance(k, str)} if isinstance(data, dict) else set()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from . import plan as plans
+from .lines import read_text_file
 from .plan import Plan
 from .state import TickState
 from .workspace import Workspace
@@ -110,7 +111,7 @@ def wait_for_senders(timeout: float = 15.0) -> None:
 
 def _alert_problem(ws: Workspace) -> str:
     try:
-        for line in ws.alert_path.read_text(encoding="utf-8").splitlines():
+        for line in read_text_file(ws.alert_path).splitlines():
             if line.startswith("problem: "):
                 return line[len("problem: "):]
     except (OSError, UnicodeDecodeError):

@@ -7,7 +7,10 @@ BOM) survives exactly.
 
 from __future__ import annotations
 
+import errno
+import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,11 +80,79 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
+class NotAFile(MementoError, OSError):
+    """Memento refused to read something that is not a regular file: a FIFO, a socket or a device
+    (opening or reading it could block the tick for ever, SPEC §13), a folder, or a link. An
+    OSError too: a caller that treats an unreadable file as missing treats this one so."""
+
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a directory"), (stat.S_ISLNK, "a symbolic link"))
+
+
+def file_kind(mode: int) -> str:
+    """What a file of this ``st_mode`` is, in words ("a FIFO", "a regular file")."""
+    return next((name for test, name in _KINDS if test(mode)), "a regular file" if stat.S_ISREG(mode) else
+                "not a regular file")
+
+
+def read_regular(path: Path, display: str | Path | None = None, *, follow: bool = False,
+                 limit: int | None = None, what: str = "file") -> bytes:
+    """The bytes of the regular file ``path`` (at most ``limit``), never blocking on what an agent made.
+
+    Opened with ``O_NONBLOCK`` (a FIFO without a writer does not hold the open) and, unless
+    ``follow``, ``O_NOFOLLOW``; then ``fstat``: a FIFO, socket or device is :class:`NotAFile`
+    naming it, unread; a folder IsADirectoryError, a missing file FileNotFoundError.
+    Memento reads every file an agent could make (the report, the review, the memory queue, the
+    documents) through this (SPEC §13 "Either way")."""
+    shown = display if display is not None else path
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP and not follow:
+            raise NotAFile(f"is a symbolic link, not a {what}; Memento does not read through it",
+                           path=shown) from None
+        if exc.errno in (errno.ENXIO, errno.EOPNOTSUPP):  # a socket cannot be opened
+            raise NotAFile("is a socket, not a regular file; Memento does not read it", path=shown) from None
+        raise
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        os.close(fd)
+        raise
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(shown))
+        raise NotAFile(f"is {file_kind(mode)}, not a regular file; Memento does not read it (it could block "
+                       "for ever)", path=shown)
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read() if limit is None else fh.read(limit)
+
+
+def read_regular_or_none(path: Path, *, follow: bool = False, limit: int | None = None) -> bytes | None:
+    """:func:`read_regular`, or None when the file cannot be read as one: gone, a link (unless
+    ``follow``), a FIFO, a socket, a device, a folder, no permission."""
+    try:
+        return read_regular(path, follow=follow, limit=limit)
+    except (OSError, NotAFile):
+        return None
+
+
+def read_text_file(path: Path, errors: str = "strict") -> str:
+    """A regular file's text (UTF-8, ``errors`` as for ``bytes.decode``), through a link; a FIFO,
+    socket or device is :class:`NotAFile` (an OSError), never opened to block on. For Memento's
+    state files and the documents it shows (``Path.read_text`` would block on a FIFO)."""
+    return read_regular(Path(path), follow=True).decode("utf-8", errors)
+
+
 def read_bytes(path: Path, display: str | Path | None = None, what: str = "file") -> bytes:
-    """A file's bytes; missing, a directory or unreadable is a MementoError naming ``display``."""
+    """A file's bytes (through a link: a person may link a document); missing, not a regular
+    file (a directory, a FIFO) or unreadable is a MementoError naming ``display``."""
     shown = display if display is not None else path
     try:
-        return Path(path).read_bytes()
+        return read_regular(Path(path), shown, follow=True, what=what)
     except FileNotFoundError:
         raise MementoError(f"{what} not found", path=shown) from None
     except IsADirectoryError:
@@ -96,9 +167,9 @@ def read_doc(path: Path) -> LineDoc:
 
 
 def read_bytes_or_none(path: Path) -> bytes | None:
-    """A file's bytes, or None when it does not exist; a directory is a MementoError."""
+    """A file's bytes, or None when it does not exist; a directory or a FIFO is a MementoError."""
     try:
-        return Path(path).read_bytes()
+        return read_regular(Path(path), follow=True)
     except FileNotFoundError:
         return None
     except IsADirectoryError:
@@ -153,6 +224,31 @@ def safe_text(text: str) -> str:
     something was there.
     """
     return "".join(ch if ch.isprintable() or ch == "\t" else "?" for ch in text)
+
+
+# Chat mentions a notification must not carry: Discord's and Slack's @everyone/@here, Slack's
+# @channel, Matrix's @room; and the tags <@123> (a user), <@&123> (a role), <#123> (a channel),
+# <!channel>/<!here>/<!subteam^…> (Slack).
+_MENTION_RE = re.compile(r"@(?=(?:everyone|here|channel|room)\b)", re.I)
+_CHAT_TAG_RE = re.compile(r"<([@!#][^<>\s]{0,80})>")
+_DROPPED = frozenset(("Cc", "Cf", "Zl", "Zp"))  # control, format (bidi, zero-width), line/paragraph sep
+
+
+def message_text(text: str) -> str:
+    """Text for a notification or a report (SPEC §15), whatever an agent or a file put in it:
+    without escape sequences, control characters (a newline kept, a tab a space), bidi overrides
+    and every other format character (Unicode Cf: U+202A–202E, U+2066–2069, zero-width spaces,
+    U+2060), line or paragraph separators; with chat mentions defused, visibly: ``@everyone``,
+    ``@here``, ``@channel``, ``@room`` get a full-width ＠ (U+FF20), a tag like ``<@123>``,
+    ``<@&123>``, ``<#1>`` or ``<!channel>`` angle quotes ‹ › for its brackets, so the words
+    read the same and ping nobody. Idempotent."""
+    import unicodedata
+
+    text = ANSI_RE.sub("", text).replace("\t", " ").replace("\u2028", " ").replace("\u2029", " ")
+    text = "".join(ch for ch in text if ch == "\n" or unicodedata.category(ch) not in _DROPPED)
+    text = "".join("?" if "\ud800" <= ch <= "\udfff" else ch for ch in text)  # a lone surrogate (bad bytes)
+    text = _CHAT_TAG_RE.sub(lambda m: f"‹{m.group(1)}›", text)
+    return _MENTION_RE.sub("＠", text)
 
 
 def ensure_eol(lines: list[str], index: int, newline: str) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import stat
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -19,7 +20,7 @@ from pathlib import Path
 
 from .crashpoints import crash_point
 from .errors import MementoError
-from .lines import read_bytes_or_none
+from .lines import NotAFile, file_kind, read_regular
 
 
 class LockBusy(MementoError):
@@ -47,13 +48,22 @@ def open_append(path: Path, mode: str = "a"):
     path = Path(path)
     refuse_link(path.parent)
     path.parent.mkdir(parents=True, exist_ok=True)
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    # O_NONBLOCK: a FIFO the agent put there (no reader) fails at once instead of holding the open.
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
     try:
         fd = os.open(path, flags, 0o644)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise SymlinkRefused(path) from None
+        if exc.errno == errno.ENXIO:
+            raise NotAFile("is a FIFO or a socket, not a regular file; Memento does not write to it",
+                           path=path) from None
         raise
+    st_mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(st_mode):
+        os.close(fd)
+        raise NotAFile(f"is {file_kind(st_mode)}, not a regular file; Memento does not write to it", path=path)
+    os.set_blocking(fd, True)
     if "b" in mode:
         return os.fdopen(fd, "ab")
     return os.fdopen(fd, "a", encoding="utf-8")
@@ -234,19 +244,14 @@ def read_no_follow(path: Path) -> bytes:
 
 
 def _read_or_empty(path: Path) -> bytes:
-    """The file's bytes (b"" when missing), never read through a symbolic link."""
+    """The file's bytes (b"" when missing), never read through a symbolic link, never a FIFO."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        return read_regular(path)
     except FileNotFoundError:
         return b""
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
+    except IsADirectoryError:
+        raise MementoError("is a directory, not a file", path=path) from None
+    except NotAFile:
+        if os.path.islink(path):
             raise SymlinkRefused(path) from None
-        if exc.errno == errno.EISDIR:
-            return read_bytes_or_none(path) or b""  # the same "is a directory" error as everywhere
         raise
-    with os.fdopen(fd, "rb") as fh:
-        try:
-            return fh.read()
-        except IsADirectoryError:
-            raise MementoError("is a directory, not a file", path=path) from None

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from .config import Config, load_config
 from .errors import MementoError
+from .lines import message_text, read_text_file
 from .locks import atomic_write_text
 from .runlog import cron_log, utc_stamp
 from .state import TickState
@@ -66,7 +67,7 @@ def load_record(ws: Workspace) -> dict:
     """`.memento/notify.json`: {"states": {key: signature}, "pending": [message], "last_sent",
     "last_error", "last_error_at"}; missing or damaged, an empty record."""
     try:
-        data = json.loads(notify_path(ws).read_text(encoding="utf-8"))
+        data = json.loads(read_text_file(notify_path(ws)))
     except (OSError, ValueError):
         data = {}
     if not isinstance(data, dict):
@@ -193,7 +194,7 @@ def _architect(ws: Workspace, entries) -> list[Event]:
                              " ".join(head.replace("🏗", "").split())[:300], "read the plan's changes (git log)"))
             break
     try:
-        alert = ws.alert_path.read_text(encoding="utf-8", errors="replace")
+        alert = read_text_file(ws.alert_path, "replace")
     except OSError:
         alert = ""
     for line in alert.splitlines():
@@ -243,6 +244,7 @@ def unreadable_urls(urls) -> list[str]:
 def send(url: str, title: str, body: str, timeout: float) -> str | None:
     """One message to one Apprise URL within ``timeout`` seconds; None when it was delivered,
     else why not (with no secret of the URL in it)."""
+    title, body = message_text(title), message_text(body)  # the agent's words reach a chat (SPEC §15)
     box = _apprise().Apprise()
     if not box.add(url):
         return f"{mask_url(url)}: {UNREADABLE}"

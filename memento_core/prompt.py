@@ -6,6 +6,8 @@ import re
 from pathlib import Path
 
 from . import notes, status_log
+from .lines import read_bytes, read_regular_or_none
+from .markdown.blocks import fenced
 from .plan import Plan, Task
 from .workspace import Workspace
 
@@ -15,10 +17,10 @@ MAX_ATTEMPTS = 5
 
 def read_capped(path: Path, limit: int = MAX_DOC_CHARS) -> str:
     """A document for a prompt, stripped, cut at ``limit`` characters with a note saying so; "" when unreadable."""
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    data = read_regular_or_none(path, follow=True)  # never a FIFO an agent put there (SPEC §13)
+    if data is None:
         return ""
+    text = data.decode("utf-8", errors="replace")
     if len(text) > limit:
         text = text[:limit] + f"\n… ({len(text) - limit} more characters in {path.name})\n"
     return text.strip()
@@ -67,7 +69,7 @@ def build_prompt(ws: Workspace, plan: Plan, task: Task, *, include_system: bool 
 
     ``include_system=False`` for agents that take the system prompt through a flag of their own.
     """
-    plan_text = ws.plan_path.read_text(encoding="utf-8", errors="replace")
+    plan_text = read_bytes(ws.plan_path).decode("utf-8", errors="replace")
     given = notes.notes_for_task(notes.parse_notes(ws.notes_path), task.id)
     attempts = status_log.failed_attempts(status_log.parse_status(ws.status_path), task.id)[-MAX_ATTEMPTS:]
     out: list[str] = []
@@ -79,9 +81,7 @@ def build_prompt(ws: Workspace, plan: Plan, task: Task, *, include_system: bool 
         "",
         f"Project: {plan.title}. Phase: {task.phase}. Work in `{ws.root}`.",
         "",
-        "```markdown",
-        task_block(plan_text, task),
-        "```",
+        *fenced(task_block(plan_text, task), "markdown"),
         "",
         f"- verify (must exit 0): `{task.verify}`",
         f"- you may change only: {', '.join(task.context_files) or '(no files)'}",
@@ -94,7 +94,7 @@ def build_prompt(ws: Workspace, plan: Plan, task: Task, *, include_system: bool 
     if given:
         out += ["## Notes from people (they override the plan where they disagree)", ""]
         for note in given:
-            out += [f"### {note.timestamp} → {note.target}", note.text, ""]
+            out += [f"### {note.timestamp} → {note.target}", *fenced(note.text, "markdown"), ""]
     if attempts:
         out += [f"## Previous failed attempts of {task.id} ({len(attempts)}) — do not repeat them", ""]
         for entry in attempts:
@@ -104,19 +104,19 @@ def build_prompt(ws: Workspace, plan: Plan, task: Task, *, include_system: bool 
                 if value:
                     out.append(f"- {name}: {value}")
             if entry.error_tail:
-                out += ["```text", entry.error_tail, "```"]
+                out += fenced(entry.error_tail, "text")
             out.append("")
     findings = review_findings(ws, task.id, attempts[-1]) if attempts else ""
     if findings:
         out += [f"## The acceptance review of the last attempt of {task.id} failed — fix every [FAIL]",
                 "", "A reviewer checks your work against the `accept:` criteria after verify passes.",
-                "", findings, ""]
+                "", *fenced(findings.rstrip("\n"), "text"), ""]
     project_map = read_capped(ws.map_path)
-    out += ["## docs/PROJECT_MAP.md", "", project_map or "(missing)", ""]
+    out += ["## docs/PROJECT_MAP.md", "", *(fenced(project_map, "markdown") if project_map else ["(missing)"]), ""]
     checkpoint = read_capped(ws.checkpoint_path)
     out += ["## docs/CURRENT_STATE.md (the continuity checkpoint: surface recovered state first)", "",
-            checkpoint or "(missing)", ""]
+            *(fenced(checkpoint, "markdown") if checkpoint else ["(missing)"]), ""]
     tree = memory_tree(ws)
     if tree:
-        out += ["## Long-term memory (memory/): paths and summaries", "", tree, ""]
+        out += ["## Long-term memory (memory/): paths and summaries", "", *fenced(tree, "text"), ""]
     return "\n".join(out).rstrip() + "\n", given

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .durations import parse_duration
 from .errors import MementoError
-from .lines import clipped
+from .lines import clipped, message_text
 from .runlog import utc_stamp
 from .status_log import ARCHIVE_GLOB, TickEntry, parse_status
 from .workspace import Workspace
@@ -151,7 +151,7 @@ def build_report(ws: Workspace, *, since: str | None = None, date: str | None = 
     totals = tally(entries_with_commits(ws.root, entries_between(files, start, end)))
     current = parse_status(ws.status_path)
     needs, summary, notes = _needs(ws, plan, current)
-    return {
+    return clean({
         "project": plan.title or ws.root.name,
         "root": str(ws.root),
         "since": start, "until": end,
@@ -163,7 +163,20 @@ def build_report(ws: Workspace, *, since: str | None = None, date: str | None = 
                     for b in summary.get("blocked") or []],
         "unread_notes": [{"target": n.target, "at": n.timestamp, "text": " ".join(n.text.split())[:200]}
                          for n in notes if not n.read and not n.archived],
-    }
+    })
+
+
+def clean(doc):
+    """``doc`` with every string in it made :func:`~memento_core.lines.message_text` (no control,
+    bidi or format characters, mentions defused): the report, printed, as JSON or in the
+    dashboard, is read by people and forwarded to chats (SPEC §15)."""
+    if isinstance(doc, str):
+        return message_text(doc)
+    if isinstance(doc, dict):
+        return {clean(k): clean(v) for k, v in doc.items()}
+    if isinstance(doc, list | tuple):
+        return [clean(v) for v in doc]
+    return doc
 
 
 def _needs(ws: Workspace, plan, entries) -> tuple[list[dict], dict, list]:

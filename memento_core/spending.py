@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from . import owned
+from .lines import read_text_file
 from .locks import file_lock, lock_path_for
 from .workspace import Workspace
 
@@ -78,7 +79,7 @@ def _zero() -> dict:
 def read_ledger(ws: Workspace) -> dict:
     """usage.json as ``{"days": {day: totals}, "total": totals}`` (empty when there is none)."""
     try:
-        data = json.loads(ledger_path(ws).read_text(encoding="utf-8"))
+        data = json.loads(read_text_file(ledger_path(ws)))
     except (OSError, ValueError):
         data = {}
     if not isinstance(data, dict):

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from . import owned
 from .errors import MementoError
+from .lines import read_text_file
 from .locks import atomic_write_text
 from .workspace import Workspace
 
@@ -61,7 +62,7 @@ class TickState:
     @classmethod
     def load(cls, ws: Workspace) -> TickState:
         try:
-            data = json.loads(ws.state_path.read_text(encoding="utf-8"))
+            data = json.loads(read_text_file(ws.state_path))
         except (OSError, ValueError):
             return cls()
         if not isinstance(data, dict):
@@ -119,7 +120,7 @@ def write_claim(ws: Workspace, claim: Claim) -> None:
 def read_claim(ws: Workspace, task_id: str) -> Claim | None:
     """The task's claim, or None when there is none or its file is not a claim (a tick never crashes on one)."""
     try:
-        data = json.loads(claim_path(ws, task_id).read_text(encoding="utf-8"))
+        data = json.loads(read_text_file(claim_path(ws, task_id)))
         if not isinstance(data, dict):
             return None  # valid JSON, but not an object: as unreadable as a torn file
         return Claim(**{k: v for k, v in data.items() if k in Claim.__dataclass_fields__})

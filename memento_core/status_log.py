@@ -11,6 +11,7 @@ whose fence is longer than any backtick run inside) and ``append_entry``
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -29,10 +30,19 @@ from .lines import (
     doc_from_text,
     ensure_eol,
     read_doc_or_none,
+    read_regular_or_none,
     strip_eol,
 )
 from .locks import atomic_write_bytes, file_lock, lock_path_for, locked_edit
-from .markdown.blocks import FENCE_BODY, FENCE_CLOSE, FENCE_OPEN, SEPARATOR_RE, TEXT, BlockScanner
+from .markdown.blocks import (
+    FENCE_BODY,
+    FENCE_CLOSE,
+    FENCE_OPEN,
+    SEPARATOR_RE,
+    TEXT,
+    BlockScanner,
+    fenced,
+)
 from .plan import TASK_ID
 
 HEADER = "# TICK STATUS LOG"
@@ -363,7 +373,8 @@ def iter_status_archive(archive_dir: Path) -> list[TickEntry]:
         return []
     out: list[TickEntry] = []
     for file in sorted(archive_dir.glob(ARCHIVE_GLOB)):
-        out.extend(parse_status(file))
+        if file.is_file():  # a FIFO or a folder of that name is no archive (never opened)
+            out.extend(parse_status(file))
     return out
 
 
@@ -421,10 +432,6 @@ def _clean_name(name: str) -> str:
     return cleaned
 
 
-def _longest_backtick_run(text: str) -> int:
-    return max((len(run) for run in re.findall(r"`+", text)), default=0)
-
-
 def format_entry(
     timestamp: str,
     tick: int,
@@ -447,8 +454,7 @@ def format_entry(
         out.append(f"- **{_clean_name(name)}**:" + (f" {cleaned}" if cleaned else ""))
     tail = clean_block(error_tail) if error_tail else ""
     if tail:
-        fence = "`" * max(3, _longest_backtick_run(tail) + 1)
-        out.extend(["- **Error Tail**:", fence, *tail.split("\n"), fence])
+        out.extend(["- **Error Tail**:", *fenced(tail)])
     return "\n".join(out) + "\n"
 
 
@@ -549,7 +555,7 @@ def _archived_prefix(doc: LineDoc, scan: _Scan, archive_dir: Path) -> tuple[int,
         prefix = f"TICK_STATUS_{_safe_stamp(scan.entries[done].timestamp)}_"
         best = 0
         for candidate in sorted(archive_dir.glob(prefix + "*.md")):
-            archived = read_doc_or_none(candidate)
+            archived = read_doc_or_none(candidate) if candidate.is_file() else None
             if archived is None:
                 continue
             arch_scan = _scan(archived.lines)
@@ -581,7 +587,7 @@ def _plan_rotation(doc: LineDoc, archive_dir: Path, max_entries: int) -> _Rotati
     target = archive_dir / f"{base}.md"
     n = 2
     # A different file that happens to carry the same name is never overwritten.
-    while target.exists() and target.read_bytes() != data:
+    while os.path.lexists(target) and read_regular_or_none(target) != data:
         target = archive_dir / f"{base}_{n}.md"
         n += 1
     return _Rotation(done, done_path, moved_end, target, data)

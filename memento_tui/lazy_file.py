@@ -9,6 +9,7 @@ so a 100 MB log shows its first screen at once and its length moments later.
 from __future__ import annotations
 
 import os
+import stat
 import threading
 from array import array
 from collections.abc import Callable, Iterator
@@ -42,10 +43,12 @@ class LineIndex:
     def scan(self, cancelled: Callable[[], bool] = lambda: False) -> Iterator[int]:
         """Index the bytes not yet indexed, yielding the line count after each chunk."""
         try:
-            fd = os.open(self.path, os.O_RDONLY)
+            fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO: never waited on
         except OSError:
             return
         try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return  # a FIFO, socket or device in a log's place has no lines to show
             size = os.fstat(fd).st_size
             if size < self._size:  # truncated or replaced: start again
                 with self._lock:

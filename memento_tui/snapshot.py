@@ -209,8 +209,10 @@ def timeline_entries(ws: Workspace, archive: Path, limit: int = TIMELINE_LIMIT) 
 
 
 def _read_text(path: Path) -> str | None:
+    from memento_core.lines import read_text_file
+
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
+        return read_text_file(path, "replace")  # never blocks on a FIFO
     except OSError:
         return None
 

@@ -253,7 +253,7 @@ class WorkspaceWatcher:
 
 
 def _digest(path: Path) -> str | None:
-    try:
-        return hashlib.blake2b(path.read_bytes(), digest_size=16).hexdigest()
-    except OSError:
-        return None
+    from memento_core.lines import read_regular_or_none
+
+    data = read_regular_or_none(path, follow=True)  # a FIFO an agent left is never opened (SPEC §13)
+    return hashlib.blake2b(data, digest_size=16).hexdigest() if data is not None else None

@@ -37,6 +37,18 @@ def safe_json(doc, **kw) -> str:
     return "".join(ch if ch == "\n" or ch.isprintable() else json.dumps(ch)[1:-1] for ch in text)
 
 
+def safe_doc(doc):
+    """``doc`` (a command's JSON-like document) with every string in it :func:`safe_text`: for a
+    renderer that prints its fields (titles, reasons, phase names: text from files and agents)."""
+    if isinstance(doc, str):
+        return safe_text(doc)
+    if isinstance(doc, dict):
+        return {k: safe_doc(v) for k, v in doc.items()}
+    if isinstance(doc, list | tuple):
+        return [safe_doc(v) for v in doc]
+    return doc
+
+
 def safe_block(text: str) -> str:
     """Multi-line text from files, each line made safe and the line breaks kept."""
     return "\n".join(safe_text(line) for line in text.split("\n"))

@@ -37,6 +37,7 @@ FENCE_START = r" {0,3}(?:`{3,}|~{3,})"
 
 _OPEN_RE = re.compile(r"(?P<indent> {0,3})(?P<marker>`{3,}|~{3,})(?P<info>.*)", re.S)
 _COMMENT_RE = re.compile(r" {0,3}<!--")
+_BACKTICKS_RE = re.compile(r"`+")
 SEPARATOR_RE = re.compile(r"^ {0,3}-{3,}[ \t]*$")
 _MAY_OPEN = ("`", "~", "<", " ")  # how a line that opens a block can start
 
@@ -95,6 +96,20 @@ def open_fence(line: str) -> Fence | None:
     if marker[0] == "`" and "`" in m.group("info"):
         return None
     return Fence(marker, len(m.group("indent")))
+
+
+def fence_for(text: str) -> str:
+    """A backtick fence no line of ``text`` can close: longer than its longest run of backticks
+    (at least 3). Runs of tildes never close a backtick fence, so they need no counting."""
+    return "`" * max(3, max((len(run) for run in _BACKTICKS_RE.findall(text)), default=0) + 1)
+
+
+def fenced(text: str, info: str = "") -> list[str]:
+    """``text`` as the lines of one fenced code block (``info`` its info string) that nothing in
+    it can close or reopen: text an agent or a project controls, put in a prompt or the status
+    log, stays text (SPEC §13 "Either way"). Every fence Memento writes around such text is this."""
+    fence = fence_for(text)
+    return [fence + info, *text.replace("\r\n", "\n").split("\n"), fence]
 
 
 def opens_comment(line: str) -> bool:

@@ -15,6 +15,7 @@ import json
 import time
 
 from ..errors import MementoError
+from ..lines import read_text_file
 from ..locks import atomic_write_text
 from ..workspace import Workspace
 from .entries import MemoryEntry
@@ -69,7 +70,7 @@ def weekly_gc(ws: Workspace, now: float | None = None) -> bool:
     now = time.time() if now is None else now
     stamp = ws.memento_dir / "memory_gc.json"
     try:
-        last = float(json.loads(stamp.read_text(encoding="utf-8"))["at"])
+        last = float(json.loads(read_text_file(stamp))["at"])
     except (OSError, ValueError, KeyError, TypeError):
         last = 0.0
     if now - last < GC_EVERY_DAYS * 86400:
@@ -83,7 +84,7 @@ def read_entry(ws: Workspace, path: str) -> str:
     """The text of one entry (MEMORY.md and PERSONA.md included); MementoError if refused or missing."""
     rel, target = jail(ws, path, writing=False)
     try:
-        return target.read_text(encoding="utf-8", errors="replace")
+        return read_text_file(target, "replace")
     except FileNotFoundError:
         raise MementoError(f"memory/{rel} does not exist") from None
     except IsADirectoryError:

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import MementoError
+from ..lines import read_text_file
 from ..workspace import Workspace
 from .journal import JournalDay, parse_journal
 from .layout import ARCHIVE
@@ -45,7 +46,7 @@ def read_day(ws: Workspace, day: str) -> tuple[str, str]:
     for rel in (f"journal/{day}.md", f"{ARCHIVE}/journal/{day}.md"):
         path = ws.memory_dir / rel
         if path.is_file():
-            return rel, path.read_text(encoding="utf-8", errors="replace")
+            return rel, read_text_file(path, "replace")
     raise MementoError(f"no journal for {day} (memory/journal/{day}.md does not exist)")
 
 

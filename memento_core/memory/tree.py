@@ -14,6 +14,7 @@ import os
 from collections import Counter
 from pathlib import Path, PurePosixPath
 
+from ..lines import read_text_file
 from ..workspace import Workspace
 from .entries import MemoryEntry, load_entry
 from .layout import ARCHIVE, GENERATED, PERSONA, SESSION_ARCHIVE
@@ -158,7 +159,7 @@ def tree_for_prompt(ws: Workspace, *, max_paths: int = MAX_PATHS, budget: int = 
     tree = render_tree(root, max_paths=max_paths, budget=budget, sessions=False)
     persona = ""
     try:
-        persona = (root / PERSONA).read_text(encoding="utf-8", errors="replace").strip()
+        persona = read_text_file((root / PERSONA), "replace").strip()
     except OSError:
         pass
     if len(persona) > PERSONA_BUDGET:

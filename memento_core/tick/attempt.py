@@ -95,7 +95,8 @@ def _work(ctx: TickContext, plan: Plan, at: Attempt) -> TaskResult:
     # Memory lives in its own repository: whatever the agent wrote there bypassing
     # `memento memory write` is committed now, before any rollback of the project.
     commit_memory_writes(ctx, task)
-    confine.after_agent(ctx, task)
+    refused = confine.after_agent(ctx, task)  # a FIFO where Memento reads: a failure
+    reason = reason or refused
     touched: tuple[gitops.FileChange, ...] = ()
     if not reason and ctx.interrupted:
         reason = SIGTERM_REASON

@@ -18,6 +18,7 @@ from .. import gitops, sandbox
 from ..errors import MementoError
 from ..plan import Task
 from ..sandbox import network
+from . import ownfiles
 from .context import TickContext
 from .files import append_log
 
@@ -112,14 +113,20 @@ def _tracked(root: Path) -> list[str]:
     return [p for p in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if p]
 
 
-def after_agent(ctx: TickContext, task: Task) -> None:
-    """What the worker left in .memento/worker/: a report that is a link is dropped unread; the memory queue."""
+def after_agent(ctx: TickContext, task: Task) -> str:
+    """What the worker left in .memento/worker/: a report that is a link is dropped unread; a FIFO,
+    socket or device in Memento's folders is removed unread, the attempt's failure (its reason,
+    else ''); then the memory queue."""
     report = ctx.ws.tick_result_path
     if report.is_symlink():
         report.unlink()
         append_log(ctx.log_path, f"[memento] {ctx.ws.rel(report.parent)}/{report.name} was a symbolic link: "
                                  "removed unread\n")
+    refused = ownfiles.specials_reason(ownfiles.remove_specials(ctx.ws))
+    if refused:
+        append_log(ctx.log_path, f"[memento] {refused}\n")
     apply_memory_queue(ctx, task)
+    return refused
 
 
 def apply_memory_queue(ctx: TickContext, task: Task) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ..lines import read_regular_or_none
 from ..locks import locked_edit
 from ..status_log import VERIFY_NOT_RUN
 
@@ -31,12 +32,11 @@ def fill_commit(status_path: Path, sha: str) -> None:
 
 def read_tick_result(path: Path) -> dict[str, str]:
     """The worker's Outputs and Error Analysis sections from .memento/tick_result.md."""
-    if path.is_symlink():
-        return {}  # the worker writes a file; a link could point at any file of a person's
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")[:20_000]
-    except OSError:
+    # Never through a link (it could point at any file of a person's), never a FIFO (SPEC §13).
+    data = read_regular_or_none(path, limit=80_000)
+    if data is None:
         return {}
+    text = data.decode("utf-8", errors="replace")[:20_000]
     sections: dict[str, list[str]] = {}
     current = None
     for line in text.splitlines():

@@ -15,6 +15,7 @@ import shutil
 import stat
 from pathlib import Path
 
+from ..lines import file_kind
 from ..locks import atomic_write_bytes
 from ..workspace import OWN_DOCS, OWN_PROMPTS, Workspace
 from .guards import MAP_REL, PLAN_REL, Snapshot
@@ -126,3 +127,56 @@ def remove_impostors(ws: Workspace, snap: Snapshot) -> tuple[str, ...]:
         if data is not None and not os.path.lexists(path):
             atomic_write_bytes(path, data)
     return tuple(found)
+
+
+# Where the agent could make a FIFO, socket or device that Memento later reads or appends to:
+# Memento's state folder (the worker's scratch .memento/worker/ with the report, the review and
+# the memory queue), the top of logs/ (cron.log) and the memory tree. The documents are
+# remove_impostors's (they are put back); a project's own FIFO elsewhere is none of Memento's.
+SPECIAL_ROOTS = (".memento", "memory")
+SPECIAL_SHALLOW = ("logs",)
+
+
+def remove_specials(ws: Workspace) -> tuple[tuple[str, str], ...]:
+    """Remove every FIFO, socket and device in Memento's state folders (never followed, never
+    opened): (path, what it was) for each, so the attempt fails naming them (SPEC §13)."""
+    found: list[tuple[str, str]] = []
+    for top in SPECIAL_ROOTS:
+        for folder, dirs, files in os.walk(ws.root / top):
+            # Not git's objects, nor the parallel workers' worktrees (another attempt's, and big).
+            dirs[:] = [d for d in dirs if d != ".git" and not (d == "worktrees" and folder == str(ws.root / top))]
+            found += _specials_in(ws, Path(folder), files)
+    for top in SPECIAL_SHALLOW:
+        try:
+            names = os.listdir(ws.root / top)
+        except OSError:
+            continue
+        found += _specials_in(ws, ws.root / top, names)
+    return tuple(sorted(found))
+
+
+def _specials_in(ws: Workspace, folder: Path, names) -> list[tuple[str, str]]:
+    out = []
+    for name in names:
+        path = folder / name
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            continue
+        if stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode):
+            continue
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        out.append((path.relative_to(ws.root).as_posix(), file_kind(mode)))
+    return out
+
+
+def specials_reason(found: tuple[tuple[str, str], ...]) -> str:
+    """The failure reason for what remove_specials removed ('' for nothing)."""
+    if not found:
+        return ""
+    return "the agent left what Memento would block on reading: " + ", ".join(
+        f"{rel} ({kind})" for rel, kind in found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "") \
+        + " (removed unread)"

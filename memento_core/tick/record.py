@@ -40,6 +40,7 @@ from pathlib import Path
 from .. import gitops
 from ..agents.reaper import environ_of, start_time, tick_identity
 from ..errors import MementoError
+from ..lines import read_text_file
 from ..locks import atomic_write_bytes, atomic_write_text
 from ..plan import Task, decode_text, scan_plan
 from ..state import Claim, this_host
@@ -186,7 +187,7 @@ def read_record(ws: Workspace, task_id: str) -> Record | None:
     """The task's record, or None when there is none or it does not match its digest."""
     json_path = _paths(ws, task_id)[0]
     try:
-        data = json.loads(json_path.read_text(encoding="utf-8"))
+        data = json.loads(read_text_file(json_path))
         digest = data.pop("digest", None)
         if not isinstance(data, dict) or digest != _digest(data):
             return None

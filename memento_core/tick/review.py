@@ -28,11 +28,12 @@ from importlib import resources
 from pathlib import Path
 
 from .. import agents, gitops, status_log
-from ..lines import safe_text
+from ..lines import read_bytes, read_regular_or_none, safe_text
 from ..locks import atomic_write_text
+from ..markdown.blocks import fenced
 from ..prompt import review_findings_path, task_block
 from ..workspace import KEPT_DOCS
-from . import confine, limits
+from . import confine, limits, ownfiles
 from .context import TickContext
 from .entries import last_line
 from .files import append_log, unlink
@@ -377,14 +378,17 @@ def _fingerprint(ctx: TickContext, at) -> tuple:
     root, ws = ctx.root, ctx.ws
     changes = gitops.changes_since(root, at.snap.base, set(at.snap.untracked))
     blobs = gitops.hash_blobs(root, [c.path for c in changes if c.path not in KEPT_DOCS])
-    plan_text = ws.plan_path.read_text(encoding="utf-8", errors="replace")
+    plan_text = read_bytes(ws.plan_path).decode("utf-8", errors="replace")
     docs = tuple(_read(p) for p in (ws.status_path, ws.map_path, ws.checkpoint_path))
     return blobs, docs, task_block(plan_text, at.task)
 
 
 def _changes_by_reviewer(ctx: TickContext, at, before: tuple, guards) -> str:
     """'' or what the reviewer changed; git is put back by the guards, the tree by the rollback."""
+    left = ownfiles.specials_reason(ownfiles.remove_specials(ctx.ws))  # a FIFO in .memento/worker/…
     verdict = guards(ctx, ctx.plan(), at, after_verify=True)
+    if left:
+        return left.replace("the agent left", "the reviewer left", 1)
     after = _fingerprint(ctx, at)
     changed = sorted(p for p in set(before[0]) | set(after[0]) if before[0].get(p) != after[0].get(p))
     names = ["docs/TICK_STATUS.md", "docs/PROJECT_MAP.md", "docs/CURRENT_STATE.md"]
@@ -400,10 +404,7 @@ def _changes_by_reviewer(ctx: TickContext, at, before: tuple, guards) -> str:
 
 
 def _read(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except OSError:
-        return None
+    return read_regular_or_none(path, follow=True)  # a FIFO the reviewer made is never opened
 
 
 # ---------------------------------------------------------------- the reviewer's prompt
@@ -437,7 +438,7 @@ def write_review_prompt(ctx: TickContext, at, touched, verify_tail: str, preset:
 
 def review_prompt(ctx: TickContext, at, touched, verify_tail: str) -> str:
     ws, task = ctx.ws, at.task
-    plan_text = ws.plan_path.read_text(encoding="utf-8", errors="replace")
+    plan_text = read_bytes(ws.plan_path).decode("utf-8", errors="replace")
     out = [
         f"# Review: {task.id} {task.title}",
         "",
@@ -447,9 +448,7 @@ def review_prompt(ctx: TickContext, at, touched, verify_tail: str) -> str:
         "",
         "## The task",
         "",
-        "```markdown",
-        task_block(plan_text, task),
-        "```",
+        *fenced(task_block(plan_text, task), "markdown"),
         "",
         f"## Acceptance criteria ({len(task.accept)}) — judge each, by number",
         "",
@@ -459,15 +458,11 @@ def review_prompt(ctx: TickContext, at, touched, verify_tail: str) -> str:
         "",
         f"`{task.verify}` exited 0. The end of its output:",
         "",
-        "```text",
-        "\n".join(verify_tail.strip().splitlines()[-30:]) or "(no output)",
-        "```",
+        *fenced("\n".join(verify_tail.strip().splitlines()[-30:]) or "(no output)", "text"),
         "",
         f"## The diff of this attempt ({len(touched)} files)",
         "",
-        "```diff",
-        attempt_diff(ctx.root, at.snap.base, touched) or "(no changes)",
-        "```",
+        *fenced(attempt_diff(ctx.root, at.snap.base, touched) or "(no changes)", "diff"),
         "",
         "## Your report",
         "",

@@ -7,7 +7,7 @@ import argparse
 from ...lines import clipped, listed
 from ...workspace import Workspace
 from ..context import load_plan, with_dir, workspace_of
-from ..output import EXIT_ATTENTION, EXIT_OK, bar, plural, safe_json, safe_text
+from ..output import EXIT_ATTENTION, EXIT_OK, bar, plural, safe_doc, safe_json, safe_text
 
 
 def register(sub, common: argparse.ArgumentParser) -> None:
@@ -75,6 +75,7 @@ def render_status(doc: dict) -> None:
     from rich.console import Console
 
     console = Console(highlight=False, soft_wrap=True)
+    doc = safe_doc(doc)  # titles, reasons, phase names: text from files and agents (SPEC §13)
     console.print(_header(doc))
     console.print(_phase_table(doc))
     for line in _attention_lines(doc):

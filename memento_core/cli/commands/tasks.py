@@ -4,11 +4,10 @@ last result (from the status log) and line."""
 from __future__ import annotations
 
 import argparse
-import json
 
 from ...workspace import Workspace
 from ..context import load_plan, with_dir, workspace_of
-from ..output import EXIT_ATTENTION, EXIT_OK, ok, plural, safe_text, warn
+from ..output import EXIT_ATTENTION, EXIT_OK, ok, plural, safe_json, safe_text, warn
 
 # The plan's status characters by the names this command shows and filters on.
 STATES = {" ": "pending", "x": "done", "!": "blocked", "~": "running", "-": "skipped"}
@@ -78,7 +77,7 @@ def cmd_tasks(args: argparse.Namespace) -> int:
     shown = [r for r in rows if args.state is None or r["state"] == args.state]
     code = EXIT_ATTENTION if plan.plan_errors else EXIT_OK
     if args.json:
-        print(json.dumps({"plan": ws.rel(ws.plan_path), "tasks": shown}, ensure_ascii=False, indent=2))
+        print(safe_json({"plan": ws.rel(ws.plan_path), "tasks": shown}, indent=2))
         return code
     what = f"{args.state} " if args.state else ""
     ok(f"{plural(len(shown), what + 'task')} in {ws.rel(ws.plan_path)}"

@@ -11,6 +11,7 @@ from pathlib import Path
 from ... import checkpoint as cp
 from ...checkpoint import current_phase
 from ...durations import format_duration
+from ...lines import read_text_file
 from ...plan import FINISHED, Plan
 from ...scheduler import COMPLETE, TASK, pick
 from ..context import Context, mtime, parse_stamp, stamp
@@ -175,7 +176,7 @@ def check_archive(c: Context) -> CheckResult:
     newest = archives[-1]
     rel = c.rel(newest)
     try:
-        old = cp.parse_checkpoint(newest.read_text(encoding="utf-8"))
+        old = cp.parse_checkpoint(read_text_file(newest))
     except (OSError, UnicodeDecodeError):
         return [Finding(INFO, "archive-consistency", f"the newest archive {rel} cannot be read", rel)]
     if old.section("Objective") is None:
@@ -213,7 +214,7 @@ def check_recovery_priority(c: Context) -> CheckResult:
     sp = c.ws.system_prompt_path
     sp_rel = c.rel(sp)
     try:
-        system = sp.read_text(encoding="utf-8", errors="replace")
+        system = read_text_file(sp, "replace")
     except OSError:
         system = None
     if system is None:
@@ -231,7 +232,7 @@ def check_recovery_priority(c: Context) -> CheckResult:
     prompt = c.ws.memento_dir / "prompts" / f"{task}.md"
     prompt_rel = c.rel(prompt)
     try:
-        text = prompt.read_text(encoding="utf-8", errors="replace")
+        text = read_text_file(prompt, "replace")
     except OSError:
         return found + [Finding(INFO, "recovery-priority",
                                 f"cannot tell whether the worker of {task} (tick #{entry.tick}) was given the "

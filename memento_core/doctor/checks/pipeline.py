@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ... import gitops
 from ...errors import MementoError
+from ...lines import read_text_file
 from ...state import pid_alive
 from ...workspace import OWN_DOCS
 from ..context import Context
@@ -27,7 +28,7 @@ def check_alert(c: Context) -> CheckResult:
     path = c.ws.alert_path
     rel = c.rel(path)
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = read_text_file(path, "replace")
     except FileNotFoundError:
         return f"no {rel}"
     except OSError:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from ...gitops import matches_any
+from ...lines import read_text_file
 from ...markdown.prose import block_lines, tokens, tree_paths, walk
 from ...plan import FINISHED
 from ..context import Context
@@ -78,7 +79,7 @@ def check_project_map(c: Context) -> CheckResult:
     path = c.ws.map_path
     rel = c.rel(path)
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = read_text_file(path, "replace")
     except FileNotFoundError:
         return [Finding(INFO, "project-map-paths", f"{rel} does not exist: the worker has no map of the code", rel)]
     except OSError as exc:

@@ -4,6 +4,8 @@ notes, PROJECT_MAP.md and the plan, after the system prompt of scripts/architect
 from __future__ import annotations
 
 from ... import notes, status_log
+from ...lines import read_bytes
+from ...markdown.blocks import fenced
 from ...plan import Plan
 from ...prompt import read_capped, task_block
 from ...workspace import Workspace
@@ -31,7 +33,7 @@ def all_entries(ws: Workspace, plan: Plan) -> list[status_log.TickEntry]:
 
 def build_architect_prompt(ws: Workspace, plan: Plan, *, include_system: bool = True) -> str:
     """The whole prompt as text (the system prompt first unless the preset takes it by flag)."""
-    plan_text = ws.plan_path.read_text(encoding="utf-8", errors="replace")
+    plan_text = read_bytes(ws.plan_path).decode("utf-8", errors="replace")  # never a FIFO (SPEC §13)
     out: list[str] = []
     if include_system:
         out += [system_prompt(ws), "", "---", ""]
@@ -39,8 +41,10 @@ def build_architect_prompt(ws: Workspace, plan: Plan, *, include_system: bool = 
             "docs/MASTER_PLAN.md, docs/PROJECT_MAP.md and the read marks of docs/HUMAN_NOTES.md.", ""]
     out += blocked_section(ws, plan, plan_text)
     out += notes_section(ws)
-    out += ["## docs/PROJECT_MAP.md", "", read_capped(ws.map_path, MAX_DOC_CHARS) or "(missing)", ""]
-    out += ["## docs/MASTER_PLAN.md (as it is now)", "", "````markdown", read_capped(ws.plan_path, MAX_DOC_CHARS), "````", ""]
+    project_map = read_capped(ws.map_path, MAX_DOC_CHARS)
+    out += ["## docs/PROJECT_MAP.md", "", *(fenced(project_map, "markdown") if project_map else ["(missing)"]), ""]
+    out += ["## docs/MASTER_PLAN.md (as it is now)", "", *fenced(read_capped(ws.plan_path, MAX_DOC_CHARS), "markdown"),
+            ""]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -52,7 +56,7 @@ def blocked_section(ws: Workspace, plan: Plan, plan_text: str) -> list[str]:
     out = [f"## Blocked tasks ({len(blocked)})", ""]
     for task in blocked:
         attempts = status_log.failed_attempts(entries, task.id)
-        out += [f"### {task.label}", "", "```markdown", task_block(plan_text, task), "```", "",
+        out += [f"### {task.label}", "", *fenced(task_block(plan_text, task), "markdown"), "",
                 f"Failed attempts of {task.id} ({len(attempts)}):", ""]
         for n, entry in enumerate(attempts, 1):
             out += attempt_lines(n, entry)
@@ -72,7 +76,7 @@ def attempt_lines(n: int, entry: status_log.TickEntry) -> list[str]:
     tail = entry.error_tail
     if tail:
         lines = tail.splitlines()[-MAX_TAIL_LINES:]
-        out += ["   - Error tail:", "", "```text", *lines, "```"]
+        out += ["   - Error tail:", "", *fenced("\n".join(lines), "text")]
     out.append("")
     return out
 
@@ -83,5 +87,5 @@ def notes_section(ws: Workspace) -> list[str]:
         return ["## Unread notes from people", "", "(none)", ""]
     out = [f"## Unread notes from people ({len(unread)}); mark each you act on [NOTE:READ]", ""]
     for note in unread:
-        out += [f"### [NOTE] {note.timestamp} → {note.target}", "", note.text, ""]
+        out += [f"### [NOTE] {note.timestamp} → {note.target}", "", *fenced(note.text, "markdown"), ""]
     return out

@@ -117,6 +117,9 @@ def docs_tree(ws: Workspace) -> dict[str, str]:
     """``{rel: sha256}`` of every file under docs/ but Memento's documents (links not followed)."""
     import hashlib
     import os
+    import stat
+
+    from ...lines import file_kind, read_regular
 
     found: dict[str, str] = {}
     top = ws.root / "docs"
@@ -127,8 +130,10 @@ def docs_tree(ws: Workspace) -> dict[str, str]:
             if rel in OWN_DOCS:
                 continue
             try:
-                found[rel] = "link" if path.is_symlink() else hashlib.sha256(path.read_bytes()).hexdigest()
-            except OSError:
+                mode = os.lstat(path).st_mode
+                data = read_regular(path) if stat.S_ISREG(mode) else None  # a FIFO is never opened
+                found[rel] = hashlib.sha256(data).hexdigest() if data is not None else file_kind(mode)
+            except (OSError, MementoError):
                 found[rel] = "unreadable"
     return found
 
@@ -509,6 +514,10 @@ def judge_tree(ctx: TickContext, snap: ArchitectSnapshot, *,
     links = ownfiles.unlink_own_links(ws, base, ARCHITECT_ID, ctx.log_path)
     if links:
         reasons.append(f"replaced Memento's own files by symbolic links: {', '.join(links)}")
+    impostors = ownfiles.remove_impostors(ws, base)  # a FIFO in a document's place: never read
+    if impostors:
+        reasons.append(f"made Memento's own files (now not regular files): {', '.join(impostors)} (removed)")
+    reasons += filter(None, [ownfiles.specials_reason(ownfiles.remove_specials(ws))])
     found = gitstate.put_back(root, base.git)
     damage = guards.git_damage(base.git, found) if found is not None else ""
     if damage:
