@@ -171,6 +171,11 @@ def take_snapshot(ctx: TickContext, base: str | None, untracked: set[str]) -> Sn
     """HEAD, the untracked files and Memento's documents as they are right after the claim."""
     ws = ctx.ws
     archive = ctx.plan().meta.status_archive_dir
+    # A FIFO or socket an earlier run left in Memento's folders goes now, unread: only what this
+    # run's agent makes fails this attempt (confine.after_agent).
+    left = ownfiles.remove_specials(ws)
+    if left:
+        append_log(ctx.log_path, f"[memento] before the run: {ownfiles.specials_reason(left)}\n")
     return Snapshot(
         base=base, untracked=frozenset(untracked),
         plan=ws.plan_path.read_bytes(), project_map=read_or_none(ws.map_path),

@@ -409,7 +409,8 @@ def test_importing_the_agents_package_loads_nothing_of_the_tick():
     assert loaded <= {"memento_core.config", "memento_core.errors", "memento_core.locks",
                       "memento_core.crashpoints", "memento_core.runlog", "memento_core.workspace",
                       "memento_core.durations", "memento_core.lines",
-                      "memento_core.spending"}, loaded  # Usage: the value the presets' parsers return
+                      "memento_core.spending",  # Usage: the value the presets' parsers return
+                      "memento_core.owned"}, loaded  # what the ledger's writer remembers it wrote (SPEC §13)
 
 
 def test_agent_that_commits_is_folded_back(repo, git_identity, tmp_path):

@@ -40,10 +40,16 @@ def _identity(git_identity):
 
 
 def test_a_persons_edit_of_another_task_during_the_run_is_kept(tmp_path):
-    # The "person" acts from inside the agent's run, so the timing is exact.
-    ws = make_ws(tmp_path, sh(f"{CLI} skip T-2 --reason 'not needed' . && echo done > hello.txt"), tasks=TWO)
-    outcome = run_tick(ws.root)
-    assert outcome.results[0].passed, outcome.message
+    # The person acts from outside the tick while its agent waits (a `memento skip` from inside the
+    # agent's run is the agent's own, refused: SPEC §13's receipts).
+    from .test_during_the_run import tick_while_the_agent_waits
+
+    ws = make_ws(tmp_path, agent("waits_for_a_person.py", "docs/MASTER_PLAN.md", shlex.quote("reason: not needed")),
+                 tasks=TWO)
+    tick_while_the_agent_waits(ws, lambda: subprocess.run(
+        [PY, "-m", "memento_core.cli", "skip", "T-2", "--reason", "not needed", str(ws.root)], check=True))
+    (entry,) = entries(ws)
+    assert entry.status == "SUCCESS", entry.field("Reason")
     plan = parse_plan(ws.plan_path)
     assert plan.task("T-1").status == "x"
     assert plan.task("T-2").status == "-" and plan.task("T-2").reason == "not needed"

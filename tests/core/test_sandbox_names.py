@@ -143,7 +143,7 @@ def test_a_missing_memento_file_the_agent_makes_is_a_guard_failure_and_removed(t
     targets = [*MISSING[:3], "docs/archive" if how == "fifo" else "docs/archive/forged.md"]
     ws = project_ws(tmp_path, agent("swaps_protected.py", how, *targets),
                     context="[hello.txt, docs/*, scripts/*, .memento_ignore, docs/archive/*]")
-    for rel in ("docs/PROJECT_MAP.md", ".memento_ignore"):
+    for rel in ("docs/PROJECT_MAP.md", ".memento_ignore", "scripts/plan_system_prompt.md"):  # made by init
         (ws.root / rel).unlink()
     (ws.root / "docs" / "archive" / "2026-11.md").unlink()
     (ws.root / "docs" / "archive").rmdir()
