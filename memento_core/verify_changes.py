@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from .lines import read_regular_or_none
 from .locks import locked_edit
 from .workspace import Workspace
 
@@ -58,14 +59,8 @@ def _encode(changes: Sequence[VerifyChange]) -> bytes:
 def pending(ws: Workspace) -> list[VerifyChange]:
     """The changes nobody acknowledged yet, oldest first (none when the file is missing or damaged,
     or is no regular file: a FIFO put there never blocks `memento status` or a tick)."""
-    try:
-        fd = os.open(path_of(ws), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return []
-    with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return []
-        return decode(fh.read())
+    data = read_regular_or_none(path_of(ws))
+    return decode(data) if data is not None else []
 
 
 def _own_file(ws: Workspace) -> Path:
