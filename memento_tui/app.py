@@ -30,7 +30,7 @@ from textual.reactive import var
 
 from memento_core import __version__
 from memento_core.errors import MementoError
-from memento_core.tick.__main__ import run_tick
+from memento_core.tick.__main__ import preload, run_tick
 from memento_core.workspace import Workspace
 
 from . import snapshot as snapshots
@@ -171,7 +171,6 @@ class MementoApp(App[None]):
         self._follow_schedule(snap)
         self._loading = False
         if self.refreshes == 1:
-            self._dirty.add(CHECKPOINT)  # the doctor, deferred past the first paint
             self.call_after_refresh(self._painted)
         if self._dirty:
             self.request_refresh(set())
@@ -189,6 +188,10 @@ class MementoApp(App[None]):
 
     def _painted(self) -> None:
         self.first_paint_at = time.perf_counter()
+        # The tick's modules, imported here before a tick's thread or the doctor's needs them:
+        # two threads importing one package at once can meet each other's half-made modules.
+        preload()
+        self.request_refresh({CHECKPOINT})  # the doctor, deferred past the first paint
 
     def on_files_changed(self, message: FilesChanged) -> None:
         self.request_refresh(message.parts)
@@ -320,6 +323,7 @@ class MementoApp(App[None]):
         if self.ticking:
             self.notify("a tick is already running", severity="warning", timeout=2)
             return False
+        preload()  # in this thread, before the tick's (a tick pressed before the first paint)
         self.ticking = True
         self.next_tick_at = None  # the countdown restarts only after this tick finishes
         self._tick()

@@ -12,6 +12,24 @@ import sys
 from collections.abc import Sequence
 
 
+def preload() -> None:
+    """Import every module of memento_core (its command line aside) here and now, in this thread.
+
+    A tick imports most of its modules lazily. The dashboard runs it in a thread while other
+    threads read the workspace, and two threads importing one package at the same moment can
+    each meet the other's half-initialized module: a tick started as the dashboard opened
+    failed with "cannot import name 'DEFAULT_GRACE' from partially initialized module". So the
+    dashboard calls this once, in its own thread, before a tick or the doctor runs."""
+    import importlib
+    import pkgutil
+
+    import memento_core
+
+    for found in pkgutil.walk_packages(memento_core.__path__, "memento_core."):
+        if not found.name.endswith(".__main__") and not found.name.startswith("memento_core.cli."):
+            importlib.import_module(found.name)
+
+
 def run_tick(root):
     """Run one tick in the workspace at ``root`` (cron's entry, ``memento tick``, the dashboard)."""
     from pathlib import Path

@@ -14,6 +14,7 @@ import fcntl
 import os
 import re
 import select
+import signal
 import struct
 import subprocess
 import sys
@@ -78,7 +79,9 @@ class PtyDashboard:
         self.screen = Screen(*size)
         master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", size[1], size[0], 0, 0))
-        full = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "TERM": "xterm-256color", **env}
+        # PYTHONFAULTHANDLER: SIGABRT makes a hung dashboard print every thread's stack (dump_threads).
+        full = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "TERM": "xterm-256color",
+                "PYTHONFAULTHANDLER": "1", **env}
         self.proc = subprocess.Popen([sys.executable, "-m", "memento_tui.app", str(root)], stdin=slave,
                                      stdout=slave, stderr=slave, env=full, start_new_session=True)
         os.close(slave)
@@ -105,6 +108,12 @@ class PtyDashboard:
                 self.raw += data
                 self.screen.feed(data)
         return self.screen.text()
+
+    def dump_threads(self) -> None:
+        """Make a dashboard that does not answer print its threads' stacks into ``raw`` (and end)."""
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGABRT)
+            self.read_until(lambda t: False, timeout=5)
 
     def close(self) -> None:
         if self.proc.poll() is None:

@@ -176,14 +176,19 @@ def test_a_hand_tick_says_running_not_idle_and_q_q_says_what_it_waits_for(demo, 
         assert "TICK RUNNING" in header(text) and "IDLE" not in header(text), header(text)
         assert "● RUNNING" in header(text)
         dashboard.press("q")
-        dashboard.read_until(lambda t: "q again closes now" in t, timeout=20)
+        text = dashboard.read_until(lambda t: "q again closes now" in t, timeout=20)
+        assert "q again closes now" in text, (dashboard.proc.poll(), plain(bytes(dashboard.raw))[-3000:])
+        pressed_at = len(dashboard.raw)  # what the dashboard writes after the second q
         dashboard.press("q")
-        for _ in range(200):
-            if "is finishing" in plain(bytes(dashboard.raw)):
+        said = "the dashboard closed; the tick it started"
+        tail = lambda: " ".join(plain(bytes(dashboard.raw[pressed_at:])).split())  # noqa: E731
+        for _ in range(400):
+            if "is finishing" in tail():
                 break
             dashboard.read_until(lambda t: False, timeout=0.3)
-        tail = plain(bytes(dashboard.raw)).split("q again closes now")[-1]
-        assert "the dashboard closed; the tick it started" in " ".join(tail.split()), tail[-600:]
+        if said not in tail():
+            dashboard.dump_threads()  # a hang is shown with every thread's stack, not only a screen
+        assert said in tail(), plain(bytes(dashboard.raw[pressed_at:]))[-4000:]
         assert dashboard.proc.poll() is None  # still waiting for the tick, and saying so
         release.write_text("go")
         assert dashboard.proc.wait(120) == 0
