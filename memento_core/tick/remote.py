@@ -560,7 +560,7 @@ def _pending_claim(ctx: TickContext, upstream: str | None) -> tuple[str, str] | 
 def fetch(ctx: TickContext) -> None:
     """The remote's branches and claim refs (``refs/memento/claims/*`` as ``refs/memento/seen/*``)."""
     f = fleet(ctx)
-    proc = gitops.run_git(ctx.root, ["fetch", "-q", "--prune", "--no-tags", f.remote,
+    proc = gitops.run_git(ctx.root, ["fetch", "-q", "--prune", "--no-tags", "--no-auto-maintenance", f.remote,
                                      f"+refs/heads/*:refs/remotes/{f.remote}/*", f"+{CLAIMS}*:{SEEN}*"], check=False)
     if proc.returncode != 0:
         raise MementoError(f"git fetch {f.remote} failed: {proc.stderr.decode('utf-8', 'replace').strip()[-500:]}")
@@ -619,11 +619,17 @@ def _back_off() -> None:
     time.sleep(random.SystemRandom().uniform(0, BACKOFF_SECONDS))
 
 
+_FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
 def _wanted(ctx: TickContext, specs: list[str]) -> dict[str, str]:
     """What each push spec asks the remote's ref to become: ref -> sha ('' for a deletion)."""
     wanted = {}
     for spec in specs:
         src, _, dst = spec.rpartition(":")
+        if _FULL_SHA.fullmatch(src):  # a commit of this host's (a heartbeat): its own name
+            wanted[dst] = src
+            continue
         sha = gitops.run_git(ctx.root, ["rev-parse", "-q", "--verify", src + "^{object}"],
                              check=False).stdout.decode().strip() if src else ""
         wanted[dst] = sha
