@@ -16,7 +16,9 @@ no Memento server. Around the tick's own steps (run.py) this module:
 - pushes the result the same way, rebasing on rejection, and deletes the
   heartbeat ref in the same atomic push, leased on the value this host last
   pushed: a claim taken over meanwhile is never completed twice
-  (:func:`publish`);
+  (:func:`publish`); a tick that goes on claims its next task in that same
+  push (the claim commit on top of the result, its heartbeat ref created), so
+  a task costs one push, not two, and the next pick needs no fetch;
 - takes over a ``[~]`` task whose heartbeat ref is older than
   ``stale_lock_timeout`` (its retry counted) (:func:`take_over_stale`).
 
