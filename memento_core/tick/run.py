@@ -282,7 +282,7 @@ def work_through_tasks(ctx: TickContext) -> Outcome:
         result = attempt_task(ctx, plan, task, continued)
         # [workers] remote: a tick that goes on claims its next task in the result's own push.
         goes_on = (result.passed and completed + 1 < limit and not ctx.interrupted
-                   and not daily_budget_spent(ctx))
+                   and remote.enabled(ctx) and not daily_budget_spent(ctx))
         result = remote.publish(ctx, result, chain=goes_on)
         ctx.results.append(result)
         if not result.passed:
