@@ -389,10 +389,20 @@ def finish(ctx: TickContext, outcome: Outcome) -> Outcome:
     except (OSError, MementoError) as exc:
         cron_log(ctx.ws, f"a chained claim was not released: {exc}")
     try:
-        sync(ctx, take_over=False)
+        if not _all_pushed(ctx):
+            sync(ctx, take_over=False)
     except MementoError as exc:
         cron_log(ctx.ws, f"memento's documents were not pushed to {ctx.config.workers_remote}: {exc}")
     return outcome
+
+
+def _all_pushed(ctx: TickContext) -> bool:
+    """Memento's documents committed, and HEAD is the remote's branch as this host last pushed
+    or fetched it, with no result waiting for its claim ref: nothing to push, so no fetch."""
+    f = fleet(ctx)
+    commit_own_docs(ctx)
+    head = gitops.head(ctx.root)
+    return head is not None and head == remote_head(ctx) and not f.task and read_pending(ctx) is None
 
 
 def sync_for_architect(ctx: TickContext) -> None:
