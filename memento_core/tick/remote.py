@@ -16,7 +16,9 @@ no Memento server. Around the tick's own steps (run.py) this module:
 - pushes the result the same way, rebasing on rejection, and deletes the
   heartbeat ref in the same atomic push, leased on the value this host last
   pushed: a claim taken over meanwhile is never completed twice
-  (:func:`publish`);
+  (:func:`publish`); a tick that goes on claims its next task in that same
+  push (the claim commit on top of the result, its heartbeat ref created), so
+  a task costs one push, not two, and the next pick needs no fetch;
 - takes over a ``[~]`` task whose heartbeat ref is older than
   ``stale_lock_timeout`` (its retry counted) (:func:`take_over_stale`).
 
@@ -46,9 +48,10 @@ from .. import gitops, notes, status_log
 from ..errors import EXIT_ATTENTION, EXIT_OK, EditConflict, MementoError
 from ..lines import decode
 from ..locks import atomic_write_bytes
-from ..plan import Plan, PlanEditor, Task, edit_plan
+from ..plan import Plan, PlanEditor, Task, edit_plan, parse_plan_doc
 from ..runlog import Outcome, cron_log, utc_stamp
-from ..scheduler import pickable
+from ..scheduler import TASK, pickable
+from ..scheduler import pick as pick_verdict
 from ..state import read_claim
 from ..workspace import OWN_DOCS
 from . import plan_merge
@@ -100,6 +103,7 @@ class Fleet:
         self.task = ""  # the task this host holds a claim on
         self.ref = ""  # the heartbeat commit it last pushed for it
         self.lost = ""  # why the claim stopped being ours while it ran
+        self.chained = ""  # a claim won with the last result's push, not yet handed to pick()
         self.unsure: set[str] = set()  # heartbeat commits pushed whose answer never arrived
         self.plan_notes: list[str] = []  # this host's plan edits the remote's word overrode in a rebase
         self._stop = threading.Event()
@@ -186,6 +190,9 @@ def pick(ctx: TickContext, pick_task: Callable, afterwards: Callable) -> tuple[P
     A remote that cannot be used ends the tick (run.afterwards when tasks ran)."""
     if not enabled(ctx):
         return pick_task(ctx)
+    chained = _take_chained(ctx)
+    if chained is not None:
+        return chained
     stop = partial(_stopped, ctx, afterwards=afterwards)
     try:
         for _ in range(MAX_RACES):
@@ -210,6 +217,23 @@ def pick(ctx: TickContext, pick_task: Callable, afterwards: Callable) -> tuple[P
     return stop(f"lost the race to the remote {MAX_RACES} times; the next tick tries again")
 
 
+def _take_chained(ctx: TickContext) -> tuple[Plan, Task] | None:
+    """The task claimed with the last result's push (:func:`publish`): no sync, no claim of its own."""
+    f = ctx.fleet
+    if f is None or not f.chained:
+        return None
+    task_id, f.chained = f.chained, ""
+    if f.task != task_id:
+        return None
+    plan = ctx.plan()
+    task = None if plan.plan_errors else plan.task(task_id)
+    if task is None:  # the work tree's plan cannot be read: the claim goes back (finish), a normal pick follows
+        f.chained = task_id
+        release_chained(ctx)
+        return None
+    return plan, task
+
+
 def _spread(ctx: TickContext, plan: Plan, task: Task) -> tuple[Plan, Task]:
     """In a `parallel: true` phase, any of its pickable tasks at random rather than the first:
     hosts that fetched the same plan race for the same task less often (each lost race is a
@@ -222,19 +246,27 @@ def _spread(ctx: TickContext, plan: Plan, task: Task) -> tuple[Plan, Task]:
     return plan, (random.SystemRandom().choice(candidates) if candidates else task)
 
 
-def publish(ctx: TickContext, result: TaskResult) -> TaskResult:
-    """Push the attempt's result commit (and drop its heartbeat ref) the same way, rebasing on rejection."""
+def publish(ctx: TickContext, result: TaskResult, *, chain: bool = False) -> TaskResult:
+    """Push the attempt's result commit (and drop its heartbeat ref) the same way, rebasing on rejection.
+
+    ``chain`` (the tick goes on after a passed task): the same atomic push also claims the next
+    task of the plan it lands on (:func:`_chain_claim`); won, the fleet holds that claim and the
+    next :func:`pick` returns it without a sync or a claim push of its own. A lost race goes
+    round again (the next task may be another); a refusal or an error undoes the claim commit
+    and the result is treated as without ``chain``."""
     f = ctx.fleet
     if not enabled(ctx) or f is None or not f.task:
         return result
     f.stop_beating()
     _release_if_still_claimed(ctx, f.task)
+    chain = chain and result.passed
     try:
         for _ in range(MAX_RACES):
             commit_own_docs(ctx)
             fetch(ctx)
             upstream = remote_head(ctx)
-            if not f.lost and not f.adopt(_seen(ctx).get(f.task, Beat("", "", 0)).sha):
+            seen = _seen(ctx)
+            if not f.lost and not f.adopt(seen.get(f.task, Beat("", "", 0)).sha):
                 f.lost = f"its claim ref {CLAIMS}{f.task} is gone or another host's (taken over as stale?)"
             if f.lost:
                 return _claim_lost(ctx, result, upstream)
@@ -242,12 +274,35 @@ def publish(ctx: TickContext, result: TaskResult) -> TaskResult:
                 integrate(ctx, upstream)
             except FleetConflict as exc:
                 result = _conflicted(ctx, result, upstream, exc.paths)
+                chain = False
                 continue
-            if push(ctx, [f"HEAD:refs/heads/{f.branch}", f":{CLAIMS}{f.task}"],
-                    [_lease(f, upstream), f"{CLAIMS}{f.task}:{f.ref}"]):
+            nxt = None
+            if chain and result.passed:
+                try:
+                    nxt = _chain_claim(ctx, seen)
+                except MementoError as exc:  # the result is pushed as without a chain
+                    cron_log(ctx.ws, f"the next task was not claimed with the result of {result.task_id}: {exc}")
+                    chain = False
+            specs = [f"HEAD:refs/heads/{f.branch}", f":{CLAIMS}{f.task}"]
+            leases = [_lease(f, upstream), f"{CLAIMS}{f.task}:{f.ref}"]
+            if nxt is not None:
+                specs.append(f"{nxt.beat}:{CLAIMS}{nxt.task}")
+                leases.append(f"{CLAIMS}{nxt.task}:{nxt.old}")
+            try:
+                won = push(ctx, specs, leases)
+            except MementoError:
+                if nxt is not None:  # refused, or no answer: the result as without a chain
+                    _move_back(ctx, nxt.sha, nxt.base)
+                raise
+            if won:
                 f.task = f.ref = ""
                 save_pending(ctx, "", "")
+                if nxt is not None:
+                    _hold(ctx, nxt.task, nxt.beat)
+                    f.chained = nxt.task
                 return result
+            if nxt is not None:
+                _move_back(ctx, nxt.sha, nxt.base)
     except MementoError as exc:
         cron_log(ctx.ws, f"the result of {result.task_id} is committed here but not pushed "
                          f"(the next sync pushes it if the claim is still this host's): {exc}")
@@ -260,6 +315,56 @@ def publish(ctx: TickContext, result: TaskResult) -> TaskResult:
     cron_log(ctx.ws, f"the result of {result.task_id} was not pushed after {MAX_RACES} races; the next tick does")
     f.task = ""
     return result
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A claim commit made on HEAD, not yet pushed: the task, the commit, the HEAD it was made on,
+    the heartbeat commit for its ref and that ref's value as seen ('' when none)."""
+
+    task: str
+    sha: str
+    base: str
+    beat: str
+    old: str
+
+
+def _chain_claim(ctx: TickContext, seen: dict[str, Beat]) -> Claim | None:
+    """The claim of the next task, made on the result just integrated onto the remote's branch
+    (HEAD), to go in the result's push; None when there is none to chain: the plan is not
+    ``tick_mode: auto``, nothing is pickable, or a claim of another host looks stale (the
+    normal pick then takes it over)."""
+    head = gitops.head(ctx.root)
+    data = gitops.show_file(ctx.root, head, PLAN) if head else None
+    if data is None:
+        return None
+    try:
+        plan = parse_plan_doc(decode(data, PLAN), PLAN)
+    except (MementoError, ValueError):
+        return None
+    if plan.plan_errors or plan.meta.tick_mode != "auto" or stale_claims(ctx, plan, seen):
+        return None
+    verdict = pick_verdict(plan)
+    if verdict.kind != TASK or verdict.task is None:
+        return None
+    _, task = _spread(ctx, plan, verdict.task)
+    return _make_claim(ctx, task, seen, committed=(head, data))
+
+
+def release_chained(ctx: TickContext) -> None:
+    """A chained claim the tick stopped before attempting (SIGTERM, an error): its `[~]` put back
+    to `[ ]` (no retry counted) and its heartbeat ref deleted, in one push."""
+    f = ctx.fleet
+    if f is None or not f.chained or f.chained != f.task:
+        return
+    task_id, f.chained = f.chained, ""
+    try:  # the work tree's plan keeps `[ ]` (the claim commit's `[~]` never reached it)
+        gitops.commit_paths(ctx.root, [PLAN], f"memento: release {task_id} (the tick stopped before its attempt)",
+                            author=ctx.config.git_author)
+    except MementoError:
+        pass  # nothing to commit: publish puts a `[~]` back and commits it as Memento's documents
+    publish(ctx, TaskResult(task_id, False, "released: the tick stopped before its attempt"))
+    cron_log(ctx.ws, f"released the claim of {task_id}: the tick stopped before its attempt")
 
 
 def _release_if_still_claimed(ctx: TickContext, task_id: str) -> None:
@@ -280,10 +385,24 @@ def finish(ctx: TickContext, outcome: Outcome) -> Outcome:
     if not enabled(ctx):
         return outcome
     try:
-        sync(ctx, take_over=False)
+        release_chained(ctx)
+    except (OSError, MementoError) as exc:
+        cron_log(ctx.ws, f"a chained claim was not released: {exc}")
+    try:
+        if not _all_pushed(ctx):
+            sync(ctx, take_over=False)
     except MementoError as exc:
         cron_log(ctx.ws, f"memento's documents were not pushed to {ctx.config.workers_remote}: {exc}")
     return outcome
+
+
+def _all_pushed(ctx: TickContext) -> bool:
+    """Memento's documents committed, and HEAD is the remote's branch as this host last pushed
+    or fetched it, with no result waiting for its claim ref: nothing to push, so no fetch."""
+    f = fleet(ctx)
+    commit_own_docs(ctx)
+    head = gitops.head(ctx.root)
+    return head is not None and head == remote_head(ctx) and not f.task and read_pending(ctx) is None
 
 
 def sync_for_architect(ctx: TickContext) -> None:
@@ -358,41 +477,72 @@ def claim(ctx: TickContext, task: Task) -> bool:
     attempt's own claim step marks it as without a remote) and HEAD moves to it.
     """
     f = fleet(ctx)
-    base = gitops.head(ctx.root)
-    data = gitops.show_file(ctx.root, base, PLAN)
+    made = _make_claim(ctx, task, _seen(ctx))
+    if made is None:
+        return False
+    try:
+        won = push(ctx, [f"HEAD:refs/heads/{f.branch}", f"{made.beat}:{CLAIMS}{task.id}"],
+                   [_lease(f, made.base), f"{CLAIMS}{task.id}:{made.old}"])
+    except MementoError:
+        _move_back(ctx, made.sha, made.base)  # refused, or no answer and the remote unreadable: nothing claimed here
+        raise
+    if won:
+        _hold(ctx, task.id, made.beat)
+        return True
+    _move_back(ctx, made.sha, made.base)
+    return False
+
+
+def _make_claim(ctx: TickContext, task: Task, seen: dict[str, Beat],
+                committed: tuple[str, bytes] | None = None) -> Claim | None:
+    """The claim commit on HEAD (from the plan as committed) and its heartbeat commit, not pushed;
+    None when the committed plan does not have ``task`` as `[ ]`. ``committed``: HEAD and its
+    plan's bytes, when the caller has just read them."""
+    f = fleet(ctx)
+    if committed is not None:
+        base, data = committed
+    else:
+        base = gitops.head(ctx.root)
+        data = gitops.show_file(ctx.root, base, PLAN) if base else None
     if base is None or data is None:
         raise MementoError(f"{PLAN} is not committed on {f.branch}")
     editor = PlanEditor(decode(data, PLAN), PLAN)
     try:
         editor.set_status(task.id, "~", expect=" ")
     except EditConflict:
-        return False
+        return None
     oid = gitops.run_git(ctx.root, ["hash-object", "-w", "--stdin"], input=editor.doc.encode()).stdout.decode().strip()
+    beat = heartbeat_commit(ctx, task.id, f.host)  # before HEAD moves: a failure leaves HEAD as it was
     sha = gitops.commit_paths(ctx.root, [], f"memento: claim {task.id} on {f.host}\n\n{_nonce()}\n", author=ctx.config.git_author,
                               blobs={PLAN: ("100644", oid)})
-    beat = heartbeat_commit(ctx, task.id, f.host)
-    old = _seen(ctx).get(task.id)
-    try:
-        won = push(ctx, [f"HEAD:refs/heads/{f.branch}", f"{beat}:{CLAIMS}{task.id}"],
-                   [_lease(f, base), f"{CLAIMS}{task.id}:{old.sha if old else ''}"])
-    except MementoError:
-        _move_back(ctx, sha, base)  # refused, or no answer and the remote unreadable: nothing claimed here
-        raise
-    if won:
-        f.task, f.ref, f.lost, f.unsure = task.id, beat, "", set()
-        save_pending(ctx, task.id, beat)
-        f.start_beating()
-        return True
-    _move_back(ctx, sha, base)
-    return False
+    old = seen.get(task.id)
+    return Claim(task.id, sha, base, beat, old.sha if old else "")
+
+
+def _hold(ctx: TickContext, task_id: str, beat: str) -> None:
+    """This host won ``task_id``'s claim with heartbeat ``beat``: kept (pending file) and beaten."""
+    f = fleet(ctx)
+    f.task, f.ref, f.lost, f.unsure = task_id, beat, "", set()
+    save_pending(ctx, task_id, beat)
+    f.start_beating()
 
 
 def take_over_stale(ctx: TickContext, upstream: str | None) -> bool:
     """Reset the `[~]` tasks of other hosts whose heartbeat ref is older than `stale_lock_timeout`
     (a retry counted); False when the push lost a race (fetch again)."""
     plan = ctx.plan()
-    seen = _seen(ctx)
-    now = time.time()
+    for task, beat, why in stale_claims(ctx, plan, _seen(ctx)):
+        if not _take_over(ctx, plan, task, beat, why, upstream):
+            return False
+    return True
+
+
+def stale_claims(ctx: TickContext, plan: Plan, seen: dict[str, Beat],
+                 now: float | None = None) -> list[tuple[Task, Beat | None, str]]:
+    """The `[~]` tasks of other hosts in ``plan`` whose heartbeat (``seen``, as fetched) is older
+    than `stale_lock_timeout`, each with its Beat and why; reads only, pushes nothing."""
+    now = time.time() if now is None else now
+    stale = []
     for task in plan.tasks:
         if task.status != "~" or _local(ctx, task.id):
             continue
@@ -405,9 +555,8 @@ def take_over_stale(ctx: TickContext, upstream: str | None) -> bool:
             continue
         why = ("no heartbeat ref" if beat is None
                else f"the heartbeat ref of {beat.host} is {int(now - beat.at)}s old")
-        if not _take_over(ctx, plan, task, beat, why, upstream):
-            return False
-    return True
+        stale.append((task, beat, why))
+    return stale
 
 
 def _claim_commit(ctx: TickContext, task_id: str) -> Beat | None:
@@ -560,7 +709,7 @@ def _pending_claim(ctx: TickContext, upstream: str | None) -> tuple[str, str] | 
 def fetch(ctx: TickContext) -> None:
     """The remote's branches and claim refs (``refs/memento/claims/*`` as ``refs/memento/seen/*``)."""
     f = fleet(ctx)
-    proc = gitops.run_git(ctx.root, ["fetch", "-q", "--prune", "--no-tags", f.remote,
+    proc = gitops.run_git(ctx.root, ["fetch", "-q", "--prune", "--no-tags", "--no-auto-maintenance", f.remote,
                                      f"+refs/heads/*:refs/remotes/{f.remote}/*", f"+{CLAIMS}*:{SEEN}*"], check=False)
     if proc.returncode != 0:
         raise MementoError(f"git fetch {f.remote} failed: {proc.stderr.decode('utf-8', 'replace').strip()[-500:]}")
@@ -619,11 +768,17 @@ def _back_off() -> None:
     time.sleep(random.SystemRandom().uniform(0, BACKOFF_SECONDS))
 
 
+_FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
 def _wanted(ctx: TickContext, specs: list[str]) -> dict[str, str]:
     """What each push spec asks the remote's ref to become: ref -> sha ('' for a deletion)."""
     wanted = {}
     for spec in specs:
         src, _, dst = spec.rpartition(":")
+        if _FULL_SHA.fullmatch(src):  # a commit of this host's (a heartbeat): its own name
+            wanted[dst] = src
+            continue
         sha = gitops.run_git(ctx.root, ["rev-parse", "-q", "--verify", src + "^{object}"],
                              check=False).stdout.decode().strip() if src else ""
         wanted[dst] = sha

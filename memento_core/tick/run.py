@@ -279,7 +279,11 @@ def work_through_tasks(ctx: TickContext) -> Outcome:
                 break
             continue
         continued = (completed + 1, limit) if completed else None
-        result = remote.publish(ctx, attempt_task(ctx, plan, task, continued))
+        result = attempt_task(ctx, plan, task, continued)
+        # [workers] remote: a tick that goes on claims its next task in the result's own push.
+        goes_on = (result.passed and completed + 1 < limit and not ctx.interrupted
+                   and remote.enabled(ctx) and not daily_budget_spent(ctx))
+        result = remote.publish(ctx, result, chain=goes_on)
         ctx.results.append(result)
         if not result.passed:
             break

@@ -806,3 +806,156 @@ def test_memento_architect_syncs_with_the_remote_first_and_pushes_its_fix(tmp_pa
     assert plan.task("T-1").status == "x" and plan.task("T-2").verify == "test -s out/2.txt"
     assert git(a, "rev-parse", "HEAD") == git(bare, "rev-parse", "main")
     assert any(s.startswith("memento: architect") for s in subjects(bare))
+
+
+# --------------------------------------------------------------------------- the result's push claims the next task
+
+
+def count_pushes(bare: Path, tmp_path: Path) -> Path:
+    """A post-receive hook in the bare remote: one line per push that reached it (its refs)."""
+    pushes = tmp_path / "pushes.txt"
+    hook = bare / "hooks" / "post-receive"
+    hook.write_text(f"#!/bin/sh\nrefs=$(cut -d' ' -f3 | tr '\\n' ' ')\necho \"$refs\" >> {pushes}\n")
+    hook.chmod(0o755)
+    return pushes
+
+
+def test_a_tick_that_goes_on_claims_its_next_task_in_the_push_of_its_result(tmp_path):
+    bare, clones = make_fleet(tmp_path, ["a"], 3, max_tasks=3)
+    pushes = count_pushes(bare, tmp_path)
+    out = tick_all(clones)["a"]
+    assert all(f"T-{i} passed" in out for i in (1, 2, 3)), out
+    lines = pushes.read_text().splitlines()
+    # The first claim; then result+claim, result+claim; then the last result (today: 6 pushes).
+    assert len(lines) == 4, lines
+    assert "refs/memento/claims/T-2" in lines[1] and "refs/memento/claims/T-3" in lines[2], lines
+    plan = remote_plan(bare)
+    assert [t.status for t in plan.tasks] == ["x", "x", "x"]
+    log = subjects(bare)
+    for i in (1, 2, 3):
+        assert log.count(f"memento: complete T-{i} Write out/{i}.txt") == 1
+        assert log.count(f"memento: claim T-{i} on a") == 1
+    assert claim_refs(bare) == []
+    assert not (clones["a"] / ".memento" / "fleet_pending.json").exists()
+    assert git(clones["a"], "rev-parse", "HEAD") == git(bare, "rev-parse", "main")
+    assert git(clones["a"], "status", "--porcelain") == ""
+
+
+def two_hosts_a_holding_t1(tmp_path: Path, monkeypatch, n_tasks: int = 3):
+    """Hosts a and b on a fleet of ``n_tasks``; a holds T-1's claim (no heartbeat thread) and
+    has committed its result: bare, clones, a's and b's contexts."""
+    bare, clones = make_fleet(tmp_path, ["a", "b"], n_tasks, max_tasks=3)
+    a, b = context(clones["a"], "a", monkeypatch), context(clones["b"], "b", monkeypatch)
+    remote.sync(a)
+    assert remote.claim(a, a.plan().task("T-1"))
+    a.fleet.stop_beating()
+    root = clones["a"]
+    (root / "out").mkdir()
+    (root / "out" / "1.txt").write_text("T-1\n")
+    plan = root / "docs" / "MASTER_PLAN.md"
+    plan.write_text(plan.read_text().replace("- [ ] `T-1`", "- [x] `T-1`"))
+    git(root, "add", "out/1.txt", "docs/MASTER_PLAN.md")
+    git(root, "commit", "-qm", "memento: complete T-1 Write out/1.txt")
+    return bare, clones, a, b
+
+
+def counted_fetches(monkeypatch, action=None) -> list:
+    """remote.fetch counted; ``action()`` right after its first call (between a fetch and its push)."""
+    real_fetch, calls = remote.fetch, []
+
+    def fetch_then_act(ctx):
+        real_fetch(ctx)
+        calls.append(ctx.fleet.host)
+        if len(calls) == 1 and action is not None:
+            action()
+
+    monkeypatch.setattr(remote, "fetch", fetch_then_act)
+    return calls
+
+
+def test_a_chained_claim_that_loses_its_race_still_lands_the_result_and_claims_another_task(tmp_path, monkeypatch):
+    from memento_core.tick import run
+    from memento_core.tick.context import TaskResult
+
+    bare, clones, a, b = two_hosts_a_holding_t1(tmp_path, monkeypatch)
+
+    def b_claims_t2():  # between a's fetch and its push: b wins T-2
+        remote.sync(b)
+        assert remote.claim(b, b.plan().task("T-2"))
+        b.fleet.stop_beating()
+
+    fetches = counted_fetches(monkeypatch, b_claims_t2)
+    try:
+        result = remote.publish(a, TaskResult("T-1", True), chain=True)
+        assert result.passed, result.reason
+        assert fetches.count("a") == 2  # a's first push lost the race and went round again
+        log = subjects(bare)
+        assert log.count("memento: complete T-1 Write out/1.txt") == 1
+        assert log.count("memento: claim T-2 on b") == 1 and not any(s.startswith("memento: claim T-2 on a") for s in log)
+        assert log.count("memento: claim T-3 on a") == 1
+        assert [t.status for t in remote_plan(bare).tasks] == ["x", "~", "~"]
+        owners = {ref: git(bare, "log", "-1", "--format=%s", ref).strip() for ref in claim_refs(bare)}
+        assert owners == {"refs/memento/claims/T-2": "memento: claim T-2 on b",
+                          "refs/memento/claims/T-3": "memento: claim T-3 on a"}
+        assert a.fleet.task == "T-3" and a.fleet.ref == git(bare, "rev-parse", "refs/memento/claims/T-3").strip()
+        assert remote.read_pending(a) == ("T-3", a.fleet.ref)
+        assert git(clones["a"], "rev-parse", "HEAD") == git(bare, "rev-parse", "main")
+        # The next pick is the chained claim: no fetch, no claim push.
+        before = len(fetches)
+        picked = remote.pick(a, run.pick_task, run.afterwards)
+        assert not isinstance(picked, run.Outcome), picked
+        assert picked[1].id == "T-3" and len(fetches) == before
+    finally:
+        for ctx in (a, b):
+            if ctx.fleet is not None:
+                ctx.fleet.stop_beating()
+
+
+def test_a_stale_claim_of_another_host_is_not_chained_over_but_taken_over_by_the_next_pick(tmp_path, monkeypatch):
+    from memento_core.tick import run
+    from memento_core.tick.context import TaskResult
+
+    bare, clones, a, b = two_hosts_a_holding_t1(tmp_path, monkeypatch)
+    remote.sync(b)
+    assert remote.claim(b, b.plan().task("T-2"))
+    b.fleet.stop_beating()
+    # b died long ago: its heartbeat ref is an hour old.
+    env = {**os.environ, "GIT_COMMITTER_DATE": f"@{int(time.time()) - 3600} +0000"}
+    old = subprocess.run(["git", "commit-tree", "-m", "memento: claim T-2 on b",
+                          "4b825dc642cb6eb9a060e54bf8d69288fbee4904"], cwd=bare, env=env,
+                         capture_output=True, text=True, check=True).stdout.strip()
+    git(bare, "update-ref", "refs/memento/claims/T-2", old)
+    try:
+        result = remote.publish(a, TaskResult("T-1", True), chain=True)
+        assert result.passed, result.reason
+        assert a.fleet.task == "" and a.fleet.chained == ""  # not chained: T-3 is not claimed
+        assert not any(s.startswith("memento: claim T-3") for s in subjects(bare))
+        assert claim_refs(bare) == ["refs/memento/claims/T-2"]
+        picked = remote.pick(a, run.pick_task, run.afterwards)  # the normal pick takes it over
+        assert not isinstance(picked, run.Outcome), picked
+        assert picked[1].id == "T-2"
+        log = subjects(bare)
+        assert "memento: T-2 taken over from b (retry 1/3)" in log
+        assert log[0] == "memento: claim T-2 on a"
+        assert remote_plan(bare).task("T-2").retries == 1
+        # With no stale claim left, T-2's result claims T-3 in its push ...
+        root = clones["a"]
+        a.fleet.stop_beating()
+        (root / "out" / "2.txt").write_text("T-2\n")
+        plan = root / "docs" / "MASTER_PLAN.md"
+        plan.write_text(plan.read_text().replace("- [ ] `T-2`", "- [x] `T-2`"))
+        git(root, "add", "out/2.txt", "docs/MASTER_PLAN.md")
+        git(root, "commit", "-qm", "memento: complete T-2 Write out/2.txt")
+        assert remote.publish(a, TaskResult("T-2", True), chain=True).passed
+        assert a.fleet.chained == "T-3" and claim_refs(bare) == ["refs/memento/claims/T-3"]
+        # ... and a tick that stops before attempting it gives it back: `[ ]`, no retry, no ref.
+        remote.finish(a, run.Outcome(0, "interrupted by SIGTERM"))
+        assert claim_refs(bare) == [] and a.fleet.task == "" and a.fleet.chained == ""
+        t3 = remote_plan(bare).task("T-3")
+        assert (t3.status, t3.retries) == (" ", 0)
+        assert subjects(bare)[0].startswith("memento: release T-3")
+        assert not (root / ".memento" / "fleet_pending.json").exists()
+    finally:
+        for ctx in (a, b):
+            if ctx.fleet is not None:
+                ctx.fleet.stop_beating()

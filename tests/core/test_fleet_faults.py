@@ -9,6 +9,7 @@ refs and trees, the hosts' clones, cron.log and the status log.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from memento_core.tick import remote
 from memento_core.tick.context import TaskResult
 
 from .test_fleet import (
+    PROJECT,
     claim_refs,
     context,
     git,
@@ -349,4 +351,40 @@ exit 0
     history = subjects(bare)
     assert "person: pushed in between" in history and history.count("memento: complete T-1 Write out/1.txt") == 1
     assert claim_refs(bare) == [] and remote_plan(bare).task("T-1").status == "x"
+    assert not (clones["a"] / ".memento" / "fleet_pending.json").exists()
+
+
+def test_a_chained_claim_beaten_by_another_hosts_tick_lands_the_result_and_every_task_is_done_once(tmp_path):
+    # Host a's tick of three tasks: the push of T-1's result that also claims the next task is
+    # beaten inside the remote by a whole tick of host b (the pre-receive hook runs it as the
+    # remote checks a's push): b claims, does and pushes the other tasks. a's push is a lost
+    # race: a fetches, lands its result and finds nothing left to claim. Every task done once.
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 3, max_tasks=3)
+    started, b_out = tmp_path / "b-started", tmp_path / "b-out.txt"
+    hook(bare, "pre-receive", f"""
+while read old new ref; do
+  case "$ref" in refs/memento/claims/*) [ "$old" = 0000000000000000000000000000000000000000 ] && claims=1 ;; esac
+  if [ "$ref" = refs/heads/main ] && git log --format=%s "$old..$new" | grep -q '^memento: complete'; then done=1; fi
+done
+if [ -n "$done" ] && [ -n "$claims" ] && [ ! -e {started} ]; then
+  touch {started}
+  unset GIT_QUARANTINE_PATH GIT_OBJECT_DIRECTORY GIT_ALTERNATE_OBJECT_DIRECTORIES GIT_DIR
+  MEMENTO_HOST=b PYTHONPATH={PROJECT} {sys.executable} -m memento_core.tick --project {clones["b"]} > {b_out} 2>&1
+fi
+exit 0
+""")
+    out = tick_all({"a": clones["a"]})["a"]
+    assert started.exists(), out
+    b_said = b_out.read_text()
+    assert "T-1 passed" in out and "T-2 passed" not in out and "T-3 passed" not in out, out
+    assert "T-2 passed" in b_said and "T-3 passed" in b_said, b_said
+    log = cron_log(clones["a"])
+    assert "lost a race" in log and "refused the push" not in log, log
+    history = subjects(bare)
+    for i, host in ((1, "a"), (2, "b"), (3, "b")):
+        assert history.count(f"memento: complete T-{i} Write out/{i}.txt") == 1, history
+        claims = [s for s in history if s.startswith(f"memento: claim T-{i} on ")]
+        assert claims == [f"memento: claim T-{i} on {host}"], history
+    assert all(t.status == "x" for t in remote_plan(bare).tasks) and claim_refs(bare) == []
+    assert git(clones["a"], "rev-parse", "HEAD") == git(bare, "rev-parse", "main")
     assert not (clones["a"] / ".memento" / "fleet_pending.json").exists()
