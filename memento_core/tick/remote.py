@@ -104,6 +104,7 @@ class Fleet:
         self.ref = ""  # the heartbeat commit it last pushed for it
         self.lost = ""  # why the claim stopped being ours while it ran
         self.chained = ""  # a claim won with the last result's push, not yet handed to pick()
+        self.races = 0  # pushes that lost a race in a row (the back-off doubles with each)
         self.unsure: set[str] = set()  # heartbeat commits pushed whose answer never arrived
         self.plan_notes: list[str] = []  # this host's plan edits the remote's word overrode in a rebase
         self._stop = threading.Event()
@@ -736,6 +737,7 @@ def push(ctx: TickContext, specs: list[str], leases: list[str]) -> bool:
     out = proc.stdout.decode("utf-8", "replace") + proc.stderr.decode("utf-8", "replace")
     if proc.returncode == 0:
         _note_refusal(ctx, "")
+        f.races = 0
         return True
     if re.search(r"^!\t.*\[remote rejected\]", out, re.M) and not _LOCK_RACE.search(out):
         said = _remote_words(out)
@@ -745,12 +747,13 @@ def push(ctx: TickContext, specs: list[str], leases: list[str]) -> bool:
     if re.search(r"^!\t|stale info|\[rejected\]|fetch first|non-fast-forward|atomic push failed", out, re.M):
         cron_log(ctx.ws, f"a push to {f.remote} lost a race (a lease or fast-forward check refused it): "
                          "fetching again")
-        _back_off()
+        _back_off(f)
         return False
     if landed(ctx, wanted):
         cron_log(ctx.ws, f"git push {f.remote} answered with an error but its refs landed: "
                          + " ".join(out.split())[-300:])
         _note_refusal(ctx, "")
+        f.races = 0
         return True
     raise MementoError(f"git push {f.remote} failed: {out.strip()[-500:]}")
 
@@ -760,12 +763,23 @@ def push(ctx: TickContext, specs: list[str], leases: list[str]) -> bool:
 # expected …").
 _LOCK_RACE = re.compile(r"cannot lock ref|is at [0-9a-f]+ but expected|reference already exists")
 BACKOFF_SECONDS = float(os.environ.get("MEMENTO_REMOTE_BACKOFF_SECONDS", "0.5"))
+BACKOFF_LIMIT = 8.0  # the longest pause after lost races in a row
 
 
-def _back_off() -> None:
-    """After a lost race, a random pause (up to BACKOFF_SECONDS): hosts that lost to the same
-    push do not all fetch and push again at the same moment."""
-    time.sleep(random.SystemRandom().uniform(0, BACKOFF_SECONDS))
+def back_off_ceiling(races: int) -> float:
+    """The longest pause after ``races`` lost races in a row: BACKOFF_SECONDS, doubled at each
+    further loss, at most BACKOFF_LIMIT."""
+    return min(BACKOFF_SECONDS * 2 ** max(races - 1, 0), BACKOFF_LIMIT)
+
+
+def _back_off(f: Fleet) -> None:
+    """After a lost race, a random pause whose ceiling doubles with each loss in a row (binary
+    exponential back-off, as on a shared Ethernet): hosts that lost to the same push do not all
+    fetch and push again at the same moment, and with many hosts pushing at once (a fleet woken
+    by cron in the same minute) the pauses spread until about one pushes at a time. A push that
+    lands starts the count again."""
+    f.races += 1
+    time.sleep(random.SystemRandom().uniform(0, back_off_ceiling(f.races)))
 
 
 _FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")

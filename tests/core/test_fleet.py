@@ -959,3 +959,37 @@ def test_a_stale_claim_of_another_host_is_not_chained_over_but_taken_over_by_the
         for ctx in (a, b):
             if ctx.fleet is not None:
                 ctx.fleet.stop_beating()
+
+
+def test_the_pause_after_lost_races_doubles_with_each_loss_in_a_row_and_a_landed_push_resets_it(tmp_path, monkeypatch):
+    """Binary exponential back-off: 16 hosts woken in the same minute must spread out, not retry
+    together every 0.5 s (the fleet bench lost 11 races per task that way)."""
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 3)
+    a, b = context(clones["a"], "a", monkeypatch), context(clones["b"], "b", monkeypatch)
+    pauses: list[float] = []
+
+    class Highest:  # the longest pause the back-off allows, so the test reads its ceiling
+        def uniform(self, low, high):
+            return high
+
+    monkeypatch.setattr(remote.random, "SystemRandom", Highest)
+    monkeypatch.setattr(remote.time, "sleep", pauses.append)
+    try:
+        for ctx in (a, b):
+            remote.sync(ctx)  # both have fetched the same sha
+        assert remote.claim(a, a.plan().task("T-1")) is True
+        for task in ("T-1", "T-2", "T-3", "T-2", "T-3", "T-2"):  # b never fetches: every lease is stale
+            assert remote.claim(b, b.plan().task(task)) is False
+        assert pauses == [0.5, 1.0, 2.0, 4.0, 8.0, 8.0]
+        remote.sync(b)
+        assert remote.claim(b, b.plan().task("T-2")) is True
+        assert b.fleet.races == 0  # landed: the next loss pauses 0.5 s again
+        assert remote.claim(b, b.plan().task("T-3")) is True  # b's own push moved the branch: a's view is old
+        assert remote.claim(a, a.plan().task("T-3")) is False
+        assert pauses[-1] == 0.5  # a's first loss in a row
+    finally:
+        for ctx in (a, b):
+            if ctx.fleet is not None:
+                ctx.fleet.stop_beating()
+    assert [t.status for t in remote_plan(bare).tasks] == ["~", "~", "~"]
+    assert claim_refs(bare) == [f"refs/memento/claims/T-{n}" for n in (1, 2, 3)]
