@@ -849,14 +849,18 @@ def two_hosts_a_holding_t1(tmp_path: Path, monkeypatch, n_tasks: int = 3):
     remote.sync(a)
     assert remote.claim(a, a.plan().task("T-1"))
     a.fleet.stop_beating()
-    root = clones["a"]
+    commit_the_result(clones["a"])
+    return bare, clones, a, b
+
+
+def commit_the_result(root: Path) -> None:
+    """T-1's result as its attempt commits it: out/1.txt and the plan's `[x]`."""
     (root / "out").mkdir()
     (root / "out" / "1.txt").write_text("T-1\n")
     plan = root / "docs" / "MASTER_PLAN.md"
     plan.write_text(plan.read_text().replace("- [ ] `T-1`", "- [x] `T-1`"))
     git(root, "add", "out/1.txt", "docs/MASTER_PLAN.md")
     git(root, "commit", "-qm", "memento: complete T-1 Write out/1.txt")
-    return bare, clones, a, b
 
 
 def counted_fetches(monkeypatch, action=None) -> list:

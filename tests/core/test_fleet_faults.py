@@ -20,6 +20,7 @@ from memento_core.tick.context import TaskResult
 from .test_fleet import (
     PROJECT,
     claim_refs,
+    commit_the_result,
     context,
     git,
     make_fleet,
@@ -43,16 +44,6 @@ def hook(bare: Path, name: str, body: str) -> None:
 
 
 REFUSE_ALL = 'echo "protected branch: main takes reviewed pull requests only" >&2\nexit 1\n'
-
-
-def commit_the_result(root: Path) -> None:
-    """T-1's result as its attempt commits it: out/1.txt and the plan's `[x]`."""
-    (root / "out").mkdir()
-    (root / "out" / "1.txt").write_text("T-1\n")
-    plan = root / "docs" / "MASTER_PLAN.md"
-    plan.write_text(plan.read_text().replace("- [ ] `T-1`", "- [x] `T-1`"))
-    git(root, "add", "out/1.txt", "docs/MASTER_PLAN.md")
-    git(root, "commit", "-qm", "memento: complete T-1 Write out/1.txt")
 
 
 def claimed(tmp_path: Path, monkeypatch):
