@@ -7,11 +7,13 @@ attention (blocked, breaker, dirty tree), 2 could not run.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 from collections.abc import Sequence
 
 
+@functools.cache
 def preload() -> None:
     """Import every module of memento_core (its command line aside) here and now, in this thread.
 
@@ -19,7 +21,8 @@ def preload() -> None:
     threads read the workspace, and two threads importing one package at the same moment can
     each meet the other's half-initialized module: a tick started as the dashboard opened
     failed with "cannot import name 'DEFAULT_GRACE' from partially initialized module". So the
-    dashboard calls this once, in its own thread, before a tick or the doctor runs."""
+    dashboard calls this, in its own thread, before a tick or the doctor runs; once done, a
+    call costs nothing (the package is not walked again at every tick)."""
     import importlib
     import pkgutil
 

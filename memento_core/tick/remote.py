@@ -278,7 +278,7 @@ def publish(ctx: TickContext, result: TaskResult, *, chain: bool = False) -> Tas
                 chain = False
                 continue
             nxt = None
-            if chain and result.passed:
+            if chain:
                 try:
                     nxt = _chain_claim(ctx, seen)
                 except MementoError as exc:  # the result is pushed as without a chain
