@@ -8,7 +8,10 @@ the wall time from the start until the last host stopped), compare-and-swap
 retries per task (pushes a lease or fast-forward check refused, from the hosts'
 cron.log), claims lost (CLAIM LOST entries on the remote) and tasks done twice
 (more than one `memento: complete` commit on the remote); both must be 0, and
-every task must be `[x]` on the remote. Budgets: 16 hosts reach at least 8x the
+every task must be `[x]` on the remote. Also printed: the CPU-seconds (user + system)
+the hosts' processes and everything they started spent per task, and the wall time
+that CPU alone needs on this machine's cores (CPU / cores): a fleet cannot finish
+sooner on one machine, whatever its protocol. Budgets: 16 hosts reach at least 8x the
 task rate of 1 host; at most 1 retry per task.
 
 Run: python bench/fleet_scale.py [--hosts 1,4,16] [--tasks 64] [--seconds 2]
@@ -19,6 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -80,12 +84,15 @@ def one_fleet(base: Path, n_hosts: int, n_tasks: int, seconds: float, limit: flo
     from memento_core.plan import parse_plan_text
 
     bare, clones = make_fleet(base, n_hosts, n_tasks, seconds)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     procs = [subprocess.Popen([sys.executable, __file__, "--host-loop", str(c), f"h{i + 1}", str(limit)], env=ENV)
              for i, c in enumerate(clones)]
     for p in procs:
         p.wait()
     wall = time.monotonic() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the hosts, their ticks, agents and git
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     plan = parse_plan_text(_git(bare, "show", "main:docs/MASTER_PLAN.md"))
     subjects = _git(bare, "log", "--format=%s", "main").splitlines()
     done = {}
@@ -97,6 +104,7 @@ def one_fleet(base: Path, n_hosts: int, n_tasks: int, seconds: float, limit: flo
                 for c in clones if (c / "logs" / "cron.log").exists())
     status = _git(bare, "show", "main:docs/TICK_STATUS.md")
     return {"hosts": n_hosts, "wall": wall, "rate": n_tasks / wall * 60, "retries": races / n_tasks,
+            "cpu": cpu / n_tasks, "cpu_floor": cpu / (os.cpu_count() or 1),
             "lost": status.count("CLAIM LOST"), "twice": sum(1 for v in done.values() if v > 1),
             "all_done": all(t.status == "x" for t in plan.tasks) and len(done) == n_tasks}
 
@@ -121,7 +129,7 @@ def main() -> int:
             results.append(one_fleet(base, n, args.tasks, args.seconds, args.limit))
             r = results[-1]
             print(f"  {n} host(s): {r['wall']:.1f} s, {r['rate']:.1f} tasks/min, {r['retries']:.2f} retries/task, "
-                  f"claims lost {r['lost']}, done twice {r['twice']}, all done {r['all_done']}", flush=True)
+                  f"{r['cpu']:.2f} CPU-s/task (CPU alone needs {r['cpu_floor']:.1f} s), claims lost {r['lost']}, done twice {r['twice']}, all done {r['all_done']}", flush=True)
     rows = []
     one = results[0]["rate"] if sizes and sizes[0] == 1 else None
     for r in results:
@@ -130,6 +138,8 @@ def main() -> int:
                      f"{r['rate']:.1f}", ">= 8x" if n == 16 and one else "",
                      (r["rate"] >= 8 * one) if n == 16 and one else None))
         rows.append((f"{n} host(s): CAS retries per task", f"{r['retries']:.2f}", "<= 1", r["retries"] <= 1))
+        rows.append((f"{n} host(s): CPU-s per task (its wall on {os.cpu_count()} cores)",
+                     f"{r['cpu']:.2f} ({r['cpu_floor']:.1f} s)", "", None))
         rows.append((f"{n} host(s): claims lost / tasks done twice", f"{r['lost']} / {r['twice']}", "0 / 0",
                      r["lost"] == 0 and r["twice"] == 0 and r["all_done"]))
     print(f"load average at the end: {os.getloadavg()[0]:.1f}")
