@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from parallel_workers import ENV, _git  # noqa: E402
 from table import header, print_table  # noqa: E402
 
+CORES = os.cpu_count() or 1
 AGENT = ("import os, time, sys; time.sleep(float(sys.argv[1])); n = os.environ['MEMENTO_TASK_ID'][2:]; "
          "os.makedirs('out', exist_ok=True); open(f'out/{n}.txt', 'w').write('done\\n')")
 
@@ -104,7 +105,7 @@ def one_fleet(base: Path, n_hosts: int, n_tasks: int, seconds: float, limit: flo
                 for c in clones if (c / "logs" / "cron.log").exists())
     status = _git(bare, "show", "main:docs/TICK_STATUS.md")
     return {"hosts": n_hosts, "wall": wall, "rate": n_tasks / wall * 60, "retries": races / n_tasks,
-            "cpu": cpu / n_tasks, "cpu_floor": cpu / (os.cpu_count() or 1),
+            "cpu": cpu / n_tasks, "cpu_floor": cpu / CORES,
             "lost": status.count("CLAIM LOST"), "twice": sum(1 for v in done.values() if v > 1),
             "all_done": all(t.status == "x" for t in plan.tasks) and len(done) == n_tasks}
 
@@ -129,7 +130,8 @@ def main() -> int:
             results.append(one_fleet(base, n, args.tasks, args.seconds, args.limit))
             r = results[-1]
             print(f"  {n} host(s): {r['wall']:.1f} s, {r['rate']:.1f} tasks/min, {r['retries']:.2f} retries/task, "
-                  f"{r['cpu']:.2f} CPU-s/task (CPU alone needs {r['cpu_floor']:.1f} s), claims lost {r['lost']}, done twice {r['twice']}, all done {r['all_done']}", flush=True)
+                  f"{r['cpu']:.2f} CPU-s/task (CPU alone needs {r['cpu_floor']:.1f} s), "
+                  f"claims lost {r['lost']}, done twice {r['twice']}, all done {r['all_done']}", flush=True)
     rows = []
     one = results[0]["rate"] if sizes and sizes[0] == 1 else None
     for r in results:
@@ -138,7 +140,7 @@ def main() -> int:
                      f"{r['rate']:.1f}", ">= 8x" if n == 16 and one else "",
                      (r["rate"] >= 8 * one) if n == 16 and one else None))
         rows.append((f"{n} host(s): CAS retries per task", f"{r['retries']:.2f}", "<= 1", r["retries"] <= 1))
-        rows.append((f"{n} host(s): CPU-s per task (its wall on {os.cpu_count()} cores)",
+        rows.append((f"{n} host(s): CPU-s per task (its wall on {CORES} cores)",
                      f"{r['cpu']:.2f} ({r['cpu_floor']:.1f} s)", "", None))
         rows.append((f"{n} host(s): claims lost / tasks done twice", f"{r['lost']} / {r['twice']}", "0 / 0",
                      r["lost"] == 0 and r["twice"] == 0 and r["all_done"]))
