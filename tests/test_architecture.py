@@ -54,6 +54,46 @@ def test_no_function_is_longer_than_80_lines():
     assert long == []
 
 
+SHARED_MODULES = {"time", "random"}  # one module object for every thread of the test process
+
+
+def _global_patches(source: str, filename: str) -> list[str]:
+    """``monkeypatch.setattr`` calls that replace an attribute of the time or random module
+    itself (``setattr(remote.time, "sleep", …)``, ``setattr("time.sleep", …)``): they reach every
+    thread, and a thread's ``while True: time.sleep(1)`` then spins (in CI it filled 2.4 GB)."""
+    found = []
+    for node in ast.walk(ast.parse(source, filename)):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "setattr"
+                and node.args):
+            continue
+        target = node.args[0]
+        if isinstance(target, ast.Constant) and isinstance(target.value, str):
+            hit = target.value.split(".")[0] in SHARED_MODULES
+        else:
+            name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+            hit = name in SHARED_MODULES
+        if hit:
+            found.append(f"{filename}:{node.lineno}")
+    return found
+
+
+def test_no_test_patches_the_time_or_random_module_for_every_thread():
+    found = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        found += _global_patches(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))
+    assert found == [], "patch the module's own seam (remote._pause, remote._now) instead"
+
+
+def test_the_global_patch_finder_finds_each_form():
+    bad = ('monkeypatch.setattr(remote.time, "sleep", pauses.append)\n'
+           'monkeypatch.setattr(time, "monotonic", lambda: 0)\n'
+           'monkeypatch.setattr("time.sleep", print)\n'
+           'monkeypatch.setattr(remote.random, "SystemRandom", object)\n')
+    assert _global_patches(bad, "t.py") == ["t.py:1", "t.py:2", "t.py:3", "t.py:4"]
+    good = 'monkeypatch.setattr(remote, "_pause", pauses.append)\nmonkeypatch.setattr(remote, "HEARTBEAT_SECONDS", 0.2)\n'
+    assert _global_patches(good, "t.py") == []
+
+
 def test_nothing_but_the_cli_imports_the_cli():
     graph = grimp.build_graph(*PACKAGES, include_external_packages=False, cache_dir=None)
     cli = {"memento_core.cli"} | graph.find_descendants("memento_core.cli")

@@ -244,7 +244,7 @@ def _spread(ctx: TickContext, plan: Plan, task: Task) -> tuple[Plan, Task]:
         return plan, task
     max_retries = plan.meta.max_retries
     candidates = [t for t in plan.tasks if t.phase == task.phase and pickable(t, max_retries, plan)]
-    return plan, (random.SystemRandom().choice(candidates) if candidates else task)
+    return plan, (_CHANCE.choice(candidates) if candidates else task)
 
 
 def publish(ctx: TickContext, result: TaskResult, *, chain: bool = False) -> TaskResult:
@@ -542,7 +542,7 @@ def stale_claims(ctx: TickContext, plan: Plan, seen: dict[str, Beat],
                  now: float | None = None) -> list[tuple[Task, Beat | None, str]]:
     """The `[~]` tasks of other hosts in ``plan`` whose heartbeat (``seen``, as fetched) is older
     than `stale_lock_timeout`, each with its Beat and why; reads only, pushes nothing."""
-    now = time.time() if now is None else now
+    now = _now() if now is None else now
     stale = []
     for task in plan.tasks:
         if task.status != "~" or _local(ctx, task.id):
@@ -779,7 +779,21 @@ def _back_off(f: Fleet) -> None:
     by cron in the same minute) the pauses spread until about one pushes at a time. A push that
     lands starts the count again."""
     f.races += 1
-    time.sleep(random.SystemRandom().uniform(0, back_off_ceiling(f.races)))
+    _pause(_CHANCE.uniform(0, back_off_ceiling(f.races)))
+
+
+# Seams of this module's own, so that a test moves the clock, reads the pauses or fixes the draw
+# here alone: patching time.sleep itself would also turn every other thread's sleep (the record's
+# beacon: `while True: time.sleep(1)`) into a busy loop.
+_CHANCE = random.SystemRandom()
+
+
+def _now() -> float:
+    return time.time()
+
+
+def _pause(seconds: float) -> None:
+    time.sleep(seconds)
 
 
 _FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")

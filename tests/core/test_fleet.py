@@ -769,7 +769,7 @@ def test_a_claim_seen_before_its_ref_is_judged_by_the_claim_commits_time(tmp_pat
     assert remote_plan(bare).task("T-1").status == "~"  # a fresh claim commit: left alone
     assert not any("taken over" in s for s in subjects(bare))
     later = time.time() + 3600  # an hour on, the claim commit is older than stale_lock_timeout
-    monkeypatch.setattr(remote.time, "time", lambda: later)
+    monkeypatch.setattr(remote, "_now", lambda: later)
     remote.sync(b)
     assert remote_plan(bare).task("T-1").status == " "
     assert "memento: T-1 taken over from a lost claim (retry 1/3)" in subjects(bare)
@@ -976,8 +976,8 @@ def test_the_pause_after_lost_races_doubles_with_each_loss_in_a_row_and_a_landed
         def uniform(self, low, high):
             return high
 
-    monkeypatch.setattr(remote.random, "SystemRandom", Highest)
-    monkeypatch.setattr(remote.time, "sleep", pauses.append)
+    monkeypatch.setattr(remote, "_CHANCE", Highest())
+    monkeypatch.setattr(remote, "_pause", pauses.append)
     try:
         for ctx in (a, b):
             remote.sync(ctx)  # both have fetched the same sha
