@@ -8,7 +8,8 @@ the wall time from the start until the last host stopped), compare-and-swap
 retries per task (pushes a lease or fast-forward check refused, from the hosts'
 cron.log), claims lost (CLAIM LOST entries on the remote) and tasks done twice
 (more than one `memento: complete` commit on the remote); both must be 0, and
-every task must be `[x]` on the remote. Also printed: the CPU-seconds (user + system)
+every task must be `[x]` on the remote. Also printed: the seconds each host spent in the
+back-off pauses after lost races (from the same log), the CPU-seconds (user + system)
 the hosts' processes and everything they started spent per task, and the wall time
 that CPU alone needs on this machine's cores (CPU / cores): a fleet cannot finish
 sooner on one machine, whatever its protocol. Budgets: 16 hosts reach at least 8x the
@@ -101,11 +102,12 @@ def one_fleet(base: Path, n_hosts: int, n_tasks: int, seconds: float, limit: flo
         m = re.match(r"memento: complete (T-\d+) ", s)
         if m:
             done[m.group(1)] = done.get(m.group(1), 0) + 1
-    races = sum((c / "logs" / "cron.log").read_text().count("lost a race")
-                for c in clones if (c / "logs" / "cron.log").exists())
+    logs = [(c / "logs" / "cron.log").read_text() for c in clones if (c / "logs" / "cron.log").exists()]
+    races = sum(log.count("lost a race") for log in logs)
+    paused = sum(float(m) for log in logs for m in re.findall(r"lost a race.*after a pause of ([0-9.]+)s", log))
     status = _git(bare, "show", "main:docs/TICK_STATUS.md")
     return {"hosts": n_hosts, "wall": wall, "rate": n_tasks / wall * 60, "retries": races / n_tasks,
-            "cpu": cpu / n_tasks, "cpu_floor": cpu / CORES,
+            "cpu": cpu / n_tasks, "cpu_floor": cpu / CORES, "paused": paused / n_hosts,
             "lost": status.count("CLAIM LOST"), "twice": sum(1 for v in done.values() if v > 1),
             "all_done": all(t.status == "x" for t in plan.tasks) and len(done) == n_tasks}
 
@@ -131,6 +133,7 @@ def main() -> int:
             r = results[-1]
             print(f"  {n} host(s): {r['wall']:.1f} s, {r['rate']:.1f} tasks/min, {r['retries']:.2f} retries/task, "
                   f"{r['cpu']:.2f} CPU-s/task (CPU alone needs {r['cpu_floor']:.1f} s), "
+                  f"{r['paused']:.1f} s of back-off per host, "
                   f"claims lost {r['lost']}, done twice {r['twice']}, all done {r['all_done']}", flush=True)
     rows = []
     one = results[0]["rate"] if sizes and sizes[0] == 1 else None
@@ -142,6 +145,7 @@ def main() -> int:
         rows.append((f"{n} host(s): CAS retries per task", f"{r['retries']:.2f}", "<= 1", r["retries"] <= 1))
         rows.append((f"{n} host(s): CPU-s per task (its wall on {CORES} cores)",
                      f"{r['cpu']:.2f} ({r['cpu_floor']:.1f} s)", "", None))
+        rows.append((f"{n} host(s): back-off pauses per host, s", f"{r['paused']:.1f}", "", None))
         rows.append((f"{n} host(s): claims lost / tasks done twice", f"{r['lost']} / {r['twice']}", "0 / 0",
                      r["lost"] == 0 and r["twice"] == 0 and r["all_done"]))
     print(f"load average at the end: {os.getloadavg()[0]:.1f}")

@@ -211,6 +211,17 @@ def _empty_tree(root: Path) -> str:
     return _out(root, ["hash-object", "-t", "tree", "--stdin"], input=b"").strip()
 
 
+def empty_tree(root: Path) -> str:
+    """The empty tree's id, the object written to the store (a heartbeat commit points to it):
+    one git command per repository and process."""
+    return _empty_tree_written(str(Path(root).resolve()))
+
+
+@functools.cache
+def _empty_tree_written(root: str) -> str:
+    return _out(Path(root), ["hash-object", "-t", "tree", "-w", "--stdin"], input=b"").strip()
+
+
 # -------------------------------------------------------------------- status
 
 
@@ -273,6 +284,38 @@ def status(root: Path, env: dict[str, str] | None = None) -> list[StatusEntry]:
         entries.append(StatusEntry(xy, _strip_prefix(path, prefix), orig))
         i += 1
     return entries
+
+
+def changed_from_head(root: Path, paths: Sequence[str]) -> list[str]:
+    """Those of ``paths`` (files, from root) that HEAD has and the work tree changed, lost or
+    made something other than a regular file, sorted; a path HEAD lacks is left out, as an
+    untracked one. Two git commands whatever their number: HEAD's blobs from ``ls-tree``, the
+    work tree's from ``hash-object --stdin-paths`` (with the filters status would apply). No
+    index is read, so no stat data or index flag hides a change; the executable bit is not
+    compared (``core.fileMode``)."""
+    root = Path(root)
+    proc = run_git(root, ["ls-tree", "-z", "HEAD", "--", *paths], check=False)
+    if proc.returncode != 0:
+        return []  # an unborn branch: nothing is committed to differ from
+    committed: dict[str, str] = {}
+    for item in proc.stdout.split(b"\0"):
+        info, _, name = item.partition(b"\t")
+        fields = info.split()
+        if len(fields) == 3 and fields[1] == b"blob":
+            committed[os.fsdecode(name)] = fields[2].decode()
+    changed, present = [], []
+    for path in committed:
+        try:
+            regular = stat.S_ISREG(os.lstat(root / path).st_mode)
+        except (FileNotFoundError, NotADirectoryError):
+            regular = False
+        (present if regular and "\n" not in path else changed).append(path)
+    if present:
+        top = _prefix(root)  # hash-object reads the paths on its input from the top level
+        listed = b"".join(os.fsencode(top + p) + b"\n" for p in present)
+        shas = _out(root, ["hash-object", "--stdin-paths"], input=listed).split()
+        changed += [p for p, sha in zip(present, shas, strict=True) if sha != committed[p]]
+    return sorted(changed)
 
 
 def _strip_prefix(path: str, prefix: str) -> str:
@@ -1143,6 +1186,24 @@ def _tree_size(path: Path) -> int:
     return sum(os.lstat(os.path.join(d, f)).st_size for d, _dirs, files in os.walk(path) for f in files)
 
 
+def read_blobs(root: Path, shas: Sequence[bytes]) -> dict[bytes, bytes]:
+    """Each object's bytes by its id (hex, as bytes), all from one ``git cat-file --batch``;
+    MementoError naming the first one the store does not have."""
+    if not shas:
+        return {}
+    out = run_git(Path(root), ["cat-file", "--batch"], input=b"".join(s + b"\n" for s in shas)).stdout
+    found, at = {}, 0
+    for sha in shas:
+        end = out.find(b"\n", at)
+        header = out[at:end].split() if end >= 0 else []
+        if len(header) != 3 or header[0] != sha or not header[2].isdigit():
+            raise MementoError(f"git cat-file --batch could not read {sha.decode()}: {out[at:at + 120]!r}")
+        size = int(header[2])
+        found[sha] = out[end + 1:end + 1 + size]
+        at = end + 1 + size + 1
+    return found
+
+
 def show_file(root: Path, rev: str, path: str) -> bytes | None:
     """The bytes of ``path`` at commit ``rev``, or None when it has no such file."""
     proc = run_git(Path(root), ["cat-file", "blob", f"{rev}:{path}"], check=False)
@@ -1162,11 +1223,14 @@ __all__ = [
     "commits_since",
     "object_path",
     "show_file",
+    "read_blobs",
     "StatusEntry",
+    "changed_from_head",
     "changes_since",
     "commit_paths",
     "diff",
     "dirty_paths",
+    "empty_tree",
     "ensure_repo",
     "fold_commits",
     "git_binary",

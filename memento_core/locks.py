@@ -119,7 +119,7 @@ class _ChangedUnderneath(Exception):
     """The file is no longer what the edit was computed from."""
 
 
-def atomic_write_bytes(path: Path, data: bytes, *, unchanged: bytes | None = None) -> None:
+def atomic_write_bytes(path: Path, data: bytes, *, unchanged: bytes | None = None, sync: bool = True) -> None:
     """Replace ``path`` with ``data`` so a reader sees the old or the new file, never half.
 
     A symbolic link at ``path`` is refused (SymlinkRefused): Memento never writes
@@ -128,7 +128,9 @@ def atomic_write_bytes(path: Path, data: bytes, *, unchanged: bytes | None = Non
     before the rename (after the slow fsync) and _ChangedUnderneath is raised
     if an editor that ignores our lock saved it meanwhile. On any failure
     (ENOSPC included) the previous file is left untouched and the temp file
-    removed; the OSError propagates with the path in it.
+    removed; the OSError propagates with the path in it. ``sync=False``: neither the file nor
+    the rename is made durable (no fsync), for a file a crash may lose because it is made again
+    (a conflict resolved in the middle of a rebase, which the next tick aborts).
     """
     path = Path(path)
     refuse_link(path)
@@ -143,7 +145,8 @@ def atomic_write_bytes(path: Path, data: bytes, *, unchanged: bytes | None = Non
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
-            os.fsync(fh.fileno())
+            if sync:
+                os.fsync(fh.fileno())
         os.chmod(tmp, mode)
         crash_point(f"write:{path.name}")
         if unchanged is not None:
@@ -155,7 +158,8 @@ def atomic_write_bytes(path: Path, data: bytes, *, unchanged: bytes | None = Non
                     _exchange(tmp, path)  # give the editor's save back its place
                     raise _ChangedUnderneath()
                 os.unlink(tmp)
-                fsync_dir(directory)
+                if sync:
+                    fsync_dir(directory)
                 return
         os.replace(tmp, path)
     except BaseException:
@@ -164,7 +168,8 @@ def atomic_write_bytes(path: Path, data: bytes, *, unchanged: bytes | None = Non
         except FileNotFoundError:
             pass
         raise
-    fsync_dir(directory)
+    if sync:
+        fsync_dir(directory)
 
 
 _RENAME_EXCHANGE = 2

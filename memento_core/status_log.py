@@ -482,37 +482,39 @@ def append_entry(path: Path, text: str) -> None:
     lines use the file's line endings and every existing byte is kept.
     """
     path = Path(path)
+    locked_edit(path, lambda data: with_entry(data, text, path))
+
+
+def with_entry(data: bytes, text: str, path: Path) -> bytes:
+    """The status file's bytes ``data`` with ``text`` appended as :func:`append_entry` appends
+    it (``path`` names the file in errors); nothing is read or written."""
     new = _entry_lines(text)
     expected = len(_scan(new).entries)
-
-    def transform(data: bytes) -> bytes:
-        doc = decode(data, path)
-        nl = doc.newline
-        lines = doc.lines
-        if not any(ln.strip() for ln in lines):
-            lines[:] = [HEADER + nl, nl]
-        elif not any(strip_eol(ln).strip().casefold() == HEADER.casefold() for ln in lines):
-            lines[0:0] = [HEADER + nl, nl]
-        scan = _scan(lines)
-        before = len(scan.entries)
-        ensure_eol(lines, len(lines) - 1, nl)
-        # Close what a hand edit left open, or the new entry would vanish into it.
-        if scan.open_fence is not None:
-            lines.append(scan.open_fence + nl)
-        if scan.open_comment:
-            lines.append("-->" + nl)
-        last = next((strip_eol(ln).strip() for ln in reversed(lines) if ln.strip()), "")
-        needs_separator = before > 0 and not SEPARATOR_RE.match(last)
-        if lines and lines[-1].strip():
-            lines.append(nl)
-        if needs_separator:
-            lines.extend([SEPARATOR + nl, nl])
-        lines.extend(ln + nl for ln in new)
-        if len(_scan(lines).entries) != before + expected:
-            raise MementoError("could not append the status entry without breaking the file", path=path)
-        return doc.encode()
-
-    locked_edit(path, transform)
+    doc = decode(data, path)
+    nl = doc.newline
+    lines = doc.lines
+    if not any(ln.strip() for ln in lines):
+        lines[:] = [HEADER + nl, nl]
+    elif not any(strip_eol(ln).strip().casefold() == HEADER.casefold() for ln in lines):
+        lines[0:0] = [HEADER + nl, nl]
+    scan = _scan(lines)
+    before = len(scan.entries)
+    ensure_eol(lines, len(lines) - 1, nl)
+    # Close what a hand edit left open, or the new entry would vanish into it.
+    if scan.open_fence is not None:
+        lines.append(scan.open_fence + nl)
+    if scan.open_comment:
+        lines.append("-->" + nl)
+    last = next((strip_eol(ln).strip() for ln in reversed(lines) if ln.strip()), "")
+    needs_separator = before > 0 and not SEPARATOR_RE.match(last)
+    if lines and lines[-1].strip():
+        lines.append(nl)
+    if needs_separator:
+        lines.extend([SEPARATOR + nl, nl])
+    lines.extend(ln + nl for ln in new)
+    if len(_scan(lines).entries) != before + expected:
+        raise MementoError("could not append the status entry without breaking the file", path=path)
+    return doc.encode()
 
 
 # --- rotation ----------------------------------------------------------------

@@ -265,8 +265,7 @@ def publish(ctx: TickContext, result: TaskResult, *, chain: bool = False) -> Tas
         for _ in range(MAX_RACES):
             commit_own_docs(ctx)
             fetch(ctx)
-            upstream = remote_head(ctx)
-            seen = _seen(ctx)
+            upstream, seen = _fetched(ctx)
             if not f.lost and not f.adopt(seen.get(f.task, Beat("", "", 0)).sha):
                 f.lost = f"its claim ref {CLAIMS}{f.task} is gone or another host's (taken over as stale?)"
             if f.lost:
@@ -745,9 +744,10 @@ def push(ctx: TickContext, specs: list[str], leases: list[str]) -> bool:
         cron_log(ctx.ws, f"the remote {f.remote!r} refused the push of {', '.join(specs)}: {said}")
         raise PushRefused(f.remote, said)
     if re.search(r"^!\t|stale info|\[rejected\]|fetch first|non-fast-forward|atomic push failed", out, re.M):
+        pause = _back_off(f)
         cron_log(ctx.ws, f"a push to {f.remote} lost a race (a lease or fast-forward check refused it): "
-                         "fetching again")
-        _back_off(f)
+                         f"fetching again after a pause of {pause:.2f}s")
+        _pause(pause)
         return False
     if landed(ctx, wanted):
         cron_log(ctx.ws, f"git push {f.remote} answered with an error but its refs landed: "
@@ -772,14 +772,14 @@ def back_off_ceiling(races: int) -> float:
     return min(BACKOFF_SECONDS * 2 ** max(races - 1, 0), BACKOFF_LIMIT)
 
 
-def _back_off(f: Fleet) -> None:
+def _back_off(f: Fleet) -> float:
     """After a lost race, a random pause whose ceiling doubles with each loss in a row (binary
     exponential back-off, as on a shared Ethernet): hosts that lost to the same push do not all
     fetch and push again at the same moment, and with many hosts pushing at once (a fleet woken
     by cron in the same minute) the pauses spread until about one pushes at a time. A push that
-    lands starts the count again."""
+    lands starts the count again. Returns the pause, in seconds, for the caller to take."""
     f.races += 1
-    _pause(_CHANCE.uniform(0, back_off_ceiling(f.races)))
+    return _CHANCE.uniform(0, back_off_ceiling(f.races))
 
 
 # Seams of this module's own, so that a test moves the clock, reads the pauses or fixes the draw
@@ -874,14 +874,17 @@ def read_refusal(ws) -> dict | None:
 def integrate(ctx: TickContext, upstream: str | None) -> None:
     """Bring HEAD onto ``upstream``: fast-forward, or rebase the local commits (FleetConflict)."""
     local = gitops.head(ctx.root)
-    if upstream is None or local == upstream or _is_ancestor(ctx, upstream, local):
+    if upstream is None or local == upstream:
         return
-    if local is None or _is_ancestor(ctx, local, upstream):
+    base = _merge_base(ctx, local, upstream)
+    if base == upstream:  # nothing new on the remote
+        return
+    if local is None or base == local:
         gitops.run_git(ctx.root, ["merge", "-q", "--ff-only", upstream])
         return
     before = _subjects(ctx, upstream, local)
     rebase(ctx, upstream)
-    after = {subject: sha for sha, subject in _subjects(ctx, upstream, gitops.head(ctx.root))}
+    after = {subject: sha for sha, subject in _subjects(ctx, upstream, "HEAD")}
     _fix_commit_shas(ctx, {old: after[s] for old, s in before if s in after and after[s] != old})
     _say_plan_notes(ctx)
     commit_own_docs(ctx)
@@ -908,10 +911,11 @@ def rebase(ctx: TickContext, upstream: str) -> None:
         if not conflicted:
             _abort(ctx)
             raise MementoError("git rebase failed: " + proc.stderr.decode("utf-8", "replace").strip()[-500:])
-        foreign = [p for p in conflicted if not _resolve(ctx, p)]
+        foreign = [p for p, stages in conflicted.items() if not _resolve(ctx, p, stages)]
         if foreign:
             _abort(ctx)
             raise FleetConflict(foreign)
+        gitops.run_git(ctx.root, ["add", "--", *conflicted])
         staged = gitops.run_git(ctx.root, ["diff", "--cached", "--quiet"], check=False).returncode != 0
         proc = gitops.run_git(ctx.root, ["rebase", "--continue" if staged else "--skip"], env=env, check=False)
     _abort(ctx)
@@ -922,9 +926,30 @@ def _abort(ctx: TickContext) -> None:
     gitops.run_git(ctx.root, ["rebase", "--abort"], check=False)
 
 
-def _unmerged(ctx: TickContext) -> list[str]:
-    out = gitops.run_git(ctx.root, ["diff", "--name-only", "--diff-filter=U", "-z"]).stdout.decode("utf-8", "surrogateescape")
-    return sorted({p for p in out.split("\0") if p})
+def _unmerged(ctx: TickContext) -> dict[str, dict[int, bytes]]:
+    """The conflicted paths (from the top level, sorted), each with its stages' bytes (1 the
+    base, 2 the upstream in a rebase, 3 this host's; a side that deleted the file has none),
+    in two git commands whatever their number: ``ls-files -u``, then one ``cat-file --batch``."""
+    out = gitops.run_git(ctx.root, ["ls-files", "-u", "-z", "--full-name"]).stdout
+    entries = []
+    for item in out.split(b"\0"):
+        info, _, path = item.partition(b"\t")
+        fields = info.split()
+        if len(fields) == 3 and fields[2].isdigit():
+            entries.append((path.decode("utf-8", "surrogateescape"), int(fields[2]), fields[1]))
+    blobs = gitops.read_blobs(ctx.root, sorted({sha for _, _, sha in entries}))
+    conflicted: dict[str, dict[int, bytes]] = {}
+    for path, stage, sha in sorted(entries):
+        conflicted.setdefault(path, {})[stage] = blobs[sha]
+    return conflicted
+
+
+def _merge_base(ctx: TickContext, a: str | None, b: str) -> str | None:
+    """The best common ancestor of ``a`` and ``b`` (None when they have none, or ``a`` is None)."""
+    if not a:
+        return None
+    proc = gitops.run_git(ctx.root, ["merge-base", a, b], check=False)
+    return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
 
 
 def _is_ancestor(ctx: TickContext, a: str | None, b: str | None) -> bool:
@@ -953,11 +978,11 @@ def _lease(f: Fleet, expected: str | None) -> str:
 def _move_back(ctx: TickContext, sha: str, base: str, *, checkout: bool = False) -> None:
     """Undo a local commit of Memento's that lost its race (HEAD from ``sha`` back to ``base``);
     ``checkout``: its paths in the work tree too (a claim's plan never reached the work tree)."""
-    if gitops.head(ctx.root) != sha:
-        return
     changed = gitops.run_git(ctx.root, ["diff", "--name-only", "-z", base, sha]).stdout.decode("utf-8", "surrogateescape")
     paths = [p for p in changed.split("\0") if p]
-    gitops.run_git(ctx.root, ["update-ref", "-m", "memento: lost the race", "HEAD", base, sha])
+    if gitops.run_git(ctx.root, ["update-ref", "-m", "memento: lost the race", "HEAD", base, sha],
+                      check=False).returncode != 0:
+        return  # HEAD is no longer sha (update-ref compared): nothing of this commit's to undo
     if paths:
         gitops.run_git(ctx.root, ["reset", "-q", base, "--", *paths])
         if checkout:
@@ -966,7 +991,7 @@ def _move_back(ctx: TickContext, sha: str, base: str, *, checkout: bool = False)
 
 def heartbeat_commit(ctx: TickContext, task_id: str, host: str) -> str:
     """A commit (empty tree) whose committer time is the heartbeat and whose subject names the host."""
-    tree = gitops.run_git(ctx.root, ["hash-object", "-t", "tree", "-w", "--stdin"], input=b"").stdout.decode().strip()
+    tree = gitops.empty_tree(ctx.root)
     env = gitops.git_env(gitops.identity_env(ctx.root, ctx.config.git_author))
     body = f"memento: claim {task_id} on {host}\n\nheartbeat {utc_stamp()} {_nonce()}\n".encode()
     return gitops.run_git(ctx.root, ["commit-tree", tree, "-F", "-"], input=body, env=env).stdout.decode().strip()
@@ -980,15 +1005,25 @@ def _nonce() -> str:
 
 def _seen(ctx: TickContext) -> dict[str, Beat]:
     """The claim refs as last fetched: task id -> Beat."""
+    return _fetched(ctx, branch=False)[1]
+
+
+def _fetched(ctx: TickContext, *, branch: bool = True) -> tuple[str | None, dict[str, Beat]]:
+    """What the last fetch brought, in one git command: the remote's branch (:func:`remote_head`;
+    None when not asked for or missing) and its claim refs (:func:`_seen`)."""
+    tracking = fleet(ctx).tracking
     out = gitops.run_git(ctx.root, ["for-each-ref", "--format=%(refname)%09%(objectname)%09%(committerdate:unix)"
-                                    "%09%(contents:subject)", SEEN], check=False).stdout.decode("utf-8", "replace")
-    beats = {}
+                                    "%09%(contents:subject)", *([tracking] if branch else []), SEEN],
+                         check=False).stdout.decode("utf-8", "replace")
+    head, beats = None, {}
     for line in out.splitlines():
         parts = line.split("\t", 3)
-        if len(parts) == 4 and parts[2].isdigit():
+        if len(parts) == 4 and parts[0] == tracking:
+            head = parts[1]
+        elif len(parts) == 4 and parts[0].startswith(SEEN) and parts[2].isdigit():
             host = parts[3].rsplit(" on ", 1)[-1] if " on " in parts[3] else "?"
             beats[parts[0][len(SEEN):]] = Beat(parts[1], host, float(parts[2]))
-    return beats
+    return head, beats
 
 
 def _local(ctx: TickContext, task_id: str) -> bool:
@@ -1001,8 +1036,7 @@ def commit_own_docs(ctx: TickContext) -> None:
     CURRENT_STATE.md alone is not worth a commit on every host's every tick (it is
     rewritten by each): put back as committed instead; the next tick writes it again.
     """
-    own = set(OWN_DOCS)
-    docs = sorted({e.path for e in gitops.status(ctx.root) if e.path in own and e.xy != "??"})
+    docs = gitops.changed_from_head(ctx.root, OWN_DOCS)
     if docs == [STATE_DOC]:
         gitops.run_git(ctx.root, ["checkout", "-q", "HEAD", "--", STATE_DOC])
     elif docs:
@@ -1012,28 +1046,24 @@ def commit_own_docs(ctx: TickContext) -> None:
 # ---------------------------------------------------------------- resolving Memento's documents
 
 
-def _resolve(ctx: TickContext, path: str) -> bool:
-    """Resolve a conflicted document: the remote's version with this host's edits re-applied."""
+def _resolve(ctx: TickContext, path: str, stages: dict[int, bytes]) -> bool:
+    """Resolve a conflicted document in the work tree (the caller stages it): the remote's
+    version with this host's edits re-applied. Not made durable: a rebase a crash interrupts
+    is aborted by the next tick (:func:`clean_leftovers`), and this file with it."""
     resolver = RESOLVERS.get(path)
     if resolver is None:
         return False
-    base, upstream, mine = (_stage(ctx, n, path) for n in (1, 2, 3))  # in a rebase, :2 is the upstream
+    upstream, mine = stages.get(2), stages.get(3)  # in a rebase, :2 is the upstream
     if upstream is None or mine is None:
         return False
     try:
-        data = resolver(ctx, base or b"", upstream, mine)
+        data = resolver(ctx, stages.get(1, b""), upstream, mine)
     except (MementoError, ValueError):
         return False
     if data is None:
         return False
-    atomic_write_bytes(ctx.root / path, data)
-    gitops.run_git(ctx.root, ["add", "--", path])
+    atomic_write_bytes(ctx.root / path, data, sync=False)
     return True
-
-
-def _stage(ctx: TickContext, n: int, path: str) -> bytes | None:
-    proc = gitops.run_git(ctx.root, ["cat-file", "blob", f":{n}:{path}"], check=False)
-    return proc.stdout if proc.returncode == 0 else None
 
 
 def merge_plan(ctx, base: bytes, upstream: bytes, mine: bytes) -> bytes | None:
@@ -1067,12 +1097,10 @@ def _entries(data: bytes) -> list[str]:
 def merge_status(ctx, base: bytes, upstream: bytes, mine: bytes) -> bytes:
     """The remote's status log plus the entries this side appended (nothing lost, newest last)."""
     known = set(_entries(base)) | set(_entries(upstream))
-    added = [e for e in _entries(mine) if e not in known]
-    path = ctx.ws.status_path
-    atomic_write_bytes(path, upstream)
-    for entry in added:
-        status_log.append_entry(path, entry)
-    return path.read_bytes()
+    data = upstream
+    for entry in (e for e in _entries(mine) if e not in known):
+        data = status_log.with_entry(data, entry, ctx.ws.status_path)
+    return data
 
 
 def merge_notes(ctx, base: bytes, upstream: bytes, mine: bytes) -> bytes | None:

@@ -516,3 +516,41 @@ def test_ignored_names_a_folder_ignored_as_a_whole_but_not_one_that_only_holds_i
         write(root, rel, "x\n")
     assert gitops.ignored(root) == {".venv/", "calc/__pycache__/", "deep/er/__pycache__/", "logs/x.log",
                                     "src/__pycache__/"}
+
+
+def test_changed_from_head_reads_the_files_not_the_index(repo):
+    for rel in ("docs/a.md", "docs/b.md", "docs/c.md", "docs/d.md", "docs/e.md", "keep.md"):
+        write(repo, rel, f"{rel}\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "docs")
+    paths = ["docs/a.md", "docs/b.md", "docs/c.md", "docs/d.md", "docs/e.md", "docs/new.md", "keep.md"]
+    assert gitops.changed_from_head(repo, paths) == []
+    write(repo, "docs/a.md", "changed\n")
+    git(repo, "update-index", "--assume-unchanged", "docs/a.md")  # hides it from status, not from this
+    (repo / "docs" / "b.md").unlink()
+    (repo / "docs" / "c.md").unlink()
+    (repo / "docs" / "c.md").symlink_to("d.md")  # same bytes behind the link: still a change
+    write(repo, "docs/d.md", "docs/d.md\n")  # rewritten with the same bytes: no change
+    git(repo, "add", "docs/e.md")
+    write(repo, "docs/new.md", "untracked\n")
+    assert "docs/a.md" not in {e.path for e in status(repo, env=gitops.git_env())}
+    assert gitops.changed_from_head(repo, paths) == ["docs/a.md", "docs/b.md", "docs/c.md"]
+    sub = repo / "docs"  # a project in a sub-folder names its paths from there
+    assert gitops.changed_from_head(sub, ["a.md", "d.md"]) == ["a.md"]
+
+
+def test_changed_from_head_on_an_unborn_branch_is_empty(tmp_path):
+    git(tmp_path, "init", "-q")
+    write(tmp_path, "a.md", "x\n")
+    assert gitops.changed_from_head(tmp_path, ["a.md"]) == []
+
+
+def test_read_blobs_reads_many_in_one_command_and_names_a_missing_one(repo):
+    write(repo, "a.bin", BINARY)
+    write(repo, "b.txt", "line\nwith\n\nnewlines\n")
+    git(repo, "add", "-A")
+    shas = sorted(git(repo, "rev-parse", f":{p}").strip().encode() for p in ("a.bin", "b.txt"))
+    blobs = gitops.read_blobs(repo, shas)
+    assert sorted(blobs.values()) == sorted([BINARY, b"line\nwith\n\nnewlines\n"])
+    with pytest.raises(MementoError, match="could not read 0{40}"):
+        gitops.read_blobs(repo, [shas[0], b"0" * 40])
