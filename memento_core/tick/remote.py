@@ -936,11 +936,15 @@ def _unmerged(ctx: TickContext) -> dict[str, dict[int, bytes]]:
         info, _, path = item.partition(b"\t")
         fields = info.split()
         if len(fields) == 3 and fields[2].isdigit():
-            entries.append((path.decode("utf-8", "surrogateescape"), int(fields[2]), fields[1]))
-    blobs = gitops.read_blobs(ctx.root, sorted({sha for _, _, sha in entries}))
+            entries.append((path.decode("utf-8", "surrogateescape"), int(fields[2]), fields[0], fields[1]))
+    # A submodule's stage is a commit of another repository, not a blob here: no bytes, so
+    # no resolver takes it and the rebase stops naming it (FleetConflict).
+    blobs = gitops.read_blobs(ctx.root, sorted({sha for _, _, mode, sha in entries if mode != b"160000"}))
     conflicted: dict[str, dict[int, bytes]] = {}
-    for path, stage, sha in sorted(entries):
-        conflicted.setdefault(path, {})[stage] = blobs[sha]
+    for path, stage, _, sha in sorted(entries):
+        stages = conflicted.setdefault(path, {})
+        if sha in blobs:
+            stages[stage] = blobs[sha]
     return conflicted
 
 

@@ -409,6 +409,35 @@ def test_a_result_that_conflicts_with_the_remote_fails_naming_the_path_and_the_r
     assert subjects(bare).count("memento: complete T-1 Write out/1.txt") == 1
 
 
+def test_a_submodule_both_sides_moved_stops_the_rebase_naming_it(tmp_path, monkeypatch):
+    # A gitlink's stages are commits of another repository, not blobs this one can read.
+    import hashlib
+
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 1)
+    a_root, b_root = clones["a"], clones["b"]
+
+    def move_submodule(root: Path, to: str, message: str) -> None:
+        sha = hashlib.sha1(to.encode()).hexdigest()
+        git(root, "update-index", "--add", "--cacheinfo", f"160000,{sha},vendor/lib")
+        git(root, "commit", "-qm", message)
+
+    move_submodule(b_root, "first", "vendor/lib at first")
+    git(b_root, "push", "-q", "origin", "main")
+    git(a_root, "pull", "-q", "--ff-only", "origin", "main")
+    move_submodule(a_root, "a's", "vendor/lib at a's")
+    move_submodule(b_root, "b's", "vendor/lib at b's")
+    git(b_root, "push", "-q", "origin", "main")
+    mine = git(a_root, "rev-parse", "HEAD")
+    ctx = context(a_root, "a", monkeypatch)
+    remote.fetch(ctx)
+    with pytest.raises(remote.FleetConflict) as raised:
+        remote.integrate(ctx, remote.remote_head(ctx))
+    assert raised.value.paths == ["vendor/lib"]
+    assert git(a_root, "rev-parse", "HEAD") == mine  # the rebase aborted: a's commit as it was
+    assert not (a_root / ".git" / "rebase-merge").exists() and not (a_root / ".git" / "rebase-apply").exists()
+    assert git(a_root, "ls-files", "-u") == ""
+
+
 # --------------------------------------------------------------------------- resolving the documents
 
 
