@@ -15,12 +15,17 @@ that CPU alone needs on this machine's cores (CPU / cores): a fleet cannot finis
 sooner on one machine, whatever its protocol. Budgets: 16 hosts reach at least 8x the
 task rate of 1 host; at most 1 retry per task.
 
-Run: python bench/fleet_scale.py [--hosts 1,4,16] [--tasks 64] [--seconds 2]
+With --windows, git traces its commands (GIT_TRACE2_EVENT, one file per host) and the bench
+prints the median window from a host's fetch to the end of the push after it: a push loses
+its race when another lands inside that window.
+
+Run: python bench/fleet_scale.py [--hosts 1,4,16] [--tasks 64] [--seconds 2] [--windows]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import resource
@@ -68,12 +73,12 @@ def make_fleet(base: Path, n_hosts: int, n_tasks: int, seconds: float) -> tuple[
     return bare, clones
 
 
-def host_loop(root: Path, name: str, deadline: float) -> None:
+def host_loop(root: Path, name: str, deadline: float, trace: str = "") -> None:
     """One host: ticks one after the other while its plan has a `[ ]` task or a result of its
-    own waits to be pushed (.memento/fleet_pending.json)."""
+    own waits to be pushed (.memento/fleet_pending.json). ``trace``: git's trace2 events go there."""
     from memento_core.plan import parse_plan
 
-    env = {**ENV, "MEMENTO_HOST": name}
+    env = {**ENV, "MEMENTO_HOST": name, **({"GIT_TRACE2_EVENT": trace} if trace else {})}
     while time.monotonic() < deadline:
         subprocess.run([sys.executable, "-m", "memento_core.tick", "--project", str(root)], env=env,
                        capture_output=True)
@@ -82,13 +87,57 @@ def host_loop(root: Path, name: str, deadline: float) -> None:
             return
 
 
-def one_fleet(base: Path, n_hosts: int, n_tasks: int, seconds: float, limit: float) -> dict:
+def _subcommand(argv: list[str]) -> str:
+    """The git command of an argv as the tick runs it (``git -c k=v … -C root push …``)."""
+    args = iter(argv[1:])
+    for arg in args:
+        if arg in ("-c", "-C"):
+            next(args, None)
+        elif not arg.startswith("-"):
+            return arg
+    return ""
+
+
+def push_windows(trace: Path) -> list[float]:
+    """From one host's GIT_TRACE2_EVENT file, each push's window in seconds: from the start of
+    the fetch before it to the end of the push (git commands the tick started, not their
+    children: a child's sid has a '/')."""
+    from datetime import datetime
+
+    started, runs = {}, []
+    for line in trace.read_text(errors="replace").splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        sid = event.get("sid", "")
+        if "/" in sid or "time" not in event:
+            continue
+        at = datetime.fromisoformat(event["time"].replace("Z", "+00:00")).timestamp()
+        if event.get("event") == "start":
+            started[sid] = (at, _subcommand(event.get("argv", [])))
+        elif event.get("event") == "exit" and sid in started:
+            begun, command = started.pop(sid)
+            runs.append((begun, at, command))
+    windows, fetched = [], None
+    for begun, ended, command in sorted(runs):
+        if command == "fetch":
+            fetched = begun
+        elif command == "push" and fetched is not None:
+            windows.append(ended - fetched)
+            fetched = None
+    return windows
+
+
+def one_fleet(base: Path, n_hosts: int, n_tasks: int, seconds: float, limit: float, trace: bool = False) -> dict:
     from memento_core.plan import parse_plan_text
 
     bare, clones = make_fleet(base, n_hosts, n_tasks, seconds)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
-    procs = [subprocess.Popen([sys.executable, __file__, "--host-loop", str(c), f"h{i + 1}", str(limit)], env=ENV)
+    traces = [base / f"trace-h{i + 1}.json" if trace else None for i in range(n_hosts)]
+    procs = [subprocess.Popen([sys.executable, __file__, "--host-loop", str(c), f"h{i + 1}", str(limit),
+                               str(traces[i] or "")], env=ENV)
              for i, c in enumerate(clones)]
     for p in procs:
         p.wait()
@@ -106,7 +155,8 @@ def one_fleet(base: Path, n_hosts: int, n_tasks: int, seconds: float, limit: flo
     races = sum(log.count("lost a race") for log in logs)
     paused = sum(float(m) for log in logs for m in re.findall(r"lost a race.*after a pause of ([0-9.]+)s", log))
     status = _git(bare, "show", "main:docs/TICK_STATUS.md")
-    return {"hosts": n_hosts, "wall": wall, "rate": n_tasks / wall * 60, "retries": races / n_tasks,
+    windows = sorted(w for t in traces if t is not None and t.exists() for w in push_windows(t))
+    return {"window": windows[len(windows) // 2] if windows else None,"hosts": n_hosts, "wall": wall, "rate": n_tasks / wall * 60, "retries": races / n_tasks,
             "cpu": cpu / n_tasks, "cpu_floor": cpu / CORES, "paused": paused / n_hosts,
             "lost": status.count("CLAIM LOST"), "twice": sum(1 for v in done.values() if v > 1),
             "all_done": all(t.status == "x" for t in plan.tasks) and len(done) == n_tasks}
@@ -114,13 +164,15 @@ def one_fleet(base: Path, n_hosts: int, n_tasks: int, seconds: float, limit: flo
 
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--host-loop":
-        host_loop(Path(sys.argv[2]), sys.argv[3], time.monotonic() + float(sys.argv[4]))
+        host_loop(Path(sys.argv[2]), sys.argv[3], time.monotonic() + float(sys.argv[4]), sys.argv[5])
         return 0
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--hosts", default="1,4,16")
     ap.add_argument("--tasks", type=int, default=64)
     ap.add_argument("--seconds", type=float, default=2.0)
     ap.add_argument("--limit", type=float, default=1800.0, help="seconds a fleet may take at most")
+    ap.add_argument("--windows", action="store_true",
+                    help="trace git (GIT_TRACE2_EVENT) to print the median window from a fetch to the end of its push")
     args = ap.parse_args()
     sizes = [int(x) for x in args.hosts.split(",")]
     print(header(), f" load average at the start: {os.getloadavg()[0]:.1f}")
@@ -129,11 +181,12 @@ def main() -> int:
         for n in sizes:
             base = Path(tmp) / f"fleet{n}"
             base.mkdir()
-            results.append(one_fleet(base, n, args.tasks, args.seconds, args.limit))
+            results.append(one_fleet(base, n, args.tasks, args.seconds, args.limit, args.windows))
             r = results[-1]
             print(f"  {n} host(s): {r['wall']:.1f} s, {r['rate']:.1f} tasks/min, {r['retries']:.2f} retries/task, "
                   f"{r['cpu']:.2f} CPU-s/task (CPU alone needs {r['cpu_floor']:.1f} s), "
                   f"{r['paused']:.1f} s of back-off per host, "
+                  + (f"median window {r['window']:.2f} s, " if r["window"] is not None else "") +
                   f"claims lost {r['lost']}, done twice {r['twice']}, all done {r['all_done']}", flush=True)
     rows = []
     one = results[0]["rate"] if sizes and sizes[0] == 1 else None
@@ -146,6 +199,8 @@ def main() -> int:
         rows.append((f"{n} host(s): CPU-s per task (its wall on {CORES} cores)",
                      f"{r['cpu']:.2f} ({r['cpu_floor']:.1f} s)", "", None))
         rows.append((f"{n} host(s): back-off pauses per host, s", f"{r['paused']:.1f}", "", None))
+        if r["window"] is not None:
+            rows.append((f"{n} host(s): median window, fetch to end of push, s", f"{r['window']:.2f}", "", None))
         rows.append((f"{n} host(s): claims lost / tasks done twice", f"{r['lost']} / {r['twice']}", "0 / 0",
                      r["lost"] == 0 and r["twice"] == 0 and r["all_done"]))
     print(f"load average at the end: {os.getloadavg()[0]:.1f}")
