@@ -438,6 +438,23 @@ def test_a_submodule_both_sides_moved_stops_the_rebase_naming_it(tmp_path, monke
     assert git(a_root, "ls-files", "-u") == ""
 
 
+def test_documents_an_agent_forged_and_hid_from_the_index_never_reach_the_remote(tmp_path):
+    # Memento's documents are committed and pushed by comparing the files with HEAD, not by
+    # asking an index the agent could have told to look away (assume-unchanged, skip-worktree).
+    hostile = " ".join([PY, str(AGENTS / "hides_forged_documents.py"), "{task_id}"])
+    bare, clones = make_fleet(tmp_path, ["a"], 2, command=hostile)
+    root = clones["a"]
+    out = tick_all(clones)["a"]
+    docs = ("docs/TICK_STATUS.md", "docs/HUMAN_NOTES.md")
+    assert "FORGED" not in git(bare, "log", "-p", "main"), out  # in no commit the remote has
+    assert "FORGED" not in git(root, "log", "-p", "HEAD")
+    assert [d for d in docs if "FORGED" in (root / d).read_text()] == []  # nor on disk
+    flags = git(root, "ls-files", "-v", *docs).split()
+    assert flags[0::2] == ["H", "H"], flags  # the index's flags put back as well
+    assert remote_plan(bare).task("T-1").status != "x"  # the task is refused, not done
+    assert git(root, "status", "--porcelain", "--", *docs) == ""
+
+
 # --------------------------------------------------------------------------- resolving the documents
 
 
