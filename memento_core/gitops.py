@@ -207,18 +207,20 @@ def _prefix(root: Path) -> str:
     return _prefix_cached(str(Path(root).resolve()))
 
 
-def _empty_tree(root: Path) -> str:
-    return _out(root, ["hash-object", "-t", "tree", "--stdin"], input=b"").strip()
-
-
 def empty_tree(root: Path) -> str:
-    """The empty tree's id, the object written to the store (a heartbeat commit points to it):
-    one git command per repository and process."""
-    return _empty_tree_written(str(Path(root).resolve()))
+    """The empty tree's id, the object written to the store (a heartbeat commit points to it; a
+    diff from an unborn branch starts at it): one git command per repository and process."""
+    root = Path(root).resolve()
+    try:  # a repository made again at the same path (another object format, say) is asked again
+        config = os.stat(root / ".git" / "config")
+        made = (config.st_ino, config.st_ctime_ns)
+    except OSError:
+        made = (0, 0)
+    return _empty_tree_written(str(root), made)
 
 
 @functools.cache
-def _empty_tree_written(root: str) -> str:
+def _empty_tree_written(root: str, made: tuple[int, int]) -> str:
     return _out(Path(root), ["hash-object", "-t", "tree", "-w", "--stdin"], input=b"").strip()
 
 
@@ -409,7 +411,7 @@ def changes_since(root: Path, base: str | None, untracked_before: set[str]) -> l
 
 
 def _changes_since(root: Path, base: str | None, untracked_before: set[str], env: dict[str, str]) -> list[FileChange]:
-    tree = base or _empty_tree(root)
+    tree = base or empty_tree(root)
     data = _out(
         root,
         [
@@ -674,7 +676,7 @@ def commit_paths(root: Path, paths: Iterable[str], message: str, author: str = "
     finally:
         _remove_index(tmp_index)
     if parent_tree is None:
-        parent_tree = _empty_tree(root)
+        parent_tree = empty_tree(root)
     if tree == parent_tree:
         raise MementoError(
             f"nothing to commit for {message.splitlines()[0] if message else 'commit'!r}"
@@ -821,7 +823,7 @@ def save_rollback(root: Path, base: str | None, changes: list[FileChange], dest:
     root = Path(root)
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
-    tree = base or _empty_tree(root)
+    tree = base or empty_tree(root)
     tracked = [c.path for c in changes if c.kind != "created"]
     patch = b""
     for batch in _batches(tracked):

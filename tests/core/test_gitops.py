@@ -554,3 +554,15 @@ def test_read_blobs_reads_many_in_one_command_and_names_a_missing_one(repo):
     assert sorted(blobs.values()) == sorted([BINARY, b"line\nwith\n\nnewlines\n"])
     with pytest.raises(MementoError, match="could not read 0{40}"):
         gitops.read_blobs(repo, [shas[0], b"0" * 40])
+
+
+def test_empty_tree_is_written_and_asked_again_for_a_repository_made_again(tmp_path):
+    root = tmp_path / "p"
+    git(tmp_path, "init", "-q", str(root))
+    sha1_tree = gitops.empty_tree(root)
+    assert git(root, "cat-file", "-t", sha1_tree).strip() == "tree"  # in the store, not only known to git
+    shutil.rmtree(root / ".git")
+    proc = subprocess.run(["git", "init", "-q", "--object-format=sha256", str(root)], capture_output=True)
+    if proc.returncode != 0:
+        pytest.skip(f"this git has no sha256 repositories: {proc.stderr.decode().strip()}")
+    assert len(gitops.empty_tree(root)) == 64
