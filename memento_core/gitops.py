@@ -291,8 +291,8 @@ def status(root: Path, env: dict[str, str] | None = None) -> list[StatusEntry]:
 def changed_from_head(root: Path, paths: Sequence[str]) -> list[str]:
     """Those of ``paths`` (files, from root) that HEAD has and the work tree changed, lost or
     made something other than a regular file, sorted; a path HEAD lacks is left out, as an
-    untracked one. Two git commands whatever their number: HEAD's blobs from ``ls-tree``, the
-    work tree's from ``hash-object --stdin-paths`` (with the filters status would apply). No
+    untracked one. Two git commands for a few paths: HEAD's blobs from ``ls-tree``, the work
+    tree's from ``hash-object`` (with the filters status would apply). No
     index is read, so no stat data or index flag hides a change; the executable bit is not
     compared (``core.fileMode``)."""
     root = Path(root)
@@ -311,12 +311,10 @@ def changed_from_head(root: Path, paths: Sequence[str]) -> list[str]:
             regular = stat.S_ISREG(os.lstat(root / path).st_mode)
         except (FileNotFoundError, NotADirectoryError):
             regular = False
-        (present if regular and "\n" not in path else changed).append(path)
-    if present:
-        top = _prefix(root)  # hash-object reads the paths on its input from the top level
-        listed = b"".join(os.fsencode(top + p) + b"\n" for p in present)
-        shas = _out(root, ["hash-object", "--stdin-paths"], input=listed).split()
-        changed += [p for p, sha in zip(present, shas, strict=True) if sha != committed[p]]
+        (present if regular else changed).append(path)
+    for batch in _batches(present):
+        shas = _out(root, ["hash-object", "--", *batch]).split()
+        changed += [p for p, sha in zip(batch, shas, strict=True) if sha != committed[p]]
     return sorted(changed)
 
 
