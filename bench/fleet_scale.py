@@ -177,7 +177,9 @@ def main() -> int:
     sizes = [int(x) for x in args.hosts.split(",")]
     print(header(), f" load average at the start: {os.getloadavg()[0]:.1f}")
     results = []
-    with tempfile.TemporaryDirectory(prefix="memento-fleet-bench-") as tmp:
+    keep = os.environ.get("BENCH_KEEP")  # a folder: the fleets are left there to read
+    with tempfile.TemporaryDirectory(prefix="memento-fleet-bench-") as scratch:
+        tmp = keep or scratch
         for n in sizes:
             base = Path(tmp) / f"fleet{n}"
             base.mkdir()

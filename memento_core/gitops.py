@@ -647,6 +647,29 @@ def commit_paths(root: Path, paths: Iterable[str], message: str, author: str = "
     Raises MementoError (with git's message) on failure, including when
     the commit would change nothing.
     """
+    made = make_commit(root, paths, message, author, blobs)
+    crash_point("commit:before-ref")
+    if not adopt_commit(root, made):
+        raise MementoError(f"HEAD moved in {root} while {made.subject!r} was being committed")
+    return made.sha
+
+
+@dataclass(frozen=True)
+class MadeCommit:
+    """A commit on HEAD's parent made but not yet HEAD (:func:`make_commit`): its sha, the HEAD it
+    was made on (None on an unborn branch), its subject and the paths it committed."""
+
+    sha: str
+    parent: str | None
+    subject: str
+    paths: tuple[str, ...]
+
+
+def make_commit(root: Path, paths: Iterable[str], message: str, author: str = "",
+                blobs: dict[str, Blob] | None = None) -> MadeCommit:
+    """The commit :func:`commit_paths` makes, written to the object store only: no ref moves and
+    the index is untouched, so a commit that must first win a push (a fleet's claim) has nothing
+    to undo when it loses. :func:`adopt_commit` makes it HEAD."""
     root = Path(root)
     blobs = blobs or {}
     paths = _expand_dirs(root, sorted({p.rstrip("/") for p in [*paths, *blobs] if p}))
@@ -684,18 +707,26 @@ def commit_paths(root: Path, paths: Iterable[str], message: str, author: str = "
     if parent:
         args[2:2] = ["-p", parent]
     sha = _out(root, args, input=body.encode("utf-8"), env=git_env(ident)).strip()
-    subject = message.splitlines()[0] if message else ""
-    crash_point("commit:before-ref")
-    run_git(root, ["update-ref", "-m", f"commit: {subject}", "HEAD", sha, parent or ""])
+    return MadeCommit(sha, parent, message.splitlines()[0] if message else "", tuple(paths))
+
+
+def adopt_commit(root: Path, made: MadeCommit) -> bool:
+    """HEAD moved to ``made`` (compared: only from the HEAD it was made on) and the real index made
+    to agree with it for its paths only; False, and nothing changed, when HEAD has moved since."""
+    root = Path(root)
+    if run_git(root, ["update-ref", "-m", f"commit: {made.subject}", "HEAD", made.sha, made.parent or ""],
+               check=False).returncode != 0:
+        if head(root) != made.parent:
+            return False
+        raise MementoError(f"git update-ref HEAD {made.sha} failed in {root}")
     crash_point("commit:before-index")
-    # The real index now agrees with the new commit for these paths only.
-    if paths:
+    if made.paths:
         run_git(
             root,
-            ["reset", "-q", sha, "--pathspec-from-file=-", "--pathspec-file-nul"],
-            input=_nul_paths(paths),
+            ["reset", "-q", made.sha, "--pathspec-from-file=-", "--pathspec-file-nul"],
+            input=_nul_paths(made.paths),
         )
-    return sha
+    return True
 
 
 def amend_paths(root: Path, paths: Iterable[str], author: str = "") -> str:
@@ -1227,7 +1258,10 @@ __all__ = [
     "StatusEntry",
     "changed_from_head",
     "changes_since",
+    "MadeCommit",
+    "adopt_commit",
     "commit_paths",
+    "make_commit",
     "diff",
     "dirty_paths",
     "empty_tree",

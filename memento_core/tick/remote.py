@@ -283,26 +283,20 @@ def publish(ctx: TickContext, result: TaskResult, *, chain: bool = False) -> Tas
                 except MementoError as exc:  # the result is pushed as without a chain
                     cron_log(ctx.ws, f"the next task was not claimed with the result of {result.task_id}: {exc}")
                     chain = False
-            specs = [f"HEAD:refs/heads/{f.branch}", f":{CLAIMS}{f.task}"]
+            # The claim commit goes on the result as an object only: HEAD moves to it once the
+            # push has won, so a lost race or a refusal leaves nothing to undo here.
+            specs = [f"{nxt.made.sha if nxt else 'HEAD'}:refs/heads/{f.branch}", f":{CLAIMS}{f.task}"]
             leases = [_lease(f, upstream), f"{CLAIMS}{f.task}:{f.ref}"]
             if nxt is not None:
                 specs.append(f"{nxt.beat}:{CLAIMS}{nxt.task}")
                 leases.append(f"{CLAIMS}{nxt.task}:{nxt.old}")
-            try:
-                won = push(ctx, specs, leases)
-            except MementoError:
-                if nxt is not None:  # refused, or no answer: the result as without a chain
-                    _move_back(ctx, nxt.sha, nxt.base)
-                raise
-            if won:
+            if push(ctx, specs, leases):
                 f.task = f.ref = ""
                 save_pending(ctx, "", "")
-                if nxt is not None:
+                if nxt is not None and gitops.adopt_commit(ctx.root, nxt.made):
                     _hold(ctx, nxt.task, nxt.beat)
                     f.chained = nxt.task
                 return result
-            if nxt is not None:
-                _move_back(ctx, nxt.sha, nxt.base)
     except MementoError as exc:
         cron_log(ctx.ws, f"the result of {result.task_id} is committed here but not pushed "
                          f"(the next sync pushes it if the claim is still this host's): {exc}")
@@ -319,12 +313,12 @@ def publish(ctx: TickContext, result: TaskResult, *, chain: bool = False) -> Tas
 
 @dataclass(frozen=True)
 class Claim:
-    """A claim commit made on HEAD, not yet pushed: the task, the commit, the HEAD it was made on,
-    the heartbeat commit for its ref and that ref's value as seen ('' when none)."""
+    """A claim commit made on HEAD but not HEAD yet, nor pushed: the task, the commit (its sha and
+    the HEAD it was made on), the heartbeat commit for its ref and that ref's value as seen
+    ('' when none)."""
 
     task: str
-    sha: str
-    base: str
+    made: gitops.MadeCommit
     beat: str
     old: str
 
@@ -480,17 +474,15 @@ def claim(ctx: TickContext, task: Task) -> bool:
     made = _make_claim(ctx, task, _seen(ctx))
     if made is None:
         return False
-    try:
-        won = push(ctx, [f"HEAD:refs/heads/{f.branch}", f"{made.beat}:{CLAIMS}{task.id}"],
-                   [_lease(f, made.base), f"{CLAIMS}{task.id}:{made.old}"])
-    except MementoError:
-        _move_back(ctx, made.sha, made.base)  # refused, or no answer and the remote unreadable: nothing claimed here
-        raise
-    if won:
-        _hold(ctx, task.id, made.beat)
-        return True
-    _move_back(ctx, made.sha, made.base)
-    return False
+    # HEAD moves to the claim commit only once its push has won: a lost race, a refusal or a push
+    # without an answer (and the remote unreadable) leaves HEAD and the index as they were.
+    if not push(ctx, [f"{made.made.sha}:refs/heads/{f.branch}", f"{made.beat}:{CLAIMS}{task.id}"],
+                [_lease(f, made.made.parent), f"{CLAIMS}{task.id}:{made.old}"]):
+        return False
+    if not gitops.adopt_commit(ctx.root, made.made):
+        raise MementoError(f"HEAD moved while the claim of {task.id} was pushed")
+    _hold(ctx, task.id, made.beat)
+    return True
 
 
 def _make_claim(ctx: TickContext, task: Task, seen: dict[str, Beat],
@@ -512,11 +504,13 @@ def _make_claim(ctx: TickContext, task: Task, seen: dict[str, Beat],
     except EditConflict:
         return None
     oid = gitops.run_git(ctx.root, ["hash-object", "-w", "--stdin"], input=editor.doc.encode()).stdout.decode().strip()
-    beat = heartbeat_commit(ctx, task.id, f.host)  # before HEAD moves: a failure leaves HEAD as it was
-    sha = gitops.commit_paths(ctx.root, [], f"memento: claim {task.id} on {f.host}\n\n{_nonce()}\n", author=ctx.config.git_author,
-                              blobs={PLAN: ("100644", oid)})
+    beat = heartbeat_commit(ctx, task.id, f.host)
+    made = gitops.make_commit(ctx.root, [], f"memento: claim {task.id} on {f.host}\n\n{_nonce()}\n",
+                              author=ctx.config.git_author, blobs={PLAN: ("100644", oid)})
+    if made.parent != base:
+        raise MementoError(f"HEAD moved while the claim of {task.id} was made")
     old = seen.get(task.id)
-    return Claim(task.id, sha, base, beat, old.sha if old else "")
+    return Claim(task.id, made, beat, old.sha if old else "")
 
 
 def _hold(ctx: TickContext, task_id: str, beat: str) -> None:

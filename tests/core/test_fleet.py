@@ -168,9 +168,16 @@ def test_of_two_hosts_racing_for_a_task_exactly_one_wins_and_the_loser_picks_aga
     t1 = a.plan().task("T-1")
     try:
         assert remote.claim(a, t1) is True
+        # HEAD moves to a claim commit only once its push has won: the winner's reflog has it
+        # (and its index the claim's plan), the loser's HEAD never moved at all.
+        assert git(clones["a"], "reflog", "-1", "--format=%gs", "HEAD").strip() == "commit: memento: claim T-1 on a"
+        assert git(clones["a"], "rev-parse", "HEAD") == git(bare, "rev-parse", "main")
+        reflog, index = git(clones["b"], "reflog", "--format=%H %gs", "HEAD"), git(clones["b"], "ls-files", "-s")
         assert remote.claim(b, b.plan().task("T-1")) is False  # its lease names the sha it fetched
-        # The loser is left as it was: HEAD back where it fetched, the plan's T-1 still [ ] here.
+        # The loser is left as it was: HEAD where it fetched, the plan's T-1 still [ ] here.
         assert git(clones["b"], "rev-parse", "HEAD") == git(bare, "rev-parse", "main~1")
+        assert git(clones["b"], "reflog", "--format=%H %gs", "HEAD") == reflog
+        assert git(clones["b"], "ls-files", "-s") == index
         assert git(clones["b"], "status", "--porcelain") == ""
         remote.sync(b)  # fetch and pick again: T-1 is a's now
         assert b.plan().task("T-1").status == "~"
