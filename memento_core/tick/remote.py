@@ -107,6 +107,9 @@ class Fleet:
         self.races = 0  # pushes that lost a race in a row (the back-off doubles with each)
         self.unsure: set[str] = set()  # heartbeat commits pushed whose answer never arrived
         self.plan_notes: list[str] = []  # this host's plan edits the remote's word overrode in a rebase
+        # The remote's branch and claim refs as the last fetch left them (:func:`_fetched`), read
+        # once per fetch; a fetch or a push (which moves the remote-tracking branch) forgets it.
+        self.fetched: tuple[str | None, dict[str, Beat]] | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -448,8 +451,7 @@ def sync(ctx: TickContext, *, take_over: bool = True) -> None:
         fetch(ctx)
         upstream = remote_head(ctx)
         pending = _pending_claim(ctx, upstream)
-        integrate(ctx, upstream)
-        local = gitops.head(ctx.root)
+        local = integrate(ctx, upstream)
         specs, leases = [f"HEAD:refs/heads/{f.branch}"], [_lease(f, upstream)]
         if pending:  # a result an earlier tick could not push: it lands with its claim ref, or not at all
             specs.append(f":{CLAIMS}{pending[0]}")
@@ -705,13 +707,14 @@ def fetch(ctx: TickContext) -> None:
     f = fleet(ctx)
     proc = gitops.run_git(ctx.root, ["fetch", "-q", "--prune", "--no-tags", "--no-auto-maintenance", f.remote,
                                      f"+refs/heads/*:refs/remotes/{f.remote}/*", f"+{CLAIMS}*:{SEEN}*"], check=False)
+    f.fetched = None
     if proc.returncode != 0:
         raise MementoError(f"git fetch {f.remote} failed: {proc.stderr.decode('utf-8', 'replace').strip()[-500:]}")
 
 
 def remote_head(ctx: TickContext) -> str | None:
-    proc = gitops.run_git(ctx.root, ["rev-parse", "-q", "--verify", f"{fleet(ctx).tracking}^{{commit}}"], check=False)
-    return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+    """The remote's branch as this host last fetched or pushed it (None when it has none)."""
+    return _fetched(ctx)[0]
 
 
 def push(ctx: TickContext, specs: list[str], leases: list[str]) -> bool:
@@ -727,6 +730,7 @@ def push(ctx: TickContext, specs: list[str], leases: list[str]) -> bool:
     args = ["push", "--atomic", "--porcelain", "--no-verify", *(f"--force-with-lease={le}" for le in leases),
             f.remote, *specs]
     proc = gitops.run_git(ctx.root, args, check=False)
+    f.fetched = None  # a push that landed moved the remote-tracking branch
     out = proc.stdout.decode("utf-8", "replace") + proc.stderr.decode("utf-8", "replace")
     if proc.returncode == 0:
         _note_refusal(ctx, "")
@@ -757,7 +761,7 @@ def push(ctx: TickContext, specs: list[str], leases: list[str]) -> bool:
 # expected …").
 _LOCK_RACE = re.compile(r"cannot lock ref|is at [0-9a-f]+ but expected|reference already exists")
 BACKOFF_SECONDS = float(os.environ.get("MEMENTO_REMOTE_BACKOFF_SECONDS", "0.5"))
-BACKOFF_LIMIT = 8.0  # the longest pause after lost races in a row
+BACKOFF_LIMIT = float(os.environ.get("MEMENTO_REMOTE_BACKOFF_LIMIT", "8"))  # the longest pause after lost races in a row
 
 
 def back_off_ceiling(races: int) -> float:
@@ -865,23 +869,25 @@ def read_refusal(ws) -> dict | None:
         return None
 
 
-def integrate(ctx: TickContext, upstream: str | None) -> None:
-    """Bring HEAD onto ``upstream``: fast-forward, or rebase the local commits (FleetConflict)."""
+def integrate(ctx: TickContext, upstream: str | None) -> str | None:
+    """Bring HEAD onto ``upstream``: fast-forward, or rebase the local commits (FleetConflict).
+    Returns the commit HEAD is then at."""
     local = gitops.head(ctx.root)
     if upstream is None or local == upstream:
-        return
+        return local
     base = _merge_base(ctx, local, upstream)
     if base == upstream:  # nothing new on the remote
-        return
+        return local
     if local is None or base == local:
         gitops.run_git(ctx.root, ["merge", "-q", "--ff-only", upstream])
-        return
+        return upstream
     before = _subjects(ctx, upstream, local)
     rebase(ctx, upstream)
     after = {subject: sha for sha, subject in _subjects(ctx, upstream, "HEAD")}
     _fix_commit_shas(ctx, {old: after[s] for old, s in before if s in after and after[s] != old})
     _say_plan_notes(ctx)
     commit_own_docs(ctx)
+    return gitops.head(ctx.root)
 
 
 def _say_plan_notes(ctx: TickContext) -> None:
@@ -1007,21 +1013,26 @@ def _seen(ctx: TickContext) -> dict[str, Beat]:
 
 
 def _fetched(ctx: TickContext, *, branch: bool = True) -> tuple[str | None, dict[str, Beat]]:
-    """What the last fetch brought, in one git command: the remote's branch (:func:`remote_head`;
-    None when not asked for or missing) and its claim refs (:func:`_seen`)."""
-    tracking = fleet(ctx).tracking
-    out = gitops.run_git(ctx.root, ["for-each-ref", "--format=%(refname)%09%(objectname)%09%(committerdate:unix)"
-                                    "%09%(contents:subject)", *([tracking] if branch else []), SEEN],
-                         check=False).stdout.decode("utf-8", "replace")
-    head, beats = None, {}
-    for line in out.splitlines():
-        parts = line.split("\t", 3)
-        if len(parts) == 4 and parts[0] == tracking:
-            head = parts[1]
-        elif len(parts) == 4 and parts[0].startswith(SEEN) and parts[2].isdigit():
-            host = parts[3].rsplit(" on ", 1)[-1] if " on " in parts[3] else "?"
-            beats[parts[0][len(SEEN):]] = Beat(parts[1], host, float(parts[2]))
-    return head, beats
+    """What the last fetch brought: the remote's branch (:func:`remote_head`; None when not asked
+    for or missing) and its claim refs (:func:`_seen`), read with one git command after each
+    fetch or push and kept until the next (Fleet.fetched)."""
+    f = fleet(ctx)
+    if f.fetched is None:
+        tracking = f.tracking
+        out = gitops.run_git(ctx.root, ["for-each-ref", "--format=%(refname)%09%(objectname)%09%(committerdate:unix)"
+                                        "%09%(contents:subject)", tracking, SEEN],
+                             check=False).stdout.decode("utf-8", "replace")
+        head, beats = None, {}
+        for line in out.splitlines():
+            parts = line.split("\t", 3)
+            if len(parts) == 4 and parts[0] == tracking:
+                head = parts[1]
+            elif len(parts) == 4 and parts[0].startswith(SEEN) and parts[2].isdigit():
+                host = parts[3].rsplit(" on ", 1)[-1] if " on " in parts[3] else "?"
+                beats[parts[0][len(SEEN):]] = Beat(parts[1], host, float(parts[2]))
+        f.fetched = (head, beats)
+    head, beats = f.fetched
+    return (head if branch else None), dict(beats)
 
 
 def _local(ctx: TickContext, task_id: str) -> bool:
