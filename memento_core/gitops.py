@@ -207,6 +207,11 @@ def _prefix(root: Path) -> str:
     return _prefix_cached(str(Path(root).resolve()))
 
 
+def repo_path(root: Path, path: str) -> str:
+    """``path`` (from root) as a path from the repository's top level, as trees name it."""
+    return _prefix(root) + path
+
+
 def empty_tree(root: Path) -> str:
     """The empty tree's id, the object written to the store (a heartbeat commit points to it; a
     diff from an unborn branch starts at it): one git command per repository and process."""

@@ -44,7 +44,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
-from .. import gitops, notes, status_log
+from .. import gitobjects, gitops, notes, status_log
 from ..errors import EXIT_ATTENTION, EXIT_OK, EditConflict, MementoError
 from ..lines import decode
 from ..locks import atomic_write_bytes
@@ -274,7 +274,7 @@ def publish(ctx: TickContext, result: TaskResult, *, chain: bool = False) -> Tas
             if f.lost:
                 return _claim_lost(ctx, result, upstream)
             try:
-                integrate(ctx, upstream)
+                local = integrate(ctx, upstream)
             except FleetConflict as exc:
                 result = _conflicted(ctx, result, upstream, exc.paths)
                 chain = False
@@ -282,7 +282,7 @@ def publish(ctx: TickContext, result: TaskResult, *, chain: bool = False) -> Tas
             nxt = None
             if chain:
                 try:
-                    nxt = _chain_claim(ctx, seen)
+                    nxt = _chain_claim(ctx, seen, local)
                 except MementoError as exc:  # the result is pushed as without a chain
                     cron_log(ctx.ws, f"the next task was not claimed with the result of {result.task_id}: {exc}")
                     chain = False
@@ -326,13 +326,21 @@ class Claim:
     old: str
 
 
-def _chain_claim(ctx: TickContext, seen: dict[str, Beat]) -> Claim | None:
+def _chain_claim(ctx: TickContext, seen: dict[str, Beat], head: str | None) -> Claim | None:
     """The claim of the next task, made on the result just integrated onto the remote's branch
-    (HEAD), to go in the result's push; None when there is none to chain: the plan is not
-    ``tick_mode: auto``, nothing is pickable, or a claim of another host looks stale (the
-    normal pick then takes it over)."""
-    head = gitops.head(ctx.root)
-    data = gitops.show_file(ctx.root, head, PLAN) if head else None
+    (HEAD, commit ``head``), to go in the result's push; None when there is none to chain: the
+    plan is not ``tick_mode: auto``, nothing is pickable, or a claim of another host looks stale
+    (the normal pick then takes it over)."""
+    if not head:
+        return None
+    ident = gitops.identity_env(ctx.root, ctx.config.git_author)
+    at = None
+    if gitobjects.can_build(ident):
+        at = gitobjects.read_at(ctx.root, head, [gitops.repo_path(ctx.root, PLAN)])
+        found = at.files.get(gitops.repo_path(ctx.root, PLAN))
+        data = found[2] if found else None
+    else:
+        data = gitops.show_file(ctx.root, head, PLAN)
     if data is None:
         return None
     try:
@@ -345,7 +353,7 @@ def _chain_claim(ctx: TickContext, seen: dict[str, Beat]) -> Claim | None:
     if verdict.kind != TASK or verdict.task is None:
         return None
     _, task = _spread(ctx, plan, verdict.task)
-    return _make_claim(ctx, task, seen, committed=(head, data))
+    return _make_claim(ctx, task, seen, committed=(head, data), at=at)
 
 
 def release_chained(ctx: TickContext) -> None:
@@ -488,11 +496,16 @@ def claim(ctx: TickContext, task: Task) -> bool:
 
 
 def _make_claim(ctx: TickContext, task: Task, seen: dict[str, Beat],
-                committed: tuple[str, bytes] | None = None) -> Claim | None:
+                committed: tuple[str, bytes] | None = None, at: gitobjects.At | None = None) -> Claim | None:
     """The claim commit on HEAD (from the plan as committed) and its heartbeat commit, not pushed;
     None when the committed plan does not have ``task`` as `[ ]`. ``committed``: HEAD and its
-    plan's bytes, when the caller has just read them."""
+    plan's bytes, when the caller has just read them; ``at``: HEAD as gitobjects read it."""
     f = fleet(ctx)
+    message = f"memento: claim {task.id} on {f.host}\n\n{_nonce()}\n"
+    old = seen.get(task.id)
+    ident = gitops.identity_env(ctx.root, ctx.config.git_author)
+    if (committed is None or at is not None) and gitobjects.can_build(ident):
+        return _build_claim(ctx, task, message, ident, old.sha if old else "", at)
     if committed is not None:
         base, data = committed
     else:
@@ -507,12 +520,35 @@ def _make_claim(ctx: TickContext, task: Task, seen: dict[str, Beat],
         return None
     oid = gitops.run_git(ctx.root, ["hash-object", "-w", "--stdin"], input=editor.doc.encode()).stdout.decode().strip()
     beat = heartbeat_commit(ctx, task.id, f.host)
-    made = gitops.make_commit(ctx.root, [], f"memento: claim {task.id} on {f.host}\n\n{_nonce()}\n",
-                              author=ctx.config.git_author, blobs={PLAN: ("100644", oid)})
+    made = gitops.make_commit(ctx.root, [], message, author=ctx.config.git_author, blobs={PLAN: ("100644", oid)})
     if made.parent != base:
         raise MementoError(f"HEAD moved while the claim of {task.id} was made")
-    old = seen.get(task.id)
     return Claim(task.id, made, beat, old.sha if old else "")
+
+
+def _build_claim(ctx: TickContext, task: Task, message: str, ident: dict[str, str], old: str,
+                 at: gitobjects.At | None = None) -> Claim | None:
+    """:func:`_make_claim` in two git commands (gitobjects): HEAD, its trees and its plan read in
+    one (unless ``at`` holds them), the plan blob, trees, claim commit and heartbeat commit
+    written in the other."""
+    path = gitops.repo_path(ctx.root, PLAN)
+    at = at or gitobjects.read_at(ctx.root, "HEAD", [path])
+    found = at.files.get(path)
+    if found is None:
+        raise MementoError(f"{PLAN} is not committed on {fleet(ctx).branch}")
+    editor = PlanEditor(decode(found[2], PLAN), PLAN)
+    try:
+        editor.set_status(task.id, "~", expect=" ")
+    except EditConflict:
+        return None
+    fmt = gitobjects.object_format(ctx.root)
+    tree, objects = gitobjects.with_files(at, {path: (b"100644", editor.doc.encode())}, fmt)
+    claim = gitobjects.commit_bytes(tree, [at.commit], message, ident)
+    empty = gitobjects.object_id(fmt, "tree", b"")
+    beat = gitobjects.commit_bytes(empty, [], _heartbeat_message(task.id, fleet(ctx).host), ident)
+    ids = gitobjects.write_objects(ctx.root, [*objects, ("tree", b""), ("commit", claim), ("commit", beat)])
+    made = gitops.MadeCommit(ids[-2], at.commit, message.splitlines()[0], (PLAN,))
+    return Claim(task.id, made, ids[-1], old)
 
 
 def _hold(ctx: TickContext, task_id: str, beat: str) -> None:
@@ -997,8 +1033,12 @@ def heartbeat_commit(ctx: TickContext, task_id: str, host: str) -> str:
     """A commit (empty tree) whose committer time is the heartbeat and whose subject names the host."""
     tree = gitops.empty_tree(ctx.root)
     env = gitops.git_env(gitops.identity_env(ctx.root, ctx.config.git_author))
-    body = f"memento: claim {task_id} on {host}\n\nheartbeat {utc_stamp()} {_nonce()}\n".encode()
+    body = _heartbeat_message(task_id, host).encode()
     return gitops.run_git(ctx.root, ["commit-tree", tree, "-F", "-"], input=body, env=env).stdout.decode().strip()
+
+
+def _heartbeat_message(task_id: str, host: str) -> str:
+    return f"memento: claim {task_id} on {host}\n\nheartbeat {utc_stamp()} {_nonce()}\n"
 
 
 def _nonce() -> str:
