@@ -41,7 +41,7 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 
 from .. import gitobjects, gitops, notes, status_log
@@ -61,6 +61,7 @@ from .rollback import rollback_folder
 
 HEARTBEAT_SECONDS = float(os.environ.get("MEMENTO_REMOTE_HEARTBEAT_SECONDS", "60"))
 MAX_RACES = 8  # lost races (rejected pushes) in a row before the tick gives up until the next one
+BATCH = 2  # the most tasks one claim takes, once this tick's pushes have lost races (see _batch)
 CLAIMS = "refs/memento/claims/"
 SEEN = "refs/memento/seen/"  # the remote's claim refs as this host last fetched them
 PLAN, STATUS, NOTES_DOC, STATE_DOC = ("docs/MASTER_PLAN.md", "docs/TICK_STATUS.md", "docs/HUMAN_NOTES.md",
@@ -92,20 +93,30 @@ class Beat:
     at: float
 
 
+@dataclass
+class Held:
+    """A claim ref this host holds: the heartbeat commit it last pushed there, and the ones pushed
+    since whose answer never arrived."""
+
+    ref: str
+    unsure: set[str] = field(default_factory=set)
+
+
 class Fleet:
-    """This host in the fleet for one tick: the remote, the branch, and the claim it holds."""
+    """This host in the fleet for one tick: the remote, the branch, and the claims it holds."""
 
     def __init__(self, ctx: TickContext):
         self.ctx = ctx
         self.remote = ctx.config.workers_remote
         self.host = ctx.config.host
         self.branch = _branch(ctx)
-        self.task = ""  # the task this host holds a claim on
-        self.ref = ""  # the heartbeat commit it last pushed for it
-        self.lost = ""  # why the claim stopped being ours while it ran
-        self.chained = ""  # a claim won with the last result's push, not yet handed to pick()
+        self.task = ""  # the claim in hand: the task being attempted, or the one the next pick() gets
+        self.claims: dict[str, Held] = {}  # every claim ref held: in hand, queued, or done here and not pushed
+        self.queued: list[str] = []  # claimed, not yet handed to pick(); the first is chained (in hand)
+        self.done: list[str] = []  # passed here, results committed and not pushed: the next push carries them
+        self.lost = ""  # why a claim stopped being ours while it was held
         self.races = 0  # pushes that lost a race in a row (the back-off doubles with each)
-        self.unsure: set[str] = set()  # heartbeat commits pushed whose answer never arrived
+        self.contended = False  # a push of this tick lost a race: a claim takes up to BATCH tasks
         self.plan_notes: list[str] = []  # this host's plan edits the remote's word overrode in a rebase
         # The remote's branch and claim refs as the last fetch left them (:func:`_fetched`), read
         # once per fetch; a fetch or a push (which moves the remote-tracking branch) forgets it.
@@ -117,6 +128,17 @@ class Fleet:
     @property
     def tracking(self) -> str:
         return f"refs/remotes/{self.remote}/{self.branch}"
+
+    @property
+    def ref(self) -> str:
+        """The heartbeat commit last pushed for the claim in hand ('' when none)."""
+        held = self.claims.get(self.task)
+        return held.ref if held else ""
+
+    @property
+    def chained(self) -> str:
+        """The task the next pick() gets without a claim of its own ('' when none)."""
+        return self.queued[0] if self.queued else ""
 
     def start_beating(self) -> None:
         self._stop.clear()
@@ -131,26 +153,32 @@ class Fleet:
 
     def _beat(self) -> None:
         while not self._stop.wait(HEARTBEAT_SECONDS):
-            try:
-                with self._lock:
-                    new = heartbeat_commit(self.ctx, self.task, self.host)
-                    ref = f"{CLAIMS}{self.task}"
-                    self.unsure.add(new)  # until the remote's answer says otherwise
-                    if push(self.ctx, [f"{new}:{ref}"], [f"{ref}:{self.ref}"]):
-                        self.adopt(new)
-                    elif not self.adopt(remote_ref(self.ctx, ref)):
-                        self.lost = f"its heartbeat ref {ref} was changed by another host"
-                        return
-            except (OSError, MementoError) as exc:
-                cron_log(self.ctx.ws, f"claim heartbeat not pushed (tried again in {HEARTBEAT_SECONDS:g}s): {exc}")
+            for task in list(self.claims):
+                try:
+                    with self._lock:
+                        held = self.claims.get(task)
+                        if held is None:
+                            continue
+                        new = heartbeat_commit(self.ctx, task, self.host)
+                        ref = f"{CLAIMS}{task}"
+                        held.unsure.add(new)  # until the remote's answer says otherwise
+                        if push(self.ctx, [f"{new}:{ref}"], [f"{ref}:{held.ref}"]):
+                            self.adopt(new, task)
+                        elif not self.adopt(remote_ref(self.ctx, ref), task):
+                            self.lost = f"its heartbeat ref {ref} was changed by another host"
+                            return
+                except (OSError, MementoError) as exc:
+                    cron_log(self.ctx.ws, f"claim heartbeat not pushed (tried again in {HEARTBEAT_SECONDS:g}s): {exc}")
 
-    def adopt(self, sha: str | None) -> bool:
-        """``sha`` is the claim ref's value on the remote: True when it is a beat of this host's
-        (the last one it knows landed, or one whose push answered with an error but landed)."""
-        if not sha or (sha != self.ref and sha not in self.unsure):
+    def adopt(self, sha: str | None, task: str | None = None) -> bool:
+        """``sha`` is the value on the remote of the claim ref of ``task`` (the claim in hand when
+        None): True when it is a beat of this host's (the last one it knows landed, or one whose
+        push answered with an error but landed)."""
+        held = self.claims.get(self.task if task is None else task)
+        if held is None or not sha or (sha != held.ref and sha not in held.unsure):
             return False
-        self.ref, self.unsure = sha, set()
-        save_pending(self.ctx, self.task, sha)
+        held.ref, held.unsure = sha, set()
+        save_pending(self.ctx)
         return True
 
 
@@ -189,9 +217,11 @@ def refresh(ctx: TickContext, plan: Plan) -> Plan:
     return plan if fresh.plan_errors else fresh
 
 
-def pick(ctx: TickContext, pick_task: Callable, afterwards: Callable) -> tuple[Plan, Task] | Outcome:
+def pick(ctx: TickContext, pick_task: Callable, afterwards: Callable,
+         room: int = 1) -> tuple[Plan, Task] | Outcome:
     """Sync with the remote, pick, claim by compare-and-swap; a lost race fetches and picks again.
-    A remote that cannot be used ends the tick (run.afterwards when tasks ran)."""
+    A remote that cannot be used ends the tick (run.afterwards when tasks ran). ``room``: how
+    many more tasks this tick may attempt (a claim may take more than one, :func:`_batch`)."""
     if not enabled(ctx):
         return pick_task(ctx)
     chained = _take_chained(ctx)
@@ -209,7 +239,7 @@ def pick(ctx: TickContext, pick_task: Callable, afterwards: Callable) -> tuple[P
             if isinstance(picked, Outcome):
                 return picked
             picked = _spread(ctx, *picked)
-            if claim(ctx, picked[1]):
+            if claim(ctx, picked[1], _batch(ctx, *picked, room)):
                 return picked
             cron_log(ctx.ws, f"lost the race for {picked[1].id} to another host: fetching and picking again")
     except FleetConflict as exc:
@@ -222,20 +252,37 @@ def pick(ctx: TickContext, pick_task: Callable, afterwards: Callable) -> tuple[P
 
 
 def _take_chained(ctx: TickContext) -> tuple[Plan, Task] | None:
-    """The task claimed with the last result's push (:func:`publish`): no sync, no claim of its own."""
+    """The task claimed with the last result's push (:func:`publish`) or with the task before it
+    (a claim of two, :func:`_batch`): no sync, no claim of its own."""
     f = ctx.fleet
     if f is None or not f.chained:
         return None
-    task_id, f.chained = f.chained, ""
+    task_id = f.chained
     if f.task != task_id:
         return None
     plan = ctx.plan()
     task = None if plan.plan_errors else plan.task(task_id)
-    if task is None:  # the work tree's plan cannot be read: the claim goes back (finish), a normal pick follows
-        f.chained = task_id
+    if task is None:  # the work tree's plan cannot be read: the claims go back (finish), a normal pick follows
         release_chained(ctx)
         return None
+    f.queued.pop(0)
     return plan, task
+
+
+def _batch(ctx: TickContext, plan: Plan, task: Task, room: int) -> list[Task]:
+    """The tasks one claim takes: ``task``, and, once a push of this tick has lost a race (the
+    remote's branch is contended) and ``room`` (the tasks this tick may still attempt) allows,
+    up to BATCH - 1 more free tasks of its `parallel: true` phase, at random. The host attempts
+    them one after another and pushes their results together with its next claim: a task then
+    costs 1/BATCH of a push to the branch. Hosts whose pushes land keep claiming one task at a
+    time, so a task never waits on another host's queue unless the fleet's pushes contend."""
+    f = fleet(ctx)
+    phase = plan.phase(task.phase) if task.phase else None
+    if not f.contended or room < 2 or phase is None or not phase.parallel:
+        return [task]
+    max_retries = plan.meta.max_retries
+    others = [t for t in plan.tasks if t.phase == task.phase and t.id != task.id and pickable(t, max_retries, plan)]
+    return [task, *_CHANCE.sample(others, min(len(others), BATCH - 1, room - 1))]
 
 
 def _spread(ctx: TickContext, plan: Plan, task: Task) -> tuple[Plan, Task]:
@@ -250,27 +297,41 @@ def _spread(ctx: TickContext, plan: Plan, task: Task) -> tuple[Plan, Task]:
     return plan, (_CHANCE.choice(candidates) if candidates else task)
 
 
-def publish(ctx: TickContext, result: TaskResult, *, chain: bool = False) -> TaskResult:
+def publish(ctx: TickContext, result: TaskResult, *, chain: bool = False, room: int = 1) -> TaskResult:
     """Push the attempt's result commit (and drop its heartbeat ref) the same way, rebasing on rejection.
 
     ``chain`` (the tick goes on after a passed task): the same atomic push also claims the next
     task of the plan it lands on (:func:`_chain_claim`); won, the fleet holds that claim and the
     next :func:`pick` returns it without a sync or a claim push of its own. A lost race goes
     round again (the next task may be another); a refusal or an error undoes the claim commit
-    and the result is treated as without ``chain``."""
+    and the result is treated as without ``chain``. ``room``: the tasks the tick may attempt
+    after this one (the next claim may take more than one, :func:`_batch`).
+
+    With a task of this host's claim still queued (a claim of two), a passed result that goes
+    on is not pushed yet: it stays committed here, its claim ref kept and beaten, and the push
+    after the queued task carries both. Every push deletes every claim ref this host holds: the
+    results it carries mark their tasks, and a queued task never attempted is `[ ]` in them
+    (the work tree's plan never had its `[~]`), so it goes back with no retry counted."""
     f = ctx.fleet
     if not enabled(ctx) or f is None or not f.task:
         return result
     f.stop_beating()
     _release_if_still_claimed(ctx, f.task)
     chain = chain and result.passed
+    if chain and f.queued and f.queued[0] != f.task:
+        f.done.append(f.task)
+        f.task = f.queued[0]  # in hand: the next pick gets it (_take_chained)
+        save_pending(ctx)
+        f.start_beating()
+        return result
     try:
         for _ in range(MAX_RACES):
             commit_own_docs(ctx)
             fetch(ctx)
             upstream, seen = _fetched(ctx)
-            if not f.lost and not f.adopt(seen.get(f.task, Beat("", "", 0)).sha):
-                f.lost = f"its claim ref {CLAIMS}{f.task} is gone or another host's (taken over as stale?)"
+            for task_id in f.claims:
+                if not f.lost and not f.adopt(seen.get(task_id, Beat("", "", 0)).sha, task_id):
+                    f.lost = f"its claim ref {CLAIMS}{task_id} is gone or another host's (taken over as stale?)"
             if f.lost:
                 return _claim_lost(ctx, result, upstream)
             try:
@@ -282,23 +343,27 @@ def publish(ctx: TickContext, result: TaskResult, *, chain: bool = False) -> Tas
             nxt = None
             if chain:
                 try:
-                    nxt = _chain_claim(ctx, seen, local)
+                    nxt = _chain_claim(ctx, seen, local, room)
                 except MementoError as exc:  # the result is pushed as without a chain
                     cron_log(ctx.ws, f"the next task was not claimed with the result of {result.task_id}: {exc}")
                     chain = False
             # The claim commit goes on the result as an object only: HEAD moves to it once the
             # push has won, so a lost race or a refusal leaves nothing to undo here.
-            specs = [f"{nxt.made.sha if nxt else 'HEAD'}:refs/heads/{f.branch}", f":{CLAIMS}{f.task}"]
-            leases = [_lease(f, upstream), f"{CLAIMS}{f.task}:{f.ref}"]
+            specs = [f"{nxt.made.sha if nxt else 'HEAD'}:refs/heads/{f.branch}", *(f":{CLAIMS}{t}" for t in f.claims)]
+            leases = [_lease(f, upstream), *(f"{CLAIMS}{t}:{held.ref}" for t, held in f.claims.items())]
             if nxt is not None:
-                specs.append(f"{nxt.beat}:{CLAIMS}{nxt.task}")
-                leases.append(f"{CLAIMS}{nxt.task}:{nxt.old}")
+                for task_id, old in nxt.tasks:
+                    specs.append(f"{nxt.beat}:{CLAIMS}{task_id}")
+                    leases.append(f"{CLAIMS}{task_id}:{old}")
             if push(ctx, specs, leases):
-                f.task = f.ref = ""
-                save_pending(ctx, "", "")
+                released = [t for t in f.queued if t != result.task_id]
+                if released:
+                    cron_log(ctx.ws, f"released the claim of {', '.join(released)}: the tick stopped before "
+                                     "attempting it")
+                f.task, f.claims, f.queued, f.done = "", {}, [], []
+                save_pending(ctx)
                 if nxt is not None and gitops.adopt_commit(ctx.root, nxt.made):
-                    _hold(ctx, nxt.task, nxt.beat)
-                    f.chained = nxt.task
+                    _hold(ctx, [t for t, _ in nxt.tasks], nxt.beat, chained=True)
                 return result
     except MementoError as exc:
         cron_log(ctx.ws, f"the result of {result.task_id} is committed here but not pushed "
@@ -307,26 +372,34 @@ def publish(ctx: TickContext, result: TaskResult, *, chain: bool = False) -> Tas
             ctx.event(f"⚠️ NOT PUSHED — the remote {exc.remote} refused the result of {result.task_id}",
                       [("Reason", exc.said), ("Action", "committed here; the next tick pushes it with its claim "
                                                         "ref once the remote takes it")])
-        f.task = ""
+        _forget(f)
         return result
     cron_log(ctx.ws, f"the result of {result.task_id} was not pushed after {MAX_RACES} races; the next tick does")
-    f.task = ""
+    _forget(f)
     return result
+
+
+def _forget(f: Fleet) -> None:
+    """The claims held are no longer this tick's to push: the pending file keeps them for the next sync."""
+    f.task, f.claims, f.queued, f.done = "", {}, [], []
 
 
 @dataclass(frozen=True)
 class Claim:
-    """A claim commit made on HEAD but not HEAD yet, nor pushed: the task, the commit (its sha and
-    the HEAD it was made on), the heartbeat commit for its ref and that ref's value as seen
-    ('' when none)."""
+    """A claim commit made on HEAD but not HEAD yet, nor pushed: its tasks, each with its claim
+    ref's value as seen ('' when none), the commit (its sha and the HEAD it was made on) and the
+    heartbeat commit their refs get."""
 
-    task: str
+    tasks: tuple[tuple[str, str], ...]
     made: gitops.MadeCommit
     beat: str
-    old: str
+
+    @property
+    def task(self) -> str:
+        return self.tasks[0][0]
 
 
-def _chain_claim(ctx: TickContext, seen: dict[str, Beat], head: str | None) -> Claim | None:
+def _chain_claim(ctx: TickContext, seen: dict[str, Beat], head: str | None, room: int = 1) -> Claim | None:
     """The claim of the next task, made on the result just integrated onto the remote's branch
     (HEAD, commit ``head``), to go in the result's push; None when there is none to chain: the
     plan is not ``tick_mode: auto``, nothing is pickable, or a claim of another host looks stale
@@ -353,16 +426,19 @@ def _chain_claim(ctx: TickContext, seen: dict[str, Beat], head: str | None) -> C
     if verdict.kind != TASK or verdict.task is None:
         return None
     _, task = _spread(ctx, plan, verdict.task)
-    return _make_claim(ctx, task, seen, committed=(head, data), at=at)
+    batch = [t for t in _batch(ctx, plan, task, room) if t.id not in fleet(ctx).claims]
+    return _make_claim(ctx, task, seen, committed=(head, data), at=at, batch=batch) if batch and batch[0] is task \
+        else None
 
 
 def release_chained(ctx: TickContext) -> None:
-    """A chained claim the tick stopped before attempting (SIGTERM, an error): its `[~]` put back
-    to `[ ]` (no retry counted) and its heartbeat ref deleted, in one push."""
+    """Claims the tick stopped before attempting (SIGTERM, an error): their `[~]` put back to
+    `[ ]` (no retry counted) and their heartbeat refs deleted, in one push that also carries the
+    results of this host's not pushed yet."""
     f = ctx.fleet
-    if f is None or not f.chained or f.chained != f.task:
+    if f is None or not f.queued:
         return
-    task_id, f.chained = f.chained, ""
+    task_id = f.task = f.queued[0]
     try:  # the work tree's plan keeps `[ ]` (the claim commit's `[~]` never reached it)
         gitops.commit_paths(ctx.root, [PLAN], f"memento: release {task_id} (the tick stopped before its attempt)",
                             author=ctx.config.git_author)
@@ -407,7 +483,7 @@ def _all_pushed(ctx: TickContext) -> bool:
     f = fleet(ctx)
     commit_own_docs(ctx)
     head = gitops.head(ctx.root)
-    return head is not None and head == remote_head(ctx) and not f.task and read_pending(ctx) is None
+    return head is not None and head == remote_head(ctx) and not f.claims and not read_pending_claims(ctx)
 
 
 def sync_for_architect(ctx: TickContext) -> None:
@@ -458,54 +534,61 @@ def sync(ctx: TickContext, *, take_over: bool = True) -> None:
         commit_own_docs(ctx)
         fetch(ctx)
         upstream = remote_head(ctx)
-        pending = _pending_claim(ctx, upstream)
+        pending = _pending_claims(ctx, upstream)
         local = integrate(ctx, upstream)
         specs, leases = [f"HEAD:refs/heads/{f.branch}"], [_lease(f, upstream)]
-        if pending:  # a result an earlier tick could not push: it lands with its claim ref, or not at all
-            specs.append(f":{CLAIMS}{pending[0]}")
-            leases.append(f"{CLAIMS}{pending[0]}:{pending[1]}")
+        for task_id, ref in pending.items():  # results an earlier tick could not push: with their claim refs, or not at all
+            specs.append(f":{CLAIMS}{task_id}")
+            leases.append(f"{CLAIMS}{task_id}:{ref}")
         if local != upstream and not push(ctx, specs, leases):
             continue
         if pending and local != upstream:
-            save_pending(ctx, "", "")
+            save_pending(ctx)
         if not take_over or take_over_stale(ctx, local):
             return
     raise MementoError(f"lost the race to the remote {MAX_RACES} times")
 
 
-def claim(ctx: TickContext, task: Task) -> bool:
+def claim(ctx: TickContext, task: Task, batch: list[Task] | None = None) -> bool:
     """A commit marking ``task`` `[~]` (its host named) and its heartbeat ref, pushed atomically
-    with a lease on the branch's sha: True when this host won the task.
+    with a lease on the branch's sha: True when this host won the task. ``batch`` (``task``
+    first, :func:`_batch`): the same commit and push claim those too, each with its own ref;
+    the tick attempts them after ``task`` (:func:`_take_chained`).
 
     The commit is made from the plan as committed (the work tree's plan keeps `[ ]`, so the
     attempt's own claim step marks it as without a remote) and HEAD moves to it.
     """
     f = fleet(ctx)
-    made = _make_claim(ctx, task, _seen(ctx))
+    made = _make_claim(ctx, task, _seen(ctx), batch=batch)
     if made is None:
         return False
     # HEAD moves to the claim commit only once its push has won: a lost race, a refusal or a push
     # without an answer (and the remote unreadable) leaves HEAD and the index as they were.
-    if not push(ctx, [f"{made.made.sha}:refs/heads/{f.branch}", f"{made.beat}:{CLAIMS}{task.id}"],
-                [_lease(f, made.made.parent), f"{CLAIMS}{task.id}:{made.old}"]):
+    specs, leases = [f"{made.made.sha}:refs/heads/{f.branch}"], [_lease(f, made.made.parent)]
+    for task_id, old in made.tasks:
+        specs.append(f"{made.beat}:{CLAIMS}{task_id}")
+        leases.append(f"{CLAIMS}{task_id}:{old}")
+    if not push(ctx, specs, leases):
         return False
     if not gitops.adopt_commit(ctx.root, made.made):
         raise MementoError(f"HEAD moved while the claim of {task.id} was pushed")
-    _hold(ctx, task.id, made.beat)
+    _hold(ctx, [t for t, _ in made.tasks], made.beat)
     return True
 
 
 def _make_claim(ctx: TickContext, task: Task, seen: dict[str, Beat],
-                committed: tuple[str, bytes] | None = None, at: gitobjects.At | None = None) -> Claim | None:
+                committed: tuple[str, bytes] | None = None, at: gitobjects.At | None = None,
+                batch: list[Task] | None = None) -> Claim | None:
     """The claim commit on HEAD (from the plan as committed) and its heartbeat commit, not pushed;
     None when the committed plan does not have ``task`` as `[ ]`. ``committed``: HEAD and its
-    plan's bytes, when the caller has just read them; ``at``: HEAD as gitobjects read it."""
+    plan's bytes, when the caller has just read them; ``at``: HEAD as gitobjects read it.
+    ``batch`` (``task`` first): the tasks to claim; one no longer `[ ]` there is left out."""
     f = fleet(ctx)
-    message = f"memento: claim {task.id} on {f.host}\n\n{_nonce()}\n"
-    old = seen.get(task.id)
     ident = gitops.identity_env(ctx.root, ctx.config.git_author)
     if (committed is None or at is not None) and gitobjects.can_build(ident):
-        return _build_claim(ctx, task, message, ident, old.sha if old else "", at)
+        return _build_claim(ctx, batch or [task], seen, ident, at)
+    old = seen.get(task.id)
+    message = f"memento: claim {task.id} on {f.host}\n\n{_nonce()}\n"
     if committed is not None:
         base, data = committed
     else:
@@ -523,39 +606,51 @@ def _make_claim(ctx: TickContext, task: Task, seen: dict[str, Beat],
     made = gitops.make_commit(ctx.root, [], message, author=ctx.config.git_author, blobs={PLAN: ("100644", oid)})
     if made.parent != base:
         raise MementoError(f"HEAD moved while the claim of {task.id} was made")
-    return Claim(task.id, made, beat, old.sha if old else "")
+    return Claim(((task.id, old.sha if old else ""),), made, beat)
 
 
-def _build_claim(ctx: TickContext, task: Task, message: str, ident: dict[str, str], old: str,
+def _build_claim(ctx: TickContext, tasks: list[Task], seen: dict[str, Beat], ident: dict[str, str],
                  at: gitobjects.At | None = None) -> Claim | None:
     """:func:`_make_claim` in two git commands (gitobjects): HEAD, its trees and its plan read in
     one (unless ``at`` holds them), the plan blob, trees, claim commit and heartbeat commit
     written in the other."""
+    f = fleet(ctx)
     path = gitops.repo_path(ctx.root, PLAN)
     at = at or gitobjects.read_at(ctx.root, "HEAD", [path])
     found = at.files.get(path)
     if found is None:
-        raise MementoError(f"{PLAN} is not committed on {fleet(ctx).branch}")
+        raise MementoError(f"{PLAN} is not committed on {f.branch}")
     editor = PlanEditor(decode(found[2], PLAN), PLAN)
-    try:
-        editor.set_status(task.id, "~", expect=" ")
-    except EditConflict:
-        return None
+    claimed = []
+    for task in tasks:
+        try:
+            editor.set_status(task.id, "~", expect=" ")
+        except EditConflict:
+            if not claimed:
+                return None  # the task picked is no longer free here
+            continue
+        claimed.append(task.id)
+    message = "\n\n".join(f"memento: claim {t} on {f.host}" for t in claimed) + f"\n\n{_nonce()}\n"
     fmt = gitobjects.object_format(ctx.root)
     tree, objects = gitobjects.with_files(at, {path: (b"100644", editor.doc.encode())}, fmt)
     claim = gitobjects.commit_bytes(tree, [at.commit], message, ident)
     empty = gitobjects.object_id(fmt, "tree", b"")
-    beat = gitobjects.commit_bytes(empty, [], _heartbeat_message(task.id, fleet(ctx).host), ident)
+    beat = gitobjects.commit_bytes(empty, [], _heartbeat_message(", ".join(claimed), f.host), ident)
     ids = gitobjects.write_objects(ctx.root, [*objects, ("tree", b""), ("commit", claim), ("commit", beat)])
     made = gitops.MadeCommit(ids[-2], at.commit, message.splitlines()[0], (PLAN,))
-    return Claim(task.id, made, ids[-1], old)
+    olds = tuple((t, seen[t].sha if t in seen else "") for t in claimed)
+    return Claim(olds, made, ids[-1])
 
 
-def _hold(ctx: TickContext, task_id: str, beat: str) -> None:
-    """This host won ``task_id``'s claim with heartbeat ``beat``: kept (pending file) and beaten."""
+def _hold(ctx: TickContext, tasks: list[str], beat: str, *, chained: bool = False) -> None:
+    """This host won the claims of ``tasks`` with heartbeat ``beat``: kept (pending file) and
+    beaten. The first is in hand: attempted now, or (``chained``, won with a result's push) by
+    the next pick; the others are queued for the picks after it."""
     f = fleet(ctx)
-    f.task, f.ref, f.lost, f.unsure = task_id, beat, "", set()
-    save_pending(ctx, task_id, beat)
+    f.task, f.lost = tasks[0], ""
+    f.claims.update({t: Held(beat) for t in tasks})
+    f.queued = list(tasks) if chained else list(tasks[1:])
+    save_pending(ctx)
     f.start_beating()
 
 
@@ -594,11 +689,13 @@ def stale_claims(ctx: TickContext, plan: Plan, seen: dict[str, Beat],
 def _claim_commit(ctx: TickContext, task_id: str) -> Beat | None:
     """The newest ``memento: claim <ID> on <host>`` commit on HEAD, as a Beat (its committer time)."""
     out = gitops.run_git(ctx.root, ["log", "-1", "--fixed-strings", f"--grep=memento: claim {task_id} on ",
-                                    "--format=%H%x09%ct%x09%s", "HEAD"], check=False).stdout.decode("utf-8", "replace")
+                                    "--format=%H%x09%ct%x09%B", "HEAD"], check=False).stdout.decode("utf-8", "replace")
     parts = out.strip().split("\t", 2)
-    if len(parts) != 3 or not parts[1].isdigit() or not parts[2].startswith(f"memento: claim {task_id} on "):
+    if len(parts) != 3 or not parts[1].isdigit():
         return None
-    return Beat(parts[0], parts[2].rsplit(" on ", 1)[-1], float(parts[1]))
+    # A claim of several tasks names the first in its subject and each other on a line of its own.
+    line = next((line for line in parts[2].splitlines() if line.startswith(f"memento: claim {task_id} on ")), None)
+    return Beat(parts[0], line.rsplit(" on ", 1)[-1].strip(), float(parts[1])) if line else None
 
 
 def _take_over(ctx: TickContext, plan: Plan, task: Task, beat: Beat | None, why: str, upstream: str | None) -> bool:
@@ -641,10 +738,12 @@ def _claim_lost(ctx: TickContext, result: TaskResult, upstream: str | None) -> T
     """Another host took the claim over while this one ran: its result is set aside, never pushed."""
     f = ctx.fleet
     saved = _set_aside(ctx, result.task_id, upstream)
-    reason = f"claim lost: {f.lost}; the result was set aside in {saved}"
+    others = [t for t in f.done if t != result.task_id]
+    reason = (f"claim lost: {f.lost}; the result was set aside in {saved}"
+              + (f", with the results of {', '.join(others)} done here before it" if others else ""))
     ctx.event(f"⚠️ CLAIM LOST — {result.task_id} was taken over while it ran here", [("Reason", reason)])
-    f.task = f.ref = f.lost = ""
-    save_pending(ctx, "", "")
+    f.task, f.claims, f.queued, f.done, f.lost = "", {}, [], [], ""
+    save_pending(ctx)
     return TaskResult(result.task_id, False, reason, result.duration)
 
 
@@ -661,9 +760,16 @@ def _conflicted(ctx: TickContext, result: TaskResult, upstream: str | None, path
     retries = task.retries + 1
     blocked = retries >= plan.meta.max_retries
 
+    others = [t for t in fleet(ctx).claims if t != task.id]  # their results were set aside too
+
     def apply(e):
         e.set_field(task.id, "retries", str(retries))
         e.set_status(task.id, "!" if blocked else " ", expect="~")
+        for other in others:  # `[ ]` again, no retry: the push deletes their claim refs
+            try:
+                e.set_status(other, " ", expect="~")
+            except EditConflict:
+                pass
         e.update_counters()
 
     try:
@@ -693,46 +799,71 @@ def _pending_path(ctx: TickContext):
     return ctx.ws.memento_dir / "fleet_pending.json"
 
 
-def save_pending(ctx: TickContext, task_id: str, ref: str) -> None:
-    """The claim whose result is not yet on the remote (task id, the claim ref this host last
-    pushed), kept until the atomic push with that ref's lease lands; "" forgets it."""
+def save_pending(ctx: TickContext) -> None:
+    """The claims this host holds, whose results are not yet on the remote (each task and the
+    claim ref this host last pushed for it; the claim in hand first as ``task``/``ref``), kept
+    until the atomic push with those refs' leases lands; with none held the file goes."""
+    f = fleet(ctx)
     path = _pending_path(ctx)
-    if not task_id:
+    if not f.claims:
         path.unlink(missing_ok=True)
         return
+    first = f.task if f.task in f.claims else next(iter(f.claims))
+    body = {"task": first, "ref": f.claims[first].ref, "claims": {t: held.ref for t, held in f.claims.items()}}
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(path, json.dumps({"task": task_id, "ref": ref}).encode())
+    atomic_write_bytes(path, json.dumps(body).encode())
+
+
+def _read_pending_file(ctx: TickContext) -> dict:
+    try:
+        data = json.loads(_pending_path(ctx).read_text(encoding="utf-8"))
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
 
 
 def read_pending(ctx: TickContext) -> tuple[str, str] | None:
-    try:
-        data = json.loads(_pending_path(ctx).read_text(encoding="utf-8"))
-        return (str(data["task"]), str(data["ref"])) if data.get("task") and data.get("ref") else None
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None
+    """The claim in hand as the pending file has it (task, ref), None when there is none."""
+    data = _read_pending_file(ctx)
+    task, ref = data.get("task"), data.get("ref")
+    return (task, ref) if isinstance(task, str) and isinstance(ref, str) and task and ref else None
 
 
-def _pending_claim(ctx: TickContext, upstream: str | None) -> tuple[str, str] | None:
-    """The claim an earlier tick's unpushed result depends on, when its ref is still this host's;
-    when another host took it over meanwhile, the local result is set aside (CLAIM LOST), never pushed."""
-    pending = read_pending(ctx)
-    if pending is None or (ctx.fleet is not None and ctx.fleet.task):
-        return None
-    task_id, ref = pending
-    if _seen(ctx).get(task_id, Beat("", "", 0)).sha == ref:
+def read_pending_claims(ctx: TickContext) -> dict[str, str]:
+    """Every claim the pending file holds: task -> the ref this host last pushed for it."""
+    data = _read_pending_file(ctx)
+    claims = data.get("claims")
+    if isinstance(claims, dict) and all(isinstance(k, str) and isinstance(v, str) and k and v
+                                        for k, v in claims.items()):
+        return dict(claims)
+    first = read_pending(ctx)  # a file an older Memento wrote: one claim
+    return {first[0]: first[1]} if first else {}
+
+
+def _pending_claims(ctx: TickContext, upstream: str | None) -> dict[str, str]:
+    """The claims an earlier tick's unpushed results depend on, when every one of their refs is
+    still this host's; when another host took one over meanwhile, the local results are set
+    aside (CLAIM LOST), never pushed."""
+    pending = read_pending_claims(ctx)
+    if not pending or (ctx.fleet is not None and ctx.fleet.claims):
+        return {}
+    seen = _seen(ctx)
+    lost = [t for t, ref in pending.items() if seen.get(t, Beat("", "", 0)).sha != ref]
+    if not lost:
         return pending
     local = gitops.head(ctx.root)
     if local == upstream or _is_ancestor(ctx, local, upstream):
-        save_pending(ctx, "", "")
-        return None
+        save_pending(ctx)
+        return {}
+    task_id = lost[0]
     saved = _set_aside(ctx, task_id, upstream)
     reason = (f"claim lost: its claim ref {CLAIMS}{task_id} is gone or another host's (taken over as stale?) "
               f"before this host's result was pushed; the result was set aside in {saved}")
     ctx.event(f"⚠️ CLAIM LOST — {task_id} was taken over before its result was pushed from here", [("Reason", reason)])
     cron_log(ctx.ws, reason)
-    save_pending(ctx, "", "")
+    save_pending(ctx)
     commit_own_docs(ctx)
-    return None
+    return {}
 
 
 # ---------------------------------------------------------------- git
@@ -778,6 +909,7 @@ def push(ctx: TickContext, specs: list[str], leases: list[str]) -> bool:
         cron_log(ctx.ws, f"the remote {f.remote!r} refused the push of {', '.join(specs)}: {said}")
         raise PushRefused(f.remote, said)
     if re.search(r"^!\t|stale info|\[rejected\]|fetch first|non-fast-forward|atomic push failed", out, re.M):
+        f.contended = True
         pause = _back_off(f)
         cron_log(ctx.ws, f"a push to {f.remote} lost a race (a lease or fast-forward check refused it): "
                          f"fetching again after a pause of {pause:.2f}s")

@@ -265,7 +265,7 @@ def work_through_tasks(ctx: TickContext) -> Outcome:
     limit = ctx.plan().meta.max_tasks_per_tick
     while True:
         ctx.check_interrupt()
-        picked = remote.pick(ctx, pick_task, afterwards)  # with a remote: fetch, pick, claim by CAS
+        picked = remote.pick(ctx, pick_task, afterwards, limit - completed)  # with a remote: fetch, pick, claim by CAS
         if isinstance(picked, Outcome):
             return picked
         plan, task = picked
@@ -283,7 +283,7 @@ def work_through_tasks(ctx: TickContext) -> Outcome:
         # [workers] remote: a tick that goes on claims its next task in the result's own push.
         goes_on = (result.passed and completed + 1 < limit and not ctx.interrupted
                    and remote.enabled(ctx) and not daily_budget_spent(ctx))
-        result = remote.publish(ctx, result, chain=goes_on)
+        result = remote.publish(ctx, result, chain=goes_on, room=limit - completed - 1)
         ctx.results.append(result)
         if not result.passed:
             break

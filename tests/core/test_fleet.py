@@ -33,7 +33,8 @@ def git(root: Path, *args: str, check: bool = True) -> str:
     return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=check).stdout
 
 
-def plan_text(n: int, *, stale: str = "15min", max_tasks: int = 1, max_retries: int = 3) -> str:
+def plan_text(n: int, *, stale: str = "15min", max_tasks: int = 1, max_retries: int = 3,
+              parallel: bool = False) -> str:
     tasks = "".join(
         f"- [ ] `T-{i}` Write out/{i}.txt\n"
         f"  - verify: `grep -q T-{i} out/{i}.txt`\n"
@@ -52,6 +53,7 @@ def plan_text(n: int, *, stale: str = "15min", max_tasks: int = 1, max_retries: 
 
 ## Phase 1: Only
 <!-- depends: none -->
+{"<!-- parallel: true -->" if parallel else ""}
 
 {tasks}"""
 

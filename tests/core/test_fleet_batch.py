@@ -1,0 +1,155 @@
+"""A host whose pushes lose races claims two tasks at once and pushes their results together
+(remote._batch, SPEC §12): judged on the remote's branch, its claim refs and its reflog."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memento_core.tick import remote, run
+from memento_core.tick.context import TaskResult
+
+from .test_fleet import claim_refs, context, git, make_fleet, remote_plan, subjects, tick_all
+from .test_fleet_faults import hook
+
+
+def done_here(root: Path, task_id: str) -> None:
+    """What a passed attempt leaves: its file, the task `[x]` in the work tree's plan, one commit."""
+    n = task_id.split("-")[1]
+    (root / "out").mkdir(exist_ok=True)
+    (root / "out" / f"{n}.txt").write_text(f"{task_id}\n")
+    plan = root / "docs" / "MASTER_PLAN.md"
+    plan.write_text(plan.read_text().replace(f"- [ ] `{task_id}`", f"- [x] `{task_id}`"))
+    git(root, "add", f"out/{n}.txt", "docs/MASTER_PLAN.md")
+    git(root, "commit", "-qm", f"memento: complete {task_id} Write out/{n}.txt")
+
+
+def test_a_host_that_lost_a_race_claims_two_and_pushes_both_results_in_one_push(tmp_path, monkeypatch):
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 6, max_tasks=6, parallel=True)
+    a, b = context(clones["a"], "a", monkeypatch), context(clones["b"], "b", monkeypatch)
+    try:
+        remote.sync(a)
+        remote.sync(b)  # both have fetched the same sha
+        assert remote.claim(a, a.plan().task("T-1"))
+        plan = b.plan()
+        t2 = plan.task("T-2")
+        assert [t.id for t in remote._batch(b, plan, t2, 6)] == ["T-2"]  # no race lost yet: one at a time
+        assert remote.claim(b, t2) is False and b.fleet.contended  # a's push moved the branch
+        remote.sync(b)
+        plan = b.plan()
+        t2 = plan.task("T-2")
+        batch = remote._batch(b, plan, t2, 6)
+        assert [t.id for t in batch][0] == "T-2" and len(batch) == 2 and batch[1].id not in ("T-1", "T-2")
+        assert [t.id for t in remote._batch(b, plan, t2, 1)] == ["T-2"]  # no room for a second
+        other = batch[1].id
+        assert remote.claim(b, t2, batch)
+
+        # One claim commit marks both `[~]`; each has its claim ref, the same heartbeat.
+        assert subjects(bare)[0] == "memento: claim T-2 on b"
+        assert f"memento: claim {other} on b" in git(bare, "log", "-1", "--format=%B", "main").splitlines()
+        assert [remote_plan(bare).task(t).status for t in ("T-2", other)] == ["~", "~"]
+        refs = {r.rsplit("/", 1)[1]: git(bare, "rev-parse", r).strip() for r in claim_refs(bare)}
+        assert set(refs) == {"T-1", "T-2", other} and refs["T-2"] == refs[other]
+        assert (b.fleet.task, b.fleet.queued) == ("T-2", [other])
+        assert remote._claim_commit(b, other).host == "b"  # a claim named on a line of the body counts
+
+        # T-2 passes: with `other` queued its result stays here, claim refs kept.
+        claimed_tip = git(bare, "rev-parse", "main").strip()
+        b.fleet.stop_beating()
+        done_here(clones["b"], "T-2")
+        assert remote.publish(b, TaskResult("T-2", True), chain=True, room=5).passed
+        assert git(bare, "rev-parse", "main").strip() == claimed_tip
+        assert set(remote.read_pending_claims(b)) == {"T-2", other} and b.fleet.task == other
+        picked = remote.pick(b, run.pick_task, run.afterwards, 5)  # the queued task, no sync, no push
+        assert not isinstance(picked, run.Outcome) and picked[1].id == other
+        assert git(bare, "rev-parse", "main").strip() == claimed_tip
+
+        # `other` passes: one push carries both results and the next claim (two again).
+        b.fleet.stop_beating()
+        done_here(clones["b"], other)
+        assert remote.publish(b, TaskResult(other, True), chain=True, room=4).passed
+        pushed = git(bare, "log", "--format=%s", f"{claimed_tip}..main").splitlines()
+        assert pushed[1:] == [f"memento: complete {other} Write out/{other[2:]}.txt",
+                              "memento: complete T-2 Write out/2.txt"], pushed
+        assert pushed[0].startswith("memento: claim ") and len(b.fleet.queued) == 2
+        nxt = list(b.fleet.queued)
+        assert set(r.rsplit("/", 1)[1] for r in claim_refs(bare)) == {"T-1", *nxt}
+        assert all(remote_plan(bare).task(t).status == "x" for t in ("T-2", other))
+
+        # The tick stops before attempting them: both go back, `[ ]`, no retry, no ref.
+        remote.finish(b, run.Outcome(0, "interrupted by SIGTERM"))
+        assert [r.rsplit("/", 1)[1] for r in claim_refs(bare)] == ["T-1"]
+        assert [(remote_plan(bare).task(t).status, remote_plan(bare).task(t).retries) for t in nxt] == [(" ", 0)] * 2
+        assert subjects(bare)[0].startswith("memento: release ")
+        assert b.fleet.claims == {} and not (clones["b"] / ".memento" / "fleet_pending.json").exists()
+        assert git(clones["b"], "rev-parse", "HEAD") == git(bare, "rev-parse", "main")
+    finally:
+        a.fleet.stop_beating()
+        b.fleet.stop_beating()
+
+
+PERSON_PUSHES_MEANWHILE = """
+while read old new ref; do
+  if [ "$ref" = refs/heads/main ] && [ ! -e {once} ]; then
+    touch {once}
+    # A person's push lands between this push's check and its ref update: a lost race.
+    unset GIT_QUARANTINE_PATH GIT_OBJECT_DIRECTORY GIT_ALTERNATE_OBJECT_DIRECTORIES
+    c=$(git commit-tree "$old^{{tree}}" -p "$old" -m "person: pushed meanwhile")
+    git update-ref refs/heads/main "$c" "$old"
+  fi
+done
+exit 0
+"""
+
+
+def test_a_tick_that_lost_a_race_does_every_task_once_two_per_push(tmp_path):
+    bare, clones = make_fleet(tmp_path, ["a"], 5, max_tasks=5, parallel=True)
+    git(bare, "config", "core.logAllRefUpdates", "always")
+    hook(bare, "pre-receive", PERSON_PUSHES_MEANWHILE.format(once=tmp_path / "once"))
+    out = tick_all(clones)
+    assert "[ok]" in out["a"], out
+    log = subjects(bare)
+    plan = remote_plan(bare)
+    assert all(t.status == "x" for t in plan.tasks), [(t.id, t.status) for t in plan.tasks]
+    assert all(log.count(f"memento: complete T-{i} Write out/{i}.txt") == 1 for i in range(1, 6)), log
+    assert "person: pushed meanwhile" in log and claim_refs(bare) == []
+    assert "lost a race" in (clones["a"] / "logs" / "cron.log").read_text()
+    # After the lost race the host claimed two at a time, and a push carried two results.
+    bodies = git(bare, "log", "--format=%B%x00", "main").split("\0")
+    assert any(body.count("memento: claim ") == 2 for body in bodies), bodies
+    moves = git(bare, "reflog", "--format=%H", "main").split()
+    per_push = [git(bare, "log", "--format=%s", f"{new_old[1]}..{new_old[0]}").count("memento: complete")
+                for new_old in zip(moves, moves[1:], strict=False)]
+    assert max(per_push) == 2 and sum(per_push) == 5, per_push
+
+
+def test_killed_between_the_two_tasks_of_a_claim_the_next_tick_pushes_the_first_and_gives_back_the_second(
+        tmp_path, monkeypatch):
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 3, max_tasks=3, parallel=True)
+    a, b = context(clones["a"], "a", monkeypatch), context(clones["b"], "b", monkeypatch)
+    try:
+        remote.sync(a)
+        remote.sync(b)
+        assert remote.claim(a, a.plan().task("T-1"))
+        assert remote.claim(b, b.plan().task("T-2")) is False
+        remote.sync(b)
+        plan = b.plan()
+        batch = remote._batch(b, plan, plan.task("T-2"), 3)
+        assert remote.claim(b, batch[0], batch) and [t.id for t in batch] == ["T-2", "T-3"]
+        b.fleet.stop_beating()
+        done_here(clones["b"], "T-2")
+        assert remote.publish(b, TaskResult("T-2", True), chain=True, room=2).passed
+        b.fleet.stop_beating()  # kill -9 here: nothing of this tick's runs again
+    finally:
+        a.fleet.stop_beating()
+        b.fleet.stop_beating()
+    later = context(clones["b"], "b", monkeypatch)  # the next tick of host b
+    try:
+        remote.sync(later, take_over=False)
+    finally:
+        later.fleet.stop_beating()
+    assert subjects(bare).count("memento: complete T-2 Write out/2.txt") == 1
+    assert remote_plan(bare).task("T-2").status == "x"
+    t3 = remote_plan(bare).task("T-3")
+    assert (t3.status, t3.retries) == (" ", 0)
+    assert [r.rsplit("/", 1)[1] for r in claim_refs(bare)] == ["T-1"]
+    assert not (clones["b"] / ".memento" / "fleet_pending.json").exists()
