@@ -19,6 +19,8 @@ no Memento server. Around the tick's own steps (run.py) this module:
   (:func:`publish`); a tick that goes on claims its next task in that same
   push (the claim commit on top of the result, its heartbeat ref created), so
   a task costs one push, not two, and the next pick needs no fetch;
+- once a push of the tick has lost a race, claims two tasks of a parallel phase in
+  one commit and pushes both results together (:func:`_batch`): half a push a task;
 - takes over a ``[~]`` task whose heartbeat ref is older than
   ``stale_lock_timeout`` (its retry counted) (:func:`take_over_stale`).
 
