@@ -850,7 +850,12 @@ def _pending_claims(ctx: TickContext, upstream: str | None) -> dict[str, str]:
     if not pending or (ctx.fleet is not None and ctx.fleet.claims):
         return {}
     seen = _seen(ctx)
-    lost = [t for t, ref in pending.items() if seen.get(t, Beat("", "", 0)).sha != ref]
+    # A claim is still this host's when its ref is what this host last pushed and its heartbeat
+    # names this host: a file naming another host's claim (an unconfined agent's, that claim's
+    # sha copied from refs/memento/seen/) is a lost claim here, never a ref this host deletes.
+    host = fleet(ctx).host
+    nobody = Beat("", "", 0)
+    lost = [t for t, ref in pending.items() if seen.get(t, nobody).sha != ref or seen.get(t, nobody).host != host]
     if not lost:
         return pending
     local = gitops.head(ctx.root)

@@ -153,3 +153,37 @@ def test_killed_between_the_two_tasks_of_a_claim_the_next_tick_pushes_the_first_
     assert (t3.status, t3.retries) == (" ", 0)
     assert [r.rsplit("/", 1)[1] for r in claim_refs(bare)] == ["T-1"]
     assert not (clones["b"] / ".memento" / "fleet_pending.json").exists()
+
+
+def test_a_pending_file_naming_another_hosts_claim_never_deletes_it(tmp_path, monkeypatch):
+    """An unconfined agent of host b writes b's .memento/fleet_pending.json naming a's claim of
+    T-1, its sha copied from refs/memento/seen/: b's next sync must leave a's claim alone (it
+    takes the claim for one of its own that was lost, and sets its unpushed commits aside)."""
+    import json
+
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 2, max_tasks=2, parallel=True)
+    a, b = context(clones["a"], "a", monkeypatch), context(clones["b"], "b", monkeypatch)
+    try:
+        remote.sync(a)
+        assert remote.claim(a, a.plan().task("T-1"))
+        a_ref = git(bare, "rev-parse", "refs/memento/claims/T-1").strip()
+        remote.sync(b)  # b has fetched a's claim ref
+        assert git(clones["b"], "rev-parse", "refs/memento/seen/T-1").strip() == a_ref
+        forged = {"task": "T-1", "ref": a_ref, "claims": {"T-1": a_ref}}
+        (clones["b"] / ".memento").mkdir(exist_ok=True)
+        (clones["b"] / ".memento" / "fleet_pending.json").write_text(json.dumps(forged))
+        (clones["b"] / "NOTES.txt").write_text("b's own commit, to be pushed\n")
+        git(clones["b"], "add", "NOTES.txt")
+        git(clones["b"], "commit", "-qm", "person on b: notes")
+        later = context(clones["b"], "b", monkeypatch)
+        remote.sync(later, take_over=False)
+        assert git(bare, "rev-parse", "refs/memento/claims/T-1").strip() == a_ref  # a's claim stands
+        assert remote_plan(bare).task("T-1").status == "~"
+        # b treats the file's claim as lost: what it had not pushed is set aside, nothing deleted.
+        assert "person on b: notes" not in subjects(bare)
+        patches = list((clones["b"] / "logs" / "rollback").glob("*fleet-T-1*/unpushed.patch"))
+        assert patches and "NOTES.txt" in patches[0].read_text()
+        assert not (clones["b"] / ".memento" / "fleet_pending.json").exists()
+    finally:
+        a.fleet.stop_beating()
+        b.fleet.stop_beating()
