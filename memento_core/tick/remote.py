@@ -326,6 +326,8 @@ def publish(ctx: TickContext, result: TaskResult, *, chain: bool = False, room: 
         save_pending(ctx)
         f.start_beating()
         return result
+    if f.queued:  # claimed, never attempted: each goes back with a commit that says so
+        _release_commits(ctx, list(f.queued))
     try:
         for _ in range(MAX_RACES):
             commit_own_docs(ctx)
@@ -358,9 +360,8 @@ def publish(ctx: TickContext, result: TaskResult, *, chain: bool = False, room: 
                     specs.append(f"{nxt.beat}:{CLAIMS}{task_id}")
                     leases.append(f"{CLAIMS}{task_id}:{old}")
             if push(ctx, specs, leases):
-                released = [t for t in f.queued if t != result.task_id]
-                if released:
-                    cron_log(ctx.ws, f"released the claim of {', '.join(released)}: the tick stopped before "
+                if f.queued:
+                    cron_log(ctx.ws, f"released the claim of {', '.join(f.queued)}: the tick stopped before "
                                      "attempting it")
                 f.task, f.claims, f.queued, f.done = "", {}, [], []
                 save_pending(ctx)
@@ -441,13 +442,38 @@ def release_chained(ctx: TickContext) -> None:
     if f is None or not f.queued:
         return
     task_id = f.task = f.queued[0]
-    try:  # the work tree's plan keeps `[ ]` (the claim commit's `[~]` never reached it)
-        gitops.commit_paths(ctx.root, [PLAN], f"memento: release {task_id} (the tick stopped before its attempt)",
-                            author=ctx.config.git_author)
-    except MementoError:
-        pass  # nothing to commit: publish puts a `[~]` back and commits it as Memento's documents
     publish(ctx, TaskResult(task_id, False, "released: the tick stopped before its attempt"))
-    cron_log(ctx.ws, f"released the claim of {task_id}: the tick stopped before its attempt")
+
+
+def _never_attempted(ctx: TickContext, pending: dict[str, str], upstream: str | None) -> list[str]:
+    """Of an earlier tick's claims, those it never attempted (a claim of two whose host was
+    killed before the second): `[ ]` here, and no unpushed commit of this host's names them."""
+    if upstream is None:
+        return []
+    plan = ctx.plan()
+    said = [subject for _, subject in _subjects(ctx, upstream, "HEAD")]
+    return [t for t in pending
+            if (task := plan.task(t)) is not None and task.status == " "
+            and not any(re.search(rf"(?<![\w-]){re.escape(t)}(?![\w-])", s) for s in said)]
+
+
+def _release_commits(ctx: TickContext, task_ids: list[str]) -> None:
+    """A commit ``memento: release <ID> …`` for each claimed task never attempted, so that every
+    claim in the history has its answer. The work tree's plan has them `[ ]` (a claim commit's
+    `[~]` never reaches it): the first commit carries that plan; when a result commit carried
+    it already, the commit changes nothing but says so."""
+    for task_id in task_ids:
+        message = f"memento: release {task_id} (the tick stopped before its attempt)"
+        try:
+            gitops.commit_paths(ctx.root, [PLAN], message, author=ctx.config.git_author)
+        except MementoError:  # nothing left to change: an empty commit of HEAD's tree
+            base = gitops.head(ctx.root)
+            if base is None:
+                continue
+            env = gitops.git_env(gitops.identity_env(ctx.root, ctx.config.git_author))
+            sha = gitops.run_git(ctx.root, ["commit-tree", f"{base}^{{tree}}", "-p", base, "-F", "-"],
+                                 input=(message + "\n").encode(), env=env).stdout.decode().strip()
+            gitops.adopt_commit(ctx.root, gitops.MadeCommit(sha, base, message, ()))
 
 
 def _release_if_still_claimed(ctx: TickContext, task_id: str) -> None:
@@ -537,6 +563,8 @@ def sync(ctx: TickContext, *, take_over: bool = True) -> None:
         fetch(ctx)
         upstream = remote_head(ctx)
         pending = _pending_claims(ctx, upstream)
+        if pending:
+            _release_commits(ctx, _never_attempted(ctx, pending, upstream))
         local = integrate(ctx, upstream)
         specs, leases = [f"HEAD:refs/heads/{f.branch}"], [_lease(f, upstream)]
         for task_id, ref in pending.items():  # results an earlier tick could not push: with their claim refs, or not at all
