@@ -360,13 +360,7 @@ def publish(ctx: TickContext, result: TaskResult, *, chain: bool = False, room: 
                     specs.append(f"{nxt.beat}:{CLAIMS}{task_id}")
                     leases.append(f"{CLAIMS}{task_id}:{old}")
             if push(ctx, specs, leases):
-                if f.queued:
-                    cron_log(ctx.ws, f"released the claim of {', '.join(f.queued)}: the tick stopped before "
-                                     "attempting it")
-                f.task, f.claims, f.queued, f.done = "", {}, [], []
-                save_pending(ctx)
-                if nxt is not None and gitops.adopt_commit(ctx.root, nxt.made):
-                    _hold(ctx, [t for t, _ in nxt.tasks], nxt.beat, chained=True)
+                _landed(ctx, nxt)
                 return result
     except MementoError as exc:
         cron_log(ctx.ws, f"the result of {result.task_id} is committed here but not pushed "
@@ -380,6 +374,18 @@ def publish(ctx: TickContext, result: TaskResult, *, chain: bool = False, room: 
     cron_log(ctx.ws, f"the result of {result.task_id} was not pushed after {MAX_RACES} races; the next tick does")
     _forget(f)
     return result
+
+
+def _landed(ctx: TickContext, nxt: Claim | None) -> None:
+    """The push of :func:`publish` landed: every claim it answered forgotten, and the next claim
+    (``nxt``) made HEAD and held."""
+    f = fleet(ctx)
+    if f.queued:
+        cron_log(ctx.ws, f"released the claim of {', '.join(f.queued)}: the tick stopped before attempting it")
+    f.task, f.claims, f.queued, f.done = "", {}, [], []
+    save_pending(ctx)
+    if nxt is not None and gitops.adopt_commit(ctx.root, nxt.made):
+        _hold(ctx, [t for t, _ in nxt.tasks], nxt.beat, chained=True)
 
 
 def _forget(f: Fleet) -> None:
