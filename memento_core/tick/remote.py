@@ -115,7 +115,6 @@ class Fleet:
         self.task = ""  # the claim in hand: the task being attempted, or the one the next pick() gets
         self.claims: dict[str, Held] = {}  # every claim ref held: in hand, queued, or done here and not pushed
         self.queued: list[str] = []  # claimed, not yet handed to pick(); the first is chained (in hand)
-        self.done: list[str] = []  # passed here, results committed and not pushed: the next push carries them
         self.lost = ""  # why a claim stopped being ours while it was held
         self.races = 0  # pushes that lost a race in a row (the back-off doubles with each)
         self.contended = False  # a push of this tick lost a race: a claim takes up to BATCH tasks
@@ -321,7 +320,6 @@ def publish(ctx: TickContext, result: TaskResult, *, chain: bool = False, room: 
     _release_if_still_claimed(ctx, f.task)
     chain = chain and result.passed
     if chain and f.queued and f.queued[0] != f.task:
-        f.done.append(f.task)
         f.task = f.queued[0]  # in hand: the next pick gets it (_take_chained)
         save_pending(ctx)
         f.start_beating()
@@ -382,7 +380,7 @@ def _landed(ctx: TickContext, nxt: Claim | None) -> None:
     f = fleet(ctx)
     if f.queued:
         cron_log(ctx.ws, f"released the claim of {', '.join(f.queued)}: the tick stopped before attempting it")
-    f.task, f.claims, f.queued, f.done = "", {}, [], []
+    _forget(f)
     save_pending(ctx)
     if nxt is not None and gitops.adopt_commit(ctx.root, nxt.made):
         _hold(ctx, [t for t, _ in nxt.tasks], nxt.beat, chained=True)
@@ -390,7 +388,7 @@ def _landed(ctx: TickContext, nxt: Claim | None) -> None:
 
 def _forget(f: Fleet) -> None:
     """The claims held are no longer this tick's to push: the pending file keeps them for the next sync."""
-    f.task, f.claims, f.queued, f.done = "", {}, [], []
+    f.task, f.claims, f.queued = "", {}, []
 
 
 @dataclass(frozen=True)
@@ -402,10 +400,6 @@ class Claim:
     tasks: tuple[tuple[str, str], ...]
     made: gitops.MadeCommit
     beat: str
-
-    @property
-    def task(self) -> str:
-        return self.tasks[0][0]
 
 
 def _chain_claim(ctx: TickContext, seen: dict[str, Beat], head: str | None, room: int = 1) -> Claim | None:
@@ -621,7 +615,7 @@ def _make_claim(ctx: TickContext, task: Task, seen: dict[str, Beat],
     ``batch`` (``task`` first): the tasks to claim; one no longer `[ ]` there is left out."""
     f = fleet(ctx)
     ident = gitops.identity_env(ctx.root, ctx.config.git_author)
-    if (committed is None or at is not None) and gitobjects.can_build(ident):
+    if at is not None or (committed is None and gitobjects.can_build(ident)):
         return _build_claim(ctx, batch or [task], seen, ident, at)
     old = seen.get(task.id)
     message = f"memento: claim {task.id} on {f.host}\n\n{_nonce()}\n"
@@ -774,11 +768,13 @@ def _claim_lost(ctx: TickContext, result: TaskResult, upstream: str | None) -> T
     """Another host took the claim over while this one ran: its result is set aside, never pushed."""
     f = ctx.fleet
     saved = _set_aside(ctx, result.task_id, upstream)
-    others = [t for t in f.done if t != result.task_id]
+    # The claim's other tasks done here before this one (neither queued nor in hand): set aside too.
+    others = [t for t in f.claims if t not in f.queued and t not in (f.task, result.task_id)]
     reason = (f"claim lost: {f.lost}; the result was set aside in {saved}"
               + (f", with the results of {', '.join(others)} done here before it" if others else ""))
     ctx.event(f"⚠️ CLAIM LOST — {result.task_id} was taken over while it ran here", [("Reason", reason)])
-    f.task, f.claims, f.queued, f.done, f.lost = "", {}, [], [], ""
+    _forget(f)
+    f.lost = ""
     save_pending(ctx)
     return TaskResult(result.task_id, False, reason, result.duration)
 
