@@ -20,9 +20,10 @@ import functools
 import hashlib
 import os
 import struct
+import tempfile
 import time
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,13 +79,15 @@ def write_objects(root: Path, objects: Sequence[tuple[str, bytes]]) -> list[str]
 @dataclass(frozen=True)
 class At:
     """A commit as :func:`read_at` read it: its id, its tree's, the trees on the way to the
-    files asked for (folder from the top level, '' the root -> entries) and those files
-    (path -> (mode, id, bytes), None when the commit has none there)."""
+    files asked for (folder from the top level, '' the root -> entries), those files
+    (path -> (mode, id, bytes), None when the commit has none there) and the other objects
+    asked for (``also``: (id, kind, bytes), None when missing), in their order."""
 
     commit: str
     tree: str
     trees: Mapping[str, list[tuple[bytes, bytes, bytes]]]
     files: Mapping[str, tuple[bytes, str, bytes] | None]
+    also: tuple[tuple[str, str, bytes] | None, ...] = ()
 
 
 def _folders(path: str) -> list[str]:
@@ -92,14 +95,13 @@ def _folders(path: str) -> list[str]:
     return [""] + ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
-def read_at(root: Path, rev: str, paths: Sequence[str]) -> At:
-    """``rev``'s commit, its tree, the trees leading to ``paths`` (from the top level) and the
-    files there, in one ``git cat-file --batch``. Each object is checked to be the one its parent
-    names, so a ``rev`` such as HEAD that moves during the read raises MementoError."""
-    folders = sorted({f for p in paths for f in _folders(p)}, key=lambda f: (f.count("/"), f))
-    names = [rev, f"{rev}^{{tree}}", *(f"{rev}:{f}" for f in folders if f), *(f"{rev}:{p}" for p in paths)]
+def read_objects(root: Path, names: Sequence[str]) -> list[tuple[str, str, bytes] | None]:
+    """Each object ``names`` name (an id or anything ``rev-parse`` takes) as (id, kind, bytes),
+    None when there is none, all from one ``git cat-file --batch``."""
     if any("\n" in n for n in names):
         raise MementoError("a path with a line break cannot be read in a batch")
+    if not names:
+        return []
     out = gitops.run_git(Path(root), ["cat-file", "--batch"], input="".join(n + "\n" for n in names).encode()).stdout
     got, at = [], 0
     for name in names:
@@ -114,6 +116,18 @@ def read_at(root: Path, rev: str, paths: Sequence[str]) -> At:
             at = end + 1
         else:
             raise MementoError(f"git cat-file --batch could not read {name}: {out[at:at + 120]!r}")
+    return got
+
+
+def read_at(root: Path, rev: str, paths: Sequence[str], *, within: Sequence[str] = (),
+            also: Sequence[str] = ()) -> At:
+    """``rev``'s commit, its tree, the trees leading to ``paths`` and to ``within`` (from the top
+    level), the files at ``paths`` and the objects ``also`` names, in one ``git cat-file --batch``.
+    Each object is checked to be the one its parent names, so a ``rev`` such as HEAD that moves
+    during the read raises MementoError."""
+    folders = sorted({f for p in [*paths, *within] for f in _folders(p)}, key=lambda f: (f.count("/"), f))
+    names = [rev, f"{rev}^{{tree}}", *(f"{rev}:{f}" for f in folders if f), *(f"{rev}:{p}" for p in paths), *also]
+    got = read_objects(root, names)
     commit, tree = got[0], got[1]
     if commit is None or commit[1] != "commit" or tree is None or tree[1] != "tree":
         raise MementoError(f"{rev} is not a commit here")
@@ -132,7 +146,7 @@ def read_at(root: Path, rev: str, paths: Sequence[str]) -> At:
             raise MementoError(f"{rev} moved while it was read")
         trees[folder] = _entries(found[2], width)
     files: dict[str, tuple[bytes, str, bytes] | None] = {}
-    for path, found in zip(paths, got[1 + len(folders):], strict=True):
+    for path, found in zip(paths, got[1 + len(folders):len(names) - len(also)], strict=True):
         parent, _, leaf = path.rpartition("/")
         entry = _entry(trees.get(parent), leaf)
         if entry is None or entry[0] == TREE_MODE:
@@ -141,7 +155,7 @@ def read_at(root: Path, rev: str, paths: Sequence[str]) -> At:
             raise MementoError(f"{rev} moved while it was read")
         else:
             files[path] = (entry[0], found[0], found[2])
-    return At(commit[0], tree[0], trees, files)
+    return At(commit[0], tree[0], trees, files, tuple(got[len(names) - len(also):]))
 
 
 def _entries(data: bytes, width: int) -> list[tuple[bytes, bytes, bytes]]:
@@ -163,33 +177,82 @@ def _entry(entries, name: str) -> tuple[bytes, bytes, bytes] | None:
 # ---------------------------------------------------------------- building
 
 
+class Trees:
+    """The trees :func:`read_at` read, edited in memory: a file set or removed at a path whose
+    folders it read (a missing folder is made, one left empty goes), then written back as the
+    new trees' objects (:meth:`objects`)."""
+
+    def __init__(self, at: At, fmt: str):
+        self.fmt = fmt
+        self.folders = {folder: list(entries) for folder, entries in at.trees.items()}
+        # trees the store has, not written again
+        self.known = {at.tree} | {e[2].hex() for entries in at.trees.values() for e in entries if e[0] == TREE_MODE}
+
+    def get(self, path: str) -> tuple[bytes, bytes] | None:
+        """(mode, raw id) of the file at ``path``; None when there is none (a folder counts as none)."""
+        parent, _, leaf = path.rpartition("/")
+        entry = _entry(self.folders.get(parent), leaf)
+        return None if entry is None or entry[0] == TREE_MODE else (entry[0], entry[2])
+
+    def set(self, path: str, entry: tuple[bytes, bytes] | None) -> None:
+        """The file at ``path`` becomes ``entry`` ((mode, raw id); None removes it). MementoError
+        when a folder on the way is a file, or was not read."""
+        parent, _, leaf = path.rpartition("/")
+        if parent not in self.folders:
+            if entry is None:
+                return
+            self._make(parent)
+        entries = self.folders[parent]
+        wanted = os.fsencode(leaf)
+        if any(e[1] == wanted and e[0] == TREE_MODE for e in entries):
+            raise MementoError(f"{path}: a folder is there")
+        entries[:] = [e for e in entries if e[1] != wanted] + ([(entry[0], wanted, entry[1])] if entry else [])
+
+    def _make(self, folder: str) -> None:
+        """An empty ``folder`` (and the ones above it) where the trees have none."""
+        parent, _, leaf = folder.rpartition("/")
+        if parent not in self.folders:
+            self._make(parent)
+        if _entry(self.folders[parent], leaf) is not None:
+            raise MementoError(f"{folder}: a file is there, or a folder that was not read")
+        self.folders[folder] = []
+
+    def objects(self) -> tuple[str, list[tuple[str, bytes]]]:
+        """The root tree's id and the trees to write that the store may not have."""
+        objects: list[tuple[str, bytes]] = []
+        for folder in sorted(self.folders, key=lambda f: (-f.count("/") if f else 1, f)):
+            if not folder:
+                continue
+            parent, _, leaf = folder.rpartition("/")
+            wanted = os.fsencode(leaf)
+            siblings = self.folders[parent]
+            siblings[:] = [e for e in siblings if e[1] != wanted]
+            if self.folders[folder]:
+                raw = self._tree(folder, objects)
+                siblings.append((TREE_MODE, wanted, raw))
+        return bytes.hex(self._tree("", objects)), objects
+
+    def _tree(self, folder: str, objects: list) -> bytes:
+        data = _tree_bytes(self.folders[folder])
+        tid = object_id(self.fmt, "tree", data)
+        if tid not in self.known:
+            self.known.add(tid)
+            objects.append(("tree", data))
+        return bytes.fromhex(tid)
+
+
 def with_files(at: At, changes: Mapping[str, tuple[bytes, bytes]], fmt: str) -> tuple[str, list[tuple[str, bytes]]]:
     """The tree of ``at`` with each path of ``changes`` (from the top level -> (mode, bytes)) a
     file holding those bytes: the new root tree's id and the objects to write (blobs, trees).
     Every folder on the way must be one ``at`` read (:func:`read_at` with those paths)."""
-    objects: list[tuple[str, bytes]] = []
-    trees = {folder: list(entries) for folder, entries in at.trees.items()}
+    trees, blobs = Trees(at, fmt), []
     for path, (mode, data) in changes.items():
-        objects.append(("blob", data))
-        parent, _, leaf = path.rpartition("/")
-        if parent not in trees:
+        if path.rpartition("/")[0] not in at.trees:
             raise MementoError(f"{path}: its folder is not a folder of {at.commit}")
-        _put(trees[parent], leaf, mode, bytes.fromhex(object_id(fmt, "blob", data)))
-    for folder in sorted(trees, key=lambda f: (-f.count("/") if f else 1, f)):
-        if not folder:
-            continue
-        data = _tree_bytes(trees[folder])
-        objects.append(("tree", data))
-        parent, _, leaf = folder.rpartition("/")
-        _put(trees[parent], leaf, TREE_MODE, bytes.fromhex(object_id(fmt, "tree", data)))
-    data = _tree_bytes(trees[""])
-    objects.append(("tree", data))
-    return object_id(fmt, "tree", data), objects
-
-
-def _put(entries: list, name: str, mode: bytes, raw: bytes) -> None:
-    wanted = os.fsencode(name)
-    entries[:] = [e for e in entries if e[1] != wanted] + [(mode, wanted, raw)]
+        blobs.append(("blob", data))
+        trees.set(path, (mode, bytes.fromhex(object_id(fmt, "blob", data))))
+    tree, objects = trees.objects()
+    return tree, blobs + objects
 
 
 def _tree_bytes(entries) -> bytes:
@@ -212,12 +275,207 @@ def can_build(ident: Mapping[str, str]) -> bool:
                and not _UNCLEAN & set(value) for value in ident.values())
 
 
+def _signature(name: str, email: str) -> str:
+    """An author or committer line's value as git writes it, dated now in the local time zone."""
+    now = int(time.time())
+    return f"{name} <{email}> {now} {time.strftime('%z', time.localtime(now))}"
+
+
 def commit_bytes(tree: str, parents: Sequence[str], message: str, ident: Mapping[str, str]) -> bytes:
     """A commit object as ``git commit-tree`` writes it for ``ident``, dated now."""
-    now = int(time.time())
-    zone = time.strftime("%z", time.localtime(now))
-    author = f"{ident['GIT_AUTHOR_NAME']} <{ident['GIT_AUTHOR_EMAIL']}> {now} {zone}"
-    committer = f"{ident['GIT_COMMITTER_NAME']} <{ident['GIT_COMMITTER_EMAIL']}> {now} {zone}"
+    author = _signature(ident["GIT_AUTHOR_NAME"], ident["GIT_AUTHOR_EMAIL"])
+    committer = _signature(ident["GIT_COMMITTER_NAME"], ident["GIT_COMMITTER_EMAIL"])
     head = [f"tree {tree}", *(f"parent {p}" for p in parents), f"author {author}", f"committer {committer}"]
     body = message if message.endswith("\n") else message + "\n"
     return ("\n".join(head) + "\n\n" + body).encode("utf-8")
+
+
+# ---------------------------------------------------------------- replaying commits
+
+
+@dataclass(frozen=True)
+class Change:
+    """One path a commit changed: (mode, id) before and after; None where there was no file."""
+
+    path: str
+    old: tuple[bytes, str] | None
+    new: tuple[bytes, str] | None
+
+
+@dataclass(frozen=True)
+class Picked:
+    """A commit of a range: its id, its parents' and the paths it changed from its first parent."""
+
+    sha: str
+    parents: tuple[str, ...]
+    changes: tuple[Change, ...]
+
+
+def commits_between(root: Path, base: str, tip: str) -> list[Picked]:
+    """The commits of ``base..tip``, oldest first, each with the files it changed (one ``git log``;
+    a merge's changes are not listed)."""
+    out = gitops.run_git(Path(root), ["log", "--reverse", "--no-renames", "--raw", "-z", "--no-abbrev",
+                                      "--no-color", "--no-show-signature", "--format=%x01%H %P",
+                                      f"{base}..{tip}"]).stdout
+    tokens, picked, i = out.split(b"\0"), [], 0
+    while i < len(tokens):
+        token = tokens[i].lstrip(b"\n")
+        i += 1
+        if not token:
+            continue
+        if token.startswith(b"\x01"):
+            sha, *parents = token[1:].decode().split()
+            picked.append(Picked(sha, tuple(parents), ()))
+        elif token.startswith(b":") and picked and i < len(tokens):
+            fields, path = token[1:].split(), os.fsdecode(tokens[i])
+            i += 1
+            if len(fields) != 5:
+                raise MementoError(f"git log --raw gave {token!r}")
+            old = None if set(fields[2].decode()) == {"0"} else (fields[0], fields[2].decode())
+            new = None if set(fields[3].decode()) == {"0"} else (fields[1], fields[3].decode())
+            last = picked[-1]
+            picked[-1] = Picked(last.sha, last.parents, (*last.changes, Change(path, old, new)))
+        else:
+            raise MementoError(f"git log --raw gave {token[:120]!r}")
+    return picked
+
+
+# A three-way merge of one file's bytes (base, the side replayed onto, the replayed commit's),
+# None when it cannot merge them.
+Merge = Callable[[bytes, bytes, bytes], "bytes | None"]
+_REGULAR = (b"100644", b"100755")
+
+
+def replay(root: Path, onto: str, base: str, tip: str, ident: Mapping[str, str],
+           resolvers: Mapping[str, Merge]) -> tuple[str, dict[str, str]] | None:
+    """``git rebase onto`` of the linear history ``base..tip``, in memory and written with one git
+    command: each commit applied onto the last, a file both sides changed merged as git merges it
+    (``git merge-file``) or, where that conflicts, by the resolver of its path (from the top
+    level). Author and message are kept, the committer is ``ident`` now; a commit that becomes
+    empty is dropped, one that was empty kept. Returns the new tip and old id -> new id of the
+    commits kept; None, having written nothing, when git's own rebase must do it (a merge in the
+    range, a submodule, a conflict no resolver settles, an unusual commit header or identity)."""
+    if not can_build(ident):
+        return None
+    picked = commits_between(root, base, tip)
+    prev = base
+    for p in picked:
+        if p.parents != (prev,) or any(side and side[0] == b"160000" for c in p.changes for side in (c.old, c.new)):
+            return None
+        prev = p.sha
+    if not picked or prev != tip:
+        return None
+    fmt = object_format(root)
+    docs = sorted({c.path for p in picked for c in p.changes if c.path in resolvers})
+    blobs = sorted({side[1] for p in picked for c in p.changes if c.path in resolvers
+                    for side in (c.old, c.new) if side})
+    try:
+        at = read_at(root, onto, docs, within=sorted({c.path for p in picked for c in p.changes}),
+                     also=[p.sha for p in picked] + blobs)
+    except MementoError:  # a folder whose name has a line break cannot be asked for in a batch
+        return None
+    raw = {p.sha: got[2] for p, got in zip(picked, at.also, strict=False) if got and got[1] == "commit"}
+    data = {got[0]: got[2] for got in at.also[len(picked):] if got}
+    data.update({found[1]: found[2] for found in at.files.values() if found})
+    try:
+        return _replayed(root, at, fmt, picked, raw, data, ident, resolvers)
+    except _NotHere:
+        return None
+
+
+class _NotHere(Exception):
+    """The replay cannot do what git's rebase would: it leaves it to git."""
+
+
+def _replayed(root, at, fmt, picked, raw, data, ident, resolvers) -> tuple[str, dict[str, str]]:
+    trees, objects, moved = Trees(at, fmt), [], {}
+    parent, parent_tree = at.commit, at.tree
+    for p in picked:
+        for c in p.changes:
+            _apply(root, trees, c, fmt, data, objects, resolvers)
+        try:
+            tree, made = trees.objects()
+        except MementoError:
+            raise _NotHere() from None
+        if tree == parent_tree and p.changes:
+            continue  # it became empty: its changes are there already
+        objects += made
+        commit = _rewritten(raw.get(p.sha), tree, parent, ident)
+        objects.append(("commit", commit))
+        parent, parent_tree = object_id(fmt, "commit", commit), tree
+        moved[p.sha] = parent
+    write_objects(root, objects)
+    return parent, moved
+
+
+def _apply(root, trees: Trees, c: Change, fmt: str, data: dict, objects: list, resolvers) -> None:
+    """One change of a replayed commit onto ``trees``: taken where that side still has what the
+    commit changed, merged where both changed it."""
+    here = trees.get(c.path)
+    mine = (c.new[0], bytes.fromhex(c.new[1])) if c.new else None
+    before = (c.old[0], bytes.fromhex(c.old[1])) if c.old else None
+    if here == mine:
+        return
+    try:
+        if here == before:
+            trees.set(c.path, mine)
+            return
+    except MementoError:
+        raise _NotHere() from None
+    merge = resolvers.get(c.path)
+    if merge is None or here is None or mine is None or here[0] != mine[0] or here[0] not in _REGULAR:
+        raise _NotHere()
+    sides = [data.get(c.old[1]) if c.old else b"", data.get(here[1].hex()), data.get(c.new[1])]
+    if any(side is None for side in sides):
+        raise _NotHere()
+    merged = None if _both_appended(*sides) else merge_file(root, *sides)
+    if merged is None:
+        merged = merge(*sides)
+    if merged is None:
+        raise _NotHere()
+    blob = object_id(fmt, "blob", merged)
+    data[blob] = merged
+    objects.append(("blob", merged))
+    trees.set(c.path, (mine[0], bytes.fromhex(blob)))
+
+
+def _both_appended(base: bytes, ours: bytes, theirs: bytes) -> bool:
+    """Whether both sides only added different lines at the end of ``base`` (a log both wrote
+    to): git's merge conflicts there, so it is not asked."""
+    if base and not base.endswith(b"\n"):
+        return False
+    return (ours.startswith(base) and theirs.startswith(base) and len(ours) > len(base) < len(theirs)
+            and not ours.startswith(theirs) and not theirs.startswith(ours))
+
+
+def merge_file(root: Path, base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
+    """Git's own three-way merge of one file's bytes (``git merge-file -p``); None when it
+    conflicts (or git could not merge them: binary data)."""
+    with tempfile.TemporaryDirectory(prefix="memento-merge-") as tmp:
+        files = []
+        for name, content in (("ours", ours), ("base", base), ("theirs", theirs)):
+            (Path(tmp) / name).write_bytes(content)
+            files.append(str(Path(tmp) / name))
+        proc = gitops.run_git(Path(root), ["merge-file", "-p", "-q", *files], check=False)
+    return proc.stdout if proc.returncode == 0 else None
+
+
+_HEADERS = (b"tree", b"parent", b"author", b"committer", b"encoding")
+
+
+def _rewritten(original: bytes | None, tree: str, parent: str, ident: Mapping[str, str]) -> bytes:
+    """``original`` (a commit's bytes) on ``tree`` and ``parent``, committed by ``ident`` now, as
+    a rebase rewrites it; _NotHere when it has headers a rebase would treat otherwise (a signature)."""
+    if original is None or b"\n\n" not in original:
+        raise _NotHere()
+    head, _, message = original.partition(b"\n\n")
+    lines = head.split(b"\n")
+    if any(line.split(b" ", 1)[0] not in _HEADERS for line in lines):
+        raise _NotHere()
+    author = [line for line in lines if line.startswith(b"author ")]
+    extra = [line for line in lines if line.startswith(b"encoding ")]
+    if len(author) != 1:
+        raise _NotHere()
+    committer = _signature(ident["GIT_COMMITTER_NAME"], ident["GIT_COMMITTER_EMAIL"]).encode()
+    return b"\n".join([f"tree {tree}".encode(), f"parent {parent}".encode(), author[0],
+                       b"committer " + committer, *extra]) + b"\n\n" + message

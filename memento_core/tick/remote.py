@@ -1086,13 +1086,44 @@ def integrate(ctx: TickContext, upstream: str | None) -> str | None:
     if local is None or base == local:
         gitops.run_git(ctx.root, ["merge", "-q", "--ff-only", upstream])
         return upstream
-    before = _subjects(ctx, upstream, local)
-    rebase(ctx, upstream)
-    after = {subject: sha for sha, subject in _subjects(ctx, upstream, "HEAD")}
-    _fix_commit_shas(ctx, {old: after[s] for old, s in before if s in after and after[s] != old})
+    moved = _replay(ctx, upstream, base, local) if base else None
+    if moved is None:
+        before = _subjects(ctx, upstream, local)
+        rebase(ctx, upstream)
+        after = {subject: sha for sha, subject in _subjects(ctx, upstream, "HEAD")}
+        moved = {old: after[s] for old, s in before if s in after and after[s] != old}
+    _fix_commit_shas(ctx, moved)
     _say_plan_notes(ctx)
     commit_own_docs(ctx)
     return gitops.head(ctx.root)
+
+
+def _replay(ctx: TickContext, upstream: str, base: str, local: str) -> dict[str, str] | None:
+    """What :func:`rebase` does, in a few git commands rather than a few dozen (the rebase is
+    in the window between a fetch and a push, where each one started widens the race): the
+    commits replayed in memory (gitobjects.replay: the plan, the status log and the state
+    merged as the rebase's resolvers merge them), HEAD moved to them, then the index and the
+    work tree (``read-tree -m -u``, which refuses to overwrite a change of the work tree's).
+    Old id -> new id of the commits moved; None, nothing changed, when ``git rebase`` must do
+    it (what the replay does not take on, or the work tree in the way)."""
+    ident = gitops.identity_env(ctx.root, ctx.config.git_author)
+    resolvers = {gitops.repo_path(ctx.root, path): partial(resolver, ctx)
+                 for path, resolver in RESOLVERS.items() if path != NOTES_DOC}  # merge_notes writes the file
+    notes = list(fleet(ctx).plan_notes)
+    replayed = gitobjects.replay(ctx.root, upstream, base, local, ident, resolvers)
+    if replayed is None:
+        fleet(ctx).plan_notes[:] = notes  # the rebase merges them again
+        return None
+    tip, moved = replayed
+    if gitops.run_git(ctx.root, ["update-ref", "-m", f"rebase (memento): onto {upstream}", "HEAD", tip, local],
+                      check=False).returncode != 0:
+        fleet(ctx).plan_notes[:] = notes
+        return None
+    if gitops.run_git(ctx.root, ["read-tree", "-m", "-u", local, tip], check=False).returncode != 0:
+        gitops.run_git(ctx.root, ["update-ref", "-m", "rebase (memento): back", "HEAD", local, tip])
+        fleet(ctx).plan_notes[:] = notes
+        return None
+    return moved
 
 
 def _say_plan_notes(ctx: TickContext) -> None:

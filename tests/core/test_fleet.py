@@ -1055,3 +1055,88 @@ def test_the_pause_after_lost_races_doubles_with_each_loss_in_a_row_and_a_landed
                 ctx.fleet.stop_beating()
     assert [t.status for t in remote_plan(bare).tasks] == ["~", "~", "~"]
     assert claim_refs(bare) == [f"refs/memento/claims/T-{n}" for n in (1, 2, 3)]
+
+
+# --------------------------------------------------------------------------- the rebase, replayed
+
+
+def _unpushed_result(root: Path, task: str) -> str:
+    """A host's result of ``task`` committed here but not pushed: out/<N>.txt and the plan's [x],
+    then its SUCCESS entry (naming the result's commit) as `memento: sync docs`."""
+    n = task.split("-")[1]
+    (root / "out").mkdir(exist_ok=True)
+    (root / "out" / f"{n}.txt").write_text(f"{task}\n")
+    plan = root / "docs" / "MASTER_PLAN.md"
+    plan.write_text(plan.read_text().replace(f"- [ ] `{task}`", f"- [x] `{task}`"))
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", f"memento: complete {task} Write out/{n}.txt")
+    sha = git(root, "rev-parse", "HEAD").strip()
+    status = root / "docs" / "TICK_STATUS.md"
+    status.write_text(status.read_text() + f"\n## [2026-12-03 14:00:00] Tick #7 — {task}\n"
+                      f"- **Status**: ✅ SUCCESS\n- **Git Commit**: `{sha[:7]}` — \"memento: complete {task}\"\n")
+    git(root, "commit", "-qam", "memento: sync docs")
+    return sha
+
+
+def test_the_replay_of_a_hosts_results_is_what_git_rebase_made_of_them(tmp_path, monkeypatch):
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 3)
+    old = _unpushed_result(clones["a"], "T-2")
+    twin = tmp_path / "a-twin"  # the same host's clone, copied: one integrates each way
+    subprocess.run(["cp", "-a", str(clones["a"]), str(twin)], check=True)
+    tick_all({"b": clones["b"]})  # meanwhile the remote gets T-1: the plan and the log change there
+    runs = {}
+    for name, root, replays in (("replayed", clones["a"], True), ("rebased", twin, False)):
+        ctx = context(root, "a", monkeypatch)
+        calls = []
+        real = remote.gitobjects.replay
+        monkeypatch.setattr(remote.gitobjects, "replay",
+                            lambda *a, real=real, replays=replays, calls=calls: calls.append(1) or (real(*a) if replays else None))
+        remote.fetch(ctx)
+        remote.integrate(ctx, remote.remote_head(ctx))
+        assert calls == [1], name
+        assert git(root, "status", "--porcelain") == "", name
+        head = git(root, "rev-parse", "HEAD").strip()
+        moved = git(root, "log", "-1", "--format=%H", "--grep", "^memento: complete T-2", head).strip()
+        assert moved != old and git(root, "merge-base", "--is-ancestor", git(bare, "rev-parse", "main").strip(),
+                                    head, check=False) == ""
+        status = git(root, "show", "HEAD:docs/TICK_STATUS.md")
+        assert f"`{moved[:7]}`" in status and f"`{old[:7]}`" not in status, name  # the entry follows its commit
+        runs[name] = {"subjects": git(root, "log", "--format=%s", head).splitlines(),
+                      "plan": git(root, "show", "HEAD:docs/MASTER_PLAN.md"),
+                      "status": status.replace(moved[:7], "<sha>"),
+                      "files": git(root, "ls-tree", "-r", "--format=%(objectname) %(path)", "HEAD", "out")}
+    assert runs["replayed"] == runs["rebased"]
+    assert parse_plan_text(runs["replayed"]["plan"]).task("T-1").status == "x"
+    assert parse_plan_text(runs["replayed"]["plan"]).task("T-2").status == "x"
+
+
+def test_the_replay_keeps_a_persons_uncommitted_edit_and_will_not_overwrite_their_new_file(tmp_path, monkeypatch):
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 3)
+    a_root = clones["a"]
+    (a_root / "person.txt").write_text("a person's file\n")
+    git(a_root, "add", "person.txt")
+    git(a_root, "commit", "-qm", "a person's commit")
+    _unpushed_result(a_root, "T-2")
+    tick_all({"b": clones["b"]})  # the remote gets T-1 and its out/1.txt
+    ctx = context(a_root, "a", monkeypatch)
+    remote.fetch(ctx)
+    upstream = remote.remote_head(ctx)
+    # A person's edit of a tracked file the remote did not change: kept, byte for byte, unstaged.
+    edited = a_root / "person.txt"
+    mine = b"a person's file\r\nwith words not committed yet\n"
+    edited.write_bytes(mine)
+    # ... and a file of theirs where the remote now has out/1.txt: nothing may overwrite it.
+    (a_root / "out" / "1.txt").write_bytes(b"the person's own file\n")
+    local = git(a_root, "rev-parse", "HEAD").strip()
+    with pytest.raises(remote.MementoError):
+        remote.integrate(ctx, upstream)
+    assert (a_root / "out" / "1.txt").read_bytes() == b"the person's own file\n"
+    assert edited.read_bytes() == mine
+    assert git(a_root, "rev-parse", "HEAD").strip() == local  # the replay's move undone, git's rebase refused
+    assert not (a_root / ".git" / "rebase-merge").exists() and not (a_root / ".git" / "rebase-apply").exists()
+    (a_root / "out" / "1.txt").unlink()
+    head = remote.integrate(ctx, upstream)
+    assert head != local and git(a_root, "merge-base", "--is-ancestor", upstream, head, check=False) == ""
+    assert edited.read_bytes() == mine and git(a_root, "status", "--porcelain").split() == ["M", "person.txt"]
+    assert "a person's commit" in git(a_root, "log", "--format=%s", f"{upstream}..HEAD")
+    assert (a_root / "out" / "1.txt").read_text() == git(bare, "show", "main:out/1.txt")

@@ -118,3 +118,151 @@ def test_a_pack_whose_bytes_changed_is_refused(tmp_path, git_identity, monkeypat
     monkeypatch.setattr(gitops, "run_git", real)
     assert gitobjects.write_objects(root, [("blob", b"checked\n")]) == [git(root, "hash-object", "--stdin",
                                                                             input=b"checked\n")]
+
+
+# ---------------------------------------------------------------- replay: what git's rebase makes
+
+PLAN = "".join(f"- [ ] `T-{i}` task {i}\n" for i in range(1, 9))
+STATUS = "# status\n\n## [1] Tick #1\n- ok\n"
+
+
+def append_resolver(base: bytes, upstream: bytes, mine: bytes) -> bytes:
+    """The upstream's log with the lines this side appended (the shape of Memento's status log)."""
+    return upstream + mine[len(base):]
+
+
+def never(base: bytes, upstream: bytes, mine: bytes) -> bytes:
+    raise AssertionError("git merges this file without a conflict: no resolver is asked")
+
+
+RESOLVERS = {"docs/TICK_STATUS.md": append_resolver, "docs/MASTER_PLAN.md": never}
+
+
+def write(root: Path, files: dict[str, str | None]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        if text is None:
+            git(root, "rm", "-q", rel)
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        git(root, "add", rel)
+
+
+def commit(root: Path, message: str, files: dict[str, str | None], env: dict | None = None) -> str:
+    write(root, files)
+    git(root, "commit", "-q", "--allow-empty", "-m", message, env=env)
+    return git(root, "rev-parse", "HEAD")
+
+
+def diverged(tmp_path: Path, fmt: str = "sha1") -> tuple[Path, str, str]:
+    """A repository whose branch `up` and HEAD (main) went apart from a base: the merge base and
+    the upstream's tip. Local commits: a plan edit far from the upstream's (merged by git), a
+    status entry both appended (the resolver's), a file in a folder that did not exist, a folder
+    emptied, an empty commit (kept), a change the upstream made too (dropped), a person's author."""
+    root = repo(tmp_path, fmt)
+    base = commit(root, "base", {"docs/MASTER_PLAN.md": PLAN, "docs/TICK_STATUS.md": STATUS, "old/only.txt": "x\n"})
+    git(root, "branch", "up")
+    git(root, "checkout", "-q", "up")
+    commit(root, "upstream: T-1 done", {"docs/MASTER_PLAN.md": PLAN.replace("[ ] `T-1`", "[x] `T-1`"),
+                                        "docs/TICK_STATUS.md": STATUS + "## [2] Tick #1 up\n- up\n",
+                                        "out/1.txt": "one\n"})
+    onto = commit(root, "upstream: readme", {"README.md": "hello from upstream\n"})
+    git(root, "checkout", "-q", "main")
+    commit(root, "memento: complete T-7 task 7\n\nbody line\n",
+           {"docs/MASTER_PLAN.md": PLAN.replace("[ ] `T-7`", "[x] `T-7`"),
+            "docs/TICK_STATUS.md": STATUS + "## [3] Tick #2 here\n- here\n", "new/deep/7.txt": "seven\n",
+            "old/only.txt": None})
+    commit(root, "memento: release T-8", {})
+    commit(root, "the same file as upstream's", {"out/1.txt": "one\n"})
+    person = {**gitops.git_env(), "GIT_AUTHOR_NAME": "A Person", "GIT_AUTHOR_EMAIL": "person@example.invalid",
+              "GIT_AUTHOR_DATE": "@1700000000 +0100"}
+    commit(root, "a person's commit", {"docs/guide/deep.md": "deeper\n", "bin/run.sh": "#!/bin/sh\necho\n"}, env=person)
+    return root, base, onto
+
+
+def git_rebase(root: Path, onto: str, resolvers: dict) -> None:
+    """``git rebase onto`` with each conflict of a resolver's path settled by it (as the fleet did)."""
+    env = {**gitops.git_env(), "GIT_EDITOR": "true"}
+    proc = subprocess.run(["git", "-C", str(root), "rebase", "-q", onto], capture_output=True, env=env)
+    while proc.returncode != 0:
+        for path in git(root, "diff", "--name-only", "--diff-filter=U").split():
+            stages = [subprocess.run(["git", "-C", str(root), "show", f":{n}:{path}"], capture_output=True).stdout
+                      for n in (1, 2, 3)]
+            (root / path).write_bytes(resolvers[path](*stages))
+            git(root, "add", path)
+        proc = subprocess.run(["git", "-C", str(root), "rebase", "--continue"], capture_output=True, env=env)
+
+
+@pytest.mark.parametrize("fmt", ["sha1", "sha256"])
+def test_a_replay_makes_what_git_rebase_makes(tmp_path, git_identity, fmt):
+    root, base, onto = diverged(tmp_path, fmt)
+    tip = git(root, "rev-parse", "HEAD")
+    resolvers = RESOLVERS
+    ident = gitops.identity_env(root)
+    replayed = gitobjects.replay(root, onto, base, tip, ident, resolvers)
+    assert replayed is not None
+    new_tip, moved = replayed
+    assert git(root, "rev-parse", "HEAD") == tip  # the replay writes objects, it moves no ref
+
+    git(root, "branch", "rebased", tip)
+    git(root, "checkout", "-q", "rebased")
+    git_rebase(root, onto, resolvers)
+    # Same trees, authors (a person's kept with their date) and messages, commit by commit; the
+    # commit that became empty dropped by both, the empty one kept by both.
+    ours = git(root, "log", "--reverse", "--format=%T %an <%ae> %ad %s", "--date=raw", f"{onto}..{new_tip}")
+    theirs = git(root, "log", "--reverse", "--format=%T %an <%ae> %ad %s", "--date=raw", f"{onto}..HEAD")
+    assert ours == theirs
+    assert [line.split(" ", 1)[1].endswith(("task 7", "release T-8", "commit")) for line in ours.splitlines()] == \
+        [True, True, True]
+    assert git(root, "log", "-1", "--format=%B", f"{new_tip}~2") == "memento: complete T-7 task 7\n\nbody line"
+    assert git(root, "log", "--format=%cn <%ce>", f"{onto}..{new_tip}").splitlines() == \
+        ["Test Person <test@example.invalid>"] * 3
+    assert git(root, "show", f"{new_tip}:docs/MASTER_PLAN.md").count("[x]") == 2
+    assert git(root, "ls-tree", "-r", "--name-only", new_tip, "old") == ""  # the emptied folder is gone
+    assert git(root, "ls-tree", new_tip, "bin/run.sh").startswith("100755")
+    local = git(root, "rev-list", "--reverse", f"{base}..{tip}").split()
+    assert list(moved) == [local[0], local[1], local[3]] and moved[tip] == new_tip
+    git(root, "update-ref", "refs/heads/replayed", new_tip)
+    git(root, "fsck", "--strict", "--no-dangling")
+
+
+def objects_now(root: Path) -> str:
+    return git(root, "count-objects", "-v")
+
+
+def test_what_the_replay_does_not_take_on_is_left_to_git_with_nothing_written(tmp_path, git_identity):
+    root, base, onto = diverged(tmp_path)
+    tip = git(root, "rev-parse", "HEAD")
+    ident = gitops.identity_env(root)
+    before = objects_now(root)
+    # The status log both appended to, with no resolver for it (git would stop there), and the
+    # plan both changed, with none for it (git merges it: the replay leaves that to git).
+    assert gitobjects.replay(root, onto, base, tip, ident, {"docs/MASTER_PLAN.md": never}) is None
+    assert gitobjects.replay(root, onto, base, tip, ident, {"docs/TICK_STATUS.md": append_resolver}) is None
+    # A resolver that cannot settle it.
+    assert gitobjects.replay(root, onto, base, tip, ident, {**RESOLVERS, "docs/TICK_STATUS.md": lambda b, u, m: None}) is None
+    # An identity git would clean, a merge in the range, a file where the replay needs a folder.
+    assert gitobjects.replay(root, onto, base, tip, {**ident, "GIT_AUTHOR_NAME": "Jr."},
+                             RESOLVERS) is None
+    assert objects_now(root) == before
+
+    git(root, "checkout", "-q", "-b", "merged", base)
+    commit(root, "side", {"side.txt": "side\n"})
+    git(root, "merge", "-q", "--no-edit", "main")
+    assert gitobjects.replay(root, onto, base, git(root, "rev-parse", "HEAD"), ident, RESOLVERS) is None
+
+    git(root, "checkout", "-q", "-b", "clash", base)
+    clash = commit(root, "a file in a folder new", {"new/file.txt": "x\n"})
+    git(root, "checkout", "-q", "-b", "up2", onto)
+    file_there = commit(root, "a file named new", {"new": "a file\n"})
+    before = objects_now(root)
+    assert gitobjects.replay(root, file_there, base, clash, ident, {}) is None
+    assert objects_now(root) == before
+
+
+def test_a_folder_named_with_a_line_break_is_left_to_git(tmp_path, git_identity):
+    root, base, onto = diverged(tmp_path)
+    commit(root, "an awkward name", {"line\nbreak/file.txt": "x\n"})
+    tip = git(root, "rev-parse", "HEAD")
+    assert gitobjects.replay(root, onto, base, tip, gitops.identity_env(root), RESOLVERS) is None
