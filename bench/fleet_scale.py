@@ -43,6 +43,10 @@ from parallel_workers import ENV, _git  # noqa: E402
 from table import header, print_table  # noqa: E402
 
 CORES = os.cpu_count() or 1
+# A host whose tick found nothing to pick (the others hold the tasks left) ticks again after this
+# pause, as one whose cron ran it every second would. Hosts are machines of their own: ticking
+# again at once would only take the CPU the working hosts share with it on this one.
+IDLE_PAUSE = 1.0
 AGENT = ("import os, time, sys; time.sleep(float(sys.argv[1])); n = os.environ['MEMENTO_TASK_ID'][2:]; "
          "os.makedirs('out', exist_ok=True); open(f'out/{n}.txt', 'w').write('done\\n')")
 
@@ -67,6 +71,9 @@ def make_fleet(base: Path, n_hosts: int, n_tasks: int, seconds: float) -> tuple[
 
     bare, seed = base / "remote.git", base / "seed"
     _git(base, "init", "-q", "--bare", "-b", "main", str(bare))
+    # The remote's own housekeeping after each push (gc --auto) runs on the remote's machine,
+    # not on the hosts': here it would share their two cores.
+    _git(bare, "config", "receive.autogc", "false")
     init_workspace(seed, project="fleet", commit=False)
     tasks = "\n".join(f"- [ ] `T-{i}` Task {i}\n  - verify: `test -f out/{i}.txt`\n"
                       f"  - context_files: [out/{i}.txt]\n" for i in range(1, n_tasks + 1))
@@ -92,13 +99,16 @@ def make_fleet(base: Path, n_hosts: int, n_tasks: int, seconds: float) -> tuple[
 
 def host_loop(root: Path, name: str, deadline: float, trace: str = "") -> None:
     """One host: ticks one after the other while its plan has a `[ ]` task or a result of its
-    own waits to be pushed (.memento/fleet_pending.json). ``trace``: git's trace2 events go there."""
+    own waits to be pushed (.memento/fleet_pending.json), IDLE_PAUSE after a tick that attempted
+    nothing. ``trace``: git's trace2 events go there."""
     from memento_core.plan import parse_plan
 
     env = {**ENV, "MEMENTO_HOST": name, **({"GIT_TRACE2_EVENT": trace} if trace else {})}
     while time.monotonic() < deadline:
-        subprocess.run([sys.executable, "-m", "memento_core.tick", "--project", str(root)], env=env,
-                       capture_output=True)
+        out = subprocess.run([sys.executable, "-m", "memento_core.tick", "--project", str(root)], env=env,
+                             capture_output=True).stdout
+        if b"tick #" not in out:  # it attempted nothing: the others hold what is left
+            time.sleep(IDLE_PAUSE)
         left = [t for t in parse_plan(root / "docs" / "MASTER_PLAN.md").tasks if t.status == " "]
         if not left and not (root / ".memento" / "fleet_pending.json").exists():
             return

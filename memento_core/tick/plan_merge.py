@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from ..lines import LineDoc, decode, strip_eol
-from ..plan import Plan, PlanEditor, Task, parse_plan_doc, scan_plan
+from ..plan import Plan, PlanEditor, Task, parse_plan_doc
 
 PLAN = "docs/MASTER_PLAN.md"
 _META_LINE = re.compile(r"^\s*[-*+]\s*(?P<key>[A-Za-z_][\w-]*)\s*:\s*(?P<value>.*?)\s*$")
@@ -29,8 +29,11 @@ def merge_plan(base: bytes, upstream: bytes, mine: bytes, notes: list[str]) -> b
     b, m = (parse_plan_doc(d, PLAN) for d in docs)
     editor = PlanEditor(decode(upstream, PLAN), PLAN)
     u = editor.plan
+    metas = [_meta_values(plan, doc) for plan, doc in ((b, docs[0]), (u, editor.doc), (m, docs[1]))]  # before any edit
     for task in m.tasks:
         old, theirs = b.task(task.id), u.task(task.id)
+        if old is not None and theirs is not None and _as_it_was(old, task):
+            continue  # not changed here: the remote's stands as it is
         if old is None:
             if not _add(editor, docs[1], m, task, theirs, notes):
                 return None
@@ -42,9 +45,16 @@ def merge_plan(base: bytes, upstream: bytes, mine: bytes, notes: list[str]) -> b
     for old in b.tasks:
         if m.task(old.id) is None:
             _remove(editor, old, notes)
-    _merge_meta(editor, base, upstream, mine, notes)
+    _merge_meta(editor, *metas, notes)
     editor.update_counters()
     return editor.doc.encode()
+
+
+def _as_it_was(old: Task, task: Task) -> bool:
+    """Whether this side left ``old`` as it was (the same line and block: status, retries and
+    definition alike)."""
+    return (task.status, task.retries, task.raw_rest, task.block, task.phase) == \
+        (old.status, old.retries, old.raw_rest, old.block, old.phase)
 
 
 def _merge_task(editor: PlanEditor, mine_doc: LineDoc, old: Task, theirs: Task, task: Task, notes: list[str]) -> None:
@@ -129,12 +139,12 @@ def _remove(editor: PlanEditor, old: Task, notes: list[str]) -> None:
     editor.replace_all(editor.doc.encode())
 
 
-def _merge_meta(editor: PlanEditor, base: bytes, upstream: bytes, mine: bytes, notes: list[str]) -> None:
+def _merge_meta(editor: PlanEditor, base_meta: dict[str, str], theirs: dict[str, str], mine: dict[str, str],
+                notes: list[str]) -> None:
     """This side's Meta edits where the remote left the key as it was; when both changed one
     (to different values) the remote's stands and the loss is said. total_ticks takes the
     larger count; the task counters are recounted."""
-    base_meta, theirs = _meta_values(base), _meta_values(upstream)
-    for key, value in _meta_values(mine).items():
+    for key, value in mine.items():
         was, there = base_meta.get(key), theirs.get(key)
         if key == "total_ticks":
             best = max(int(v) if v.isdigit() else 0 for v in (value, there or "0"))
@@ -147,12 +157,12 @@ def _merge_meta(editor: PlanEditor, base: bytes, upstream: bytes, mine: bytes, n
             notes.append(f"Meta {key}: set to {value!r} here and to {there!r} on the remote; the remote's stands")
 
 
-def _meta_values(data: bytes) -> dict[str, str]:
-    plan = scan_plan(data.decode("utf-8", "replace"), PLAN)
-    lines = data.decode("utf-8", "replace").splitlines()
+def _meta_values(plan: Plan, doc: LineDoc) -> dict[str, str]:
+    """The Meta keys of ``plan`` (parsed from ``doc``) and their values as written."""
+    lines = doc.lines
     values = {}
     for key, line in plan.meta.lines.items():
-        match = _META_LINE.match(lines[line - 1]) if 0 < line <= len(lines) else None
+        match = _META_LINE.match(strip_eol(lines[line - 1])) if 0 < line <= len(lines) else None
         if match:
             values[key] = match.group("value")
     return values
