@@ -18,6 +18,7 @@ whatever else is staged, and the project's commit hooks do not run.
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import re
 import shutil
@@ -232,6 +233,59 @@ def _empty_tree_written(root: str, made: tuple[int, int]) -> str:
 # -------------------------------------------------------------------- status
 
 
+@dataclass(frozen=True)
+class RepoDirs:
+    """Where a work tree's repository is: its git folder, the common one (they differ in a
+    linked worktree) and the top level, all absolute."""
+
+    git_dir: Path
+    common_dir: Path
+    top: Path
+
+
+_DIRS: dict[str, tuple[RepoDirs, tuple]] = {}
+
+
+def repo_dirs(root: Path) -> RepoDirs:
+    """:class:`RepoDirs` of ``root``: asked of git once per process and folder, then taken
+    again while the disk still shows the same repository there (the same git folders, and the
+    same ``.git`` entries from ``root`` up to the top level: none made, removed or replaced)."""
+    key = str(Path(root).resolve())
+    known = _DIRS.get(key)
+    if known is not None and _marks(Path(key), known[0]) == known[1]:
+        return known[0]
+    lines = _out(Path(root), ["rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir",
+                              "--show-toplevel"]).splitlines()
+    dirs = RepoDirs(Path(lines[0]), Path(lines[1]), Path(lines[2]))
+    _DIRS[key] = (dirs, _marks(Path(key), dirs))
+    return dirs
+
+
+def _marks(root: Path, dirs: RepoDirs) -> tuple:
+    """What must stay as it is for ``dirs`` to hold: the git folders' identities and every
+    ``.git`` entry from ``root`` up to the top level (its identity, and a gitfile's contents)."""
+    marks: list = []
+    for folder in (dirs.git_dir, dirs.common_dir):
+        try:
+            st = os.stat(folder)
+            marks.append((st.st_dev, st.st_ino))
+        except OSError:
+            marks.append(None)
+    at = root
+    while True:
+        entry = at / ".git"
+        try:
+            st = os.lstat(entry)
+            marks.append((st.st_dev, st.st_ino, st.st_mode,
+                          entry.read_bytes() if stat.S_ISREG(st.st_mode) and st.st_size < 4096 else b""))
+        except OSError:
+            marks.append(None)
+        if at == dirs.top or at.parent == at:
+            break
+        at = at.parent
+    return tuple(marks)
+
+
 @contextmanager
 def scrubbed_index(root: Path) -> Iterator[dict[str, str]]:
     """The environment of a private index holding the real index's entries and nothing else.
@@ -241,9 +295,8 @@ def scrubbed_index(root: Path) -> Iterator[dict[str, str]]:
     ``--skip-worktree`` and a forged stat hide no change: every tracked file is
     hashed again. The real index is only read.
     """
-    root = Path(root)
-    git_dir, top = _out(root, ["rev-parse", "--absolute-git-dir", "--show-toplevel"]).splitlines()[:2]
-    top = Path(top)
+    dirs = repo_dirs(root)
+    git_dir, top = str(dirs.git_dir), dirs.top
     fd, tmp_index = tempfile.mkstemp(prefix="memento-scrubbed-index.", dir=git_dir)
     os.close(fd)
     os.unlink(tmp_index)  # a missing index file is an empty index; an empty file is not
@@ -296,8 +349,9 @@ def status(root: Path, env: dict[str, str] | None = None) -> list[StatusEntry]:
 def changed_from_head(root: Path, paths: Sequence[str]) -> list[str]:
     """Those of ``paths`` (files, from root) that HEAD has and the work tree changed, lost or
     made something other than a regular file, sorted; a path HEAD lacks is left out, as an
-    untracked one. Two git commands for a few paths: HEAD's blobs from ``ls-tree``, the work
-    tree's from ``hash-object`` (with the filters status would apply). No
+    untracked one. One or two git commands for a few paths: HEAD's blobs from ``ls-tree``, and
+    for a file whose bytes are not the committed blob's, ``hash-object`` (with the filters status
+    would apply; a file whose bytes are the blob's did not change, whatever a filter would say). No
     index is read, so no stat data or index flag hides a change; the executable bit is not
     compared (``core.fileMode``)."""
     root = Path(root)
@@ -313,14 +367,34 @@ def changed_from_head(root: Path, paths: Sequence[str]) -> list[str]:
     changed, present = [], []
     for path in committed:
         try:
-            regular = stat.S_ISREG(os.lstat(root / path).st_mode)
+            st = os.lstat(root / path)
         except (FileNotFoundError, NotADirectoryError):
-            regular = False
-        (present if regular else changed).append(path)
+            changed.append(path)
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            changed.append(path)
+        elif not _same_bytes(root / path, st.st_size, committed[path]):
+            present.append(path)
     for batch in _batches(present):
         shas = _out(root, ["hash-object", "--", *batch]).split()
         changed += [p for p, sha in zip(batch, shas, strict=True) if sha != committed[p]]
     return sorted(changed)
+
+
+_HASHES = {40: "sha1", 64: "sha256"}
+
+
+def _same_bytes(path: Path, size: int, blob: str) -> bool:
+    """Whether the file holds the very bytes of the committed ``blob`` (hashed here, as git
+    hashes a blob: no process for a file that did not change). A file that differs is left to
+    ``hash-object``, whose filters may still find it the same."""
+    if size > 1 << 20 or len(blob) not in _HASHES:
+        return False
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return False
+    return hashlib.new(_HASHES[len(blob)], b"blob %d\0" % len(data) + data).hexdigest() == blob
 
 
 def _strip_prefix(path: str, prefix: str) -> str:

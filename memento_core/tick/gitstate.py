@@ -142,9 +142,8 @@ def _watched(rel: str) -> bool:
 
 
 def _dirs(root: Path) -> tuple[Path, Path]:
-    out = gitops.run_git(root, ["rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir"])
-    git_dir, common = out.stdout.decode("utf-8", "surrogateescape").splitlines()[:2]
-    return Path(git_dir), Path(common)
+    dirs = gitops.repo_dirs(root)
+    return dirs.git_dir, dirs.common_dir
 
 
 def _head(root: Path) -> str:

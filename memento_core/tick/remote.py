@@ -117,6 +117,9 @@ class Fleet:
         self.queued: list[str] = []  # claimed, not yet handed to pick(); the first is chained (in hand)
         self.lost = ""  # why a claim stopped being ours while it was held
         self.races = 0  # pushes that lost a race in a row (the back-off doubles with each)
+        self.fetched_at: float | None = None  # when the last fetch began (_clock)
+        self.window = 0.0  # seconds from that fetch to the end of the last push: another push landing
+        # inside it loses this one its race, so the back-off's first pause is sized by it
         self.contended = False  # a push of this tick lost a race: a claim takes up to BATCH tasks
         self.plan_notes: list[str] = []  # this host's plan edits the remote's word overrode in a rebase
         # The remote's branch and claim refs as the last fetch left them (:func:`_fetched`), read
@@ -909,6 +912,7 @@ def _pending_claims(ctx: TickContext, upstream: str | None) -> dict[str, str]:
 def fetch(ctx: TickContext) -> None:
     """The remote's branches and claim refs (``refs/memento/claims/*`` as ``refs/memento/seen/*``)."""
     f = fleet(ctx)
+    f.fetched_at = _clock()
     proc = gitops.run_git(ctx.root, ["fetch", "-q", "--prune", "--no-tags", "--no-auto-maintenance", f.remote,
                                      f"+refs/heads/*:refs/remotes/{f.remote}/*", f"+{CLAIMS}*:{SEEN}*"], check=False)
     f.fetched = None
@@ -935,6 +939,7 @@ def push(ctx: TickContext, specs: list[str], leases: list[str]) -> bool:
             f.remote, *specs]
     proc = gitops.run_git(ctx.root, args, check=False)
     f.fetched = None  # a push that landed moved the remote-tracking branch
+    f.window = _clock() - f.fetched_at if f.fetched_at is not None else 0.0
     out = proc.stdout.decode("utf-8", "replace") + proc.stderr.decode("utf-8", "replace")
     if proc.returncode == 0:
         _note_refusal(ctx, "")
@@ -969,10 +974,14 @@ BACKOFF_SECONDS = float(os.environ.get("MEMENTO_REMOTE_BACKOFF_SECONDS", "0.5"))
 BACKOFF_LIMIT = float(os.environ.get("MEMENTO_REMOTE_BACKOFF_LIMIT", "8"))  # the longest pause after lost races in a row
 
 
-def back_off_ceiling(races: int) -> float:
-    """The longest pause after ``races`` lost races in a row: BACKOFF_SECONDS, doubled at each
-    further loss, at most BACKOFF_LIMIT."""
-    return min(BACKOFF_SECONDS * 2 ** max(races - 1, 0), BACKOFF_LIMIT)
+def back_off_ceiling(races: int, window: float = 0.0) -> float:
+    """The longest pause after ``races`` lost races in a row: a slot, doubled at each further
+    loss, at most BACKOFF_LIMIT. The slot is twice the ``window`` the last push was open for
+    (from its fetch to its end), at least BACKOFF_SECONDS: two hosts whose pauses end closer
+    than a window apart race again, so the pauses must spread wider than windows are long
+    (on a loaded machine or a slow link they are long)."""
+    slot = max(BACKOFF_SECONDS, 2 * window)
+    return min(slot * 2 ** max(races - 1, 0), BACKOFF_LIMIT)
 
 
 def _back_off(f: Fleet) -> float:
@@ -982,7 +991,7 @@ def _back_off(f: Fleet) -> float:
     by cron in the same minute) the pauses spread until about one pushes at a time. A push that
     lands starts the count again. Returns the pause, in seconds, for the caller to take."""
     f.races += 1
-    return _CHANCE.uniform(0, back_off_ceiling(f.races))
+    return _CHANCE.uniform(0, back_off_ceiling(f.races, f.window))
 
 
 # Seams of this module's own, so that a test moves the clock, reads the pauses or fixes the draw
@@ -993,6 +1002,10 @@ _CHANCE = random.SystemRandom()
 
 def _now() -> float:
     return time.time()
+
+
+def _clock() -> float:
+    return time.monotonic()
 
 
 def _pause(seconds: float) -> None:

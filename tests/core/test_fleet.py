@@ -1025,8 +1025,9 @@ def test_a_stale_claim_of_another_host_is_not_chained_over_but_taken_over_by_the
 
 def test_the_pause_after_lost_races_doubles_with_each_loss_in_a_row_and_a_landed_push_resets_it(tmp_path, monkeypatch):
     """Binary exponential back-off: 16 hosts woken in the same minute must spread out, not retry
-    together every 0.5 s (the fleet bench lost 11 races per task that way)."""
-    bare, clones = make_fleet(tmp_path, ["a", "b"], 3)
+    together every 0.5 s (the fleet bench lost 11 races per task that way), and spread wider
+    than a push's window is long."""
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 4)
     a, b = context(clones["a"], "a", monkeypatch), context(clones["b"], "b", monkeypatch)
     pauses: list[float] = []
 
@@ -1036,6 +1037,13 @@ def test_the_pause_after_lost_races_doubles_with_each_loss_in_a_row_and_a_landed
 
     monkeypatch.setattr(remote, "_CHANCE", Highest())
     monkeypatch.setattr(remote, "_pause", pauses.append)
+    now = [0.0]
+
+    def clock() -> float:  # 10 ms a reading: every push's window, fetch to end, a fast one
+        now[0] += 0.01
+        return now[0]
+
+    monkeypatch.setattr(remote, "_clock", clock)
     try:
         for ctx in (a, b):
             remote.sync(ctx)  # both have fetched the same sha
@@ -1049,12 +1057,23 @@ def test_the_pause_after_lost_races_doubles_with_each_loss_in_a_row_and_a_landed
         assert remote.claim(b, b.plan().task("T-3")) is True  # b's own push moved the branch: a's view is old
         assert remote.claim(a, a.plan().task("T-3")) is False
         assert pauses[-1] == 0.5  # a's first loss in a row
+        assert [t.status for t in remote_plan(bare).tasks] == ["~", "~", "~", " "]
+        assert claim_refs(bare) == [f"refs/memento/claims/T-{n}" for n in (1, 2, 3)]
+        # A slow window (a loaded machine, a far remote): 2 s from a's fetch to the end of its
+        # push. The first pause spreads over twice that, the next doubles it, up to the limit.
+        for ctx in (a, b):
+            remote.sync(ctx)
+        now[0] += 2.0
+        assert remote.claim(b, b.plan().task("T-4")) is True
+        assert remote.claim(a, a.plan().task("T-4")) is False
+        assert a.fleet.window == pytest.approx(2.0, abs=0.1) and pauses[-1] == pytest.approx(4.0, abs=0.2)
+        assert remote.back_off_ceiling(2, 2.0) == 8.0 and remote.back_off_ceiling(1, 0.1) == 0.5
     finally:
         for ctx in (a, b):
             if ctx.fleet is not None:
                 ctx.fleet.stop_beating()
-    assert [t.status for t in remote_plan(bare).tasks] == ["~", "~", "~"]
-    assert claim_refs(bare) == [f"refs/memento/claims/T-{n}" for n in (1, 2, 3)]
+    # (the syncs gave back the claims their hosts never attempted: T-4's is the one left)
+    assert remote_plan(bare).task("T-4").status == "~" and "refs/memento/claims/T-4" in claim_refs(bare)
 
 
 # --------------------------------------------------------------------------- the rebase, replayed

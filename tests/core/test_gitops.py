@@ -539,6 +539,28 @@ def test_changed_from_head_reads_the_files_not_the_index(repo):
     assert gitops.changed_from_head(sub, ["a.md", "d.md"]) == ["a.md"]
 
 
+@pytest.mark.parametrize("fmt", ["sha1", "sha256"])
+def test_changed_from_head_hashes_unchanged_files_itself_and_asks_git_through_its_filters(tmp_path, monkeypatch, fmt):
+    root = tmp_path / fmt
+    git(tmp_path, "init", "-q", f"--object-format={fmt}", str(root))
+    write(root, "a.md", "one\ntwo\n")
+    write(root, "b.md", "same\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "docs")
+    ran = []
+    real = gitops.run_git
+    monkeypatch.setattr(gitops, "run_git", lambda r, args, **kw: ran.append(args[0]) or real(r, args, **kw))
+    assert gitops.changed_from_head(root, ["a.md", "b.md"]) == []
+    assert ran == ["ls-tree"]  # the bytes are the committed blob's: no git command to hash them
+    (root / "a.md").write_bytes(b"one\r\ntwo\r\n")  # other bytes, the same text through autocrlf
+    git(root, "config", "core.autocrlf", "true")
+    assert gitops.changed_from_head(root, ["a.md", "b.md"]) == []
+    git(root, "config", "core.autocrlf", "false")
+    assert gitops.changed_from_head(root, ["a.md", "b.md"]) == ["a.md"]
+    write(root, "b.md", "other\n")
+    assert gitops.changed_from_head(root, ["a.md", "b.md"]) == ["a.md", "b.md"]
+
+
 def test_changed_from_head_on_an_unborn_branch_is_empty(tmp_path):
     git(tmp_path, "init", "-q")
     write(tmp_path, "a.md", "x\n")
@@ -566,3 +588,35 @@ def test_empty_tree_is_written_and_asked_again_for_a_repository_made_again(tmp_p
     if proc.returncode != 0:
         pytest.skip(f"this git has no sha256 repositories: {proc.stderr.decode().strip()}")
     assert len(gitops.empty_tree(root)) == 64
+
+
+def test_where_the_repository_is_asked_once_and_asked_again_when_its_git_entries_change(tmp_path, monkeypatch):
+    # An agent that swaps the repository under the tick (a new .git, a gitfile pointing at
+    # another, a repository made in the project's own folder) must not leave Memento working on
+    # the old one's folders: each change of a .git entry is seen.
+    top = tmp_path / "top"
+    git(tmp_path, "init", "-q", str(top))
+    sub = top / "project"
+    sub.mkdir()
+    ran = []
+    real = gitops.run_git
+    monkeypatch.setattr(gitops, "run_git", lambda r, args, **kw: ran.append(args[0]) or real(r, args, **kw))
+    first = gitops.repo_dirs(sub)
+    assert (first.git_dir, first.common_dir, first.top) == (top / ".git", top / ".git", top)
+    assert gitops.repo_dirs(sub) == first and ran == ["rev-parse"]  # the second time from the disk's marks
+
+    git(tmp_path, "init", "-q", str(sub))  # the project's folder made a repository of its own
+    assert gitops.repo_dirs(sub).top == sub and gitops.repo_dirs(sub).git_dir == sub / ".git"
+    (sub / ".git").rename(tmp_path / "moved.git")
+    assert gitops.repo_dirs(sub).top == top  # gone again: the top level's
+    other = tmp_path / "other"
+    git(tmp_path, "init", "-q", str(other))
+    (top / ".git").rename(tmp_path / "top.git")
+    git(tmp_path, "init", "-q", str(top))  # a new .git folder where the old one was
+    assert gitops.repo_dirs(sub).git_dir == top / ".git"
+    assert os.stat(gitops.repo_dirs(sub).git_dir).st_ino == os.stat(top / ".git").st_ino
+    shutil.rmtree(top / ".git")
+    (top / ".git").write_text(f"gitdir: {other / '.git'}\n")  # a gitfile to another repository
+    assert gitops.repo_dirs(sub).git_dir == other / ".git"
+    (top / ".git").write_text(f"gitdir: {tmp_path / 'top.git'}\n")  # the same gitfile, new contents
+    assert gitops.repo_dirs(sub).git_dir == tmp_path / "top.git"
