@@ -1,8 +1,9 @@
 """Benchmark: a fleet of hosts on one git remote (SPEC §12 "Across machines", issue 23).
 
 1, 4 and 16 simulated hosts (clones of one bare remote on this machine, each
-ticking in its own process, one after the other until nothing is left to pick)
-work one `parallel: true` phase of 64 tasks whose agent (the `command` preset)
+ticking in its own process, one after the other until nothing is left to pick, a
+second apart after a tick that attempted nothing; the remote's gc after a push is
+off, as it would run on the remote's own machine) work one `parallel: true` phase of 64 tasks whose agent (the `command` preset)
 sleeps 2 s and writes its file. Printed per fleet size: tasks per minute (64 over
 the wall time from the start until the last host stopped), compare-and-swap
 retries per task (pushes a lease or fast-forward check refused, from the hosts'
@@ -12,7 +13,8 @@ every task must be `[x]` on the remote. Also printed: the seconds each host spen
 back-off pauses after lost races (from the same log), the CPU-seconds (user + system)
 the hosts' processes and everything they started spent per task, and the wall time
 that CPU alone needs on this machine's cores (CPU / cores): a fleet cannot finish
-sooner on one machine, whatever its protocol. Budgets: 16 hosts reach at least 8x the
+sooner on one machine, whatever its protocol; and how long one `git --version` took just
+before the fleet (this machine's speed drifts by a third from hour to hour). Budgets: 16 hosts reach at least 8x the
 task rate of 1 host; at most 1 retry per task.
 
 With --windows, git traces its commands (GIT_TRACE2_EVENT, one file per host) and the bench
@@ -156,9 +158,22 @@ def push_windows(trace: Path) -> list[float]:
     return windows
 
 
+def machine_speed() -> float:
+    """Milliseconds one start of ``git --version`` takes here now, the median of 40: the same
+    machine is slower or faster from one hour to the next (its neighbours), and a fleet on two
+    cores pays each of its thousands of git starts. Printed with each fleet to read them by."""
+    times = []
+    for _ in range(40):
+        started = time.perf_counter()
+        subprocess.run(["git", "--version"], capture_output=True, check=True)
+        times.append(time.perf_counter() - started)
+    return sorted(times)[len(times) // 2] * 1000
+
+
 def one_fleet(base: Path, n_hosts: int, n_tasks: int, seconds: float, limit: float, trace: bool = False) -> dict:
     from memento_core.plan import parse_plan_text
 
+    speed = machine_speed()
     bare, clones = make_fleet(base, n_hosts, n_tasks, seconds)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
@@ -183,7 +198,7 @@ def one_fleet(base: Path, n_hosts: int, n_tasks: int, seconds: float, limit: flo
     paused = sum(float(m) for log in logs for m in re.findall(r"lost a race.*after a pause of ([0-9.]+)s", log))
     status = _git(bare, "show", "main:docs/TICK_STATUS.md")
     windows = sorted(w for t in traces if t is not None and t.exists() for w in push_windows(t))
-    return {"window": windows[len(windows) // 2] if windows else None,"hosts": n_hosts, "wall": wall, "rate": n_tasks / wall * 60, "retries": races / n_tasks,
+    return {"window": windows[len(windows) // 2] if windows else None, "speed": speed, "hosts": n_hosts, "wall": wall, "rate": n_tasks / wall * 60, "retries": races / n_tasks,
             "cpu": cpu / n_tasks, "cpu_floor": cpu / CORES, "paused": paused / n_hosts,
             "lost": status.count("CLAIM LOST"), "twice": sum(1 for v in done.values() if v > 1),
             "all_done": all(t.status == "x" for t in plan.tasks) and len(done) == n_tasks}
@@ -223,7 +238,8 @@ def main() -> int:
                       f"{r['cpu']:.2f} CPU-s/task (CPU alone needs {r['cpu_floor']:.1f} s), "
                       f"{r['paused']:.1f} s of back-off per host, "
                       + (f"median window {r['window']:.2f} s, " if r["window"] is not None else "") +
-                      f"claims lost {r['lost']}, done twice {r['twice']}, all done {r['all_done']}", flush=True)
+                      f"claims lost {r['lost']}, done twice {r['twice']}, all done {r['all_done']}, "
+                      f"a git start {r['speed']:.2f} ms before it", flush=True)
             ranked = sorted(runs, key=lambda r: r["rate"])
             # Every round must be sound; the figures are the median round's.
             results.append({**ranked[len(ranked) // 2], "lost": sum(r["lost"] for r in runs),
