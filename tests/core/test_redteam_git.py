@@ -438,3 +438,21 @@ def test_a_link_where_the_git_copy_goes_is_removed_not_written_through(tmp_path)
     assert target.read_text() == "a person's\n"
     assert not (records_dir(ws) / "T-1.git").is_symlink()
     assert recorded_git(ws, read_record(ws, "T-1")) == snap
+
+
+@pytest.mark.parametrize("how", ["gitfile", "folder"])
+def test_a_decoy_repository_put_where_git_was_gets_no_task_passed_and_runs_no_hook(tmp_path, how):
+    # Memento keeps where the repository is from one git command to the next (gitops.repo_dirs):
+    # a .git swapped during the run (a copy with a hook planted, or a gitfile naming one) must be
+    # seen there, never worked around with the folders it had before the run.
+    ws = hostile_ws(tmp_path, agent("swaps_git_dir.py", how))
+    root = ws.root
+    outcome = run_tick(root)
+    (result,) = outcome.results
+    assert not result.passed
+    assert not (root / "hooked").exists()  # no hook of the decoy's ran
+    reachable = git(root, "log", "--all", "--format=%H").split()
+    assert all("hello.txt" not in git(root, "show", "--name-only", "--format=", sha).split() for sha in reachable)
+    if how == "folder":  # the copy is where .git was: its planted hook found and removed
+        assert "git's own state" in result.reason, result.reason
+        assert not (root / ".git" / "hooks" / "pre-commit").exists()
