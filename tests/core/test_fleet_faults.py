@@ -280,8 +280,11 @@ def test_a_result_never_overwrites_a_commit_pushed_between_its_fetch_and_its_pus
 
 # --------------------------------------------------------------------------- a faulty remote, for long
 
+# Each hook's first push meets its fault (a marker file in the remote says it was met), then
+# one push in 256 / threshold at random: every run meets both, however few pushes it makes.
 FAULTY = """
 r=$(od -An -N1 -tu1 /dev/urandom | tr -d ' ')
+[ -e refused-once ] || {{ touch refused-once; r=0; }}
 if [ "$r" -lt {threshold} ]; then echo "flaky gate: try again later ($r)" >&2; exit 1; fi
 exit 0
 """
@@ -290,6 +293,7 @@ CUT_AT_RANDOM = """
 [ "$1" = committed ] || exit 0
 cat >/dev/null
 r=$(od -An -N1 -tu1 /dev/urandom | tr -d ' ')
+[ -e cut-once ] || {{ touch cut-once; r=0; }}
 if [ "$r" -lt {threshold} ]; then kill -9 $PPID; fi
 exit 0
 """
