@@ -22,6 +22,8 @@ POINTS = (
     "tick:after-rollback",
     "commit:before-ref",
     "commit:before-index",
+    "replay:before-ref",
+    "replay:before-files",
     "rotate:after-archive",
     "write:MASTER_PLAN.md",
     "write:HUMAN_NOTES.md",

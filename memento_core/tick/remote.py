@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from .. import gitobjects, gitops, notes, status_log
+from ..crashpoints import crash_point
 from ..errors import EXIT_ATTENTION, EXIT_OK, EditConflict, MementoError
 from ..lines import decode
 from ..locks import atomic_write_bytes
@@ -543,9 +544,11 @@ def _stopped(ctx: TickContext, message: str, *, afterwards: Callable, code: int 
 
 
 def clean_leftovers(ctx: TickContext) -> None:
-    """A rebase a killed tick left half done is aborted (its commits are still on the branch)."""
+    """A rebase a killed tick left half done is aborted (its commits are still on the branch);
+    a replayed one whose files lag behind HEAD is finished (:func:`_finish_move`)."""
     if not enabled(ctx):
         return
+    _finish_move(ctx)
     for name in ("rebase-merge", "rebase-apply"):
         where = gitops.run_git(ctx.root, ["rev-parse", "--git-path", name], check=False).stdout.decode().strip()
         if where and (ctx.root / where).exists():
@@ -1124,19 +1127,57 @@ def _replay(ctx: TickContext, upstream: str, base: str, local: str) -> dict[str,
                  for path, resolver in RESOLVERS.items() if path != NOTES_DOC}  # merge_notes writes the file
     notes = list(fleet(ctx).plan_notes)
     replayed = gitobjects.replay(ctx.root, upstream, base, local, ident, resolvers)
-    if replayed is None:
-        fleet(ctx).plan_notes[:] = notes  # the rebase merges them again
-        return None
-    tip, moved = replayed
-    if gitops.run_git(ctx.root, ["update-ref", "-m", f"rebase (memento): onto {upstream}", "HEAD", tip, local],
-                      check=False).returncode != 0:
-        fleet(ctx).plan_notes[:] = notes
-        return None
-    if gitops.run_git(ctx.root, ["read-tree", "-m", "-u", local, tip], check=False).returncode != 0:
-        gitops.run_git(ctx.root, ["update-ref", "-m", "rebase (memento): back", "HEAD", local, tip])
-        fleet(ctx).plan_notes[:] = notes
-        return None
-    return moved
+    if replayed is not None and _move_head(ctx, local, replayed[0], f"rebase (memento): onto {upstream}"):
+        return replayed[1]
+    fleet(ctx).plan_notes[:] = notes  # the rebase merges them again
+    return None
+
+
+def _replay_path(ctx: TickContext):
+    return ctx.ws.memento_dir / "fleet_replay.json"
+
+
+def _move_head(ctx: TickContext, local: str, tip: str, why: str) -> bool:
+    """HEAD from ``local`` to ``tip`` (compared), then the index and the files (``read-tree -m -u``,
+    which refuses to overwrite a change of the work tree's); False, HEAD put back, when it did.
+    A journal (.memento/fleet_replay.json) says what was under way until both are done: a tick
+    killed between them leaves HEAD ahead of the files, and the next one finishes the move
+    (:func:`_finish_move`)."""
+    journal = _replay_path(ctx)
+    journal.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(journal, json.dumps({"from": local, "to": tip}).encode())
+    try:
+        crash_point("replay:before-ref")
+        if gitops.run_git(ctx.root, ["update-ref", "-m", why, "HEAD", tip, local], check=False).returncode != 0:
+            return False
+        crash_point("replay:before-files")
+        if gitops.run_git(ctx.root, ["read-tree", "-m", "-u", local, tip], check=False).returncode != 0:
+            gitops.run_git(ctx.root, ["update-ref", "-m", "rebase (memento): back", "HEAD", local, tip])
+            return False
+        return True
+    finally:
+        journal.unlink(missing_ok=True)
+
+
+def _finish_move(ctx: TickContext) -> None:
+    """A move of :func:`_move_head` a killed tick left half done: HEAD at the replayed commits, the
+    index and the files still at the old ones (the read-tree never ran) get there; a move that
+    never moved HEAD is dropped (its commits are objects no ref names)."""
+    journal = _replay_path(ctx)
+    try:
+        move = json.loads(journal.read_bytes())
+        local, tip = str(move["from"]), str(move["to"])
+    except FileNotFoundError:
+        return
+    except (OSError, ValueError, KeyError, TypeError):
+        journal.unlink(missing_ok=True)
+        return
+    if gitops.head(ctx.root) == tip:
+        done = gitops.run_git(ctx.root, ["read-tree", "-m", "-u", local, tip], check=False).returncode == 0
+        cron_log(ctx.ws, f"finished moving the files to {tip[:12]}, which a killed tick had left behind HEAD"
+                 if done else f"HEAD is at {tip[:12]} but the files could not be moved there (`git status` shows "
+                              "what differs): a killed tick left them half way")
+    journal.unlink(missing_ok=True)
 
 
 def _say_plan_notes(ctx: TickContext) -> None:

@@ -1159,3 +1159,47 @@ def test_the_replay_keeps_a_persons_uncommitted_edit_and_will_not_overwrite_thei
     assert edited.read_bytes() == mine and git(a_root, "status", "--porcelain").split() == ["M", "person.txt"]
     assert "a person's commit" in git(a_root, "log", "--format=%s", f"{upstream}..HEAD")
     assert (a_root / "out" / "1.txt").read_text() == git(bare, "show", "main:out/1.txt")
+
+
+_INTEGRATE = """
+import sys
+from pathlib import Path
+from memento_core.config import load_config
+from memento_core.tick import remote
+from memento_core.tick.context import TickContext
+from memento_core.workspace import Workspace
+ctx = TickContext(Workspace(Path(sys.argv[1])))
+ctx.config = load_config(ctx.ws.config_path)
+remote.fetch(ctx)
+remote.integrate(ctx, remote.remote_head(ctx))
+"""
+
+
+@pytest.mark.parametrize("point", ["replay:before-ref", "replay:before-files"])
+def test_a_replay_killed_half_way_is_finished_or_dropped_by_the_next_tick(tmp_path, monkeypatch, point):
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 3)
+    a_root = clones["a"]
+    _unpushed_result(a_root, "T-2")
+    tick_all({"b": clones["b"]})  # the remote moves on: a's commits must be replayed onto it
+    local = git(a_root, "rev-parse", "HEAD").strip()
+    killed = subprocess.run([PY, "-c", _INTEGRATE, str(a_root)], env=env_for("a", MEMENTO_CRASH_AT=point),
+                            capture_output=True, text=True, timeout=120)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    journal = a_root / ".memento" / "fleet_replay.json"
+    assert journal.exists()
+    moved = git(a_root, "rev-parse", "HEAD").strip()
+    assert (moved == local) == (point == "replay:before-ref")
+    ctx = context(a_root, "a", monkeypatch)
+    remote.clean_leftovers(ctx)  # what the next tick does first
+    assert not journal.exists()
+    assert git(a_root, "rev-parse", "HEAD").strip() == moved
+    assert git(a_root, "status", "--porcelain", "--untracked-files=no") == ""  # index and files are HEAD's
+    assert subprocess.run(["git", "diff", "--cached", "--quiet"], cwd=a_root).returncode == 0
+    upstream = git(bare, "rev-parse", "main").strip()
+    if point == "replay:before-files":  # HEAD had moved onto the remote's: the files follow it
+        assert (a_root / "out" / "1.txt").read_text() == git(bare, "show", "main:out/1.txt")
+        assert subprocess.run(["git", "merge-base", "--is-ancestor", upstream, "HEAD"], cwd=a_root).returncode == 0
+    remote.fetch(ctx)
+    remote.integrate(ctx, remote.remote_head(ctx))  # and the sync goes on from there
+    assert subprocess.run(["git", "merge-base", "--is-ancestor", upstream, "HEAD"], cwd=a_root).returncode == 0
+    assert git(a_root, "status", "--porcelain", "--untracked-files=no") == ""
