@@ -1145,7 +1145,9 @@ def _move_head(ctx: TickContext, local: str, tip: str, why: str) -> bool:
     (:func:`_finish_move`)."""
     journal = _replay_path(ctx)
     journal.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(journal, json.dumps({"from": local, "to": tip}).encode())
+    # Not synced: it guards against a killed process, as the ref git moves next does (git
+    # syncs no ref either), and a sync here would sit in the race's window.
+    atomic_write_bytes(journal, json.dumps({"from": local, "to": tip}).encode(), sync=False)
     try:
         crash_point("replay:before-ref")
         if gitops.run_git(ctx.root, ["update-ref", "-m", why, "HEAD", tip, local], check=False).returncode != 0:
