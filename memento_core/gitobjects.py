@@ -47,9 +47,7 @@ def object_format(root: Path) -> str:
     return _format_of(str(Path(root).resolve()))
 
 
-def object_id(fmt: str, kind: str, data: bytes) -> str:
-    """The id git gives an object of ``kind`` holding ``data``."""
-    return hashlib.new(fmt, f"{kind} {len(data)}\0".encode() + data).hexdigest()
+object_id = gitops.object_id
 
 
 def write_objects(root: Path, objects: Sequence[tuple[str, bytes]]) -> list[str]:

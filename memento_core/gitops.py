@@ -381,20 +381,25 @@ def changed_from_head(root: Path, paths: Sequence[str]) -> list[str]:
     return sorted(changed)
 
 
-_HASHES = {40: "sha1", 64: "sha256"}
+def object_id(fmt: str, kind: str, data: bytes) -> str:
+    """The id git gives an object of ``kind`` holding ``data`` (``fmt``: sha1 or sha256)."""
+    return hashlib.new(fmt, f"{kind} {len(data)}\0".encode() + data).hexdigest()
+
+
+_FORMATS = {40: "sha1", 64: "sha256"}  # an id's length in hex -> its repository's object format
 
 
 def _same_bytes(path: Path, size: int, blob: str) -> bool:
     """Whether the file holds the very bytes of the committed ``blob`` (hashed here, as git
     hashes a blob: no process for a file that did not change). A file that differs is left to
     ``hash-object``, whose filters may still find it the same."""
-    if size > 1 << 20 or len(blob) not in _HASHES:
+    if size > 1 << 20 or len(blob) not in _FORMATS:
         return False
     try:
         data = path.read_bytes()
     except OSError:
         return False
-    return hashlib.new(_HASHES[len(blob)], b"blob %d\0" % len(data) + data).hexdigest() == blob
+    return object_id(_FORMATS[len(blob)], "blob", data) == blob
 
 
 def _strip_prefix(path: str, prefix: str) -> str:
