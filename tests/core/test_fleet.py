@@ -1079,6 +1079,10 @@ def test_the_pause_after_lost_races_doubles_with_each_loss_in_a_row_and_a_landed
 # --------------------------------------------------------------------------- the rebase, replayed
 
 
+def _is_ancestor(root: Path, ancestor: str, rev: str) -> bool:
+    return subprocess.run(["git", "merge-base", "--is-ancestor", ancestor, rev], cwd=root).returncode == 0
+
+
 def _unpushed_result(root: Path, task: str) -> str:
     """A host's result of ``task`` committed here but not pushed: out/<N>.txt and the plan's [x],
     then its SUCCESS entry (naming the result's commit) as `memento: sync docs`."""
@@ -1116,8 +1120,7 @@ def test_the_replay_of_a_hosts_results_is_what_git_rebase_made_of_them(tmp_path,
         assert git(root, "status", "--porcelain") == "", name
         head = git(root, "rev-parse", "HEAD").strip()
         moved = git(root, "log", "-1", "--format=%H", "--grep", "^memento: complete T-2", head).strip()
-        assert moved != old and git(root, "merge-base", "--is-ancestor", git(bare, "rev-parse", "main").strip(),
-                                    head, check=False) == ""
+        assert moved != old and _is_ancestor(root, git(bare, "rev-parse", "main").strip(), head), name
         status = git(root, "show", "HEAD:docs/TICK_STATUS.md")
         assert f"`{moved[:7]}`" in status and f"`{old[:7]}`" not in status, name  # the entry follows its commit
         runs[name] = {"subjects": git(root, "log", "--format=%s", head).splitlines(),
@@ -1155,7 +1158,7 @@ def test_the_replay_keeps_a_persons_uncommitted_edit_and_will_not_overwrite_thei
     assert not (a_root / ".git" / "rebase-merge").exists() and not (a_root / ".git" / "rebase-apply").exists()
     (a_root / "out" / "1.txt").unlink()
     head = remote.integrate(ctx, upstream)
-    assert head != local and git(a_root, "merge-base", "--is-ancestor", upstream, head, check=False) == ""
+    assert head != local and _is_ancestor(a_root, upstream, head)
     assert edited.read_bytes() == mine and git(a_root, "status", "--porcelain").split() == ["M", "person.txt"]
     assert "a person's commit" in git(a_root, "log", "--format=%s", f"{upstream}..HEAD")
     assert (a_root / "out" / "1.txt").read_text() == git(bare, "show", "main:out/1.txt")
@@ -1198,8 +1201,8 @@ def test_a_replay_killed_half_way_is_finished_or_dropped_by_the_next_tick(tmp_pa
     upstream = git(bare, "rev-parse", "main").strip()
     if point == "replay:before-files":  # HEAD had moved onto the remote's: the files follow it
         assert (a_root / "out" / "1.txt").read_text() == git(bare, "show", "main:out/1.txt")
-        assert subprocess.run(["git", "merge-base", "--is-ancestor", upstream, "HEAD"], cwd=a_root).returncode == 0
+        assert _is_ancestor(a_root, upstream, "HEAD")
     remote.fetch(ctx)
     remote.integrate(ctx, remote.remote_head(ctx))  # and the sync goes on from there
-    assert subprocess.run(["git", "merge-base", "--is-ancestor", upstream, "HEAD"], cwd=a_root).returncode == 0
+    assert _is_ancestor(a_root, upstream, "HEAD")
     assert git(a_root, "status", "--porcelain", "--untracked-files=no") == ""
