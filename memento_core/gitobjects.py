@@ -93,28 +93,7 @@ def _folders(path: str) -> list[str]:
     return [""] + ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
-def read_objects(root: Path, names: Sequence[str]) -> list[tuple[str, str, bytes] | None]:
-    """Each object ``names`` name (an id or anything ``rev-parse`` takes) as (id, kind, bytes),
-    None when there is none, all from one ``git cat-file --batch``."""
-    if any("\n" in n for n in names):
-        raise MementoError("a path with a line break cannot be read in a batch")
-    if not names:
-        return []
-    out = gitops.run_git(Path(root), ["cat-file", "--batch"], input="".join(n + "\n" for n in names).encode()).stdout
-    got, at = [], 0
-    for name in names:
-        end = out.find(b"\n", at)
-        header = out[at:end].split() if end >= 0 else []
-        if len(header) == 3 and header[2].isdigit():
-            size = int(header[2])
-            got.append((header[0].decode(), header[1].decode(), out[end + 1:end + 1 + size]))
-            at = end + 1 + size + 1
-        elif header[-1:] == [b"missing"]:
-            got.append(None)
-            at = end + 1
-        else:
-            raise MementoError(f"git cat-file --batch could not read {name}: {out[at:at + 120]!r}")
-    return got
+read_objects = gitops.read_objects
 
 
 def read_at(root: Path, rev: str, paths: Sequence[str], *, within: Sequence[str] = (),

@@ -1301,21 +1301,38 @@ def _tree_size(path: Path) -> int:
     return sum(os.lstat(os.path.join(d, f)).st_size for d, _dirs, files in os.walk(path) for f in files)
 
 
+def read_objects(root: Path, names: Sequence[str]) -> list[tuple[str, str, bytes] | None]:
+    """Each object ``names`` name (an id or anything ``rev-parse`` takes) as (id, kind, bytes),
+    None when there is none, all from one ``git cat-file --batch``."""
+    if any("\n" in n for n in names):
+        raise MementoError("a path with a line break cannot be read in a batch")
+    if not names:
+        return []
+    out = run_git(Path(root), ["cat-file", "--batch"], input="".join(n + "\n" for n in names).encode()).stdout
+    got, at = [], 0
+    for name in names:
+        end = out.find(b"\n", at)
+        header = out[at:end].split() if end >= 0 else []
+        if len(header) == 3 and header[2].isdigit():
+            size = int(header[2])
+            got.append((header[0].decode(), header[1].decode(), out[end + 1:end + 1 + size]))
+            at = end + 1 + size + 1
+        elif header[-1:] == [b"missing"]:
+            got.append(None)
+            at = end + 1
+        else:
+            raise MementoError(f"git cat-file --batch could not read {name}: {out[at:at + 120]!r}")
+    return got
+
+
 def read_blobs(root: Path, shas: Sequence[bytes]) -> dict[bytes, bytes]:
     """Each object's bytes by its id (hex, as bytes), all from one ``git cat-file --batch``;
     MementoError naming the first one the store does not have."""
-    if not shas:
-        return {}
-    out = run_git(Path(root), ["cat-file", "--batch"], input=b"".join(s + b"\n" for s in shas)).stdout
-    found, at = {}, 0
-    for sha in shas:
-        end = out.find(b"\n", at)
-        header = out[at:end].split() if end >= 0 else []
-        if len(header) != 3 or header[0] != sha or not header[2].isdigit():
-            raise MementoError(f"git cat-file --batch could not read {sha.decode()}: {out[at:at + 120]!r}")
-        size = int(header[2])
-        found[sha] = out[end + 1:end + 1 + size]
-        at = end + 1 + size + 1
+    found = {}
+    for sha, got in zip(shas, read_objects(root, [s.decode() for s in shas]), strict=True):
+        if got is None or got[0] != sha.decode():
+            raise MementoError(f"git cat-file --batch could not read {sha.decode()}")
+        found[sha] = got[2]
     return found
 
 
