@@ -261,6 +261,20 @@ def test_what_the_replay_does_not_take_on_is_left_to_git_with_nothing_written(tm
     assert objects_now(root) == before
 
 
+def test_a_signed_commit_is_left_to_git(tmp_path, git_identity):
+    # A rebase drops or remakes a signature by its own rules; the replay does not guess them.
+    root, base, onto = diverged(tmp_path)
+    tip = git(root, "rev-parse", "HEAD")
+    raw = git(root, "cat-file", "commit", tip).encode()
+    head, _, message = raw.partition(b"\n\n")
+    signed = head + b"\ngpgsig -----BEGIN PGP SIGNATURE-----\n \n -----END PGP SIGNATURE-----\n\n" + message + b"\n"
+    forged = git(root, "hash-object", "-t", "commit", "-w", "--stdin", input=signed)
+    before = objects_now(root)
+    assert gitobjects.replay(root, onto, base, forged, gitops.identity_env(root), RESOLVERS) is None
+    assert objects_now(root) == before
+    assert gitobjects.replay(root, onto, base, tip, gitops.identity_env(root), RESOLVERS) is not None
+
+
 def test_a_folder_named_with_a_line_break_is_left_to_git(tmp_path, git_identity):
     root, base, onto = diverged(tmp_path)
     commit(root, "an awkward name", {"line\nbreak/file.txt": "x\n"})

@@ -13,6 +13,8 @@ import os
 import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -76,6 +78,18 @@ def test_inside_the_tick_follows_the_parent_chain():
     assert inside_the_tick(child.pid, me) == "the calling process is gone"
 
 
+def _wait_stopped(pid: int) -> None:
+    """Until every thread of ``pid`` is stopped (state T in /proc), at most 10 s."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        states = [Path(f"/proc/{pid}/task/{t}/stat").read_text().rsplit(")", 1)[1].split()[0]
+                  for t in os.listdir(f"/proc/{pid}/task")]
+        if all(state == "T" for state in states):
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"process {pid} did not stop")
+
+
 def test_a_stopped_tick_makes_the_persons_command_fail_with_nothing_changed(ws, monkeypatch):
     script = (f"import sys, time; sys.path.insert(0, {REPO!r})\n"
               "from memento_core.tick.receipts import listening\nfrom memento_core.workspace import Workspace\n"
@@ -84,6 +98,7 @@ def test_a_stopped_tick_makes_the_persons_command_fail_with_nothing_changed(ws, 
     try:
         assert tick.stdout.readline().strip() == "listening"
         os.kill(tick.pid, signal.SIGSTOP)
+        _wait_stopped(tick.pid)  # a signal is delivered when the kernel next looks: until then it still answers
         monkeypatch.setattr(receipts, "ANSWER_TIMEOUT", 0.5)
         before = ws.plan_path.read_bytes()
         with pytest.raises(receipts.MementoError, match="did not acknowledge"):
