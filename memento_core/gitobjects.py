@@ -8,6 +8,9 @@ commits and blob are built here and written by one ``git unpack-objects`` (a pac
 Python, objects uncompressed by git and checked against the pack's own hash), after one
 ``git cat-file --batch`` has read what they are made from (:func:`read_at`).
 
+The same pieces replay a host's unpushed commits onto the remote's (:func:`replay`), as
+``git rebase`` would, in a handful of commands where the rebase starts a few dozen.
+
 Commits are built the way ``git commit-tree`` builds them for the identity given, dated now in
 the local time zone; where git would date them otherwise (``GIT_AUTHOR_DATE`` or
 ``GIT_COMMITTER_DATE`` set) or an identity holds what git would clean out of it,
