@@ -278,7 +278,8 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
     ws, snap = ctx.ws, at.snap
     links = ownfiles.unlink_own_links(ws, snap, at.task.id, ctx.log_path)  # before anything is written
     impostors = ownfiles.remove_impostors(ws, snap)  # nor read: a FIFO is never opened
-    git_found = gitstate.put_back(ctx.root, snap.git)  # before any other git command reads it
+    # Before any other git command reads it; a decoy put where .git was goes to logs/rollback/.
+    git_found = gitstate.put_back(ctx.root, snap.git, rollback_folder(ws, f"{at.task.id}-git"))
     # Before verify: nothing the agent made or changed among ignored paths may fool it (kept.py).
     kept = kept_files.PutBack() if after_verify else kept_files.settle(
         ctx.root, snap.kept, ctx.log_path, snap.archive_dir, rollback_folder(ws, f"{at.task.id}-ignored"))

@@ -20,6 +20,7 @@ from ..lines import safe_text
 from ..runlog import cron_log
 from .context import Interrupted, TaskResult, TickContext
 from .files import append_log
+from .gitstate import RepositoryGone
 from .own_dirs import mend_own_folders
 
 
@@ -29,6 +30,11 @@ def attempt_safely(ctx: TickContext, at, work: Callable[[], TaskResult],
     try:
         return work()
     except (Interrupted, KeyboardInterrupt, SystemExit):
+        raise
+    except RepositoryGone as exc:  # no repository to record anything in: the tick ends here, exit 2
+        _log(ctx, traceback.format_exc())
+        cron_log(ctx.ws, f"{at.task.id}: {safe_text(str(exc))}; the tick stopped, the next one's recovery "
+                         "counts the attempt once .git is back")
         raise
     except Exception as exc:  # noqa: BLE001 - the point: whatever it is, it is this attempt's failure
         reason = f"Memento failed during the attempt ({type(exc).__name__}: {safe_text(str(exc))[:300]})"

@@ -10,6 +10,15 @@ changed (any change is a failure); this module only reads and writes.
 The real index is captured too but is not compared: an agent's `git add` is
 harmless, yet the index is put back as it was so no `assume-unchanged` or
 `skip-worktree` flag, nor anything the agent staged, stays behind.
+
+The repository itself is captured by identity (where its `.git` is, and the
+device and inode of its git folders): an agent that moves the real `.git` away
+and puts a decoy in its place (a copy with a hook planted, or a gitfile naming
+one) would have every later git command, Memento's commits included, work in
+the decoy. :func:`put_back` sees the swap before it asks git anything, moves the
+decoy aside and the real folder back (found by its inode below the top level),
+or, when the real one is nowhere there, leaves no repository at all for git to
+find and raises :class:`RepositoryGone`.
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import gitops
+from ..errors import MementoError
 
 # Below the common git directory: what configures git, and what hides files from it.
 WATCHED = ("config", "info", "hooks", "objects/info/alternates")
@@ -50,6 +60,10 @@ class GitState:
     common_dir: str = field(default="", compare=False)
     index: bytes | None = field(default=None, compare=False)
     stash_log: bytes | None = field(default=None, compare=False)
+    # Where the repository is: the top level (its `.git` entry), and the (device, inode) of the
+    # git folder and of the common one; () when unknown (an older record).
+    where: tuple = field(default=(), compare=False)
+    replaced: str = field(default="", compare=False)  # put_back found the repository swapped: what it did
 
     @property
     def branch(self) -> str | None:
@@ -60,11 +74,13 @@ class GitState:
 def capture(root: Path) -> GitState:
     """Read HEAD, the refs, the watched files, the index and the stash's reflog."""
     root = Path(root)
-    git_dir, common = _dirs(root)
+    dirs = gitops.repo_dirs(root)
+    git_dir, common = dirs.git_dir, dirs.common_dir
     return GitState(
         head=_head(root), refs=_refs(root), files=_files(common),
         git_dir=str(git_dir), common_dir=str(common),
         index=_read(git_dir / "index"), stash_log=_read(common / STASH_LOG),
+        where=(str(dirs.top), _ident(git_dir), _ident(common)),
     )
 
 
@@ -89,13 +105,106 @@ def restore(root: Path, snap: GitState, now: GitState | None = None) -> None:
         _put(git_dir / "index", snap.index, 0o100644)
 
 
-def put_back(root: Path, snap: GitState | None) -> GitState | None:
-    """Capture what is there now, restore ``snap`` over it; returns what was found (None without a snapshot)."""
+def put_back(root: Path, snap: GitState | None, aside: Path | None = None) -> GitState | None:
+    """Capture what is there now, restore ``snap`` over it; returns what was found (None without a snapshot).
+
+    A repository swapped meanwhile is put back first (:func:`bring_back`; a decoy goes to
+    ``aside``, a folder made when needed) and what was found says so (``replaced``)."""
     if snap is None:
         return None
+    replaced = bring_back(snap, aside)
     now = capture(root)
     restore(root, snap, now)
-    return now
+    return GitState(**{**now.__dict__, "replaced": replaced}) if replaced else now
+
+
+class RepositoryGone(MementoError):
+    """The repository's `.git` was moved where Memento does not look: nothing may run git now."""
+
+
+def bring_back(snap: GitState, aside: Path | None = None) -> str:
+    """'' when the top level's `.git` still leads to the git folders of ``snap`` (the same
+    inodes); else the swap undone, without asking git anything (a decoy's config and hooks
+    would be the ones read): whatever stands at `.git` now is moved into ``aside``, and the
+    real git folder, found by its inode below the top level, is renamed back (a gitfile
+    layout, a worktree's, gets its gitfile written again). Returns what it did, for the
+    guards' reason. :class:`RepositoryGone` when the real folder is nowhere below the top level:
+    the decoy is moved aside all the same, so no later git command reaches it."""
+    if not snap.where:
+        return ""
+    top, git_id, common_id = Path(snap.where[0]), tuple(snap.where[1]), tuple(snap.where[2])
+    entry, git_dir = top / ".git", Path(snap.git_dir)
+    in_place = _ident(git_dir) == git_id and _ident(Path(snap.common_dir)) == common_id
+    if in_place and _leads_to(entry, git_dir, top):
+        return ""
+    dest = aside or top / ".git-moved-aside"
+    dest.mkdir(parents=True, exist_ok=True)
+    found = git_dir if _ident(git_dir) == git_id else _find_folder(top, git_id)
+    decoy = ""
+    if os.path.lexists(entry) and not (found is not None and _ident(entry) == git_id and entry == git_dir):
+        os.rename(entry, dest / "git")
+        decoy = f"what stood at .git is in {_shown(dest / 'git', top)}"
+    if found is not None and found != git_dir:
+        os.rename(found, git_dir)
+    if found is None or _ident(Path(snap.common_dir)) != common_id:  # a worktree's main repository moved too
+        raise RepositoryGone(f"the repository's .git was moved away during the run, not below {top}: put it "
+                             f"back at {git_dir} (no git command runs here until then); "
+                             f"{decoy or 'nothing stood at .git'}")
+    if git_dir != entry:  # a gitfile layout (a worktree): its gitfile names the git folder again
+        _put(entry, f"gitdir: {git_dir}\n".encode(), 0o100644)
+    moved = "" if found == git_dir else f" from {_shown(found, top)}"
+    return (f"replaced the repository's .git (the real git folder put back{moved}; "
+            f"{decoy or 'the gitfile written again'})")
+
+
+def _shown(path: Path, top: Path) -> str:
+    return str(path.relative_to(top)) if path.is_relative_to(top) else str(path)
+
+
+def _ident(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of what ``path`` leads to, None when nothing does."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def _leads_to(entry: Path, git_dir: Path, top: Path) -> bool:
+    """The `.git` entry is ``git_dir`` (or a link to it), or a gitfile naming it."""
+    try:
+        st = os.lstat(entry)
+    except OSError:
+        return False
+    if not stat.S_ISREG(st.st_mode):
+        return _ident(entry) == _ident(git_dir)
+    data = _read(entry) or b""
+    if not data.startswith(b"gitdir: "):
+        return False
+    named = Path(os.fsdecode(data[len(b"gitdir: "):].strip()))
+    return _ident(named if named.is_absolute() else top / named) == _ident(git_dir)
+
+
+def _find_folder(top: Path, ident: tuple[int, int]) -> Path | None:
+    """The folder below ``top`` whose (device, inode) is ``ident`` (links not followed; the
+    top level's own entries looked at before any folder below them)."""
+    stack = [top]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as it:
+                for item in it:
+                    try:
+                        if not item.is_dir(follow_symlinks=False):
+                            continue
+                        st = item.stat(follow_symlinks=False)  # readdir's inode may not be stat's (overlayfs)
+                        if (st.st_dev, st.st_ino) == ident:
+                            return Path(item.path)
+                    except OSError:
+                        continue
+                    stack.append(Path(item.path))
+        except OSError:
+            continue
+    return None
 
 
 # ---------------------------------------------------------------- on disk (for the stale recovery)

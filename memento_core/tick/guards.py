@@ -211,9 +211,10 @@ def _definition(data: bytes, task_id: str) -> tuple[str, str] | None:
 
 
 def git_damage(before: GitState, after: GitState) -> str:
-    """'' unless HEAD, a ref other than HEAD's branch (whose new commits are folded) or a
-    watched file of `.git/` differs; else what differs, in one clause per kind."""
-    parts = []
+    """'' unless the repository was swapped (gitstate.bring_back), or HEAD, a ref other than
+    HEAD's branch (whose new commits are folded) or a watched file of `.git/` differs; else what
+    differs, in one clause per kind."""
+    parts = [after.replaced] if after.replaced else []
     if after.head != before.head:
         parts.append(f"moved HEAD from {_head_name(before.head)} to {_head_name(after.head)}")
     mine = {before.branch}

@@ -49,7 +49,7 @@ from .crew_watch import MainWatch, Window, changed_at
 from .entries import tail_lines
 from .failsafe import attempt_safely
 from .record import leader_is_ours, read_record, remove_record, save_git, write_record
-from .rollback import roll_back
+from .rollback import roll_back, rollback_folder
 
 POLL_SECONDS = 0.2  # how often the waiting tick looks for a finished worker or a SIGTERM
 _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
@@ -407,7 +407,7 @@ class Crew:
                 if at.beat is not None:
                     at.beat.update(stage="failing")
                 self.refresh(w)
-                gitstate.put_back(wctx.root, at.snap.git)
+                gitstate.put_back(wctx.root, at.snap.git, rollback_folder(self.ws, f"{w.task.id}-git"))
                 rolled = "in its worktree: " + wctx.rolled_back(
                     roll_back(wctx.ws, at.snap.base, at.snap.untracked, w.task.id,
                               keep_patterns=at.snap.cleanignore))

@@ -441,18 +441,81 @@ def test_a_link_where_the_git_copy_goes_is_removed_not_written_through(tmp_path)
 
 
 @pytest.mark.parametrize("how", ["gitfile", "folder"])
-def test_a_decoy_repository_put_where_git_was_gets_no_task_passed_and_runs_no_hook(tmp_path, how):
-    # Memento keeps where the repository is from one git command to the next (gitops.repo_dirs):
-    # a .git swapped during the run (a copy with a hook planted, or a gitfile naming one) must be
-    # seen there, never worked around with the folders it had before the run.
+def test_a_decoy_repository_put_where_git_was_is_moved_aside_and_the_real_one_put_back(tmp_path, how):
+    # The agent moves the real .git to .git-real and puts a decoy in its place (a gitfile naming a
+    # copy with a hook planted, or the copy itself): every later git command would work in the
+    # decoy. The guards see the swap by the git folder's inode before asking git anything, put the
+    # real folder back and the decoy aside; the failure is then recorded in the real repository.
     ws = hostile_ws(tmp_path, agent("swaps_git_dir.py", how))
     root = ws.root
+    inode = os.stat(root / ".git").st_ino
+    head = git(root, "rev-parse", "HEAD").strip()
     outcome = run_tick(root)
     (result,) = outcome.results
     assert not result.passed
+    assert "replaced the repository's .git (the real git folder put back from .git-real" in result.reason, result.reason
     assert not (root / "hooked").exists()  # no hook of the decoy's ran
+    assert (root / ".git").is_dir() and os.stat(root / ".git").st_ino == inode  # the real one, back
+    assert not (root / ".git-real").exists()
+    (aside,) = (root / "logs" / "rollback").glob("*-T-1-git")
+    assert (aside / "git").exists() and not (aside / "git").is_symlink()  # the decoy (or its gitfile)
+    assert (aside / "git" / "hooks" / "pre-commit").exists() if how == "folder" else \
+        (aside / "git").read_text() == "gitdir: .decoy\n"
+    # The failure is committed in the real repository, on top of what it had; nothing of the agent's.
+    assert git(root, "rev-parse", "HEAD~1").strip() == head
+    assert git(root, "log", "-1", "--format=%s").startswith("memento: T-1 failed")
     reachable = git(root, "log", "--all", "--format=%H").split()
     assert all("hello.txt" not in git(root, "show", "--name-only", "--format=", sha).split() for sha in reachable)
-    if how == "folder":  # the copy is where .git was: its planted hook found and removed
-        assert "git's own state" in result.reason, result.reason
-        assert not (root / ".git" / "hooks" / "pre-commit").exists()
+    assert "feature" in git(root, "branch", "--format=%(refname:short)").split()  # the person's refs, intact
+
+
+def test_a_repository_moved_out_of_the_project_leaves_no_decoy_for_git_and_nothing_committed(tmp_path):
+    # The real .git goes beside the project, where Memento does not look; the decoy stands at
+    # .git. Nothing may be committed anywhere: the decoy is moved aside (so no later git command
+    # reaches it or its hook), the real repository is left exactly as the agent left it.
+    ws = hostile_ws(tmp_path, agent("swaps_git_dir.py", "away"))
+    root = ws.root
+    head = git(root, "rev-parse", "HEAD").strip()
+    refs = git(root, "for-each-ref", "--format=%(objectname) %(refname)")
+    tick = subprocess.run([sys.executable, "-m", "memento_core.tick", "--project", str(root)],
+                          capture_output=True, text=True, timeout=120)
+    assert tick.returncode == 2, tick  # could not run: no repository to record the attempt in
+    assert "the repository's .git was moved away during the run" in tick.stderr
+    assert not (root / "hooked").exists()
+    assert not os.path.lexists(root / ".git")  # no repository for git to find here: no decoy either
+    (aside,) = (root / "logs" / "rollback").glob("*-T-1-git")
+    assert (aside / "git" / "hooks" / "pre-commit").exists()  # the decoy, kept for the person to read
+    decoy_head = git(aside / "git", "rev-parse", "HEAD").strip()
+    assert decoy_head == head  # the copy was never committed to
+    real = tmp_path / "proj-real-git"
+    assert git(tmp_path, f"--git-dir={real}", "rev-parse", "HEAD").strip() == head
+    assert git(tmp_path, f"--git-dir={real}", "for-each-ref", "--format=%(objectname) %(refname)") == refs
+    assert "the repository's .git was moved away during the run" in (root / "logs" / "cron.log").read_text()
+
+def test_a_worktrees_gitfile_rewritten_to_name_a_decoy_is_written_again(tmp_path):
+    # A worker's worktree (.memento/worktrees/<ID>/) has a gitfile for .git: an agent there that
+    # rewrites it to name a copy with a hook gets the gitfile written back, before git is asked.
+    from memento_core.tick import gitstate
+
+    main = tmp_path / "main"
+    main.mkdir()
+    git(main, "init", "-q", "-b", "main")
+    (main / "a.txt").write_text("a\n")
+    git(main, "add", "a.txt")
+    git(main, "commit", "-qm", "a")
+    tree = tmp_path / "wt"
+    git(main, "worktree", "add", "-q", "-b", "memento/T-1", str(tree))
+    snap = gitstate.capture(tree)
+    gitfile = (tree / ".git").read_bytes()
+    decoy = tmp_path / "decoy"
+    import shutil
+
+    shutil.copytree(main / ".git", decoy, symlinks=True)
+    (tree / ".git").write_text(f"gitdir: {decoy}\n")
+    said = gitstate.bring_back(snap, tmp_path / "aside")
+    assert said.startswith("replaced the repository's .git"), said
+    assert (tree / ".git").read_text().strip() == f"gitdir: {snap.git_dir}"
+    assert (tmp_path / "aside" / "git").read_text() == f"gitdir: {decoy}\n"  # the forged gitfile, kept
+    assert git(tree, "rev-parse", "--absolute-git-dir").strip() == snap.git_dir
+    assert gitstate.bring_back(snap) == ""  # in place again: nothing to do
+    assert gitfile  # the worktree had a gitfile to begin with
