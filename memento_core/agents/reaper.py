@@ -23,7 +23,6 @@ other threads would come to it too; it starts none in another session).
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import errno
 import os
 import signal
@@ -59,7 +58,9 @@ def running_from(source) -> None:
 def _prctl():
     global _libc
     if _libc is None:
-        _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        # The interpreter's own symbols include the C library's: no `ldconfig -p` run to find it
+        # (ctypes.util.find_library starts one, in every tick).
+        _libc = ctypes.CDLL(None, use_errno=True)
     return _libc.prctl
 
 
