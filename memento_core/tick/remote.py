@@ -19,8 +19,9 @@ no Memento server. Around the tick's own steps (run.py) this module:
   (:func:`publish`); a tick that goes on claims its next task in that same
   push (the claim commit on top of the result, its heartbeat ref created), so
   a task costs one push, not two, and the next pick needs no fetch;
-- once a push of the tick has lost a race, claims two tasks of a parallel phase in
-  one commit and pushes both results together (:func:`_batch`): half a push a task;
+- once a push of the tick has lost a race, claims its share of a parallel phase's
+  free tasks (up to four) in one commit and pushes their results together
+  (:func:`_batch`): a fraction of a push a task;
 - takes over a ``[~]`` task whose heartbeat ref is older than
   ``stale_lock_timeout`` (its retry counted) (:func:`take_over_stale`).
 
@@ -64,7 +65,7 @@ from .rollback import rollback_folder
 
 HEARTBEAT_SECONDS = float(os.environ.get("MEMENTO_REMOTE_HEARTBEAT_SECONDS", "60"))
 MAX_RACES = 8  # lost races (rejected pushes) in a row before the tick gives up until the next one
-BATCH = 2  # the most tasks one claim takes, once this tick's pushes have lost races (see _batch)
+BATCH = 4  # the most tasks one claim takes, once this tick's pushes have lost races (see _batch)
 CLAIMS = "refs/memento/claims/"
 SEEN = "refs/memento/seen/"  # the remote's claim refs as this host last fetched them
 PLAN, STATUS, NOTES_DOC, STATE_DOC = ("docs/MASTER_PLAN.md", "docs/TICK_STATUS.md", "docs/HUMAN_NOTES.md",
@@ -121,7 +122,7 @@ class Fleet:
         self.fetched_at: float | None = None  # when the last fetch began (_clock)
         self.window = 0.0  # seconds from that fetch to the end of the last push: another push landing
         # inside it loses this one its race, so the back-off's first pause is sized by it
-        self.contended = False  # a push of this tick lost a race: a claim takes up to BATCH tasks
+        self.contended = False  # a push of this tick lost a race: a claim takes this host's share, up to BATCH
         self.plan_notes: list[str] = []  # this host's plan edits the remote's word overrode in a rebase
         # The remote's branch and claim refs as the last fetch left them (:func:`_fetched`), read
         # once per fetch; a fetch or a push (which moves the remote-tracking branch) forgets it.
@@ -277,9 +278,12 @@ def _take_chained(ctx: TickContext) -> tuple[Plan, Task] | None:
 def _batch(ctx: TickContext, plan: Plan, task: Task, room: int) -> list[Task]:
     """The tasks one claim takes: ``task``, and, once a push of this tick has lost a race (the
     remote's branch is contended) and ``room`` (the tasks this tick may still attempt) allows,
-    up to BATCH - 1 more free tasks of its `parallel: true` phase, at random. The host attempts
-    them one after another and pushes their results together with its next claim: a task then
-    costs 1/BATCH of a push to the branch. Hosts whose pushes land keep claiming one task at a
+    more free tasks of its `parallel: true` phase, at random: this host's share of them (the
+    free tasks over the hosts holding claims, this one counted), at most BATCH. The host
+    attempts them one after another and pushes their results together with its next claim: a
+    task then costs a fraction of a push to the branch, which every host's push must take in
+    turn, so the fleet loses fewer races. The share keeps one host from queueing tasks that
+    others, finishing sooner, would start; hosts whose pushes land keep claiming one task at a
     time, so a task never waits on another host's queue unless the fleet's pushes contend."""
     f = fleet(ctx)
     phase = plan.phase(task.phase) if task.phase else None
@@ -287,7 +291,9 @@ def _batch(ctx: TickContext, plan: Plan, task: Task, room: int) -> list[Task]:
         return [task]
     max_retries = plan.meta.max_retries
     others = [t for t in plan.tasks if t.phase == task.phase and t.id != task.id and pickable(t, max_retries, plan)]
-    return [task, *_CHANCE.sample(others, min(len(others), BATCH - 1, room - 1))]
+    hosts = 1 + len({beat.host for beat in _seen(ctx).values()} - {f.host})
+    size = min(BATCH, room, max(1, (len(others) + 1) // hosts))
+    return [task, *_CHANCE.sample(others, min(len(others), size - 1))]
 
 
 def _spread(ctx: TickContext, plan: Plan, task: Task) -> tuple[Plan, Task]:
@@ -975,16 +981,20 @@ def push(ctx: TickContext, specs: list[str], leases: list[str]) -> bool:
 _LOCK_RACE = re.compile(r"cannot lock ref|is at [0-9a-f]+ but expected|reference already exists")
 BACKOFF_SECONDS = float(os.environ.get("MEMENTO_REMOTE_BACKOFF_SECONDS", "0.5"))
 BACKOFF_LIMIT = float(os.environ.get("MEMENTO_REMOTE_BACKOFF_LIMIT", "8"))  # the longest pause after lost races in a row
+DOUBLINGS = 2  # the ceiling doubles this many times at most: four slots
 
 
 def back_off_ceiling(races: int, window: float = 0.0) -> float:
     """The longest pause after ``races`` lost races in a row: a slot, doubled at each further
-    loss, at most BACKOFF_LIMIT. The slot is twice the ``window`` the last push was open for
-    (from its fetch to its end), at least BACKOFF_SECONDS: two hosts whose pauses end closer
-    than a window apart race again, so the pauses must spread wider than windows are long
-    (on a loaded machine or a slow link they are long)."""
+    loss up to four slots (DOUBLINGS), at most BACKOFF_LIMIT. The slot is twice the ``window``
+    the last push was open for (from its fetch to its end), at least BACKOFF_SECONDS: two hosts
+    whose pauses end closer than a window apart race again, so the pauses must spread wider
+    than windows are long (on a loaded machine or a slow link they are long). Four slots, not
+    more: a host that lost many races in a row is the one whose results have waited longest,
+    and a ceiling grown to seconds made it draw a pause that outlasted the contention itself
+    (a fleet's last host pausing 7 s alone, the others done: the run's tail)."""
     slot = max(BACKOFF_SECONDS, 2 * window)
-    return min(slot * 2 ** max(races - 1, 0), BACKOFF_LIMIT)
+    return min(slot * 2 ** min(max(races - 1, 0), DOUBLINGS), BACKOFF_LIMIT)
 
 
 def _back_off(f: Fleet) -> float:

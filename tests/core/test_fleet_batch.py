@@ -1,5 +1,6 @@
-"""A host whose pushes lose races claims two tasks at once and pushes their results together
-(remote._batch, SPEC §12): judged on the remote's branch, its claim refs and its reflog."""
+"""A host whose pushes lose races claims its share of the free tasks at once (up to four) and
+pushes their results together (remote._batch, SPEC §12): judged on the remote's branch, its
+claim refs and its reflog."""
 
 from __future__ import annotations
 
@@ -63,24 +64,24 @@ def test_a_host_that_lost_a_race_claims_two_and_pushes_both_results_in_one_push(
         assert not isinstance(picked, run.Outcome) and picked[1].id == other
         assert git(bare, "rev-parse", "main").strip() == claimed_tip
 
-        # `other` passes: one push carries both results and the next claim (two again).
+        # `other` passes: one push carries both results and the next claim: one now, its share
+        # (three tasks free, two hosts holding claims).
         b.fleet.stop_beating()
         done_here(clones["b"], other)
         assert remote.publish(b, TaskResult(other, True), chain=True, room=4).passed
         pushed = git(bare, "log", "--format=%s", f"{claimed_tip}..main").splitlines()
         assert pushed[1:] == [f"memento: complete {other} Write out/{other[2:]}.txt",
                               "memento: complete T-2 Write out/2.txt"], pushed
-        assert pushed[0].startswith("memento: claim ") and len(b.fleet.queued) == 2
+        assert pushed[0].startswith("memento: claim ") and len(b.fleet.queued) == 1
         nxt = list(b.fleet.queued)
         assert set(r.rsplit("/", 1)[1] for r in claim_refs(bare)) == {"T-1", *nxt}
         assert all(remote_plan(bare).task(t).status == "x" for t in ("T-2", other))
 
-        # The tick stops before attempting them: both go back, `[ ]`, no retry, no ref.
+        # The tick stops before attempting it: it goes back, `[ ]`, no retry, no ref.
         remote.finish(b, run.Outcome(0, "interrupted by SIGTERM"))
         assert [r.rsplit("/", 1)[1] for r in claim_refs(bare)] == ["T-1"]
-        assert [(remote_plan(bare).task(t).status, remote_plan(bare).task(t).retries) for t in nxt] == [(" ", 0)] * 2
-        assert sorted(subjects(bare)[:2]) == sorted(f"memento: release {t} (the tick stopped before its attempt)"
-                                                     for t in nxt)
+        assert [(remote_plan(bare).task(t).status, remote_plan(bare).task(t).retries) for t in nxt] == [(" ", 0)]
+        assert subjects(bare)[0] == f"memento: release {nxt[0]} (the tick stopped before its attempt)"
         assert b.fleet.claims == {} and not (clones["b"] / ".memento" / "fleet_pending.json").exists()
         assert git(clones["b"], "rev-parse", "HEAD") == git(bare, "rev-parse", "main")
     finally:
@@ -102,7 +103,35 @@ exit 0
 """
 
 
-def test_a_tick_that_lost_a_race_does_every_task_once_two_per_push(tmp_path):
+def test_a_claim_takes_this_hosts_share_of_the_free_tasks_at_most_four(tmp_path, monkeypatch):
+    bare, clones = make_fleet(tmp_path, ["a", "b", "c"], 12, max_tasks=12, parallel=True)
+    a, b, c = (context(clones[h], h, monkeypatch) for h in ("a", "b", "c"))
+    try:
+        for ctx in (a, b, c):
+            remote.sync(ctx)
+        assert remote.claim(a, a.plan().task("T-1"))
+        assert remote.claim(b, b.plan().task("T-2")) is False and b.fleet.contended
+        remote.sync(b)
+        plan = b.plan()
+        # Eleven free tasks, two hosts holding claims (a, and b itself): five each, four at most.
+        assert len(remote._batch(b, plan, plan.task("T-2"), 12)) == 4
+        assert len(remote._batch(b, plan, plan.task("T-2"), 3)) == 3  # the tick's room
+        assert remote.claim(c, c.plan().task("T-3")) is False  # c had fetched before a's claim
+        remote.sync(c)
+        assert remote.claim(c, c.plan().task("T-3"), remote._batch(c, c.plan(), c.plan().task("T-3"), 12))
+        assert len(c.fleet.claims) == 4  # 11 free, a and c: five each, four at most
+        remote.sync(b)
+        plan = b.plan()
+        # Seven free now, three hosts holding claims: two each.
+        batch = remote._batch(b, plan, plan.task("T-2"), 12)
+        assert len(batch) == 2 and len({t.id for t in batch}) == 2
+        assert all(t.status == " " for t in batch)
+    finally:
+        for ctx in (a, b, c):
+            ctx.fleet.stop_beating()
+
+
+def test_a_tick_that_lost_a_race_does_every_task_once_up_to_four_per_push(tmp_path):
     bare, clones = make_fleet(tmp_path, ["a"], 5, max_tasks=5, parallel=True)
     git(bare, "config", "core.logAllRefUpdates", "always")
     hook(bare, "pre-receive", PERSON_PUSHES_MEANWHILE.format(once=tmp_path / "once"))
@@ -114,18 +143,19 @@ def test_a_tick_that_lost_a_race_does_every_task_once_two_per_push(tmp_path):
     assert all(log.count(f"memento: complete T-{i} Write out/{i}.txt") == 1 for i in range(1, 6)), log
     assert "person: pushed meanwhile" in log and claim_refs(bare) == []
     assert "lost a race" in (clones["a"] / "logs" / "cron.log").read_text()
-    # After the lost race the host claimed two at a time, and a push carried two results.
+    # After the lost race the host (the only one holding claims) claimed four at a time, and a
+    # push carried four results.
     bodies = git(bare, "log", "--format=%B%x00", "main").split("\0")
-    assert any(body.count("memento: claim ") == 2 for body in bodies), bodies
+    assert any(body.count("memento: claim ") == 4 for body in bodies), bodies
     moves = git(bare, "reflog", "--format=%H", "main").split()
     per_push = [git(bare, "log", "--format=%s", f"{new_old[1]}..{new_old[0]}").count("memento: complete")
                 for new_old in zip(moves, moves[1:], strict=False)]
-    assert max(per_push) == 2 and sum(per_push) == 5, per_push
+    assert max(per_push) == 4 and sum(per_push) == 5, per_push
 
 
 def test_killed_between_the_two_tasks_of_a_claim_the_next_tick_pushes_the_first_and_gives_back_the_second(
         tmp_path, monkeypatch):
-    bare, clones = make_fleet(tmp_path, ["a", "b"], 3, max_tasks=3, parallel=True)
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 5, max_tasks=3, parallel=True)
     a, b = context(clones["a"], "a", monkeypatch), context(clones["b"], "b", monkeypatch)
     try:
         remote.sync(a)
@@ -134,8 +164,9 @@ def test_killed_between_the_two_tasks_of_a_claim_the_next_tick_pushes_the_first_
         assert remote.claim(b, b.plan().task("T-2")) is False
         remote.sync(b)
         plan = b.plan()
-        batch = remote._batch(b, plan, plan.task("T-2"), 3)
-        assert remote.claim(b, batch[0], batch) and [t.id for t in batch] == ["T-2", "T-3"]
+        batch = remote._batch(b, plan, plan.task("T-2"), 3)  # four free, two hosts: two
+        assert remote.claim(b, batch[0], batch) and [t.id for t in batch][0] == "T-2" and len(batch) == 2
+        second = batch[1].id
         b.fleet.stop_beating()
         done_here(clones["b"], "T-2")
         assert remote.publish(b, TaskResult("T-2", True), chain=True, room=2).passed
@@ -150,11 +181,11 @@ def test_killed_between_the_two_tasks_of_a_claim_the_next_tick_pushes_the_first_
         later.fleet.stop_beating()
     assert subjects(bare).count("memento: complete T-2 Write out/2.txt") == 1
     assert remote_plan(bare).task("T-2").status == "x"
-    t3 = remote_plan(bare).task("T-3")
-    assert (t3.status, t3.retries) == (" ", 0)
+    given_back = remote_plan(bare).task(second)
+    assert (given_back.status, given_back.retries) == (" ", 0)
     assert [r.rsplit("/", 1)[1] for r in claim_refs(bare)] == ["T-1"]
     assert not (clones["b"] / ".memento" / "fleet_pending.json").exists()
-    assert subjects(bare)[0] == "memento: release T-3 (the tick stopped before its attempt)"  # its claim answered
+    assert subjects(bare)[0] == f"memento: release {second} (the tick stopped before its attempt)"  # its claim answered
 
 
 def test_a_pending_file_naming_another_hosts_claim_never_deletes_it(tmp_path, monkeypatch):

@@ -301,13 +301,13 @@ exit 0
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("batched", "n_tasks", "refused", "cut"), [(False, 12, 26, 28), (True, 30, 51, 51)],
-                         ids=["one-a-claim", "two-a-claim"])
+                         ids=["one-a-claim", "several-a-claim"])
 def test_three_hosts_on_a_remote_that_refuses_or_cuts_off_one_push_in_five(tmp_path, batched, n_tasks, refused, cut):
     # one-a-claim: 10 % of the pushes refused by a pre-receive hook, 10 % cut off after they
-    # landed (thresholds out of 256): one push in five. two-a-claim: a parallel phase and ticks
-    # of up to 3 tasks, so a host whose push lost a race claims two at once and pushes their
-    # results together (remote._batch); those make fewer pushes, so more tasks and 20 % of each
-    # fault, for every run to meet both.
+    # landed (thresholds out of 256): one push in five. several-a-claim: a parallel phase and
+    # ticks of up to 3 tasks, so a host whose push lost a race claims its share (two or three)
+    # at once and pushes their results together (remote._batch); those make fewer pushes, so
+    # more tasks and 20 % of each fault, for every run to meet both.
     from .test_fleet import Person, judge_the_remote, run_rounds
 
     bare, clones = make_fleet(tmp_path, ["a", "b", "c"], n_tasks, max_retries=30,
@@ -329,7 +329,7 @@ def test_three_hosts_on_a_remote_that_refuses_or_cuts_off_one_push_in_five(tmp_p
     assert "lost the race to the remote" not in "".join(outputs)
     if batched:
         bodies = git(bare, "log", "--format=%B%x00", "main").split("\0")
-        assert any(body.count("memento: claim ") == 2 for body in bodies), "no claim of two was made"
+        assert any(body.count("memento: claim ") >= 2 for body in bodies), "no claim of several was made"
 
 
 def test_a_push_beaten_inside_the_remote_is_a_lost_race_not_a_refusal(tmp_path):
