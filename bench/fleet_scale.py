@@ -9,7 +9,11 @@ the wall time from the start until the last host stopped), compare-and-swap
 retries per task (pushes a lease or fast-forward check refused, from the hosts'
 cron.log), claims lost (CLAIM LOST entries on the remote) and tasks done twice
 (more than one `memento: complete` commit on the remote); both must be 0, and
-every task must be `[x]` on the remote. Also printed: the seconds each host spent in the
+every task must be `[x]` on the remote. The clock starts once every host's process has
+started and says so (a host's cron is already running; the simulation's sixteen interpreters
+starting at once are not the fleet's time); the ticks themselves, imports included, are.
+Also printed: when the first, the median and the last host stopped, and the fewest and most
+tasks one host did (the host of each completed task's last claim): the fleet's tail. Also printed: the seconds each host spent in the
 back-off pauses after lost races (from the same log), the CPU-seconds (user + system)
 the hosts' processes and everything they started spent per task, and the wall time
 that CPU alone needs on this machine's cores (CPU / cores): a fleet cannot finish
@@ -49,8 +53,16 @@ CORES = os.cpu_count() or 1
 # pause, as one whose cron ran it every second would. Hosts are machines of their own: ticking
 # again at once would only take the CPU the working hosts share with it on this one.
 IDLE_PAUSE = 1.0
-AGENT = ("import os, time, sys; time.sleep(float(sys.argv[1])); n = os.environ['MEMENTO_TASK_ID'][2:]; "
-         "os.makedirs('out', exist_ok=True); open(f'out/{n}.txt', 'w').write('done\\n')")
+# The agent: sleeps, then writes out/<n>.txt. A shell one by default: on real hosts the agent runs
+# on the host's own CPU, and a Python one's interpreter start (0.07 CPU-s here, with this machine's
+# site hooks) taken from the two cores the simulated hosts share is a cost of the simulation, not
+# of the fleet's protocol; --agent python runs the Python one the earlier rounds used.
+AGENTS = {
+    "shell": "sh -c 'sleep {seconds}; mkdir -p out; echo done > out/${{MEMENTO_TASK_ID#T-}}.txt'",
+    "python": (sys.executable + " -c \"import os, time, sys; time.sleep(float(sys.argv[1])); "
+               "n = os.environ['MEMENTO_TASK_ID'][2:]; os.makedirs('out', exist_ok=True); "
+               "open(f'out/{{n}}.txt', 'w').write('done\\\\n')\" {seconds}"),
+}
 
 
 def with_bytecode(cache: Path) -> None:
@@ -67,7 +79,7 @@ def with_bytecode(cache: Path) -> None:
                    env=ENV, check=True)
 
 
-def make_fleet(base: Path, n_hosts: int, n_tasks: int, seconds: float) -> tuple[Path, list[Path]]:
+def make_fleet(base: Path, n_hosts: int, n_tasks: int, seconds: float, agent: str = "shell") -> tuple[Path, list[Path]]:
     """A bare remote seeded with the plan and config, and one clone per host."""
     from memento_core.scaffold import init_workspace
 
@@ -76,6 +88,7 @@ def make_fleet(base: Path, n_hosts: int, n_tasks: int, seconds: float) -> tuple[
     # The remote's own housekeeping after each push (gc --auto) runs on the remote's machine,
     # not on the hosts': here it would share their two cores.
     _git(bare, "config", "receive.autogc", "false")
+    _git(bare, "config", "core.logAllRefUpdates", "always")  # the remote's reflog: when each push landed
     init_workspace(seed, project="fleet", commit=False)
     tasks = "\n".join(f"- [ ] `T-{i}` Task {i}\n  - verify: `test -f out/{i}.txt`\n"
                       f"  - context_files: [out/{i}.txt]\n" for i in range(1, n_tasks + 1))
@@ -83,7 +96,7 @@ def make_fleet(base: Path, n_hosts: int, n_tasks: int, seconds: float) -> tuple[
         f"# MASTER_PLAN: fleet bench\n\n## Meta\n- tick_mode: auto\n- max_retries: 3\n"
         f"- max_tasks_per_tick: {n_tasks}\n- stale_lock_timeout: 15min\n- circuit_breaker_threshold: 1000\n"
         f"- total_ticks: 0\n\n## Phase 1: All at once\n<!-- depends: none -->\n<!-- parallel: true -->\n\n{tasks}")
-    agent = f"{sys.executable} -c \"{AGENT}\" {seconds}"
+    agent = AGENTS[agent].format(seconds=seconds)
     (seed / "memento.toml").write_text(f"[agent]\npreset = \"command\"\ncommand = '''{agent}'''\n"
                                        "timeout = \"120s\"\n[verify]\ntimeout = \"60s\"\n[sandbox]\nmode = \"none\"\n"
                                        "[workers]\nremote = \"origin\"\n")
@@ -99,13 +112,18 @@ def make_fleet(base: Path, n_hosts: int, n_tasks: int, seconds: float) -> tuple[
     return bare, clones
 
 
-def host_loop(root: Path, name: str, deadline: float, trace: str = "") -> None:
+def host_loop(root: Path, name: str, limit: float, trace: str = "") -> None:
     """One host: ticks one after the other while its plan has a `[ ]` task or a result of its
     own waits to be pushed (.memento/fleet_pending.json), IDLE_PAUSE after a tick that attempted
-    nothing. ``trace``: git's trace2 events go there."""
+    nothing. ``trace``: git's trace2 events go there. It says "ready" once started and waits for
+    "go" on its standard input: the simulation's own start (an interpreter for each host, which a
+    host's cron already has) is not the fleet's time."""
     from memento_core.plan import parse_plan
 
     env = {**ENV, "MEMENTO_HOST": name, **({"GIT_TRACE2_EVENT": trace} if trace else {})}
+    print("ready", flush=True)
+    sys.stdin.readline()
+    deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
         out = subprocess.run([sys.executable, "-m", "memento_core.tick", "--project", str(root)], env=env,
                              capture_output=True).stdout
@@ -170,20 +188,31 @@ def machine_speed() -> float:
     return sorted(times)[len(times) // 2] * 1000
 
 
-def one_fleet(base: Path, n_hosts: int, n_tasks: int, seconds: float, limit: float, trace: bool = False) -> dict:
+def one_fleet(base: Path, n_hosts: int, n_tasks: int, seconds: float, limit: float, trace: bool = False,
+              agent: str = "shell") -> dict:
     from memento_core.plan import parse_plan_text
 
     speed = machine_speed()
-    bare, clones = make_fleet(base, n_hosts, n_tasks, seconds)
+    bare, clones = make_fleet(base, n_hosts, n_tasks, seconds, agent)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.monotonic()
     traces = [base / f"trace-h{i + 1}.json" if trace else None for i in range(n_hosts)]
     procs = [subprocess.Popen([sys.executable, __file__, "--host-loop", str(c), f"h{i + 1}", str(limit),
-                               str(traces[i] or "")], env=ENV)
+                               str(traces[i] or "")], env=ENV, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
              for i, c in enumerate(clones)]
+    for p in procs:  # every host started (its interpreter, its imports): then the clock starts
+        p.stdout.readline()
+    started = time.monotonic()
     for p in procs:
-        p.wait()
-    wall = time.monotonic() - started
+        p.stdin.write(b"go\n")
+        p.stdin.close()
+    stopped = []
+    while len(stopped) < len(procs):  # when each host stopped: the fleet's tail
+        for p in procs:
+            if p.poll() is not None and p not in [q for q, _ in stopped]:
+                stopped.append((p, time.monotonic() - started))
+        time.sleep(0.05)
+    wall = max(t for _, t in stopped)
+    ends = sorted(t for _, t in stopped)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the hosts, their ticks, agents and git
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     plan = parse_plan_text(_git(bare, "show", "main:docs/MASTER_PLAN.md"))
@@ -197,8 +226,15 @@ def one_fleet(base: Path, n_hosts: int, n_tasks: int, seconds: float, limit: flo
     races = sum(log.count("lost a race") for log in logs)
     paused = sum(float(m) for log in logs for m in re.findall(r"lost a race.*after a pause of ([0-9.]+)s", log))
     status = _git(bare, "show", "main:docs/TICK_STATUS.md")
+    claimed = {}  # each task's last claim on the remote (claims of two name theirs on body lines): its host
+    for line in reversed(_git(bare, "log", "--format=%B", "main").splitlines()):
+        m = re.match(r"memento: claim (T-\d+) on (\S+)$", line)
+        if m:
+            claimed[m.group(1)] = m.group(2)
+    counts = [sum(1 for t, h in claimed.items() if h == f"h{i + 1}" and t in done) for i in range(n_hosts)]
     windows = sorted(w for t in traces if t is not None and t.exists() for w in push_windows(t))
-    return {"window": windows[len(windows) // 2] if windows else None, "speed": speed, "hosts": n_hosts, "wall": wall, "rate": n_tasks / wall * 60, "retries": races / n_tasks,
+    return {"first_stop": ends[0], "median_stop": ends[len(ends) // 2], "fewest": min(counts), "most": max(counts),
+            "window": windows[len(windows) // 2] if windows else None, "speed": speed, "hosts": n_hosts, "wall": wall, "rate": n_tasks / wall * 60, "retries": races / n_tasks,
             "cpu": cpu / n_tasks, "cpu_floor": cpu / CORES, "paused": paused / n_hosts,
             "lost": status.count("CLAIM LOST"), "twice": sum(1 for v in done.values() if v > 1),
             "all_done": all(t.status == "x" for t in plan.tasks) and len(done) == n_tasks}
@@ -206,7 +242,7 @@ def one_fleet(base: Path, n_hosts: int, n_tasks: int, seconds: float, limit: flo
 
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--host-loop":
-        host_loop(Path(sys.argv[2]), sys.argv[3], time.monotonic() + float(sys.argv[4]), sys.argv[5])
+        host_loop(Path(sys.argv[2]), sys.argv[3], float(sys.argv[4]), sys.argv[5])
         return 0
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--hosts", default="1,4,16")
@@ -215,6 +251,8 @@ def main() -> int:
     ap.add_argument("--limit", type=float, default=1800.0, help="seconds a fleet may take at most")
     ap.add_argument("--rounds", type=int, default=1,
                     help="fleets of each size, one after another; the table shows the median one (by tasks per minute)")
+    ap.add_argument("--agent", choices=sorted(AGENTS), default="shell",
+                    help="the agent every task runs: a shell sleep (default) or a Python one")
     ap.add_argument("--windows", action="store_true",
                     help="trace git (GIT_TRACE2_EVENT) to print the median window from a fetch to the end of its push")
     args = ap.parse_args()
@@ -232,12 +270,14 @@ def main() -> int:
             for k in range(args.rounds):
                 base = Path(tmp) / (f"fleet{n}" + (f"-{k + 1}" if args.rounds > 1 else ""))
                 base.mkdir()
-                runs.append(one_fleet(base, n, args.tasks, args.seconds, args.limit, args.windows))
+                runs.append(one_fleet(base, n, args.tasks, args.seconds, args.limit, args.windows, args.agent))
                 r = runs[-1]
                 print(f"  {n} host(s): {r['wall']:.1f} s, {r['rate']:.1f} tasks/min, {r['retries']:.2f} retries/task, "
                       f"{r['cpu']:.2f} CPU-s/task (CPU alone needs {r['cpu_floor']:.1f} s), "
                       f"{r['paused']:.1f} s of back-off per host, "
                       + (f"median window {r['window']:.2f} s, " if r["window"] is not None else "") +
+                      f"hosts stopped at {r['first_stop']:.1f} / {r['median_stop']:.1f} / {r['wall']:.1f} s "
+                      f"(first / median / last), {r['fewest']} to {r['most']} tasks a host, "
                       f"claims lost {r['lost']}, done twice {r['twice']}, all done {r['all_done']}, "
                       f"a git start {r['speed']:.2f} ms before it", flush=True)
             ranked = sorted(runs, key=lambda r: r["rate"])
