@@ -961,7 +961,7 @@ def push(ctx: TickContext, specs: list[str], leases: list[str]) -> bool:
         raise PushRefused(f.remote, said)
     if re.search(r"^!\t|stale info|\[rejected\]|fetch first|non-fast-forward|atomic push failed", out, re.M):
         f.contended = True
-        pause = _back_off(f)
+        pause = _back_off(f, answers=any(spec.startswith(f":{CLAIMS}") for spec in specs))
         cron_log(ctx.ws, f"a push to {f.remote} lost a race (a lease or fast-forward check refused it): "
                          f"fetching again after a pause of {pause:.2f}s")
         _pause(pause)
@@ -981,30 +981,36 @@ def push(ctx: TickContext, specs: list[str], leases: list[str]) -> bool:
 _LOCK_RACE = re.compile(r"cannot lock ref|is at [0-9a-f]+ but expected|reference already exists")
 BACKOFF_SECONDS = float(os.environ.get("MEMENTO_REMOTE_BACKOFF_SECONDS", "0.5"))
 BACKOFF_LIMIT = float(os.environ.get("MEMENTO_REMOTE_BACKOFF_LIMIT", "8"))  # the longest pause after lost races in a row
-DOUBLINGS = 2  # the ceiling doubles this many times at most: four slots
+DOUBLINGS = 2  # a push that carries results: its ceiling doubles twice at most (four slots)
+CLAIM_DOUBLINGS = 4  # a claim's: sixteen slots
 
 
-def back_off_ceiling(races: int, window: float = 0.0) -> float:
+def back_off_ceiling(races: int, window: float = 0.0, doublings: int = DOUBLINGS) -> float:
     """The longest pause after ``races`` lost races in a row: a slot, doubled at each further
-    loss up to four slots (DOUBLINGS), at most BACKOFF_LIMIT. The slot is twice the ``window``
+    loss ``doublings`` times at most, at most BACKOFF_LIMIT. The slot is twice the ``window``
     the last push was open for (from its fetch to its end), at least BACKOFF_SECONDS: two hosts
     whose pauses end closer than a window apart race again, so the pauses must spread wider
-    than windows are long (on a loaded machine or a slow link they are long). Four slots, not
-    more: a host that lost many races in a row is the one whose results have waited longest,
-    and a ceiling grown to seconds made it draw a pause that outlasted the contention itself
-    (a fleet's last host pausing 7 s alone, the others done: the run's tail)."""
+    than windows are long (on a loaded machine or a slow link they are long). A push with
+    results stops at four slots: a host that lost many races in a row with its work done is
+    the one whose results have waited longest, and a ceiling grown to seconds made it draw a
+    pause that outlasted the contention itself (a fleet's last host pausing 7 s alone, the
+    others done: the run's tail). A claim spreads wider: a fleet woken in the same second
+    has as many hosts claiming at once as it has hosts."""
     slot = max(BACKOFF_SECONDS, 2 * window)
-    return min(slot * 2 ** min(max(races - 1, 0), DOUBLINGS), BACKOFF_LIMIT)
+    return min(slot * 2 ** min(max(races - 1, 0), doublings), BACKOFF_LIMIT)
 
 
-def _back_off(f: Fleet) -> float:
+def _back_off(f: Fleet, answers: bool = False) -> float:
     """After a lost race, a random pause whose ceiling doubles with each loss in a row (binary
     exponential back-off, as on a shared Ethernet): hosts that lost to the same push do not all
     fetch and push again at the same moment, and with many hosts pushing at once (a fleet woken
     by cron in the same minute) the pauses spread until about one pushes at a time. A push that
-    lands starts the count again. Returns the pause, in seconds, for the caller to take."""
+    lands starts the count again. ``answers``: the push carries results (it deletes claim refs):
+    done work waits on it, so its ceiling stops at four slots (:func:`back_off_ceiling`); a
+    claim's, which only starts work, may spread to sixteen. Returns the pause, in seconds, for
+    the caller to take."""
     f.races += 1
-    return _CHANCE.uniform(0, back_off_ceiling(f.races, f.window))
+    return _CHANCE.uniform(0, back_off_ceiling(f.races, f.window, DOUBLINGS if answers else CLAIM_DOUBLINGS))
 
 
 # Seams of this module's own, so that a test moves the clock, reads the pauses or fixes the draw

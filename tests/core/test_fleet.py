@@ -1050,7 +1050,7 @@ def test_the_pause_after_lost_races_doubles_with_each_loss_in_a_row_and_a_landed
         assert remote.claim(a, a.plan().task("T-1")) is True
         for task in ("T-1", "T-2", "T-3", "T-2", "T-3", "T-2"):  # b never fetches: every lease is stale
             assert remote.claim(b, b.plan().task(task)) is False
-        assert pauses == [0.5, 1.0, 2.0, 2.0, 2.0, 2.0]  # four slots at most: the longest waiter is not last
+        assert pauses == [0.5, 1.0, 2.0, 4.0, 8.0, 8.0]  # a claim's: up to sixteen slots, 8 s at most
         remote.sync(b)
         assert remote.claim(b, b.plan().task("T-2")) is True
         assert b.fleet.races == 0  # landed: the next loss pauses 0.5 s again
@@ -1069,6 +1069,7 @@ def test_the_pause_after_lost_races_doubles_with_each_loss_in_a_row_and_a_landed
         assert a.fleet.window == pytest.approx(2.0, abs=0.1) and pauses[-1] == pytest.approx(4.0, abs=0.2)
         assert remote.back_off_ceiling(2, 2.0) == 8.0 and remote.back_off_ceiling(1, 0.1) == 0.5
         assert remote.back_off_ceiling(9, 0.1) == 2.0 and remote.back_off_ceiling(9, 2.0) == remote.BACKOFF_LIMIT
+        assert remote.back_off_ceiling(9, 0.1, remote.CLAIM_DOUBLINGS) == 8.0
     finally:
         for ctx in (a, b):
             if ctx.fleet is not None:

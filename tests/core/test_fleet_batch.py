@@ -220,3 +220,55 @@ def test_a_pending_file_naming_another_hosts_claim_never_deletes_it(tmp_path, mo
     finally:
         a.fleet.stop_beating()
         b.fleet.stop_beating()
+
+
+PERSONS_PUSH_LANDS_FIRST = """
+n=$(cat {count} 2>/dev/null || echo 0)
+while read old new ref; do
+  if [ "$ref" = refs/heads/main ] && [ "$n" -lt 5 ]; then
+    echo $((n + 1)) > {count}
+    # A person's push lands between this push's check and its ref update: a lost race.
+    unset GIT_QUARANTINE_PATH GIT_OBJECT_DIRECTORY GIT_ALTERNATE_OBJECT_DIRECTORIES
+    c=$(git commit-tree "$old^{{tree}}" -p "$old" -m "person: pushed meanwhile $n")
+    git update-ref refs/heads/main "$c" "$old"
+  fi
+done
+exit 0
+"""
+
+
+def test_a_result_that_loses_races_in_a_row_pauses_four_slots_at_most(tmp_path, monkeypatch):
+    """Done work waits on a result's push: its back-off stops at four slots (a claim's spreads
+    to sixteen), so the host whose results waited longest does not draw a pause of seconds
+    that outlasts the contention (the 16-host bench's tail)."""
+    bare, clones = make_fleet(tmp_path, ["a"], 2, max_tasks=2)
+    a = context(clones["a"], "a", monkeypatch)
+    pauses: list[float] = []
+
+    class Highest:  # the longest pause the back-off allows, so the test reads its ceiling
+        def uniform(self, low, high):
+            return high
+
+    monkeypatch.setattr(remote, "_CHANCE", Highest())
+    monkeypatch.setattr(remote, "_pause", pauses.append)
+    now = [0.0]
+
+    def clock() -> float:  # every window a fast one: the slot is its floor, 0.5 s
+        now[0] += 0.01
+        return now[0]
+
+    monkeypatch.setattr(remote, "_clock", clock)
+    try:
+        remote.sync(a)
+        assert remote.claim(a, a.plan().task("T-1"))
+        a.fleet.stop_beating()
+        done_here(clones["a"], "T-1")
+        hook(bare, "pre-receive", PERSONS_PUSH_LANDS_FIRST.format(count=tmp_path / "count"))
+        assert remote.publish(a, TaskResult("T-1", True)).passed
+    finally:
+        a.fleet.stop_beating()
+    assert pauses == [0.5, 1.0, 2.0, 2.0, 2.0], pauses  # five lost races, then it landed
+    log = subjects(bare)
+    assert log[0] == "memento: complete T-1 Write out/1.txt" and log.count("memento: complete T-1 Write out/1.txt") == 1
+    assert sum(s.startswith("person: pushed meanwhile") for s in log) == 5  # each person's push kept
+    assert remote_plan(bare).task("T-1").status == "x" and claim_refs(bare) == []
