@@ -122,7 +122,7 @@ class Fleet:
         self.fetched_at: float | None = None  # when the last fetch began (_clock)
         self.window = 0.0  # seconds from that fetch to the end of the last push: another push landing
         # inside it loses this one its race, so the back-off's first pause is sized by it
-        self.contended = False  # a push of this tick lost a race: a claim takes this host's share, up to BATCH
+        self.contended = False  # the last push to the branch lost a race first: a claim takes this host's share
         self.plan_notes: list[str] = []  # this host's plan edits the remote's word overrode in a rebase
         # The remote's branch and claim refs as the last fetch left them (:func:`_fetched`), read
         # once per fetch; a fetch or a push (which moves the remote-tracking branch) forgets it.
@@ -276,15 +276,17 @@ def _take_chained(ctx: TickContext) -> tuple[Plan, Task] | None:
 
 
 def _batch(ctx: TickContext, plan: Plan, task: Task, room: int) -> list[Task]:
-    """The tasks one claim takes: ``task``, and, once a push of this tick has lost a race (the
-    remote's branch is contended) and ``room`` (the tasks this tick may still attempt) allows,
+    """The tasks one claim takes: ``task``, and, while the remote's branch is contended (the last
+    push lost a race, or lost one before it landed) and ``room`` (the tasks this tick may still
+    attempt) allows,
     more free tasks of its `parallel: true` phase, at random: this host's share of them (the
     free tasks over the hosts holding claims, this one counted), at most BATCH. The host
     attempts them one after another and pushes their results together with its next claim: a
     task then costs a fraction of a push to the branch, which every host's push must take in
     turn, so the fleet loses fewer races. The share keeps one host from queueing tasks that
-    others, finishing sooner, would start; hosts whose pushes land keep claiming one task at a
-    time, so a task never waits on another host's queue unless the fleet's pushes contend."""
+    others, finishing sooner, would start; hosts whose pushes land at their first try claim one
+    task at a time, so a task never waits on another host's queue unless the fleet's pushes
+    contend (a fleet woken in the same minute claims its share once, then one by one)."""
     f = fleet(ctx)
     phase = plan.phase(task.phase) if task.phase else None
     if not f.contended or room < 2 or phase is None or not phase.parallel:
@@ -951,9 +953,7 @@ def push(ctx: TickContext, specs: list[str], leases: list[str]) -> bool:
     f.window = _clock() - f.fetched_at if f.fetched_at is not None else 0.0
     out = proc.stdout.decode("utf-8", "replace") + proc.stderr.decode("utf-8", "replace")
     if proc.returncode == 0:
-        _note_refusal(ctx, "")
-        f.races = 0
-        return True
+        return _won(ctx, wanted)
     if re.search(r"^!\t.*\[remote rejected\]", out, re.M) and not _LOCK_RACE.search(out):
         said = _remote_words(out)
         _note_refusal(ctx, said)
@@ -969,10 +969,21 @@ def push(ctx: TickContext, specs: list[str], leases: list[str]) -> bool:
     if landed(ctx, wanted):
         cron_log(ctx.ws, f"git push {f.remote} answered with an error but its refs landed: "
                          + " ".join(out.split())[-300:])
-        _note_refusal(ctx, "")
-        f.races = 0
-        return True
+        return _won(ctx, wanted)
     raise MementoError(f"git push {f.remote} failed: {out.strip()[-500:]}")
+
+
+def _won(ctx: TickContext, wanted: dict[str, str]) -> bool:
+    """A push landed: no refusal to report. One that moved the branch ends the lost races in a
+    row, and the contention (:func:`_batch`) unless it lost one first: once pushes land at their
+    first try again (a fleet woken in the same minute has spread out; tasks that take minutes
+    seldom meet), claims go back to one task. A heartbeat's push (claim refs only) says nothing
+    of the branch."""
+    f = fleet(ctx)
+    _note_refusal(ctx, "")
+    if f"refs/heads/{f.branch}" in wanted:
+        f.contended, f.races = f.races > 0, 0
+    return True
 
 
 # Another push landed between the remote's check of this one and its ref update: a lost race,

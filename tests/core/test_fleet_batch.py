@@ -273,3 +273,36 @@ def test_a_result_that_loses_races_in_a_row_pauses_four_slots_at_most(tmp_path, 
     assert log[0] == "memento: complete T-1 Write out/1.txt" and log.count("memento: complete T-1 Write out/1.txt") == 1
     assert sum(s.startswith("person: pushed meanwhile") for s in log) == 5  # each person's push kept
     assert remote_plan(bare).task("T-1").status == "x" and claim_refs(bare) == []
+
+
+def test_contention_ends_once_a_push_lands_at_its_first_try(tmp_path, monkeypatch):
+    """A fleet woken in the same minute claims its share once, then one task at a time when its
+    pushes land again at their first try (tasks that take minutes seldom meet): a host does not
+    go on queueing four tasks for the rest of its tick because of one race at its start."""
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 8, max_tasks=8, parallel=True)
+    a, b = context(clones["a"], "a", monkeypatch), context(clones["b"], "b", monkeypatch)
+    try:
+        remote.sync(a)
+        remote.sync(b)
+        assert remote.claim(a, a.plan().task("T-1"))
+        assert remote.claim(b, b.plan().task("T-2")) is False and b.fleet.contended
+        remote.sync(b)
+        plan = b.plan()
+        batch = remote._batch(b, plan, plan.task("T-2"), 8)
+        assert len(batch) == 3  # seven free, two hosts: three each
+        assert remote.claim(b, batch[0], batch)
+        assert b.fleet.contended  # it landed, but after a lost race: still contended
+        free = next(t for t in b.plan().tasks if t.status == " " and t.id not in b.fleet.claims)
+        assert remote._batch(b, b.plan(), free, 8) != [free]
+        # b's next push lands at its first try (nobody pushed meanwhile): the contention is over.
+        remote.sync(b)
+        plan = b.plan()
+        free = next(t for t in plan.tasks if t.status == " " and t.id not in b.fleet.claims)
+        assert remote.claim(b, free, remote._batch(b, plan, free, 8)) and not b.fleet.contended
+        plan = b.plan()
+        free = next(t for t in plan.tasks if t.status == " " and t.id not in b.fleet.claims)
+        assert remote._batch(b, plan, free, 8) == [free]
+        assert remote_plan(bare).task(free.id).status == " "
+    finally:
+        a.fleet.stop_beating()
+        b.fleet.stop_beating()
