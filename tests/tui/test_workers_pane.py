@@ -35,8 +35,9 @@ async def test_running_workers_and_their_live_log(tmp_path, git_env, monkeypatch
         async with app.run_test(size=(120, 40)) as pilot:
             pane = app.screen.query_one(WorkersPane)
             assert await wait_for(pilot, lambda: len(pane.running) == 2, tries=200)
+            # The pane's data can be there a frame before the screen shows it: wait for the screen.
+            assert await wait_for(pilot, lambda: "Workers (2 running)" in screen_text(app), tries=200)
             text = screen_text(app)
-            assert "Workers (2 running)" in text
             for tid in ids:
                 assert f"{tid}  running" in text and f".memento/worktrees/{tid}" in text
             first = pane.running[0]["task"]
