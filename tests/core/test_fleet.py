@@ -1023,27 +1023,34 @@ def test_a_stale_claim_of_another_host_is_not_chained_over_but_taken_over_by_the
                 ctx.fleet.stop_beating()
 
 
+def ceiling_back_off(monkeypatch) -> tuple[list[float], list[float]]:
+    """The back-off's seams fixed for a test: each pause the longest it allows (its ceiling),
+    put in the list returned instead of slept, and a clock 10 ms later at each reading (every
+    push's window, fetch to end, a fast one). Returns (pauses, now); ``now[0]`` moves the clock."""
+    pauses: list[float] = []
+    now = [0.0]
+
+    class Highest:
+        def uniform(self, low, high):
+            return high
+
+    def clock() -> float:
+        now[0] += 0.01
+        return now[0]
+
+    monkeypatch.setattr(remote, "_CHANCE", Highest())
+    monkeypatch.setattr(remote, "_pause", pauses.append)
+    monkeypatch.setattr(remote, "_clock", clock)
+    return pauses, now
+
+
 def test_the_pause_after_lost_races_doubles_with_each_loss_in_a_row_and_a_landed_push_resets_it(tmp_path, monkeypatch):
     """Binary exponential back-off: 16 hosts woken in the same minute must spread out, not retry
     together every 0.5 s (the fleet bench lost 11 races per task that way), and spread wider
     than a push's window is long."""
     bare, clones = make_fleet(tmp_path, ["a", "b"], 4)
     a, b = context(clones["a"], "a", monkeypatch), context(clones["b"], "b", monkeypatch)
-    pauses: list[float] = []
-
-    class Highest:  # the longest pause the back-off allows, so the test reads its ceiling
-        def uniform(self, low, high):
-            return high
-
-    monkeypatch.setattr(remote, "_CHANCE", Highest())
-    monkeypatch.setattr(remote, "_pause", pauses.append)
-    now = [0.0]
-
-    def clock() -> float:  # 10 ms a reading: every push's window, fetch to end, a fast one
-        now[0] += 0.01
-        return now[0]
-
-    monkeypatch.setattr(remote, "_clock", clock)
+    pauses, now = ceiling_back_off(monkeypatch)
     try:
         for ctx in (a, b):
             remote.sync(ctx)  # both have fetched the same sha

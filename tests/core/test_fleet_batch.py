@@ -9,8 +9,27 @@ from pathlib import Path
 from memento_core.tick import remote, run
 from memento_core.tick.context import TaskResult
 
-from .test_fleet import claim_refs, context, git, make_fleet, remote_plan, subjects, tick_all
+from .test_fleet import (
+    ceiling_back_off,
+    claim_refs,
+    context,
+    git,
+    make_fleet,
+    remote_plan,
+    subjects,
+    tick_all,
+)
 from .test_fleet_faults import hook
+
+
+def lost_a_race(a, b) -> None:
+    """Hosts a and b fetch the same branch; a's claim of T-1 lands, b's of T-2 loses the race
+    (b is contended now); b fetches again."""
+    remote.sync(a)
+    remote.sync(b)
+    assert remote.claim(a, a.plan().task("T-1"))
+    assert remote.claim(b, b.plan().task("T-2")) is False and b.fleet.contended
+    remote.sync(b)
 
 
 def done_here(root: Path, task_id: str) -> None:
@@ -90,12 +109,13 @@ def test_a_host_that_lost_a_race_claims_two_and_pushes_both_results_in_one_push(
 
 
 PERSON_PUSHES_MEANWHILE = """
+n=$(cat {count} 2>/dev/null || echo 0)
 while read old new ref; do
-  if [ "$ref" = refs/heads/main ] && [ ! -e {once} ]; then
-    touch {once}
+  if [ "$ref" = refs/heads/main ] && [ "$n" -lt {times} ]; then
+    echo $((n + 1)) > {count}
     # A person's push lands between this push's check and its ref update: a lost race.
     unset GIT_QUARANTINE_PATH GIT_OBJECT_DIRECTORY GIT_ALTERNATE_OBJECT_DIRECTORIES
-    c=$(git commit-tree "$old^{{tree}}" -p "$old" -m "person: pushed meanwhile")
+    c=$(git commit-tree "$old^{{tree}}" -p "$old" -m "person: pushed meanwhile $n")
     git update-ref refs/heads/main "$c" "$old"
   fi
 done
@@ -135,14 +155,14 @@ def test_a_claim_takes_this_hosts_share_of_the_free_tasks_at_most_four(tmp_path,
 def test_a_tick_that_lost_a_race_does_every_task_once_up_to_four_per_push(tmp_path):
     bare, clones = make_fleet(tmp_path, ["a"], 5, max_tasks=5, parallel=True)
     git(bare, "config", "core.logAllRefUpdates", "always")
-    hook(bare, "pre-receive", PERSON_PUSHES_MEANWHILE.format(once=tmp_path / "once"))
+    hook(bare, "pre-receive", PERSON_PUSHES_MEANWHILE.format(count=tmp_path / "count", times=1))
     out = tick_all(clones)
     assert "[ok]" in out["a"], out
     log = subjects(bare)
     plan = remote_plan(bare)
     assert all(t.status == "x" for t in plan.tasks), [(t.id, t.status) for t in plan.tasks]
     assert all(log.count(f"memento: complete T-{i} Write out/{i}.txt") == 1 for i in range(1, 6)), log
-    assert "person: pushed meanwhile" in log and claim_refs(bare) == []
+    assert "person: pushed meanwhile 0" in log and claim_refs(bare) == []
     assert "lost a race" in (clones["a"] / "logs" / "cron.log").read_text()
     # After the lost race the host (the only one holding claims) claimed four at a time, and a
     # push carried four results.
@@ -159,11 +179,7 @@ def test_killed_between_the_two_tasks_of_a_claim_the_next_tick_pushes_the_first_
     bare, clones = make_fleet(tmp_path, ["a", "b"], 5, max_tasks=3, parallel=True)
     a, b = context(clones["a"], "a", monkeypatch), context(clones["b"], "b", monkeypatch)
     try:
-        remote.sync(a)
-        remote.sync(b)
-        assert remote.claim(a, a.plan().task("T-1"))
-        assert remote.claim(b, b.plan().task("T-2")) is False
-        remote.sync(b)
+        lost_a_race(a, b)
         plan = b.plan()
         batch = remote._batch(b, plan, plan.task("T-2"), 3)  # four free, two hosts: two
         assert remote.claim(b, batch[0], batch) and [t.id for t in batch][0] == "T-2" and len(batch) == 2
@@ -223,48 +239,19 @@ def test_a_pending_file_naming_another_hosts_claim_never_deletes_it(tmp_path, mo
         b.fleet.stop_beating()
 
 
-PERSONS_PUSH_LANDS_FIRST = """
-n=$(cat {count} 2>/dev/null || echo 0)
-while read old new ref; do
-  if [ "$ref" = refs/heads/main ] && [ "$n" -lt 5 ]; then
-    echo $((n + 1)) > {count}
-    # A person's push lands between this push's check and its ref update: a lost race.
-    unset GIT_QUARANTINE_PATH GIT_OBJECT_DIRECTORY GIT_ALTERNATE_OBJECT_DIRECTORIES
-    c=$(git commit-tree "$old^{{tree}}" -p "$old" -m "person: pushed meanwhile $n")
-    git update-ref refs/heads/main "$c" "$old"
-  fi
-done
-exit 0
-"""
-
-
 def test_a_result_that_loses_races_in_a_row_pauses_four_slots_at_most(tmp_path, monkeypatch):
     """Done work waits on a result's push: its back-off stops at four slots (a claim's spreads
     to sixteen), so the host whose results waited longest does not draw a pause of seconds
     that outlasts the contention (the 16-host bench's tail)."""
     bare, clones = make_fleet(tmp_path, ["a"], 2, max_tasks=2)
     a = context(clones["a"], "a", monkeypatch)
-    pauses: list[float] = []
-
-    class Highest:  # the longest pause the back-off allows, so the test reads its ceiling
-        def uniform(self, low, high):
-            return high
-
-    monkeypatch.setattr(remote, "_CHANCE", Highest())
-    monkeypatch.setattr(remote, "_pause", pauses.append)
-    now = [0.0]
-
-    def clock() -> float:  # every window a fast one: the slot is its floor, 0.5 s
-        now[0] += 0.01
-        return now[0]
-
-    monkeypatch.setattr(remote, "_clock", clock)
+    pauses, _ = ceiling_back_off(monkeypatch)  # every window a fast one: the slot is its floor, 0.5 s
     try:
         remote.sync(a)
         assert remote.claim(a, a.plan().task("T-1"))
         a.fleet.stop_beating()
         done_here(clones["a"], "T-1")
-        hook(bare, "pre-receive", PERSONS_PUSH_LANDS_FIRST.format(count=tmp_path / "count"))
+        hook(bare, "pre-receive", PERSON_PUSHES_MEANWHILE.format(count=tmp_path / "count", times=5))
         assert remote.publish(a, TaskResult("T-1", True)).passed
     finally:
         a.fleet.stop_beating()
@@ -282,11 +269,7 @@ def test_contention_ends_once_a_push_lands_at_its_first_try(tmp_path, monkeypatc
     bare, clones = make_fleet(tmp_path, ["a", "b"], 8, max_tasks=8, parallel=True)
     a, b = context(clones["a"], "a", monkeypatch), context(clones["b"], "b", monkeypatch)
     try:
-        remote.sync(a)
-        remote.sync(b)
-        assert remote.claim(a, a.plan().task("T-1"))
-        assert remote.claim(b, b.plan().task("T-2")) is False and b.fleet.contended
-        remote.sync(b)
+        lost_a_race(a, b)
         plan = b.plan()
         batch = remote._batch(b, plan, plan.task("T-2"), 8)
         assert len(batch) == 3  # seven free, two hosts: three each
