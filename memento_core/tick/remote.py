@@ -278,9 +278,9 @@ def _take_chained(ctx: TickContext) -> tuple[Plan, Task] | None:
 def _batch(ctx: TickContext, plan: Plan, task: Task, room: int) -> list[Task]:
     """The tasks one claim takes: ``task``, and, while the remote's branch is contended (the last
     push lost a race, or lost one before it landed) and ``room`` (the tasks this tick may still
-    attempt) allows,
-    more free tasks of its `parallel: true` phase, at random: this host's share of them (the
-    free tasks over the hosts holding claims, this one counted), at most BATCH. The host
+    attempt) allows, more free tasks of its `parallel: true` phase, at random: this host's share
+    of the phase's unfinished tasks (free or claimed, over the hosts holding claims, this one
+    counted), at most BATCH. The host
     attempts them one after another and pushes their results together with its next claim: a
     task then costs a fraction of a push to the branch, which every host's push must take in
     turn, so the fleet loses fewer races. The share keeps one host from queueing tasks that
@@ -294,7 +294,8 @@ def _batch(ctx: TickContext, plan: Plan, task: Task, room: int) -> list[Task]:
     max_retries = plan.meta.max_retries
     others = [t for t in plan.tasks if t.phase == task.phase and t.id != task.id and pickable(t, max_retries, plan)]
     hosts = 1 + len({beat.host for beat in _seen(ctx).values()} - {f.host})
-    size = min(BATCH, room, max(1, (len(others) + 1) // hosts))
+    unfinished = sum(1 for t in plan.tasks if t.phase == task.phase and t.status in (" ", "~"))
+    size = min(BATCH, room, max(1, unfinished // hosts))
     return [task, *_CHANCE.sample(others, min(len(others), size - 1))]
 
 

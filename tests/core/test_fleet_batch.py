@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from memento_core.plan import parse_plan_text
 from memento_core.tick import remote, run
 from memento_core.tick.context import TaskResult
 
@@ -57,7 +58,8 @@ def test_a_host_that_lost_a_race_claims_two_and_pushes_both_results_in_one_push(
         remote.sync(b)
         plan = b.plan()
         t2 = plan.task("T-2")
-        batch = remote._batch(b, plan, t2, 6)
+        assert len(remote._batch(b, plan, t2, 6)) == 3  # six unfinished, two hosts: three each
+        batch = remote._batch(b, plan, t2, 2)  # the tick's room: two
         assert [t.id for t in batch][0] == "T-2" and len(batch) == 2 and batch[1].id not in ("T-1", "T-2")
         assert [t.id for t in remote._batch(b, plan, t2, 1)] == ["T-2"]  # no room for a second
         other = batch[1].id
@@ -83,24 +85,25 @@ def test_a_host_that_lost_a_race_claims_two_and_pushes_both_results_in_one_push(
         assert not isinstance(picked, run.Outcome) and picked[1].id == other
         assert git(bare, "rev-parse", "main").strip() == claimed_tip
 
-        # `other` passes: one push carries both results and the next claim: one now, its share
-        # (three tasks free, two hosts holding claims).
+        # `other` passes: one push carries both results and the next claim: two, its share (four
+        # tasks unfinished, two hosts holding claims).
         b.fleet.stop_beating()
         done_here(clones["b"], other)
         assert remote.publish(b, TaskResult(other, True), chain=True, room=4).passed
         pushed = git(bare, "log", "--format=%s", f"{claimed_tip}..main").splitlines()
         assert pushed[1:] == [f"memento: complete {other} Write out/{other[2:]}.txt",
                               "memento: complete T-2 Write out/2.txt"], pushed
-        assert pushed[0].startswith("memento: claim ") and len(b.fleet.queued) == 1
+        assert pushed[0].startswith("memento: claim ") and len(b.fleet.queued) == 2
         nxt = list(b.fleet.queued)
         assert set(r.rsplit("/", 1)[1] for r in claim_refs(bare)) == {"T-1", *nxt}
         assert all(remote_plan(bare).task(t).status == "x" for t in ("T-2", other))
 
-        # The tick stops before attempting it: it goes back, `[ ]`, no retry, no ref.
+        # The tick stops before attempting them: both go back, `[ ]`, no retry, no ref.
         remote.finish(b, run.Outcome(0, "interrupted by SIGTERM"))
         assert [r.rsplit("/", 1)[1] for r in claim_refs(bare)] == ["T-1"]
-        assert [(remote_plan(bare).task(t).status, remote_plan(bare).task(t).retries) for t in nxt] == [(" ", 0)]
-        assert subjects(bare)[0] == f"memento: release {nxt[0]} (the tick stopped before its attempt)"
+        assert [(remote_plan(bare).task(t).status, remote_plan(bare).task(t).retries) for t in nxt] == [(" ", 0)] * 2
+        assert sorted(subjects(bare)[:2]) == sorted(f"memento: release {t} (the tick stopped before its attempt)"
+                                                     for t in nxt)
         assert b.fleet.claims == {} and not (clones["b"] / ".memento" / "fleet_pending.json").exists()
         assert git(clones["b"], "rev-parse", "HEAD") == git(bare, "rev-parse", "main")
     finally:
@@ -133,20 +136,28 @@ def test_a_claim_takes_this_hosts_share_of_the_free_tasks_at_most_four(tmp_path,
         assert remote.claim(b, b.plan().task("T-2")) is False and b.fleet.contended
         remote.sync(b)
         plan = b.plan()
-        # Eleven free tasks, two hosts holding claims (a, and b itself): five each, four at most.
+        # Twelve unfinished tasks, two hosts holding claims (a, and b itself): six each, four at most.
         assert len(remote._batch(b, plan, plan.task("T-2"), 12)) == 4
         assert len(remote._batch(b, plan, plan.task("T-2"), 3)) == 3  # the tick's room
         assert remote.claim(c, c.plan().task("T-3")) is False  # c had fetched before a's claim
         remote.sync(c)
         assert remote.claim(c, c.plan().task("T-3"), remote._batch(c, c.plan(), c.plan().task("T-3"), 12))
-        assert len(c.fleet.claims) == 4  # 11 free, a and c: five each, four at most
+        assert len(c.fleet.claims) == 4  # 12 unfinished, a and c: six each, four at most
         remote.sync(b)
         plan = b.plan()
-        # Seven free now, three hosts holding claims: two each.
+        # Twelve unfinished, three hosts holding claims: four each, from the seven free.
         free = next(t for t in plan.tasks if t.status == " ")  # c's random four may have taken T-2
         batch = remote._batch(b, plan, free, 12)
-        assert len(batch) == 2 and len({t.id for t in batch}) == 2
+        assert len(batch) == 4 and len({t.id for t in batch}) == 4
         assert all(t.status == " " for t in batch)
+        # Done tasks are no one's share: with three of the free ones done, nine are unfinished
+        # (a's one, c's four, four free), three each: three of the four free.
+        text = (clones["b"] / "docs" / "MASTER_PLAN.md").read_text()
+        for t in [t for t in plan.tasks if t.status == " " and t.id != free.id][:3]:
+            text = text.replace(f"- [ ] `{t.id}`", f"- [x] `{t.id}`", 1)
+        later = parse_plan_text(text)
+        assert sum(t.status == " " for t in later.tasks) == 4
+        assert len(remote._batch(b, later, later.task(free.id), 12)) == 3
     finally:
         for ctx in (a, b, c):
             ctx.fleet.stop_beating()
@@ -272,7 +283,7 @@ def test_contention_ends_once_a_push_lands_at_its_first_try(tmp_path, monkeypatc
         lost_a_race(a, b)
         plan = b.plan()
         batch = remote._batch(b, plan, plan.task("T-2"), 8)
-        assert len(batch) == 3  # seven free, two hosts: three each
+        assert len(batch) == 4  # eight unfinished, two hosts: four each
         assert remote.claim(b, batch[0], batch)
         assert b.fleet.contended  # it landed, but after a lost race: still contended
         free = next(t for t in b.plan().tasks if t.status == " " and t.id not in b.fleet.claims)
