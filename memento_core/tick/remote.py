@@ -19,8 +19,8 @@ no Memento server. Around the tick's own steps (run.py) this module:
   (:func:`publish`); a tick that goes on claims its next task in that same
   push (the claim commit on top of the result, its heartbeat ref created), so
   a task costs one push, not two, and the next pick needs no fetch;
-- once a push of the tick has lost a race, claims its share of a parallel phase's
-  free tasks (up to four) in one commit and pushes their results together
+- while its pushes lose races, claims its share of a parallel phase's unfinished
+  tasks (up to four) in one commit and pushes their results together
   (:func:`_batch`): a fraction of a push a task;
 - takes over a ``[~]`` task whose heartbeat ref is older than
   ``stale_lock_timeout`` (its retry counted) (:func:`take_over_stale`).
@@ -280,13 +280,13 @@ def _batch(ctx: TickContext, plan: Plan, task: Task, room: int) -> list[Task]:
     push lost a race, or lost one before it landed) and ``room`` (the tasks this tick may still
     attempt) allows, more free tasks of its `parallel: true` phase, at random: this host's share
     of the phase's unfinished tasks (free or claimed, over the hosts holding claims, this one
-    counted), at most BATCH. The host
-    attempts them one after another and pushes their results together with its next claim: a
-    task then costs a fraction of a push to the branch, which every host's push must take in
-    turn, so the fleet loses fewer races. The share keeps one host from queueing tasks that
-    others, finishing sooner, would start; hosts whose pushes land at their first try claim one
-    task at a time, so a task never waits on another host's queue unless the fleet's pushes
-    contend (a fleet woken in the same minute claims its share once, then one by one)."""
+    counted), at most BATCH. The host attempts them one after another and pushes their results
+    together with its next claim: a task then costs a fraction of a push to the branch, which
+    every host's push must take in turn, so the fleet loses fewer races. The share keeps one
+    host from queueing tasks that others, finishing sooner, would start; hosts whose pushes
+    land at their first try claim one task at a time, so a task never waits on another host's
+    queue unless the fleet's pushes contend (a fleet woken in the same minute claims its share
+    once, then one by one)."""
     f = fleet(ctx)
     phase = plan.phase(task.phase) if task.phase else None
     if not f.contended or room < 2 or phase is None or not phase.parallel:
