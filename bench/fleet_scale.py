@@ -13,8 +13,8 @@ every task must be `[x]` on the remote. The clock starts once every host's proce
 started and says so (a host's cron is already running; the simulation's sixteen interpreters
 starting at once are not the fleet's time); the ticks themselves, imports included, are.
 Also printed: when the first, the median and the last host stopped, and the fewest and most
-tasks one host did (the host of each completed task's last claim): the fleet's tail. Also printed: the seconds each host spent in the
-back-off pauses after lost races (from the same log), the CPU-seconds (user + system)
+tasks one host did (the host of each completed task's last claim): the fleet's tail; the
+seconds each host spent in the back-off pauses after lost races (from the same log), the CPU-seconds (user + system)
 the hosts' processes and everything they started spent per task, and the wall time
 that CPU alone needs on this machine's cores (CPU / cores): a fleet cannot finish
 sooner on one machine, whatever its protocol; and how long one `git --version` took just
@@ -205,14 +205,14 @@ def one_fleet(base: Path, n_hosts: int, n_tasks: int, seconds: float, limit: flo
     for p in procs:
         p.stdin.write(b"go\n")
         p.stdin.close()
-    stopped = []
-    while len(stopped) < len(procs):  # when each host stopped: the fleet's tail
-        for p in procs:
-            if p.poll() is not None and p not in [q for q, _ in stopped]:
-                stopped.append((p, time.monotonic() - started))
+    stopped: dict[int, float] = {}  # host -> seconds from the start until it stopped: the fleet's tail
+    while len(stopped) < len(procs):
+        for i, p in enumerate(procs):
+            if i not in stopped and p.poll() is not None:
+                stopped[i] = time.monotonic() - started
         time.sleep(0.05)
-    wall = max(t for _, t in stopped)
-    ends = sorted(t for _, t in stopped)
+    ends = sorted(stopped.values())
+    wall = ends[-1]
     after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the hosts, their ticks, agents and git
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     plan = parse_plan_text(_git(bare, "show", "main:docs/MASTER_PLAN.md"))

@@ -404,7 +404,7 @@ def record_failure(ctx: TickContext, at: Attempt, reason: str, duration: float, 
     ownfiles.unlink_own_links(ws, at.snap, task.id, ctx.log_path)
     reason = ownstate.with_reason(ws, task.id, reason)  # before the entry: the ledger, notify state, claims
     at.beat.update(stage="failing")
-    gitstate.put_back(ctx.root, at.snap.git)
+    gitstate.put_back(ctx.root, at.snap.git, rollback_folder(ws, f"{task.id}-git"))  # the agent may have failed
     kept_files.settle(ctx.root, at.snap.kept, ctx.log_path, at.snap.archive_dir,
                       rollback_folder(ws, f"{task.id}-ignored"))
     kept_files.restore_modes(ctx.root, at.snap.kept, ctx.log_path)  # a chmod 000 folder stops no checkout

@@ -30,7 +30,7 @@ import shutil
 import stat
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .. import gitops
@@ -105,24 +105,25 @@ def restore(root: Path, snap: GitState, now: GitState | None = None) -> None:
         _put(git_dir / "index", snap.index, 0o100644)
 
 
-def put_back(root: Path, snap: GitState | None, aside: Path | None = None) -> GitState | None:
+def put_back(root: Path, snap: GitState | None, aside: Path) -> GitState | None:
     """Capture what is there now, restore ``snap`` over it; returns what was found (None without a snapshot).
 
     A repository swapped meanwhile is put back first (:func:`bring_back`; a decoy goes to
-    ``aside``, a folder made when needed) and what was found says so (``replaced``)."""
+    ``aside``, a folder under logs/rollback/ made when needed) and what was found says so
+    (``replaced``)."""
     if snap is None:
         return None
     replaced = bring_back(snap, aside)
     now = capture(root)
     restore(root, snap, now)
-    return GitState(**{**now.__dict__, "replaced": replaced}) if replaced else now
+    return replace(now, replaced=replaced) if replaced else now
 
 
 class RepositoryGone(MementoError):
     """The repository's `.git` was moved where Memento does not look: nothing may run git now."""
 
 
-def bring_back(snap: GitState, aside: Path | None = None) -> str:
+def bring_back(snap: GitState, aside: Path) -> str:
     """'' when the top level's `.git` still leads to the git folders of ``snap`` (the same
     inodes); else the swap undone, without asking git anything (a decoy's config and hooks
     would be the ones read): whatever stands at `.git` now is moved into ``aside``, and the
@@ -137,13 +138,12 @@ def bring_back(snap: GitState, aside: Path | None = None) -> str:
     in_place = _ident(git_dir) == git_id and _ident(Path(snap.common_dir)) == common_id
     if in_place and _leads_to(entry, git_dir, top):
         return ""
-    dest = aside or top / ".git-moved-aside"
-    dest.mkdir(parents=True, exist_ok=True)
+    aside.mkdir(parents=True, exist_ok=True)
     found = git_dir if _ident(git_dir) == git_id else _find_folder(top, git_id)
     decoy = ""
     if os.path.lexists(entry) and not (found is not None and _ident(entry) == git_id and entry == git_dir):
-        os.rename(entry, dest / "git")
-        decoy = f"what stood at .git is in {_shown(dest / 'git', top)}"
+        os.rename(entry, aside / "git")
+        decoy = f"what stood at .git is in {_shown(aside / 'git', top)}"
     if found is not None and found != git_dir:
         os.rename(found, git_dir)
     if found is None or _ident(Path(snap.common_dir)) != common_id:  # a worktree's main repository moved too

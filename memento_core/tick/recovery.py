@@ -150,11 +150,11 @@ def restore_recorded_git(ctx: TickContext, task: Task, rec: Record | None) -> st
     snap = recorded_git(ctx.ws, rec) if rec is not None else None
     if snap is None:
         return ""
-    found = put_back(ctx.root, snap)
+    dest = rollback_folder(ctx.ws, f"stale-{task.id}-git")
+    found = put_back(ctx.root, snap, dest)
     changed = git_damage(snap, found) if found is not None else ""
     if not changed:
         return ""
-    dest = rollback_folder(ctx.ws, f"stale-{task.id}-git")
     lines = [f"{name}\t{found.refs.get(name, '(deleted)')}\twas {snap.refs.get(name, '(absent)')}\n"
              for name in sorted(set(snap.refs) | set(found.refs)) if snap.refs.get(name) != found.refs.get(name)]
     atomic_write_bytes(dest / "refs.txt", "".join(lines).encode("utf-8", "surrogateescape"))

@@ -10,6 +10,7 @@ a person owns is byte-identical, and the next honest tick works.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -492,6 +493,22 @@ def test_a_repository_moved_out_of_the_project_leaves_no_decoy_for_git_and_nothi
     assert git(tmp_path, f"--git-dir={real}", "for-each-ref", "--format=%(objectname) %(refname)") == refs
     assert "the repository's .git was moved away during the run" in (root / "logs" / "cron.log").read_text()
 
+
+def test_an_agent_that_swaps_git_and_fails_leaves_the_decoy_in_logs_rollback(tmp_path):
+    # The agent's own failure skips the guards: the swap is first seen by the rollback, and its
+    # decoy goes to logs/rollback/ like the guards' (never a new folder in the work tree).
+    ws = hostile_ws(tmp_path, agent("swaps_git_dir.py", "folder", "fail"))
+    root = ws.root
+    inode = os.stat(root / ".git").st_ino
+    (result,) = run_tick(root).results
+    assert not result.passed and "exit" in result.reason.lower(), result.reason
+    assert os.stat(root / ".git").st_ino == inode and not (root / ".git-real").exists()
+    (aside,) = (root / "logs" / "rollback").glob("*-T-1-git")
+    assert (aside / "git" / "hooks" / "pre-commit").exists()
+    assert sorted(p.name for p in root.iterdir() if p.name.startswith(".git")) == [".git", ".gitignore"]
+    assert not (root / "hooked").exists()
+
+
 def test_a_worktrees_gitfile_rewritten_to_name_a_decoy_is_written_again(tmp_path):
     # A worker's worktree (.memento/worktrees/<ID>/) has a gitfile for .git: an agent there that
     # rewrites it to name a copy with a hook gets the gitfile written back, before git is asked.
@@ -506,10 +523,8 @@ def test_a_worktrees_gitfile_rewritten_to_name_a_decoy_is_written_again(tmp_path
     tree = tmp_path / "wt"
     git(main, "worktree", "add", "-q", "-b", "memento/T-1", str(tree))
     snap = gitstate.capture(tree)
-    gitfile = (tree / ".git").read_bytes()
+    assert (tree / ".git").read_bytes().startswith(b"gitdir: ")  # the worktree has a gitfile to begin with
     decoy = tmp_path / "decoy"
-    import shutil
-
     shutil.copytree(main / ".git", decoy, symlinks=True)
     (tree / ".git").write_text(f"gitdir: {decoy}\n")
     said = gitstate.bring_back(snap, tmp_path / "aside")
@@ -517,5 +532,5 @@ def test_a_worktrees_gitfile_rewritten_to_name_a_decoy_is_written_again(tmp_path
     assert (tree / ".git").read_text().strip() == f"gitdir: {snap.git_dir}"
     assert (tmp_path / "aside" / "git").read_text() == f"gitdir: {decoy}\n"  # the forged gitfile, kept
     assert git(tree, "rev-parse", "--absolute-git-dir").strip() == snap.git_dir
-    assert gitstate.bring_back(snap) == ""  # in place again: nothing to do
-    assert gitfile  # the worktree had a gitfile to begin with
+    assert gitstate.bring_back(snap, tmp_path / "aside-again") == ""  # in place again: nothing to do
+    assert not (tmp_path / "aside-again").exists()

@@ -518,7 +518,7 @@ def judge_tree(ctx: TickContext, snap: ArchitectSnapshot, *,
     if impostors:
         reasons.append(f"made Memento's own files (now not regular files): {', '.join(impostors)} (removed)")
     reasons += filter(None, [ownfiles.specials_reason(ownfiles.remove_specials(ws))])
-    found = gitstate.put_back(root, base.git)
+    found = gitstate.put_back(root, base.git, rollback_folder(ws, f"{ARCHITECT_ID}-git"))  # a decoy .git goes there
     damage = guards.git_damage(base.git, found) if found is not None else ""
     if damage:
         reasons.append(f"changed git's own state: {damage}")
@@ -589,7 +589,7 @@ def restore_all(ctx: TickContext, snap: ArchitectSnapshot, *, save: bool) -> str
     With ``save``, the architect's versions of the documents are kept under logs/rollback/ first."""
     ws, base = ctx.ws, snap.snap
     ownfiles.unlink_own_links(ws, base, ARCHITECT_ID, ctx.log_path)
-    gitstate.put_back(ctx.root, base.git)
+    gitstate.put_back(ctx.root, base.git, rollback_folder(ws, f"{ARCHITECT_ID}-git"))
     changed = [rel for rel in OWN_DOCS if rel != CHECKPOINT_REL and read_or_none(ws.root / rel) != snap.docs.get(rel)]
     dest = rollback_folder(ws, f"{ARCHITECT_ID}-docs")
     if save and changed:
