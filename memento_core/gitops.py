@@ -30,6 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import gitindex
 from .config import parse_author
 from .crashpoints import crash_point
 from .errors import MementoError
@@ -293,7 +294,8 @@ def scrubbed_index(root: Path) -> Iterator[dict[str, str]]:
     Every entry (path, mode, blob, stage) is copied, so what is staged stays staged;
     their stat data and flags are not, so ``update-index --assume-unchanged`` or
     ``--skip-worktree`` and a forged stat hide no change: every tracked file is
-    hashed again. The real index is only read.
+    hashed again. The real index is only read: by :func:`_scrubbed_copy` when it is a plain
+    one, else by git (``ls-files --stage`` into ``update-index --index-info``).
     """
     dirs = repo_dirs(root)
     git_dir, top = str(dirs.git_dir), dirs.top
@@ -301,14 +303,36 @@ def scrubbed_index(root: Path) -> Iterator[dict[str, str]]:
     os.close(fd)
     os.unlink(tmp_index)  # a missing index file is an empty index; an empty file is not
     try:
-        entries = run_git(top, ["ls-files", "--stage", "-z"], check=False).stdout
         env = git_env({"GIT_INDEX_FILE": tmp_index, "GIT_OPTIONAL_LOCKS": "1"})
-        run_git(top, ["update-index", "-z", "--index-info"], input=entries, env=env)
+        copied = _scrubbed_copy(dirs.git_dir / "index")
+        if copied is None:  # not a plain index (split, sparse, odd): git copies the entries itself
+            entries = run_git(top, ["ls-files", "--stage", "-z"], check=False).stdout
+            run_git(top, ["update-index", "-z", "--index-info"], input=entries, env=env)
+        elif copied:
+            with open(tmp_index, "xb") as fh:  # private: the name mkstemp chose (and unlinked) above
+                fh.write(copied)
         run_git(top, ["update-index", "-q", "--refresh"], env=env, check=False)
         env["GIT_OPTIONAL_LOCKS"] = "0"
         yield env
     finally:
         _remove_index(tmp_index)
+
+
+def _scrubbed_copy(index: Path) -> bytes | None:
+    """The private index's bytes made from the real ``index`` (gitindex.scrubbed; b'' when there
+    is none: the copy stays missing, an empty index); None when git must make it: not a plain
+    index, or not a regular file (a link, a FIFO: never followed nor waited on here)."""
+    try:
+        fd = os.open(index, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return b""
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            return None
+        return gitindex.scrubbed(fh.read())
+
 
 def _remove_index(tmp_index: str) -> None:
     """A private index file and its lock, gone (either may be missing)."""

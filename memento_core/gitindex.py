@@ -1,0 +1,149 @@
+"""A git index file's entries, copied without their stat data or flags (gitops.scrubbed_index).
+
+The guards judge the work tree through a private index holding the real one's entries (path,
+mode, object, stage) and nothing else: no stat data, no assume-unchanged or skip-worktree flag,
+so that every tracked file is hashed again. Git can make that index itself (``ls-files
+--stage``, then ``update-index --index-info``): two processes, paid three times a task and a few
+times more a tick. :func:`scrubbed` makes the same file from the real index's bytes in Python.
+
+Only a plain index is taken (versions 2 to 4, a valid checksum, entries sorted with no
+duplicate, no file where another entry needs a folder, every path one git itself accepts;
+no split or sparse index). Anything else returns None and the caller asks git, which reads
+and checks the file its own way. dulwich reads index files too, but its import would cost
+each tick more than the two processes this saves, and it takes what git would refuse.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import struct
+
+_HEADER = struct.Struct(">4sII")
+_STAT_BYTES = 40  # ctime, mtime (seconds, nanoseconds), dev, ino, mode, uid, gid, size
+_EXTENDED = 0x4000
+_NAME_MASK = 0x0FFF
+_FORMATS = (("sha1", 20), ("sha256", 32))
+_REFUSED_EXTENSIONS = (b"link", b"sdir")  # a split index (entries elsewhere), a sparse one (folders)
+_TREE_MODE = 0o040000
+
+
+def scrubbed(data: bytes) -> bytes | None:
+    """``data`` (an index file's bytes) as a version 2 index of the same entries, each with its
+    stat data zeroed and its flags dropped but its stage; None when it is not a plain index
+    this module takes (see the module's docstring): git must then be asked."""
+    found = _read(data)
+    if found is None:
+        return None
+    fmt, width, entries = found
+    body = bytearray(_HEADER.pack(b"DIRC", 2, len(entries)))
+    for path, mode, oid, stage in entries:
+        head = bytes(24) + struct.pack(">I", mode) + bytes(12)
+        size = _STAT_BYTES + width + 2 + len(path)
+        body += head + oid + struct.pack(">H", (stage << 12) | min(len(path), _NAME_MASK)) + path
+        body += bytes(((size + 8) & ~7) - size)  # the name's NUL and the padding to 8 bytes
+    return bytes(body + hashlib.new(fmt, body).digest())
+
+
+def _read(data: bytes) -> tuple[str, int, list[tuple[bytes, int, bytes, int]]] | None:
+    """(object format, id width, [(path, mode, object id, stage)]) of a plain index, else None."""
+    if len(data) < _HEADER.size:
+        return None
+    signature, version, count = _HEADER.unpack_from(data)
+    if signature != b"DIRC" or version not in (2, 3, 4):
+        return None
+    for fmt, width in _FORMATS:
+        if len(data) >= _HEADER.size + width and hashlib.new(fmt, data[:-width]).digest() == data[-width:]:
+            entries = _entries(data, version, count, width)
+            return (fmt, width, entries) if entries is not None else None
+    return None
+
+
+def _entries(data: bytes, version: int, count: int, width: int) -> list[tuple[bytes, int, bytes, int]] | None:
+    end = len(data) - width
+    pos, previous = _HEADER.size, b""
+    entries: list[tuple[bytes, int, bytes, int]] = []
+    try:
+        for _ in range(count):
+            start = pos
+            (mode,) = struct.unpack_from(">I", data, pos + 24)
+            oid = data[pos + _STAT_BYTES:pos + _STAT_BYTES + width]
+            (flags,) = struct.unpack_from(">H", data, pos + _STAT_BYTES + width)
+            pos += _STAT_BYTES + width + 2
+            if flags & _EXTENDED:
+                if version < 3:
+                    return None
+                pos += 2
+            if version == 4:
+                strip, pos = _varint(data, pos)
+                if strip > len(previous):
+                    return None
+                stop = data.index(b"\0", pos, end)
+                path = previous[:len(previous) - strip] + data[pos:stop]
+                pos = stop + 1
+            else:
+                stop = data.index(b"\0", pos, end)
+                path = data[pos:stop]
+                size = stop - start
+                pos = start + ((size + 8) & ~7)
+                if data[stop:pos].strip(b"\0") or pos > end:
+                    return None
+            if len(oid) != width or mode & 0o170000 == _TREE_MODE or not _valid(path):
+                return None
+            entries.append((path, mode, oid, (flags >> 12) & 3))
+            previous = path
+    except (struct.error, ValueError, IndexError):
+        return None
+    return entries if _extensions_taken(data, pos, end) and _consistent(entries) else None
+
+
+def _varint(data: bytes, pos: int) -> tuple[int, int]:
+    """Git's offset varint (index version 4): each continuation adds one before shifting."""
+    byte = data[pos]
+    pos += 1
+    value = byte & 0x7F
+    while byte & 0x80:
+        byte = data[pos]
+        pos += 1
+        value = ((value + 1) << 7) | (byte & 0x7F)
+    return value, pos
+
+
+def _extensions_taken(data: bytes, pos: int, end: int) -> bool:
+    """The extensions after the entries are well formed and none is one that changes what the
+    entries mean (the copy drops them all: a cached tree or an untracked cache is only a cache)."""
+    while pos < end:
+        if pos + 8 > end:
+            return False
+        signature, (size,) = data[pos:pos + 4], struct.unpack_from(">I", data, pos + 4)
+        if signature in _REFUSED_EXTENSIONS or pos + 8 + size > end:
+            return False
+        pos += 8 + size
+    return pos == end
+
+
+def _valid(path: bytes) -> bool:
+    """A path git would put in an index: relative, no empty, ``.`` or ``..`` part, nothing
+    inside a ``.git``, no backslash."""
+    if not path or path.startswith(b"/") or path.endswith(b"/") or b"\\" in path:
+        return False
+    return all(part not in (b"", b".", b"..") and part.lower() != b".git" for part in path.split(b"/"))
+
+
+def _consistent(entries: list[tuple[bytes, int, bytes, int]]) -> bool:
+    """Sorted as git sorts them (by path, then stage), no path twice at one stage, no merged
+    entry beside unmerged ones of its path, no file where another entry needs a folder."""
+    keys = [(path, stage) for path, _, _, stage in entries]
+    if any(a >= b for a, b in itertools.pairwise(keys)):
+        return False
+    paths = {path for path, _ in keys}
+    merged = {path for path, stage in keys if stage == 0}
+    if any(stage and path in merged for path, stage in keys):
+        return False
+    for path in paths:
+        cut = path.rfind(b"/")
+        while cut > 0:
+            if path[:cut] in paths:
+                return False
+            cut = path.rfind(b"/", 0, cut)
+    return True
