@@ -283,7 +283,7 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
     # Before verify: nothing the agent made or changed among ignored paths may fool it (kept.py).
     kept = kept_files.PutBack() if after_verify else kept_files.settle(
         ctx.root, snap.kept, ctx.log_path, snap.archive_dir, rollback_folder(ws, f"{at.task.id}-ignored"))
-    folded = gitops.fold_commits(ctx.root, snap.base)
+    folded = 0 if _branch_untouched(snap, git_found) else gitops.fold_commits(ctx.root, snap.base)
     seen = Observed(
         folded=folded,
         changes=tuple(gitops.changes_since(ctx.root, snap.base, set(snap.untracked))),
@@ -304,6 +304,14 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
     state = ownstate.reason(ws, at.task.id, "verify" if after_verify else "the agent")
     extra = tuple(r for r in (too_big, state) if r)
     return Verdict(verdict.reasons + extra, verdict.touched) if extra else verdict
+
+
+def _branch_untouched(snap: Snapshot, found: gitstate.GitState | None) -> bool:
+    """Whether HEAD's branch was found at the snapshot's commit, read under the snapshot's own
+    git config, hooks and info (unchanged): HEAD, put back on that branch, is then at the base
+    and there is nothing to fold, without asking git again (a command fewer, twice a task)."""
+    return (found is not None and snap.git is not None and bool(snap.git.branch) and snap.base is not None
+            and found.files == snap.git.files and found.refs.get(snap.git.branch) == snap.base)
 
 
 # ---------------------------------------------------------------- step 12: verify
