@@ -32,7 +32,6 @@ from .store import (
     unattributed_writes,
 )
 from .tree import list_entries, tree_for_prompt
-from .writes import WriteResult, write_entry
 
 
 def init_store(ws: Workspace) -> bool:
@@ -95,6 +94,17 @@ def entry_history(ws: Workspace, path: str, n: int = 50) -> list[tuple[str, str,
     """(sha, ISO date, subject) of the commits that touched ``path``, newest first."""
     rel, _ = jail(ws, path, writing=False)
     return [(c.sha, c.date, c.subject) for c in history(ws, rel, n)]
+
+
+def __getattr__(name: str):
+    """``write_entry`` and ``WriteResult`` on first use: their checks import a Markdown parser
+    (mistune, about 20 ms), which a tick that writes no entry (most: the worker writes through
+    `memento memory write`, its own process) never needs."""
+    if name in ("write_entry", "WriteResult"):
+        from . import writes
+
+        return getattr(writes, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [

@@ -17,8 +17,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import frontmatter
-
 from ..runlog import utc_stamp
 
 FIELDS = ("summary", "updated_at", "sources", "tags", "priority", "status", "last_verified")
@@ -106,6 +104,8 @@ def parse_text(text: str) -> ParsedText:
     if end < 0:
         return ParsedText({}, text, False, False, 0)
     body = "\n".join(lines[end + 1 :])
+    import frontmatter  # here, not above: a tick whose memory holds no entry never loads YAML
+
     try:
         post = frontmatter.loads(text)
         meta = dict(post.metadata)
