@@ -19,9 +19,12 @@ the local time zone; where git would date them otherwise (``GIT_AUTHOR_DATE`` or
 
 from __future__ import annotations
 
+import collections
+import difflib
 import functools
 import hashlib
 import os
+import re
 import struct
 import tempfile
 import time
@@ -430,7 +433,13 @@ def _both_appended(base: bytes, ours: bytes, theirs: bytes) -> bool:
 
 def merge_file(root: Path, base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
     """Git's own three-way merge of one file's bytes (``git merge-file -p``); None when it
-    conflicts (or git could not merge them: binary data)."""
+    conflicts (or git could not merge them: binary data). Changes of the two sides with an
+    unchanged line between every one of one side and every one of the other are merged here
+    (:func:`merge_apart`), as git merges them: a fleet's replay merges the plan once a replayed
+    commit, and a process started for each, on hosts that race, was five a task."""
+    merged = merge_apart(base, ours, theirs)
+    if merged is not None:
+        return merged
     with tempfile.TemporaryDirectory(prefix="memento-merge-") as tmp:
         files = []
         for name, content in (("ours", ours), ("base", base), ("theirs", theirs)):
@@ -438,6 +447,44 @@ def merge_file(root: Path, base: bytes, ours: bytes, theirs: bytes) -> bytes | N
             files.append(str(Path(tmp) / name))
         proc = gitops.run_git(Path(root), ["merge-file", "-p", "-q", *files], check=False)
     return proc.stdout if proc.returncode == 0 else None
+
+
+_LINE = re.compile(rb"[^\n]*\n|[^\n]+\Z")
+
+
+def _lines(data: bytes) -> list[bytes]:
+    """``data`` cut after each newline, as git's merge cuts it (the last line may lack one)."""
+    return _LINE.findall(data)
+
+
+def _hunks(base: list[bytes], side: list[bytes]) -> list[tuple[int, int, list[bytes]]]:
+    """What ``side`` changed of ``base``: (start, end, the lines put there) in base's lines."""
+    matcher = difflib.SequenceMatcher(None, base, side, autojunk=False)
+    return [(i1, i2, side[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+
+
+def merge_apart(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
+    """The two sides' changes of ``base`` both applied, when between every change of one side
+    and every change of the other stands an unchanged line that base has only once; None for
+    any other case (changes that meet, touch or are the same, only repeated lines between
+    them, binary data), which git's merge decides."""
+    if b"\0" in base or b"\0" in ours or b"\0" in theirs:
+        return None
+    lines = _lines(base)
+    mine, other = _hunks(lines, _lines(ours)), _hunks(lines, _lines(theirs))
+    once = collections.Counter(lines)
+    for a1, a2, _ in mine:
+        for b1, b2, _ in other:
+            between = lines[a2:b1] if a2 < b1 else lines[b2:a1] if b2 < a1 else None
+            # A line base has once, unchanged between them, anchors both alignments where
+            # git's diff and this one could pair repeated lines differently.
+            if between is None or not any(once[line] == 1 for line in between):
+                return None
+    out, at = [], 0
+    for start, end, put in sorted(mine + other, key=lambda hunk: (hunk[0], hunk[1])):
+        out += lines[at:start] + put
+        at = end
+    return b"".join(out + lines[at:])
 
 
 _HEADERS = (b"tree", b"parent", b"author", b"committer", b"encoding")

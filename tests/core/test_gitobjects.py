@@ -280,3 +280,87 @@ def test_a_folder_named_with_a_line_break_is_left_to_git(tmp_path, git_identity)
     commit(root, "an awkward name", {"line\nbreak/file.txt": "x\n"})
     tip = git(root, "rev-parse", "HEAD")
     assert gitobjects.replay(root, onto, base, tip, gitops.identity_env(root), RESOLVERS) is None
+
+
+# ---------------------------------------------------------------- a three-way merge without git
+
+
+def git_merge_file(tmp_path: Path, base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
+    files = []
+    for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):
+        (tmp_path / name).write_bytes(data)
+        files.append(str(tmp_path / name))
+    proc = subprocess.run(["git", "merge-file", "-p", "-q", *files], capture_output=True)
+    return proc.stdout if proc.returncode == 0 else None
+
+
+FLEET_PLAN = b"".join(b"- [ ] `T-%d` Task %d\n  - verify: `test -f out/%d.txt`\n" % (i, i, i) for i in range(1, 40))
+
+
+@pytest.mark.parametrize("base, ours, theirs", [
+    (FLEET_PLAN, FLEET_PLAN.replace(b"[ ] `T-3`", b"[x] `T-3`"), FLEET_PLAN.replace(b"[ ] `T-30`", b"[~] `T-30`")),  # a fleet's plan
+    (FLEET_PLAN, FLEET_PLAN.replace(b"[ ] `T-3`", b"[x] `T-3`"), FLEET_PLAN.replace(b"Task 5\n", b"Task 5\n  - retries: 1\n")),
+    (b"a\nb\nc\nd\ne", b"A\nb\nc\nd\ne", b"a\nb\nc\nd\nE"),  # no newline at the end
+    (b"a\nb\nc\nd\ne\n", b"", b"a\nb\nc\nd\ne\nf\n"),  # one side emptied it (they meet: git's)
+    (b"a\nb\nc\n", b"x\na\nb\nc\n", b"a\nb\nc\ny\n"),  # one at each end
+], ids=["plan", "plan-lines-added", "no-final-newline", "emptied", "both-ends"])
+def test_changes_apart_merge_as_git_merges_them(tmp_path, base, ours, theirs):
+    merged = gitobjects.merge_apart(base, ours, theirs)
+    if base != b"a\nb\nc\nd\ne\n":
+        assert merged is not None
+    assert merged in (None, git_merge_file(tmp_path, base, ours, theirs))
+    assert merged is None or merged == git_merge_file(tmp_path, base, ours, theirs)
+
+
+@pytest.mark.parametrize("ours, theirs", [
+    (b"a\nB\nc\nd\n", b"a\nb\nC\nd\n"),  # next to each other
+    (b"a\nB\nc\nd\n", b"a\nX\nc\nd\n"),  # the same line, two ways
+    (b"a\nB\nc\nd\n", b"a\nB\nc\nd\n"),  # the same change (git merges it; left to git here)
+    (b"a\nb\nnew\nc\nd\n", b"a\nb\nother\nc\nd\n"),  # two insertions at one place
+    (b"a\nb\x00\nc\nd\n", b"a\nb\nc\nD\n"),  # binary
+])
+def test_changes_that_meet_are_left_to_git(ours, theirs):
+    assert gitobjects.merge_apart(b"a\nb\nc\nd\n", ours, theirs) is None
+
+
+def test_random_edits_merge_as_git_merges_them(tmp_path):
+    """Random edits of a plan-like file (unique task lines between repeated ones, where
+    alignments can differ): every merge made here is the one git makes."""
+    import random
+
+    chance = random.Random(23)
+    made = 0
+    for _ in range(200):
+        base = []
+        for i in range(12):
+            base += [b"- [ ] `T-%d` Task %d\n" % (i, i), b"  - verify: `pytest -q`\n", b"\n"][: chance.randint(1, 3)]
+
+        def edited(lines: list[bytes]) -> bytes:
+            out = list(lines)
+            for _ in range(chance.randint(1, 2)):
+                at = chance.randrange(len(out))
+                what = chance.choice(["put", "drop", "swap"])
+                if what == "put":
+                    out.insert(at, chance.choice([b"  - retries: 1\n", b"\n", b"new %d\n" % chance.randrange(99)]))
+                elif what == "drop":
+                    del out[at]
+                else:
+                    out[at] = out[at].replace(b"[ ]", b"[x]") if b"[ ]" in out[at] else b"changed\n"
+            return b"".join(out)
+
+        ours, theirs = edited(base), edited(base)
+        merged = gitobjects.merge_apart(b"".join(base), ours, theirs)
+        if merged is not None:
+            made += 1
+            assert merged == git_merge_file(tmp_path, b"".join(base), ours, theirs)
+    assert made > 50
+
+
+def test_changes_among_repeated_lines_only_are_left_to_git(tmp_path):
+    """Git pairs these lines otherwise than difflib would, and conflicts where difflib sees
+    changes apart: only a line base has once may stand between changes merged here."""
+    base = b"task\ny\nz\ny\nz\nz\nx\ntask\ny\ntask\ntask\ny\ny\ny\nz\ntask\ny\nx\nx\nz\ny\ny\ntask\ntask\nz\nx\nz\ntask\nz\nz\n"
+    ours = b"task\ny\nz\ny\nz\nz\nx\ntask\ny\ntask\ntask\ny\ny\nnew 24\ny\nz\ntask\ny\nx\nx\nz\ny\ntask\ntask\nz\nx\nz\ntask\nz\nz\n"
+    theirs = base.replace(b"z\ny\ny\ntask\n", b"z\ny\ny\nnew 4\ntask\n")
+    assert git_merge_file(tmp_path, base, ours, theirs) is None
+    assert gitobjects.merge_apart(base, ours, theirs) is None
