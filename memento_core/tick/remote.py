@@ -1128,7 +1128,8 @@ def integrate(ctx: TickContext, upstream: str | None) -> str | None:
     if base == upstream:  # nothing new on the remote
         return local
     if local is None or base == local:
-        gitops.run_git(ctx.root, ["merge", "-q", "--ff-only", upstream])
+        # No `maintenance run --auto` after it (a process more on every fast-forward): as the fetch.
+        gitops.run_git(ctx.root, ["-c", "maintenance.auto=false", "merge", "-q", "--ff-only", upstream])
         return upstream
     moved = _replay(ctx, upstream, base, local) if base else None
     if moved is None:
