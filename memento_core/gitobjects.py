@@ -411,7 +411,7 @@ def _apply(root, trees: Trees, c: Change, fmt: str, data: dict, objects: list, r
     sides = [data.get(c.old[1]) if c.old else b"", data.get(here[1].hex()), data.get(c.new[1])]
     if any(side is None for side in sides):
         raise _NotHere()
-    merged = None if _both_appended(*sides) else merge_file(root, *sides)
+    merged = None if _both_appended(*sides) or changes_meet(*sides) else merge_file(root, *sides)
     if merged is None:
         merged = merge(*sides)
     if merged is None:
@@ -461,6 +461,16 @@ def _hunks(base: list[bytes], side: list[bytes]) -> list[tuple[int, int, list[by
     """What ``side`` changed of ``base``: (start, end, the lines put there) in base's lines."""
     matcher = difflib.SequenceMatcher(None, base, side, autojunk=False)
     return [(i1, i2, side[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+
+
+def changes_meet(base: bytes, ours: bytes, theirs: bytes) -> bool:
+    """Whether the two sides changed the same lines of ``base`` two ways (or put different lines
+    at one place): git's merge would conflict there, so it is not asked (a fleet's results all
+    change the plan's Meta counters; their replay goes to the plan's resolver straight away)."""
+    lines = _lines(base)
+    mine, other = _hunks(lines, _lines(ours)), _hunks(lines, _lines(theirs))
+    return any((a1 < b2 and b1 < a2 or a1 == a2 == b1 == b2) and (a1, a2, put) != (b1, b2, other_put)
+               for a1, a2, put in mine for b1, b2, other_put in other)
 
 
 def merge_apart(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:

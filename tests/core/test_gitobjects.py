@@ -364,3 +364,20 @@ def test_changes_among_repeated_lines_only_are_left_to_git(tmp_path):
     theirs = base.replace(b"z\ny\ny\ntask\n", b"z\ny\ny\nnew 4\ntask\n")
     assert git_merge_file(tmp_path, base, ours, theirs) is None
     assert gitobjects.merge_apart(base, ours, theirs) is None
+
+
+@pytest.mark.parametrize("ours, theirs, meet", [
+    (b"a\nB\nc\nd\n", b"a\nX\nc\nd\n", True),  # one line, two ways
+    (b"a\nb\nnew\nc\nd\n", b"a\nb\nother\nc\nd\n", True),  # two insertions at one place
+    (b"a\nB\nC\nd\n", b"a\nb\nX\nd\n", True),  # ranges that overlap
+    (b"a\nB\nc\nd\n", b"a\nB\nc\nd\n", False),  # the same change: git takes it once
+    (b"a\nB\nc\nd\n", b"a\nb\nC\nd\n", False),  # next to each other: git's call
+    (b"a\nB\nc\nd\n", b"a\nb\nc\nD\n", False),
+])
+def test_changes_that_meet_go_straight_to_the_resolver(tmp_path, ours, theirs, meet):
+    base = b"a\nb\nc\nd\n"
+    assert gitobjects.changes_meet(base, ours, theirs) is meet
+    if meet:  # git conflicts too: asking it would only cost a process
+        assert git_merge_file(tmp_path, base, ours, theirs) is None
+    meta = FLEET_PLAN.replace(b"T-1`", b"T-1`\n- completed_tasks: 0")
+    assert gitobjects.changes_meet(meta, meta.replace(b"tasks: 0", b"tasks: 1"), meta.replace(b"tasks: 0", b"tasks: 2"))
