@@ -166,20 +166,39 @@ def descendants(roots: Iterable[int], procs: list[Proc]) -> set[int]:
     return out
 
 
+def our_children() -> list[Proc] | None:
+    """Our children as the kernel lists them (``/proc/self/task/*/children``): a few reads, where
+    :func:`all_processes` reads every process of the machine; None where it cannot say."""
+    found = []
+    try:
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/children", "rb") as fh:
+                found += (int(pid) for pid in fh.read().split())
+    except (OSError, ValueError):
+        return None
+    return [p for p in map(read_proc, sorted(set(found))) if p is not None]
+
+
 def baseline() -> frozenset[tuple[int, int | None]]:
     """Our children in other sessions right now, with their start times: what a later
-    :func:`kill_strays` leaves alone (a test's own process groups, a caller's daemons)."""
+    :func:`kill_strays` leaves alone (a test's own process groups, a caller's daemons). Asked
+    of the kernel's list of our children where it has one: a run starts with it, and on a
+    machine of many processes reading them all was most of what the run cost Memento."""
     me, my_sid = os.getpid(), os.getsid(0)
-    return frozenset((p.pid, start_time(p.pid)) for p in all_processes() if p.ppid == me and p.sid != my_sid)
+    children = our_children()
+    if children is None:
+        children = [p for p in all_processes() if p.ppid == me]
+    return frozenset((p.pid, start_time(p.pid)) for p in children if p.sid != my_sid)
 
 
-def find_strays(sessions: Iterable[int] = (), exclude: frozenset = frozenset()) -> set[int]:
+def find_strays(sessions: Iterable[int] = (), exclude: frozenset = frozenset(),
+                procs: list[Proc] | None = None) -> set[int]:
     """Living processes a run left behind: descendants of our children in other sessions
     than ours (not a running group's leader, not in ``exclude``), and every process of
-    ``sessions``."""
+    ``sessions``. ``procs``: every process, as just read (:func:`all_processes`)."""
     me, my_sid = os.getpid(), os.getsid(0)
     keep = set(_running()) | {pid for pid, started in exclude if start_time(pid) == started}
-    procs = all_processes()
+    procs = all_processes() if procs is None else procs
     live = {p.pid: p for p in procs if p.state not in ("Z", "X")}
     roots = [p.pid for p in procs if p.ppid == me and p.sid != my_sid and p.pid not in keep]
     wanted = set(sessions) - {my_sid} - keep
@@ -197,11 +216,12 @@ def _signal_all(pids: Iterable[int], sig: int) -> None:
             pass
 
 
-def reap_zombies(exclude: frozenset = frozenset()) -> None:
-    """Collect our zombie children that no Popen waits for (orphans re-parented to us)."""
+def reap_zombies(exclude: frozenset = frozenset(), procs: list[Proc] | None = None) -> None:
+    """Collect our zombie children that no Popen waits for (orphans re-parented to us).
+    ``procs``: every process, as just read (:func:`all_processes`)."""
     me, my_sid = os.getpid(), os.getsid(0)
     keep = set(_running()) | {pid for pid, _ in exclude}
-    for p in all_processes():
+    for p in all_processes() if procs is None else procs:
         if p.ppid == me and p.state == "Z" and p.sid != my_sid and p.pid not in keep:
             try:
                 os.waitpid(p.pid, os.WNOHANG)
@@ -217,6 +237,10 @@ def kill_strays(sessions: Iterable[int] = (), grace: float = STRAY_GRACE, *,
     Returns the pids that were found. Without /proc (not Linux) it finds nothing.
     """
     sessions = tuple(sessions)
+    procs = all_processes()
+    if not find_strays(sessions, exclude, procs):  # most runs: one reading of /proc for both
+        reap_zombies(exclude, procs)
+        return []
     killed: set[int] = set()
     for _ in range(MAX_ROUNDS):
         # Freeze first, until the set stops growing: a frozen process cannot fork.
