@@ -175,9 +175,11 @@ def settle_dir(directory: Path | str) -> list[Change]:
         return found
 
 
-def write(path: Path | str, data: bytes) -> None:
+def write(path: Path | str, data: bytes, *, sync: bool = True) -> None:
     """Memento's own write of a watched file (atomic, never through a link); what was there
-    first, if not what Memento left, is recorded as a Change (the write puts it right)."""
+    first, if not what Memento left, is recorded as a Change (the write puts it right).
+    ``sync=False``: not made durable (locks.atomic_write_bytes), for a rewrite of a file whose
+    durable first version a crash may fall back to."""
     k = _key(path)
     with LOCK:
         if k in _EXPECTED or os.path.dirname(k) in _DIRS:
@@ -187,7 +189,7 @@ def write(path: Path | str, data: bytes) -> None:
                 if now == NOT_A_FILE:
                     _EXPECTED[k] = None
                     _put_back(k)
-        atomic_write_bytes(Path(k), data)
+        atomic_write_bytes(Path(k), data, sync=sync)
         _EXPECTED[k], _GOOD_AT[k] = data, time.monotonic()
 
 

@@ -112,9 +112,12 @@ def claim_path(ws: Workspace, task_id: str) -> Path:
     return ws.claims_dir / f"{task_id}.json"
 
 
-def write_claim(ws: Workspace, claim: Claim) -> None:
-    # Through owned.py: an agent's edit of a claim is found and put right (SPEC §13).
-    owned.write(claim_path(ws, claim.task), json.dumps(asdict(claim), ensure_ascii=False).encode("utf-8"))
+def write_claim(ws: Workspace, claim: Claim, *, sync: bool = True) -> None:
+    """Through owned.py: an agent's edit of a claim is found and put right (SPEC §13).
+    ``sync=False`` for a heartbeat's rewrite: the claim itself was made durable when taken, and
+    a crash that loses a later beat or stage only makes the claim look older (which is true)."""
+    owned.write(claim_path(ws, claim.task), json.dumps(asdict(claim), ensure_ascii=False).encode("utf-8"),
+                sync=sync)
 
 
 def read_claim(ws: Workspace, task_id: str) -> Claim | None:
@@ -190,7 +193,7 @@ class Heartbeat:
             for key, value in changes.items():
                 setattr(self.claim, key, value)
             self.claim.heartbeat = time.time()
-            write_claim(self.ws, self.claim)
+            write_claim(self.ws, self.claim, sync=False)
 
     def stop(self) -> None:
         """No more writes of the claim (call before removing it)."""

@@ -19,7 +19,7 @@ from .. import agents, gitops, notes, sandbox, status_log
 from ..crashpoints import crash_point
 from ..durations import format_duration
 from ..errors import EditConflict, MementoError
-from ..locks import atomic_write_text
+from ..locks import atomic_write_bytes
 from ..plan import Plan, Task, edit_plan
 from ..runlog import utc_stamp
 from ..state import Claim, Heartbeat, remove_claim, this_host, write_claim
@@ -202,7 +202,7 @@ def build_worker_prompt(ctx: TickContext, task: Task) -> tuple[Path, list[notes.
     separate = spec is not None and spec.separate_system_prompt and ws.system_prompt_path.is_file()
     text, given = build_prompt(ws, ctx.plan(), task, include_system=not separate)
     prompt_file = ws.memento_dir / "prompts" / f"{task.id}.md"
-    atomic_write_text(prompt_file, text)
+    atomic_write_bytes(prompt_file, text.encode("utf-8"), sync=False)  # made again by every attempt
     # The prompt file is overwritten by the next attempt; the log keeps the evidence
     # that this worker was given the checkpoint (the doctor's recovery-priority check).
     included = "CURRENT_STATE.md included" if ws.checkpoint_path.exists() else "no CURRENT_STATE.md"
