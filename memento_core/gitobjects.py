@@ -458,9 +458,18 @@ def _lines(data: bytes) -> list[bytes]:
 
 
 def _hunks(base: list[bytes], side: list[bytes]) -> list[tuple[int, int, list[bytes]]]:
-    """What ``side`` changed of ``base``: (start, end, the lines put there) in base's lines."""
-    matcher = difflib.SequenceMatcher(None, base, side, autojunk=False)
-    return [(i1, i2, side[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+    """What ``side`` changed of ``base``: (start, end, the lines put there) in base's lines. The
+    lines both begin and end with are set aside first (a plan's edits are a few lines)."""
+    head = 0
+    while head < min(len(base), len(side)) and base[head] == side[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(base), len(side)) - head and base[-1 - tail] == side[-1 - tail]:
+        tail += 1
+    inner, other = base[head:len(base) - tail], side[head:len(side) - tail]
+    matcher = difflib.SequenceMatcher(None, inner, other, autojunk=False)
+    return [(head + i1, head + i2, other[j1:j2])
+            for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
 
 
 def changes_meet(base: bytes, ours: bytes, theirs: bytes) -> bool:
