@@ -26,6 +26,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -77,7 +78,7 @@ def capture(root: Path) -> GitState:
     dirs = gitops.repo_dirs(root)
     git_dir, common = dirs.git_dir, dirs.common_dir
     return GitState(
-        head=_head(root), refs=_refs(root), files=_files(common),
+        head=_head(root, git_dir), refs=_refs(root), files=_files(common),
         git_dir=str(git_dir), common_dir=str(common),
         index=_read(git_dir / "index"), stash_log=_read(common / STASH_LOG),
         where=(str(dirs.top), _ident(git_dir), _ident(common)),
@@ -255,12 +256,38 @@ def _dirs(root: Path) -> tuple[Path, Path]:
     return dirs.git_dir, dirs.common_dir
 
 
-def _head(root: Path) -> str:
+# What a branch's HEAD file holds, as git itself writes it: nothing else is read here.
+_BRANCH_HEAD = re.compile(rb"ref: (refs/heads/[A-Za-z0-9_][A-Za-z0-9._/-]*)\n")
+
+
+def _head(root: Path, git_dir: Path | None = None) -> str:
+    """``ref: <branch>``, or the commit of a detached HEAD. A HEAD file that names a branch the
+    way git writes it is read here (three times a task: a git command each, saved); anything
+    else (a detached HEAD, a link, another ref store's placeholder, an odd name) is asked of git."""
+    if git_dir is not None:
+        named = _branch_named(git_dir / "HEAD")
+        if named:
+            return "ref: " + named
     proc = gitops.run_git(root, ["symbolic-ref", "-q", "HEAD"], check=False)
     if proc.returncode == 0:
         return "ref: " + proc.stdout.decode("utf-8", "surrogateescape").strip()
     proc = gitops.run_git(root, ["rev-parse", "-q", "--verify", "HEAD"], check=False)
     return proc.stdout.decode().strip()
+
+
+def _branch_named(path: Path) -> str:
+    """The branch a HEAD file names ('' when it is not a plain ``ref: refs/heads/…`` line)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return ""
+    with os.fdopen(fd, "rb") as fh:
+        data = fh.read(512) if stat.S_ISREG(os.fstat(fh.fileno()).st_mode) else b""
+    m = _BRANCH_HEAD.fullmatch(data)
+    name = m.group(1).decode() if m else ""
+    bad = (not name or ".." in name or "//" in name or name.endswith(("/", ".lock", "."))
+           or "/." in name or name == "refs/heads/.invalid")
+    return "" if bad else name
 
 
 # Remote-tracking refs move whenever something fetches (an editor's auto-fetch, say) and

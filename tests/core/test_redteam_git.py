@@ -534,3 +534,40 @@ def test_a_worktrees_gitfile_rewritten_to_name_a_decoy_is_written_again(tmp_path
     assert git(tree, "rev-parse", "--absolute-git-dir").strip() == snap.git_dir
     assert gitstate.bring_back(snap, tmp_path / "aside-again") == ""  # in place again: nothing to do
     assert not (tmp_path / "aside-again").exists()
+
+
+@pytest.mark.parametrize("head", [
+    "ref: refs/heads/main\n",
+    "ref: refs/heads/feature/one-2.x\n",
+    "ref: refs/heads/unborn\n",
+    "ref: refs/heads/main",  # no newline: git's reading, not this one's
+    "ref:  refs/heads/main\n",
+    "ref: refs/heads/../../config\n",
+    "ref: refs/heads/.invalid\n",  # another ref store's placeholder
+    "ref: refs/tags/v1\n",
+    "DETACHED\n",
+    "LINK",
+], ids=lambda h: h.strip().replace("/", "_") or "empty")
+def test_head_read_from_its_file_is_what_git_says(tmp_path, head):
+    """The snapshot reads HEAD's file itself only when it names a branch the way git writes
+    it; for anything else it asks git, so both always agree."""
+    from memento_core.tick import gitstate
+
+    root = tmp_path / "r"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
+    (root / "f").write_text("x\n")
+    subprocess.run(["git", "-C", str(root), "add", "f"], check=True)
+    subprocess.run(["git", "-C", str(root), "commit", "-qm", "one"], check=True)
+    sha = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    subprocess.run(["git", "-C", str(root), "tag", "v1"], check=True)
+    head_file = root / ".git" / "HEAD"
+    if head == "LINK":
+        (root / ".git" / "HEAD.real").write_text("ref: refs/heads/main\n")
+        head_file.unlink()
+        head_file.symlink_to("HEAD.real")
+    else:
+        head_file.write_text(head.replace("DETACHED", sha))
+    by_git = gitstate._head(root)
+    assert gitstate._head(root, root / ".git") == by_git
+    assert gitstate._branch_named(head_file) == (by_git[5:] if head in (
+        "ref: refs/heads/main\n", "ref: refs/heads/feature/one-2.x\n", "ref: refs/heads/unborn\n") else "")
