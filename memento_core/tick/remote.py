@@ -350,7 +350,7 @@ def publish(ctx: TickContext, result: TaskResult, *, chain: bool = False, room: 
             if f.lost:
                 return _claim_lost(ctx, result, upstream)
             try:
-                local = integrate(ctx, upstream)
+                local, arrive = integrate_later(ctx, upstream)
             except FleetConflict as exc:
                 result = _conflicted(ctx, result, upstream, exc.paths)
                 chain = False
@@ -364,13 +364,16 @@ def publish(ctx: TickContext, result: TaskResult, *, chain: bool = False, room: 
                     chain = False
             # The claim commit goes on the result as an object only: HEAD moves to it once the
             # push has won, so a lost race or a refusal leaves nothing to undo here.
-            specs = [f"{nxt.made.sha if nxt else 'HEAD'}:refs/heads/{f.branch}", *(f":{CLAIMS}{t}" for t in f.claims)]
+            specs = [f"{nxt.made.sha if nxt else local or 'HEAD'}:refs/heads/{f.branch}",
+                     *(f":{CLAIMS}{t}" for t in f.claims)]
             leases = [_lease(f, upstream), *(f"{CLAIMS}{t}:{held.ref}" for t, held in f.claims.items())]
             if nxt is not None:
                 for task_id, old in nxt.tasks:
                     specs.append(f"{nxt.beat}:{CLAIMS}{task_id}")
                     leases.append(f"{CLAIMS}{task_id}:{old}")
-            if push(ctx, specs, leases):
+            landed = push(ctx, specs, leases)
+            arrive()  # HEAD and the files to the replayed commits, out of the push's window
+            if landed:
                 _landed(ctx, nxt)
                 return result
     except MementoError as exc:
@@ -395,8 +398,13 @@ def _landed(ctx: TickContext, nxt: Claim | None) -> None:
         cron_log(ctx.ws, f"released the claim of {', '.join(f.queued)}: the tick stopped before attempting it")
     _forget(f)
     save_pending(ctx)
-    if nxt is not None and gitops.adopt_commit(ctx.root, nxt.made):
+    if nxt is None:
+        return
+    if gitops.adopt_commit(ctx.root, nxt.made):
         _hold(ctx, [t for t, _ in nxt.tasks], nxt.beat, chained=True)
+    else:  # HEAD could not follow the push (files in the way): the claim is left to go stale
+        cron_log(ctx.ws, f"the claim of {', '.join(t for t, _ in nxt.tasks)} landed but HEAD is not at "
+                         f"{(nxt.made.parent or '')[:12]} to hold it: its heartbeat ref goes stale and another host takes it over")
 
 
 def _forget(f: Fleet) -> None:
@@ -1124,7 +1132,11 @@ def integrate(ctx: TickContext, upstream: str | None) -> str | None:
     local = gitops.head(ctx.root)
     if upstream is None or local == upstream:
         return local
-    base = _merge_base(ctx, local, upstream)
+    return _integrate(ctx, upstream, local, _merge_base(ctx, local, upstream))
+
+
+def _integrate(ctx: TickContext, upstream: str, local: str | None, base: str | None) -> str | None:
+    """:func:`integrate` once HEAD (``local``) and its merge base with ``upstream`` are known."""
     if base == upstream:  # nothing new on the remote
         return local
     if local is None or base == local:
@@ -1143,6 +1155,57 @@ def integrate(ctx: TickContext, upstream: str | None) -> str | None:
     return gitops.head(ctx.root)
 
 
+def integrate_later(ctx: TickContext, upstream: str | None) -> tuple[str | None, Callable[[], None]]:
+    """:func:`integrate` for a push that follows at once (:func:`publish`): the commit to push,
+    and what to call after the push, landed or lost. When this host's commits must be replayed
+    onto the remote's, they are made as objects only, and HEAD, the index and the files move
+    to them after the push (:func:`_arrive`): the move and the documents' commit after it
+    (five git commands or so) leave the window from the fetch to the end of the push, in which
+    any other host's push that lands loses this one its race. Anything else (nothing to do, a
+    fast-forward, a replay git must do) is integrated now, as before."""
+    local = gitops.head(ctx.root)
+    if upstream is None or local is None or local == upstream:
+        return local, _nothing
+    base = _merge_base(ctx, local, upstream)
+    if base and base not in (local, upstream):
+        notes = list(fleet(ctx).plan_notes)
+        replayed = _replayed(ctx, upstream, base, local)
+        if replayed is not None:
+            return replayed[0], partial(_arrive, ctx, local, upstream, *replayed, notes)
+    return _integrate(ctx, upstream, local, base), _nothing
+
+
+def _nothing() -> None:
+    pass
+
+
+def _arrive(ctx: TickContext, local: str, upstream: str, tip: str, moved: dict[str, str], notes: list[str]) -> None:
+    """HEAD from ``local`` to ``tip`` (this host's commits replayed onto ``upstream``), then what
+    :func:`integrate` does after a replay. Files in the way (a person's edit since the tick
+    began) leave HEAD where it was and integrate as :func:`integrate` would, git's rebase
+    included; the replay's plan notes are then its own."""
+    if not _move_head(ctx, local, tip, f"rebase (memento): onto {upstream}"):
+        fleet(ctx).plan_notes[:] = notes
+        try:
+            integrate(ctx, tip)
+        except MementoError as exc:
+            cron_log(ctx.ws, f"the work tree could not follow the commits replayed onto {upstream[:12]}: {exc}")
+        return
+    _fix_commit_shas(ctx, moved)
+    _say_plan_notes(ctx)
+    commit_own_docs(ctx)
+
+
+def _replayed(ctx: TickContext, upstream: str, base: str, local: str) -> tuple[str, dict[str, str]] | None:
+    """gitobjects.replay of this host's commits from ``base`` to ``local`` onto ``upstream``, with
+    the resolvers of Memento's documents: (the new tip, old id -> new id), objects only; None
+    when git's rebase must do it."""
+    ident = gitops.identity_env(ctx.root, ctx.config.git_author)
+    resolvers = {gitops.repo_path(ctx.root, path): partial(resolver, ctx)
+                 for path, resolver in RESOLVERS.items() if path != NOTES_DOC}  # merge_notes writes the file
+    return gitobjects.replay(ctx.root, upstream, base, local, ident, resolvers)
+
+
 def _replay(ctx: TickContext, upstream: str, base: str, local: str) -> dict[str, str] | None:
     """What :func:`rebase` does, in a few git commands rather than a few dozen (the rebase is
     in the window between a fetch and a push, where each one started widens the race): the
@@ -1151,11 +1214,8 @@ def _replay(ctx: TickContext, upstream: str, base: str, local: str) -> dict[str,
     work tree (``read-tree -m -u``, which refuses to overwrite a change of the work tree's).
     Old id -> new id of the commits moved; None, nothing changed, when ``git rebase`` must do
     it (what the replay does not take on, or the work tree in the way)."""
-    ident = gitops.identity_env(ctx.root, ctx.config.git_author)
-    resolvers = {gitops.repo_path(ctx.root, path): partial(resolver, ctx)
-                 for path, resolver in RESOLVERS.items() if path != NOTES_DOC}  # merge_notes writes the file
     notes = list(fleet(ctx).plan_notes)
-    replayed = gitobjects.replay(ctx.root, upstream, base, local, ident, resolvers)
+    replayed = _replayed(ctx, upstream, base, local)
     if replayed is not None and _move_head(ctx, local, replayed[0], f"rebase (memento): onto {upstream}"):
         return replayed[1]
     fleet(ctx).plan_notes[:] = notes  # the rebase merges them again

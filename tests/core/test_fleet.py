@@ -1215,3 +1215,75 @@ def test_a_replay_killed_half_way_is_finished_or_dropped_by_the_next_tick(tmp_pa
     remote.integrate(ctx, remote.remote_head(ctx))  # and the sync goes on from there
     assert _is_ancestor(a_root, upstream, "HEAD")
     assert git(a_root, "status", "--porcelain", "--untracked-files=no") == ""
+
+
+def test_a_result_replayed_onto_the_remote_is_pushed_before_head_and_the_files_move(tmp_path, monkeypatch):
+    """The window from a fetch to the end of its push is where another host's push loses this
+    one its race: the replayed commits are pushed as objects, and HEAD, the index and the files
+    move to them after the push (with the documents' commit), not inside the window."""
+    from memento_core import gitops
+    from memento_core.tick.context import TaskResult
+
+    bare, clones, a, b = two_hosts_a_holding_t1(tmp_path, monkeypatch)
+    remote.sync(b)
+    assert remote.claim(b, b.plan().task("T-2"))  # the remote moves on: a's result must be replayed
+    b.fleet.stop_beating()
+    ran, real = [], gitops.run_git
+
+    def recorded(root, args, **kw):
+        if Path(root) == clones["a"]:
+            ran.append(next(arg for arg in args if not arg.startswith("-") and "=" not in arg))
+        return real(root, args, **kw)
+
+    monkeypatch.setattr(gitops, "run_git", recorded)
+    try:
+        result = remote.publish(a, TaskResult("T-1", True), chain=True)
+    finally:
+        a.fleet.stop_beating()
+    assert result.passed, result.reason
+    window = ran[ran.index("fetch"):ran.index("push") + 1]
+    assert "read-tree" not in window and "update-ref" not in window and "merge" not in window, window
+    assert "read-tree" in ran[ran.index("push"):]  # the files moved, after the push
+    log = subjects(bare)
+    assert log.count("memento: complete T-1 Write out/1.txt") == 1 and "memento: claim T-3 on a" in log
+    assert git(clones["a"], "rev-parse", "HEAD") == git(bare, "rev-parse", "main")  # the chained claim held
+    # The files are the pushed ones', but the chained claim's `[~]`, which the work tree's plan
+    # never gets (the attempt's own claim step marks it).
+    shown = git(clones["a"], "diff", "HEAD", "--", ".").splitlines()
+    assert git(clones["a"], "status", "--porcelain") == " M docs/MASTER_PLAN.md\n"
+    assert [line for line in shown if line[:1] in "+-" and line[:3] not in ("+++", "---")] == [
+        "-- [~] `T-3` Write out/3.txt", "+- [ ] `T-3` Write out/3.txt"]
+    assert (clones["a"] / "out" / "1.txt").read_text() == "T-1\n"
+    assert a.fleet.task == "T-3"
+    assert [t.status for t in remote_plan(bare).tasks] == ["x", "~", "~"]
+
+
+def test_a_person_s_file_in_the_way_after_the_push_keeps_head_and_the_next_sync_follows(tmp_path, monkeypatch):
+    """The replayed result landed, but a person's new file stands where the remote now has one:
+    nothing of theirs is overwritten, HEAD stays, cron.log says why, and once the file is gone
+    the next sync brings the work tree to the remote."""
+    from memento_core.tick.context import TaskResult
+
+    bare, clones, a, b = two_hosts_a_holding_t1(tmp_path, monkeypatch)
+    tick_all({"b": clones["b"]})  # b completes T-2 and T-3: out/2.txt and out/3.txt on the remote
+    a_root = clones["a"]
+    for n in (2, 3):
+        (a_root / "out" / f"{n}.txt").write_bytes(b"the person's own file\n")
+    local = git(a_root, "rev-parse", "HEAD").strip()
+    try:
+        result = remote.publish(a, TaskResult("T-1", True))
+    finally:
+        a.fleet.stop_beating()
+    assert result.passed, result.reason
+    assert subjects(bare).count("memento: complete T-1 Write out/1.txt") == 1  # the push landed
+    assert claim_refs(bare) == []
+    assert git(a_root, "rev-parse", "HEAD").strip() == local
+    assert (a_root / "out" / "2.txt").read_bytes() == b"the person's own file\n"
+    assert not (a_root / ".git" / "rebase-merge").exists() and not (a_root / ".git" / "rebase-apply").exists()
+    assert "the work tree could not follow the commits replayed onto" in (a_root / "logs" / "cron.log").read_text()
+    for n in (2, 3):
+        (a_root / "out" / f"{n}.txt").unlink()
+    remote.sync(a, take_over=False)
+    assert git(a_root, "rev-parse", "HEAD") == git(bare, "rev-parse", "main")
+    assert git(a_root, "status", "--porcelain") == ""
+    assert [t.status for t in remote_plan(bare).tasks] == ["x", "x", "x"]
