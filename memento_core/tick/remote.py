@@ -372,9 +372,11 @@ def publish(ctx: TickContext, result: TaskResult, *, chain: bool = False, room: 
                     specs.append(f"{nxt.beat}:{CLAIMS}{task_id}")
                     leases.append(f"{CLAIMS}{task_id}:{old}")
             landed = push(ctx, specs, leases)
+            if landed:
+                _answered(ctx)  # the pending file first: a kill from here on leaves nothing to push
             arrive()  # HEAD and the files to the replayed commits, out of the push's window
             if landed:
-                _landed(ctx, nxt)
+                _hold_chained(ctx, nxt)
                 return result
     except MementoError as exc:
         cron_log(ctx.ws, f"the result of {result.task_id} is committed here but not pushed "
@@ -390,14 +392,17 @@ def publish(ctx: TickContext, result: TaskResult, *, chain: bool = False, room: 
     return result
 
 
-def _landed(ctx: TickContext, nxt: Claim | None) -> None:
-    """The push of :func:`publish` landed: every claim it answered forgotten, and the next claim
-    (``nxt``) made HEAD and held."""
+def _answered(ctx: TickContext) -> None:
+    """The push of :func:`publish` landed: every claim it answered forgotten (the pending file too)."""
     f = fleet(ctx)
     if f.queued:
         cron_log(ctx.ws, f"released the claim of {', '.join(f.queued)}: the tick stopped before attempting it")
     _forget(f)
     save_pending(ctx)
+
+
+def _hold_chained(ctx: TickContext, nxt: Claim | None) -> None:
+    """The next claim (``nxt``), won in the push of :func:`publish`, made HEAD and held."""
     if nxt is None:
         return
     if gitops.adopt_commit(ctx.root, nxt.made):
