@@ -25,6 +25,7 @@ import functools
 import hashlib
 import os
 import re
+import stat
 import struct
 import tempfile
 import time
@@ -272,6 +273,82 @@ def commit_bytes(tree: str, parents: Sequence[str], message: str, ident: Mapping
     body = message if message.endswith("\n") else message + "\n"
     return ("\n".join(head) + "\n\n" + body).encode("utf-8")
 
+
+
+def commit_here(root: Path, paths: Sequence[str], message: str, ident: Mapping[str, str],
+                blobs: Mapping[str, tuple[str, str]]) -> gitops.MadeCommit | None:
+    """The commit :func:`gitops.make_commit` makes (``paths`` from root, as in the work tree, and
+    ``blobs``: path -> (mode, id) or gitops.GONE), in three git commands where it starts five to
+    seven: HEAD's trees along the paths read by one ``cat-file --batch``, the files' blobs
+    written by one ``hash-object -w --stdin-paths`` (git's filters applied, as ``update-index
+    --add`` applies them), the trees and the commit by one ``unpack-objects``. None, nothing
+    written, where git must make it: an identity or a date of git's own (:func:`can_build`),
+    an unborn branch, a path that is a folder or something other than a file or a link, a file
+    whose executable bit ``core.fileMode`` would read otherwise, a file where a folder must go."""
+    if not can_build(ident):
+        return None
+    prefix = gitops.repo_path(root, "")
+    changes: dict[str, tuple[bytes, bytes] | None] = {}
+    links: list[tuple[str, bytes]] = []
+    files: list[str] = []
+    modes: dict[str, bytes] = {}
+    for path in paths:
+        if path in blobs:
+            mode, oid = blobs[path]
+            changes[path] = None if (mode, oid) == gitops.GONE else (mode.encode(), bytes.fromhex(oid))
+            continue
+        try:
+            st = os.lstat(root / path)
+        except (FileNotFoundError, NotADirectoryError):
+            changes[path] = None
+            continue
+        if stat.S_ISLNK(st.st_mode):
+            links.append((path, os.fsencode(os.readlink(root / path))))
+        elif stat.S_ISREG(st.st_mode):
+            files.append(path)
+            modes[path] = b"100755" if st.st_mode & stat.S_IXUSR else b"100644"
+        else:
+            return None
+    if any("\n" in p for p in paths):
+        return None  # neither a batch read nor --stdin-paths takes it
+    try:
+        at = read_at(root, "HEAD", [], within=[prefix + p for p in paths])
+    except MementoError:
+        return None  # an unborn branch, or HEAD moving: git's way
+    fmt = object_format(root)
+    trees, objects = Trees(at, fmt), []
+    for path in files:
+        found = trees.get(prefix + path)
+        committed = found[0] if found else None
+        if committed not in (None, b"100644", b"100755"):
+            return None  # a link or a submodule there in HEAD, a file here: git's way
+        # With core.fileMode false git keeps the committed mode (a new file's is 100644): only
+        # what both settings read alike is taken here.
+        if modes[path] != (committed or b"100644"):
+            return None
+    try:  # a file where a folder must go, or the other way round (git's --replace): seen before writing
+        probe = Trees(at, fmt)
+        for path in [*changes, *files, *(p for p, _ in links)]:
+            probe.set(prefix + path, changes.get(path) or (b"100644", bytes(len(bytes.fromhex(at.tree)))))
+    except MementoError:
+        return None
+    for path, target in links:
+        objects.append(("blob", target))
+        changes[path] = (b"120000", bytes.fromhex(object_id(fmt, "blob", target)))
+    if files:  # from the top level, where git reads --stdin-paths (and the attributes' paths)
+        out = gitops.run_git(gitops.repo_dirs(root).top, ["hash-object", "-w", "--stdin-paths"],
+                             input=b"".join(os.fsencode(prefix + p) + b"\n" for p in files)).stdout.split()
+        if len(out) != len(files):
+            return None
+        changes.update({p: (modes[p], bytes.fromhex(oid.decode())) for p, oid in zip(files, out, strict=True)})
+    for path, entry in changes.items():
+        trees.set(prefix + path, entry)
+    tree, made = trees.objects()
+    if tree == at.tree:
+        raise MementoError(f"nothing to commit for {message.splitlines()[0] if message else 'commit'!r}")
+    commit = commit_bytes(tree, [at.commit], message, ident)
+    ids = write_objects(root, [*objects, *made, ("commit", commit)])
+    return gitops.MadeCommit(ids[-1], at.commit, message.splitlines()[0] if message else "", tuple(paths))
 
 # ---------------------------------------------------------------- replaying commits
 

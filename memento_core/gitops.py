@@ -736,10 +736,11 @@ def hash_blobs(root: Path, paths: Iterable[str]) -> dict[str, Blob]:
     return blobs
 
 
-def _index_info(prefix: str, blobs: dict[str, Blob]) -> bytes:
-    """``update-index --index-info`` lines (their paths are from the top level, hence ``prefix``)."""
-    return b"".join(f"{mode} {oid} 0\t".encode() + os.fsencode(prefix + path) + b"\0"
-                    for path, (mode, oid) in sorted(blobs.items()))
+def _index_info(prefix: str, blobs: dict[str, Blob], width: int = 40) -> bytes:
+    """``update-index --index-info`` lines (their paths are from the top level, hence ``prefix``;
+    ``width``: the repository's ids' length, which a removal's zero id must have)."""
+    return b"".join(f"{mode} {'0' * width if (mode, oid) == GONE else oid} 0\t".encode()
+                    + os.fsencode(prefix + path) + b"\0" for path, (mode, oid) in sorted(blobs.items()))
 
 
 def commit_paths(root: Path, paths: Iterable[str], message: str, author: str = "",
@@ -781,8 +782,13 @@ def make_commit(root: Path, paths: Iterable[str], message: str, author: str = ""
     root = Path(root)
     blobs = blobs or {}
     paths = _expand_dirs(root, sorted({p.rstrip("/") for p in [*paths, *blobs] if p}))
-    git_dir, parent, parent_tree = _commit_base(root)
     ident = identity_env(root, author)
+    from . import gitobjects  # it builds on this module: imported here, when first needed
+
+    made = gitobjects.commit_here(root, paths, message, ident, blobs)
+    if made is not None:  # the common case, in three git commands (objects built here)
+        return made
+    git_dir, parent, parent_tree = _commit_base(root)
     fd, tmp_index = tempfile.mkstemp(prefix="memento-index.", dir=git_dir)
     os.close(fd)
     try:
@@ -800,7 +806,8 @@ def make_commit(root: Path, paths: Iterable[str], message: str, author: str = ""
                 env=env,
             )
         if blobs:
-            run_git(root, ["update-index", "--replace", "-z", "--index-info"], input=_index_info(_prefix(root), blobs), env=env)
+            run_git(root, ["update-index", "--replace", "-z", "--index-info"],
+                    input=_index_info(_prefix(root), blobs, len(empty_tree(root))), env=env)
         tree = _out(root, ["write-tree"], env=env).strip()
     finally:
         _remove_index(tmp_index)

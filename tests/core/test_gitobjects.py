@@ -381,3 +381,105 @@ def test_changes_that_meet_go_straight_to_the_resolver(tmp_path, ours, theirs, m
         assert git_merge_file(tmp_path, base, ours, theirs) is None
     meta = FLEET_PLAN.replace(b"T-1`", b"T-1`\n- completed_tasks: 0")
     assert gitobjects.changes_meet(meta, meta.replace(b"tasks: 0", b"tasks: 1"), meta.replace(b"tasks: 0", b"tasks: 2"))
+
+
+# ---------------------------------------------------------------- a commit of paths without an index
+
+
+def _both_ways(tmp_path: Path, monkeypatch, fmt: str, change, paths: list[str], blobs=None, sub: str = ""):
+    """The same change committed in two copies of one repository, by gitobjects.commit_here and by
+    git's own commands (commit_here told to decline): (tree here, tree by git)."""
+    base = repo(tmp_path, fmt)
+    (base / ".gitattributes").write_text("*.crlf text eol=lf\n*.up filter=upper\n")
+    git(base, "config", "filter.upper.clean", "tr a-z A-Z")
+    git(base, "add", ".gitattributes")
+    git(base, "commit", "-qm", "attributes")
+    twin = tmp_path / f"twin-{fmt}"
+    subprocess.run(["cp", "-a", str(base), str(twin)], check=True)
+    trees = []
+    real = gitobjects.commit_here
+    for root, fast in ((base, True), (twin, False)):
+        change(root)
+        hashed = {p: (m, o) for p, (m, o) in (blobs(root) if blobs else {}).items()}
+        calls = []
+
+        def spy(*a, fast=fast, calls=calls):
+            made = real(*a) if fast else None
+            calls.append(made is not None)
+            return made
+
+        monkeypatch.setattr(gitobjects, "commit_here", spy)
+        sha = gitops.commit_paths(root / sub, paths, "memento: a commit\n\nbody\n", blobs=hashed)
+        assert calls == [fast]  # made here in the one, by git in the other
+        trees.append(git(root, "rev-parse", f"{sha}^{{tree}}"))
+        assert git(root, "status", "--porcelain", "--", *(f"{sub}{p}" if sub else p for p in paths)) == ""
+    return trees[0], trees[1]
+
+
+def _put(rel: str, data: bytes, mode: int | None = None):
+    def change(root: Path) -> None:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+        if mode is not None:
+            (root / rel).chmod(mode)
+    return change
+
+
+@pytest.mark.parametrize("fmt", ["sha1", "sha256"])
+@pytest.mark.parametrize("case", [
+    "modified", "new-deep", "removed", "link", "exec-kept", "crlf-normalised", "clean-filter", "blobs", "odd-name",
+])
+def test_a_commit_of_paths_made_here_is_the_one_git_makes(tmp_path, monkeypatch, git_identity, fmt, case):
+    cases = {
+        "modified": (_put("docs/MASTER_PLAN.md", b"# plan\n- [x] `T-1` one\n"), ["docs/MASTER_PLAN.md"]),
+        "new-deep": (_put("src/a/b/new.py", b"print(1)\n"), ["src/a/b/new.py", "README.md"]),
+        "removed": (lambda r: (r / "docs/guide/deep.md").unlink(), ["docs/guide/deep.md"]),
+        "link": (lambda r: ((r / "link").unlink(), (r / "link").symlink_to("docs.txt")), ["link"]),
+        "exec-kept": (_put("bin/run.sh", b"#!/bin/sh\necho hi\n", 0o755), ["bin/run.sh"]),
+        "crlf-normalised": (_put("notes.crlf", b"one\r\ntwo\r\n"), ["notes.crlf"]),
+        "clean-filter": (_put("shout.up", b"quiet words\n"), ["shout.up"]),
+        "blobs": (_put("out/1.txt", b"as verify saw it\n"), ["docs/MASTER_PLAN.md"]),
+        "odd-name": (_put("ünï código/a b.md", b"hola\n"), ["ünï código/a b.md"]),
+    }
+    change, paths = cases[case]
+    blobs = (lambda root: {**gitops.hash_blobs(root, ["out/1.txt"]), "docs-extra": gitops.GONE}) \
+        if case == "blobs" else None
+    here, by_git = _both_ways(tmp_path, monkeypatch, fmt, change, paths, blobs)
+    assert here == by_git
+
+
+def test_a_commit_from_a_subfolder_workspace_is_the_one_git_makes(tmp_path, monkeypatch, git_identity):
+    here, by_git = _both_ways(tmp_path, monkeypatch, "sha1", _put("docs/guide/new.md", b"new\n"),
+                              ["new.md", "deep.md"], sub="docs/guide")
+    assert here == by_git
+
+
+@pytest.mark.parametrize("case", ["new-executable", "bit-flipped", "file-for-folder", "unborn", "date-from-env"])
+def test_what_git_may_read_otherwise_is_left_to_git(tmp_path, monkeypatch, git_identity, case):
+    """core.fileMode could read an executable bit otherwise; a file where a folder was needs
+    update-index --replace; an unborn branch has no HEAD to read; a date from the environment is
+    git's to apply: commit_here declines, nothing written, and the commit is still made (by git)."""
+    root = repo(tmp_path)
+    ident = gitops.identity_env(root)
+    paths = ["x.sh"]
+    if case == "new-executable":
+        _put("x.sh", b"#!/bin/sh\n", 0o755)(root)
+    elif case == "bit-flipped":
+        (root / "README.md").chmod(0o755)
+        paths = ["README.md"]
+    elif case == "file-for-folder":
+        subprocess.run(["rm", "-r", str(root / "docs" / "guide")], check=True)
+        (root / "docs" / "guide").write_text("a file now\n")
+        paths = ["docs/guide", "docs/guide/deep.md"]
+    elif case == "unborn":
+        root = tmp_path / "unborn"
+        git(tmp_path, "init", "-q", "-b", "main", str(root))
+        _put("x.sh", b"x\n")(root)
+    else:
+        _put("x.sh", b"x\n")(root)
+        monkeypatch.setenv("GIT_COMMITTER_DATE", "@1700000000 +0000")
+    objects = sorted(p.name for p in (root / ".git" / "objects").rglob("*") if p.is_file())
+    assert gitobjects.commit_here(root, paths, "m", ident, {}) is None
+    assert sorted(p.name for p in (root / ".git" / "objects").rglob("*") if p.is_file()) == objects
+    sha = gitops.commit_paths(root, paths, "m")
+    assert git(root, "rev-parse", "HEAD") == sha
