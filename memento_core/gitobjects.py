@@ -297,6 +297,8 @@ def commit_here(root: Path, paths: Sequence[str], message: str, ident: Mapping[s
             mode, oid = blobs[path]
             changes[path] = None if (mode, oid) == gitops.GONE else (mode.encode(), bytes.fromhex(oid))
             continue
+        if _beyond_a_link(root, path):
+            return None  # git refuses a path beyond a symbolic link; hash-object would follow it
         try:
             st = os.lstat(root / path)
         except (FileNotFoundError, NotADirectoryError):
@@ -349,6 +351,19 @@ def commit_here(root: Path, paths: Sequence[str], message: str, ident: Mapping[s
     commit = commit_bytes(tree, [at.commit], message, ident)
     ids = write_objects(root, [*objects, *made, ("commit", commit)])
     return gitops.MadeCommit(ids[-1], at.commit, message.splitlines()[0] if message else "", tuple(paths))
+
+
+def _beyond_a_link(root: Path, path: str) -> bool:
+    """Whether a folder on ``path``'s way below ``root`` is a symbolic link."""
+    parts = path.split("/")[:-1]
+    for i in range(len(parts)):
+        try:
+            if stat.S_ISLNK(os.lstat(root.joinpath(*parts[:i + 1])).st_mode):
+                return True
+        except OSError:
+            return False  # gone: nothing further down is there either
+    return False
+
 
 # ---------------------------------------------------------------- replaying commits
 

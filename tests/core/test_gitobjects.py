@@ -454,7 +454,8 @@ def test_a_commit_from_a_subfolder_workspace_is_the_one_git_makes(tmp_path, monk
     assert here == by_git
 
 
-@pytest.mark.parametrize("case", ["new-executable", "bit-flipped", "file-for-folder", "unborn", "date-from-env"])
+@pytest.mark.parametrize("case", ["new-executable", "bit-flipped", "file-for-folder", "unborn", "date-from-env",
+                                  "beyond-a-link"])
 def test_what_git_may_read_otherwise_is_left_to_git(tmp_path, monkeypatch, git_identity, case):
     """core.fileMode could read an executable bit otherwise; a file where a folder was needs
     update-index --replace; an unborn branch has no HEAD to read; a date from the environment is
@@ -471,6 +472,13 @@ def test_what_git_may_read_otherwise_is_left_to_git(tmp_path, monkeypatch, git_i
         subprocess.run(["rm", "-r", str(root / "docs" / "guide")], check=True)
         (root / "docs" / "guide").write_text("a file now\n")
         paths = ["docs/guide", "docs/guide/deep.md"]
+    elif case == "beyond-a-link":  # docs/ made a link to a folder elsewhere: git refuses to follow it
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        (elsewhere / "MASTER_PLAN.md").write_text("# a plan from elsewhere\n")
+        subprocess.run(["rm", "-r", str(root / "docs")], check=True)
+        (root / "docs").symlink_to(elsewhere)
+        paths = ["docs/MASTER_PLAN.md"]
     elif case == "unborn":
         root = tmp_path / "unborn"
         git(tmp_path, "init", "-q", "-b", "main", str(root))
@@ -481,5 +489,10 @@ def test_what_git_may_read_otherwise_is_left_to_git(tmp_path, monkeypatch, git_i
     objects = sorted(p.name for p in (root / ".git" / "objects").rglob("*") if p.is_file())
     assert gitobjects.commit_here(root, paths, "m", ident, {}) is None
     assert sorted(p.name for p in (root / ".git" / "objects").rglob("*") if p.is_file()) == objects
+    if case == "beyond-a-link":
+        with pytest.raises(gitops.MementoError, match="beyond a symbolic link"):
+            gitops.commit_paths(root, paths, "m")
+        assert "a plan from elsewhere" not in git(root, "log", "-p", "--all")
+        return
     sha = gitops.commit_paths(root, paths, "m")
     assert git(root, "rev-parse", "HEAD") == sha
