@@ -299,14 +299,12 @@ def commit_here(root: Path, paths: Sequence[str], message: str, ident: Mapping[s
             continue
         if _beyond_a_link(root, path):
             return None  # git refuses a path beyond a symbolic link; hash-object would follow it
-        try:
-            st = os.lstat(root / path)
-        except (FileNotFoundError, NotADirectoryError):
+        kind, st = gitops.entry_kind(root / path)
+        if kind == "gone":
             changes[path] = None
-            continue
-        if stat.S_ISLNK(st.st_mode):
+        elif kind == "link":
             links.append((path, os.fsencode(os.readlink(root / path))))
-        elif stat.S_ISREG(st.st_mode):
+        elif kind == "file":
             files.append(path)
             modes[path] = b"100755" if st.st_mode & stat.S_IXUSR else b"100644"
         else:

@@ -706,6 +706,16 @@ Blob = tuple[str, str]
 GONE: Blob = ("0", ZERO_OID)
 
 
+def entry_kind(path: Path) -> tuple[str, os.stat_result | None]:
+    """What stands at ``path``, never followed: ``gone``, ``link``, ``file`` (regular) or ``other``
+    (a folder, a FIFO…), with its lstat (None when gone)."""
+    try:
+        st = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return "gone", None
+    return ("link" if stat.S_ISLNK(st.st_mode) else "file" if stat.S_ISREG(st.st_mode) else "other"), st
+
+
 def hash_blobs(root: Path, paths: Iterable[str]) -> dict[str, Blob]:
     """Each path's (mode, blob id) as it is now, the blob written into the object store
     (``git hash-object -w``), so a commit can be made of exactly these contents later
@@ -716,18 +726,16 @@ def hash_blobs(root: Path, paths: Iterable[str]) -> dict[str, Blob]:
     files: list[str] = []
     modes: dict[str, str] = {}
     for path in sorted(set(paths)):
-        try:
-            st = os.lstat(root / path)
-        except (FileNotFoundError, NotADirectoryError):
+        kind, st = entry_kind(root / path)
+        if kind == "gone":
             blobs[path] = GONE
-            continue
-        if stat.S_ISLNK(st.st_mode):
+        elif kind == "link":
             target = os.fsencode(os.readlink(root / path))
             blobs[path] = ("120000", _out(root, ["hash-object", "-w", "--no-filters", "--stdin"],
                                           input=target).strip())
-        elif stat.S_ISREG(st.st_mode):
+        elif kind == "file":
             files.append(path)
-            modes[path] = "100755" if st.st_mode & 0o111 else "100644"
+            modes[path] = "100755" if st.st_mode & stat.S_IXUSR else "100644"
     for batch in _batches(files):
         # --no-filters: the bytes verify ran, whatever the agent's .gitattributes says (SPEC §13:
         # a working-tree-encoding or an eol conversion would commit something else).
