@@ -309,8 +309,8 @@ def commit_here(root: Path, paths: Sequence[str], message: str, ident: Mapping[s
             modes[path] = b"100755" if st.st_mode & stat.S_IXUSR else b"100644"
         else:
             return None
-    if any("\n" in p for p in paths):
-        return None  # neither a batch read nor --stdin-paths takes it
+    if not all(_plain(prefix + p) for p in paths):
+        return None  # git checks what a path may be (and unquotes --stdin-paths): its own way
     try:
         at = read_at(root, "HEAD", [], within=[prefix + p for p in paths])
     except MementoError:
@@ -349,6 +349,21 @@ def commit_here(root: Path, paths: Sequence[str], message: str, ident: Mapping[s
     commit = commit_bytes(tree, [at.commit], message, ident)
     ids = write_objects(root, [*objects, *made, ("commit", commit)])
     return gitops.MadeCommit(ids[-1], at.commit, message.splitlines()[0] if message else "", tuple(paths))
+
+
+_PLAIN_PART = re.compile(r"[A-Za-z0-9_+,=@%-][A-Za-z0-9 ._+,=@%-]*")
+
+
+def _plain(path: str) -> bool:
+    """A path of ASCII letters, digits and ``._+,=@%-`` (spaces inside a name), no part ``.``,
+    ``..``, ending in a dot or a space, or beginning with ``.git`` (whatever its case): one git
+    takes as it is everywhere. Anything else (``GIT~1``, ``.git.``, a ``.gitmodules``, a name
+    with a quote, a line break, a carriage return or letters of other scripts, which git
+    checks against NTFS and HFS aliases of ``.git`` or unquotes on ``--stdin-paths``) is left to
+    git's own commands."""
+    return all((_PLAIN_PART.fullmatch(part) or part.startswith(".") and _PLAIN_PART.fullmatch(part[1:]))
+               and part not in (".", "..") and not part.endswith((".", " "))
+               and not part.lower().startswith(".git") for part in path.split("/"))
 
 
 def _beyond_a_link(root: Path, path: str) -> bool:
@@ -564,7 +579,9 @@ def _hunks(base: list[bytes], side: list[bytes]) -> list[tuple[int, int, list[by
 
 def changes_meet(base: bytes, ours: bytes, theirs: bytes) -> bool:
     """Whether the two sides changed the same lines of ``base`` two ways (or put different lines
-    at one place): git's merge would conflict there, so it is not asked (a fleet's results all
+    at one place), as difflib pairs the lines: git's merge conflicts there (but for a rare case
+    where its own pairing of repeated lines sets the changes apart), so it is not asked, and
+    the document's resolver, which merges any two versions, merges them (a fleet's results all
     change the plan's Meta counters; their replay goes to the plan's resolver straight away)."""
     lines = _lines(base)
     mine, other = _hunks(lines, _lines(ours)), _hunks(lines, _lines(theirs))
@@ -574,20 +591,21 @@ def changes_meet(base: bytes, ours: bytes, theirs: bytes) -> bool:
 
 def merge_apart(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
     """The two sides' changes of ``base`` both applied, when between every change of one side
-    and every change of the other stands an unchanged line that base has only once; None for
-    any other case (changes that meet, touch or are the same, only repeated lines between
-    them, binary data), which git's merge decides."""
+    and every change of the other stands an unchanged line that base and both sides have only
+    once; None for any other case (changes that meet, touch or are the same, only repeated
+    lines between them, binary data), which git's merge decides."""
     if b"\0" in base or b"\0" in ours or b"\0" in theirs:
         return None
-    lines = _lines(base)
-    mine, other = _hunks(lines, _lines(ours)), _hunks(lines, _lines(theirs))
-    once = collections.Counter(lines)
+    lines, our_lines, their_lines = _lines(base), _lines(ours), _lines(theirs)
+    mine, other = _hunks(lines, our_lines), _hunks(lines, their_lines)
+    counts = [collections.Counter(version) for version in (lines, our_lines, their_lines)]
     for a1, a2, _ in mine:
         for b1, b2, _ in other:
             between = lines[a2:b1] if a2 < b1 else lines[b2:a1] if b2 < a1 else None
-            # A line base has once, unchanged between them, anchors both alignments where
-            # git's diff and this one could pair repeated lines differently.
-            if between is None or not any(once[line] == 1 for line in between):
+            # A line each of the three versions has once, unchanged between them, anchors every
+            # alignment (git's diff and this one could pair repeated lines differently, and a
+            # side that put in a copy of a line makes it no anchor).
+            if between is None or not any(all(c[line] == 1 for c in counts) for line in between):
                 return None
     out, at = [], 0
     for start, end, put in sorted(mine + other, key=lambda hunk: (hunk[0], hunk[1])):

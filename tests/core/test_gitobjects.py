@@ -356,6 +356,47 @@ def test_random_edits_merge_as_git_merges_them(tmp_path):
     assert made > 50
 
 
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_random_short_edits_with_repeated_and_copied_lines_merge_as_git_merges_them(tmp_path, seed):
+    """Short files of few distinct lines, edits that copy lines (an anchor's copy makes it no
+    anchor), CRLF lines and files without a last newline: a merge made here is git's, always."""
+    import random
+
+    chance = random.Random(seed)
+    pool = [b"a\n", b"b\n", b"c\n", b"\n", b"a\r\n", b"  - retries: 1\n"]
+    made = 0
+    for _ in range(600):
+        base = [chance.choice(pool) if chance.random() < 0.6 else b"u%d\n" % chance.randrange(1000)
+                for _ in range(chance.randint(0, 9))]
+
+        def edited(lines: list[bytes]) -> list[bytes]:
+            out = list(lines)
+            for _ in range(chance.randint(1, 3)):
+                at = chance.randrange(len(out) + 1)
+                what = chance.choice(["put", "drop", "swap", "copy"])
+                new = chance.choice([*pool, b"n%d\n" % chance.randrange(9), b"z"])
+                if what == "copy" and out:
+                    out.insert(at, chance.choice(out))
+                elif what == "put" or not out or at == len(out):
+                    out.insert(at, new)
+                elif what == "drop":
+                    del out[at]
+                else:
+                    out[at] = new
+            return out
+
+        def joined(lines: list[bytes]) -> bytes:
+            data = b"".join(lines)
+            return data[:-1] if chance.random() < 0.2 and data.endswith(b"\n") else data
+
+        base_bytes, ours, theirs = joined(base), joined(edited(base)), joined(edited(base))
+        merged = gitobjects.merge_apart(base_bytes, ours, theirs)
+        if merged is not None:
+            made += 1
+            assert merged == git_merge_file(tmp_path, base_bytes, ours, theirs), (base_bytes, ours, theirs)
+    assert made > 50
+
+
 def test_changes_among_repeated_lines_only_are_left_to_git(tmp_path):
     """Git pairs these lines otherwise than difflib would, and conflicts where difflib sees
     changes apart: only a line base has once may stand between changes merged here."""
@@ -364,6 +405,10 @@ def test_changes_among_repeated_lines_only_are_left_to_git(tmp_path):
     theirs = base.replace(b"z\ny\ny\ntask\n", b"z\ny\ny\nnew 4\ntask\n")
     assert git_merge_file(tmp_path, base, ours, theirs) is None
     assert gitobjects.merge_apart(base, ours, theirs) is None
+    # A side that puts in a copy of the only line between the changes makes it no anchor.
+    base, ours, theirs = b"T-0\nT-1\nr\n", b"T-0\nT-1\nr\nr\n", b"T-1\nr\nr\n"
+    assert gitobjects.merge_apart(base, ours, theirs) is None
+    assert git_merge_file(tmp_path, base, ours, theirs) == b"T-1\nr\nr\n"
 
 
 @pytest.mark.parametrize("ours, theirs, meet", [
@@ -439,7 +484,7 @@ def test_a_commit_of_paths_made_here_is_the_one_git_makes(tmp_path, monkeypatch,
         "crlf-normalised": (_put("notes.crlf", b"one\r\ntwo\r\n"), ["notes.crlf"]),
         "clean-filter": (_put("shout.up", b"quiet words\n"), ["shout.up"]),
         "blobs": (_put("out/1.txt", b"as verify saw it\n"), ["docs/MASTER_PLAN.md"]),
-        "odd-name": (_put("ünï código/a b.md", b"hola\n"), ["ünï código/a b.md"]),
+        "odd-name": (_put("a b/c, d=e@f%g+h.md", b"hola\n"), ["a b/c, d=e@f%g+h.md"]),
     }
     change, paths = cases[case]
     blobs = (lambda root: {**gitops.hash_blobs(root, ["out/1.txt"]), "docs-extra": gitops.GONE}) \
@@ -455,7 +500,7 @@ def test_a_commit_from_a_subfolder_workspace_is_the_one_git_makes(tmp_path, monk
 
 
 @pytest.mark.parametrize("case", ["new-executable", "bit-flipped", "file-for-folder", "unborn", "date-from-env",
-                                  "beyond-a-link"])
+                                  "beyond-a-link", "other-script", "quoted", "carriage-return"])
 def test_what_git_may_read_otherwise_is_left_to_git(tmp_path, monkeypatch, git_identity, case):
     """core.fileMode could read an executable bit otherwise; a file where a folder was needs
     update-index --replace; an unborn branch has no HEAD to read; a date from the environment is
@@ -479,6 +524,11 @@ def test_what_git_may_read_otherwise_is_left_to_git(tmp_path, monkeypatch, git_i
         subprocess.run(["rm", "-r", str(root / "docs")], check=True)
         (root / "docs").symlink_to(elsewhere)
         paths = ["docs/MASTER_PLAN.md"]
+    elif case in ("other-script", "quoted", "carriage-return"):
+        # hash-object --stdin-paths would unquote '"a"' and drop the '\r': another file's bytes
+        (root / "a").write_text("the file a\n")
+        paths = [{"other-script": "ünï código.md", "quoted": '"a"', "carriage-return": "a\r"}[case]]
+        _put(paths[0], b"its own bytes\n")(root)
     elif case == "unborn":
         root = tmp_path / "unborn"
         git(tmp_path, "init", "-q", "-b", "main", str(root))
@@ -496,3 +546,22 @@ def test_what_git_may_read_otherwise_is_left_to_git(tmp_path, monkeypatch, git_i
         return
     sha = gitops.commit_paths(root, paths, "m")
     assert git(root, "rev-parse", "HEAD") == sha
+    for path in paths:
+        if (root / path).is_file():
+            assert git(root, "cat-file", "blob", f"{sha}:{path}") == (root / path).read_text().strip()
+
+
+
+@pytest.mark.parametrize("path, mode", [("GIT~1/config", "100644"), ("src/GIT~1/hooks/x", "100644"),
+                                        (".git./config", "100644"), (".gitmodules", "120000")])
+def test_a_path_git_refuses_is_never_committed_here(tmp_path, git_identity, path, mode):
+    """A name NTFS or HFS would take for .git, a .gitmodules that is a link: commit_here declines
+    it, and git's own commands refuse it, so no tree holding it reaches HEAD."""
+    root = repo(tmp_path)
+    head = git(root, "rev-parse", "HEAD")
+    blob = git(root, "hash-object", "-w", "--stdin", input=b"[core]\n\thooksPath = /tmp\n")
+    ident = gitops.identity_env(root)
+    assert gitobjects.commit_here(root, [path], "m", ident, {path: (mode, blob)}) is None
+    with pytest.raises(gitops.MementoError):
+        gitops.commit_paths(root, [path], "m", blobs={path: (mode, blob)})
+    assert git(root, "rev-parse", "HEAD") == head
