@@ -374,9 +374,10 @@ def publish(ctx: TickContext, result: TaskResult, *, chain: bool = False, room: 
             landed = push(ctx, specs, leases)
             if landed:
                 _answered(ctx)  # the pending file first: a kill from here on leaves nothing to push
-            arrive()  # HEAD and the files to the replayed commits, out of the push's window
+            # HEAD and the files to the replayed commits, out of the push's window; the chained
+            # claim, made on them, held before anything is committed on top.
+            arrive(partial(_hold_chained, ctx, nxt) if landed else _nothing)
             if landed:
-                _hold_chained(ctx, nxt)
                 return result
     except MementoError as exc:
         cron_log(ctx.ws, f"the result of {result.task_id} is committed here but not pushed "
@@ -401,15 +402,18 @@ def _answered(ctx: TickContext) -> None:
     save_pending(ctx)
 
 
-def _hold_chained(ctx: TickContext, nxt: Claim | None) -> None:
-    """The next claim (``nxt``), won in the push of :func:`publish`, made HEAD and held."""
+def _hold_chained(ctx: TickContext, nxt: Claim | None) -> bool:
+    """The next claim (``nxt``), won in the push of :func:`publish`, made HEAD and held: True
+    when it is (the work tree's plan then lags HEAD's by the claim's `[~]` until the attempt)."""
     if nxt is None:
-        return
+        return False
     if gitops.adopt_commit(ctx.root, nxt.made):
         _hold(ctx, [t for t, _ in nxt.tasks], nxt.beat, chained=True)
-    else:  # HEAD could not follow the push (files in the way): the claim is left to go stale
-        cron_log(ctx.ws, f"the claim of {', '.join(t for t, _ in nxt.tasks)} landed but HEAD is not at "
-                         f"{(nxt.made.parent or '')[:12]} to hold it: its heartbeat ref goes stale and another host takes it over")
+        return True
+    # HEAD could not follow the push (files in the way): the claim is left to go stale
+    cron_log(ctx.ws, f"the claim of {', '.join(t for t, _ in nxt.tasks)} landed but HEAD is not at "
+                     f"{(nxt.made.parent or '')[:12]} to hold it: its heartbeat ref goes stale and another host takes it over")
+    return False
 
 
 def _forget(f: Fleet) -> None:
@@ -1160,9 +1164,11 @@ def _integrate(ctx: TickContext, upstream: str, local: str | None, base: str | N
     return gitops.head(ctx.root)
 
 
-def integrate_later(ctx: TickContext, upstream: str | None) -> tuple[str | None, Callable[[], None]]:
+def integrate_later(ctx: TickContext, upstream: str | None) -> tuple[str | None, Callable[[Callable[[], object]], None]]:
     """:func:`integrate` for a push that follows at once (:func:`publish`): the commit to push,
-    and what to call after the push, landed or lost. When this host's commits must be replayed
+    and what to call after the push, landed or lost, with what must run once HEAD is there and
+    before the documents are committed on top (the chained claim made on that commit held).
+    When this host's commits must be replayed
     onto the remote's, they are made as objects only, and HEAD, the index and the files move
     to them after the push (:func:`_arrive`): the move and the documents' commit after it
     (five git commands or so) leave the window from the fetch to the end of the push, in which
@@ -1170,24 +1176,30 @@ def integrate_later(ctx: TickContext, upstream: str | None) -> tuple[str | None,
     fast-forward, a replay git must do) is integrated now, as before."""
     local = gitops.head(ctx.root)
     if upstream is None or local is None or local == upstream:
-        return local, _nothing
+        return local, _at_once
     base = _merge_base(ctx, local, upstream)
     if base and base not in (local, upstream):
         notes = list(fleet(ctx).plan_notes)
         replayed = _replayed(ctx, upstream, base, local)
         if replayed is not None:
             return replayed[0], partial(_arrive, ctx, local, upstream, *replayed, notes)
-    return _integrate(ctx, upstream, local, base), _nothing
+    return _integrate(ctx, upstream, local, base), _at_once
 
 
 def _nothing() -> None:
     pass
 
 
-def _arrive(ctx: TickContext, local: str, upstream: str, tip: str, moved: dict[str, str], notes: list[str]) -> None:
-    """HEAD from ``local`` to ``tip`` (this host's commits replayed onto ``upstream``), then what
-    :func:`integrate` does after a replay. Files in the way (a person's edit since the tick
-    began) leave HEAD where it was and integrate as :func:`integrate` would, git's rebase
+def _at_once(then: Callable[[], object]) -> None:
+    then()
+
+
+def _arrive(ctx: TickContext, local: str, upstream: str, tip: str, moved: dict[str, str], notes: list[str],
+            then: Callable[[], object]) -> None:
+    """HEAD from ``local`` to ``tip`` (this host's commits replayed onto ``upstream``), ``then()``,
+    then what :func:`integrate` does after a replay (a status entry for the plan notes, the
+    documents' commit: pushed by the next push). Files in the way (a person's edit since the
+    tick began) leave HEAD where it was and integrate as :func:`integrate` would, git's rebase
     included; the replay's plan notes are then its own."""
     if not _move_head(ctx, local, tip, f"rebase (memento): onto {upstream}"):
         fleet(ctx).plan_notes[:] = notes
@@ -1195,10 +1207,12 @@ def _arrive(ctx: TickContext, local: str, upstream: str, tip: str, moved: dict[s
             integrate(ctx, tip)
         except MementoError as exc:
             cron_log(ctx.ws, f"the work tree could not follow the commits replayed onto {upstream[:12]}: {exc}")
+        then()
         return
+    held = then()
     _fix_commit_shas(ctx, moved)
     _say_plan_notes(ctx)
-    commit_own_docs(ctx)
+    commit_own_docs(ctx, plan=not held)  # a held claim's `[~]` is not the work tree's yet: never undone
 
 
 def _replayed(ctx: TickContext, upstream: str, base: str, local: str) -> tuple[str, dict[str, str]] | None:
@@ -1429,13 +1443,14 @@ def _local(ctx: TickContext, task_id: str) -> bool:
     return read_claim(ctx.ws, task_id) is not None or read_record(ctx.ws, task_id) is not None
 
 
-def commit_own_docs(ctx: TickContext) -> None:
-    """Memento's own documents as `memento: sync docs` (a rebase needs a clean tree).
+def commit_own_docs(ctx: TickContext, *, plan: bool = True) -> None:
+    """Memento's own documents as `memento: sync docs` (a rebase needs a clean tree); ``plan``
+    False leaves the plan out (HEAD holds a claim the work tree's plan does not have yet).
 
     CURRENT_STATE.md alone is not worth a commit on every host's every tick (it is
     rewritten by each): put back as committed instead; the next tick writes it again.
     """
-    docs = gitops.changed_from_head(ctx.root, OWN_DOCS)
+    docs = gitops.changed_from_head(ctx.root, [d for d in OWN_DOCS if plan or d != PLAN])
     if docs == [STATE_DOC]:
         gitops.run_git(ctx.root, ["checkout", "-q", "HEAD", "--", STATE_DOC])
     elif docs:

@@ -1287,3 +1287,39 @@ def test_a_person_s_file_in_the_way_after_the_push_keeps_head_and_the_next_sync_
     assert git(a_root, "rev-parse", "HEAD") == git(bare, "rev-parse", "main")
     assert git(a_root, "status", "--porcelain") == ""
     assert [t.status for t in remote_plan(bare).tasks] == ["x", "x", "x"]
+
+
+def test_a_chained_claim_is_held_when_the_replay_leaves_plan_notes_and_the_notes_reach_the_remote(
+        tmp_path, monkeypatch):
+    """The replay's plan notes become a status entry committed after the push: on top of the
+    chained claim, which is held first (not left to go stale), and pushed by the next push."""
+    from memento_core import gitobjects
+    from memento_core.tick.context import TaskResult
+
+    bare, clones, a, b = two_hosts_a_holding_t1(tmp_path, monkeypatch)
+    remote.sync(b)
+    assert remote.claim(b, b.plan().task("T-2"))
+    b.fleet.stop_beating()
+    real = gitobjects.replay
+
+    def with_a_note(*args, **kw):
+        out = real(*args, **kw)
+        remote.fleet(a).plan_notes.append("T-1: changed here and on the remote; the remote's stands")
+        return out
+
+    monkeypatch.setattr(gitobjects, "replay", with_a_note)
+    try:
+        result = remote.publish(a, TaskResult("T-1", True), chain=True)
+        assert result.passed, result.reason
+        assert a.fleet.task == "T-3" and a.fleet.ref == git(bare, "rev-parse", "refs/memento/claims/T-3").strip()
+        remote_main = git(bare, "rev-parse", "main").strip()
+        assert git(clones["a"], "rev-parse", "HEAD~1").strip() == remote_main  # the entry's commit on the claim
+        assert "PLAN MERGE" in git(clones["a"], "show", "HEAD:docs/TICK_STATUS.md")
+        log = clones["a"] / "logs" / "cron.log"
+        assert not log.exists() or "goes stale" not in log.read_text()
+        assert "- [~] `T-3`" in git(clones["a"], "show", "HEAD:docs/MASTER_PLAN.md")  # the claim never undone
+        remote.sync(a, take_over=False)  # the next push carries it
+        assert "PLAN MERGE" in git(bare, "show", "main:docs/TICK_STATUS.md")
+        assert a.fleet.task == "T-3"
+    finally:
+        a.fleet.stop_beating()
