@@ -186,14 +186,16 @@ class Heartbeat:
         self._thread.join(timeout=5)
 
     def update(self, **changes) -> None:
-        """Change claim fields and write it at once (the main thread's progress marks)."""
+        """Change claim fields and write it at once (the main thread's progress marks). A beat or
+        a new stage alone is not made durable (a crash that loses it only makes the claim look
+        older); what the commit of a passed attempt is made of (its paths, hashes, entry) is."""
         with self._lock:
             if self._stop.is_set():
                 return  # the claim is being removed: never write it back
             for key, value in changes.items():
                 setattr(self.claim, key, value)
             self.claim.heartbeat = time.time()
-            write_claim(self.ws, self.claim, sync=False)
+            write_claim(self.ws, self.claim, sync=bool(changes.keys() - {"stage"}))
 
     def stop(self) -> None:
         """No more writes of the claim (call before removing it)."""

@@ -234,3 +234,28 @@ def test_a_missing_or_corrupt_state_file_loads_as_a_fresh_state(ws, data):
 def test_unknown_keys_in_state_json_are_ignored(ws):
     ws.state_path.write_text(json.dumps({"last_tick": 7, "from_a_newer_version": True}))
     assert TickState.load(ws) == TickState(last_tick=7)
+
+
+def test_a_beat_or_a_stage_is_not_synced_but_what_a_commit_is_made_of_is(ws, monkeypatch):
+    """fsync is the slow part of a write: a beat or a stage alone is not made durable (a crash
+    that loses it makes the claim look older, which it is); the paths, hashes and entry of the
+    commit a passed attempt is making are, as when the claim was taken."""
+    from memento_core import locks
+
+    synced: list[str] = []
+    real = locks.os.fsync
+
+    def counted(fd):
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        return real(fd)
+
+    claim = make_claim()
+    write_claim(ws, claim)
+    monkeypatch.setattr(locks.os, "fsync", counted)
+    with Heartbeat(ws, claim, every=3600) as beat:
+        beat.update(stage="running")
+        beat.update()
+        assert synced == []
+        beat.update(stage="committing", commit_paths=["a.txt"], commit_message="m", commit_hashes={}, entry="e")
+        assert synced, "the committing stage was not made durable"
+    assert on_disk(ws).commit_paths == ["a.txt"]
