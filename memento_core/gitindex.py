@@ -6,7 +6,8 @@ so that every tracked file is hashed again. Git can make that index itself (``ls
 --stage``, then ``update-index --index-info``): two processes, paid three times a task and a few
 times more a tick. :func:`scrubbed` makes the same file from the real index's bytes in Python.
 
-Only a plain index is taken (versions 2 to 4, a valid checksum, entries sorted with no
+Only a plain index is taken (versions 2 to 4, a valid checksum in the repository's object
+format, the modes git writes, entries sorted with no
 duplicate, no file where another entry needs a folder, every path one git itself accepts;
 no split or sparse index). Anything else returns None and the caller asks git, which reads
 and checks the file its own way. dulwich reads index files too, but its import would cost
@@ -17,22 +18,26 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import re
 import struct
 
 _HEADER = struct.Struct(">4sII")
 _STAT_BYTES = 40  # ctime, mtime (seconds, nanoseconds), dev, ino, mode, uid, gid, size
 _EXTENDED = 0x4000
 _NAME_MASK = 0x0FFF
-_FORMATS = (("sha1", 20), ("sha256", 32))
+_WIDTHS = {"sha1": 20, "sha256": 32}
+# The modes git writes to an index (update-index --index-info makes any other one of these):
+# a forged one would make git's diff stop ("unsupported ce_mode") where it should show a change.
+_MODES = frozenset({0o100644, 0o100755, 0o120000, 0o160000})
 _REFUSED_EXTENSIONS = (b"link", b"sdir")  # a split index (entries elsewhere), a sparse one (folders)
-_TREE_MODE = 0o040000
 
 
-def scrubbed(data: bytes) -> bytes | None:
-    """``data`` (an index file's bytes) as a version 2 index of the same entries, each with its
-    stat data zeroed and its flags dropped but its stage; None when it is not a plain index
-    this module takes (see the module's docstring): git must then be asked."""
-    found = _read(data)
+def scrubbed(data: bytes, fmt: str = "sha1") -> bytes | None:
+    """``data`` (an index file's bytes, of a repository whose object format is ``fmt``) as a
+    version 2 index of the same entries, each with its stat data zeroed and its flags dropped
+    but its stage; None when it is not a plain index this module takes (see the module's
+    docstring): git must then be asked."""
+    found = _read(data, fmt)
     if found is None:
         return None
     fmt, width, entries = found
@@ -45,18 +50,16 @@ def scrubbed(data: bytes) -> bytes | None:
     return bytes(body + hashlib.new(fmt, body).digest())
 
 
-def _read(data: bytes) -> tuple[str, int, list[tuple[bytes, int, bytes, int]]] | None:
+def _read(data: bytes, fmt: str) -> tuple[str, int, list[tuple[bytes, int, bytes, int]]] | None:
     """(object format, id width, [(path, mode, object id, stage)]) of a plain index, else None."""
-    if len(data) < _HEADER.size:
+    width = _WIDTHS.get(fmt)
+    if width is None or len(data) < _HEADER.size + width:
         return None
     signature, version, count = _HEADER.unpack_from(data)
-    if signature != b"DIRC" or version not in (2, 3, 4):
+    if signature != b"DIRC" or version not in (2, 3, 4) or hashlib.new(fmt, data[:-width]).digest() != data[-width:]:
         return None
-    for fmt, width in _FORMATS:
-        if len(data) >= _HEADER.size + width and hashlib.new(fmt, data[:-width]).digest() == data[-width:]:
-            entries = _entries(data, version, count, width)
-            return (fmt, width, entries) if entries is not None else None
-    return None
+    entries = _entries(data, version, count, width)
+    return (fmt, width, entries) if entries is not None else None
 
 
 def _entries(data: bytes, version: int, count: int, width: int) -> list[tuple[bytes, int, bytes, int]] | None:
@@ -88,7 +91,7 @@ def _entries(data: bytes, version: int, count: int, width: int) -> list[tuple[by
                 pos = start + ((size + 8) & ~7)
                 if data[stop:pos].strip(b"\0") or pos > end:
                     return None
-            if len(oid) != width or mode & 0o170000 == _TREE_MODE or not _valid(path):
+            if len(oid) != width or mode not in _MODES or not _valid(path):
                 return None
             entries.append((path, mode, oid, (flags >> 12) & 3))
             previous = path
@@ -122,12 +125,16 @@ def _extensions_taken(data: bytes, pos: int, end: int) -> bool:
     return pos == end
 
 
+_NTFS_SHORT = re.compile(rb"git~[0-9]+", re.I)
+
+
 def _valid(path: bytes) -> bool:
     """A path git would put in an index: relative, no empty, ``.`` or ``..`` part, nothing
-    inside a ``.git``, no backslash."""
+    inside a ``.git`` or a name NTFS would take for it (``GIT~1``, ``.git.``), no backslash."""
     if not path or path.startswith(b"/") or path.endswith(b"/") or b"\\" in path:
         return False
-    return all(part not in (b"", b".", b"..") and part.lower() != b".git" for part in path.split(b"/"))
+    return all(part not in (b"", b".", b"..") and part.lower().rstrip(b". ") != b".git"
+               and not _NTFS_SHORT.fullmatch(part) for part in path.split(b"/"))
 
 
 def _consistent(entries: list[tuple[bytes, int, bytes, int]]) -> bool:

@@ -304,7 +304,7 @@ def scrubbed_index(root: Path) -> Iterator[dict[str, str]]:
     os.unlink(tmp_index)  # a missing index file is an empty index; an empty file is not
     try:
         env = git_env({"GIT_INDEX_FILE": tmp_index, "GIT_OPTIONAL_LOCKS": "1"})
-        copied = _scrubbed_copy(dirs.git_dir / "index")
+        copied = _scrubbed_copy(dirs.git_dir / "index", top)
         if copied is None:  # not a plain index (split, sparse, odd): git copies the entries itself
             entries = run_git(top, ["ls-files", "--stage", "-z"], check=False).stdout
             run_git(top, ["update-index", "-z", "--index-info"], input=entries, env=env)
@@ -318,10 +318,11 @@ def scrubbed_index(root: Path) -> Iterator[dict[str, str]]:
         _remove_index(tmp_index)
 
 
-def _scrubbed_copy(index: Path) -> bytes | None:
-    """The private index's bytes made from the real ``index`` (gitindex.scrubbed; b'' when there
-    is none: the copy stays missing, an empty index); None when git must make it: not a plain
-    index, or not a regular file (a link, a FIFO: never followed nor waited on here)."""
+def _scrubbed_copy(index: Path, top: Path) -> bytes | None:
+    """The private index's bytes made from the real ``index`` of the repository at ``top``
+    (gitindex.scrubbed, in the repository's object format; b'' when there is none: the copy
+    stays missing, an empty index); None when git must make it: not a plain index, or not a
+    regular file (a link, a FIFO: never followed nor waited on here)."""
     try:
         fd = os.open(index, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
@@ -331,7 +332,7 @@ def _scrubbed_copy(index: Path) -> bytes | None:
     with os.fdopen(fd, "rb") as fh:
         if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
             return None
-        return gitindex.scrubbed(fh.read())
+        return gitindex.scrubbed(fh.read(), "sha256" if len(empty_tree(top)) == 64 else "sha1")
 
 
 def _remove_index(tmp_index: str) -> None:

@@ -282,11 +282,11 @@ def _branch_named(path: Path) -> str:
     except OSError:
         return ""
     with os.fdopen(fd, "rb") as fh:
-        data = fh.read(512) if stat.S_ISREG(os.fstat(fh.fileno()).st_mode) else b""
-    m = _BRANCH_HEAD.fullmatch(data)
+        data = fh.read(4097) if stat.S_ISREG(os.fstat(fh.fileno()).st_mode) else b""
+    m = _BRANCH_HEAD.fullmatch(data) if len(data) <= 4096 else None  # the whole file, or git's word
     name = m.group(1).decode() if m else ""
-    bad = (not name or ".." in name or "//" in name or name.endswith(("/", ".lock", "."))
-           or "/." in name or name == "refs/heads/.invalid")
+    bad = (not name or ".." in name or "//" in name or name.endswith(("/", "."))
+           or "/." in name or any(part.endswith(".lock") for part in name.split("/")))
     return "" if bad else name
 
 

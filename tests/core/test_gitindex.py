@@ -39,9 +39,9 @@ def by_git(root: Path, tmp: Path) -> bytes:
     return git(root, "ls-files", "--stage", "-z", env={"GIT_INDEX_FILE": str(index)})
 
 
-def by_python(root: Path, tmp: Path) -> bytes:
+def by_python(root: Path, tmp: Path, fmt: str = "sha1") -> bytes:
     """The entries of the index gitindex.scrubbed makes from root's real one, read by git."""
-    copied = gitindex.scrubbed((root / ".git" / "index").read_bytes())
+    copied = gitindex.scrubbed((root / ".git" / "index").read_bytes(), fmt)
     assert copied is not None, "a plain index was left to git"
     index = tmp / "by-python.index"
     index.write_bytes(copied)
@@ -120,7 +120,9 @@ def test_a_sha256_repository(tmp_path):
     write(root, "a.txt")
     git(root, "add", "a.txt")
     assert len(git(root, "ls-files", "--stage").split()[1]) == 64
-    assert by_python(root, tmp_path) == by_git(root, tmp_path)
+    assert by_python(root, tmp_path, "sha256") == by_git(root, tmp_path)
+    # The object format is the repository's, not what the checksum would fit.
+    assert gitindex.scrubbed((root / ".git" / "index").read_bytes(), "sha1") is None
 
 
 def test_split_and_sparse_indexes_are_left_to_git(repo, tmp_path):
@@ -138,13 +140,13 @@ def test_split_and_sparse_indexes_are_left_to_git(repo, tmp_path):
     assert gitindex.scrubbed((repo / ".git" / "index").read_bytes()) is None
 
 
-def forged(entries: list[tuple[bytes, int]], *, fix_sum: bool = True) -> bytes:
+def forged(entries: list[tuple[bytes, int]], *, fix_sum: bool = True, mode: int = 0o100644) -> bytes:
     """A version 2 index of (path, stage) entries of one blob, in the order given."""
     oid = bytes.fromhex("e69de29bb2d1d6434b8b29ae775ad8c2e48c5391")
     body = bytearray(b"DIRC" + struct.pack(">II", 2, len(entries)))
     for path, stage in entries:
         size = 62 + len(path)
-        body += bytes(24) + struct.pack(">I", 0o100644) + bytes(12) + oid + struct.pack(">H", stage << 12 | len(path))
+        body += bytes(24) + struct.pack(">I", mode) + bytes(12) + oid + struct.pack(">H", stage << 12 | len(path))
         body += path + bytes(((size + 8) & ~7) - size)
     return bytes(body) + (hashlib.sha1(body).digest() if fix_sum else bytes(20))
 
@@ -158,7 +160,10 @@ def forged(entries: list[tuple[bytes, int]], *, fix_sum: bool = True) -> bytes:
     [(b"x/../y", 0)],
     [(b"/abs", 0)],
     [(b"sub/.GIT/hooks/pre-commit", 0)],
-], ids=["unsorted", "twice", "merged-and-not", "file-and-folder", "dot-git", "dot-dot", "absolute", "dot-git-case"])
+    [(b"GIT~1/config", 0)],
+    [(b"sub/.git./hooks/x", 0)],
+], ids=["unsorted", "twice", "merged-and-not", "file-and-folder", "dot-git", "dot-dot", "absolute", "dot-git-case",
+        "ntfs-short-name", "ntfs-trailing-dot"])
 def test_a_forged_index_is_left_to_git(entries):
     assert gitindex.scrubbed(forged(entries)) is None
 
@@ -168,6 +173,9 @@ def test_a_forged_index_that_is_plain_is_taken():
     assert gitindex.scrubbed(forged([(b"a", 0)], fix_sum=False)) is None  # a wrong checksum
     assert gitindex.scrubbed(forged([(b"a", 0)])[:-25] + forged([(b"a", 0)])[-20:]) is None  # cut short
     assert gitindex.scrubbed(b"") is None and gitindex.scrubbed(b"DIRC") is None
+    for mode in (0, 0o010644, 0o040000, 0o100600):  # git's diff would stop on these ("unsupported ce_mode")
+        assert gitindex.scrubbed(forged([(b"a", 0)], mode=mode)) is None
+    assert gitindex.scrubbed(forged([(b".github/workflows/ci.yml", 0)])) is not None
 
 
 def test_scrubbed_index_runs_one_git_command_for_a_plain_index(many, monkeypatch):
@@ -181,6 +189,7 @@ def test_scrubbed_index_runs_one_git_command_for_a_plain_index(many, monkeypatch
         return real(root, args, **kw)
 
     gitops.repo_dirs(many)  # asked of git once per process and folder, not per copy
+    gitops.empty_tree(many)  # so is the object format
     monkeypatch.setattr(gitops, "run_git", counted)
     write(many, "a.txt", b"changed under assume-unchanged\n")
     with scrubbed_index(many) as env:
@@ -202,4 +211,4 @@ def test_an_index_that_is_a_fifo_is_never_waited_on(repo):
     index = repo / ".git" / "index"
     index.unlink()
     os.mkfifo(index)
-    assert gitops._scrubbed_copy(index) is None  # opened without blocking, then refused
+    assert gitops._scrubbed_copy(index, repo) is None  # opened without blocking, then refused

@@ -544,6 +544,8 @@ def test_a_worktrees_gitfile_rewritten_to_name_a_decoy_is_written_again(tmp_path
     "ref:  refs/heads/main\n",
     "ref: refs/heads/../../config\n",
     "ref: refs/heads/.invalid\n",  # another ref store's placeholder
+    "ref: refs/heads/a.lock/b\n",
+    "ref: refs/heads/" + "n" * 490 + "\n" + "junk" * 10,
     "ref: refs/tags/v1\n",
     "DETACHED\n",
     "LINK",
