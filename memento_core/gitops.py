@@ -10,8 +10,9 @@ All paths are relative to ``root`` with forward slashes. ``root`` is usually
 the repository's top level; a workspace in a subdirectory of a larger
 repository works too (its paths are relative to that subdirectory).
 
-Memento's commits are made with plumbing (a temporary index, ``write-tree``,
-``commit-tree``, ``update-ref``): exactly the given paths are committed,
+Memento's commits are made with plumbing (HEAD's trees edited in memory and written with the
+commit by one ``unpack-objects``, gitobjects.commit_here; else a temporary index,
+``write-tree``, ``commit-tree``; then ``update-ref``): exactly the given paths are committed,
 whatever else is staged, and the project's commit hooks do not run.
 """
 
