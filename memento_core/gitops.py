@@ -11,7 +11,8 @@ the repository's top level; a workspace in a subdirectory of a larger
 repository works too (its paths are relative to that subdirectory).
 
 Memento's commits are made with plumbing (HEAD's trees edited in memory and written with the
-commit by one ``unpack-objects``, gitobjects.commit_here; else a temporary index,
+commit by one ``unpack-objects``, gitobjects.commit_here, which the tick and memory pass in;
+else a temporary index,
 ``write-tree``, ``commit-tree``; then ``update-ref``): exactly the given paths are committed,
 whatever else is staged, and the project's commit hooks do not run.
 """
@@ -754,7 +755,7 @@ def _index_info(prefix: str, blobs: dict[str, Blob], width: int = 40) -> bytes:
 
 
 def commit_paths(root: Path, paths: Iterable[str], message: str, author: str = "",
-                 blobs: dict[str, Blob] | None = None) -> str:
+                 blobs: dict[str, Blob] | None = None, build: Callable | None = None) -> str:
     """Commit exactly ``paths`` as they are in the work tree; returns the new commit's sha.
 
     New, modified and deleted files are all recorded; other staged or dirty
@@ -764,9 +765,9 @@ def commit_paths(root: Path, paths: Iterable[str], message: str, author: str = "
     Commit hooks do not run. ``blobs`` (from :func:`hash_blobs`): those paths are
     committed as they were when hashed, not as they are now.
     Raises MementoError (with git's message) on failure, including when
-    the commit would change nothing.
+    the commit would change nothing. ``build``: see :func:`make_commit`.
     """
-    made = make_commit(root, paths, message, author, blobs)
+    made = make_commit(root, paths, message, author, blobs, build)
     crash_point("commit:before-ref")
     if not adopt_commit(root, made):
         raise MementoError(f"HEAD moved in {root} while {made.subject!r} was being committed")
@@ -785,17 +786,17 @@ class MadeCommit:
 
 
 def make_commit(root: Path, paths: Iterable[str], message: str, author: str = "",
-                blobs: dict[str, Blob] | None = None) -> MadeCommit:
+                blobs: dict[str, Blob] | None = None, build: Callable | None = None) -> MadeCommit:
     """The commit :func:`commit_paths` makes, written to the object store only: no ref moves and
     the index is untouched, so a commit that must first win a push (a fleet's claim) has nothing
-    to undo when it loses. :func:`adopt_commit` makes it HEAD."""
+    to undo when it loses. :func:`adopt_commit` makes it HEAD. ``build`` (gitobjects.commit_here,
+    which the callers above this module pass: it builds on this one) makes the commit first,
+    in fewer git commands; when it declines (None), git's own temporary index does."""
     root = Path(root)
     blobs = blobs or {}
     paths = _expand_dirs(root, sorted({p.rstrip("/") for p in [*paths, *blobs] if p}))
     ident = identity_env(root, author)
-    from . import gitobjects  # it builds on this module: imported here, when first needed
-
-    made = gitobjects.commit_here(root, paths, message, ident, blobs)
+    made = build(root, paths, message, ident, blobs) if build is not None else None
     if made is not None:  # the common case, in three git commands (objects built here)
         return made
     git_dir, parent, parent_tree = _commit_base(root)

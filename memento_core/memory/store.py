@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path, PurePosixPath
 
-from .. import gitops
+from .. import gitobjects, gitops
 from ..errors import MementoError
 from ..locks import atomic_write_text, file_lock
 from ..runlog import utc_stamp
@@ -144,7 +144,7 @@ def commit(root: Path, paths: list[str], subject: str, *, source: str, kind: str
     message = subject + "\n\n" + (body.strip() + "\n\n" if body.strip() else "")
     message += f"sources: {source}\n{TRAILER}: {kind}\n"
     try:
-        return gitops.commit_paths(root, paths, message)
+        return gitops.commit_paths(root, paths, message, build=gitobjects.commit_here)
     except MementoError as exc:
         if "nothing to commit" in str(exc):
             return None

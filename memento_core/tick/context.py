@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .. import gitops, status_log
+from .. import gitobjects, gitops, status_log
 from ..config import Config
 from ..errors import MementoError
 from ..plan import Plan, edit_plan, parse_plan
@@ -115,7 +115,8 @@ class TickContext:
         """Commit exactly ``paths`` (those in ``blobs`` as hashed then); None when there was nothing
         to commit or git failed (remembered)."""
         try:
-            sha = gitops.commit_paths(self.root, paths, message, author=self.config.git_author, blobs=blobs)
+            sha = gitops.commit_paths(self.root, paths, message, author=self.config.git_author, blobs=blobs,
+                                      build=gitobjects.commit_here)
             self.tick_commit = sha
             return sha
         except MementoError as exc:

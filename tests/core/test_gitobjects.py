@@ -454,7 +454,8 @@ def _both_ways(tmp_path: Path, monkeypatch, fmt: str, change, paths: list[str], 
             return made
 
         monkeypatch.setattr(gitobjects, "commit_here", spy)
-        sha = gitops.commit_paths(root / sub, paths, "memento: a commit\n\nbody\n", blobs=hashed)
+        sha = gitops.commit_paths(root / sub, paths, "memento: a commit\n\nbody\n", blobs=hashed,
+                                  build=gitobjects.commit_here)
         assert calls == [fast]  # made here in the one, by git in the other
         trees.append(git(root, "rev-parse", f"{sha}^{{tree}}"))
         assert git(root, "status", "--porcelain", "--", *(f"{sub}{p}" if sub else p for p in paths)) == ""
@@ -541,10 +542,10 @@ def test_what_git_may_read_otherwise_is_left_to_git(tmp_path, monkeypatch, git_i
     assert sorted(p.name for p in (root / ".git" / "objects").rglob("*") if p.is_file()) == objects
     if case == "beyond-a-link":
         with pytest.raises(gitops.MementoError, match="beyond a symbolic link"):
-            gitops.commit_paths(root, paths, "m")
+            gitops.commit_paths(root, paths, "m", build=gitobjects.commit_here)
         assert "a plan from elsewhere" not in git(root, "log", "-p", "--all")
         return
-    sha = gitops.commit_paths(root, paths, "m")
+    sha = gitops.commit_paths(root, paths, "m", build=gitobjects.commit_here)
     assert git(root, "rev-parse", "HEAD") == sha
     for path in paths:
         if (root / path).is_file():
@@ -563,5 +564,5 @@ def test_a_path_git_refuses_is_never_committed_here(tmp_path, git_identity, path
     ident = gitops.identity_env(root)
     assert gitobjects.commit_here(root, [path], "m", ident, {path: (mode, blob)}) is None
     with pytest.raises(gitops.MementoError):
-        gitops.commit_paths(root, [path], "m", blobs={path: (mode, blob)})
+        gitops.commit_paths(root, [path], "m", blobs={path: (mode, blob)}, build=gitobjects.commit_here)
     assert git(root, "rev-parse", "HEAD") == head
