@@ -297,7 +297,7 @@ def commit_here(root: Path, paths: Sequence[str], message: str, ident: Mapping[s
             mode, oid = blobs[path]
             changes[path] = None if (mode, oid) == gitops.GONE else (mode.encode(), bytes.fromhex(oid))
             continue
-        if _beyond_a_link(root, path):
+        if gitops.symlinked_parent(root, path) is not None:
             return None  # git refuses a path beyond a symbolic link; hash-object would follow it
         kind, st = gitops.entry_kind(root / path)
         if kind == "gone":
@@ -326,23 +326,22 @@ def commit_here(root: Path, paths: Sequence[str], message: str, ident: Mapping[s
         # what both settings read alike is taken here.
         if modes[path] != (committed or b"100644"):
             return None
-    try:  # a file where a folder must go, or the other way round (git's --replace): seen before writing
-        probe = Trees(at, fmt)
-        for path in [*changes, *files, *(p for p, _ in links)]:
-            probe.set(prefix + path, changes.get(path) or (b"100644", bytes(len(bytes.fromhex(at.tree)))))
-    except MementoError:
-        return None
     for path, target in links:
         objects.append(("blob", target))
         changes[path] = (b"120000", bytes.fromhex(object_id(fmt, "blob", target)))
+    pending = bytes(len(bytes.fromhex(at.tree)))  # a file's id until hash-object gives it
+    try:  # a file where a folder must go, or the other way round (git's --replace): seen before writing
+        for path, entry in [*changes.items(), *((p, (modes[p], pending)) for p in files)]:
+            trees.set(prefix + path, entry)
+    except MementoError:
+        return None
     if files:  # from the top level, where git reads --stdin-paths (and the attributes' paths)
         out = gitops.run_git(gitops.repo_dirs(root).top, ["hash-object", "-w", "--stdin-paths"],
                              input=b"".join(os.fsencode(prefix + p) + b"\n" for p in files)).stdout.split()
         if len(out) != len(files):
             return None
-        changes.update({p: (modes[p], bytes.fromhex(oid.decode())) for p, oid in zip(files, out, strict=True)})
-    for path, entry in changes.items():
-        trees.set(prefix + path, entry)
+        for path, oid in zip(files, out, strict=True):
+            trees.set(prefix + path, (modes[path], bytes.fromhex(oid.decode())))
     tree, made = trees.objects()
     if tree == at.tree:
         raise MementoError(f"nothing to commit for {message.splitlines()[0] if message else 'commit'!r}")
@@ -364,18 +363,6 @@ def _plain(path: str) -> bool:
     return all((_PLAIN_PART.fullmatch(part) or part.startswith(".") and _PLAIN_PART.fullmatch(part[1:]))
                and part not in (".", "..") and not part.endswith((".", " "))
                and not part.lower().startswith(".git") for part in path.split("/"))
-
-
-def _beyond_a_link(root: Path, path: str) -> bool:
-    """Whether a folder on ``path``'s way below ``root`` is a symbolic link."""
-    parts = path.split("/")[:-1]
-    for i in range(len(parts)):
-        try:
-            if stat.S_ISLNK(os.lstat(root.joinpath(*parts[:i + 1])).st_mode):
-                return True
-        except OSError:
-            return False  # gone: nothing further down is there either
-    return False
 
 
 # ---------------------------------------------------------------- replaying commits

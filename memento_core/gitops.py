@@ -36,6 +36,7 @@ from . import gitindex
 from .config import parse_author
 from .crashpoints import crash_point
 from .errors import MementoError
+from .lines import read_regular
 from .runlog import utc_stamp
 
 MEMENTO_NAME = "Memento"
@@ -326,15 +327,12 @@ def _scrubbed_copy(index: Path, top: Path) -> bytes | None:
     stays missing, an empty index); None when git must make it: not a plain index, or not a
     regular file (a link, a FIFO: never followed nor waited on here)."""
     try:
-        fd = os.open(index, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        data = read_regular(index)
     except FileNotFoundError:
         return b""
-    except OSError:
+    except OSError:  # NotAFile among them
         return None
-    with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            return None
-        return gitindex.scrubbed(fh.read(), "sha256" if len(empty_tree(top)) == 64 else "sha1")
+    return gitindex.scrubbed(data, _FORMATS[len(empty_tree(top))])
 
 
 def _remove_index(tmp_index: str) -> None:
@@ -1041,18 +1039,27 @@ def save_rollback(root: Path, base: str | None, changes: list[FileChange], dest:
     return dest
 
 
-def _unlink_symlinked_parents(root: Path, rel: str) -> str | None:
-    """Remove a symlink standing where a folder of ``rel`` should be (the link only, never
-    its target); returns its path relative to ``root``."""
+def symlinked_parent(root: Path, rel: str) -> Path | None:
+    """The first folder on ``rel``'s way below ``root`` that is a symbolic link (None when none
+    is: the way ends at a real folder, a file or nothing)."""
     current = Path(root)
     for part in Path(rel).parts[:-1]:
         current = current / part
         if current.is_symlink():
-            current.unlink()
-            return current.relative_to(root).as_posix()
+            return current
         if not current.is_dir():
             return None
     return None
+
+
+def _unlink_symlinked_parents(root: Path, rel: str) -> str | None:
+    """Remove a symlink standing where a folder of ``rel`` should be (the link only, never
+    its target); returns its path relative to ``root``."""
+    link = symlinked_parent(root, rel)
+    if link is None:
+        return None
+    link.unlink()
+    return link.relative_to(root).as_posix()
 
 
 def _remove_created(root: Path, rel: str) -> None:

@@ -36,6 +36,7 @@ from pathlib import Path
 
 from .. import gitops
 from ..errors import MementoError
+from ..lines import read_regular_or_none
 
 # Below the common git directory: what configures git, and what hides files from it.
 WATCHED = ("config", "info", "hooks", "objects/info/alternates")
@@ -277,12 +278,7 @@ def _head(root: Path, git_dir: Path | None = None) -> str:
 
 def _branch_named(path: Path) -> str:
     """The branch a HEAD file names ('' when it is not a plain ``ref: refs/heads/…`` line)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return ""
-    with os.fdopen(fd, "rb") as fh:
-        data = fh.read(4097) if stat.S_ISREG(os.fstat(fh.fileno()).st_mode) else b""
+    data = read_regular_or_none(path, limit=4097) or b""
     m = _BRANCH_HEAD.fullmatch(data) if len(data) <= 4096 else None  # the whole file, or git's word
     name = m.group(1).decode() if m else ""
     bad = (not name or ".." in name or "//" in name or name.endswith(("/", "."))

@@ -1158,9 +1158,7 @@ def _integrate(ctx: TickContext, upstream: str, local: str | None, base: str | N
         rebase(ctx, upstream)
         after = {subject: sha for sha, subject in _subjects(ctx, upstream, "HEAD")}
         moved = {old: after[s] for old, s in before if s in after and after[s] != old}
-    _fix_commit_shas(ctx, moved)
-    _say_plan_notes(ctx)
-    commit_own_docs(ctx)
+    _after_replay(ctx, moved)
     return gitops.head(ctx.root)
 
 
@@ -1210,9 +1208,16 @@ def _arrive(ctx: TickContext, local: str, upstream: str, tip: str, moved: dict[s
         then()
         return
     held = then()
+    _after_replay(ctx, moved, plan=not held)  # a held claim's `[~]` is not the work tree's yet: never undone
+
+
+def _after_replay(ctx: TickContext, moved: dict[str, str], *, plan: bool = True) -> None:
+    """What follows a replay or a rebase once HEAD is there: the status entries' commit ids
+    follow their commits, the plan notes become an entry, and the documents are committed
+    (``plan`` False: all but the plan, see :func:`commit_own_docs`)."""
     _fix_commit_shas(ctx, moved)
     _say_plan_notes(ctx)
-    commit_own_docs(ctx, plan=not held)  # a held claim's `[~]` is not the work tree's yet: never undone
+    commit_own_docs(ctx, plan=plan)
 
 
 def _replayed(ctx: TickContext, upstream: str, base: str, local: str) -> tuple[str, dict[str, str]] | None:
