@@ -146,9 +146,10 @@ def check(task: Task, snap: Snapshot, seen: Observed, max_diff_lines: int, *, af
 
 
 def task_change(changes: tuple[FileChange, ...] | list[FileChange]) -> tuple[FileChange, ...]:
-    """The changes that are the task's: not Memento's documents, not their temp files."""
+    """The changes that are the task's: not Memento's documents, not their temp files, not the
+    scratch a tool made (scratch.py: a ``x.pyc.123``, a ``__pycache__/`` git does not ignore)."""
     own = set(KEPT_DOCS)
-    return tuple(c for c in changes if c.path not in own and not is_own_temp(c.path))
+    return tuple(c for c in changes if c.path not in own and not is_own_temp(c.path) and not c.scratch)
 
 
 def diff_lines(changes) -> int:
