@@ -56,8 +56,8 @@ def tick(ws: Workspace, taken_over: str = "") -> Outcome:
     the lock was a stopped tick's (stopped.py), said in the status log after its recovery."""
     ctx = TickContext(ws)
     plan = load_config_and_plan(ctx)
-    if isinstance(plan, Outcome):
-        return settle(ctx, plan, "plan invalid")
+    if isinstance(plan, Outcome):  # numbered only when it wrote its PLAN INVALID entry (not for a bad config)
+        return settle(ctx, plan, "plan invalid") if ctx.number is not None else plan
     plan = remote.refresh(ctx, plan)  # [workers] remote: a pause or resume pushed by someone
     skipped = skip_unless_auto(ctx, plan)
     if skipped is not None:
