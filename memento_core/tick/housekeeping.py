@@ -99,10 +99,14 @@ def fold_into_tick_commit(ctx: TickContext, why: str = "status log and checkpoin
 
     if ctx.config is None or ctx.config.workers_remote:
         return False
+    seen = docs_stat(ctx)
+    if seen == ctx.docs_committed:
+        return False  # nothing written since they were found committed: no second `git status`
     try:
         own = set(OWN_DOCS)
         docs = sorted({e.path for e in gitops.status(ctx.root) if e.path in own and e.xy != "??"})
         if not docs:
+            ctx.docs_committed = seen
             return False
         old = ctx.tick_commit
         if old and gitops.head(ctx.root) == old:
@@ -114,6 +118,7 @@ def fold_into_tick_commit(ctx: TickContext, why: str = "status log and checkpoin
     except MementoError as exc:
         cron_log(ctx.ws, f"the tick's documents were not committed: {exc}")
         return False
+    ctx.docs_committed = seen if new is not None else None
     # What named the commit before it was amended names the amended one; this tick's passed
     # tasks get their commits in the unsurfaced results now (the checkpoint shows them next time).
     ctx.results[:] = [replace(r, commit=new) if r.commit and old and r.commit == old else r for r in ctx.results]
@@ -122,6 +127,21 @@ def fold_into_tick_commit(ctx: TickContext, why: str = "status log and checkpoin
         if not item.get("commit") and item.get("task") in shas:
             item["commit"] = shas[item["task"]][:7]
     return new is not None
+
+
+def docs_stat(ctx: TickContext) -> tuple:
+    """Memento's documents as the file system has them (inode, size, mtime): any write changes it
+    (every write of a document renames a new file into place)."""
+    from ..workspace import OWN_DOCS
+
+    out = []
+    for rel in OWN_DOCS:
+        try:
+            st = os.lstat(ctx.root / rel)
+            out.append((st.st_ino, st.st_size, st.st_mtime_ns))
+        except OSError:
+            out.append(None)
+    return tuple(out)
 
 
 def record_memory(ctx: TickContext) -> None:
