@@ -36,6 +36,7 @@ import threading
 
 from .. import agents, gitops
 from ..config import load_config
+from ..crashpoints import crash_point
 from ..errors import EXIT_ATTENTION, EXIT_ERROR, EXIT_OK, MementoError
 from ..plan import Plan, Task
 from ..runlog import Outcome, cron_log, utc_stamp
@@ -181,7 +182,9 @@ def wait_out_limits(ctx: TickContext) -> Outcome | None:
 
 
 def recover(ctx: TickContext, plan: Plan) -> Plan:
-    """What a killed tick left behind, then stale claims (recovery.py)."""
+    """What a killed tick left behind, then stale claims (recovery.py). Every process of a dead
+    tick's attempts ended before this, as soon as the lock was taken (orphans.py, __main__)."""
+    crash_point("tick:recovering")
     clean_leftovers(ctx)
     remote.clean_leftovers(ctx)  # [workers] remote: a rebase a killed tick left half done
     stop_stale_workers(ctx, plan)  # a killed tick's parallel workers (workers.py, SPEC §12)
