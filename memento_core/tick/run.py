@@ -2,7 +2,8 @@
 
 Each step of SPEC §4 and the function that does it:
 
-     1  take the tick lock            __main__.run_locked (also the paused fast path)
+     1  take the tick lock            __main__.run_locked (also the paused fast path); a killed
+                                      tick's processes end first: orphans.end_dead_attempts
      2  load config and plan          run.load_config_and_plan
      3  tick_mode other than auto     run.skip_unless_auto
         rate limited, budget spent    run.wait_out_limits -> limits.skip_reason (SPEC §14)
