@@ -82,8 +82,9 @@ class Lifeline:
     def tick_gone(self) -> bool:
         if os.getppid() != self.parent:
             return True
-        readable, _, _ = select.select([self.fd], [], [], 0)
-        if not readable:
+        poller = select.poll()  # (select() cannot take a descriptor above 1023: the dashboard has many)
+        poller.register(self.fd, select.POLLIN)
+        if not poller.poll(0):
             return False
         try:
             return os.read(self.fd, 64) == b""  # the tick never writes: readable means it is gone
@@ -91,30 +92,25 @@ class Lifeline:
             return True
 
 
-def children_of(pid: int) -> list[int]:
-    """``pid``'s children as the kernel lists them, thread by thread."""
-    found: list[int] = []
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return found
-    for task in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{task}/children", "rb") as fh:
-                found += [int(p) for p in fh.read().split()]
-        except (OSError, ValueError):
-            continue
-    return found
-
-
 def below(pid: int) -> list[int]:
-    """Every process below ``pid``, parents before their children."""
-    out, todo = [], children_of(pid)
+    """Every process below ``pid``, read from every process's parent in /proc (not the kernel's
+    lists of children, which a kernel may not have): this runs once, when the tick is gone."""
+    children: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as fh:
+                stat = fh.read()
+            children.setdefault(int(stat[stat.rfind(b")") + 2:].split()[1]), []).append(int(name))
+        except (OSError, ValueError, IndexError):
+            continue
+    out, todo = [], list(children.get(pid, ()))
     while todo:
-        p = todo.pop(0)
+        p = todo.pop()
         if p not in out:
             out.append(p)
-            todo += children_of(p)
+            todo += children.get(p, ())
     return out
 
 
@@ -162,6 +158,12 @@ def end_everything(child: int, wrapped: bool) -> None:
 def _exit_like(status: int) -> None:
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
+        try:  # the command's core dump is its own business: the guard leaves none in the project
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
+        except (ImportError, OSError, ValueError):
+            pass
         signal.signal(sig, signal.SIG_DFL)
         os.kill(os.getpid(), sig)
         os._exit(128 + sig)
