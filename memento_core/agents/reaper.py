@@ -335,19 +335,21 @@ def _marked(identity: str, projects: frozenset[str], leaders: frozenset[int]) ->
 def kill_marked(identity: str, projects: str | Iterable[str], leaders: Iterable[int] = (),
                 wait: float = MARKED_WAIT) -> list[int]:
     """End what a dead tick's runs left running: every process started under the tick ``identity``
-    for one of ``projects`` (its environment says so: the run's guard and the agent carry it; ''
-    or no project: none is looked for by its marker), the
-    groups ``leaders`` lead (the caller made sure each is ours), and everything below them, which
-    is everything a living guard kept (agents/guard.py: it is their subreaper). They are frozen
-    first (SIGSTOP, again until no new one appears: a frozen process cannot fork), then killed
-    with SIGKILL, with no grace: the attempt is over, and nothing may write once its recovery
-    starts. Returns the pids found, once none of them is alive (or after ``wait`` seconds)."""
+    for one of ``projects`` (its environment says so: the run's guard and the agent carry it; with
+    '' or no project none is looked for by its marker), the groups ``leaders`` lead (the caller
+    made sure each is ours), and everything below them, which is everything a living guard kept
+    (agents/guard.py: it is their subreaper). They are frozen first (SIGSTOP, again until no new
+    one appears: a frozen process cannot fork), then killed with SIGKILL, with no grace: the
+    attempt is over, and nothing may write once its recovery starts. Returns the pids found,
+    once none of them is alive, or after ``wait`` seconds (one stuck in the kernel does not hold
+    the tick)."""
     projects = frozenset([projects] if isinstance(projects, str) else projects)
     leaders = frozenset(pid for pid in leaders if pid > 1 and pid != os.getpgrp())
     killed: set[int] = set()
+    deadline = time.monotonic() + wait
     for _ in range(MAX_ROUNDS):
         found = _marked(identity, projects, leaders)
-        if not found:
+        if not found - killed:  # none, or only what would not die in time (a process stuck in the kernel)
             break
         while True:
             _signal_all(found, signal.SIGSTOP)
@@ -358,7 +360,6 @@ def kill_marked(identity: str, projects: str | Iterable[str], leaders: Iterable[
         _signal_all(found, signal.SIGKILL)
         killed |= found
         leaders = frozenset()  # killed: a later round must not meet their pids in new processes
-        deadline = time.monotonic() + wait
         while any(_alive(pid) for pid in found) and time.monotonic() < deadline:
             reap_zombies()
             time.sleep(0.01)
