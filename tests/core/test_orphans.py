@@ -215,6 +215,22 @@ def test_a_stopped_guard_leaves_them_to_the_next_tick_which_spares_a_persons_pro
         _kill_all(writers(life) + spare)
 
 
+def test_a_paused_plan_still_ends_them(tmp_path):
+    """The tick that only says "paused" ends a killed tick's processes too: they do not write on
+    until someone resumes the plan."""
+    life = tmp_path / "outside" / "life"
+    try:
+        ws, life = killed_mid_task(tmp_path, "none", stop_guard=True)
+        ws.plan_path.write_text(ws.plan_path.read_text().replace("tick_mode: auto", "tick_mode: paused"))
+        paused = next_tick(ws.root)
+        assert "tick skipped: tick_mode is paused" in paused.stdout, (paused.stdout, paused.stderr)
+        assert writers(life) == []
+        assert "a killed tick had left running" in ws.cron_log.read_text()
+        assert parse_plan(ws.plan_path).task("T-1").status == "~"  # the recovery waits for the resume
+    finally:
+        _kill_all(writers(life))
+
+
 def test_a_tick_run_in_a_thread_like_the_dashboards_takes_its_run_along(tmp_path):
     life = tmp_path / "outside" / "life"
     try:
