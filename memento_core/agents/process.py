@@ -368,17 +368,6 @@ def _spawn(
     return proc, pipe, line
 
 
-def _hello(command: _Command, proc: subprocess.Popen[bytes], pipe: LogPipe, line: _Lifeline) -> None:
-    """The guard's word that the command started; if it could not, nothing of the run is left."""
-    try:
-        line.hello(command, proc)
-    except BaseException:
-        _RUNNING.pop(proc.pid, None)
-        line.close()
-        pipe.finish()
-        raise
-
-
 def _wait_for_exit(proc: subprocess.Popen[bytes], *, timeout: float, started: float,
                    log_path: Path) -> bool:
     """Wait until the command exits or ``timeout`` s after ``started``; True if it timed out.
@@ -472,19 +461,23 @@ def run_in_group(
         with _SPAWNING:
             proc, pipe, line = _spawn(command, cwd=cwd, log_path=log_path, stdin_path=stdin_path, env=env)
             _RUNNING[proc.pid] = proc
-        if line is not None:
-            _hello(command, proc, pipe, line)
     except _NotStarted as exc:
-        append_to_log(log_path, f"[memento] {exc}\n")
-        return ProcResult(None, False, time.monotonic() - started, None, error=str(exc))
+        return _not_started(exc, log_path, started)
 
     pgid = proc.pid  # start_new_session: the child leads its own group
     timed_out = False
+    refused: _NotStarted | None = None
     try:
-        if on_start is not None:
-            on_start(pgid)
-        with LogCap(log_path):  # a flood keeps the log's first and last 10 MB
-            timed_out = _wait_for_exit(proc, timeout=timeout, started=started, log_path=log_path)
+        if line is not None:
+            try:
+                line.hello(command, proc)
+            except _NotStarted as exc:  # the guard could not start it, and is reaped: cleaned up below
+                refused = exc
+        if refused is None:
+            if on_start is not None:
+                on_start(pgid)
+            with LogCap(log_path):  # a flood keeps the log's first and last 10 MB
+                timed_out = _wait_for_exit(proc, timeout=timeout, started=started, log_path=log_path)
     finally:
         try:
             _leave_nothing_running(proc, timed_out=timed_out, grace=grace, log_path=log_path)
@@ -496,4 +489,11 @@ def run_in_group(
             finally:
                 pipe.finish()  # the group and its strays are gone: end of file, or a bounded drain
                 trim(log_path)
+    if refused is not None:
+        return _not_started(refused, log_path, started)
     return _ended(proc, timed_out=timed_out, started=started)
+
+
+def _not_started(exc: _NotStarted, log_path: Path, started: float) -> ProcResult:
+    append_to_log(log_path, f"[memento] {exc}\n")
+    return ProcResult(None, False, time.monotonic() - started, None, error=str(exc))
