@@ -11,8 +11,8 @@ agent and for ``verify``.
 The pitfalls of SPEC §4 this handles:
 
 * the child inherits no descriptor but stdin, stdout and stderr
-  (``close_fds``), so an agent that outlives the tick never holds the tick
-  lock;
+  (``close_fds``; its guard also its end of the lifeline, which it never
+  passes on), so an agent never holds the tick lock;
 * ``subprocess.run(timeout=)`` would kill only the direct child; here the
   whole group is stopped and waited for until it is gone, zombies reaped;
 * the tick's SIGTERM handler calls ``terminate_running``: every group being
