@@ -1,0 +1,175 @@
+"""Benchmark: what the sandbox adds to a verify of a real Python project's suite (SPEC §13, issue 36).
+
+The project is the last commit of a replay fixture (tests/fixtures/replay/,
+tests/core/test_replay_cachetools.py): cachetools' whole suite as its CI runs it
+(``THREADING_TESTS=1 pytest --cov=cachetools --cov-report term-missing``, the
+command of its tox.ini, bytecode, pytest's cache and the coverage file written
+by every run), or ``--project jinja``: jinja's whole suite as its CI runs it
+(``pytest -v --tb=short``). It is cloned, `memento init` run on it with the
+default memento.toml, a person's ``.env`` and ``.venv/`` added, and one task
+planned whose verify is that command.
+
+One verify is the tick's own (attempt.run_verify): the allowlisted environment,
+a new session, the output to the tick log; confined, under the prefix the tick
+builds for the attempt (confine.prepare: the work tree writable, Memento's and
+the person's files read-only, the private home, the network namespace and its
+proxy for ``network = "model"``). A first verify each way warms the caches (as
+in a replay, where every verify finds what the last one left); then the rounds
+alternate unconfined and confined, and the medians are compared (budget: the
+sandbox adds ≤ 10 % to the unconfined verify). Every verify must pass: a failed
+one is reported, never timed. The same prefix running ``true`` says how much of
+the difference is the sandbox's start (bwrap, the proxy, the private home).
+
+Run: python bench/sandbox_verify.py [--project cachetools|jinja] [--rounds 9]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+from table import header, print_table  # noqa: E402
+
+from memento_core import agents, sandbox  # noqa: E402
+from memento_core.config import load_config  # noqa: E402
+from memento_core.plan import parse_plan  # noqa: E402
+from memento_core.tick import confine  # noqa: E402
+from memento_core.tick.attempt import run_verify  # noqa: E402
+from memento_core.tick.context import TickContext  # noqa: E402
+from memento_core.workspace import Workspace  # noqa: E402
+
+BUDGET = 0.10  # what the sandbox may add, as a share of the unconfined verify
+FIXTURES = HERE.parent / "tests" / "fixtures" / "replay"
+IDENTITY = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@localhost",
+            "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@localhost"}
+
+
+def _git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True,
+                          env={**os.environ, **IDENTITY}).stdout
+
+
+def verify_command(project: str, root: Path) -> str:
+    if project == "jinja":
+        return f"PYTHONPATH=src {sys.executable} -m pytest -v --tb=short"
+    from tests.core.test_replay_cachetools import tox_command  # the replay's own reading of tox.ini
+
+    return tox_command(root / ".git", "HEAD", [])
+
+
+def make_project(tmp: Path, project: str) -> Path:
+    """The fixture's last commit, `memento init`, a person's .env and .venv/, one task."""
+    root = tmp / project
+    _git(tmp, "clone", "-q", str(FIXTURES / f"{project}.bundle"), str(root))
+    (root / ".git" / "info" / "exclude").write_text(".env\n")
+    (root / ".env").write_text("GITHUB_TOKEN=a-persons-token\n")
+    (root / ".venv" / "bin").mkdir(parents=True)
+    (root / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (root / ".venv" / "bin" / "activate").write_text("# a person's virtual environment\n")
+    subprocess.run([sys.executable, "-m", "memento_core.cli.main", "init", str(root)], check=True,
+                   capture_output=True, env={**os.environ, **IDENTITY})
+    verify = verify_command(project, root)
+    (root / "docs" / "MASTER_PLAN.md").write_text(
+        f"# MASTER_PLAN: bench\n\n## Meta\n- tick_mode: auto\n\n## Phase 1: All\n\n"
+        f"- [ ] `T-1` The project's own suite\n  - verify: `{verify}`\n  - context_files: [src/]\n")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "bench plan")
+    return root
+
+
+class Verifier:
+    """One workspace's verify, run the tick's way, unconfined or under the attempt's sandbox."""
+
+    def __init__(self, root: Path):
+        self.ctx = TickContext(Workspace(root))
+        self.ctx.config = load_config(self.ctx.ws.config_path)
+        self.task = parse_plan(self.ctx.ws.plan_path).tasks[0]
+
+    def wrap(self) -> tuple[tuple[str, ...], float]:
+        """The attempt's sandbox as the tick builds it now (what earlier verifies left among the
+        ignored files included), and the seconds that took."""
+        t0 = time.perf_counter()
+        wrap, why = confine.prepare(self.ctx, self.task, ())
+        if why or not wrap:
+            raise SystemExit(f"the sandbox could not be set up: {why or 'it runs unconfined here'}")
+        return wrap, time.perf_counter() - t0
+
+    def run(self, wrap: tuple[str, ...]) -> float:
+        """Wall seconds of one passing verify."""
+        t0 = time.perf_counter()
+        code, output, reason = run_verify(self.ctx, self.task, wrap)
+        wall = time.perf_counter() - t0
+        if code != 0:
+            where = "confined" if wrap else "unconfined"
+            last = (output.strip().splitlines() or [""])[-1]
+            raise VerifyFailed(f"verify failed {where}: {reason}: {last}")
+        return wall
+
+    def start(self, wrap: tuple[str, ...]) -> float:
+        """Wall seconds of `true` started the same way (the sandbox's fixed cost)."""
+        t0 = time.perf_counter()
+        result = agents.run_in_group("true", cwd=self.ctx.root, log_path=self.ctx.log_path, timeout=60,
+                                     shell=True, wrap=wrap)
+        assert result.ok, result
+        return time.perf_counter() - t0
+
+
+class VerifyFailed(Exception):
+    pass
+
+
+def rows(project: str = "cachetools", rounds: int = 9) -> list:
+    binary = sandbox.bwrap_binary()
+    why = sandbox.probe(binary) if binary else "bubblewrap (bwrap) is not installed"
+    if why:
+        return [(f"sandbox verify cost: not measured ({why})", "-", f"≤ {BUDGET:.0%}", None)]
+    with tempfile.TemporaryDirectory(prefix="sandbox-verify-") as tmp:
+        verifier = Verifier(make_project(Path(tmp), project))
+        walls: dict[str, list[float]] = {"none": [], "bwrap": []}
+        starts: dict[str, list[float]] = {"none": [], "bwrap": []}
+        builds: list[float] = []
+        try:
+            verifier.run(())  # what a first verify writes (bytecode, caches), the next ones find
+            verifier.run(verifier.wrap()[0])
+            for _ in range(rounds):
+                wrap, built = verifier.wrap()  # per attempt, as the tick does
+                builds.append(built)
+                for mode, prefix in (("none", ()), ("bwrap", wrap)):
+                    walls[mode].append(verifier.run(prefix))
+                    starts[mode].append(verifier.start(prefix))
+        except VerifyFailed as exc:
+            return [(f"{project}: what the sandbox adds to a verify: not measured", "-", f"≤ {BUDGET:.0%}", False),
+                    (f"  {exc}"[:200], "", "", None)]
+    bare, boxed = statistics.median(walls["none"]), statistics.median(walls["bwrap"])
+    start_added = statistics.median(starts["bwrap"]) - statistics.median(starts["none"])
+    added = (boxed - bare) / bare
+    return [
+        (f"{project}: one verify unconfined, median of {rounds} (s)", f"{bare:.2f}", "", None),
+        (f"{project}: one verify confined, {len(wrap)} sandbox args (s)", f"{boxed:.2f}", "", None),
+        (f"{project}: what the sandbox adds to a verify", f"{added:+.1%}", f"≤ {BUDGET:.0%}", added <= BUDGET),
+        (f"{project}: of which the sandbox's start (`true` the same way, ms)", f"{start_added * 1000:.0f}", "", None),
+        (f"{project}: building the sandbox, once per attempt (ms)", f"{statistics.median(builds) * 1000:.0f}",
+         "", None),
+    ]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--project", choices=("cachetools", "jinja"), default="cachetools")
+    ap.add_argument("--rounds", type=int, default=9)
+    args = ap.parse_args()
+    print(header(), f" load average: {os.getloadavg()[0]:.1f}")
+    return 0 if print_table(rows(args.project, args.rounds)) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
