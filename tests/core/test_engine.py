@@ -403,7 +403,7 @@ def test_plan_invalid_is_reported_once_and_exits_2(tmp_path):
 
 def test_max_tasks_per_tick_runs_a_continued_task(tmp_path):
     tasks = HELLO + HELLO.replace("T-1", "T-2").replace("Write hello", "Again")
-    ws = make_ws(tmp_path, agent("does_task.py", "hello.txt", "done {task_id}"), tasks=tasks)
+    ws = make_ws(tmp_path, agent("does_task.py", "hello.txt", "'done {task_id}'"), tasks=tasks)
     ws.plan_path.write_text(ws.plan_path.read_text().replace("max_tasks_per_tick: 1", "max_tasks_per_tick: 2"))
     git(ws.root, "commit", "-qam", "two per tick")
     outcome = run_tick(ws.root)

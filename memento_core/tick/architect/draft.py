@@ -293,8 +293,9 @@ def _new_warnings(old, old_text, new, new_text, ws, preset, new_ids) -> tuple[st
 
 def run_red_first(ctx: TickContext, tasks: list[Task], say: Callable[[str], None]) -> tuple[RedCheck, ...]:
     """Each task's verify once on the current tree, confined (the project read-only, no network),
-    at most ``[workers] max`` at a time, each under its timeout (the task's, else [verify] timeout)."""
-    tasks = [t for t in tasks if t.verify]
+    at most ``[workers] max`` at a time, each under its timeout (the task's, else [verify] timeout).
+    A check-only task (``changes: none``) is not run: its verify may well pass already."""
+    tasks = [t for t in tasks if t.verify and not t.check_only]
     if not tasks:
         return ()
     at_once = max(1, min(ctx.config.workers_max, len(tasks)))
