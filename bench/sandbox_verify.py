@@ -11,22 +11,29 @@ planned whose verify is that command.
 
 One verify is the tick's own (attempt.run_verify): the allowlisted environment,
 a new session, the output to the tick log; confined, under the prefix the tick
-builds for the attempt (confine.prepare: the work tree writable, Memento's and
-the person's files read-only, the private home, the network namespace and its
-proxy for ``network = "model"``). A first verify each way warms the caches (as
-in a replay, where every verify finds what the last one left); then the rounds
-alternate unconfined and confined, and the medians are compared (budget: the
-sandbox adds ≤ 10 % to the unconfined verify). Every verify must pass: a failed
-one is reported, never timed. The same prefix running ``true`` says how much of
-the difference is the sandbox's start (bwrap, the proxy, the private home).
+builds for each attempt (confine.prepare: the work tree writable, Memento's and
+the person's files read-only, scratch writable, the private home, the network
+namespace and its proxy for ``network = "model"``). A first verify each way
+writes the caches (as in a replay, where every verify finds what the last one
+left); then each round builds the sandbox again and runs one verify of each
+kind, unconfined first in even rounds and confined first in odd ones; the
+medians are compared (budget: the sandbox adds ≤ 10 % to the unconfined
+verify). Every verify must pass: a failed one is reported, never timed.
+Beside it: ``true`` started the same two ways (the sandbox's start: bwrap, the
+proxy and forwarder), the time confine.prepare takes (once per attempt, for
+the agent and verify together), and the CPU time of the command's own
+processes (POSIX ``times`` after it), which the load of a shared machine moves
+far less than the wall time.
 
-Run: python bench/sandbox_verify.py [--project cachetools|jinja] [--rounds 9]
+Run: python bench/sandbox_verify.py [--project cachetools|jinja] [--rounds 9] [--network model|all|none]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -66,8 +73,9 @@ def verify_command(project: str, root: Path) -> str:
     return tox_command(root / ".git", "HEAD", [])
 
 
-def make_project(tmp: Path, project: str) -> Path:
-    """The fixture's last commit, `memento init`, a person's .env and .venv/, one task."""
+def make_project(tmp: Path, project: str, network: str = "model") -> Path:
+    """The fixture's last commit, `memento init` (its memento.toml, ``[sandbox] network`` set to
+    ``network``), a person's .env and .venv/, one task."""
     root = tmp / project
     _git(tmp, "clone", "-q", str(FIXTURES / f"{project}.bundle"), str(root))
     (root / ".git" / "info" / "exclude").write_text(".env\n")
@@ -77,7 +85,11 @@ def make_project(tmp: Path, project: str) -> Path:
     (root / ".venv" / "bin" / "activate").write_text("# a person's virtual environment\n")
     subprocess.run([sys.executable, "-m", "memento_core.cli.main", "init", str(root)], check=True,
                    capture_output=True, env={**os.environ, **IDENTITY})
-    verify = verify_command(project, root)
+    toml = root / "memento.toml"
+    toml.write_text(toml.read_text().replace('network = "model"', f'network = "{network}"', 1))
+    # `times` (POSIX sh): the CPU the command's processes used, the same way confined or not,
+    # whatever the load; the exit code stays the command's.
+    verify = f"{verify_command(project, root)}; status=$?; times; exit $status"
     (root / "docs" / "MASTER_PLAN.md").write_text(
         f"# MASTER_PLAN: bench\n\n## Meta\n- tick_mode: auto\n\n## Phase 1: All\n\n"
         f"- [ ] `T-1` The project's own suite\n  - verify: `{verify}`\n  - context_files: [src/]\n")
@@ -94,17 +106,24 @@ class Verifier:
         self.ctx.config = load_config(self.ctx.ws.config_path)
         self.task = parse_plan(self.ctx.ws.plan_path).tasks[0]
 
-    def wrap(self) -> tuple[tuple[str, ...], float]:
+    def wrap(self, network: str | None = None) -> tuple[tuple[str, ...], float]:
         """The attempt's sandbox as the tick builds it now (what earlier verifies left among the
-        ignored files included), and the seconds that took."""
-        t0 = time.perf_counter()
-        wrap, why = confine.prepare(self.ctx, self.task, ())
+        ignored files included), and the seconds that took; ``network``: another ``[sandbox]
+        network`` than memento.toml's (for the start of `true` alone)."""
+        config = self.ctx.config
+        if network:
+            self.ctx.config = dataclasses.replace(config, sandbox_network=network)
+        try:
+            t0 = time.perf_counter()
+            wrap, why = confine.prepare(self.ctx, self.task, ())
+        finally:
+            self.ctx.config = config
         if why or not wrap:
             raise SystemExit(f"the sandbox could not be set up: {why or 'it runs unconfined here'}")
         return wrap, time.perf_counter() - t0
 
-    def run(self, wrap: tuple[str, ...]) -> float:
-        """Wall seconds of one passing verify."""
+    def run(self, wrap: tuple[str, ...]) -> tuple[float, float]:
+        """(wall seconds, CPU seconds of the command's processes) of one passing verify."""
         t0 = time.perf_counter()
         code, output, reason = run_verify(self.ctx, self.task, wrap)
         wall = time.perf_counter() - t0
@@ -112,7 +131,8 @@ class Verifier:
             where = "confined" if wrap else "unconfined"
             last = (output.strip().splitlines() or [""])[-1]
             raise VerifyFailed(f"verify failed {where}: {reason}: {last}")
-        return wall
+        children = _TIMES.findall(output)[-1]  # `times`' second line: the shell's children
+        return wall, sum(int(m) * 60 + float(s) for m, s in (children[:2], children[2:]))
 
     def start(self, wrap: tuple[str, ...]) -> float:
         """Wall seconds of `true` started the same way (the sandbox's fixed cost)."""
@@ -127,25 +147,34 @@ class VerifyFailed(Exception):
     pass
 
 
-def rows(project: str = "cachetools", rounds: int = 9) -> list:
+_TIMES = re.compile(r"^(\d+)m([\d.]+)s (\d+)m([\d.]+)s$", re.M)
+
+
+def rows(project: str = "cachetools", rounds: int = 9, network: str = "model") -> list:
     binary = sandbox.bwrap_binary()
     why = sandbox.probe(binary) if binary else "bubblewrap (bwrap) is not installed"
     if why:
         return [(f"sandbox verify cost: not measured ({why})", "-", f"≤ {BUDGET:.0%}", None)]
     with tempfile.TemporaryDirectory(prefix="sandbox-verify-") as tmp:
-        verifier = Verifier(make_project(Path(tmp), project))
+        verifier = Verifier(make_project(Path(tmp), project, network))
         walls: dict[str, list[float]] = {"none": [], "bwrap": []}
-        starts: dict[str, list[float]] = {"none": [], "bwrap": []}
+        cpus: dict[str, list[float]] = {"none": [], "bwrap": []}
+        starts: dict[str, list[float]] = {"none": [], "bwrap": [], "all": []}
         builds: list[float] = []
         try:
             verifier.run(())  # what a first verify writes (bytecode, caches), the next ones find
             verifier.run(verifier.wrap()[0])
-            for _ in range(rounds):
+            for n in range(rounds):
                 wrap, built = verifier.wrap()  # per attempt, as the tick does
                 builds.append(built)
-                for mode, prefix in (("none", ()), ("bwrap", wrap)):
-                    walls[mode].append(verifier.run(prefix))
+                pair = (("none", ()), ("bwrap", wrap))
+                for mode, prefix in pair if n % 2 == 0 else pair[::-1]:  # neither always first
+                    wall, cpu = verifier.run(prefix)
+                    walls[mode].append(wall)
+                    cpus[mode].append(cpu)
                     starts[mode].append(verifier.start(prefix))
+                if network != "all":  # the same sandbox with the host's network: no proxy, no forwarder
+                    starts["all"].append(verifier.start(verifier.wrap("all")[0]))
         except VerifyFailed as exc:
             return [(f"{project}: what the sandbox adds to a verify: not measured", "-", f"≤ {BUDGET:.0%}", False),
                     (f"  {exc}"[:200], "", "", None)]
@@ -154,11 +183,17 @@ def rows(project: str = "cachetools", rounds: int = 9) -> list:
     added = (boxed - bare) / bare
     return [
         (f"{project}: one verify unconfined, median of {rounds} (s)", f"{bare:.2f}", "", None),
-        (f"{project}: one verify confined, {len(wrap)} sandbox args (s)", f"{boxed:.2f}", "", None),
+        (f"{project}: one verify confined, {len(wrap)} sandbox args, network {network} (s)", f"{boxed:.2f}", "",
+         None),
         (f"{project}: what the sandbox adds to a verify", f"{added:+.1%}", f"≤ {BUDGET:.0%}", added <= BUDGET),
         (f"{project}: of which the sandbox's start (`true` the same way, ms)", f"{start_added * 1000:.0f}", "", None),
+        *([(f"{project}: of which network = {network}'s proxy and forwarder (ms)",
+            f"{(statistics.median(starts['bwrap']) - statistics.median(starts['all'])) * 1000:.0f}", "", None)]
+          if starts["all"] else []),
         (f"{project}: building the sandbox, once per attempt (ms)", f"{statistics.median(builds) * 1000:.0f}",
          "", None),
+        (f"{project}: CPU of the suite's processes unconfined / confined (s)",
+         f"{statistics.median(cpus['none']):.2f} / {statistics.median(cpus['bwrap']):.2f}", "", None),
     ]
 
 
@@ -166,9 +201,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--project", choices=("cachetools", "jinja"), default="cachetools")
     ap.add_argument("--rounds", type=int, default=9)
+    ap.add_argument("--network", choices=("model", "all", "none"), default="model",
+                    help="[sandbox] network (model, the default: its proxy and forwarder are part of the start)")
     args = ap.parse_args()
     print(header(), f" load average: {os.getloadavg()[0]:.1f}")
-    return 0 if print_table(rows(args.project, args.rounds)) else 1
+    return 0 if print_table(rows(args.project, args.rounds, args.network)) else 1
 
 
 if __name__ == "__main__":
