@@ -11,6 +11,11 @@ tests/test_<module>.py for each module it changes, else tests/test_api.py),
 with pytest's cache and bytecode on and its plugins loaded (jinja's
 conftest.py imports trio: our dev extras install it). Before issue 21 the task
 that updates docs/index.rst failed here: the whole docs/ folder was read-only.
+Before the scratch rule of issue 36 it stopped at T-2 once pytest's cache was
+on: the ``.pytest_cache/`` the first verify wrote was a person's read-only
+folder, and jinja's ``filterwarnings = error`` made pytest's failed cache write
+(``OSError: [Errno 30] Read-only file system: '.pytest_cache/v/cache/nodeids'``)
+a failed run.
 """
 
 from __future__ import annotations

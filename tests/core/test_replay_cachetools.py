@@ -12,10 +12,14 @@ source tree; tox's ``--basetemp={envtmpdir}`` is left out (no test uses a
 temporary folder). So every verify writes bytecode next to the code and the
 tests, ``.pytest_cache/`` and ``.coverage``, over what an earlier verify left.
 
-Before issue 36 only 2 of these 23 tasks landed confined: from the third on,
-pytest's ``test_x.cpython-311-pytest-8.4.2.pyc.<pid>`` temporaries, left
-because the ``.pyc`` an earlier verify wrote was bound read-only as a person's
-file, were blamed on the task ("verify changed files outside context_files").
+Before the scratch rule (memento_core/scratch.py) the replay stopped at T-2:
+coverage could not erase the ``.coverage`` the first verify had left, bound
+read-only as a person's file (``OSError: [Errno 16] Device or resource busy``).
+With coverage and pytest's cache switched off it went on to T-14, the first
+commit that changes a test file, and stopped there as issue 36 describes:
+``verify changed files outside context_files:
+tests/__pycache__/test_keys.cpython-311-pytest-8.4.2.pyc.5`` (pytest could not
+rename its new bytecode over the read-only one an earlier verify wrote).
 """
 
 from __future__ import annotations

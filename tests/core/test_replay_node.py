@@ -14,6 +14,10 @@ project's own ``npm test``: ``run-s format test:dev``, which is ESLint with
 ``node_modules/esm/node_modules/.cache/esm/``): each verify writes them, over
 what the last one left. ``node_modules/`` stays byte for byte, those caches aside.
 
+Before the scratch rule of issue 36 the first task failed: ``node_modules/``
+was one read-only mount and AVA stopped with ``Internal error: ENOENT: no such
+file or directory, mkdir 'node_modules/.cache/ava'``.
+
 Skipped, with npm's own words, only when the registry cannot be reached and
 npm's cache cannot stand in for it.
 """
