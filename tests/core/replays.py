@@ -139,8 +139,8 @@ def plan(project: Project, upstream: Path, revs: list[str]) -> str:
 
 
 def prints(root: Path, rels: Iterable[str], scratch: Iterable[str] = ()) -> dict[str, str]:
-    """rel -> what a person's file or link is (the sha256 of its bytes, or the link's target), for
-    every file below ``rels``; the paths ``scratch`` matches left out."""
+    """rel -> what a person's file or link is (its mode and the sha256 of its bytes, or the link's
+    target), for every file below ``rels``; the paths ``scratch`` matches left out."""
     skip = [re.compile(s) for s in scratch]
     out = {}
     for rel in rels:
@@ -153,7 +153,7 @@ def prints(root: Path, rels: Iterable[str], scratch: Iterable[str] = ()) -> dict
             if path.is_symlink():
                 out[name] = "-> " + os.readlink(path)
             elif path.is_file():
-                out[name] = hashlib.sha256(path.read_bytes()).hexdigest()
+                out[name] = f"{path.stat().st_mode:o} {hashlib.sha256(path.read_bytes()).hexdigest()}"
     return out
 
 
