@@ -83,9 +83,10 @@ class FileChange:
     (untracked, not there at the snapshot). ``was_untracked`` marks an
     "added" file that existed untracked at the snapshot (the agent staged a
     person's file): rollback unstages it but never deletes it. ``scratch``
-    marks a new file that a tool regenerates (scratch.py: ``x.pyc.123``, a
-    ``__pycache__/`` the ``.gitignore`` says nothing of): never a task's
-    change (guards.task_change), still undone by a rollback.
+    marks a "created" file that a tool regenerates (scratch.py: ``x.pyc.123``,
+    a ``__pycache__/`` the ``.gitignore`` says nothing of): never a task's
+    change (guards.task_change), still undone by a rollback. (An "added" one
+    comes only from the agent's own commits, a guard failure before verify.)
     """
 
     path: str
@@ -567,7 +568,6 @@ def _changes_since(root: Path, base: str | None, untracked_before: set[str], env
             *counts.get(path, (0, 0)),
             kind,
             was_untracked=kind == "added" and was_there(path, untracked_before),
-            scratch=kind == "added" and scratch.is_scratch(root, path),
         )
         for path, kind in kinds.items()
     ]

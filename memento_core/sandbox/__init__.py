@@ -69,7 +69,7 @@ from pathlib import Path
 from .. import scratch
 from ..config import Config
 from ..workspace import MEMENTO_FILES, OWN_PREFIX, Workspace
-from . import gitindex, network
+from . import gitindex, network, reach
 from . import home as private_home
 from .home import PRESET_STATE as PRESET_STATE
 
@@ -94,26 +94,36 @@ class Resolution:
     confined: bool
     reason: str | None  # why it is not confined (None when it is)
     binary: str | None = None
+    fix: tuple[str, ...] = ()  # what makes bubblewrap run here (reach.py), line by line
 
     def as_dict(self) -> dict:
-        return {"mode": self.mode, "confined": self.confined, "reason": self.reason}
+        """`memento status --json`'s "sandbox"; "fix" only when there is one (bubblewrap missing or
+        unable to run here)."""
+        found = {"mode": self.mode, "confined": self.confined, "reason": self.reason}
+        return {**found, "fix": list(self.fix)} if self.fix else found
 
 
 def bwrap_binary() -> str | None:
     return shutil.which("bwrap")
 
 
-@lru_cache(maxsize=4)
 def probe(binary: str) -> str | None:
     """Run ``bwrap <the layout's base> true``: None when it works, else why not (one line)."""
+    found = examine(binary)
+    return found.reason if found is not None else None
+
+
+@lru_cache(maxsize=4)
+def examine(binary: str) -> reach.Diagnosis | None:
+    """Run ``bwrap <the layout's base> true``: None when it works, else what stops it here and
+    the fix (reach.py reads the kernel's files and bwrap's last words)."""
     argv = [binary, *_BASE, *_NAMESPACE_FLAGS, "true"]
     try:
         proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=PROBE_TIMEOUT)
     except (OSError, subprocess.SubprocessError) as exc:
-        return f"bwrap cannot run here: {exc}"
+        return reach.diagnose(f"bwrap: {exc}", binary)
     if proc.returncode != 0:
-        err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        return f"bwrap cannot run here: {err[-1] if err else f'exit code {proc.returncode}'}"
+        return reach.diagnose(proc.stderr.decode("utf-8", "replace") or f"exit code {proc.returncode}", binary)
     return None
 
 
@@ -123,12 +133,13 @@ def resolve(config: Config) -> Resolution:
     if mode == "none":
         return Resolution("none", False, '[sandbox] mode = "none" in memento.toml')
     binary = bwrap_binary()
-    why = probe(binary) if binary else "bubblewrap (bwrap) is not installed"
-    if why is None:
+    found = examine(binary) if binary else reach.missing()
+    if found is None:
         return Resolution("bwrap", True, None, binary)
     if mode == "bwrap":
-        return Resolution("bwrap", False, f'{why}; [sandbox] mode = "bwrap" refuses to run the agent unconfined')
-    return Resolution("none", False, why)
+        return Resolution("bwrap", False, f'{found.reason}; [sandbox] mode = "bwrap" refuses to run the agent '
+                                          "unconfined", fix=found.fix)
+    return Resolution("none", False, found.reason, fix=found.fix)
 
 
 def expand(entry: str, root: Path, home: str | None = None) -> Path:

@@ -138,7 +138,7 @@ def check(task: Task, snap: Snapshot, seen: Observed, max_diff_lines: int, *, af
     if outside:
         reasons.append(f"{'verify ' if after_verify else ''}changed files outside context_files: "
                        + ", ".join(outside[:10]))
-    if not touched and not seen.folded and not after_verify and not task.check_only and not reasons:
+    if not touched and not after_verify and not task.check_only and not reasons:  # (folded commits: a reason)
         reasons.append(nothing_changed(task.id))
     size = diff_lines(touched)
     if size > max_diff_lines:

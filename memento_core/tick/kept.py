@@ -327,11 +327,8 @@ def _lstat(root: Path, rel: str) -> os.stat_result | None:
 
 
 def _remove(root: Path, rel: str) -> None:
-    """Remove ``rel`` (a file, a link, a folder), or the symbolic link on its way: never through one."""
-    link = gitops.symlinked_parent(root, rel.rstrip("/"))
-    if link is not None:
-        link.unlink()
-        return
+    """Remove ``rel`` (a file, a link never followed, a folder). No path removed here lies beyond a
+    link: git lists none there, and the prints stop at one (:func:`_lstat`, :func:`_walk`)."""
     _unlink(root / rel.rstrip("/"))
 
 

@@ -328,7 +328,7 @@ def finish_interrupted_commit(ctx: TickContext, claim: Claim) -> None:
         remove_claim(ws, claim.task)
         remove_record(ws, claim.task)
         return
-    sha = ctx.commit(paths, message)
+    sha = ctx.commit(paths, message, sha_in_entry=PENDING_COMMIT in (claim.entry or ""))  # an old entry names it
     if sha is None:  # it had landed: find it
         sha = next((s for s, subject in gitops.log_subjects(ctx.root, 20) if subject == message), None)
     if sha:

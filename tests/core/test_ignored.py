@@ -27,7 +27,7 @@ GOOD = "def add(a, b):\n    return a + b\n"
 TEST = ("import site\nimport sys\n\nsite.addsitedir('.venv/site-packages')\nsys.path.insert(0, 'src')\n"
         "import calc  # noqa: E402\n\n\ndef test_add():\n    assert calc.add(2, 2) == 4\n")
 TASK = f"""- [ ] `T-1` [MODULE:calc] Improve calc
-  - verify: `{PY} -m pytest -q -p no:cacheprovider tests`
+  - verify: `{PY} -m pytest -q tests`
   - context_files: [src/calc.py]
   - retries: 0
 """

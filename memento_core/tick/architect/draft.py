@@ -386,7 +386,7 @@ def keep(ctx: TickContext, result: DraftResult, proposed: dict[str, bytes | None
     fields += [("Tick Mode", "paused: read the plan, then `memento resume`"),
                ("Git Commit", PENDING_COMMIT + f' — "{message}"'), ("Log", ctx.rel_log() or "(none)")]
     ctx.event(EVENT, fields)
-    sha = ctx.commit([PLAN_REL, MAP_REL, STATUS_REL], message)
+    sha = ctx.commit([PLAN_REL, MAP_REL, STATUS_REL], message, sha_in_entry=True)
     if sha:
         fill_commit(ws.status_path, sha[:7])
     append_log(ctx.log_path, f"[memento] draft kept: {', '.join(result.new_ids)} (commit {sha})\n")
