@@ -129,7 +129,8 @@ class Verifier:
         wall = time.perf_counter() - t0
         if code != 0:
             where = "confined" if wrap else "unconfined"
-            last = (output.strip().splitlines() or [""])[-1]
+            said = [line for line in output.strip().splitlines() if not _TIMES.match(line)]
+            last = (said or [""])[-1]
             raise VerifyFailed(f"verify failed {where}: {reason}: {last}")
         children = _TIMES.findall(output)[-1]  # `times`' second line: the shell's children
         return wall, sum(int(m) * 60 + float(s) for m, s in (children[:2], children[2:]))
