@@ -3,7 +3,8 @@
 A real project's test command writes as it runs: Python's bytecode (and
 pytest's rewritten test modules) with their atomic-write temporaries
 (``x.pyc.12345``), pytest's, mypy's, ruff's and hypothesis's caches,
-coverage's data files, a JavaScript runner's ``node_modules/.cache/``,
+coverage's data files and HTML report, nyc's ``.nyc_output/``, a JavaScript
+runner's ``node_modules/.cache/`` and Vitest's ``node_modules/.vite/``,
 eslint's ``.eslintcache``, tsc's ``*.tsbuildinfo``. None of it is a person's
 work, whatever the ``.gitignore`` says about it (``*.pyc`` only, or nothing),
 and none of it is ever a task's change. This module is the one rule that says
@@ -13,7 +14,8 @@ what is scratch; three places apply it:
   read-only, so verify may create, rewrite and delete it as it would
   unconfined (a read-only ``X.pyc`` made pytest leave ``X.pyc.<pid>`` behind
   and Memento blame the task); ``node_modules/.cache/`` inside a person's
-  read-only ``node_modules/`` is bound writable (:func:`nested_folders`);
+  read-only ``node_modules/`` is bound writable, ``.vite/`` likewise
+  (:func:`nested_folders`);
 * tick/kept.py: scratch is printed at the snapshot (a stat, both modes), and
   whatever of it the agent made or changed is removed before verify (a forged
   ``.pyc`` that Python would import instead of the source), never restored,
@@ -34,10 +36,13 @@ import re
 import stat
 from pathlib import Path
 
-# Folders a tool fills and rebuilds on its own: everything below one is scratch.
-CACHE_FOLDERS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"})
-# A cache folder that is scratch only inside another folder (a JavaScript runner's, in node_modules/).
-NESTED_CACHES = (("node_modules", ".cache"),)
+# Folders a tool fills and rebuilds on its own: everything below one is scratch (coverage.py's
+# HTML report and nyc's raw data included: a test command that writes them runs twice).
+CACHE_FOLDERS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis",
+                           "htmlcov", ".nyc_output"})
+# A cache folder that is scratch only inside another folder: a JavaScript runner's in node_modules/
+# (find-cache-dir's .cache: ava, babel-loader, nyc; Vite's and Vitest's .vite).
+NESTED_CACHES = (("node_modules", ".cache"), ("node_modules", ".vite"))
 # Aider's repository map, rebuilt by aider at every start (its ``.aider*`` is in init's .gitignore).
 _TOOL_FOLDER_PREFIXES = (".aider.tags.cache",)
 # Files: bytecode and its atomic-write temporaries (importlib: ``x.pyc.<id>``, pytest: ``x.pyc.<pid>``),
@@ -76,10 +81,10 @@ def is_scratch(root: Path | str, rel: str) -> bool:
 
 
 def nested_folders(root: Path | str, entries) -> list[str]:
-    """The nested cache folders (``node_modules/.cache/``) below the person's folders ``entries``
-    (relative paths, a trailing / or not, as git lists them): each ``<entry>/.cache/`` whose entry
-    is a real folder named ``node_modules`` and whose ``.cache`` is a real folder or nothing yet
-    (never a link, never a file: those are not a tool's cache)."""
+    """The nested cache folders (``node_modules/.cache/``, ``node_modules/.vite/``) below the
+    person's folders ``entries`` (relative paths, a trailing / or not, as git lists them): each
+    ``<entry>/<cache>/`` whose entry is a real folder named ``node_modules`` and whose cache
+    folder is a real folder or nothing yet (never a link, never a file: not a tool's cache)."""
     found = []
     top = os.fspath(root)
     for entry in sorted({e.strip("/") for e in entries}):

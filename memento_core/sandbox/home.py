@@ -35,6 +35,7 @@ import os
 import pwd
 import shutil
 import stat
+import sys
 import threading
 from pathlib import Path
 
@@ -335,6 +336,20 @@ def venv_base(prefix: str) -> str | None:
     return None
 
 
+def runtime_root(folder: str) -> str | None:
+    """The install a folder of PATH belongs to, when the folder alone is not enough to run what is
+    in it: a version manager's ``shims`` (pyenv, rbenv, nodenv, asdf: a shim runs the manager, which
+    picks an interpreter under its ``versions``) gives the manager's root; an interpreter's ``bin``
+    gives its prefix, where the standard library is (``<prefix>/lib/python3.X/os.py``). Never a
+    plain ``~/.local`` (its ``lib/python3.X`` is a user site, not a standard library)."""
+    path = Path(folder)
+    if path.name == "shims":
+        return str(path.parent)
+    if path.name == "bin" and any(path.parent.glob("lib/python3*/os.py")):
+        return str(path.parent)
+    return None
+
+
 def _tools(config: Config, path: str) -> list[str]:
     """The preset's CLI, ``node`` and ``python3`` as found on ``path`` (each CLI is named as its preset)."""
     names = [config.agent_preset] if config.agent_preset in PRESET_STATE else []
@@ -350,7 +365,10 @@ def read_only_paths(config: Config, root: Path, homes: list[str], path: str | No
     prefixes = [install_prefix(_real(tool) or tool) for tool in _tools(config, path)]
     prefixes += [str(root / name) for name in (".venv", "venv")]  # the project's virtualenv's Python
     wanted += prefixes + [base for p in prefixes if (base := venv_base(p))]
-    wanted += [p for p in path.split(os.pathsep) if os.path.isabs(p)]
+    folders = [p for p in path.split(os.pathsep) if os.path.isabs(p)]
+    # A PATH folder's install (a pyenv's root behind its shims, an interpreter's prefix behind its
+    # bin/), and Memento's own interpreter: what verify's `python -m pytest` runs on, in every network.
+    wanted += folders + [owner for p in folders if (owner := runtime_root(p))] + [sys.base_prefix]
     for entry in config_readable(config):
         wanted.append(home + entry[1:] if entry == "~" or entry.startswith("~/") else entry)
     found: list[str] = []

@@ -591,3 +591,49 @@ def test_a_pth_the_agent_plants_in_its_user_site_does_not_run_in_verify(tmp_path
     assert "PLANTED" in log  # the attack ran: its private home is writable
     assert entry.status == "FAILED", entry.field("Reason")
     assert "hello.txt" not in git(ws.root, "ls-tree", "-r", "--name-only", "HEAD")  # nothing committed
+
+
+def test_an_interpreter_under_the_home_is_readable_whole_behind_its_shims_or_its_bin(tmp_path, person, monkeypatch):
+    """`python -m pytest` in verify runs what PATH finds: a pyenv shim (which runs pyenv, which picks
+    an interpreter under ~/.pyenv/versions) or an interpreter's bin/ (whose standard library is in
+    the prefix's lib/). Its bin/ alone started Python on the system's library: no pytest."""
+    home = Path(os.path.realpath(person.home))
+    pyenv = home / ".pyenv"
+    for rel in ("shims/python3", "libexec/pyenv", "versions/3.12.1/bin/python3", "versions/3.12.1/lib/python3.12/os.py",
+                ".local-like/lib/python3.12/site-packages/x.pth"):
+        (pyenv / rel).parent.mkdir(parents=True, exist_ok=True)
+        (pyenv / rel).write_text("")
+    uv = home / "uv" / "cpython-3.13"
+    for rel in ("bin/python3", "lib/python3.13/os.py"):
+        (uv / rel).parent.mkdir(parents=True, exist_ok=True)
+        (uv / rel).write_text("")
+    local = home / ".local"
+    for rel in ("bin/tool", "lib/python3.12/site-packages/x.pth", "share/keyrings/login.keyring"):
+        (local / rel).parent.mkdir(parents=True, exist_ok=True)
+        (local / rel).write_text("")
+    root = tmp_path / "proj"
+    root.mkdir()
+    path = f"{pyenv / 'shims'}:{uv / 'bin'}:{local / 'bin'}:/usr/bin:/bin"
+    ro = sandbox.home.read_only_paths(config_from_dict({}), root, [str(home)], path=path)
+    assert str(pyenv) in ro and str(uv) in ro  # the manager's root, the interpreter's prefix
+    assert str(local / "bin") in ro and str(local) not in ro  # a user site is no standard library
+    assert not any(p == str(home) or p.startswith(str(home / ".ssh")) for p in ro)
+
+
+@needs_bwrap
+@pytest.mark.parametrize("network", ["all", "model", "none"])
+def test_verify_runs_the_pythons_on_path_with_their_libraries_in_every_network(tmp_path, network, monkeypatch):
+    """The interpreter running these tests, found on PATH by its bin/ (a pyenv one lives in a home):
+    confined verify imports its pytest whatever the network. Under "all" it started on the system's
+    library before (only "model" and "none" bound Memento's interpreter for their proxy)."""
+    import sys
+
+    monkeypatch.setenv("PATH", f"{os.path.dirname(os.path.realpath(sys.executable))}:/usr/bin:/bin")
+    task = HELLO.replace("`grep -q done hello.txt`",
+                         "`python3 -c 'import pytest, sys; print(\"PREFIX\", sys.prefix)'`")
+    ws = sandboxed_ws(tmp_path, agent("does_task.py", "hello.txt", "done"), tasks=task,
+                      extra=f'network = "{network}"\n')
+    (result,) = run_tick(ws.root).results
+    log = next((ws.root / "logs").glob("tick_*.log")).read_text()
+    assert result.passed, f"{result.reason}\n{log[-1500:]}"
+    assert f"PREFIX {sys.base_prefix}" in log or f"PREFIX {os.path.realpath(sys.prefix)}" in log, log[-1500:]

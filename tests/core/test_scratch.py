@@ -264,7 +264,8 @@ def test_the_rule_by_name():
            "tests/__pycache__/t.cpython-311-pytest-8.4.2.pyc.5", ".pytest_cache/v/cache/nodeids", ".mypy_cache/",
            "sub/.ruff_cache/0.1/x", ".hypothesis/examples/a/b", ".coverage", ".coverage.host.12.345", ".coverage-journal",
            "node_modules/.cache/", "web/node_modules/.cache/ava/x.json", ".eslintcache", "tsconfig.tsbuildinfo",
-           "app/tsconfig.app.tsbuildinfo", ".aider.tags.cache.v4/cache.db"]
+           "app/tsconfig.app.tsbuildinfo", ".aider.tags.cache.v4/cache.db", "htmlcov/index.html",
+           ".nyc_output/processinfo/x.json", "node_modules/.vite/vitest/results.json"]
     no = ["", "src/app.py", ".coveragerc", "coverage.xml", "pyc_tools.py", "a.pyc.tmp", "a.pyc.12a", "node_modules/",
           "node_modules/pkg/.cachex", "node_modules/pkg/.cache/x", ".cache/x", "cache.pyc/", "src/pycache/a.py",
           ".eslintcache.bak", "notes.tsbuildinfo.txt"]
@@ -292,4 +293,5 @@ def test_node_modules_cache_inside_a_persons_folder(tmp_path):
     os.symlink(tmp_path / "linked", tmp_path / "node_modules2")
     found = scratch.nested_folders(tmp_path, ["node_modules/", "web/node_modules", "bad/node_modules/", ".venv/",
                                               "node_modules2/"])
-    assert found == ["node_modules/.cache/", "web/node_modules/.cache/"]
+    assert found == ["bad/node_modules/.vite/", "node_modules/.cache/", "node_modules/.vite/",
+                     "web/node_modules/.cache/", "web/node_modules/.vite/"]  # never bad/'s linked .cache
