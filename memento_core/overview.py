@@ -58,7 +58,8 @@ def summarize(ws: Workspace, plan: Plan, entries: Sequence[TickEntry]) -> dict:
         "verify_changes": _verify_changes(ws),
         **_fleet(config or Config()),
         "workers": running_workers(ws, plan),
-        "plan_errors": [str(e) for e in plan.plan_errors],
+        # Every error, a task's too: a task that is never picked is an error to a person everywhere.
+        "plan_errors": [str(e) for e in scheduler.plan_errors(plan)],
         "waits_on": waits_on(plan),
         "last_tick": entries[-1].timestamp if entries else None,
     }
@@ -90,8 +91,9 @@ def running_workers(ws: Workspace, plan: Plan, now: float | None = None) -> list
 
 
 def pipeline_state(plan: Plan, verdict) -> str:
-    """INVALID, PAUSED, STOPPED, BLOCKED, COMPLETE or RUNNING."""
-    if plan.plan_errors:
+    """INVALID, PAUSED, STOPPED, BLOCKED, COMPLETE or RUNNING: INVALID when an error stops the
+    pipeline (a plan-level one, or invalid tasks that leave nothing else to pick)."""
+    if scheduler.stopping_errors(plan, verdict):
         return "INVALID"
     if plan.meta.tick_mode != "auto":
         return plan.meta.tick_mode.upper()
@@ -125,6 +127,11 @@ def _phases(plan: Plan) -> list[dict]:
 def _next_step(plan: Plan, verdict) -> dict:
     if plan.plan_errors:
         return {"kind": "invalid", "task": None, "message": "no task runs until the plan is fixed (`memento lint`)"}
+    stopping = scheduler.stopping_errors(plan, verdict)
+    if stopping:
+        first = f"{stopping[0].task_id} {stopping[0].message}" if stopping[0].task_id else stopping[0].message
+        return {"kind": "invalid", "task": None,
+                "message": f"no task can run until the plan is fixed: {first} (`memento lint`)"}
     return {"kind": verdict.kind, "task": verdict.task.id if verdict.task else None, "message": verdict.message}
 
 
@@ -277,7 +284,7 @@ def needs_you(summary: dict, state: TickState, plan: Plan | None, notes: Sequenc
     """
     out: list[Need] = []
     for error in summary.get("plan_errors") or []:
-        out.append(Need("invalid", f"plan invalid: {error}", "fix the plan (memento lint)",
+        out.append(Need("invalid", f"plan error: {error}", "fix the plan (memento lint)",
                         command="fix the plan (`memento lint` lists every problem)"))
     if summary.get("git_error"):
         out.append(Need("git", summary["git_error"], "git init, then commit the workspace",

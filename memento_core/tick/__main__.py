@@ -136,6 +136,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     stream = sys.stderr if outcome.exit_code == 2 else sys.stdout
     print(f"{outcome_tag(outcome)} {safe_text(outcome.message)}", file=stream)
+    if outcome.warning:
+        print(f"[error] {safe_text(outcome.warning)}", file=stream)
     return outcome.exit_code
 
 
@@ -144,7 +146,7 @@ def outcome_tag(outcome) -> str:
     failed (a recorded failure still exits 0: the tick itself ran), else ``[ok]``."""
     if outcome.exit_code == 2:
         return "[error]"
-    if outcome.exit_code == 1 or any(not r.passed for r in outcome.results):
+    if outcome.exit_code == 1 or outcome.warning or any(not r.passed for r in outcome.results):
         return "[warn]"
     return "[ok]"
 

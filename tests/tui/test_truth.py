@@ -210,3 +210,26 @@ async def test_reset_and_skip_in_the_dashboard_start_the_failure_streak_afresh(s
         await settle(app, pilot)
         assert parse_plan(ws.plan_path).task("T-202").status == "-"
         assert TickState.load(ws).consecutive_failed_ticks == 0
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_a_task_error_that_leaves_nothing_to_run_is_invalid_on_screen(demo, size):
+    """Issue 38 item 1: `verfy:` for the one task that can run next is INVALID in the header
+    and the first line of "Needs you", never IDLE with a silent strip."""
+    plan = demo / "docs" / "MASTER_PLAN.md"
+    text = plan.read_text()
+    second = text.index("  - verify: ", text.index("`T-102`"))  # T-102 could run without T-101
+    atomic_write_text(plan, text[:second] + "  - verfy: " + text[second + len("  - verify: "):])
+    app = MementoApp(demo, show_clock=False, watch=False)
+    async with app.run_test(size=size) as pilot:
+        await settle(app, pilot)
+        shown = lines(app)  # T-101 can still run: the pipeline's word, but the error comes first
+        assert "● INVALID" not in shown[0]
+        assert shown[1].startswith("█ Needs you") and "T-102 has no verify command" in shown[1]
+        # T-101 too: nothing can run, and the header says so.
+        atomic_write_text(plan, plan.read_text().replace("  - verify: ", "  - verfy: ", 1))
+        app.request_refresh({"plan"})
+        await settle(app, pilot)
+        shown = lines(app)
+        assert "● INVALID" in shown[0] and "IDLE" not in shown[0]
+        assert shown[1].startswith("█ Needs you") and "T-101 has no verify command" in shown[1]
