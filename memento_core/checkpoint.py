@@ -435,8 +435,12 @@ def write_alert(ws: Workspace, plan: Plan, state: TickState, extra: str = "") ->
         except FileNotFoundError:
             pass
         return
+    from .state_word import word_for
+
+    word, why = word_for(ws, plan, state)  # the word `memento status` and the dashboard say
     lines = [
         f"timestamp: {utc_stamp()}",
+        f"state: {word}" + (f" — {why}" if why else ""),
         f"blocked_tasks: {len(blocked)}",
         f"blocked: {', '.join(blocked)}",
         f"circuit_breaker: {'TRIGGERED — ' + breaker if breaker else 'OK'}",

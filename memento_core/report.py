@@ -155,7 +155,7 @@ def build_report(ws: Workspace, *, since: str | None = None, date: str | None = 
         "project": plan.title or ws.root.name,
         "root": str(ws.root),
         "since": start, "until": end,
-        "state": summary.get("state"),
+        "state": summary["state"],  # the one word (state_word.pipeline_word), as `memento status` says it
         "needs_you": needs,
         **totals,
         "blocked": [{"id": b["id"], "title": b["title"], "retries": b["retries"],
@@ -196,9 +196,8 @@ def _needs(ws: Workspace, plan, entries) -> tuple[list[dict], dict, list]:
         unsurfaced = unsurfaced_results(ws, state)
     except Exception:  # noqa: BLE001 - an unreadable acknowledgement file hides nothing else
         unsurfaced = []
-    installed, daemon = overview.cron_facts(ws)
-    word, why = overview.pipeline_word(summary, state, cron_installed=installed, cron_daemon=daemon,
-                                       auto_tick=False)
+    word, why = overview.pipeline_word(summary, state)
+    summary["state"] = word
     needs = overview.needs_you(summary, state, plan, notes, unsurfaced, idle_why=why if word == "IDLE" else "")
     return [asdict(n) for n in needs], summary, notes
 

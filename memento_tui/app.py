@@ -283,7 +283,7 @@ class MementoApp(App[None]):
             return False
         if snap.cron_installed and snap.cron_daemon:
             return False  # the cron entry runs the ticks
-        return snap.summary.get("state") == "RUNNING"
+        return snap.summary.get("plan_state") == "RUNNING"
 
     def every_second(self) -> None:
         """The beat: keep the watcher alive, move the clock the header shows, start a due auto-tick."""

@@ -105,7 +105,19 @@ def load_config_and_plan(ctx: TickContext) -> Plan | Outcome:
 
 def cannot_run(ctx: TickContext, message: str) -> Outcome:
     cron_log(ctx.ws, f"tick could not run: {message}")
+    _alert_cannot_run(ctx, message)
     return Outcome(EXIT_ERROR, message)
+
+
+def _alert_cannot_run(ctx: TickContext, message: str) -> None:
+    """`.memento_alert` says why no tick runs (a broken memento.toml, no repository), in the word
+    `memento status` says, rather than what an earlier tick left there."""
+    from ..checkpoint import write_alert as write
+
+    try:
+        write(ctx.ws, ctx.plan(), ctx.state, extra=message.splitlines()[0] if message else "")
+    except (MementoError, OSError):
+        pass  # an unreadable plan: the error above is all there is to say
 
 
 def plan_invalid(ctx: TickContext, plan: Plan) -> Outcome:

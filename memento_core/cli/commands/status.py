@@ -19,17 +19,19 @@ def register(sub, common: argparse.ArgumentParser) -> None:
 def status_document(ws: Workspace) -> dict:
     """Everything `memento status` shows, as plain data (also its --json schema).
 
-    ``pipeline`` is the dashboard header's word and why (overview.pipeline_word): RUNNING
-    only when something will tick; ``schedule`` the cron facts it was judged on.
+    ``state`` is the one word (state_word.pipeline_word, the dashboard header's): RUNNING
+    only when something will tick; ``pipeline`` the same word and why; ``schedule`` the
+    cron facts it was judged on.
     """
-    from ...overview import cron_facts, pipeline_word, summarize
+    from ...overview import summarize
     from ...state import TickState
+    from ...state_word import cron_facts, pipeline_word
     from ...status_log import parse_status
 
     doc = summarize(ws, load_plan(ws), parse_status(ws.status_path))
-    installed, daemon = cron_facts(ws)
-    word, why = pipeline_word(doc, TickState.load(ws), cron_installed=installed, cron_daemon=daemon,
-                              auto_tick=False)
+    installed, daemon = cron_facts(ws.root)
+    word, why = pipeline_word(doc, TickState.load(ws), cron_installed=installed, cron_daemon=daemon)
+    doc["state"] = word
     doc["pipeline"] = {"state": word, "why": why}
     doc["schedule"] = {"cron_installed": installed, "cron_daemon": daemon}
     return doc
@@ -45,19 +47,18 @@ def cmd_status(args: argparse.Namespace) -> int:
     return EXIT_ATTENTION if needs_attention(doc) else EXIT_OK
 
 
-ATTENTION_WORDS = ("BLOCKED", "INVALID", "REFUSED", "IDLE")
-
-
 def needs_attention(doc: dict) -> bool:
     """Exit 1: blocked, invalid (the plan, memento.toml, no git repository), a tick refused a
     dirty tree, nothing will tick, the breaker tripped, or a verify change the architect made
     waits for a person."""
+    from ...state_word import ATTENTION_WORDS
+
     return bool(_word(doc) in ATTENTION_WORDS or doc["breaker"]["tripped"] or doc["config_error"]
-                or doc.get("verify_changes"))
+                or doc.get("verify_changes") or doc.get("plan_errors"))
 
 
 def _word(doc: dict) -> str:
-    return (doc.get("pipeline") or {}).get("state") or doc["state"]
+    return doc["state"]
 
 
 def header_tag(doc: dict) -> str:
