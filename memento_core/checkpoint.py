@@ -443,7 +443,7 @@ def write_alert(ws: Workspace, plan: Plan, state: TickState, extra: str = "") ->
         f"state: {word}" + (f" — {why}" if why else ""),
         f"blocked_tasks: {len(blocked)}",
         f"blocked: {', '.join(blocked)}",
-        f"circuit_breaker: {'TRIGGERED — ' + breaker if breaker else 'OK'}",
+        f"circuit_breaker: {_breaker_line(state) if breaker else 'OK'}",
     ]
     if extra:
         lines.append(f"problem: {extra}")
@@ -458,3 +458,9 @@ def write_alert(ws: Workspace, plan: Plan, state: TickState, extra: str = "") ->
     if current != text.encode():
         atomic_write_text(ws.alert_path, text)
 
+
+def _breaker_line(state: TickState) -> str:
+    """"TRIGGERED at <time> — <reason>": when it tripped, so a reason about then (1 of 1 tasks
+    were blocked) is not read as now."""
+    when = f" at {state.breaker_at}" if state.breaker_at else ""
+    return f"TRIGGERED{when} — {state.breaker_reason}"

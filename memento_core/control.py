@@ -164,6 +164,17 @@ def skip_task(ws: Workspace, task_id: str, reason: str) -> Plan:
     return plan
 
 
+def still_not_running(plan: Plan, state: TickState | None = None, *, resume: str = "`memento resume`") -> str:
+    """After a reset or skip: what still keeps the pipeline from running (a pause, the circuit
+    breaker's pause, a stop), said with how to resume; '' when it runs. A person who fixed the
+    blocked task must not believe that the next tick will pick it up."""
+    mode = plan.meta.tick_mode
+    if mode == "auto":
+        return ""
+    why = f" (the circuit breaker paused it: {state.breaker_reason})" if state and state.breaker_reason else ""
+    return f"the pipeline is still {mode}{why}: {resume} to run it"
+
+
 def acknowledge_verify(ws: Workspace, tasks: list[str]) -> list:
     """``memento architect --ack`` / the dashboard's ``v``: a person checked the verify commands the
     architect changed (``tasks``'s, or every one): they leave "needs you" (verify_changes.py).

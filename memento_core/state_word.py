@@ -76,8 +76,9 @@ def plan_facts(ws: Workspace, plan: Plan, verdict: scheduler.Verdict | None = No
                config_error: str | None = None) -> dict:
     """The facts :func:`pipeline_word` judges, without the rest of a status summary (for the
     alert, the notifications and `memento tasks`, which need the word and not the summary)."""
+    blocked = sum(1 for t in plan.tasks if t.status == "!")
     return {"root": str(ws.root), "plan_state": plan_state(plan, verdict), "git_error": git_error(ws.root),
-            "config_error": config_error}
+            "config_error": config_error, "counts": {"blocked": blocked}}
 
 
 def pipeline_word(facts: dict, state: TickState, *, cron_installed: bool | None = None,
@@ -86,7 +87,8 @@ def pipeline_word(facts: dict, state: TickState, *, cron_installed: bool | None 
 
     ``facts`` holds ``plan_state``, ``git_error``, ``config_error``, ``root`` and, from a
     status summary, ``workers`` (the ticks running now). INVALID: the plan, memento.toml or
-    git (no repository) stops every tick; PAUSED and STOPPED come from the plan; a refused dirty
+    git (no repository) stops every tick; PAUSED and STOPPED come from the plan (BLOCKED when
+    the circuit breaker paused it over tasks that are still blocked); a refused dirty
     tree is REFUSED (the tick will not start until the paths are committed), then BLOCKED
     and COMPLETE; a runnable plan is RUNNING while a tick runs (``ticking``, or a live claim)
     or when something will tick (auto-tick, a cron entry with a cron daemon: asked of the
@@ -99,6 +101,10 @@ def pipeline_word(facts: dict, state: TickState, *, cron_installed: bool | None 
         return "INVALID", facts["git_error"]
     if facts.get("config_error"):
         return "INVALID", "memento.toml: " + str(facts["config_error"]).splitlines()[0]
+    if word == "PAUSED" and state.breaker_reason and _blocked(facts):
+        # The breaker paused it over blocked tasks that are still blocked: what a person must do
+        # first is the blocked task (reset or skip), then resume.
+        return "BLOCKED", "the circuit breaker paused the pipeline: fix the blocked task(s), then resume"
     if word in ("PAUSED", "STOPPED"):
         return word, _paused_why(word, state)
     if state.dirty_signature:
@@ -114,6 +120,10 @@ def pipeline_word(facts: dict, state: TickState, *, cron_installed: bool | None 
     if cron_installed:
         return ("RUNNING", "cron") if cron_daemon else ("IDLE", NO_CRON_DAEMON)
     return "IDLE", NOTHING_TICKS
+
+
+def _blocked(facts: dict) -> int:
+    return int((facts.get("counts") or {}).get("blocked") or 0)
 
 
 def _first_error(facts: dict) -> str:
