@@ -225,7 +225,8 @@ def needs_you(summary: dict, state: TickState, plan: Plan | None, notes: Sequenc
     """
     out: list[Need] = []
     for error in summary.get("plan_errors") or []:
-        out.append(Need("invalid", f"plan error: {error}", "fix the plan (memento lint)",
+        where, _, what = str(error).partition(": ")  # "docs/MASTER_PLAN.md:22", "T-101 has no verify command"
+        out.append(Need("invalid", f"{what} ({where})" if what else str(error), "fix the plan (memento lint)",
                         command="fix the plan (`memento lint` lists every problem)"))
     if summary.get("git_error"):
         out.append(Need("git", summary["git_error"], "git init, then commit the workspace",

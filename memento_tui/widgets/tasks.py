@@ -113,6 +113,7 @@ class TaskPane(Vertical):
         super().__init__(**kwargs)
         self.snapshot: Snapshot | None = None
         self.border_title = "Tasks"
+        self._blocked_seen: set[str] = set()  # the blocked tasks of the last snapshot shown
 
     def compose(self) -> ComposeResult:
         yield TaskTable(id="task-table")
@@ -187,7 +188,24 @@ class TaskPane(Vertical):
             )))
         self.table.show_rows(rows)
         self.border_title = f"Tasks ({len(rows)})"
+        self._select_newly_blocked(plan)
         self._show_detail()
+
+    def _select_newly_blocked(self, plan) -> None:
+        """A task that has just become blocked (or is blocked when the dashboard opens) takes the
+        selection, scrolled into view: "Needs you" says reset (r) or skip (s), and at 80x24 the
+        table shows four rows. A person's own selection stays until the next task blocks."""
+        blocked = [t.id for t in plan.tasks if t.status == "!"]
+        new = [t for t in blocked if t not in self._blocked_seen]
+        self._blocked_seen = set(blocked)
+        table = self.table
+        for task_id in new:
+            try:
+                row = table.get_row_index(task_id)
+            except Exception:  # noqa: BLE001 - not shown under this filter
+                continue
+            self.call_after_refresh(lambda row=row: table.move_cursor(row=row, animate=False, scroll=True))
+            break
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if self.expanded:
