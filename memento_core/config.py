@@ -517,6 +517,57 @@ def unknown_keys(config: Config, text: str = "") -> list[tuple[str, int]]:
     return found
 
 
+# [keys] (the dashboard's remaps): the names Textual reads, and the keys a terminal or tmux keeps.
+_MODIFIERS = ("ctrl", "shift", "alt", "meta", "super", "hyper")
+_NAMED_KEYS = frozenset({"backspace", "delete", "down", "end", "enter", "escape", "home", "insert", "left", "pagedown",
+                         "pageup", "return", "right", "space", "tab", "up", "newline"}
+                        | {f"f{n}" for n in range(1, 25)})
+RESERVED_KEYS = {
+    "ctrl+b": "tmux's prefix: tmux keeps it, the dashboard never sees it",
+    "ctrl+a": "the prefix of screen (and of many tmux setups)",
+    "ctrl+space": "a tmux and terminal prefix (sent as ctrl+@)",
+    "ctrl+at": "a tmux and terminal prefix (ctrl+space)",
+    "ctrl+s": "flow control (XOFF) in many terminals: it freezes the screen",
+    "ctrl+q": "flow control (XON) in many terminals",
+    "ctrl+c": "the terminal's interrupt, and copy in the dashboard's text fields",
+    "ctrl+z": "suspends the program in a shell",
+    "ctrl+j": "what a terminal sends for enter",
+    "ctrl+m": "what a terminal sends for enter",
+    "ctrl+i": "what a terminal sends for tab",
+    "ctrl+h": "what many terminals send for backspace",
+}
+
+
+def key_problem(key: str) -> str:
+    """Why ``key`` (a [keys] value: one key, or several joined by commas) cannot be a dashboard key,
+    or ''. A name Textual does not know never fires; a key tmux or the terminal keeps never arrives."""
+    import unicodedata
+
+    for one in (k.strip() for k in key.split(",")):
+        *mods, name = one.lower().split("+")
+        if not name or any(m not in _MODIFIERS for m in mods):
+            return f"{one!r} is not a key name (examples: \"f7\", \"x\", \"ctrl+r\")"
+        known = len(name) == 1 or name in _NAMED_KEYS
+        if not known:
+            try:
+                known = len(unicodedata.lookup(name.replace("_", " "))) == 1  # "question_mark" is "?"
+            except KeyError:
+                known = False
+        if not known:
+            return f"{one!r} is not a key name (examples: \"f7\", \"x\", \"ctrl+r\", \"question_mark\")"
+        why = RESERVED_KEYS.get(one.lower().replace("ctrl+@", "ctrl+at"))
+        if why:
+            return f"{one} is {why}"
+    return ""
+
+
+def key_problems(config: Config, text: str = "") -> list[tuple[str, int]]:
+    """The [keys] remaps the dashboard refuses (the action keeps its own key), each with its line."""
+    return [(f"[keys] {action} = {key!r} is refused: {problem}; {action} keeps its own key",
+             _key_line(text, "keys", action))
+            for action, key in config.keys.items() if (problem := key_problem(key))]
+
+
 _TOML_POS_RE = re.compile(r"\s*\(at line (\d+), column \d+\)|\s*\(at end of document\)")
 
 

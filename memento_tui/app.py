@@ -241,7 +241,18 @@ class MementoApp(App[None]):
         if keys == self._keys_from:
             return
         self._keys_from = dict(keys)
+        from memento_core.config import key_problem
+
         keymap, unknown = user_keymap(keys)
+        try:
+            toml = self.ws.config_path.read_text(encoding="utf-8")
+        except OSError:
+            toml = ""
+        for action in [a for a in keymap if key_problem(keymap[a])]:  # not a key, or tmux's / the terminal's
+            line = key_line(toml, action)
+            where = f"{self.ws.config_path}:{line}" if line else str(self.ws.config_path)
+            self.notify(f"{where}: [keys] {action} = {keymap.pop(action)!r} is refused: {key_problem(keys[action])}; "
+                        f"{action} keeps its own key", severity="error", timeout=15)
         refused = conflicts(keymap)
         keymap = {action: key for action, key in keymap.items() if action not in refused}
         self.keymap_overrides = keymap
@@ -250,10 +261,6 @@ class MementoApp(App[None]):
             self.notify("memento.toml [keys]: unknown action(s) " + ", ".join(sorted(unknown)),
                         severity="warning")
         if refused:
-            try:
-                toml = self.ws.config_path.read_text(encoding="utf-8")
-            except OSError:
-                toml = ""
             for action, other in refused.items():
                 line = key_line(toml, action)
                 where = f"{self.ws.config_path}:{line}" if line else str(self.ws.config_path)

@@ -27,7 +27,7 @@ def _preset(ws: Workspace) -> str | None:
 
 def config_problems(ws: Workspace) -> tuple[str | None, list[str]]:
     """(the error that stops memento.toml from loading, warnings about keys it ignores)."""
-    from ...config import load_config, unknown_keys
+    from ...config import key_problems, load_config, unknown_keys
 
     warnings: list[str] = []
     try:
@@ -36,6 +36,8 @@ def config_problems(ws: Workspace) -> tuple[str | None, list[str]]:
         for what, line in unknown_keys(config, text):
             where = f"{ws.rel(ws.config_path)}:{line}" if line else ws.rel(ws.config_path)
             warnings.append(f"{where}: unknown {what} is ignored (a typo? the default applies)")
+        for what, line in key_problems(config, text):
+            warnings.append(f"{ws.rel(ws.config_path)}:{line}: {what}" if line else f"{ws.rel(ws.config_path)}: {what}")
     except MementoError as exc:
         return str(exc), warnings
     return None, warnings
