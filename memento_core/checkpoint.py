@@ -44,7 +44,8 @@ AUTO_DECISION_RE = re.compile(r"^(?:Note for \S+|[A-Z][A-Z0-9]*-\d+ Outputs) \([
 _COUNTS_RE = re.compile(r"\s*\(\d+/\d+ tasks done\)")
 # Objectives that say there is no work in flight (nothing to recover, nothing to archive).
 IDLE_OBJECTIVE_RE = re.compile(
-    r"nothing has run yet|all \d+ tasks (?:are )?complete|has no tasks|^none\.?$|^idle\b|^n/?a$|^tbd$", re.I)
+    r"nothing has run yet|all \d+ tasks (?:are )?complete|its task is complete|has no tasks|^none\.?$|^idle\b|"
+    r"^n/?a$|^tbd$", re.I)
 _MORE_RE = re.compile(r"^… and \d+ more")
 
 
@@ -158,7 +159,7 @@ def objective_for(ws: Workspace, plan: Plan, verdict=None) -> str:
     if verdict.kind == EMPTY:
         return f"{title}: the plan has no tasks yet"
     if verdict.kind == COMPLETE:
-        return f"{title}: all {progress.total} tasks complete"
+        return f"{title}: all {progress.total} tasks complete" if progress.total != 1 else f"{title}: its task is complete"
     phase = current_phase(plan, verdict)
     where = phase.title if phase else "the plan"
     return f"{title}: {where} ({progress.done}/{progress.total} tasks done)"
@@ -189,11 +190,23 @@ def _current_step(ws: Workspace, plan: Plan, entries, results) -> list[str]:
         else:
             why = last.field("Reason") or last.error
             line += f": {why}" if why else ""
-        out.append(_one_line(line, 200))
+        out.append(_one_line(_since(line, last, plan.task(last.task_id)), 200))
     elif results:
         r = results[-1]
         out.append(_one_line(f"{r.task_id} " + ("passed" if r.passed else f"failed: {r.reason}"), 200))
     return out or ["None"]
+
+
+def _since(line: str, last, task) -> str:
+    """What a person did to the task after that entry (skipped it, reset it), so the checkpoint
+    never calls BLOCKED a task the plan has skipped."""
+    if task is None or last.status == "SUCCESS":
+        return line
+    if task.status == "-":
+        return f"{line}; since skipped" + (f": {task.reason}" if task.reason else "")
+    if task.status == " " and last.status == "BLOCKED":
+        return f"{line}; since reset to [ ]"
+    return line
 
 
 def _next_action(plan: Plan, state: TickState, verdict) -> str:
