@@ -603,7 +603,9 @@ def load_config(path: Path | str) -> Config:
     text = _read_text(path)
     if text is None:
         return Config()
-    return config_from_dict(_parse_toml(path, text), path=path, text=text)
+    # Messages name it as a person finds it in the project: memento.toml:12, not its absolute path.
+    shown = Path(path.name) if path.name == "memento.toml" else path
+    return config_from_dict(_parse_toml(shown, text), path=shown, text=text)
 
 
 def _edit_every_line(text: str, new_line: str) -> str | None:

@@ -843,6 +843,12 @@ class PlanEditor:
             self.set_meta("completed_tasks", str(done))
 
 
+def plan_display(path: Path) -> str:
+    """How messages name the plan: ``docs/MASTER_PLAN.md``, as a person finds it in the project
+    (the absolute path only for a plan somewhere else)."""
+    return "docs/MASTER_PLAN.md" if path.name == "MASTER_PLAN.md" and path.parent.name == "docs" else str(path)
+
+
 def edit_plan(path: Path | str, fn: Callable[[PlanEditor], object]) -> Plan:
     """Locked read-modify-write of the plan: ``fn`` applies edits; returns the plan as written."""
     path = Path(path)
@@ -851,7 +857,7 @@ def edit_plan(path: Path | str, fn: Callable[[PlanEditor], object]) -> Plan:
     def transform(data: bytes) -> bytes | None:
         if not data:
             raise MementoError("plan not found or empty", path=path)
-        editor = PlanEditor(decode(data, path), str(path))
+        editor = PlanEditor(decode(data, path), plan_display(path))
         fn(editor)
         result["plan"] = editor.plan
         return editor.doc.encode()

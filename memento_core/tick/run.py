@@ -37,6 +37,7 @@ import threading
 from .. import agents, gitops
 from ..config import load_config
 from ..errors import EXIT_ATTENTION, EXIT_ERROR, EXIT_OK, MementoError
+from ..lines import plural
 from ..plan import Plan, Task
 from ..runlog import Outcome, cron_log, utc_stamp
 from ..scheduler import BLOCKED, COMPLETE, TASK, pick, plan_errors, stopping_errors
@@ -142,7 +143,7 @@ def tell_plan_invalid(ctx: TickContext, plan: Plan) -> list[str]:
         ctx.state.last_tick = ctx.number or ctx.state.last_tick  # its number is used
         ctx.state.save(ctx.ws)
         # Tell whoever watches the alert file or the checkpoint, not only the log.
-        write_alert(ctx, plan, extra=f"docs/MASTER_PLAN.md is invalid ({len(errors)} error(s)): {errors[0]}")
+        write_alert(ctx, plan, extra=f"docs/MASTER_PLAN.md is invalid ({plural(len(errors), 'error')}): {errors[0]}")
         write_checkpoint(ctx, plan)
     return errors
 
@@ -324,7 +325,7 @@ def errors_left(ctx: TickContext) -> str:
     if not errors:
         return ""
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-    return f"the plan has {len(errors)} error(s), never picked until fixed (`memento lint`): {errors[0]}{more}"
+    return f"the plan has {plural(len(errors), 'error')}, never picked until fixed (`memento lint`): {errors[0]}{more}"
 
 
 # ---------------------------------------------------------------- step 16

@@ -90,7 +90,7 @@ def test_a_tick_that_ran_a_task_still_says_the_error_it_leaves(first):
     ticked = tick(first)
     assert ticked.returncode == 0, ticked.stderr  # the tick ran: CI pushes its commit
     assert ticked.stdout.startswith("[warn] tick #1: T-101 passed")
-    assert "[error] the plan has 1 error(s)" in ticked.stdout and "T-102 has no verify command" in ticked.stdout
+    assert "[error] the plan has 1 error," in ticked.stdout and "T-102 has no verify command" in ticked.stdout
     status = memento(first, "status")
     assert status.returncode == 1 and "[error] docs/MASTER_PLAN.md:" in status.stdout
     # Then nothing valid is left: the next tick is a plan error, not `[ok] nothing valid to pick`.

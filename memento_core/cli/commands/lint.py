@@ -62,14 +62,23 @@ def cmd_lint(args: argparse.Namespace) -> int:
         error(safe_text(config_error))
     for line in config_warnings:
         warn(safe_text(line))
-    warnings = warnings + config_warnings
-    n_err = len(errors) + (1 if config_error else 0)
-    summary = f"{ws.rel(ws.plan_path)}: {plural(len(plan.tasks), 'task')} in {plural(len(plan.phases), 'phase')}"
-    if n_err:
-        error(f"{summary}; {plural(n_err, 'error')}, {plural(len(warnings), 'warning')}")
+    # Each file is named with its own count: memento.toml's problems are not the plan's.
+    summary = f"{display}: {plural(len(plan.tasks), 'task')} in {plural(len(plan.phases), 'phase')}, " + \
+        _counts(len(errors), len(warnings))
+    if config_error or config_warnings:
+        summary += f"; {ws.rel(ws.config_path)}: {_counts(1 if config_error else 0, len(config_warnings))}"
+    if errors or config_error:
+        error(summary)
         return EXIT_ERROR
-    if warnings:
-        warn(f"{summary}; {plural(len(warnings), 'warning')}")
+    if warnings or config_warnings:
+        warn(summary)
         return EXIT_ATTENTION
-    ok(f"{summary}; no problems")
+    ok(summary)
     return EXIT_OK
+
+
+def _counts(errors: int, warnings: int) -> str:
+    if not errors and not warnings:
+        return "no problems"
+    return ", ".join(p for p in ((plural(errors, "error") if errors else ""),
+                                 (plural(warnings, "warning") if warnings else "")) if p)
