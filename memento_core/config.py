@@ -90,7 +90,7 @@ urls = []               # Apprise URLs, e.g. ["tgram://BOT/CHAT", "ntfys://ntfy.
 # events = ["blocked", "breaker", "complete", "dirty", "rate_limited", "budget", "architect"]
 
 [architect]
-# The architect (`memento architect`, SPEC §16) turns blocked tasks and notes into plan
+# The architect (`memento architect`) turns blocked tasks and notes into plan
 # changes. It takes the keys of [agent] (preset, command, model, extra_args, timeout);
 # each one not set here is the agent's.
 auto = false            # a tick that finds the pipeline blocked runs the architect
@@ -457,8 +457,8 @@ def _sandbox_home(v: _Validator) -> dict[str, Any]:
         if not isinstance(name, str) or not ENV_NAME.fullmatch(name):
             raise v.fail("sandbox", "env", f'expected a list of variable names such as "PYTHONPATH", got {name!r}')
         if env_never(name):
-            raise v.fail("sandbox", "env", f"{name} is never passed to the agent (SPEC §13: agent sockets, "
-                         "terminals, display, cloud and forge tokens)")
+            raise v.fail("sandbox", "env", f"{name} is never passed to the agent (no agent sockets, "
+                         "terminals, display, cloud or forge tokens reach it; see docs/confinement.md)")
     return {"sandbox_readable": tuple(r.strip() for r in readable), "sandbox_env": tuple(names)}
 
 

@@ -115,7 +115,11 @@ def run_locked(ws, taken_over: str = ""):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m memento_core.tick", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m memento_core.tick",
+                                     description="Run one tick of the workspace, as cron does: one task, verified, "
+                                                 "committed or rolled back.",
+                                     epilog="Exit codes: 0 ran (skips and recorded task failures included), "
+                                            "1 needs attention (blocked, breaker, dirty tree), 2 could not run.")
     parser.add_argument("--project", metavar="DIR", help="the workspace (default: search upwards from here)")
     parser.add_argument("dir", nargs="?", metavar="DIR", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
