@@ -33,8 +33,22 @@ def status_document(ws: Workspace) -> dict:
     word, why = pipeline_word(doc, TickState.load(ws), cron_installed=installed, cron_daemon=daemon)
     doc["state"] = word
     doc["pipeline"] = {"state": word, "why": why}
+    doc["unreviewed"] = _unreviewed(ws)
     doc["schedule"] = {"cron_installed": installed, "cron_daemon": daemon}
     return doc
+
+
+def _unreviewed(ws: Workspace) -> list[dict]:
+    """Passed tasks nobody has acknowledged yet (CURRENT_STATE.md's Unsurfaced Results, the
+    dashboard's "Needs you"): {task, title, commit, at}."""
+    from ...checkpoint import unsurfaced_results
+    from ...state import TickState
+
+    try:
+        found = unsurfaced_results(ws, TickState.load(ws))
+    except Exception:  # noqa: BLE001 - an unreadable acknowledgement file hides nothing else
+        return []
+    return [{k: u.get(k) for k in ("task", "title", "commit", "at")} for u in found]
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -176,6 +190,10 @@ def _attention_lines(doc: dict) -> list:
     lines.append(Text(f"{tag} {doc['next']['message']}{after}"))
     if doc["eta_seconds"] is not None and word == "RUNNING":
         lines.append(Text(f"[ok] estimated time left: ~{format_duration(doc['eta_seconds'])}"))
+    if doc.get("unreviewed"):
+        ids = listed(str(u["task"]) for u in doc["unreviewed"])
+        lines.append(Text(f"[warn] {plural(len(doc['unreviewed']), 'passed task')} not yet reviewed: {safe_text(ids)}"
+                          " — look at them (`git show`), then `memento ack`"))
     if doc["alert"]:
         lines.append(Text("[warn] .memento_alert is present: the pipeline needs attention"))
     return lines
