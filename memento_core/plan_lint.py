@@ -16,6 +16,10 @@ def lint_problems(plan, text: str, display: str, root: Path, preset: str | None)
     problems = [*plan.errors, *verify_judged_by_worker(plan, display, root), *names_mementos_files(plan, display)]
     problems += archive_through_link(root, plan, display)
     problems += verify_programs_missing(plan, display, root)
+    if not plan.tasks:
+        problems.append(PlanError(display, 0, None, "the plan has no tasks: nothing will ever run (write a task "
+                                  "under a `## Phase 1: …` heading, or `memento plan draft BRIEF`)",
+                                  severity="warning", scope="task"))
     problems += text_problems(plan, text, display, preset)
     problems.sort(key=lambda e: e.line)
     return problems
