@@ -568,6 +568,21 @@ def key_problems(config: Config, text: str = "") -> list[tuple[str, int]]:
             for action, key in config.keys.items() if (problem := key_problem(key))]
 
 
+def unknown_key_message(what: str) -> str:
+    """The warning for an unknown section or key of :func:`unknown_keys`, with the nearest known
+    name (`timout` → `timeout`, `[budgt]` → `[budget]`) when there is one."""
+    import difflib
+
+    if what.startswith("[") and what.endswith("]"):
+        near = difflib.get_close_matches(what[1:-1], KNOWN_KEYS, n=1, cutoff=0.6)
+        hint = f"did you mean [{near[0]}]?" if near else "a typo?"
+    else:
+        section, _, key = what[1:].partition("] ")
+        near = difflib.get_close_matches(key, KNOWN_KEYS.get(section) or (), n=1, cutoff=0.6)
+        hint = f"did you mean {near[0]}?" if near else "a typo?"
+    return f"unknown {what} is ignored ({hint} the default applies)"
+
+
 _TOML_POS_RE = re.compile(r"\s*\(at line (\d+), column \d+\)|\s*\(at end of document\)")
 
 

@@ -63,3 +63,12 @@ def test_the_doctors_grades_are_the_ones_docs_cli_md_names(fresh):
     assert grades <= {"[CRITICAL]", "[WARNING]", "[INFO]", "[OK]"} and "[OK]" in grades
     cli = (DOCS / "cli.md").read_text()
     assert "`memento doctor`'s findings, which keep the doctor's own" in cli and "`[CRITICAL]`, `[WARNING]`" in cli
+
+
+def test_a_memento_toml_typo_gets_the_name_it_meant(fresh):
+    toml = fresh / "memento.toml"
+    toml.write_text(toml.read_text().replace('timeout = "30min"', 'timout = "30min"').replace("[budget]", "[budgt]"))
+    lint = memento(fresh, "lint").stdout
+    assert "unknown [agent] timout is ignored (did you mean timeout? the default applies)" in lint
+    assert "unknown [budgt] is ignored (did you mean [budget]? the default applies)" in lint
+    assert "did you mean timeout?" in memento(fresh, "doctor").stdout

@@ -27,7 +27,7 @@ def _preset(ws: Workspace) -> str | None:
 
 def config_problems(ws: Workspace) -> tuple[str | None, list[str]]:
     """(the error that stops memento.toml from loading, warnings about keys it ignores)."""
-    from ...config import key_problems, load_config, unknown_keys
+    from ...config import key_problems, load_config, unknown_key_message, unknown_keys
 
     warnings: list[str] = []
     try:
@@ -35,7 +35,7 @@ def config_problems(ws: Workspace) -> tuple[str | None, list[str]]:
         text = ws.config_path.read_text(encoding="utf-8") if ws.config_path.exists() else ""
         for what, line in unknown_keys(config, text):
             where = f"{ws.rel(ws.config_path)}:{line}" if line else ws.rel(ws.config_path)
-            warnings.append(f"{where}: unknown {what} is ignored (a typo? the default applies)")
+            warnings.append(f"{where}: {unknown_key_message(what)}")
         for what, line in key_problems(config, text):
             warnings.append(f"{ws.rel(ws.config_path)}:{line}: {what}" if line else f"{ws.rel(ws.config_path)}: {what}")
     except MementoError as exc:
