@@ -534,8 +534,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     trust_the_terminal_size()
     app.run()
     if args.demo:
-        print(f"[ok] the demo project is in {app.ws.root}")
+        forget_the_demo(app)
     return app.return_code or 0
+
+
+def forget_the_demo(app: MementoApp) -> None:
+    """`--demo`'s folder goes with its dashboard (one run must not leave a folder in /tmp behind),
+    once a tick it started has finished; `memento demo DIR` makes a demo to keep."""
+    import shutil
+
+    tick = app._tick_thread
+    if tick is not None:
+        tick.join()
+    shutil.rmtree(app.ws.root.parent, ignore_errors=True)  # the mkdtemp folder holding calc/
+    print(f"[ok] the demo's folder {app.ws.root.parent} is removed (`memento demo DIR` makes one to keep)")
 
 
 if __name__ == "__main__":

@@ -265,7 +265,13 @@ def serve_from_args(args, demo_interval: float) -> int:
     except MementoError as exc:
         print(f"[error] {exc}", file=sys.stderr)
         return 2
-    return serve(root, args.host or DEFAULT_HOST, DEFAULT_PORT if args.port is None else args.port,
-                 token=token, token_file=Path(args.token_file) if args.token_file else None,
-                 auto_tick=args.auto_tick or args.demo, polling=args.polling,
-                 interval=demo_interval if args.demo else None)
+    try:
+        return serve(root, args.host or DEFAULT_HOST, DEFAULT_PORT if args.port is None else args.port,
+                     token=token, token_file=Path(args.token_file) if args.token_file else None,
+                     auto_tick=args.auto_tick or args.demo, polling=args.polling,
+                     interval=demo_interval if args.demo else None)
+    finally:
+        if args.demo:  # the demo's temporary folder goes with the server that made it
+            import shutil
+
+            shutil.rmtree(root.parent, ignore_errors=True)

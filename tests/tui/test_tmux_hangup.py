@@ -58,3 +58,25 @@ def test_killing_the_window_ends_the_dashboard_at_any_moment(demo_project, size,
         for pid in left:  # never leave one behind for the next test
             subprocess.run(["kill", "-9", str(pid)], check=False)
         tmux.close()
+
+
+def test_the_demo_leaves_no_folder_behind(tmp_path, git_env):
+    """Issue 38 item 18: each `memento-tui --demo` left a memento-demo-* folder in /tmp. It goes
+    with the dashboard (after the tick it may be running has finished)."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    tmux = Tmux([sys.executable, "-m", "memento_tui.app", "--demo"], 120, 40, env={"TMPDIR": str(scratch)})
+    try:
+        tmux.wait_text("Tasks (8)")
+        made = [p for p in scratch.iterdir() if p.name.startswith("memento-demo-")]
+        assert len(made) == 1 and (made[0] / "calc" / "docs" / "MASTER_PLAN.md").exists()
+        tmux.keys("q")
+        deadline = time.monotonic() + 30
+        while alive(tmux.pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+            if alive(tmux.pid):
+                tmux.keys("q")  # a tick was running: q again closes (the tick finishes first)
+        assert not alive(tmux.pid)
+        assert not made[0].exists(), sorted(p.name for p in made[0].rglob("*"))[:10]
+    finally:
+        tmux.close()
