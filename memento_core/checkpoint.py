@@ -24,7 +24,6 @@ from . import notes, status_log
 from .errors import MementoError
 from .lines import decode, read_text_file, strip_eol
 from .locks import LockBusy, atomic_write_text, file_lock, locked_edit
-from .markdown.prose import parse_document
 from .plan import Plan
 from .runlog import utc_stamp
 from .scheduler import BLOCKED, COMPLETE, EMPTY, TASK, WAITING, pick, plan_progress
@@ -71,7 +70,10 @@ class Checkpoint:
 
 
 def parse_checkpoint(text: str) -> Checkpoint:
-    """Read a checkpoint with mistune; sections map to their non-blank lines (list items one each)."""
+    """Read a checkpoint with mistune; sections map to their non-blank lines (list items one each).
+    mistune is imported here, not for `memento status`, which reads no checkpoint."""
+    from .markdown.prose import parse_document
+
     doc = parse_document(text)
     updated = None
     for line in doc.preamble:
