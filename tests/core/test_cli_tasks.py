@@ -80,7 +80,9 @@ def test_tasks_filters_by_state_and_prints_safe_aligned_lines(ws: Path):
     r = memento("tasks", "--state", "pending", str(ws))
     assert r.returncode == 1, r.stderr  # T-5's missing verify
     lines = r.stdout.splitlines()
-    assert lines[0] == "[ok] 2 pending tasks in docs/MASTER_PLAN.md (of 5)"
+    # The pipeline's word first (as `memento status` says it), then the count.
+    assert lines[0] == ("[warn] tasks: IDLE — nothing will tick (no cron entry, auto-tick off); "
+                        "2 pending tasks in docs/MASTER_PLAN.md (of 5)")
     assert lines[1].split() == ["ID", "STATE", "RETRIES", "LAST", "LINE", "TITLE"]
     assert lines[2].split()[:5] == ["T-2", "pending", "2/3", "#3", "FAILED"]
     assert "\x1b" not in r.stdout  # the title's escape sequence is shown, never obeyed

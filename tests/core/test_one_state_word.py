@@ -49,7 +49,7 @@ def words(root, env) -> dict[str, str]:
         "status --json pipeline": doc["pipeline"]["state"],
         "report": report.rsplit("(", 1)[1].rstrip(")"),
         "report --json": json.loads(memento(root, "report", "--json", env=env).stdout)["state"],
-        "tasks": tasks.split(": ", 1)[1].split(";")[0].split(" (")[0],
+        "tasks": tasks.split(": ", 1)[1].split(";")[0].split(" — ")[0],
         "tasks --json": json.loads(memento(root, "tasks", "--json", env=env).stdout)["state"],
     }
     alert = root / ".memento_alert"

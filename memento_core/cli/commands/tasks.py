@@ -87,7 +87,7 @@ def cmd_tasks(args: argparse.Namespace) -> int:
         return code
     what = f"{args.state} " if args.state else ""
     tag = "[error]" if word == "INVALID" else "[warn]" if code else "[ok]"
-    print(f"{tag} {safe_text(plan.title or ws.root.name)}: {word}" + (f" ({safe_text(why)})" if why else "")
+    print(f"{tag} {safe_text(plan.title or ws.root.name)}: {word}" + (f" — {safe_text(why)}" if why else "")
           + f"; {plural(len(shown), what + 'task')} in {ws.rel(ws.plan_path)}"
           + (f" (of {len(rows)})" if args.state else ""))
     for line in render_rows(ws.rel(ws.plan_path), shown):
