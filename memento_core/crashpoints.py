@@ -13,6 +13,7 @@ import signal
 _AT = os.environ.get("MEMENTO_CRASH_AT", "")
 
 POINTS = (
+    "tick:recovering",
     "tick:after-claim",
     "tick:agent-running",
     "tick:after-guards",

@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import gitindex
+from . import gitindex, scratch
 from .config import parse_author
 from .crashpoints import crash_point
 from .errors import MementoError
@@ -82,7 +82,11 @@ class FileChange:
     now, absent at base), "deleted" (present at base, gone now), "created"
     (untracked, not there at the snapshot). ``was_untracked`` marks an
     "added" file that existed untracked at the snapshot (the agent staged a
-    person's file): rollback unstages it but never deletes it.
+    person's file): rollback unstages it but never deletes it. ``scratch``
+    marks a "created" file that a tool regenerates (scratch.py: ``x.pyc.123``,
+    a ``__pycache__/`` the ``.gitignore`` says nothing of): never a task's
+    change (guards.task_change), still undone by a rollback. (An "added" one
+    comes only from the agent's own commits, a guard failure before verify.)
     """
 
     path: str
@@ -90,6 +94,7 @@ class FileChange:
     removed: int
     kind: str
     was_untracked: bool = False
+    scratch: bool = False
 
 
 @functools.cache
@@ -569,7 +574,9 @@ def _changes_since(root: Path, base: str | None, untracked_before: set[str], env
     folders = tuple(p for p in untracked_before if p.endswith("/"))
     for path in untracked(root, env) - untracked_before - kinds.keys():
         if not path.startswith(folders):  # a folder a person had ignored (a .venv/) that is not any more
-            result.append(FileChange(path, *_count_lines(root / path), "created"))
+            made = scratch.is_scratch(root, path)
+            result.append(FileChange(path, *((0, 0) if made else _count_lines(root / path)), "created",
+                                     scratch=made))
     return sorted(result, key=lambda c: c.path)
 
 

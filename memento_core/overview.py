@@ -156,7 +156,8 @@ def _spending(ws: Workspace, config: Config, state: TickState, entries: Sequence
 
 
 def _sandbox(config: Config | None) -> dict:
-    """How the agent runs here (SPEC §13): {"mode": "bwrap"|"none", "confined": bool, "reason": str|None}."""
+    """How the agent runs here (SPEC §13): {"mode": "bwrap"|"none", "confined": bool, "reason": str|None,
+    and "fix": [lines] when bubblewrap is missing or cannot run here (sandbox/reach.py)}."""
     from . import sandbox
 
     if config is None:

@@ -245,7 +245,17 @@ class Task:
                 problem = _duration_problem(value)
                 if problem:
                     problems.append(f"{key}: {problem}")
+        if "changes" in fields and not self.check_only:
+            problems.append(f"changes: `{fields['changes']}` is not understood: `- changes: none` says the task "
+                            "only checks (its verify alone judges it; an attempt that changes nothing is "
+                            "otherwise a failure); leave the field out for a task that changes files")
         return tuple(problems)
+
+    @property
+    def check_only(self) -> bool:
+        """``- changes: none``: a task that changes no file, judged by its verify alone (SPEC §4
+        step 11); any other task's attempt that changed nothing at all is a failure."""
+        return "changes" in self.block and unquote(self.fields.get("changes", "")).strip().lower() == "none"
 
     @property
     def state(self) -> str:
@@ -354,7 +364,9 @@ class Plan:
         found = list(self.structure_errors)
         for task in self.tasks:
             for problem in task.problems:
-                found.append(PlanError(self.path, task.line, task.id, problem, scope="task"))
+                # A field's own problem ("estimate: …", "changes: …") at the field's line.
+                line = task.field_lines.get(problem.split(":", 1)[0], task.line) if ": " in problem else task.line
+                found.append(PlanError(self.path, line, task.id, problem, scope="task"))
         found += self.dependency_errors
         found.sort(key=lambda e: e.line)
         return tuple(found)

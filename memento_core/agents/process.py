@@ -11,8 +11,8 @@ agent and for ``verify``.
 The pitfalls of SPEC §4 this handles:
 
 * the child inherits no descriptor but stdin, stdout and stderr
-  (``close_fds``), so an agent that outlives the tick never holds the tick
-  lock;
+  (``close_fds``; its guard also its end of the lifeline, which it never
+  passes on), so an agent never holds the tick lock;
 * ``subprocess.run(timeout=)`` would kill only the direct child; here the
   whole group is stopped and waited for until it is gone, zombies reaped;
 * the tick's SIGTERM handler calls ``terminate_running``: every group being
@@ -22,6 +22,11 @@ A process that leaves the group (its own ``setsid``, a double fork) is out of
 reach of a group kill; after the group is gone, reaper.py finds what is left of
 the run (its session, and the orphans re-parented to a subreaper tick) and
 kills that too.
+
+On Linux the command runs under its guard (guard.py), the leader of the group:
+should the tick die, even by SIGKILL, the guard kills every process of the run
+(everything that left the group included: the guard is their subreaper) before
+the next tick recovers (SPEC §13 "kill -9").
 """
 
 from __future__ import annotations
@@ -31,7 +36,9 @@ import os
 import shlex
 import shutil
 import signal
+import socket
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -58,6 +65,9 @@ _INTERRUPTED: set[int] = set()
 # Parallel workers (tick/workers.py) run commands from several threads: a group is started and
 # registered in _RUNNING as one step, so another run's stray search never takes it for a stray.
 _SPAWNING = threading.RLock()
+GUARD = Path(__file__).resolve().with_name("guard.py")
+# How long a guard may take to say whether its command started (a Python start, on a busy machine).
+GUARD_HELLO_SECONDS = 60.0
 
 
 @dataclass(frozen=True)
@@ -212,11 +222,13 @@ class _NotStarted(Exception):
 
 @dataclass(frozen=True)
 class _Command:
-    """What Popen runs: the argv and the executable it resolved to."""
+    """What Popen runs: the argv and the executable it resolved to; ``wrapped``: under the
+    sandbox's prefix, whose first process is Memento's own (guard.py's ``--wrapped``)."""
 
     args: tuple[str, ...]
     executable: str
     preset: str | None
+    wrapped: bool = False
 
     def not_found(self) -> str:
         return _not_found(self.args[0], self.preset)
@@ -258,7 +270,7 @@ def _wrapped(command: _Command, wrap: Sequence[str]) -> _Command:
     """``command`` run under the prefix ``wrap`` (its binary by the absolute path found for it)."""
     if not wrap:
         return command
-    return _Command((*wrap, command.executable, *command.args[1:]), wrap[0], command.preset)
+    return _Command((*wrap, command.executable, *command.args[1:]), wrap[0], command.preset, wrapped=True)
 
 
 def _open_stdin(stack: ExitStack, stdin_path: Path | None) -> IO[bytes] | int:
@@ -270,26 +282,70 @@ def _open_stdin(stack: ExitStack, stdin_path: Path | None) -> IO[bytes] | int:
         raise _NotStarted(f"cannot open {stdin_path} for standard input: {exc.strerror}") from None
 
 
+def _guarded(command: _Command, fd: int) -> _Command:
+    """``command`` under its guard (guard.py), which is told its end of the lifeline, ``fd``."""
+    python = os.path.realpath(sys.executable)
+    flags = ("--wrapped",) if command.wrapped else ()
+    return _Command((python, "-I", "-S", str(GUARD), *flags, str(fd), command.executable, *command.args),
+                    python, command.preset)
+
+
+def _can_guard() -> bool:
+    return sys.platform.startswith("linux") and bool(sys.executable) and GUARD.is_file()
+
+
+class _Lifeline:
+    """The tick's end of a socket pair with the command's guard: open while the run lasts, so
+    the guard reads end of file only when this process is gone."""
+
+    def __init__(self) -> None:
+        self.ours, self.theirs = socket.socketpair()  # both close-on-exec: only the guard gets one
+
+    def hello(self, command: _Command, proc: subprocess.Popen[bytes]) -> None:
+        """Wait for the guard to start the command; _NotStarted (the guard reaped) if it could not."""
+        self.theirs.close()
+        self.ours.settimeout(GUARD_HELLO_SECONDS)
+        try:
+            said = self.ours.recv(512)
+        except OSError:
+            return  # no word in time: the run goes on, its end says the rest
+        if not said.startswith(b"E"):
+            return
+        proc.wait()
+        number, _, why = said[1:].decode("utf-8", "replace").partition(" ")
+        if number == str(errno.ENOENT):
+            raise _NotStarted(command.not_found())
+        raise _NotStarted(f"cannot run {command.args[0]!r}: {why}")
+
+    def close(self) -> None:
+        self.theirs.close()
+        self.ours.close()
+
+
 def _spawn(
     command: _Command, *, cwd: Path, log_path: Path, stdin_path: Path | None, env: Mapping[str, str]
-) -> tuple[subprocess.Popen[bytes], LogPipe]:
+) -> tuple[subprocess.Popen[bytes], LogPipe, _Lifeline | None]:
     """Start ``command`` in a new session, stdout and stderr a pipe copied into ``log_path``.
 
     The log file is never the command's own descriptor (SPEC §13): what it does
     to fd 1 (truncate, seek) reaches the pipe. ``close_fds``: the child gets no
     other descriptor of ours, above all not the tick lock's. Our copies of the
-    pipe's write end and of stdin close on return.
+    pipe's write end and of stdin close on return. On Linux the command runs
+    under its guard (guard.py), the group's leader, tied to us by the returned
+    lifeline (keep it open until the run is over).
     """
     if not cwd.is_dir():
         raise _NotStarted(f"working directory {cwd} does not exist")
     pipe = LogPipe(log_path)
+    line = _Lifeline() if _can_guard() else None
+    run = _guarded(command, line.theirs.fileno()) if line is not None else command
     try:
         with ExitStack() as stack:
             stdin = _open_stdin(stack, stdin_path)
             try:
                 proc = subprocess.Popen(
-                    command.args,
-                    executable=command.executable,
+                    run.args,
+                    executable=run.executable,
                     cwd=cwd,
                     stdin=stdin,
                     stdout=pipe.write_fd,
@@ -297,6 +353,7 @@ def _spawn(
                     env=env,
                     start_new_session=True,
                     close_fds=True,
+                    pass_fds=(line.theirs.fileno(),) if line is not None else (),
                 )
             except FileNotFoundError:
                 raise _NotStarted(command.not_found()) from None
@@ -304,9 +361,11 @@ def _spawn(
                 raise _NotStarted(f"cannot run {command.args[0]!r}: {exc.strerror or exc}") from None
     except BaseException:
         pipe.abandon()
+        if line is not None:
+            line.close()
         raise
     pipe.started()
-    return proc, pipe
+    return proc, pipe, line
 
 
 def _wait_for_exit(proc: subprocess.Popen[bytes], *, timeout: float, started: float,
@@ -400,26 +459,41 @@ def run_in_group(
     try:
         command = _wrapped(_command_line(argv, shell=shell, env=env, cwd=cwd, preset=preset), wrap)
         with _SPAWNING:
-            proc, pipe = _spawn(command, cwd=cwd, log_path=log_path, stdin_path=stdin_path, env=env)
+            proc, pipe, line = _spawn(command, cwd=cwd, log_path=log_path, stdin_path=stdin_path, env=env)
             _RUNNING[proc.pid] = proc
     except _NotStarted as exc:
-        append_to_log(log_path, f"[memento] {exc}\n")
-        return ProcResult(None, False, time.monotonic() - started, None, error=str(exc))
+        return _not_started(exc, log_path, started)
 
     pgid = proc.pid  # start_new_session: the child leads its own group
     timed_out = False
+    refused: _NotStarted | None = None
     try:
-        if on_start is not None:
-            on_start(pgid)
-        with LogCap(log_path):  # a flood keeps the log's first and last 10 MB
-            timed_out = _wait_for_exit(proc, timeout=timeout, started=started, log_path=log_path)
+        if line is not None:
+            try:
+                line.hello(command, proc)
+            except _NotStarted as exc:  # the guard could not start it, and is reaped: cleaned up below
+                refused = exc
+        if refused is None:
+            if on_start is not None:
+                on_start(pgid)
+            with LogCap(log_path):  # a flood keeps the log's first and last 10 MB
+                timed_out = _wait_for_exit(proc, timeout=timeout, started=started, log_path=log_path)
     finally:
         try:
             _leave_nothing_running(proc, timed_out=timed_out, grace=grace, log_path=log_path)
         finally:
+            if line is not None:
+                line.close()  # the guard is gone (reaped): its lifeline is no longer needed
             try:
                 _kill_strays(pgid, existing, log_path)
             finally:
                 pipe.finish()  # the group and its strays are gone: end of file, or a bounded drain
                 trim(log_path)
+    if refused is not None:
+        return _not_started(refused, log_path, started)
     return _ended(proc, timed_out=timed_out, started=started)
+
+
+def _not_started(exc: _NotStarted, log_path: Path, started: float) -> ProcResult:
+    append_to_log(log_path, f"[memento] {exc}\n")
+    return ProcResult(None, False, time.monotonic() - started, None, error=str(exc))

@@ -18,6 +18,11 @@ the group with ``setpgid`` but not the session cannot hide.
 The subreaper flag belongs to the whole process: the dashboard, which runs a
 tick in a thread, is a subreaper for as long as the tick runs (orphans of its
 other threads would come to it too; it starts none in another session).
+
+When the tick itself is killed, each run's guard (guard.py, the subreaper of
+its own run) ends that run; what a guard could not end, the next tick does with
+:func:`kill_marked`: every process that carries the dead tick's marker, the
+recorded groups, and everything below them.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from dataclasses import dataclass
 PR_SET_CHILD_SUBREAPER = 36
 PR_GET_CHILD_SUBREAPER = 37
 STRAY_GRACE = 1.0
+MARKED_WAIT = 10.0  # how long a dead tick's processes may take to die once killed
 # Rounds of "find, stop, kill" before giving up on a tree that keeps forking.
 MAX_ROUNDS = 20
 
@@ -311,31 +317,54 @@ def environ_of(pid: int) -> dict[str, str] | None:
     return env
 
 
-def kill_marked(identity: str, project: str, grace: float = STRAY_GRACE) -> list[int]:
-    """Kill every process started under the tick ``identity`` in ``project`` (its environment
-    says so), with whatever it started since: what a killed tick's agent left running."""
+def _marked(identity: str, projects: frozenset[str], leaders: frozenset[int]) -> set[int]:
+    """The living processes of a dead tick's runs (see :func:`kill_marked`)."""
     me = os.getpid()
     procs = all_processes()
-    marked = []
-    for p in procs:
-        if p.pid == me or p.state in ("Z", "X"):
+    roots = set(leaders) | {p.pid for p in procs if p.pgid in leaders}
+    for p in procs if identity and projects else ():
+        if p.pid == me or p.state in ("Z", "X") or p.pid in roots:
             continue
         env = environ_of(p.pid)
-        if env and env.get("MEMENTO_TICK") == identity and env.get("MEMENTO_PROJECT") == project:
-            marked.append(p.pid)
-    found = {pid for pid in descendants(marked, procs) if pid != me}
-    if not found:
-        return []
-    _signal_all(found, signal.SIGSTOP)
-    _signal_all(found, signal.SIGTERM)
-    _signal_all(found, signal.SIGCONT)
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline and any(_alive(pid) for pid in found):
-        reap_zombies()
-        time.sleep(0.02)
-    _signal_all([pid for pid in found if _alive(pid)], signal.SIGKILL)
+        if env and env.get("MEMENTO_TICK") == identity and env.get("MEMENTO_PROJECT") in projects:
+            roots.add(p.pid)
+    live = {p.pid for p in procs if p.state not in ("Z", "X")}
+    return {pid for pid in descendants(roots, procs) if pid in live and pid != me}
+
+
+def kill_marked(identity: str, projects: str | Iterable[str], leaders: Iterable[int] = (),
+                wait: float = MARKED_WAIT) -> list[int]:
+    """End what a dead tick's runs left running: every process started under the tick ``identity``
+    for one of ``projects`` (its environment says so: the run's guard and the agent carry it; with
+    '' or no project none is looked for by its marker), the groups ``leaders`` lead (the caller
+    made sure each is ours), and everything below them, which is everything a living guard kept
+    (agents/guard.py: it is their subreaper). They are frozen first (SIGSTOP, again until no new
+    one appears: a frozen process cannot fork), then killed with SIGKILL, with no grace: the
+    attempt is over, and nothing may write once its recovery starts. Returns the pids found,
+    once none of them is alive, or after ``wait`` seconds (one stuck in the kernel does not hold
+    the tick)."""
+    projects = frozenset([projects] if isinstance(projects, str) else projects)
+    leaders = frozenset(pid for pid in leaders if pid > 1 and pid != os.getpgrp())
+    killed: set[int] = set()
+    deadline = time.monotonic() + wait
+    for _ in range(MAX_ROUNDS):
+        found = _marked(identity, projects, leaders)
+        if not found - killed:  # none, or only what would not die in time (a process stuck in the kernel)
+            break
+        while True:
+            _signal_all(found, signal.SIGSTOP)
+            more = _marked(identity, projects, leaders)
+            if more <= found:
+                break
+            found |= more
+        _signal_all(found, signal.SIGKILL)
+        killed |= found
+        leaders = frozenset()  # killed: a later round must not meet their pids in new processes
+        while any(_alive(pid) for pid in found) and time.monotonic() < deadline:
+            reap_zombies()
+            time.sleep(0.01)
     reap_zombies()
-    return sorted(found)
+    return sorted(killed)
 
 
 def _alive(pid: int) -> bool:

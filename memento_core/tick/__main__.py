@@ -72,6 +72,13 @@ def run_locked(ws, taken_over: str = ""):
                 from .stopped import remember
 
                 remember(ws, taken_over)  # the alert outlives a paused plan's skip below
+            from .orphans import end_dead_attempts
+
+            # A killed tick's processes end before anything is read or judged, paused or not (SPEC §13).
+            ended = end_dead_attempts(ws)
+            if ended:
+                cron_log(ws, f"ended {len(ended)} process(es) a killed tick had left running: "
+                             + ", ".join(map(str, ended)))
             try:
                 plan = parse_plan(ws.plan_path, display=ws.rel(ws.plan_path))
                 fleet = load_config(ws.config_path).workers_remote

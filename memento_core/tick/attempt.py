@@ -284,9 +284,12 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
     kept = kept_files.PutBack() if after_verify else kept_files.settle(
         ctx.root, snap.kept, ctx.log_path, snap.archive_dir, rollback_folder(ws, f"{at.task.id}-ignored"))
     folded = 0 if _branch_untouched(snap, git_found) else gitops.fold_commits(ctx.root, snap.base)
+    changes = tuple(gitops.changes_since(ctx.root, snap.base, set(snap.untracked)))
+    if not after_verify:  # the agent's new scratch git does not ignore (x.pyc.1, a __pycache__/): gone
+        kept_files.remove_scratch(ctx.root, changes, ctx.log_path)
     seen = Observed(
         folded=folded,
-        changes=tuple(gitops.changes_since(ctx.root, snap.base, set(snap.untracked))),
+        changes=changes,
         plan=read_or_none(ws.plan_path), project_map=read_or_none(ws.map_path),
         status=read_or_none(ws.status_path) or b"", note_keys=note_keys(ws), git=git_found, links=links,
         notes=read_or_none(ws.notes_path) or b"", impostors=impostors,

@@ -56,7 +56,8 @@ class TickContext:
     results: list[TaskResult] = field(default_factory=list)
     fleet: object = None  # remote.Fleet while [workers] remote is set: the claim this host holds
     stale_ticks: set = field(default_factory=set)  # dead ticks whose failure the breaker counted (recovery)
-    tick_commit: str | None = None  # the last commit this tick made (housekeeping folds its documents in)
+    tick_commit: str | None = None  # the last commit this tick made that its documents may be folded into
+    docs_committed: tuple | None = None  # the documents' stat when last found committed (housekeeping)
     state: TickState = field(init=False)
     log_path: Path = field(init=False)
     # Held around updates of ``state`` a worker thread makes (limits.py); parallel workers share
@@ -111,13 +112,16 @@ class TickContext:
         """A pipeline event (STALE, PLAN INVALID, BLOCKED, …) as an entry of its own."""
         self.entry([("Event", event), *fields], tail=tail)
 
-    def commit(self, paths: list[str], message: str, blobs: dict | None = None) -> str | None:
+    def commit(self, paths: list[str], message: str, blobs: dict | None = None, *,
+               sha_in_entry: bool = False) -> str | None:
         """Commit exactly ``paths`` (those in ``blobs`` as hashed then); None when there was nothing
-        to commit or git failed (remembered)."""
+        to commit or git failed (remembered). ``sha_in_entry``: an entry names this commit by its
+        sha (the architect's), so the tick's documents are never folded into it by an amend
+        (housekeeping.fold_into_tick_commit makes a commit of their own)."""
         try:
             sha = gitops.commit_paths(self.root, paths, message, author=self.config.git_author, blobs=blobs,
                                       build=gitobjects.commit_here)
-            self.tick_commit = sha
+            self.tick_commit = None if sha_in_entry else sha
             return sha
         except MementoError as exc:
             if "nothing to commit" in str(exc):

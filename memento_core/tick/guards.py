@@ -138,6 +138,8 @@ def check(task: Task, snap: Snapshot, seen: Observed, max_diff_lines: int, *, af
     if outside:
         reasons.append(f"{'verify ' if after_verify else ''}changed files outside context_files: "
                        + ", ".join(outside[:10]))
+    if not touched and not after_verify and not task.check_only and not reasons:  # (folded commits: a reason)
+        reasons.append(nothing_changed(task.id))
     size = diff_lines(touched)
     if size > max_diff_lines:
         reasons.append(f"diff too large: {size} lines > max_diff_lines {max_diff_lines} "
@@ -145,10 +147,19 @@ def check(task: Task, snap: Snapshot, seen: Observed, max_diff_lines: int, *, af
     return Verdict(tuple(reasons), touched)
 
 
+def nothing_changed(task_id: str) -> str:
+    """The reason of an attempt that left the project as it was (SPEC §4 step 11): a real project's
+    verify is often its whole suite, which passes before any work, so an empty change is no work."""
+    return (f"nothing changed: the attempt left every file as it was. If the work is already done, skip the "
+            f"task (`memento skip {task_id} --reason \"done in …\"`); a task that only checks says "
+            "`- changes: none` in the plan and is judged by its verify alone")
+
+
 def task_change(changes: tuple[FileChange, ...] | list[FileChange]) -> tuple[FileChange, ...]:
-    """The changes that are the task's: not Memento's documents, not their temp files."""
+    """The changes that are the task's: not Memento's documents, not their temp files, not the
+    scratch a tool made (scratch.py: a ``x.pyc.123``, a ``__pycache__/`` git does not ignore)."""
     own = set(KEPT_DOCS)
-    return tuple(c for c in changes if c.path not in own and not is_own_temp(c.path))
+    return tuple(c for c in changes if c.path not in own and not is_own_temp(c.path) and not c.scratch)
 
 
 def diff_lines(changes) -> int:

@@ -78,14 +78,18 @@ def write_checkpoint(ctx: TickContext, plan: Plan) -> None:
         cron_log(ctx.ws, f"checkpoint not written: {exc}")
 
 
-def fold_into_tick_commit(ctx: TickContext) -> None:
+def fold_into_tick_commit(ctx: TickContext, why: str = "status log and checkpoint") -> bool:
     """One commit per tick, and a clean `git status` after it: what the tick wrote after its
     commit (the checkpoint, a rotated status log, the breaker's entry) goes into that commit.
+    True when a commit was made or amended.
 
     The commit is amended once, here, under the tick lock and before anything else has seen it
     (nothing is pushed without a remote; its entry names it by its trailer, not by a sha, so the
     amended commit is still the one the entry names). A tick that made no commit but wrote its
-    documents (an ALL TASKS COMPLETE entry) makes one. With ``[workers] remote`` the fleet has
+    documents (an ALL TASKS COMPLETE entry, a PLAN INVALID or DIRTY TREE entry: ``why`` says
+    which), or whose last commit an entry names by its sha (the architect's), makes one. After
+    a git error too: the error may have passed, and a plan the breaker paused must not be left
+    uncommitted (if git still fails, cron.log says so). With ``[workers] remote`` the fleet has
     pushed the result already: its own code commits and pushes the rest (tick/remote.py).
     """
     from dataclasses import replace
@@ -93,23 +97,28 @@ def fold_into_tick_commit(ctx: TickContext) -> None:
     from .. import gitops
     from ..workspace import OWN_DOCS
 
-    if ctx.config is None or ctx.config.workers_remote or ctx.git_failed:
-        return
+    if ctx.config is None or ctx.config.workers_remote:
+        return False
+    seen = docs_stat(ctx)
+    if seen == ctx.docs_committed:
+        return False  # nothing written since they were found committed: no second `git status`
     try:
         own = set(OWN_DOCS)
         docs = sorted({e.path for e in gitops.status(ctx.root) if e.path in own and e.xy != "??"})
         if not docs:
-            return
+            ctx.docs_committed = seen
+            return False
         old = ctx.tick_commit
         if old and gitops.head(ctx.root) == old:
             new = gitops.amend_paths(ctx.root, docs, author=ctx.config.git_author)
             ctx.tick_commit = new
         else:
-            old, new = None, ctx.commit(docs, f"memento: tick #{ctx.number} (status log and checkpoint)"
+            old, new = None, ctx.commit(docs, f"memento: tick #{ctx.number} ({why})"
                                         if ctx.number else "memento: sync docs")
     except MementoError as exc:
         cron_log(ctx.ws, f"the tick's documents were not committed: {exc}")
-        return
+        return False
+    ctx.docs_committed = seen if new is not None else None
     # What named the commit before it was amended names the amended one; this tick's passed
     # tasks get their commits in the unsurfaced results now (the checkpoint shows them next time).
     ctx.results[:] = [replace(r, commit=new) if r.commit and old and r.commit == old else r for r in ctx.results]
@@ -117,6 +126,22 @@ def fold_into_tick_commit(ctx: TickContext) -> None:
     for item in ctx.state.unsurfaced:
         if not item.get("commit") and item.get("task") in shas:
             item["commit"] = shas[item["task"]][:7]
+    return new is not None
+
+
+def docs_stat(ctx: TickContext) -> tuple:
+    """Memento's documents as the file system has them (inode, size, mtime): any write changes it
+    (every write of a document renames a new file into place)."""
+    from ..workspace import OWN_DOCS
+
+    out = []
+    for rel in OWN_DOCS:
+        try:
+            st = os.lstat(ctx.root / rel)
+            out.append((st.st_ino, st.st_size, st.st_mtime_ns))
+        except OSError:
+            out.append(None)
+    return tuple(out)
 
 
 def record_memory(ctx: TickContext) -> None:

@@ -15,20 +15,28 @@ paths is not; so both ways:
   stat, never a read: a `.venv/` of 10,000 files costs a directory walk.
   ctime cannot be set back by a process, so a file rewritten with its old mtime
   and size is still seen. In the sandbox every one of those paths is bound
-  read-only, so neither prints nor copies are taken (``confined``).
+  read-only but scratch (scratch.py: bytecode, the test runners' caches), so
+  only scratch is printed there (``confined``), and nothing is copied.
   The permission bits of the tracked files are recorded too (:func:`restore_modes`).
 * :func:`put_back`, after the agent (before the guards, so before verify) and
   again at the rollback: every ignored path that was not there at the snapshot
   is removed (a new `src/__pycache__/`, a `.pth` in the `.venv/`, a
   `conftest.py` in an ignored folder: the agent's, or the caches its own test
-  runs left); a person's cache file (``__pycache__``, ``.pytest_cache``…)
-  that changed is removed too; a person's other file that changed or went
-  away is restored from the copy, and is a guard failure either way (a file
-  that was not copied is named as not restorable).
+  runs left); scratch that changed is removed too (a tool rebuilds it: a
+  `.pyc` the agent rewrote would be imported instead of the source), never
+  saved nor restored; a person's other file that changed or went away is
+  restored from the copy, and is a guard failure either way (a file that was
+  not copied is named as not restorable). New scratch that git does not
+  ignore (`x.pyc.123`, a `__pycache__/` where `.gitignore` says nothing) is a
+  change the guards set aside (gitops.FileChange.scratch, attempt.py).
+
+Nothing is followed: a folder of the snapshot that the agent replaced by a
+symbolic link is walked as the link (removed, never what it leads to), and a
+path below such a link is gone, never read or removed through it.
 
 What verify itself leaves among ignored paths after a pass (its caches, a
 `.coverage`) stays: it is the project's ordinary state, and the next snapshot
-counts it as the person's. Memento's own folders (`.memento/`, `logs/`,
+counts it as the person's (scratch among it printed again). Memento's own folders (`.memento/`, `logs/`,
 `memory/`) are never touched here. A new path that `.memento_cleanignore` names
 (a `.venv/` the task made) stays like at the rollback; that file does not
 shelter what the agent did inside a person's folder, pre-existing `.venv/`
@@ -42,8 +50,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import gitops
-from ..sandbox import CACHE_NAMES
+from .. import gitops, scratch
 from ..workspace import own_file
 from .files import append_log, read_or_none
 from .gitstate import _remove as _unlink  # a file, a link (never its target) or a folder
@@ -63,7 +70,8 @@ class Kept:
     copies: dict[str, bytes] = field(default_factory=dict)  # loose files (a link: its target)
     keep: tuple[str, ...] = ()  # .memento_cleanignore at the snapshot: never removed
     modes: dict[str, int] = field(default_factory=dict)  # every tracked file and folder: its permission bits
-    walked: bool = True  # False in the sandbox, where the person's files are read-only: entries only
+    walked: bool = True  # False in the sandbox, where the person's files are read-only: scratch only
+    tools: tuple[str, ...] = ()  # not walked: the scratch entries printed (scratch.py), folders end in /
 
 
 @dataclass(frozen=True)
@@ -97,8 +105,10 @@ def take(root: Path, entries, keep=(), archive_dir: str | None = None, *, confin
     so neither prints nor copies are needed (nor paid for): only new paths are removed."""
     root = Path(root)
     mine = frozenset(e for e in entries if not _memento(e, archive_dir))
-    if confined:
-        return Kept(mine, keep=tuple(keep), modes=tracked_modes(root), walked=False)
+    if confined:  # the sandbox leaves scratch writable (sandbox.protected_paths): it alone is printed
+        tools = scratch_entries(root, mine)
+        return Kept(mine, _prints(root, tools), keep=tuple(keep), modes=tracked_modes(root), walked=False,
+                    tools=tools)
     prints: dict[str, Print] = {}
     copies: dict[str, bytes] = {}
     budget = COPY_BUDGET
@@ -106,9 +116,8 @@ def take(root: Path, entries, keep=(), archive_dir: str | None = None, *, confin
         if entry.endswith("/"):
             prints.update(_walk(root, entry.rstrip("/")))
             continue
-        try:
-            st = os.lstat(root / entry)
-        except OSError:
+        st = _lstat(root, entry)
+        if st is None:
             continue
         prints[entry] = _print(st)
         if stat.S_ISLNK(st.st_mode):
@@ -119,6 +128,14 @@ def take(root: Path, entries, keep=(), archive_dir: str | None = None, *, confin
                 copies[entry] = data
                 budget -= len(data)
     return Kept(mine, prints, copies, tuple(keep), tracked_modes(root))
+
+
+def scratch_entries(root: Path, entries) -> tuple[str, ...]:
+    """Those of ``entries`` that are scratch (scratch.is_scratch), and the nested cache folders
+    of the person's folders among them (``node_modules/.cache/``): what the sandbox leaves writable."""
+    found = {e for e in entries if scratch.is_scratch(root, e)}
+    found |= set(scratch.nested_folders(root, entries))
+    return tuple(sorted(found))
 
 
 def tracked_modes(root: Path) -> dict[str, int]:
@@ -172,28 +189,24 @@ def put_back(root: Path, kept: Kept | None, archive_dir: str | None = None, save
                 or gitops.was_there(entry, kept.entries)):
             continue
         doomed += _new_below(root, entry.rstrip("/"), kept)
-    now: dict[str, Print] = {}
-    for entry in kept.entries if kept.walked else ():
-        if entry.endswith("/"):
-            now.update(_walk(root, entry.rstrip("/")))
-        else:
-            try:
-                now[entry] = _print(os.lstat(root / entry))
-            except OSError:
-                pass
-    doomed += sorted(set(now) - set(kept.prints))  # new files inside a person's folders, kept or not
+    looked_at = sorted(kept.entries) if kept.walked else kept.tools
+    now = _prints(root, looked_at)
+    doomed += sorted(set(now) - set(kept.prints))  # new files inside a person's or a scratch folder
+    doomed += _swapped_caches(root, looked_at)
     changed = []
     for path, was in sorted(kept.prints.items()):
         if now.get(path) == was:
             continue
-        if _is_cache(path):  # a tool rebuilds it; a changed one is the agent's
+        if scratch.is_scratch_name(path):  # a tool rebuilds it; a changed one is the agent's
             doomed += [path] if path in now else []
         else:
             changed.append(path)
-    if save is not None and (doomed or any(p in now for p in changed)):
-        save([*doomed, *(p for p in changed if p in now)])
+    # Scratch is no one's work (a .mypy_cache of hundreds of MB): not saved, only named in the log.
+    saved = [p for p in doomed if not scratch.is_scratch_name(p)] + [p for p in changed if p in now]
+    if save is not None and saved:
+        save(saved)
     for path in doomed:
-        _unlink(root / path.rstrip("/"))
+        _remove(root, path)
     restored = [p for p in changed if p in kept.copies and _restore(root, p, kept.prints[p], kept.copies[p])]
     lost = [p for p in changed if p not in restored]
     for path in changed:  # said once: the next put_back (at the rollback) compares with what is there now
@@ -202,6 +215,18 @@ def put_back(root: Path, kept: Kept | None, archive_dir: str | None = None, save
         except OSError:
             kept.prints.pop(path, None)
     return PutBack(tuple(restored), tuple(lost), tuple(doomed))
+
+
+def remove_scratch(root: Path, changes, log_path: Path) -> tuple[str, ...]:
+    """Remove the new scratch among ``changes`` (gitops.FileChange.scratch: what git does not
+    ignore, so :func:`put_back` does not see it), before verify: a `.pyc` the agent made would be
+    imported instead of the source. Said in the tick log; the paths removed."""
+    gone = tuple(c.path for c in changes if c.scratch)
+    for path in gone:
+        _remove(Path(root), path)
+    if gone:
+        append_log(log_path, f"[memento] scratch the agent made, removed before verify: {_listed(gone)}\n")
+    return gone
 
 
 def after_a_killed_tick(root: Path, entries, keep, archive_dir: str | None = None,
@@ -264,8 +289,57 @@ def _print(st: os.stat_result) -> Print:
     return st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
 
 
+def _prints(root: Path, entries) -> dict[str, Print]:
+    """Prints of every file and link below ``entries`` (folders end in /), nothing followed."""
+    found: dict[str, Print] = {}
+    for entry in entries:
+        if entry.endswith("/"):
+            found.update(_walk(root, entry.rstrip("/")))
+            continue
+        st = _lstat(root, entry)
+        if st is not None:
+            found[entry] = _print(st)
+    return found
+
+
+def _swapped_caches(root: Path, entries) -> list[str]:
+    """The scratch folders on the way to ``entries`` that are symbolic links now (git listed the
+    entries through real folders at the snapshot: the agent's swap), to be removed, never followed."""
+    found = set()
+    for entry in entries:
+        link = gitops.symlinked_parent(root, entry.rstrip("/")) if "/" in entry.strip("/") else None
+        if link is not None:
+            rel = link.relative_to(root).as_posix()
+            if scratch.is_scratch_name(rel):
+                found.add(rel)
+    return sorted(found)
+
+
+def _lstat(root: Path, rel: str) -> os.stat_result | None:
+    """``rel``'s own stat (a link's, never its target's), None when it is gone or a symbolic link
+    stands on its way (a folder the agent swapped for a link: what lies beyond is not the tree's)."""
+    if "/" in rel.strip("/") and gitops.symlinked_parent(root, rel.strip("/")) is not None:
+        return None
+    try:
+        return os.lstat(root / rel)
+    except OSError:
+        return None
+
+
+def _remove(root: Path, rel: str) -> None:
+    """Remove ``rel`` (a file, a link never followed, a folder). No path removed here lies beyond a
+    link: git lists none there, and the prints stop at one (:func:`_lstat`, :func:`_walk`)."""
+    _unlink(root / rel.rstrip("/"))
+
+
 def _walk(root: Path, folder: str) -> dict[str, Print]:
-    """Prints of every file and link below ``folder`` (relative), links never followed."""
+    """Prints of every file and link below ``folder`` (relative), links never followed: a folder
+    that is now a link, a file or something else is printed as itself."""
+    top = _lstat(root, folder)
+    if top is None:
+        return {}
+    if not stat.S_ISDIR(top.st_mode):
+        return {folder: _print(top)}
     found: dict[str, Print] = {}
     todo = [folder]
     while todo:
@@ -286,16 +360,6 @@ def _walk(root: Path, folder: str) -> dict[str, Print]:
             else:
                 found[sub] = _print(st)
     return found
-
-
-# Besides the sandbox's CACHE_NAMES: folders tools fill on their own (node_modules/.cache, aider's tags).
-_MORE_CACHES = (".cache", ".aider.tags.cache")
-
-
-def _is_cache(path: str) -> bool:
-    parts = path.split("/")
-    return (any(p in CACHE_NAMES or p.startswith(_MORE_CACHES) for p in parts[:-1])
-            or parts[-1].endswith((".pyc", ".pyo")))
 
 
 def _new_below(root: Path, rel: str, kept: Kept) -> list[str]:

@@ -2,9 +2,10 @@
 
 :func:`listening` opens the workspace's abstract socket (memento_core/receipts.py) for the
 length of a tick. For each connection the kernel says who is calling (``SO_PEERCRED``):
-another user, or a process whose parent chain reaches this tick (the tick is a child
-subreaper, so a daemon the agent double-forked or ``setsid`` away is re-parented to it and
-still found), or one in the session of a group the tick is running, is refused at once,
+another user, or a process whose parent chain reaches this tick (a daemon the agent
+double-forked or ``setsid`` away is re-parented to its run's guard, a child subreaper and
+the tick's child, or to the tick, a subreaper too: still found), or one in the session of a
+group the tick is running, is refused at once,
 before a byte of it is read. Anyone else is a person: their receipt is kept in memory (never
 in a file the agent could write) and acknowledged. :func:`held` gives the guards what was
 accepted, as a :class:`~memento_core.receipts.Receipts` value.

@@ -15,7 +15,6 @@ import time
 from dataclasses import dataclass
 
 from .. import gitops, status_log
-from ..agents import kill_group
 from ..agents.reaper import kill_marked
 from ..errors import EditConflict, MementoError
 from ..locks import atomic_write_bytes, file_lock, lock_path_for, locked_edit
@@ -132,15 +131,21 @@ def reset_stale_claim(ctx: TickContext, task: Task, claim: Claim | None, why: st
 
 
 def kill_attempt_processes(ctx: TickContext, task_id: str, claim: Claim | None, rec: Record | None) -> None:
-    """The attempt's agent group, if its leader carries the tick's marker, and every process
-    started under the dead tick that still carries it (never an unrelated group)."""
+    """The attempt's agent group, if its leader (the run's guard) carries the tick's marker, and
+    every process started under the dead tick that still carries it, with everything below them
+    (never an unrelated group). Frozen, then killed outright (reaper.kill_marked): a SIGTERM to
+    the group would let the guard go first and hand what it kept to init. The tick's start did
+    this already for every dead tick's record (orphans.py); this covers a claim without one."""
+    leaders = []
     if claim is not None and claim.pgid and claim.host == this_host():
         if leader_is_ours(claim.pgid, ctx.ws, task_id, rec.identity if rec else None):
-            kill_group(claim.pgid)
+            leaders.append(claim.pgid)
     if rec is not None and rec.host == this_host() and rec.pid != os.getpid():
-        kill_marked(rec.identity, str(ctx.root))
-        if rec.worktree:  # a parallel worker's agent carries its worktree as its project
-            kill_marked(rec.identity, str(ctx.root / rec.worktree))
+        # A parallel worker's agent carries its worktree as its project.
+        projects = [str(ctx.root)] + ([str(ctx.root / rec.worktree)] if rec.worktree else [])
+        kill_marked(rec.identity, projects, leaders)
+    elif leaders:
+        kill_marked("", (), leaders)  # no record: only the group
 
 
 def restore_recorded_git(ctx: TickContext, task: Task, rec: Record | None) -> str:
@@ -328,7 +333,7 @@ def finish_interrupted_commit(ctx: TickContext, claim: Claim) -> None:
         remove_claim(ws, claim.task)
         remove_record(ws, claim.task)
         return
-    sha = ctx.commit(paths, message)
+    sha = ctx.commit(paths, message, sha_in_entry=PENDING_COMMIT in (claim.entry or ""))  # an old entry names it
     if sha is None:  # it had landed: find it
         sha = next((s for s, subject in gitops.log_subjects(ctx.root, 20) if subject == message), None)
     if sha:

@@ -377,7 +377,7 @@ def _fingerprint(ctx: TickContext, at) -> tuple:
     documents only Memento writes (a person's notes are the guards' business)."""
     root, ws = ctx.root, ctx.ws
     changes = gitops.changes_since(root, at.snap.base, set(at.snap.untracked))
-    blobs = gitops.hash_blobs(root, [c.path for c in changes if c.path not in KEPT_DOCS])
+    blobs = gitops.hash_blobs(root, [c.path for c in changes if c.path not in KEPT_DOCS and not c.scratch])
     plan_text = read_bytes(ws.plan_path).decode("utf-8", errors="replace")
     docs = tuple(_read(p) for p in (ws.status_path, ws.map_path, ws.checkpoint_path))
     return blobs, docs, task_block(plan_text, at.task)

@@ -2,7 +2,8 @@
 
 Each step of SPEC §4 and the function that does it:
 
-     1  take the tick lock            __main__.run_locked (also the paused fast path)
+     1  take the tick lock            __main__.run_locked (also the paused fast path); a killed
+                                      tick's processes end first: orphans.end_dead_attempts
      2  load config and plan          run.load_config_and_plan
      3  tick_mode other than auto     run.skip_unless_auto
         rate limited, budget spent    run.wait_out_limits -> limits.skip_reason (SPEC §14)
@@ -36,6 +37,7 @@ import threading
 
 from .. import agents, gitops
 from ..config import load_config
+from ..crashpoints import crash_point
 from ..errors import EXIT_ATTENTION, EXIT_ERROR, EXIT_OK, MementoError
 from ..lines import plural
 from ..plan import Plan, Task
@@ -46,7 +48,7 @@ from . import confine, remote
 from .attempt import attempt_task
 from .breaker import check_breaker
 from .context import Interrupted, TickContext, next_number
-from .housekeeping import keep_house, write_alert, write_checkpoint
+from .housekeeping import fold_into_tick_commit, keep_house, write_alert, write_checkpoint
 from .limits import daily_budget_spent
 from .recovery import clean_leftovers, recover_stale_claims
 from .workers import prune_worktrees, run_parallel, runs_in_parallel, stop_stale_workers
@@ -57,12 +59,12 @@ def tick(ws: Workspace, taken_over: str = "") -> Outcome:
     the lock was a stopped tick's (stopped.py), said in the status log after its recovery."""
     ctx = TickContext(ws)
     plan = load_config_and_plan(ctx)
-    if isinstance(plan, Outcome):
-        return plan
+    if isinstance(plan, Outcome):  # numbered only when it wrote its PLAN INVALID entry (not for a bad config)
+        return settle(ctx, plan, "plan invalid") if ctx.number is not None else plan
     plan = remote.refresh(ctx, plan)  # [workers] remote: a pause or resume pushed by someone
     skipped = skip_unless_auto(ctx, plan)
     if skipped is not None:
-        return skipped
+        return skipped  # a skip writes no document (a person's own plan edit stays theirs)
     waiting = wait_out_limits(ctx)
     if waiting is not None:
         return waiting
@@ -74,13 +76,30 @@ def tick(ws: Workspace, taken_over: str = "") -> Outcome:
             ctx.event("⚠️ STALE TICK — a stopped tick was taken over", [("Reason", taken_over)])
         refused = refuse_dirty_tree(ctx)
         if refused is not None:
-            return refused
-        return remote.finish(ctx, work_through_tasks(ctx))  # [workers] remote: push what is left
+            return settle(ctx, refused, "refused: uncommitted changes")
+        # [workers] remote: push what is left
+        return settle(ctx, remote.finish(ctx, work_through_tasks(ctx)))
     except Interrupted:  # the remote is finished as after a normal end: nothing stays unpushed
-        return remote.finish(ctx, afterwards(ctx, EXIT_OK, "interrupted by SIGTERM"))
+        return settle(ctx, remote.finish(ctx, afterwards(ctx, EXIT_OK, "interrupted by SIGTERM")))
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def settle(ctx: TickContext, outcome: Outcome, why: str = "status log and checkpoint") -> Outcome:
+    """However the tick ended, what it wrote into Memento's documents is committed, so `git status`
+    is clean after every tick: the breaker's pause with its entry, a PLAN INVALID or DIRTY TREE
+    entry, the checkpoint written after the architect's commit. Usually step 16 folded them into
+    the tick's commit already (housekeeping.fold_into_tick_commit) and this finds nothing left.
+    A person's own uncommitted work is never taken: only Memento's documents are committed."""
+    if remote.enabled(ctx):
+        try:
+            remote.commit_own_docs(ctx)  # committed here; the next tick's sync pushes them
+        except MementoError as exc:
+            cron_log(ctx.ws, f"the tick's documents were not committed: {exc}")
+    elif fold_into_tick_commit(ctx, why):
+        ctx.state.save(ctx.ws)  # the results' commits, as the amend renamed them
+    return outcome
 
 
 # ---------------------------------------------------------------- step 2
@@ -185,7 +204,9 @@ def wait_out_limits(ctx: TickContext) -> Outcome | None:
 
 
 def recover(ctx: TickContext, plan: Plan) -> Plan:
-    """What a killed tick left behind, then stale claims (recovery.py)."""
+    """What a killed tick left behind, then stale claims (recovery.py). Every process of a dead
+    tick's attempts ended before this, as soon as the lock was taken (orphans.py, __main__)."""
+    crash_point("tick:recovering")
     clean_leftovers(ctx)
     remote.clean_leftovers(ctx)  # [workers] remote: a rebase a killed tick left half done
     stop_stale_workers(ctx, plan)  # a killed tick's parallel workers (workers.py, SPEC §12)

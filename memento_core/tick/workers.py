@@ -35,7 +35,6 @@ from functools import partial
 from pathlib import Path
 
 from .. import agents, gitops, notes, sandbox
-from ..agents import kill_group
 from ..agents.reaper import kill_marked
 from ..errors import EditConflict, MementoError
 from ..plan import Plan, Task, edit_plan
@@ -508,10 +507,14 @@ def stop_stale_workers(ctx: TickContext, plan: Plan) -> None:
         if why is None and claim.pid != os.getpid():
             continue
         where = worktrees.worktree_path(ws, task_id)
-        if claim.pgid and claim.host == this_host() and leader_is_ours(claim.pgid, Workspace(where), task_id, None):
-            kill_group(claim.pgid)
+        # Frozen and killed outright (reaper.kill_marked), the run's guard with the rest: a SIGTERM
+        # to the group would let the guard go first and hand what it kept to init.
+        leaders = [claim.pgid] if claim.pgid and claim.host == this_host() and leader_is_ours(
+            claim.pgid, Workspace(where), task_id, None) else []
         if rec is not None and rec.host == this_host() and rec.pid != os.getpid():
-            kill_marked(rec.identity, str(where))  # the agent carries its worktree as its project
+            kill_marked(rec.identity, str(where), leaders)  # the agent carries its worktree as its project
+        elif leaders:
+            kill_marked("", (), leaders)  # no record: only the group
         saved = worktrees.save_work(ws, task_id, (rec.base if rec is not None else None) or claim.base)
         removed = worktrees.remove(ws, task_id, rec.branch if rec is not None else None) + saved
         if why is None:  # this process's own (a worker thread that died): recovery then sees no claim

@@ -8,7 +8,7 @@ usage: drafts_for_tui.py ACTION, in the project root, the draft prompt on stdin.
   no_verify   append T-201 without a verify (refused)
   mark_done   append T-201 born [x] (refused)
   wait FLAG ACTION  write FLAG.started, wait (up to 60 s) for FLAG, then do ACTION
-  work        nothing (a worker whose task's verify is `true`)
+  work        appends a line to greet.txt (a worker whose task's verify is `true`)
   hostile     `good`, with markup and terminal escape sequences in T-201's title and in the map
 
 Every run copies its prompt to $FAKE_DRAFTER_PROMPT when that is set.
@@ -70,8 +70,10 @@ def main(action, *args):
     out = os.environ.get("FAKE_DRAFTER_PROMPT")
     if out:
         Path(out).write_text(prompt, encoding="utf-8")
-    if action == "work":
-        print("worker: nothing to do")
+    if action == "work":  # a worker's small change (an attempt that changes nothing fails)
+        with open("greet.txt", "a", encoding="utf-8") as fh:
+            fh.write("worked\n")
+        print("worker: greet.txt worked on")
         return
     addition = {"good": GOOD, "no_verify": NO_VERIFY, "mark_done": MARK_DONE, "hostile": HOSTILE}[action]
     PLAN.write_text(PLAN.read_text(encoding="utf-8").rstrip("\n") + "\n" + addition, encoding="utf-8")

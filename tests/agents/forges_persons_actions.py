@@ -124,9 +124,10 @@ elif mode == "daemon":
     if os.fork() == 0:
         os.setsid()
         if os.fork() == 0:
-            time.sleep(0.3)  # its parent is gone: it is the tick's (the subreaper's) orphan now
+            time.sleep(0.3)  # its parent is gone: it is the orphan of its run's guard (a subreaper) now
+            parent = Path(f"/proc/{os.getppid()}/stat").read_bytes()
             record(answer=announce({"op": "skip", "task": "T-2", "reason": "the agent says so"}),
-                   ppid=os.getppid())
+                   ppid=os.getppid(), pppid=int(parent[parent.rfind(b")") + 2:].split()[1]))
             out.write_text("done")
             os._exit(0)
         os._exit(0)

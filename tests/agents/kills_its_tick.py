@@ -11,7 +11,8 @@ otherwise it creates ONCEFILE and, by MODE:
   plan          its own verify set to `true`, Meta max_retries 99, committed with its code;
   always        (ONCEFILE ignored) just kills the tick, every time.
 The tick is found up the parent chain (/proc/self/stat's ppid): the first ancestor that does
-not carry MEMENTO_TICK in its environment (MEMENTO_TICK itself is a token, no pid). In the
+not carry MEMENTO_TICK in its environment (MEMENTO_TICK itself is a token, no pid); the run's
+guard on the way, which would end the agent with its tick, is stopped with SIGSTOP. In the
 sandbox's PID namespace the chain ends inside it: the agent finds no tick and dies trying. The
 claim is rewritten after the tick is dead, so no heartbeat of the tick can overwrite it.
 """
@@ -59,7 +60,7 @@ elif mode == "forge-commit":
     with open(status, "a") as fh:
         fh.write("\n" + entry)
 
-os.kill(find_tick(), signal.SIGKILL)
+os.kill(find_tick(stop_guards=True), signal.SIGKILL)  # its guard stopped first: it lives on to lie
 
 claim = json.loads(claim_file.read_text())
 if mode == "forge-commit":

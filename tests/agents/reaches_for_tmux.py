@@ -5,7 +5,8 @@ usage: reaches_for_tmux.py OUT.json
 Writes OUT.json: its environment, its parent chain (pid and start time of each ancestor), the
 marker in the tick's own record (.memento/records/<ID>.json, readable unconfined). With $TMUX
 set it opens a window in the person's tmux server (`tmux new-window -d`, a `sleep 600` that
-would outlive the tick) and says whether it could. Then writes hello.txt = done.
+would outlive the tick) and says whether it could. Then writes hello.txt = done (and its marker:
+each tick's attempt changes the file).
 """
 
 import json
@@ -36,4 +37,4 @@ if os.environ.get("TMUX"):
                           capture_output=True, text=True)
     opened = proc.returncode == 0
 out.write_text(json.dumps({"env": dict(os.environ), "chain": chain, "recorded": recorded, "tmux_opened": opened}))
-Path("hello.txt").write_text("done\n")
+Path("hello.txt").write_text(f"done {os.environ.get('MEMENTO_TICK', '')}\n")

@@ -319,7 +319,13 @@ def test_auto_a_blocked_tick_runs_the_architect_and_the_next_tick_passes(tmp_pat
     assert seen(ran) == ["fix"]
     assert "architect: edited T-1; reset T-1" in outcome.message
     assert entries(ws)[-1].field("Event") == "🏗 ARCHITECT"
-    assert history(ws.root)[0].endswith("memento: architect — edited T-1; reset T-1")
+    # Its commit, then what the tick wrote after it (the sha in its entry, the checkpoint) on top:
+    # never amended into it, whose sha the entry names; `git status` is clean.
+    architect, docs = history(ws.root)[1], history(ws.root)[0]
+    assert architect.endswith("memento: architect — edited T-1; reset T-1")
+    assert docs.endswith("memento: tick #2 (status log and checkpoint)")
+    assert entries(ws)[-1].field("Git Commit").startswith(f"`{architect[:7]}`")
+    assert git(ws.root, "status", "--porcelain") == ""
     assert not ws.alert_path.exists()  # nothing is blocked any more
     outcome = run_tick(ws.root)
     assert outcome.results and outcome.results[0].passed, outcome.message

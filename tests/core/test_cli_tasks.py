@@ -27,7 +27,7 @@ TASKS_PLAN = """# MASTER_PLAN: tasks
 - [ ] `T-2` [MODULE:b] Fails \x1b[31mred\x1b[0m
   - verify: `echo 'E   assert 1 == 2'; exit 1`
   - context_files: [b.txt]
-  - do: `true`
+  - do: `echo b > b.txt`
 
 - [-] `T-3` Not needed
   - verify: `true`

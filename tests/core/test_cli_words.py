@@ -30,7 +30,7 @@ WORDS_PLAN = """# MASTER_PLAN: words
 - [ ] `T-2` [MODULE:b] Fails without a word
   - verify: `false`
   - context_files: [b.txt]
-  - do: `true`
+  - do: `echo b > b.txt`
 """
 
 
@@ -154,7 +154,7 @@ def test_reset_after_skip_drops_the_skip_reason(ws: Path):
     after = (ws / PLAN).read_text()
     assert "reason:" not in after
     assert after.split("- [ ] `T-2`")[1] == (" [MODULE:b] Fails without a word\n  - verify: `false`\n"
-                                            "  - context_files: [b.txt]\n  - do: `true`\n  - retries: 0\n")
+                                            "  - context_files: [b.txt]\n  - do: `echo b > b.txt`\n  - retries: 0\n")
 
 
 def test_memory_search_without_a_match_exits_1(ws: Path):

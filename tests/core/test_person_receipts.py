@@ -108,7 +108,8 @@ def test_the_agent_talking_to_the_receipt_socket_itself_is_refused(tmp_path, mod
     (said,) = _evidence(evidence)
     assert said["answer"]["ok"] is False and REFUSED in said["answer"]["why"], said
     if mode == "daemon":
-        assert said["ppid"] == os.getpid()  # re-parented to the tick, the subreaper: still its tree
+        # Re-parented to its run's guard (the run's subreaper), the tick's child: still the tick's tree.
+        assert said["pppid"] == os.getpid()
     _failed_and_undone(ws, "marked T-2 [-]", " ")
 
 

@@ -109,9 +109,13 @@ def test_auto_probes_for_real_a_bwrap_that_cannot_run_is_unconfined(monkeypatch,
     fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", str(tmp_path))
+    # A machine whose files say nothing (the cases they name: tests/core/test_sandbox_reach.py).
+    monkeypatch.setenv("MEMENTO_SYSTEM_ROOT", str(tmp_path / "machine"))
     found = sandbox.resolve(config_from_dict({"sandbox": {"mode": "auto"}}))
     assert found.as_dict() == {"mode": "none", "confined": False,
-                               "reason": "bwrap cannot run here: bwrap: No permissions to create new namespace"}
+                               "reason": "bubblewrap cannot run here: No permissions to create new namespace",
+                               "fix": list(found.fix)}
+    assert found.fix and "shows bubblewrap's error" in found.fix[0]
 
 
 @needs_bwrap

@@ -18,7 +18,8 @@ line through the CLI's own shell tool (claude's ``Bash``, codex's shell or
 ``exec_command``, gemini's ``run_shell_command``, openclaw's ``exec``; aider,
 which offers no tools, gets a ```` ```bash ```` block, its shell-command
 suggestion). ``Script.mode`` may instead be ``"429"`` (HTTP 429 with a
-Retry-After) or ``"usage_limit"`` (the provider's quota message). Every answer
+Retry-After), ``"usage_limit"`` (the provider's quota message) or ``"claim"`` (a
+model that claims success and calls no tool: the final text at once). Every answer
 carries usage numbers (``USAGE_IN``/``USAGE_OUT``). Every request is kept in
 ``requests`` so the tests can assert what the CLI sent.
 
@@ -46,7 +47,7 @@ class Script:
 
     path: str = ""
     content: str = ""
-    mode: str = "edit"  # "edit" | "429" | "usage_limit" | one of CLAUDE_LIMITS
+    mode: str = "edit"  # "edit" | "429" | "usage_limit" | "claim" | one of CLAUDE_LIMITS
     relative: str = ""  # the path relative to the project, for CLIs that want it (aider)
     # A command line to run through the CLI's own shell tool instead of writing the file.
     command: str = ""
@@ -254,7 +255,7 @@ class _Handler(BaseHTTPRequestHandler):
         last = (body.get("messages") or [{}])[-1]
         tool_results = [b for b in _blocks(last.get("content")) if b.get("type") == "tool_result"]
         script = self.model.script
-        first = not tool_results and not _said_before(body)
+        first = not tool_results and not _said_before(body) and script.mode != "claim"
         tool = "Bash" if script.command else "Write"
         turns = sum(1 for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") == "assistant")
         if script.read_first and not script.command:  # Read, then Write, then the final text
@@ -315,7 +316,9 @@ class _Handler(BaseHTTPRequestHandler):
         answered = any(isinstance(m, dict) and m.get("role") == "tool" for m in messages)
         tool_call = None
         content = FINAL_TEXT
-        if tools and not answered:
+        if script.mode == "claim":
+            pass
+        elif tools and not answered:
             tool_call = _chat_tool_call(tools, script)
         elif not tools and last_role == "user":
             # aider: every turn answers with the edit (it re-asks after adding files it saw
@@ -362,7 +365,7 @@ class _Handler(BaseHTTPRequestHandler):
                        for i in items)
         tools = body.get("tools") or []
         script = self.model.script
-        if tools and not answered:
+        if tools and not answered and script.mode != "claim":
             item = _responses_tool_call(tools, script)
         else:
             item = {"type": "message", "id": "msg_mock", "role": "assistant", "status": "completed",
@@ -395,7 +398,9 @@ class _Handler(BaseHTTPRequestHandler):
         script = self.model.script
         gen_config = body.get("generationConfig") or {}
         shell = _gemini_declaration(body, "run_shell_command") if script.command else None
-        if shell is not None and not answered:
+        if script.mode == "claim":
+            part = {"text": FINAL_TEXT}
+        elif shell is not None and not answered:
             part: dict[str, Any] = {"functionCall": {
                 "name": "run_shell_command",
                 "args": _shell_args(shell.get("parametersJsonSchema") or shell.get("parameters"),

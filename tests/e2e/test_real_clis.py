@@ -18,6 +18,7 @@ from memento_core import agents
 from memento_core.tick.__main__ import run_tick
 
 from .conftest import SANDBOX, WHY_UNCONFINED, configure, make_workspace, script_edit
+from .mock_model import Script
 
 pytestmark = pytest.mark.e2e
 
@@ -98,4 +99,30 @@ def test_a_write_outside_the_project_is_refused_without_waiting(run, monkeypatch
     assert not outside.exists()
     assert "timed out" not in outcome.results[0].reason  # refused, not left waiting for a person
     assert not (root / "hello.txt").exists()
+    assert agents.process._RUNNING == {}
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_a_model_that_claims_success_and_writes_nothing_has_not_done_the_task(run, monkeypatch, preset):
+    """The task's verify passes on the unchanged tree (the work looks done already, as a real
+    library's whole suite passes before any work); the model says "Done" and calls no tool. Before,
+    the task became [x] with an empty commit."""
+    agent = configure(run, preset, monkeypatch)
+    root = make_workspace(run, preset, agent)
+    (root / "hello.txt").write_text(GOOD, encoding="utf-8")
+    git(root, "add", "hello.txt")
+    git(root, "commit", "-qm", "the file is there already")
+    head = git(root, "rev-parse", "HEAD").strip()
+    run.mock.script = Script(mode="claim")
+
+    outcome = run_tick(root)
+
+    log = (root / outcome.log).read_text(encoding="utf-8") if outcome.log else ""
+    (result,) = outcome.results
+    assert not result.passed, log[-4000:]
+    assert result.reason.startswith("nothing changed: the attempt left every file as it was"), result.reason
+    assert sent_the_prompt(run) and "agent exited with code 0" in log
+    assert "memento: complete" not in git(root, "log", "--format=%s", f"{head}..HEAD")
+    plan = (root / "docs" / "MASTER_PLAN.md").read_text(encoding="utf-8")
+    assert "- [ ] `T-101`" in plan and "  - retries: 1" in plan
     assert agents.process._RUNNING == {}

@@ -61,7 +61,7 @@ async def test_an_event_row_takes_no_column_away(scripted):
 
 async def test_a_two_task_tick_is_one_row(tmp_path):
     tasks = HELLO + HELLO.replace("T-1", "T-2").replace("Write hello", "Again")
-    ws = make_ws(tmp_path, agent("does_task.py", "hello.txt", "done {task_id}"), tasks=tasks)
+    ws = make_ws(tmp_path, agent("does_task.py", "hello.txt", "'done {task_id}'"), tasks=tasks)
     ws.plan_path.write_text(ws.plan_path.read_text().replace("max_tasks_per_tick: 1", "max_tasks_per_tick: 2"))
     git(ws.root, "commit", "-qam", "two per tick")
     assert [r.passed for r in run_tick(ws.root).results] == [True, True]

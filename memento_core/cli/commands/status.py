@@ -180,10 +180,12 @@ def _attention_lines(doc: dict) -> list:
                           f"{safe_text(doc['breaker']['reason'])} — fix the cause, then `memento resume`"))
     lines += _spending_lines(doc)
     box = doc["sandbox"]
+    fix = " — `memento doctor` says what to do" if box.get("fix") else ""
     if box["mode"] == "bwrap" and not box["confined"]:
-        lines.append(Text(f"[error] sandbox: {safe_text(box['reason'] or '')}"))
+        lines.append(Text(f"[error] sandbox: {safe_text(box['reason'] or '')}{fix}"))
     elif not box["confined"]:
-        lines.append(Text(f"[warn] unconfined: the agent runs without a sandbox ({safe_text(box['reason'] or '')})"))
+        lines.append(Text(f"[warn] unconfined: the agent runs without a sandbox ({safe_text(box['reason'] or '')})"
+                          f"{fix}"))
     lines += _notify_lines(doc.get("notify") or {})
     tag = "[ok]" if doc["next"]["kind"] in ("task", "complete", "waiting") and word != "INVALID" else "[warn]"
     after = " (once the problem above is fixed)" if word == "INVALID" and not doc["plan_errors"] else ""

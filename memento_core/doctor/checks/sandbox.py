@@ -1,11 +1,11 @@
-"""The sandbox check (SPEC §13): does the agent run confined here?"""
+"""The sandbox check (SPEC §13): does the agent run confined here, and if not, why and the fix?"""
 
 from __future__ import annotations
 
 from ... import sandbox
 from ...errors import MementoError
 from ..context import Context
-from ..findings import CRITICAL, WARNING, CheckResult, Finding
+from ..findings import CRITICAL, INFO, WARNING, CheckResult, Finding
 
 
 def check_sandbox(c: Context) -> CheckResult:
@@ -16,9 +16,11 @@ def check_sandbox(c: Context) -> CheckResult:
     if found.confined:
         return _reach(c, config, f"the agent and verify run in the bubblewrap sandbox ({found.binary})")
     rel = c.rel(c.ws.config_path)
+    # Why bubblewrap cannot run here and the exact fix (sandbox/reach.py), one INFO line each.
+    fix = [Finding(INFO, "sandbox", f"sandbox: {line}") for line in found.fix]
     if found.mode == "bwrap":
-        return [Finding(CRITICAL, "sandbox", f"sandbox: {found.reason}: every task would fail", rel)]
-    return [Finding(WARNING, "sandbox", f"sandbox: the agent runs unconfined ({found.reason})")]
+        return [Finding(CRITICAL, "sandbox", f"sandbox: {found.reason}: every task would fail", rel), *fix]
+    return [Finding(WARNING, "sandbox", f"sandbox: the agent runs unconfined ({found.reason})"), *fix]
 
 
 def _reach(c: Context, config, said: str) -> CheckResult:

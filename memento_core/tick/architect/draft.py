@@ -305,8 +305,9 @@ def _new_warnings(old, old_text, new, new_text, ws, preset, new_ids) -> tuple[st
 
 def run_red_first(ctx: TickContext, tasks: list[Task], say: Callable[[str], None]) -> tuple[RedCheck, ...]:
     """Each task's verify once on the current tree, confined (the project read-only, no network),
-    at most ``[workers] max`` at a time, each under its timeout (the task's, else [verify] timeout)."""
-    tasks = [t for t in tasks if t.verify]
+    at most ``[workers] max`` at a time, each under its timeout (the task's, else [verify] timeout).
+    A check-only task (``changes: none``) is not run: its verify may well pass already."""
+    tasks = [t for t in tasks if t.verify and not t.check_only]
     if not tasks:
         return ()
     at_once = max(1, min(ctx.config.workers_max, len(tasks)))
@@ -397,7 +398,7 @@ def keep(ctx: TickContext, result: DraftResult, proposed: dict[str, bytes | None
     fields += [("Tick Mode", "paused: read the plan, then `memento resume`"),
                ("Git Commit", PENDING_COMMIT + f' — "{message}"'), ("Log", ctx.rel_log() or "(none)")]
     ctx.event(EVENT, fields)
-    sha = ctx.commit([PLAN_REL, MAP_REL, STATUS_REL], message)
+    sha = ctx.commit([PLAN_REL, MAP_REL, STATUS_REL], message, sha_in_entry=True)
     if sha:
         fill_commit(ws.status_path, sha[:7])
     append_log(ctx.log_path, f"[memento] draft kept: {', '.join(result.new_ids)} (commit {sha})\n")

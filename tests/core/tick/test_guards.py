@@ -226,7 +226,8 @@ def test_confined_the_plans_other_tasks_and_the_notes_are_a_persons_but_the_own_
     other = PLAN.replace("context_files: [other/]", "context_files: [/]").replace("- [ ] T-2", "- [x] T-2")
     other = other.replace("max_diff_lines: 50", "max_diff_lines: 1000000")
     notes = b"### [NOTE] 2026-12-01T09:00:00 \xe2\x86\x92 T-2\nby hand\n"
-    hand = seen(plan=other.encode(), notes=notes, note_keys=frozenset({"n1"}))
+    hand = seen(FileChange("src/a.py", 1, 0, "modified"), plan=other.encode(), notes=notes,
+                note_keys=frozenset({"n1"}))
     assert check(TASK, SNAP, hand, 50).reasons  # unconfined: it may be the agent's
     assert check(TASK, SNAP, hand, 50, confined=True).reasons == ()
     own = PLAN.replace("- verify: `true`\n  - context_files: [src/", "- verify: `exit 0`\n  - context_files: [src/", 1)
@@ -234,3 +235,37 @@ def test_confined_the_plans_other_tasks_and_the_notes_are_a_persons_but_the_own_
         "the agent edited the definition of T-1 in docs/MASTER_PLAN.md",)
     assert check(TASK, SNAP, seen(status=STATUS + b"\n---\nmore\n"), 50, confined=True).reasons == (
         "the agent wrote into docs/TICK_STATUS.md (only Memento appends to it)",)
+
+
+def test_an_attempt_that_changed_nothing_fails_and_says_what_to_do():
+    """A real project's verify (its whole suite) passes before any work: no change is no work."""
+    (reason,) = check(TASK, SNAP, seen(), 50).reasons
+    assert reason.startswith("nothing changed: the attempt left every file as it was")
+    assert "memento skip T-1" in reason and "`- changes: none`" in reason
+    # What only Memento's documents, their temp files or a tool's scratch hold is no change either.
+    made = (FileChange("docs/TICK_STATUS.md", 3, 0, "modified"), FileChange("docs/.MASTER_PLAN.md.x1.tmp", 1, 0, "created"),
+            FileChange("tests/__pycache__/test_a.cpython-311-pytest-8.4.2.pyc.5", 0, 0, "created", scratch=True))
+    assert check(TASK, SNAP, seen(*made), 50).reasons == (reason,)
+    # A change, commits of its own folded back, or the check after verify: not this reason.
+    assert check(TASK, SNAP, seen(FileChange("src/a.py", 1, 0, "modified")), 50).reasons == ()
+    assert not any(r.startswith("nothing changed") for r in check(TASK, SNAP, seen(folded=1), 50).reasons)
+    assert check(TASK, SNAP, seen(), 50, after_verify=True).reasons == ()
+
+
+def test_a_check_only_task_is_judged_by_verify_alone():
+    plan = PLAN.replace("  - retries: 0\n", "  - retries: 0\n  - changes: none\n", 1)
+    task = parse_plan_text(plan).task("T-1")
+    assert task.check_only and task.valid
+    snap = replace(SNAP, plan=plan.encode())
+    assert check(task, snap, seen(plan=plan.encode()), 50).reasons == ()
+    for written in ("`none`", "None", " none "):
+        assert parse_plan_text(plan.replace("changes: none", f"changes: {written}")).task("T-1").check_only
+
+
+def test_a_changes_value_other_than_none_is_an_error_at_its_line():
+    plan = parse_plan_text(PLAN.replace("  - retries: 0\n", "  - retries: 0\n  - changes: some\n", 1))
+    task = plan.task("T-1")
+    assert not task.check_only and not task.valid
+    (error,) = [e for e in plan.errors if e.task_id == "T-1"]
+    assert error.line == PLAN.splitlines().index("  - retries: 0") + 2  # the field's own line, 1-based
+    assert str(error).startswith("docs/MASTER_PLAN.md:13: T-1 changes: `some` is not understood")

@@ -77,3 +77,67 @@ def test_links_out_of_the_tree_even_through_another_link_are_named(tmp_path):
     assert "src/up ->" in reason and "src/via -> up/outside.txt (outside the work tree)" in reason
     assert "src/env -> ../.env (a person's untracked or ignored file)" in reason
     assert "src/fine" not in reason
+
+
+def with_caches(tmp_path: Path) -> Path:
+    """repo() and what a person's earlier test run left: bytecode, pytest's cache, a .venv/."""
+    root = repo(tmp_path)
+    with (root / ".gitignore").open("a") as fh:
+        fh.write("*.pyc\n.pytest_cache/\n.venv/\n")
+    for rel in ("src/__pycache__/app.cpython-311.pyc", ".pytest_cache/v/cache/nodeids", ".venv/lib/site.py"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(b"earlier run\n")
+    return root
+
+
+def inodes(root: Path, rels) -> dict[str, int]:
+    return {rel: os.lstat(root / rel).st_ino for rel in rels}
+
+
+def test_confined_scratch_is_printed_and_only_what_changed_of_it_goes(tmp_path):
+    """In the sandbox scratch is writable: printed at the snapshot (a stat), so an unchanged cache
+    stays (the same inode) and a changed one goes; a person's .env is neither printed nor copied."""
+    root = with_caches(tmp_path)
+    snap = kept.take(root, gitops.persons_paths(root), confined=True)
+    assert set(snap.prints) == {"src/__pycache__/app.cpython-311.pyc", ".pytest_cache/v/cache/nodeids"}
+    assert not snap.copies and not snap.walked
+    before = inodes(root, [".pytest_cache/v/cache/nodeids"])
+    (root / "src" / "__pycache__" / "app.cpython-311.pyc").write_bytes(b"forged\n")
+    (root / ".pytest_cache" / "v" / "cache" / "lastfailed").write_text("{}")
+    done = kept.put_back(root, snap)
+    assert sorted(done.removed) == [".pytest_cache/v/cache/lastfailed", "src/__pycache__/app.cpython-311.pyc"]
+    assert inodes(root, [".pytest_cache/v/cache/nodeids"]) == before
+    assert done.reason() == ""  # scratch is no one's: never a person's file changed
+
+
+def test_a_folder_swapped_for_a_link_is_the_link_never_what_it_leads_to(tmp_path):
+    root = with_caches(tmp_path)
+    outside = tmp_path / "outside"
+    (outside / "v" / "cache").mkdir(parents=True)
+    (outside / "v" / "cache" / "nodeids").write_text("theirs\n")
+    (outside / "keep.txt").write_text("theirs\n")
+    for confined in (False, True):
+        snap = kept.take(root, gitops.persons_paths(root), confined=confined)
+        subprocess.run(["rm", "-rf", str(root / ".pytest_cache")], check=True)
+        os.symlink(outside, root / ".pytest_cache")
+        done = kept.put_back(root, snap)
+        assert done.removed == (".pytest_cache",), done  # the link alone, nothing named beyond it
+        assert not os.path.lexists(root / ".pytest_cache")
+        assert sorted(p.name for p in outside.rglob("*")) == ["cache", "keep.txt", "nodeids", "v"]
+        (root / ".pytest_cache" / "v" / "cache").mkdir(parents=True)
+        (root / ".pytest_cache" / "v" / "cache" / "nodeids").write_bytes(b"earlier run\n")
+
+
+def test_a_path_beyond_a_swapped_folder_is_gone_never_read_through_the_link(tmp_path):
+    """src/__pycache__ made a link to a folder holding a changed app.*.pyc: the snapshot's pyc is gone
+    (not judged by the file beyond the link), the link goes, the file beyond it stays."""
+    root = with_caches(tmp_path)
+    snap = kept.take(root, gitops.persons_paths(root))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "app.cpython-311.pyc").write_bytes(b"someone else's\n")
+    subprocess.run(["rm", "-rf", str(root / "src" / "__pycache__")], check=True)
+    os.symlink(elsewhere, root / "src" / "__pycache__")
+    done = kept.put_back(root, snap)
+    assert done.removed == ("src/__pycache__",), done
+    assert (elsewhere / "app.cpython-311.pyc").read_bytes() == b"someone else's\n"
