@@ -24,7 +24,6 @@ from . import notes, status_log
 from .errors import MementoError
 from .lines import decode, read_text_file, strip_eol
 from .locks import LockBusy, atomic_write_text, file_lock, locked_edit
-from .markdown.prose import parse_document
 from .plan import Plan
 from .runlog import utc_stamp
 from .scheduler import BLOCKED, COMPLETE, EMPTY, TASK, WAITING, pick, plan_progress
@@ -44,7 +43,8 @@ AUTO_DECISION_RE = re.compile(r"^(?:Note for \S+|[A-Z][A-Z0-9]*-\d+ Outputs) \([
 _COUNTS_RE = re.compile(r"\s*\(\d+/\d+ tasks done\)")
 # Objectives that say there is no work in flight (nothing to recover, nothing to archive).
 IDLE_OBJECTIVE_RE = re.compile(
-    r"nothing has run yet|all \d+ tasks (?:are )?complete|has no tasks|^none\.?$|^idle\b|^n/?a$|^tbd$", re.I)
+    r"nothing has run yet|all \d+ tasks (?:are )?complete|its task is complete|has no tasks|^none\.?$|^idle\b|"
+    r"^n/?a$|^tbd$", re.I)
 _MORE_RE = re.compile(r"^… and \d+ more")
 
 
@@ -70,7 +70,10 @@ class Checkpoint:
 
 
 def parse_checkpoint(text: str) -> Checkpoint:
-    """Read a checkpoint with mistune; sections map to their non-blank lines (list items one each)."""
+    """Read a checkpoint with mistune; sections map to their non-blank lines (list items one each).
+    mistune is imported here, not for `memento status`, which reads no checkpoint."""
+    from .markdown.prose import parse_document
+
     doc = parse_document(text)
     updated = None
     for line in doc.preamble:
@@ -158,7 +161,7 @@ def objective_for(ws: Workspace, plan: Plan, verdict=None) -> str:
     if verdict.kind == EMPTY:
         return f"{title}: the plan has no tasks yet"
     if verdict.kind == COMPLETE:
-        return f"{title}: all {progress.total} tasks complete"
+        return f"{title}: all {progress.total} tasks complete" if progress.total != 1 else f"{title}: its task is complete"
     phase = current_phase(plan, verdict)
     where = phase.title if phase else "the plan"
     return f"{title}: {where} ({progress.done}/{progress.total} tasks done)"
@@ -189,11 +192,23 @@ def _current_step(ws: Workspace, plan: Plan, entries, results) -> list[str]:
         else:
             why = last.field("Reason") or last.error
             line += f": {why}" if why else ""
-        out.append(_one_line(line, 200))
+        out.append(_one_line(_since(line, last, plan.task(last.task_id)), 200))
     elif results:
         r = results[-1]
         out.append(_one_line(f"{r.task_id} " + ("passed" if r.passed else f"failed: {r.reason}"), 200))
     return out or ["None"]
+
+
+def _since(line: str, last, task) -> str:
+    """What a person did to the task after that entry (skipped it, reset it), so the checkpoint
+    never calls BLOCKED a task the plan has skipped."""
+    if task is None or last.status == "SUCCESS":
+        return line
+    if task.status == "-":
+        return f"{line}; since skipped" + (f": {task.reason}" if task.reason else "")
+    if task.status == " " and last.status == "BLOCKED":
+        return f"{line}; since reset to [ ]"
+    return line
 
 
 def _next_action(plan: Plan, state: TickState, verdict) -> str:
@@ -435,11 +450,15 @@ def write_alert(ws: Workspace, plan: Plan, state: TickState, extra: str = "") ->
         except FileNotFoundError:
             pass
         return
+    from .state_word import word_for
+
+    word, why = word_for(ws, plan, state)  # the word `memento status` and the dashboard say
     lines = [
         f"timestamp: {utc_stamp()}",
+        f"state: {word}" + (f" — {why}" if why else ""),
         f"blocked_tasks: {len(blocked)}",
         f"blocked: {', '.join(blocked)}",
-        f"circuit_breaker: {'TRIGGERED — ' + breaker if breaker else 'OK'}",
+        f"circuit_breaker: {_breaker_line(state) if breaker else 'OK'}",
     ]
     if extra:
         lines.append(f"problem: {extra}")
@@ -454,3 +473,9 @@ def write_alert(ws: Workspace, plan: Plan, state: TickState, extra: str = "") ->
     if current != text.encode():
         atomic_write_text(ws.alert_path, text)
 
+
+def _breaker_line(state: TickState) -> str:
+    """"TRIGGERED at <time> — <reason>": when it tripped, so a reason about then (1 of 1 tasks
+    were blocked) is not read as now."""
+    when = f" at {state.breaker_at}" if state.breaker_at else ""
+    return f"TRIGGERED{when} — {state.breaker_reason}"

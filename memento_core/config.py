@@ -90,7 +90,7 @@ urls = []               # Apprise URLs, e.g. ["tgram://BOT/CHAT", "ntfys://ntfy.
 # events = ["blocked", "breaker", "complete", "dirty", "rate_limited", "budget", "architect"]
 
 [architect]
-# The architect (`memento architect`, SPEC §16) turns blocked tasks and notes into plan
+# The architect (`memento architect`) turns blocked tasks and notes into plan
 # changes. It takes the keys of [agent] (preset, command, model, extra_args, timeout);
 # each one not set here is the agent's.
 auto = false            # a tick that finds the pipeline blocked runs the architect
@@ -457,8 +457,8 @@ def _sandbox_home(v: _Validator) -> dict[str, Any]:
         if not isinstance(name, str) or not ENV_NAME.fullmatch(name):
             raise v.fail("sandbox", "env", f'expected a list of variable names such as "PYTHONPATH", got {name!r}')
         if env_never(name):
-            raise v.fail("sandbox", "env", f"{name} is never passed to the agent (SPEC §13: agent sockets, "
-                         "terminals, display, cloud and forge tokens)")
+            raise v.fail("sandbox", "env", f"{name} is never passed to the agent (no agent sockets, "
+                         "terminals, display, cloud or forge tokens reach it; see docs/confinement.md)")
     return {"sandbox_readable": tuple(r.strip() for r in readable), "sandbox_env": tuple(names)}
 
 
@@ -517,6 +517,72 @@ def unknown_keys(config: Config, text: str = "") -> list[tuple[str, int]]:
     return found
 
 
+# [keys] (the dashboard's remaps): the names Textual reads, and the keys a terminal or tmux keeps.
+_MODIFIERS = ("ctrl", "shift", "alt", "meta", "super", "hyper")
+_NAMED_KEYS = frozenset({"backspace", "delete", "down", "end", "enter", "escape", "home", "insert", "left", "pagedown",
+                         "pageup", "return", "right", "space", "tab", "up", "newline"}
+                        | {f"f{n}" for n in range(1, 25)})
+RESERVED_KEYS = {
+    "ctrl+b": "tmux's prefix: tmux keeps it, the dashboard never sees it",
+    "ctrl+a": "the prefix of screen (and of many tmux setups)",
+    "ctrl+space": "a tmux and terminal prefix (sent as ctrl+@)",
+    "ctrl+at": "a tmux and terminal prefix (ctrl+space)",
+    "ctrl+s": "flow control (XOFF) in many terminals: it freezes the screen",
+    "ctrl+q": "flow control (XON) in many terminals",
+    "ctrl+c": "the terminal's interrupt, and copy in the dashboard's text fields",
+    "ctrl+z": "suspends the program in a shell",
+    "ctrl+j": "what a terminal sends for enter",
+    "ctrl+m": "what a terminal sends for enter",
+    "ctrl+i": "what a terminal sends for tab",
+    "ctrl+h": "what many terminals send for backspace",
+}
+
+
+def key_problem(key: str) -> str:
+    """Why ``key`` (a [keys] value: one key, or several joined by commas) cannot be a dashboard key,
+    or ''. A name Textual does not know never fires; a key tmux or the terminal keeps never arrives."""
+    import unicodedata
+
+    for one in (k.strip() for k in key.split(",")):
+        *mods, name = one.lower().split("+")
+        if not name or any(m not in _MODIFIERS for m in mods):
+            return f"{one!r} is not a key name (examples: \"f7\", \"x\", \"ctrl+r\")"
+        known = len(name) == 1 or name in _NAMED_KEYS
+        if not known:
+            try:
+                known = len(unicodedata.lookup(name.replace("_", " "))) == 1  # "question_mark" is "?"
+            except KeyError:
+                known = False
+        if not known:
+            return f"{one!r} is not a key name (examples: \"f7\", \"x\", \"ctrl+r\", \"question_mark\")"
+        why = RESERVED_KEYS.get(one.lower().replace("ctrl+@", "ctrl+at"))
+        if why:
+            return f"{one} is {why}"
+    return ""
+
+
+def key_problems(config: Config, text: str = "") -> list[tuple[str, int]]:
+    """The [keys] remaps the dashboard refuses (the action keeps its own key), each with its line."""
+    return [(f"[keys] {action} = {key!r} is refused: {problem}; {action} keeps its own key",
+             _key_line(text, "keys", action))
+            for action, key in config.keys.items() if (problem := key_problem(key))]
+
+
+def unknown_key_message(what: str) -> str:
+    """The warning for an unknown section or key of :func:`unknown_keys`, with the nearest known
+    name (`timout` → `timeout`, `[budgt]` → `[budget]`) when there is one."""
+    import difflib
+
+    if what.startswith("[") and what.endswith("]"):
+        near = difflib.get_close_matches(what[1:-1], KNOWN_KEYS, n=1, cutoff=0.6)
+        hint = f"did you mean [{near[0]}]?" if near else "a typo?"
+    else:
+        section, _, key = what[1:].partition("] ")
+        near = difflib.get_close_matches(key, KNOWN_KEYS.get(section) or (), n=1, cutoff=0.6)
+        hint = f"did you mean {near[0]}?" if near else "a typo?"
+    return f"unknown {what} is ignored ({hint} the default applies)"
+
+
 _TOML_POS_RE = re.compile(r"\s*\(at line (\d+), column \d+\)|\s*\(at end of document\)")
 
 
@@ -552,7 +618,9 @@ def load_config(path: Path | str) -> Config:
     text = _read_text(path)
     if text is None:
         return Config()
-    return config_from_dict(_parse_toml(path, text), path=path, text=text)
+    # Messages name it as a person finds it in the project: memento.toml:12, not its absolute path.
+    shown = Path(path.name) if path.name == "memento.toml" else path
+    return config_from_dict(_parse_toml(shown, text), path=shown, text=text)
 
 
 def _edit_every_line(text: str, new_line: str) -> str | None:

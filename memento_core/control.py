@@ -140,12 +140,26 @@ def fresh_streak(ws: Workspace) -> None:
         state.save(ws)
 
 
+def refuse_ambiguous(ws: Workspace, task_id: str) -> None:
+    """A MementoError when ``task_id`` names more than one task: the tick calls such a plan
+    INVALID, and a reset or skip would act on one of them at random as far as a person can tell."""
+    from .errors import MementoError
+
+    plan = plans.parse_plan(ws.plan_path, display=ws.rel(ws.plan_path))
+    lines = [t.line for t in plan.tasks if t.id == task_id]
+    if len(lines) > 1:
+        raise MementoError(f"{ws.rel(ws.plan_path)}: {task_id} is defined {len(lines)} times (lines "
+                           f"{', '.join(map(str, lines))}): the plan is invalid and no tick runs; give each task "
+                           "its own id first (`memento lint`)")
+
+
 def reset_task(ws: Workspace, task_id: str) -> Plan:
     """``memento reset`` / the dashboard's ``r``: the task back to ``[ ]``, and the failure streak afresh.
 
     Without the streak reset, a task reset after three failures would trip the
     breaker ("5 consecutive ticks … passed nothing") after two more.
     """
+    refuse_ambiguous(ws, task_id)
     plan = plans.reset_task(ws.plan_path, task_id)
     note_for_architect(ws, {"op": "reset", "task": task_id})
     fresh_streak(ws)
@@ -156,12 +170,24 @@ def reset_task(ws: Workspace, task_id: str) -> Plan:
 
 def skip_task(ws: Workspace, task_id: str, reason: str) -> Plan:
     """``memento skip`` / the dashboard's ``s``: the task ``[-]`` with its reason, the failure streak afresh."""
+    refuse_ambiguous(ws, task_id)
     plan = plans.skip_task(ws.plan_path, task_id, reason)
     note_for_architect(ws, {"op": "skip", "task": task_id, "reason": reason})
     fresh_streak(ws)
     refresh_checkpoint(ws, plan)
     after_person(ws, plan)
     return plan
+
+
+def still_not_running(plan: Plan, state: TickState | None = None, *, resume: str = "`memento resume`") -> str:
+    """After a reset or skip: what still keeps the pipeline from running (a pause, the circuit
+    breaker's pause, a stop), said with how to resume; '' when it runs. A person who fixed the
+    blocked task must not believe that the next tick will pick it up."""
+    mode = plan.meta.tick_mode
+    if mode == "auto":
+        return ""
+    why = f" (the circuit breaker paused it: {state.breaker_reason})" if state and state.breaker_reason else ""
+    return f"the pipeline is still {mode}{why}: {resume} to run it"
 
 
 def acknowledge_verify(ws: Workspace, tasks: list[str]) -> list:

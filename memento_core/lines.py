@@ -257,6 +257,11 @@ def ensure_eol(lines: list[str], index: int, newline: str) -> None:
         lines[index] += newline
 
 
+def plural(n: int, word: str, words: str = "") -> str:
+    """``1 task``, ``2 tasks`` (``words``: an irregular plural, ``1 entry``/``2 entries``)."""
+    return f"{n} {word}" if n == 1 else f"{n} {words or word + 's'}"
+
+
 def listed(items, limit: int = 5) -> str:
     """``items`` joined with ", ", at most ``limit`` of them: a cut list always says so
     ("T-1, T-2, … and 7 more"), so a person never takes five for all."""

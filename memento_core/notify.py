@@ -206,10 +206,11 @@ def _architect(ws: Workspace, entries) -> list[Event]:
     return out
 
 
-def message(project: str, event: Event) -> dict:
-    """The title and body of one notification."""
+def message(project: str, event: Event, word: str = "") -> dict:
+    """The title and body of one notification; ``word`` is the pipeline's (state_word), said
+    first in the body as `memento status` says it."""
     title = f"Memento · {project}: {event.what}"
-    body = f"{event.what}\n{event.reason}\nWhat to do: {event.action}"
+    body = (f"Pipeline: {word}\n" if word else "") + f"{event.what}\n{event.reason}\nWhat to do: {event.action}"
     return {"title": title[:250], "body": body}
 
 
@@ -325,20 +326,24 @@ def after_tick(ws: Workspace) -> None:
 
 def _after_tick(ws: Workspace, config: Config) -> None:
     from .plan import parse_plan
+    from .state_word import word_for
     from .status_log import parse_status
 
     plan = parse_plan(ws.plan_path, display=ws.rel(ws.plan_path))
-    events = [e for e in current_events(ws, plan, TickState.load(ws), parse_status(ws.status_path))
+    state = TickState.load(ws)
+    events = [e for e in current_events(ws, plan, state, parse_status(ws.status_path))
               if e.kind in config.notify_events]
     record = load_record(ws)
-    if not queue_changes(record, events, plan.title or ws.root.name, config.notify_urls) and not record["pending"]:
+    word = word_for(ws, plan, state)[0] if events else ""
+    if not queue_changes(record, events, plan.title or ws.root.name, config.notify_urls, word) \
+            and not record["pending"]:
         return
     if record["pending"]:
         deliver(ws, record, config.notify_urls)
     save_record(ws, record)
 
 
-def queue_changes(record: dict, events: list[Event], project: str, urls) -> bool:
+def queue_changes(record: dict, events: list[Event], project: str, urls, word: str = "") -> bool:
     """Put each new state's message in the record's pending list; drop pending messages whose
     state is over. Whether the record changed."""
     now = {e.key: e for e in events}
@@ -355,7 +360,7 @@ def queue_changes(record: dict, events: list[Event], project: str, urls) -> bool
             states[event.key] = event.signature
             record["pending"].append({"key": event.key, "signature": event.signature,
                                       "urls": [url_id(u) for u in urls],
-                                      **message(project, event)})
+                                      **message(project, event, word)})
             changed = True
     return changed
 

@@ -1,4 +1,8 @@
-"""What `memento status` and the dashboard say about a workspace: one set of rules."""
+"""What `memento status` and the dashboard say about a workspace: one set of rules.
+
+The one word a person reads first (RUNNING, IDLE, BLOCKED, …) is state_word.pipeline_word's;
+this module gathers the facts it is judged on (:func:`summarize`) and what a person must do (:func:`needs_you`).
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,14 @@ from .errors import MementoError
 from .lines import listed
 from .plan import Plan
 from .state import TickState
+from .state_word import (  # noqa: F401 - the one word (state_word.py); named here for overview's callers
+    NO_CRON_DAEMON,
+    NOTHING_TICKS,
+    cron_facts,
+    git_error,
+    pipeline_word,
+    plan_state,
+)
 from .status_log import TickEntry
 from .task_deps import waits_on
 from .workspace import Workspace
@@ -34,7 +46,7 @@ def summarize(ws: Workspace, plan: Plan, entries: Sequence[TickEntry]) -> dict:
         "project": plan.title,
         "root": str(ws.root),
         "plan": ws.rel(ws.plan_path),
-        "state": pipeline_state(plan, verdict),
+        "plan_state": plan_state(plan, verdict),  # the plan's own; the word a person reads is state_word's
         "tick_mode": plan.meta.tick_mode,
         "total_ticks": plan.meta.total_ticks,
         "counts": {
@@ -49,7 +61,7 @@ def summarize(ws: Workspace, plan: Plan, entries: Sequence[TickEntry]) -> dict:
         "breaker": {"tripped": bool(state_file.breaker_reason), "reason": state_file.breaker_reason or None,
                     "at": state_file.breaker_at or None},
         "config_error": config_error,
-        "git_error": git_error(ws),
+        "git_error": git_error(ws.root),
         "refused": state_file.dirty_signature.splitlines(),
         **_spending(ws, config or Config(), state_file, entries),
         "sandbox": _sandbox(config),
@@ -58,7 +70,8 @@ def summarize(ws: Workspace, plan: Plan, entries: Sequence[TickEntry]) -> dict:
         "verify_changes": _verify_changes(ws),
         **_fleet(config or Config()),
         "workers": running_workers(ws, plan),
-        "plan_errors": [str(e) for e in plan.plan_errors],
+        # Every error, a task's too: a task that is never picked is an error to a person everywhere.
+        "plan_errors": [str(e) for e in scheduler.plan_errors(plan)],
         "waits_on": waits_on(plan),
         "last_tick": entries[-1].timestamp if entries else None,
     }
@@ -89,19 +102,6 @@ def running_workers(ws: Workspace, plan: Plan, now: float | None = None) -> list
     return out
 
 
-def pipeline_state(plan: Plan, verdict) -> str:
-    """INVALID, PAUSED, STOPPED, BLOCKED, COMPLETE or RUNNING."""
-    if plan.plan_errors:
-        return "INVALID"
-    if plan.meta.tick_mode != "auto":
-        return plan.meta.tick_mode.upper()
-    if verdict.kind == scheduler.BLOCKED:
-        return "BLOCKED"
-    if verdict.kind == scheduler.COMPLETE:
-        return "COMPLETE"
-    return "RUNNING"
-
-
 def _blocked(plan: Plan, entries: Sequence[TickEntry]) -> list[dict]:
     last_by_task: dict[str, object] = {}
     for entry in entries:
@@ -125,6 +125,11 @@ def _phases(plan: Plan) -> list[dict]:
 def _next_step(plan: Plan, verdict) -> dict:
     if plan.plan_errors:
         return {"kind": "invalid", "task": None, "message": "no task runs until the plan is fixed (`memento lint`)"}
+    stopping = scheduler.stopping_errors(plan, verdict)
+    if stopping:
+        first = f"{stopping[0].task_id} {stopping[0].message}" if stopping[0].task_id else stopping[0].message
+        return {"kind": "invalid", "task": None,
+                "message": f"no task can run until the plan is fixed: {first} (`memento lint`)"}
     return {"kind": verdict.kind, "task": verdict.task.id if verdict.task else None, "message": verdict.message}
 
 
@@ -189,29 +194,6 @@ def _fleet(config: Config) -> dict:
     return {"host": config.host, "remote": config.workers_remote or None}
 
 
-def git_error(ws: Workspace) -> str | None:
-    """Why no tick can run here for want of git (the tick exits 2), or None: a `.git` at or above
-    the root (a file check; no git process, so the dashboard's refresh stays cheap)."""
-    for folder in (ws.root, *ws.root.parents):
-        if (folder / ".git").exists():
-            return None
-    return f"{ws.root} is not a git repository: no tick can run (`git init`, then commit the workspace)"
-
-
-def cron_facts(ws: Workspace) -> tuple[bool, bool]:
-    """(this workspace has a cron entry, a cron daemon is running): what decides whether cron ticks."""
-    from . import cron
-
-    try:
-        installed = cron.installed(ws.root)
-    except Exception:  # noqa: BLE001 - no crontab binary: not installed
-        installed = False
-    try:
-        return installed, installed and cron.daemon_running()
-    except Exception:  # noqa: BLE001
-        return installed, False
-
-
 def _load_config(ws: Workspace) -> tuple[Config | None, str | None]:
     """memento.toml and None, or None and why it is invalid."""
     try:
@@ -221,40 +203,6 @@ def _load_config(ws: Workspace) -> tuple[Config | None, str | None]:
 
 
 # --------------------------------------------------------------------------- what a person must do now
-
-NOTHING_TICKS = "nothing will tick (no cron entry, auto-tick off)"
-NO_CRON_DAEMON = "nothing will tick (a cron entry, but no cron daemon is running; auto-tick off)"
-
-
-def pipeline_word(summary: dict, state: TickState, *, cron_installed: bool, cron_daemon: bool,
-                  auto_tick: bool) -> tuple[str, str]:
-    """The one word a person reads first, and why: RUNNING only when something will tick.
-
-    INVALID: the plan, memento.toml or git (no repository) stops every tick;
-    PAUSED and STOPPED come from the plan; a refused dirty tree is
-    REFUSED (the tick will not start until the paths are committed), then
-    BLOCKED and COMPLETE; a runnable plan with no cron entry (or no cron
-    daemon) and no auto-tick is IDLE: nothing will tick.
-    """
-    word = summary.get("state") or "INVALID"
-    if word == "INVALID":
-        return word, ""
-    if summary.get("git_error"):
-        return "INVALID", summary["git_error"]
-    if summary.get("config_error"):
-        return "INVALID", "memento.toml: " + str(summary["config_error"]).splitlines()[0]
-    if word in ("PAUSED", "STOPPED"):
-        return word, ""
-    if state.dirty_signature:
-        return "REFUSED", "uncommitted changes: " + listed(state.dirty_signature.splitlines(), 3)
-    if word != "RUNNING":
-        return word, ""
-    if auto_tick:
-        return "RUNNING", "auto-tick"
-    if cron_installed:
-        return ("RUNNING", "cron") if cron_daemon else ("IDLE", NO_CRON_DAEMON)
-    return "IDLE", NOTHING_TICKS
-
 
 @dataclass(frozen=True)
 class Need:
@@ -278,7 +226,8 @@ def needs_you(summary: dict, state: TickState, plan: Plan | None, notes: Sequenc
     """
     out: list[Need] = []
     for error in summary.get("plan_errors") or []:
-        out.append(Need("invalid", f"plan invalid: {error}", "fix the plan (memento lint)",
+        where, _, what = str(error).partition(": ")  # "docs/MASTER_PLAN.md:22", "T-101 has no verify command"
+        out.append(Need("invalid", f"{what} ({where})" if what else str(error), "fix the plan (memento lint)",
                         command="fix the plan (`memento lint` lists every problem)"))
     if summary.get("git_error"):
         out.append(Need("git", summary["git_error"], "git init, then commit the workspace",

@@ -15,6 +15,11 @@ def lint_problems(plan, text: str, display: str, root: Path, preset: str | None)
     """Every error and warning `memento lint` reports on ``plan`` (``text`` its file's text), by line."""
     problems = [*plan.errors, *verify_judged_by_worker(plan, display, root), *names_mementos_files(plan, display)]
     problems += archive_through_link(root, plan, display)
+    problems += verify_programs_missing(plan, display, root)
+    if not plan.tasks:
+        problems.append(PlanError(display, 0, None, "the plan has no tasks: nothing will ever run (write a task "
+                                  "under a `## Phase 1: …` heading, or `memento plan draft BRIEF`)",
+                                  severity="warning", scope="task"))
     problems += text_problems(plan, text, display, preset)
     problems.sort(key=lambda e: e.line)
     return problems
@@ -153,3 +158,78 @@ def archive_through_link(root: Path, plan, display: str) -> list[PlanError]:
     return [PlanError(display, plan.meta.lines.get("status_archive_dir", 0), None,
                       f"Meta `status_archive_dir`: {problem}; the status log rotates into the default "
                       "logs/status_archive/", scope="task")]
+
+
+# Words that start a shell command without being a program on PATH.
+_SHELL_WORDS = frozenset({
+    "!", "{", "}", "(", ")", "[", "[[", "]]", ".", ":", "alias", "break", "case", "cd", "command", "continue", "do",
+    "done", "echo", "elif", "else", "esac", "eval", "exec", "exit", "export", "false", "fi", "for", "function", "if",
+    "in", "local", "printf", "pwd", "read", "return", "set", "shift", "source", "test", "then", "time", "trap", "true",
+    "type", "ulimit", "umask", "unset", "until", "wait", "while"})
+_OPERATORS = frozenset({"&&", "||", ";", "|", "&", ";;", "(", ")", "|&"})
+
+
+def verify_programs(verify: str) -> list[str]:
+    """The programs a verify command line starts by name (``pytest`` of ``cd x && FOO=1 pytest -q``):
+    the first word of each command, after variable assignments; builtins, keywords and paths left out."""
+    import shlex
+
+    lexer = shlex.shlex(verify, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    lexer.commenters = "#"
+    try:
+        words = list(lexer)
+    except ValueError:  # an unclosed quote: the backtick check says what is wrong
+        return []
+    found, starts = [], True
+    for word in words:
+        if word in _OPERATORS:
+            starts = True
+            continue
+        if not starts:
+            continue
+        if "=" in word.split("/", 1)[0] and not word.startswith("="):
+            continue  # FOO=1 before the program
+        starts = False
+        if word not in _SHELL_WORDS and "/" not in word and "$" not in word and "`" not in word:
+            found.append(word)
+    return found
+
+
+def verify_programs_missing(plan, display: str, root, path: str | None = None) -> list[PlanError]:
+    """A warning per open task whose verify starts a program that is not on PATH here (a typo such
+    as `pytset`, or a tool not installed): every attempt would end with exit 127, each a retry.
+    The nearest program that is there is offered."""
+    import difflib
+    import os
+    import shutil
+
+    search = os.environ.get("PATH", "") if path is None else path
+    found: list[PlanError] = []
+    known: list[str] | None = None
+    for task in plan.tasks:
+        if task.status in ("x", "-") or not task.verify:
+            continue
+        for program in dict.fromkeys(verify_programs(task.verify)):
+            if shutil.which(program, path=search):
+                continue
+            if known is None:
+                known = _programs_on(search)
+            near = difflib.get_close_matches(program, known, n=1, cutoff=0.75)
+            hint = f" (did you mean `{near[0]}`?)" if near else " (not installed here?)"
+            found.append(PlanError(display, task.field_lines.get("verify", task.line), task.id,
+                                   f"verify runs `{program}`, which is not on PATH{hint}: every attempt "
+                                   "would end with exit 127", severity="warning", scope="task"))
+    return found
+
+
+def _programs_on(search: str) -> list[str]:
+    import os
+
+    names: set[str] = set()
+    for folder in search.split(os.pathsep):
+        try:
+            names.update(e.name for e in os.scandir(folder or ".") if e.is_file() and os.access(e.path, os.X_OK))
+        except OSError:
+            continue
+    return sorted(names)

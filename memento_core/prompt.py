@@ -8,7 +8,7 @@ from pathlib import Path
 from . import notes, status_log
 from .lines import read_bytes, read_regular_or_none
 from .markdown.blocks import fenced
-from .plan import Plan, Task
+from .plan import Plan, Task, parse_plan_text
 from .workspace import Workspace
 
 MAX_DOC_CHARS = 40_000  # a runaway PROJECT_MAP or checkpoint must not drown the task
@@ -50,7 +50,14 @@ def review_findings(ws: Workspace, task_id: str, last) -> str:
 
 
 def task_block(plan_text: str, task: Task) -> str:
-    """The task as written in the plan: its line and its indented block."""
+    """The task as written in ``plan_text``: its line and its whole indented block.
+
+    Found again in this text, not at ``task``'s line numbers: the plan ``task`` came from may be
+    older than the text (the tick's own edits since, such as a Meta counter line it added above
+    the task, move every line), and a window at stale lines would cut the block's last lines."""
+    found = [t for t in parse_plan_text(plan_text).tasks if t.id == task.id]
+    if found:
+        task = min(found, key=lambda t: abs(t.line - task.line))  # a duplicate id: the one nearest
     lines = plan_text.split("\n")
     return "\n".join(ln.rstrip("\r") for ln in lines[task.line - 1 : task.end_line]).strip()
 

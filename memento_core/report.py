@@ -155,15 +155,24 @@ def build_report(ws: Workspace, *, since: str | None = None, date: str | None = 
         "project": plan.title or ws.root.name,
         "root": str(ws.root),
         "since": start, "until": end,
-        "state": summary.get("state"),
+        "state": summary["state"],  # the one word (state_word.pipeline_word), as `memento status` says it
         "needs_you": needs,
         **totals,
         "blocked": [{"id": b["id"], "title": b["title"], "retries": b["retries"],
                      "last_reason": " ".join(str(b.get("last_error") or "no reason recorded").split())}
                     for b in summary.get("blocked") or []],
+        "skipped": skipped_after_work(plan, totals),
         "unread_notes": [{"target": n.target, "at": n.timestamp, "text": " ".join(n.text.split())[:200]}
                          for n in notes if not n.read and not n.archived],
     })
+
+
+def skipped_after_work(plan, totals: dict) -> list[dict]:
+    """Tasks attempted in the window that a person (or the architect) has skipped since: the
+    end of their story, which the status log alone does not tell (a skip is a plan edit)."""
+    worked = {f["task"] for items in totals["failed"].values() for f in items}
+    return [{"id": t.id, "title": t.title, "reason": " ".join((t.reason or "no reason given").split())}
+            for t in plan.tasks if t.status == "-" and t.id in worked]
 
 
 def clean(doc):
@@ -196,9 +205,8 @@ def _needs(ws: Workspace, plan, entries) -> tuple[list[dict], dict, list]:
         unsurfaced = unsurfaced_results(ws, state)
     except Exception:  # noqa: BLE001 - an unreadable acknowledgement file hides nothing else
         unsurfaced = []
-    installed, daemon = overview.cron_facts(ws)
-    word, why = overview.pipeline_word(summary, state, cron_installed=installed, cron_daemon=daemon,
-                                       auto_tick=False)
+    word, why = overview.pipeline_word(summary, state)
+    summary["state"] = word
     needs = overview.needs_you(summary, state, plan, notes, unsurfaced, idle_why=why if word == "IDLE" else "")
     return [asdict(n) for n in needs], summary, notes
 
@@ -233,6 +241,9 @@ def report_lines(doc: dict) -> list[str]:
                 lines.append(f"    {task}: {clipped(reason, 160)}" + (f" ×{count}" if count > 1 else ""))
             if len(groups) > 10:
                 lines.append(f"    … and {len(groups) - 10} earlier")
+    if doc.get("skipped"):
+        lines += ["", "Skipped after failing:"]
+        lines += [f"  {t['id']} {t['title']}: {clipped(t['reason'], 160)}" for t in doc["skipped"]]
     if doc["blocked"]:
         lines += ["", "Blocked:"]
         lines += [f"  {b['id']} {b['title']} (after {b['retries']} retries): {clipped(b['last_reason'], 160)}"

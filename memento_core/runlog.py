@@ -34,3 +34,4 @@ class Outcome:
     tick: int | None = None
     results: list = field(default_factory=list)
     log: str | None = None
+    warning: str = ""  # what a person must fix that did not stop the tick (a task's plan error)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from .errors import PlanError
 from .plan import FINISHED, Phase, Plan, Task
 from .task_deps import satisfied
 
@@ -91,6 +92,27 @@ def explain_nothing(plan: Plan) -> Verdict:
             tasks=invalid,
         )
     return Verdict(NOTHING_VALID, message="nothing to pick (phases wait on unfinished dependencies)")
+
+
+def plan_errors(plan: Plan) -> tuple[PlanError, ...]:
+    """Every error of the plan, warnings left out, in line order: a plan-level one stops every
+    tick (SPEC §4 step 2), a task's keeps that task from ever being picked (SPEC §3). Both are
+    errors to a person wherever the plan is shown: `memento lint`, `status`, `tasks`, the
+    dashboard's "Needs you"."""
+    return tuple(e for e in plan.errors if e.severity == "error")
+
+
+def stopping_errors(plan: Plan, verdict: Verdict | None = None) -> tuple[PlanError, ...]:
+    """The errors that stop the pipeline now: the plan-level ones, else the errors of the tasks
+    that leave nothing else to pick (``verdict`` is :func:`pick`'s, asked when not given).
+    Empty while a valid task can still run."""
+    if plan.plan_errors:
+        return plan.plan_errors
+    verdict = verdict or pick(plan)
+    if verdict.kind != NOTHING_VALID or not verdict.tasks:
+        return ()
+    stuck = set(verdict.tasks)
+    return tuple(e for e in plan_errors(plan) if e.task_id in stuck) or plan_errors(plan)
 
 
 @dataclass(frozen=True)

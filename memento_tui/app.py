@@ -97,6 +97,8 @@ class MementoApp(App[None]):
         self._loading = False
         self._keys_from: dict[str, str] | None = None
         self._reschedule = False
+        self._tick_thread: threading.Thread | None = None  # the thread of a tick started here
+        self._hangup_before = None  # SIGHUP's handler before this app's (restored at unmount)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -116,23 +118,54 @@ class MementoApp(App[None]):
                 self.watcher = None
         self.request_refresh(ALL_PARTS)
         self.set_interval(1.0, self.every_second)
-        if threading.current_thread() is threading.main_thread():
-            try:
-                asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, self._hangup)
-            except (NotImplementedError, RuntimeError, ValueError):
-                pass
+        self._catch_hangup()
+
+    # The terminal goes away (SSH dropped, the tmux window killed) at any moment: while the
+    # dashboard runs, or after q while it shuts down. A hung-up terminal fails every write
+    # (Textual's writer thread dies on EIO and the next 30 writes block the event loop
+    # forever) and reads as endless EOF (its input thread spins): an asyncio signal callback
+    # would never run, and the process would linger with PPID 1 burning CPU. So SIGHUP gets a
+    # plain signal handler, which runs even while the loop is blocked: the terminal's
+    # descriptors are swapped for harmless ones, the app is asked to exit, and a watchdog
+    # ends the process if it has not gone within HANGUP_GRACE seconds (a tick the dashboard
+    # started is let finish first, as after q). From Unmount on, SIGHUP's default applies
+    # (the kernel ends the process): nothing is left to save by then.
+    HANGUP_GRACE = 3.0
+
+    def _catch_hangup(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        self._loop = asyncio.get_running_loop()
+        self._hangup_before = signal.signal(signal.SIGHUP, self._on_sighup)
+
+    def _on_sighup(self, _signum, _frame) -> None:
+        """SIGHUP, in the main thread between two bytecodes (even inside a blocked queue.put)."""
+        if not self.is_headless:
+            leave_the_terminal()
+            threading.Thread(target=self._exit_when_done, name="memento-hangup", daemon=True).start()
+        self._loop.call_soon_threadsafe(self._hangup)
 
     def _hangup(self) -> None:
-        """The terminal went away (SSH dropped): leave, do not linger burning CPU."""
+        """The terminal went away: leave, do not linger burning CPU."""
         self.exit(return_code=129)
+
+    def _exit_when_done(self) -> None:
+        """The watchdog: once a tick this dashboard started has finished, HANGUP_GRACE seconds
+        for the exit to complete, then the process ends whatever blocks it."""
+        deadline = time.monotonic() + self.HANGUP_GRACE
+        while True:
+            time.sleep(0.1)
+            tick = self._tick_thread
+            if tick is not None and tick.is_alive():
+                deadline = time.monotonic() + self.HANGUP_GRACE
+            elif time.monotonic() > deadline:
+                os._exit(129)
 
     def on_unmount(self) -> None:
         self.stop_watcher()
-        if threading.current_thread() is threading.main_thread():
-            try:
-                asyncio.get_running_loop().remove_signal_handler(signal.SIGHUP)
-            except (NotImplementedError, RuntimeError, ValueError):
-                pass
+        if getattr(self, "_hangup_before", None) is not None:
+            signal.signal(signal.SIGHUP, self._hangup_before)
+            self._hangup_before = None
 
     def stop_watcher(self) -> None:
         if self.watcher is not None:
@@ -208,7 +241,18 @@ class MementoApp(App[None]):
         if keys == self._keys_from:
             return
         self._keys_from = dict(keys)
+        from memento_core.config import key_problem
+
         keymap, unknown = user_keymap(keys)
+        try:
+            toml = self.ws.config_path.read_text(encoding="utf-8")
+        except OSError:
+            toml = ""
+        for action in [a for a in keymap if key_problem(keymap[a])]:  # not a key, or tmux's / the terminal's
+            line = key_line(toml, action)
+            where = f"{self.ws.config_path}:{line}" if line else str(self.ws.config_path)
+            self.notify(f"{where}: [keys] {action} = {keymap.pop(action)!r} is refused: {key_problem(keys[action])}; "
+                        f"{action} keeps its own key", severity="error", timeout=15)
         refused = conflicts(keymap)
         keymap = {action: key for action, key in keymap.items() if action not in refused}
         self.keymap_overrides = keymap
@@ -217,10 +261,6 @@ class MementoApp(App[None]):
             self.notify("memento.toml [keys]: unknown action(s) " + ", ".join(sorted(unknown)),
                         severity="warning")
         if refused:
-            try:
-                toml = self.ws.config_path.read_text(encoding="utf-8")
-            except OSError:
-                toml = ""
             for action, other in refused.items():
                 line = key_line(toml, action)
                 where = f"{self.ws.config_path}:{line}" if line else str(self.ws.config_path)
@@ -283,7 +323,7 @@ class MementoApp(App[None]):
             return False
         if snap.cron_installed and snap.cron_daemon:
             return False  # the cron entry runs the ticks
-        return snap.summary.get("state") == "RUNNING"
+        return snap.summary.get("plan_state") == "RUNNING"
 
     def every_second(self) -> None:
         """The beat: keep the watcher alive, move the clock the header shows, start a due auto-tick."""
@@ -331,6 +371,7 @@ class MementoApp(App[None]):
 
     @work(thread=True, exclusive=True, group="tick", exit_on_error=False, description="run one tick")
     def _tick(self) -> None:
+        self._tick_thread = threading.current_thread()
         try:
             outcome = run_tick(self.ws.root)
         except Exception as exc:  # the tick reports through outcomes; anything else is shown
@@ -445,6 +486,18 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
+def leave_the_terminal() -> None:
+    """Point the standard descriptors away from a hung-up terminal: output to /dev/null (writes
+    succeed, nothing blocks), input to a pipe nobody writes (never readable: no EOF to spin on)."""
+    read_end, _write_end = os.pipe()  # the write end stays open: the pipe never reads as EOF
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for fd, target in ((0, read_end), (1, devnull), (2, devnull)):
+        try:
+            os.dup2(target, fd)
+        except OSError:
+            pass
+
+
 def trust_the_terminal_size() -> None:
     """Forget ``COLUMNS``/``LINES`` left in the environment when the terminal can say its own size.
 
@@ -481,8 +534,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     trust_the_terminal_size()
     app.run()
     if args.demo:
-        print(f"[ok] the demo project is in {app.ws.root}")
+        forget_the_demo(app)
     return app.return_code or 0
+
+
+def forget_the_demo(app: MementoApp) -> None:
+    """`--demo`'s folder goes with its dashboard (one run must not leave a folder in /tmp behind),
+    once a tick it started has finished; `memento demo DIR` makes a demo to keep."""
+    import shutil
+
+    tick = app._tick_thread
+    if tick is not None:
+        tick.join()
+    shutil.rmtree(app.ws.root.parent, ignore_errors=True)  # the mkdtemp folder holding calc/
+    print(f"[ok] the demo's folder {app.ws.root.parent} is removed (`memento demo DIR` makes one to keep)")
 
 
 if __name__ == "__main__":

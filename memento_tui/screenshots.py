@@ -69,6 +69,8 @@ async def _shoot(root: Path, out: Path) -> list[Path]:
         await settle()
         save("notes-composer")
         await pilot.press("escape")
+        await settle()
+        await pilot.press("y")  # the typed note: discard it (escape asks first)
         await pilot.press("m")  # the Report view (memento report, what needs a person first)
         await settle()
         save("report")
@@ -77,7 +79,7 @@ async def _shoot(root: Path, out: Path) -> list[Path]:
         await settle()
         save("help")
         await pilot.press("escape")
-        await pilot.press("D")  # the plan draft (SPEC §17): the demo's model-free drafter, red first
+        await pilot.press("D")  # the plan draft: the demo's model-free drafter, red first
         await settle()
         area = app.screen.query_one("#brief-input")
         area.cursor_blink = False

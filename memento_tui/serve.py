@@ -24,6 +24,7 @@ shows the token.
 
 from __future__ import annotations
 
+import errno
 import hmac
 import ipaddress
 import logging
@@ -176,6 +177,23 @@ def make_server(root: Path, host: str, port: int, token: str, *, auto_tick: bool
             self.public_url = f"{request.scheme}://{request.host}"
             return await super().handle_index(request)
 
+        async def on_startup(self, app: web.Application) -> None:
+            """No banner of textual-serve's: its URL has no token (a 403), and ours was printed
+            once the socket was bound."""
+
+        def serve_on(self, sock) -> None:
+            """textual-serve's ``serve``, on a socket already bound and listening."""
+            import asyncio
+            import signal
+
+            self.debug = False
+            self.initialize_logging()
+            loop = asyncio.new_event_loop()
+            asyncio.set_event_loop(loop)
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(signum, self.request_exit)
+            web.run_app(self._make_app(), sock=sock, handle_signals=False, loop=loop, print=lambda *args: None)
+
     name = root.name
     return DashboardServer(app_command(root, auto_tick=auto_tick, polling=polling, interval=interval),
                            host=host, port=port, title=f"Memento: {name}")
@@ -192,19 +210,40 @@ def serve(root: Path, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, *, tok
         print(warning, file=sys.stderr)
     fresh = token is None
     token = make_token() if fresh else token
+    try:  # bound before anything says "serving": a taken port is an error, never an [ok] first
+        sock = bind(host, port)
+    except OSError as exc:  # the port is taken, the address is not ours
+        print(f"[error] cannot serve on {host}:{port}: {exc.strerror or exc}"
+              + (f" (another program listens there: --port {port + 1}?)" if exc.errno == errno.EADDRINUSE else ""),
+              file=sys.stderr)
+        return 2
     server = make_server(root, host, port, token, auto_tick=auto_tick, polling=polling, interval=interval)
     shown = f"[{host}]" if ":" in host else host
-    print(f"[ok] serving the dashboard of {root} on http://{shown}:{port} (Ctrl+C stops)", flush=True)
+    print(f"[ok] serving the dashboard of {root} (Ctrl+C stops)", flush=True)
     if fresh:
         print(f"[ok] open http://{shown}:{port}/?token={token}", flush=True)
     else:
         print(f"[ok] open http://{shown}:{port}/?token=TOKEN, TOKEN the line in {token_file}", flush=True)
-    try:
-        server.serve()
-    except OSError as exc:  # the port is taken, the address is not ours
-        print(f"[error] cannot serve on {host}:{port}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
+    with sock:
+        server.serve_on(sock)
     return 0
+
+
+def bind(host: str, port: int):
+    """A listening TCP socket on ``host``:``port`` (IPv4 or IPv6), or the OSError that refused it."""
+    import socket
+
+    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
+                                                         flags=socket.AI_PASSIVE)[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as aiohttp does: a restart right after
+        sock.bind(address)
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    return sock
 
 
 def serve_from_args(args, demo_interval: float) -> int:
@@ -226,7 +265,13 @@ def serve_from_args(args, demo_interval: float) -> int:
     except MementoError as exc:
         print(f"[error] {exc}", file=sys.stderr)
         return 2
-    return serve(root, args.host or DEFAULT_HOST, DEFAULT_PORT if args.port is None else args.port,
-                 token=token, token_file=Path(args.token_file) if args.token_file else None,
-                 auto_tick=args.auto_tick or args.demo, polling=args.polling,
-                 interval=demo_interval if args.demo else None)
+    try:
+        return serve(root, args.host or DEFAULT_HOST, DEFAULT_PORT if args.port is None else args.port,
+                     token=token, token_file=Path(args.token_file) if args.token_file else None,
+                     auto_tick=args.auto_tick or args.demo, polling=args.polling,
+                     interval=demo_interval if args.demo else None)
+    finally:
+        if args.demo:  # the demo's temporary folder goes with the server that made it
+            import shutil
+
+            shutil.rmtree(root.parent, ignore_errors=True)

@@ -89,10 +89,6 @@ class Snapshot:
         return overview.needs_you(self.summary, self.state, self.plan, self.notes, self.unsurfaced,
                                   idle_why=idle_why)
 
-    @property
-    def state_name(self) -> str:
-        """RUNNING, PAUSED, STOPPED, BLOCKED, COMPLETE or INVALID (as `memento status`)."""
-        return self.summary.get("state", "INVALID" if self.plan_error else "…")
 
 
 def load(ws: Workspace, parts: frozenset[str] | set[str], previous: Snapshot | None = None) -> Snapshot:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 
 from ..errors import EXIT_ATTENTION, EXIT_ERROR, EXIT_OK
-from ..lines import safe_text
+from ..lines import plural, safe_text
 
 __all__ = ["EXIT_ATTENTION", "EXIT_ERROR", "EXIT_OK", "bar", "error", "ok", "plural", "safe_block", "safe_json",
            "safe_text", "warn"]
@@ -52,10 +52,6 @@ def safe_doc(doc):
 def safe_block(text: str) -> str:
     """Multi-line text from files, each line made safe and the line breaks kept."""
     return "\n".join(safe_text(line) for line in text.split("\n"))
-
-
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def bar(done: int, total: int, width: int) -> str:

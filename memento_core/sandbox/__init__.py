@@ -311,12 +311,14 @@ def temp_dir(root: Path, home: str | None = None, tmpdir: str | None = None) -> 
 
 
 def architect_prefix(ws: Workspace, config: Config, *, binary: str, writable_docs: Sequence[str],
-                     home: str | None = None) -> list[str]:
+                     home: str | None = None, readonly_docs: Sequence[str] = ()) -> list[str]:
     """The architect's sandbox (SPEC §16): like the worker's, but the whole project stays
     read-only except the folders of the files ``writable_docs`` names (docs/: the plan, the map,
     the notes, so an edit by rename such as ``sed -i`` works; the architect's checks reject any
     other file changed there) and ``.memento/worker/``. A name at the project's root is bound
-    alone. ``config`` is the architect's (its preset decides the state paths)."""
+    alone. ``readonly_docs`` stay read-only inside those folders (the drafter's notes: a change
+    to them during its run is then a person's). ``config`` is the architect's (its preset decides
+    the state paths)."""
     root = Path(ws.root)
     seen: set[tuple[str, str]] = set()
     argv = _outside(binary, ws, config, home, seen, "architect")
@@ -324,6 +326,7 @@ def architect_prefix(ws: Workspace, config: Config, *, binary: str, writable_doc
     folders = dict.fromkeys(root / rel if "/" not in rel else root / rel.rsplit("/", 1)[0]
                             for rel in writable_docs)
     argv += _binds("--bind", list(folders), seen)
+    argv += _binds("--ro-bind", [root / rel for rel in readonly_docs], seen)  # files kept read-only in them
     argv += _binds("--bind", [worker_dir(ws)], seen)
     argv += [*_NAMESPACE_FLAGS, *network.bwrap_args(config, root)]
     argv += ["--setenv", SANDBOX_ENV, "1", "--chdir", _real(root) or str(root), "--"]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The demo's drafter (SPEC §17), no model: each line of the brief becomes one task in a new phase.
+"""The demo's drafter, no model: each line of the brief becomes one task in a new phase.
 
 The demo (memento_core/demo.py) copies this file to its ``scripts/demo_drafter.py`` and names
 it in ``[architect]`` (the ``command`` preset), so `memento plan draft` and the dashboard's

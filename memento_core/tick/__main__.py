@@ -122,7 +122,11 @@ def run_locked(ws, taken_over: str = ""):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m memento_core.tick", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m memento_core.tick",
+                                     description="Run one tick of the workspace, as cron does: one task, verified, "
+                                                 "committed or rolled back.",
+                                     epilog="Exit codes: 0 ran (skips and recorded task failures included), "
+                                            "1 needs attention (blocked, breaker, dirty tree), 2 could not run.")
     parser.add_argument("--project", metavar="DIR", help="the workspace (default: search upwards from here)")
     parser.add_argument("dir", nargs="?", metavar="DIR", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -143,6 +147,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     stream = sys.stderr if outcome.exit_code == 2 else sys.stdout
     print(f"{outcome_tag(outcome)} {safe_text(outcome.message)}", file=stream)
+    if outcome.warning:
+        print(f"[error] {safe_text(outcome.warning)}", file=stream)
     return outcome.exit_code
 
 
@@ -151,7 +157,7 @@ def outcome_tag(outcome) -> str:
     failed (a recorded failure still exits 0: the tick itself ran), else ``[ok]``."""
     if outcome.exit_code == 2:
         return "[error]"
-    if outcome.exit_code == 1 or any(not r.passed for r in outcome.results):
+    if outcome.exit_code == 1 or outcome.warning or any(not r.passed for r in outcome.results):
         return "[warn]"
     return "[ok]"
 

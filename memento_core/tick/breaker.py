@@ -38,7 +38,8 @@ def breaker_reason(ctx: TickContext, plan: Plan, free_bytes: int) -> str:
     counted = [t for t in plan.tasks if t.status != "-"]
     blocked = sum(1 for t in counted if t.status == "!")
     if counted and blocked / len(counted) > BLOCKED_RATIO:
-        return f"{blocked} of {len(counted)} tasks are blocked (more than {int(BLOCKED_RATIO * 100)}%)"
+        # Past tense: the reason is kept until a person resumes, the blocked count may be 0 by then.
+        return f"{blocked} of {len(counted)} tasks were blocked (more than {int(BLOCKED_RATIO * 100)}%)"
     if free_bytes < MIN_FREE_BYTES:
         return f"only {free_bytes // (1024 * 1024)} MB free on disk (less than 500 MB)"
     if ctx.git_failed:

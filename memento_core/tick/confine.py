@@ -67,7 +67,7 @@ def check_network(ctx: TickContext) -> None:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         text = ""
-    network.check(config, path=path, text=text)
+    network.check(config, path=ctx.ws.rel(path), text=text)  # named as in the project: memento.toml:LINE
 
 
 def _ensure_memory_store(ctx: TickContext) -> None:

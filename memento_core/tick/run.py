@@ -39,9 +39,10 @@ from .. import agents, gitops
 from ..config import load_config
 from ..crashpoints import crash_point
 from ..errors import EXIT_ATTENTION, EXIT_ERROR, EXIT_OK, MementoError
+from ..lines import plural
 from ..plan import Plan, Task
 from ..runlog import Outcome, cron_log, utc_stamp
-from ..scheduler import BLOCKED, COMPLETE, TASK, pick
+from ..scheduler import BLOCKED, COMPLETE, TASK, pick, plan_errors, stopping_errors
 from ..workspace import OWN_DOCS, Workspace
 from . import confine, remote
 from .attempt import attempt_task
@@ -117,19 +118,41 @@ def load_config_and_plan(ctx: TickContext) -> Plan | Outcome:
         plan = ctx.plan()
     except MementoError as exc:
         return cannot_run(ctx, str(exc))
-    if plan.plan_errors:
+    if stopping_errors(plan):  # a plan-level error, or invalid tasks that leave nothing to pick
         return plan_invalid(ctx, plan)
     return plan
 
 
 def cannot_run(ctx: TickContext, message: str) -> Outcome:
     cron_log(ctx.ws, f"tick could not run: {message}")
+    _alert_cannot_run(ctx, message)
     return Outcome(EXIT_ERROR, message)
 
 
+def _alert_cannot_run(ctx: TickContext, message: str) -> None:
+    """`.memento_alert` says why no tick runs (a broken memento.toml, no repository), in the word
+    `memento status` says, rather than what an earlier tick left there."""
+    from ..checkpoint import write_alert as write
+
+    try:
+        write(ctx.ws, ctx.plan(), ctx.state, extra=message.splitlines()[0] if message else "")
+    except (MementoError, OSError):
+        pass  # an unreadable plan: the error above is all there is to say
+
+
 def plan_invalid(ctx: TickContext, plan: Plan) -> Outcome:
-    """One "PLAN INVALID" entry listing the errors (not repeated while they are unchanged), exit 2."""
-    errors = [str(e) for e in plan.plan_errors]
+    """One "PLAN INVALID" entry listing the errors that stop the pipeline (not repeated while they
+    are unchanged), exit 2: plan-level errors, or invalid tasks when nothing else can be picked."""
+    errors = tell_plan_invalid(ctx, plan)
+    cron_log(ctx.ws, f"tick could not run: plan invalid ({len(errors)} errors)")
+    shown = errors[0] + (f" (and {len(errors) - 1} more; `memento lint`)" if len(errors) > 1 else "")
+    return Outcome(EXIT_ERROR, "plan invalid: " + shown)
+
+
+def tell_plan_invalid(ctx: TickContext, plan: Plan) -> list[str]:
+    """The "❌ PLAN INVALID" entry, the alert and the checkpoint, once per change of the errors;
+    the errors that stop the pipeline, as text."""
+    errors = [str(e) for e in stopping_errors(plan)]
     signature = "\n".join(errors)
     if signature != ctx.state.plan_invalid_signature:
         ctx.number_saved = True  # never edit a plan that does not parse cleanly
@@ -139,11 +162,9 @@ def plan_invalid(ctx: TickContext, plan: Plan) -> Outcome:
         ctx.state.last_tick = ctx.number or ctx.state.last_tick  # its number is used
         ctx.state.save(ctx.ws)
         # Tell whoever watches the alert file or the checkpoint, not only the log.
-        write_alert(ctx, plan, extra=f"docs/MASTER_PLAN.md is invalid ({len(errors)} error(s))")
+        write_alert(ctx, plan, extra=f"docs/MASTER_PLAN.md is invalid ({plural(len(errors), 'error')}): {errors[0]}")
         write_checkpoint(ctx, plan)
-    cron_log(ctx.ws, f"tick could not run: plan invalid ({len(errors)} errors)")
-    shown = errors[0] + (f" (and {len(errors) - 1} more; `memento lint`)" if len(errors) > 1 else "")
-    return Outcome(EXIT_ERROR, "plan invalid: " + shown)
+    return errors
 
 
 # ---------------------------------------------------------------- step 3
@@ -234,18 +255,23 @@ def _refuse(ctx: TickContext, foreign: list[str]) -> Outcome:
 
 
 def pick_task(ctx: TickContext) -> tuple[Plan, Task] | Outcome:
-    """The plan as it is now and the next task in it; with nothing to pick, the COMPLETE or BLOCKED outcome."""
+    """The plan as it is now and the next task in it; with nothing to pick, the COMPLETE, BLOCKED or
+    PLAN INVALID outcome."""
     plan = ctx.plan()
-    if plan.plan_errors:
-        return plan_invalid(ctx, plan)
     verdict = pick(plan)
-    if verdict.kind != TASK:
+    if verdict.kind != TASK or plan.plan_errors:  # a person may have broken the plan since the tick began
         return nothing_to_pick(ctx, plan, verdict)
     return plan, verdict.task
 
 
 def nothing_to_pick(ctx: TickContext, plan: Plan, verdict) -> Outcome:
-    """"🎉 ALL TASKS COMPLETE" or "⚠️ PIPELINE BLOCKED", each written once per change of state."""
+    """"🎉 ALL TASKS COMPLETE" or "⚠️ PIPELINE BLOCKED", each written once per change of state;
+    "❌ PLAN INVALID" when what is left cannot run for the plan's errors."""
+    if stopping_errors(plan, verdict):
+        if not ctx.results:
+            return plan_invalid(ctx, plan)
+        errors = tell_plan_invalid(ctx, plan)  # the tasks this tick ran are recorded as always
+        return afterwards(ctx, EXIT_ATTENTION, summary(ctx) + f"; then nothing can run: plan invalid: {errors[0]}")
     signature = f"{verdict.kind}:{verdict.message}"
     if not ctx.state.last_event and _last_logged_event(ctx) == verdict.message:
         ctx.state.last_event = signature  # a fresh clone (a CI runner): the committed log already says it
@@ -259,9 +285,9 @@ def nothing_to_pick(ctx: TickContext, plan: Plan, verdict) -> Outcome:
         # An idle tick writes nothing that would only say "still idle".
         keep_house(ctx, plan)
         ctx.state.save(ctx.ws)
-        outcome = Outcome(code, verdict.message, ctx.number if ctx.attempted else None)
+        outcome = Outcome(code, verdict.message, ctx.number if ctx.attempted else None, warning=errors_left(ctx))
     else:
-        outcome = afterwards(ctx, code, summary(ctx) + f"; then {verdict.message}")
+        outcome = afterwards(ctx, code, summary(ctx) + f"; then {verdict.message}", warning=errors_left(ctx))
     if verdict.kind == BLOCKED and ctx.config.architect_auto:
         from .architect.auto import after_blocked  # [architect] auto (SPEC §16)
 
@@ -311,14 +337,24 @@ def work_through_tasks(ctx: TickContext) -> Outcome:
         completed += 1
         if completed >= limit or daily_budget_spent(ctx):
             break
-    return afterwards(ctx, EXIT_OK, summary(ctx))
+    return afterwards(ctx, EXIT_OK, summary(ctx), warning=errors_left(ctx))
+
+
+def errors_left(ctx: TickContext) -> str:
+    """The plan's errors a tick that ran leaves for a person (tasks never picked until fixed), or ''."""
+    errors = plan_errors(ctx.plan())
+    if not errors:
+        return ""
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"the plan has {plural(len(errors), 'error')}, never picked until fixed (`memento lint`): {errors[0]}{more}"
 
 
 # ---------------------------------------------------------------- step 16
 
 
-def afterwards(ctx: TickContext, code: int, message: str) -> Outcome:
-    """The circuit breaker, then rotation, alert, checkpoint and journal; the tick's outcome."""
+def afterwards(ctx: TickContext, code: int, message: str, warning: str = "") -> Outcome:
+    """The circuit breaker, then rotation, alert, checkpoint and journal; the tick's outcome
+    (``warning``: what a person must fix that did not stop this tick)."""
     plan = check_breaker(ctx, ctx.plan())
     if ctx.interrupted:
         cron_log(ctx.ws, "tick interrupted by SIGTERM")
@@ -332,7 +368,7 @@ def afterwards(ctx: TickContext, code: int, message: str) -> Outcome:
         code = max(code, EXIT_ATTENTION)
     state.last_tick_exit = code
     state.save(ctx.ws)
-    return Outcome(code, message, ctx.number, ctx.results, ctx.rel_log())
+    return Outcome(code, message, ctx.number, ctx.results, ctx.rel_log(), warning=warning)
 
 
 def summary(ctx: TickContext) -> str:

@@ -161,8 +161,8 @@ class DashboardScreen(Screen[None]):
         ws = self.app.ws
 
         def run() -> str:
-            reset_task(ws, task_id)  # the failure streak starts afresh too
-            return f"{task_id}: [ ] again with retries 0"
+            plan = reset_task(ws, task_id)  # the failure streak starts afresh too
+            return f"{task_id}: [ ] again with retries 0" + _still(ws, plan)
 
         self._edit(f"reset {task_id}", run, frozenset({PLAN, STATE}))
 
@@ -178,8 +178,8 @@ class DashboardScreen(Screen[None]):
                 return
 
             def run() -> str:
-                skip_task(ws, task_id, reason)
-                return f"{task_id} skipped [-]"
+                plan = skip_task(ws, task_id, reason)
+                return f"{task_id} skipped [-]" + _still(ws, plan)
 
             self._edit(f"skip {task_id}", run, frozenset({PLAN, STATE}))
 
@@ -350,3 +350,12 @@ def set_interval(ws, value: str) -> str:
         return f"every {config.schedule_every_text} (cron entry updated: {schedule.fields})"
     config = set_schedule_every(ws.config_path, interval_text(schedule.seconds))
     return f"{schedule.warning}; memento.toml now says every {config.schedule_every_text} (cron entry updated)"
+
+
+def _still(ws, plan) -> str:
+    """"; the pipeline is still paused (…): resume (space) to run it", or '' (control.still_not_running)."""
+    from memento_core.control import still_not_running
+    from memento_core.state import TickState
+
+    still = still_not_running(plan, TickState.load(ws), resume="resume (space)")
+    return f"; {still}" if still else ""

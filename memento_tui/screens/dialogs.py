@@ -19,17 +19,18 @@ class ConfirmScreen(ModalScreen[bool]):
         Binding("y", "answer(True)", "Yes"),
     ]
 
-    def __init__(self, question: str, yes: str = "Yes") -> None:
+    def __init__(self, question: str, yes: str = "Yes", no: str = "Cancel") -> None:
         super().__init__(classes="dialog-screen")
         self.question = question
         self.yes = yes
+        self.no = no
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Static(literal(self.question))
             with Horizontal(classes="dialog-buttons"):
                 yield Button(Text(f"{self.yes} (y)"), id="yes", variant="error", compact=True)
-                yield Button(Text("Cancel (n)"), id="no", compact=True)
+                yield Button(Text(f"{self.no} (n)"), id="no", compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()
@@ -40,6 +41,22 @@ class ConfirmScreen(ModalScreen[bool]):
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")
+
+
+def cancel_or_ask(screen: ModalScreen, typed: str, what: str) -> None:
+    """Escape on a composer: close at once when nothing was typed, else ask before the text is
+    thrown away (in tmux a ctrl+enter arrives as enter and a slip of the finger is escape: one
+    key must not lose a note). The answer's default is to keep writing."""
+    if not typed.strip():
+        screen.dismiss(None)
+        return
+
+    def answered(discard: bool | None) -> None:
+        if discard:
+            screen.dismiss(None)
+
+    screen.app.push_screen(ConfirmScreen(f"Discard the {what} you typed? It is not saved anywhere.",
+                                         yes="Discard", no="Keep writing"), answered)
 
 
 class AskScreen(ModalScreen[str | None]):
@@ -58,8 +75,8 @@ class AskScreen(ModalScreen[str | None]):
         with Vertical(classes="dialog"):
             yield Label(literal(self.title_text, "bold"))
             yield Input(value=self.value, placeholder=self.placeholder, id="ask-input")
-            yield Static(Text((self.hint + " · " if self.hint else "") + "enter: OK · escape: cancel",
-                              style="dim"))
+            yield Static(Text((self.hint + " · " if self.hint else "") + "enter: OK · escape: cancel "
+                              "(asks first when you typed something)", style="dim"))
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()
@@ -71,16 +88,21 @@ class AskScreen(ModalScreen[str | None]):
             self.dismiss(value)
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        value = self.query_one(Input).value
+        cancel_or_ask(self, "" if value.strip() == self.value.strip() else value, "text")
 
 
 class NoteComposer(ModalScreen[tuple[str, str] | None]):
-    """Target (global or the selected task) and the note's text, several lines; ctrl+enter sends."""
+    """Target (global or the selected task) and the note's text, several lines; F2 sends.
+
+    F2 comes first everywhere it is named: tmux (and many terminals) deliver ctrl+enter as a
+    plain enter, which is a new line here; ctrl+enter and alt+enter still send where they
+    arrive as themselves. Escape asks before it throws typed text away."""
 
     BINDINGS = [
         Binding("escape", "cancel", "Cancel"),
         Binding("ctrl+t", "toggle_target", "Switch target"),
-        Binding("ctrl+enter,alt+enter,f2", "send", "Send", priority=True),
+        Binding("f2,ctrl+enter,alt+enter", "send", "Send", priority=True),
     ]
 
     def __init__(self, task_id: str | None, task_title: str = "", warning: str = "") -> None:
@@ -101,7 +123,8 @@ class NoteComposer(ModalScreen[tuple[str, str] | None]):
             yield Static(literal(self.warning, "bold yellow"), id="note-warning")
             yield TextArea(id="note-input", soft_wrap=True, show_line_numbers=False)
             hint = "ctrl+t: switch task/global · " if self.task_id else ""
-            yield Static(Text(hint + "enter: new line · ctrl+enter (or F2): send · escape: cancel", style="dim"))
+            yield Static(Text("F2: send · enter: new line · " + hint + "escape: cancel", style="dim"),
+                         id="note-hint")
             with Horizontal(classes="dialog-buttons"):
                 yield Button(Text("Send (F2)"), id="send", variant="primary", compact=True)
 
@@ -149,4 +172,6 @@ class NoteComposer(ModalScreen[tuple[str, str] | None]):
         self.action_send()
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        # Read the text behind the keys still queued for the field, as action_send does.
+        area = self.query_one(TextArea)
+        area.call_later(lambda: self.is_active and cancel_or_ask(self, area.text, "note"))

@@ -29,13 +29,14 @@ BRIEF_NAME = "the dashboard"  # the commit says "memento: plan drafted from the 
 
 
 class BriefComposer(ModalScreen[str | None]):
-    """A multi-line brief: what the person wants built; F2 (or ctrl+enter) drafts it."""
+    """A multi-line brief: what the person wants built; F2 drafts it (ctrl+enter too, outside tmux);
+    escape asks before it throws a typed brief away."""
 
     HOLDS_AUTO_TICK = True
 
     BINDINGS = [
         Binding("escape", "cancel", "Cancel"),
-        Binding("ctrl+enter,alt+enter,f2", "submit", "Draft", priority=True),
+        Binding("f2,ctrl+enter,alt+enter", "submit", "Draft", priority=True),
     ]
 
     def compose(self) -> ComposeResult:
@@ -45,8 +46,8 @@ class BriefComposer(ModalScreen[str | None]):
                               "the diff and the checks before anything is kept.", style="dim"))
             yield TextArea(id="brief-input", soft_wrap=True, show_line_numbers=False)
             yield Static("", id="brief-error")
-            yield Static(Text("enter: new line · ctrl+enter (or F2): draft (a dry run) · escape: cancel",
-                              style="dim"), id="brief-hint")
+            yield Static(Text("F2: draft (a dry run) · enter: new line · escape: cancel", style="dim"),
+                         id="brief-hint")
             with Horizontal(classes="dialog-buttons"):
                 yield Button(Text("Draft (F2)"), id="draft", variant="primary", compact=True)
 
@@ -72,7 +73,10 @@ class BriefComposer(ModalScreen[str | None]):
         self.action_submit()
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        from .dialogs import cancel_or_ask
+
+        area = self.query_one(TextArea)
+        area.call_later(lambda: self.is_active and cancel_or_ask(self, area.text, "brief"))
 
 
 class DraftScreen(Screen[None]):

@@ -30,14 +30,16 @@ STATE_STYLE = {
 
 
 def state_word(app: AppState) -> tuple[str, str]:
-    """The header's word and why (overview.pipeline_word): RUNNING only when something will tick."""
-    from memento_core.overview import pipeline_word
+    """The header's word and why (state_word.pipeline_word, as `memento status` says it): RUNNING
+    only when something will tick, or a tick runs now (started here, or a claim of another's)."""
+    from memento_core.state_word import pipeline_word
 
     snap = app.snapshot
     if snap is None or not snap.summary:
         return ("INVALID" if snap is not None and snap.plan_error else "…"), ""
     return pipeline_word(snap.summary, snap.state, cron_installed=snap.cron_installed,
-                         cron_daemon=snap.cron_daemon, auto_tick=app.auto_tick)
+                         cron_daemon=snap.cron_daemon, auto_tick=app.auto_tick,
+                         ticking=app.ticking or bool(snap.claims))
 
 
 def human(seconds: float | None) -> str:
@@ -117,8 +119,6 @@ class StatusHeader(Static):
         if snap.config.workers_remote:  # one host of a fleet (SPEC §12): which one this is
             out.append_text(literal(f" @{_short(snap.config.host, 12 if short else 24)}", "cyan", one_line=True))
         word, why = state_word(self.app)
-        if word == "IDLE" and (ticking or snap.claims):
-            word, why = "RUNNING", ""  # a tick started by hand runs now; IDLE is about the ticks to come
         out.append(f"  ● {word}", style=STATE_STYLE.get(word, "bold"))
         if why and word != "RUNNING":
             out.append(" ")

@@ -112,7 +112,7 @@ class ProgressPane(Widget):
         if errors:
             more = f" (+{len(errors) - 1} more: memento lint)" if len(errors) > 1 else ""
             return literal(errors[0] + more, "bold red", one_line=True)
-        if refused and s.get("state") == "RUNNING":
+        if refused and s.get("plan_state") == "RUNNING":
             return literal("no task runs: the tick refuses uncommitted changes in " + ", ".join(refused[:3]),
                            "bold red", one_line=True)
         return literal(s.get("next", {}).get("message", ""), "dim", one_line=True)

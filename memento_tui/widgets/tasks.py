@@ -7,6 +7,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.reactive import reactive
 from textual.widgets import DataTable, Static
+from textual.widgets.data_table import ColumnKey
 
 from memento_core.durations import format_duration
 from memento_core.plan import Task
@@ -62,11 +63,13 @@ def info_cell(task: Task, last: TickEntry | None, max_retries: int, opened: set[
     return Text("waiting", style="dim")
 
 
-def title_cell(task: Task, last: TickEntry | None = None, waits: list[str] | None = None) -> Text:
-    """The title, then the module dimmed; a blocked task's reason, or what a task waits on
-    (its unfinished ``depends:``), on a second line."""
+def title_cell(task: Task, last: TickEntry | None = None, waits: list[str] | None = None,
+               width: int = 0) -> Text:
+    """The title, then the module dimmed when both fit in ``width`` (the title comes first: a
+    module is never the reason a title is cut); a blocked task's reason, or what a task waits
+    on (its unfinished ``depends:``), on a second line."""
     out = literal(task.title, one_line=True)
-    if task.module:
+    if task.module and (not width or out.cell_len + 2 + len(task.module) <= width):
         out.append("  ")
         out.append_text(literal(task.module, "dim cyan", one_line=True))
     if task.status == "!":
@@ -113,9 +116,11 @@ class TaskPane(Vertical):
         super().__init__(**kwargs)
         self.snapshot: Snapshot | None = None
         self.border_title = "Tasks"
+        self._blocked_seen: set[str] = set()  # the blocked tasks of the last snapshot shown
 
     def compose(self) -> ComposeResult:
         yield TaskTable(id="task-table")
+        yield Static("", id="task-empty")
         with VerticalScroll(id="task-detail-scroll"):
             yield TaskDetail(id="task-detail")
 
@@ -157,17 +162,26 @@ class TaskPane(Vertical):
         return self.snapshot.plan.task(key)
 
     def on_resize(self) -> None:
-        self.table.fit(self.size.width - 2)  # inside the pane's border
+        before = self._title_width()
+        self.table.fit(self.size.width)  # the pane's content width: its border is not in it
+        if self.snapshot is not None and self._title_width() != before:
+            self.show(self.snapshot)  # the titles' modules are shown by the room there is
+
+    def _title_width(self) -> int:
+        columns = self.table.columns
+        key = ColumnKey("title")
+        return columns[key].width if key in columns else 0
 
     def show(self, snap: Snapshot) -> None:
         self.snapshot = snap
-        self.table.fit(self.size.width - 2)
+        self.table.fit(self.size.width)
         plan = snap.plan
         if plan is None:
             self.table.show_rows([])
             self.query_one(TaskDetail).update(literal(snap.plan_error or "no plan", "red"))
             return
         wanted = _FILTER_STATUSES[self.filter]
+        title_width = self._title_width()
         opened = {p["id"] for p in snap.summary.get("phases", []) if p.get("open")}
         max_retries = plan.meta.max_retries
         waiting = snap.summary.get("waits_on") or {}
@@ -183,11 +197,43 @@ class TaskPane(Vertical):
                 status_icon(task),
                 Text(task.id, style="bold" if task.status in "!~" else ""),
                 info_cell(task, snap.last_by_task.get(task.id), max_retries, opened, waiting.get(task.id)),
-                title_cell(task, snap.last_by_task.get(task.id), waiting.get(task.id)),
+                title_cell(task, snap.last_by_task.get(task.id), waiting.get(task.id), title_width),
             )))
         self.table.show_rows(rows)
         self.border_title = f"Tasks ({len(rows)})"
+        self._say_empty(len(rows), len(plan.tasks))
+        self._select_newly_blocked(plan)
         self._show_detail()
+
+    def _say_empty(self, shown: int, total: int) -> None:
+        """An empty table says why (the filter, or a plan without tasks) rather than stay blank."""
+        empty = self.query_one("#task-empty", Static)
+        empty.display = shown == 0
+        self.table.display = shown > 0
+        if shown:
+            return
+        if total == 0:
+            empty.update(Text("The plan has no tasks yet: write one in docs/MASTER_PLAN.md (or D drafts "
+                              "them from a brief).", style="dim"))
+        else:
+            empty.update(Text(f"No {self.filter.lower()} tasks ({total} in the plan; f: the next filter).",
+                              style="dim"))
+
+    def _select_newly_blocked(self, plan) -> None:
+        """A task that has just become blocked (or is blocked when the dashboard opens) takes the
+        selection, scrolled into view: "Needs you" says reset (r) or skip (s), and at 80x24 the
+        table shows four rows. A person's own selection stays until the next task blocks."""
+        blocked = [t.id for t in plan.tasks if t.status == "!"]
+        new = [t for t in blocked if t not in self._blocked_seen]
+        self._blocked_seen = set(blocked)
+        table = self.table
+        for task_id in new:
+            try:
+                row = table.get_row_index(task_id)
+            except Exception:  # noqa: BLE001 - not shown under this filter
+                continue
+            self.call_after_refresh(lambda row=row: table.move_cursor(row=row, animate=False, scroll=True))
+            break
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if self.expanded:

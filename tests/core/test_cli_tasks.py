@@ -58,7 +58,8 @@ def ws(tmp_path: Path, git_identity) -> Path:
 
 def test_tasks_json_lists_every_task_with_its_last_result(ws: Path):
     r = memento("tasks", "--json", str(ws))
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 1, r.stderr  # T-5 has no verify: an error, as in `memento lint`
+    assert json.loads(r.stdout)["plan_errors"] == ["docs/MASTER_PLAN.md:34: T-5 has no verify command"]
     rows = {t["id"]: t for t in json.loads(r.stdout)["tasks"]}
     assert list(rows) == ["T-1", "T-2", "T-3", "T-4", "T-5"]
     assert {i: t["state"] for i, t in rows.items()} == {
@@ -77,14 +78,17 @@ def test_tasks_json_lists_every_task_with_its_last_result(ws: Path):
 
 def test_tasks_filters_by_state_and_prints_safe_aligned_lines(ws: Path):
     r = memento("tasks", "--state", "pending", str(ws))
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 1, r.stderr  # T-5's missing verify
     lines = r.stdout.splitlines()
-    assert lines[0] == "[ok] 2 pending tasks in docs/MASTER_PLAN.md (of 5)"
+    # The pipeline's word first (as `memento status` says it), then the count.
+    assert lines[0] == ("[warn] tasks: IDLE — nothing will tick (no cron entry, auto-tick off); "
+                        "2 pending tasks in docs/MASTER_PLAN.md (of 5)")
     assert lines[1].split() == ["ID", "STATE", "RETRIES", "LAST", "LINE", "TITLE"]
     assert lines[2].split()[:5] == ["T-2", "pending", "2/3", "#3", "FAILED"]
     assert "\x1b" not in r.stdout  # the title's escape sequence is shown, never obeyed
     assert lines[3].strip() == "last error: `E   assert 1 == 2` (exit code 1)"
     assert lines[4].split()[:3] == ["T-5", "pending", "0/3"] and "never picked: has no verify command" in lines[5]
+    assert lines[6] == "[error] docs/MASTER_PLAN.md:34: T-5 has no verify command"
     r = memento("tasks", "--state", "running", "--json", "--project", str(ws))
     assert [t["id"] for t in json.loads(r.stdout)["tasks"]] == ["T-4"]
     r = memento("tasks", "--state", "nonsense", str(ws))

@@ -72,8 +72,8 @@ def test_a_failed_or_blocked_tick_is_not_ok(ws: Path):
     entry = last_attempt(ws)
     # `false` prints nothing: the field says the reason once, not "… exit code 1` (exit code 1)".
     assert entry.field("Verify Output") == "`verify failed with exit code 1`"
-    r = memento("status", str(ws))  # half the tasks blocked: the breaker paused the project
-    assert r.returncode == 1 and r.stdout.startswith("[warn] words: PAUSED")
+    r = memento("status", str(ws))  # half the tasks blocked: the breaker paused the project over them
+    assert r.returncode == 1 and r.stdout.startswith("[warn] words: BLOCKED")
 
 
 def test_a_failure_with_output_keeps_its_exit_code(ws: Path):
@@ -97,15 +97,15 @@ def test_status_prefix_follows_the_state(ws: Path):
 
 def test_the_lint_summary_has_a_prefix(ws: Path):
     r = memento("lint", str(ws))
-    assert r.returncode == 0 and r.stdout == "[ok] docs/MASTER_PLAN.md: 2 tasks in 1 phase; no problems\n"
+    assert r.returncode == 0 and r.stdout == "[ok] docs/MASTER_PLAN.md: 2 tasks in 1 phase, no problems\n"
     (ws / PLAN).write_text(WORDS_PLAN + "\n- [ ] not a task\n")
     r = memento("lint", str(ws))
     assert r.returncode == 1
-    assert r.stdout.splitlines()[-1] == "[warn] docs/MASTER_PLAN.md: 2 tasks in 1 phase; 1 warning"
+    assert r.stdout.splitlines()[-1] == "[warn] docs/MASTER_PLAN.md: 2 tasks in 1 phase, 1 warning"
     (ws / PLAN).write_text(WORDS_PLAN.replace("max_retries: 2", "max_retries: lots") + "\n- [ ] not a task\n")
     r = memento("lint", str(ws))
     assert r.returncode == 2
-    assert r.stderr.splitlines()[-1] == "[error] docs/MASTER_PLAN.md: 2 tasks in 1 phase; 1 error, 1 warning"
+    assert r.stderr.splitlines()[-1] == "[error] docs/MASTER_PLAN.md: 2 tasks in 1 phase, 1 error, 1 warning"
 
 
 def notes_of(ws: Path) -> str:

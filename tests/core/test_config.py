@@ -136,8 +136,8 @@ def test_syntax_error_names_path_and_line(tmp_path):
         load_config(path)
     err = info.value
     assert err.line == 4
-    assert err.path == str(path)
-    assert str(err).startswith(f"{path}:4: invalid TOML")
+    assert err.path == "memento.toml"  # as a person finds it in the project
+    assert str(err).startswith("memento.toml:4: invalid TOML")
     assert "(at line" not in str(err)
 
 
@@ -155,7 +155,7 @@ def test_unknown_preset_names_key_line_and_choices(tmp_path):
     with pytest.raises(MementoError) as info:
         load_config(path)
     msg = str(info.value)
-    assert msg.startswith(f"{path}:4: [agent] preset: unknown preset 'robot'")
+    assert msg.startswith("memento.toml:4: [agent] preset: unknown preset 'robot'")
     assert "claude" in msg and "command" in msg
 
 

@@ -368,7 +368,7 @@ def test_blocked_over_thirty_percent_trips_the_breaker(tmp_path):
     ws = make_ws(tmp_path, agent("exits_nonzero.py"), tasks=tasks, max_retries=1)
     outcome = run_tick(ws.root)
     assert outcome.exit_code == 1
-    assert any("1 of 2 tasks are blocked" in (e.field("Event") or "") for e in entries(ws))
+    assert any("1 of 2 tasks were blocked" in (e.field("Event") or "") for e in entries(ws))
     assert parse_plan(ws.plan_path).meta.tick_mode == "paused"
 
 

@@ -19,7 +19,7 @@ def word(summary, state=None, **kw):
 
 
 def test_running_only_when_something_will_tick():
-    runnable = {"state": "RUNNING"}
+    runnable = {"plan_state": "RUNNING"}
     assert word(runnable) == ("IDLE", "nothing will tick (no cron entry, auto-tick off)")
     assert word(runnable, auto_tick=True) == ("RUNNING", "auto-tick")
     assert word(runnable, cron_installed=True, cron_daemon=True) == ("RUNNING", "cron")
@@ -29,12 +29,12 @@ def test_running_only_when_something_will_tick():
 
 def test_a_refused_dirty_tree_is_not_running():
     state = TickState(dirty_signature="calc/ops.py\nREADME.md")
-    assert word({"state": "RUNNING"}, state, auto_tick=True) == (
+    assert word({"plan_state": "RUNNING"}, state, auto_tick=True) == (
         "REFUSED", "uncommitted changes: calc/ops.py, README.md")
-    assert word({"state": "BLOCKED"}, state)[0] == "REFUSED"  # the tick stops at the dirty tree first
-    assert word({"state": "PAUSED"}, state)[0] == "PAUSED"  # a paused tick never looks at the tree
+    assert word({"plan_state": "BLOCKED"}, state)[0] == "REFUSED"  # the tick stops at the dirty tree first
+    assert word({"plan_state": "PAUSED"}, state)[0] == "PAUSED"  # a paused tick never looks at the tree
     for plain in ("BLOCKED", "COMPLETE", "STOPPED", "INVALID"):
-        assert word({"state": plain}, auto_tick=True) == (plain, "")
+        assert word({"plan_state": plain}, auto_tick=True) == (plain, "")
 
 
 def test_needs_you_is_empty_when_nothing_is_needed():

@@ -593,3 +593,47 @@ def test_a_brief_file_with_a_newline_in_its_name_makes_a_one_line_commit_subject
     assert r.returncode == 0, r.stdout + r.stderr
     assert git(ws.root, "log", "-1", "--format=%B").strip() == "memento: plan drafted from my brief.md"
     assert "\x1b" not in ws.status_path.read_text()
+
+
+@needs_bwrap
+def test_a_persons_hand_edit_of_the_notes_during_a_confined_draft_is_kept(tmp_path):
+    """Issue 38 item 17: a person edits docs/HUMAN_NOTES.md in an editor while `memento plan draft`
+    runs; the draft is refused for its own reason, and the edit is kept, not put back with the
+    draft: confined, the drafter cannot write the notes (read-only in its sandbox), so a change
+    there is the person's, never held against the draft."""
+    ws = make_ws(tmp_path, sandbox="bwrap")
+    add_note(ws.notes_path, "use a friendly tone", target="global")
+    git(ws.root, "commit", "-qam", "a note")
+    flag = ws.root / ".memento" / "worker" / "go"  # the drafter can write there, confined
+    brief = tmp_path / "brief.txt"
+    brief.write_text("MODE: wait:.memento/worker/go:no_verify")
+    runner = subprocess.Popen([sys.executable, "-m", "memento_core.cli", "plan", "draft", str(brief), str(ws.root)],
+                              cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(3000):
+            if Path(str(flag) + ".started").exists() or runner.poll() is not None:
+                break
+            threading.Event().wait(0.01)
+        text = ws.notes_path.read_text()  # the person's editor: the note reworded, one more line, saved whole
+        edited = text.replace("use a friendly tone", "use a friendly tone, and no exclamation marks")
+        ws.notes_path.write_text(edited + "\nA line the person added by hand.\n")
+    finally:
+        flag.write_text("1")
+        out, err = runner.communicate(timeout=120)
+    assert runner.returncode == 1, out + err  # refused: T-102 has no verify
+    assert "T-102 has no verify command" in out and "HUMAN_NOTES" not in out
+    after = ws.notes_path.read_text()
+    assert "use a friendly tone, and no exclamation marks" in after and "A line the person added by hand." in after
+    assert parse_plan(ws.plan_path).tasks == ()
+
+
+@needs_bwrap
+def test_confined_the_drafter_cannot_write_the_notes(tmp_path):
+    ws = make_ws(tmp_path, sandbox="bwrap")
+    add_note(ws.notes_path, "use a friendly tone", target="global")
+    git(ws.root, "commit", "-qam", "a note")
+    before = ws.notes_path.read_bytes()
+    result = draft_plan(ws, "MODE: mark_notes")
+    assert result.outcome in (ERROR, REFUSED)  # it crashed on the read-only file
+    assert ws.notes_path.read_bytes() == before
+    assert "Read-only file system" in (ws.root / result.log).read_text()

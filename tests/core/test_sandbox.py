@@ -149,7 +149,8 @@ def test_config_errors_name_the_key_and_line(tmp_path, body, line, words):
     path.write_text(f'[agent]\n[sandbox]\n{body}\n')
     with pytest.raises(MementoError) as info:
         load_config(path)
-    assert info.value.line == line and words in str(info.value) and str(path) in str(info.value)
+    assert info.value.line == line and words in str(info.value)
+    assert str(info.value).startswith(f"memento.toml:{line}: ")  # named as in the project (issue 38 item 11)
 
 
 def test_typo_in_the_sandbox_section_is_reported(tmp_path):

@@ -219,7 +219,7 @@ def test_real_ticks_run_a_dependency_first_and_block_on_a_blocked_one(tmp_path: 
     assert done == ["T-3", "T-1"]  # T-1 is first in the file but ran after T-3
     assert not (root / "four.txt").exists() and "T-4" not in (root / "docs/TICK_STATUS.md").read_text()
     summary = summarize(ws, plan, [])
-    assert summary["state"] == "BLOCKED" and summary["waits_on"] == {"T-4": ["T-2"]}
+    assert summary["plan_state"] == "BLOCKED" and summary["waits_on"] == {"T-4": ["T-2"]}
     r = memento("tasks", "--json", str(root))
     rows = {t["id"]: t for t in json.loads(r.stdout)["tasks"]}
     assert rows["T-4"]["waits_on"] == ["T-2"] and rows["T-1"]["depends"] == ["T-3"]

@@ -17,12 +17,15 @@ from .conftest import settle
 def test_demo_creates_a_fresh_project_and_auto_ticks(monkeypatch, tmp_path, git_env):
     started = []
     monkeypatch.setattr(app_module.tempfile, "mkdtemp", lambda prefix: str(tmp_path / "fresh"))
-    monkeypatch.setattr(MementoApp, "run", lambda self: started.append(self))
+    seen = []
+    monkeypatch.setattr(MementoApp, "run", lambda self: (started.append(self),
+                                                         seen.append((self.ws.root / "docs" / "MASTER_PLAN.md").exists())))
     assert main(["--demo"]) == 0
     (app,) = started
     assert app.auto_tick and app.auto_interval == DEMO_INTERVAL
-    assert (app.ws.root / "docs" / "MASTER_PLAN.md").exists()
+    assert seen == [True]  # the project existed while the dashboard ran
     assert app.ws.root.parent == tmp_path / "fresh"
+    assert not (tmp_path / "fresh").exists()  # and went with it (issue 38 item 18)
 
 
 def test_a_directory_without_a_plan_is_a_clear_error(tmp_path, capsys):

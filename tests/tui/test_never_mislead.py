@@ -258,3 +258,32 @@ async def test_the_time_left_counts_the_wait_for_the_next_tick(scripted):
         from memento_core.durations import parse_duration
 
         assert parse_duration(left) >= 6 * 60, left
+
+
+async def test_a_key_tmux_keeps_or_no_key_at_all_is_refused_with_file_and_line(scripted):
+    """Issue 38 item 9: `reset = "ctrl+b"` (tmux's prefix: it never arrives) and `skip =
+    "nonsense_key"` (no key fires it) were taken silently, leaving reset and skip on no key.
+    Each is refused with memento.toml:LINE and why; r and s still work; lint and doctor say it."""
+    from memento_core.config import load_config
+    from memento_core.plan import parse_plan
+
+    from .test_keys import messages
+
+    toml = scripted / "memento.toml"
+    toml.write_text(toml.read_text() + '\n[keys]\nreset = "ctrl+b"\nskip = "nonsense_key"\nlog = "f6"\n')
+    lines = toml.read_text().splitlines()
+    app = MementoApp(scripted, show_clock=False, watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        refused = [m for m in messages(app) if "is refused" in m]
+        reset, skip = lines.index('reset = "ctrl+b"') + 1, lines.index('skip = "nonsense_key"') + 1
+        assert any(m.startswith(f"{toml}:{reset}: [keys] reset = 'ctrl+b' is refused: ctrl+b is tmux's prefix")
+                   for m in refused), refused
+        assert any(m.startswith(f"{toml}:{skip}: [keys] skip = 'nonsense_key' is refused: 'nonsense_key' is not "
+                                "a key name") for m in refused), refused
+        assert app.keymap_overrides == {"log": "f6"}
+        select_task(app, "T-201")
+        await pilot.press("r")  # reset keeps its own key
+        await settle(app, pilot)
+        assert parse_plan(scripted / "docs" / "MASTER_PLAN.md").task("T-201").status == " "
+    assert load_config(toml).keys["reset"] == "ctrl+b"  # memento.toml itself is valid: the remap is refused

@@ -297,7 +297,7 @@ def test_token_rules():
 
 def test_serve_is_loopback_only_unless_told_and_warns_then(demo: Path, tmp_path: Path):
     out = _served_output(demo, tmp_path / "default.log")
-    assert f"[ok] serving the dashboard of {demo} on http://127.0.0.1:PORT" in out
+    assert f"[ok] serving the dashboard of {demo} (Ctrl+C stops)" in out and "[ok] open http://127.0.0.1:PORT/?token=" in out
     assert "[warn]" not in out
     out = _served_output(demo, tmp_path / "open.log", "--host", "0.0.0.0")
     assert "[warn] serving on 0.0.0.0:PORT" in out and "ssh -L PORT:127.0.0.1:PORT" in out
@@ -338,5 +338,24 @@ def test_a_taken_port_is_one_clear_error(demo: Path, tmp_path: Path):
         port = taken.getsockname()[1]
         r = subprocess.run([sys.executable, "-m", "memento_tui.app", "--serve", "--port", str(port), str(demo)],
                            capture_output=True, text=True, timeout=60)
-    assert r.returncode == 2 and f"[error] cannot serve on 127.0.0.1:{port}: " in r.stderr
+    assert r.returncode == 2 and f"[error] cannot serve on 127.0.0.1:{port}: Address already in use" in r.stderr
     assert "Traceback" not in r.stderr + r.stdout
+    # Issue 38 item 8: nothing said "serving" or offered a URL before the error.
+    assert "[ok]" not in r.stdout and "http://" not in r.stdout + r.stderr.split("--port")[0]
+
+
+def test_every_url_the_server_prints_opens_the_dashboard(demo: Path, tmp_path: Path):
+    """Issue 38 item 8: the banner's last URL had no token (a 403 for whoever clicked it). Every
+    URL printed carries the token, and the last one opens the dashboard in Chromium."""
+    port = free_port()
+    log = tmp_path / "serve.log"
+    proc = serve_process(demo, port, log)
+    try:
+        url = printed_url(log, proc)
+        wait_for_http(url, proc)
+        printed = re.findall(r"https?://\S+", log.read_text(errors="replace"))
+        assert printed and all("?token=" in u for u in printed), printed
+        assert printed[-1] == url
+        _look_in_the_browser(printed[-1], proc, port, tmp_path)
+    finally:
+        stop_group(proc)

@@ -210,3 +210,55 @@ async def test_reset_and_skip_in_the_dashboard_start_the_failure_streak_afresh(s
         await settle(app, pilot)
         assert parse_plan(ws.plan_path).task("T-202").status == "-"
         assert TickState.load(ws).consecutive_failed_ticks == 0
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_a_task_error_that_leaves_nothing_to_run_is_invalid_on_screen(demo, size):
+    """Issue 38 item 1: `verfy:` for the one task that can run next is INVALID in the header
+    and the first line of "Needs you", never IDLE with a silent strip."""
+    plan = demo / "docs" / "MASTER_PLAN.md"
+    text = plan.read_text()
+    second = text.index("  - verify: ", text.index("`T-102`"))  # T-102 could run without T-101
+    atomic_write_text(plan, text[:second] + "  - verfy: " + text[second + len("  - verify: "):])
+    app = MementoApp(demo, show_clock=False, watch=False)
+    async with app.run_test(size=size) as pilot:
+        await settle(app, pilot)
+        shown = lines(app)  # T-101 can still run: the pipeline's word, but the error comes first
+        assert "● INVALID" not in shown[0]
+        assert shown[1].startswith("█ Needs you") and "T-102 has no verify command" in shown[1]
+        # T-101 too: nothing can run, and the header says so.
+        atomic_write_text(plan, plan.read_text().replace("  - verify: ", "  - verfy: ", 1))
+        app.request_refresh({"plan"})
+        await settle(app, pilot)
+        shown = lines(app)
+        assert "● INVALID" in shown[0] and "IDLE" not in shown[0]
+        assert shown[1].startswith("█ Needs you") and "T-101 has no verify command" in shown[1]
+
+
+async def test_the_header_says_the_word_memento_status_says(scripted, tmp_path, monkeypatch):
+    """Issue 38 item 2: one word from one function; the header and `memento status --json`
+    agree on a blocked plan, a refused tree, a broken memento.toml, a pause and an idle plan."""
+    from memento_core.cli.commands.status import status_document
+    from memento_core.control import set_mode
+
+    monkeypatch.setenv(cron.CRONTAB_FILE_ENV, str(tmp_path / "crontab"))
+    monkeypatch.setenv(cron.PROC_ENV, str(fake_proc(tmp_path, daemon=False)))
+    ws = Workspace(scripted)
+
+    async def header_word() -> str:
+        app = MementoApp(scripted, show_clock=False, watch=False)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(app, pilot)
+            return lines(app)[0].split("● ", 1)[1].split()[0]
+
+    assert status_document(ws)["state"] == await header_word() == "IDLE"  # T-202 can run; nothing ticks
+    atomic_write_text(scripted / "calc" / "ops.py", "# a person's work in progress\n")
+    assert run_tick(scripted).exit_code == 1
+    assert status_document(ws)["state"] == await header_word() == "REFUSED"
+    subprocess.run(["git", "checkout", "calc/ops.py"], cwd=scripted, check=True)
+    good = ws.config_path.read_text()
+    ws.config_path.write_text("[agent\n")
+    assert status_document(ws)["state"] == await header_word() == "INVALID"
+    ws.config_path.write_text(good)
+    set_mode(ws, "paused")
+    assert status_document(ws)["state"] == await header_word() == "PAUSED"

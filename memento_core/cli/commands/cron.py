@@ -1,4 +1,4 @@
-"""`memento cron install | remove | show` (SPEC §7): the tick on the scheduler people already have.
+"""`memento cron install [--dry-run] | remove | show` (SPEC §7): the tick on the scheduler people already have.
 
 The scheduling itself (crontab entries, systemd units) is ``memento_core/cron.py``;
 this module parses the command line and reports what it did.
@@ -31,6 +31,8 @@ def register(sub, common: argparse.ArgumentParser) -> None:
                    help="with --systemd: write them to ~/.config/systemd/user/")
     p.add_argument("--github", action="store_true",
                    help="print a GitHub Actions workflow that runs one tick on a runner and pushes back")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the crontab line it would add, and change nothing (crontab, memento.toml)")
     p.add_argument("--pip", metavar="REQUIREMENT", default=None,
                    help="with --github: what the runner pip-installs for Memento (default: the checkout, "
                         "`.`, when the repository is Memento's own, else memento-tick)")
@@ -87,6 +89,8 @@ def cmd_install(args: argparse.Namespace) -> int:
         return _print_github(ws, every, args.pip)
     if args.systemd:
         return _install_systemd(ws, every, given=given, write=args.write)
+    if args.dry_run:
+        return _dry_run(ws, every)
     result = install(ws.root, every)
     if result.schedule.warning:
         warn(result.schedule.warning)
@@ -98,6 +102,19 @@ def cmd_install(args: argparse.Namespace) -> int:
     _warn_without_daemon()
     if given:
         save_every(ws, interval_text(result.schedule.seconds))
+    return 0
+
+
+def _dry_run(ws: Workspace, every: str) -> int:
+    """`cron install --dry-run`: the entry as it would be written; the crontab and memento.toml untouched."""
+    from ...cron import installed, schedule_for, tag_for, tick_command
+
+    schedule = schedule_for(every)
+    if schedule.warning:
+        warn(schedule.warning)
+    ok(f"would {'update' if installed(ws.root) else 'add'} this crontab entry (nothing changed: --dry-run):")
+    print(f"{schedule.fields} {tick_command(ws.root)} # {tag_for(ws.root)}")
+    _warn_without_daemon()
     return 0
 
 

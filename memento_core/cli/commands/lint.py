@@ -27,7 +27,7 @@ def _preset(ws: Workspace) -> str | None:
 
 def config_problems(ws: Workspace) -> tuple[str | None, list[str]]:
     """(the error that stops memento.toml from loading, warnings about keys it ignores)."""
-    from ...config import load_config, unknown_keys
+    from ...config import key_problems, load_config, unknown_key_message, unknown_keys
 
     warnings: list[str] = []
     try:
@@ -35,7 +35,9 @@ def config_problems(ws: Workspace) -> tuple[str | None, list[str]]:
         text = ws.config_path.read_text(encoding="utf-8") if ws.config_path.exists() else ""
         for what, line in unknown_keys(config, text):
             where = f"{ws.rel(ws.config_path)}:{line}" if line else ws.rel(ws.config_path)
-            warnings.append(f"{where}: unknown {what} is ignored (a typo? the default applies)")
+            warnings.append(f"{where}: {unknown_key_message(what)}")
+        for what, line in key_problems(config, text):
+            warnings.append(f"{ws.rel(ws.config_path)}:{line}: {what}" if line else f"{ws.rel(ws.config_path)}: {what}")
     except MementoError as exc:
         return str(exc), warnings
     return None, warnings
@@ -60,14 +62,23 @@ def cmd_lint(args: argparse.Namespace) -> int:
         error(safe_text(config_error))
     for line in config_warnings:
         warn(safe_text(line))
-    warnings = warnings + config_warnings
-    n_err = len(errors) + (1 if config_error else 0)
-    summary = f"{ws.rel(ws.plan_path)}: {plural(len(plan.tasks), 'task')} in {plural(len(plan.phases), 'phase')}"
-    if n_err:
-        error(f"{summary}; {plural(n_err, 'error')}, {plural(len(warnings), 'warning')}")
+    # Each file is named with its own count: memento.toml's problems are not the plan's.
+    summary = f"{display}: {plural(len(plan.tasks), 'task')} in {plural(len(plan.phases), 'phase')}, " + \
+        _counts(len(errors), len(warnings))
+    if config_error or config_warnings:
+        summary += f"; {ws.rel(ws.config_path)}: {_counts(1 if config_error else 0, len(config_warnings))}"
+    if errors or config_error:
+        error(summary)
         return EXIT_ERROR
-    if warnings:
-        warn(f"{summary}; {plural(len(warnings), 'warning')}")
+    if warnings or config_warnings:
+        warn(summary)
         return EXIT_ATTENTION
-    ok(f"{summary}; no problems")
+    ok(summary)
     return EXIT_OK
+
+
+def _counts(errors: int, warnings: int) -> str:
+    if not errors and not warnings:
+        return "no problems"
+    return ", ".join(p for p in ((plural(errors, "error") if errors else ""),
+                                 (plural(warnings, "warning") if warnings else "")) if p)

@@ -6,7 +6,7 @@ import argparse
 
 from ...errors import MementoError
 from ..context import load_plan, person_workspace, with_dir
-from ..output import EXIT_OK, ok
+from ..output import EXIT_OK, ok, warn
 
 
 def register(sub, common: argparse.ArgumentParser) -> None:
@@ -16,7 +16,8 @@ def register(sub, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_reset(args: argparse.Namespace) -> int:
-    from ...control import reset_task, wait_for_senders
+    from ...control import reset_task, still_not_running, wait_for_senders
+    from ...state import TickState
 
     ws = person_workspace(args, "reset")
     task = load_plan(ws).task(args.task_id)
@@ -25,5 +26,8 @@ def cmd_reset(args: argparse.Namespace) -> int:
                            "(`memento doctor` shows stale claims)")
     plan = reset_task(ws, args.task_id)
     ok(f"{args.task_id} is [ ] again with retries 0 ({plan.task(args.task_id).title})")
+    still = still_not_running(plan, TickState.load(ws))
+    if still:
+        warn(still)
     wait_for_senders()  # a notification the change made is sent before the process ends
     return EXIT_OK

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..context import person_workspace, with_dir
-from ..output import EXIT_OK, ok
+from ..output import EXIT_OK, ok, warn
 
 
 def register(sub, common: argparse.ArgumentParser) -> None:
@@ -16,10 +16,14 @@ def register(sub, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_skip(args: argparse.Namespace) -> int:
-    from ...control import skip_task, wait_for_senders
+    from ...control import skip_task, still_not_running, wait_for_senders
+    from ...state import TickState
 
     ws = person_workspace(args, "skip")
-    skip_task(ws, args.task_id, args.reason)
+    plan = skip_task(ws, args.task_id, args.reason)
     ok(f"{args.task_id} skipped [-]: {' '.join(args.reason.split())}")
+    still = still_not_running(plan, TickState.load(ws))
+    if still:
+        warn(still)
     wait_for_senders()  # a notification the change made is sent before the process ends
     return EXIT_OK

@@ -19,20 +19,36 @@ def register(sub, common: argparse.ArgumentParser) -> None:
 def status_document(ws: Workspace) -> dict:
     """Everything `memento status` shows, as plain data (also its --json schema).
 
-    ``pipeline`` is the dashboard header's word and why (overview.pipeline_word): RUNNING
-    only when something will tick; ``schedule`` the cron facts it was judged on.
+    ``state`` is the one word (state_word.pipeline_word, the dashboard header's): RUNNING
+    only when something will tick; ``pipeline`` the same word and why; ``schedule`` the
+    cron facts it was judged on.
     """
-    from ...overview import cron_facts, pipeline_word, summarize
+    from ...overview import summarize
     from ...state import TickState
+    from ...state_word import cron_facts, pipeline_word
     from ...status_log import parse_status
 
     doc = summarize(ws, load_plan(ws), parse_status(ws.status_path))
-    installed, daemon = cron_facts(ws)
-    word, why = pipeline_word(doc, TickState.load(ws), cron_installed=installed, cron_daemon=daemon,
-                              auto_tick=False)
+    installed, daemon = cron_facts(ws.root)
+    word, why = pipeline_word(doc, TickState.load(ws), cron_installed=installed, cron_daemon=daemon)
+    doc["state"] = word
     doc["pipeline"] = {"state": word, "why": why}
+    doc["unreviewed"] = _unreviewed(ws)
     doc["schedule"] = {"cron_installed": installed, "cron_daemon": daemon}
     return doc
+
+
+def _unreviewed(ws: Workspace) -> list[dict]:
+    """Passed tasks nobody has acknowledged yet (CURRENT_STATE.md's Unsurfaced Results, the
+    dashboard's "Needs you"): {task, title, commit, at}."""
+    from ...checkpoint import unsurfaced_results
+    from ...state import TickState
+
+    try:
+        found = unsurfaced_results(ws, TickState.load(ws))
+    except Exception:  # noqa: BLE001 - an unreadable acknowledgement file hides nothing else
+        return []
+    return [{k: u.get(k) for k in ("task", "title", "commit", "at")} for u in found]
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -45,19 +61,18 @@ def cmd_status(args: argparse.Namespace) -> int:
     return EXIT_ATTENTION if needs_attention(doc) else EXIT_OK
 
 
-ATTENTION_WORDS = ("BLOCKED", "INVALID", "REFUSED", "IDLE")
-
-
 def needs_attention(doc: dict) -> bool:
     """Exit 1: blocked, invalid (the plan, memento.toml, no git repository), a tick refused a
     dirty tree, nothing will tick, the breaker tripped, or a verify change the architect made
     waits for a person."""
+    from ...state_word import ATTENTION_WORDS
+
     return bool(_word(doc) in ATTENTION_WORDS or doc["breaker"]["tripped"] or doc["config_error"]
-                or doc.get("verify_changes"))
+                or doc.get("verify_changes") or doc.get("plan_errors"))
 
 
 def _word(doc: dict) -> str:
-    return (doc.get("pipeline") or {}).get("state") or doc["state"]
+    return doc["state"]
 
 
 def header_tag(doc: dict) -> str:
@@ -177,6 +192,10 @@ def _attention_lines(doc: dict) -> list:
     lines.append(Text(f"{tag} {doc['next']['message']}{after}"))
     if doc["eta_seconds"] is not None and word == "RUNNING":
         lines.append(Text(f"[ok] estimated time left: ~{format_duration(doc['eta_seconds'])}"))
+    if doc.get("unreviewed"):
+        ids = listed(str(u["task"]) for u in doc["unreviewed"])
+        lines.append(Text(f"[warn] {plural(len(doc['unreviewed']), 'passed task')} not yet reviewed: {safe_text(ids)}"
+                          " — look at them (`git show`), then `memento ack`"))
     if doc["alert"]:
         lines.append(Text("[warn] .memento_alert is present: the pipeline needs attention"))
     return lines

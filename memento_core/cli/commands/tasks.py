@@ -7,7 +7,7 @@ import argparse
 
 from ...workspace import Workspace
 from ..context import load_plan, with_dir, workspace_of
-from ..output import EXIT_ATTENTION, EXIT_OK, ok, plural, safe_json, safe_text, warn
+from ..output import EXIT_ATTENTION, EXIT_OK, plural, safe_json, safe_text, warn
 
 # The plan's status characters by the names this command shows and filters on.
 STATES = {" ": "pending", "x": "done", "!": "blocked", "~": "running", "-": "skipped"}
@@ -75,17 +75,30 @@ def cmd_tasks(args: argparse.Namespace) -> int:
     plan = load_plan(ws)
     rows = task_rows(ws, plan)
     shown = [r for r in rows if args.state is None or r["state"] == args.state]
-    code = EXIT_ATTENTION if plan.plan_errors else EXIT_OK
+    from ...scheduler import plan_errors
+    from ...state_word import ATTENTION_WORDS, word_for
+
+    errors = plan_errors(plan)  # a task never picked is an error here as in `memento lint`
+    word, why = word_for(ws, plan)  # the pipeline's word, as `memento status` and the dashboard say it
+    code = EXIT_ATTENTION if errors or word in ATTENTION_WORDS else EXIT_OK
     if args.json:
-        print(safe_json({"plan": ws.rel(ws.plan_path), "tasks": shown}, indent=2))
+        print(safe_json({"plan": ws.rel(ws.plan_path), "state": word, "tasks": shown,
+                         "plan_errors": [str(e) for e in errors]}, indent=2))
         return code
     what = f"{args.state} " if args.state else ""
-    ok(f"{plural(len(shown), what + 'task')} in {ws.rel(ws.plan_path)}"
-       + (f" (of {len(rows)})" if args.state else ""))
+    tag = "[error]" if word == "INVALID" else "[warn]" if code else "[ok]"
+    print(f"{tag} {safe_text(plan.title or ws.root.name)}: {word}" + (f" — {safe_text(why)}" if why else "")
+          + f"; {plural(len(shown), what + 'task')} in {ws.rel(ws.plan_path)}"
+          + (f" (of {len(rows)})" if args.state else ""))
     for line in render_rows(ws.rel(ws.plan_path), shown):
         print(line)
+    for e in errors:
+        print(f"[error] {safe_text(str(e))}")
     if plan.plan_errors:
         warn(f"the plan has {plural(len(plan.plan_errors), 'error')}: no task runs until it is fixed (`memento lint`)")
+    elif errors:
+        warn(f"{plural(len({e.task_id for e in errors}), 'task')} with errors never run until the plan is fixed "
+             "(`memento lint`)")
     return code
 
 

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 from ...agents import PRESETS
-from ...config import unknown_keys
+from ...config import key_problems, unknown_key_message, unknown_keys
 from ..context import Context
 from ..findings import CRITICAL, WARNING, CheckResult, Finding
 
@@ -21,8 +21,9 @@ def check_config(c: Context) -> CheckResult:
     if not c.ws.config_path.exists():
         return f"{rel} does not exist; the defaults apply"
     text = c.ws.config_path.read_text(encoding="utf-8", errors="replace")
-    unknown = [Finding(WARNING, "config", f"unknown {what} is ignored (a typo? the default applies)", rel, line or None)
+    unknown = [Finding(WARNING, "config", unknown_key_message(what), rel, line or None)
                for what, line in unknown_keys(config, text)]
+    unknown += [Finding(WARNING, "config", what, rel, line or None) for what, line in key_problems(config, text)]
     return unknown or f"{rel} is valid (agent preset {config.agent_preset})"
 
 

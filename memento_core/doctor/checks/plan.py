@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from ...errors import MementoError
+from ...lines import plural
 from ...notes import parse_notes, unread_older_than
 from ...state import claim_is_stale, read_claim
 from ..context import Context
@@ -21,16 +22,19 @@ def check_plan(c: Context) -> CheckResult:
         line = getattr(exc, "line", 0) or None
         message = exc.args[0] if exc and exc.args else str(exc)
         return [Finding(CRITICAL, "plan-valid", message, rel, line)]
+    from ...scheduler import stopping_errors
+
+    stopping = set(stopping_errors(c.plan))  # they stop every tick, as a plan-level error does
     found = []
     for e in c.plan.errors:
         if e.severity == "error":
-            severity = CRITICAL if e.scope == "plan" else WARNING
+            severity = CRITICAL if e.scope == "plan" or e in stopping else WARNING
         else:
             severity = INFO
         who = f"{e.task_id} " if e.task_id else ""
         found.append(Finding(severity, "plan-valid", f"{who}{e.message}", e.path, e.line or None))
     n = len(c.plan.tasks)
-    return found or f"{rel}: {n} tasks in {len(c.plan.phases)} phases, no problems"
+    return found or f"{rel}: {plural(n, 'task')} in {plural(len(c.plan.phases), 'phase')}, no problems"
 
 
 def check_meta_keys(c: Context) -> CheckResult:

@@ -206,17 +206,19 @@ def _run_and_check(ctx: TickContext, snap: ArchitectSnapshot, brief: str, brief_
         f"(at most {format_duration(config.agent_timeout)})")
     role = AgentRole(ws.plan_prompt_path,
                      lambda inline: build_draft_prompt(ws, brief, brief_name, include_system=inline),
-                     lambda: draft_system_prompt(ws), writable=WRITABLE, name=DRAFT_ID, who="the drafter")
+                     lambda: draft_system_prompt(ws), writable=WRITABLE, readonly=(NOTES_REL,), name=DRAFT_ID,
+                     who="the drafter")
+    persons = persons_documents(config)
     failed = run_architect_agent(ctx, config, role=role)
     replay(ws.plan_path, person_ops(ws))  # a person's skip/reset during the run is theirs, on the draft too
     snap = with_person_edits(ws, snap, PLAN_REL)
     log = ctx.rel_log()
     if failed:
-        said = restore_all(ctx, snap, save=True)
+        said = restore_all(ctx, snap, save=True, persons=persons)
         append_log(ctx.log_path, f"[memento] draft put back: {failed}; {said}\n")
         return DraftResult(ERROR, reasons=(f"{failed}: everything was put back",), log=log, brief_name=brief_name)
     say("checking the draft")
-    checked = _check(ctx, snap)
+    checked = _check(ctx, snap, persons)
     reasons, new_ids = list(checked.reasons), checked.new_ids
     diff = diff_text(ws, snap, WRITABLE)
     map_changed = read_or_none(ws.map_path) != snap.docs.get(MAP_REL)
@@ -231,7 +233,7 @@ def _run_and_check(ctx: TickContext, snap: ArchitectSnapshot, brief: str, brief_
         if strict and passing:
             reasons = [f"--strict: {w}" for w in passing]
     # Everything back as it was (what an unconfined verify left, too); a kept draft is written again below.
-    said = restore_all(ctx, snap, save=bool(reasons) or dry_run)
+    said = restore_all(ctx, snap, save=bool(reasons) or dry_run, persons=persons)
     result = DraftResult(REFUSED if reasons else PROPOSED, tuple(reasons), tuple(warnings), new_ids, red, diff,
                          log=log, brief_name=brief_name, map_changed=map_changed)
     if reasons:
@@ -254,12 +256,22 @@ class Checked:
     plan: object = None  # the draft's Plan
 
 
-def _check(ctx: TickContext, snap: ArchitectSnapshot) -> Checked:
+def persons_documents(config) -> tuple[str, ...]:
+    """The documents a confined drafter cannot write (its sandbox binds them read-only): what changes
+    there during its run is a person's (an edit of HUMAN_NOTES.md in an editor), never judged as the
+    drafter's and never put back. Unconfined, the drafter could have written them: none."""
+    from ... import sandbox
+
+    return (NOTES_REL,) if sandbox.resolve(config).confined else ()
+
+
+def _check(ctx: TickContext, snap: ArchitectSnapshot, persons: tuple[str, ...] = ()) -> Checked:
     """Every rule of SPEC §17 the draft breaks, and the lint warnings it adds."""
     ws = ctx.ws
     reasons = judge_tree(ctx, snap, allowed="the plan and the map")
     now_notes = read_or_none(ws.notes_path) or b""
-    acted = compare_notes(snap.snap.notes, now_notes, persons_notes(ws))
+    acted = compare_notes(snap.snap.notes, snap.snap.notes if NOTES_REL in persons else now_notes,
+                          persons_notes(ws))
     reasons += list(acted.violations)
     if acted.acted:
         reasons.append(f"changed {NOTES_REL} (marked {len(acted.acted)} note(s) read): the drafter may write only "

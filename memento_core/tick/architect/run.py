@@ -109,6 +109,7 @@ class AgentRole:
     prompt: Callable[[bool], str]
     system_text: Callable[[], str]
     writable: tuple[str, ...] = WRITABLE
+    readonly: tuple[str, ...] = ()  # files of those folders the agent may not write, even confined
     name: str = ARCHITECT_ID
     who: str = "the architect"  # in the reasons: "the architect timed out after 30m"
 
@@ -436,7 +437,7 @@ def run_architect_agent(ctx: TickContext, config: Config, *, role: AgentRole | N
     text = role.prompt(not separate)
     atomic_write_text(prompt_file, text)
     append_log(ctx.log_path, f"[memento] prompt {ws.rel(prompt_file)} ({text.count(chr(10))} lines)\n")
-    wrap, refused = confine(ctx, config, writable=role.writable)
+    wrap, refused = confine(ctx, config, writable=role.writable, readonly=role.readonly)
     if refused:
         return refused
     try:
@@ -462,7 +463,8 @@ def run_architect_agent(ctx: TickContext, config: Config, *, role: AgentRole | N
     return ""
 
 
-def confine(ctx: TickContext, config: Config, *, writable: tuple[str, ...] = WRITABLE) -> tuple[tuple[str, ...], str]:
+def confine(ctx: TickContext, config: Config, *, writable: tuple[str, ...] = WRITABLE,
+            readonly: tuple[str, ...] = ()) -> tuple[tuple[str, ...], str]:
     """(the sandbox's argv prefix or (), '' or why it cannot run): the worker's rules (tick/confine.py),
     with the project read-only but ``writable`` (the plan, the map and the notes)."""
     from ... import sandbox
@@ -476,7 +478,8 @@ def confine(ctx: TickContext, config: Config, *, writable: tuple[str, ...] = WRI
                 return (), f"sandbox: {found.reason}"
             append_log(ctx.log_path, f"[memento] sandbox: none, the architect runs unconfined ({found.reason})\n")
             return (), ""
-        wrap = sandbox.architect_prefix(ctx.ws, config, binary=found.binary, writable_docs=writable)
+        wrap = sandbox.architect_prefix(ctx.ws, config, binary=found.binary, writable_docs=writable,
+                                        readonly_docs=readonly)
     except (OSError, MementoError) as exc:
         append_log(ctx.log_path, f"[memento] sandbox: could not be set up: {exc}\n")
         return (), f"sandbox: could not be set up: {exc}"
@@ -584,13 +587,15 @@ def archive_escapes(ws: Workspace, old, new) -> list[str]:
 # ---------------------------------------------------------------- 5: undo, or keep
 
 
-def restore_all(ctx: TickContext, snap: ArchitectSnapshot, *, save: bool) -> str:
-    """Everything back as it was at the snapshot: code (roll_back), git's state, every document.
+def restore_all(ctx: TickContext, snap: ArchitectSnapshot, *, save: bool, persons: tuple[str, ...] = ()) -> str:
+    """Everything back as it was at the snapshot: code (roll_back), git's state, every document but
+    ``persons`` (documents the agent could not write: what changed there is a person's, kept).
     With ``save``, the architect's versions of the documents are kept under logs/rollback/ first."""
     ws, base = ctx.ws, snap.snap
     ownfiles.unlink_own_links(ws, base, ARCHITECT_ID, ctx.log_path)
     gitstate.put_back(ctx.root, base.git, rollback_folder(ws, f"{ARCHITECT_ID}-git"))
-    changed = [rel for rel in OWN_DOCS if rel != CHECKPOINT_REL and read_or_none(ws.root / rel) != snap.docs.get(rel)]
+    changed = [rel for rel in OWN_DOCS if rel != CHECKPOINT_REL and rel not in persons
+               and read_or_none(ws.root / rel) != snap.docs.get(rel)]
     dest = rollback_folder(ws, f"{ARCHITECT_ID}-docs")
     if save and changed:
         for rel in changed:
