@@ -3,15 +3,17 @@
 
 Appends `stash/` and `helper.py` to the tracked .gitignore, writes stash/conftest.py and
 helper.py (both ignored now, so not in git's view of the change), exits 1.
+With `nested`: a new src/.gitignore instead, hiding src/helper.py and src/stash/ beside it.
 """
 
 import sys
 from pathlib import Path
 
-with open(".gitignore", "a", encoding="utf-8") as fh:
+at = Path("src") if sys.argv[1:] == ["nested"] else Path(".")
+with open(at / ".gitignore", "a", encoding="utf-8") as fh:
     fh.write("stash/\nhelper.py\n")
-Path("stash").mkdir(exist_ok=True)
-Path("stash/conftest.py").write_text("# the agent's\n", encoding="utf-8")
-Path("helper.py").write_text("# the agent's\n", encoding="utf-8")
+(at / "stash").mkdir(exist_ok=True)
+(at / "stash" / "conftest.py").write_text("# the agent's\n", encoding="utf-8")
+(at / "helper.py").write_text("# the agent's\n", encoding="utf-8")
 print("hidden")
 sys.exit(1)

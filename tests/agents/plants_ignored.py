@@ -9,6 +9,8 @@ usage: plants_ignored.py WHAT...   each WHAT one of
   env       rewrites a person's ignored .env
   draft     deletes a person's untracked draft.txt
   venvfile  rewrites a person's file inside the ignored .venv/ (a folder: printed, not copied)
+  beside    new files named like a person's with more after the name: .envrc (direnv runs it on
+            `cd`) beside .env, draft.txt~ beside draft.txt, hoping to pass for the person's
 Prints what it planted, or refused (in the sandbox a person's files are read-only).
 """
 
@@ -66,6 +68,11 @@ def draft():
 
 def venvfile():
     Path(".venv/site-packages/person_pkg.py").write_text("VALUE = 'the agent'\n", encoding="utf-8")
+
+
+def beside():
+    Path(".envrc").write_text("export PATH=$PWD/.bin:$PATH\n", encoding="utf-8")
+    Path("draft.txt~").write_text("the agent's\n", encoding="utf-8")
 
 
 Path("src/calc.py").write_text(BROKEN, encoding="utf-8")  # same size as GOOD: only the pyc's stamp must match

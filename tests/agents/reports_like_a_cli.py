@@ -6,7 +6,8 @@ usage: reports_like_a_cli.py KIND [COST] [COUNTER]
 KIND:
   claude-done      writes $MEMENTO_TASK_ID.txt ("done") and prints claude's --output-format json
                    result with total_cost_usd COST (default 0.042); exit 0
-  claude-limit     scribbles over $MEMENTO_TASK_ID.txt and adds junk.txt (work a rollback must undo),
+  claude-limit     scribbles over $MEMENTO_TASK_ID.txt and adds junk.txt (work a rollback must undo;
+                   with COST "hides", also sub/hidden.txt behind a new sub/.gitignore naming it),
                    then prints claude's usage-limit result "You've hit your limit · resets
                    <the next whole hour + 2h> (UTC)"; exit 1
   http-429         the same scribbles, then "API Error: 429 … rate_limit_error" on stderr; exit 1
@@ -44,6 +45,10 @@ if len(sys.argv) > 3:
 def scribble():
     target.write_text("half-done by a refused agent\n", encoding="utf-8")
     Path("junk.txt").write_text("left by a refused agent\n", encoding="utf-8")
+    if arg == "hides":  # git no longer sees it: only a rollback that looks again after the .gitignore finds it
+        Path("sub").mkdir(exist_ok=True)
+        Path("sub/.gitignore").write_text("hidden.txt\n", encoding="utf-8")
+        Path("sub/hidden.txt").write_text("hidden by a refused agent\n", encoding="utf-8")
 
 
 def result(text, *, error, tokens=(0, 0), cost_usd=0.0):

@@ -91,6 +91,17 @@ def test_the_rollback_removes_what_the_agent_hid_with_gitignore(tmp_path, mode):
     assert not (root / "helper.py").exists()
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_the_rollback_removes_what_a_new_gitignore_in_a_subfolder_hid(tmp_path, mode):
+    ws = calc_ws(tmp_path, agent("hides_with_gitignore.py", "nested"), mode)
+    root = ws.root
+    (result,) = run_tick(root).results
+    assert not result.passed
+    assert sorted(p.name for p in (root / "src").iterdir()) == ["calc.py"]
+    saved = [p.relative_to(ws.rollback_dir).as_posix() for p in ws.rollback_dir.rglob("helper.py")]
+    assert len(saved) == 1 and saved[0].endswith("/files/src/helper.py"), saved  # saved before removal
+
+
 # ---------------------------------------------------------------- links
 
 

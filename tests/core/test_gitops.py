@@ -620,3 +620,11 @@ def test_where_the_repository_is_asked_once_and_asked_again_when_its_git_entries
     assert gitops.repo_dirs(sub).git_dir == other / ".git"
     (top / ".git").write_text(f"gitdir: {tmp_path / 'top.git'}\n")  # the same gitfile, new contents
     assert gitops.repo_dirs(sub).git_dir == tmp_path / "top.git"
+
+
+def test_was_there_means_the_path_itself_or_inside_a_folder_never_a_longer_name():
+    before = frozenset({".env", "draft.txt", "notes/"})
+    assert gitops.was_there(".env", before) and gitops.was_there("notes/today.md", before)
+    assert not gitops.was_there(".envrc", before)
+    assert not gitops.was_there("draft.txt~", before)
+    assert not gitops.was_there("notes", before)  # the folder's name, not something inside it

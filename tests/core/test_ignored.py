@@ -112,6 +112,24 @@ def test_a_persons_ignored_and_untracked_files_are_kept(tmp_path, mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_a_new_file_whose_name_starts_with_a_persons_file_name_is_not_theirs(tmp_path, mode):
+    """`.envrc` is not inside `.env` nor `draft.txt~` inside `draft.txt`: both go at the rollback,
+    `.envrc` ignored like the person's `.env` (a `.env*` line, as many projects have)."""
+    ws = calc_ws(tmp_path, agent("plants_ignored.py", "beside"), mode)
+    root = ws.root
+    with (root / ".gitignore").open("a") as fh:
+        fh.write(".env*\n")
+    git(root, "commit", "-qam", "every .env file ignored")
+    before = stats(root)
+    start = git(root, "rev-parse", "HEAD").strip()
+    (result,) = run_tick(root).results
+    assert not result.passed
+    judge_rolled_back(ws, start)
+    assert not (root / ".envrc").exists() and not (root / "draft.txt~").exists()
+    assert stats(root) == before
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_verify_caches_after_a_pass_stay(tmp_path, mode):
     """An honest pass: the attempt's commit is calc.py, verify's __pycache__ stays, the person's files too."""
     ws = calc_ws(tmp_path, agent("does_task.py", "src/calc.py", shlex.quote(GOOD + "# tidied")), mode)

@@ -65,6 +65,36 @@ def test_a_child_and_a_setsid_daemon_of_the_tick_are_refused(ws):
         assert book.refused == 2 and held(ws) == receipts.NO_RECEIPTS
 
 
+# Outside the tick's tree (double-forked, re-parented past it), as the account `uid` (dropped to once
+# started: this interpreter is under root's home); speaks the socket's protocol itself.
+OUTSIDER = ("import json, os, socket, sys, time\n"
+            "if {uid} is not None:\n    os.setgroups([]); os.setgid({uid}); os.setuid({uid})\n"
+            "if os.fork():\n    os._exit(0)\n"
+            "os.setsid()\n"
+            "if os.fork():\n    os._exit(0)\n"
+            "while os.getppid() == {parent}:\n    time.sleep(0.01)\n"
+            "s = socket.socket(socket.AF_UNIX)\n"
+            "s.connect({name!r})\n"
+            "s.sendall(json.dumps({{'op': 'skip', 'task': 'T-2', 'reason': 'x'}}).encode() + b'\\n')\n"
+            "print(s.makefile().readline().strip(), flush=True)\n")
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="starting a process as another account needs root")
+def test_another_accounts_process_is_refused_where_this_accounts_is_a_person(ws):
+    with listening(ws) as book:
+        name = receipts.socket_name(ws.root)
+
+        def ask(uid: int | None = None) -> dict:
+            run = subprocess.run([PY, "-I", "-c", OUTSIDER.format(parent=os.getpid(), name=name, uid=uid)],
+                                 capture_output=True, text=True, timeout=30, cwd="/")
+            return json.loads(run.stdout)
+
+        assert ask(65534) == {"ok": False, "why": "another user's process"}
+        assert book.refused == 1 and held(ws) == receipts.NO_RECEIPTS
+        assert ask() == {"ok": True}  # the same program as this account, from outside the tick: a person
+        assert held(ws).status("T-2", "-", "x")
+
+
 def test_inside_the_tick_follows_the_parent_chain():
     me = os.getpid()
     child = subprocess.Popen([PY, "-c", "import time; time.sleep(30)"])

@@ -255,6 +255,18 @@ def test_a_fallback_preset_runs_in_the_same_tick(tmp_path, kind):
     assert runs(ws) == [kind]
 
 
+def test_what_a_refused_agent_hid_behind_a_new_gitignore_is_gone_before_the_fallback_starts(tmp_path):
+    ws = make_ws(tmp_path, "claude-limit", cost="hides", extra='fallback = ["script"]')
+    # the fallback preset's own work fails when the refused agent's hidden file is still there
+    ws.plan_path.write_text(ws.plan_path.read_text().replace("- do: `printf", "- do: `test ! -e sub/hidden.txt && printf"))
+    git(ws.root, "commit", "-qam", "the script checks first")
+    outcome = run_tick(ws.root)
+    assert [(r.task_id, r.passed) for r in outcome.results] == [("T-1", True)], outcome.message
+    assert not (ws.root / "sub").exists()
+    saved = [p.relative_to(ws.rollback_dir).as_posix() for p in ws.rollback_dir.rglob("hidden.txt")]
+    assert len(saved) == 1 and saved[0].endswith("/hidden/files/sub/hidden.txt"), saved
+
+
 # ------------------------------------------------------------------ usage and budget
 
 

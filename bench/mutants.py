@@ -1,0 +1,411 @@
+"""Mutation testing of the guard code (issue 37): one-line mutants, each run against its module's tests.
+
+Run: python bench/mutants.py [MODULE ...] [--sample N] [--seed S] [--jobs J] [--list] [--json FILE]
+
+A guard that no test can break is a guard nobody checks. For each module (default:
+``MODULES`` below, the guards, the rollback, the kept files, the receipts, the sandbox,
+the fleet, the limits and the plan/notes/status parsers) this makes every one-line
+mutant ast finds (a comparison flipped, ``and``/``or`` swapped, a boolean constant
+flipped, an integer constant moved by one, a ``not`` removed, a ``return`` of None,
+a call statement, ``raise``, ``break`` or ``continue`` deleted, ``in``/``not in`` and
+``is``/``is not`` swapped, ``startswith``/``endswith`` and ``any``/``all`` swapped),
+optionally samples N of them per module (deterministically, from ``--seed``), and runs
+each in a copy of the repository against the module's own test files (``TESTS``):
+``pytest -n 0 -x -q`` with a wall cap. A mutant is killed when a test fails or the
+run passes the cap; it survives when every test passes. Survivors are printed with
+their line and mutation: each is a missing test or dead code.
+
+The repository itself is never changed: the copy is made beside it (not under /tmp:
+the sandbox the tests start mounts a private /tmp, and Memento's own helpers that it
+starts by path must be visible in it) and removed at the end, Ctrl-C included.
+
+Why not mutmut: mutmut 3 swaps functions through a trampoline that reads
+``MUTANT_UNDER_TEST`` from the environment and maps tests to functions by calls it sees
+in the pytest process. Memento's tests judge a real tick, run as ``python -m
+memento_core.tick`` (and agents, verify and the sandbox with a scrubbed environment):
+most mutants would be "not covered" or silently the original code.
+
+Budget (issue 37): at least 85 % killed overall, no module under 70 %. Exit status 1
+when missed (or when a module's tests fail before any mutation).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+BUDGET_OVERALL = 0.85
+BUDGET_MODULE = 0.70
+
+# Each module and the test files that are its own (what a person runs after changing it).
+TESTS: dict[str, tuple[str, ...]] = {
+    "memento_core/tick/guards.py": ("tests/core/tick/test_guards.py", "tests/core/test_empty_change.py",
+                                    "tests/core/tick/test_guard_rules.py"),
+    "memento_core/tick/rollback.py": ("tests/core/tick/test_notes_restore.py", "tests/core/test_ignored.py",
+                                      "tests/core/tick/test_rollback.py"),
+    "memento_core/tick/kept.py": ("tests/core/tick/test_kept.py", "tests/core/test_ignored.py"),
+    "memento_core/tick/receipts.py": ("tests/core/test_receipts_socket.py",),
+    "memento_core/receipts.py": ("tests/core/test_receipts_socket.py", "tests/core/test_person_receipts.py"),
+    "memento_core/sandbox/__init__.py": ("tests/core/test_sandbox.py",),
+    "memento_core/sandbox/home.py": ("tests/core/test_home.py",),
+    "memento_core/tick/remote.py": ("tests/core/test_fleet.py", "tests/core/test_fleet_faults.py",
+                                    "tests/core/test_fleet_batch.py"),
+    "memento_core/tick/limits.py": ("tests/core/tick/test_limits.py", "tests/core/test_rate_limit_streak.py"),
+    "memento_core/plan.py": ("tests/core/test_plan.py", "tests/core/test_plan_properties.py"),
+    "memento_core/notes.py": ("tests/core/test_notes.py",),
+    "memento_core/status_log.py": ("tests/core/test_status_log.py", "tests/core/test_entry_words.py"),
+}
+MODULES = tuple(TESTS)
+
+# A line carrying this comment is not mutated (an equivalent mutant: say why beside it).
+NO_MUTATE = "pragma: no mutate"
+
+_FLIP = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE,
+         ast.GtE: ast.Gt, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is}
+_SYMBOL = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
+           ast.In: "in", ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not"}
+_SWAP_NAMES = {"startswith": "endswith", "endswith": "startswith", "any": "all", "all": "any"}
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One mutation of one node: where, what, and the module's text with it applied."""
+
+    module: str
+    line: int
+    col: int
+    what: str
+    was: str
+    now: str
+    text: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.module}:{self.line}:{self.col}:{self.what}"
+
+
+@dataclass
+class Result:
+    mutant: Mutant
+    verdict: str  # killed | survived | timeout
+    seconds: float
+    said: str = ""
+
+
+# ------------------------------------------------------------------- making mutants
+
+
+def _skipped_lines(tree: ast.Module, lines: list[str]) -> set[int]:
+    """Docstrings, ``if TYPE_CHECKING:`` blocks and lines marked ``pragma: no mutate``."""
+    skip = {i + 1 for i, text in enumerate(lines) if NO_MUTATE in text}
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
+                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+            skip.update(range(body[0].lineno, body[0].end_lineno + 1))
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skip.update(range(node.lineno, node.end_lineno + 1))
+    return skip
+
+
+def _annotations(tree: ast.Module) -> set[int]:
+    """ids of nodes inside annotations (an int in ``tuple[int, ...]`` is no behaviour)."""
+    inside: set[int] = set()
+    for node in ast.walk(tree):
+        for ann in (getattr(node, "annotation", None), getattr(node, "returns", None)):
+            if ann is not None:
+                inside.update(id(n) for n in ast.walk(ann))
+    return inside
+
+
+def _replacements(node: ast.AST, parent: ast.AST | None) -> Iterator[tuple[str, ast.AST]]:
+    """(what, the node that replaces ``node``) for every mutation of this one node."""
+    if isinstance(node, ast.Compare):
+        for i, op in enumerate(node.ops):
+            new = _FLIP[type(op)]
+            ops = [*node.ops]
+            ops[i] = new()
+            yield (f"{_SYMBOL[type(op)]} -> {_SYMBOL[new]}",
+                   ast.Compare(left=node.left, ops=ops, comparators=node.comparators))
+    elif isinstance(node, ast.BoolOp):
+        other = ast.Or() if isinstance(node.op, ast.And) else ast.And()
+        yield ("and -> or" if isinstance(node.op, ast.And) else "or -> and", ast.BoolOp(op=other, values=node.values))
+    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        yield "not removed", node.operand
+    elif isinstance(node, ast.Constant) and isinstance(node.value, bool):
+        yield f"{node.value} -> {not node.value}", ast.Constant(not node.value)
+    elif isinstance(node, ast.Constant) and type(node.value) is int:
+        if not (isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.USub)):
+            yield f"{node.value} -> {node.value + 1}", ast.Constant(node.value + 1)
+            if node.value > 0:
+                yield f"{node.value} -> {node.value - 1}", ast.Constant(node.value - 1)
+    elif isinstance(node, ast.Return) and node.value is not None \
+            and not (isinstance(node.value, ast.Constant) and node.value.value is None):
+        yield "return None", ast.Return(value=ast.Constant(None))
+    elif isinstance(node, ast.Expr) and isinstance(node.value, (ast.Call, ast.Await)):
+        yield "call deleted", ast.Pass()
+    elif isinstance(node, (ast.Raise, ast.Break, ast.Continue, ast.AugAssign)):
+        yield f"{type(node).__name__.lower()} deleted", ast.Pass()
+    elif isinstance(node, ast.Attribute) and node.attr in _SWAP_NAMES and isinstance(parent, ast.Call) \
+            and parent.func is node:
+        yield f".{node.attr} -> .{_SWAP_NAMES[node.attr]}", ast.Attribute(node.value, _SWAP_NAMES[node.attr], node.ctx)
+    elif isinstance(node, ast.Name) and node.id in ("any", "all") and isinstance(parent, ast.Call) \
+            and parent.func is node:
+        yield f"{node.id} -> {_SWAP_NAMES[node.id]}", ast.Name(_SWAP_NAMES[node.id], node.ctx)
+
+
+def _splice(lines: list[str], node: ast.AST, new: str) -> str:
+    """The module's text with ``node``'s span replaced by ``new`` (columns are utf-8 offsets)."""
+    first, last = node.lineno - 1, node.end_lineno - 1
+    head = lines[first].encode()[:node.col_offset].decode()
+    tail = lines[last].encode()[node.end_col_offset:].decode()
+    return "".join([*lines[:first], head + new + tail, *lines[last + 1:]])
+
+
+def mutants_of(module: str, root: Path = REPO) -> list[Mutant]:
+    """Every mutant of ``module`` (a path under ``root``), in file order; those that do not compile dropped."""
+    source = (root / module).read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    skip = _skipped_lines(tree, lines)
+    annotated = _annotations(tree)
+    parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    found: dict[str, Mutant] = {}
+    for node in ast.walk(tree):
+        if not hasattr(node, "lineno") or node.lineno in skip or id(node) in annotated:
+            continue
+        parent = parents.get(id(node))
+        if isinstance(node, ast.Constant) and isinstance(parent, ast.JoinedStr | ast.FormattedValue):
+            continue
+        for what, replacement in _replacements(node, parent):
+            new = ast.unparse(replacement)
+            if isinstance(replacement, ast.expr) and not isinstance(replacement, ast.Name | ast.Constant):
+                new = f"({new})"
+            text = _splice(lines, node, new)
+            try:
+                compile(text, module, "exec")
+            except SyntaxError:
+                continue
+            was = lines[node.lineno - 1].strip()
+            now = text.splitlines()[node.lineno - 1].strip()
+            m = Mutant(module, node.lineno, node.col_offset, what, was, now, text)
+            found.setdefault(m.key, m)
+    return sorted(found.values(), key=lambda m: (m.line, m.col, m.what))
+
+
+def sample(mutants: list[Mutant], n: int | None, seed: int, module: str) -> list[Mutant]:
+    """``n`` of the module's mutants, the same ones for the same seed and the same code."""
+    if n is None or n >= len(mutants):
+        return mutants
+    picked = random.Random(f"{seed}:{module}").sample(range(len(mutants)), n)
+    return [mutants[i] for i in sorted(picked)]
+
+
+# ------------------------------------------------------------------- running them
+
+
+def _copy(root: Path, parent: Path) -> Path:
+    """A copy of the repository to mutate (no .git, no caches): made beside it, never under /tmp."""
+    dest = Path(tempfile.mkdtemp(prefix=".mutants-", dir=parent))
+    shutil.copytree(root, dest / "repo", symlinks=True,
+                    ignore=shutil.ignore_patterns(".git", "__pycache__", ".pytest_cache", ".ruff_cache",
+                                                  ".mypy_cache", "*.egg-info", ".hypothesis"))
+    return dest / "repo"
+
+
+def _env(copy: Path) -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
+    env.setdefault("GIT_AUTHOR_NAME", "Mutants")
+    env.setdefault("GIT_AUTHOR_EMAIL", "mutants@example.invalid")
+    env.setdefault("GIT_COMMITTER_NAME", env["GIT_AUTHOR_NAME"])
+    env.setdefault("GIT_COMMITTER_EMAIL", env["GIT_AUTHOR_EMAIL"])
+    return env
+
+
+_RUNNING: set[subprocess.Popen] = set()
+_RUNNING_LOCK = threading.Lock()
+
+
+def run_tests(copy: Path, tests: tuple[str, ...], cap: float | None, *, deselect: tuple[str, ...] = (),
+              first_only: bool = True) -> tuple[str, float, list[str]]:
+    """('passed' | 'failed' | 'timeout', seconds, the failing tests) of the tests in ``copy``."""
+    argv = [sys.executable, "-m", "pytest", "-n", "0", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+            *(["-x"] if first_only else []), *[f"--deselect={t}" for t in deselect],
+            *[t for t in tests if (copy / t).exists()]]
+    start = time.monotonic()
+    proc = subprocess.Popen(argv, cwd=copy, env=_env(copy), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, errors="replace", start_new_session=True)
+    with _RUNNING_LOCK:
+        _RUNNING.add(proc)
+    try:
+        out, _ = proc.communicate(timeout=cap)
+        verdict = "passed" if proc.returncode == 0 else "failed"
+    except subprocess.TimeoutExpired:
+        out, verdict = "", "timeout"
+    finally:
+        _kill(proc)
+        with _RUNNING_LOCK:
+            _RUNNING.discard(proc)
+    failed = [line.split(" ", 1)[1].split(" - ", 1)[0] for line in out.splitlines()
+              if line.startswith(("FAILED ", "ERROR "))]
+    return verdict, time.monotonic() - start, failed
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    """The test run's whole process group (it starts ticks, agents and sandboxes of its own)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
+
+
+def run_mutant(copy: Path, mutant: Mutant, cap: float, deselect: tuple[str, ...]) -> Result:
+    path = copy / mutant.module
+    original = path.read_text(encoding="utf-8")
+    path.write_text(mutant.text, encoding="utf-8")
+    try:
+        verdict, seconds, failed = run_tests(copy, TESTS[mutant.module], cap, deselect=deselect)
+    finally:
+        path.write_text(original, encoding="utf-8")
+    return Result(mutant, {"passed": "survived", "failed": "killed"}.get(verdict, verdict), seconds,
+                  failed[0] if failed else "")
+
+
+# ------------------------------------------------------------------- report
+
+
+def table(results: dict[str, list[Result]]) -> tuple[list[str], bool]:
+    """The per-module table and whether the budget held."""
+    rows = [f"{'module':<36}{'mutants':>8}{'killed':>8}{'timeout':>8}{'survived':>9}{'killed %':>10}"]
+    ok, total, dead = True, 0, 0
+    for module, found in results.items():
+        killed = sum(r.verdict == "killed" for r in found)
+        timeouts = sum(r.verdict == "timeout" for r in found)
+        share = (killed + timeouts) / len(found) if found else 1.0
+        low = share < BUDGET_MODULE
+        ok = ok and not low
+        total, dead = total + len(found), dead + killed + timeouts
+        rows.append(f"{module:<36}{len(found):>8}{killed:>8}{timeouts:>8}{len(found) - killed - timeouts:>9}"
+                    f"{share:>9.0%}{'  under 70 %' if low else ''}")
+    share = dead / total if total else 1.0
+    ok = ok and share >= BUDGET_OVERALL
+    rows.append(f"{'all':<36}{total:>8}{'':>8}{'':>8}{total - dead:>9}{share:>9.0%}"
+                f"{'' if share >= BUDGET_OVERALL else '  under 85 %'}")
+    return rows, ok
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("modules", nargs="*", help=f"paths under the repository (default: {len(MODULES)} modules)")
+    parser.add_argument("--sample", type=int, help="at most N mutants per module, chosen by --seed")
+    parser.add_argument("--seed", type=int, default=37)
+    parser.add_argument("--jobs", type=int, default=1, help="mutants run at once, each in its own copy")
+    parser.add_argument("--cap", type=float, default=4.0,
+                        help="a mutant's wall cap as a multiple of its tests' unmutated time (at least +60 s)")
+    parser.add_argument("--at", action="append", default=[], metavar="FILE:LINE",
+                        help="only the mutants of this line (repeatable; after --sample): to check a survivor again")
+    parser.add_argument("--list", action="store_true", help="print the mutants, run nothing")
+    parser.add_argument("--json", type=Path, help="write every result here")
+    parser.add_argument("--root", type=Path, default=REPO, help="the repository (default: this one)")
+    args = parser.parse_args(argv)
+    root = args.root.resolve()
+    modules = args.modules or list(dict.fromkeys([a.rsplit(":", 1)[0] for a in args.at])) or list(MODULES)
+    unknown = [m for m in modules if m not in TESTS]
+    if unknown:
+        parser.error(f"no test files known for {', '.join(unknown)} (add them to TESTS)")
+    chosen = {m: sample(mutants_of(m, root), args.sample, args.seed, m) for m in modules}
+    if args.at:
+        chosen = {m: [x for x in found if f"{x.module}:{x.line}" in args.at] for m, found in chosen.items()}
+        chosen = {m: found for m, found in chosen.items() if found}
+    if args.list:
+        for found in chosen.values():
+            for m in found:
+                print(f"{m.module}:{m.line}: {m.what}: {m.now}")
+        return 0
+    print(f"cores: {os.cpu_count()}  python: {sys.version.split()[0]}  sample: {args.sample or 'all'}  "
+          f"seed: {args.seed}  jobs: {args.jobs}", flush=True)
+    copies = [_copy(root, root.parent) for _ in range(max(1, args.jobs))]
+    free = list(copies)
+    free_lock = threading.Lock()
+    results: dict[str, list[Result]] = {}
+    broken: list[str] = []
+    try:
+        for module, found in chosen.items():
+            verdict, seconds, failed = run_tests(copies[0], TESTS[module], None, first_only=False)
+            if verdict != "passed" and not failed:
+                print(f"{module}: its tests cannot run unmutated; skipped", flush=True)
+                broken.append(module)
+                continue
+            for test in failed:  # this machine's, not a mutant's: left out, and said
+                print(f"{module}: fails unmutated, left out: {test}", flush=True)
+            cap = max(seconds * args.cap, seconds + 60)
+            print(f"{module}: {len(found)} mutants, tests {seconds:.0f} s unmutated, cap {cap:.0f} s", flush=True)
+
+            done = results.setdefault(module, [])
+
+            deselect = tuple(failed)
+
+            def one(mutant: Mutant, cap: float = cap, done: list[Result] = done,
+                    deselect: tuple[str, ...] = deselect) -> None:
+                with free_lock:
+                    copy = free.pop()
+                try:
+                    r = run_mutant(copy, mutant, cap, deselect)
+                finally:
+                    with free_lock:
+                        free.append(copy)
+                done.append(r)
+                print(f"  {r.verdict:<8} {r.seconds:5.0f} s  {mutant.module}:{mutant.line}  {mutant.what}  "
+                      f"{r.said[:100]}", flush=True)
+
+            pool = ThreadPoolExecutor(max_workers=len(copies))
+            try:
+                for future in [pool.submit(one, m) for m in found]:
+                    future.result()
+            finally:
+                # Ctrl-C: the mutants not started are dropped, the running ones killed below.
+                pool.shutdown(wait=False, cancel_futures=True)
+    except KeyboardInterrupt:
+        print("interrupted: the table covers the mutants that finished", file=sys.stderr)
+    finally:
+        with _RUNNING_LOCK:
+            running = list(_RUNNING)
+        for proc in running:
+            _kill(proc)
+        for copy in copies:
+            shutil.rmtree(copy.parent, ignore_errors=True)
+    rows, ok = table(results)
+    print()
+    print("\n".join(rows))
+    survivors = [r for found in results.values() for r in found if r.verdict == "survived"]
+    if survivors:
+        print("\nsurvivors (each a missing test or dead code):")
+        for r in survivors:
+            m = r.mutant
+            print(f"  {m.module}:{m.line}: {m.what}\n      was: {m.was}\n      now: {m.now}")
+    if args.json:
+        args.json.write_text(json.dumps([{**{k: v for k, v in asdict(r.mutant).items() if k != "text"},
+                                          "verdict": r.verdict, "seconds": round(r.seconds, 1), "said": r.said}
+                                         for found in results.values() for r in found], indent=1))
+    return 0 if ok and not broken else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
