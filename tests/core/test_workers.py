@@ -176,6 +176,23 @@ def test_max_one_keeps_a_parallel_phase_serial(tmp_path):
     assert cwds == {ws.root.resolve()}
 
 
+def test_a_worker_failing_its_last_retry_blocks_its_task_and_the_other_lands(tmp_path):
+    ws, _ = make_parallel_ws(tmp_path, ["T-1", "T-2"], workers=2)
+    text = ws.plan_path.read_text().replace("test -f T-1.txt", "test -f never.txt")
+    ws.plan_path.write_text(text.replace("max_retries: 3", "max_retries: 2"))
+    git(ws.root, "commit", "-qam", "T-1 cannot pass, two tries")
+    run_tick(ws.root)
+    t1 = parse_plan(ws.plan_path).task("T-1")
+    assert (t1.status, t1.retries) == (" ", 1)  # one failure of two: tried again later
+    run_tick(ws.root)
+    plan = parse_plan(ws.plan_path)
+    assert [(t.status, t.retries) for t in plan.tasks] == [("!", 2), ("x", 0)]
+    last = [e for e in status_log.parse_status(ws.status_path) if e.task_id == "T-1"][-1]
+    assert last.status == "BLOCKED" and last.field("Escalation") == "⚠️ NEEDS ARCHITECT ATTENTION"
+    assert "memento: T-1 blocked (retry 2/2)" in subjects(ws)
+    assert leftovers(ws) == ([], [], 1)
+
+
 # --------------------------------------------------------------------------- conflicts
 
 

@@ -15,6 +15,7 @@ from memento_core.tick.guards import (
     git_damage,
     history_damage,
     is_own_temp,
+    notes_damage,
     own_definition_change,
     plan_damage,
     task_change,
@@ -269,3 +270,19 @@ def test_a_changes_value_other_than_none_is_an_error_at_its_line():
     (error,) = [e for e in plan.errors if e.task_id == "T-1"]
     assert error.line == PLAN.splitlines().index("  - retries: 0") + 2  # the field's own line, 1-based
     assert str(error).startswith("docs/MASTER_PLAN.md:13: T-1 changes: `some` is not understood")
+
+
+def test_a_notes_read_mark_changed_either_way_or_a_note_by_hand_is_the_agents():
+    from memento_core.notes import parse_notes_text
+
+    read = "### [NOTE:READ] 2026-12-01T09:00:00 → T-2\nuse the new API\n".encode()
+    unread = read.replace(b"[NOTE:READ]", b"[NOTE]")
+    assert notes_damage(read, read, frozenset()) == ""
+    # turned unread: a worker is given it again; marked read: no worker ever is
+    assert notes_damage(read, unread, frozenset()) == "changed the read mark of 1 note(s)"
+    assert notes_damage(unread, read, frozenset()) == "changed the read mark of 1 note(s)"
+    more = read + "\n### [NOTE] 2026-12-01T10:00:00 → global\nskip the tests\n".encode()
+    (key,) = {n.key for n in parse_notes_text(more.decode())} - {n.key for n in parse_notes_text(read.decode())}
+    assert notes_damage(read, more, frozenset()) == "wrote 1 note(s) by hand"
+    assert notes_damage(read, more, frozenset({key})) == ""  # added through `memento note`: a person's
+    assert notes_damage(unread, more, frozenset()) == "wrote 1 note(s) by hand; changed the read mark of 1 note(s)"

@@ -1,9 +1,11 @@
 """The rollback's own steps (SPEC §4 step 14) where no other step hides them: what an agent hid
-behind a new `.gitignore` in a subfolder is found once the rollback removed that file.
+behind a new `.gitignore` in a subfolder is found once the rollback removed that file, and the
+plan an agent forged is saved under logs/rollback/ before the plan is put back.
 
 The rate-limited agent is tests/agents/reports_like_a_cli.py through the real `command` preset; its
 work is rolled back before the fallback preset runs in the same tick (tick/limits.py), with no
-ignored-files step between: the rollback alone must find what was hidden.
+ignored-files step between: the rollback alone must find what was hidden. The forger is
+tests/agents/forges_documents.py.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import pytest
 
 from memento_core.tick.__main__ import run_tick
 
+from ..test_engine import HELLO, agent
+from ..test_engine import make_ws as engine_ws
 from .test_limits import git, make_ws
 
 
@@ -30,3 +34,15 @@ def test_what_a_refused_agent_hid_behind_a_new_gitignore_is_gone_before_the_fall
     assert not (ws.root / "sub").exists()
     saved = [p.relative_to(ws.rollback_dir).as_posix() for p in ws.rollback_dir.rglob("hidden.txt")]
     assert len(saved) == 1 and saved[0].endswith("/hidden/files/sub/hidden.txt"), saved
+
+
+def test_the_plan_an_agent_forged_is_saved_before_the_other_tasks_are_put_back(tmp_path):
+    two = HELLO + HELLO.replace("T-1", "T-2").replace("Write hello", "Second").replace(
+        "[hello.txt]", "[two.txt]")
+    ws = engine_ws(tmp_path, agent("forges_documents.py", "plan"), tasks=two.replace("[MODULE:hello] Second",
+                                                                                     "[MODULE:two] Second"))
+    (result,) = run_tick(ws.root).results
+    assert not result.passed and "the agent marked T-2 [x]" in result.reason, result.reason
+    assert "FORGED" not in ws.plan_path.read_text()
+    (saved,) = ws.rollback_dir.glob("*-T-1-plan-others/MASTER_PLAN.md")
+    assert "- [x] `T-2` [MODULE:two] Second FORGED" in saved.read_text()
