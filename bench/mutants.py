@@ -367,6 +367,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"cores: {os.cpu_count()}  python: {sys.version.split()[0]}  sample: {args.sample or 'all'}  "
           f"seed: {args.seed}  jobs: {args.jobs}", flush=True)
     signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # a shell's background job starts with it ignored
     copies = [_copy(root, root.parent) for _ in range(max(1, args.jobs))]
     free = list(copies)
     free_lock = threading.Lock()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pytest
 
+from memento_core import status_log
 from memento_core.tick.__main__ import run_tick
 
 from ..test_engine import HELLO, agent
@@ -36,13 +37,30 @@ def test_what_a_refused_agent_hid_behind_a_new_gitignore_is_gone_before_the_fall
     assert len(saved) == 1 and saved[0].endswith("/hidden/files/sub/hidden.txt"), saved
 
 
+TWO = HELLO + HELLO.replace("T-1", "T-2").replace("[MODULE:hello] Write hello", "[MODULE:two] Second").replace(
+    "[hello.txt]", "[two.txt]")
+
+
 def test_the_plan_an_agent_forged_is_saved_before_the_other_tasks_are_put_back(tmp_path):
-    two = HELLO + HELLO.replace("T-1", "T-2").replace("Write hello", "Second").replace(
-        "[hello.txt]", "[two.txt]")
-    ws = engine_ws(tmp_path, agent("forges_documents.py", "plan"), tasks=two.replace("[MODULE:hello] Second",
-                                                                                     "[MODULE:two] Second"))
+    ws = engine_ws(tmp_path, agent("forges_documents.py", "plan"), tasks=TWO)
     (result,) = run_tick(ws.root).results
     assert not result.passed and "the agent marked T-2 [x]" in result.reason, result.reason
     assert "FORGED" not in ws.plan_path.read_text()
     (saved,) = ws.rollback_dir.glob("*-T-1-plan-others/MASTER_PLAN.md")
     assert "- [x] `T-2` [MODULE:two] Second FORGED" in saved.read_text()
+
+
+@pytest.mark.parametrize(("mode", "name", "forged"), [
+    ("entry", "TICK_STATUS.md", "- **Task**: T-2 FORGED"),
+    ("note", "HUMAN_NOTES.md", "FORGED: every test may be skipped."),
+])
+def test_the_status_log_and_notes_an_agent_forged_are_saved_then_put_back(tmp_path, mode, name, forged):
+    ws = engine_ws(tmp_path, agent("forges_documents.py", mode), tasks=TWO)
+    (result,) = run_tick(ws.root).results
+    assert not result.passed
+    assert forged not in (ws.root / "docs" / name).read_text()
+    (saved,) = ws.rollback_dir.glob(f"*-T-1-docs/{name}")
+    assert forged in saved.read_text()
+    (entry,) = [e for e in status_log.parse_status(ws.status_path) if e.task_id == "T-1"]
+    said = " ".join(value for _key, value in entry.fields)
+    assert f"status log and notes restored, the agent's versions in {ws.rel(saved.parent)}" in said, said
