@@ -77,6 +77,11 @@ MODULES = tuple(TESTS)
 # A line carrying this comment is not mutated (an equivalent mutant: say why beside it).
 NO_MUTATE = "pragma: no mutate"
 
+# Equivalent mutants: no behaviour differs, so no test can kill them. (module, the line as it
+# reads, stripped; the mutation) -> why. By the line's text, not its number: it outlives edits above.
+EQUIVALENT: dict[tuple[str, str, str], str] = {
+}
+
 _FLIP = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE,
          ast.GtE: ast.Gt, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is}
 _SYMBOL = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
@@ -200,6 +205,8 @@ def mutants_of(module: str, root: Path = REPO) -> list[Mutant]:
                 new = f"({new})"
             text = _splice(lines, node, new)
             was = lines[node.lineno - 1].strip()
+            if (module, was, what) in EQUIVALENT:
+                continue
             now = text.splitlines()[node.lineno - 1].strip()
             m = Mutant(module, node.lineno, node.col_offset, what, was, now, text)
             found.setdefault(m.key, m)
@@ -338,7 +345,9 @@ def _interrupt(_signum, _frame) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("modules", nargs="*", help=f"paths under the repository (default: {len(MODULES)} modules)")
+    parser.add_argument("modules", nargs="*", metavar="MODULE[=TEST,...]",
+                        help=f"paths under the repository (default: {len(MODULES)} modules); =TEST,... "
+                             "names the tests of a module the table does not know")
     parser.add_argument("--sample", type=int, help="at most N mutants per module, chosen by --seed")
     parser.add_argument("--seed", type=int, default=37)
     parser.add_argument("--jobs", type=int, default=1, help="mutants run at once, each in its own copy")
@@ -351,7 +360,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", type=Path, default=REPO, help="the repository (default: this one)")
     args = parser.parse_args(argv)
     root = args.root.resolve()
-    modules = args.modules or list(dict.fromkeys([a.rsplit(":", 1)[0] for a in args.at])) or list(MODULES)
+    for given in args.modules:
+        module, _, tests = given.partition("=")
+        if tests:
+            TESTS[module] = tuple(tests.split(","))
+    modules = [m.partition("=")[0] for m in args.modules]
+    modules = modules or list(dict.fromkeys([a.rsplit(":", 1)[0] for a in args.at])) or list(MODULES)
     unknown = [m for m in modules if m not in TESTS]
     if unknown:
         parser.error(f"no test files known for {', '.join(unknown)} (add them to TESTS)")
