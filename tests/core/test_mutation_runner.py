@@ -69,7 +69,7 @@ def test_each_kind_of_one_line_mutation_is_made_and_compiles_but_not_in_docstrin
     assert all(m.line != 1 for m in found)  # the docstring
     assert all("LIMIT" not in m.was for m in found)  # pragma: no mutate
     for m in found:
-        changed = [i for i, (a, b) in enumerate(zip(CALC.splitlines(), m.text.splitlines())) if a != b]
+        changed = [i for i, (a, b) in enumerate(zip(CALC.splitlines(), m.text.splitlines(), strict=True)) if a != b]
         assert changed == [m.line - 1], m
     sampled = [m for m in mutants.sample(found, 4, 37, "pkg/calc.py") if mutants.compiles(m)]
     assert len(sampled) == 4 and sampled == mutants.sample(found, 4, 37, "pkg/calc.py")  # by the seed alone
