@@ -161,6 +161,17 @@ def test_a_persons_reset_during_a_damaged_run_leaves_retries_0(tmp_path):
     assert git(ws.root, "show", "HEAD:docs/MASTER_PLAN.md") == ws.plan_path.read_text()
 
 
+def test_a_persons_skip_during_a_damaged_run_keeps_its_reason(tmp_path):
+    """The agent marks T-3 [x]; meanwhile a person skips T-2 with a reason: the rollback puts
+    T-3 back and keeps the person's skip with its reason."""
+    ws, _ = _forging(tmp_path, "wait", "docs/MASTER_PLAN.md", shlex.quote("reason: not now"))
+    tick_while_the_agent_waits(ws, lambda: _memento(ws, "skip", "T-2", "--reason", "not now"))
+    plan = parse_plan(ws.plan_path)
+    assert (plan.task("T-2").status, plan.task("T-2").reason) == ("-", "not now")
+    assert plan.task("T-3").status == " "
+    assert git(ws.root, "show", "HEAD:docs/MASTER_PLAN.md") == ws.plan_path.read_text()
+
+
 def test_with_no_tick_running_a_persons_command_just_acts(tmp_path):
     ws = _ws(tmp_path, agent("waits_for_a_person.py", "x", "y"))
     _memento(ws, "skip", "T-2", "--reason", "not now")
