@@ -141,7 +141,7 @@ def read_line(sock: socket.socket) -> bytes:
         if not chunk:
             break
         data += chunk
-    return data.split(b"\n", 1)[0]
+    return data.split(b"\n", 1)[0][:MAX_RECEIPT]  # the last chunk may run past it
 
 
 def _read_rest(sock: socket.socket) -> bytes:

@@ -99,6 +99,21 @@ def test_another_accounts_process_is_refused_where_this_accounts_is_a_person(ws)
         assert held(ws).status("T-2", "-", "x")
 
 
+def test_a_line_is_cut_at_64_kib_whatever_the_caller_sends():
+    import socket
+    import threading
+
+    mine, theirs = socket.socketpair()
+    sender = threading.Thread(target=lambda: theirs.sendall(b"x" * (200 * 1024)), daemon=True)
+    sender.start()
+    try:
+        assert len(receipts.read_line(mine)) == receipts.MAX_RECEIPT == 64 * 1024
+    finally:
+        mine.close()
+        sender.join(5)
+        theirs.close()
+
+
 def test_inside_the_tick_follows_the_parent_chain():
     me = os.getpid()
     child = subprocess.Popen([PY, "-c", "import time; time.sleep(30)"])

@@ -8,8 +8,10 @@ the probe's reason, only where bubblewrap cannot run.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -320,6 +322,23 @@ def test_the_read_only_mounts_cannot_be_lifted(tmp_path, outside):
     assert not any(word in log for word in ("UNMOUNTED", "REMOUNTED", "WROTE")), log
     assert snapshot(watched) == before and b"pwned" not in ws.status_path.read_bytes()
     assert entry.status == "SUCCESS"
+
+
+@needs_bwrap
+def test_a_tmpdir_under_tmp_is_made_inside_the_private_tmp(tmp_path, monkeypatch):
+    """The agent's $TMPDIR (under /tmp, as pytest's and many CI runners' are) exists and is writable
+    inside the sandbox, and what it writes there stays in the sandbox's private /tmp."""
+    tmpdir = Path(tempfile.mkdtemp(prefix="agent-tmp-"))
+    try:
+        monkeypatch.setenv("TMPDIR", str(tmpdir))
+        code = ("import os; open(os.path.join(os.environ['TMPDIR'], 'scratch'), 'w').write('x'); "
+                "open('hello.txt', 'w').write('done')")
+        ws = sandboxed_ws(tmp_path, f"{sys.executable} -c {shlex.quote(code)}")
+        (result,) = run_tick(ws.root).results
+        assert result.passed, result.reason
+        assert not (tmpdir / "scratch").exists()
+    finally:
+        shutil.rmtree(tmpdir)
 
 
 @needs_bwrap
