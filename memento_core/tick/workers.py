@@ -403,6 +403,7 @@ class Crew:
             if at is not None and at.snap is not None:
                 wctx = w.ctx
                 ownfiles.unlink_own_links(wctx.ws, at.snap, w.task.id, wctx.log_path)
+                ownfiles.split_own_hard_links(wctx.ws, at.snap, w.task.id, wctx.log_path)
                 if at.beat is not None:
                     at.beat.update(stage="failing")
                 self.refresh(w)
