@@ -4,7 +4,8 @@
 usage: hard_links_own_files.py REL=TARGET ...   (REL e.g. docs/TICK_STATUS.md, .memento/state.json,
 logs/cron.log, a person's untracked file; TARGET a file outside the project, or inside it)
 Each REL becomes another name of TARGET's inode (os.link): O_NOFOLLOW does not see it, so a
-Memento that appended to, wrote into or chmod-ed REL would change TARGET. REL "@log" is the
+Memento that appended to, wrote into or chmod-ed REL would change TARGET. REL=+NEW links the
+other way: NEW (a new name, outside say) is given to REL's inode, whose bytes it then follows. REL "@log" is the
 tick's own log (the newest logs/tick_*.log); "@claim" this task's claim. What the file system
 refuses (the sandbox's read-only binds) is printed ("refused REL: …") and the next one tried.
 """
@@ -24,9 +25,12 @@ for pair in sys.argv[1:]:
     path = Path(rel)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        if path.exists() or path.is_symlink():
-            path.unlink()
-        os.link(target, path)
+        if target.startswith("+"):
+            os.link(path, target[1:])
+        else:
+            if path.exists() or path.is_symlink():
+                path.unlink()
+            os.link(target, path)
     except OSError as exc:
         print(f"refused {rel}: {exc}", flush=True)
         continue

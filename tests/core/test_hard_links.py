@@ -110,6 +110,7 @@ def test_memento_never_writes_through_a_hard_link_unconfined(tmp_path):
     root, before = ws.root, prints(outside)
     start = git(root, "rev-parse", "HEAD").strip()
     (result,) = run_tick(root).results
+    assert prints(outside) == before  # bytes and modes
     assert not result.passed
     reason = result.reason
     hard = reason.split("the agent replaced Memento's own files by hard links: ", 1)[1].split(" (", 1)[0]
@@ -118,7 +119,6 @@ def test_memento_never_writes_through_a_hard_link_unconfined(tmp_path):
     assert "changed Memento's own state: .memento/claims/T-1.json, .memento/notify.json, .memento/usage.json" \
         in reason, reason
     assert "changed a person's untracked or ignored file(s): .env, scratch.txt (restored" in reason, reason
-    assert prints(outside) == before  # bytes and modes
     assert all(os.lstat(p).st_nlink == 1 for p in outside.iterdir())  # no name of theirs is left in the tree
     for rel in [*OWN, *STATE, *PERSONS]:
         assert single(in_tree(ws, rel)), rel
@@ -147,6 +147,8 @@ def test_a_hard_link_inside_the_tree_is_split_too(tmp_path, mode):
     root = ws.root
     start = git(root, "rev-parse", "HEAD").strip()
     (result,) = run_tick(root).results
+    assert (root / "other.txt").read_text() == "someone else's file\n"
+    assert (root / "guarded.txt").read_text() == "do not touch\n"
     log = in_tree(ws, "@log")
     if mode == "none":
         assert not result.passed
@@ -157,8 +159,6 @@ def test_a_hard_link_inside_the_tree_is_split_too(tmp_path, mode):
         assert "linked " not in log.read_text() and log.read_text().count("refused ") == 4
         assert result.passed, result.reason
         assert (root / "hello.txt").read_text() == "done\n"
-    assert (root / "other.txt").read_text() == "someone else's file\n"
-    assert (root / "guarded.txt").read_text() == "do not touch\n"
     for rel in ("other.txt", "guarded.txt", "hello.txt", "docs/TICK_STATUS.md", "docs/HUMAN_NOTES.md",
                 "logs/cron.log"):
         assert single(root / rel), rel
@@ -168,6 +168,35 @@ def test_a_hard_link_inside_the_tree_is_split_too(tmp_path, mode):
         honest_next_tick(ws)
 
 
+def test_a_file_of_mementos_given_a_second_name_is_split_too(tmp_path):
+    """The other way round: the agent gives Memento's file a second name outside (``ln docs/X ~/x``);
+    what Memento writes next must not show under that name."""
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    rels = ["docs/TICK_STATUS.md", "docs/HUMAN_NOTES.md", "docs/MASTER_PLAN.md", "logs/cron.log",
+            ".memento/notify.json"]
+    ws = make_ws(tmp_path, agent("hard_links_own_files.py", *(f"{rel}=+{outside / str(i)}" for i, rel in enumerate(rels))),
+                 tasks=TASKS)
+    root = ws.root
+    (root / "logs" / "cron.log").write_text("a line of an earlier tick\n")
+    (root / ".memento" / "notify.json").write_text("{}\n")
+    before = {rel: (root / rel).read_bytes() for rel in rels}
+    (result,) = run_tick(root).results
+    assert [(outside / str(i)).read_bytes() for i in (0, 1, 3, 4)] == [before[rels[i]] for i in (0, 1, 3, 4)]
+    assert not result.passed
+    assert ("the agent replaced Memento's own files by hard links: docs/HUMAN_NOTES.md, docs/MASTER_PLAN.md, "
+            "docs/TICK_STATUS.md, logs/cron.log (") in result.reason, result.reason
+    assert "changed Memento's own state: .memento/notify.json" in result.reason, result.reason
+    for i, rel in enumerate(rels):
+        now = (outside / str(i)).read_bytes()
+        if rel == "docs/MASTER_PLAN.md":  # as the agent found it: T-1 running, no retry counted yet
+            assert b"- [~] `T-1`" in now and b"retries: 1" not in now and b"- [ ] `T-1`" not in now, now
+        else:
+            assert now == before[rel], rel
+        assert os.lstat(outside / str(i)).st_nlink == 1 and single(root / rel), rel
+    honest_next_tick(ws)
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_outside_files_are_untouched_in_both_modes(tmp_path, mode):
     """Confined, Memento's files are read-only binds: the links cannot be made, and nothing outside
@@ -175,13 +204,13 @@ def test_outside_files_are_untouched_in_both_modes(tmp_path, mode):
     ws, outside = workspace(tmp_path, [*OWN, *STATE], mode)
     before = prints(outside)
     (result,) = run_tick(ws.root).results
+    assert prints(outside) == before
     log = in_tree(ws, "@log").read_text()
     if mode == "none":
         assert "the agent replaced Memento's own files by hard links: " in result.reason, result.reason
     else:  # each link refused by the sandbox, so the task's own work passed
         assert "linked " not in log and log.count("refused ") == len(OWN) + len(STATE), log
         assert result.passed, result.reason
-    assert prints(outside) == before
     assert all(os.lstat(p).st_nlink == 1 for p in outside.iterdir())
     for rel in [*OWN, *STATE]:
         assert single(in_tree(ws, rel)), rel
