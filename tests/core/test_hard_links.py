@@ -272,3 +272,31 @@ def test_restoring_a_mode_never_chmods_a_hard_link(tmp_path):
     assert stat.S_IMODE(theirs.stat().st_mode) == 0o700 and theirs.stat().st_nlink == 1
     assert stat.S_IMODE((root / "app.py").stat().st_mode) == 0o644
     assert (root / "app.py").read_text() == "a person's script\n"  # the bytes are the rollback's (git's)
+
+
+def test_the_architects_hard_links_are_split_and_named(tmp_path):
+    """The architect is an agent too: its run is rolled back naming the links, nothing outside changes."""
+    from memento_core.tick.architect.run import ROLLED_BACK, run_architect
+
+    from .test_architect import agent as quoted
+    from .test_architect import make_ws as blocked_ws
+
+    outside = tmp_path / "a-persons-files"
+    outside.mkdir()
+    rels = ["docs/MASTER_PLAN.md", "docs/TICK_STATUS.md", "docs/HUMAN_NOTES.md", "logs/cron.log"]
+    for i in range(len(rels)):
+        (outside / f"file-{i}.txt").write_text(f"a person's diary {i}\n")
+        (outside / f"file-{i}.txt").chmod(0o600)
+    ws = blocked_ws(tmp_path, quoted("hard_links_own_files.py",
+                                     *(f"{rel}={outside / f'file-{i}.txt'}" for i, rel in enumerate(rels))))
+    before = prints(outside)
+    result = run_architect(ws)
+    assert prints(outside) == before
+    assert result.outcome == ROLLED_BACK, result.reasons
+    assert any(r.startswith("replaced Memento's own files by hard links: docs/HUMAN_NOTES.md, docs/MASTER_PLAN.md, "
+                            "docs/TICK_STATUS.md, logs/cron.log (") for r in result.reasons), result.reasons
+    assert all(os.lstat(p).st_nlink == 1 for p in outside.iterdir())
+    for rel in rels:
+        assert single(ws.root / rel), rel
+    plan = parse_plan(ws.plan_path)
+    assert [(t.id, t.status) for t in plan.tasks] == [("T-1", "!"), ("T-2", "x"), ("T-3", " "), ("T-4", " ")]
