@@ -176,9 +176,7 @@ def take_snapshot(ctx: TickContext, base: str | None, untracked: set[str]) -> Sn
     left = ownfiles.remove_specials(ws)
     if left:
         append_log(ctx.log_path, f"[memento] before the run: {ownfiles.specials_reason(left)}\n")
-    split = ownfiles.split_own_hard_links(ws, None, "", ctx.log_path)  # an earlier run's: not this agent's
-    if split:
-        append_log(ctx.log_path, f"[memento] before the run: hard links made files of their own: {', '.join(split)}\n")
+    ownfiles.split_own_hard_links(ws, None, "", ctx.log_path)  # an earlier run's, not this agent's: said in the log
     return Snapshot(
         base=base, untracked=frozenset(untracked),
         plan=ws.plan_path.read_bytes(), project_map=read_or_none(ws.map_path),

@@ -101,17 +101,36 @@ def split_own_hard_links(ws: Workspace, snap: Snapshot | None, task_id: str, log
     """Every file of Memento's that is a hard link made a file of its own (see the module); the
     paths it did that to. After :func:`unlink_own_links` (no folder on the way is a link then).
     The files owned.py watches (the ledger, the claims, the notification state) are ownstate's:
-    put back by rename, and named, there. ``snap`` None: before the snapshot, each keeps its bytes."""
+    put back by rename, and named, there. ``snap`` None: before the snapshot, each keeps its bytes.
+    Where each was linked is listed under logs/rollback/ (its inode, never the other file's bytes:
+    that file is a person's, and untouched) and said in the tick log."""
     content = {} if snap is None else {PLAN_REL: snap.plan, STATUS_REL: snap.status, NOTES_REL: snap.notes,
                                        MAP_REL: snap.project_map, **dict(snap.runtime)}
-    found = []
+    found: dict[str, os.stat_result] = {}
     for rel in own_paths(ws, task_id, log_path):
         path = ws.root / rel
         if rel in FOLDERS or not hard_linked(path) or owned.watched(path) or _beyond_link(ws, rel):
             continue
+        st = os.lstat(path)
         if split_hard_link(path, content.get(rel)):
-            found.append(rel)
+            found[rel] = st
+    if found:
+        _list_hard_links(ws, task_id, log_path, found)
     return tuple(sorted(found))
+
+
+def _list_hard_links(ws: Workspace, task_id: str, log_path: Path, found: dict[str, os.stat_result]) -> None:
+    from .files import append_log
+    from .rollback import rollback_folder
+
+    dest = rollback_folder(ws, f"{task_id or 'tick'}-hard-links") / "HARD_LINKS.txt"
+    lines = [f"{rel}: inode {st.st_ino} on device {st.st_dev}, {st.st_nlink} names, {st.st_size} bytes, mode "
+             f"{stat.S_IMODE(st.st_mode):o} (its other names: find / -xdev -inum {st.st_ino})\n"
+             for rel, st in sorted(found.items())]
+    atomic_write_bytes(dest, ("Memento's files found with more than one name; each is a file of its own again, "
+                              "the other names untouched:\n" + "".join(lines)).encode("utf-8"))
+    append_log(log_path, f"[memento] hard links made files of their own: {', '.join(sorted(found))} "
+                         f"(listed in {ws.rel(dest)})\n")
 
 
 def hard_links_reason(found: tuple[str, ...], who: str = "the agent") -> str:
@@ -121,7 +140,7 @@ def hard_links_reason(found: tuple[str, ...], who: str = "the agent") -> str:
         return ""
     return (f"{who} " if who else "") + (f"replaced Memento's own files by hard links: {', '.join(found)} "
                                          "(each made a file of its own again, written anew; the file it was "
-                                         "linked to is untouched)")
+                                         "linked to is untouched, its inode listed under logs/rollback/)")
 
 
 def _beyond_link(ws: Workspace, rel: str) -> bool:

@@ -126,6 +126,10 @@ def test_memento_never_writes_through_a_hard_link_unconfined(tmp_path):
         assert (root / rel).read_bytes() == data
     assert [e.status for e in entries(ws)] == ["FAILED"]
     assert b"a person's diary" not in ws.status_path.read_bytes()
+    (listing,) = ws.rollback_dir.glob("*-T-1-hard-links/HARD_LINKS.txt")  # where each was linked, not its bytes
+    said = listing.read_text()
+    assert all(f"{rel}: inode " in said for rel in [*OWN[:-1], log]) and "diary" not in said, said
+    assert f"(listed in {listing.relative_to(root).as_posix()})" in in_tree(ws, "@log").read_text()
     plan = parse_plan(ws.plan_path)
     assert [t.id for t in plan.tasks] == ["T-1", "T-2"] and plan.task("T-1").retries == 1
     for committed in committed_plans(ws, start):
