@@ -304,3 +304,23 @@ def test_the_architects_hard_links_are_split_and_named(tmp_path):
         assert single(ws.root / rel), rel
     plan = parse_plan(ws.plan_path)
     assert [(t.id, t.status) for t in plan.tasks] == [("T-1", "!"), ("T-2", "x"), ("T-3", " "), ("T-4", " ")]
+
+
+def test_a_hard_link_there_before_the_run_is_not_the_agents_and_is_split(tmp_path):
+    """A person's backup made with `cp -al` or `ln` shares the inodes: the run keeps the backup as
+    it was, and the honest task passes (the link is not blamed on its agent)."""
+    ws = make_ws(tmp_path, agent("does_task.py", "hello.txt", "done"))
+    root = ws.root
+    (root / "logs" / "cron.log").write_text("an earlier line\n")
+    backup = tmp_path / "backup"
+    backup.mkdir()
+    for rel in ("docs/TICK_STATUS.md", "logs/cron.log"):
+        os.link(root / rel, backup / Path(rel).name)
+    before = prints(backup)
+    outcome = run_tick(root)
+    (result,) = outcome.results
+    assert result.passed, result.reason
+    assert prints(backup) == before
+    assert single(root / "docs" / "TICK_STATUS.md") and single(root / "logs" / "cron.log")
+    assert "[memento] hard links made files of their own: docs/TICK_STATUS.md, logs/cron.log (listed in logs/" \
+        in in_tree(ws, "@log").read_text()
