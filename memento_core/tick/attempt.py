@@ -37,7 +37,7 @@ from .entries import (
 from .failsafe import attempt_safely
 from .files import append_log, read_or_none, tail, unlink
 from .guards import Observed, Snapshot, Verdict, changed_during_verify, check
-from .record import mark_committing, remove_record, save_git, write_record
+from .record import mark_committing, remove_record, save_git, save_unseen, write_record
 from .rollback import note_keys, restore_documents, roll_back, rollback_folder
 from .sizes import diff_bytes_reason
 
@@ -77,6 +77,7 @@ def attempt_task(ctx: TickContext, plan: Plan, task: Task, continued: tuple[int,
     at = Attempt(task, take_snapshot(ctx, base, untracked), continued, began)
     ownstate.take(ctx.ws, task.id)  # the ledger, notify state and claims as they are now
     save_git(ctx.ws, task.id, at.snap.git)  # what the stale recovery restores .git from (SPEC §13)
+    save_unseen(ctx.ws, task.id, at.snap.unseen)  # and what was below the work tree, a person's
     with Heartbeat(ctx.ws, claim) as beat:
         at.beat = beat
         return attempt_safely(ctx, at, lambda: _work(ctx, plan, at), record_failure)

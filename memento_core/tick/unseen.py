@@ -30,6 +30,7 @@ a person had from being committed as a gitlink unless the task names that exact 
 from __future__ import annotations
 
 import io
+import json
 import os
 import stat
 import tarfile
@@ -108,6 +109,22 @@ def look(root: Path) -> Seen:
                 todo.append(sub)
     repos.discard(os.fsencode(MEMENTOS_REPOSITORY))
     return Seen(_decoded(repos), _decoded(deep), _decoded(folders))
+
+
+def to_bytes(seen: Seen) -> bytes:
+    """``seen`` as JSON, kept next to the tick's record so the stale recovery after a killed tick
+    removes what the agent nested by the snapshot's own list (record.save_unseen)."""
+    return json.dumps({"repos": sorted(seen.repos), "deep": sorted(seen.deep), "folders": sorted(seen.folders)},
+                      ensure_ascii=True).encode("ascii")
+
+
+def from_bytes(data: bytes) -> Seen | None:
+    """What :func:`to_bytes` wrote; None when it is not that."""
+    try:
+        body = json.loads(data.decode("ascii"))
+        return Seen(*(frozenset(str(p) for p in body[key]) for key in ("repos", "deep", "folders")))
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
 
 
 def settle(root: Path, before: Seen | None, save_to: Path, log_path: Path | None = None,

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Hostile agent: does its task, and leaves a git repository of its own below the work tree.
 
-usage: nests_a_repository.py HOW MARKER
+usage: nests_a_repository.py HOW MARKER [wait]
 
 The repository's config sets core.fsmonitor (and a hook, and core.pager) to a command that
 writes MARKER, a path outside the project: whatever runs git in that folder afterwards, a
@@ -12,14 +12,20 @@ person's `git status` included, would run the agent's command. HOW says where an
            never lists a `.git`, so nothing git says shows it)
   gitfile  src/lib/.git, a `gitdir:` file naming a git folder the agent made at src/.cache-repo
   ignored  build/out/.git (build/ is ignored), a folder made by `git init`
+
+With `wait` it then prints "PLANTED <pid>" and sleeps, so a test can kill -9 its tick; once
+the status log holds a STALE entry (the recovery ran) it only exits 3.
 """
 
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 how, marker = sys.argv[1], sys.argv[2]
+if "STALE" in Path("docs/TICK_STATUS.md").read_text(encoding="utf-8", errors="replace"):
+    sys.exit(3)
 Path("hello.txt").write_text("done\n", encoding="utf-8")
 Path("src/mod.py").write_text("VALUE = 2\n", encoding="utf-8")
 env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}  # its own repository, not Memento's
@@ -55,3 +61,6 @@ elif how == "ignored":
 else:
     sys.exit(f"unknown HOW {how}")
 print(f"nested a repository ({how})", flush=True)
+if sys.argv[3:] == ["wait"]:
+    print(f"PLANTED {os.getpid()}", flush=True)
+    time.sleep(120)

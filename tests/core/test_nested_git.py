@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tarfile
@@ -23,8 +24,14 @@ from memento_core.tick.__main__ import run_tick
 from memento_core.workspace import Workspace
 
 from .modes import MODES
-from .test_engine import agent, git, make_ws
-from .test_redteam_git import git_owned, honest_tick_works, hostile_ws, work_tree
+from .test_engine import agent, entries, git, make_ws
+from .test_redteam_git import (
+    _tick_killed_while_the_agent_runs,
+    git_owned,
+    honest_tick_works,
+    hostile_ws,
+    work_tree,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -211,6 +218,36 @@ def test_a_folder_in_the_change_is_a_gitlink_only_where_the_task_names_it(tmp_pa
         "the agent would commit nested repositories as gitlinks the task does not name: lib (a task adds a "
         "submodule only where its context_files name that exact path)")
     assert gitlink_reason(tmp_path, touched, ["lib", "a.py"]) == ""
+
+
+def test_a_repository_nested_before_the_tick_was_killed_is_removed_by_the_recovery(tmp_path):
+    """kill -9 of the tick while its agent waits, a repository nested: the next tick's recovery
+    removes it by the tick's own list of what was there at the snapshot (the person's clone stays)."""
+    marker = tmp_path / "fsmonitor-ran.txt"
+    ws = nesting_ws(tmp_path, agent("nests_a_repository.py", "tracked", str(marker), "wait"), "none")
+    root = ws.root
+    planted = _tick_killed_while_the_agent_runs(root)
+    try:
+        assert (root / "src" / ".git").is_dir()
+        assert (root / ".memento" / "records" / "T-1.unseen").is_file()
+        recovered = subprocess.run([sys.executable, "-m", "memento_core.tick", "--project", str(root)],
+                                   capture_output=True, text=True, timeout=120)
+        assert recovered.returncode in (0, 1) and "Traceback" not in recovered.stderr, recovered.stderr
+    finally:
+        _kill(int(planted.split()[1]))
+    stale = [e for e in entries(ws) if e.status == "STALE"]
+    assert stale and "src/.git" in stale[0].field("Rollback"), stale
+    assert repositories_below(root) == ["third_party/lib/.git"]
+    subprocess.run(["git", "status"], cwd=root / "src", capture_output=True, timeout=30)
+    assert not marker.exists()
+    assert not (root / ".memento" / "records" / "T-1.unseen").exists()
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 # ---------------------------------------------------------------- paths too deep for git
