@@ -57,7 +57,8 @@ GIT_WRITES = frozenset({
     "MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", "MERGE_RR", "AUTO_MERGE", "CHERRY_PICK_HEAD", "REVERT_HEAD",
     "REBASE_HEAD", "COMMIT_EDITMSG", "SQUASH_MSG", "TAG_EDITMSG", "NOTES_MERGE_PARTIAL", "NOTES_MERGE_REF",
     "rebase-merge", "rebase-apply", "sequencer", "rr-cache", "shallow", "gc.pid", "gc.log", "gitk.cache",
-    "commondir", "gitdir", "locked", "lfs", "fsmonitor--daemon", "fsmonitor--daemon.ipc",
+    "commondir", "gitdir", "locked", "fsmonitor--daemon", "fsmonitor--daemon.ipc",
+    "lfs", "annex", "svn",  # the stores of git-lfs, git-annex and git-svn: large, and theirs
 })
 # Names git writes by their beginning: a bisection's files, a split index's shared part, the index
 # `git commit --only` builds, Memento's own private index copies (gitops.scrubbed_index, make_commit).
