@@ -263,11 +263,11 @@ class _Archive:
     """removed.tar and README.txt in a rollback folder: every entry removed, its bytes while the
     copies stay under SAVE_LIMIT (past it, named in the README)."""
 
-    README = ("Memento removed these from below the work tree after an attempt (SPEC: no nested\n"
-              "repositories, no paths too long for git): a git repository the agent made there\n"
-              "(whose config or hooks would have run in your git commands) or a path too long\n"
-              "for git to see. removed.tar holds them as they were; `tar -tvf removed.tar` lists\n"
-              "them. Extract elsewhere only if you trust them.\n")
+    README = ("Memento removed these from below the work tree after an attempt: a git repository\n"
+              "made there during it (whose config or hooks would have run in your git commands\n"
+              "in that folder) or a path too long for git to see. removed.tar holds them as they\n"
+              "were; `tar -tvf removed.tar` lists them. Extract them elsewhere, and only if you\n"
+              "trust them.\n")
 
     def __init__(self, dest: Path) -> None:
         self.dest, self.budget, self.notes = dest, SAVE_LIMIT, []
