@@ -637,3 +637,22 @@ def test_verify_runs_the_pythons_on_path_with_their_libraries_in_every_network(t
     log = next((ws.root / "logs").glob("tick_*.log")).read_text()
     assert result.passed, f"{result.reason}\n{log[-1500:]}"
     assert f"PREFIX {sys.base_prefix}" in log or f"PREFIX {os.path.realpath(sys.prefix)}" in log, log[-1500:]
+
+
+def test_aiders_state_files_are_copied_by_their_prefix_and_a_file_over_5_mb_is_not(tmp_path, person):
+    """aider keeps `~/.aider*` files (its config, its model settings): each is copied into the
+    private home; a state file over 5 MB (a cache, a log) stays the person's alone, one at 5 MB is copied."""
+    (person.home / ".aider.conf.yml").write_text("model: m\n")
+    (person.home / ".aider.model.settings.yml").write_text("- name: m\n")
+    (person.home / ".aider.tags.cache.v3").mkdir()
+    (person.home / ".aider.tags.cache.v3" / "at_the_limit.db").write_bytes(b"x" * (5 * 1024 * 1024))
+    (person.home / ".aider.tags.cache.v3" / "over_the_limit.db").write_bytes(b"x" * (5 * 1024 * 1024 + 1))
+    (person.home / ".aider.input.history").write_bytes(b"x" * (5 * 1024 * 1024 + 1))
+    private = tmp_path / "private"
+    private.mkdir()
+    sandbox.home.sync_state("aider", private, tmp_path / "copied.json", str(person.home))
+    assert (private / ".aider.conf.yml").read_text() == "model: m\n"
+    assert (private / ".aider.model.settings.yml").read_text() == "- name: m\n"
+    assert (private / ".aider.tags.cache.v3" / "at_the_limit.db").stat().st_size == 5 * 1024 * 1024
+    assert not (private / ".aider.tags.cache.v3" / "over_the_limit.db").exists()
+    assert not (private / ".aider.input.history").exists()
