@@ -656,3 +656,19 @@ def test_aiders_state_files_are_copied_by_their_prefix_and_a_file_over_5_mb_is_n
     assert (private / ".aider.tags.cache.v3" / "at_the_limit.db").stat().st_size == 5 * 1024 * 1024
     assert not (private / ".aider.tags.cache.v3" / "over_the_limit.db").exists()
     assert not (private / ".aider.input.history").exists()
+
+
+def test_a_virtualenvs_base_is_above_its_bin_but_never_local_itself(tmp_path):
+    """The folder made readable for a virtualenv's Python: the prefix above `home`'s bin/ (its
+    standard library is there), but a Python in ~/.local/bin gives ~/.local/bin, not ~/.local
+    (~/.local/share holds keyrings)."""
+    def base(home: Path) -> str | None:
+        home.mkdir(parents=True, exist_ok=True)
+        venv = tmp_path / "venv"
+        venv.mkdir(exist_ok=True)
+        (venv / "pyvenv.cfg").write_text(f"home = {home}\ninclude-system-site-packages = false\n")
+        return sandbox.home.venv_base(str(venv))
+
+    assert base(tmp_path / "opt" / "python3.12" / "bin") == str(tmp_path / "opt" / "python3.12")
+    assert base(tmp_path / "person" / ".local" / "bin") == str(tmp_path / "person" / ".local" / "bin")
+    assert base(tmp_path / "tools" / "python") == str(tmp_path / "tools" / "python")
