@@ -859,6 +859,33 @@ def test_a_host_never_takes_over_its_own_claim_however_old_its_heartbeat(tmp_pat
     assert "memento: T-1 taken over from a (retry 1/3)" in subjects(bare)
 
 
+def test_a_claim_whose_head_moved_during_its_push_is_an_error_not_a_claim_held(tmp_path, monkeypatch):
+    # A person's commit lands in the clone while the claim is being pushed: HEAD is not taken
+    # from under them, and the tick stops with the reason instead of holding a claim it does not have.
+    from memento_core.errors import MementoError
+
+    bare, clones = make_fleet(tmp_path, ["a"], 1)
+    a = context(clones["a"], "a", monkeypatch)
+    remote.sync(a)
+    root, pushed = clones["a"], remote.push
+
+    def push_then_a_person_commits(ctx, specs, leases):
+        won = pushed(ctx, specs, leases)
+        (root / "person.txt").write_text("a person's\n")
+        git(root, "add", "person.txt")
+        git(root, "commit", "-qm", "a person's commit")
+        return won
+
+    monkeypatch.setattr(remote, "push", push_then_a_person_commits)
+    try:
+        with pytest.raises(MementoError, match="HEAD moved while the claim of T-1 was pushed"):
+            remote.claim(a, a.plan().task("T-1"))
+    finally:
+        if a.fleet is not None:
+            a.fleet.stop_beating()
+    assert git(root, "log", "-1", "--format=%s").strip() == "a person's commit"
+
+
 def test_the_doctor_warns_that_workers_max_is_ignored_with_a_remote(tmp_path):
     from memento_core.doctor import check_workspace
 
