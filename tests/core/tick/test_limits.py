@@ -199,6 +199,8 @@ def test_aider_exiting_0_after_giving_up_on_429s_is_rate_limited(tmp_path):
 @pytest.mark.parametrize("kind", ["mentions-429", "mentions-429-early"])
 def test_an_agent_exiting_0_that_mentions_a_429_but_whose_task_passes_is_not_rate_limited(tmp_path, kind):
     ws = make_ws(tmp_path, kind)
+    # A limit of this preset remembered from long ago: a pass with no limit in its words forgets it.
+    ws.state_path.write_text(json.dumps({"preset_limits": {"command": "2000-01-01T00:00:00Z"}}))
     outcome = run_tick(ws.root)
 
     assert [r.passed for r in outcome.results] == [True], outcome.message
@@ -211,6 +213,7 @@ def test_an_agent_exiting_0_that_mentions_a_429_but_whose_task_passes_is_not_rat
     log = (ws.root / outcome.log).read_text()
     said_limit = "its last words read as a rate limit" in log
     assert said_limit == (kind == "mentions-429")  # ten lines later it is no longer the last word
+    assert ("command's last words mention a rate limit, but the task passed" in log) == said_limit
 
 
 def test_a_verify_timeout_names_the_tasks_own_timeout(tmp_path):
