@@ -886,6 +886,17 @@ def test_a_claim_whose_head_moved_during_its_push_is_an_error_not_a_claim_held(t
     assert git(root, "log", "-1", "--format=%s").strip() == "a person's commit"
 
 
+def test_two_histories_with_nothing_in_common_have_no_merge_base_and_no_error(tmp_path, monkeypatch):
+    # A remote a person re-made from scratch: git merge-base exits 1, which is an answer (none).
+    bare, clones = make_fleet(tmp_path, ["a"], 1)
+    a = context(clones["a"], "a", monkeypatch)
+    head = git(clones["a"], "rev-parse", "HEAD").strip()
+    orphan = git(clones["a"], "commit-tree", "-m", "a history of its own",
+                 "4b825dc642cb6eb9a060e54bf8d69288fbee4904").strip()  # the empty tree
+    assert remote._merge_base(a, orphan, head) is None
+    assert remote._merge_base(a, head, head) == head
+
+
 def test_the_doctor_warns_that_workers_max_is_ignored_with_a_remote(tmp_path):
     from memento_core.doctor import check_workspace
 
