@@ -96,6 +96,8 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "close() stops and joins the thread on every way out of listening()",
     ("memento_core/sandbox/home.py", "while chunk := os.read(src, 1 << 20):", "20 -> 21"):
         "the size of a read while copying a file",
+    ("memento_core/notes.py", 'digest = hashlib.sha256(self.text.encode("utf-8")).hexdigest()[:12]', "12 -> 13"):
+        "the length of a note's key: any length names a note as well",
     ("memento_core/tick/kept.py", 'return own_file(path, archive_dir) or path.startswith(".git/")',
      ".startswith -> .endswith"):
         "git lists no path inside .git/ as untracked or ignored: the test is a safety net never reached",

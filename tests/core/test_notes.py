@@ -549,3 +549,8 @@ def test_two_processes_adding_notes_concurrently(tmp_path):
     for w in (1, 2):  # each writer's notes stay in its own order
         mine = [t for t in texts if t.startswith(f"worker {w} ")]
         assert mine == [f"worker {w} note {i}" for i in range(100)]
+
+
+def test_a_level_four_heading_inside_a_note_is_part_of_its_text():
+    (note,) = parse_notes_text("### [NOTE] 2026-12-01T09:00:00 → T-1\nuse the pool\n#### Why\nfewer connections\n")
+    assert note.text == "use the pool\n#### Why\nfewer connections"

@@ -301,3 +301,32 @@ def test_edit_reapplies_on_a_line_a_person_moved(tmp_path):
     lines = path.read_text().splitlines()
     assert lines[25] == "- [x] `T-101` [MODULE:database] Set up the schema"
     assert "Some prose a person added." in lines
+
+
+TWO_TASKS = """# MASTER_PLAN: t
+
+## Meta
+- tick_mode: auto
+
+## Phase 1: One
+
+- [x] `T-1` First
+  - verify: `true`
+- [ ] `T-2` Second
+  - verify: `true`
+  - depends: [T-1]
+"""
+
+
+def test_a_tasks_own_depends_field_is_read_and_an_unset_meta_key_has_its_default():
+    plan = parse_plan_text(TWO_TASKS)
+    assert plan.task("T-2").depends == ("T-1",) and plan.task("T-1").depends == ()
+    assert plan.meta.status_max_entries == 50  # the status log keeps 50 entries unless Meta says otherwise
+
+
+def test_the_counters_are_written_into_a_meta_that_lacks_them(tmp_path):
+    path = tmp_path / "MASTER_PLAN.md"
+    path.write_text(TWO_TASKS.replace("- [x] `T-1`", "- [ ] `T-1`"))
+    edit_plan(path, lambda e: e.update_counters())
+    meta = path.read_text().split("## Phase 1")[0]
+    assert "- total_tasks: 2" in meta and "- completed_tasks: 0" in meta  # written though 0 is the default
