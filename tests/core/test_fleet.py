@@ -897,6 +897,21 @@ def test_two_histories_with_nothing_in_common_have_no_merge_base_and_no_error(tm
     assert remote._merge_base(a, head, head) == head
 
 
+def test_a_replayed_notes_file_marks_read_only_what_this_host_read(tmp_path, monkeypatch):
+    # Both hosts had notes A and B unread; this host gave A to its worker (read here): the remote's
+    # file comes back with A read and B still unread, for the host that works on B.
+    from memento_core.notes import parse_notes_text
+
+    bare, clones = make_fleet(tmp_path, ["a"], 1)
+    a = context(clones["a"], "a", monkeypatch)
+    both = ("### [NOTE] 2026-12-01T09:00:00 → T-1\nuse the pool\n\n"
+            "### [NOTE] 2026-12-01T09:05:00 → T-2\nkeep the old API\n")
+    mine = both.replace("[NOTE] 2026-12-01T09:00:00", "[NOTE:READ] 2026-12-01T09:00:00")
+    merged = remote.merge_notes(a, both.encode(), both.encode(), mine.encode())
+    assert [(n.text, n.read) for n in parse_notes_text(merged.decode())] == [
+        ("use the pool", True), ("keep the old API", False)]
+
+
 def test_the_doctor_warns_that_workers_max_is_ignored_with_a_remote(tmp_path):
     from memento_core.doctor import check_workspace
 
