@@ -156,6 +156,7 @@ exit 0
     assert claim_refs(bare) == []
     assert git(root, "rev-parse", "HEAD") == git(bare, "rev-parse", "main")
     assert "NOT PUSHED — the remote origin refused the result of T-1" in git(bare, "show", "main:docs/TICK_STATUS.md")
+    assert "the result of T-1 is committed here but not pushed" in log  # and why, for whoever reads cron.log
     assert not (root / ".memento" / "fleet_pending.json").exists()
 
 
