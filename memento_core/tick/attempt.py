@@ -25,7 +25,7 @@ from ..runlog import utc_stamp
 from ..state import Claim, Heartbeat, remove_claim, this_host, write_claim
 from ..status_log import SELF_COMMIT
 from ..workspace import KEPT_DOCS
-from . import confine, gitstate, limits, ownfiles, ownstate, receipts, review
+from . import confine, gitstate, limits, modes, ownfiles, ownstate, receipts, review
 from . import kept as kept_files
 from .context import TaskResult, TickContext
 from .entries import (
@@ -58,6 +58,7 @@ class Attempt:
     agent: object = None  # limits.AgentOutcome: usage, rate limit, fallbacks
     blobs: dict = field(default_factory=dict)  # path -> (mode, blob id) verify passed on: what is committed
     review: object = None  # review.Outcome when the acceptance gate ran (SPEC §16)
+    modes_reset: list = field(default_factory=list)  # what settle_modes removed, named in the entry
     # A parallel worker's own steps (tick/workers.py); None: the serial ones of this module.
     guards: object = None  # like check_guards
     on_pass: object = None  # like record_pass
@@ -176,6 +177,8 @@ def take_snapshot(ctx: TickContext, base: str | None, untracked: set[str]) -> Sn
     left = ownfiles.remove_specials(ws)
     if left:
         append_log(ctx.log_path, f"[memento] before the run: {ownfiles.specials_reason(left)}\n")
+    kept = kept_files.take(ctx.root, untracked, gitops.read_pattern_file(ws.cleanignore_path), archive,
+                           confined=sandbox.resolve(ctx.config).confined)
     return Snapshot(
         base=base, untracked=frozenset(untracked),
         plan=ws.plan_path.read_bytes(), project_map=read_or_none(ws.map_path),
@@ -185,8 +188,7 @@ def take_snapshot(ctx: TickContext, base: str | None, untracked: set[str]) -> Sn
         taken_at=datetime.now(UTC).replace(microsecond=0), git=gitstate.capture(ctx.root),
         runtime=ownfiles.runtime_copy(ws),
         absent=ownfiles.absent_own(ws, archive), archive_dir=archive, memory_head=receipts.memory_head(ws),
-        kept=kept_files.take(ctx.root, untracked, gitops.read_pattern_file(ws.cleanignore_path), archive,
-                             confined=sandbox.resolve(ctx.config).confined),
+        kept=kept, modes=modes.take(ctx.root, kept.modes, untracked, archive),
     )
 
 
@@ -287,6 +289,8 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
     changes = tuple(gitops.changes_since(ctx.root, snap.base, set(snap.untracked)))
     if not after_verify:  # the agent's new scratch git does not ignore (x.pyc.1, a __pycache__/): gone
         kept_files.remove_scratch(ctx.root, changes, ctx.log_path)
+    who = "verify" if after_verify else "the agent"
+    reset = settle_modes(ctx, at, changes)
     seen = Observed(
         folded=folded,
         changes=changes,
@@ -300,13 +304,29 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
                     confined=bool(at.wrap))
     bad_links = kept_files.link_reason(ctx.root, verdict.touched, at.task.guard_files, snap.kept,
                                        snap.archive_dir, "verify" if after_verify else "the agent")
-    extra = tuple(r for r in (kept.reason(), bad_links) if r)
+    extra = tuple(r for r in (kept.reason(), bad_links, reset.reason(who)) if r)
     verdict = Verdict((*verdict.reasons, *extra), verdict.touched) if extra else verdict
     too_big = diff_bytes_reason(ctx.root, snap.base, verdict.touched, plan.meta.max_diff_bytes,
                                 after_verify=after_verify)
-    state = ownstate.reason(ws, at.task.id, "verify" if after_verify else "the agent")
+    state = ownstate.reason(ws, at.task.id, who)
     extra = tuple(r for r in (too_big, state) if r)
     return Verdict(verdict.reasons + extra, verdict.touched) if extra else verdict
+
+
+def settle_modes(ctx: TickContext, at: Attempt, changes=()) -> modes.Found:
+    """Modes are git's (modes.py, SPEC §13): the one step both ways run, at the guards after the agent
+    and after verify, and after a rollback. What it removed is kept for the attempt's entry."""
+    found = modes.settle(ctx.root, at.snap.modes, changes, ctx.log_path)
+    at.modes_reset += [item for item in found.special + found.named if item not in at.modes_reset]
+    return found
+
+
+def _modes_field(fields: list[tuple[str, str]], at: Attempt) -> list[tuple[str, str]]:
+    """The entry's fields with "Modes Reset" before its log when settle_modes removed something."""
+    if not at.modes_reset:
+        return fields
+    said = ("Modes Reset", modes.listed(at.modes_reset, 20))
+    return [*fields[:-1], said, fields[-1]] if fields and fields[-1][0] == "Log" else [*fields, said]
 
 
 def _branch_untouched(snap: Snapshot, found: gitstate.GitState | None) -> bool:
@@ -356,8 +376,8 @@ def record_pass(ctx: TickContext, at: Attempt, changes, duration: float, verify_
     # adds it, and the commit's trailer names the entry (gitops.tick_commits resolves it).
     message = f"{subject}\n\n{gitops.TICK_TRAILER}: {ctx.tick_number()} {task.id}\n"
     paths = sorted({c.path for c in changes} | set(KEPT_DOCS))
-    fields = review.entry_fields(_success_fields(ctx, task, changes, duration, verify_tail, report, subject),
-                                 at.review)
+    fields = review.entry_fields(_modes_field(_success_fields(ctx, task, changes, duration, verify_tail, report,
+                                                              subject), at), at.review)
     entry = ctx.format_entry(limits.with_usage(fields, at.agent), at.continued)
     # Record where we are first: a crash from here on is finished by the next tick,
     # which commits exactly these files (their hashes are in the claim) and this entry.
@@ -423,6 +443,7 @@ def record_failure(ctx: TickContext, at: Attempt, reason: str, duration: float, 
                                        keep_patterns=at.snap.cleanignore))
     crash_point("tick:after-rollback")
     kept_files.restore_modes(ctx.root, at.snap.kept, ctx.log_path)
+    settle_modes(ctx, at)  # what a rollback does not undo: new folders' modes, ACLs, attributes (modes.py)
     rolled += restore_documents(ws, at.snap, task.id, confined=bool(at.wrap))
     max_retries = ctx.plan().meta.max_retries
     uncounted = ctx.interrupted or not count_retry
@@ -430,9 +451,9 @@ def record_failure(ctx: TickContext, at: Attempt, reason: str, duration: float, 
     by_review = at.review is not None and at.review.blocks and not uncounted  # max_rounds failed reviews
     blocked = (retries >= max_retries or by_review) and not uncounted
     status = status or (at.review.status if by_review else "")
-    fields = _failure_fields(ctx, task, reason, duration, exit_code, output, report,
-                             status or _failure_status(ctx, count_retry, blocked, retries, max_retries), blocked,
-                             rolled)
+    fields = _modes_field(_failure_fields(ctx, task, reason, duration, exit_code, output, report,
+                                          status or _failure_status(ctx, count_retry, blocked, retries, max_retries),
+                                          blocked, rolled), at)
     fields = review.entry_fields(limits.with_usage(fields, at.agent), at.review)
     # The entry goes first: a crash before the plan edit loses no record (the attempt
     # is then simply not counted as a retry).
