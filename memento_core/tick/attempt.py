@@ -289,6 +289,8 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
     changes = tuple(gitops.changes_since(ctx.root, snap.base, set(snap.untracked)))
     if not after_verify:  # the agent's new scratch git does not ignore (x.pyc.1, a __pycache__/): gone
         kept_files.remove_scratch(ctx.root, changes, ctx.log_path)
+    else:  # the task's code ran in verify: no bytecode it wrote outlives the attempt (a forged .pyc)
+        kept_files.remove_bytecode(ctx.root, snap.kept, changes, ctx.log_path, snap.archive_dir)
     who = "verify" if after_verify else "the agent"
     reset = settle_modes(ctx, at, changes)
     seen = Observed(
