@@ -317,7 +317,7 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
 
 def settle_modes(ctx: TickContext, at: Attempt, changes=()) -> modes.Found:
     """Modes are git's (modes.py, SPEC §13): the one step both ways run, at the guards after the agent
-    and after verify, and after a rollback. What it removed is kept for the attempt's entry."""
+    and after verify, and at a rollback (before it undoes the files). What it removed is kept for the attempt's entry."""
     found = modes.settle(ctx.root, at.snap.modes, changes, ctx.log_path)
     at.modes_reset += [item for item in found.special + found.named if item not in at.modes_reset]
     return found
@@ -440,12 +440,12 @@ def record_failure(ctx: TickContext, at: Attempt, reason: str, duration: float, 
     gitstate.put_back(ctx.root, at.snap.git, rollback_folder(ws, f"{task.id}-git"))  # the agent may have failed
     kept_files.settle(ctx.root, at.snap.kept, ctx.log_path, at.snap.archive_dir,
                       rollback_folder(ws, f"{task.id}-ignored"))
+    settle_modes(ctx, at)  # named before the rollback undoes the files they were on (modes.py)
     kept_files.restore_modes(ctx.root, at.snap.kept, ctx.log_path)  # a chmod 000 folder stops no checkout
     rolled = ctx.rolled_back(roll_back(ws, at.snap.base, at.snap.untracked, task.id,
                                        keep_patterns=at.snap.cleanignore))
     crash_point("tick:after-rollback")
     kept_files.restore_modes(ctx.root, at.snap.kept, ctx.log_path)
-    settle_modes(ctx, at)  # what a rollback does not undo: new folders' modes, ACLs, attributes (modes.py)
     rolled += restore_documents(ws, at.snap, task.id, confined=bool(at.wrap))
     max_retries = ctx.plan().meta.max_retries
     uncounted = ctx.interrupted or not count_retry

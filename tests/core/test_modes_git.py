@@ -180,14 +180,17 @@ def test_what_a_failed_attempt_left_on_files_it_did_not_change_is_removed(tmp_pa
     attributes go all the same."""
     if why := xattrs_refused(tmp_path):
         pytest.skip(why)
-    ws = calc_ws(tmp_path, agent("leaves_modes.py", "tests", "fail"), mode, tasks=IN_SRC)
+    ws = calc_ws(tmp_path, agent("leaves_modes.py", "tests", "sticky", "setuid", "fail"), mode, tasks=IN_SRC)
     root = ws.root
     (result,) = run_tick(root).results
-    assert "DID tests" in log_of(root)
+    assert "DID tests" in log_of(root) and "DID setuid" in log_of(root)
     assert not result.passed and result.reason == "agent exited with code 1", result.reason
     judge_git_modes(root, ".", "src", "tests")
+    assert not (root / "src" / "bin").exists()
     said = last_entry(ws)["Modes Reset"]
-    assert "tests/test_calc.py (a POSIX ACL removed)" in said and "tests/ (extended attribute user.planted" in said
+    for item in ("tests/test_calc.py (a POSIX ACL removed)", "tests/ (extended attribute user.planted removed)",
+                 "src/ (sticky)", "src/bin/sh (set-uid)", "src/bin/ (set-gid)"):
+        assert item in said, said
 
 
 @pytest.mark.parametrize("mode", MODES)
