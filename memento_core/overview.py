@@ -253,8 +253,9 @@ def needs_you(summary: dict, state: TickState, plan: Plan | None, notes: Sequenc
     for c in summary.get("verify_changes") or []:
         how = f"wrote {c['task']}'s verify: `{c['new']}`" if not c["old"] else \
             f"changed {c['task']}'s verify: `{c['old']}` → `{c['new']}`"
-        out.append(Need("verify", f"the architect {how}", "check it, then acknowledge (v)", task=c["task"],
-                        command=f"check it, then `memento architect --ack {c['task']}`"))
+        out.append(Need("verify", f"the architect {how}", f"{c['task']} waits: check it, then acknowledge (v)",
+                        task=c["task"], command=f"{c['task']} does not run until you check it, then "
+                                                f"`memento architect --ack {c['task']}`"))
     out += _agent_needs(summary)
     if idle_why:
         out.append(Need("schedule", idle_why, "memento cron install · o auto-tick · t tick now",
