@@ -69,3 +69,21 @@ def test_a_task_whose_verify_the_architect_changed_waits_for_the_persons_ack(tmp
     outcome = run_tick(ws.root)
     assert [(r.task_id, r.passed) for r in outcome.results] == [("T-1", True)], outcome.message
     assert commits_touching(ws, "hello.txt")[0].startswith("memento: complete T-1")
+
+
+def test_the_parallel_crew_passes_over_a_held_task_too(tmp_path, git_identity):
+    """A `parallel: true` phase: the workers take the other tasks; the held one runs after the ack."""
+    from memento_core.control import acknowledge_verify
+    from memento_core.verify_changes import VerifyChange, record
+
+    from .test_workers import make_parallel_ws
+
+    ws, _ = make_parallel_ws(tmp_path, ["T-1", "T-2", "T-3"], workers=2)
+    record(ws, [VerifyChange("T-2", "test -f T-2.txt && false", "test -f T-2.txt", "2026-12-06T10:00:00Z")])
+    outcome = run_tick(ws.root)
+    assert sorted((r.task_id, r.passed) for r in outcome.results) == [("T-1", True), ("T-3", True)], outcome.message
+    assert parse_plan(ws.plan_path).task("T-2").status == " " and not (ws.root / "T-2.txt").exists()
+    assert commits_touching(ws, "T-2.txt") == []
+    acknowledge_verify(ws, ["T-2"])
+    outcome = run_tick(ws.root)
+    assert [(r.task_id, r.passed) for r in outcome.results] == [("T-2", True)], outcome.message
