@@ -34,7 +34,7 @@ def summarize(ws: Workspace, plan: Plan, entries: Sequence[TickEntry]) -> dict:
     ``entries`` are the status log's, oldest first. The dashboard calls this with what it
     has read; the CLI through :func:`status_document`.
     """
-    verdict = scheduler.pick(plan)
+    verdict = _pick_unheld(ws, plan)
     total = scheduler.plan_progress(plan)
     durations = [e.duration_seconds for e in entries if e.status == "SUCCESS" and e.duration_seconds is not None]
     # Time left means something only while tasks can still be picked.
@@ -120,6 +120,21 @@ def _phases(plan: Plan) -> list[dict]:
         "pending": prog.pending, "in_progress": prog.in_progress, "skipped": prog.skipped,
         "open": all(d in finished for d in phase.depends), "depends": list(phase.depends),
     } for phase, prog in scheduler.phase_progress(plan)]
+
+
+def _pick_unheld(ws: Workspace, plan: Plan) -> scheduler.Verdict:
+    """The tick's pick: a task whose verify the architect changed waits for a person's ack
+    (tick/held.py), so "next" names the task that will run, or says what it waits for."""
+    from .verify_changes import pending
+
+    held = {c.task for c in pending(ws)}
+    verdict = scheduler.pick(plan, exclude=held)
+    if not held or verdict.kind == scheduler.TASK or scheduler.pick(plan).kind != scheduler.TASK:
+        return verdict
+    ids = sorted(t.id for t in plan.tasks if t.id in held and t.status == " ")
+    return scheduler.Verdict(scheduler.WAITING, tasks=tuple(ids),
+                             message=f"waiting for you: the architect changed the verify of {', '.join(ids)} "
+                                     "(`memento architect --ack` once checked)")
 
 
 def _next_step(plan: Plan, verdict) -> dict:

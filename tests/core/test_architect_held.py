@@ -62,6 +62,10 @@ def test_a_task_whose_verify_the_architect_changed_waits_for_the_persons_ack(tmp
     assert len(waiting) == 1 and "T-1" in waiting[0].field("Tasks")
     assert run_tick(ws.root).results == []
     assert len([e for e in entries(ws) if "WAITING FOR A PERSON" in (e.field("Event") or "")]) == 1
+    shown = subprocess.run([sys.executable, "-m", "memento_core.cli", "status", str(ws.root)], capture_output=True,
+                           text=True)
+    assert "waiting for you: the architect changed the verify of T-1" in shown.stdout, shown.stdout
+    assert "T-1 does not run until you check it" in shown.stdout and shown.returncode == 1
     # The person checked it: the next tick runs T-1 (under the verify the person accepted).
     done = subprocess.run([sys.executable, "-m", "memento_core.cli", "architect", "--ack", "T-1", str(ws.root)],
                           capture_output=True, text=True)
