@@ -525,10 +525,11 @@ def _both_appended(base: bytes, ours: bytes, theirs: bytes) -> bool:
 
 def merge_file(root: Path, base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
     """Git's own three-way merge of one file's bytes (``git merge-file -p``); None when it
-    conflicts (or git could not merge them: binary data). Changes of the two sides with an
-    unchanged line between every one of one side and every one of the other are merged here
+    conflicts (or git could not merge them: binary data). Changes every diff pairs alike, with
+    an unchanged line between every one of one side and every one of the other, are merged here
     (:func:`merge_apart`), as git merges them: a fleet's replay merges the plan once a replayed
-    commit, and a process started for each, on hosts that race, was five a task."""
+    commit, and a process started for each, on hosts that race, was five a task. Anything else
+    (a status log's entries put in among its repeated lines, a block moved) is git's."""
     merged = merge_apart(base, ours, theirs)
     if merged is not None:
         return merged
@@ -577,28 +578,73 @@ def changes_meet(base: bytes, ours: bytes, theirs: bytes) -> bool:
 
 
 def merge_apart(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
-    """The two sides' changes of ``base`` both applied, when between every change of one side
-    and every change of the other stands an unchanged line that base and both sides have only
-    once; None for any other case (changes that meet, touch or are the same, only repeated
-    lines between them, binary data), which git's merge decides."""
+    """The two sides' changes of ``base`` both applied, as ``git merge-file`` applies them, when
+    git's diff of each side can only be one (:func:`_forced_hunks`) and a line neither side
+    changed stands between every change of one side and every change of the other; None for
+    any other case (changes that meet, touch or are the same, a block moved, a repeated line
+    put in or taken out, binary data), which git's merge decides.
+
+    Why it is git's merge: with each side's changes known as git's diff finds them, git's
+    merge takes both sides' changes where an unchanged line of base stands between them
+    (``xdl_merge``), and puts in each change's lines as that side has them."""
     if b"\0" in base or b"\0" in ours or b"\0" in theirs:
         return None
-    lines, our_lines, their_lines = _lines(base), _lines(ours), _lines(theirs)
-    mine, other = _hunks(lines, our_lines), _hunks(lines, their_lines)
-    counts = [collections.Counter(version) for version in (lines, our_lines, their_lines)]
-    for a1, a2, _ in mine:
-        for b1, b2, _ in other:
-            between = lines[a2:b1] if a2 < b1 else lines[b2:a1] if b2 < a1 else None
-            # A line each of the three versions has once, unchanged between them, anchors every
-            # alignment (git's diff and this one could pair repeated lines differently, and a
-            # side that put in a copy of a line makes it no anchor).
-            if between is None or not any(all(c[line] == 1 for c in counts) for line in between):
-                return None
+    lines = _lines(base)
+    mine, other = _forced_hunks(lines, _lines(ours)), _forced_hunks(lines, _lines(theirs))
+    if mine is None or other is None:
+        return None
+    if any(not (a2 < b1 or b2 < a1) for a1, a2, _ in mine for b1, b2, _ in other):
+        return None
     out, at = [], 0
     for start, end, put in sorted(mine + other, key=lambda hunk: (hunk[0], hunk[1])):
         out += lines[at:start] + put
         at = end
     return b"".join(out + lines[at:])
+
+
+def _forced_hunks(base: list[bytes], side: list[bytes]) -> list[tuple[int, int, list[bytes]]] | None:
+    """What ``side`` changed of ``base`` ((start, end, the lines put there) in base's lines) when
+    every diff, git's among them, must find just that; else None.
+
+    Take out of each the lines the other has nowhere (no diff can pair them): when what is left
+    is the same sequence in both, pairing all of it is the one longest common subsequence, so
+    git's diff (Myers, on the lines its preprocessing keeps) pairs it, and the lines taken out
+    are the changes. Git's preprocessing also sets aside a line the other side has many times
+    when it lies between unpaired lines both ways (``xdl_clean_mmatch``): where that may happen
+    (a line the other has twice or more, reaching unpaired lines above and below through such
+    lines) it is left to git. Git slides a change only past a line equal to the change's other
+    end, and a change here holds no line the other side has: none slides."""
+    in_side, in_base = collections.Counter(side), collections.Counter(base)
+    kept_base = [at for at, line in enumerate(base) if line in in_side]
+    kept_side = [at for at, line in enumerate(side) if line in in_base]
+    if [base[at] for at in kept_base] != [side[at] for at in kept_side]:
+        return None  # a line moved, or one the other has put in or taken out: git pairs them its way
+    if _may_set_aside(base, in_side) or _may_set_aside(side, in_base):
+        return None
+    hunks, was_base, was_side = [], 0, 0
+    for at_base, at_side in [*zip(kept_base, kept_side, strict=True), (len(base), len(side))]:
+        if at_base > was_base or at_side > was_side:
+            hunks.append((was_base, at_base, side[was_side:at_side]))
+        was_base, was_side = at_base + 1, at_side + 1
+    return hunks
+
+
+def _may_set_aside(lines: list[bytes], other: collections.Counter) -> bool:
+    """Whether git's diff could set aside one of ``lines`` as a line ``other`` has many times
+    (``xdl_cleanup_records``): one ``other`` has twice or more (git's threshold is at least
+    that) from which, through such lines, an unpaired line is reached both above and below."""
+    many = [other[line] >= 2 for line in lines]
+    unpaired = [other[line] == 0 for line in lines]
+    reach_up, seen = [], False
+    for at in range(len(lines)):
+        reach_up.append(seen)
+        seen = unpaired[at] or (seen and many[at])
+    seen = False
+    for at in range(len(lines) - 1, -1, -1):
+        if many[at] and reach_up[at] and seen:
+            return True
+        seen = unpaired[at] or (seen and many[at])
+    return False
 
 
 _HEADERS = (b"tree", b"parent", b"author", b"committer", b"encoding")

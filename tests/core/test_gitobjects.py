@@ -6,6 +6,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from memento_core import gitobjects, gitops
 from memento_core.errors import MementoError
@@ -353,7 +355,7 @@ def test_random_edits_merge_as_git_merges_them(tmp_path):
         if merged is not None:
             made += 1
             assert merged == git_merge_file(tmp_path, b"".join(base), ours, theirs)
-    assert made > 50
+    assert made > 20  # changes whose pairing every diff must find (the rest is git's)
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -394,7 +396,7 @@ def test_random_short_edits_with_repeated_and_copied_lines_merge_as_git_merges_t
         if merged is not None:
             made += 1
             assert merged == git_merge_file(tmp_path, base_bytes, ours, theirs), (base_bytes, ours, theirs)
-    assert made > 50
+    assert made > 15
 
 
 def test_changes_among_repeated_lines_only_are_left_to_git(tmp_path):
@@ -566,3 +568,85 @@ def test_a_path_git_refuses_is_never_committed_here(tmp_path, git_identity, path
     with pytest.raises(gitops.MementoError):
         gitops.commit_paths(root, [path], "m", blobs={path: (mode, blob)}, build=gitobjects.commit_here)
     assert git(root, "rev-parse", "HEAD") == head
+
+
+# ---------------------------------------------------------------- the merge against git merge-file
+
+MOVED = [  # a block moved on one side, a line of it changed on the other: git conflicts
+    (b"L0\nL1\nL2\nL3\n", b"L2\nL3\nL0\nL1\n", b"L0\nchg0\nL1\nL2\nL3\n"),
+    (b"L0\nL1\nL2\nL3\nL4\nL5\nL6\nL7\nL8\nL9\n", b"L4\nL5\nL6\nL7\nL0\nL1\nL2\nL3\nL8\nL9\n",
+     b"L0\nL1\nchg1\nL3\nL4\nL5\nL6\nL7\nL8\nL9\n"),
+    (b"L0\nL1\nL2\nL3\nL4\nL5\nL6\nL7\nL8\nL9\n", b"L0\nL5\nL6\nL7\nL8\nL1\nL2\nL3\nL4\nL9\n",
+     b"L0\nL1\nL2\nL3\nL3\nL4\nL5\nL6\nL7\nL8\nL9\n"),
+]
+
+
+@pytest.mark.parametrize("base, ours, theirs", MOVED, ids=["block-first", "block-down", "copied-line"])
+def test_a_moved_block_changed_on_the_other_side_is_git_s_conflict(tmp_path, base, ours, theirs):
+    """It was merged here (the move's lines paired one way, the other side's change set apart
+    from it) where git pairs them the other way and conflicts: the resolver never saw it."""
+    assert git_merge_file(tmp_path, base, ours, theirs) is None
+    assert gitobjects.merge_apart(base, ours, theirs) is None
+    assert gitobjects.merge_file(tmp_path, base, ours, theirs) is None
+
+
+_POOL = [b"a\n", b"b\n", b"c\n", b"\n", b"a\r\n", b"b\r\n", b"---\n", b"  - retries: 1\n", b"- [ ] `T-1` one\n",
+         b"- [x] `T-1` one\n", b"- **Status**: ok\n"]
+
+
+@st.composite
+def three_versions(draw) -> tuple[bytes, bytes, bytes]:
+    """A base of lines (many repeated, CRLF among them) and two sides, each edited by moving a
+    block, changing, putting in, copying or taking out lines; any may lose its last newline or
+    be empty."""
+    line = st.one_of(st.sampled_from(_POOL), st.integers(0, 30).map(lambda n: b"u%d\n" % n))
+    base = draw(st.lists(line, max_size=14))
+
+    def edited() -> list[bytes]:
+        out = list(base)
+        for _ in range(draw(st.integers(0, 3))):
+            what = draw(st.sampled_from(["move", "move", "change", "put", "copy", "drop", "empty"]))
+            at = draw(st.integers(0, len(out)))
+            if what == "move" and out:
+                end = draw(st.integers(at, min(len(out), at + 4)))
+                block, rest = out[at:end], out[:at] + out[end:]
+                to = draw(st.integers(0, len(rest)))
+                out = rest[:to] + block + rest[to:]
+            elif what == "change" and at < len(out):
+                out[at] = draw(line)
+            elif what == "put":
+                out.insert(at, draw(line))
+            elif what == "copy" and out:
+                out.insert(at, draw(st.sampled_from(out)))
+            elif what == "drop" and at < len(out):
+                del out[at]
+            elif what == "empty":
+                out = []
+        return out
+
+    def joined(lines: list[bytes]) -> bytes:
+        data = b"".join(lines)
+        return data[:-1] if data.endswith(b"\n") and draw(st.booleans()) and draw(st.booleans()) else data
+
+    return joined(base), joined(edited()), joined(edited())
+
+
+def _merges_as_git(tmp_path: Path, versions: tuple[bytes, bytes, bytes]) -> None:
+    base, ours, theirs = versions
+    by_git = git_merge_file(tmp_path, base, ours, theirs)
+    merged = gitobjects.merge_apart(base, ours, theirs)
+    assert merged is None or merged == by_git, (base, ours, theirs)
+    assert gitobjects.merge_file(tmp_path, base, ours, theirs) == by_git
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(versions=three_versions())
+def test_a_merge_is_the_one_git_merge_file_makes(tmp_path, versions):
+    _merges_as_git(tmp_path, versions)
+
+
+@pytest.mark.slow
+@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(versions=three_versions())
+def test_a_merge_is_the_one_git_merge_file_makes_heavy(tmp_path, versions):
+    _merges_as_git(tmp_path, versions)
