@@ -20,7 +20,6 @@ the local time zone; where git would date them otherwise (``GIT_AUTHOR_DATE`` or
 from __future__ import annotations
 
 import collections
-import difflib
 import functools
 import hashlib
 import os
@@ -550,31 +549,39 @@ def _lines(data: bytes) -> list[bytes]:
     return _LINE.findall(data)
 
 
-def _hunks(base: list[bytes], side: list[bytes]) -> list[tuple[int, int, list[bytes]]]:
-    """What ``side`` changed of ``base``: (start, end, the lines put there) in base's lines. The
-    lines both begin and end with are set aside first (a plan's edits are a few lines)."""
-    head = 0
-    while head < min(len(base), len(side)) and base[head] == side[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(base), len(side)) - head and base[-1 - tail] == side[-1 - tail]:
-        tail += 1
-    inner, other = base[head:len(base) - tail], side[head:len(side) - tail]
-    matcher = difflib.SequenceMatcher(None, inner, other, autojunk=False)
-    return [(head + i1, head + i2, other[j1:j2])
-            for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
-
-
 def changes_meet(base: bytes, ours: bytes, theirs: bytes) -> bool:
-    """Whether the two sides changed the same lines of ``base`` two ways (or put different lines
-    at one place), as difflib pairs the lines: git's merge conflicts there (but for a rare case
-    where its own pairing of repeated lines sets the changes apart), so it is not asked, and
-    the document's resolver, which merges any two versions, merges them (a fleet's results all
-    change the plan's Meta counters; their replay goes to the plan's resolver straight away)."""
+    """Whether git's merge must conflict: git's diff of each side can only be one
+    (:func:`_forced_hunks`), and changes of the two sides that overlap or touch (no unchanged
+    line of base between them) leave that stretch of base two different ways. Git is then not
+    asked, and the document's resolver, which merges any two versions, merges them (a fleet's
+    results all change the plan's Meta counters; their replay goes to the plan's resolver
+    straight away). False where git might merge them (it is asked)."""
+    if b"\0" in base or b"\0" in ours or b"\0" in theirs:
+        return False
     lines = _lines(base)
-    mine, other = _hunks(lines, _lines(ours)), _hunks(lines, _lines(theirs))
-    return any((a1 < b2 and b1 < a2 or a1 == a2 == b1 == b2) and (a1, a2, put) != (b1, b2, other_put)
-               for a1, a2, put in mine for b1, b2, other_put in other)
+    mine, other = _forced_hunks(lines, _lines(ours)), _forced_hunks(lines, _lines(theirs))
+    if not mine or not other:
+        return False
+    hunks = sorted([(start, end, put, 0) for start, end, put in mine] +
+                   [(start, end, put, 1) for start, end, put in other], key=lambda hunk: (hunk[0], hunk[1]))
+    group: list[tuple[int, int, list[bytes], int]] = []
+    for hunk in [*hunks, None]:
+        if hunk is not None and group and hunk[0] <= max(h[1] for h in group):
+            group.append(hunk)  # touches the stretch so far: git's merge joins them
+            continue
+        if len({h[3] for h in group}) == 2:
+            start, end = group[0][0], max(h[1] for h in group)
+            versions = []
+            for side in (0, 1):
+                out, at = [], start
+                for h_start, h_end, put, _ in (h for h in group if h[3] == side):
+                    out += lines[at:h_start] + put
+                    at = h_end
+                versions.append(out + lines[at:end])
+            if versions[0] != versions[1]:
+                return True
+        group = [hunk] if hunk is not None else []
+    return False
 
 
 def merge_apart(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:

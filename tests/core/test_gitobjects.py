@@ -418,7 +418,7 @@ def test_changes_among_repeated_lines_only_are_left_to_git(tmp_path):
     (b"a\nb\nnew\nc\nd\n", b"a\nb\nother\nc\nd\n", True),  # two insertions at one place
     (b"a\nB\nC\nd\n", b"a\nb\nX\nd\n", True),  # ranges that overlap
     (b"a\nB\nc\nd\n", b"a\nB\nc\nd\n", False),  # the same change: git takes it once
-    (b"a\nB\nc\nd\n", b"a\nb\nC\nd\n", False),  # next to each other: git's call
+    (b"a\nB\nc\nd\n", b"a\nb\nC\nd\n", True),  # next to each other: git conflicts too
     (b"a\nB\nc\nd\n", b"a\nb\nc\nD\n", False),
 ])
 def test_changes_that_meet_go_straight_to_the_resolver(tmp_path, ours, theirs, meet):
@@ -637,11 +637,14 @@ def _merges_as_git(tmp_path: Path, versions: tuple[bytes, bytes, bytes]) -> None
     merged = gitobjects.merge_apart(base, ours, theirs)
     assert merged is None or merged == by_git, (base, ours, theirs)
     assert gitobjects.merge_file(tmp_path, base, ours, theirs) == by_git
+    if gitobjects.changes_meet(base, ours, theirs) or gitobjects._both_appended(base, ours, theirs):
+        assert by_git is None, "sent to the resolver where git merges it"
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(versions=three_versions())
 def test_a_merge_is_the_one_git_merge_file_makes(tmp_path, versions):
+    """Merged here only as git merges it, and sent straight to the resolver only where git conflicts."""
     _merges_as_git(tmp_path, versions)
 
 
@@ -650,3 +653,45 @@ def test_a_merge_is_the_one_git_merge_file_makes(tmp_path, versions):
 @given(versions=three_versions())
 def test_a_merge_is_the_one_git_merge_file_makes_heavy(tmp_path, versions):
     _merges_as_git(tmp_path, versions)
+
+
+def test_changes_git_merges_are_not_sent_to_the_resolver(tmp_path):
+    """Changes difflib saw overlapping where git's diff pairs the lines otherwise and merges
+    them: the resolver took the file in git's place."""
+    cases = 0
+    import random
+
+    chance = random.Random(7)
+    for _ in range(3000):
+        base = [b"L%d\n" % i for i in range(chance.randint(0, 14))]
+
+        def edited(lines: list[bytes]) -> list[bytes]:
+            out = list(lines)
+            if not out:
+                return [b"new\n"]
+            at = chance.randrange(len(out))
+            end = min(len(out), at + chance.randint(1, 4))
+            what = chance.choice(["move", "change", "put", "drop", "copy"])
+            if what == "move":
+                block = out[at:end]
+                del out[at:end]
+                to = chance.randrange(len(out) + 1)
+                out[to:to] = block
+            elif what == "change":
+                out[at] = b"chg%d\n" % chance.randrange(3)
+            elif what == "put":
+                out.insert(at, b"ins%d\n" % chance.randrange(3))
+            elif what == "drop":
+                del out[at:end]
+            else:
+                out.insert(at, out[at])
+            return out
+
+        ours, theirs = edited(base), edited(base)
+        if chance.random() < 0.3:
+            theirs = edited(theirs)
+        b, o, t = b"".join(base), b"".join(ours), b"".join(theirs)
+        if gitobjects.changes_meet(b, o, t):
+            cases += 1
+            assert git_merge_file(tmp_path, b, o, t) is None, (b, o, t)
+    assert cases > 100
