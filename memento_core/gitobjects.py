@@ -108,7 +108,8 @@ def read_at(root: Path, rev: str, paths: Sequence[str], *, within: Sequence[str]
     level), the files at ``paths`` and the objects ``also`` names, in one ``git cat-file --batch``.
     Each object is checked to be the one its parent names, so a ``rev`` such as HEAD that moves
     during the read raises MementoError."""
-    folders = sorted({f for p in [*paths, *within] for f in _folders(p)}, key=lambda f: (f.count("/"), f))
+    # The top level always: the offsets below count it (a range of empty commits asks for no path).
+    folders = sorted({""} | {f for p in [*paths, *within] for f in _folders(p)}, key=lambda f: (f.count("/"), f))
     names = [rev, f"{rev}^{{tree}}", *(f"{rev}:{f}" for f in folders if f), *(f"{rev}:{p}" for p in paths), *also]
     got = read_objects(root, names)
     commit, tree = got[0], got[1]
@@ -385,12 +386,16 @@ class Picked:
     changes: tuple[Change, ...]
 
 
-def commits_between(root: Path, base: str, tip: str) -> list[Picked]:
+def commits_between(root: Path, base: str, tip: str, upstream: str | None = None) -> list[Picked] | None:
     """The commits of ``base..tip``, oldest first, each with the files it changed (one ``git log``;
-    a merge's changes are not listed)."""
+    a merge's changes are not listed). With ``upstream``: None when one of them has its patch in
+    ``base..upstream`` already (git's rebase drops such a commit, even where it would not be
+    empty: the upstream may have changed it back since)."""
+    spec = [f"{base}..{tip}"] if upstream is None else \
+        ["--cherry-mark", "--right-only", f"{upstream}...{tip}", f"^{base}"]
     out = gitops.run_git(Path(root), ["log", "--reverse", "--no-renames", "--raw", "-z", "--no-abbrev",
-                                      "--no-color", "--no-show-signature", "--format=%x01%H %P",
-                                      f"{base}..{tip}"]).stdout
+                                      "--no-color", "--no-show-signature", "--format=%x01%m%H %P",
+                                      *spec]).stdout
     tokens, picked, i = out.split(b"\0"), [], 0
     while i < len(tokens):
         token = tokens[i].lstrip(b"\n")
@@ -398,7 +403,9 @@ def commits_between(root: Path, base: str, tip: str) -> list[Picked]:
         if not token:
             continue
         if token.startswith(b"\x01"):
-            sha, *parents = token[1:].decode().split()
+            if token[1:2] == b"=":  # its patch is upstream's already
+                return None
+            sha, *parents = token[2:].decode().split()
             picked.append(Picked(sha, tuple(parents), ()))
         elif token.startswith(b":") and picked and i < len(tokens):
             fields, path = token[1:].split(), os.fsdecode(tokens[i])
@@ -428,10 +435,13 @@ def replay(root: Path, onto: str, base: str, tip: str, ident: Mapping[str, str],
     level). Author and message are kept, the committer is ``ident`` now; a commit that becomes
     empty is dropped, one that was empty kept. Returns the new tip and old id -> new id of the
     commits kept; None, having written nothing, when git's own rebase must do it (a merge in the
-    range, a submodule, a conflict no resolver settles, an unusual commit header or identity)."""
+    range, a submodule, a conflict no resolver settles, an unusual commit header or identity, a
+    commit whose patch the upstream has: git's rebase drops it)."""
     if not can_build(ident):
         return None
-    picked = commits_between(root, base, tip)
+    picked = commits_between(root, base, tip, onto)
+    if picked is None:
+        return None
     prev = base
     for p in picked:
         if p.parents != (prev,) or any(side and side[0] == b"160000" for c in p.changes for side in (c.old, c.new)):

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from memento_core import gitobjects, gitops
@@ -695,3 +696,275 @@ def test_changes_git_merges_are_not_sent_to_the_resolver(tmp_path):
             cases += 1
             assert git_merge_file(tmp_path, b, o, t) is None, (b, o, t)
     assert cases > 100
+
+
+# ---------------------------------------------------------------- the commit builder against git's index
+
+_PLAIN_PATHS = ["a.txt", "dir/b.txt", "dir/sub/c.txt", "new/deep/n.txt", "x.crlf", "y.up", "run.sh", "link",
+                "sp ace.md", "dir", "a.txt/inner"]
+_ODD_PATHS = ["\u00fcn\u00ef.txt", 'q"uote.txt', "new\nline.txt", ".gitattributes", "GIT~1/x", "dir/.git.",
+              "tab\there.txt"]
+_BUILDER_PATHS = _PLAIN_PATHS * 4 + _ODD_PATHS  # mostly what the builder takes, sometimes what it leaves to git
+_CONTENTS = [b"", b"x", b"x\n", b"a\r\nb\r\n", b"one\ntwo", b"quiet words\n", b"\x00\x01binary", b"\r\n\r\n"]
+
+
+@pytest.fixture(scope="module")
+def builder_repo(tmp_path_factory) -> Path:
+    """A committed repository with attributes that change what git stores (eol, a clean filter)."""
+    root = tmp_path_factory.mktemp("builder") / "repo"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
+    git(root, "config", "filter.upper.clean", "tr a-z A-Z")
+    files = {".gitattributes": b"*.crlf text eol=lf\n*.up filter=upper\n", "a.txt": b"a\n", "dir/b.txt": b"b\n",
+             "dir/sub/c.txt": b"c\n", "run.sh": b"#!/bin/sh\n", "sp ace.md": b"s\n", "x.crlf": b"x\n"}
+    for rel, data in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+    (root / "run.sh").chmod(0o755)
+    os.symlink("a.txt", root / "link")
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=B", "-c", "user.email=b@example.invalid", "commit", "-qm", "base")
+    return root
+
+
+@st.composite
+def work_tree_changes(draw) -> list[tuple]:
+    ops = []
+    for _ in range(draw(st.integers(1, 4))):
+        path = draw(st.sampled_from(_BUILDER_PATHS))
+        what = draw(st.sampled_from(["write", "write", "exec", "link", "delete"]))
+        ops.append((what, path, draw(st.sampled_from(_CONTENTS)), draw(st.sampled_from(["a.txt", "../out", "dir"]))))
+    config = draw(st.sampled_from([None, None, None, ("core.autocrlf", "true"), ("core.autocrlf", "input"),
+                                   ("core.fileMode", "false")]))
+    return [ops, config]
+
+
+def _apply_changes(root: Path, ops: list[tuple]) -> list[str]:
+    touched = []
+    for what, rel, data, target in ops:
+        path = root / rel
+        try:
+            if what == "delete":
+                if path.is_dir() and not path.is_symlink():
+                    subprocess.run(["rm", "-rf", str(path)], check=True)
+                else:
+                    path.unlink(missing_ok=True)
+            else:
+                for parent in reversed(path.parents):
+                    if parent.is_file() or parent.is_symlink():
+                        parent.unlink()  # a folder where a file was
+                path.parent.mkdir(parents=True, exist_ok=True)
+                if path.is_dir() and not path.is_symlink():
+                    subprocess.run(["rm", "-rf", str(path)], check=True)  # a file where a folder was
+                if what == "link":
+                    path.unlink(missing_ok=True)
+                    os.symlink(target, path)
+                else:
+                    if path.is_symlink():
+                        path.unlink()
+                    path.write_bytes(data)
+                    path.chmod(0o755 if what == "exec" else 0o644)
+        except OSError:
+            continue
+        touched.append(rel)
+    return touched
+
+
+def _committed_tree(root: Path, paths: list[str], build) -> str | None:
+    try:
+        made = gitops.make_commit(root, paths, "memento: a commit\n", build=build)
+    except MementoError:
+        return None
+    return git(root, "rev-parse", f"{made.sha}^{{tree}}")
+
+
+def _builds_as_git(root: Path, change: list) -> None:
+    ops, config = change
+    git(root, "reset", "-q", "--hard", "main")
+    git(root, "clean", "-qfdx")
+    for key in ("core.autocrlf", "core.fileMode"):
+        subprocess.run(["git", "-C", str(root), "config", "--unset", key], capture_output=True)
+    if config:
+        git(root, "config", *config)
+    paths = _apply_changes(root, ops)
+    if not paths:
+        return
+    built: list[bool] = []
+
+    def here(*args):
+        made = gitobjects.commit_here(*args)
+        built.append(made is not None)
+        return made
+
+    assert _committed_tree(root, paths, here) == _committed_tree(root, paths, None), (ops, config, built)
+    event("built here" if any(built) else "left to git")
+    assert git(root, "rev-parse", "HEAD") == git(root, "rev-parse", "main")  # no ref moved
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(change=work_tree_changes())
+def test_a_commit_built_here_is_the_tree_git_s_index_makes(builder_repo, git_identity, change):
+    """Random changes of a work tree (CRLF under eol=lf and core.autocrlf, a clean filter, files
+    without a last newline, binary, executable bits under core.fileMode false, links, files for
+    folders and folders for files, names git checks or quotes): the commit built here, where it
+    builds one, has the tree git's own temporary index makes."""
+    _builds_as_git(builder_repo, change)
+
+
+@pytest.mark.slow
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(change=work_tree_changes())
+def test_a_commit_built_here_is_the_tree_git_s_index_makes_heavy(builder_repo, git_identity, change):
+    _builds_as_git(builder_repo, change)
+
+
+# ---------------------------------------------------------------- the replay against git rebase
+
+def union_resolver(base: bytes, upstream: bytes, mine: bytes) -> bytes:
+    """The upstream's version with this side's lines it lacks after it (a stand-in for the plan's)."""
+    theirs = set(gitobjects._lines(upstream))
+    return upstream + b"".join(line for line in gitobjects._lines(mine) if line not in theirs)
+
+
+_REPLAY_PATHS = ["docs/MASTER_PLAN.md", "docs/TICK_STATUS.md", "src/a.py", "deep/er/x.txt", "out/1.txt"]
+_REPLAY_RESOLVERS = {"docs/MASTER_PLAN.md": union_resolver, "docs/TICK_STATUS.md": append_resolver}
+_REPLAY_LINES = [b"- [ ] `T-1` one\n", b"- [x] `T-1` one\n", b"  - verify: `true`\n", b"\n", b"---\n", b"a\r\n",
+                 b"## Tick\n", b"- **Status**: ok\n"]
+
+
+@st.composite
+def histories(draw) -> tuple[dict, list, list]:
+    """A base of files and two lines of commits from it (upstream's, then this host's), each
+    commit writing (lines moved, changed, put in, taken out; CRLF; no last newline) or removing
+    a few of them."""
+    line = st.one_of(st.sampled_from(_REPLAY_LINES), st.integers(0, 20).map(lambda n: b"u%d\n" % n))
+    base = {path: b"".join(draw(st.lists(line, min_size=1, max_size=8))) for path in _REPLAY_PATHS[:3]}
+
+    def commits(count: int) -> list[dict]:
+        now, out = dict(base), []
+        for _ in range(count):
+            change = {}
+            for path in draw(st.lists(st.sampled_from(_REPLAY_PATHS), min_size=1, max_size=3, unique=True)):
+                lines = gitobjects._lines(now.get(path, b""))
+                what = draw(st.sampled_from(["move", "change", "put", "append", "drop", "remove"]))
+                at = draw(st.integers(0, len(lines)))
+                if what == "move" and lines:
+                    end = draw(st.integers(at, min(len(lines), at + 3)))
+                    block, rest = lines[at:end], lines[:at] + lines[end:]
+                    to = draw(st.integers(0, len(rest)))
+                    lines = rest[:to] + block + rest[to:]
+                elif what == "change" and at < len(lines):
+                    lines[at] = draw(line)
+                elif what in ("put", "append"):
+                    lines.insert(at if what == "put" else len(lines), draw(line))
+                elif what == "drop" and at < len(lines):
+                    del lines[at]
+                data = b"".join(lines)
+                if data.endswith(b"\n") and draw(st.integers(0, 5)) == 0:
+                    data = data[:-1]
+                change[path] = None if what == "remove" and path in now else data
+                if change[path] is None:
+                    now.pop(path)
+                else:
+                    now[path] = data
+            out.append(change)
+        return out
+
+    return base, commits(draw(st.integers(1, 3))), commits(draw(st.integers(1, 3)))
+
+
+def _commit_bytes(root: Path, message: str, files: dict) -> str:
+    for rel, data in files.items():
+        if data is None:
+            git(root, "rm", "-q", "--ignore-unmatch", rel)
+            continue
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+        git(root, "add", rel)
+    git(root, "commit", "-q", "--allow-empty", "-m", message)
+    return git(root, "rev-parse", "HEAD")
+
+
+def _replays_as_git_rebases(tmp: Path, history) -> None:
+    base_files, upstream, local = history
+    root = tmp / "replay"
+    subprocess.run(["rm", "-rf", str(root)], check=True)
+    git(tmp, "init", "-q", "-b", "main", str(root))
+    git(root, "config", "core.autocrlf", "false")
+    base = _commit_bytes(root, "base", base_files)
+    git(root, "checkout", "-q", "-b", "up")
+    for n, change in enumerate(upstream):
+        onto = _commit_bytes(root, f"upstream {n}", change)
+    git(root, "checkout", "-q", "main")
+    for n, change in enumerate(local):
+        tip = _commit_bytes(root, f"local {n}", change)
+    replayed = gitobjects.replay(root, onto, base, tip, gitops.identity_env(root), _REPLAY_RESOLVERS)
+    event("replayed here" if replayed else "left to git")
+    if replayed is None:
+        return
+    # Git's rebase without its rename detection: the replay applies each path's change to that
+    # path (a rename upstream meeting a change here is a rename/delete conflict to git).
+    env = {**gitops.git_env(), "GIT_EDITOR": "true"}
+    proc = subprocess.run(["git", "-C", str(root), "rebase", "-q", "-X", "no-renames", onto], capture_output=True,
+                          env=env)
+    while proc.returncode != 0:
+        conflicted = git(root, "diff", "--name-only", "--diff-filter=U").split("\n")
+        assert all(path in _REPLAY_RESOLVERS for path in conflicted), f"git conflicts on {conflicted}: {history}"
+        for path in conflicted:
+            stages = [subprocess.run(["git", "-C", str(root), "show", f":{n}:{path}"], capture_output=True).stdout
+                      for n in (1, 2, 3)]
+            (root / path).write_bytes(_REPLAY_RESOLVERS[path](*stages))
+            git(root, "add", path)
+        proc = subprocess.run(["git", "-C", str(root), "rebase", "--continue"], capture_output=True, env=env)
+    ours = git(root, "log", "--reverse", "--format=%T %s", f"{onto}..{replayed[0]}")
+    theirs = git(root, "log", "--reverse", "--format=%T %s", f"{onto}..HEAD")
+    assert ours == theirs, history
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(history=histories())
+def test_a_replay_makes_the_trees_git_rebase_makes(tmp_path, git_identity, history):
+    """Random histories of a plan, a status log and plain files, with resolvers for the two
+    documents: where the replay takes a range on, each commit's tree is the one git's rebase
+    makes (git's merge where it merges, the same resolver where it conflicts; a commit whose
+    patch is upstream's already dropped). Git's rename detection is off here: the replay does
+    not follow renames."""
+    _replays_as_git_rebases(tmp_path, history)
+
+
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(history=histories())
+def test_a_replay_makes_the_trees_git_rebase_makes_heavy(tmp_path, git_identity, history):
+    _replays_as_git_rebases(tmp_path, history)
+
+
+def test_a_range_of_one_empty_commit_is_replayed(tmp_path, git_identity):
+    """A host whose only unpushed commit is empty (a release): the replay asked for no path and
+    failed with a ValueError instead of replaying it."""
+    root = repo(tmp_path)
+    base = git(root, "rev-parse", "HEAD")
+    git(root, "checkout", "-q", "-b", "up")
+    onto = commit(root, "upstream", {"README.md": "changed upstream\n"})
+    git(root, "checkout", "-q", "main")
+    tip = commit(root, "memento: release T-8", {})
+    new_tip, moved = gitobjects.replay(root, onto, base, tip, gitops.identity_env(root), RESOLVERS)
+    assert list(moved) == [tip]
+    assert git(root, "log", "--format=%T %s", f"{onto}..{new_tip}") == \
+        f"{git(root, 'rev-parse', f'{onto}^{{tree}}')} memento: release T-8"
+
+
+def test_a_commit_whose_patch_is_upstream_is_left_to_git(tmp_path, git_identity):
+    """Upstream made this host's change, then changed it back: git's rebase drops this host's
+    commit (its patch is upstream's); replayed, it undid the upstream's later change."""
+    root = repo(tmp_path)
+    base = git(root, "rev-parse", "HEAD")
+    git(root, "checkout", "-q", "-b", "up")
+    commit(root, "the same change", {"README.md": "both\n"})
+    onto = commit(root, "changed back", {"README.md": "hello\n"})
+    git(root, "checkout", "-q", "main")
+    tip = commit(root, "the same change, here", {"README.md": "both\n"})
+    before = objects_now(root)
+    assert gitobjects.replay(root, onto, base, tip, gitops.identity_env(root), RESOLVERS) is None
+    assert objects_now(root) == before
+    git_rebase(root, onto, RESOLVERS)
+    assert git(root, "rev-parse", "HEAD") == onto  # git dropped it
