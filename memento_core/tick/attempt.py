@@ -25,7 +25,7 @@ from ..runlog import utc_stamp
 from ..state import Claim, Heartbeat, remove_claim, this_host, write_claim
 from ..status_log import SELF_COMMIT
 from ..workspace import KEPT_DOCS
-from . import confine, gitstate, limits, ownfiles, ownstate, receipts, review
+from . import confine, gitstate, limits, ownfiles, ownstate, receipts, review, unseen
 from . import kept as kept_files
 from .context import TaskResult, TickContext
 from .entries import (
@@ -37,7 +37,7 @@ from .entries import (
 from .failsafe import attempt_safely
 from .files import append_log, read_or_none, tail, unlink
 from .guards import Observed, Snapshot, Verdict, changed_during_verify, check
-from .record import mark_committing, remove_record, save_git, write_record
+from .record import mark_committing, remove_record, save_git, save_unseen, write_record
 from .rollback import note_keys, restore_documents, roll_back, rollback_folder
 from .sizes import diff_bytes_reason
 
@@ -77,6 +77,7 @@ def attempt_task(ctx: TickContext, plan: Plan, task: Task, continued: tuple[int,
     at = Attempt(task, take_snapshot(ctx, base, untracked), continued, began)
     ownstate.take(ctx.ws, task.id)  # the ledger, notify state and claims as they are now
     save_git(ctx.ws, task.id, at.snap.git)  # what the stale recovery restores .git from (SPEC §13)
+    save_unseen(ctx.ws, task.id, at.snap.unseen)  # and what was below the work tree, a person's
     with Heartbeat(ctx.ws, claim) as beat:
         at.beat = beat
         return attempt_safely(ctx, at, lambda: _work(ctx, plan, at), record_failure)
@@ -187,6 +188,7 @@ def take_snapshot(ctx: TickContext, base: str | None, untracked: set[str]) -> Sn
         absent=ownfiles.absent_own(ws, archive), archive_dir=archive, memory_head=receipts.memory_head(ws),
         kept=kept_files.take(ctx.root, untracked, gitops.read_pattern_file(ws.cleanignore_path), archive,
                              confined=sandbox.resolve(ctx.config).confined),
+        unseen=unseen.look(ctx.root),
     )
 
 
@@ -280,6 +282,9 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
     impostors = ownfiles.remove_impostors(ws, snap)  # nor read: a FIFO is never opened
     # Before any other git command reads it; a decoy put where .git was goes to logs/rollback/.
     git_found = gitstate.put_back(ctx.root, snap.git, rollback_folder(ws, f"{at.task.id}-git"))
+    who = "verify" if after_verify else "the agent"
+    # A repository it nested or a path too long for git: gone before any copy or git command meets it.
+    below = unseen.settle(ctx.root, snap.unseen, rollback_folder(ws, f"{at.task.id}-unseen"), ctx.log_path, who)
     # Before verify: nothing the agent made or changed among ignored paths may fool it (kept.py).
     kept = kept_files.PutBack() if after_verify else kept_files.settle(
         ctx.root, snap.kept, ctx.log_path, snap.archive_dir, rollback_folder(ws, f"{at.task.id}-ignored"))
@@ -300,7 +305,8 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
                     confined=bool(at.wrap))
     bad_links = kept_files.link_reason(ctx.root, verdict.touched, at.task.guard_files, snap.kept,
                                        snap.archive_dir, "verify" if after_verify else "the agent")
-    extra = tuple(r for r in (kept.reason(), bad_links) if r)
+    gitlinks = unseen.gitlink_reason(ctx.root, verdict.touched, at.task.context_files, who)
+    extra = tuple(r for r in (below.reason(who), kept.reason(), bad_links, gitlinks) if r)
     verdict = Verdict((*verdict.reasons, *extra), verdict.touched) if extra else verdict
     too_big = diff_bytes_reason(ctx.root, snap.base, verdict.touched, plan.meta.max_diff_bytes,
                                 after_verify=after_verify)
@@ -416,6 +422,7 @@ def record_failure(ctx: TickContext, at: Attempt, reason: str, duration: float, 
     reason = ownstate.with_reason(ws, task.id, reason)  # before the entry: the ledger, notify state, claims
     at.beat.update(stage="failing")
     gitstate.put_back(ctx.root, at.snap.git, rollback_folder(ws, f"{task.id}-git"))  # the agent may have failed
+    unseen.settle(ctx.root, at.snap.unseen, rollback_folder(ws, f"{task.id}-unseen"), ctx.log_path)
     kept_files.settle(ctx.root, at.snap.kept, ctx.log_path, at.snap.archive_dir,
                       rollback_folder(ws, f"{task.id}-ignored"))
     kept_files.restore_modes(ctx.root, at.snap.kept, ctx.log_path)  # a chmod 000 folder stops no checkout

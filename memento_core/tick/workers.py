@@ -42,7 +42,7 @@ from ..runlog import cron_log, utc_stamp
 from ..scheduler import TASK, pick
 from ..state import Claim, Heartbeat, read_claim, remove_claim, this_host, write_claim
 from ..workspace import KEPT_DOCS, Workspace
-from . import attempt, gitstate, limits, ownfiles, ownstate, review, worktrees
+from . import attempt, gitstate, limits, ownfiles, ownstate, review, unseen, worktrees
 from .context import TaskResult, TickContext, _unique
 from .crew_watch import MainWatch, Window, changed_at
 from .entries import tail_lines
@@ -407,6 +407,8 @@ class Crew:
                     at.beat.update(stage="failing")
                 self.refresh(w)
                 gitstate.put_back(wctx.root, at.snap.git, rollback_folder(self.ws, f"{w.task.id}-git"))
+                unseen.settle(wctx.root, at.snap.unseen, rollback_folder(self.ws, f"{w.task.id}-unseen"),
+                              wctx.log_path)
                 rolled = "in its worktree: " + wctx.rolled_back(
                     roll_back(wctx.ws, at.snap.base, at.snap.untracked, w.task.id,
                               keep_patterns=at.snap.cleanignore))
