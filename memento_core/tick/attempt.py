@@ -178,6 +178,7 @@ def take_snapshot(ctx: TickContext, base: str | None, untracked: set[str]) -> Sn
     left = ownfiles.remove_specials(ws)
     if left:
         append_log(ctx.log_path, f"[memento] before the run: {ownfiles.specials_reason(left)}\n")
+    ownfiles.split_own_hard_links(ws, None, "", ctx.log_path)  # an earlier run's, not this agent's: said in the log
     kept = kept_files.take(ctx.root, untracked, gitops.read_pattern_file(ws.cleanignore_path), archive,
                            confined=sandbox.resolve(ctx.config).confined)
     return Snapshot(
@@ -281,6 +282,7 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
     """Observe the work tree and Memento's documents, and judge them against the snapshot."""
     ws, snap = ctx.ws, at.snap
     links = ownfiles.unlink_own_links(ws, snap, at.task.id, ctx.log_path)  # before anything is written
+    hard = ownfiles.split_own_hard_links(ws, snap, at.task.id, ctx.log_path)  # nor appended, chmod-ed
     impostors = ownfiles.remove_impostors(ws, snap)  # nor read: a FIFO is never opened
     # Before any other git command reads it; a decoy put where .git was goes to logs/rollback/.
     git_found = gitstate.put_back(ctx.root, snap.git, rollback_folder(ws, f"{at.task.id}-git"))
@@ -311,7 +313,9 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
     bad_links = kept_files.link_reason(ctx.root, verdict.touched, at.task.guard_files, snap.kept,
                                        snap.archive_dir, "verify" if after_verify else "the agent")
     gitlinks = unseen.gitlink_reason(ctx.root, verdict.touched, at.task.context_files, who)
-    extra = tuple(r for r in (below.reason(who), kept.reason(), bad_links, gitlinks, reset.reason(who)) if r)
+    hard_links = ownfiles.hard_links_reason(hard, who)
+    extra = tuple(r for r in (hard_links, below.reason(who), kept.reason(), bad_links, gitlinks, reset.reason(who))
+                  if r)
     verdict = Verdict((*verdict.reasons, *extra), verdict.touched) if extra else verdict
     too_big = diff_bytes_reason(ctx.root, snap.base, verdict.touched, plan.meta.max_diff_bytes,
                                 after_verify=after_verify)
@@ -440,6 +444,7 @@ def record_failure(ctx: TickContext, at: Attempt, reason: str, duration: float, 
     """Roll back to the snapshot, count a retry (`[!]` at max_retries), write the entry, commit the docs."""
     ws, task = ctx.ws, at.task
     ownfiles.unlink_own_links(ws, at.snap, task.id, ctx.log_path)
+    ownfiles.split_own_hard_links(ws, at.snap, task.id, ctx.log_path)  # before the entry, the plan's edit
     reason = ownstate.with_reason(ws, task.id, reason)  # before the entry: the ledger, notify state, claims
     at.beat.update(stage="failing")
     gitstate.put_back(ctx.root, at.snap.git, rollback_folder(ws, f"{task.id}-git"))  # the agent may have failed

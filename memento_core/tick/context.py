@@ -58,6 +58,7 @@ class TickContext:
     stale_ticks: set = field(default_factory=set)  # dead ticks whose failure the breaker counted (recovery)
     tick_commit: str | None = None  # the last commit this tick made that its documents may be folded into
     docs_committed: tuple | None = None  # the documents' stat when last found committed (housekeeping)
+    held_said: set = field(default_factory=set)  # held tasks already named in cron.log this tick (held.py)
     state: TickState = field(init=False)
     log_path: Path = field(init=False)
     # Held around updates of ``state`` a worker thread makes (limits.py); parallel workers share
