@@ -14,7 +14,9 @@ Each step of SPEC §4 and the function that does it:
      8  snapshot                      attempt.take_snapshot
      9  build the worker prompt       attempt.build_worker_prompt
     10  run the agent                 attempt.run_agent
-    11  guards                        attempt.check_guards -> guards.check (pure)
+    11  guards                        attempt.check_guards -> guards.check (pure); what git
+                                      does not show: unseen (nested .git, deep paths), modes
+                                      (attempt.settle_modes), hard links (ownfiles), objects
     12  verify                        attempt.run_verify
     13  pass                          attempt.record_pass
     14  fail, roll back               attempt.record_failure -> rollback.roll_back
