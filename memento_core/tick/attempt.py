@@ -25,7 +25,7 @@ from ..runlog import utc_stamp
 from ..state import Claim, Heartbeat, remove_claim, this_host, write_claim
 from ..status_log import SELF_COMMIT
 from ..workspace import KEPT_DOCS
-from . import confine, gitstate, limits, ownfiles, ownstate, receipts, review
+from . import confine, gitstate, limits, objects, ownfiles, ownstate, receipts, review
 from . import kept as kept_files
 from .context import TaskResult, TickContext
 from .entries import (
@@ -187,6 +187,7 @@ def take_snapshot(ctx: TickContext, base: str | None, untracked: set[str]) -> Sn
         absent=ownfiles.absent_own(ws, archive), archive_dir=archive, memory_head=receipts.memory_head(ws),
         kept=kept_files.take(ctx.root, untracked, gitops.read_pattern_file(ws.cleanignore_path), archive,
                              confined=sandbox.resolve(ctx.config).confined),
+        objects=objects.take(ctx.root, ws.project_memento_dir / objects.MIRROR),
     )
 
 
@@ -280,6 +281,7 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
     impostors = ownfiles.remove_impostors(ws, snap)  # nor read: a FIFO is never opened
     # Before any other git command reads it; a decoy put where .git was goes to logs/rollback/.
     git_found = gitstate.put_back(ctx.root, snap.git, rollback_folder(ws, f"{at.task.id}-git"))
+    damaged = put_back_objects(ctx, at, "verify" if after_verify else "the agent")  # before git reads one
     # Before verify: nothing the agent made or changed among ignored paths may fool it (kept.py).
     kept = kept_files.PutBack() if after_verify else kept_files.settle(
         ctx.root, snap.kept, ctx.log_path, snap.archive_dir, rollback_folder(ws, f"{at.task.id}-ignored"))
@@ -300,13 +302,25 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
                     confined=bool(at.wrap))
     bad_links = kept_files.link_reason(ctx.root, verdict.touched, at.task.guard_files, snap.kept,
                                        snap.archive_dir, "verify" if after_verify else "the agent")
-    extra = tuple(r for r in (kept.reason(), bad_links) if r)
+    extra = tuple(r for r in (damaged, kept.reason(), bad_links) if r)
     verdict = Verdict((*verdict.reasons, *extra), verdict.touched) if extra else verdict
     too_big = diff_bytes_reason(ctx.root, snap.base, verdict.touched, plan.meta.max_diff_bytes,
                                 after_verify=after_verify)
     state = ownstate.reason(ws, at.task.id, "verify" if after_verify else "the agent")
     extra = tuple(r for r in (too_big, state) if r)
     return Verdict(verdict.reasons + extra, verdict.touched) if extra else verdict
+
+
+def put_back_objects(ctx: TickContext, at: Attempt, who: str) -> str:
+    """The git objects of the snapshot as they were (objects.py), saved under logs/rollback/ what
+    was found; '' or the guard failure. Objects with no copy to put back stop the tick for a person
+    (the breaker's git error: the plan paused, the alert, exit 1)."""
+    damage = objects.put_back(at.snap.objects, ctx.root, rollback_folder(ctx.ws, f"{at.task.id}-objects"))
+    if damage.lost and not ctx.git_failed:
+        ctx.git_failed = f"git objects changed during {at.task.id} could not be put back: {', '.join(damage.lost[:5])}"
+    if damage:
+        append_log(ctx.log_path, f"[memento] {damage.reason(who)}\n")
+    return damage.reason(who)
 
 
 def _branch_untouched(snap: Snapshot, found: gitstate.GitState | None) -> bool:
@@ -416,6 +430,8 @@ def record_failure(ctx: TickContext, at: Attempt, reason: str, duration: float, 
     reason = ownstate.with_reason(ws, task.id, reason)  # before the entry: the ledger, notify state, claims
     at.beat.update(stage="failing")
     gitstate.put_back(ctx.root, at.snap.git, rollback_folder(ws, f"{task.id}-git"))  # the agent may have failed
+    damaged = put_back_objects(ctx, at, "the agent")  # before the checkout below reads one
+    reason = f"{reason}; {damaged}" if damaged and damaged not in reason else reason
     kept_files.settle(ctx.root, at.snap.kept, ctx.log_path, at.snap.archive_dir,
                       rollback_folder(ws, f"{task.id}-ignored"))
     kept_files.restore_modes(ctx.root, at.snap.kept, ctx.log_path)  # a chmod 000 folder stops no checkout

@@ -49,6 +49,7 @@ class Snapshot:
     archive_dir: str = "logs/status_archive/"  # Meta status_archive_dir: Memento's too
     memory_head: str | None = None  # memory/'s HEAD (its own repository, never rolled back)
     kept: object = None  # kept.Kept: a person's untracked and ignored files, printed and copied
+    objects: object = None  # objects.Objects: the object store's print, its copies in .memento/objects/
 
 
 @dataclass(frozen=True)

@@ -407,6 +407,8 @@ class Crew:
                     at.beat.update(stage="failing")
                 self.refresh(w)
                 gitstate.put_back(wctx.root, at.snap.git, rollback_folder(self.ws, f"{w.task.id}-git"))
+                damaged = attempt.put_back_objects(wctx, at, "the agent")  # before the checkout reads one
+                reason = f"{reason}; {damaged}" if damaged and damaged not in reason else reason
                 rolled = "in its worktree: " + wctx.rolled_back(
                     roll_back(wctx.ws, at.snap.base, at.snap.untracked, w.task.id,
                               keep_patterns=at.snap.cleanignore))
