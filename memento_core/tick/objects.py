@@ -79,7 +79,6 @@ class Objects:
     restored, what it found genuine), so each later look compares with what it left."""
 
     objects_dir: str
-    algo: str  # "sha1" | "sha256": the repository's object format
     mirror: str  # where the copies are (.memento/objects/)
     loose: dict[str, Print] = field(default_factory=dict)  # "ab/cdef…" -> print
     packs: dict[str, tuple[Print, bytes]] = field(default_factory=dict)  # "pack/pack-….pack" -> (print, trailer)
@@ -128,15 +127,16 @@ def take(root: Path, mirror: Path) -> Objects | None:
     objects_dir = common / "objects"
     if not objects_dir.is_dir():
         return None
-    snap = Objects(str(objects_dir), _algo(Path(root)), str(mirror))
+    snap = Objects(str(objects_dir), str(mirror))
     snap.loose, snap.packs, snap.derived = _scan(objects_dir)
     _mirror(snap)
     return snap
 
 
-def _algo(root: Path) -> str:
-    proc = gitops.run_git(root, ["rev-parse", "--show-object-format"], check=False)
-    return "sha256" if proc.stdout.strip() == b"sha256" else "sha1"
+def _algo(name: str) -> str:
+    """The hash of an object's or a pack's name, by its length: sha1 (40 hex digits) or sha256 (64)
+    (a repository is one or the other; git reads no name of the other length)."""
+    return "sha256" if re.search(r"[0-9a-f]{64}", name.replace("/", "")) else "sha1"
 
 
 def _scan(objects_dir: Path) -> tuple[dict[str, Print], dict[str, tuple[Print, bytes]], dict[str, Print]]:
@@ -147,14 +147,19 @@ def _scan(objects_dir: Path) -> tuple[dict[str, Print], dict[str, tuple[Print, b
         folders = [e for e in os.scandir(objects_dir) if _LOOSE_DIR.fullmatch(e.name)]
     except OSError:
         folders = []
-    for folder in folders:
+    for folder in folders:  # thousands of entries: a DirEntry's own lstat, no Path made per file
         try:
             with os.scandir(folder.path) as it:
                 for e in it:
-                    if _LOOSE_NAME.fullmatch(e.name):
-                        got = _print(Path(e.path))
-                        if got is not None:
-                            loose[f"{folder.name}/{e.name}"] = got
+                    if not _LOOSE_NAME.fullmatch(e.name):
+                        continue
+                    try:
+                        st = e.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    regular = stat.S_ISREG(st.st_mode)
+                    loose[folder.name + "/" + e.name] = (st.st_ino if regular else -1, st.st_size if regular else -1,
+                                                         st.st_ctime_ns)
         except OSError:
             continue
     try:
@@ -216,10 +221,10 @@ def _mirror(snap: Objects) -> None:
     mirror, objects_dir = Path(snap.mirror), Path(snap.objects_dir)
     have = _mirrored(mirror)
     for rel in snap.loose.keys() - have:
-        _copy_loose(objects_dir / rel, mirror / rel, snap.algo, rel)
-    for rel, (printed, trailer) in snap.packs.items():
+        _copy_loose(objects_dir / rel, mirror / rel, rel)
+    for rel, (printed, _trailer) in snap.packs.items():
         if rel not in have:
-            _copy_pack(objects_dir / rel, mirror / rel, printed[1], trailer, snap.algo)
+            _copy_pack(objects_dir / rel, mirror / rel, printed[1])
     for rel in have - snap.loose.keys() - snap.packs.keys():
         _unlink(mirror / rel)
 
@@ -238,15 +243,15 @@ def _mirrored(mirror: Path) -> set[str]:
     return found
 
 
-def _copy_loose(src: Path, dest: Path, algo: str, rel: str) -> None:
+def _copy_loose(src: Path, dest: Path, rel: str) -> None:
     """A copy of a loose object that hashes to its name (a forged one at the snapshot is not kept)."""
     data = _read(src)
-    if data is None or not loose_is_genuine(data, rel, algo):
+    if data is None or not loose_is_genuine(data, rel):
         return
     _write_new(dest, data)
 
 
-def _copy_pack(src: Path, dest: Path, size: int, trailer: bytes, algo: str) -> None:
+def _copy_pack(src: Path, dest: Path, size: int) -> None:
     """A pack or index copied once: a reflink when the file system clones, else a byte copy of one
     up to PACK_COPY_LIMIT. Never a hard link. The copy is checked against the trailer when used."""
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -289,7 +294,7 @@ def put_back(snap: Objects | None, root: Path, aside: Path) -> Damage:
         if now is None:
             gone.append(rel)
             continue
-        if now[:2] == was[:2] and loose_is_genuine(_read(objects_dir / rel) or b"", rel, snap.algo):
+        if now[:2] == was[:2] and loose_is_genuine(_read(objects_dir / rel) or b"", rel):
             snap.loose[rel] = now  # freshened (git's utime) or chmod-ed: the same object
             continue
         _restore(snap, rel, aside, damage)
@@ -304,15 +309,14 @@ def put_back(snap: Objects | None, root: Path, aside: Path) -> Damage:
         now_pack = packs.get(rel)
         if now_pack is not None and now_pack[0] == was:
             continue
-        if now_pack is not None and now_pack[0][:2] == was[:2] and _pack_is_genuine(objects_dir / rel, trailer,
-                                                                                    snap.algo):
+        if now_pack is not None and now_pack[0][:2] == was[:2] and _pack_is_genuine(objects_dir / rel, trailer):
             snap.packs[rel] = (now_pack[0], trailer)  # a freshened pack, whole
             continue
         _restore(snap, rel, aside, damage)
     for rel in sorted(loose.keys() - snap.loose.keys()):
-        if loose_is_genuine(_read(objects_dir / rel) or b"", rel, snap.algo):
+        if loose_is_genuine(_read(objects_dir / rel) or b"", rel):
             snap.loose[rel] = loose[rel]
-            _copy_loose(objects_dir / rel, mirror / rel, snap.algo, rel)
+            _copy_loose(objects_dir / rel, mirror / rel, rel)
         else:
             _move_aside(objects_dir / rel, aside / rel)
             damage.planted.append(f".git/objects/{rel}")
@@ -330,9 +334,9 @@ def _restore(snap: Objects, rel: str, aside: Path, damage: Damage) -> None:
     objects_dir, mirror = Path(snap.objects_dir), Path(snap.mirror)
     copy = _read(mirror / rel)
     if rel in snap.loose:
-        valid = copy is not None and loose_is_genuine(copy, rel, snap.algo)
+        valid = copy is not None and loose_is_genuine(copy, rel)
     else:
-        valid = copy is not None and _bytes_are_genuine(copy, snap.packs[rel][1], snap.algo)
+        valid = copy is not None and _bytes_are_genuine(copy, snap.packs[rel][1], _algo(rel))
     shown = f".git/objects/{rel}"
     if not valid:
         damage.lost.append(shown)
@@ -379,17 +383,19 @@ def _present(root: Path, ids: list[str]) -> set[str]:
 # ---------------------------------------------------------------- what an object is
 
 
-def loose_is_genuine(data: bytes, rel: str, algo: str) -> bool:
-    """A loose object's file: its zlib-inflated content hashes to its name."""
+def loose_is_genuine(data: bytes, rel: str) -> bool:
+    """A loose object's file: its zlib-inflated content hashes to its name (sha1 or sha256, the
+    repository's object format, by the name's length)."""
     try:
         body = zlib.decompress(data)
     except zlib.error:
         return False
-    return hashlib.new(algo, body).hexdigest() == rel.replace("/", "")
+    return hashlib.new(_algo(rel), body).hexdigest() == rel.replace("/", "")
 
 
-def _pack_is_genuine(path: Path, trailer: bytes, algo: str) -> bool:
+def _pack_is_genuine(path: Path, trailer: bytes) -> bool:
     """A pack or index file hashes (all but its trailer) to the trailer recorded at the snapshot."""
+    algo = _algo(path.name)
     n = hashlib.new(algo).digest_size
     want = trailer[-n:]
     try:
