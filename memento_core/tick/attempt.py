@@ -432,6 +432,10 @@ def record_failure(ctx: TickContext, at: Attempt, reason: str, duration: float, 
     gitstate.put_back(ctx.root, at.snap.git, rollback_folder(ws, f"{task.id}-git"))  # the agent may have failed
     damaged = put_back_objects(ctx, at, "the agent")  # before the checkout below reads one
     reason = f"{reason}; {damaged}" if damaged and damaged not in reason else reason
+    forged = receipts.forged_memory(ws, at.snap.memory_head, receipts.held(ws), task.id)  # guards may not have run
+    if forged:
+        reason += f"; the agent made {len(forged)} commit(s) in memory/ that say they are a person's: " \
+                  f"{', '.join(forged)} (taken out of memory/'s history)"
     kept_files.settle(ctx.root, at.snap.kept, ctx.log_path, at.snap.archive_dir,
                       rollback_folder(ws, f"{task.id}-ignored"))
     kept_files.restore_modes(ctx.root, at.snap.kept, ctx.log_path)  # a chmod 000 folder stops no checkout

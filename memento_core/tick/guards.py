@@ -118,8 +118,8 @@ def check(task: Task, snap: Snapshot, seen: Observed, max_diff_lines: int, *, af
                        "whatever its context_files say)")
     if seen.memory_forged:
         reasons.append(f"{prefix}made {len(seen.memory_forged)} commit(s) in memory/ that say they are a "
-                       f"person's: {_listed(list(seen.memory_forged))} (recorded as the task's unattributed writes; "
-                       "`memento memory write` attributes them)")
+                       f"person's: {_listed(list(seen.memory_forged))} (taken out of memory/'s history, their files kept as the "
+                       "task's unattributed writes; `memento memory write` attributes a write)")
     if snap.git is not None and seen.git is not None:
         damage = git_damage(snap.git, seen.git)
         if damage:
