@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
@@ -250,8 +252,10 @@ def run_agent(ctx: TickContext, task: Task, prompt_file: Path, beat: Heartbeat,
             append_log(ctx.log_path, f"[memento] sandbox: no private git index ({exc})\n")
     append_log(ctx.log_path, f"[memento] tick #{ctx.number} task {task.label}\n")
     limit = timeout or task.timeout_seconds or config.agent_timeout
-    result = agents.run_agent(invocation, cwd=ctx.root, log_path=ctx.log_path, timeout=limit, env=env, wrap=wrap,
-                              on_start=lambda pgid: (beat.update(pgid=pgid), crash_point("tick:agent-running")))
+    with own_run(ctx, "agent"):
+        result = agents.run_agent(invocation, cwd=ctx.root, log_path=ctx.log_path, timeout=limit, env=env,
+                                  wrap=wrap, on_start=lambda pgid: (beat.update(pgid=pgid),
+                                                                    crash_point("tick:agent-running")))
     if result.error:
         return result.error, None
     if result.interrupted:
@@ -261,6 +265,21 @@ def run_agent(ctx: TickContext, task: Task, prompt_file: Path, beat: Heartbeat,
     if result.exit_code != 0:
         return f"agent exited with code {result.exit_code}", result.exit_code
     return "", 0
+
+
+@contextmanager
+def own_run(ctx: TickContext, kind: str) -> Iterator[None]:
+    """When a parallel worker's own agent or verify ran (``ctx.own_runs``): a change in its worktree
+    at another moment is not its own (workers.Crew judges it)."""
+    if ctx.own_runs is None:
+        yield
+        return
+    run = [kind, time.time(), None]
+    ctx.own_runs.append(run)
+    try:
+        yield
+    finally:
+        run[2] = time.time()  # its processes are gone: run_in_group waited for the whole group
 
 
 def commit_memory_writes(ctx: TickContext, task: Task) -> None:
@@ -344,8 +363,9 @@ def run_verify(ctx: TickContext, task: Task, wrap: tuple[str, ...] = ()) -> tupl
     extra = {"PYTHONNOUSERSITE": "1"} if wrap else None
     env = agents.agent_env(ctx.ws, task_id=task.id, config=ctx.config, model=False, extra=extra)
     limit = task.timeout_seconds or ctx.config.verify_timeout  # the task's own `timeout:` first
-    result = agents.run_in_group(task.verify, cwd=ctx.root, log_path=log, timeout=limit,
-                                 env=env, shell=True, wrap=wrap)
+    with own_run(ctx, "verify"):
+        result = agents.run_in_group(task.verify, cwd=ctx.root, log_path=log, timeout=limit,
+                                     env=env, shell=True, wrap=wrap)
     output = tail(log, start)
     append_log(log, f"[memento] verify exit code: {result.exit_code}\n")
     if result.interrupted:
