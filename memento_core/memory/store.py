@@ -321,10 +321,11 @@ def person_commits_since(ws: Workspace, since: str | None) -> list[tuple[str, li
     root = memory_root(ws)
     if not is_store(root) or gitops.head(root) is None:
         return []
-    # Every ref, not HEAD's branch alone: a forged commit on a branch or tag the agent made is history too.
-    span = ["--all", "--not", since] if since else ["--all"]
+    # HEAD's branch: what `memento memory log` shows. (Every ref would take a person's own side
+    # branch, older than the snapshot but not below its commit, for a forgery.)
+    span = f"{since}..HEAD" if since else "HEAD"
     found = []
-    for record in git(root, "log", "-z", "--format=%H%x1f%B", *span).split("\0"):
+    for record in git(root, "log", "-z", "--format=%H%x1f%B", span).split("\0"):
         sha, _, body = record.strip("\n").partition("\x1f")
         if not sha:
             continue

@@ -189,7 +189,18 @@ def test_the_agents_raw_commit_in_memory_is_taken_out_of_its_history(tmp_path, t
     reflog or object of memory/ holds those commits: each is the task's unattributed write of the
     same files, and the attempt failed saying so. ``fail``: the agent then exits 3 (no guards run)."""
     ws, evidence = _forging(tmp_path, "memory", *([then] if then == "fail" else []))
+    # A person's own side branch in memory/, from before the tick: theirs, untouched.
+    index = {**os.environ, "GIT_INDEX_FILE": str(tmp_path / "idea.index")}
+    blob = subprocess.run(["git", "-C", str(ws.memory_dir), "hash-object", "-w", "--stdin"], input="an idea\n",
+                          capture_output=True, text=True, check=True).stdout.strip()
+    for args in (["read-tree", "HEAD"], ["update-index", "--add", "--cacheinfo", f"100644,{blob},knowledge/idea.md"]):
+        subprocess.run(["git", "-C", str(ws.memory_dir), *args], env=index, check=True)
+    tree = subprocess.run(["git", "-C", str(ws.memory_dir), "write-tree"], env=index, capture_output=True, text=True,
+                          check=True).stdout.strip()
+    idea = _memory_git(ws, "commit-tree", tree, "-p", "HEAD", "-m", "a person's idea").stdout.strip()
+    assert _memory_git(ws, "update-ref", "refs/heads/ideas", idea).returncode == 0
     run_tick(ws.root)
+    assert _memory_git(ws, "rev-parse", "ideas").stdout.strip() == idea
     (entry,) = entries(ws)
     assert entry.status == "FAILED"
     assert "2 commit(s) in memory/ that say they are a person's" in entry.field("Reason"), entry.field("Reason")
