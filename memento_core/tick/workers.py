@@ -42,7 +42,7 @@ from ..runlog import cron_log, utc_stamp
 from ..scheduler import TASK, pick
 from ..state import Claim, Heartbeat, read_claim, remove_claim, this_host, write_claim
 from ..workspace import KEPT_DOCS, Workspace
-from . import attempt, gitstate, limits, ownfiles, ownstate, review, worktrees
+from . import attempt, gitstate, limits, ownfiles, ownstate, receipts, review, worktrees
 from .context import TaskResult, TickContext, _unique
 from .crew_watch import MainWatch, Window, changed_at, own_run_at
 from .entries import tail_lines
@@ -488,6 +488,10 @@ class Crew:
                 gitstate.put_back(wctx.root, at.snap.git, rollback_folder(self.ws, f"{w.task.id}-git"))
                 damaged = attempt.put_back_objects(wctx, at, "the agent")  # before the checkout reads one
                 reason = f"{reason}; {damaged}" if damaged and damaged not in reason else reason
+                forged = receipts.forged_memory(self.ws, at.snap.memory_head, receipts.held(self.ws), w.task.id)
+                if forged:  # its guards may not have run (an agent that exits non-zero)
+                    reason += (f"; the agent made {len(forged)} commit(s) in memory/ that say they are a person's: "
+                               f"{', '.join(forged)} (taken out of memory/'s history)")
                 rolled = "in its worktree: " + wctx.rolled_back(
                     roll_back(wctx.ws, at.snap.base, at.snap.untracked, w.task.id,
                               keep_patterns=at.snap.cleanignore))
