@@ -328,6 +328,26 @@ def put_back(snap: Objects | None, root: Path, aside: Path) -> Damage:
     return damage
 
 
+def check_loose(root: Path, mirror: Path, aside: Path) -> Damage:
+    """After a killed tick (its snapshot died with it): every loose object is re-hashed; one that is
+    not what its name says is put back from the mirror's copy (valid: it hashes to the name) or,
+    without one, moved to ``aside`` and named as lost. Packs are not looked at here."""
+    damage = Damage()
+    objects_dir = gitops.repo_dirs(Path(root)).common_dir / "objects"
+    if not objects_dir.is_dir():
+        return damage
+    loose, _packs, _derived = _scan(objects_dir)
+    snap = Objects(str(objects_dir), str(mirror))
+    for rel in sorted(loose):
+        if loose_is_genuine(_read(objects_dir / rel) or b"", rel):
+            continue
+        snap.loose[rel] = loose[rel]
+        _restore(snap, rel, aside, damage)
+        if f".git/objects/{rel}" in damage.lost:
+            _move_aside(objects_dir / rel, aside / rel)
+    return damage
+
+
 def _restore(snap: Objects, rel: str, aside: Path, damage: Damage) -> None:
     """Put the copy of ``rel`` in place by rename (what stands there moved aside, never written
     through: it may be a hard link to a file elsewhere); lost when there is no valid copy."""

@@ -141,3 +141,20 @@ def test_objects_without_a_valid_copy_stop_the_tick_for_a_person(tmp_path):
     assert any("CIRCUIT BREAKER" in (e.field("Event") or "") for e in entries(ws))
     again = run_tick(root)
     assert again.results == [] and again.exit_code == 0
+
+
+def test_an_object_rewritten_before_the_agent_kills_its_tick_is_put_back_by_the_recovery(tmp_path):
+    """The killed tick's snapshot died with it: the next tick's stale recovery re-hashes every loose
+    object and puts back the one the agent rewrote, from Memento's copy, before its rollback reads it."""
+    from .test_redteam_procs import _killed_then_recovered
+
+    ws = _killed_then_recovered(tmp_path, "objects")
+    root = ws.root
+    oid = git(root, "rev-list", "--max-parents=0", "HEAD").strip()  # the commit HEAD named at the claim
+    (stale,) = [e for e in entries(ws) if e.status == "STALE"]
+    assert f".git/objects/{oid[:2]}/{oid[2:]} (put back from Memento's copy)" in stale.field("Rollback"), \
+        stale.field("Rollback")
+    assert git(root, "log", "-1", "--format=%s", oid) == "setup\n"
+    assert "the agent's text" not in git(root, "log", "--all", "--format=%B")
+    assert fsck(root).returncode == 0, fsck(root).stderr
+    assert loose_objects_genuine(root) == []
