@@ -333,7 +333,9 @@ class Crew:
             return []
         root, found = v.ctx.root, []
         for rel in paths:
-            if scratch.is_scratch(root, rel):
+            # A deletion has no time of its own (its folder's ctime moves with any file made there,
+            # a test run's cache say): only what exists is judged.
+            if scratch.is_scratch(root, rel) or not os.path.lexists(root / rel):
                 continue
             moment = changed_at(root / rel)
             mine = own_run_at(moment, v.ctx.own_runs)
