@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from . import plan as plans
+from .errors import MementoError
 from .lines import read_text_file
+from .locks import open_append
 from .plan import Plan
 from .state import TickState
 from .workspace import Workspace
@@ -45,10 +47,10 @@ def note_for_architect(ws: Workspace, op: dict) -> None:
     folder = ws.memento_dir / "records"
     if not (folder / "ARCHITECT.json").exists():
         return
-    try:
-        with open(folder / "ARCHITECT.person", "a", encoding="utf-8") as fh:
+    try:  # the architect's agent may have put a link there: never followed nor written through (SPEC §13)
+        with open_append(folder / "ARCHITECT.person", split=True) as fh:
             fh.write(json.dumps(op, ensure_ascii=False) + "\n")
-    except OSError:
+    except (OSError, MementoError):
         pass
 
 

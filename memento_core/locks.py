@@ -1,7 +1,9 @@
 """File locks and atomic writes: the only way Memento changes a shared file.
 
 Every edit is lock, re-read, apply, write a temp file, fsync, os.replace,
-fsync the directory. Lock files are never deleted or renamed (deleting a
+fsync the directory. A rename replaces a name, never an inode: that is how Memento
+writes over a file an agent replaced by a hard link to a person's file without
+touching it (SPEC §13); an append never goes through such a link (:func:`open_append`). Lock files are never deleted or renamed (deleting a
 flock'ed file lets two processes each hold "the" lock on different inodes),
 and their descriptors are close-on-exec so an agent never inherits one.
 """
@@ -35,19 +37,63 @@ class SymlinkRefused(MementoError):
                          "there)", path=path)
 
 
+class HardLinkRefused(SymlinkRefused):
+    """A file Memento would append to or change in place has other names (``st_nlink`` > 1): one
+    of them may be a person's file, outside the project even, and O_NOFOLLOW does not see it."""
+
+    def __init__(self, path: Path | str, names: int):
+        MementoError.__init__(self, f"is a hard link ({names} names for one file); Memento never writes "
+                              "through one (put a file of its own there)", path=path)
+
+
 def refuse_link(path: Path) -> None:
     """Raise SymlinkRefused if ``path`` itself is a symbolic link (SPEC §13)."""
     if os.path.islink(path):
         raise SymlinkRefused(path)
 
 
-def open_append(path: Path, mode: str = "a"):
+def split_hard_link(path: Path, data: bytes | None = None) -> bool:
+    """Make ``path`` a file of its own if it is a regular file with other names (a hard link):
+    a new file holding ``data`` (None: the bytes it holds now) and its permission bits, renamed
+    into its place (SPEC §13). The other names keep the inode, and its bytes and mode, untouched.
+    False when ``path`` is not such a file (missing, a link, single-named)."""
+    path = Path(path)
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    if not stat.S_ISREG(st.st_mode) or st.st_nlink < 2:
+        return False
+    if data is None:
+        data = read_regular(path)  # reading through the link changes nothing
+    atomic_write_bytes(path, data)  # keeps the bits: atomic_write_bytes copies them from lstat
+    return True
+
+
+def open_append(path: Path, mode: str = "a", *, split: bool = False):
     """``path`` opened for appending (``mode`` "a" text UTF-8 or "ab"), created if missing,
     never through a symbolic link (O_NOFOLLOW), nor into a folder that is one (a log's
-    folder is logs/, never the project root): SymlinkRefused instead."""
+    folder is logs/, never the project root): SymlinkRefused instead. Nor through a hard
+    link (a file with more than one name, SPEC §13): HardLinkRefused, or with ``split`` (for
+    Memento's own logs, whose lines must not stop a tick) the file is made one of its own first
+    (:func:`split_hard_link`) and appended to."""
     path = Path(path)
     refuse_link(path.parent)
     path.parent.mkdir(parents=True, exist_ok=True)
+    for _ in range(3):
+        fh = _open_append(path, mode)
+        names = os.fstat(fh.fileno()).st_nlink
+        if names < 2:
+            return fh
+        fh.close()
+        if not split:
+            break
+        split_hard_link(path)
+    raise HardLinkRefused(path, names)
+
+
+def _open_append(path: Path, mode: str):
+    """open_append's open of a regular file (O_NOFOLLOW, never blocking), its link count unchecked."""
     # O_NONBLOCK: a FIFO the agent put there (no reader) fails at once instead of holding the open.
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
     try:
@@ -123,7 +169,8 @@ def atomic_write_bytes(path: Path, data: bytes, *, unchanged: bytes | None = Non
     """Replace ``path`` with ``data`` so a reader sees the old or the new file, never half.
 
     A symbolic link at ``path`` is refused (SymlinkRefused): Memento never writes
-    through one, and the rename would only ever replace the link itself. With
+    through one, and the rename would only ever replace the link itself. A hard link
+    there is replaced as a name: its other names keep their inode, bytes and mode. With
     ``unchanged``, the file is compared with those bytes at the last moment
     before the rename (after the slow fsync) and _ChangedUnderneath is raised
     if an editor that ignores our lock saved it meanwhile. On any failure

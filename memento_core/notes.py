@@ -518,8 +518,9 @@ def unread_older_than(
 
 def record_added(receipts: Path, key: str) -> None:
     """Remember that the note ``key`` was added through Memento (a tick keeps such notes
-    when they appear while an agent runs; a note written into the file by hand then is not)."""
-    with open_append(Path(receipts)) as fh:
+    when they appear while an agent runs; a note written into the file by hand then is not).
+    A hard link an agent put there is made a file of its own first, never written through."""
+    with open_append(Path(receipts), split=True) as fh:
         fh.write(key + "\n")
 
 

@@ -54,14 +54,15 @@ def _key(path: Path | str) -> str:
 
 def read(path: Path | str) -> bytes | None:
     """The file's bytes, None when nothing is there, NOT_A_FILE for anything but a regular file
-    (a link, a FIFO, a folder; never opened, so a FIFO cannot block)."""
+    (a link, a FIFO, a folder; never opened, so a FIFO cannot block) and for a file with another
+    name (a hard link: written over by rename, never through, SPEC §13)."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
         return None
     except OSError:
         return NOT_A_FILE
-    if not stat.S_ISREG(st.st_mode) or st.st_size > LIMIT:
+    if not stat.S_ISREG(st.st_mode) or st.st_size > LIMIT or st.st_nlink > 1:
         return NOT_A_FILE
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)

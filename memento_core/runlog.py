@@ -21,7 +21,7 @@ def cron_log(ws: Workspace, message: str) -> None:
     """One line in logs/cron.log (skips and refusals never go to TICK_STATUS.md)."""
     from .locks import open_append
 
-    with open_append(ws.cron_log) as fh:
+    with open_append(ws.cron_log, split=True) as fh:  # a hard link there: made a file of its own first
         fh.write(f"{utc_stamp()} {message}\n")
 
 

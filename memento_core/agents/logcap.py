@@ -12,6 +12,7 @@ copied during the cut itself may be lost; they are in the middle anyway.
 from __future__ import annotations
 
 import os
+import stat
 import threading
 from pathlib import Path
 
@@ -21,15 +22,17 @@ MARKER = "\n[memento] … {n} bytes cut from the middle of this log (it keeps it
 
 
 def trim(path: Path, keep: int | None = None) -> int:
-    """Cut the middle of ``path`` when it is over twice ``keep`` bytes; the bytes cut."""
+    """Cut the middle of ``path`` when it is over twice ``keep`` bytes; the bytes cut. Never a file
+    with another name (a hard link the agent put there, maybe to a person's file: SPEC §13)."""
     keep = KEEP if keep is None else keep
     try:
         fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW)
     except OSError:
         return 0
     try:
-        size = os.fstat(fd).st_size
-        if size <= 2 * keep + 4096:
+        st = os.fstat(fd)
+        size = st.st_size
+        if size <= 2 * keep + 4096 or st.st_nlink > 1 or not stat.S_ISREG(st.st_mode):
             return 0
         os.lseek(fd, size - keep, os.SEEK_SET)
         tail = _read(fd, keep)

@@ -95,7 +95,7 @@ def append_to_log(log_path: Path, text: str) -> None:
     """Append Memento's own ``text`` to the log the command writes to."""
     try:
         fh = open_append(log_path, "ab")
-    except SymlinkRefused:
+    except SymlinkRefused:  # HardLinkRefused too
         return  # the agent put a link there: nothing goes through it (the guards remove it)
     with fh:
         fh.write(text.encode("utf-8", "replace"))

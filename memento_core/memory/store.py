@@ -27,7 +27,7 @@ from pathlib import Path, PurePosixPath
 
 from .. import gitobjects, gitops
 from ..errors import MementoError
-from ..locks import atomic_write_text, file_lock
+from ..locks import atomic_write_text, file_lock, open_append
 from ..runlog import utc_stamp
 from ..workspace import Workspace
 from .layout import ARCHIVE, GENERATED, LAYERS, PERSONA, SESSION_ARCHIVE
@@ -277,7 +277,8 @@ def _log_unattributed(ws: Workspace, task: str, sha: str, paths: list[str], *, f
     if forged:
         record["forged"] = True  # it said it was a person's: history() shows it as the task's
     ws.project_memento_dir.mkdir(parents=True, exist_ok=True)
-    with open(ws.project_memento_dir / UNATTRIBUTED_LOG, "a", encoding="utf-8") as fh:
+    # Never through a link an agent put there (SPEC §13): a hard link is made a file of its own first.
+    with open_append(ws.project_memento_dir / UNATTRIBUTED_LOG, split=True) as fh:
         fh.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 

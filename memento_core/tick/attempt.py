@@ -27,7 +27,7 @@ from ..runlog import utc_stamp
 from ..state import Claim, Heartbeat, remove_claim, this_host, write_claim
 from ..status_log import SELF_COMMIT
 from ..workspace import KEPT_DOCS
-from . import confine, gitstate, limits, objects, ownfiles, ownstate, receipts, review
+from . import confine, gitstate, limits, objects, ownfiles, ownstate, receipts, review, unseen
 from . import kept as kept_files
 from .context import TaskResult, TickContext
 from .entries import (
@@ -39,7 +39,7 @@ from .entries import (
 from .failsafe import attempt_safely
 from .files import append_log, read_or_none, tail, unlink
 from .guards import Observed, Snapshot, Verdict, changed_during_verify, check
-from .record import mark_committing, remove_record, save_git, write_record
+from .record import mark_committing, remove_record, save_git, save_unseen, write_record
 from .rollback import note_keys, restore_documents, roll_back, rollback_folder
 from .sizes import diff_bytes_reason
 
@@ -79,6 +79,7 @@ def attempt_task(ctx: TickContext, plan: Plan, task: Task, continued: tuple[int,
     at = Attempt(task, take_snapshot(ctx, base, untracked), continued, began)
     ownstate.take(ctx.ws, task.id)  # the ledger, notify state and claims as they are now
     save_git(ctx.ws, task.id, at.snap.git)  # what the stale recovery restores .git from (SPEC §13)
+    save_unseen(ctx.ws, task.id, at.snap.unseen)  # and what was below the work tree, a person's
     with Heartbeat(ctx.ws, claim) as beat:
         at.beat = beat
         return attempt_safely(ctx, at, lambda: _work(ctx, plan, at), record_failure)
@@ -178,6 +179,7 @@ def take_snapshot(ctx: TickContext, base: str | None, untracked: set[str]) -> Sn
     left = ownfiles.remove_specials(ws)
     if left:
         append_log(ctx.log_path, f"[memento] before the run: {ownfiles.specials_reason(left)}\n")
+    ownfiles.split_own_hard_links(ws, None, "", ctx.log_path)  # an earlier run's, not this agent's: said in the log
     return Snapshot(
         base=base, untracked=frozenset(untracked),
         plan=ws.plan_path.read_bytes(), project_map=read_or_none(ws.map_path),
@@ -190,6 +192,7 @@ def take_snapshot(ctx: TickContext, base: str | None, untracked: set[str]) -> Sn
         kept=kept_files.take(ctx.root, untracked, gitops.read_pattern_file(ws.cleanignore_path), archive,
                              confined=sandbox.resolve(ctx.config).confined),
         objects=objects.take(ctx.root, ws.project_memento_dir / objects.MIRROR),
+        unseen=unseen.look(ctx.root),
     )
 
 
@@ -297,10 +300,14 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
     """Observe the work tree and Memento's documents, and judge them against the snapshot."""
     ws, snap = ctx.ws, at.snap
     links = ownfiles.unlink_own_links(ws, snap, at.task.id, ctx.log_path)  # before anything is written
+    hard = ownfiles.split_own_hard_links(ws, snap, at.task.id, ctx.log_path)  # nor appended, chmod-ed
     impostors = ownfiles.remove_impostors(ws, snap)  # nor read: a FIFO is never opened
     # Before any other git command reads it; a decoy put where .git was goes to logs/rollback/.
     git_found = gitstate.put_back(ctx.root, snap.git, rollback_folder(ws, f"{at.task.id}-git"))
-    damaged = put_back_objects(ctx, at, "verify" if after_verify else "the agent")  # before git reads one
+    who = "verify" if after_verify else "the agent"
+    damaged = put_back_objects(ctx, at, who)  # before git reads one
+    # A repository it nested or a path too long for git: gone before any copy or git command meets it.
+    below = unseen.settle(ctx.root, snap.unseen, rollback_folder(ws, f"{at.task.id}-unseen"), ctx.log_path, who)
     # Before verify: nothing the agent made or changed among ignored paths may fool it (kept.py).
     kept = kept_files.PutBack() if after_verify else kept_files.settle(
         ctx.root, snap.kept, ctx.log_path, snap.archive_dir, rollback_folder(ws, f"{at.task.id}-ignored"))
@@ -321,7 +328,9 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
                     confined=bool(at.wrap))
     bad_links = kept_files.link_reason(ctx.root, verdict.touched, at.task.guard_files, snap.kept,
                                        snap.archive_dir, "verify" if after_verify else "the agent")
-    extra = tuple(r for r in (damaged, kept.reason(), bad_links) if r)
+    gitlinks = unseen.gitlink_reason(ctx.root, verdict.touched, at.task.context_files, who)
+    hard_links = ownfiles.hard_links_reason(hard, who)
+    extra = tuple(r for r in (damaged, hard_links, below.reason(who), kept.reason(), bad_links, gitlinks) if r)
     verdict = Verdict((*verdict.reasons, *extra), verdict.touched) if extra else verdict
     too_big = diff_bytes_reason(ctx.root, snap.base, verdict.touched, plan.meta.max_diff_bytes,
                                 after_verify=after_verify)
@@ -447,6 +456,7 @@ def record_failure(ctx: TickContext, at: Attempt, reason: str, duration: float, 
     """Roll back to the snapshot, count a retry (`[!]` at max_retries), write the entry, commit the docs."""
     ws, task = ctx.ws, at.task
     ownfiles.unlink_own_links(ws, at.snap, task.id, ctx.log_path)
+    ownfiles.split_own_hard_links(ws, at.snap, task.id, ctx.log_path)  # before the entry, the plan's edit
     reason = ownstate.with_reason(ws, task.id, reason)  # before the entry: the ledger, notify state, claims
     at.beat.update(stage="failing")
     gitstate.put_back(ctx.root, at.snap.git, rollback_folder(ws, f"{task.id}-git"))  # the agent may have failed
@@ -456,6 +466,7 @@ def record_failure(ctx: TickContext, at: Attempt, reason: str, duration: float, 
     if forged:
         reason += f"; the agent made {len(forged)} commit(s) in memory/ that say they are a person's: " \
                   f"{', '.join(forged)} (taken out of memory/'s history)"
+    unseen.settle(ctx.root, at.snap.unseen, rollback_folder(ws, f"{task.id}-unseen"), ctx.log_path)
     kept_files.settle(ctx.root, at.snap.kept, ctx.log_path, at.snap.archive_dir,
                       rollback_folder(ws, f"{task.id}-ignored"))
     kept_files.restore_modes(ctx.root, at.snap.kept, ctx.log_path)  # a chmod 000 folder stops no checkout

@@ -35,8 +35,9 @@ def unlink(path: Path) -> None:
 
 
 def append_log(path: Path, text: str) -> None:
-    """Append Memento's own lines (``[memento] …``) to the tick log."""
-    with open_append(path) as fh:  # never through a symbolic link the agent put there
+    """Append Memento's own lines (``[memento] …``) to the tick log: never through a symbolic link
+    the agent put there, nor through a hard link (the log is made a file of its own first, SPEC §13)."""
+    with open_append(path, split=True) as fh:
         fh.write(text)
 
 

@@ -7,6 +7,14 @@ of that as values before the agent runs; after it (and after verify)
 :func:`restore` puts back whatever differs. guards.git_damage says what
 changed (any change is a failure); this module only reads and writes.
 
+Beyond those, whatever else stands in a git folder that git itself did not write
+(SPEC §13: a file planted in `.git/`, a script an fsmonitor or a hook would name, a
+`hooks/` of a submodule's or a worktree's git folder) is captured the same way and
+compared and put back: a new one is removed, saved first under `logs/rollback/`.
+What git and Memento write there during a tick (:data:`GIT_WRITES`: objects, refs, logs,
+the index, ORIG_HEAD, a worktree's own folder, locks, Memento's private index
+copies) is not looked at.
+
 The real index is captured too but is not compared: an agent's `git add` is
 harmless, yet the index is put back as it was so no `assume-unchanged` or
 `skip-worktree` flag, nor anything the agent staged, stays behind.
@@ -42,6 +50,22 @@ from ..lines import read_regular_or_none
 WATCHED = ("config", "info", "hooks", "objects/info/alternates")
 # Written by git itself (`update-server-info`, which `git gc` and `repack` run): not the agent's.
 GENERATED = frozenset({"info/refs"})
+# What git (or Memento's own git commands) writes at the top of a git folder during a tick: never
+# captured. Everything else there is (:func:`_strays`), a person's own files included.
+GIT_WRITES = frozenset({
+    "objects", "refs", "logs", "reftable", "packed-refs", "index", "HEAD", "ORIG_HEAD", "FETCH_HEAD",
+    "MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", "MERGE_RR", "AUTO_MERGE", "CHERRY_PICK_HEAD", "REVERT_HEAD",
+    "REBASE_HEAD", "COMMIT_EDITMSG", "SQUASH_MSG", "TAG_EDITMSG", "NOTES_MERGE_PARTIAL", "NOTES_MERGE_REF",
+    "rebase-merge", "rebase-apply", "sequencer", "rr-cache", "shallow", "gc.pid", "gc.log", "gitk.cache",
+    "commondir", "gitdir", "locked", "fsmonitor--daemon", "fsmonitor--daemon.ipc",
+    "lfs", "annex", "svn",  # the stores of git-lfs, git-annex and git-svn: large, and theirs
+})
+# Names git writes by their beginning: a bisection's files, a split index's shared part, the index
+# `git commit --only` builds, Memento's own private index copies (gitops.scrubbed_index, make_commit).
+GIT_WRITES_PREFIXES = ("BISECT_", "sharedindex.", "next-index-", "memento-index.", "memento-scrubbed-index.")
+# Git folders inside the common one (a worktree's, a submodule's): their own strays are captured.
+NESTED_GIT_DIRS = ("worktrees", "modules")
+STORES = frozenset({"objects", "refs", "logs", "reftable"})
 # Not compared, only put back: the stash's list of entries lives in its reflog.
 STASH_LOG = "logs/refs/stash"
 # A lock file the agent leaves behind would make every later git command fail.
@@ -86,14 +110,18 @@ def capture(root: Path) -> GitState:
     )
 
 
-def restore(root: Path, snap: GitState, now: GitState | None = None) -> None:
-    """Make `.git/` agree with ``snap`` again: files, refs (but HEAD's branch), HEAD, index, stash."""
+def restore(root: Path, snap: GitState, now: GitState | None = None, save_to: Path | None = None) -> None:
+    """Make `.git/` agree with ``snap`` again: files, refs (but HEAD's branch), HEAD, index, stash.
+    ``save_to``: a folder under logs/rollback/ that gets, first, a copy of every file of `.git/`
+    about to be removed or overwritten (made when there is one)."""
     root = Path(root)
     now = now or capture(root)
     common, git_dir = Path(snap.common_dir), Path(snap.git_dir)
     for name in LOCKS:
         for folder in {git_dir, common}:
             _remove(folder / name)
+    if save_to is not None:
+        _save_found(snap.files, now.files, save_to)
     _restore_files(common, snap.files, now.files)
     _restore_refs(root, snap, now)
     if now.head != snap.head:
@@ -117,7 +145,7 @@ def put_back(root: Path, snap: GitState | None, aside: Path) -> GitState | None:
         return None
     replaced = bring_back(snap, aside)
     now = capture(root)
-    restore(root, snap, now)
+    restore(root, snap, now, save_to=aside)
     return replace(now, replaced=replaced) if replaced else now
 
 
@@ -244,9 +272,15 @@ def from_bytes(data: bytes, root: Path) -> GitState | None:
 
 
 def _watched(rel: str) -> bool:
-    """Whether ``rel`` names a WATCHED path or one below it (no `..`, nothing absolute)."""
+    """Whether ``rel`` names a path :func:`capture` could have captured: a WATCHED one or one below
+    it, or a stray; never one in git's stores (objects, refs, logs), whatever folder holds it, nor
+    a `..` or an absolute path (a tampered record must not make :func:`restore` write there)."""
     parts = rel.split("/")
-    return ".." not in parts and "" not in parts and any(rel == w or rel.startswith(w + "/") for w in WATCHED)
+    if ".." in parts or "" in parts or "." in parts:
+        return False
+    if any(rel == w or rel.startswith(w + "/") for w in WATCHED):
+        return True
+    return not git_writes(parts[0]) and not any(part in STORES for part in parts)
 
 
 # ---------------------------------------------------------------- reading
@@ -310,7 +344,61 @@ def _files(common: Path) -> dict[str, Entry]:
     found: dict[str, Entry] = {}
     for name in WATCHED:
         _walk(common, name, found)
+    _strays(common, "", found, top=True)
     return found
+
+
+def git_writes(name: str) -> bool:
+    """Whether ``name``, at the top of a git folder, is one git itself writes (or a lock of one)."""
+    stem = name[:-5] if name.endswith(".lock") else name
+    return stem in GIT_WRITES or stem == "config" and name != stem or name.startswith(GIT_WRITES_PREFIXES)
+
+
+def _strays(common: Path, rel: str, found: dict[str, Entry], *, top: bool = False) -> None:
+    """Capture what git did not write in the git folder at ``rel`` below ``common`` (``top``: the
+    common folder itself, whose WATCHED entries are captured already): a worktree's and a
+    submodule's git folders inside it are looked at the same way, never captured as folders (git
+    makes and removes them: a parallel worker's worktree)."""
+    try:
+        names = sorted(os.listdir(common / rel if rel else common))
+    except OSError:
+        return
+    for name in names:
+        sub = f"{rel}/{name}" if rel else name
+        if git_writes(name) or (top and name in WATCHED):
+            continue
+        if name in NESTED_GIT_DIRS and _is_folder(common / sub):
+            for child in sorted(_listdir(common / sub)):
+                _git_dirs(common, f"{sub}/{child}", found)
+            continue
+        _walk(common, sub, found)
+
+
+def _git_dirs(common: Path, rel: str, found: dict[str, Entry]) -> None:
+    """``rel`` below `worktrees/` or `modules/`: a git folder (it has a HEAD) looked at for strays,
+    a folder of submodules' names (`modules/lib/a`) gone through, anything else captured."""
+    path = common / rel
+    if not _is_folder(path):
+        _walk(common, rel, found)
+    elif os.path.lexists(path / "HEAD"):
+        _strays(common, rel, found)
+    else:
+        for child in sorted(_listdir(path)):
+            _git_dirs(common, f"{rel}/{child}", found)
+
+
+def _is_folder(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _listdir(path: Path) -> list[str]:
+    try:
+        return os.listdir(path)
+    except OSError:
+        return []
 
 
 def _walk(base: Path, rel: str, found: dict[str, Entry]) -> None:
@@ -363,6 +451,31 @@ def _restore_files(common: Path, want: Mapping[str, Entry], have: Mapping[str, E
             os.symlink(os.fsdecode(data), target)
         else:
             _put(target, data, mode)
+
+
+_SAVED_README = """\
+Files Memento found in the repository's git folder (.git/) after an attempt and removed or put
+back as they were at the snapshot; each is in found/ under its path below .git/, as found, never
+executable. Nothing here is read by git.
+"""
+
+
+def _save_found(want: Mapping[str, Entry], have: Mapping[str, Entry], dest: Path) -> None:
+    """A copy of each file or link of ``have`` that :func:`_restore_files` will remove or overwrite
+    (a link as a text file naming its target), under ``dest``; nothing when there is none."""
+    doomed = sorted(rel for rel, entry in have.items() if want.get(rel) != entry and entry[0] != stat.S_IFDIR)
+    if not doomed:
+        return
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / "README.txt").write_text(_SAVED_README, encoding="utf-8")
+    for rel in doomed:
+        mode, data = have[rel]
+        target = dest / "found" / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        body = b"symbolic link to " + data + b"\n" if mode == stat.S_IFLNK else data
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(body)
 
 
 def _restore_refs(root: Path, snap: GitState, now: GitState) -> None:

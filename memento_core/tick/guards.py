@@ -50,6 +50,7 @@ class Snapshot:
     memory_head: str | None = None  # memory/'s HEAD (its own repository, never rolled back)
     kept: object = None  # kept.Kept: a person's untracked and ignored files, printed and copied
     objects: object = None  # objects.Objects: the object store's print, its copies in .memento/objects/
+    unseen: object = None  # unseen.Seen: nested repositories and too-long paths below the work tree
 
 
 @dataclass(frozen=True)

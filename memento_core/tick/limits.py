@@ -247,9 +247,11 @@ def over_task_budget(ctx: TickContext, usage: Usage | None) -> str:
 
 def roll_back_for_fallback(ctx: TickContext, at) -> None:
     """Whatever the refused preset did is undone before the next one starts."""
-    from .rollback import restore_documents, roll_back
+    from .rollback import restore_documents, roll_back, rollback_folder
+    from .unseen import settle
 
     snap = at.snap
+    settle(ctx.root, snap.unseen, rollback_folder(ctx.ws, f"{at.task.id}-unseen"), ctx.log_path)
     ctx.rolled_back(roll_back(ctx.ws, snap.base, snap.untracked, at.task.id, keep_patterns=snap.cleanignore))
     restore_documents(ctx.ws, snap, at.task.id, confined=bool(at.wrap))
 

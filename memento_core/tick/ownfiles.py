@@ -6,6 +6,15 @@ choosing, outside the project perhaps. The writers refuse links themselves
 (locks.py, O_NOFOLLOW); this module finds the links after the agent (and after
 verify), removes them (never what they point to) and puts the files back as
 they were at the snapshot, so the guard failure can be written down at all.
+
+A hard link is the same attack O_NOFOLLOW does not see: the agent removes
+docs/TICK_STATUS.md and gives a person's file that name too (``ln``), and an
+append, an in-place write or a chmod of the status log would change the
+person's file. :func:`split_own_hard_links` finds every such file of Memento's
+(a regular file with more than one name, whatever the other is) and puts a
+file of its own in its place, written anew and renamed there: the snapshot's
+bytes where the snapshot has them, else the bytes it holds. The other names
+keep the inode, its bytes and its mode.
 """
 
 from __future__ import annotations
@@ -15,8 +24,9 @@ import shutil
 import stat
 from pathlib import Path
 
+from .. import owned
 from ..lines import file_kind
-from ..locks import atomic_write_bytes
+from ..locks import atomic_write_bytes, split_hard_link
 from ..workspace import OWN_DOCS, OWN_PROMPTS, Workspace
 from .guards import MAP_REL, PLAN_REL, Snapshot
 
@@ -75,6 +85,71 @@ def unlink_own_links(ws: Workspace, snap: Snapshot, task_id: str, log_path: Path
             if data is not None and not os.path.lexists(ws.root / doc):
                 atomic_write_bytes(ws.root / doc, data)
     return found
+
+
+def hard_linked(path: Path) -> int:
+    """How many names the regular file ``path`` has when it is a hard link (0: it is not one: a
+    single name, missing, a symbolic link, a folder), never past a symbolic link on the way."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return 0
+    return st.st_nlink if stat.S_ISREG(st.st_mode) and st.st_nlink > 1 else 0
+
+
+def split_own_hard_links(ws: Workspace, snap: Snapshot | None, task_id: str, log_path: Path) -> tuple[str, ...]:
+    """Every file of Memento's that is a hard link made a file of its own (see the module); the
+    paths it did that to. After :func:`unlink_own_links` (no folder on the way is a link then).
+    The files owned.py watches (the ledger, the claims, the notification state) are ownstate's:
+    put back by rename, and named, there. ``snap`` None: before the snapshot, each keeps its bytes.
+    Where each was linked is listed under logs/rollback/ (its inode, never the other file's bytes:
+    that file is a person's, and untouched) and said in the tick log."""
+    content = {} if snap is None else {PLAN_REL: snap.plan, STATUS_REL: snap.status, NOTES_REL: snap.notes,
+                                       MAP_REL: snap.project_map, **dict(snap.runtime)}
+    found: dict[str, os.stat_result] = {}
+    for rel in own_paths(ws, task_id, log_path):
+        path = ws.root / rel
+        if rel in FOLDERS or not hard_linked(path) or owned.watched(path) or _beyond_link(ws, rel):
+            continue
+        st = os.lstat(path)
+        if split_hard_link(path, content.get(rel)):
+            found[rel] = st
+    if found:
+        _list_hard_links(ws, task_id, log_path, found)
+    return tuple(sorted(found))
+
+
+def _list_hard_links(ws: Workspace, task_id: str, log_path: Path, found: dict[str, os.stat_result]) -> None:
+    from .files import append_log
+    from .rollback import rollback_folder
+
+    dest = rollback_folder(ws, f"{task_id or 'tick'}-hard-links") / "HARD_LINKS.txt"
+    lines = [f"{rel}: inode {st.st_ino} on device {st.st_dev}, {st.st_nlink} names, {st.st_size} bytes, mode "
+             f"{stat.S_IMODE(st.st_mode):o} (its other names: find / -xdev -inum {st.st_ino})\n"
+             for rel, st in sorted(found.items())]
+    atomic_write_bytes(dest, ("Memento's files found with more than one name; each is a file of its own again, "
+                              "the other names untouched:\n" + "".join(lines)).encode("utf-8"))
+    append_log(log_path, f"[memento] hard links made files of their own: {', '.join(sorted(found))} "
+                         f"(listed in {ws.rel(dest)})\n")
+
+
+def hard_links_reason(found: tuple[str, ...], who: str = "the agent") -> str:
+    """The guard failure for what :func:`split_own_hard_links` found ('' for nothing); ``who`` '':
+    the sentence starts at the verb (the architect's reasons)."""
+    if not found:
+        return ""
+    return (f"{who} " if who else "") + (f"replaced Memento's own files by hard links: {', '.join(found)} "
+                                         "(each made a file of its own again, written anew; the file it was "
+                                         "linked to is untouched, its inode listed under logs/rollback/)")
+
+
+def _beyond_link(ws: Workspace, rel: str) -> bool:
+    here = ws.root
+    for part in rel.split("/")[:-1]:
+        here = here / part
+        if os.path.islink(here):
+            return True
+    return False
 
 
 def _read(path: Path) -> bytes | None:

@@ -65,6 +65,7 @@ class Record:
     plan_sha256: str
     status_sha256: str = ""  # of the status log's copy next to the record (ID.status)
     git_sha256: str = ""  # of git's state at the snapshot next to the record (ID.git)
+    unseen_sha256: str = ""  # of what was below the work tree at the snapshot (ID.unseen, tick/unseen.py)
     heartbeat_every: float = 1.0  # the record is touched at least this often while the tick lives
     log: str = ""  # the tick's log, relative to the project
     stage: str = "running"  # running | committing
@@ -161,6 +162,41 @@ def save_git(ws: Workspace, task_id: str, snap) -> None:
     _write(ws, replace(rec, git_sha256=hashlib.sha256(data).hexdigest()))
 
 
+def _unseen_path(ws: Workspace, task_id: str) -> Path:
+    return records_dir(ws) / f"{task_id}.unseen"
+
+
+def save_unseen(ws: Workspace, task_id: str, seen) -> None:
+    """Keep what was below the work tree at the snapshot (an unseen.Seen: nested repositories,
+    too-long paths, folders) next to the record, its digest in the record (SPEC §13)."""
+    from .unseen import to_bytes
+
+    rec = read_record(ws, task_id)
+    if rec is None or rec.pid != os.getpid() or seen is None:
+        return
+    data, path = to_bytes(seen), _unseen_path(ws, task_id)
+    try:
+        if path.is_symlink():
+            path.unlink()
+        atomic_write_bytes(path, data)
+    except OSError:
+        return  # no copy: the recovery removes nothing it cannot tell from a person's
+    _write(ws, replace(rec, unseen_sha256=hashlib.sha256(data).hexdigest()))
+
+
+def recorded_unseen(ws: Workspace, rec: Record):
+    """What was below the work tree at the snapshot (unseen.Seen) if its copy is intact, else None."""
+    from .unseen import from_bytes
+
+    if not rec.unseen_sha256:
+        return None
+    try:
+        data = _unseen_path(ws, rec.task).read_bytes()
+    except OSError:
+        return None
+    return from_bytes(data) if hashlib.sha256(data).hexdigest() == rec.unseen_sha256 else None
+
+
 def recorded_git(ws: Workspace, rec: Record):
     """git's state at the snapshot (gitstate.GitState) if its copy is intact, else None."""
     if not rec.git_sha256:
@@ -220,7 +256,7 @@ def recorded_status(ws: Workspace, rec: Record) -> bytes | None:
 def remove_record(ws: Workspace, task_id: str) -> None:
     if _BEACON["path"] == _paths(ws, task_id)[0]:
         _BEACON["path"] = None
-    for path in _paths(ws, task_id):
+    for path in (*_paths(ws, task_id), _unseen_path(ws, task_id)):
         try:
             path.unlink()
         except (FileNotFoundError, NotADirectoryError):

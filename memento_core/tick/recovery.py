@@ -36,6 +36,7 @@ from .record import (
     recorded_git,
     recorded_plan,
     recorded_status,
+    recorded_unseen,
     records_dir,
     remove_record,
     tick_alive,
@@ -121,7 +122,8 @@ def reset_stale_claim(ctx: TickContext, task: Task, claim: Claim | None, why: st
     main = None if rec is not None and rec.worktree else rec
     rolled = restore_recorded_git(ctx, task, main)  # before any other git command reads .git
     rolled += restore_objects(ctx, task)  # before the rollback's checkout reads one
-    rolled += roll_back_stale(ctx, task, main)
+    unseen = remove_unseen(ctx, task, main)  # a repository the agent nested: before any copy meets it
+    rolled += roll_back_stale(ctx, task, main) + unseen
     rolled += restore_recorded_plan(ctx, task, rec)
     rolled += cut_appended_entries(ctx, task, main)
     counted = count_stale_retry(ctx, task, rec, status)
@@ -178,6 +180,17 @@ def restore_objects(ctx: TickContext, task: Task) -> str:
     if damage.lost and not ctx.git_failed:
         ctx.git_failed = f"git objects changed during {task.id} could not be put back: {', '.join(damage.lost[:5])}"
     return f"; {damage.reason('the killed attempt')}" if damage else ""
+
+
+def remove_unseen(ctx: TickContext, task: Task, rec: Record | None) -> str:
+    """The nested repositories and too-long paths the agent left before its tick died, told from
+    a person's by the tick's own list of them at the snapshot (tick/unseen.py); '' without one."""
+    from .unseen import settle
+
+    seen = recorded_unseen(ctx.ws, rec) if rec is not None else None
+    done = settle(ctx.root, seen, rollback_folder(ctx.ws, f"stale-{task.id}-unseen"))
+    said = done.reason()
+    return f"; {said}" if said else ""
 
 
 def roll_back_stale(ctx: TickContext, task: Task, rec: Record | None) -> str:

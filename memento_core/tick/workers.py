@@ -42,7 +42,7 @@ from ..runlog import cron_log, utc_stamp
 from ..scheduler import TASK, pick
 from ..state import Claim, Heartbeat, read_claim, remove_claim, this_host, write_claim
 from ..workspace import KEPT_DOCS, Workspace
-from . import attempt, gitstate, limits, ownfiles, ownstate, receipts, review, worktrees
+from . import attempt, gitstate, limits, ownfiles, ownstate, receipts, review, unseen, worktrees
 from .context import TaskResult, TickContext, _unique
 from .crew_watch import MainWatch, Window, changed_at, own_run_at
 from .entries import tail_lines
@@ -484,6 +484,7 @@ class Crew:
             if at is not None and at.snap is not None:
                 wctx = w.ctx
                 ownfiles.unlink_own_links(wctx.ws, at.snap, w.task.id, wctx.log_path)
+                ownfiles.split_own_hard_links(wctx.ws, at.snap, w.task.id, wctx.log_path)
                 if at.beat is not None:
                     at.beat.update(stage="failing")
                 self.refresh(w)
@@ -494,6 +495,8 @@ class Crew:
                 if forged:  # its guards may not have run (an agent that exits non-zero)
                     reason += (f"; the agent made {len(forged)} commit(s) in memory/ that say they are a person's: "
                                f"{', '.join(forged)} (taken out of memory/'s history)")
+                unseen.settle(wctx.root, at.snap.unseen, rollback_folder(self.ws, f"{w.task.id}-unseen"),
+                              wctx.log_path)
                 rolled = "in its worktree: " + wctx.rolled_back(
                     roll_back(wctx.ws, at.snap.base, at.snap.untracked, w.task.id,
                               keep_patterns=at.snap.cleanignore))

@@ -18,7 +18,9 @@ import pytest
 from memento_core import cron
 from memento_core.demo import create_demo
 
-pytestmark = pytest.mark.cron
+# The cron tests share this user's crontab and the daemon: one worker runs them all, in turn
+# (.ci/run runs the slow and cron tests with --dist loadgroup).
+pytestmark = [pytest.mark.cron, pytest.mark.xdist_group("cron")]
 
 DEADLINE = 130.0
 

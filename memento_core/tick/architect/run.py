@@ -517,6 +517,8 @@ def judge_tree(ctx: TickContext, snap: ArchitectSnapshot, *,
     links = ownfiles.unlink_own_links(ws, base, ARCHITECT_ID, ctx.log_path)
     if links:
         reasons.append(f"replaced Memento's own files by symbolic links: {', '.join(links)}")
+    reasons += filter(None, [ownfiles.hard_links_reason(ownfiles.split_own_hard_links(ws, base, ARCHITECT_ID,
+                                                                                     ctx.log_path), "")])
     impostors = ownfiles.remove_impostors(ws, base)  # a FIFO in a document's place: never read
     if impostors:
         reasons.append(f"made Memento's own files (now not regular files): {', '.join(impostors)} (removed)")
@@ -593,6 +595,7 @@ def restore_all(ctx: TickContext, snap: ArchitectSnapshot, *, save: bool, person
     With ``save``, the architect's versions of the documents are kept under logs/rollback/ first."""
     ws, base = ctx.ws, snap.snap
     ownfiles.unlink_own_links(ws, base, ARCHITECT_ID, ctx.log_path)
+    ownfiles.split_own_hard_links(ws, base, ARCHITECT_ID, ctx.log_path)
     gitstate.put_back(ctx.root, base.git, rollback_folder(ws, f"{ARCHITECT_ID}-git"))
     changed = [rel for rel in OWN_DOCS if rel != CHECKPOINT_REL and rel not in persons
                and read_or_none(ws.root / rel) != snap.docs.get(rel)]
