@@ -61,6 +61,7 @@ class TickContext:
     # A parallel worker's own processes (workers.py): ("agent"|"verify", start, end or None while it
     # runs), in time.time(); None elsewhere (a serial attempt has nobody else to tell them from).
     own_runs: list | None = None
+    held_said: set = field(default_factory=set)  # held tasks already named in cron.log this tick (held.py)
     state: TickState = field(init=False)
     log_path: Path = field(init=False)
     # Held around updates of ``state`` a worker thread makes (limits.py); parallel workers share

@@ -20,6 +20,8 @@ from ..plan import Task, decode_text, scan_plan
 from ..receipts import NO_RECEIPTS, Receipts
 from ..workspace import KEPT_DOCS, OWN_DOCS, own_file
 from .gitstate import GitState
+from .startup import added_startup_files
+from .startup import reason as startup_reason
 
 MAP_REL = "docs/PROJECT_MAP.md"
 PLAN_REL = "docs/MASTER_PLAN.md"
@@ -140,6 +142,10 @@ def check(task: Task, snap: Snapshot, seen: Observed, max_diff_lines: int, *, af
     if outside:
         reasons.append(f"{'verify ' if after_verify else ''}changed files outside context_files: "
                        + ", ".join(outside[:10]))
+    inside = [c for c in touched if c.path not in outside and c.path not in guard_hits and c.path not in own]
+    startup = added_startup_files(inside, task.verify, task.context_files)
+    if startup:
+        reasons.append(startup_reason(startup, who))
     if not touched and not after_verify and not task.check_only and not reasons:  # (folded commits: a reason)
         reasons.append(nothing_changed(task.id))
     size = diff_lines(touched)

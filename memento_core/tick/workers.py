@@ -39,7 +39,7 @@ from ..agents.reaper import kill_marked
 from ..errors import EditConflict, MementoError
 from ..plan import Plan, Task, edit_plan
 from ..runlog import cron_log, utc_stamp
-from ..scheduler import TASK, pick
+from ..scheduler import TASK
 from ..state import Claim, Heartbeat, read_claim, remove_claim, this_host, write_claim
 from ..workspace import KEPT_DOCS, Workspace
 from . import attempt, gitstate, limits, ownfiles, ownstate, receipts, review, unseen, worktrees
@@ -47,6 +47,7 @@ from .context import TaskResult, TickContext, _unique
 from .crew_watch import MainWatch, Window, changed_at, own_run_at
 from .entries import tail_lines
 from .failsafe import attempt_safely
+from .held import pick_unheld
 from .record import leader_is_ours, read_record, remove_record, save_git, write_record
 from .rollback import roll_back, rollback_folder
 
@@ -164,7 +165,7 @@ class Crew:
         with self.lock:
             self.sweep()  # before the pick: never from a plan a worker's agent forged
             plan = self.ctx.plan()
-            verdict = pick(plan)
+            verdict = pick_unheld(self.ctx, plan)  # a task whose verify the architect changed waits (held.py)
             if verdict.kind != TASK or not runs_in_parallel(self.ctx, plan, verdict.task):
                 return None
             got = self._claim(plan, verdict.task)

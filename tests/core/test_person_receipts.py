@@ -230,9 +230,14 @@ def test_the_agents_memory_write_as_a_person_is_refused(tmp_path):
     assert not any(c["subject"] == "the person trusts the agent" for c in _memory_log(ws))
 
 
-def test_a_persons_memory_write_during_the_run_is_theirs_and_the_task_passes(tmp_path):
+@pytest.mark.parametrize("object_format", ["sha1", "sha256"])
+def test_a_persons_memory_write_during_the_run_is_theirs_and_the_task_passes(tmp_path, monkeypatch, object_format):
+    """Also where the person's git makes SHA-256 repositories (GIT_DEFAULT_HASH): the receipt
+    names the write's blob as memory/'s own git names it, so the commit is the person's."""
     lesson = "retry flaky tests once"
+    monkeypatch.setenv("GIT_DEFAULT_HASH", object_format)
     ws = _ws(tmp_path, agent("waits_for_a_person.py", "memory/MEMORY.md", "flaky.md"))
+    assert git(ws.memory_dir, "rev-parse", "--show-object-format").strip() == object_format
     env = {**os.environ, "PYTHONPATH": REPO}
     env.pop("MEMENTO_TASK_ID", None)
 
@@ -247,3 +252,5 @@ def test_a_persons_memory_write_during_the_run_is_theirs_and_the_task_passes(tmp
     assert entry.status == "SUCCESS", entry.field("Reason")
     (mine,) = [c for c in _memory_log(ws) if c["subject"] == "flaky tests"]
     assert (mine["kind"], mine["source"]) == ("write", "source=human")
+    assert len(mine["sha"]) == (64 if object_format == "sha256" else 40)
+    assert not any(c["kind"] == "unattributed" for c in _memory_log(ws))
