@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
@@ -25,7 +27,18 @@ from ..runlog import utc_stamp
 from ..state import Claim, Heartbeat, remove_claim, this_host, write_claim
 from ..status_log import SELF_COMMIT
 from ..workspace import KEPT_DOCS
-from . import confine, gitstate, limits, modes, ownfiles, ownstate, receipts, review, unseen
+from . import (
+    confine,
+    gitstate,
+    limits,
+    modes,
+    objects,
+    ownfiles,
+    ownstate,
+    receipts,
+    review,
+    unseen,
+)
 from . import kept as kept_files
 from .context import TaskResult, TickContext
 from .entries import (
@@ -191,6 +204,7 @@ def take_snapshot(ctx: TickContext, base: str | None, untracked: set[str]) -> Sn
         runtime=ownfiles.runtime_copy(ws),
         absent=ownfiles.absent_own(ws, archive), archive_dir=archive, memory_head=receipts.memory_head(ws),
         kept=kept, modes=modes.take(ctx.root, kept.modes, untracked, archive),
+        objects=objects.take(ctx.root, ws.project_memento_dir / objects.MIRROR),
         unseen=unseen.look(ctx.root),
     )
 
@@ -254,8 +268,10 @@ def run_agent(ctx: TickContext, task: Task, prompt_file: Path, beat: Heartbeat,
             append_log(ctx.log_path, f"[memento] sandbox: no private git index ({exc})\n")
     append_log(ctx.log_path, f"[memento] tick #{ctx.number} task {task.label}\n")
     limit = timeout or task.timeout_seconds or config.agent_timeout
-    result = agents.run_agent(invocation, cwd=ctx.root, log_path=ctx.log_path, timeout=limit, env=env, wrap=wrap,
-                              on_start=lambda pgid: (beat.update(pgid=pgid), crash_point("tick:agent-running")))
+    with own_run(ctx, "agent"):
+        result = agents.run_agent(invocation, cwd=ctx.root, log_path=ctx.log_path, timeout=limit, env=env,
+                                  wrap=wrap, on_start=lambda pgid: (beat.update(pgid=pgid),
+                                                                    crash_point("tick:agent-running")))
     if result.error:
         return result.error, None
     if result.interrupted:
@@ -265,6 +281,21 @@ def run_agent(ctx: TickContext, task: Task, prompt_file: Path, beat: Heartbeat,
     if result.exit_code != 0:
         return f"agent exited with code {result.exit_code}", result.exit_code
     return "", 0
+
+
+@contextmanager
+def own_run(ctx: TickContext, kind: str) -> Iterator[None]:
+    """When a parallel worker's own agent or verify ran (``ctx.own_runs``): a change in its worktree
+    at another moment is not its own (workers.Crew judges it)."""
+    if ctx.own_runs is None:
+        yield
+        return
+    run = [kind, time.time(), None]
+    ctx.own_runs.append(run)
+    try:
+        yield
+    finally:
+        run[2] = time.time()  # its processes are gone: run_in_group waited for the whole group
 
 
 def commit_memory_writes(ctx: TickContext, task: Task) -> None:
@@ -287,6 +318,7 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
     # Before any other git command reads it; a decoy put where .git was goes to logs/rollback/.
     git_found = gitstate.put_back(ctx.root, snap.git, rollback_folder(ws, f"{at.task.id}-git"))
     who = "verify" if after_verify else "the agent"
+    damaged = put_back_objects(ctx, at, who)  # before git reads one
     # A repository it nested or a path too long for git: gone before any copy or git command meets it.
     below = unseen.settle(ctx.root, snap.unseen, rollback_folder(ws, f"{at.task.id}-unseen"), ctx.log_path, who)
     # Before verify: nothing the agent made or changed among ignored paths may fool it (kept.py).
@@ -314,8 +346,8 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
                                        snap.archive_dir, "verify" if after_verify else "the agent")
     gitlinks = unseen.gitlink_reason(ctx.root, verdict.touched, at.task.context_files, who)
     hard_links = ownfiles.hard_links_reason(hard, who)
-    extra = tuple(r for r in (hard_links, below.reason(who), kept.reason(), bad_links, gitlinks, reset.reason(who))
-                  if r)
+    extra = tuple(r for r in (damaged, hard_links, below.reason(who), kept.reason(), bad_links, gitlinks,
+                              reset.reason(who)) if r)
     verdict = Verdict((*verdict.reasons, *extra), verdict.touched) if extra else verdict
     too_big = diff_bytes_reason(ctx.root, snap.base, verdict.touched, plan.meta.max_diff_bytes,
                                 after_verify=after_verify)
@@ -340,6 +372,18 @@ def _modes_field(fields: list[tuple[str, str]], at: Attempt) -> list[tuple[str, 
     return [*fields[:-1], said, fields[-1]] if fields and fields[-1][0] == "Log" else [*fields, said]
 
 
+def put_back_objects(ctx: TickContext, at: Attempt, who: str) -> str:
+    """The git objects of the snapshot as they were (objects.py), saved under logs/rollback/ what
+    was found; '' or the guard failure. Objects with no copy to put back stop the tick for a person
+    (the breaker's git error: the plan paused, the alert, exit 1)."""
+    damage = objects.put_back(at.snap.objects, ctx.root, rollback_folder(ctx.ws, f"{at.task.id}-objects"))
+    if damage.lost and not ctx.git_failed:
+        ctx.git_failed = f"git objects changed during {at.task.id} could not be put back: {', '.join(damage.lost[:5])}"
+    if damage:
+        append_log(ctx.log_path, f"[memento] {damage.reason(who)}\n")
+    return damage.reason(who)
+
+
 def _branch_untouched(snap: Snapshot, found: gitstate.GitState | None) -> bool:
     """Whether HEAD's branch was found at the snapshot's commit, read under the snapshot's own
     git config, hooks and info (unchanged): HEAD, put back on that branch, is then at the base
@@ -361,8 +405,9 @@ def run_verify(ctx: TickContext, task: Task, wrap: tuple[str, ...] = ()) -> tupl
     extra = {"PYTHONNOUSERSITE": "1"} if wrap else None
     env = agents.agent_env(ctx.ws, task_id=task.id, config=ctx.config, model=False, extra=extra)
     limit = task.timeout_seconds or ctx.config.verify_timeout  # the task's own `timeout:` first
-    result = agents.run_in_group(task.verify, cwd=ctx.root, log_path=log, timeout=limit,
-                                 env=env, shell=True, wrap=wrap)
+    with own_run(ctx, "verify"):
+        result = agents.run_in_group(task.verify, cwd=ctx.root, log_path=log, timeout=limit,
+                                     env=env, shell=True, wrap=wrap)
     output = tail(log, start)
     append_log(log, f"[memento] verify exit code: {result.exit_code}\n")
     if result.interrupted:
@@ -448,6 +493,12 @@ def record_failure(ctx: TickContext, at: Attempt, reason: str, duration: float, 
     reason = ownstate.with_reason(ws, task.id, reason)  # before the entry: the ledger, notify state, claims
     at.beat.update(stage="failing")
     gitstate.put_back(ctx.root, at.snap.git, rollback_folder(ws, f"{task.id}-git"))  # the agent may have failed
+    damaged = put_back_objects(ctx, at, "the agent")  # before the checkout below reads one
+    reason = f"{reason}; {damaged}" if damaged and damaged not in reason else reason
+    forged = receipts.forged_memory(ws, at.snap.memory_head, receipts.held(ws), task.id)  # guards may not have run
+    if forged:
+        reason += f"; the agent made {len(forged)} commit(s) in memory/ that say they are a person's: " \
+                  f"{', '.join(forged)} (taken out of memory/'s history)"
     unseen.settle(ctx.root, at.snap.unseen, rollback_folder(ws, f"{task.id}-unseen"), ctx.log_path)
     kept_files.settle(ctx.root, at.snap.kept, ctx.log_path, at.snap.archive_dir,
                       rollback_folder(ws, f"{task.id}-ignored"))

@@ -52,6 +52,7 @@ class Snapshot:
     memory_head: str | None = None  # memory/'s HEAD (its own repository, never rolled back)
     kept: object = None  # kept.Kept: a person's untracked and ignored files, printed and copied
     modes: object = None  # modes.Before: the tracked paths' modes and extended attributes
+    objects: object = None  # objects.Objects: the object store's print, its copies in .memento/objects/
     unseen: object = None  # unseen.Seen: nested repositories and too-long paths below the work tree
 
 
@@ -121,8 +122,8 @@ def check(task: Task, snap: Snapshot, seen: Observed, max_diff_lines: int, *, af
                        "whatever its context_files say)")
     if seen.memory_forged:
         reasons.append(f"{prefix}made {len(seen.memory_forged)} commit(s) in memory/ that say they are a "
-                       f"person's: {_listed(list(seen.memory_forged))} (recorded as the task's unattributed writes; "
-                       "`memento memory write` attributes them)")
+                       f"person's: {_listed(list(seen.memory_forged))} (taken out of memory/'s history, their files kept as the "
+                       "task's unattributed writes; `memento memory write` attributes a write)")
     if snap.git is not None and seen.git is not None:
         damage = git_damage(snap.git, seen.git)
         if damage:
