@@ -10,7 +10,14 @@ Only a plain index is taken (versions 2 to 4, a valid checksum in the repository
 format, the modes git writes, entries sorted with no
 duplicate, no file where another entry needs a folder, every path one git itself accepts;
 no split or sparse index). Anything else returns None and the caller asks git, which reads
-and checks the file its own way. dulwich reads index files too, but its import would cost
+and checks the file its own way. An entry is read as git reads it: its name is as long as
+its flags say (their low 12 bits; all ones meaning "up to the NUL"), and the next entry starts
+where that length puts it. A name whose NUL is elsewhere is refused, not read either way: git
+and this module would otherwise see different entries in the same bytes (a forged length can
+hide an entry from one of them and show the other one that git never reads). So are the
+extensions that make git read the file otherwise (EOIE and IEOT: entries and extensions read
+from the offsets they hold, by threads), one git stops on (a malformed FSMN, a lowercase one
+it does not know) and an extended flag git does not know. dulwich reads index files too, but its import would cost
 each tick more than the two processes this saves, and it takes what git would refuse.
 """
 
@@ -29,7 +36,10 @@ _WIDTHS = {"sha1": 20, "sha256": 32}
 # The modes git writes to an index (update-index --index-info makes any other one of these):
 # a forged one would make git's diff stop ("unsupported ce_mode") where it should show a change.
 _MODES = frozenset({0o100644, 0o100755, 0o120000, 0o160000})
-_REFUSED_EXTENSIONS = (b"link", b"sdir")  # a split index (entries elsewhere), a sparse one (folders)
+# Extensions that change what the entries are or how git reads them (a split index's entries
+# elsewhere, a sparse one's folders, the offsets its threads start from) or that git may stop on.
+_REFUSED_EXTENSIONS = (b"link", b"sdir", b"EOIE", b"IEOT", b"FSMN")
+_EXTENDED_KNOWN = 0x6000  # intent-to-add and skip-worktree: git stops on any other extended flag
 
 
 def scrubbed(data: bytes, fmt: str = "sha1") -> bytes | None:
@@ -74,7 +84,8 @@ def _entries(data: bytes, version: int, count: int, width: int) -> list[tuple[by
             (flags,) = struct.unpack_from(">H", data, pos + _STAT_BYTES + width)
             pos += _STAT_BYTES + width + 2
             if flags & _EXTENDED:
-                if version < 3:
+                (extended,) = struct.unpack_from(">H", data, pos)
+                if version < 3 or extended & ~_EXTENDED_KNOWN:
                     return None
                 pos += 2
             if version == 4:
@@ -91,6 +102,10 @@ def _entries(data: bytes, version: int, count: int, width: int) -> list[tuple[by
                 pos = start + ((size + 8) & ~7)
                 if data[stop:pos].strip(b"\0") or pos > end:
                     return None
+            # Git takes the name's length from the flags: a NUL anywhere else would make it read
+            # another name, and the next entry at another place, than the NUL makes this loop.
+            if flags & _NAME_MASK not in (len(path), _NAME_MASK):
+                return None
             if len(oid) != width or mode not in _MODES or not _valid(path):
                 return None
             entries.append((path, mode, oid, (flags >> 12) & 3))
@@ -119,7 +134,7 @@ def _extensions_taken(data: bytes, pos: int, end: int) -> bool:
         if pos + 8 > end:
             return False
         signature, (size,) = data[pos:pos + 4], struct.unpack_from(">I", data, pos + 4)
-        if signature in _REFUSED_EXTENSIONS or pos + 8 + size > end:
+        if signature in _REFUSED_EXTENSIONS or not b"A" <= signature[:1] <= b"Z" or pos + 8 + size > end:
             return False
         pos += 8 + size
     return pos == end

@@ -20,7 +20,6 @@ the local time zone; where git would date them otherwise (``GIT_AUTHOR_DATE`` or
 from __future__ import annotations
 
 import collections
-import difflib
 import functools
 import hashlib
 import os
@@ -109,7 +108,8 @@ def read_at(root: Path, rev: str, paths: Sequence[str], *, within: Sequence[str]
     level), the files at ``paths`` and the objects ``also`` names, in one ``git cat-file --batch``.
     Each object is checked to be the one its parent names, so a ``rev`` such as HEAD that moves
     during the read raises MementoError."""
-    folders = sorted({f for p in [*paths, *within] for f in _folders(p)}, key=lambda f: (f.count("/"), f))
+    # The top level always: the offsets below count it (a range of empty commits asks for no path).
+    folders = sorted({""} | {f for p in [*paths, *within] for f in _folders(p)}, key=lambda f: (f.count("/"), f))
     names = [rev, f"{rev}^{{tree}}", *(f"{rev}:{f}" for f in folders if f), *(f"{rev}:{p}" for p in paths), *also]
     got = read_objects(root, names)
     commit, tree = got[0], got[1]
@@ -386,12 +386,16 @@ class Picked:
     changes: tuple[Change, ...]
 
 
-def commits_between(root: Path, base: str, tip: str) -> list[Picked]:
+def commits_between(root: Path, base: str, tip: str, upstream: str | None = None) -> list[Picked] | None:
     """The commits of ``base..tip``, oldest first, each with the files it changed (one ``git log``;
-    a merge's changes are not listed)."""
+    a merge's changes are not listed). With ``upstream``: None when one of them has its patch in
+    ``base..upstream`` already (git's rebase drops such a commit, even where it would not be
+    empty: the upstream may have changed it back since)."""
+    spec = [f"{base}..{tip}"] if upstream is None else \
+        ["--cherry-mark", "--right-only", f"{upstream}...{tip}", f"^{base}"]
     out = gitops.run_git(Path(root), ["log", "--reverse", "--no-renames", "--raw", "-z", "--no-abbrev",
-                                      "--no-color", "--no-show-signature", "--format=%x01%H %P",
-                                      f"{base}..{tip}"]).stdout
+                                      "--no-color", "--no-show-signature", "--format=%x01%m%H %P",
+                                      *spec]).stdout
     tokens, picked, i = out.split(b"\0"), [], 0
     while i < len(tokens):
         token = tokens[i].lstrip(b"\n")
@@ -399,7 +403,9 @@ def commits_between(root: Path, base: str, tip: str) -> list[Picked]:
         if not token:
             continue
         if token.startswith(b"\x01"):
-            sha, *parents = token[1:].decode().split()
+            if token[1:2] == b"=":  # its patch is upstream's already
+                return None
+            sha, *parents = token[2:].decode().split()
             picked.append(Picked(sha, tuple(parents), ()))
         elif token.startswith(b":") and picked and i < len(tokens):
             fields, path = token[1:].split(), os.fsdecode(tokens[i])
@@ -429,10 +435,13 @@ def replay(root: Path, onto: str, base: str, tip: str, ident: Mapping[str, str],
     level). Author and message are kept, the committer is ``ident`` now; a commit that becomes
     empty is dropped, one that was empty kept. Returns the new tip and old id -> new id of the
     commits kept; None, having written nothing, when git's own rebase must do it (a merge in the
-    range, a submodule, a conflict no resolver settles, an unusual commit header or identity)."""
+    range, a submodule, a conflict no resolver settles, an unusual commit header or identity, a
+    commit whose patch the upstream has: git's rebase drops it)."""
     if not can_build(ident):
         return None
-    picked = commits_between(root, base, tip)
+    picked = commits_between(root, base, tip, onto)
+    if picked is None:
+        return None
     prev = base
     for p in picked:
         if p.parents != (prev,) or any(side and side[0] == b"160000" for c in p.changes for side in (c.old, c.new)):
@@ -525,10 +534,11 @@ def _both_appended(base: bytes, ours: bytes, theirs: bytes) -> bool:
 
 def merge_file(root: Path, base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
     """Git's own three-way merge of one file's bytes (``git merge-file -p``); None when it
-    conflicts (or git could not merge them: binary data). Changes of the two sides with an
-    unchanged line between every one of one side and every one of the other are merged here
+    conflicts (or git could not merge them: binary data). Changes every diff pairs alike, with
+    an unchanged line between every one of one side and every one of the other, are merged here
     (:func:`merge_apart`), as git merges them: a fleet's replay merges the plan once a replayed
-    commit, and a process started for each, on hosts that race, was five a task."""
+    commit, and a process started for each, on hosts that race, was five a task. Anything else
+    (a status log's entries put in among its repeated lines, a block moved) is git's."""
     merged = merge_apart(base, ours, theirs)
     if merged is not None:
         return merged
@@ -549,56 +559,109 @@ def _lines(data: bytes) -> list[bytes]:
     return _LINE.findall(data)
 
 
-def _hunks(base: list[bytes], side: list[bytes]) -> list[tuple[int, int, list[bytes]]]:
-    """What ``side`` changed of ``base``: (start, end, the lines put there) in base's lines. The
-    lines both begin and end with are set aside first (a plan's edits are a few lines)."""
-    head = 0
-    while head < min(len(base), len(side)) and base[head] == side[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(base), len(side)) - head and base[-1 - tail] == side[-1 - tail]:
-        tail += 1
-    inner, other = base[head:len(base) - tail], side[head:len(side) - tail]
-    matcher = difflib.SequenceMatcher(None, inner, other, autojunk=False)
-    return [(head + i1, head + i2, other[j1:j2])
-            for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
-
-
 def changes_meet(base: bytes, ours: bytes, theirs: bytes) -> bool:
-    """Whether the two sides changed the same lines of ``base`` two ways (or put different lines
-    at one place), as difflib pairs the lines: git's merge conflicts there (but for a rare case
-    where its own pairing of repeated lines sets the changes apart), so it is not asked, and
-    the document's resolver, which merges any two versions, merges them (a fleet's results all
-    change the plan's Meta counters; their replay goes to the plan's resolver straight away)."""
+    """Whether git's merge must conflict: git's diff of each side can only be one
+    (:func:`_forced_hunks`), and changes of the two sides that overlap or touch (no unchanged
+    line of base between them) leave that stretch of base two different ways. Git is then not
+    asked, and the document's resolver, which merges any two versions, merges them (a fleet's
+    results all change the plan's Meta counters; their replay goes to the plan's resolver
+    straight away). False where git might merge them (it is asked)."""
+    if b"\0" in base or b"\0" in ours or b"\0" in theirs:
+        return False
     lines = _lines(base)
-    mine, other = _hunks(lines, _lines(ours)), _hunks(lines, _lines(theirs))
-    return any((a1 < b2 and b1 < a2 or a1 == a2 == b1 == b2) and (a1, a2, put) != (b1, b2, other_put)
-               for a1, a2, put in mine for b1, b2, other_put in other)
+    mine, other = _forced_hunks(lines, _lines(ours)), _forced_hunks(lines, _lines(theirs))
+    if not mine or not other:
+        return False
+    hunks = sorted([(start, end, put, 0) for start, end, put in mine] +
+                   [(start, end, put, 1) for start, end, put in other], key=lambda hunk: (hunk[0], hunk[1]))
+    group: list[tuple[int, int, list[bytes], int]] = []
+    for hunk in [*hunks, None]:
+        if hunk is not None and group and hunk[0] <= max(h[1] for h in group):
+            group.append(hunk)  # touches the stretch so far: git's merge joins them
+            continue
+        if len({h[3] for h in group}) == 2:
+            start, end = group[0][0], max(h[1] for h in group)
+            versions = []
+            for side in (0, 1):
+                out, at = [], start
+                for h_start, h_end, put, _ in (h for h in group if h[3] == side):
+                    out += lines[at:h_start] + put
+                    at = h_end
+                versions.append(out + lines[at:end])
+            if versions[0] != versions[1]:
+                return True
+        group = [hunk] if hunk is not None else []
+    return False
 
 
 def merge_apart(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
-    """The two sides' changes of ``base`` both applied, when between every change of one side
-    and every change of the other stands an unchanged line that base and both sides have only
-    once; None for any other case (changes that meet, touch or are the same, only repeated
-    lines between them, binary data), which git's merge decides."""
+    """The two sides' changes of ``base`` both applied, as ``git merge-file`` applies them, when
+    git's diff of each side can only be one (:func:`_forced_hunks`) and a line neither side
+    changed stands between every change of one side and every change of the other; None for
+    any other case (changes that meet, touch or are the same, a block moved, a repeated line
+    put in or taken out, binary data), which git's merge decides.
+
+    Why it is git's merge: with each side's changes known as git's diff finds them, git's
+    merge takes both sides' changes where an unchanged line of base stands between them
+    (``xdl_merge``), and puts in each change's lines as that side has them."""
     if b"\0" in base or b"\0" in ours or b"\0" in theirs:
         return None
-    lines, our_lines, their_lines = _lines(base), _lines(ours), _lines(theirs)
-    mine, other = _hunks(lines, our_lines), _hunks(lines, their_lines)
-    counts = [collections.Counter(version) for version in (lines, our_lines, their_lines)]
-    for a1, a2, _ in mine:
-        for b1, b2, _ in other:
-            between = lines[a2:b1] if a2 < b1 else lines[b2:a1] if b2 < a1 else None
-            # A line each of the three versions has once, unchanged between them, anchors every
-            # alignment (git's diff and this one could pair repeated lines differently, and a
-            # side that put in a copy of a line makes it no anchor).
-            if between is None or not any(all(c[line] == 1 for c in counts) for line in between):
-                return None
+    lines = _lines(base)
+    mine, other = _forced_hunks(lines, _lines(ours)), _forced_hunks(lines, _lines(theirs))
+    if mine is None or other is None:
+        return None
+    if any(not (a2 < b1 or b2 < a1) for a1, a2, _ in mine for b1, b2, _ in other):
+        return None
     out, at = [], 0
     for start, end, put in sorted(mine + other, key=lambda hunk: (hunk[0], hunk[1])):
         out += lines[at:start] + put
         at = end
     return b"".join(out + lines[at:])
+
+
+def _forced_hunks(base: list[bytes], side: list[bytes]) -> list[tuple[int, int, list[bytes]]] | None:
+    """What ``side`` changed of ``base`` ((start, end, the lines put there) in base's lines) when
+    every diff, git's among them, must find just that; else None.
+
+    Take out of each the lines the other has nowhere (no diff can pair them): when what is left
+    is the same sequence in both, pairing all of it is the one longest common subsequence, so
+    git's diff (Myers, on the lines its preprocessing keeps) pairs it, and the lines taken out
+    are the changes. Git's preprocessing also sets aside a line the other side has many times
+    when it lies between unpaired lines both ways (``xdl_clean_mmatch``): where that may happen
+    (a line the other has twice or more, reaching unpaired lines above and below through such
+    lines) it is left to git. Git slides a change only past a line equal to the change's other
+    end, and a change here holds no line the other side has: none slides."""
+    in_side, in_base = collections.Counter(side), collections.Counter(base)
+    kept_base = [at for at, line in enumerate(base) if line in in_side]
+    kept_side = [at for at, line in enumerate(side) if line in in_base]
+    if [base[at] for at in kept_base] != [side[at] for at in kept_side]:
+        return None  # a line moved, or one the other has put in or taken out: git pairs them its way
+    if _may_set_aside(base, in_side) or _may_set_aside(side, in_base):
+        return None
+    hunks, was_base, was_side = [], 0, 0
+    for at_base, at_side in [*zip(kept_base, kept_side, strict=True), (len(base), len(side))]:
+        if at_base > was_base or at_side > was_side:
+            hunks.append((was_base, at_base, side[was_side:at_side]))
+        was_base, was_side = at_base + 1, at_side + 1
+    return hunks
+
+
+def _may_set_aside(lines: list[bytes], other: collections.Counter) -> bool:
+    """Whether git's diff could set aside one of ``lines`` as a line ``other`` has many times
+    (``xdl_cleanup_records``): one ``other`` has twice or more (git's threshold is at least
+    that) from which, through such lines, an unpaired line is reached both above and below."""
+    many = [other[line] >= 2 for line in lines]
+    unpaired = [other[line] == 0 for line in lines]
+    reach_up, seen = [], False
+    for at in range(len(lines)):
+        reach_up.append(seen)
+        seen = unpaired[at] or (seen and many[at])
+    seen = False
+    for at in range(len(lines) - 1, -1, -1):
+        if many[at] and reach_up[at] and seen:
+            return True
+        seen = unpaired[at] or (seen and many[at])
+    return False
 
 
 _HEADERS = (b"tree", b"parent", b"author", b"committer", b"encoding")

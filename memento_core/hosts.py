@@ -84,13 +84,18 @@ def _host(text: str) -> str | None:
     return name
 
 
+def _port(text: str) -> bool:
+    """A port number 1-65535 in ASCII digits (``str.isdigit`` takes ``²``, which ``int`` refuses)."""
+    return text.isascii() and text.isdigit() and len(text) <= 5 and 1 <= int(text) <= 65535
+
+
 def parse_host(entry: str) -> HostPattern | None:
     """``host``, ``*.domain``, ``1.2.3.4``, ``[::1]``, each with an optional ``:port``; None if not one."""
     text = entry.strip()
     port: int | None = None
     head, sep, tail = text.rpartition(":")
     if sep and not (text.startswith("[") and text.endswith("]")) and "]" not in tail:
-        if not tail.isdigit() or not 1 <= int(tail) <= 65535:
+        if not _port(tail):
             return None
         text, port = head, int(tail)
     if not text or ":" in text and not text.startswith("["):
@@ -102,10 +107,10 @@ def parse_host(entry: str) -> HostPattern | None:
 def split_host_port(target: str) -> tuple[str, int] | None:
     """``host:port`` of a CONNECT request or an endpoint (an IPv6 host in brackets), or None."""
     head, sep, tail = target.rpartition(":")
-    if not sep or not tail.isdigit() or not 1 <= int(tail) <= 65535:
+    if not sep or not _port(tail):
         return None
-    if head.startswith("[") and head.endswith("]"):
-        return (head[1:-1], int(tail)) if head[1:-1] else None
+    if head.startswith("[") and head.endswith("]"):  # only an IPv6 address is bracketed
+        return (head[1:-1], int(tail)) if ":" in head[1:-1] else None
     return None if not head or ":" in head else (head, int(tail))
 
 

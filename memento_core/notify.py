@@ -132,7 +132,7 @@ def _verify_changed(ws: Workspace) -> list[Event]:
 
     return [Event("architect", f"verify:{c.task}", f"{c.at} {c.old} {c.new}",
                   f"the architect {'wrote' if not c.old else 'changed'} {c.task}'s verify command", c.describe(),
-                  f"check that it still judges the task, then `{ACK_COMMAND} {c.task}`") for c in pending(ws)]
+                  f"{c.task} does not run until then: check that it still judges the task, then `{ACK_COMMAND} {c.task}`") for c in pending(ws)]
 
 
 def _blocked(task, entries) -> Event:

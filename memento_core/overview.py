@@ -34,7 +34,7 @@ def summarize(ws: Workspace, plan: Plan, entries: Sequence[TickEntry]) -> dict:
     ``entries`` are the status log's, oldest first. The dashboard calls this with what it
     has read; the CLI through :func:`status_document`.
     """
-    verdict = scheduler.pick(plan)
+    verdict = _pick_unheld(ws, plan)
     total = scheduler.plan_progress(plan)
     durations = [e.duration_seconds for e in entries if e.status == "SUCCESS" and e.duration_seconds is not None]
     # Time left means something only while tasks can still be picked.
@@ -120,6 +120,21 @@ def _phases(plan: Plan) -> list[dict]:
         "pending": prog.pending, "in_progress": prog.in_progress, "skipped": prog.skipped,
         "open": all(d in finished for d in phase.depends), "depends": list(phase.depends),
     } for phase, prog in scheduler.phase_progress(plan)]
+
+
+def _pick_unheld(ws: Workspace, plan: Plan) -> scheduler.Verdict:
+    """The tick's pick: a task whose verify the architect changed waits for a person's ack
+    (tick/held.py), so "next" names the task that will run, or says what it waits for."""
+    from .verify_changes import pending
+
+    held = {c.task for c in pending(ws)}
+    verdict = scheduler.pick(plan, exclude=held)
+    if not held or verdict.kind == scheduler.TASK or scheduler.pick(plan).kind != scheduler.TASK:
+        return verdict
+    ids = sorted(t.id for t in plan.tasks if t.id in held and t.status == " ")
+    return scheduler.Verdict(scheduler.WAITING, tasks=tuple(ids),
+                             message=f"waiting for you: the architect changed the verify of {', '.join(ids)} "
+                                     "(`memento architect --ack` once checked)")
 
 
 def _next_step(plan: Plan, verdict) -> dict:
@@ -253,8 +268,9 @@ def needs_you(summary: dict, state: TickState, plan: Plan | None, notes: Sequenc
     for c in summary.get("verify_changes") or []:
         how = f"wrote {c['task']}'s verify: `{c['new']}`" if not c["old"] else \
             f"changed {c['task']}'s verify: `{c['old']}` → `{c['new']}`"
-        out.append(Need("verify", f"the architect {how}", "check it, then acknowledge (v)", task=c["task"],
-                        command=f"check it, then `memento architect --ack {c['task']}`"))
+        out.append(Need("verify", f"the architect {how}", f"{c['task']} waits: check it, then acknowledge (v)",
+                        task=c["task"], command=f"{c['task']} does not run until you check it, then "
+                                                f"`memento architect --ack {c['task']}`"))
     out += _agent_needs(summary)
     if idle_why:
         out.append(Need("schedule", idle_why, "memento cron install · o auto-tick · t tick now",

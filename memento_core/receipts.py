@@ -37,9 +37,11 @@ def socket_name(root: Path | str) -> bytes:
     return b"\0memento-person-" + digest.encode("ascii")
 
 
-def blob_id(data: bytes) -> str:
-    """The git blob id of ``data`` (what `git hash-object --no-filters` says)."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+def blob_id(data: bytes, fmt: str = "sha1") -> str:
+    """The git blob id of ``data`` in a repository of object format ``fmt`` (what `git
+    hash-object --no-filters` says there): memory/ is SHA-256 when git made it so
+    (GIT_DEFAULT_HASH), and a receipt in the other format would name no blob of it."""
+    return hashlib.new(fmt, b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
 def root_of_doc(path: Path | str) -> Path:

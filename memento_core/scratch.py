@@ -49,6 +49,13 @@ _TOOL_FOLDER_PREFIXES = (".aider.tags.cache",)
 # coverage's data files (``.coverage``, ``.coverage.<host>.<pid>.<n>`` of parallel runs, its sqlite
 # journal ``.coverage-journal``; never ``.coveragerc``), eslint's cache, tsc's incremental build info.
 _FILE = re.compile(r"(?s:.*\.py[co](\.\d+)?|\.coverage|\.coverage[.-].*|\.eslintcache|.*\.tsbuildinfo)")
+_BYTECODE = re.compile(r"(?s:.*\.py[co](\.\d+)?)")
+
+
+def is_bytecode(rel: str) -> bool:
+    """Whether ``rel`` names Python bytecode (or its atomic-write temporary): scratch that Python
+    imports in place of its source when the stamp in its header says so (tick/kept.remove_bytecode)."""
+    return bool(_BYTECODE.fullmatch(rel.rstrip("/").rpartition("/")[2])) and not rel.endswith("/")
 
 
 def is_scratch_name(rel: str) -> bool:

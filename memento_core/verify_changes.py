@@ -4,7 +4,8 @@ A task's ``verify:`` is what judges the worker: an architect that weakens it (`t
 pass anything. So every verify command an architect run changes (or writes, for a task it
 adds) goes into ``.memento/verify_changes.json``, Memento's own file (read-only to a confined
 agent), and stays there, shown under "needs you" and notified, until a person runs
-``memento architect --ack [TASK]`` or presses the dashboard's key. A task changed twice keeps
+``memento architect --ack [TASK]`` or presses the dashboard's key; until then the tick does
+not pick that task (tick/held.py). A task changed twice keeps
 its first old command; changed back to it, it leaves the list.
 """
 
@@ -23,7 +24,7 @@ from .workspace import Workspace
 
 FILE = "verify_changes.json"
 ACK_COMMAND = "memento architect --ack"
-ACK_HINT = f"check them, then `{ACK_COMMAND}`"
+ACK_HINT = f"their tasks do not run until a person has checked them: `{ACK_COMMAND}`"
 
 
 @dataclass(frozen=True)

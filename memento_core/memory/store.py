@@ -322,6 +322,8 @@ def person_commits_since(ws: Workspace, since: str | None) -> list[tuple[str, li
     root = memory_root(ws)
     if not is_store(root) or gitops.head(root) is None:
         return []
+    # HEAD's branch: what `memento memory log` shows. (Every ref would take a person's own side
+    # branch, older than the snapshot but not below its commit, for a forgery.)
     span = f"{since}..HEAD" if since else "HEAD"
     found = []
     for record in git(root, "log", "-z", "--format=%H%x1f%B", span).split("\0"):
@@ -339,6 +341,91 @@ def person_commits_since(ws: Workspace, since: str | None) -> list[tuple[str, li
                 files.append((path, parts[3]))
         found.append((sha, files))
     return found
+
+
+def reject_forged(ws: Workspace, since: str | None, forged: dict[str, list[str]], task: str) -> dict[str, str]:
+    """Take the commits ``forged`` (sha -> the paths each wrote), made in memory/ after ``since``
+    saying they were a person's, out of its history (SPEC §13): HEAD's branch is made again from
+    ``since``, each forged commit replaced by the task's unattributed write of the same tree
+    (Memento's identity and trailer: what was written stays, the claim of a person goes), every
+    other commit made again as it was (message, author, dates); any other ref that holds a
+    forged commit (a branch or tag the agent made) is deleted; the reflog entries no ref reaches
+    any more are expired and the unreachable objects pruned, so neither `git log --all`, the
+    reflog nor `git cat-file` finds a forged commit. Each replacement is recorded for `memento
+    doctor`, and earlier records of commits made again name their new ids. Returns old -> new."""
+    root = memory_root(ws)
+    made: dict[str, str] = {}
+    with file_lock(lock_path(ws), timeout=LOCK_TIMEOUT):
+        branch = git(root, "symbolic-ref", "-q", "HEAD", check=False).strip()
+        head = gitops.head(root)
+        if branch and head:
+            tip = since
+            for sha in git(root, "rev-list", "--reverse", "--topo-order", head, *(["--not", since] if since else [])
+                           ).split():
+                tip = made[sha] = _remake(root, sha, tip, task, forged.get(sha))
+            if tip and tip != head:
+                git(root, "update-ref", "-m", "memento: commits that said they were a person's taken out",
+                    branch, tip, head)
+        for sha in forged:
+            for ref in git(root, "for-each-ref", "--format=%(refname)", "--contains", sha, check=False).split():
+                if ref != branch:
+                    git(root, "update-ref", "-d", ref, check=False)
+        git(root, "reflog", "expire", "--expire-unreachable=now", "--all", check=False)
+        git(root, "prune", "--expire=now", check=False)
+    _remap_unattributed(ws, made)
+    for sha, paths in forged.items():
+        if sha in made:
+            _log_unattributed(ws, task, made[sha], paths)
+    return made
+
+
+def _remake(root: Path, sha: str, parent: str | None, task: str, forged_paths: list[str] | None) -> str:
+    """``sha``'s tree committed again on ``parent``: as it was, or (``forged_paths``) as the task's
+    unattributed write."""
+    tree = git(root, "rev-parse", f"{sha}^{{tree}}").strip()
+    env = gitops.git_env()
+    if forged_paths is not None:
+        shown = ", ".join(forged_paths[:5]) + (f" and {len(forged_paths) - 5} more" if len(forged_paths) > 5 else "")
+        message = (f"unattributed write by {task}: {shown or 'no files'}\n\nCommitted into memory/ during the task's "
+                   "run as a person's commit, which no person announced: taken out of the history, its files kept "
+                   f"as the task's.\n\nsources: {task}\n{TRAILER}: unattributed\n").encode()
+        env.update(gitops.identity_env(root))
+    else:
+        raw = subprocess.run([gitops.git_binary(), "-C", str(root), "cat-file", "commit", sha], capture_output=True,
+                             env=env, check=True).stdout
+        message = raw.partition(b"\n\n")[2]
+        who = git(root, "log", "-1", "--date=raw", "--format=%an%x00%ae%x00%ad%x00%cn%x00%ce%x00%cd", sha)
+        keys = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME",
+                "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_DATE")
+        env.update(zip(keys, who.rstrip("\n").split("\0"), strict=False))
+    args = ["commit-tree", tree, *(["-p", parent] if parent else [])]
+    done = subprocess.run([gitops.git_binary(), "-C", str(root), *args], input=message, capture_output=True,
+                          env=env)
+    if done.returncode != 0:
+        raise MementoError(f"git commit-tree failed in {root}: {done.stderr.decode('utf-8', 'replace').strip()}")
+    return done.stdout.decode("ascii").strip()
+
+
+def _remap_unattributed(ws: Workspace, made: dict[str, str]) -> None:
+    """Records of commits made again (:func:`reject_forged`) name their new ids."""
+    path = ws.project_memento_dir / UNATTRIBUTED_LOG
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return
+    out, changed = [], False
+    for line in lines:
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            out.append(line)
+            continue
+        if isinstance(rec, dict) and rec.get("commit") in made:
+            rec["commit"], changed = made[rec["commit"]], True
+            line = json.dumps(rec, ensure_ascii=False)
+        out.append(line)
+    if changed:
+        atomic_write_text(path, "".join(ln + "\n" for ln in out))
 
 
 def record_forged(ws: Workspace, task: str, sha: str, paths: list[str]) -> None:

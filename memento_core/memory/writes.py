@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 from .. import gitops
 from ..errors import MementoError
+from ..gitobjects import object_format
 from ..locks import atomic_write_text
 from ..receipts import blob_id, vouch
 from ..workspace import Workspace
@@ -71,7 +72,7 @@ def write_entry(ws: Workspace, path: str, content: str, summary: str, *, source:
                 return WriteResult(rel, "noop", None, detail)
         before = gitops.head(root)
         if is_person_source(source):  # a running tick's receipt first (SPEC §13); refused inside its tree
-            vouch(ws.root, {"op": "memory", "blobs": [blob_id(new_text.encode("utf-8"))]})
+            vouch(ws.root, {"op": "memory", "blobs": [blob_id(new_text.encode("utf-8"), object_format(root))]})
         atomic_write_text(target, new_text)
         try:
             write_index(root)

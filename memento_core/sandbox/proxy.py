@@ -151,32 +151,50 @@ def _origin_head(line: str, headers: bytes, host: str, port: int) -> bytes:
 
 
 def _proxy(conn: socket.socket, rules: Rules) -> None:
+    try:
+        out = _opened(conn, rules)
+    except Exception as exc:  # noqa: BLE001 - whatever an agent sends, it gets an answer and the proxy serves on
+        _say(f"a request it could not take: {type(exc).__name__}: {exc}")
+        _answer(conn, "400 Bad Request", "memento: the proxy could not take this request")
+        return
+    if out is not None:
+        relay(conn, out)
+
+
+def _opened(conn: socket.socket, rules: Rules) -> socket.socket | None:
+    """The connection to the request's host, its request or tunnel answered; None once ``conn``
+    is answered and closed (refused, malformed, unreachable)."""
     got = _read_head(conn)
     if got is None:
         conn.close()
-        return
+        return None
     head, rest = got
     first, _, headers = head.partition(b"\r\n")
     found = _target(first.decode("latin-1"))
     if found is None:
         _answer(conn, "400 Bad Request", "memento: not a proxy request")
-        return
+        return None
     host, port, line, tunnel = found
     shown = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    if host != host.strip() or hosts.parse_host(f"[{host}]" if ":" in host else host) is None:
+        # A name no lookup takes (an empty or too long label, a character a name has not): the
+        # name's encoding for the lookup would fail here, on the agent's input.
+        _answer(conn, "400 Bad Request", f"memento: {shown!r} is not a host name nor an address")
+        return None
     if not rules.allows(host, port):
         _say(f"refused {shown}: not the model endpoint nor in [sandbox] allow")
         _answer(conn, "403 Forbidden", f'memento: {shown} is not reachable from the sandbox (network = "model"); '
                                        "add it to [sandbox] allow in memento.toml")
-        return
+        return None
     upstream = UPSTREAM if UPSTREAM and not hosts.is_loopback(host) else None
     try:
         out = nodelay(socket.create_connection(upstream[:2] if upstream else (host, port), timeout=CONNECT_TIMEOUT))
         if upstream:  # always a tunnel to the allowed host: the person's proxy never reads a request
             _through(out, shown, upstream[2])
         out.settimeout(None)
-    except OSError as exc:
-        _answer(conn, "502 Bad Gateway", f"memento: cannot reach {shown}: {exc.strerror or exc}")
-        return
+    except (OSError, UnicodeError, ValueError) as exc:  # UnicodeError: a name the lookup cannot encode
+        _answer(conn, "502 Bad Gateway", f"memento: cannot reach {shown}: {getattr(exc, 'strerror', None) or exc}")
+        return None
     try:
         if tunnel:
             conn.sendall(b"HTTP/1.1 200 Connection Established\r\n\r\n")
@@ -186,8 +204,8 @@ def _proxy(conn: socket.socket, rules: Rules) -> None:
     except OSError:
         out.close()
         conn.close()
-        return
-    relay(conn, out)
+        return None
+    return out
 
 
 def _through(out: socket.socket, target: str, auth: bytes) -> None:

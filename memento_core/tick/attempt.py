@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
@@ -25,7 +27,18 @@ from ..runlog import utc_stamp
 from ..state import Claim, Heartbeat, remove_claim, this_host, write_claim
 from ..status_log import SELF_COMMIT
 from ..workspace import KEPT_DOCS
-from . import confine, gitstate, limits, ownfiles, ownstate, receipts, review, unseen
+from . import (
+    confine,
+    gitstate,
+    limits,
+    modes,
+    objects,
+    ownfiles,
+    ownstate,
+    receipts,
+    review,
+    unseen,
+)
 from . import kept as kept_files
 from .context import TaskResult, TickContext
 from .entries import (
@@ -58,6 +71,7 @@ class Attempt:
     agent: object = None  # limits.AgentOutcome: usage, rate limit, fallbacks
     blobs: dict = field(default_factory=dict)  # path -> (mode, blob id) verify passed on: what is committed
     review: object = None  # review.Outcome when the acceptance gate ran (SPEC §16)
+    modes_reset: list = field(default_factory=list)  # what settle_modes removed, named in the entry
     # A parallel worker's own steps (tick/workers.py); None: the serial ones of this module.
     guards: object = None  # like check_guards
     on_pass: object = None  # like record_pass
@@ -178,6 +192,8 @@ def take_snapshot(ctx: TickContext, base: str | None, untracked: set[str]) -> Sn
     if left:
         append_log(ctx.log_path, f"[memento] before the run: {ownfiles.specials_reason(left)}\n")
     ownfiles.split_own_hard_links(ws, None, "", ctx.log_path)  # an earlier run's, not this agent's: said in the log
+    kept = kept_files.take(ctx.root, untracked, gitops.read_pattern_file(ws.cleanignore_path), archive,
+                           confined=sandbox.resolve(ctx.config).confined)
     return Snapshot(
         base=base, untracked=frozenset(untracked),
         plan=ws.plan_path.read_bytes(), project_map=read_or_none(ws.map_path),
@@ -187,8 +203,8 @@ def take_snapshot(ctx: TickContext, base: str | None, untracked: set[str]) -> Sn
         taken_at=datetime.now(UTC).replace(microsecond=0), git=gitstate.capture(ctx.root),
         runtime=ownfiles.runtime_copy(ws),
         absent=ownfiles.absent_own(ws, archive), archive_dir=archive, memory_head=receipts.memory_head(ws),
-        kept=kept_files.take(ctx.root, untracked, gitops.read_pattern_file(ws.cleanignore_path), archive,
-                             confined=sandbox.resolve(ctx.config).confined),
+        kept=kept, modes=modes.take(ctx.root, kept.modes, untracked, archive),
+        objects=objects.take(ctx.root, ws.project_memento_dir / objects.MIRROR),
         unseen=unseen.look(ctx.root),
     )
 
@@ -252,8 +268,10 @@ def run_agent(ctx: TickContext, task: Task, prompt_file: Path, beat: Heartbeat,
             append_log(ctx.log_path, f"[memento] sandbox: no private git index ({exc})\n")
     append_log(ctx.log_path, f"[memento] tick #{ctx.number} task {task.label}\n")
     limit = timeout or task.timeout_seconds or config.agent_timeout
-    result = agents.run_agent(invocation, cwd=ctx.root, log_path=ctx.log_path, timeout=limit, env=env, wrap=wrap,
-                              on_start=lambda pgid: (beat.update(pgid=pgid), crash_point("tick:agent-running")))
+    with own_run(ctx, "agent"):
+        result = agents.run_agent(invocation, cwd=ctx.root, log_path=ctx.log_path, timeout=limit, env=env,
+                                  wrap=wrap, on_start=lambda pgid: (beat.update(pgid=pgid),
+                                                                    crash_point("tick:agent-running")))
     if result.error:
         return result.error, None
     if result.interrupted:
@@ -263,6 +281,21 @@ def run_agent(ctx: TickContext, task: Task, prompt_file: Path, beat: Heartbeat,
     if result.exit_code != 0:
         return f"agent exited with code {result.exit_code}", result.exit_code
     return "", 0
+
+
+@contextmanager
+def own_run(ctx: TickContext, kind: str) -> Iterator[None]:
+    """When a parallel worker's own agent or verify ran (``ctx.own_runs``): a change in its worktree
+    at another moment is not its own (workers.Crew judges it)."""
+    if ctx.own_runs is None:
+        yield
+        return
+    run = [kind, time.time(), None]
+    ctx.own_runs.append(run)
+    try:
+        yield
+    finally:
+        run[2] = time.time()  # its processes are gone: run_in_group waited for the whole group
 
 
 def commit_memory_writes(ctx: TickContext, task: Task) -> None:
@@ -285,6 +318,7 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
     # Before any other git command reads it; a decoy put where .git was goes to logs/rollback/.
     git_found = gitstate.put_back(ctx.root, snap.git, rollback_folder(ws, f"{at.task.id}-git"))
     who = "verify" if after_verify else "the agent"
+    damaged = put_back_objects(ctx, at, who)  # before git reads one
     # A repository it nested or a path too long for git: gone before any copy or git command meets it.
     below = unseen.settle(ctx.root, snap.unseen, rollback_folder(ws, f"{at.task.id}-unseen"), ctx.log_path, who)
     # Before verify: nothing the agent made or changed among ignored paths may fool it (kept.py).
@@ -294,6 +328,9 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
     changes = tuple(gitops.changes_since(ctx.root, snap.base, set(snap.untracked)))
     if not after_verify:  # the agent's new scratch git does not ignore (x.pyc.1, a __pycache__/): gone
         kept_files.remove_scratch(ctx.root, changes, ctx.log_path)
+    else:  # the task's code ran in verify: no bytecode it wrote outlives the attempt (a forged .pyc)
+        kept_files.remove_bytecode(ctx.root, snap.kept, changes, ctx.log_path, snap.archive_dir)
+    reset = settle_modes(ctx, at, changes)
     seen = Observed(
         folded=folded,
         changes=changes,
@@ -309,13 +346,42 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
                                        snap.archive_dir, "verify" if after_verify else "the agent")
     gitlinks = unseen.gitlink_reason(ctx.root, verdict.touched, at.task.context_files, who)
     hard_links = ownfiles.hard_links_reason(hard, who)
-    extra = tuple(r for r in (hard_links, below.reason(who), kept.reason(), bad_links, gitlinks) if r)
+    extra = tuple(r for r in (damaged, hard_links, below.reason(who), kept.reason(), bad_links, gitlinks,
+                              reset.reason(who)) if r)
     verdict = Verdict((*verdict.reasons, *extra), verdict.touched) if extra else verdict
     too_big = diff_bytes_reason(ctx.root, snap.base, verdict.touched, plan.meta.max_diff_bytes,
                                 after_verify=after_verify)
-    state = ownstate.reason(ws, at.task.id, "verify" if after_verify else "the agent")
+    state = ownstate.reason(ws, at.task.id, who)
     extra = tuple(r for r in (too_big, state) if r)
     return Verdict(verdict.reasons + extra, verdict.touched) if extra else verdict
+
+
+def settle_modes(ctx: TickContext, at: Attempt, changes=()) -> modes.Found:
+    """Modes are git's (modes.py, SPEC §13): the one step both ways run, at the guards after the agent
+    and after verify, and at a rollback (before it undoes the files). What it removed is kept for the attempt's entry."""
+    found = modes.settle(ctx.root, at.snap.modes, changes, ctx.log_path)
+    at.modes_reset += [item for item in found.special + found.named if item not in at.modes_reset]
+    return found
+
+
+def _modes_field(fields: list[tuple[str, str]], at: Attempt) -> list[tuple[str, str]]:
+    """The entry's fields with "Modes Reset" before its log when settle_modes removed something."""
+    if not at.modes_reset:
+        return fields
+    said = ("Modes Reset", modes.listed(at.modes_reset, 20))
+    return [*fields[:-1], said, fields[-1]] if fields and fields[-1][0] == "Log" else [*fields, said]
+
+
+def put_back_objects(ctx: TickContext, at: Attempt, who: str) -> str:
+    """The git objects of the snapshot as they were (objects.py), saved under logs/rollback/ what
+    was found; '' or the guard failure. Objects with no copy to put back stop the tick for a person
+    (the breaker's git error: the plan paused, the alert, exit 1)."""
+    damage = objects.put_back(at.snap.objects, ctx.root, rollback_folder(ctx.ws, f"{at.task.id}-objects"))
+    if damage.lost and not ctx.git_failed:
+        ctx.git_failed = f"git objects changed during {at.task.id} could not be put back: {', '.join(damage.lost[:5])}"
+    if damage:
+        append_log(ctx.log_path, f"[memento] {damage.reason(who)}\n")
+    return damage.reason(who)
 
 
 def _branch_untouched(snap: Snapshot, found: gitstate.GitState | None) -> bool:
@@ -339,8 +405,9 @@ def run_verify(ctx: TickContext, task: Task, wrap: tuple[str, ...] = ()) -> tupl
     extra = {"PYTHONNOUSERSITE": "1"} if wrap else None
     env = agents.agent_env(ctx.ws, task_id=task.id, config=ctx.config, model=False, extra=extra)
     limit = task.timeout_seconds or ctx.config.verify_timeout  # the task's own `timeout:` first
-    result = agents.run_in_group(task.verify, cwd=ctx.root, log_path=log, timeout=limit,
-                                 env=env, shell=True, wrap=wrap)
+    with own_run(ctx, "verify"):
+        result = agents.run_in_group(task.verify, cwd=ctx.root, log_path=log, timeout=limit,
+                                     env=env, shell=True, wrap=wrap)
     output = tail(log, start)
     append_log(log, f"[memento] verify exit code: {result.exit_code}\n")
     if result.interrupted:
@@ -365,8 +432,8 @@ def record_pass(ctx: TickContext, at: Attempt, changes, duration: float, verify_
     # adds it, and the commit's trailer names the entry (gitops.tick_commits resolves it).
     message = f"{subject}\n\n{gitops.TICK_TRAILER}: {ctx.tick_number()} {task.id}\n"
     paths = sorted({c.path for c in changes} | set(KEPT_DOCS))
-    fields = review.entry_fields(_success_fields(ctx, task, changes, duration, verify_tail, report, subject),
-                                 at.review)
+    fields = review.entry_fields(_modes_field(_success_fields(ctx, task, changes, duration, verify_tail, report,
+                                                              subject), at), at.review)
     entry = ctx.format_entry(limits.with_usage(fields, at.agent), at.continued)
     # Record where we are first: a crash from here on is finished by the next tick,
     # which commits exactly these files (their hashes are in the claim) and this entry.
@@ -426,9 +493,16 @@ def record_failure(ctx: TickContext, at: Attempt, reason: str, duration: float, 
     reason = ownstate.with_reason(ws, task.id, reason)  # before the entry: the ledger, notify state, claims
     at.beat.update(stage="failing")
     gitstate.put_back(ctx.root, at.snap.git, rollback_folder(ws, f"{task.id}-git"))  # the agent may have failed
+    damaged = put_back_objects(ctx, at, "the agent")  # before the checkout below reads one
+    reason = f"{reason}; {damaged}" if damaged and damaged not in reason else reason
+    forged = receipts.forged_memory(ws, at.snap.memory_head, receipts.held(ws), task.id)  # guards may not have run
+    if forged:
+        reason += f"; the agent made {len(forged)} commit(s) in memory/ that say they are a person's: " \
+                  f"{', '.join(forged)} (taken out of memory/'s history)"
     unseen.settle(ctx.root, at.snap.unseen, rollback_folder(ws, f"{task.id}-unseen"), ctx.log_path)
     kept_files.settle(ctx.root, at.snap.kept, ctx.log_path, at.snap.archive_dir,
                       rollback_folder(ws, f"{task.id}-ignored"))
+    settle_modes(ctx, at)  # named before the rollback undoes the files they were on (modes.py)
     kept_files.restore_modes(ctx.root, at.snap.kept, ctx.log_path)  # a chmod 000 folder stops no checkout
     rolled = ctx.rolled_back(roll_back(ws, at.snap.base, at.snap.untracked, task.id,
                                        keep_patterns=at.snap.cleanignore))
@@ -441,9 +515,9 @@ def record_failure(ctx: TickContext, at: Attempt, reason: str, duration: float, 
     by_review = at.review is not None and at.review.blocks and not uncounted  # max_rounds failed reviews
     blocked = (retries >= max_retries or by_review) and not uncounted
     status = status or (at.review.status if by_review else "")
-    fields = _failure_fields(ctx, task, reason, duration, exit_code, output, report,
-                             status or _failure_status(ctx, count_retry, blocked, retries, max_retries), blocked,
-                             rolled)
+    fields = _modes_field(_failure_fields(ctx, task, reason, duration, exit_code, output, report,
+                                          status or _failure_status(ctx, count_retry, blocked, retries, max_retries),
+                                          blocked, rolled), at)
     fields = review.entry_fields(limits.with_usage(fields, at.agent), at.review)
     # The entry goes first: a crash before the plan edit loses no record (the attempt
     # is then simply not counted as a retry).

@@ -58,6 +58,10 @@ class TickContext:
     stale_ticks: set = field(default_factory=set)  # dead ticks whose failure the breaker counted (recovery)
     tick_commit: str | None = None  # the last commit this tick made that its documents may be folded into
     docs_committed: tuple | None = None  # the documents' stat when last found committed (housekeeping)
+    # A parallel worker's own processes (workers.py): ("agent"|"verify", start, end or None while it
+    # runs), in time.time(); None elsewhere (a serial attempt has nobody else to tell them from).
+    own_runs: list | None = None
+    held_said: set = field(default_factory=set)  # held tasks already named in cron.log this tick (held.py)
     state: TickState = field(init=False)
     log_path: Path = field(init=False)
     # Held around updates of ``state`` a worker thread makes (limits.py); parallel workers share

@@ -19,9 +19,15 @@ worker's window: left for that worker's guards. In none: a person's, kept.
 Other worktrees: a worker's worktree is fresh (exactly its base) until its
 snapshot, so anything git shows changed there before it is foreign: the judging
 worker's when its window holds the change, and always removed before that
-worker's snapshot (:meth:`MainWatch.clean_fresh`). Once the other worker runs, a
-write into its worktree cannot be told from its own agent's: its guards and
-verify judge it as its change.
+worker's snapshot (:meth:`MainWatch.clean_fresh`). Once it runs, only its own
+agent and its own verify write its files: each worker records when they ran
+(attempt.own_run), and a change of its worktree whose ctime falls outside both
+(after its agent ended: while it waits for its guards, verifies, waits to
+commit) is someone else's: :func:`own_run_at` says ''. A change while its own
+verify ran is its verify's unless another worker's window holds it too: then
+no one can tell (workers.Crew: the task is set aside, never committed with it).
+A write into a worktree while that worker's own agent runs is the one thing
+time cannot tell from its agent's: only the sandbox prevents it.
 """
 
 from __future__ import annotations
@@ -65,6 +71,15 @@ class Judged:
 
     reasons: list[str] = field(default_factory=list)
     others: dict[str, list[str]] = field(default_factory=dict)  # task id -> reasons for its guards
+
+
+def own_run_at(moment: float, runs: list | None) -> str:
+    """Which of a worker's own processes ran at ``moment`` ("agent", "verify"; '' none): ``runs`` as
+    attempt.own_run records them (kind, start, end or None while it runs)."""
+    for kind, start, end in sorted(runs or (), key=lambda r: r[0] != "agent"):  # the agent first
+        if moment >= start - SLACK and (end is None or moment <= end + SLACK):
+            return kind
+    return ""
 
 
 def changed_at(path: Path) -> float:

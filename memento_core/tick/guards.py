@@ -20,6 +20,8 @@ from ..plan import Task, decode_text, scan_plan
 from ..receipts import NO_RECEIPTS, Receipts
 from ..workspace import KEPT_DOCS, OWN_DOCS, own_file
 from .gitstate import GitState
+from .startup import added_startup_files
+from .startup import reason as startup_reason
 
 MAP_REL = "docs/PROJECT_MAP.md"
 PLAN_REL = "docs/MASTER_PLAN.md"
@@ -49,6 +51,8 @@ class Snapshot:
     archive_dir: str = "logs/status_archive/"  # Meta status_archive_dir: Memento's too
     memory_head: str | None = None  # memory/'s HEAD (its own repository, never rolled back)
     kept: object = None  # kept.Kept: a person's untracked and ignored files, printed and copied
+    modes: object = None  # modes.Before: the tracked paths' modes and extended attributes
+    objects: object = None  # objects.Objects: the object store's print, its copies in .memento/objects/
     unseen: object = None  # unseen.Seen: nested repositories and too-long paths below the work tree
 
 
@@ -118,8 +122,8 @@ def check(task: Task, snap: Snapshot, seen: Observed, max_diff_lines: int, *, af
                        "whatever its context_files say)")
     if seen.memory_forged:
         reasons.append(f"{prefix}made {len(seen.memory_forged)} commit(s) in memory/ that say they are a "
-                       f"person's: {_listed(list(seen.memory_forged))} (recorded as the task's unattributed writes; "
-                       "`memento memory write` attributes them)")
+                       f"person's: {_listed(list(seen.memory_forged))} (taken out of memory/'s history, their files kept as the "
+                       "task's unattributed writes; `memento memory write` attributes a write)")
     if snap.git is not None and seen.git is not None:
         damage = git_damage(snap.git, seen.git)
         if damage:
@@ -139,6 +143,10 @@ def check(task: Task, snap: Snapshot, seen: Observed, max_diff_lines: int, *, af
     if outside:
         reasons.append(f"{'verify ' if after_verify else ''}changed files outside context_files: "
                        + ", ".join(outside[:10]))
+    inside = [c for c in touched if c.path not in outside and c.path not in guard_hits and c.path not in own]
+    startup = added_startup_files(inside, task.verify, task.context_files)
+    if startup:
+        reasons.append(startup_reason(startup, who))
     if not touched and not after_verify and not task.check_only and not reasons:  # (folded commits: a reason)
         reasons.append(nothing_changed(task.id))
     size = diff_lines(touched)

@@ -234,6 +234,30 @@ def remove_scratch(root: Path, changes, log_path: Path) -> tuple[str, ...]:
     return gone
 
 
+def remove_bytecode(root: Path, kept: Kept | None, changes, log_path: Path, archive_dir: str | None = None,
+                    who: str = "verify") -> tuple[str, ...]:
+    """Remove the bytecode made or rewritten since the snapshot (scratch.is_bytecode), after verify and
+    whatever else ran the task's code, so on a pass too: Python imports a `.pyc` instead of its source
+    when the stamp in its header matches, and the code verify runs is the task's (a module that writes
+    a forged `.pyc` of itself when imported). Left there, a person's next run would import code that is
+    in no commit; removed, Python compiles the source again. The bytecode of the snapshot stays."""
+    if kept is None:
+        return ()
+    root, gone = Path(root), []
+    for entry in sorted(gitops.ignored(root, gitops.git_env()) - kept.entries):
+        if not (_memento(entry, archive_dir) or gitops.was_there(entry, kept.entries)):
+            gone += [p for p in (_walk(root, entry.rstrip("/")) if entry.endswith("/") else [entry])
+                     if scratch.is_bytecode(p)]
+    now = _prints(root, sorted(kept.entries) if kept.walked else kept.tools)
+    gone += [p for p, seen in now.items() if scratch.is_bytecode(p) and kept.prints.get(p) != seen]
+    gone += [c.path for c in changes if c.scratch and scratch.is_bytecode(c.path)]
+    for path in gone:
+        _remove(root, path)
+    if gone:
+        append_log(log_path, f"[memento] bytecode {who} made or rewrote, removed: {_listed(gone)}\n")
+    return tuple(gone)
+
+
 def after_a_killed_tick(root: Path, entries, keep, archive_dir: str | None = None,
                         save_to: Path | None = None) -> PutBack:
     """The stale recovery's part (the tick that took the prints and copies is dead): the ignored

@@ -224,19 +224,23 @@ def memory_head(ws) -> str | None:
 def forged_memory(ws, since: str | None, persons: Receipts, task_id: str) -> tuple[str, ...]:
     """The commits made in memory/ since the snapshot that say they are a person's but carry
     files no person announced (a raw `git commit` in memory/.git, a forged trailer): each is
-    recorded as the task's unattributed write (memory/store.py), so it is never shown as a
-    person's; their short shas."""
+    taken out of memory/'s history and replaced by the task's unattributed write of the same
+    files (memory/store.py reject_forged), so no commit there claims a person who made none;
+    their short shas (as the agent made them)."""
     from ..errors import MementoError
-    from ..memory.store import person_commits_since, record_forged
+    from ..memory.store import person_commits_since, record_forged, reject_forged
 
     try:
         commits = person_commits_since(ws, since)
     except (MementoError, OSError):
         return ()
-    forged = []
-    for sha, files in commits:
-        if all(blob in persons.memory for _path, blob in files):
-            continue
-        record_forged(ws, task_id, sha, [path for path, _blob in files])
-        forged.append(sha[:7])
-    return tuple(forged)
+    forged = {sha: [path for path, _blob in files] for sha, files in commits
+              if not all(blob in persons.memory for _path, blob in files)}
+    if not forged:
+        return ()
+    try:
+        reject_forged(ws, since, forged, task_id)
+    except (MementoError, OSError):
+        for sha, paths in forged.items():  # still never shown as a person's (store.history)
+            record_forged(ws, task_id, sha, paths)
+    return tuple(sha[:7] for sha in forged)

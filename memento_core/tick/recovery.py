@@ -121,6 +121,7 @@ def reset_stale_claim(ctx: TickContext, task: Task, claim: Claim | None, why: st
     # changes on top of HEAD are undone there, as without a record.
     main = None if rec is not None and rec.worktree else rec
     rolled = restore_recorded_git(ctx, task, main)  # before any other git command reads .git
+    rolled += restore_objects(ctx, task)  # before the rollback's checkout reads one
     unseen = remove_unseen(ctx, task, main)  # a repository the agent nested: before any copy meets it
     rolled += roll_back_stale(ctx, task, main) + unseen
     rolled += restore_recorded_plan(ctx, task, rec)
@@ -166,6 +167,19 @@ def restore_recorded_git(ctx: TickContext, task: Task, rec: Record | None) -> st
              for name in sorted(set(snap.refs) | set(found.refs)) if snap.refs.get(name) != found.refs.get(name)]
     atomic_write_bytes(dest / "refs.txt", "".join(lines).encode("utf-8", "surrogateescape"))
     return f"; git's own state restored to the snapshot ({changed}; refs found listed in {ctx.ws.rel(dest)})"
+
+
+def restore_objects(ctx: TickContext, task: Task) -> str:
+    """Git objects as their names say (objects.check_loose): the killed tick's snapshot of them is
+    gone, so every loose object is re-hashed; what has no valid copy stops the tick for a person
+    (the breaker's git error), as after a live attempt."""
+    from .objects import MIRROR, check_loose
+
+    damage = check_loose(ctx.root, ctx.ws.project_memento_dir / MIRROR,
+                         rollback_folder(ctx.ws, f"stale-{task.id}-objects"))
+    if damage.lost and not ctx.git_failed:
+        ctx.git_failed = f"git objects changed during {task.id} could not be put back: {', '.join(damage.lost[:5])}"
+    return f"; {damage.reason('the killed attempt')}" if damage else ""
 
 
 def remove_unseen(ctx: TickContext, task: Task, rec: Record | None) -> str:

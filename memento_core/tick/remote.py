@@ -60,6 +60,7 @@ from ..state import read_claim
 from ..workspace import OWN_DOCS
 from . import plan_merge
 from .context import TaskResult, TickContext
+from .held import held_tasks
 from .record import read_record
 from .rollback import rollback_folder
 
@@ -292,7 +293,9 @@ def _batch(ctx: TickContext, plan: Plan, task: Task, room: int) -> list[Task]:
     if not f.contended or room < 2 or phase is None or not phase.parallel:
         return [task]
     max_retries = plan.meta.max_retries
-    others = [t for t in plan.tasks if t.phase == task.phase and t.id != task.id and pickable(t, max_retries, plan)]
+    held = held_tasks(ctx, plan)  # a task whose verify the architect changed waits for a person
+    others = [t for t in plan.tasks if t.phase == task.phase and t.id != task.id and t.id not in held
+              and pickable(t, max_retries, plan)]
     hosts = 1 + len({beat.host for beat in _seen(ctx).values()} - {f.host})
     unfinished = sum(1 for t in plan.tasks if t.phase == task.phase and t.status in (" ", "~"))
     size = min(BATCH, room, max(1, unfinished // hosts))
@@ -307,7 +310,9 @@ def _spread(ctx: TickContext, plan: Plan, task: Task) -> tuple[Plan, Task]:
     if phase is None or not phase.parallel:
         return plan, task
     max_retries = plan.meta.max_retries
-    candidates = [t for t in plan.tasks if t.phase == task.phase and pickable(t, max_retries, plan)]
+    held = held_tasks(ctx, plan)
+    candidates = [t for t in plan.tasks if t.phase == task.phase and t.id not in held
+                  and pickable(t, max_retries, plan)]
     return plan, (_CHANCE.choice(candidates) if candidates else task)
 
 
@@ -455,7 +460,7 @@ def _chain_claim(ctx: TickContext, seen: dict[str, Beat], head: str | None, room
         return None
     if plan.plan_errors or plan.meta.tick_mode != "auto" or stale_claims(ctx, plan, seen):
         return None
-    verdict = pick_verdict(plan)
+    verdict = pick_verdict(plan, exclude=held_tasks(ctx, plan))
     if verdict.kind != TASK or verdict.task is None:
         return None
     _, task = _spread(ctx, plan, verdict.task)

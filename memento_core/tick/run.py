@@ -14,7 +14,9 @@ Each step of SPEC §4 and the function that does it:
      8  snapshot                      attempt.take_snapshot
      9  build the worker prompt       attempt.build_worker_prompt
     10  run the agent                 attempt.run_agent
-    11  guards                        attempt.check_guards -> guards.check (pure)
+    11  guards                        attempt.check_guards -> guards.check (pure); what git
+                                      does not show: unseen (nested .git, deep paths), modes
+                                      (attempt.settle_modes), hard links (ownfiles), objects
     12  verify                        attempt.run_verify
     13  pass                          attempt.record_pass
     14  fail, roll back               attempt.record_failure -> rollback.roll_back
@@ -42,12 +44,13 @@ from ..errors import EXIT_ATTENTION, EXIT_ERROR, EXIT_OK, MementoError
 from ..lines import plural
 from ..plan import Plan, Task
 from ..runlog import Outcome, cron_log, utc_stamp
-from ..scheduler import BLOCKED, COMPLETE, TASK, pick, plan_errors, stopping_errors
+from ..scheduler import BLOCKED, COMPLETE, TASK, plan_errors, stopping_errors
 from ..workspace import OWN_DOCS, Workspace
 from . import confine, remote
 from .attempt import attempt_task
 from .breaker import check_breaker
 from .context import Interrupted, TickContext, next_number
+from .held import HELD, pick_unheld
 from .housekeeping import fold_into_tick_commit, keep_house, write_alert, write_checkpoint
 from .limits import daily_budget_spent
 from .recovery import clean_leftovers, recover_stale_claims
@@ -258,7 +261,7 @@ def pick_task(ctx: TickContext) -> tuple[Plan, Task] | Outcome:
     """The plan as it is now and the next task in it; with nothing to pick, the COMPLETE, BLOCKED or
     PLAN INVALID outcome."""
     plan = ctx.plan()
-    verdict = pick(plan)
+    verdict = pick_unheld(ctx, plan)  # a task whose verify the architect changed waits for a person
     if verdict.kind != TASK or plan.plan_errors:  # a person may have broken the plan since the tick began
         return nothing_to_pick(ctx, plan, verdict)
     return plan, verdict.task
@@ -275,12 +278,12 @@ def nothing_to_pick(ctx: TickContext, plan: Plan, verdict) -> Outcome:
     signature = f"{verdict.kind}:{verdict.message}"
     if not ctx.state.last_event and _last_logged_event(ctx) == verdict.message:
         ctx.state.last_event = signature  # a fresh clone (a CI runner): the committed log already says it
-    if verdict.kind in (COMPLETE, BLOCKED) and signature != ctx.state.last_event:
+    if verdict.kind in (COMPLETE, BLOCKED, HELD) and signature != ctx.state.last_event:
         fields = [("Tasks", ", ".join(verdict.tasks))] if verdict.tasks else []
         ctx.event(verdict.message, fields or [("Tasks", f"{len(plan.tasks)} in the plan")])
         ctx.state.last_event = signature
     cron_log(ctx.ws, f"tick idle: {verdict.message}")
-    code = EXIT_ATTENTION if verdict.kind == BLOCKED else EXIT_OK
+    code = EXIT_ATTENTION if verdict.kind in (BLOCKED, HELD) else EXIT_OK
     if not ctx.results:
         # An idle tick writes nothing that would only say "still idle".
         keep_house(ctx, plan)

@@ -34,19 +34,20 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
-from .. import agents, gitops, notes, sandbox
+from .. import agents, gitops, notes, sandbox, scratch
 from ..agents.reaper import kill_marked
 from ..errors import EditConflict, MementoError
 from ..plan import Plan, Task, edit_plan
 from ..runlog import cron_log, utc_stamp
-from ..scheduler import TASK, pick
+from ..scheduler import TASK
 from ..state import Claim, Heartbeat, read_claim, remove_claim, this_host, write_claim
 from ..workspace import KEPT_DOCS, Workspace
-from . import attempt, gitstate, limits, ownfiles, ownstate, review, unseen, worktrees
+from . import attempt, gitstate, limits, ownfiles, ownstate, receipts, review, unseen, worktrees
 from .context import TaskResult, TickContext, _unique
-from .crew_watch import MainWatch, Window, changed_at
+from .crew_watch import MainWatch, Window, changed_at, own_run_at
 from .entries import tail_lines
 from .failsafe import attempt_safely
+from .held import pick_unheld
 from .record import leader_is_ours, read_record, remove_record, save_git, write_record
 from .rollback import roll_back, rollback_folder
 
@@ -108,6 +109,7 @@ class Worker:
     finished: bool = False
     window: Window | None = None  # from its snapshot to its end (crew_watch.py)
     foreign: list[str] = field(default_factory=list)  # what other workers' guards found it did
+    set_aside: bool = False  # its worktree was written by someone else: failed, no retry counted
 
 
 def run_parallel(ctx: TickContext, budget: int) -> tuple[int, bool]:
@@ -147,6 +149,7 @@ class Crew:
         self.lock = ctx.state_lock  # also the lock of the tick's state the workers share (limits.py)
         self.changed = threading.Event()
         self.running: list[Worker] = []
+        self.started: list[Worker] = []  # every worker of this crew, ended ones too (their windows)
         self.main_ref = worktrees.head_ref(ctx.root)
         self.main_head = gitops.head(ctx.root)
         self.on_branches: set[str] = set()  # commits seen on a worker's branch (follow_main)
@@ -162,12 +165,13 @@ class Crew:
         with self.lock:
             self.sweep()  # before the pick: never from a plan a worker's agent forged
             plan = self.ctx.plan()
-            verdict = pick(plan)
+            verdict = pick_unheld(self.ctx, plan)  # a task whose verify the architect changed waits (held.py)
             if verdict.kind != TASK or not runs_in_parallel(self.ctx, plan, verdict.task):
                 return None
             got = self._claim(plan, verdict.task)
         if isinstance(got, Worker):
             self.running.append(got)
+            self.started.append(got)
             got.thread = threading.Thread(target=self._run, args=(got,), name=f"worker-{got.task.id}", daemon=True)
             got.thread.start()
         return got
@@ -207,6 +211,7 @@ class Crew:
             worktrees.remove(ws, task.id, branch)
             return result
         worker.ctx = _copy(ctx, WorktreeSpace(path, main=ctx.root), log)
+        worker.ctx.own_runs = [] if self.watch is not None else None  # when its agent and verify ran
         return worker
 
     # ------------------------------------------------------------ one worker (its thread)
@@ -280,9 +285,11 @@ class Crew:
     def _guards(self, w: Worker, ctx: TickContext, plan: Plan, at, *, after_verify: bool = False):
         with self.lock:
             self.refresh(w)
-            outside = self._judge_outside(w)
             verdict = attempt.check_guards(ctx, plan, at, after_verify=after_verify)
-            return replace(verdict, reasons=tuple(outside) + verdict.reasons) if outside else verdict
+            written = self._judge_worktree(w, [c.path for c in verdict.touched])
+            outside = self._judge_outside(w)
+            extra = tuple(written) + tuple(outside)
+            return replace(verdict, reasons=extra + verdict.reasons) if extra else verdict
 
     # ------------------------------------------------------------ the whole repository (unconfined)
 
@@ -312,9 +319,79 @@ class Crew:
         for other in self.running:
             if other is not w and other.window is None:  # not started yet: its worktree is fresh
                 self._clean_fresh(other)
+        self._sweep_worktrees(w)
         found, w.foreign = list(w.foreign), []
         found += self.watch.judge({**self._windows(), w.task.id: w.window}, w.task.id).get(w.task.id, [])
         return [f"the agent {r}" for r in dict.fromkeys(found)]
+
+    # ------------------------------------------------------------ the running worktrees (unconfined)
+
+    def _written_by_others(self, v: Worker, paths) -> list[tuple[str, float, bool]]:
+        """The paths of ``v``'s worktree last changed when neither its agent nor its verify ran
+        (crew_watch.own_run_at), or while its verify ran and another worker's window held the
+        moment too: (path, ctime, sure). Scratch (bytecode, a runner's cache) is never judged."""
+        if self.watch is None or v.window is None or v.ctx.own_runs is None:
+            return []
+        root, found = v.ctx.root, []
+        for rel in paths:
+            # A deletion has no time of its own (its folder's ctime moves with any file made there,
+            # a test run's cache say): only what exists is judged.
+            if scratch.is_scratch(root, rel) or not os.path.lexists(root / rel):
+                continue
+            moment = changed_at(root / rel)
+            mine = own_run_at(moment, v.ctx.own_runs)
+            if mine == "agent":
+                continue  # the one moment time cannot tell (docs/confinement.md): only the sandbox can
+            others = [o for o in self.started if o is not v and o.window is not None and o.window.holds(moment)]
+            if mine == "verify" and not others:
+                continue  # what its verify wrote (a refreshed lock file): judged as verify's
+            found.append((rel, moment, mine == ""))
+        return found
+
+    def _judge_worktree(self, w: Worker, paths) -> list[str]:
+        """What someone else wrote into ``w``'s worktree among the task's change: ``w`` is set aside
+        (its work is never committed with what it did not write, no retry counted) and the one
+        other worker whose window holds the write answers for it at its guards."""
+        written = self._written_by_others(w, paths)
+        if not written:
+            return []
+        w.set_aside = True
+        for rel, moment, _sure in written:
+            self._blame(w, rel, moment)
+        sure = [rel for rel, _m, s in written if s]
+        unsure = [rel for rel, _m, s in written if not s]
+        said = []
+        if sure:
+            said.append(f"{_listed(sure)} changed in its worktree after its own agent had ended, while neither "
+                        "it nor its verify ran (another worker's agent, or a process outside the tick)")
+        if unsure:
+            said.append(f"{_listed(unsure)} changed while its verify ran and another worker ran too (whose "
+                        "write it was cannot be told)")
+        return ["; ".join(said) + ": what the task did not write is never committed as its work; set aside, "
+                "no retry counted"]
+
+    def _blame(self, victim: Worker, rel: str, moment: float) -> None:
+        """The one other running worker whose window holds ``moment`` wrote ``rel`` into ``victim``'s
+        worktree; held by several: nobody can be named (the cron log says so)."""
+        holders = [o for o in self.started if o is not victim and o.window is not None and o.window.holds(moment)]
+        said = f"wrote into the worktree of {victim.task.id}: {rel}"
+        if len(holders) == 1:
+            if said not in holders[0].foreign:
+                holders[0].foreign.append(said)
+        elif holders:
+            cron_log(self.ws, f"parallel workers: {rel} in the worktree of {victim.task.id} was written while "
+                              f"{', '.join(o.task.id for o in holders)} ran")
+
+    def _sweep_worktrees(self, w: Worker) -> None:
+        """Before ``w``'s guards and its commit: the other running worktrees, for what was written
+        there while ``w`` ran (its agent may end, and pass, before their owners look)."""
+        for v in self.running:
+            if v is w or v.window is None or not (v.ctx.root / ".git").exists():
+                continue
+            paths = sorted({e.path for e in gitops.status(v.ctx.root)} - {""})
+            for rel, moment, _sure in self._written_by_others(v, paths):
+                if w.window is not None and w.window.holds(moment):
+                    self._blame(v, rel, moment)
 
     def _clean_fresh(self, w: Worker) -> None:
         """``w``'s worktree before its snapshot holds exactly its base: anything else is another
@@ -341,6 +418,10 @@ class Crew:
         paths = [c.path for c in touched]
         with self.lock:  # its branch moves: never while another worker's guards compare the refs
             self.sweep()
+            self._sweep_worktrees(w)
+            written = self._judge_worktree(w, paths)  # since its guards: still nobody else's
+            if written:
+                return self._failed(w, ctx, at, written[0], duration, 0, verify_tail, report)
             if w.foreign:  # found by this sweep, or by another worker's look at its fresh worktree
                 said, w.foreign = "; ".join(f"the agent {r}" for r in dict.fromkeys(w.foreign)), []
                 return self._failed(w, ctx, at, said, duration, 0, verify_tail, report)
@@ -397,6 +478,7 @@ class Crew:
     def _failed(self, w: Worker, ctx: TickContext, at, reason: str, duration: float, exit_code, output: str,
                 report, *, count_retry: bool = True, status: str = "") -> TaskResult:
         """Roll the worktree back to its snapshot, then write the failure in the main work tree."""
+        count_retry = count_retry and not w.set_aside  # someone else wrote its worktree: not its fault
         with self.lock:
             reason = ownstate.with_reason(self.ws, w.task.id, reason)
             rolled = "nothing ran"
@@ -408,6 +490,12 @@ class Crew:
                     at.beat.update(stage="failing")
                 self.refresh(w)
                 gitstate.put_back(wctx.root, at.snap.git, rollback_folder(self.ws, f"{w.task.id}-git"))
+                damaged = attempt.put_back_objects(wctx, at, "the agent")  # before the checkout reads one
+                reason = f"{reason}; {damaged}" if damaged and damaged not in reason else reason
+                forged = receipts.forged_memory(self.ws, at.snap.memory_head, receipts.held(self.ws), w.task.id)
+                if forged:  # its guards may not have run (an agent that exits non-zero)
+                    reason += (f"; the agent made {len(forged)} commit(s) in memory/ that say they are a person's: "
+                               f"{', '.join(forged)} (taken out of memory/'s history)")
                 unseen.settle(wctx.root, at.snap.unseen, rollback_folder(self.ws, f"{w.task.id}-unseen"),
                               wctx.log_path)
                 rolled = "in its worktree: " + wctx.rolled_back(
@@ -483,11 +571,15 @@ class Crew:
             self.ctx.results.extend(self.wait())
 
 
+def _listed(names: list[str], limit: int = 10) -> str:
+    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
 def _copy(ctx: TickContext, ws: Workspace, log: Path) -> TickContext:
     """The tick's context for one worker: same config, state and number; its own workspace and log."""
     sub = copy.copy(ctx)
     sub.ws, sub.log_path = ws, log
-    sub.results, sub.git_failed = [], ""
+    sub.results, sub.git_failed, sub.own_runs = [], "", None
     return sub
 
 

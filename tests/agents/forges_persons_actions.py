@@ -13,8 +13,8 @@ Writes hello.txt "done" (the task's whole change), then, by MODE:
 - ``socket``: connects to the tick's receipt socket itself and announces a skip of T-2, then skips
   it by hand;
 - ``daemon``: the same from a double-forked, ``setsid`` daemon (no longer the agent's child);
-- ``memory``: a raw commit into memory/.git that says it is a person's (no Memento trailer, and one
-  with a forged ``Memento-Memory: human`` trailer);
+- ``memory [fail]``: a raw commit into memory/.git that says it is a person's (no Memento trailer, and one
+  with a forged ``Memento-Memory: human`` trailer), a tag ``persons-note`` on it; ``fail``: then exits 3;
 - ``wait FILE TEXT``: marks T-3 ``[x]`` by hand (damage), prints WAITING and waits until FILE holds
   TEXT (a person acts meanwhile), 60 s at most (then exit 4).
 What the CLI or the socket answered goes to EVIDENCE as JSON lines. Exits 0.
@@ -143,8 +143,13 @@ elif mode == "memory":
         git = ["git", "-C", "memory", "-c", "user.name=A Person", "-c", "user.email=person@example.com"]
         subprocess.run([*git, "add", "-A"], check=True)
         subprocess.run([*git, "commit", "-qm", f"my own note {n}{trailer}"], check=True)
+    subprocess.run(["git", "-C", "memory", "tag", "persons-note"], check=True)
     record(head=subprocess.run(["git", "-C", "memory", "rev-parse", "HEAD"], capture_output=True,
-                               text=True).stdout.strip())
+                               text=True).stdout.strip(),
+           first=subprocess.run(["git", "-C", "memory", "rev-parse", "HEAD~1"], capture_output=True,
+                                text=True).stdout.strip())
+    if arg == "fail":
+        sys.exit(3)
 elif mode == "wait":
     mark("T-3", "x")
     print("WAITING", flush=True)

@@ -9,6 +9,7 @@ otherwise it creates ONCEFILE and, by MODE:
   pgid          the claim's pgid rewritten to ARG (an unrelated process group);
   cleanignore   `*` in .memento_cleanignore, a new evil.txt, other.txt changed;
   plan          its own verify set to `true`, Meta max_retries 99, committed with its code;
+  objects       the loose object of the commit HEAD names rewritten in place (its id kept);
   always        (ONCEFILE ignored) just kills the tick, every time.
 The tick is found up the parent chain (/proc/self/stat's ppid): the first ancestor that does
 not carry MEMENTO_TICK in its environment (MEMENTO_TICK itself is a token, no pid); the run's
@@ -22,6 +23,7 @@ import os
 import signal
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 from parent_chain import find_tick
@@ -53,6 +55,13 @@ elif mode == "plan":
     plan.write_text(text)
     git("add", "hello.txt", "docs/MASTER_PLAN.md")
     git("commit", "-qm", "T-1 done (trust me)")
+elif mode == "objects":
+    oid = git("rev-parse", "HEAD").strip()
+    body = subprocess.run(["git", "cat-file", "commit", oid], cwd=root, capture_output=True, check=True).stdout
+    text = body.partition(b"\n\n")[0] + b"\n\nthe agent's text\n"
+    loose = root / ".git" / "objects" / oid[:2] / oid[2:]
+    os.chmod(loose, 0o644)
+    loose.write_bytes(zlib.compress(b"commit %d\0" % len(text) + text))
 elif mode == "forge-commit":
     plan.write_text(plan.read_text().replace(f"- [~] `{task}`", f"- [x] `{task}`"))
     entry = (f"## [2026-12-01T00:00:00Z] Tick #1\n- **Task**: {task}\n- **Status**: ✅ SUCCESS\n"

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from memento_core import status_log
+from memento_core.control import acknowledge_verify
 from memento_core.notes import add_note, parse_notes
 from memento_core.plan import parse_plan
 from memento_core.scaffold import init_workspace
@@ -140,7 +141,9 @@ def test_a_blocked_task_is_repaired_then_passed_by_the_next_tick(tmp_path, monke
     assert entry.commit_sha == git(ws.root, "rev-parse", "--short=7", "HEAD").strip()
     (note,) = parse_notes(ws.notes_path)
     assert note.read and note.archived
-    # The next tick passes the repaired task.
+    # The repaired task's verify changed: it waits until a person checked it, then the next tick passes it.
+    assert run_tick(ws.root).results == [] and parse_plan(ws.plan_path).task("T-1").status == " "
+    acknowledge_verify(ws, ["T-1"])
     outcome = run_tick(ws.root)
     assert outcome.results and outcome.results[0].passed, outcome.message
     assert parse_plan(ws.plan_path).task("T-1").status == "x"
@@ -327,6 +330,7 @@ def test_auto_a_blocked_tick_runs_the_architect_and_the_next_tick_passes(tmp_pat
     assert entries(ws)[-1].field("Git Commit").startswith(f"`{architect[:7]}`")
     assert git(ws.root, "status", "--porcelain") == ""
     assert not ws.alert_path.exists()  # nothing is blocked any more
+    acknowledge_verify(ws, ["T-1"])  # a person checked the new verify (until then T-1 waits)
     outcome = run_tick(ws.root)
     assert outcome.results and outcome.results[0].passed, outcome.message
     assert seen(ran) == ["fix"]
@@ -357,6 +361,7 @@ def test_auto_stops_at_the_daily_limit_and_alerts(tmp_path, monkeypatch):
                  extra=AUTO + "max_runs_per_day = 1\n")
     run_tick(ws.root)  # blocked: the architect runs (1/1) and resets T-1
     assert seen(ran) == ["fix"]
+    acknowledge_verify(ws, ["T-1"])
     outcome = run_tick(ws.root)  # T-1 fails again and blocks
     assert outcome.results and outcome.results[0].blocked
     outcome = run_tick(ws.root)  # blocked again, a new state, but today's runs are spent

@@ -132,7 +132,7 @@ def test_a_weakened_verify_is_in_the_commit_the_notification_and_needs_you_until
     assert any(n["kind"] == "verify" and n["task"] == "T-1" and "`true`" in n["text"] for n in report_needs(ws))
     proc = subprocess.run([PY, "-m", "memento_core.cli", "status", str(ws.root)], capture_output=True, text=True)
     assert proc.returncode == 1
-    assert ("[warn] the architect changed T-1's verify: `grep -q DONE hello.txt` → `true` — check it, then "
+    assert ("[warn] the architect changed T-1's verify: `grep -q DONE hello.txt` → `true` — T-1 does not run until you check it, then "
             "`memento architect --ack T-1`") in proc.stdout
     # Acknowledged by the person: gone everywhere, and a tick sends nothing about it again.
     proc = subprocess.run([PY, "-m", "memento_core.cli", "architect", "--ack", "T-1", str(ws.root)],
@@ -174,15 +174,25 @@ def test_the_worker_cannot_acknowledge_in_the_persons_place(tmp_path, sandbox):
     ws = make_ws(tmp_path, agent("weakens_verify.py", "T-1"), sandbox=sandbox)
     assert run_architect(ws).outcome == CHANGED
     listed = (ws.root / ".memento" / "verify_changes.json").read_bytes()
+    another_task(ws)  # T-1 waits for the person's ack: the hostile worker runs T-5
     ws.config_path.write_text(ws.config_path.read_text().replace(
         agent("does_task.py", "hello.txt", "done"), agent("acks_for_the_person.py", "hello.txt")))
     git(ws.root, "commit", "-qam", "the hostile worker")
     outcome = run_tick(ws.root)
-    assert outcome.results and outcome.results[0].task_id == "T-1", outcome.message
+    assert outcome.results and outcome.results[0].task_id == "T-5", outcome.message
     said = max((ws.root / "logs").glob("tick_*.log"), key=lambda p: p.stat().st_mtime).read_text()
     assert "memento architect --ack: exit" in said  # it tried both ways
     assert (ws.root / ".memento" / "verify_changes.json").read_bytes() == listed
     assert [c["task"] for c in status_json(ws)["verify_changes"]] == ["T-1"]
+    assert (parse_plan(ws.plan_path).task("T-1").status, run_tick(ws.root).results) == (" ", [])  # still waits
+
+
+def another_task(ws) -> None:
+    """A person adds T-5 to T-1's phase (committed), writing hello.txt like T-1."""
+    five = ("- [ ] `T-5` Write hello again\n  - verify: `grep -q done hello.txt`\n  - context_files: [hello.txt]\n"
+            "  - retries: 0\n\n")
+    ws.plan_path.write_text(ws.plan_path.read_text().replace("- [x] `T-2`", five + "- [x] `T-2`"))
+    git(ws.root, "commit", "-qam", "a person's T-5")
 
 
 def test_a_persons_ack_during_an_unconfined_run_is_kept_and_the_task_passes(tmp_path):
@@ -192,6 +202,7 @@ def test_a_persons_ack_during_an_unconfined_run_is_kept_and_the_task_passes(tmp_
 
     ws = make_ws(tmp_path, agent("weakens_verify.py", "T-1"), sandbox="none")
     assert run_architect(ws).outcome == CHANGED
+    another_task(ws)  # T-1 waits for the ack: T-5 runs meanwhile
     ws.config_path.write_text(ws.config_path.read_text().replace(
         agent("does_task.py", "hello.txt", "done"),
         agent("waits_for_a_person.py", ".memento/verify_changes.json", '"changes": []')))
@@ -206,7 +217,7 @@ def test_a_persons_ack_during_an_unconfined_run_is_kept_and_the_task_passes(tmp_
     assert status_json(ws)["verify_changes"] == []
     assert json.loads((ws.root / ".memento" / "verify_changes.json").read_text()) == {"changes": []}
     last = entries(ws)[-1]
-    assert last.status == "SUCCESS", last.field("Reason")
+    assert last.status == "SUCCESS" and last.task_id == "T-5", last.field("Reason")
 
 
 def bwrap_works() -> bool:

@@ -12,6 +12,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from memento_core import gitindex, gitops
 from memento_core.gitops import scrubbed_index
@@ -212,3 +214,129 @@ def test_an_index_that_is_a_fifo_is_never_waited_on(repo):
     index.unlink()
     os.mkfifo(index)
     assert gitops._scrubbed_copy(index, repo) is None  # opened without blocking, then refused
+
+
+# -- Forged lengths: the copy and git must never disagree about what is staged ------------------
+
+def _entry(path: bytes, oid: bytes, name_length: int, *, ctime: bytes = bytes(8)) -> bytes:
+    return ctime + bytes(16) + struct.pack(">I", 0o100644) + bytes(12) + oid + struct.pack(">H", name_length) + path
+
+
+def _blob_id(data: bytes) -> bytes:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).digest()
+
+
+def git_view(root: Path, index: bytes, tmp: Path) -> subprocess.CompletedProcess:
+    """``git ls-files --stage`` of ``index`` (its bytes), as git reads them."""
+    path = tmp / "view.index"
+    path.write_bytes(index)
+    return subprocess.run(["git", "-C", str(root), "ls-files", "--stage", "-z"], capture_output=True,
+                          env={**os.environ, "GIT_INDEX_FILE": str(path)}, check=False)
+
+
+def assert_same_as_git(root: Path, index: bytes, tmp: Path, fmt: str = "sha1") -> None:
+    """The copy is refused, or git reads the same entries in it as in the original."""
+    copied = gitindex.scrubbed(index, fmt)
+    if copied is None:
+        return
+    original = git_view(root, index, tmp)
+    assert original.returncode == 0, f"the copy took an index git refuses: {original.stderr!r}"
+    assert git_view(root, copied, tmp).stdout == original.stdout
+
+
+def test_a_forged_name_length_is_read_as_git_reads_it(repo, tmp_path):
+    """An entry whose flags say its name is 65 bytes long, where its NUL comes after one: git
+    reads the next 64 bytes as the rest of its name and stages `a` and `c`; read up to the NUL,
+    the same bytes stage `a` and `b` (and `c` becomes an extension). The copy must not be the
+    second reading."""
+    agent, person = _blob_id(b"agent\n"), _blob_id(b"person\n")
+    a = _entry(b"a", _blob_id(b"a\n"), 65) + b"\0"
+    b = _entry(b"b", agent, 1) + b"\0"
+    c = _entry(b"c", person, 1) + b"\0"
+    c = b"ZZZZ" + struct.pack(">I", len(c) - 8) + c[8:]  # its ctime, read as an extension's header
+    body = b"DIRC" + struct.pack(">II", 2, 2) + a + b + c
+    index = body + hashlib.sha1(body).digest()
+    (repo / ".git" / "index").write_bytes(index)
+    staged = git(repo, "ls-files", "--stage")
+    assert person.hex().encode() in staged and agent.hex().encode() not in staged
+    assert_same_as_git(repo, index, tmp_path)
+    assert gitindex.scrubbed(index) is None
+    with scrubbed_index(repo) as env:  # the guards' copy, made by git instead
+        assert git(repo, "ls-files", "--stage", env=env) == staged
+
+
+def _varint(value: int) -> bytes:
+    """Git's offset varint (index version 4), as encode_varint writes it."""
+    out = [value & 0x7F]
+    value >>= 7
+    while value:
+        value -= 1
+        out.append(0x80 | (value & 0x7F))
+        value >>= 7
+    return bytes(reversed(out))
+
+
+_NAMES = st.lists(st.text(alphabet="ab/.-", min_size=1, max_size=5).map(str.encode), max_size=5).map(
+    lambda names: sorted(set(names)))
+_SIGNATURES = [b"TREE", b"REUC", b"UNTR", b"ZZZZ", b"link", b"sdir", b"EOIE", b"IEOT", b"FSMN", b"abcd", b"\x00bcd"]
+
+
+@st.composite
+def hostile_indexes(draw) -> bytes:
+    """Index bytes with a valid checksum, mostly as git writes them, each part possibly forged:
+    a name's length in its flags, its NUL, its padding, a v4 prefix to strip, stages, modes,
+    extended flags, the entry count, extensions and bytes that follow them."""
+    version = draw(st.sampled_from([2, 3, 4]))
+    names = draw(_NAMES)
+    body, previous = bytearray(), b""
+    for name in names:
+        stage = draw(st.sampled_from([0, 0, 0, 1, 2, 3]))
+        mode = draw(st.sampled_from([0o100644, 0o100644, 0o100755, 0o120000, 0o040000]))
+        length = draw(st.one_of(st.just(len(name)), st.just(0xFFF), st.integers(0, len(name) + 80)))
+        extended = draw(st.sampled_from([None, None, 0x2000, 0x4000, 0x0001, 0x8000]))
+        flags = stage << 12 | min(length, 0xFFF) | (0x4000 if extended is not None else 0)
+        entry = bytearray(draw(st.binary(min_size=8, max_size=8)) + bytes(16) + struct.pack(">I", mode) + bytes(12)
+                          + _blob_id(name) + struct.pack(">H", flags))
+        if extended is not None:
+            entry += struct.pack(">H", extended)
+        if version == 4:
+            common = len(os.path.commonprefix([previous, name]))
+            strip = len(previous) - common + draw(st.sampled_from([0, 0, 0, 1, -1]))
+            entry += _varint(max(strip, 0)) + name[common:] + b"\0"
+        else:
+            entry += name + b"\0"
+            pad = (-len(entry)) % 8
+            entry += draw(st.one_of(st.just(bytes(pad)), st.binary(min_size=pad, max_size=pad + 16)))
+        body += entry
+        previous = name
+    count = max(0, len(names) + draw(st.sampled_from([0, 0, 0, 1, -1])))
+    for _ in range(draw(st.integers(0, 2))):
+        payload = draw(st.binary(max_size=24))
+        body += draw(st.sampled_from(_SIGNATURES)) + struct.pack(">I", len(payload)) + payload
+    body += draw(st.sampled_from([b"", b"", b"EOIE" + struct.pack(">I", 24) + bytes(24), b"\x01\x02"]))
+    data = bytearray(b"DIRC" + struct.pack(">II", version, count) + body)
+    if draw(st.booleans()):  # one byte anywhere changed, the checksum made again
+        at = draw(st.integers(12, max(12, len(data) - 1)))
+        if at < len(data):
+            data[at] = draw(st.integers(0, 255))
+    return bytes(data) + hashlib.sha1(bytes(data)).digest()
+
+
+@pytest.fixture(scope="module")
+def bare_repo(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("index-view")
+    git(root, "init", "-q")
+    return root
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(index=hostile_indexes())
+def test_the_copy_never_sees_other_entries_than_git(bare_repo, tmp_path, index):
+    assert_same_as_git(bare_repo, index, tmp_path)
+
+
+@pytest.mark.slow
+@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(index=hostile_indexes())
+def test_the_copy_never_sees_other_entries_than_git_heavy(bare_repo, tmp_path, index):
+    assert_same_as_git(bare_repo, index, tmp_path)

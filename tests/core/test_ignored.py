@@ -131,13 +131,17 @@ def test_a_new_file_whose_name_starts_with_a_persons_file_name_is_not_theirs(tmp
 
 @pytest.mark.parametrize("mode", MODES)
 def test_verify_caches_after_a_pass_stay(tmp_path, mode):
-    """An honest pass: the attempt's commit is calc.py, verify's __pycache__ stays, the person's files too."""
+    """An honest pass: the attempt's commit is calc.py, verify's caches stay (but for the bytecode it
+    wrote: tests/core/test_bytecode_left.py), the person's files too."""
     ws = calc_ws(tmp_path, agent("does_task.py", "src/calc.py", shlex.quote(GOOD + "# tidied")), mode)
     root, before = ws.root, stats(ws.root)
     (result,) = run_tick(root).results
     assert result.passed, result.reason
     assert "src/calc.py" in git(root, "show", "--name-only", "--format=", "HEAD").split()
-    assert list((root / "src" / "__pycache__").glob("calc.*.pyc"))  # verify imported it
+    assert (root / ".pytest_cache").is_dir()
+    log = next((root / "logs").glob("tick_*.log")).read_text()
+    assert "bytecode verify made or rewrote, removed: src/__pycache__/calc." in log  # verify imported it
+    assert not list((root / "src" / "__pycache__").glob("calc.*.pyc"))
     assert stats(root) == before
 
 

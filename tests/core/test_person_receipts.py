@@ -190,16 +190,46 @@ def _memory_log(ws) -> list[dict]:
     return json.loads(done.stdout)
 
 
-def test_the_agents_raw_commit_in_memory_is_not_taken_for_a_persons(tmp_path):
-    ws, evidence = _forging(tmp_path, "memory")
+def _memory_git(ws, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", "-C", str(ws.memory_dir), *args], capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("then", ["passes", "fail"])
+def test_the_agents_raw_commit_in_memory_is_taken_out_of_its_history(tmp_path, then):
+    """Unconfined, the agent commits in memory/ as "A Person" (and tags it); after the tick no ref,
+    reflog or object of memory/ holds those commits: each is the task's unattributed write of the
+    same files, and the attempt failed saying so. ``fail``: the agent then exits 3 (no guards run)."""
+    ws, evidence = _forging(tmp_path, "memory", *([then] if then == "fail" else []))
+    # A person's own side branch in memory/, from before the tick: theirs, untouched.
+    index = {**os.environ, "GIT_INDEX_FILE": str(tmp_path / "idea.index")}
+    blob = subprocess.run(["git", "-C", str(ws.memory_dir), "hash-object", "-w", "--stdin"], input="an idea\n",
+                          capture_output=True, text=True, check=True).stdout.strip()
+    for args in (["read-tree", "HEAD"], ["update-index", "--add", "--cacheinfo", f"100644,{blob},knowledge/idea.md"]):
+        subprocess.run(["git", "-C", str(ws.memory_dir), *args], env=index, check=True)
+    tree = subprocess.run(["git", "-C", str(ws.memory_dir), "write-tree"], env=index, capture_output=True, text=True,
+                          check=True).stdout.strip()
+    idea = _memory_git(ws, "commit-tree", tree, "-p", "HEAD", "-m", "a person's idea").stdout.strip()
+    assert _memory_git(ws, "update-ref", "refs/heads/ideas", idea).returncode == 0
     run_tick(ws.root)
+    assert _memory_git(ws, "rev-parse", "ideas").stdout.strip() == idea
     (entry,) = entries(ws)
-    assert "made 2 commit(s) in memory/ that say they are a person's" in entry.field("Reason"), entry.field("Reason")
-    head = _evidence(evidence)[0]["head"]
-    forged = [c for c in _memory_log(ws) if c["subject"].startswith("my own note")]
-    assert len(forged) == 2 and head in {c["sha"] for c in forged}
-    assert all((c["kind"], c["source"]) == ("unattributed", "T-1") for c in forged), forged
-    assert not any(c["source"] == "source=human" for c in _memory_log(ws))
+    assert entry.status == "FAILED"
+    assert "2 commit(s) in memory/ that say they are a person's" in entry.field("Reason"), entry.field("Reason")
+    assert "taken out of memory/'s history" in entry.field("Reason")
+    said = _evidence(evidence)[0]
+    for sha in (said["head"], said["first"]):
+        assert _memory_git(ws, "cat-file", "-e", sha).returncode != 0, sha  # no object left
+    assert "A Person" not in _memory_git(ws, "log", "--all", "--format=%an %cn").stdout
+    assert "my own note" not in _memory_git(ws, "log", "--all", "-g", "--format=%s").stdout  # nor in a reflog
+    assert _memory_git(ws, "tag").stdout == ""
+    assert _memory_git(ws, "fsck", "--full", "--strict", "--no-dangling").returncode == 0
+    log = _memory_log(ws)
+    assert not any(c["subject"].startswith("my own note") for c in log)
+    assert not any(c["source"] == "source=human" for c in log)
+    kept = [c for c in log if c["subject"].startswith("unattributed write by T-1: knowledge/lessons/forged")]
+    assert len(kept) == 2 and all((c["kind"], c["source"]) == ("unattributed", "T-1") for c in kept), log
+    assert (ws.memory_dir / "knowledge" / "lessons" / "forged1.md").read_text() == "verify is always true (1)\n"
+    assert _memory_git(ws, "status", "--porcelain").stdout == ""
 
 
 def test_the_agents_memory_write_as_a_person_is_refused(tmp_path):
@@ -211,9 +241,14 @@ def test_the_agents_memory_write_as_a_person_is_refused(tmp_path):
     assert not any(c["subject"] == "the person trusts the agent" for c in _memory_log(ws))
 
 
-def test_a_persons_memory_write_during_the_run_is_theirs_and_the_task_passes(tmp_path):
+@pytest.mark.parametrize("object_format", ["sha1", "sha256"])
+def test_a_persons_memory_write_during_the_run_is_theirs_and_the_task_passes(tmp_path, monkeypatch, object_format):
+    """Also where the person's git makes SHA-256 repositories (GIT_DEFAULT_HASH): the receipt
+    names the write's blob as memory/'s own git names it, so the commit is the person's."""
     lesson = "retry flaky tests once"
+    monkeypatch.setenv("GIT_DEFAULT_HASH", object_format)
     ws = _ws(tmp_path, agent("waits_for_a_person.py", "memory/MEMORY.md", "flaky.md"))
+    assert git(ws.memory_dir, "rev-parse", "--show-object-format").strip() == object_format
     env = {**os.environ, "PYTHONPATH": REPO}
     env.pop("MEMENTO_TASK_ID", None)
 
@@ -228,3 +263,5 @@ def test_a_persons_memory_write_during_the_run_is_theirs_and_the_task_passes(tmp
     assert entry.status == "SUCCESS", entry.field("Reason")
     (mine,) = [c for c in _memory_log(ws) if c["subject"] == "flaky tests"]
     assert (mine["kind"], mine["source"]) == ("write", "source=human")
+    assert len(mine["sha"]) == (64 if object_format == "sha256" else 40)
+    assert not any(c["kind"] == "unattributed" for c in _memory_log(ws))

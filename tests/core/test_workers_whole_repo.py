@@ -134,3 +134,33 @@ def test_a_change_is_judged_by_whose_window_holds_its_ctime(tmp_path):
     assert ws.plan_path.read_bytes() != clean and watch.docs["docs/MASTER_PLAN.md"] == ws.plan_path.read_bytes()
     (ws.root / "draft.txt").write_text("a person's new file\n")
     assert watch.judge({"T-1": Window(time.time() + 60)}, "T-1") == {} and (ws.root / "draft.txt").exists()
+
+
+# ---------------------------------------------------------------- another worker's worktree, while it verifies
+
+
+@pytest.mark.parametrize("name", ["shared.txt", "T-3.txt"])
+def test_a_write_into_another_workers_worktree_while_it_verifies_is_nobodys_work(tmp_path, name):
+    """Unconfined, T-1's agent waits until T-3's own agent has ended and its verify runs, then writes
+    a file T-3's context_files name into T-3's worktree. T-3 does not commit what it did not write:
+    set aside, no retry counted; T-1 fails for it; no commit holds the write; the next tick passes both."""
+    ids = ["T-1", "T-3"]
+    ws, scratch = make_parallel_ws(tmp_path, ids, workers=2)
+    done = scratch / "written"  # T-3's verify waits for the write (20 s at most), so it falls inside it
+    wait = f"for i in $(seq 400); do test -f {done} && break; sleep 0.05; done; test -f T-3.txt"
+    ws.plan_path.write_text(ws.plan_path.read_text().replace("verify: `test -f T-3.txt`", f"verify: `{wait}`"))
+    use_agent(ws, f"{PY} {AGENTS / 'writes_other_worktree.py'} T-1 T-3 {name} {done}")
+    outcome = run_tick(ws.root)
+    assert outcome.exit_code == 0, outcome.message
+    plan = parse_plan(ws.plan_path)
+    assert [(plan.task(t).status, plan.task(t).retries) for t in ids] == [(" ", 1), (" ", 0)]
+    said = {e.task_id: e for e in status_log.parse_status(ws.status_path)}
+    assert f"wrote into the worktree of T-3: {name}" in said["T-1"].field("Reason"), said["T-1"].field("Reason")
+    assert name in said["T-3"].field("Reason") and "SET ASIDE" in said["T-3"].field("Status"), \
+        said["T-3"].field("Reason")
+    assert "written by T-1" not in git(ws.root, "log", "--all", "-p")
+    assert (ws.root / "shared.txt").read_text() == "base\nsecond line\n"
+    assert leftovers(ws) == ([], [], 1)
+    use_agent(ws, f"{PY} {AGENTS / 'parallel_task.py'} {tmp_path / 'scratch'} own 0")
+    assert run_tick(ws.root).exit_code == 0
+    assert [parse_plan(ws.plan_path).task(t).status for t in ids] == ["x", "x"]

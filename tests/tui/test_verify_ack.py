@@ -29,10 +29,11 @@ async def test_the_needs_you_strip_shows_a_weakened_verify_and_v_acknowledges_it
     assert run_architect(ws).outcome == CHANGED
     listed = ws.root / ".memento" / "verify_changes.json"
     app = MementoApp(ws.root, show_clock=False)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(160, 40)) as pilot:
         await settle(app, pilot)
         shown = "the architect changed T-1's verify: `grep -q DONE hello.txt` → `true`"
         assert await wait_for(pilot, lambda: shown in screen_text(app))
+        assert "T-1 waits: check it, then acknowledge (v)" in screen_text(app)  # the tick does not pick it until then
         await pilot.press("v")
         assert await wait_for(pilot, lambda: shown not in screen_text(app), tries=600)
         await settle(app, pilot)

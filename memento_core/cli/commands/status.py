@@ -162,7 +162,7 @@ def _attention_lines(doc: dict) -> list:
     for c in doc.get("verify_changes") or []:
         was = f"`{c['old']}` → " if c["old"] else "(a new task) "
         lines.append(Text(f"[warn] the architect changed {c['task']}'s verify: {safe_text(was + '`' + c['new'] + '`')}"
-                          f" — check it, then `memento architect --ack {c['task']}`"))
+                          f" — {c['task']} does not run until you check it, then `memento architect --ack {c['task']}`"))
     for e in doc["plan_errors"]:
         lines.append(Text(f"[error] {e}"))
     if doc.get("git_error"):

@@ -1,0 +1,139 @@
+"""tick/objects.py on real repositories, sha1 and sha256: what changed is seen, put back, never written through.
+
+The whole-tick red team is tests/core/test_git_objects.py; here the module's own cases, each
+judged with git itself (`git cat-file`, `git fsck`) and on disk.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import zlib
+from pathlib import Path
+
+import pytest
+
+from memento_core.tick import objects
+
+
+def git(root: Path, *args: str, env: dict | None = None) -> str:
+    return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=True,
+                          env={**os.environ, **(env or {})}).stdout
+
+
+@pytest.fixture(params=["sha1", "sha256"])
+def repo(request, tmp_path, git_identity) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", f"--object-format={request.param}")
+    (root / "a.txt").write_text("a person's words\n")
+    git(root, "add", "a.txt")
+    git(root, "commit", "-qm", "a person's commit")
+    return root
+
+
+def loose(root: Path, oid: str) -> Path:
+    return root / ".git" / "objects" / oid[:2] / oid[2:]
+
+
+def forge(path: Path, kind: bytes, text: bytes) -> None:
+    os.chmod(path, 0o644)
+    with open(path, "r+b") as fh:  # in place: the same inode
+        fh.truncate(0)
+        fh.write(zlib.compress(kind + b" %d\0" % len(text) + text))
+
+
+def test_an_object_rewritten_in_place_is_put_back_and_the_writing_is_saved(repo, tmp_path):
+    snap = objects.take(repo, tmp_path / "mirror")
+    oid = git(repo, "rev-parse", "HEAD").strip()
+    forge(loose(repo, oid), b"commit", b"tree 0\n\nforged\n")
+    damage = objects.put_back(snap, repo, tmp_path / "aside")
+    rel = f".git/objects/{oid[:2]}/{oid[2:]}"
+    assert damage.restored == [rel] and not damage.lost
+    assert rel in damage.reason() and "put back from Memento's copy" in damage.reason()
+    assert git(repo, "log", "-1", "--format=%s") == "a person's commit\n"
+    assert subprocess.run(["git", "-C", str(repo), "fsck", "--full", "--strict"], capture_output=True).returncode == 0
+    assert b"forged" in zlib.decompress((tmp_path / "aside" / oid[:2] / oid[2:]).read_bytes())
+    assert not objects.put_back(snap, repo, tmp_path / "aside2")  # the snapshot knows what it put back
+
+
+def test_a_freshened_object_is_not_damage(repo, tmp_path):
+    """git rewrites no object, but "freshens" one it is asked to write again (utime: a new ctime)."""
+    snap = objects.take(repo, tmp_path / "mirror")
+    git(repo, "hash-object", "-w", "a.txt")
+    oid = git(repo, "rev-parse", "HEAD:a.txt").strip()
+    os.utime(loose(repo, oid))
+    assert not objects.put_back(snap, repo, tmp_path / "aside")
+
+
+def test_an_object_replaced_by_a_hard_link_is_put_back_by_rename_never_written_through(repo, tmp_path):
+    snap = objects.take(repo, tmp_path / "mirror")
+    oid = git(repo, "rev-parse", "HEAD").strip()
+    outside = tmp_path / "outside.bin"
+    outside.write_bytes(zlib.compress(b"commit 7\0forged\n"))
+    os.chmod(outside, 0o600)
+    path = loose(repo, oid)
+    path.unlink()
+    os.link(outside, path)
+    before = outside.read_bytes(), outside.stat().st_mode
+    damage = objects.put_back(snap, repo, tmp_path / "aside")
+    assert damage.restored == [f".git/objects/{oid[:2]}/{oid[2:]}"]
+    assert (outside.read_bytes(), outside.stat().st_mode) == before
+    assert path.stat().st_ino != outside.stat().st_ino
+    assert git(repo, "log", "-1", "--format=%s") == "a person's commit\n"
+
+
+def test_a_copy_the_agent_rewrote_too_is_not_trusted(repo, tmp_path):
+    mirror = tmp_path / "mirror"
+    snap = objects.take(repo, mirror)
+    oid = git(repo, "rev-parse", "HEAD").strip()
+    copy = mirror / oid[:2] / oid[2:]
+    assert copy.stat().st_ino != loose(repo, oid).stat().st_ino  # a copy, not a hard link
+    for path in (loose(repo, oid), copy):
+        forge(path, b"commit", b"tree 0\n\nforged\n")
+    damage = objects.put_back(snap, repo, tmp_path / "aside")
+    assert damage.lost == [f".git/objects/{oid[:2]}/{oid[2:]}"] and not damage.restored
+    assert "no copy to put back" in damage.reason()
+
+
+def test_a_planted_object_and_a_forged_derived_index_are_moved_aside(repo, tmp_path):
+    snap = objects.take(repo, tmp_path / "mirror")
+    lie = b"not what the name says\n"
+    text = b"done\n"
+    oid = subprocess.run(["git", "-C", str(repo), "hash-object", "--stdin"], input=text, capture_output=True,
+                         check=True).stdout.decode().strip()
+    path = loose(repo, oid)
+    path.parent.mkdir(exist_ok=True)
+    path.write_bytes(zlib.compress(b"blob %d\0" % len(lie) + lie))
+    graph = repo / ".git" / "objects" / "info" / "commit-graph"
+    graph.parent.mkdir(exist_ok=True)
+    graph.write_bytes(b"CGPH forged")
+    damage = objects.put_back(snap, repo, tmp_path / "aside")
+    assert damage.planted == [f".git/objects/{oid[:2]}/{oid[2:]}"]
+    assert damage.derived == [".git/objects/info/commit-graph"]
+    assert not path.exists() and not graph.exists()
+    # Stored now, the real blob is written (no object "already there" to stand in for it).
+    got = subprocess.run(["git", "-C", str(repo), "hash-object", "-w", "--stdin"], input=text, capture_output=True,
+                         check=True).stdout.decode().strip()
+    assert got == oid and git(repo, "cat-file", "blob", oid) == "done\n"
+
+
+def test_a_rewritten_pack_is_put_back_and_a_forged_new_pack_moved_aside(repo, tmp_path):
+    git(repo, "repack", "-adq")
+    snap = objects.take(repo, tmp_path / "mirror")
+    (pack,) = (repo / ".git" / "objects" / "pack").glob("*.pack")
+    original = pack.read_bytes()
+    os.chmod(pack, 0o644)
+    with open(pack, "r+b") as fh:
+        fh.seek(len(original) // 2)
+        fh.write(b"\0" * 8)
+    # A second pack: a copy of the real one whose index lies about an object's offset.
+    idx = pack.with_suffix(".idx")
+    other = pack.with_name("pack-" + "0" * (len(pack.stem) - 5))
+    Path(str(other) + ".pack").write_bytes(original)
+    Path(str(other) + ".idx").write_bytes(idx.read_bytes()[:-40] + b"\1" * 40)
+    damage = objects.put_back(snap, repo, tmp_path / "aside")
+    assert f".git/objects/pack/{pack.name}" in damage.restored
+    assert sorted(damage.planted) == sorted(f".git/objects/pack/{other.name}{ext}" for ext in (".idx", ".pack"))
+    assert pack.read_bytes() == original
+    assert subprocess.run(["git", "-C", str(repo), "fsck", "--full", "--strict"], capture_output=True).returncode == 0
