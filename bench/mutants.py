@@ -67,7 +67,7 @@ TESTS: dict[str, tuple[str, ...]] = {
                                   "tests/core/test_attributes_links.py::test_the_rollback_restores_modes"),
     "memento_core/tick/receipts.py": (
         "tests/core/test_receipts_socket.py",
-        "tests/core/test_person_receipts.py::test_the_agents_raw_commit_in_memory_is_not_taken_for_a_persons",
+        "tests/core/test_person_receipts.py::test_the_agents_raw_commit_in_memory_is_taken_out_of_its_history",
         "tests/core/test_person_receipts.py::test_a_persons_memory_write_during_the_run_is_theirs_and_the_task_passes",
         "tests/core/test_workers.py::test_a_worker_failing_its_last_retry_blocks_its_task_and_the_other_lands"),
     "memento_core/receipts.py": ("tests/core/test_receipts_socket.py", "tests/core/test_person_receipts.py"),
