@@ -99,6 +99,21 @@ def test_another_accounts_process_is_refused_where_this_accounts_is_a_person(ws)
         assert held(ws).status("T-2", "-", "x")
 
 
+@pytest.mark.parametrize("line", [b"[1, 2]", b'"skip"', b'{"op": "delete everything"}', b"not json"])
+def test_what_is_not_a_receipt_is_answered_so_and_the_socket_answers_on(ws, line):
+    import socket
+
+    with listening(ws) as book:
+        for sent in (line, b'{"op": "hello"}'):
+            with socket.socket(socket.AF_UNIX) as s:
+                s.connect(receipts.socket_name(ws.root))
+                s.sendall(sent + b"\n")
+                answer = json.loads(s.makefile().readline())
+            assert answer == ({"ok": True} if sent.startswith(b'{"op": "hello"') else
+                              {"ok": False, "why": "not a receipt"}), sent
+        assert book.records == []
+
+
 def test_a_line_is_cut_at_64_kib_whatever_the_caller_sends():
     import socket
     import threading
