@@ -65,13 +65,15 @@ def test_a_binary_attribute_hides_no_line_of_a_rewrite(tmp_path, mode):
 @pytest.mark.parametrize("mode", MODES)
 def test_the_rollback_restores_modes(tmp_path, mode):
     ws = calc_ws(tmp_path, agent("chmods_tracked.py", "other.txt=000", "run.sh=644", "guarded.txt=755",
-                                 "src=700", "tests/test_calc.py=640"), mode)
+                                 "src=700", "tests/test_calc.py=640", "pkg=777"), mode)
     root = ws.root
     (root / "run.sh").write_text("#!/bin/sh\necho run\n")
     (root / "run.sh").chmod(0o755)
-    git(root, "add", "run.sh")
-    git(root, "commit", "-qm", "a script")
-    paths = ["other.txt", "run.sh", "guarded.txt", "src", "tests/test_calc.py", "src/calc.py"]
+    (root / "pkg" / "sub").mkdir(parents=True)  # pkg holds no file itself: only its folder sub/ does
+    (root / "pkg" / "sub" / "mod.py").write_text("X = 1\n")
+    git(root, "add", "run.sh", "pkg")
+    git(root, "commit", "-qm", "a script and a package")
+    paths = ["other.txt", "run.sh", "guarded.txt", "src", "tests/test_calc.py", "src/calc.py", "pkg", "pkg/sub"]
     before = {p: stat.S_IMODE(os.lstat(root / p).st_mode) for p in paths}
     (result,) = run_tick(root).results
     assert not result.passed
