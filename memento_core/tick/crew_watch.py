@@ -76,8 +76,12 @@ class Judged:
 def own_run_at(moment: float, runs: list | None) -> str:
     """Which of a worker's own processes ran at ``moment`` ("agent", "verify"; '' none): ``runs`` as
     attempt.own_run records them (kind, start, end or None while it runs)."""
+    # A ctime is stamped by a coarse clock that lags time.time(): a write at t has a ctime in
+    # [t - SLACK, t]. So a run's own writes may look older than its start, never newer than its
+    # end (recorded once its processes are gone): no slack after the end, where another worker's
+    # write just after it (once the guards have run) would be taken for this run's.
     for kind, start, end in sorted(runs or (), key=lambda r: r[0] != "agent"):  # the agent first
-        if moment >= start - SLACK and (end is None or moment <= end + SLACK):
+        if moment >= start - SLACK and (end is None or moment <= end):
             return kind
     return ""
 
