@@ -313,6 +313,10 @@ def _restore_user_crontab(saved: str | None) -> None:
         subprocess.run(["crontab", "-"], input=saved, text=True, check=True)
 
 
+# The user's real crontab is shared with the cron daemon's tests (test_cron_daemon.py): one group,
+# run one at a time with them (.ci/run), never beside them.
+@pytest.mark.cron
+@pytest.mark.xdist_group("cron")
 @pytest.mark.skipif(shutil.which("crontab") is None, reason="no crontab binary (Debian package: cron)")
 def test_real_crontab_round_trip(project, monkeypatch):
     monkeypatch.delenv(cron.CRONTAB_FILE_ENV, raising=False)
