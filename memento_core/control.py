@@ -204,4 +204,14 @@ def acknowledge_verify(ws: Workspace, tasks: list[str]) -> list:
     going = [c.task for c in pending(ws) if not wanted or c.task.upper() in wanted]
     if going:
         vouch(ws.root, {"op": "verify_ack", "tasks": going})
-    return acknowledge(ws, tasks)
+    # In a fleet the next tick here commits the acknowledgement, so every host hears of it.
+    return acknowledge(ws, tasks, publish=_in_a_fleet(ws))
+
+
+def _in_a_fleet(ws: Workspace) -> bool:
+    from .config import load_config
+
+    try:
+        return bool(load_config(ws.config_path).workers_remote)
+    except MementoError:
+        return False

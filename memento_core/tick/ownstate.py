@@ -52,8 +52,10 @@ def _acked_only(ws: Workspace) -> Callable[[bytes, bytes], bool]:
         from .receipts import held
 
         was, now = set(verify_changes.decode(before)), set(verify_changes.decode(after))
+        acked_was, acked_now = set(verify_changes.decode_acked(before)), set(verify_changes.decode_acked(after))
         acks = held(ws).acks
-        return now <= was and all(c.task in acks for c in was - now)
+        return (now <= was and acked_was <= acked_now and acked_now - acked_was <= was - now
+                and all(c.task in acks for c in was - now))
 
     return same
 

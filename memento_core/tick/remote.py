@@ -47,7 +47,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
-from .. import gitobjects, gitops, notes, status_log
+from .. import gitobjects, gitops, notes, status_log, verify_changes
 from ..crashpoints import crash_point
 from ..errors import EXIT_ATTENTION, EXIT_OK, EditConflict, MementoError
 from ..lines import decode
@@ -276,7 +276,7 @@ def _take_chained(ctx: TickContext) -> tuple[Plan, Task] | None:
     return plan, task
 
 
-def _batch(ctx: TickContext, plan: Plan, task: Task, room: int) -> list[Task]:
+def _batch(ctx: TickContext, plan: Plan, task: Task, room: int, rev: str = "HEAD") -> list[Task]:
     """The tasks one claim takes: ``task``, and, while the remote's branch is contended (the last
     push lost a race, or lost one before it landed) and ``room`` (the tasks this tick may still
     attempt) allows, more free tasks of its `parallel: true` phase, at random: this host's share
@@ -293,7 +293,7 @@ def _batch(ctx: TickContext, plan: Plan, task: Task, room: int) -> list[Task]:
     if not f.contended or room < 2 or phase is None or not phase.parallel:
         return [task]
     max_retries = plan.meta.max_retries
-    held = held_tasks(ctx, plan)  # a task whose verify the architect changed waits for a person
+    held = held_tasks(ctx, plan, rev)  # a task whose verify the architect changed waits for a person
     others = [t for t in plan.tasks if t.phase == task.phase and t.id != task.id and t.id not in held
               and pickable(t, max_retries, plan)]
     hosts = 1 + len({beat.host for beat in _seen(ctx).values()} - {f.host})
@@ -302,7 +302,7 @@ def _batch(ctx: TickContext, plan: Plan, task: Task, room: int) -> list[Task]:
     return [task, *_CHANCE.sample(others, min(len(others), size - 1))]
 
 
-def _spread(ctx: TickContext, plan: Plan, task: Task) -> tuple[Plan, Task]:
+def _spread(ctx: TickContext, plan: Plan, task: Task, rev: str = "HEAD") -> tuple[Plan, Task]:
     """In a `parallel: true` phase, any of its pickable tasks at random rather than the first:
     hosts that fetched the same plan race for the same task less often (each lost race is a
     fetch and a push more). Other phases keep the first, in file order."""
@@ -310,7 +310,7 @@ def _spread(ctx: TickContext, plan: Plan, task: Task) -> tuple[Plan, Task]:
     if phase is None or not phase.parallel:
         return plan, task
     max_retries = plan.meta.max_retries
-    held = held_tasks(ctx, plan)
+    held = held_tasks(ctx, plan, rev)
     candidates = [t for t in plan.tasks if t.phase == task.phase and t.id not in held
                   and pickable(t, max_retries, plan)]
     return plan, (_CHANCE.choice(candidates) if candidates else task)
@@ -460,11 +460,11 @@ def _chain_claim(ctx: TickContext, seen: dict[str, Beat], head: str | None, room
         return None
     if plan.plan_errors or plan.meta.tick_mode != "auto" or stale_claims(ctx, plan, seen):
         return None
-    verdict = pick_verdict(plan, exclude=held_tasks(ctx, plan))
+    verdict = pick_verdict(plan, exclude=held_tasks(ctx, plan, head))  # as the result's history says
     if verdict.kind != TASK or verdict.task is None:
         return None
-    _, task = _spread(ctx, plan, verdict.task)
-    batch = [t for t in _batch(ctx, plan, task, room) if t.id not in fleet(ctx).claims]
+    _, task = _spread(ctx, plan, verdict.task, head)
+    batch = [t for t in _batch(ctx, plan, task, room, head) if t.id not in fleet(ctx).claims]
     return _make_claim(ctx, task, seen, committed=(head, data), at=at, batch=batch) if batch and batch[0] is task \
         else None
 
@@ -1460,11 +1460,27 @@ def commit_own_docs(ctx: TickContext, *, plan: bool = True) -> None:
     CURRENT_STATE.md alone is not worth a commit on every host's every tick (it is
     rewritten by each): put back as committed instead; the next tick writes it again.
     """
+    _commit_acks(ctx)
     docs = gitops.changed_from_head(ctx.root, [d for d in OWN_DOCS if plan or d != PLAN])
     if docs == [STATE_DOC]:
         gitops.run_git(ctx.root, ["checkout", "-q", "HEAD", "--", STATE_DOC])
     elif docs:
         ctx.commit(docs, "memento: sync docs")
+
+
+def _commit_acks(ctx: TickContext) -> None:
+    """The verify changes a person acknowledged on this host (`memento architect --ack`), each
+    in a commit of its own that says so, so every host releases the task (verify_changes.py).
+    Made here, never by the command itself: a commit while a tick runs would move the refs its
+    guards watch."""
+    acked = verify_changes.unpublished(ctx.ws)
+    if not acked:
+        return
+    ctx.event(f"👤 VERIFY CHECKED — {', '.join(c.task for c in acked)}",
+              [("Verify", "; ".join(c.describe() for c in acked)),
+               ("Action", "a person acknowledged the architect's change here; every host runs the task again")])
+    if ctx.commit([STATUS], verify_changes.ack_message(acked), sha_in_entry=True):
+        verify_changes.published(ctx.ws, acked)
 
 
 # ---------------------------------------------------------------- resolving Memento's documents

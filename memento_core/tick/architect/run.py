@@ -686,6 +686,8 @@ def apply(ctx: TickContext, result: ArchitectResult) -> str | None:
     verify_changes.record(ws, verify)  # "needs you" and notified until a person acknowledges them
     body = "".join(f"\n- {c.describe()}" for c in verify)
     body = f"\n\nVerify changed ({verify_changes.ACK_HINT}):{body}" if verify else ""
+    if verify:  # how the other hosts of a fleet learn of the change (verify_changes.history)
+        body += "\n\n" + verify_changes.trailers(verify_changes.CHANGED_TRAILER, verify)
     sha = ctx.commit([PLAN_REL, MAP_REL, NOTES_REL, STATUS_REL], message + body, sha_in_entry=True)
     if sha:
         fill_commit(ws.status_path, sha[:7])
