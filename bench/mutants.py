@@ -101,6 +101,9 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("memento_core/tick/kept.py", 'return own_file(path, archive_dir) or path.startswith(".git/")',
      ".startswith -> .endswith"):
         "git lists no path inside .git/ as untracked or ignored: the test is a safety net never reached",
+    ("memento_core/tick/remote.py", 'if task is None or task.status != "~":', "or -> and"):
+        "the edit that follows refuses the same two cases (not in the plan, not [~]) with the EditConflict "
+        "caught below it; only an empty plan file differs, which the guards have restored before publish",
 }
 
 _FLIP = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE,
