@@ -16,7 +16,7 @@ from difflib import SequenceMatcher
 from pathlib import Path
 
 from .. import gitops, notes
-from ..errors import MementoError
+from ..errors import EditConflict, MementoError
 from ..locks import atomic_write_bytes, atomic_write_text, locked_edit
 from ..plan import decode_text, edit_plan, parse_plan_text
 from ..receipts import Receipts
@@ -100,6 +100,7 @@ def restore_documents(ws: Workspace, snap: Snapshot, task_id: str, *, confined: 
     said = _restore_definition(ws, snap, task_id)
     persons = held(ws)  # what people announced to this tick (tick/receipts.py): theirs, kept
     said += "" if confined else _restore_other_tasks(ws, snap, task_id, persons)
+    said += _restore_own_status(ws, snap, task_id)
     status_now = read_or_none(ws.status_path) or b""
     notes_now = read_or_none(ws.notes_path) or b""
     forged = not confined and notes_damage(snap.notes, notes_now, persons.notes)
@@ -139,6 +140,28 @@ def _restore_definition(ws: Workspace, snap: Snapshot, task_id: str) -> str:
     return f"; the task's definition restored, the agent's plan in {ws.rel(dest)}"
 
 
+def _restore_own_status(ws: Workspace, snap: Snapshot, task_id: str) -> str:
+    """The running task's status as at the claim (`[~]`): its definition's guard leaves the status
+    out, so an agent that marked its own task `[x]` in a run that then failed would leave it done,
+    the failure's retry never counted (its edit expects `[~]`). The plan found is saved first."""
+    current = read_or_none(ws.plan_path)
+    if current is None:
+        return ""
+    try:
+        was, now = (parse_plan_text(decode_text(d, "plan")).task(task_id) for d in (snap.plan, current))
+    except MementoError:
+        return ""
+    if was is None or now is None or was.status == now.status:
+        return ""
+    dest = rollback_folder(ws, f"{task_id}-plan-status")
+    atomic_write_bytes(dest / "MASTER_PLAN.md", current)
+    try:
+        edit_plan(ws.plan_path, lambda e: e.set_status(task_id, was.status, expect=now.status))
+    except EditConflict:
+        return ""  # changed again meanwhile: the failure's own edit says what it finds
+    return f"; {task_id} [{was.status}] again (marked [{now.status}] during the run), the plan found in {ws.rel(dest)}"
+
+
 def _restore_other_tasks(ws: Workspace, snap: Snapshot, task_id: str, persons: Receipts) -> str:
     """The plan as it was at the claim when the run changed more than people announced
     (guards.plan_damage), with the resets, skips and mode changes they announced applied again."""
@@ -149,14 +172,11 @@ def _restore_other_tasks(ws: Workspace, snap: Snapshot, task_id: str, persons: R
     atomic_write_bytes(dest / "MASTER_PLAN.md", current)
     found, old = (parse_plan_text(decode_text(d, "plan")) for d in (current, snap.plan))
     now, before = ({t.id: t for t in p.tasks} for p in (found, old))
-    running = now.get(task_id)
 
     def apply(e):
         e.replace_all(snap.plan)
         if found.meta.tick_mode != old.meta.tick_mode and found.meta.tick_mode in persons.modes:
             e.set_meta("tick_mode", found.meta.tick_mode)
-        if running is not None and running.status != before[task_id].status:
-            e.set_status(task_id, running.status)
         for tid, task in now.items():
             was = before.get(tid)
             if tid == task_id or was is None or not persons.status(tid, task.status, task.reason or ""):

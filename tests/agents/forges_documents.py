@@ -4,7 +4,8 @@
 usage: forges_documents.py MODE
 MODE entry: appends a forged SUCCESS entry for T-2 to docs/TICK_STATUS.md;
 note: appends a note of its own to docs/HUMAN_NOTES.md; read: marks a person's
-note READ; plan: sets T-2 `[x]` with `context_files: [/]`; meta: sets Meta
+note READ; plan: sets T-2 `[x]` with `context_files: [/]`; plan-self: that, and its own
+task T-1 `[x]` too (a failure would leave it done); meta: sets Meta
 `max_diff_lines: 1000000`. Every forgery carries the word FORGED.
 """
 
@@ -26,8 +27,12 @@ elif mode == "note":
 elif mode == "read":
     text = re.sub(r"^### \[NOTE\] ", "### [NOTE:READ] ", notes.read_text(encoding="utf-8"), count=1, flags=re.M)
     notes.write_text(text, encoding="utf-8")
-elif mode == "plan":
+elif mode == "self":
+    plan.write_text(re.sub(r"^- \[~\] `T-1`", "- [x] `T-1`", plan.read_text(encoding="utf-8"), flags=re.M), encoding="utf-8")
+elif mode in ("plan", "plan-self"):
     text = plan.read_text(encoding="utf-8").replace("- [ ] `T-2` [MODULE:two] Second", "- [x] `T-2` [MODULE:two] Second FORGED")
+    if mode == "plan-self":
+        text = re.sub(r"^- \[~\] `T-1`", "- [x] `T-1`", text, flags=re.M)
     plan.write_text(re.sub(r"context_files: \[two.txt\]", "context_files: [/]", text), encoding="utf-8")
 elif mode == "meta":
     plan.write_text(re.sub(r"max_diff_lines: \d+", "max_diff_lines: 1000000", plan.read_text(encoding="utf-8")),

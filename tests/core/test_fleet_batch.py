@@ -4,6 +4,7 @@ claim refs and its reflog."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from memento_core.plan import parse_plan_text
@@ -300,3 +301,50 @@ def test_contention_ends_once_a_push_lands_at_its_first_try(tmp_path, monkeypatc
     finally:
         a.fleet.stop_beating()
         b.fleet.stop_beating()
+
+
+def test_the_queued_task_of_a_claim_of_two_is_heart_beaten_while_it_is_attempted(tmp_path, monkeypatch):
+    """After the first task of a claim of two passes (its result kept here), the heartbeat goes on
+    for the second while it is attempted: its claim ref on the remote keeps moving, b's beats, so
+    no other host takes it for stale."""
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 6, max_tasks=6, parallel=True)
+    monkeypatch.setattr(remote, "HEARTBEAT_SECONDS", 0.2)
+    a, b = context(clones["a"], "a", monkeypatch), context(clones["b"], "b", monkeypatch)
+    try:
+        lost_a_race(a, b)
+        plan = b.plan()
+        batch = remote._batch(b, plan, plan.task("T-2"), 2)
+        other = batch[1].id
+        assert remote.claim(b, batch[0], batch)
+        done_here(clones["b"], "T-2")
+        assert remote.publish(b, TaskResult("T-2", True), chain=True, room=5).passed
+        assert b.fleet.task == other  # in hand, its result not pushed yet: the attempt begins
+        ref = f"refs/memento/claims/{other}"
+        before = git(bare, "rev-parse", ref).strip()
+        deadline = time.monotonic() + 60
+        while git(bare, "rev-parse", ref).strip() == before:
+            assert time.monotonic() < deadline, f"the claim ref of {other} never moved during its attempt"
+            time.sleep(0.05)
+        assert git(bare, "log", "-1", "--format=%s", ref).strip() == f"memento: claim {other} on b"
+    finally:
+        a.fleet.stop_beating()
+        b.fleet.stop_beating()
+
+
+def test_a_result_whose_branch_was_deleted_on_the_remote_meanwhile_creates_it_again(tmp_path, monkeypatch):
+    """A person deleted the remote's branch while the host worked: the result's push (leased on
+    the branch being absent) creates it again with the whole history, and drops the claim ref."""
+    bare, clones = make_fleet(tmp_path, ["a"], 2)
+    a = context(clones["a"], "a", monkeypatch)
+    try:
+        remote.sync(a)
+        assert remote.claim(a, a.plan().task("T-1"))
+        a.fleet.stop_beating()
+        done_here(clones["a"], "T-1")
+        git(bare, "update-ref", "-d", "refs/heads/main")
+        assert remote.publish(a, TaskResult("T-1", True)).passed
+        assert git(bare, "rev-parse", "main").strip() == git(clones["a"], "rev-parse", "HEAD").strip()
+        assert subjects(bare)[:2] == ["memento: complete T-1 Write out/1.txt", "memento: claim T-1 on a"]
+        assert subjects(bare)[-1] == "setup" and claim_refs(bare) == []
+    finally:
+        a.fleet.stop_beating()

@@ -172,6 +172,19 @@ def test_a_persons_skip_during_a_damaged_run_keeps_its_reason(tmp_path):
     assert git(ws.root, "show", "HEAD:docs/MASTER_PLAN.md") == ws.plan_path.read_text()
 
 
+
+def test_a_persons_pause_during_a_damaged_run_stays_paused(tmp_path):
+    """The agent marks T-3 [x]; meanwhile a person pauses the plan: the rollback puts the whole
+    plan back but for the person's tick_mode, and the task's failure is counted."""
+    ws, _ = _forging(tmp_path, "wait", "docs/MASTER_PLAN.md", shlex.quote("tick_mode: paused"))
+    tick_while_the_agent_waits(ws, lambda: _memento(ws, "pause"))
+    (entry,) = entries(ws)
+    assert entry.status == "FAILED" and "marked T-3 [x]" in entry.field("Reason"), entry.field("Reason")
+    plan = parse_plan(ws.plan_path)
+    assert plan.meta.tick_mode == "paused" and plan.task("T-3").status == " "
+    assert (plan.task("T-1").status, plan.task("T-1").retries) == (" ", 1)
+    assert git(ws.root, "show", "HEAD:docs/MASTER_PLAN.md") == ws.plan_path.read_text()
+
 def test_with_no_tick_running_a_persons_command_just_acts(tmp_path):
     ws = _ws(tmp_path, agent("waits_for_a_person.py", "x", "y"))
     _memento(ws, "skip", "T-2", "--reason", "not now")

@@ -586,3 +586,29 @@ def test_tmpdir_is_made_private_under_tmp_bound_elsewhere_and_never_unconfines_h
         assert sandbox.temp_dir(root, str(Path(other) / "home"), str(Path(other) / "home")) == (None, [])
     finally:
         shutil.rmtree(other, ignore_errors=True)
+
+
+@needs_bwrap
+def test_the_architects_sandbox_writes_only_its_documents_folders_and_the_worker_folder(tmp_path):
+    """architect_prefix, run for real: the folder of a writable document (docs/, so an edit by
+    rename such as `sed -i` works), a name at the project's root alone, and .memento/worker/
+    are writable; the source, another root file and the rest of .memento/ stay read-only."""
+    ws = make_ws(tmp_path, "true", sandbox="bwrap")
+    root = ws.root
+    (root / "src").mkdir(exist_ok=True)
+    (root / "src" / "app.py").write_text("x = 1\n")
+    (root / "NOTES.md").write_text("a person's\n")
+    (root / "ROADMAP.md").write_text("the roadmap\n")
+    config = load_config(ws.config_path)
+    argv = sandbox.architect_prefix(ws, config, binary=BWRAP, writable_docs=["docs/MASTER_PLAN.md", "ROADMAP.md"])
+    script = ("for f in docs/MASTER_PLAN.md ROADMAP.md src/app.py NOTES.md; do "
+              "  (printf 'edited\\n' > $f.new && mv $f.new $f) 2>/dev/null && echo \"WROTE $f\"; done; "
+              "printf 'x' > ROADMAP.md 2>/dev/null && echo 'WROTE ROADMAP.md in place'; "
+              "printf 'x' > .memento/worker/out 2>/dev/null && echo 'WROTE worker'; "
+              "printf 'x' > .memento/elsewhere 2>/dev/null && echo 'WROTE .memento'")
+    out = subprocess.run([*argv, "/bin/sh", "-c", script], capture_output=True, text=True, timeout=60)
+    said = set(out.stdout.splitlines())
+    assert said == {"WROTE docs/MASTER_PLAN.md", "WROTE ROADMAP.md in place", "WROTE worker"}, (said, out.stderr)
+    assert ws.plan_path.read_text() == "edited\n" and (root / ".memento" / "worker" / "out").read_text() == "x"
+    assert (root / "src" / "app.py").read_text() == "x = 1\n" and (root / "NOTES.md").read_text() == "a person's\n"
+    assert not (root / ".memento" / "elsewhere").exists()

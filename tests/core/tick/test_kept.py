@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 from memento_core import gitops
@@ -141,3 +142,58 @@ def test_a_path_beyond_a_swapped_folder_is_gone_never_read_through_the_link(tmp_
     done = kept.put_back(root, snap)
     assert done.removed == ("src/__pycache__",), done
     assert (elsewhere / "app.cpython-311.pyc").read_bytes() == b"someone else's\n"
+
+
+def test_the_copies_of_one_snapshot_stop_at_64_mib(tmp_path):
+    """SPEC §13: loose files are copied while the copies stay within 64 MiB in all; a file past that
+    is printed only, so its change is named as not restorable (not one byte more is copied)."""
+    root = repo(tmp_path)
+    (root / ".env").unlink()
+    (root / "data" / "persons.bin").unlink()
+    quarter = b"q" * (16 * 1024 * 1024)
+    for name in ("a", "b", "c", "d"):  # 64 MiB exactly: the budget, spent
+        (root / "data" / f"{name}.bin").write_bytes(quarter)
+    (root / "data" / "e.bin").write_bytes(b"1")  # one byte past it
+    snap = kept.take(root, gitops.persons_paths(root))
+    for name in ("d", "e"):
+        (root / "data" / f"{name}.bin").write_bytes(b"the agent's\n")
+    done = kept.put_back(root, snap)
+    assert done.restored == ("data/d.bin",) and done.lost == ("data/e.bin",)
+    assert (root / "data" / "d.bin").read_bytes() == quarter
+    assert "data/e.bin (not copied at the snapshot: could not be restored)" in done.reason()
+
+
+def test_ten_changed_files_are_all_named_eleven_say_how_many_more(tmp_path):
+    root = repo(tmp_path)
+    for i in range(11):
+        (root / f"p{i:02}.log").write_text(f"a person's {i}\n")
+    snap = kept.take(root, gitops.persons_paths(root))
+    for i in range(10):
+        (root / f"p{i:02}.log").write_text("the agent's\n")
+    ten = kept.put_back(root, snap)
+    assert ten.restored == tuple(f"p{i:02}.log" for i in range(10))
+    assert ten.said() == "restored " + ", ".join(ten.restored)  # all ten, and no "and 0 more"
+    for i in range(11):
+        (root / f"p{i:02}.log").write_text("the agent's again\n")
+    eleven = kept.put_back(root, snap)
+    assert eleven.said() == "restored " + ", ".join(f"p{i:02}.log" for i in range(10)) + " and 1 more"
+    assert all((root / f"p{i:02}.log").read_text() == f"a person's {i}\n" for i in range(11))
+
+
+def test_bytecode_verify_wrote_where_git_sees_it_is_removed_after_verify(tmp_path, monkeypatch):
+    """A project whose .gitignore says nothing of __pycache__/: the bytecode verify's import wrote
+    is a change git sees (scratch), not an ignored path; it goes after verify, as in a tick."""
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+    root = repo(tmp_path)
+    base = gitops.head(root)
+    snap = kept.take(root, gitops.persons_paths(root))
+    untracked = gitops.persons_paths(root)
+    subprocess.run([sys.executable, "-c", "import app"], cwd=root / "src", check=True,
+                   env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"})
+    (pyc,) = (root / "src" / "__pycache__").glob("app.*.pyc")
+    changes = gitops.changes_since(root, base, untracked)
+    log = tmp_path / "tick.log"
+    gone = kept.remove_bytecode(root, snap, changes, log)
+    rel = pyc.relative_to(root).as_posix()
+    assert rel in gone and not pyc.exists()
+    assert f"[memento] bytecode verify made or rewrote, removed: {rel}" in log.read_text()

@@ -10,9 +10,12 @@ tests/agents/forges_documents.py.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from memento_core import status_log
+from memento_core.plan import parse_plan
 from memento_core.tick.__main__ import run_tick
 
 from ..test_engine import HELLO, agent
@@ -64,3 +67,22 @@ def test_the_status_log_and_notes_an_agent_forged_are_saved_then_put_back(tmp_pa
     (entry,) = [e for e in status_log.parse_status(ws.status_path) if e.task_id == "T-1"]
     said = " ".join(value for _key, value in entry.fields)
     assert f"status log and notes restored, the agent's versions in {ws.rel(saved.parent)}" in said, said
+
+
+@pytest.mark.parametrize("mode", ["self", "plan-self"])
+def test_an_agent_that_marked_its_own_task_done_in_a_failed_run_leaves_it_to_retry(tmp_path, mode):
+    """Its own task `[x]` by hand (its definition's guard leaves the status out), then a failure:
+    verify's ("self") or the guard's, T-2 forged too ("plan-self", the whole plan put back). The
+    task is `[ ]` with its retry counted, never left done; the plan found is saved first."""
+    ws = engine_ws(tmp_path, agent("forges_documents.py", mode), tasks=TWO)
+    if mode == "self":
+        ws.plan_path.write_text(ws.plan_path.read_text().replace("grep -q done hello.txt", "grep -q nope hello.txt", 1))
+        git(ws.root, "commit", "-qam", "T-1's verify fails")
+    (result,) = run_tick(ws.root).results
+    assert not result.passed
+    assert ("verify failed" if mode == "self" else "the agent marked T-2 [x]") in result.reason, result.reason
+    plan = parse_plan(ws.plan_path)
+    assert [(t.id, t.status, t.retries) for t in plan.tasks] == [("T-1", " ", 1), ("T-2", " ", 0)]
+    saved = [p.read_text() for p in ws.rollback_dir.glob("*-T-1-plan-*/MASTER_PLAN.md")]
+    assert any(re.search(r"^- \[x\] `T-1`", text, re.M) for text in saved), saved
+    assert "- [x] `T-1`" not in git(ws.root, "show", "HEAD:docs/MASTER_PLAN.md")
