@@ -205,7 +205,8 @@ def _every_tick_passed_or_lost_its_edit_to_a_save(root: Path, plan, said: list[s
     passed = [s for s in said if _PASSED_RE.match(s)]
     set_aside = [s for s in said if _SET_ASIDE_RE.match(s)]
     not_claimed = [m.group(1) for s in said if (m := _NOT_CLAIMED_RE.match(s))]
-    assert len(passed) + len(set_aside) + len(not_claimed) == len(said), said
+    others = [s for s in said if not (_PASSED_RE.match(s) or _SET_ASIDE_RE.match(s) or _NOT_CLAIMED_RE.match(s))]
+    assert len(passed) + len(set_aside) + len(not_claimed) == len(said), others  # what a tick said besides
     entries = status_log.parse_status(root / "docs" / "TICK_STATUS.md")
     entries += status_log.iter_status_archive(root / plan.meta.status_archive_dir)
     kinds = {"SUCCESS": 0, "SET ASIDE": 0, "STALE": 0}
