@@ -105,7 +105,7 @@ def capture(root: Path) -> GitState:
     return GitState(
         head=_head(root, git_dir), refs=_refs(root), files=_files(common),
         git_dir=str(git_dir), common_dir=str(common),
-        index=_read(git_dir / "index"), stash_log=_read(common / STASH_LOG),
+        index=read_plain(git_dir / "index"), stash_log=read_plain(common / STASH_LOG),
         where=(str(dirs.top), _ident(git_dir), _ident(common)),
     )
 
@@ -129,9 +129,9 @@ def restore(root: Path, snap: GitState, now: GitState | None = None, save_to: Pa
             gitops.run_git(root, ["symbolic-ref", "HEAD", snap.branch])
         else:
             gitops.run_git(root, ["update-ref", "--no-deref", "HEAD", snap.head])
-    if _read(common / STASH_LOG) != snap.stash_log:
+    if read_plain(common / STASH_LOG) != snap.stash_log:
         _put(common / STASH_LOG, snap.stash_log, 0o100644)
-    if _read(git_dir / "index") != snap.index:
+    if read_plain(git_dir / "index") != snap.index:
         _put(git_dir / "index", snap.index, 0o100644)
 
 
@@ -208,7 +208,7 @@ def _leads_to(entry: Path, git_dir: Path, top: Path) -> bool:
         return False
     if not stat.S_ISREG(st.st_mode):
         return _ident(entry) == _ident(git_dir)
-    data = _read(entry) or b""
+    data = read_plain(entry) or b""
     if not data.startswith(b"gitdir: "):
         return False
     named = Path(os.fsdecode(data[len(b"gitdir: "):].strip()))
@@ -416,12 +416,13 @@ def _walk(base: Path, rel: str, found: dict[str, Entry]) -> None:
         for child in sorted(os.listdir(path)):
             _walk(base, f"{rel}/{child}", found)
     elif stat.S_ISREG(st.st_mode):
-        data = _read(path)
+        data = read_plain(path)
         if data is not None:
             found[rel] = (st.st_mode & 0o100777, data)
 
 
-def _read(path: Path) -> bytes | None:
+def read_plain(path: Path) -> bytes | None:
+    """The file's bytes, never through a symbolic link; None when it cannot be read."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     except OSError:

@@ -58,6 +58,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import gitops
+from .gitstate import read_plain
 
 PACK_COPY_LIMIT = 64 * 1024 * 1024  # a pack bigger than this is copied only where a reflink is free
 MIRROR = "objects"  # below the project's .memento/
@@ -245,7 +246,7 @@ def _mirrored(mirror: Path) -> set[str]:
 
 def _copy_loose(src: Path, dest: Path, rel: str) -> None:
     """A copy of a loose object that hashes to its name (a forged one at the snapshot is not kept)."""
-    data = _read(src)
+    data = read_plain(src)
     if data is None or not loose_is_genuine(data, rel):
         return
     _write_new(dest, data)
@@ -294,7 +295,7 @@ def put_back(snap: Objects | None, root: Path, aside: Path) -> Damage:
         if now is None:
             gone.append(rel)
             continue
-        if now[:2] == was[:2] and loose_is_genuine(_read(objects_dir / rel) or b"", rel):
+        if now[:2] == was[:2] and loose_is_genuine(read_plain(objects_dir / rel) or b"", rel):
             snap.loose[rel] = now  # freshened (git's utime) or chmod-ed: the same object
             continue
         _restore(snap, rel, aside, damage)
@@ -314,7 +315,7 @@ def put_back(snap: Objects | None, root: Path, aside: Path) -> Damage:
             continue
         _restore(snap, rel, aside, damage)
     for rel in sorted(loose.keys() - snap.loose.keys()):
-        if loose_is_genuine(_read(objects_dir / rel) or b"", rel):
+        if loose_is_genuine(read_plain(objects_dir / rel) or b"", rel):
             snap.loose[rel] = loose[rel]
             _copy_loose(objects_dir / rel, mirror / rel, rel)
         else:
@@ -339,7 +340,7 @@ def check_loose(root: Path, mirror: Path, aside: Path) -> Damage:
     loose, _packs, _derived = _scan(objects_dir)
     snap = Objects(str(objects_dir), str(mirror))
     for rel in sorted(loose):
-        if loose_is_genuine(_read(objects_dir / rel) or b"", rel):
+        if loose_is_genuine(read_plain(objects_dir / rel) or b"", rel):
             continue
         snap.loose[rel] = loose[rel]
         _restore(snap, rel, aside, damage)
@@ -352,7 +353,7 @@ def _restore(snap: Objects, rel: str, aside: Path, damage: Damage) -> None:
     """Put the copy of ``rel`` in place by rename (what stands there moved aside, never written
     through: it may be a hard link to a file elsewhere); lost when there is no valid copy."""
     objects_dir, mirror = Path(snap.objects_dir), Path(snap.mirror)
-    copy = _read(mirror / rel)
+    copy = read_plain(mirror / rel)
     if rel in snap.loose:
         valid = copy is not None and loose_is_genuine(copy, rel)
     else:
@@ -443,15 +444,6 @@ def _bytes_are_genuine(data: bytes, trailer: bytes, algo: str) -> bool:
 
 
 # ---------------------------------------------------------------- files
-
-
-def _read(path: Path) -> bytes | None:
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as fh:
-        return fh.read()
 
 
 def _write_new(path: Path, data: bytes) -> None:
