@@ -762,7 +762,8 @@ class PlanEditor:
         return True
 
     def set_field(self, task_id: str, key: str, value: str) -> bool:
-        """Replace a field's value in place, or add the field after the task's last field line."""
+        """Replace a field's value in place, or add the field after the task's last field line;
+        whether the plan changed."""
         task = self._task(task_id)
         if key == "retries" and task.inline_retries:
             text = strip_eol(self.doc.lines[task.line - 1])

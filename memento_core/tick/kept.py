@@ -222,16 +222,15 @@ def put_back(root: Path, kept: Kept | None, archive_dir: str | None = None, save
     return PutBack(tuple(restored), tuple(lost), tuple(doomed))
 
 
-def remove_scratch(root: Path, changes, log_path: Path) -> tuple[str, ...]:
+def remove_scratch(root: Path, changes, log_path: Path) -> None:
     """Remove the new scratch among ``changes`` (gitops.FileChange.scratch: what git does not
     ignore, so :func:`put_back` does not see it), before verify: a `.pyc` the agent made would be
-    imported instead of the source. Said in the tick log; the paths removed."""
+    imported instead of the source. Said in the tick log."""
     gone = tuple(c.path for c in changes if c.scratch)
     for path in gone:
         _remove(Path(root), path)
     if gone:
         append_log(log_path, f"[memento] scratch the agent made, removed before verify: {_listed(gone)}\n")
-    return gone
 
 
 def remove_bytecode(root: Path, kept: Kept | None, changes, log_path: Path, archive_dir: str | None = None,

@@ -13,6 +13,7 @@ accepted, as a :class:`~memento_core.receipts.Receipts` value.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -84,16 +85,11 @@ class Book:
         while not self.stopping:
             try:
                 conn, _ = self.sock.accept()
-            except OSError:
-                if self.stopping:
-                    return
-                continue
-            try:
-                self._answer(conn)
-            except OSError:
+            except OSError:  # shut down (the loop ends), or a caller gone before it was accepted
                 pass
-            finally:
-                conn.close()
+            else:
+                with conn, contextlib.suppress(OSError):
+                    self._answer(conn)
 
     def _answer(self, conn: socket.socket) -> None:
         pid, uid, _gid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,

@@ -371,6 +371,8 @@ def test_a_killed_hosts_stale_claim_is_taken_over_by_another(tmp_path):
     stale = status[status.index("STALE"):]
     assert "- **Claimed By**: a" in stale and "- **Host**: b" in status[:status.index("STALE")].rsplit("## [", 1)[1] + stale
     assert remote_plan(bare).task("T-1").retries == 1
+    cron = (clones["b"] / "logs" / "cron.log").read_text()
+    assert "took over the stale claim of T-1 (" in cron  # where a person reading b's log sees why
     # a comes back: its own leftovers are recovered here and nothing it pushes undoes b's work.
     tick_all({"a": clones["a"]})
     assert remote_plan(bare).task("T-1").status == "x"

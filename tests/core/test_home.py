@@ -314,11 +314,13 @@ def test_what_a_run_leaves_in_its_private_home_never_reaches_a_later_run_or_anot
 
 
 @needs_bwrap
-@pytest.mark.parametrize("state", ["outside", "in-home"])
+@pytest.mark.parametrize("state", ["outside", "in-home", "in-a-bound-folder"])
 def test_a_tool_in_local_bin_exposes_neither_local_share_nor_other_projects_homes(tmp_path, person, monkeypatch,
                                                                                  state):
     if state == "in-home":
         monkeypatch.delenv("XDG_STATE_HOME")
+    elif state == "in-a-bound-folder":  # beside the tool's install folder, which the agent reads
+        monkeypatch.setenv("XDG_STATE_HOME", str(person.home / ".local" / "bin" / "state"))
     local_bin = person.home / ".local" / "bin"
     local_bin.mkdir(parents=True)
     (local_bin / "aider").write_text("#!/bin/sh\necho aider runs\n")
@@ -672,3 +674,14 @@ def test_a_virtualenvs_base_is_above_its_bin_but_never_local_itself(tmp_path):
     assert base(tmp_path / "opt" / "python3.12" / "bin") == str(tmp_path / "opt" / "python3.12")
     assert base(tmp_path / "person" / ".local" / "bin") == str(tmp_path / "person" / ".local" / "bin")
     assert base(tmp_path / "tools" / "python") == str(tmp_path / "tools" / "python")
+
+
+def test_a_project_that_is_the_home_reached_through_a_link_keeps_the_home_as_it_is(tmp_path, person):
+    """The project is judged by where it really is: a link to the home is the home."""
+    config = config_from_dict({})
+    link = tmp_path / "proj-link"
+    link.symlink_to(person.home)
+    assert sandbox.home.layout(person.home, None, config) == sandbox.home.layout(link, None, config) == []
+    elsewhere = tmp_path / "proj"
+    elsewhere.mkdir()
+    assert "--bind" in sandbox.home.layout(elsewhere, None, config)

@@ -554,3 +554,17 @@ def test_two_processes_adding_notes_concurrently(tmp_path):
 def test_a_level_four_heading_inside_a_note_is_part_of_its_text():
     (note,) = parse_notes_text("### [NOTE] 2026-12-01T09:00:00 → T-1\nuse the pool\n#### Why\nfewer connections\n")
     assert note.text == "use the pool\n#### Why\nfewer connections"
+
+
+def test_a_note_added_in_a_workspace_is_remembered_as_added_through_memento(tmp_path):
+    """A tick running meanwhile keeps such a note; one written into the file by hand it does not."""
+    from memento_core.notes import added_keys
+
+    (tmp_path / ".memento").mkdir()
+    path = tmp_path / "docs" / "HUMAN_NOTES.md"
+    first = add_note(path, "Use Redis.", "T-201")
+    second = add_note(path, "Use Redis.", "T-201")
+    assert added_keys(tmp_path / ".memento" / "notes_added") == {first.key, second.key}
+    elsewhere = tmp_path / "loose" / "HUMAN_NOTES.md"  # no workspace: nothing to remember it in
+    add_note(elsewhere, "x", "T-1")
+    assert not (tmp_path / "loose" / ".memento").exists()

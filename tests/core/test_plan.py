@@ -242,14 +242,19 @@ def test_status_edit_changes_one_line_only(tmp_path, crlf, bom):
 def test_field_and_meta_edits_keep_comments_and_insert_where_missing(tmp_path):
     path = _write(tmp_path, SMALL, crlf=True)
 
+    said = []
+
     def apply(e):
-        e.set_field("T-101", "retries", "2")
-        e.set_field("T-101", "reason", "because")
+        said.append(e.set_field("T-101", "retries", "2"))  # in place
+        said.append(e.set_field("T-101", "reason", "because"))  # a new field line
+        said.append(e.set_field("T-101", "reason", "because"))  # as it is: no change
+        said.append(e.remove_field("T-101", "depends"))  # not there
         e.set_meta("tick_mode", "paused")
         e.set_meta("brand_new", "1")
         e.update_counters(add_tick=True)
 
     plan = edit_plan(path, apply)
+    assert said == [True, True, False, False]  # whether the plan changed
     text = path.read_bytes().decode()
     assert "- tick_mode: paused          <!-- auto | paused | stopped -->\r\n" in text
     assert "- total_ticks: 1           <!-- maintained by Memento -->\r\n" in text

@@ -171,3 +171,50 @@ def test_a_stopped_tick_makes_the_persons_command_fail_with_nothing_changed(ws, 
     finally:
         tick.kill()
         tick.wait()
+
+
+def test_each_kind_of_receipt_lands_in_its_own_field_and_no_other():
+    held_ = receipts.from_records([
+        {"op": "reset", "task": "T-1"}, {"op": "skip", "task": "T-2", "reason": "not  needed\n"},
+        {"op": "mode", "mode": "paused"}, {"op": "note", "key": "abc"},
+        {"op": "memory", "blobs": ["b1", 7]}, {"op": "verify_ack", "tasks": ["T-3", None]},
+        {"op": "hello", "task": "T-9", "tasks": ["T-9"], "blobs": ["b9"]},
+    ])
+    assert held_.resets == {"T-1"} and held_.skips == {("T-2", "not needed")}
+    assert held_.modes == {"paused"} and held_.notes == {"abc"}
+    assert held_.memory == {"b1"} and held_.acks == {"T-3"}
+
+
+def test_settled_reads_the_document_under_its_lock_and_a_workers_copy_without_one(ws, tmp_path):
+    from memento_core.tick.receipts import settled
+
+    assert settled(ws.plan_path) == ws.plan_path.read_bytes() != b""
+    copy = tmp_path / "worktree" / "docs" / "MASTER_PLAN.md"  # no .memento/ above it: no lock
+    copy.parent.mkdir(parents=True)
+    assert settled(copy) == b""
+    copy.write_bytes(b"# plan of a worker\n")
+    assert settled(copy) == b"# plan of a worker\n"
+
+
+def test_a_caller_lost_before_it_was_accepted_leaves_the_socket_answering(ws, monkeypatch):
+    """accept() failing once (ECONNABORTED, EMFILE) is not the end of listening."""
+    import errno
+    import socket
+
+    real = socket.socket.accept
+    failed = []
+
+    def accept_once_failing(self):
+        if not failed:
+            failed.append(True)
+            raise OSError(errno.ECONNABORTED, "connection aborted")
+        return real(self)
+
+    monkeypatch.setattr(socket.socket, "accept", accept_once_failing)
+    with listening(ws) as book:
+        with socket.socket(socket.AF_UNIX) as s:
+            s.settimeout(10)
+            s.connect(receipts.socket_name(ws.root))
+            s.sendall(b'{"op": "hello"}\n')
+            assert json.loads(s.makefile().readline()) == {"ok": True}
+        assert failed and book.thread.is_alive()

@@ -286,3 +286,16 @@ def test_a_notes_read_mark_changed_either_way_or_a_note_by_hand_is_the_agents():
     assert notes_damage(read, more, frozenset()) == "wrote 1 note(s) by hand"
     assert notes_damage(read, more, frozenset({key})) == ""  # added through `memento note`: a person's
     assert notes_damage(unread, more, frozenset()) == "wrote 1 note(s) by hand; changed the read mark of 1 note(s)"
+
+
+def test_tasks_added_or_removed_behind_memento_are_named_ten_before_the_rest_are_counted():
+    extra = "".join(f"- [ ] T-{n} Extra {n}\n  - verify: `true`\n  - context_files: [x/]\n" for n in range(10, 22))
+    grown = (PLAN + extra).encode()
+    assert plan_damage(PLAN_BYTES, grown, "T-1", NO_RECEIPTS) == (
+        "added T-10, T-11, T-12, T-13, T-14, T-15, T-16, T-17, T-18, T-19 and 2 more")
+    ten = (PLAN + extra.split("- [ ] T-20")[0]).encode()
+    assert plan_damage(PLAN_BYTES, ten, "T-1", NO_RECEIPTS) == (
+        "added T-10, T-11, T-12, T-13, T-14, T-15, T-16, T-17, T-18, T-19")
+    assert plan_damage(grown, PLAN_BYTES, "T-1", NO_RECEIPTS).startswith("removed T-10, T-11,")
+    without_t2 = PLAN.split("- [ ] T-2")[0].encode()
+    assert plan_damage(PLAN_BYTES, without_t2, "T-1", NO_RECEIPTS) == "removed T-2"

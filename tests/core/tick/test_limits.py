@@ -362,3 +362,10 @@ def test_without_usage_json_status_sums_the_status_log(tmp_path):
     doc = status_json(ws)
     assert doc["usage"]["today"] == {"tokens_in": 24600, "tokens_out": 4200, "cost_usd": 0.084}
     assert doc["usage"]["total"] == doc["usage"]["today"]
+
+
+def test_a_moment_today_is_said_by_its_time_and_another_days_with_its_date():
+    now = datetime.now(UTC)
+    assert clock(now) == now.strftime("%H:%M UTC")
+    later = now + timedelta(days=2)
+    assert clock(later) == later.strftime("%Y-%m-%d %H:%M UTC")
