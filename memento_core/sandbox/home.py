@@ -427,7 +427,7 @@ def layout(root: Path, main: Path | None, config: Config, home: str | None = Non
     # Memento's folder of private homes (other projects' and roles' copies) is hidden wherever
     # it is (outside the home with $XDG_STATE_HOME, or inside a read-only folder bound above):
     # this run's own home and cache are bound at $HOME and ~/.cache already.
-    argv += ["--tmpfs", _real(homes_dir(root, home)) or str(homes_dir(root, home))]
+    argv += ["--tmpfs", os.path.realpath(homes_dir(root, home))]  # made above: where it really is
     if config.agent_preset == "codex":
         argv += ["--setenv", "CODEX_HOME", os.path.join(real_home, ".codex")]
     return argv

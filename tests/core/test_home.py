@@ -314,15 +314,19 @@ def test_what_a_run_leaves_in_its_private_home_never_reaches_a_later_run_or_anot
 
 
 @needs_bwrap
-@pytest.mark.parametrize("state", ["outside", "in-home", "in-a-bound-folder"])
+@pytest.mark.parametrize("state", ["outside", "in-home", "in-a-bound-folder", "linked-to-a-bound-folder"])
 def test_a_tool_in_local_bin_exposes_neither_local_share_nor_other_projects_homes(tmp_path, person, monkeypatch,
                                                                                  state):
     if state == "in-home":
         monkeypatch.delenv("XDG_STATE_HOME")
     elif state == "in-a-bound-folder":  # beside the tool's install folder, which the agent reads
         monkeypatch.setenv("XDG_STATE_HOME", str(person.home / ".local" / "bin" / "state"))
+    elif state == "linked-to-a-bound-folder":  # hidden where it really is, not where the link is
+        (person.home / ".local" / "bin" / "state").mkdir(parents=True)
+        (person.base / "state-link").symlink_to(person.home / ".local" / "bin" / "state")
+        monkeypatch.setenv("XDG_STATE_HOME", str(person.base / "state-link"))
     local_bin = person.home / ".local" / "bin"
-    local_bin.mkdir(parents=True)
+    local_bin.mkdir(parents=True, exist_ok=True)
     (local_bin / "aider").write_text("#!/bin/sh\necho aider runs\n")
     (local_bin / "aider").chmod(0o755)
     keyring = person.home / ".local" / "share" / "keyrings" / "login.keyring"
@@ -336,7 +340,9 @@ def test_a_tool_in_local_bin_exposes_neither_local_share_nor_other_projects_home
     other.parent.mkdir(parents=True)
     other.write_text(f"OTHER PROJECT {person.secrets['dotenv']}\n")
     config = config_from_dict({"agent": {"preset": "aider", "model": "m"}, "sandbox": {"mode": "bwrap", "network": "none"}})
-    seen = _run_confined(Workspace(root), config, f"aider; cat {keyring} {other}; ls {other.parents[4]}")
+    real = Path(os.path.realpath(other))
+    seen = _run_confined(Workspace(root), config,
+                         f"aider; cat {keyring} {other} {real}; ls {other.parents[4]} {real.parents[4]}")
     assert "aider runs" in seen.stdout, seen.stderr
     assert person.secrets["token"] not in seen.stdout and person.secrets["dotenv"] not in seen.stdout
     assert "0123456789abcdef" not in seen.stdout
