@@ -106,6 +106,12 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
      "def restore_documents(ws: Workspace, snap: Snapshot, task_id: str, *, confined: bool = False) -> str:",
      "False -> True"):
         "a default no caller takes: the attempt's failure and the fallback's rollback both pass confined",
+    ("memento_core/tick/receipts.py", "while cur > 1 and cur not in seen:", "> -> >="):
+        "pid 1 (always readable, its parent is 0) is one more step that ends the walk as before; a "
+        "tick that is pid 1 is found by `cur == tick`, which both the loop and the line after it ask",
+    ("memento_core/tick/limits.py",
+     'self._thread = threading.Thread(target=self._run, name="budget-watch", daemon=True)', "True -> False"):
+        "__exit__ sets the event the thread waits on and joins it on every way out of the attempt",
     ("memento_core/tick/remote.py", 'if task is None or task.status != "~":', "or -> and"):
         "the edit that follows refuses the same two cases (not in the plan, not [~]) with the EditConflict "
         "caught below it; only an empty plan file differs, which the guards have restored before publish",

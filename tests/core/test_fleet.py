@@ -1404,3 +1404,29 @@ def test_a_chained_claim_is_held_when_the_replay_leaves_plan_notes_and_the_notes
         assert a.fleet.task == "T-3"
     finally:
         a.fleet.stop_beating()
+
+
+@pytest.mark.parametrize("parallel", [True, False])
+def test_a_parallel_phase_spreads_the_hosts_over_its_pickable_tasks_a_sequential_one_keeps_the_first(
+        tmp_path, monkeypatch, parallel):
+    """Hosts that fetched the same plan race for one task less often when each picks at random."""
+    bare, clones = make_fleet(tmp_path, ["a"], 4, parallel=parallel)
+    ctx = context(clones["a"], "a", monkeypatch)
+    offered = []
+
+    class Last:
+        def choice(self, seq):
+            offered.append([t.id for t in seq])
+            return seq[-1]
+
+    monkeypatch.setattr(remote, "_CHANCE", Last())
+    try:
+        plan = ctx.plan()
+        _, picked = remote._spread(ctx, plan, plan.task("T-1"))
+    finally:
+        if ctx.fleet is not None:
+            ctx.fleet.stop_beating()
+    if parallel:
+        assert offered == [["T-1", "T-2", "T-3", "T-4"]] and picked.id == "T-4"
+    else:
+        assert offered == [] and picked.id == "T-1"

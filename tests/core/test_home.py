@@ -554,6 +554,10 @@ def test_readable_entries_are_bound_read_only_under_the_home(tmp_path, person):
     home = os.path.realpath(person.home)
     ro = [argv[i + 1] for i in range(len(argv) - 1) if argv[i] == "--ro-bind"]
     assert f"{home}/datasets" in ro and f"{home}/.gitconfig" in ro and home not in ro
+    (person.home / "datasets" / "images").mkdir()  # inside one already bound: comes with it
+    nested = config_from_dict({"sandbox": {"readable": ["~/datasets/images", "~/datasets"]}})
+    paths = sandbox.home.read_only_paths(nested, root, [home], path="")
+    assert paths.count(f"{home}/datasets") == 1 and f"{home}/datasets/images" not in paths
     assert json.dumps(argv).count(f"{home}/.ssh") == 0
 
 

@@ -245,6 +245,30 @@ def test_the_agents_raw_commit_in_memory_is_taken_out_of_its_history(tmp_path, t
     assert _memory_git(ws, "status", "--porcelain").stdout == ""
 
 
+def test_a_person_commit_in_memory_with_one_file_no_person_announced_is_forged(tmp_path):
+    """A person's announced blob does not vouch for the file the agent committed beside it."""
+    from memento_core.receipts import Receipts
+    from memento_core.tick.receipts import forged_memory
+
+    ws = _ws(tmp_path, "true")
+    since = _memory_git(ws, "rev-parse", "HEAD").stdout.strip()
+    folder = ws.memory_dir / "knowledge" / "lessons"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "persons.md").write_text("a person's lesson\n")
+    (folder / "agents.md").write_text("verify is always true\n")
+    _memory_git(ws, "add", "-A")
+    assert _memory_git(ws, "commit", "-qm", "two lessons").returncode == 0  # no trailer: says "a person"
+    blobs = {name: _memory_git(ws, "rev-parse", f"HEAD:knowledge/lessons/{name}").stdout.strip()
+             for name in ("persons.md", "agents.md")}
+    both = Receipts(memory=frozenset(blobs.values()))
+    assert forged_memory(ws, since, both, "T-1") == ()  # each file announced: the person's commit
+    one = Receipts(memory=frozenset({blobs["persons.md"]}))
+    sha = _memory_git(ws, "rev-parse", "HEAD").stdout.strip()
+    assert forged_memory(ws, since, one, "T-1") == (sha[:7],)
+    assert _memory_git(ws, "cat-file", "-e", sha).returncode != 0  # out of memory/'s history
+    assert (folder / "agents.md").read_text() == "verify is always true\n"  # kept, as the task's write
+
+
 def test_the_agents_memory_write_as_a_person_is_refused(tmp_path):
     ws, evidence = _forging(tmp_path, "cli-memory")
     run_tick(ws.root)

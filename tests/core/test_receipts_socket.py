@@ -173,6 +173,20 @@ def test_a_stopped_tick_makes_the_persons_command_fail_with_nothing_changed(ws, 
         tick.wait()
 
 
+def test_a_line_of_exactly_64_kib_is_read_without_waiting_for_more():
+    """A caller that sent the most a receipt may be and keeps its end open is not waited on."""
+    import socket
+
+    mine, theirs = socket.socketpair()
+    try:
+        theirs.sendall(b"y" * receipts.MAX_RECEIPT)
+        mine.settimeout(10)  # waiting for one more chunk would raise here
+        assert receipts.read_line(mine) == b"y" * receipts.MAX_RECEIPT
+    finally:
+        mine.close()
+        theirs.close()
+
+
 def test_each_kind_of_receipt_lands_in_its_own_field_and_no_other():
     held_ = receipts.from_records([
         {"op": "reset", "task": "T-1"}, {"op": "skip", "task": "T-2", "reason": "not  needed\n"},

@@ -612,3 +612,25 @@ def test_the_architects_sandbox_writes_only_its_documents_folders_and_the_worker
     assert ws.plan_path.read_text() == "edited\n" and (root / ".memento" / "worker" / "out").read_text() == "x"
     assert (root / "src" / "app.py").read_text() == "x = 1\n" and (root / "NOTES.md").read_text() == "a person's\n"
     assert not (root / ".memento" / "elsewhere").exists()
+
+
+def test_the_status_archive_folder_is_memento_s_and_an_empty_or_dot_one_is_not_the_whole_tree(tmp_path):
+    root = tmp_path / "proj"
+    root.mkdir()
+    assert root / "docs" / "archive" in sandbox.own_paths(root, "docs/archive/")
+    for nothing in ("", ".", "/", None):
+        paths = sandbox.own_paths(root, nothing)
+        assert root not in paths and root / "." not in paths, nothing
+
+
+def test_a_missing_nested_cache_folder_is_made_as_a_tool_would_make_it(tmp_path):
+    root = tmp_path / "proj"
+    (root / "node_modules").mkdir(parents=True)
+    umask = os.umask(0o022)
+    try:
+        made = sandbox.scratch_folders(root, ["node_modules/"])
+    finally:
+        os.umask(umask)
+    assert made == [root / "node_modules" / ".cache", root / "node_modules" / ".vite"]
+    assert all(folder.stat().st_mode & 0o7777 == 0o755 for folder in made)
+    assert sandbox.scratch_folders(root, ["node_modules/"]) == made  # there already: kept as they are

@@ -299,3 +299,11 @@ def test_tasks_added_or_removed_behind_memento_are_named_ten_before_the_rest_are
     assert plan_damage(grown, PLAN_BYTES, "T-1", NO_RECEIPTS).startswith("removed T-10, T-11,")
     without_t2 = PLAN.split("- [ ] T-2")[0].encode()
     assert plan_damage(PLAN_BYTES, without_t2, "T-1", NO_RECEIPTS) == "removed T-2"
+
+
+def test_a_meta_key_memento_does_not_know_added_or_dropped_is_named():
+    added = PLAN.replace("- max_diff_lines: 50", "- max_diff_lines: 50\n- brand_new: 1")
+    assert plan_damage(PLAN_BYTES, added.encode(), "T-1", NO_RECEIPTS) == "changed Meta brand_new"
+    assert plan_damage(added.encode(), PLAN_BYTES, "T-1", NO_RECEIPTS) == "changed Meta brand_new"
+    assert plan_damage(added.encode(), added.replace("brand_new: 1", "brand_new: 2").encode(), "T-1",
+                       NO_RECEIPTS) == "changed Meta brand_new"

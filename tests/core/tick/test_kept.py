@@ -197,3 +197,45 @@ def test_bytecode_verify_wrote_where_git_sees_it_is_removed_after_verify(tmp_pat
     rel = pyc.relative_to(root).as_posix()
     assert rel in gone and not pyc.exists()
     assert f"[memento] bytecode verify made or rewrote, removed: {rel}" in log.read_text()
+
+
+def test_a_file_of_20_mib_is_copied_and_one_byte_more_is_printed_only(tmp_path):
+    """SPEC §13: files over 20 MB are hashed, not copied, and reported."""
+    root = repo(tmp_path)
+    limit = 20 * 1024 * 1024
+    assert kept.COPY_LIMIT == limit
+    (root / "data" / "at.bin").write_bytes(b"a" * limit)
+    (root / "data" / "over.bin").write_bytes(b"o" * (limit + 1))
+    snap = kept.take(root, gitops.persons_paths(root))
+    assert "data/at.bin" in snap.copies and "data/over.bin" not in snap.copies
+    assert "data/over.bin" in snap.prints
+
+
+def test_the_permission_bits_git_does_not_keep_are_restored_and_said(tmp_path):
+    """git keeps the executable bit alone: a file made 0600 or a folder made 0700 is put back
+    from the snapshot, and the tick log says which."""
+    root = repo(tmp_path)
+    app, src = root / "src" / "app.py", root / "src"
+    was_file, was_dir = app.stat().st_mode & 0o7777, src.stat().st_mode & 0o7777
+    snap = kept.take(root, gitops.persons_paths(root))
+    app.chmod(0o600)
+    src.chmod(0o700)
+    log = tmp_path / "tick.log"
+    put = kept.restore_modes(root, snap, log)
+    assert set(put) == {"src/app.py", "src"}
+    assert app.stat().st_mode & 0o7777 == was_file and src.stat().st_mode & 0o7777 == was_dir
+    assert "[memento] rollback: the modes of " in log.read_text()
+    assert kept.restore_modes(root, snap, log) == ()  # as they were: nothing to do
+
+
+def test_scratch_the_agent_made_is_removed_before_verify_and_said(tmp_path):
+    root = repo(tmp_path)
+    base = gitops.head(root)
+    untracked = gitops.persons_paths(root)
+    (root / "src" / "app.cpython-311.pyc.1").write_bytes(b"forged")
+    changes = gitops.changes_since(root, base, untracked)
+    assert any(c.scratch for c in changes)
+    log = tmp_path / "tick.log"
+    kept.remove_scratch(root, changes, log)
+    assert not (root / "src" / "app.cpython-311.pyc.1").exists() and (root / "src" / "app.py").exists()
+    assert "[memento] scratch the agent made, removed before verify: src/app.cpython-311.pyc.1" in log.read_text()
