@@ -1430,3 +1430,35 @@ def test_a_parallel_phase_spreads_the_hosts_over_its_pickable_tasks_a_sequential
         assert offered == [["T-1", "T-2", "T-3", "T-4"]] and picked.id == "T-4"
     else:
         assert offered == [] and picked.id == "T-1"
+
+
+def test_a_remote_paused_after_this_tick_ran_a_task_ends_the_tick_through_its_afterwards(tmp_path, monkeypatch):
+    """What already ran is published and recorded (run.afterwards), never dropped with the stop."""
+    from memento_core.runlog import Outcome
+
+    bare, clones = make_fleet(tmp_path, ["a"], 2)
+    person = Person(tmp_path, bare)
+    plan = person.root / "docs" / "MASTER_PLAN.md"
+    plan.write_text(plan.read_text().replace("tick_mode: auto", "tick_mode: paused"))
+    git(person.root, "commit", "-qam", "person: paused")
+    git(person.root, "push", "-q", "origin", "main")
+    ctx = context(clones["a"], "a", monkeypatch)
+    ended = []
+
+    def afterwards(ctx, code, message):
+        ended.append((code, message))
+        return Outcome(code, "afterwards: " + message)
+
+    def never(ctx):
+        raise AssertionError("a paused remote picks nothing")
+
+    try:
+        alone = remote.pick(ctx, never, afterwards)
+        assert isinstance(alone, Outcome) and alone.exit_code == 0 and ended == []
+        ctx.results.append(object())  # a task this tick ran already
+        after = remote.pick(ctx, never, afterwards)
+    finally:
+        if ctx.fleet is not None:
+            ctx.fleet.stop_beating()
+    assert ended == [(0, "tick skipped: tick_mode is paused (the remote's plan)")]
+    assert after == Outcome(0, "afterwards: tick skipped: tick_mode is paused (the remote's plan)")
