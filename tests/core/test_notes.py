@@ -215,8 +215,8 @@ def test_add_note_adds_missing_sections(tmp_path):
     write(path, "# HUMAN NOTES\n\nSome preface a person wrote.")
     add_note(path, "first", now=NOW)
     text = path.read_text()
-    assert text.startswith("# HUMAN NOTES\n\nSome preface a person wrote.\n")
-    assert "## Active Notes" in text and text.rstrip().endswith("## Archive")
+    assert text == ("# HUMAN NOTES\n\nSome preface a person wrote.\n\n## Active Notes\n\n"
+                    "### [NOTE] 2026-11-29T16:00:00 → global\nfirst\n\n---\n\n## Archive\n")
     (note,) = parse_notes(path)
     assert (note.text, note.archived) == ("first", False)
 
@@ -235,6 +235,13 @@ def test_add_note_without_final_newline(tmp_path):
     write(path, "## Active Notes\n\n### [NOTE] 2026-01-01T00:00:00 → T-1\nno newline")
     add_note(path, "second", now=NOW)
     assert [n.text for n in parse_notes(path)] == ["no newline", "second"]
+    assert path.read_text() == ("## Active Notes\n\n### [NOTE] 2026-01-01T00:00:00 → T-1\nno newline\n\n"
+                                "### [NOTE] 2026-11-29T16:00:00 → global\nsecond\n\n---\n\n## Archive\n")
+    title_then_archive = tmp_path / "title.md"
+    write(title_then_archive, "# HUMAN NOTES\n## Archive\n")
+    add_note(title_then_archive, "new", now=NOW)
+    assert title_then_archive.read_text() == (
+        "# HUMAN NOTES\n\n## Active Notes\n\n### [NOTE] 2026-11-29T16:00:00 → global\nnew\n\n## Archive\n")
 
 
 @pytest.mark.parametrize("target", ["t-1", "T1", "everyone", "T-1 T-2", "../x"])

@@ -335,3 +335,19 @@ def test_the_counters_are_written_into_a_meta_that_lacks_them(tmp_path):
     edit_plan(path, lambda e: e.update_counters())
     meta = path.read_text().split("## Phase 1")[0]
     assert "- total_tasks: 2" in meta and "- completed_tasks: 0" in meta  # written though 0 is the default
+
+
+def test_a_task_block_put_back_from_another_version_keeps_its_status_and_every_other_line(tmp_path):
+    old = ("# MASTER_PLAN: t\n\n## Phase 1: One\n\n- [ ] T-1 First\n  - verify: `true`\n  - context_files: [a]\n"
+           "- [ ] T-2 Second\n  - verify: `true`\n  - context_files: [b]")  # no newline at the end
+    third = "- [ ] T-3 Third\n  - verify: `true`\n  - context_files: [c]\n"
+    now = old.replace("- [ ] T-1 First\n  - verify: `true`", "- [~] T-1 First (edited)\n  - verify: `false`\n"
+                      "  - accept: more").replace("- [ ] T-2 Second\n  - verify: `true`",
+                                                  "- [x] T-2 Second (edited)\n  - verify: `exit 0`") + "\n" + third
+    path = _write(tmp_path, now)
+    said = []
+    edit_plan(path, lambda e: said.extend([e.replace_task_block("T-1", old.encode()),
+                                           e.replace_task_block("T-2", old.encode()),
+                                           e.replace_task_block("T-3", old.encode())]))
+    assert said == [True, True, False]  # T-3 is not in that version: left as it is
+    assert path.read_text() == old.replace("- [ ] T-1", "- [~] T-1").replace("- [ ] T-2", "- [x] T-2") + "\n" + third
