@@ -70,6 +70,7 @@ TESTS: dict[str, tuple[str, ...]] = {
         "tests/core/test_receipts_socket.py",
         "tests/core/test_person_receipts.py::test_the_agents_raw_commit_in_memory_is_taken_out_of_its_history",
         "tests/core/test_person_receipts.py::test_a_persons_memory_write_during_the_run_is_theirs_and_the_task_passes",
+        "tests/core/test_person_receipts.py::test_a_person_commit_in_memory_with_one_file_no_person_announced_is_forged",
         "tests/core/test_workers.py::test_a_worker_failing_its_last_retry_blocks_its_task_and_the_other_lands"),
     "memento_core/receipts.py": ("tests/core/test_receipts_socket.py", "tests/core/test_person_receipts.py"),
     "memento_core/sandbox/__init__.py": ("tests/core/test_sandbox.py",),
@@ -106,6 +107,10 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
      "def restore_documents(ws: Workspace, snap: Snapshot, task_id: str, *, confined: bool = False) -> str:",
      "False -> True"):
         "a default no caller takes: the attempt's failure and the fallback's rollback both pass confined",
+    ("memento_core/tick/receipts.py", "while cur > 1 and cur not in seen:", "1 -> 0"):
+        "as `> -> >=`: pid 0 is no process; the walk stops at pid 1's parent either way",
+    ("memento_core/tick/receipts.py", "while cur > 1 and cur not in seen:", "1 -> 2"):
+        "pid 2 (kthreadd) is the parent of kernel threads only, never of a process that connects",
     ("memento_core/tick/receipts.py", "while cur > 1 and cur not in seen:", "> -> >="):
         "pid 1 (always readable, its parent is 0) is one more step that ends the walk as before; a "
         "tick that is pid 1 is found by `cur == tick`, which both the loop and the line after it ask",

@@ -140,6 +140,16 @@ def test_inside_the_tick_follows_the_parent_chain():
         child.kill()
         child.wait()
     assert inside_the_tick(child.pid, me) == "the calling process is gone"
+    shell = subprocess.Popen(["sh", "-c", "sleep 30 & echo $!; wait"], stdout=subprocess.PIPE, text=True)
+    try:
+        grandchild = int(shell.stdout.readline())
+        assert inside_the_tick(grandchild, me) == INSIDE  # two steps up the chain
+        assert inside_the_tick(grandchild, 2) == ""  # a chain that never meets the tick
+    finally:
+        os.kill(grandchild, signal.SIGKILL)
+        shell.kill()
+        shell.wait()
+        shell.stdout.close()
 
 
 def _wait_stopped(pid: int) -> None:
