@@ -56,7 +56,8 @@ BUDGET_MODULE = 0.70
 # Each module and the test files that are its own (what a person runs after changing it); a
 # test id (file::name) takes one test of a file that is mostly about something else.
 TESTS: dict[str, tuple[str, ...]] = {
-    "memento_core/tick/guards.py": ("tests/core/tick/test_guards.py", "tests/core/test_empty_change.py"),
+    "memento_core/tick/guards.py": ("tests/core/tick/test_guards.py", "tests/core/test_empty_change.py",
+                                    "tests/core/test_verify_rewrites.py"),
     "memento_core/tick/rollback.py": ("tests/core/tick/test_rollback.py", "tests/core/tick/test_notes_restore.py",
                                       "tests/core/test_ignored.py",
                                       "tests/core/test_engine.py::test_each_misbehaviour_fails_with_its_reason_and_rolls_back",
