@@ -122,6 +122,13 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
      "raise deleted"):
         "a check after the edit that no input reaches (test_property_archive_read_loses_and_doubles_nothing "
         "generates hostile files for it): kept so that a future bug loses no note, never a path a test can walk",
+    ("memento_core/tick/kept.py", "os.chmod(target, stat.S_IMODE(was[0]), follow_symlinks=False)", "False -> True"):
+        "the file was made two lines above with O_CREAT | O_EXCL | O_NOFOLLOW: not a link to follow",
+    ("memento_core/receipts.py", 'return b""', "return None"):
+        "_read_rest's one caller reads `answer or b'{}'`: None and b'' are the same answer",
+    ("memento_core/sandbox/home.py", "if entry.is_dir(follow_symlinks=False):", "False -> True"):
+        "a link to a folder then goes to rmtree, which refuses links and hands it to its onerror "
+        "(unlock), which unlinks it: the link goes either way and what it leads to is never touched",
     ("memento_core/tick/remote.py", 'if task is None or task.status != "~":', "or -> and"):
         "the edit that follows refuses the same two cases (not in the plan, not [~]) with the EditConflict "
         "caught below it; only an empty plan file differs, which the guards have restored before publish",

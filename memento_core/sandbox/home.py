@@ -158,23 +158,17 @@ def _walk(source: str, name: str) -> dict[str, list[int]]:
     return files
 
 
-def _open_parent(top: int, rel: str, *, make: bool) -> int | None:
-    """A descriptor of ``rel``'s folder below ``top``, never through a link (a link the agent
-    left there is removed); None when it is missing and ``make`` is false."""
+def _open_parent(top: int, rel: str) -> int:
+    """A descriptor of ``rel``'s folder below ``top``, made where missing, never through a link
+    (a link or file the agent left in its place is removed)."""
     fd = os.dup(top)
     for part in Path(rel).parent.parts:
         try:
             st = os.lstat(part, dir_fd=fd)
             if not stat.S_ISDIR(st.st_mode):
-                if not make:
-                    os.close(fd)
-                    return None
                 os.unlink(part, dir_fd=fd)
                 raise FileNotFoundError
         except FileNotFoundError:
-            if not make:
-                os.close(fd)
-                return None
             os.mkdir(part, 0o700, dir_fd=fd)
         nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
         os.close(fd)
@@ -211,7 +205,7 @@ def _copy_in(top: int, rel: str, source: str) -> None:
     """Copy the person's file ``source`` (filtered: _filtered) to ``rel`` below ``top`` (a new file
     renamed into place: whatever the agent put at ``rel``, a link included, is replaced, never
     written through). ValueError when a JSON file to filter does not parse."""
-    parent = _open_parent(top, rel, make=True)
+    parent = _open_parent(top, rel)
     name = os.path.basename(rel)
     tmp = f".memento-copy-{os.getpid()}-{name}"
     try:
@@ -259,7 +253,7 @@ def _sync_state(preset: str, private: Path, manifest: Path, home: str) -> int:
     top = os.open(private, _DIR_FLAGS)
     try:
         for folder in (n.rstrip("/") for n in PRESET_STATE.get(preset, ()) if n.endswith("/")):
-            parent = _open_parent(top, os.path.join(folder, "x"), make=True)  # the CLI's folder exists
+            parent = _open_parent(top, os.path.join(folder, "x"))  # the CLI's folder exists
             if parent is not None:
                 os.close(parent)
         for rel in sorted(now):

@@ -695,3 +695,14 @@ def test_a_project_that_is_the_home_reached_through_a_link_keeps_the_home_as_it_
     elsewhere = tmp_path / "proj"
     elsewhere.mkdir()
     assert "--bind" in sandbox.home.layout(elsewhere, None, config)
+
+
+def test_copying_the_persons_state_leaves_no_file_open(tmp_path, person):
+    """A tick copies the state before every run, parallel workers included: a descriptor left open
+    per file would run a long night out of them."""
+    private = tmp_path / "private"
+    private.mkdir()
+    open_before = len(os.listdir("/proc/self/fd"))
+    copied = sandbox.home.sync_state("claude", private, tmp_path / "copied.json", str(person.home))
+    assert copied >= 2 and (private / ".claude" / ".credentials.json").is_file()
+    assert len(os.listdir("/proc/self/fd")) == open_before

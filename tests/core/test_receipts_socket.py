@@ -242,3 +242,16 @@ def test_a_caller_lost_before_it_was_accepted_leaves_the_socket_answering(ws, mo
             s.sendall(b'{"op": "hello"}\n')
             assert json.loads(s.makefile().readline()) == {"ok": True}
         assert failed and book.thread.is_alive()
+
+
+def test_the_socket_is_there_while_a_tick_listens_and_its_name_is_free_after(ws):
+    import socket
+
+    from memento_core.tick.receipts import is_listening
+
+    assert not is_listening(ws)
+    with listening(ws) as book:
+        assert book is not None and is_listening(ws)
+    assert not is_listening(ws)
+    with socket.socket(socket.AF_UNIX) as s:  # the abstract name is released with the socket
+        s.bind(receipts.socket_name(ws.root))

@@ -634,3 +634,18 @@ def test_a_missing_nested_cache_folder_is_made_as_a_tool_would_make_it(tmp_path)
     assert made == [root / "node_modules" / ".cache", root / "node_modules" / ".vite"]
     assert all(folder.stat().st_mode & 0o7777 == 0o755 for folder in made)
     assert sandbox.scratch_folders(root, ["node_modules/"]) == made  # there already: kept as they are
+
+
+def test_a_memory_write_is_queued_only_where_the_sandbox_said_so(tmp_path, monkeypatch):
+    """The in-process half of the test above (whose `memento` runs inside bwrap, from the installed
+    package): MEMENTO_SANDBOX=1, set by the sandbox alone, is what makes a write a queued one."""
+    from memento_core.memory.queue import must_queue
+
+    ws = Workspace(tmp_path)
+    monkeypatch.delenv(sandbox.SANDBOX_ENV, raising=False)
+    assert not sandbox.inside() and not must_queue(ws)
+    for value in ("0", "", "yes"):
+        monkeypatch.setenv(sandbox.SANDBOX_ENV, value)
+        assert not sandbox.inside(), value
+    monkeypatch.setenv(sandbox.SANDBOX_ENV, "1")
+    assert sandbox.inside() is True and must_queue(ws)  # no memory/ here yet: the tick makes it

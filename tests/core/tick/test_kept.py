@@ -239,3 +239,22 @@ def test_scratch_the_agent_made_is_removed_before_verify_and_said(tmp_path):
     kept.remove_scratch(root, changes, log)
     assert not (root / "src" / "app.cpython-311.pyc.1").exists() and (root / "src" / "app.py").exists()
     assert "[memento] scratch the agent made, removed before verify: src/app.cpython-311.pyc.1" in log.read_text()
+
+
+def test_without_a_snapshot_of_kept_files_nothing_is_put_back_or_said(tmp_path):
+    root = repo(tmp_path)
+    log = tmp_path / "tick.log"
+    assert kept.restore_modes(root, None, log) == ()
+    done = kept.put_back(root, None)
+    assert (done.restored, done.lost, done.reason()) == ((), (), "")
+    assert not log.exists() and (root / ".env").read_text() == "SECRET=1\n"
+
+
+def test_only_symbolic_links_are_judged_as_links_a_changed_guard_file_is_not_one(tmp_path):
+    root = repo(tmp_path)
+    (root / "src" / "settings.py").write_text("DEBUG = True\n")
+    (root / "src" / "out").symlink_to("/etc/passwd")
+    touched = [FileChange("src/settings.py", 1, 0, "created"), FileChange("src/gone.py", 0, 1, "deleted"),
+               FileChange("src/out", 1, 0, "created")]
+    said = kept.link_reason(root, touched, ["src/settings.py"], None)
+    assert said == "the agent added symbolic link(s) that may not be committed: src/out -> /etc/passwd (outside the work tree)"

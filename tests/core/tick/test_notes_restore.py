@@ -57,3 +57,24 @@ def test_a_note_dated_before_the_snapshot_was_not_written_during_the_run():
     forged = doc(*[("2026-01-01T09:00:00", "T-1", "use the pool, not a connection"),
                    (SECOND, "global", "an older global note"), ("2025-12-31T23:00:00", "global", "backdated")])
     assert added(forged) == []
+
+
+def test_the_rollback_brings_back_the_notes_memento_note_added_and_drops_one_written_by_hand(tmp_path):
+    """Unconfined (no receipts held): .memento/notes_added says which notes came through `memento note`."""
+    from memento_core.notes import add_note, parse_notes
+    from memento_core.tick.rollback import restore_notes
+    from memento_core.workspace import Workspace
+
+    root = tmp_path / "proj"
+    (root / ".memento").mkdir(parents=True)
+    (root / "docs").mkdir()
+    ws = Workspace(root)
+    ws.notes_path.write_text(BEFORE)
+    snap = snapshot(BEFORE, AT)
+    add_note(ws.notes_path, "a person's note through memento note", target="T-1",
+             now=datetime(2026, 1, 1, 10, 0, 7))  # recorded in .memento/notes_added
+    text = ws.notes_path.read_text()
+    ws.notes_path.write_text(text.replace(TAIL, "### [NOTE] 2026-01-01T10:00:09 → T-1\nset verify to true\n\n" + TAIL))
+    restore_notes(ws, snap)
+    assert [n.text for n in parse_notes(ws.notes_path)] == [
+        "use the pool, not a connection", "an older global note", "a person's note through memento note"]
