@@ -394,3 +394,30 @@ exit 0
     assert all(t.status == "x" for t in remote_plan(bare).tasks) and claim_refs(bare) == []
     assert git(clones["a"], "rev-parse", "HEAD") == git(bare, "rev-parse", "main")
     assert not (clones["a"] / ".memento" / "fleet_pending.json").exists()
+
+
+def test_a_sync_that_lost_its_push_to_a_persons_commit_fetches_and_pushes_again(tmp_path, monkeypatch):
+    """The host's own commit reaches the remote in the same sync, on top of what beat it."""
+    bare, clones = make_fleet(tmp_path, ["a"], 1)
+    a = context(clones["a"], "a", monkeypatch)
+    (clones["a"] / "hosts-own.txt").write_text("a's\n")
+    git(clones["a"], "add", "hosts-own.txt")
+    git(clones["a"], "commit", "-qm", "a's own commit")
+    person = tmp_path / "person"
+    git(tmp_path, "clone", "-q", str(bare), str(person))
+
+    def person_pushes():
+        (person / "persons.txt").write_text("a person's\n")
+        git(person, "add", "persons.txt")
+        git(person, "commit", "-qm", "a person's commit")
+        git(person, "push", "-q", "origin", "main")
+
+    calls = after_the_first_fetch(monkeypatch, person_pushes)
+    try:
+        remote.sync(a, take_over=False)
+    finally:
+        if a.fleet is not None:
+            a.fleet.stop_beating()
+    assert len(calls) == 2  # the lost push fetched once more
+    assert subjects(bare)[:2] == ["a's own commit", "a person's commit"]
+    assert git(clones["a"], "rev-parse", "HEAD") == git(bare, "rev-parse", "main")
