@@ -1462,3 +1462,17 @@ def test_a_remote_paused_after_this_tick_ran_a_task_ends_the_tick_through_its_af
             ctx.fleet.stop_beating()
     assert ended == [(0, "tick skipped: tick_mode is paused (the remote's plan)")]
     assert after == Outcome(0, "afterwards: tick skipped: tick_mode is paused (the remote's plan)")
+
+
+def test_the_git_commit_fields_follow_a_rebase_and_a_missing_status_log_is_left_missing(tmp_path):
+    root = tmp_path / "proj"
+    init_workspace(root, project="p", commit=False)
+    ctx = TickContext(Workspace(root))
+    old, new = "a" * 40, "b" * 40
+    status = ctx.ws.status_path
+    status.write_text(f"## [x] Tick #1\n- **Git Commit**: `{old[:7]}`\n- **Git Commit**: `1234567`\n")
+    remote._fix_commit_shas(ctx, {old: new})
+    assert status.read_text() == f"## [x] Tick #1\n- **Git Commit**: `{new[:7]}`\n- **Git Commit**: `1234567`\n"
+    status.unlink()
+    remote._fix_commit_shas(ctx, {old: new})  # nothing to fix, nothing made
+    assert not status.exists()

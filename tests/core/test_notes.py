@@ -525,6 +525,10 @@ archived unread
     assert [n.text for n in stale] == ["old for T-1", "other task"]
     naive_now = NOW.replace(tzinfo=None)
     assert unread_older_than(notes, timedelta(days=1), naive_now) == stale
+    fresh = next(n for n in notes if n.text == "fresh global")  # 2026-11-29T15:30:00
+    exactly = fresh.when.replace(tzinfo=UTC) + timedelta(minutes=30)
+    assert unread_older_than([fresh], timedelta(minutes=30), exactly) == []  # "more than", not "at least"
+    assert unread_older_than([fresh], timedelta(minutes=30), exactly + timedelta(seconds=1)) == [fresh]
 
 
 def test_note_is_frozen():

@@ -351,3 +351,20 @@ def test_a_task_block_put_back_from_another_version_keeps_its_status_and_every_o
                                            e.replace_task_block("T-3", old.encode())]))
     assert said == [True, True, False]  # T-3 is not in that version: left as it is
     assert path.read_text() == old.replace("- [ ] T-1", "- [~] T-1").replace("- [ ] T-2", "- [x] T-2") + "\n" + third
+
+
+@pytest.mark.parametrize("value, bare", [("`pytest -q`", "pytest -q"), ("``grep `x` f``", "grep `x` f"),
+                                         ("`", "`"), ("``", ""), ("`a", "`a"), ("a`", "a`"), (" plain ", "plain")])
+def test_one_layer_of_matching_backticks_is_taken_off_a_value(value, bare):
+    from memento_core.plan import unquote
+
+    assert unquote(value) == bare
+
+
+@pytest.mark.parametrize("value, paths", [("[a, b]", ("a", "b")), ("a, b", ("a", "b")), ("[]", ()),
+                                          ("['x y', `z`]", ("x y", "z")), ("[a, b", ("[a", "b")),
+                                          ("a, b]", ("a", "b]"))])
+def test_a_path_list_drops_its_brackets_only_when_it_has_both(value, paths):
+    from memento_core.plan import split_path_list
+
+    assert split_path_list(value) == paths

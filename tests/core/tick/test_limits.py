@@ -152,11 +152,18 @@ def test_a_429_without_a_time_backs_off_5_then_10_minutes_and_never_trips_the_br
         waits.append(round((until - before).total_seconds() / 60))
         end_the_wait(ws)
     assert waits == [5, 10, 20]
+    state = TickState.load(ws)
+    state.rate_limit_streak = 5  # 5 · 2⁵ = 160 minutes: the longest wait is two hours
+    state.save(ws)
+    before = datetime.now(UTC)
+    run_tick(ws.root)
+    assert round((parse_stamp(TickState.load(ws).rate_limited_until) - before).total_seconds() / 60) == 120
+    end_the_wait(ws)
     assert retries(ws) == 0
     state = TickState.load(ws)
     assert state.consecutive_failed_ticks == 0 and not state.breaker_reason
     assert parse_plan(ws.plan_path).meta.tick_mode == "auto"
-    assert [e.status for e in entries(ws)] == ["RATE LIMITED"] * 3
+    assert [e.status for e in entries(ws)] == ["RATE LIMITED"] * 4
     assert "429" in entries(ws)[-1].field("Reason")
 
 
