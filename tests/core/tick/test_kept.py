@@ -258,3 +258,15 @@ def test_only_symbolic_links_are_judged_as_links_a_changed_guard_file_is_not_one
                FileChange("src/out", 1, 0, "created")]
     said = kept.link_reason(root, touched, ["src/settings.py"], None)
     assert said == "the agent added symbolic link(s) that may not be committed: src/out -> /etc/passwd (outside the work tree)"
+
+
+def test_a_restored_file_gets_its_mode_back_not_one_the_umask_makes(tmp_path):
+    root = repo(tmp_path)
+    persons = root / "data" / "persons.bin"
+    persons.chmod(0o440)
+    snap = kept.take(root, gitops.persons_paths(root))
+    persons.chmod(0o644)
+    persons.write_bytes(b"the agent's\n")
+    done = kept.put_back(root, snap)
+    assert done.restored == ("data/persons.bin",)
+    assert persons.read_bytes() == b"\0a person's\n" and persons.stat().st_mode & 0o7777 == 0o440
