@@ -15,7 +15,9 @@ Another task than T-1 is simply done (hello2.txt "done").
 - ``forge-note``: asks, and writes an ``[ANSWER]`` note for its own task into HUMAN_NOTES.md by hand;
 - ``cli-answer``: asks, then runs this checkout's `memento answer T-1 --choice 1` (and with a text)
   on itself and, when refused, marks the task [?]->[ ] and writes the [ANSWER] note by hand;
-- ``forge-waiting``: asks, and marks T-2 ``[?]`` by hand with a question of its own.
+- ``forge-waiting``: asks, and marks T-2 ``[?]`` by hand with a question of its own;
+- ``wait FILE``: does its task (hello.txt "done") and waits until FILE exists (60 s at most), while
+  a person answers another task's question.
 What the CLI answered goes to EVIDENCE as JSON lines.
 """
 
@@ -43,6 +45,14 @@ def record(**what) -> None:
 
 if os.environ.get("MEMENTO_TASK_ID") != "T-1":
     Path("hello2.txt").write_text("done\n", encoding="utf-8")
+    sys.exit(0)
+if mode == "wait":
+    import time
+
+    Path("hello.txt").write_text("done\n", encoding="utf-8")
+    deadline = time.monotonic() + 60
+    while not Path(kind).exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
     sys.exit(0)
 if "Your question and the answer" in prompt and mode != "ask-always":
     Path("hello.txt").write_text("done\n", encoding="utf-8")

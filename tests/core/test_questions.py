@@ -281,3 +281,50 @@ def test_the_agent_cannot_make_another_task_wait(tmp_path):
     assert plan.task("T-1").status == "?"
     assert (plan.task("T-2").status, plan.task("T-2").question, plan.task("T-2").questions) == (" ", None, 0)
     assert "forged" not in git(ws.root, "show", "HEAD:docs/MASTER_PLAN.md")
+
+
+def test_the_question_event_is_sent_once_per_question_with_the_question_and_how_to_answer(tmp_path):
+    from .test_notify import Receiver, with_notify
+
+    receiver = Receiver()
+    receiver.start()
+    try:
+        ws, _ = _asking(tmp_path, "ask-always")
+        with_notify(ws, receiver.url())  # no `events`: the question event is on by default
+        run_tick(ws.root)
+        run_tick(ws.root)  # waiting: nothing new to tell
+        [sent] = receiver.received
+        assert sent["title"] == "Memento · engine test: T-1 asks: Which greeting for T-1: formal or casual?"
+        assert "- [ ] casual" in sent["message"] and "memento answer T-1 --choice N" in sent["message"]
+        assert _cli(ws, "answer", "T-1", "formal").returncode == 0
+        run_tick(ws.root)  # asks again: a new question, told again
+        assert len(receiver.received) == 2
+    finally:
+        receiver.close()
+
+
+def test_a_persons_answer_while_another_task_runs_is_kept_through_its_receipt(tmp_path):
+    from .test_engine import _start_tick, _wait_for
+
+    go = tmp_path / "go"
+    waiting = TWO.replace("- [ ] `T-2`", "- [?] `T-2`").replace(
+        "  - context_files: [hello2.txt]\n", "  - context_files: [hello2.txt]\n  - question: Which?\n  - questions: 1\n")
+    ws, _ = _asking(tmp_path, "wait", str(go), tasks=waiting)
+    tick = _start_tick(ws)
+    try:
+        _wait_for(lambda: (ws.root / "hello.txt").exists())
+        done = _cli(ws, "answer", "T-2", "the second one")
+        assert done.returncode == 0, done.stderr
+        go.touch()
+        assert tick.wait(60) == 0, tick.stderr.read()
+    finally:
+        if tick.poll() is None:
+            tick.kill()
+            tick.wait()
+        tick.stdout.close()
+        tick.stderr.close()
+    plan = parse_plan(ws.plan_path)
+    assert (plan.task("T-1").status, plan.task("T-2").status) == ("x", " ")
+    committed = git(ws.root, "show", "HEAD:docs/HUMAN_NOTES.md")
+    assert "[ANSWER]" in committed and "the second one" in committed
+    assert "- [ ] `T-2`" in git(ws.root, "show", "HEAD:docs/MASTER_PLAN.md")
