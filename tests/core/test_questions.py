@@ -166,6 +166,15 @@ def test_a_question_waits_for_a_person_counts_nothing_and_the_answer_reaches_the
     assert doc["questions"][0]["choices"] == ["formal", "casual"]
     alert = ws.alert_path.read_text()
     assert "questions: T-1" in alert
+    listed = json.loads(_cli(ws, "tasks", "--state", "waiting", "--json").stdout)["tasks"]
+    assert [(t["id"], t["question"], t["questions"]) for t in listed] == [
+        ("T-1", "Which greeting for T-1: formal or casual?", 1)]
+    report = json.loads(_cli(ws, "report", "--json").stdout)
+    assert report["questions"][0]["id"] == "T-1" and report["asked"][0]["task"] == "T-1"
+    assert not report["failed"] and [n["kind"] for n in report["needs_you"]].count("question") == 1
+    assert "Waiting for your answer:" in _cli(ws, "report").stdout
+    checkpoint = ws.checkpoint_path.read_text()
+    assert "memento answer T-1" in checkpoint and "waits for a person's answer" in checkpoint
     # A choice out of range, or a task that is not [?], is exit 2 and changes nothing.
     before = (ws.plan_path.read_bytes(), ws.notes_path.read_bytes())
     assert _cli(ws, "answer", "T-1", "--choice", "3").returncode == 2
