@@ -231,7 +231,8 @@ class DashboardScreen(Screen[None]):
             choice, text = result
 
             def run() -> str:
-                answer, plan = answer_task(ws, task.id, text or None, choice=choice, source="dashboard")
+                source = "browser" if self.app.served else "dashboard"
+                answer, plan = answer_task(ws, task.id, text or None, choice=choice, source=source)
                 return f"{task.id} answered: {' '.join(answer.split())[:60]}; it runs again" + _still(ws, plan)
 
             self._edit(f"answer {task.id}", run, frozenset({PLAN, NOTES, STATE}))

@@ -185,6 +185,8 @@ class AnswerComposer(ModalScreen[tuple[int | None, str] | None]):
     BINDINGS = [
         Binding("escape", "cancel", "Cancel"),
         Binding("f2,ctrl+enter,alt+enter", "send", "Send", priority=True),
+        # A digit picks that choice while the choices have the focus (in the text field it is text).
+        *(Binding(str(n), f"pick({n})", f"Choice {n}", show=False) for n in range(1, 10)),
     ]
 
     def __init__(self, question) -> None:
@@ -206,7 +208,8 @@ class AnswerComposer(ModalScreen[tuple[int | None, str] | None]):
                         label.append_text(literal(choice, one_line=True))
                         yield RadioButton(label, value=n == 1, id=f"choice-{n}")
             yield TextArea(id="answer-input", soft_wrap=True, show_line_numbers=False)
-            hint = "pick a choice (tab, arrows) or write an answer · " if q.choices else "write your answer · "
+            hint = "pick a choice (its number, or the arrows and enter) or write an answer · " if q.choices \
+                else "write your answer · "
             yield Static(Text(hint + "F2: send · escape: cancel", style="dim"), id="answer-hint")
             with Horizontal(classes="dialog-buttons"):
                 yield Button(Text("Answer (F2)"), id="send", variant="primary", compact=True)
@@ -216,6 +219,10 @@ class AnswerComposer(ModalScreen[tuple[int | None, str] | None]):
             self.query_one(RadioSet).focus()
         else:
             self.query_one(TextArea).focus()
+
+    def action_pick(self, n: int) -> None:
+        if 1 <= n <= len(self.question.choices):
+            self.query_one(f"#choice-{n}", RadioButton).value = True
 
     def choice(self) -> int | None:
         if not self.question.choices:

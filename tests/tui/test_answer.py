@@ -75,3 +75,74 @@ async def test_a_written_answer_and_escape_changes_nothing(scripted):
         await pilot.pause()
         assert not isinstance(app.screen, AnswerComposer)
         assert any("no question waits" in n.message for n in app._notifications)
+
+
+def test_the_browser_view_shows_the_question_and_answers_it(demo, tmp_path):
+    """`memento-tui --serve`: a real Chromium sees the question; a page's websocket (the keys a
+    person types in the browser) answers it, and the note says it came from the browser."""
+    import asyncio
+
+    import aiohttp
+    import pytest
+
+    from memento_tui.browser import BrowserUnavailable, Chromium, free_port, look_at, serve_process, stop_group, \
+        wait_for_http
+
+    from .test_serve import TOKEN, token_file
+
+    _ask(demo)
+    port = free_port()
+    proc = serve_process(demo, port, tmp_path / "serve.log", "--token-file", str(token_file(tmp_path)))
+    url = f"http://127.0.0.1:{port}/?token={TOKEN}"
+
+    async def answer_in_the_page() -> None:
+        async with aiohttp.ClientSession(cookies={f"memento_token_{port}": TOKEN}) as session, \
+                session.ws_connect(f"http://127.0.0.1:{port}/ws?width=120&height=40") as ws:
+            await ws.send_str('["resize", {"width": 120, "height": 40}]')
+            seen = ""
+
+            async def until(words: str, seconds: float = 60) -> None:
+                nonlocal seen
+                deadline = asyncio.get_running_loop().time() + seconds
+                while words not in seen.replace("\x1b", ""):
+                    left = deadline - asyncio.get_running_loop().time()
+                    assert left > 0, f"never saw {words!r}"
+                    try:
+                        msg = await ws.receive(timeout=left)
+                    except TimeoutError:
+                        continue
+                    if msg.type in (aiohttp.WSMsgType.TEXT, aiohttp.WSMsgType.BINARY):
+                        data = msg.data if isinstance(msg.data, str) else msg.data.decode("utf-8", "replace")
+                        seen += data
+                    elif msg.type in (aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.ERROR):
+                        raise AssertionError("the dashboard closed its websocket")
+
+            await until("Progress")
+            await ws.send_str('["stdin", "w"]')
+            await until("Answer (F2)")
+            await ws.send_str('["stdin", "2"]')  # the second choice, by its number
+            await asyncio.sleep(0.5)  # the pick is made before F2 reads it
+            await ws.send_str('["stdin", "\\u001bOQ"]')  # F2
+            notes = demo / "docs" / "HUMAN_NOTES.md"
+            for _ in range(300):
+                if any(n.is_answer for n in parse_notes(notes)):
+                    return
+                await asyncio.sleep(0.1)
+
+    try:
+        wait_for_http(url, proc)
+        try:
+            browser = Chromium().start()
+        except BrowserUnavailable as exc:
+            pytest.skip(f"no usable headless Chromium ({exc})")
+        try:
+            view = look_at(url, expect=("T-202 asks: Which rounding for div",), browser=browser)
+        finally:
+            browser.close()
+        assert "T-202 asks: Which rounding for div" in view.text
+        asyncio.run(answer_in_the_page())
+    finally:
+        stop_group(proc)
+    [note] = [n for n in parse_notes(demo / "docs" / "HUMAN_NOTES.md") if n.is_answer]
+    assert (note.target, note.text, note.source) == ("T-202", "half-up", "browser")
+    assert parse_plan(demo / "docs" / "MASTER_PLAN.md").task("T-202").status == " "
