@@ -200,7 +200,9 @@ class AnswerComposer(ModalScreen[tuple[int | None, str] | None]):
             title.append("  ")
             title.append_text(literal(q.title, "dim", one_line=True))
             yield Label(title)
-            yield Static(literal(q.text), id="answer-question")
+            from memento_core.questions import without_choices
+
+            yield Static(literal(without_choices(q.text) if q.choices else q.text), id="answer-question")
             if q.choices:
                 with RadioSet(id="answer-choices"):
                     for n, choice in enumerate(q.choices, 1):
