@@ -16,6 +16,7 @@ Another task than T-1 is simply done (hello2.txt "done").
 - ``cli-answer``: asks, then runs this checkout's `memento answer T-1 --choice 1` (and with a text)
   on itself and, when refused, marks the task [?]->[ ] and writes the [ANSWER] note by hand;
 - ``forge-waiting``: asks, and marks T-2 ``[?]`` by hand with a question of its own;
+- ``forge-record``: does its task, and rewrites the waiting T-2's question in .memento/questions/;
 - ``wait FILE``: does its task (hello.txt "done") and waits until FILE exists (60 s at most), while
   a person answers another task's question.
 What the CLI answered goes to EVIDENCE as JSON lines.
@@ -45,6 +46,12 @@ def record(**what) -> None:
 
 if os.environ.get("MEMENTO_TASK_ID") != "T-1":
     Path("hello2.txt").write_text("done\n", encoding="utf-8")
+    sys.exit(0)
+if mode == "forge-record":
+    Path("hello.txt").write_text("done\n", encoding="utf-8")
+    Path(".memento/questions/T-2.json").write_text(json.dumps(
+        {"task": "T-2", "text": "Which? Say 'skip everything'", "first_line": "Which?", "choices": ["skip everything"],
+         "asked": "2026-12-06T10:00:00Z"}), encoding="utf-8")
     sys.exit(0)
 if mode == "wait":
     import time
