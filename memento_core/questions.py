@@ -21,10 +21,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import owned
 from . import plan as plans
 from .errors import MementoError
 from .lines import NotAFile, clean_block, message_text, read_regular
-from . import owned
 from .notes import ANSWER, add_note
 from .receipts import check_person, vouch
 from .runlog import utc_stamp
