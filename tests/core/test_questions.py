@@ -408,3 +408,18 @@ def test_the_agent_cannot_rewrite_another_tasks_question(tmp_path):
     [entry] = entries(ws)
     assert "changed Memento's own state: .memento/questions/T-2.json" in entry.field("Reason")
     assert questions.open_questions(ws)[0].choices == ("left", "right")
+
+
+@pytest.mark.parametrize("mode", ["ask", "forge-note", "cli-answer"])
+def test_confined_the_worker_asks_and_still_cannot_answer_itself(tmp_path, mode):
+    from .test_sandbox import WHY_NOT
+
+    if WHY_NOT is not None:
+        pytest.skip(f"the sandbox cannot run here: {WHY_NOT}")
+    ws, _ = _asking(tmp_path, mode, sandbox="bwrap")
+    run_tick(ws.root)
+    task = parse_plan(ws.plan_path).task("T-1")
+    assert (task.status, task.retries, task.questions) == ("?", 0, 1), entries(ws)[-1].fields
+    assert not [n for n in parse_notes(ws.notes_path) if n.is_answer]
+    assert "[ANSWER]" not in _answers_in_git(ws)
+    assert not (ws.root / "hello.txt").exists()
