@@ -192,6 +192,9 @@ class AnswerComposer(ModalScreen[tuple[int | None, str] | None]):
     def __init__(self, question) -> None:
         super().__init__(classes="dialog-screen")
         self.question = question  # memento_core.questions.Question
+        # Focused as the screen is shown, before its first frame: a digit typed once the composer
+        # is seen picks a choice, never lands on the dashboard behind it.
+        self.AUTO_FOCUS = "#answer-choices" if question.choices else "#answer-input"
 
     def compose(self) -> ComposeResult:
         q = self.question
@@ -215,12 +218,6 @@ class AnswerComposer(ModalScreen[tuple[int | None, str] | None]):
             yield Static(Text(hint + "F2: send · escape: cancel", style="dim"), id="answer-hint")
             with Horizontal(classes="dialog-buttons"):
                 yield Button(Text("Answer (F2)"), id="send", variant="primary", compact=True)
-
-    def on_mount(self) -> None:
-        if self.question.choices:
-            self.query_one(RadioSet).focus()
-        else:
-            self.query_one(TextArea).focus()
 
     def action_pick(self, n: int) -> None:
         if 1 <= n <= len(self.question.choices):
