@@ -18,6 +18,7 @@ from ..errors import MementoError
 from .commands import (
     ack,
     agents,
+    answer,
     architect,
     cron,
     demo,
@@ -39,7 +40,7 @@ from .commands import (
 from .output import EXIT_ERROR, EXIT_OK, error, safe_text
 
 # In the order `memento --help` lists them.
-COMMANDS = (init, status, report, tasks, lint, mode, reset, skip, note, tick, architect, plan, demo, agents, cron, notify,
+COMMANDS = (init, status, report, tasks, lint, mode, reset, skip, note, answer, tick, architect, plan, demo, agents, cron, notify,
             memory, doctor, ack)
 
 
