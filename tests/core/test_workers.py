@@ -234,7 +234,7 @@ def test_tasks_whose_context_files_overlap_never_run_at_once_and_a_disjoint_one_
     assert [(t.status, t.retries) for t in plan.tasks] == [("x", 0)] * 3, [
         (e.task_id, e.field("Reason")) for e in status_log.parse_status(ws.status_path)]
     when = intervals(scratch)
-    (s1, e1), (s2, e2), (s3, e3) = when["T-1"], when["T-2"], when["T-3"]
+    (s1, e1), (s2, _), (s3, e3) = when["T-1"], when["T-2"], when["T-3"]
     assert e1 <= s2, when  # the held-back task started only once the other had ended
     assert s3 < e1 and s1 < e3, when  # the disjoint one ran beside T-1
     assert not [e for e in status_log.parse_status(ws.status_path) if e.status != "SUCCESS" and e.task_id]
