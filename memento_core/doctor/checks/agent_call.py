@@ -32,7 +32,7 @@ from ..context import Context
 from ..findings import CRITICAL, WARNING, CheckResult, Finding
 
 NAME = "agent-call"
-MAX_SECONDS = 180.0  # a preflight: never the task's whole timeout
+MAX_SECONDS = 120.0  # a preflight: never the task's whole timeout
 PROMPT = ("This is Memento's preflight check (`memento doctor --agent`), not a task. Answer with the one "
           "word OK. Use no tool; read and change nothing.\n")
 QUOTE = 240  # how much of the CLI's last words a finding quotes
@@ -42,7 +42,7 @@ _GAVE_UP = (
     ("not logged in", re.compile(r"not logged in|please run /login|/login|log ?in again|invalid (?:x-)?api[ _-]?key|"
                                  r"authentication|unauthori[sz]ed|\b401\b|api key (?:is )?(?:missing|not set|invalid)|"
                                  r"no api key|credentials? (?:missing|expired|invalid)|token (?:expired|refresh)", re.I)),
-    ("endpoint unreachable", re.compile(r"connection (?:error|refused|reset)|econnrefused|econnreset|enotfound|"
+    ("endpoint unreachable", re.compile(r"connection (?:error|refused|reset|failed|dropped)|waiting for network|econnrefused|econnreset|enotfound|"
                                         r"eai_again|unreachable|could not connect|failed to connect|fetch failed|"
                                         r"network error|stream disconnected|timed? ?out|getaddrinfo|"
                                         r"no route to host", re.I)),
@@ -119,7 +119,7 @@ def _call(ws: Workspace, config: Config) -> CheckResult:
     if limit is not None:
         why = f"rate limited: {limit.message}"
     elif reason:
-        why = f"{_kind(said) or 'it failed'}: {reason}"
+        why = f"{_kind(said) or ('no answer' if 'timed out' in reason else 'it failed')}: {reason}"
     elif why:
         why = f"{why}, though it exited 0"
     if why:
