@@ -56,6 +56,7 @@ def summarize(ws: Workspace, plan: Plan, entries: Sequence[TickEntry]) -> dict:
         "phases": _phases(plan),
         "next": _next_step(plan, verdict),
         "blocked": _blocked(plan, entries),
+        "reviewer_failed": _reviewer_failed(plan, entries),
         "eta_seconds": round(eta, 1) if eta is not None else None,
         "alert": ws.alert_path.exists(),
         "breaker": {"tripped": bool(state_file.breaker_reason), "reason": state_file.breaker_reason or None,
@@ -110,6 +111,22 @@ def _blocked(plan: Plan, entries: Sequence[TickEntry]) -> list[dict]:
     return [{"id": task.id, "title": task.title, "retries": task.retries, "line": task.line,
              "last_error": getattr(last_by_task.get(task.id), "error", None)}
             for task in plan.tasks if task.status == "!"]
+
+
+def _reviewer_failed(plan: Plan, entries: Sequence[TickEntry]) -> list[dict]:
+    """Pending tasks whose last attempt was set aside because the acceptance reviewer could not
+    review (its run failed, or its review could not be read twice, SPEC §16): every tick redoes
+    the task and asks the reviewer again until a person looks at the reviewer."""
+    last: dict[str, TickEntry] = {}
+    for entry in entries:
+        if entry.task_id:
+            last[entry.task_id] = entry
+    out = []
+    for task in plan.tasks:
+        entry = last.get(task.id)
+        if task.status == " " and entry is not None and "the reviewer could not review" in (entry.field("Status") or ""):
+            out.append({"task": task.id, "reason": entry.field("Reason") or ""})
+    return out
 
 
 def _phases(plan: Plan) -> list[dict]:
@@ -224,7 +241,7 @@ class Need:
     """One thing a person must do now: what kind, a line saying it, and how to act on it."""
 
     kind: str  # git, blocked, dirty, breaker, stale_tick, invalid, config, schedule, sandbox, rate_limit, budget,
-    # notes, results, verify (a verify command the architect changed)
+    # notes, results, verify (a verify command the architect changed), review (the reviewer could not review)
     text: str
     action: str = ""  # in the dashboard's words (its keys)
     task: str | None = None
@@ -271,6 +288,12 @@ def needs_you(summary: dict, state: TickState, plan: Plan | None, notes: Sequenc
         out.append(Need("verify", f"the architect {how}", f"{c['task']} waits: check it, then acknowledge (v)",
                         task=c["task"], command=f"{c['task']} does not run until you check it, then "
                                                 f"`memento architect --ack {c['task']}`"))
+    for r in summary.get("reviewer_failed") or []:
+        why = " ".join(str(r.get("reason") or "").split()).removeprefix("reviewer failed: ")
+        out.append(Need("review", f"{r['task']}'s acceptance reviewer could not review: {why}",
+                        "check [review] and its prompt; the task runs again next tick", task=r["task"],
+                        command="check `[review]` in memento.toml and scripts/review_system_prompt.md; "
+                                f"{r['task']} runs again at the next tick"))
     out += _agent_needs(summary)
     if idle_why:
         out.append(Need("schedule", idle_why, "memento cron install · o auto-tick · t tick now",

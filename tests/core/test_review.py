@@ -195,6 +195,14 @@ def test_issue41_a_review_judging_a_criterion_fail_then_pass_never_blocks_its_ta
     assert [e.status for e in entries] == [entries[0].status] * 2 and entries[0].status not in ("FAILED", "BLOCKED")
     assert all(e.field("Reason").endswith("it judges criterion 1 both PASS and FAIL") for e in entries)
     assert "memento: complete" not in git(ws.root, "log", "--format=%s")
+    # and the person is told: the dashboard's and `memento report`'s "needs you"
+    from memento_core.report import _needs
+
+    needs, _, _ = _needs(ws, parse_plan(ws.plan_path), status_log.parse_status(ws.status_path))
+    review_needs = [n for n in needs if n["kind"] == "review"]
+    assert len(review_needs) == 1 and review_needs[0]["task"] == "T-1", needs
+    assert review_needs[0]["text"].startswith("T-1's acceptance reviewer could not review: its review could not "
+                                              "be read, asked twice: ")
 
 
 def test_issue41_a_review_asked_once_more_that_reads_passes_the_task_in_the_same_tick(tmp_path, git_identity):
