@@ -270,10 +270,10 @@ def review_attempt(ctx: TickContext, at, touched, verify_tail: str, *, run, guar
     count = len(task.accept)
     prompt_file, system_file = write_review_prompt(ctx, at, touched, verify_tail, settings.preset)
     append_log(ctx.log_path, f"\n[memento] review {task.id}: {count} criteria, reviewer {settings.preset}\n")
-    unreadable = ""
+    unreadable, asked = "", read_bytes(prompt_file).decode("utf-8", "replace")  # as written, whatever a run did
     for ask in (1, 2):  # a review that cannot be read is asked for once more, in this tick
         if ask == 2:
-            _ask_again(prompt_file, unreadable)
+            _ask_again(prompt_file, asked, unreadable)
         outcome = _one_review(ctx, at, prompt_file, system_file, settings, run, guards, verify_tail)
         if isinstance(outcome, str):
             return outcome
@@ -322,13 +322,12 @@ def _one_review(ctx: TickContext, at, prompt_file: Path, system_file: Path, sett
     return failed, review, reviewer
 
 
-def _ask_again(prompt_file: Path, problem: str) -> None:
-    """The reviewer's prompt once more, saying why its review could not be read."""
-    text = read_bytes(prompt_file).decode("utf-8", "replace")
-    text += ("\n## Your last review could not be read\n\n"
-             f"Memento could not read the review you wrote: {safe_text(problem)}. Write it again: the line "
-             "`Verdict: PASS` or `Verdict: FAIL`, then for each criterion exactly one line "
-             "`- [PASS] N: finding` or `- [FAIL] N: finding`.\n")
+def _ask_again(prompt_file: Path, asked: str, problem: str) -> None:
+    """The reviewer's prompt (``asked``) once more, saying why its review could not be read."""
+    text = asked + ("\n## Your last review could not be read\n\n"
+                    f"Memento could not read the review you wrote: {safe_text(problem)}. Write it again: the "
+                    "line `Verdict: PASS` or `Verdict: FAIL`, then for each criterion exactly one line "
+                    "`- [PASS] N: finding` or `- [FAIL] N: finding`.\n")
     atomic_write_text(prompt_file, text)
 
 
