@@ -58,6 +58,7 @@ def summarize(ws: Workspace, plan: Plan, entries: Sequence[TickEntry]) -> dict:
         "next": _next_step(plan, verdict),
         "blocked": _blocked(plan, entries),
         "questions": open_questions_of(ws, plan),
+        "reviewer_failed": _reviewer_failed(plan, entries),
         "eta_seconds": round(eta, 1) if eta is not None else None,
         "alert": ws.alert_path.exists(),
         "breaker": {"tripped": bool(state_file.breaker_reason), "reason": state_file.breaker_reason or None,
@@ -124,6 +125,22 @@ def open_questions_of(ws: Workspace, plan: Plan) -> list[dict]:
             q = question_of(ws, task)
             out.append({"id": q.task_id, "title": q.title, "question": q.first_line, "text": q.text,
                         "choices": list(q.choices), "asked": q.asked or None, "line": task.line})
+    return out
+
+
+def _reviewer_failed(plan: Plan, entries: Sequence[TickEntry]) -> list[dict]:
+    """Pending tasks whose last attempt was set aside because the acceptance reviewer could not
+    review (its run failed, or its review could not be read twice, SPEC §16): every tick redoes
+    the task and asks the reviewer again until a person looks at the reviewer."""
+    last: dict[str, TickEntry] = {}
+    for entry in entries:
+        if entry.task_id:
+            last[entry.task_id] = entry
+    out = []
+    for task in plan.tasks:
+        entry = last.get(task.id)
+        if task.status == " " and entry is not None and "the reviewer could not review" in (entry.field("Status") or ""):
+            out.append({"task": task.id, "reason": entry.field("Reason") or ""})
     return out
 
 
@@ -239,7 +256,8 @@ class Need:
     """One thing a person must do now: what kind, a line saying it, and how to act on it."""
 
     kind: str  # git, blocked, question, dirty, breaker, stale_tick, invalid, config, schedule, sandbox,
-    # rate_limit, budget, notes, results, verify (a verify command the architect changed)
+    # rate_limit, budget, notes, results, verify (a verify command the architect changed),
+    # review (the reviewer could not review)
     text: str
     action: str = ""  # in the dashboard's words (its keys)
     task: str | None = None
@@ -291,6 +309,12 @@ def needs_you(summary: dict, state: TickState, plan: Plan | None, notes: Sequenc
         out.append(Need("verify", f"the architect {how}", f"{c['task']} waits: check it, then acknowledge (v)",
                         task=c["task"], command=f"{c['task']} does not run until you check it, then "
                                                 f"`memento architect --ack {c['task']}`"))
+    for r in summary.get("reviewer_failed") or []:
+        why = " ".join(str(r.get("reason") or "").split()).removeprefix("reviewer failed: ")
+        out.append(Need("review", f"{r['task']}'s acceptance reviewer could not review: {why}",
+                        "check [review] and its prompt; the task runs again next tick", task=r["task"],
+                        command="check `[review]` in memento.toml and scripts/review_system_prompt.md; "
+                                f"{r['task']} runs again at the next tick"))
     out += _agent_needs(summary)
     if idle_why:
         out.append(Need("schedule", idle_why, "memento cron install · o auto-tick · t tick now",

@@ -1,9 +1,16 @@
-"""Which task runs next, and how far along the plan is (SPEC §4 step 6). Pure functions."""
+"""Which task runs next, and how far along the plan is (SPEC §4 step 6). Pure functions.
+
+In a parallel phase (SPEC §12, §20) a task is picked only when its ``context_files`` overlap no
+running task's (:func:`overlap`): two workers never change the same file at once, so their
+merges never conflict.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import fnmatch
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .errors import PlanError
 from .plan import FINISHED, Phase, Plan, Task
@@ -51,17 +58,88 @@ def pickable(task: Task, max_retries: int, plan: Plan | None = None) -> bool:
     return task.id not in plan.unsatisfiable and satisfied(plan, task)
 
 
-def pick(plan: Plan, *, exclude: Iterable[str] = ()) -> Verdict:
-    """The first pending, valid task with retries left in an open phase, or a verdict."""
+def pick(plan: Plan, *, exclude: Iterable[str] = (), beside: Iterable[Task] = ()) -> Verdict:
+    """The first pending, valid task with retries left in an open phase, or a verdict. ``beside``
+    are the tasks running now: a task whose ``context_files`` overlap one of theirs waits."""
     excluded = set(exclude)
+    running = [t.context_files for t in beside]
     max_retries = plan.meta.max_retries
     opened = {p.id for p in open_phases(plan)}
     # Tasks are in file order, and a task belongs to the phase heading above it,
     # so this walks phases in file order too.
     for task in plan.tasks:
-        if task.phase in opened and task.id not in excluded and pickable(task, max_retries, plan):
+        if task.phase in opened and task.id not in excluded and pickable(task, max_retries, plan) \
+                and not any(overlap(task.context_files, files) for files in running):
             return Verdict(TASK, task=task, phase=task.phase, message=f"next: {task.label}")
     return explain_nothing(plan)
+
+
+_WILD = "*?["
+
+
+def overlap(a: Sequence[str], b: Sequence[str]) -> bool:
+    """Could two tasks with these ``context_files`` change the same path? An equal path, a folder
+    that holds the other's path, or a pattern (as gitops.matches_any reads them: a glob without
+    ``/`` matches a name at any depth, a folder covers what is inside) that can match a path the
+    other covers. When two patterns might meet, they overlap: a task held back is slower, two
+    tasks on one file are a conflict."""
+    return any(_meet(_segments(x), _segments(y)) for x in a for y in b)
+
+
+@lru_cache(maxsize=4096)
+def _segments(raw: str) -> tuple[str, ...]:
+    """A context_files entry as path segments, ``**`` for any number of folders, ``$`` after a
+    file's name (``x.py``, ``*.md``: a name with an extension holds nothing below it)."""
+    path = raw.strip().replace("\\", "/")
+    while path.startswith("./"):
+        path = path[2:]
+    anchored, folder = path.startswith("/"), path.endswith("/")
+    path = path.strip("/")
+    if not path:
+        return ("**",)  # "/" or "./": the whole tree
+    parts = tuple("**" if "**" in part else part for part in path.split("/") if part not in ("", "."))
+    if not parts:
+        return ("**",)
+    if len(parts) == 1 and not anchored and any(c in parts[0] for c in _WILD):
+        parts = ("**", *parts)  # "*.py": a name at any depth
+    if not folder and parts[-1] != "**" and "." in parts[-1][1:]:
+        parts = (*parts, "$")
+    return parts
+
+
+@lru_cache(maxsize=4096)
+def _meet(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """Some path matches both, one as a folder holding the other (a pattern covers what is below)."""
+    if not a or not b:
+        return True
+    if a[0] == "$" or b[0] == "$":  # a file ends here: the other must be able to end here too
+        return all(s in ("**", "$") for s in (b if a[0] == "$" else a))
+    if a[0] == "**":
+        return _meet(a[1:], b) or _meet(a, b[1:])
+    if b[0] == "**":
+        return _meet(a, b[1:]) or _meet(a[1:], b)
+    return _same_name(a[0], b[0]) and _meet(a[1:], b[1:])
+
+
+def _same_name(x: str, y: str) -> bool:
+    """Can one file name match both segments? Literal against a glob exactly; two globs when their
+    fixed beginnings and ends agree (never says no to two names that can meet)."""
+    wild_x, wild_y = any(c in x for c in _WILD), any(c in y for c in _WILD)
+    if not wild_x and not wild_y:
+        return x == y
+    if not wild_x or not wild_y:
+        name, pattern = (x, y) if not wild_x else (y, x)
+        return fnmatch.fnmatchcase(name, pattern)
+    head_x, head_y = _fixed(x), _fixed(y)
+    tail_x, tail_y = _fixed(x[::-1])[::-1], _fixed(y[::-1])[::-1]
+    return (head_x.startswith(head_y) or head_y.startswith(head_x)) \
+        and (tail_x.endswith(tail_y) or tail_y.endswith(tail_x))
+
+
+def _fixed(segment: str) -> str:
+    """The literal characters before the first wildcard (or a ``]`` read backwards)."""
+    cut = min((segment.find(c) for c in _WILD + "]" if c in segment), default=len(segment))
+    return segment[:cut]
 
 
 def explain_nothing(plan: Plan) -> Verdict:

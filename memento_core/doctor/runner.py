@@ -10,6 +10,7 @@ from pathlib import Path
 from ..errors import EXIT_ERROR, EXIT_OK, MementoError
 from ..runlog import utc_stamp
 from ..workspace import Workspace
+from .checks.agent_call import check_agent_call
 from .checks.config import check_agent, check_config
 from .checks.continuity import (
     check_active_work,
@@ -63,11 +64,12 @@ CHECKS: tuple[tuple[str, Callable[[Context], CheckResult]], ...] = (
 )
 
 
-def check_workspace(ws: Workspace, *, now: datetime | None = None) -> list[Finding]:
-    """Every check on ``ws``, in a fixed order; reads files only."""
+def check_workspace(ws: Workspace, *, now: datetime | None = None, agent: bool = False) -> list[Finding]:
+    """Every check on ``ws``, in a fixed order; reads files only. ``agent``: and, last, one real
+    call of the agent through the sandbox (``--agent``, checks/agent_call.py)."""
     context = Context(ws, now or datetime.now(UTC))
     findings: list[Finding] = []
-    for name, check in CHECKS:
+    for name, check in [*CHECKS, *([("agent-call", check_agent_call)] if agent else [])]:
         try:
             result = check(context)
         except Exception as exc:  # noqa: BLE001 - one broken check must not hide the others
@@ -79,8 +81,9 @@ def check_workspace(ws: Workspace, *, now: datetime | None = None) -> list[Findi
     return findings
 
 
-def run_workspaces(dirs: list[str]) -> list[dict]:
-    """Check each directory; one report per workspace: {workspace, findings, exit_code}."""
+def run_workspaces(dirs: list[str], *, agent: bool = False) -> list[dict]:
+    """Check each directory; one report per workspace: {workspace, findings, exit_code}.
+    ``agent``: each also runs its agent once (``memento doctor --agent``)."""
     reports = []
     for d in dirs or [os.getcwd()]:
         try:
@@ -92,7 +95,7 @@ def run_workspaces(dirs: list[str]) -> list[dict]:
             reports.append({"workspace": str(Path(d).resolve()), "findings": findings,
                             "exit_code": exit_code(findings)})
             continue
-        findings = check_workspace(ws)
+        findings = check_workspace(ws, agent=agent)
         reports.append({"workspace": str(ws.root), "findings": findings, "exit_code": exit_code(findings)})
     return reports
 

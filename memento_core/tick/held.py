@@ -63,11 +63,12 @@ def held_tasks(ctx: TickContext, plan: Plan, rev: str = "HEAD") -> frozenset[str
     return found
 
 
-def pick_unheld(ctx: TickContext, plan: Plan) -> Verdict:
-    """:func:`scheduler.pick` passing over the held tasks; when only a held task could run, the
-    :data:`HELD` verdict naming them."""
+def pick_unheld(ctx: TickContext, plan: Plan, *, beside=()) -> Verdict:
+    """:func:`scheduler.pick` passing over the held tasks (and, ``beside`` the tasks running now,
+    those whose context_files overlap theirs); when only a held task could run, the :data:`HELD`
+    verdict naming them."""
     held = held_tasks(ctx, plan)
-    verdict = pick(plan, exclude=held)
+    verdict = pick(plan, exclude=held, beside=beside)
     if verdict.kind == TASK or not held:
         return verdict
     opened = {p.id for p in open_phases(plan)}

@@ -5,9 +5,13 @@ reviewed before its commit: the reviewer (confined like the worker, the
 project read-only but ``.memento/worker/``) gets the task, its numbered
 criteria, verify's output and the attempt's diff, and writes
 ``.memento/worker/review.md`` (``Verdict: PASS|FAIL``, one finding per
-criterion). :func:`parse_review` takes the first line that reads ``Verdict:``
-(a heading before it and Markdown emphasis allowed, as models write it) and
-reads the findings strictly: a missing or garbled file is a FAIL. A reviewer that changed anything (the work tree, git, Memento's
+criterion). :func:`parse_review` reads it as a model writes it: a line that
+names a criterion by its number or its text and says PASS or FAIL is its
+finding (a heading, a numbered list, a table, emphasis allowed); a review it
+still cannot read (none, garbled, a criterion without a finding or judged both
+ways, a verdict its findings contradict) is the reviewer's failure, not the
+task's: the reviewer is asked once more in the same tick, then the attempt is
+set aside (no retry, no round); it never blocks the task. A reviewer that changed anything (the work tree, git, Memento's
 documents) fails the review; the attempt's rollback undoes it. A FAIL fails the
 attempt with ``review: <first finding>``; its findings wait in
 ``.memento/reviews/ID.md`` (Workspace.reviews_dir: a parallel worker's are the
@@ -44,12 +48,23 @@ MAX_REVIEW_BYTES = 64 * 1024
 MAX_DIFF_CHARS = 60_000
 MAX_REASON = 300
 MAX_FINDINGS = 2000  # the entry's Findings field (a fleet's hosts read it: .memento/reviews/ does not travel)
-_VERDICT_RE = re.compile(r"^(?:#{1,6}[ \t]+|[-*>][ \t]+)?Verdict[ \t]*:[ \t]*(?P<v>\S+)[ \t]*$", re.I)
+_VERDICT_RE = re.compile(r"^(?:#{1,6}[ \t]+|[-*+>][ \t]+)?(?:(?:overall|final)[ \t]+)?Verdict[ \t]*:[ \t]*"
+                         r"(?:[✅❌✔✓✗✘]\ufe0f?[ \t]*)?(?P<v>[^\s.,;:!()\[\]—–-]+)(?P<rest>.*)$", re.I)
+_VERDICT_HEAD_RE = re.compile(r"^(?:#{1,6}[ \t]+)?(?:(?:overall|final)[ \t]+)?Verdict[ \t]*:?$", re.I)
 _EMPHASIS_RE = re.compile(r"\*\*|__|(?<![\w*])[*_](?=\S)|(?<=\S)[*_](?![\w*])")
-_E = r"(?:\*\*|__|\*|_)?"  # Markdown emphasis around a finding's mark and number
-_FINDING_RE = re.compile(rf"^[-*][ \t]+{_E}\[(?P<mark>[A-Za-z]+)\]{_E}[ \t]+{_E}(?P<n>[0-9]{{1,4}}){_E}[ \t]*[:.)]"
-                         rf"{_E}[ \t]*(?P<text>.*?)[ \t]*$")
-
+# A finding's mark: PASS or FAIL in capitals anywhere on the line; "Pass"/"fail" only where it stands
+# as a mark (a table cell, brackets, after a colon or a dash), never inside prose ("it may fail").
+_MARK_RE = re.compile(r"(?<![\w-])(?P<m>PASS(?:ED)?|FAIL(?:ED)?)(?![\w-])")
+_SOFT_MARK_RE = re.compile(r"(?:^|[\[|(]|[:—–][ \t]|[ \t]-[ \t])[ \t]*(?:[✅❌✔✓✗✘]\ufe0f?[ \t]*)?"
+                           r"(?P<m>pass(?:ed)?|fail(?:ed)?)[ \t]*(?=$|[\]|).,;:!]|[ \t][—–-][ \t])", re.I)
+_LEAD_RE = re.compile(r"^(?:>[ \t]*)*(?:#{1,6}[ \t]+)?(?:[-*+][ \t]+)?(?:\|[ \t]*)?"
+                      r"(?:(?:\[[^\]\n0-9]{1,8}\]|[✅❌✔✓✗✘]\ufe0f?)[ \t]*)?")
+# A criterion named by its number: first on the line, as a list's or a table's number or after
+# "criterion"; one number only ("criteria 1-3: PASS" judges none of them).
+_NUMBER_RE = re.compile(r"^(?:(?:acceptance[ \t]+)?criteri(?:on|a)[ \t]*|AC[ \t]*|item[ \t]*)?#?\[?"
+                        r"(?P<n>[0-9]{1,4})\]?(?=[ \t]*(?:[.:)|]|$)|[ \t]+[—–-][ \t]|[ \t]+\(|[ \t]+(?:PASS|FAIL)\b)"
+                        r"(?![ \t]*(?:[-–,&/+]|and\b|or\b|to\b)[ \t]*[0-9])", re.I)
+_SEPARATORS = " \t:.)|—–-"
 
 @dataclass(frozen=True)
 class Review:
@@ -84,61 +99,135 @@ class Outcome:
 REVIEWER_FAILED = "⏹ SET ASIDE (the reviewer could not review; no retry counted)"
 
 
+def _plain(text: str) -> str:
+    """``text`` without Markdown emphasis and code ticks, its spaces collapsed."""
+    return " ".join(_EMPHASIS_RE.sub("", text).replace("`", "").split())
+
+
 def verdict_of(line: str) -> str | None:
     """"PASS"/"FAIL" when ``line`` reads ``Verdict: PASS|FAIL`` (as a heading or a list item too,
-    Markdown emphasis allowed: ``**Verdict:** PASS``, ``*Verdict*: FAIL``, ``Verdict: **PASS**``),
-    "" for a Verdict line with another word, None for any other line."""
-    plain = _EMPHASIS_RE.sub("", line).strip()
-    m = _VERDICT_RE.match(plain)
+    Markdown emphasis allowed: ``**Verdict:** PASS``, ``*Verdict*: FAIL``, ``Verdict: **PASS**``,
+    words after it: ``Verdict: PASS (3/3 criteria met)``), "" for a Verdict line with another
+    word, None for any other line."""
+    m = _VERDICT_RE.match(_plain(line))
     if m is None:
         return None
-    word = m.group("v").upper().rstrip(".")
+    word = m.group("v").upper()
     return word if word in ("PASS", "FAIL") else ""
 
 
-def parse_review(text: str, count: int) -> Review:
-    """The first line that reads ``Verdict: PASS|FAIL`` (a title or notes before it allowed), then
-    exactly one ``- [PASS|FAIL] N: finding`` per criterion."""
+def _criterion_texts(criteria) -> list[str]:
+    return [_plain(c).casefold().rstrip(" .;") for c in criteria]
+
+
+def _named_by_text(low: str, texts: list[str]) -> list[tuple[int, int, int]]:
+    """(start, end, criterion number) of each criterion's text on the line, whole words only;
+    the first named first."""
+    out = []
+    for n, text in enumerate(texts, 1):
+        if not text:
+            continue
+        for m in re.finditer(re.escape(text), low):
+            before = low[m.start() - 1] if m.start() else " "
+            after = low[m.end()] if m.end() < len(low) else " "
+            if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+                out.append((m.start(), m.end(), n))
+                break
+    return sorted(out, key=lambda s: (s[0], -(s[1] - s[0])))
+
+
+def _finding(line: str, texts: list[str]) -> tuple[int, bool, str] | None:
+    """(criterion, met, finding) when the line names one criterion, by its number or its text,
+    and says PASS or FAIL; None for any other line."""
+    plain = _plain(line)
+    lead = _LEAD_RE.match(plain)
+    at = lead.end() if lead else 0
+    body = plain[at:]
+    number = _NUMBER_RE.match(body)
+    named = [(a + at, b + at, n) for a, b, n in _named_by_text(body.casefold(), texts)]
+    n = int(number.group("n")) if number else 0
+    spans = [(at, at + number.end())] if number else []
+    if number and 1 <= n <= len(texts):
+        after = at + number.end()
+        after += len(plain[after:]) - len(plain[after:].lstrip(_SEPARATORS))
+        right = next((s for s in named if s[0] == after), None)  # "1. <a criterion's text>: PASS"
+        if right is not None:
+            n = right[2]  # a list's own numbering; the text says which criterion it is
+        spans += [(a, b) for a, b, m in named if m == n]
+    elif named:
+        n = named[0][2]  # the criterion named first is the one judged
+        spans.append(named[0][:2])
+    else:
+        return None
+    rest = list(plain)
+    for a, b in spans:  # the criterion's own words never count as its mark ("prints PASS on success")
+        rest[a:b] = ["\0"] * (b - a)
+    masked = "".join(rest)
+    mark = _MARK_RE.search(masked) or _SOFT_MARK_RE.search(masked)
+    if mark is None:
+        return None
+    ok = mark.group("m").upper().startswith("PASS")
+    a, b = mark.span("m")
+    said = masked[at:a] + "\0" + masked[b:] if a >= at else masked[at:]
+    said = re.sub(r"\[\s*\0*\s*\]|\(\s*\0+\s*\)|\0+", " ", said)
+    cells = [c.strip(_SEPARATORS + "[]✅❌✔✓✗✘\ufe0f") for c in said.split("|")]
+    return n, ok, " ".join(" — ".join(c for c in cells if c).split())
+
+
+def parse_review(text: str, criteria) -> Review:
+    """The review as a model writes it: a ``Verdict: PASS|FAIL`` line (or a ``## Verdict`` heading
+    over the word) and a finding per criterion, each line that names one criterion by its number or
+    its text and says PASS or FAIL, anywhere in the file. ``criteria`` are the task's ``accept:``
+    texts (or only their count: then by number only). A criterion judged twice alike is one finding
+    (a model's details, then its summary table); judged both PASS and FAIL, the review cannot be
+    read; without a Verdict line the findings decide."""
+    texts = _criterion_texts(criteria) if not isinstance(criteria, int) else [""] * criteria
+    count = len(texts)
     lines = [ln.strip() for ln in text.removeprefix("\ufeff").replace("\r\n", "\n").split("\n")]
     lines = [ln for ln in lines if ln]
     if not lines:
         return Review(problem="it is empty")
-    at = next((i for i, ln in enumerate(lines) if verdict_of(ln) is not None), None)
-    if at is None:
-        return Review(problem="it has no line `Verdict: PASS` or `Verdict: FAIL`")
-    verdict = verdict_of(lines[at])
-    if not verdict:
-        return Review(problem="its Verdict line is not `Verdict: PASS` or `Verdict: FAIL`")
-    found: dict[int, tuple[int, bool, str]] = {}
-    for line in lines[at + 1:]:
-        if verdict_of(line) not in (None, verdict):
-            return Review(problem="it has two Verdict lines that disagree")
-        f = _FINDING_RE.match(line)
+    verdicts: list[str] = []
+    found: dict[int, list[tuple[bool, str]]] = {}
+    for i, line in enumerate(lines):
+        verdict = verdict_of(line)
+        if verdict is None and _VERDICT_HEAD_RE.match(_plain(line)) and i + 1 < len(lines):
+            word = _MARK_RE.match(_plain(lines[i + 1]).lstrip("#>-*+ \t[|"))
+            verdict = word.group("m").upper()[:4] if word else ""
+        if verdict is not None:
+            verdicts.append(verdict)
+            continue
+        f = _finding(line, texts)
         if f is None:
             continue
-        mark, n, finding = f.group("mark"), int(f.group("n")), f.group("text")
-        if mark not in ("PASS", "FAIL"):
-            return Review(problem=f"criterion {n} is marked [{mark}], not [PASS] or [FAIL]")
-        if not 1 <= n <= count:
-            return Review(problem=f"it judges criterion {n}, but the task has {count}")
-        if n in found:
-            return Review(problem=f"it judges criterion {n} twice")
-        if not finding:
-            return Review(problem=f"criterion {n} has no finding")
-        found[n] = (n, mark == "PASS", finding)
+        n, ok, finding = f
+        if not finding and i + 1 < len(lines) and verdict_of(lines[i + 1]) is None \
+                and _finding(lines[i + 1], texts) is None and not lines[i + 1].startswith(("#", "|")):
+            finding = _plain(lines[i + 1]).lstrip("-*+> ")  # "### 2. PASS" over its paragraph
+        found.setdefault(n, []).append((ok, finding))
+    if "" in verdicts:
+        return Review(problem="its Verdict line is not `Verdict: PASS` or `Verdict: FAIL`")
+    if len(set(verdicts)) > 1:
+        return Review(problem="it has two Verdict lines that disagree")
+    if not verdicts and not found:
+        return Review(problem="it has no line `Verdict: PASS` or `Verdict: FAIL` and no finding")
     missing = [str(n) for n in range(1, count + 1) if n not in found]
     if missing:
         return Review(problem="it has no finding for criterion " + ", ".join(missing))
-    findings = tuple(found[n] for n in range(1, count + 1))
+    torn = [n for n in range(1, count + 1) if len({ok for ok, _ in found[n]}) > 1]
+    if torn:
+        return Review(problem=f"it judges criterion {torn[0]} both PASS and FAIL")
+    findings = tuple((n, found[n][0][0], next((f for _, f in found[n] if f), "")) for n in range(1, count + 1))
     failed = [n for n, ok, _ in findings if not ok]
+    verdict = verdicts[0] if verdicts else "FAIL" if failed else "PASS"
     if verdict == "PASS" and failed:
-        return Review(problem=f"it says PASS but criterion {failed[0]} is [FAIL]")
+        return Review(problem=f"it says PASS but criterion {failed[0]} is FAIL")
     if verdict == "FAIL" and not failed:
-        return Review(problem="it says FAIL but every criterion is [PASS]")
+        return Review(problem="it says FAIL but every criterion is PASS")
     return Review(verdict, findings)
 
 
-def read_review(path: Path, count: int) -> Review:
+def read_review(path: Path, criteria) -> Review:
     """The reviewer's file, read without following a link; anything but a small regular file is a FAIL."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
@@ -159,7 +248,7 @@ def read_review(path: Path, count: int) -> Review:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return Review(problem=".memento/worker/review.md is not UTF-8 text")
-    review = parse_review(text, count)
+    review = parse_review(text, criteria)
     if review.problem:
         return Review(problem=f".memento/worker/review.md is not a valid review: {review.problem}")
     return review
@@ -180,15 +269,42 @@ def review_attempt(ctx: TickContext, at, touched, verify_tail: str, *, run, guar
     at.beat.update(stage="reviewing")
     count = len(task.accept)
     prompt_file, system_file = write_review_prompt(ctx, at, touched, verify_tail, settings.preset)
-    report = ctx.ws.worker_dir / REVIEW_FILE
-    unlink(report)  # whatever the worker left there is never read as the review
-    before = _fingerprint(ctx, at)
     append_log(ctx.log_path, f"\n[memento] review {task.id}: {count} criteria, reviewer {settings.preset}\n")
+    unreadable, asked = "", read_bytes(prompt_file).decode("utf-8", "replace")  # as written, whatever a run did
+    for ask in (1, 2):  # a review that cannot be read is asked for once more, in this tick
+        if ask == 2:
+            _ask_again(prompt_file, asked, unreadable)
+        outcome = _one_review(ctx, at, prompt_file, system_file, settings, run, guards, verify_tail)
+        if isinstance(outcome, str):
+            return outcome
+        failed, review, reviewer = outcome
+        if failed:
+            return _reviewer_failed(ctx, at, failed, reviewer, verify_tail)
+        if review.problem:
+            unreadable = review.problem
+            append_log(ctx.log_path, f"[memento] review {task.id}: the review cannot be read "
+                                     f"({safe_text(unreadable)}){'; asking once more' if ask == 1 else ''}\n")
+            continue
+        return _decide(ctx, at, review, count, settings.max_rounds, verify_tail) \
+            or limits.over_task_budget(ctx, at.agent.usage if at.agent is not None else None)
+    over = limits.over_task_budget(ctx, at.agent.usage if at.agent is not None else None)
+    return _reviewer_failed(ctx, at, over or f"its review could not be read, asked twice: {unreadable}", None,
+                            verify_tail, summary="NONE (the review could not be read)")
+
+
+def _one_review(ctx: TickContext, at, prompt_file: Path, system_file: Path, settings, run, guards,
+                verify_tail: str):
+    """One run of the reviewer: (why its run failed or '', its review, its outcome), or the reason
+    the attempt fails ('' when interrupted; a reviewer that changed something fails the review)."""
+    task, count = at.task, len(at.task.accept)
+    report = ctx.ws.worker_dir / REVIEW_FILE
+    unlink(report)  # whatever the worker (or a first review) left there is never read as the review
+    before = _fingerprint(ctx, at)
     worker = at.agent
     try:
         failed = _run_reviewer(ctx, at, prompt_file, system_file, settings, run)
     finally:
-        reviewer, at.agent = at.agent, _together(worker, at.agent)  # the entry's Usage: both agents'
+        reviewer, at.agent = at.agent, _together(worker, at.agent)  # the entry's Usage: every agent's
     if ctx.interrupted:  # SIGTERM: the attempt is interrupted (no retry), not reviewed
         unlink(report)
         return ""
@@ -197,17 +313,22 @@ def review_attempt(ctx: TickContext, at, touched, verify_tail: str, *, run, guar
         unlink(report)
         review = Review(problem=f"{changed} (a review may change nothing; rolled back)")
         return _decide(ctx, at, review, count, settings.max_rounds, verify_tail)
-    review = read_review(report, count) if not failed else None
-    if review is not None:  # a reviewer that exited 0 with a rate limit in its last words: its review decides
+    review = read_review(report, task.accept) if not failed else Review()
+    if not failed:  # a reviewer that exited 0 with a rate limit in its last words: its review decides
         failed = limits.judge_suspect(ctx, reviewer, "no valid review" if review.problem else "")
         failed = failed if failed.startswith("rate limited") else ""
         at.agent = _together(worker, reviewer)
-    if failed:
-        unlink(report)
-        return _reviewer_failed(ctx, at, failed, reviewer, verify_tail)
     unlink(report)
-    return _decide(ctx, at, review, count, settings.max_rounds, verify_tail) \
-        or limits.over_task_budget(ctx, at.agent.usage if at.agent is not None else None)
+    return failed, review, reviewer
+
+
+def _ask_again(prompt_file: Path, asked: str, problem: str) -> None:
+    """The reviewer's prompt (``asked``) once more, saying why its review could not be read."""
+    text = asked + ("\n## Your last review could not be read\n\n"
+                    f"Memento could not read the review you wrote: {safe_text(problem)}. Write it again: the "
+                    "line `Verdict: PASS` or `Verdict: FAIL`, then for each criterion exactly one line "
+                    "`- [PASS] N: finding` or `- [FAIL] N: finding`.\n")
+    atomic_write_text(prompt_file, text)
 
 
 def _together(worker, reviewer):
@@ -220,7 +341,8 @@ def _together(worker, reviewer):
                                [*worker.fallbacks, *reviewer.fallbacks])
 
 
-def _reviewer_failed(ctx: TickContext, at, failed: str, reviewer, verify_tail: str) -> str:
+def _reviewer_failed(ctx: TickContext, at, failed: str, reviewer, verify_tail: str, *,
+                     summary: str = "NONE (the reviewer failed)") -> str:
     """The reviewer could not review (could not start, timed out, exited non-zero, was refused):
     not the task's fault. A rate limit sets the attempt aside like the worker's; the task's budget
     fails it like the worker's; anything else sets it aside, no retry and no review round counted."""
@@ -228,7 +350,7 @@ def _reviewer_failed(ctx: TickContext, at, failed: str, reviewer, verify_tail: s
     if failed.startswith("task budget exceeded") or (reviewer is not None and reviewer.limit is not None):
         return failed
     verify_output = f"`{last_line(verify_tail) or '(no output)'}` (exit code 0)"
-    at.review = Outcome("NONE (the reviewer failed)", status=REVIEWER_FAILED, verify_output=verify_output,
+    at.review = Outcome(summary, status=REVIEWER_FAILED, verify_output=verify_output,
                         uncounted=True)
     return "reviewer failed: " + " ".join(safe_text(failed).split())[:MAX_REASON]
 

@@ -165,7 +165,9 @@ class Crew:
         with self.lock:
             self.sweep()  # before the pick: never from a plan a worker's agent forged
             plan = self.ctx.plan()
-            verdict = pick_unheld(self.ctx, plan)  # a task whose verify the architect changed waits (held.py)
+            # A task whose verify the architect changed waits (held.py); so does one whose context_files
+            # overlap a running worker's: it runs when that one ends, never beside it (SPEC §20).
+            verdict = pick_unheld(self.ctx, plan, beside=[w.task for w in self.running])
             if verdict.kind != TASK or not runs_in_parallel(self.ctx, plan, verdict.task):
                 return None
             got = self._claim(plan, verdict.task)

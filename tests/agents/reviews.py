@@ -25,6 +25,9 @@ Copies its prompt to OUTDIR/review_prompt_N.md (N counts its runs), then by MODE
   mentions-0  writes a passing review, then says "HTTP 429 Too Many Requests" last and exits 0
   fails-limited-0  writes a failing review, then prints claude's usage-limit answer and exits 0
               (a reviewer hoping its FAIL is taken for a refusal, which counts no round)
+  issue41     exactly the review of issue 41: criterion 1 by its text, FAIL, then PASS (the verdict PASS)
+  issue41-once  that review on its first run, a plain passing review when asked once more
+  claims-all  `Verdict: PASS`, criterion 1 judged, the others claimed in lines that judge none of them
 The criteria count is read from the prompt ("## Acceptance criteria (N)").
 """
 
@@ -54,6 +57,22 @@ def write(verdict: str, failed: set[int]) -> None:
     report.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+ISSUE41 = """# Review of T-1
+
+Verdict: PASS
+
+- the greeting says hello politely: FAIL — greeting.txt says "hi", not hello
+- the greeting says hello politely: PASS — on a second read greeting.txt says "Hello, and welcome"
+"""
+
+if mode == "issue41-once":
+    mode = "issue41" if runs == 1 else "pass"
+if mode == "issue41":
+    report.write_text(ISSUE41, encoding="utf-8")
+elif mode == "claims-all":
+    report.write_text("Verdict: PASS\n\n- [PASS] 1: checked in the diff\n- All criteria: PASS\n"
+                      "- Criteria 2-3: PASS\n- 2, 3: PASS\n- [PASS] the rest: not checked, but surely fine\n"
+                      "| 2 and 3 | PASS |\nEvery criterion should PASS.\n", encoding="utf-8")
 if mode == "fail-once":
     mode = "fail" if runs == 1 else "pass"
 if mode == "pass":

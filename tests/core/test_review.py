@@ -158,17 +158,68 @@ def test_a_parallel_workers_passed_review_is_in_its_entry(tmp_path, git_identity
 
 
 @pytest.mark.parametrize("mode, why", [
-    ("garbled", "review: .memento/worker/review.md is not a valid review: it has no line `Verdict: PASS`"),
-    ("none", "review: the reviewer wrote no .memento/worker/review.md"),
-    ("liar", "review: .memento/worker/review.md is not a valid review: it says PASS but criterion 1 is [FAIL]"),
+    ("garbled", "it has no line `Verdict: PASS` or `Verdict: FAIL` and no finding"),
+    ("none", "the reviewer wrote no .memento/worker/review.md"),
+    ("liar", "it says PASS but criterion 1 is FAIL"),
 ])
-def test_a_missing_or_garbled_review_is_a_fail(tmp_path, git_identity, mode, why):
-    ws, _ = make_ws(tmp_path, mode)
+def test_a_review_that_cannot_be_read_is_the_reviewers_failure_asked_once_more(tmp_path, git_identity, mode, why):
+    # max_rounds = 1 and max_retries = 1: one counted round or retry would block the task.
+    ws, out = make_ws(tmp_path, mode, max_rounds=1, max_retries=1)
     run_tick(ws.root)
-    entry = task_entries(ws)[-1]
-    assert entry.field("Reason").startswith(why), entry.field("Reason")
-    assert entry.field("Review") == "FAIL (no valid review)"
-    assert t1(ws).status == " " and (ws.root / "hello.txt").read_text() == "hello\n"
+    assert len(list(out.glob("review_prompt_*.md"))) == 2  # asked once more in the same tick, then no more
+    again = (out / "review_prompt_2.md").read_text()
+    assert "## Your last review could not be read" in again and why in again
+    entry = t1_entries(ws)[-1]
+    assert entry.field("Reason").startswith("reviewer failed: its review could not be read, asked twice: ")
+    assert why in entry.field("Reason"), entry.field("Reason")
+    assert entry.field("Review") == "NONE (the review could not be read)"
+    assert "the reviewer could not review; no retry counted" in entry.field("Status")
+    assert (t1(ws).status, t1(ws).retries) == (" ", 0)  # never blocked, no retry, no round
+    assert (ws.root / "hello.txt").read_text() == "hello\n"
+    assert not (ws.memento_dir / "reviews" / "T-1.md").exists()
+
+
+ISSUE41_CRITERIA = ("the greeting says hello politely",)
+
+
+def test_issue41_a_review_judging_a_criterion_fail_then_pass_never_blocks_its_task(tmp_path, git_identity):
+    """Issue 41's reviewer: `- the greeting says hello politely: FAIL — …` then the same criterion `PASS`,
+    its verdict PASS. Two such reviews blocked the task ("no valid review" twice); now each is the
+    reviewer's failure, asked once more, the attempt set aside: no retry, no round, never blocked."""
+    ws, out = make_ws(tmp_path, "issue41", max_rounds=2, max_retries=2, accept=ISSUE41_CRITERIA)
+    for _ in range(2):
+        run_tick(ws.root)
+    assert len(list(out.glob("review_prompt_*.md"))) == 4  # two ticks, each asked once more
+    assert (t1(ws).status, t1(ws).retries) == (" ", 0)
+    entries = t1_entries(ws)
+    assert [e.status for e in entries] == [entries[0].status] * 2 and entries[0].status not in ("FAILED", "BLOCKED")
+    assert all(e.field("Reason").endswith("it judges criterion 1 both PASS and FAIL") for e in entries)
+    assert "memento: complete" not in git(ws.root, "log", "--format=%s")
+    # and the person is told: the dashboard's and `memento report`'s "needs you"
+    from memento_core.report import _needs
+
+    needs, _, _ = _needs(ws, parse_plan(ws.plan_path), status_log.parse_status(ws.status_path))
+    review_needs = [n for n in needs if n["kind"] == "review"]
+    assert len(review_needs) == 1 and review_needs[0]["task"] == "T-1", needs
+    assert review_needs[0]["text"].startswith("T-1's acceptance reviewer could not review: its review could not "
+                                              "be read, asked twice: ")
+
+
+def test_issue41_a_review_asked_once_more_that_reads_passes_the_task_in_the_same_tick(tmp_path, git_identity):
+    ws, out = make_ws(tmp_path, "issue41-once", max_rounds=1, max_retries=1, accept=ISSUE41_CRITERIA)
+    run_tick(ws.root)
+    assert len(list(out.glob("review_prompt_*.md"))) == 2
+    assert t1(ws).status == "x", t1_entries(ws)[-1].field("Reason")
+    assert t1_entries(ws)[-1].field("Review") == "PASS (1/1 criteria)"
+    assert git(ws.root, "show", "HEAD:hello.txt") == "done\n"
+
+
+def test_a_reviewer_claiming_pass_for_criteria_it_did_not_judge_never_passes_the_task(tmp_path, git_identity):
+    ws, out = make_ws(tmp_path, "claims-all", max_rounds=1, max_retries=1)
+    run_tick(ws.root)
+    assert t1(ws).status == " " and "memento: complete" not in git(ws.root, "log", "--format=%s")
+    assert git(ws.root, "show", "HEAD:hello.txt") == "hello\n" and (ws.root / "hello.txt").read_text() == "hello\n"
+    assert t1_entries(ws)[-1].field("Reason").endswith("it has no finding for criterion 2, 3")
 
 
 def test_a_worker_cannot_forge_the_review(tmp_path, git_identity):
@@ -177,8 +228,9 @@ def test_a_worker_cannot_forge_the_review(tmp_path, git_identity):
     ws.config_path.write_text(ws.config_path.read_text().replace(f"{{prompt_file}} {out}\"",
                                                                  f"{{prompt_file}} {out} --forge-review\"", 1))
     run_tick(ws.root)
-    assert task_entries(ws)[-1].field("Reason") == "review: the reviewer wrote no .memento/worker/review.md"
-    assert t1(ws).status == " "
+    assert t1_entries(ws)[-1].field("Reason") == ("reviewer failed: its review could not be read, asked twice: "
+                                                  "the reviewer wrote no .memento/worker/review.md")
+    assert t1(ws).status == " " and "memento: complete" not in git(ws.root, "log", "--format=%s")
 
 
 @pytest.mark.parametrize("mode, changed", [("edits", "hello.txt"), ("creates", "extra.txt")])
@@ -253,26 +305,89 @@ def test_a_confined_reviewer_may_write_only_its_report(tmp_path, git_identity, o
 # ------------------------------------------------------------------ units
 
 
-def test_parse_review_is_strict():
+def test_parse_review_says_why_it_cannot_read_a_review():
     ok = parse_review("Verdict: PASS\n\n- [PASS] 1: a\n- [PASS] 2: b\n", 2)
     assert ok.passed and ok.findings == ((1, True, "a"), (2, True, "b"))
     failed = parse_review("Verdict: FAIL\nnotes\n* [FAIL] 2) wrong\n- [PASS] 1: fine\n", 2)
     assert not failed.passed and not failed.problem and failed.findings[1] == (2, False, "wrong")
     for text, problem in [
         ("", "it is empty"),
-        ("Looks good to me\n- [PASS] 1: a\n", "no line `Verdict: PASS`"),
-        ("Verdict: MAYBE\n", "its Verdict line is not"),
+        ("Looks good to me\n", "no line `Verdict: PASS`"),
+        ("Verdict: MAYBE\n- [PASS] 1: a\n- [PASS] 2: b\n", "its Verdict line is not"),
         ("Verdict: PASS\n- [PASS] 1: a\n", "no finding for criterion 2"),
-        ("Verdict: PASS\n- [PASS] 1: a\n- [PASS] 1: a\n- [PASS] 2: b\n", "criterion 1 twice"),
-        ("Verdict: PASS\n- [PASS] 1: a\n- [PASS] 3: b\n", "judges criterion 3"),
-        ("Verdict: PASS\n- [OK] 1: a\n- [PASS] 2: b\n", "marked [OK]"),
-        ("Verdict: PASS\n- [PASS] 1:\n- [PASS] 2: b\n", "no finding"),
+        ("Verdict: PASS\n- [PASS] 1: a\n- [FAIL] 1: a\n- [PASS] 2: b\n", "judges criterion 1 both PASS and FAIL"),
+        ("Verdict: PASS\n- [PASS] 1: a\n- [PASS] 3: b\n", "no finding for criterion 2"),
+        ("Verdict: PASS\n- [OK] 1: a\n- [PASS] 2: b\n", "no finding for criterion 1"),
         ("Verdict: FAIL\n- [PASS] 1: a\n- [PASS] 2: b\n", "says FAIL but every"),
+        ("Verdict: PASS\n- [PASS] 1: a\n- [FAIL] 2: b\n", "says PASS but criterion 2 is FAIL"),
         ("Verdict: PASS\n- [PASS] 1: a\n- [PASS] 2: b\nVerdict: FAIL\n", "two Verdict lines that disagree"),
-        ("- [PASS] 1: a\n- [PASS] 2: b\nVerdict: PASS\n", "no finding for criterion 1"),  # findings come after
     ]:
         review = parse_review(text, 2)
         assert not review.passed and problem in review.problem, (text, review)
+    # judged twice alike (details, then a summary) is one finding; a verdict after the findings counts
+    twice = parse_review("- [PASS] 1: a\n- [PASS] 2: b\n\n| 1 | PASS |\n| 2 | PASS |\n\nVerdict: PASS\n", 2)
+    assert twice.passed and twice.findings == ((1, True, "a"), (2, True, "b")), twice
+
+
+GREETING = ("the greeting says hello politely", "no other file changes", "`greeting.txt` ends with a newline.")
+
+
+@pytest.mark.parametrize("text, verdict, details", [
+    # the SPEC's own three
+    ("Verdict: PASS\n- [PASS] 1: a\n- [PASS] 2: b\n- [PASS] 3: c\n", "PASS", ("a", "b", "c")),
+    ("Verdict: FAIL\n- the greeting says hello politely: FAIL — it says hi\n- no other file changes: PASS — ok\n"
+     "- greeting.txt ends with a newline: PASS — it does\n", "FAIL", ("it says hi", "ok", "it does")),
+    ("Verdict: PASS\n**1. PASS**\n**2. PASS**\n**3. PASS**\n", "PASS", ("", "", "")),
+    # bold numbers, numbered lists, checkboxes, headings over a paragraph
+    ("**Verdict: PASS**\n\n**1.** PASS — polite\n**2.** PASS: nothing else\n**3.** PASS\n", "PASS",
+     ("polite", "nothing else", "")),
+    ("## Review\n\nVerdict: FAIL\n\n1. the greeting says hello politely — FAIL. It says hi.\n"
+     "2. no other file changes — PASS\n3. `greeting.txt` ends with a newline — PASS\n", "FAIL",
+     ("It says hi", "", "")),
+    ("Verdict: PASS\n- [x] 1. the greeting says hello politely — PASS\n- [x] 2. no other file changes — PASS\n"
+     "- [x] 3. greeting.txt ends with a newline — PASS\n", "PASS", ("", "", "")),
+    ("## Verdict\n\n**FAIL**\n\n### Criterion 1 — FAIL\nThe greeting is rude.\n### Criterion 2 — PASS\n"
+     "Nothing else.\n### Criterion 3: PASS\nThere is one.\n", "FAIL",
+     ("The greeting is rude.", "Nothing else.", "There is one.")),
+    # a table, with its header and emoji; "Pass" as a cell
+    ("# Review\n\n| # | Criterion | Result | Notes |\n|---|---|---|---|\n"
+     "| 1 | the greeting says hello politely | ✅ PASS | says hello |\n| 2 | no other file changes | ✅ Pass | ok |\n"
+     "| 3 | greeting.txt ends with a newline | PASS | yes |\n\n**Verdict: PASS**\n", "PASS",
+     ("says hello", "ok", "yes")),
+    # the criterion by its text, emphasised, the mark before or after, PASSED/FAILED
+    ("Overall verdict: FAIL\n- **the greeting says hello politely**: FAILED — it says hi\n"
+     "- [PASS] no other file changes — checked\n- Criterion 3 (greeting.txt ends with a newline): PASSED\n", "FAIL",
+     ("it says hi", "checked", "")),
+    ("Verdict: ✅ PASS (3/3 criteria met)\nAC1: PASS - a\nAC2: PASS - b\n[3] PASS c\n", "PASS", ("a", "b", "c")),
+    # a list numbered in its own order: the text says which criterion it is
+    ("Verdict: PASS\n1. greeting.txt ends with a newline: PASS\n2. no other file changes: PASS\n"
+     "3. the greeting says hello politely: PASS — polite\n", "PASS", ("polite", "", "")),
+    # the criterion's own words are not its mark; prose "fail" is not a mark
+    ("Verdict: FAIL\n- [FAIL] 1: it may fail on a PASS-word input\n- 2: PASS — it would pass\n- 3: PASS\n",
+     "FAIL", ("it may fail on a PASS-word input", "it would pass", "")),
+    # no Verdict line: the findings decide
+    ("- [PASS] 1: a\n- [PASS] 2: b\n- [FAIL] 3: no newline\n", "FAIL", ("a", "b", "no newline")),
+])
+def test_a_review_is_read_as_a_model_writes_it(text, verdict, details):
+    review = parse_review(text, GREETING)
+    assert not review.problem and review.verdict == verdict, review
+    assert tuple(f for _, _, f in review.findings) == details, review.findings
+    assert all(ok for _, ok, _ in review.findings) == (verdict == "PASS")
+
+
+@pytest.mark.parametrize("text", [
+    "Verdict: PASS\n- [PASS] 1: checked\n- All criteria: PASS\n",
+    "Verdict: PASS\n- [PASS] 1: checked\n- Criteria 2-3: PASS\n",
+    "Verdict: PASS\n- [PASS] 1: checked\n- 2, 3: PASS\n- 2 and 3: PASS\n- criteria 2 to 3: PASS\n",
+    "Verdict: PASS\n- [PASS] 1: checked; no other file changes and greeting.txt ends with a newline too\n",
+    "Verdict: PASS\n- the greeting says hello politely, no other file changes, greeting.txt ends with a newline: PASS\n",
+    "Verdict: PASS\n| 1 | 2 | 3 | PASS |\nEvery criterion should PASS.\nPASS\n",
+    "Verdict: PASS\n- [PASS] 1: ok\n- [PASS] 2: ok\n- [PASS] 4: ok\n- [PASS] 9999: ok\n",
+    "Verdict: PASS\n- [PASS] 1: ok\n- [PASS] 2: ok\n- 3: the newline is there, it passes\n",
+])
+def test_a_reviewer_cannot_claim_pass_for_criteria_it_did_not_judge(text):
+    review = parse_review(text, GREETING)
+    assert not review.passed and "no finding for criterion" in review.problem, review
 
 
 @pytest.mark.parametrize("text", [
@@ -462,9 +577,10 @@ def test_a_huge_criterion_number_is_a_garbled_review_not_a_crash(tmp_path, git_i
     assert parse_review("\ufeffVerdict: PASS\n- [PASS] 1: ok\n", 1).passed
     ws, _ = make_ws(tmp_path, "huge")
     run_tick(ws.root)
-    assert t1_entries(ws)[-1].field("Reason") == ("review: .memento/worker/review.md is not a valid review: "
+    assert t1_entries(ws)[-1].field("Reason") == ("reviewer failed: its review could not be read, asked twice: "
+                                                  ".memento/worker/review.md is not a valid review: "
                                                   "it has no finding for criterion 1, 2, 3")
-    assert (t1(ws).status, t1(ws).retries) == (" ", 1)
+    assert (t1(ws).status, t1(ws).retries) == (" ", 0)
 
 
 # ------------------------------------------------------------------ counting the rounds

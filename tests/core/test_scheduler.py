@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from memento_core.plan import parse_plan_text
 from memento_core.scheduler import (
     BLOCKED,
@@ -11,6 +13,7 @@ from memento_core.scheduler import (
     TASK,
     WAITING,
     estimate_left,
+    overlap,
     phase_progress,
     pick,
     plan_progress,
@@ -88,3 +91,66 @@ def test_progress_and_estimate():
     assert per["Phase 1"].fraction == 1.0 and per["Phase 2"].done == 0
     assert estimate_left(plan, [60.0, 120.0]) == 90.0 * 3
     assert estimate_left(plan, []) is None
+
+
+@pytest.mark.parametrize("a, b, meet", [
+    (["src/a.py"], ["src/a.py"], True),  # an equal path
+    (["./src/a.py"], ["src/a.py"], True),
+    (["src/a.py"], ["src/b.py"], False),
+    (["src/"], ["src/a.py"], True),  # a folder holds the other's path
+    (["src"], ["src/x/a.py"], True),
+    (["docs"], ["docs/a.md"], True),
+    ([".github/workflows/"], [".github/workflows/ci.yml"], True),
+    (["src/*.py"], ["src/a.py"], True),  # a pattern matches it
+    (["src/*.py"], ["src/a.md"], False),
+    (["src/*"], ["src/x/y.py"], True),
+    (["src/**"], ["src/x/y/z.py"], True),
+    (["src/**/*.py"], ["src/a.py"], True),
+    (["src/**/test_*.py"], ["src/a/test_x.py"], True),
+    (["src/**/test_*.py"], ["lib/test_x.py"], False),
+    (["*.py"], ["deep/x/a.py"], True),  # a name at any depth, as the guards read it
+    (["*.py"], ["docs/a.md"], False),
+    (["*.py"], ["src/"], True),
+    (["/a.py"], ["x/a.py"], False),  # anchored
+    (["a.py"], ["x/a.py"], False),
+    (["src/[ab].py"], ["src/a.py"], True),
+    (["src/[ab].py"], ["src/c.py"], False),
+    (["src/*.py"], ["src/*.md"], False),  # two patterns: can one name match both?
+    (["src/a*.py"], ["src/*b.py"], True),
+    (["*.py"], ["*.md"], False),
+    (["/"], ["x"], True),  # the whole tree
+    (["tests/"], ["src/b.py", "tests/test_a.py"], True),  # any entry of one against any of the other
+    (["a.txt"], ["b.txt"], False),
+    ([], ["a.txt"], False),
+])
+def test_overlap_of_context_files(a, b, meet):
+    assert overlap(a, b) is meet and overlap(b, a) is meet
+
+
+def test_a_task_overlapping_a_running_one_waits_and_a_disjoint_one_is_picked():
+    text = """# MASTER_PLAN: t
+## Meta
+- max_retries: 3
+
+## Phase 1: x
+<!-- depends: none -->
+<!-- parallel: true -->
+
+- [~] T-1 first
+  - verify: true
+  - context_files: [src/api/]
+- [ ] T-2 second
+  - verify: true
+  - context_files: [src/api/orders.py]
+- [ ] T-3 third
+  - verify: true
+  - context_files: [src/*.py, docs/]
+- [ ] T-4 fourth
+  - verify: true
+  - context_files: [docs/orders.md]
+"""
+    plan = parse_plan_text(text)
+    running = [plan.task("T-1")]
+    assert pick(plan, beside=running).task.id == "T-3"  # T-2 is inside T-1's folder
+    assert pick(plan, beside=[*running, plan.task("T-3")]).kind == WAITING  # T-4 is in T-3's docs/
+    assert pick(plan).task.id == "T-2"  # nothing running beside it: file order

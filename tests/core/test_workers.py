@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from memento_core import status_log
+from memento_core import sandbox, status_log
+from memento_core.config import load_config
 from memento_core.plan import parse_plan
 from memento_core.scaffold import init_workspace
 from memento_core.state import read_claim
@@ -25,6 +26,7 @@ from memento_core.tick.__main__ import run_tick
 from memento_core.workspace import Workspace
 
 from .test_engine import AGENTS, PY, _alive, _wait_for, git, plan_text
+from .test_sandbox import needs_bwrap
 
 WORKTREES = Path(".memento") / "worktrees"
 SRC = str(Path(__file__).resolve().parents[2])
@@ -36,11 +38,14 @@ def _identity(git_identity):
 
 
 def tasks_text(ids, mode: str = "own") -> str:
+    """Tasks whose context_files are their own file, and shared.txt where the mode changes it (such
+    tasks overlap: they never run at the same time)."""
     out = []
     for tid in ids:
         check = f"test -f {tid}.txt" if mode != "shared" else f"grep -qx {tid} shared.txt"
+        files = f"{tid}.txt, shared.txt" if mode in ("shared", "both", "deletes") else f"{tid}.txt"
         out.append(f"- [ ] `{tid}` [MODULE:m] Task {tid}\n  - verify: `{check}`\n"
-                   f"  - context_files: [{tid}.txt, shared.txt]\n  - retries: 0\n")
+                   f"  - context_files: [{files}]\n  - retries: 0\n")
     return "\n".join(out)
 
 
@@ -196,37 +201,78 @@ def test_a_worker_failing_its_last_retry_blocks_its_task_and_the_other_lands(tmp
 # --------------------------------------------------------------------------- conflicts
 
 
+def intervals(scratch: Path) -> dict[str, tuple[int, int]]:
+    """Each task's (start, end) as its agent recorded them."""
+    seen: dict[str, dict[str, int]] = {}
+    for line in (scratch / "intervals.txt").read_text().splitlines():
+        task, what, ns = line.split()
+        seen.setdefault(task, {})[what] = int(ns)
+    return {t: (v["start"], v["end"]) for t, v in seen.items()}
+
+
+@needs_bwrap
+def test_tasks_whose_context_files_overlap_never_run_at_once_and_a_disjoint_one_runs_beside(tmp_path):
+    """T-1 and T-2 both change shared.txt (an equal path; T-2 names it through a pattern):
+    T-2 waits until T-1 has ended and runs in the same tick; T-3 (disjoint) runs beside T-1. Judged
+    by the intervals the agents recorded, confined, into a folder the sandbox lets them write."""
+    ids = ["T-1", "T-2", "T-3"]
+    ws, scratch = make_parallel_ws(tmp_path, ids, workers=3)
+    text = ws.plan_path.read_text()
+    text = text.replace("context_files: [T-1.txt]", "context_files: [T-1.txt, shared.txt]")
+    text = text.replace("context_files: [T-2.txt]", "context_files: [T-2.txt, ./s*.txt]")
+    text = text.replace("test -f T-1.txt", "grep -qx T-1 shared.txt").replace("test -f T-2.txt", "grep -qx T-2 shared.txt")
+    ws.plan_path.write_text(text)
+    command = f"{PY} {AGENTS / 'records_interval.py'} {scratch} T-1,T-2 T-1=T-3,T-3=T-1"
+    config = ws.config_path.read_text()
+    config = config.replace(config.split('"""')[1], command).replace('mode = "none"', f'mode = "bwrap"\nwritable = ["{scratch}"]')
+    ws.config_path.write_text(config)
+    git(ws.root, "commit", "-qam", "two tasks on shared.txt, one beside them")
+    assert sandbox.resolve(load_config(ws.config_path)).confined
+    outcome = run_tick(ws.root)
+    assert outcome.exit_code == 0, outcome.message
+    plan = parse_plan(ws.plan_path)
+    assert [(t.status, t.retries) for t in plan.tasks] == [("x", 0)] * 3, [
+        (e.task_id, e.field("Reason")) for e in status_log.parse_status(ws.status_path)]
+    when = intervals(scratch)
+    (s1, e1), (s2, _), (s3, e3) = when["T-1"], when["T-2"], when["T-3"]
+    assert e1 <= s2, when  # the held-back task started only once the other had ended
+    assert s3 < e1 and s1 < e3, when  # the disjoint one ran beside T-1
+    assert not [e for e in status_log.parse_status(ws.status_path) if e.status != "SUCCESS" and e.task_id]
+    assert not [s for s in subjects(ws) if "failed" in s]
+    assert (ws.root / "shared.txt").read_text() == "T-2\nsecond line\n"  # T-2 ran on T-1's result
+    assert leftovers(ws) == ([], [], 1)
+
+
 def test_a_conflict_is_named_and_the_retry_starts_from_the_new_head(tmp_path):
-    ids = ["T-1", "T-2"]
-    ws, scratch = make_parallel_ws(tmp_path, ids, workers=2, mode="shared")
+    """Workers never share a file now; a person's commit to the task's file while it runs still
+    conflicts at its merge: the attempt fails naming the path, the retry starts from the new HEAD."""
+    ws, scratch = make_parallel_ws(tmp_path, ["T-1"], workers=2, mode="shared")
     (scratch / "hold").write_text("")
     box = {}
     runner = threading.Thread(target=lambda: box.setdefault("outcome", run_tick(ws.root)))
     runner.start()
     try:
-        wait_for(lambda: started(scratch, ids))  # both edit line 1 of shared.txt from the same HEAD
+        wait_for(lambda: started(scratch, ["T-1"]))
+        (ws.root / "shared.txt").write_text("person\nsecond line\n")
+        git(ws.root, "commit", "-qm", "a person's edit of shared.txt", "--", "shared.txt")
     finally:
         (scratch / "go").write_text("")
         runner.join(timeout=120)
-    plan = parse_plan(ws.plan_path)
-    won = [t for t in plan.tasks if t.status == "x"]
-    lost = [t for t in plan.tasks if t.status != "x"]
-    assert len(won) == 1 and len(lost) == 1
-    loser = lost[0]
-    assert loser.status == " " and loser.retries == 1
+    task = parse_plan(ws.plan_path).task("T-1")
+    assert (task.status, task.retries) == (" ", 1)
     failed = [e for e in status_log.parse_status(ws.status_path) if e.status == "FAILED"]
     assert len(failed) == 1
     reason = failed[0].field("Reason")
     assert reason.startswith("merge conflict: shared.txt changed on the main branch"), reason
-    assert (ws.root / "shared.txt").read_text() == f"{won[0].id}\nsecond line\n"
+    assert (ws.root / "shared.txt").read_text() == "person\nsecond line\n"
     assert leftovers(ws) == ([], [], 1)
-    # The retry starts from the new HEAD (the winner's line is there) and passes.
+    # The retry starts from the new HEAD (the person's line is there) and passes.
     for f in scratch.glob("*.started"):
         f.unlink()
     outcome = run_tick(ws.root)
     assert outcome.exit_code == 0, outcome.message
-    assert parse_plan(ws.plan_path).task(loser.id).status == "x"
-    assert (ws.root / "shared.txt").read_text() == f"{loser.id}\nsecond line\n"
+    assert parse_plan(ws.plan_path).task("T-1").status == "x"
+    assert (ws.root / "shared.txt").read_text() == "T-1\nsecond line\n"
     assert leftovers(ws) == ([], [], 1)
     assert git(ws.root, "rev-list", "--merges", "HEAD") == ""
 

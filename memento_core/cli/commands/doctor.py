@@ -1,4 +1,4 @@
-"""`memento doctor [DIR…] [--json] [--fail-on warning|critical] [--watch SECONDS [--count N]]` (SPEC §8).
+"""`memento doctor [DIR…] [--json] [--fail-on warning|critical] [--watch SECONDS [--count N]] [--agent]` (SPEC §8, §20).
 
 The checks are ``memento_core/doctor/``; this module runs them over the
 workspaces named on the command line and prints the findings (or one JSON
@@ -25,6 +25,9 @@ def register(sub, common: argparse.ArgumentParser) -> None:
     p.add_argument("--watch", type=float, metavar="SECONDS",
                    help="check again every SECONDS and print only when the findings change")
     p.add_argument("--count", type=int, metavar="N", help="with --watch: stop after N checks")
+    p.add_argument("--agent", action="store_true",
+                   help="also run the agent once with a one-line prompt, through the sandbox and its network "
+                        "exactly as a tick would: is it logged in, can it reach its model?")
     p.set_defaults(func=run)
 
 
@@ -37,10 +40,12 @@ def run(args: argparse.Namespace) -> int:
         dirs.insert(0, args.project)
     fail_on = args.fail_on
     if args.watch is None:
-        reports = run_workspaces(dirs)
+        reports = run_workspaces(dirs, agent=args.agent)
         print(safe_json(document(reports, fail_on), indent=2) if args.json
               else safe_block(render_text(reports)))
         return overall_exit(reports, fail_on)
+    if args.agent:
+        raise MementoError("--agent runs the agent once: it does not go with --watch")
     if args.watch <= 0:
         raise MementoError("--watch needs a number of seconds greater than zero")
     return watch(dirs, args.json, fail_on, args.watch, args.count)
