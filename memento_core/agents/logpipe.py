@@ -9,6 +9,11 @@ the middle of a flood) and into every :class:`Capture` listening on that log:
 the usage and rate-limit parsers (tick/limits.py) read what the command
 printed from there, not from a file it could reach by its path.
 
+A CLI that streams JSON events (SPEC §20) is given a :class:`stream.StreamLog`:
+the log then gets its readable lines (a line per tool call, as each event
+arrives) instead of the events, while every Capture still gets the bytes as
+printed.
+
 The copy ends at end of file, when every process holding the write end is gone
 (run_in_group kills the group and its strays first), or at most
 :data:`DRAIN_SECONDS` after :meth:`LogPipe.finish`: a process that escaped with
@@ -27,6 +32,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..locks import open_append
+from .stream import StreamLog
 
 CHUNK = 1 << 20
 PIPE_SIZE = 1 << 20  # fewer, larger reads of a flood (the kernel may grant less: then its default)
@@ -104,8 +110,9 @@ class LogPipe:
     Raises SymlinkRefused/OSError like open_append when the log cannot be opened.
     """
 
-    def __init__(self, log_path: Path | str):
+    def __init__(self, log_path: Path | str, stream: StreamLog | None = None):
         self.key = _key(log_path)
+        self.stream = stream
         self._log = open_append(Path(log_path), "ab")
         self.read_fd, self.write_fd = os.pipe()  # both close-on-exec: no other child inherits them
         try:
@@ -153,6 +160,8 @@ class LogPipe:
     def _run(self) -> None:
         try:
             self._copy()
+            if self.stream is not None:  # a last line the CLI never ended (killed mid-write)
+                self._append(self.stream.end())
         finally:
             with self._closing:
                 if self._orphaned:
@@ -195,6 +204,9 @@ class LogPipe:
             caps = list(_LISTENING.get(self.key, ()))
         for cap in caps:
             cap.add(data)
+        self._append(self.stream.feed(data) if self.stream is not None else data)
+
+    def _append(self, data: bytes) -> None:
         view = memoryview(data)
         fd = self._log.fileno()
         while view and not self._log_broken:
