@@ -21,7 +21,10 @@ suggestion). ``Script.mode`` may instead be ``"429"`` (HTTP 429 with a
 Retry-After), ``"usage_limit"`` (the provider's quota message) or ``"claim"`` (a
 model that claims success and calls no tool: the final text at once). Every answer
 carries usage numbers (``USAGE_IN``/``USAGE_OUT``). Every request is kept in
-``requests`` so the tests can assert what the CLI sent.
+``requests`` so the tests can assert what the CLI sent. With ``hold`` set (a
+``threading.Event``), the answer to a request that carries a tool's result (the
+turn after the tool call) waits until the event is set: the CLI is still running,
+its tool call made, while a test looks at what Memento wrote (SPEC §20).
 
 Nothing here opens a connection: the server only listens on 127.0.0.1.
 """
@@ -39,6 +42,7 @@ USAGE_IN = 1234
 USAGE_OUT = 56
 FINAL_TEXT = "Done: the file is written."
 USAGE_LIMIT_TEXT = "You've hit your usage limit. Your limit will reset at 11:30pm (UTC)."
+HOLD_MAX = 60.0
 
 
 @dataclass
@@ -75,6 +79,7 @@ class MockModel:
 
     script: Script = field(default_factory=Script)
     requests: list[Logged] = field(default_factory=list)
+    hold: threading.Event | None = None  # the turn after a tool call waits for it (at most HOLD_MAX s)
     _server: ThreadingHTTPServer | None = None
     _thread: threading.Thread | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -202,6 +207,9 @@ class _Handler(BaseHTTPRequestHandler):
                 self._json(200, {})
             return
         body = body if isinstance(body, dict) else {}
+        hold = self.model.hold
+        if hold is not None and _after_tool(kind, body):
+            hold.wait(HOLD_MAX)
         script = self.model.script
         mode = script.mode if not script.only or kind in script.only else "edit"
         if mode in ("429", "usage_limit") and _wants_tools(kind, body):
@@ -439,6 +447,22 @@ def _text(message: dict) -> str:
 def _said_before(body: dict) -> bool:
     """Whether the conversation already holds an assistant turn (the edit was answered)."""
     return any(isinstance(m, dict) and m.get("role") == "assistant" for m in body.get("messages") or [])
+
+
+def _after_tool(kind: str, body: dict) -> bool:
+    """The request carries a tool call's result: the CLI made the call and waits for the next turn."""
+    if kind == "anthropic":
+        last = (body.get("messages") or [{}])[-1]
+        return isinstance(last, dict) and any(b.get("type") == "tool_result" for b in _blocks(last.get("content")))
+    if kind == "responses":
+        items = body.get("input")
+        return isinstance(items, list) and any(isinstance(i, dict) and str(i.get("type", "")).endswith("_output")
+                                               for i in items)
+    if kind == "gemini":
+        contents = body.get("contents") or []
+        parts = (contents[-1].get("parts") if contents and isinstance(contents[-1], dict) else None) or []
+        return any(isinstance(p, dict) and "functionResponse" in p for p in parts)
+    return any(isinstance(m, dict) and m.get("role") == "tool" for m in body.get("messages") or [])
 
 
 def _wants_tools(kind: str, body: dict) -> bool:
