@@ -40,7 +40,7 @@ class Invocation:
     # How its output is read as it arrives (stream.StreamLog): the output preset's renderer
     # factory and line filter; None: copied into the log as printed.
     stream: Callable[[], Callable] | None = None
-    stream_wanted: Callable[[bytes], bool] | None = None
+    stream_wanted: Callable[[bytes, int], bool] | None = None
 
     def display(self) -> str:
         """The command line as one string, for logs."""
@@ -66,7 +66,7 @@ class AgentSpec:
     # The CLI streams JSON events (SPEC §20): a new renderer per attempt (stream.Render: an
     # event to its readable lines), and a look at a raw line that skips events shown by none.
     stream: Callable[[], Callable] | None = None
-    stream_wanted: Callable[[bytes], bool] | None = None
+    stream_wanted: Callable[[bytes, int], bool] | None = None
     # The provider's usage windows the CLI reported (Claude Code's rate_limit_event).
     windows: Callable[[str], list] | None = None
 

@@ -26,12 +26,13 @@ TEXT_CAP = 2000  # bytes of one line of text written as it was
 TOOL_CAP = 240  # characters of one tool call's summary
 MAX_LINE = 16 * 1024 * 1024  # a longer line is cut: its first TEXT_CAP bytes shown, the rest dropped
 SUB_INDENT = "  "
+_decode = json.JSONDecoder().decode  # json.loads without its per-call checks (a line is many events' cost)
 
 # A renderer: one parsed event to the readable lines it stands for (none for most events).
 Render = Callable[[dict], Iterable[str]]
-# A cheap look at a raw line, before it is parsed: False for an event no line comes from
-# (claude's tool results, megabytes each): never parsed, nothing written.
-Wanted = Callable[[bytes], bool]
+# A cheap look at a raw line (``data`` from ``start``) before it is copied or parsed: False for an
+# event no line comes from (claude's tool results, megabytes each): skipped, nothing written.
+Wanted = Callable[[bytes, int], bool]
 
 
 def _cut(text: bytes, cap: int = TEXT_CAP, dropped: int = 0) -> bytes:
@@ -71,9 +72,11 @@ class StreamLog:
                 line, dropped = bytes(self._partial), self._dropped
                 self._partial.clear()
                 self._dropped = 0
+                out.append(self._line(line, dropped))
+            elif self.wanted is not None and not self.wanted(data, start):
+                self.events += 1  # most of the stream's bytes: never copied, never parsed
             else:
-                line, dropped = data[start:nl], 0
-            out.append(self._line(line, dropped))
+                out.append(self._line(data[start:nl], 0))
             start = nl + 1
         if start < len(data):
             self._keep(data[start:])
@@ -97,16 +100,16 @@ class StreamLog:
             self._dropped += len(piece) - max(room, 0)
 
     def _line(self, line: bytes, dropped: int) -> bytes:
-        stripped = line.strip()
+        stripped = line if line.startswith(b"{") and line.endswith(b"}") else line.strip()
         if not stripped.startswith(b"{"):
             return _cut(line.rstrip(b"\r"), dropped=dropped) if stripped else b"\n"
         if dropped:  # an event cut at MAX_LINE cannot be parsed: its start, as text
             return _cut(stripped, dropped=dropped)
-        if self.wanted is not None and not self.wanted(stripped):
+        if self.wanted is not None and not self.wanted(stripped, 0):
             self.events += 1
             return b""
         try:
-            event = json.loads(stripped)
+            event = _decode(stripped.decode("utf-8", "surrogateescape"))
         except ValueError:  # not JSON after all, or a truncated object
             return _cut(stripped)
         if not isinstance(event, dict):

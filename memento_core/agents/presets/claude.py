@@ -153,9 +153,12 @@ class Render:
             yield f"[error] {str(event.get('result') or event.get('subtype') or '')[:300]}"
 
 
-def stream_wanted(line: bytes) -> bool:
+_UNSHOWN = (b'{"type":"user"', b'{"type":"stream_event"')
+
+
+def stream_wanted(data: bytes, start: int) -> bool:
     """Tool results and partial-message deltas (most of the stream's bytes) show nothing."""
-    return not line.startswith((b'{"type":"user"', b'{"type":"stream_event"'))
+    return not data.startswith(_UNSHOWN, start)
 
 
 def _epoch(value) -> datetime | None:
