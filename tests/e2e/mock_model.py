@@ -80,6 +80,8 @@ class MockModel:
     script: Script = field(default_factory=Script)
     requests: list[Logged] = field(default_factory=list)
     hold: threading.Event | None = None  # the turn after a tool call waits for it (at most HOLD_MAX s)
+    # Headers every Anthropic answer carries (the service's anthropic-ratelimit-unified-* levels).
+    anthropic_headers: dict[str, str] = field(default_factory=dict)
     _server: ThreadingHTTPServer | None = None
     _thread: threading.Thread | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -170,8 +172,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def _sse(self, events: list[tuple[str | None, Any]]) -> None:
+    def _sse(self, events: list[tuple[str | None, Any]], headers: dict[str, str] | None = None) -> None:
         self.send_response(200)
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Connection", "close")
@@ -285,7 +289,7 @@ class _Handler(BaseHTTPRequestHandler):
                    "usage": {"input_tokens": USAGE_IN, "output_tokens": USAGE_OUT,
                              "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}
         if not body.get("stream"):
-            return self._json(200, message)
+            return self._json(200, message, self.model.anthropic_headers)
         start = dict(message, content=[], stop_reason=None,
                      usage={"input_tokens": USAGE_IN, "output_tokens": 1})
         events: list[tuple[str | None, Any]] = [("message_start", {"type": "message_start",
@@ -312,7 +316,7 @@ class _Handler(BaseHTTPRequestHandler):
                                "usage": {"output_tokens": USAGE_OUT}}),
             ("message_stop", {"type": "message_stop"}),
         ]
-        self._sse(events)
+        self._sse(events, self.model.anthropic_headers)
 
     # ------------------------------------------------------------------ OpenAI Chat
 
@@ -610,6 +614,19 @@ CLAUDE_OLD_LIMIT_HOUR = 21  # "… will reset at 9pm (UTC)."
 def claude_reset_epoch(hours: int = 3) -> int:
     """When the mock says the limit resets: ``hours`` from now, on a whole minute."""
     return (int(time.time()) // 60 + hours * 60) * 60
+
+
+def window_headers(five_hour: float, seven_day: float, hours: int = 3) -> dict[str, str]:
+    """What Anthropic sends a subscription about its usage windows: each window's share used and
+    its reset (epoch seconds); the 5-hour one resets in ``hours``, the 7-day one 5 days later."""
+    reset = claude_reset_epoch(hours)
+    return {"anthropic-ratelimit-unified-status": "allowed_warning" if max(five_hour, seven_day) >= 0.8 else "allowed",
+            "anthropic-ratelimit-unified-5h-utilization": str(five_hour),
+            "anthropic-ratelimit-unified-5h-reset": str(reset),
+            "anthropic-ratelimit-unified-7d-utilization": str(seven_day),
+            "anthropic-ratelimit-unified-7d-reset": str(reset + 5 * 86400),
+            "anthropic-ratelimit-unified-reset": str(reset),
+            "anthropic-ratelimit-unified-representative-claim": "five_hour"}
 
 
 def gateway_token() -> str:
