@@ -305,6 +305,10 @@ def _agent_needs(summary: dict) -> list[Need]:
         out.append(Need("rate_limit", f"the agent is rate limited until {until}", "wait, or switch preset"))
     if (summary.get("budget") or {}).get("reached"):
         out.append(Need("budget", "the spending budget is reached: no agent runs", "raise [budget] or wait"))
+    window = summary.get("window") or {}
+    if window.get("until"):
+        out.append(Need("budget", f"a usage window is {window.get('what') or 'full'}: no attempt starts until "
+                                  f"{window['until']}", "wait, or raise [budget] window_pause_at"))
     return out
 
 
