@@ -67,6 +67,9 @@ class AgentSpec:
     # event to its readable lines), and a look at a raw line that skips events shown by none.
     stream: Callable[[], Callable] | None = None
     stream_wanted: Callable[[bytes, int], bool] | None = None
+    # Text every line ``parse_usage`` reads holds: while the agent runs, the budget watch parses
+    # only those lines (logpipe.LineTap); None: the whole output.
+    usage_marker: bytes | None = None
     # The provider's usage windows the CLI reported (Claude Code's rate_limit_event).
     windows: Callable[[str], list] | None = None
 

@@ -77,7 +77,38 @@ class Capture:
             return bytes(self._head + marker + self._tail).decode("utf-8", "replace")
 
 
-_LISTENING: dict[str, list[Capture]] = {}
+class LineTap:
+    """The lines holding ``marker`` of what commands print into one log, picked as they come: what a
+    usage parser reads while the agent runs (the budget watch) without the whole capture each
+    time. A line longer than :data:`TAP_LINE` is not held (no usage line is that long)."""
+
+    def __init__(self, marker: bytes):
+        self.marker = marker
+        self._lines: list[bytes] = []
+        self._partial = b""
+        self._lock = threading.Lock()
+        self.picked = 0  # lines picked so far: what a reader compares to know there is more
+
+    def add(self, data: bytes) -> None:
+        with self._lock:
+            if self._partial:
+                data = self._partial + data
+            end = data.rfind(b"\n")
+            self._partial = data[end + 1:] if len(data) - end - 1 <= TAP_LINE else b""
+            if end >= 0 and data.find(self.marker, 0, end) >= 0:
+                picked = [line for line in data[:end].split(b"\n") if self.marker in line]
+                self._lines += picked
+                self.picked += len(picked)
+                del self._lines[:-TAP_LINES]
+
+    def text(self) -> str:
+        with self._lock:
+            return b"\n".join(self._lines).decode("utf-8", "replace")
+
+
+TAP_LINE = 1 << 20
+TAP_LINES = 100_000
+_LISTENING: dict[str, list] = {}
 _LISTENING_LOCK = threading.Lock()
 
 
@@ -88,7 +119,15 @@ def _key(path: Path | str) -> str:
 @contextmanager
 def capture(log_path: Path | str):
     """A :class:`Capture` of what every command run into ``log_path`` prints while it is open."""
-    cap, key = Capture(), _key(log_path)
+    with listening(log_path, Capture()) as cap:
+        yield cap
+
+
+@contextmanager
+def listening(log_path: Path | str, cap):
+    """``cap`` (a Capture, a LineTap: anything with ``add(bytes)``) gets what every command run into
+    ``log_path`` prints while it is open."""
+    key = _key(log_path)
     with _LISTENING_LOCK:
         _LISTENING.setdefault(key, []).append(cap)
     try:

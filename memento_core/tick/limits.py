@@ -217,14 +217,19 @@ class BudgetWatch:
         name = ctx.config.agent_output or ctx.config.agent_preset
         spec = agents.PRESETS.get(name)
         self.parse = spec.parse_usage if spec is not None else None
+        self.marker = spec.usage_marker if spec is not None else None
         self.ctx, self.printed, self.beat, self.every = ctx, printed, beat, every
         self.stopped = ""
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, name="budget-watch", daemon=True)
+        self._tap = None
 
     def __enter__(self) -> BudgetWatch:
         config = self.ctx.config
         if (config.budget_task_usd > 0 or config.budget_task_tokens > 0) and self.parse is not None:
+            if self.marker:  # only the usage lines, picked as they come: a 50 MB stream is never re-read
+                self._tap = agents.listening(self.ctx.log_path, agents.LineTap(self.marker))
+                self.printed = self._tap.__enter__()
             self._thread.start()
         return self
 
@@ -232,11 +237,14 @@ class BudgetWatch:
         self._done.set()
         if self._thread.is_alive():
             self._thread.join(timeout=10)
+        if self._tap is not None:
+            self._tap.__exit__(None, None, None)
 
     def _run(self) -> None:
         seen = -1
         while not self._done.wait(self.every):
-            size = self.printed.size
+            size = getattr(self.printed, "picked", None)
+            size = self.printed.size if size is None else size
             if size == seen:
                 continue
             seen = size

@@ -250,3 +250,14 @@ def test_a_tool_line_reaches_the_log_while_the_cli_still_runs(tmp_path):
     watcher.join()
     assert result.exit_code == 0
     assert seen == {"alive": True}  # the line was there while the CLI was still running
+
+
+def test_the_budget_watch_tap_picks_usage_lines_across_reads_and_holds_no_flood():
+    tap = logpipe.LineTap(b"turn.completed")
+    done = ev({"type": "turn.completed", "usage": {"input_tokens": 7, "cached_input_tokens": 0, "output_tokens": 1}})
+    data = ev({"type": "turn.started"}) + done + b"x" * (3 << 20) + b"\n" + done
+    for i in range(0, len(data), 1000):  # the usage line split across reads
+        tap.add(data[i:i + 1000])
+    assert tap.picked == 2 and tap.text() == (done[:-1] + b"\n" + done[:-1]).decode()
+    assert len(tap._partial) <= logpipe.TAP_LINE  # the 3 MB line was never held whole
+    assert codex.parse_usage(tap.text()).tokens == 16

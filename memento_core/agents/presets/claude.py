@@ -204,6 +204,7 @@ SPEC = AgentSpec(
     rate_limit=rate_limit,
     readable=readable,
     stream=Render,
+    usage_marker=b'"result"',
     stream_wanted=stream_wanted,
     windows=windows,
 )

@@ -148,4 +148,5 @@ SPEC = AgentSpec(
     rate_limit=rate_limit,
     readable=readable,
     stream=Render,
+    usage_marker=b"turn.completed",
 )

@@ -136,4 +136,5 @@ SPEC = AgentSpec(
     rate_limit=rate_limit,
     readable=readable,
     stream=lambda: render,
+    usage_marker=b'"stats"',
 )

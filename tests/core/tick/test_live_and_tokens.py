@@ -10,6 +10,8 @@ plan's retries, usage.json, state.json, cron.log and git.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -192,8 +194,12 @@ def test_a_usage_window_over_window_pause_at_stops_new_attempts_until_it_resets(
     assert windows[0].field("Event") == f"⏳ WINDOW 96% (5-hour) — until {clock(until)} (preset command)"
     assert cron_lines(ws)[-1].endswith(skipped.message) and runs(ws) == ["claude-stream"]
     assert git(ws.root, "status", "--porcelain") == ""
-    assert status_json(ws)["window"] == {"until": TickState.load(ws).window_paused_until,
-                                         "what": "96% (5-hour)", "preset": "command"}
+    doc = status_json(ws)
+    assert doc["window"] == {"until": TickState.load(ws).window_paused_until, "what": "96% (5-hour)",
+                             "preset": "command"}
+    human = subprocess.run([sys.executable, "-m", "memento_core.cli", "status", str(ws.root)],
+                           capture_output=True, text=True).stdout
+    assert f"[warn] usage window 96% (5-hour) until {doc['window']['until']} (preset command)" in human
 
     _window(ws, window_paused_until="2000-01-01T00:00:00Z")  # as if the window had reset
     again = run_tick(ws.root)
