@@ -52,7 +52,9 @@ CLAUDE = (
     + assistant({"type": "tool_use", "id": "t5", "name": "Task", "input": {"description": "Deeper"}}, "t3")
     + assistant({"type": "tool_use", "id": "t6", "name": "Read", "input": {"file_path": "/p/a.py"}}, "t5")
     + ev({"type": "result", "subtype": "success", "is_error": False, "result": "Done.",
-          "total_cost_usd": 0.01, "usage": {"input_tokens": 5, "output_tokens": 7}})
+          "total_cost_usd": 0.01, "usage": {"input_tokens": 5, "output_tokens": 7},
+          "permission_denials": [{"tool_name": "Bash", "tool_use_id": "t7",
+                                  "tool_input": {"command": "rm -rf build"}}]})
 )
 CLAUDE_LINES = [
     "[tool] Bash: pytest -q",
@@ -61,6 +63,7 @@ CLAUDE_LINES = [
     "  [tool] Grep: def main",
     "  [tool] Task: Deeper",
     "    [tool] Read: a.py",
+    "[denied] Bash: rm -rf build",
 ]
 
 

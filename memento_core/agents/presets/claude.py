@@ -129,7 +129,8 @@ def readable(log_text: str) -> str | None:
 
 class Render:
     """Claude's stream events to log lines: ``[tool] Bash: pytest -q``, a sub-agent's calls
-    indented below the call that started it (``parent_tool_use_id``), a window's new level."""
+    indented below the call that started it (``parent_tool_use_id``), a window's new level, the
+    calls it was refused (``[denied] Bash: …``, the result's ``permission_denials``)."""
 
     def __init__(self) -> None:
         self._depth: dict[str, int] = {}  # tool_use id -> how deep the call that made it is
@@ -149,8 +150,14 @@ class Render:
             for window in _event_windows(event):
                 yield f"[window] {window.label}: {window.percent:.0f}% used" + (
                     f", resets {window.resets_at:%Y-%m-%d %H:%M} UTC" if window.resets_at else "")
-        elif kind == "result" and event.get("is_error"):
-            yield f"[error] {str(event.get('result') or event.get('subtype') or '')[:300]}"
+        elif kind == "result":
+            # calls print mode refused for want of a person to ask (unconfined: acceptEdits)
+            for denied in event.get("permission_denials") or ():
+                if isinstance(denied, dict):
+                    yield tool_line(str(denied.get("tool_name") or "?"), denied.get("tool_input")).replace(
+                        "[tool]", "[denied]", 1)
+            if event.get("is_error"):
+                yield f"[error] {str(event.get('result') or event.get('subtype') or '')[:300]}"
 
 
 _UNSHOWN = (b'{"type":"user"', b'{"type":"stream_event"')
