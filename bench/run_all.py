@@ -15,7 +15,7 @@ sys.path.insert(0, str(HERE))
 from table import header, print_table  # noqa: E402
 
 MODULES = ("plan_parse", "status_json", "tick_overhead", "history", "sandbox_cost", "sandbox_verify", "report_history",
-           "parallel_workers")
+           "parallel_workers", "stream_read")
 
 
 def main() -> int:

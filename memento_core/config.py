@@ -62,6 +62,9 @@ fallback = []           # presets tried in the same tick when this one is rate l
 [budget]
 daily_usd = 0           # stop ticking for the day once today's cost reaches this (0: no limit)
 task_usd = 0            # an attempt that costs more fails (0: no limit)
+daily_tokens = 0        # the same in tokens (in + out), for every CLI that reports them (0: no limit)
+task_tokens = 0
+window_pause_at = 0     # Claude Code: no attempt while a usage window is this % used (0: off)
 
 [verify]
 timeout = "10min"
@@ -147,6 +150,9 @@ class Config:
     agent_fallback: tuple[str, ...] = ()
     budget_daily_usd: float = 0.0
     budget_task_usd: float = 0.0
+    budget_daily_tokens: int = 0
+    budget_task_tokens: int = 0
+    budget_window_pause_at: float = 0.0  # a percentage; 0: off (SPEC §20)
     sandbox_mode: str = "auto"
     sandbox_network: str = "model"  # model | all | none (SPEC §13; true/false read as all/none)
     sandbox_allow: tuple[str, ...] = ()  # hosts or host:port the agent may reach besides its model
@@ -250,6 +256,21 @@ class _Validator:
             raise self.fail(section, key, f"expected an amount in US dollars (0 or more), got {value!r}")
         return float(value)
 
+    def tokens(self, section: str, key: str) -> int:
+        value = self.table(section).get(key, 0)
+        if (isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0
+                or value == float("inf") or value != int(value)):
+            raise self.fail(section, key, f"expected a whole number of tokens (0 or more), got {value!r}")
+        return int(value)
+
+    def percent(self, section: str, key: str) -> float:
+        value = self.table(section).get(key, 0)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 100:
+            raise self.fail(section, key, f"expected a percentage from 1 to 100 (0: off), got {value!r}")
+        if 0 < value < 1:
+            raise self.fail(section, key, f"a percentage from 1 to 100, e.g. 95 (not a fraction), got {value!r}")
+        return float(value)
+
     def presets(self, section: str, key: str, default: list) -> tuple[str, ...]:
         value = self.table(section).get(key, default)
         if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
@@ -331,6 +352,9 @@ def config_from_dict(
         agent_fallback=fallback,
         budget_daily_usd=v.dollars("budget", "daily_usd"),
         budget_task_usd=v.dollars("budget", "task_usd"),
+        budget_daily_tokens=v.tokens("budget", "daily_tokens"),
+        budget_task_tokens=v.tokens("budget", "task_tokens"),
+        budget_window_pause_at=v.percent("budget", "window_pause_at"),
         **sandbox,
         **_notify(v),
         **_architect_runs(v),
@@ -489,7 +513,7 @@ def _architect_runs(v: _Validator) -> dict[str, Any]:
 
 KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
     "agent": ("preset", "command", "timeout", "model", "extra_args", "output", "fallback"),
-    "budget": ("daily_usd", "task_usd"),
+    "budget": ("daily_usd", "task_usd", "daily_tokens", "task_tokens", "window_pause_at"),
     "verify": ("timeout",),
     "schedule": ("every",),
     "git": ("author",),

@@ -181,7 +181,7 @@ def _limits(ws: Workspace, state: TickState) -> list[Event]:
     today = utc_stamp()[:10]
     if state.budget_reached_day == today:
         out.append(Event("budget", "budget", today, "the daily budget is reached",
-                         "no agent runs until the next UTC day", "raise [budget] daily_usd, or wait"))
+                         "no agent runs until the next UTC day", "raise [budget] daily_usd or daily_tokens, or wait"))
     return out
 
 

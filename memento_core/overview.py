@@ -193,12 +193,20 @@ def _spending(ws: Workspace, config: Config, state: TickState, entries: Sequence
     until = state.rate_limited_until or None
     if until and until <= utc_stamp():
         until = None  # the wait is over; the next tick clears it
-    daily = config.budget_daily_usd
+    daily, tokens = config.budget_daily_usd, config.budget_daily_tokens
+    today = usage["today"]
+    window = state.window_paused_until or None
+    if window and window <= utc_stamp():
+        window = None
     return {
         "usage": usage,
         "rate_limit": {"until": until, "preset": (state.rate_limited_preset or None) if until else None},
         "budget": {"daily_usd": daily, "task_usd": config.budget_task_usd,
-                   "reached": daily > 0 and usage["today"]["cost_usd"] >= daily},
+                   "daily_tokens": tokens, "task_tokens": config.budget_task_tokens,
+                   "reached": (daily > 0 and today["cost_usd"] >= daily)
+                   or (tokens > 0 and today["tokens_in"] + today["tokens_out"] >= tokens)},
+        "window": {"until": window, "what": (state.window_paused_what or None) if window else None,
+                   "preset": (state.window_paused_preset or None) if window else None},
     }
 
 
@@ -341,6 +349,10 @@ def _agent_needs(summary: dict) -> list[Need]:
         out.append(Need("rate_limit", f"the agent is rate limited until {until}", "wait, or switch preset"))
     if (summary.get("budget") or {}).get("reached"):
         out.append(Need("budget", "the spending budget is reached: no agent runs", "raise [budget] or wait"))
+    window = summary.get("window") or {}
+    if window.get("until"):
+        out.append(Need("budget", f"a usage window is {window.get('what') or 'full'}: no attempt starts until "
+                                  f"{window['until']}", "wait, or raise [budget] window_pause_at"))
     return out
 
 

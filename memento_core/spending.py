@@ -35,6 +35,11 @@ class Usage:
             (self.cost_usd or 0.0) + (other.cost_usd or 0.0)
         return Usage(self.tokens_in + other.tokens_in, self.tokens_out + other.tokens_out, cost)
 
+    @property
+    def tokens(self) -> int:
+        """What a token budget counts: input (cache reads and writes included) + output."""
+        return self.tokens_in + self.tokens_out
+
     def describe(self) -> str:
         """``12.3k in / 2.1k out tokens, $0.042`` (the status entry's Usage field)."""
         text = f"{_short(self.tokens_in)} in / {_short(self.tokens_out)} out tokens"
@@ -43,6 +48,11 @@ class Usage:
 
 _USAGE_FIELD_RE = re.compile(
     r"(?P<i>[\d.]+)(?P<ik>[kKmM]?) in / (?P<o>[\d.]+)(?P<ok>[kKmM]?) out tokens(?:, \$(?P<c>[\d.]+))?")
+
+
+def short_count(n: int) -> str:
+    """``62.0k``, ``1.2M``: a token count as entries and budget messages write it."""
+    return _short(n)
 
 
 def _short(n: int) -> str:

@@ -50,6 +50,12 @@ class TickState:
     rate_limited_since: str = ""  # the first refusal of this streak (notified after 2 h, SPEC §14)
     task_limit_streaks: dict[str, int] = field(default_factory=dict)  # rate-limited attempts in a row, by task
     budget_reached_day: str = ""  # the UTC day the BUDGET REACHED entry was written
+    # A subscription's usage window at [budget] window_pause_at (SPEC §20): no attempt starts until
+    # window_paused_until; what it was ("95% (5-hour)"), whose; the until its entry was written for.
+    window_paused_until: str = ""
+    window_paused_what: str = ""
+    window_paused_preset: str = ""
+    window_noted_until: str = ""
     # The architect (tick/architect/, SPEC §16): automatic runs on architect_day (UTC), the
     # blocked state it last ran for (it never runs twice for one), the alert it left, its last run.
     architect_day: str = ""

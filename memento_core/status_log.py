@@ -60,6 +60,7 @@ EVENT_STATUSES = (
     "INTERRUPTED",
     "RATE LIMITED",
     "BUDGET REACHED",
+    "WINDOW",
     "ARCHITECT",
     "PLAN DRAFTED",
     "WAITING FOR INPUT",
@@ -91,6 +92,7 @@ _EVENT_PATTERNS = (
     ("STALE", re.compile(r"\bSTALE\b", re.I)),
     ("RATE LIMITED", re.compile(r"RATE\s+LIMITED", re.I)),
     ("BUDGET REACHED", re.compile(r"BUDGET\s+REACHED", re.I)),
+    ("WINDOW", re.compile(r"\bWINDOW\s+\d")),  # "⏳ WINDOW 95% (5-hour) — until …" (SPEC §20)
     ("ARCHITECT", re.compile(r"\bARCHITECT\b")),  # "🏗 ARCHITECT" (SPEC §16)
     ("PLAN DRAFTED", re.compile(r"PLAN\s+DRAFTED")),  # "📝 PLAN DRAFTED" (SPEC §17)
     ("WAITING FOR INPUT", re.compile(r"WAITING\s+FOR\s+INPUT")),  # "⏸ WAITING FOR INPUT — T-1" (SPEC §18)

@@ -8,7 +8,9 @@
   ``presets/__init__.py`` registers them in ``PRESETS`` and has
   ``build_invocation``.
 * ``logpipe.py``: the pipe a command's output goes through into the log, and
-  ``capture`` (what it printed, for the usage and rate-limit parsers).
+  ``capture`` (what it printed, for the usage and rate-limit parsers), ``LineTap``
+  (its usage lines as they come, for the budget watch).
+* ``stream.py``: a CLI's JSON event stream made readable on its way to the log.
 * ``run.py``: ``run_agent`` (an Invocation through run_in_group, with its
   lines in the tick log) and ``agent_env`` (the agent's environment).
 
@@ -21,7 +23,7 @@ tick, git or the plan (the aider preset reads the plan lazily).
 from __future__ import annotations
 
 from .invocation import AgentRequest, AgentSpec, Invocation
-from .logpipe import capture
+from .logpipe import LineTap, capture, listening
 from .presets import PRESETS, build_invocation
 from .presets.gemini import GEMINI_PROMPT_SUFFIX
 from .presets.openclaw import openclaw_message
@@ -35,11 +37,13 @@ __all__ = [
     "AgentRequest",
     "AgentSpec",
     "Invocation",
+    "LineTap",
     "ProcResult",
     "agent_env",
     "build_invocation",
     "capture",
     "kill_group",
+    "listening",
     "openclaw_message",
     "run_agent",
     "run_in_group",

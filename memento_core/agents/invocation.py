@@ -37,6 +37,10 @@ class Invocation:
     preset: str
     # Variables the CLI needs on top of the agent's environment (gemini's trust).
     env: Mapping[str, str] = field(default_factory=dict)
+    # How its output is read as it arrives (stream.StreamLog): the output preset's renderer
+    # factory and line filter; None: copied into the log as printed.
+    stream: Callable[[], Callable] | None = None
+    stream_wanted: Callable[[bytes, int], bool] | None = None
 
     def display(self) -> str:
         """The command line as one string, for logs."""
@@ -59,6 +63,15 @@ class AgentSpec:
     parse_usage: Callable[[str], Usage | None] | None = None
     rate_limit: Callable[..., RateLimit | None] | None = None
     readable: Callable[[str], str | None] | None = None
+    # The CLI streams JSON events (SPEC §20): a new renderer per attempt (stream.Render: an
+    # event to its readable lines), and a look at a raw line that skips events shown by none.
+    stream: Callable[[], Callable] | None = None
+    stream_wanted: Callable[[bytes, int], bool] | None = None
+    # Text every line ``parse_usage`` reads holds: while the agent runs, the budget watch parses
+    # only those lines (logpipe.LineTap); None: the whole output.
+    usage_marker: bytes | None = None
+    # The provider's usage windows the CLI reported (Claude Code's rate_limit_event).
+    windows: Callable[[str], list] | None = None
 
 
 def model_args(flag: str, config: Config) -> list[str]:

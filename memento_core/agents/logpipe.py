@@ -9,6 +9,11 @@ the middle of a flood) and into every :class:`Capture` listening on that log:
 the usage and rate-limit parsers (tick/limits.py) read what the command
 printed from there, not from a file it could reach by its path.
 
+A CLI that streams JSON events (SPEC §20) is given a :class:`stream.StreamLog`:
+the log then gets its readable lines (a line per tool call, as each event
+arrives) instead of the events, while every Capture still gets the bytes as
+printed.
+
 The copy ends at end of file, when every process holding the write end is gone
 (run_in_group kills the group and its strays first), or at most
 :data:`DRAIN_SECONDS` after :meth:`LogPipe.finish`: a process that escaped with
@@ -27,6 +32,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..locks import open_append
+from .stream import StreamLog
 
 CHUNK = 1 << 20
 PIPE_SIZE = 1 << 20  # fewer, larger reads of a flood (the kernel may grant less: then its default)
@@ -71,7 +77,38 @@ class Capture:
             return bytes(self._head + marker + self._tail).decode("utf-8", "replace")
 
 
-_LISTENING: dict[str, list[Capture]] = {}
+class LineTap:
+    """The lines holding ``marker`` of what commands print into one log, picked as they come: what a
+    usage parser reads while the agent runs (the budget watch) without the whole capture each
+    time. A line longer than :data:`TAP_LINE` is not held (no usage line is that long)."""
+
+    def __init__(self, marker: bytes):
+        self.marker = marker
+        self._lines: list[bytes] = []
+        self._partial = b""
+        self._lock = threading.Lock()
+        self.picked = 0  # lines picked so far: what a reader compares to know there is more
+
+    def add(self, data: bytes) -> None:
+        with self._lock:
+            if self._partial:
+                data = self._partial + data
+            end = data.rfind(b"\n")
+            self._partial = data[end + 1:] if len(data) - end - 1 <= TAP_LINE else b""
+            if end >= 0 and data.find(self.marker, 0, end) >= 0:
+                picked = [line for line in data[:end].split(b"\n") if self.marker in line]
+                self._lines += picked
+                self.picked += len(picked)
+                del self._lines[:-TAP_LINES]
+
+    def text(self) -> str:
+        with self._lock:
+            return b"\n".join(self._lines).decode("utf-8", "replace")
+
+
+TAP_LINE = 1 << 20
+TAP_LINES = 100_000
+_LISTENING: dict[str, list] = {}
 _LISTENING_LOCK = threading.Lock()
 
 
@@ -82,7 +119,15 @@ def _key(path: Path | str) -> str:
 @contextmanager
 def capture(log_path: Path | str):
     """A :class:`Capture` of what every command run into ``log_path`` prints while it is open."""
-    cap, key = Capture(), _key(log_path)
+    with listening(log_path, Capture()) as cap:
+        yield cap
+
+
+@contextmanager
+def listening(log_path: Path | str, cap):
+    """``cap`` (a Capture, a LineTap: anything with ``add(bytes)``) gets what every command run into
+    ``log_path`` prints while it is open."""
+    key = _key(log_path)
     with _LISTENING_LOCK:
         _LISTENING.setdefault(key, []).append(cap)
     try:
@@ -104,8 +149,9 @@ class LogPipe:
     Raises SymlinkRefused/OSError like open_append when the log cannot be opened.
     """
 
-    def __init__(self, log_path: Path | str):
+    def __init__(self, log_path: Path | str, stream: StreamLog | None = None):
         self.key = _key(log_path)
+        self.stream = stream
         self._log = open_append(Path(log_path), "ab")
         self.read_fd, self.write_fd = os.pipe()  # both close-on-exec: no other child inherits them
         try:
@@ -153,6 +199,8 @@ class LogPipe:
     def _run(self) -> None:
         try:
             self._copy()
+            if self.stream is not None:  # a last line the CLI never ended (killed mid-write)
+                self._append(self.stream.end())
         finally:
             with self._closing:
                 if self._orphaned:
@@ -195,6 +243,9 @@ class LogPipe:
             caps = list(_LISTENING.get(self.key, ()))
         for cap in caps:
             cap.add(data)
+        self._append(self.stream.feed(data) if self.stream is not None else data)
+
+    def _append(self, data: bytes) -> None:
         view = memoryview(data)
         fd = self._log.fileno()
         while view and not self._log_broken:

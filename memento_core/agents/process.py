@@ -52,6 +52,7 @@ from ..locks import SymlinkRefused, open_append
 from . import reaper
 from .logcap import LogCap, trim
 from .logpipe import LogPipe
+from .stream import StreamLog
 
 DEFAULT_GRACE = 3.0
 # How long to wait for a group to vanish after SIGKILL before giving up on it.
@@ -323,7 +324,8 @@ class _Lifeline:
 
 
 def _spawn(
-    command: _Command, *, cwd: Path, log_path: Path, stdin_path: Path | None, env: Mapping[str, str]
+    command: _Command, *, cwd: Path, log_path: Path, stdin_path: Path | None, env: Mapping[str, str],
+    stream: StreamLog | None = None,
 ) -> tuple[subprocess.Popen[bytes], LogPipe, _Lifeline | None]:
     """Start ``command`` in a new session, stdout and stderr a pipe copied into ``log_path``.
 
@@ -336,7 +338,7 @@ def _spawn(
     """
     if not cwd.is_dir():
         raise _NotStarted(f"working directory {cwd} does not exist")
-    pipe = LogPipe(log_path)
+    pipe = LogPipe(log_path, stream)
     line = _Lifeline() if _can_guard() else None
     run = _guarded(command, line.theirs.fileno()) if line is not None else command
     try:
@@ -439,6 +441,7 @@ def run_in_group(
     preset: str | None = None,
     grace: float = DEFAULT_GRACE,
     wrap: Sequence[str] = (),
+    stream: StreamLog | None = None,
 ) -> ProcResult:
     """Run ``argv`` in a new session, output copied into ``log_path``, killed after ``timeout`` s.
 
@@ -446,6 +449,7 @@ def run_in_group(
     /dev/null. ``on_start(pgid)`` is called as soon as the process exists.
     ``wrap`` is an argv prefix the command runs under (the sandbox's, ending
     in ``--``); the command's binary is still looked up here first.
+    ``stream``: the command prints JSON events, made readable on their way to the log.
     Whatever happens, no process of the group is left when this returns.
     A command that cannot start is a ProcResult with ``error`` set (naming
     the binary and ``preset``), never an exception.
@@ -459,7 +463,8 @@ def run_in_group(
     try:
         command = _wrapped(_command_line(argv, shell=shell, env=env, cwd=cwd, preset=preset), wrap)
         with _SPAWNING:
-            proc, pipe, line = _spawn(command, cwd=cwd, log_path=log_path, stdin_path=stdin_path, env=env)
+            proc, pipe, line = _spawn(command, cwd=cwd, log_path=log_path, stdin_path=stdin_path, env=env,
+                                      stream=stream)
             _RUNNING[proc.pid] = proc
     except _NotStarted as exc:
         return _not_started(exc, log_path, started)

@@ -13,6 +13,7 @@ from ..workspace import Workspace
 from .invocation import Invocation
 from .process import DEFAULT_GRACE, ProcResult, append_to_log, run_in_group
 from .reaper import tick_identity
+from .stream import StreamLog
 
 
 def _footer(result: ProcResult) -> str:
@@ -37,7 +38,8 @@ def run_agent(
     grace: float = DEFAULT_GRACE,
     wrap: Sequence[str] = (),
 ) -> ProcResult:
-    """Run an Invocation through run_in_group (under the prefix ``wrap``), with header and footer log lines."""
+    """Run an Invocation through run_in_group (under the prefix ``wrap``), with header and footer log
+    lines; a CLI that streams JSON events gets a line per tool call in the log as it works."""
     log_path = Path(log_path)
     log_path.parent.mkdir(parents=True, exist_ok=True)
     append_to_log(
@@ -56,6 +58,8 @@ def run_agent(
         preset=invocation.preset,
         grace=grace,
         wrap=wrap,
+        stream=StreamLog(invocation.stream(), invocation.stream_wanted, str(cwd))
+        if invocation.stream is not None else None,
     )
     append_to_log(log_path, f"\n[memento] {utc_stamp()} {_footer(result)}\n")
     return result

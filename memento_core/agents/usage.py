@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 
 from ..spending import Usage
 
-__all__ = ["RateLimit", "Usage", "generic_rate_limit", "json_objects", "last_words", "reset_time",
+__all__ = ["RateLimit", "Usage", "Window", "generic_rate_limit", "json_objects", "last_words", "reset_time",
            "tail_rate_limit"]
 
 LAST_LINES = 8  # what a CLI says last: where it reports that it gave up on a refusal
@@ -30,6 +30,28 @@ class RateLimit:
 
     until: datetime | None
     message: str
+
+
+WINDOW_LABELS = {"five_hour": "5-hour", "seven_day": "7-day", "seven_day_opus": "7-day Opus",
+                 "seven_day_sonnet": "7-day Sonnet", "seven_day_overage_included": "7-day with extra usage"}
+
+
+@dataclass(frozen=True)
+class Window:
+    """One of the provider's usage windows as the CLI reported it (SPEC §20): ``utilization``
+    the share used (0.96 = 96 %), ``resets_at`` when it starts over."""
+
+    name: str
+    utilization: float
+    resets_at: datetime | None
+
+    @property
+    def label(self) -> str:
+        return WINDOW_LABELS.get(self.name, self.name.replace("_", " "))
+
+    @property
+    def percent(self) -> float:
+        return self.utilization * 100
 
 
 # ------------------------------------------------------------------ JSON in a log
@@ -64,6 +86,23 @@ def json_objects(text: str) -> Iterator[dict]:
     for _, _, value in _json_spans(text):
         if isinstance(value, dict):
             yield value
+
+
+def lines_with(text: str, needle: str) -> Iterator[dict]:
+    """The JSON objects of the lines of ``text`` holding ``needle`` (JSONL events of one kind),
+    found without parsing the others."""
+    pos = text.find(needle)
+    while pos >= 0:
+        start = text.rfind("\n", 0, pos) + 1
+        end = text.find("\n", pos)
+        end = len(text) if end < 0 else end
+        try:
+            value = json.loads(text[start:end])
+        except ValueError:
+            value = None
+        if isinstance(value, dict):
+            yield value
+        pos = text.find(needle, end)
 
 
 def plain_lines(text: str) -> str:

@@ -15,10 +15,19 @@ verify passes, it was a mention, not a limit; verify fails, the attempt was
 rate limited (attempt.py then rolls back and runs the next free preset of
 ``[agent] fallback`` in the same tick, as for any refusal).
 
-The budget: an attempt costing more than ``[budget] task_usd`` fails with
-"task budget exceeded": stopped while it runs when the CLI streams its cost
-(aider), judged when it ends for those that report it at the end; once today's cost reaches ``daily_usd``
-one ``💸 BUDGET REACHED`` entry is written and ticks skip until the next UTC day.
+The budget: an attempt costing more than ``[budget] task_usd``, or using more
+tokens than ``task_tokens`` (SPEC §20: in + out, cache reads and writes counted
+as input), fails with "task budget exceeded": stopped while it runs when the CLI
+reports as it goes (aider's cost, codex's turns), judged when it ends for those
+that report at the end; once today's cost reaches ``daily_usd`` or today's
+tokens ``daily_tokens`` (whichever first) one ``💸 BUDGET REACHED`` entry is
+written and ticks skip until the next UTC day.
+
+A subscription's usage windows (SPEC §20): after each attempt, a window the CLI
+reported (Claude Code's ``rate_limit_event``) at or over ``[budget]
+window_pause_at`` percent stops new attempts until it resets (the latest reset of
+those over it): one ``⏳ WINDOW 95% (5-hour) — until 14:05 UTC (preset claude)``
+entry, skipped ticks in cron.log only.
 """
 
 from __future__ import annotations
@@ -32,7 +41,7 @@ from pathlib import Path
 from .. import agents, spending
 from ..agents.usage import RateLimit
 from ..runlog import utc_stamp
-from ..spending import Usage
+from ..spending import Usage, short_count
 from ..workspace import KEPT_DOCS
 from .context import TickContext
 from .files import append_log
@@ -132,7 +141,9 @@ def run_agent(ctx: TickContext, at, prompt_file: Path, run_one: Callable,
                 reason, code = run_one(ctx, at.task, prompt_file, at.beat)
             if watch.stopped:
                 reason = watch.stopped
-            usage, limit = read_output(ctx, printed.text())
+            text = printed.text()
+            usage, limit = read_output(ctx, text)
+            note_windows(ctx, text, preset)
             if usage is not None:
                 outcome.usage = usage if outcome.usage is None else outcome.usage + usage
                 _record(ctx, usage)
@@ -193,10 +204,10 @@ def read_output(ctx: TickContext, text: str) -> tuple[Usage | None, RateLimit | 
 
 class BudgetWatch:
     """While the agent runs, what it printed (``printed``, a logpipe.Capture) is read every second;
-    an attempt whose streamed cost
-    (aider prints it after every reply) goes over ``task_usd`` is stopped there.
+    an attempt whose cost or tokens so far (aider prints them after every reply, codex after
+    every turn) go over ``task_usd`` or ``task_tokens`` is stopped there.
 
-    CLIs that report the cost only at the end (claude's json, codex, gemini) are
+    CLIs that report usage only at the end (claude's result, gemini's) are
     judged by :func:`over_task_budget` once they finish.
     """
 
@@ -206,13 +217,19 @@ class BudgetWatch:
         name = ctx.config.agent_output or ctx.config.agent_preset
         spec = agents.PRESETS.get(name)
         self.parse = spec.parse_usage if spec is not None else None
-        self.limit, self.printed, self.beat, self.every = ctx.config.budget_task_usd, printed, beat, every
+        self.marker = spec.usage_marker if spec is not None else None
+        self.ctx, self.printed, self.beat, self.every = ctx, printed, beat, every
         self.stopped = ""
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, name="budget-watch", daemon=True)
+        self._tap = None
 
     def __enter__(self) -> BudgetWatch:
-        if self.limit > 0 and self.parse is not None:
+        config = self.ctx.config
+        if (config.budget_task_usd > 0 or config.budget_task_tokens > 0) and self.parse is not None:
+            if self.marker:  # only the usage lines, picked as they come: a 50 MB stream is never re-read
+                self._tap = agents.listening(self.ctx.log_path, agents.LineTap(self.marker))
+                self.printed = self._tap.__enter__()
             self._thread.start()
         return self
 
@@ -220,29 +237,88 @@ class BudgetWatch:
         self._done.set()
         if self._thread.is_alive():
             self._thread.join(timeout=10)
+        if self._tap is not None:
+            self._tap.__exit__(None, None, None)
 
     def _run(self) -> None:
         seen = -1
         while not self._done.wait(self.every):
-            size = self.printed.size
+            size = getattr(self.printed, "picked", None)
+            size = self.printed.size if size is None else size
             if size == seen:
                 continue
             seen = size
             usage = self.parse(self.printed.text())
             pgid = getattr(getattr(self.beat, "claim", None), "pgid", None)
-            if usage is not None and (usage.cost_usd or 0.0) > self.limit and pgid:
-                self.stopped = (f"task budget exceeded: ${usage.cost_usd:.3f} of ${self.limit:.2f} "
-                                "(the agent was stopped)")
+            over = over_task_budget(self.ctx, usage)
+            if over and pgid:
+                self.stopped = f"{over} (the agent was stopped)"
                 agents.kill_group(pgid)
                 return
 
 
 def over_task_budget(ctx: TickContext, usage: Usage | None) -> str:
-    """'task budget exceeded …' when the attempt cost more than ``task_usd``, else ''."""
-    limit = ctx.config.budget_task_usd
-    if limit > 0 and usage is not None and (usage.cost_usd or 0.0) > limit:
+    """'task budget exceeded …' when the attempt cost more than ``task_usd`` or used more tokens
+    than ``task_tokens``, else ''."""
+    if usage is None:
+        return ""
+    limit, tokens = ctx.config.budget_task_usd, ctx.config.budget_task_tokens
+    if limit > 0 and (usage.cost_usd or 0.0) > limit:
         return f"task budget exceeded: ${usage.cost_usd:.3f} of ${limit:.2f}"
+    if tokens > 0 and usage.tokens > tokens:
+        return f"task budget exceeded: {short_count(usage.tokens)} of {short_count(tokens)} tokens"
     return ""
+
+
+# ---------------------------------------------------------------- usage windows (SPEC §20)
+
+
+def note_windows(ctx: TickContext, text: str, preset: str) -> None:
+    """After an attempt: a usage window the CLI reported at or over ``window_pause_at`` pauses new
+    attempts until it resets (the latest reset of those over it, when several are)."""
+    at = ctx.config.budget_window_pause_at
+    spec = agents.PRESETS.get(ctx.config.agent_output or ctx.config.agent_preset)
+    if at <= 0 or spec is None or spec.windows is None:
+        return
+    now = datetime.now(UTC)
+    full = [w for w in spec.windows(text) if w.percent >= at and w.resets_at is not None and w.resets_at > now]
+    if not full:
+        return
+    last = max(full, key=lambda w: w.resets_at)
+    until = utc_stamp(last.resets_at.replace(microsecond=0))
+    with ctx.state_lock:
+        if until <= ctx.state.window_paused_until:
+            return  # a pause as long or longer is on already
+        ctx.state.window_paused_until = until
+        ctx.state.window_paused_what = f"{last.percent:.0f}% ({last.label})"
+        ctx.state.window_paused_preset = preset
+    append_log(ctx.log_path, f"[memento] {preset}'s {last.label} usage window is {last.percent:.0f}% used "
+                             f"([budget] window_pause_at = {at:g}): no attempt starts until "
+                             f"{clock(last.resets_at)}\n")
+
+
+def _window_paused(ctx: TickContext, now: datetime) -> datetime | None:
+    until = parse_stamp(ctx.state.window_paused_until)
+    return until if until is not None and until > now else None
+
+
+def _window_wait(ctx: TickContext, now: datetime) -> str:
+    """Why this tick starts no attempt: a usage window over window_pause_at ('' when none); its
+    entry once per pause."""
+    state = ctx.state
+    until = _window_paused(ctx, now)
+    if until is None:
+        if state.window_paused_until:
+            state.window_paused_until = state.window_paused_what = state.window_paused_preset = ""
+        return ""
+    what, preset = state.window_paused_what, state.window_paused_preset or ctx.config.agent_preset
+    if state.window_noted_until != state.window_paused_until:
+        state.window_noted_until = state.window_paused_until
+        ctx.event(f"⏳ WINDOW {what} — until {clock(until)} (preset {preset})",
+                  [("Action", "ticks start no attempt until the window resets; raise [budget] "
+                              "window_pause_at in memento.toml (0: off) to go on")])
+        ctx.commit(list(KEPT_DOCS), "memento: usage window paused")
+    return f"tick skipped: usage window {what} until {clock(until)} (preset {preset})"
 
 
 def roll_back_for_fallback(ctx: TickContext, at) -> None:
@@ -364,31 +440,48 @@ def skip_reason(ctx: TickContext, now: datetime | None = None) -> str:
         return f"tick skipped: rate limited until {clock(until)} (preset {state.rate_limited_preset})"
     if until is not None:
         state.rate_limited_until = state.rate_limited_preset = ""
-    return _budget_reached(ctx, now)
+    return _window_wait(ctx, now) or _budget_reached(ctx, now)
 
 
-def _spent_today(ctx: TickContext, now: datetime) -> float:
-    return spending.read_ledger(ctx.ws)["days"].get(spending.today(now), {}).get("cost_usd", 0.0)
+def _today(ctx: TickContext, now: datetime) -> dict:
+    return spending.read_ledger(ctx.ws)["days"].get(spending.today(now), {})
+
+
+def _daily_reached(ctx: TickContext, now: datetime) -> tuple[str, str]:
+    """(what today's spending is, the key that stopped it) once ``daily_usd`` or ``daily_tokens``
+    is reached, else ('', '')."""
+    config = ctx.config
+    if config.budget_daily_usd <= 0 and config.budget_daily_tokens <= 0:
+        return "", ""
+    today = _today(ctx, now)
+    spent = today.get("cost_usd", 0.0)
+    if config.budget_daily_usd > 0 and spent >= config.budget_daily_usd:
+        return f"${spent:.2f} of ${config.budget_daily_usd:.2f}", "daily_usd"
+    tokens = today.get("tokens_in", 0) + today.get("tokens_out", 0)
+    if config.budget_daily_tokens > 0 and tokens >= config.budget_daily_tokens:
+        return f"{short_count(tokens)} of {short_count(config.budget_daily_tokens)} tokens", "daily_tokens"
+    return "", ""
 
 
 def daily_budget_spent(ctx: TickContext) -> bool:
-    """Today's cost has reached ``daily_usd``: no further task in this tick (the next one says so)."""
-    daily = ctx.config.budget_daily_usd
-    return daily > 0 and _spent_today(ctx, datetime.now(UTC)) >= daily
+    """Today's cost or tokens reached their daily budget, or a usage window paused the agent: no
+    further task in this tick (the next one says so)."""
+    now = datetime.now(UTC)
+    with ctx.state_lock:
+        if _window_paused(ctx, now) is not None:
+            return True
+    return bool(_daily_reached(ctx, now)[0])
 
 
 def _budget_reached(ctx: TickContext, now: datetime) -> str:
-    daily = ctx.config.budget_daily_usd
-    if daily <= 0:
+    spent, key = _daily_reached(ctx, now)
+    if not spent:
         return ""
     day = spending.today(now)
-    spent = _spent_today(ctx, now)
-    if spent < daily:
-        return ""
     if ctx.state.budget_reached_day != day:
         ctx.state.budget_reached_day = day
-        ctx.event(f"💸 BUDGET REACHED — ${spent:.2f} of ${daily:.2f} today",
-                  [("Action", "ticks skip until the next UTC day; raise [budget] daily_usd in "
+        ctx.event(f"💸 BUDGET REACHED — {spent} today",
+                  [("Action", f"ticks skip until the next UTC day; raise [budget] {key} in "
                               "memento.toml to go on today")])
         ctx.commit(list(KEPT_DOCS), "memento: budget reached")
-    return f"tick skipped: budget reached (${spent:.2f} of ${daily:.2f} today)"
+    return f"tick skipped: budget reached ({spent} today)"

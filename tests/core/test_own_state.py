@@ -116,7 +116,9 @@ def test_an_agent_erasing_its_stdout_erases_neither_mementos_lines_nor_its_usage
     assert (ws.root / "hello.txt").exists() is False  # rolled back
     log = (ws.root / last.log_path).read_text()
     assert log.startswith("[memento] prompt ") and "[memento] tick #1 task T-1" in log
-    assert '"total_cost_usd": 5.0' in log and "[memento] usage: 900.0k in / 90.0k out tokens, $5.000" in log
+    # its result event read (SPEC §20: the log has its answer, not the event) and its usage
+    assert "[memento] claude said:\nWrote hello.txt." in log
+    assert "[memento] usage: 900.0k in / 90.0k out tokens, $5.000" in log
     assert "agent exited with code 0" in log
 
 
@@ -154,7 +156,7 @@ def test_a_flood_through_the_pipe_keeps_the_logs_first_and_last_bytes_and_the_us
     log = (ws.root / last.log_path).read_bytes()
     assert len(log) < 2 * 100_000 + 20_000 and b"bytes cut from the middle of this log" in log
     assert log.startswith(b"[memento]") and b"FIRST LINE OF THE AGENT" in log[:100_000]
-    assert b"LAST LINE OF THE AGENT" in log and b'"total_cost_usd": 0.25' in log[-100_000:]
+    assert b"LAST LINE OF THE AGENT" in log and b"[memento] claude said:\nWrote hello.txt." in log[-100_000:]
 
 
 # ---------------------------------------------------------------- the ledger, the notify state, the claims

@@ -65,7 +65,7 @@ def test_claude_argv(tmp_path):
     req = request(tmp_path)
     inv = build_invocation(config("claude"), **req)
     assert inv.argv == (
-        "claude", "-p", "--permission-mode", "acceptEdits", "--output-format", "json",
+        "claude", "-p", "--permission-mode", "acceptEdits", "--output-format", "stream-json", "--verbose",
         "--append-system-prompt-file", str(req["system_prompt_file"]),
     )
     assert inv.stdin_path == req["prompt_file"] and not inv.shell and inv.preset == "claude"
@@ -80,7 +80,7 @@ def test_confined_claude_runs_every_tool_without_asking(tmp_path):
     req = request(tmp_path)
     inv = build_invocation(config("claude"), **req, confined=True)
     assert inv.argv == (
-        "claude", "-p", "--permission-mode", "bypassPermissions", "--output-format", "json",
+        "claude", "-p", "--permission-mode", "bypassPermissions", "--output-format", "stream-json", "--verbose",
         "--append-system-prompt-file", str(req["system_prompt_file"]),
     )
     assert inv.env == {"IS_SANDBOX": "1"}
@@ -90,7 +90,7 @@ def test_claude_without_a_system_prompt_file_leaves_the_flag_out(tmp_path):
     req = request(tmp_path)
     req["system_prompt_file"].unlink()
     inv = build_invocation(config("claude"), **req)
-    assert inv.argv == ("claude", "-p", "--permission-mode", "acceptEdits", "--output-format", "json")
+    assert inv.argv == ("claude", "-p", "--permission-mode", "acceptEdits", "--output-format", "stream-json", "--verbose")
 
 
 def test_codex_argv(tmp_path):
@@ -117,17 +117,17 @@ def test_codex_argv(tmp_path):
 def test_gemini_argv(tmp_path):
     req = request(tmp_path)
     inv = build_invocation(config("gemini"), **req)
-    assert inv.argv == ("gemini", "--approval-mode", "auto_edit", "--output-format", "json",
+    assert inv.argv == ("gemini", "--approval-mode", "auto_edit", "--output-format", "stream-json",
                         "--prompt", GEMINI_PROMPT_SUFFIX)
     assert inv.stdin_path == req["prompt_file"]
     # A fresh install refuses an untrusted folder (exit 55): the project is trusted for the run.
     assert inv.env == {"GEMINI_CLI_TRUST_WORKSPACE": "true"}
     inv = build_invocation(config("gemini", "gemini-2.5-pro", ("--debug",)), **req)
-    assert inv.argv == ("gemini", "--approval-mode", "auto_edit", "--output-format", "json",
+    assert inv.argv == ("gemini", "--approval-mode", "auto_edit", "--output-format", "stream-json",
                         "--model", "gemini-2.5-pro", "--debug", "--prompt", GEMINI_PROMPT_SUFFIX)
     # Confined (SPEC §13): every tool approved, its run_shell_command included.
     inv = build_invocation(config("gemini"), **req, confined=True)
-    assert inv.argv == ("gemini", "--approval-mode", "yolo", "--output-format", "json",
+    assert inv.argv == ("gemini", "--approval-mode", "yolo", "--output-format", "stream-json",
                         "--prompt", GEMINI_PROMPT_SUFFIX)
     assert inv.env == {"GEMINI_CLI_TRUST_WORKSPACE": "true"}
 

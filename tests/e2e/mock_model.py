@@ -21,7 +21,10 @@ suggestion). ``Script.mode`` may instead be ``"429"`` (HTTP 429 with a
 Retry-After), ``"usage_limit"`` (the provider's quota message) or ``"claim"`` (a
 model that claims success and calls no tool: the final text at once). Every answer
 carries usage numbers (``USAGE_IN``/``USAGE_OUT``). Every request is kept in
-``requests`` so the tests can assert what the CLI sent.
+``requests`` so the tests can assert what the CLI sent. With ``hold`` set (a
+``threading.Event``), the answer to a request that carries a tool's result (the
+turn after the tool call) waits until the event is set: the CLI is still running,
+its tool call made, while a test looks at what Memento wrote (SPEC §20).
 
 Nothing here opens a connection: the server only listens on 127.0.0.1.
 """
@@ -39,6 +42,7 @@ USAGE_IN = 1234
 USAGE_OUT = 56
 FINAL_TEXT = "Done: the file is written."
 USAGE_LIMIT_TEXT = "You've hit your usage limit. Your limit will reset at 11:30pm (UTC)."
+HOLD_MAX = 60.0
 
 
 @dataclass
@@ -75,6 +79,9 @@ class MockModel:
 
     script: Script = field(default_factory=Script)
     requests: list[Logged] = field(default_factory=list)
+    hold: threading.Event | None = None  # the turn after a tool call waits for it (at most HOLD_MAX s)
+    # Headers every Anthropic answer carries (the service's anthropic-ratelimit-unified-* levels).
+    anthropic_headers: dict[str, str] = field(default_factory=dict)
     _server: ThreadingHTTPServer | None = None
     _thread: threading.Thread | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -165,8 +172,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def _sse(self, events: list[tuple[str | None, Any]]) -> None:
+    def _sse(self, events: list[tuple[str | None, Any]], headers: dict[str, str] | None = None) -> None:
         self.send_response(200)
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Connection", "close")
@@ -202,6 +211,9 @@ class _Handler(BaseHTTPRequestHandler):
                 self._json(200, {})
             return
         body = body if isinstance(body, dict) else {}
+        hold = self.model.hold
+        if hold is not None and _after_tool(kind, body):
+            hold.wait(HOLD_MAX)
         script = self.model.script
         mode = script.mode if not script.only or kind in script.only else "edit"
         if mode in ("429", "usage_limit") and _wants_tools(kind, body):
@@ -277,7 +289,7 @@ class _Handler(BaseHTTPRequestHandler):
                    "usage": {"input_tokens": USAGE_IN, "output_tokens": USAGE_OUT,
                              "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}
         if not body.get("stream"):
-            return self._json(200, message)
+            return self._json(200, message, self.model.anthropic_headers)
         start = dict(message, content=[], stop_reason=None,
                      usage={"input_tokens": USAGE_IN, "output_tokens": 1})
         events: list[tuple[str | None, Any]] = [("message_start", {"type": "message_start",
@@ -304,7 +316,7 @@ class _Handler(BaseHTTPRequestHandler):
                                "usage": {"output_tokens": USAGE_OUT}}),
             ("message_stop", {"type": "message_stop"}),
         ]
-        self._sse(events)
+        self._sse(events, self.model.anthropic_headers)
 
     # ------------------------------------------------------------------ OpenAI Chat
 
@@ -439,6 +451,22 @@ def _text(message: dict) -> str:
 def _said_before(body: dict) -> bool:
     """Whether the conversation already holds an assistant turn (the edit was answered)."""
     return any(isinstance(m, dict) and m.get("role") == "assistant" for m in body.get("messages") or [])
+
+
+def _after_tool(kind: str, body: dict) -> bool:
+    """The request carries a tool call's result: the CLI made the call and waits for the next turn."""
+    if kind == "anthropic":
+        last = (body.get("messages") or [{}])[-1]
+        return isinstance(last, dict) and any(b.get("type") == "tool_result" for b in _blocks(last.get("content")))
+    if kind == "responses":
+        items = body.get("input")
+        return isinstance(items, list) and any(isinstance(i, dict) and str(i.get("type", "")).endswith("_output")
+                                               for i in items)
+    if kind == "gemini":
+        contents = body.get("contents") or []
+        parts = (contents[-1].get("parts") if contents and isinstance(contents[-1], dict) else None) or []
+        return any(isinstance(p, dict) and "functionResponse" in p for p in parts)
+    return any(isinstance(m, dict) and m.get("role") == "tool" for m in body.get("messages") or [])
 
 
 def _wants_tools(kind: str, body: dict) -> bool:
@@ -586,6 +614,19 @@ CLAUDE_OLD_LIMIT_HOUR = 21  # "… will reset at 9pm (UTC)."
 def claude_reset_epoch(hours: int = 3) -> int:
     """When the mock says the limit resets: ``hours`` from now, on a whole minute."""
     return (int(time.time()) // 60 + hours * 60) * 60
+
+
+def window_headers(five_hour: float, seven_day: float, hours: int = 3) -> dict[str, str]:
+    """What Anthropic sends a subscription about its usage windows: each window's share used and
+    its reset (epoch seconds); the 5-hour one resets in ``hours``, the 7-day one 5 days later."""
+    reset = claude_reset_epoch(hours)
+    return {"anthropic-ratelimit-unified-status": "allowed_warning" if max(five_hour, seven_day) >= 0.8 else "allowed",
+            "anthropic-ratelimit-unified-5h-utilization": str(five_hour),
+            "anthropic-ratelimit-unified-5h-reset": str(reset),
+            "anthropic-ratelimit-unified-7d-utilization": str(seven_day),
+            "anthropic-ratelimit-unified-7d-reset": str(reset + 5 * 86400),
+            "anthropic-ratelimit-unified-reset": str(reset),
+            "anthropic-ratelimit-unified-representative-claim": "five_hour"}
 
 
 def gateway_token() -> str:

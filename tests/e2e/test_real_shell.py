@@ -123,7 +123,7 @@ def test_unconfined_claude_keeps_its_safe_mode_and_its_bash_is_refused(run, monk
     assert not (root / "hello.txt").exists()
     assert "--permission-mode acceptEdits" in log and "bypassPermissions" not in log, log[-4000:]
     assert "[memento] sandbox: none" in log
-    assert '"permission_denials":[{"tool_name":"Bash"' in log, log[-4000:]  # asked, and refused
+    assert "\n[denied] Bash: python3 " in log, log[-4000:]  # asked, and refused (the result's permission_denials)
     assert not tool_result_came_back(run)
     assert "- [ ] `T-101`" in (root / "docs" / "MASTER_PLAN.md").read_text(encoding="utf-8")
     assert agents.process._RUNNING == {}

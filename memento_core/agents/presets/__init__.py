@@ -14,6 +14,7 @@ in ``PRESETS`` below, its name in ``config.PRESET_NAMES``.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -70,4 +71,11 @@ def build_invocation(
         task_id, do_command, Path(prompt_file), Path(system_prompt_file), Path(workdir),
         tuple(context_files) if context_files is not None else None, confined,
     )
-    return spec.build(config, request)
+    invocation = spec.build(config, request)
+    # Its output is read as the output preset prints it (the `command` preset's agent may print
+    # claude's stream): that preset's renderer makes the live log lines (SPEC §20).
+    output = PRESETS.get(config.agent_output or config.agent_preset)
+    if output is not None and output.stream is not None:
+        invocation = dataclasses.replace(invocation, stream=output.stream,
+                                         stream_wanted=output.stream_wanted)
+    return invocation

@@ -141,4 +141,5 @@ SPEC = AgentSpec(
     separate_system_prompt=True,
     parse_usage=parse_usage,
     rate_limit=rate_limit,
+    usage_marker=b"Tokens: ",
 )

@@ -5,7 +5,12 @@
 "output_tokens":…}}`` after each turn, ``{"type":"turn.failed","error":{"message":…}}``
 and ``{"type":"error","message":…}`` when it fails. Memento sums the turns'
 usage (``input_tokens`` includes the cached ones; codex reports no cost) and
-writes the agent's messages to the log as plain lines. A usage limit reads
+writes the agent's messages to the log as plain lines. The items it works through
+(``item.started`` / ``item.completed``: ``command_execution`` with its ``command``,
+``file_change`` with its ``changes`` [{``path``, ``kind``}], ``mcp_tool_call``,
+``web_search``, ``collab_tool_call``) become a ``[tool]`` line each in the log as they
+come (SPEC §20, :class:`Render`). ``exec --json`` says nothing of the account's usage
+windows (codex shows them in its TUI only). A usage limit reads
 "You've hit your usage limit. … try again at 3:28 PM." (or "try again in 3 days
 6 hours"); a rate limit "exceeded retry limit, last status: 429 Too Many Requests".
 """
@@ -18,6 +23,7 @@ from pathlib import Path
 
 from ...config import Config
 from ..invocation import AgentRequest, AgentSpec, Invocation, model_args
+from ..stream import short, tool_line
 from ..usage import (
     RateLimit,
     Usage,
@@ -87,6 +93,52 @@ def readable(log_text: str) -> str | None:
     return "\n".join(s for s in said if s.strip()) or None
 
 
+_KINDS = {"add": "Write", "update": "Edit", "delete": "Delete"}
+
+
+class Render:
+    """codex's items to log lines, each the first time its id shows (a command when it starts,
+    a patch when it is applied): ``[tool] shell: pytest -q``, ``[tool] Edit: src/x.py``."""
+
+    def __init__(self) -> None:
+        self._seen: set[str] = set()
+
+    def __call__(self, event: dict):
+        kind = event.get("type")
+        if kind in ("error", "turn.failed"):
+            error = event.get("error") if kind == "turn.failed" else event
+            yield f"[error] {short((error or {}).get('message') or '', 300)}"
+            return
+        if kind not in ("item.started", "item.completed", "item.updated"):
+            return
+        item = event.get("item") or {}
+        key = str(item.get("id") or id(item))
+        if key in self._seen:
+            return
+        what = item.get("type")
+        if what == "command_execution":
+            line = tool_line("shell", {"command": item.get("command")})
+        elif what == "file_change":
+            changes = [c for c in item.get("changes") or () if isinstance(c, dict)]
+            if not changes:
+                return
+            line = "\n".join(tool_line(_KINDS.get(str(c.get("kind")), "Edit"), {"path": c.get("path")})
+                             for c in changes)
+        elif what == "mcp_tool_call":
+            line = tool_line(f"{item.get('server')}.{item.get('tool')}", item.get("arguments"))
+        elif what == "web_search":
+            line = tool_line("WebSearch", {"query": item.get("query")})
+        elif what == "collab_tool_call":
+            line = tool_line(str(item.get("tool") or "collab"), {"prompt": item.get("prompt")})
+        elif what == "error":
+            line = f"[error] {short(item.get('message') or '', 300)}"
+        else:
+            return  # messages, reasoning and the to-do list: the answer is written at the end
+        if len(self._seen) < 100_000:
+            self._seen.add(key)
+        yield from line.split("\n")
+
+
 SPEC = AgentSpec(
     "codex",
     "codex",
@@ -95,4 +147,6 @@ SPEC = AgentSpec(
     parse_usage=parse_usage,
     rate_limit=rate_limit,
     readable=readable,
+    stream=Render,
+    usage_marker=b"turn.completed",
 )

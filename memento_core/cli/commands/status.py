@@ -156,6 +156,10 @@ def _spending_lines(doc: dict) -> list:
     if limit["until"]:
         lines.append(Text(f"[warn] rate limited until {limit['until']} (preset {safe_text(limit['preset'] or '?')}): "
                           "ticks skip until then"))
+    window = doc.get("window") or {}
+    if window.get("until"):
+        lines.append(Text(f"[warn] usage window {safe_text(window['what'] or '?')} until {window['until']} "
+                          f"(preset {safe_text(window['preset'] or '?')}): no attempt starts until then"))
     return lines
 
 

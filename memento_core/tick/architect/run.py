@@ -449,9 +449,15 @@ def run_architect_agent(ctx: TickContext, config: Config, *, role: AgentRole | N
         return str(exc)
     env = agents.agent_env(ws, task_id=ARCHITECT_ID, prompt_file=prompt_file, system_prompt_file=system_file,
                            extra={**invocation.env, "MEMENTO_ARCHITECT": "1"}, config=config)
-    result = agents.run_agent(invocation, cwd=ws.root, log_path=ctx.log_path, timeout=config.agent_timeout,
-                              env=env, wrap=wrap)
+    with agents.capture(ctx.log_path) as printed:
+        result = agents.run_agent(invocation, cwd=ws.root, log_path=ctx.log_path, timeout=config.agent_timeout,
+                                  env=env, wrap=wrap)
     who = role.who
+    # A CLI that streams events (SPEC §20) leaves only its tool calls in the log: its answer too.
+    spec = agents.PRESETS.get(config.agent_output or config.agent_preset)
+    said = spec.readable(printed.text()) if spec is not None and spec.readable is not None else None
+    if said:
+        append_log(ctx.log_path, f"[memento] {who} said:\n{said.rstrip()}\n")
     if result.error:
         return f"{who} did not start: {result.error}"
     if result.interrupted:

@@ -300,7 +300,8 @@ def test_usage_is_recorded_in_the_entry_the_ledger_and_status(tmp_path):
     doc = status_json(ws)
     assert doc["usage"]["today"]["cost_usd"] == 0.042 and doc["usage"]["total"]["tokens_in"] == 12300
     assert doc["rate_limit"] == {"until": None, "preset": None}
-    assert doc["budget"] == {"daily_usd": 0.0, "task_usd": 0.0, "reached": False}
+    assert doc["budget"] == {"daily_usd": 0.0, "task_usd": 0.0, "daily_tokens": 0, "task_tokens": 0,
+                             "reached": False}
     human = subprocess.run([sys.executable, "-m", "memento_core.cli", "status", str(ws.root)],
                            capture_output=True, text=True).stdout
     assert "[ok] usage today: 12,300 in / 2,100 out tokens, $0.042" in human
@@ -330,7 +331,8 @@ def test_the_daily_budget_stops_ticking_with_one_entry(tmp_path):
     assert git(ws.root, "status", "--porcelain") == ""  # the entry was committed
     assert cron_lines(ws)[-1].endswith("tick skipped: budget reached ($0.08 of $0.05 today)")
     doc = status_json(ws)
-    assert doc["budget"] == {"daily_usd": 0.05, "task_usd": 0.0, "reached": True}
+    assert doc["budget"] == {"daily_usd": 0.05, "task_usd": 0.0, "daily_tokens": 0, "task_tokens": 0,
+                             "reached": True}
 
 
 def test_a_tick_of_several_tasks_stops_when_the_daily_budget_is_spent(tmp_path):
