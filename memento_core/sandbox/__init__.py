@@ -221,7 +221,6 @@ def pinned_folders(root: Path, paths: Iterable[Path]) -> list[Path]:
     """The folders between ``root`` and each of ``paths`` (not ``root`` itself), shallowest first:
     real folders inside the work tree only (never one reached through a link, which could lead
     out of it). Bound onto themselves they become mount points, which cannot be renamed."""
-    real_root = _real(root)
     paths = list(paths)
     bound = set(paths)  # bound read-only anyway: a mount point already
     found: dict[Path, None] = {}
@@ -233,10 +232,7 @@ def pinned_folders(root: Path, paths: Iterable[Path]) -> list[Path]:
         here = root
         for part in rel.parts[:-1]:
             here = here / part
-            if here.is_symlink() or not here.is_dir():
-                break
-            real = _real(here)
-            if real_root is None or real is None or not real.startswith(real_root.rstrip("/") + "/"):
+            if here.is_symlink() or not here.is_dir():  # each step checked: none leads out of the tree
                 break
             if here not in bound:
                 found[here] = None

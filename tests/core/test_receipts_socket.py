@@ -140,6 +140,15 @@ def test_inside_the_tick_follows_the_parent_chain():
         child.kill()
         child.wait()
     assert inside_the_tick(child.pid, me) == "the calling process is gone"
+    apart = subprocess.Popen([PY, "-c", "import time; time.sleep(30)"], process_group=0)
+    try:  # a group of its own in this session: inside when the session is one the tick runs
+        assert os.getpgid(apart.pid) != os.getpgid(0) and os.getsid(apart.pid) == os.getsid(0)
+        assert inside_the_tick(apart.pid, 2, sessions=[os.getsid(0)]) == INSIDE
+        assert inside_the_tick(apart.pid, 2, sessions=[apart.pid]) == INSIDE  # its group
+        assert inside_the_tick(apart.pid, 2, sessions=[]) == ""
+    finally:
+        apart.kill()
+        apart.wait()
     shell = subprocess.Popen(["sh", "-c", "sleep 30 & echo $!; wait"], stdout=subprocess.PIPE, text=True)
     try:
         grandchild = int(shell.stdout.readline())

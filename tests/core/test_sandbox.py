@@ -649,3 +649,20 @@ def test_a_memory_write_is_queued_only_where_the_sandbox_said_so(tmp_path, monke
         assert not sandbox.inside(), value
     monkeypatch.setenv(sandbox.SANDBOX_ENV, "1")
     assert sandbox.inside() is True and must_queue(ws)  # no memory/ here yet: the tick makes it
+
+
+def test_the_folders_pinned_as_mount_points_are_real_folders_inside_the_tree_only(tmp_path):
+    root = tmp_path / "proj"
+    (root / "docs").mkdir(parents=True)
+    (root / "a" / "b").mkdir(parents=True)
+    (root / "file").write_text("")
+    outside = tmp_path / "outside" / "sub"
+    outside.mkdir(parents=True)
+    (root / "lnk").symlink_to(tmp_path / "outside")
+    paths = [root / "docs" / "MASTER_PLAN.md", root / "a" / "b" / "c.txt", root / "lnk" / "sub" / "x",
+             root / "file" / "x", tmp_path / "elsewhere" / "y", root / "top.txt", root / "docs"]
+    assert sandbox.pinned_folders(root, paths) == [root / "a", root / "a" / "b"]  # docs/ is bound already
+    linked_root = tmp_path / "proj-link"
+    linked_root.symlink_to(root)
+    assert sandbox.pinned_folders(linked_root, [linked_root / "a" / "b" / "c.txt"]) == [
+        linked_root / "a", linked_root / "a" / "b"]

@@ -270,3 +270,11 @@ def test_a_restored_file_gets_its_mode_back_not_one_the_umask_makes(tmp_path):
     done = kept.put_back(root, snap)
     assert done.restored == ("data/persons.bin",)
     assert persons.read_bytes() == b"\0a person's\n" and persons.stat().st_mode & 0o7777 == 0o440
+
+
+def test_tracked_paths_missing_from_the_work_tree_have_no_mode_to_restore(tmp_path):
+    root = repo(tmp_path)
+    (root / "src" / "app.py").unlink()
+    (root / "src").rmdir()  # the first folder git names is gone
+    modes = kept.take(root, gitops.persons_paths(root)).modes
+    assert "src" not in modes and "src/app.py" not in modes and ".gitignore" in modes
