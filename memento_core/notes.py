@@ -43,8 +43,10 @@ ARCHIVE_HEADING = "## Archive"
 GLOBAL = "global"
 TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%S"
 
-_NOTE_HEADING_RE = re.compile(r"^ {0,3}###[ \t]+\[NOTE(?P<read>:READ)?\](?P<rest>.*)$", re.I)
-_NOTE_MARK_RE = re.compile(r"\[NOTE\]", re.I)
+_NOTE_HEADING_RE = re.compile(r"^ {0,3}###[ \t]+\[(?P<kind>NOTE|ANSWER)(?P<read>:READ)?\](?P<rest>.*)$", re.I)
+_NOTE_MARK_RE = re.compile(r"\[(NOTE|ANSWER)\]", re.I)
+_SOURCE_RE = re.compile(r"<!--[ \t]*from[ \t]+(?P<source>[a-z]+)[ \t]*-->", re.I)
+NOTE, ANSWER = "NOTE", "ANSWER"  # a note's kinds: a person's note, a person's answer to a question (SPEC §18)
 _HEADING_RE = re.compile(r"^ {0,3}(?P<hashes>#{1,6})(?:[ \t]+(?P<title>.*?))?[ \t#]*$")
 _INLINE_COMMENT_RE = re.compile(r"<!--.*?-->")
 _ARROW_RE = re.compile(r"\s*(?:→|->|=>|⟶)\s*")
@@ -67,6 +69,8 @@ class Note:
     text: str
     archived: bool
     occurrence: int = 0  # how many earlier notes share timestamp, target and text
+    kind: str = NOTE  # ANSWER: a person's answer to the target task's question (SPEC §18)
+    source: str = ""  # an answer's origin as its heading says (cli, dashboard, browser, telegram, matrix)
 
     @property
     def key(self) -> str:
@@ -78,7 +82,12 @@ class Note:
         """
         digest = hashlib.sha256(self.text.encode("utf-8")).hexdigest()[:12]
         suffix = f".{self.occurrence}" if self.occurrence else ""
-        return f"{self.timestamp}|{self.target}|{digest}{suffix}"
+        kind = "" if self.kind == NOTE else f"{self.kind}|"  # a note's key as it always was
+        return f"{kind}{self.timestamp}|{self.target}|{digest}{suffix}"
+
+    @property
+    def is_answer(self) -> bool:
+        return self.kind == ANSWER
 
     @property
     def is_global(self) -> bool:
@@ -166,20 +175,21 @@ class _Reader:
         self.archive: list[int] | None = None
         self.section: list[int] | None = None  # the open level-1/2 section, [start, end]
         self.in_archive = False
-        # the note being read: heading index, stamp, target, read flag; and its body lines
-        self.current: tuple[int, str, str, bool] | None = None
+        # the note being read: heading index, stamp, target, read flag, kind, source; and its body lines
+        self.current: tuple[int, str, str, bool, str, str] | None = None
         self.body: list[str] = []
 
     def close_note(self, end: int) -> None:
         if self.current is None:
             return
-        start, stamp, target, read = self.current
+        start, stamp, target, read, kind, source = self.current
         body = self.body
         while body and not body[0].strip():
             body.pop(0)
         while body and not body[-1].strip():
             body.pop()
-        self.notes.append(Note(start + 1, stamp, target, read, "\n".join(body), self.in_archive))
+        self.notes.append(Note(start + 1, stamp, target, read, "\n".join(body), self.in_archive,
+                               kind=kind, source=source))
         self.spans.append((start, end))
         self.current = None
         self.body = []
@@ -201,7 +211,9 @@ class _Reader:
         if m:
             self.close_note(i)
             stamp, target = _parse_heading_rest(m.group("rest"))
-            self.current = (i, stamp, target, bool(m.group("read")))
+            source = _SOURCE_RE.search(m.group("rest"))
+            self.current = (i, stamp, target, bool(m.group("read")), m.group("kind").upper(),
+                            source.group("source").lower() if source else "")
             return
         m = _HEADING_RE.match(s)
         if m and len(m.group("hashes")) <= 3:
@@ -294,8 +306,9 @@ def _is_blank(line: str) -> bool:
     return not line.strip()
 
 
-def _note_block(stamp: str, target: str, text: str, nl: str) -> list[str]:
-    out = [f"### [NOTE] {stamp} → {target}{nl}"]
+def _note_block(stamp: str, target: str, text: str, nl: str, kind: str = NOTE, source: str = "") -> list[str]:
+    origin = f" <!-- from {source} -->" if source else ""
+    out = [f"### [{kind}] {stamp} → {target}{origin}{nl}"]
     for ln in text.split("\n"):
         out.append(("\\".join(_split_indent(ln)) if _NEEDS_ESCAPE_RE.match(ln) else ln) + nl)
     return out
@@ -361,14 +374,21 @@ def _ensure_sections(doc: LineDoc) -> _Scan:
 
 
 def add_note(
-    path: Path, text: str, target: str = GLOBAL, now: datetime | None = None
+    path: Path, text: str, target: str = GLOBAL, now: datetime | None = None, *,
+    kind: str = NOTE, source: str = "",
 ) -> Note:
     """Append a note at the end of the Active Notes section; returns it as parsed back.
 
-    Creates the file from the template, or the missing sections, when needed.
+    Creates the file from the template, or the missing sections, when needed. ``kind`` ANSWER
+    writes a person's answer to the target task's question (``### [ANSWER] … → T-1 <!-- from
+    cli -->``, SPEC §18): it needs a task, never global.
     """
     path = Path(path)
     target = validate_target(target)
+    if kind not in (NOTE, ANSWER) or (kind == ANSWER and target == GLOBAL):
+        raise MementoError(f"an answer is for one task, not {target}" if kind == ANSWER else f"unknown note kind {kind}")
+    if source and not source.isalpha():
+        raise MementoError(f"unknown answer source {source!r}")
     body = clean_note_text(text)
     if not body:
         raise MementoError("a note needs some text", path=path)
@@ -388,13 +408,13 @@ def add_note(
                 path=path,
                 line=scan.fence_open + 1,
             )
-        _insert_block(doc.lines, at, _note_block(stamp, target, body, nl), nl)
+        _insert_block(doc.lines, at, _note_block(stamp, target, body, nl, kind, source.lower()), nl)
         after = _scan(doc.lines)
         heading_line = next(
             (i for i, ln in enumerate(doc.lines[at : at + 2], start=at) if ln.startswith("### ")), at
         )
         added = [n for n in after.notes if n.line == heading_line + 1]
-        if len(added) != 1 or added[0].text != body or added[0].target != target:
+        if len(added) != 1 or added[0].text != body or added[0].target != target or added[0].kind != kind:
             raise MementoError("could not add the note without breaking the file", path=path)
         result.append(added[0])
         data = doc.encode()
@@ -425,7 +445,8 @@ def notes_for_task(notes: Iterable[Note], task_id: str) -> list[Note]:
 
 
 def mark_read(path: Path, keys: Iterable[str]) -> int:
-    """Turn ``[NOTE]`` into ``[NOTE:READ]`` on the notes with these keys; returns how many changed."""
+    """Turn ``[NOTE]`` into ``[NOTE:READ]`` (``[ANSWER]`` into ``[ANSWER:READ]``) on the notes with
+    these keys; returns how many changed."""
     path = Path(path)
     wanted = set(keys)
     if not wanted:
@@ -441,7 +462,7 @@ def mark_read(path: Path, keys: Iterable[str]) -> int:
             if note.read or note.key not in wanted:
                 continue
             i = note.line - 1
-            doc.lines[i] = _NOTE_MARK_RE.sub("[NOTE:READ]", doc.lines[i], count=1)
+            doc.lines[i] = _NOTE_MARK_RE.sub(lambda m: f"[{m.group(1)}:READ]", doc.lines[i], count=1)
             changed[0] += 1
         return doc.encode() if changed[0] else None
 

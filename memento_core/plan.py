@@ -36,6 +36,7 @@ STATUS_NAMES = {
     "!": "blocked",
     "~": "in_progress",
     "-": "skipped",
+    "?": "waiting",  # the worker asked a question; a person's answer returns it to [ ] (SPEC §18)
 }
 # Characters a person might type for "done"; read as done, written back untouched.
 _STATUS_ALIASES = {"X": "x"}
@@ -80,6 +81,7 @@ class Meta:
     created: str = ""
     tick_mode: str = "auto"
     max_retries: int = 3
+    max_questions: int = 3  # questions one task may ask; the next one blocks it (SPEC §18)
     max_tasks_per_tick: int = 1
     max_diff_lines: int = 200
     max_diff_bytes: int = 5 * 1024 * 1024  # added bytes, binary files included (SPEC §13)
@@ -101,6 +103,7 @@ class Meta:
 TICK_MODES = ("auto", "paused", "stopped")
 _META_INTS = {
     "max_retries": 0,
+    "max_questions": 0,
     "max_tasks_per_tick": 1,
     "max_diff_lines": 1,
     "max_diff_bytes": 1,
@@ -229,16 +232,17 @@ class Task:
         fields = self.fields
         problems = list(self._parsed[2])
         if self.status not in STATUS_NAMES:
-            problems.append(f"unknown status `[{self.status}]` (use one of [ ] [x] [!] [~] [-])")
+            problems.append(f"unknown status `[{self.status}]` (use one of [ ] [x] [!] [~] [-] [?])")
         if self.phase is None:
             problems.append("task is not under a phase heading (`## Phase N: …`)")
         if not unquote(fields.get("verify", "")):
             problems.append("has no verify command")
         if "context_files" not in fields:
             problems.append("has no context_files")
-        raw_retries = fields.get("retries")
-        if raw_retries is not None and not raw_retries.isdigit():
-            problems.append(f"retries must be a whole number, got `{raw_retries}`")
+        for key in ("retries", "questions"):
+            raw = fields.get(key)
+            if raw is not None and not raw.isdigit():
+                problems.append(f"{key} must be a whole number, got `{raw}`")
         for key in ("estimate", "timeout"):
             value = fields.get(key)
             if value:
@@ -290,6 +294,17 @@ class Task:
     def retries(self) -> int:
         raw = self.fields.get("retries", "").strip()
         return int(raw) if raw.isdigit() else 0
+
+    @property
+    def questions(self) -> int:
+        """How many questions the worker asked on this task (``- questions: N``, SPEC §18)."""
+        raw = self.fields.get("questions", "").strip()
+        return int(raw) if raw.isdigit() else 0
+
+    @property
+    def question(self) -> str | None:
+        """The first line of the worker's open question (``- question: …``), kept until the task passes."""
+        return self.fields.get("question") or None
 
     @cached_property
     def depends(self) -> tuple[str, ...]:

@@ -59,11 +59,12 @@ class Receipts:
     notes: frozenset[str] = frozenset()  # note keys (notes.Note.key)
     memory: frozenset[str] = frozenset()  # blob ids of memory files a person's write commits
     acks: frozenset[str] = frozenset()  # task ids whose verify change a person acknowledged
+    answers: frozenset[str] = frozenset()  # task ids a person answered: [?] back to [ ] (SPEC §18)
 
     def status(self, task_id: str, status: str, reason: str) -> bool:
         """A person's reset or skip leaves ``task_id`` in ``status`` with ``reason``."""
         if status == " ":
-            return task_id in self.resets
+            return task_id in self.resets or task_id in self.answers
         if status == "-":
             return (task_id, " ".join(reason.split())) in self.skips
         return False
@@ -91,7 +92,7 @@ def from_records(records: list[dict]) -> Receipts:
     memory = frozenset(b for r in records if r.get("op") == "memory" for b in r.get("blobs", ()) if isinstance(b, str))
     acks = frozenset(t for r in records if r.get("op") == "verify_ack" for t in r.get("tasks", ()) if isinstance(t, str))
     return Receipts(resets=pick("reset", "task"), skips=skips, modes=pick("mode", "mode"), notes=pick("note", "key"),
-                    memory=memory, acks=acks)
+                    memory=memory, acks=acks, answers=pick("answer", "task"))
 
 
 class PersonRefused(MementoError):

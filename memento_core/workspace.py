@@ -186,6 +186,16 @@ class Workspace:
         return self.worker_dir / "tick_result.md"
 
     @property
+    def question_path(self) -> Path:
+        """Where the worker writes a question for a person instead of doing the task (SPEC §18)."""
+        return self.worker_dir / "question.md"
+
+    @property
+    def questions_dir(self) -> Path:
+        """The open questions as the worker wrote them, one ``T-ID.json`` a task (questions.py)."""
+        return self.project_memento_dir / "questions"
+
+    @property
     def logs_dir(self) -> Path:
         return self.root / "logs"
 

@@ -25,7 +25,7 @@ from ..agents.process import running_groups
 from ..agents.reaper import read_proc
 from ..receipts import NO_RECEIPTS, Receipts, from_records, read_line, socket_name
 
-OPS = ("hello", "reset", "skip", "mode", "note", "memory", "verify_ack")
+OPS = ("hello", "reset", "skip", "mode", "note", "memory", "verify_ack", "answer")
 READ_TIMEOUT = 2.0  # a person's receipt arrives in one write; a silent caller is dropped after this
 INSIDE = ("this process runs inside the running tick's own process tree (the agent's): "
           "only a person outside the run can change the plan, the notes or memory now")

@@ -151,7 +151,7 @@ def test_errors_name_file_line_and_task():
   - context_files: [a]
 - [ ] T-2 no context
   - verify: true
-- [?] T-3 odd status
+- [%] T-3 odd status
   - verify: true
   - context_files: [a]
 - [ ] T-1 duplicate
@@ -166,7 +166,7 @@ def test_errors_name_file_line_and_task():
     assert "docs/MASTER_PLAN.md:12: Phase 1 depends on unknown phase `Phase 9`" in msgs
     assert "docs/MASTER_PLAN.md:14: T-1 has no verify command" in msgs
     assert "docs/MASTER_PLAN.md:16: T-2 has no context_files" in msgs
-    assert any(m.startswith("docs/MASTER_PLAN.md:18: T-3 unknown status `[?]`") for m in msgs)
+    assert any(m.startswith("docs/MASTER_PLAN.md:18: T-3 unknown status `[%]`") for m in msgs)
     assert "docs/MASTER_PLAN.md:21: T-1 duplicate task id (first defined on line 14)" in msgs
     assert "docs/MASTER_PLAN.md:21: T-1 retries must be a whole number, got `many`" in msgs
     plan = parse_plan_text(text)
