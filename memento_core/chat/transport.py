@@ -7,7 +7,6 @@ nothing here needs more than a POST, a PUT or a GET with a JSON answer.
 from __future__ import annotations
 
 import json
-import socket
 import urllib.error
 import urllib.request
 
@@ -38,7 +37,7 @@ def request(method: str, url: str, *, body: dict | None = None, headers: dict | 
             status = answer.status
     except urllib.error.HTTPError as exc:
         raw, status = exc.read(64 * 1024), exc.code
-    except (urllib.error.URLError, OSError, socket.timeout, ValueError) as exc:
+    except (TimeoutError, urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
         raise ChatDown(_scrub(f"cannot reach {_host(url)}: {reason}", secret)) from None
     try:

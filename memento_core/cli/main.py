@@ -19,6 +19,7 @@ from .commands import (
     ack,
     agents,
     architect,
+    chat,
     cron,
     demo,
     doctor,
@@ -39,7 +40,7 @@ from .commands import (
 from .output import EXIT_ERROR, EXIT_OK, error, safe_text
 
 # In the order `memento --help` lists them.
-COMMANDS = (init, status, report, tasks, lint, mode, reset, skip, note, tick, architect, plan, demo, agents, cron, notify,
+COMMANDS = (init, status, report, tasks, lint, mode, reset, skip, note, tick, architect, plan, demo, agents, cron, notify, chat,
             memory, doctor, ack)
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from ..errors import EXIT_ERROR, EXIT_OK, MementoError
 from ..runlog import utc_stamp
 from ..workspace import Workspace
+from .checks.chat import check_chat
 from .checks.config import check_agent, check_config
 from .checks.continuity import (
     check_active_work,
@@ -57,6 +58,7 @@ CHECKS: tuple[tuple[str, Callable[[Context], CheckResult]], ...] = (
     ("sandbox", check_sandbox),
     ("memory-writes", check_memory_writes),
     ("notify", check_notify),
+    ("chat", check_chat),
     ("fleet-remote", check_remote),
     ("fleet-workers", check_fleet_workers),
     ("worktrees", check_worktrees),

@@ -80,8 +80,18 @@ def run_locked(ws, taken_over: str = ""):
                 cron_log(ws, f"ended {len(ended)} process(es) a killed tick had left running: "
                              + ", ".join(map(str, ended)))
             try:
+                config = load_config(ws.config_path)
+            except MementoError:
+                config = None  # run.tick reports it properly
+            if config is not None and (config.chat_telegram or config.chat_matrix):
+                from ..chat.poll import before_pick
+
+                # [chat]: replies and commands before anything is read or picked, paused or not
+                # (a /resume must reach a paused plan), within 3 s (SPEC §18).
+                before_pick(ws, config)
+            try:
                 plan = parse_plan(ws.plan_path, display=ws.rel(ws.plan_path))
-                fleet = load_config(ws.config_path).workers_remote
+                fleet = config.workers_remote if config is not None else ""
             except MementoError:
                 plan = None  # run.tick reports it properly (PLAN INVALID)
             # With a remote, a paused plan is looked up there first (run.tick, tick/remote.py).
@@ -107,6 +117,10 @@ def run_locked(ws, taken_over: str = ""):
             from ..notify import after_tick
 
             after_tick(ws)  # [notify]: what changed, sent once (SPEC §15); never on the paused path
+            if config is not None and (config.chat_telegram or config.chat_matrix):
+                from ..chat.poll import after_tick as chat_after_tick
+
+                chat_after_tick(ws)  # [chat]: the same, posted in the rooms (SPEC §18)
             return outcome
     except LockBusy:
         said = "tick skipped: previous tick still running"
