@@ -26,7 +26,7 @@ from .lines import decode, read_text_file, strip_eol
 from .locks import LockBusy, atomic_write_text, file_lock, locked_edit
 from .plan import Plan
 from .runlog import utc_stamp
-from .scheduler import BLOCKED, COMPLETE, EMPTY, TASK, WAITING, pick, plan_progress
+from .scheduler import BLOCKED, COMPLETE, EMPTY, INPUT, TASK, WAITING, pick, plan_progress
 from .state import TickState, read_claim
 from .workspace import Workspace
 
@@ -231,6 +231,10 @@ def _next_action(plan: Plan, state: TickState, verdict) -> str:
         first = verdict.tasks[0] if verdict.tasks else "ID"
         return (f"A person: {ids} blocked — fix the task or the plan, then `memento reset {first}` "
                 f"(or `memento skip {first} --reason …`)")
+    if verdict.kind == INPUT:
+        first = verdict.tasks[0] if verdict.tasks else "ID"
+        return (f"A person: answer the question of {', '.join(verdict.tasks[:3])} "
+                f"(`memento answer {first} TEXT`); the task runs again after that")
     if verdict.kind == COMPLETE:
         return "None: all tasks are complete"
     if verdict.kind == WAITING:
@@ -254,6 +258,8 @@ def _blockers(plan: Plan, state: TickState, entries) -> list[str]:
             last = status_log.last_entry_for(entries, task.id)
             why = (last.field("Reason") or last.error) if last is not None else None
             out.append(f"{task.id} {task.title} — blocked after {task.retries} retries" + (f": {why}" if why else ""))
+        elif task.status == "?":
+            out.append(f"{task.id} {task.title} — waits for a person's answer: {task.question or '(no question recorded)'}")
         elif task.status == " " and not task.valid:
             out.append(f"{task.id} is never picked: {'; '.join(task.problems)}")
     return [_one_line(b, 200) for b in out]
@@ -443,8 +449,9 @@ def write_alert(ws: Workspace, plan: Plan, state: TickState, extra: str = "") ->
     ``problem:``); remove it when it does not. The tick calls it after its work, and a person's
     skip, reset or resume too, so an alert never outlives what it was about."""
     blocked = [t.id for t in plan.tasks if t.status == "!"]
+    asking = [t.id for t in plan.tasks if t.status == "?"]  # a question waits for a person (SPEC §18)
     breaker = state.breaker_reason
-    if not blocked and not breaker and not extra and not state.stale_tick:
+    if not blocked and not asking and not breaker and not extra and not state.stale_tick:
         try:
             ws.alert_path.unlink()
         except FileNotFoundError:
@@ -458,12 +465,15 @@ def write_alert(ws: Workspace, plan: Plan, state: TickState, extra: str = "") ->
         f"state: {word}" + (f" — {why}" if why else ""),
         f"blocked_tasks: {len(blocked)}",
         f"blocked: {', '.join(blocked)}",
+        *([f"questions: {', '.join(asking)}"] if asking else []),
         f"circuit_breaker: {_breaker_line(state) if breaker else 'OK'}",
     ]
     if extra:
         lines.append(f"problem: {extra}")
     if state.stale_tick:  # tick/stopped.py, until `memento ack`
         lines.append(f"problem: {state.stale_tick}")
+    if asking:
+        lines.append(f"answer: `memento answer {asking[0]} TEXT` (or --choice N)")
     lines.append("message: the pipeline needs attention; see docs/TICK_STATUS.md")
     text = "\n".join(lines) + "\n"
     try:

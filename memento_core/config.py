@@ -35,7 +35,7 @@ DEFAULT_VERIFY_TIMEOUT = "10min"
 DEFAULT_SCHEDULE_EVERY = "5min"
 # What [notify] can send (SPEC §15); all of them unless `events` names fewer.
 NOTIFY_EVENTS: tuple[str, ...] = ("blocked", "breaker", "complete", "dirty", "rate_limited", "budget", "architect",
-                                  "stale_tick")
+                                  "stale_tick", "question")
 
 DEFAULT_CONFIG_TOML = """\
 # memento.toml: how Memento runs in this project.
@@ -87,7 +87,7 @@ allow = []              # more hosts the agent (and verify) may reach, e.g. ["py
 
 [notify]
 urls = []               # Apprise URLs, e.g. ["tgram://BOT/CHAT", "ntfys://ntfy.sh/TOPIC", "json://host/path"]
-# events = ["blocked", "breaker", "complete", "dirty", "rate_limited", "budget", "architect"]
+# events = ["blocked", "breaker", "complete", "dirty", "rate_limited", "budget", "architect", "question"]
 
 [architect]
 # The architect (`memento architect`) turns blocked tasks and notes into plan

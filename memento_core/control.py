@@ -181,6 +181,23 @@ def skip_task(ws: Workspace, task_id: str, reason: str) -> Plan:
     return plan
 
 
+def answer_task(ws: Workspace, task_id: str, text: str | None = None, *, choice: int | None = None,
+                source: str = "cli") -> tuple[str, Plan]:
+    """``memento answer`` / the dashboard's composer / the browser / a chat reply (SPEC §18): the
+    ``[ANSWER]`` note and the task back to ``[ ]`` (questions.answer_question, a person's receipt
+    first), then the checkpoint, the alert and the notifications as after any person's change.
+    Returns the answer stored and the plan as it is now."""
+    from .questions import answer_question
+
+    refuse_ambiguous(ws, task_id)
+    answer = answer_question(ws, task_id, text, choice=choice, source=source)
+    note_for_architect(ws, {"op": "answer", "task": task_id})
+    plan = plans.parse_plan(ws.plan_path, display=ws.rel(ws.plan_path))
+    refresh_checkpoint(ws, plan)
+    after_person(ws, plan)
+    return answer, plan
+
+
 def still_not_running(plan: Plan, state: TickState | None = None, *, resume: str = "`memento resume`") -> str:
     """After a reset or skip: what still keeps the pipeline from running (a pause, the circuit
     breaker's pause, a stop), said with how to resume; '' when it runs. A person who fixed the

@@ -1,8 +1,8 @@
 """Notifications (SPEC §15): what needs a person, sent once per change of state through Apprise.
 
 After each tick :func:`after_tick` reads the workspace's current event states
-(blocked tasks, the breaker, ALL TASKS COMPLETE, a refused dirty tree, a rate
-limit, the budget, the architect), compares them with `.memento/notify.json`
+(blocked tasks, a worker's question, the breaker, ALL TASKS COMPLETE, a refused
+dirty tree, a rate limit, the budget, the architect), compares them with `.memento/notify.json`
 and sends each state that is new, once. A send that fails stays pending there
 and the next tick retries it; all sends of a tick share a 10-second budget.
 Apprise is imported only when there is something to send: a project without
@@ -104,6 +104,7 @@ def current_events(ws: Workspace, plan, state: TickState, entries) -> list[Event
     from . import scheduler
 
     events = [_blocked(task, entries) for task in plan.tasks if task.status == "!"]
+    events += question_events(ws, plan)
     if state.breaker_reason:
         events.append(Event("breaker", "breaker", state.breaker_at or state.breaker_reason,
                             "the circuit breaker tripped; the pipeline is paused", state.breaker_reason,
@@ -133,6 +134,30 @@ def _verify_changed(ws: Workspace) -> list[Event]:
     return [Event("architect", f"verify:{c.task}", f"{c.at} {c.old} {c.new}",
                   f"the architect {'wrote' if not c.old else 'changed'} {c.task}'s verify command", c.describe(),
                   f"{c.task} does not run until then: check that it still judges the task, then `{ACK_COMMAND} {c.task}`") for c in pending(ws)]
+
+
+QUESTION_TEXT_CHARS = 1500  # a question's text in a notification: what a phone shows whole
+
+
+def question_events(ws: Workspace, plan) -> list[Event]:
+    """Each open question (SPEC §18): the question, its choices and how to answer. The signature
+    changes with each new question of the task, so a second question is told again. A chat
+    (``[chat]``) posts these as they are and matches replies on the key ``question:T-1``."""
+    from .questions import question_of
+
+    out = []
+    for task in plan.tasks:
+        if task.status != "?":
+            continue
+        q = question_of(ws, task)
+        text = q.text if len(q.text) <= QUESTION_TEXT_CHARS else q.text[:QUESTION_TEXT_CHARS - 1] + "…"
+        listed = "".join(f"\n{n}. {c}" for n, c in enumerate(q.choices, 1)) if q.choices and "- [ ]" not in text else ""
+        how = (f"`memento answer {task.id} --choice N` (or a text)" if q.choices else
+               f"`memento answer {task.id} TEXT`")
+        out.append(Event("question", f"question:{task.id}", f"{task.questions} {q.first_line}",
+                         f"{task.id} asks: {q.first_line}"[:200], f"{text}{listed}",
+                         f"answer with {how}, in the dashboard, or by replying to this message in a connected chat"))
+    return out
 
 
 def _blocked(task, entries) -> Event:

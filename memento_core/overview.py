@@ -52,10 +52,12 @@ def summarize(ws: Workspace, plan: Plan, entries: Sequence[TickEntry]) -> dict:
         "counts": {
             "total": total.total, "done": total.done, "pending": total.pending,
             "blocked": total.blocked, "in_progress": total.in_progress, "skipped": total.skipped,
+            "questions": total.waiting,
         },
         "phases": _phases(plan),
         "next": _next_step(plan, verdict),
         "blocked": _blocked(plan, entries),
+        "questions": open_questions_of(ws, plan),
         "eta_seconds": round(eta, 1) if eta is not None else None,
         "alert": ws.alert_path.exists(),
         "breaker": {"tripped": bool(state_file.breaker_reason), "reason": state_file.breaker_reason or None,
@@ -112,13 +114,26 @@ def _blocked(plan: Plan, entries: Sequence[TickEntry]) -> list[dict]:
             for task in plan.tasks if task.status == "!"]
 
 
+def open_questions_of(ws: Workspace, plan: Plan) -> list[dict]:
+    """The open questions (SPEC §18), in plan order: {id, title, question, text, choices, asked, line}."""
+    from .questions import question_of
+
+    out = []
+    for task in plan.tasks:
+        if task.status == "?":
+            q = question_of(ws, task)
+            out.append({"id": q.task_id, "title": q.title, "question": q.first_line, "text": q.text,
+                        "choices": list(q.choices), "asked": q.asked or None, "line": task.line})
+    return out
+
+
 def _phases(plan: Plan) -> list[dict]:
     finished = scheduler.finished_phases(plan)
     return [{
         "id": phase.id, "title": phase.title, "line": phase.line,
         "total": prog.total, "done": prog.done, "blocked": prog.blocked,
         "pending": prog.pending, "in_progress": prog.in_progress, "skipped": prog.skipped,
-        "open": all(d in finished for d in phase.depends), "depends": list(phase.depends),
+        "questions": prog.waiting, "open": all(d in finished for d in phase.depends), "depends": list(phase.depends),
     } for phase, prog in scheduler.phase_progress(plan)]
 
 
@@ -223,8 +238,8 @@ def _load_config(ws: Workspace) -> tuple[Config | None, str | None]:
 class Need:
     """One thing a person must do now: what kind, a line saying it, and how to act on it."""
 
-    kind: str  # git, blocked, dirty, breaker, stale_tick, invalid, config, schedule, sandbox, rate_limit, budget,
-    # notes, results, verify (a verify command the architect changed)
+    kind: str  # git, blocked, question, dirty, breaker, stale_tick, invalid, config, schedule, sandbox,
+    # rate_limit, budget, notes, results, verify (a verify command the architect changed)
     text: str
     action: str = ""  # in the dashboard's words (its keys)
     task: str | None = None
@@ -265,6 +280,11 @@ def needs_you(summary: dict, state: TickState, plan: Plan | None, notes: Sequenc
         out.append(Need("blocked", f"{b['id']} blocked after {b.get('retries', 0)} retries: {why}",
                         "fix it, then reset (r) or skip (s)", task=b["id"],
                         command=f"fix it, then `memento reset {b['id']}` or `memento skip {b['id']} --reason …`"))
+    for q in summary.get("questions") or []:
+        how = f"`memento answer {q['id']} --choice N`" if q.get("choices") else f"`memento answer {q['id']} TEXT`"
+        choices = "".join(f" [{n}] {c}" for n, c in enumerate(q.get("choices") or [], 1))
+        out.append(Need("question", f"{q['id']} asks: {q['question']}{choices}", "answer it (A)", task=q["id"],
+                        command=f"answer with {how}"))
     for c in summary.get("verify_changes") or []:
         how = f"wrote {c['task']}'s verify: `{c['new']}`" if not c["old"] else \
             f"changed {c['task']}'s verify: `{c['old']}` → `{c['new']}`"

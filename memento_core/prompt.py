@@ -62,6 +62,24 @@ def task_block(plan_text: str, task: Task) -> str:
     return "\n".join(ln.rstrip("\r") for ln in lines[task.line - 1 : task.end_line]).strip()
 
 
+def question_and_answers(ws: Workspace, task: Task, answers: list[notes.Note]) -> list[str]:
+    """The question this task's worker asked and the person's answers (SPEC §18), each fenced with
+    a fence longer than any inside (both are text an agent or a chat message controls)."""
+    if not answers:
+        return []
+    from .questions import question_of
+
+    question = question_of(ws, task) if task.question else None
+    out = [f"## Your question and the answer on {task.id} (a person answered: act on it; do not ask it again)", ""]
+    if question is not None:
+        asked = f" (asked {question.asked})" if question.asked else ""
+        out += [f"### The question{asked}", *fenced(question.text, "markdown"), ""]
+    for note in answers:
+        origin = f", from {note.source}" if note.source else ""
+        out += [f"### The answer ({note.timestamp}{origin})", *fenced(note.text, "text"), ""]
+    return out
+
+
 def memory_tree(ws: Workspace) -> str:
     """Paths and summaries of long-term memory; filled in by memento_core.memory when present."""
     try:
@@ -96,11 +114,16 @@ def build_prompt(ws: Workspace, plan: Plan, task: Task, *, include_system: bool 
         " nor task definitions in docs/MASTER_PLAN.md",
         f"- at most {plan.meta.max_diff_lines} changed lines in total",
         f"- write your report to `{ws.rel(ws.tick_result_path)}` (sections `## Outputs`, `## Error Analysis`)",
+        f"- only when a person must decide: write your question to `{ws.rel(ws.question_path)}` "
+        "(choices as `- [ ] choice` lines) and exit; your changes are then undone",
         "",
     ]
-    if given:
+    answers = [n for n in given if n.is_answer and n.target == task.id]
+    out += question_and_answers(ws, task, answers)
+    others = [n for n in given if n not in answers]
+    if others:
         out += ["## Notes from people (they override the plan where they disagree)", ""]
-        for note in given:
+        for note in others:
             out += [f"### {note.timestamp} → {note.target}", *fenced(note.text, "markdown"), ""]
     if attempts:
         out += [f"## Previous failed attempts of {task.id} ({len(attempts)}) — do not repeat them", ""]

@@ -108,7 +108,7 @@ def tally(entries: Iterable[TickEntry]) -> dict:
     """What the entries say, in one pass: ticks, passes with commits, failures by category,
     events, time and usage."""
     ticks: set[int] = set()
-    passed, failed, events = [], {c: [] for c in CATEGORIES}, []
+    passed, failed, events, asked = [], {c: [] for c in CATEGORIES}, [], []
     seconds, tokens_in, tokens_out, cost = 0.0, 0, 0, 0.0
     for e in entries:
         if e.tick is not None:
@@ -127,11 +127,14 @@ def tally(entries: Iterable[TickEntry]) -> dict:
         if status == "SUCCESS":
             passed.append({"task": e.task_id, "title": e.task_title, "commit": e.commit_sha,
                            "at": stamp_of(e), "tick": e.tick})
+        elif status == "NEEDS INPUT":  # a question is no failure (SPEC §18)
+            asked.append({"task": e.task_id, "question": e.field("Question") or "", "at": stamp_of(e),
+                          "tick": e.tick})
         else:
             reason = " ".join((e.field("Reason") or e.error or "no reason recorded").split())
             failed[category(reason)].append({"task": e.task_id, "reason": reason[:300], "at": stamp_of(e),
                                              "tick": e.tick, "blocked": status == "BLOCKED"})
-    return {"ticks": len(ticks), "passed": passed,
+    return {"ticks": len(ticks), "passed": passed, "asked": asked,
             "failed": {c: v for c, v in failed.items() if v},
             "failed_count": sum(len(v) for v in failed.values()), "events": events,
             "time_seconds": round(seconds, 1),
@@ -162,6 +165,8 @@ def build_report(ws: Workspace, *, since: str | None = None, date: str | None = 
                      "last_reason": " ".join(str(b.get("last_error") or "no reason recorded").split())}
                     for b in summary.get("blocked") or []],
         "skipped": skipped_after_work(plan, totals),
+        "questions": [{k: q[k] for k in ("id", "title", "question", "choices", "asked")}
+                      for q in summary.get("questions") or []],
         "unread_notes": [{"target": n.target, "at": n.timestamp, "text": " ".join(n.text.split())[:200]}
                          for n in notes if not n.read and not n.archived],
     })
@@ -191,12 +196,23 @@ def clean(doc):
 def _needs(ws: Workspace, plan, entries) -> tuple[list[dict], dict, list]:
     """overview.needs_you's list (as dicts), the status summary and the notes."""
     from . import overview
-    from .checkpoint import unsurfaced_results
-    from .notes import parse_notes
     from .state import TickState
 
     state = TickState.load(ws)
     summary = overview.summarize(ws, plan, entries)
+    word, why = overview.pipeline_word(summary, state)
+    summary["state"] = word
+    needs, notes = needs_of(ws, plan, summary, state, word, why)
+    return needs, summary, notes
+
+
+def needs_of(ws: Workspace, plan, summary: dict, state, word: str, why: str) -> tuple[list[dict], list]:
+    """What needs a person (overview.needs_you, as dicts) given the status ``summary`` and its one
+    word: `memento report --json` and `memento status --json` say the same. Also the notes read."""
+    from . import overview
+    from .checkpoint import unsurfaced_results
+    from .notes import parse_notes
+
     try:
         notes = parse_notes(ws.notes_path)
     except (MementoError, OSError):
@@ -205,10 +221,8 @@ def _needs(ws: Workspace, plan, entries) -> tuple[list[dict], dict, list]:
         unsurfaced = unsurfaced_results(ws, state)
     except Exception:  # noqa: BLE001 - an unreadable acknowledgement file hides nothing else
         unsurfaced = []
-    word, why = overview.pipeline_word(summary, state)
-    summary["state"] = word
     needs = overview.needs_you(summary, state, plan, notes, unsurfaced, idle_why=why if word == "IDLE" else "")
-    return [asdict(n) for n in needs], summary, notes
+    return [asdict(n) for n in needs], notes
 
 
 # --------------------------------------------------------------------------- the human form
@@ -248,6 +262,14 @@ def report_lines(doc: dict) -> list[str]:
         lines += ["", "Blocked:"]
         lines += [f"  {b['id']} {b['title']} (after {b['retries']} retries): {clipped(b['last_reason'], 160)}"
                   for b in doc["blocked"]]
+    if doc.get("questions"):
+        lines += ["", "Waiting for your answer:"]
+        for q in doc["questions"]:
+            lines.append(f"  {q['id']} {q['title']}: {clipped(q['question'], 160)}")
+            lines += [f"    [{n}] {clipped(c, 120)}" for n, c in enumerate(q.get("choices") or [], 1)]
+    if doc.get("asked"):
+        lines += ["", f"Questions asked ({len(doc['asked'])}):"]
+        lines += [f"  {a['task']}: {clipped(a['question'], 160)}" for a in doc["asked"][-10:]]
     if doc["unread_notes"]:
         lines += ["", f"Unread notes ({len(doc['unread_notes'])}):"]
         lines += [f"  → {n['target']}: {clipped(n['text'], 120)}" for n in doc["unread_notes"]]

@@ -14,6 +14,7 @@ TASK = "task"
 COMPLETE = "complete"
 BLOCKED = "blocked"
 WAITING = "waiting"
+INPUT = "input"  # nothing to pick but tasks waiting [?] for a person's answer (SPEC §18)
 NOTHING_VALID = "nothing_valid"
 EMPTY = "empty"
 
@@ -83,6 +84,10 @@ def explain_nothing(plan: Plan) -> Verdict:
             message=f"⚠️ PIPELINE BLOCKED — {phase} has unresolved [!] tasks",
             tasks=tuple(t.id for t in stuck),
         )
+    asking = tuple(t.id for t in tasks if t.status == "?")
+    if asking:
+        return Verdict(INPUT, phase=plan.task(asking[0]).phase, message=f"⏸ WAITING FOR INPUT — {', '.join(asking)}",
+                       tasks=asking)
     unsatisfiable = plan.unsatisfiable
     invalid = tuple(t.id for t in tasks if t.status not in FINISHED and (not t.valid or t.id in unsatisfiable))
     if invalid:
@@ -123,6 +128,7 @@ class Progress:
     pending: int = 0
     in_progress: int = 0
     skipped: int = 0
+    waiting: int = 0  # [?]: a question waits for a person's answer
 
     @property
     def fraction(self) -> float:
@@ -134,14 +140,14 @@ class Progress:
 
 
 def progress_of(tasks: Iterable[Task]) -> Progress:
-    counts = {" ": 0, "x": 0, "!": 0, "~": 0, "-": 0}
+    counts = {" ": 0, "x": 0, "!": 0, "~": 0, "-": 0, "?": 0}
     for t in tasks:
         if t.status in counts:
             counts[t.status] += 1
         else:
             counts[" "] += 1
-    total = counts[" "] + counts["x"] + counts["!"] + counts["~"]
-    return Progress(total, counts["x"], counts["!"], counts[" "], counts["~"], counts["-"])
+    total = counts[" "] + counts["x"] + counts["!"] + counts["~"] + counts["?"]
+    return Progress(total, counts["x"], counts["!"], counts[" "], counts["~"], counts["-"], counts["?"])
 
 
 def plan_progress(plan: Plan) -> Progress:

@@ -1,6 +1,6 @@
 """The one word a person reads first about a pipeline, and why (SPEC §6 header, §7 `memento status`).
 
-RUNNING, IDLE, PAUSED, STOPPED, BLOCKED, COMPLETE, REFUSED or INVALID. Every
+RUNNING, IDLE, PAUSED, STOPPED, BLOCKED, WAITING, COMPLETE, REFUSED or INVALID. Every
 place that names the pipeline's state asks :func:`pipeline_word`: the
 dashboard's header, `memento status` (its first line and ``state`` in
 --json), `memento report`, `memento tasks`, `.memento_alert` and the
@@ -28,11 +28,13 @@ NOTHING_TICKS = "nothing will tick (no cron entry, auto-tick off)"
 NO_CRON_DAEMON = "nothing will tick (a cron entry, but no cron daemon is running; auto-tick off)"
 TICK_RUNNING = "a tick is running now"
 # The words that ask a person to act: `memento status` and `memento tasks` exit 1 on them.
-ATTENTION_WORDS = ("BLOCKED", "INVALID", "REFUSED", "IDLE")
+ATTENTION_WORDS = ("BLOCKED", "WAITING", "INVALID", "REFUSED", "IDLE")
 
 
 def plan_state(plan: Plan, verdict: scheduler.Verdict | None = None) -> str:
-    """What the plan alone says: INVALID, PAUSED, STOPPED, BLOCKED, COMPLETE or RUNNING.
+    """What the plan alone says: INVALID, PAUSED, STOPPED, BLOCKED, WAITING, COMPLETE or RUNNING.
+
+    WAITING: nothing can be picked but tasks ``[?]`` whose question waits for a person (SPEC §18).
 
     INVALID when an error stops the pipeline (a plan-level one, or invalid tasks
     that leave nothing else to pick); ``verdict`` is scheduler.pick's, asked when not given.
@@ -44,6 +46,8 @@ def plan_state(plan: Plan, verdict: scheduler.Verdict | None = None) -> str:
         return plan.meta.tick_mode.upper()
     if verdict.kind == scheduler.BLOCKED:
         return "BLOCKED"
+    if verdict.kind == scheduler.INPUT:
+        return "WAITING"
     if verdict.kind == scheduler.COMPLETE:
         return "COMPLETE"
     return "RUNNING"

@@ -49,7 +49,7 @@ HEADER = "# TICK STATUS LOG"
 SEPARATOR = "---"
 ARCHIVE_GLOB = "TICK_STATUS_*.md"
 
-TASK_STATUSES = ("SUCCESS", "FAILED", "BLOCKED")
+TASK_STATUSES = ("SUCCESS", "FAILED", "BLOCKED", "NEEDS INPUT")  # NEEDS INPUT: the worker asked (SPEC §18)
 EVENT_STATUSES = (
     "STALE",
     "PLAN INVALID",
@@ -62,6 +62,7 @@ EVENT_STATUSES = (
     "BUDGET REACHED",
     "ARCHITECT",
     "PLAN DRAFTED",
+    "WAITING FOR INPUT",
     "EVENT",
 )
 
@@ -92,6 +93,7 @@ _EVENT_PATTERNS = (
     ("BUDGET REACHED", re.compile(r"BUDGET\s+REACHED", re.I)),
     ("ARCHITECT", re.compile(r"\bARCHITECT\b")),  # "🏗 ARCHITECT" (SPEC §16)
     ("PLAN DRAFTED", re.compile(r"PLAN\s+DRAFTED")),  # "📝 PLAN DRAFTED" (SPEC §17)
+    ("WAITING FOR INPUT", re.compile(r"WAITING\s+FOR\s+INPUT")),  # "⏸ WAITING FOR INPUT — T-1" (SPEC §18)
 )
 
 
@@ -166,7 +168,7 @@ class TickEntry:
 
     @property
     def status(self) -> str:
-        """SUCCESS, FAILED or BLOCKED for a task; an EVENT_STATUSES keyword for an event."""
+        """SUCCESS, FAILED, BLOCKED or NEEDS INPUT for a task; an EVENT_STATUSES keyword for an event."""
         event = self.field("Event")
         if event is not None:
             return _event_keyword(event) or "EVENT"
@@ -178,6 +180,8 @@ class TickEntry:
             return "SUCCESS"
         if _EVENT_PATTERNS[1][1].search(status):
             return "PIPELINE BLOCKED"
+        if "NEEDS INPUT" in upper or status.startswith("❓"):
+            return "NEEDS INPUT"
         if "BLOCKED" in upper or "🚫" in status:
             return "BLOCKED"
         if "FAIL" in upper or "❌" in status:

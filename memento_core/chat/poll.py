@@ -193,19 +193,15 @@ def queue_events(ws: Workspace, config: Config, record: dict) -> None:
 
 
 def question_detail(ws: Workspace, task_id: str) -> str:
-    """The whole question with its numbered choices, and how to answer from the chat."""
+    """How to answer from the chat (the question and its choices are the event's own text)."""
     from ..questions import open_questions
 
     question = next((q for q in open_questions(ws) if q.task_id == task_id), None)
     if question is None:
         return ""
-    lines = ["", question.text.strip()[:3000]]
     if question.choices:
-        lines += ["Choices:"] + [f"  {n}. {c}" for n, c in enumerate(question.choices, 1)]
-        lines.append("Reply to this message with your answer, or a choice's number.")
-    else:
-        lines.append("Reply to this message with your answer.")
-    return "\n".join(lines)
+        return "\nReply to this message with your answer, or with a choice's number."
+    return "\nReply to this message with your answer."
 
 
 def deliver(ws: Workspace, record: dict, services: list, deadline: float, result: Round) -> None:

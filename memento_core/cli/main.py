@@ -18,6 +18,7 @@ from ..errors import MementoError
 from .commands import (
     ack,
     agents,
+    answer,
     architect,
     chat,
     cron,
@@ -40,7 +41,7 @@ from .commands import (
 from .output import EXIT_ERROR, EXIT_OK, error, safe_text
 
 # In the order `memento --help` lists them.
-COMMANDS = (init, status, report, tasks, lint, mode, reset, skip, note, tick, architect, plan, demo, agents, cron, notify, chat,
+COMMANDS = (init, status, report, tasks, lint, mode, reset, skip, note, answer, tick, architect, plan, demo, agents, cron, notify, chat,
             memory, doctor, ack)
 
 

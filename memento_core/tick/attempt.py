@@ -23,11 +23,13 @@ from ..durations import format_duration
 from ..errors import EditConflict, MementoError
 from ..locks import atomic_write_bytes
 from ..plan import Plan, Task, edit_plan
+from ..questions import forget_question
 from ..runlog import utc_stamp
 from ..state import Claim, Heartbeat, remove_claim, this_host, write_claim
 from ..status_log import SELF_COMMIT
 from ..workspace import KEPT_DOCS
 from . import (
+    asking,
     confine,
     gitstate,
     limits,
@@ -72,6 +74,7 @@ class Attempt:
     blobs: dict = field(default_factory=dict)  # path -> (mode, blob id) verify passed on: what is committed
     review: object = None  # review.Outcome when the acceptance gate ran (SPEC §16)
     modes_reset: list = field(default_factory=list)  # what settle_modes removed, named in the entry
+    question: tuple | None = None  # (text, first line, choices) when the worker asked (asking.py, SPEC §18)
     # A parallel worker's own steps (tick/workers.py); None: the serial ones of this module.
     guards: object = None  # like check_guards
     on_pass: object = None  # like record_pass
@@ -102,6 +105,7 @@ def _work(ctx: TickContext, plan: Plan, at: Attempt) -> TaskResult:
     task, beat = at.task, at.beat
     prompt_file, at.given_notes = build_worker_prompt(ctx, task)
     unlink(ctx.ws.tick_result_path)
+    asking.clear_question_file(ctx)
     beat.update(stage="running")
     # Rate limits, fallback presets, usage and the task budget (limits.py) around step 10,
     # each preset it runs inside the sandbox (confine.py, SPEC §13).
@@ -112,6 +116,11 @@ def _work(ctx: TickContext, plan: Plan, at: Attempt) -> TaskResult:
     commit_memory_writes(ctx, task)
     refused = confine.after_agent(ctx, task)  # a FIFO where Memento reads: a failure
     reason = reason or refused
+    reason = asking.take_question(ctx, at, reason)
+    if at.question is not None:  # rolled back and saved like a failure, no retry counted (SPEC §18)
+        report = read_tick_result(ctx.ws.tick_result_path)
+        return (at.on_fail or record_failure)(ctx, at, reason, time.monotonic() - at.began, None, "", report,
+                                              count_retry=False)
     touched: tuple[gitops.FileChange, ...] = ()
     if not reason and ctx.interrupted:
         reason = SIGTERM_REASON
@@ -442,13 +451,15 @@ def record_pass(ctx: TickContext, at: Attempt, changes, duration: float, verify_
     at.beat.update(stage="committing", commit_paths=paths, commit_message=message, commit_hashes=hashes,
                    entry=entry)
     try:
-        edit_plan(ws.plan_path, lambda e: (e.set_status(task.id, "x", expect="~"), e.update_counters()))
+        edit_plan(ws.plan_path, lambda e: (e.set_status(task.id, "x", expect="~"), e.remove_field(task.id, "question"),
+                                           e.update_counters()))
     except EditConflict as exc:
         # A person changed the task while it ran: their word stands, the work is set aside.
         at.beat.update(stage="failing")
         return record_failure(ctx, at, f"the task was changed in the plan while it ran ({exc}); "
                               "its work was set aside", duration, 0, verify_tail, report, count_retry=False)
     notes.mark_read(ws.notes_path, [n.key for n in at.given_notes])
+    forget_question(ws, task.id)  # answered and done: no longer open
     status_log.append_entry(ws.status_path, entry)
     crash_point("tick:before-commit")
     sha = ctx.commit(paths, message, blobs=at.blobs)  # the task's files exactly as verify passed them
@@ -510,6 +521,8 @@ def record_failure(ctx: TickContext, at: Attempt, reason: str, duration: float, 
     kept_files.restore_modes(ctx.root, at.snap.kept, ctx.log_path)
     rolled += restore_documents(ws, at.snap, task.id, confined=bool(at.wrap))
     max_retries = ctx.plan().meta.max_retries
+    if at.question is not None:
+        return _record_question(ctx, at, reason, duration, report, rolled)
     uncounted = ctx.interrupted or not count_retry
     retries = task.retries + (0 if uncounted else 1)
     by_review = at.review is not None and at.review.blocks and not uncounted  # max_rounds failed reviews
@@ -535,6 +548,44 @@ def record_failure(ctx: TickContext, at: Attempt, reason: str, duration: float, 
     remove_claim(ws, task.id)
     remove_record(ws, task.id)  # the attempt is over: nothing left to recover
     return TaskResult(task.id, False, reason, duration, None, blocked)
+
+
+def _record_question(ctx: TickContext, at: Attempt, reason: str, duration: float, report, rolled: str) -> TaskResult:
+    """The worker asked (SPEC §18): ``❓ NEEDS INPUT`` and ``[?]``, or past max_questions ``[!]``;
+    no retry counted either way, the documents committed."""
+    ws, task = ctx.ws, at.task
+    fields, blocked, message = question_fields(ctx, at, reason, duration, report, rolled)
+    ctx.entry(fields, at.continued)
+    asking_done(ctx, at, blocked)
+    ctx.commit(list(KEPT_DOCS), message)
+    at.beat.stop()
+    remove_claim(ws, task.id)
+    remove_record(ws, task.id)  # the attempt is over: nothing left to recover
+    return TaskResult(task.id, False, reason, duration, None, blocked, asked=True)
+
+
+def question_fields(ctx: TickContext, at: Attempt, reason: str, duration: float, report,
+                    rolled: str) -> tuple[list[tuple[str, str]], bool, str]:
+    """The entry's fields of a question, whether the task blocks, and the commit message."""
+    plan, task = ctx.plan(), at.task
+    status, blocked, count = asking.outcome(plan, task)
+    fields = _failure_fields(ctx, task, reason, duration, None, "", report, status, False, rolled)
+    at_reason = next(i for i, (name, _) in enumerate(fields) if name == "Reason") + 1
+    fields[at_reason:at_reason] = asking.entry_fields(task, at.question, blocked)
+    fields = limits.with_usage(_modes_field(fields, at), at.agent)
+    limit = plan.meta.max_questions
+    message = (f"memento: {task.id} blocked (max_questions {limit} reached)" if blocked else
+               f"memento: {task.id} needs input (question {count}/{limit})")
+    return fields, blocked, message
+
+
+def asking_done(ctx: TickContext, at: Attempt, blocked: bool) -> None:
+    """The plan after a question, and the notes given marked read when the task blocks."""
+    plan, task = ctx.plan(), at.task
+    _, _, count = asking.outcome(plan, task)
+    asking.mark_waiting(ctx, task, at.question, blocked, count)
+    if blocked:
+        notes.mark_read(ctx.ws.notes_path, [n.key for n in at.given_notes])
 
 
 def _failure_status(ctx: TickContext, count_retry: bool, blocked: bool, retries: int, max_retries: int) -> str:

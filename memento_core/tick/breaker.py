@@ -26,6 +26,8 @@ def count_this_tick(ctx: TickContext) -> None:
         return
     if any(r.passed for r in ctx.results):
         ctx.state.consecutive_failed_ticks = 0
+    elif ctx.results and all(r.asked for r in ctx.results):
+        return  # a question is no failure: the streak neither grows nor ends (SPEC §18)
     elif not ctx.interrupted and not ctx.rate_limited:
         ctx.state.consecutive_failed_ticks += 1
 

@@ -34,6 +34,7 @@ class TaskResult:
     duration: float = 0.0
     commit: str | None = None
     blocked: bool = False
+    asked: bool = False  # the worker asked a question: no failure for the breaker (SPEC §18)
 
 
 class Interrupted(Exception):

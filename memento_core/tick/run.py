@@ -44,7 +44,7 @@ from ..errors import EXIT_ATTENTION, EXIT_ERROR, EXIT_OK, MementoError
 from ..lines import plural
 from ..plan import Plan, Task
 from ..runlog import Outcome, cron_log, utc_stamp
-from ..scheduler import BLOCKED, COMPLETE, TASK, plan_errors, stopping_errors
+from ..scheduler import BLOCKED, COMPLETE, INPUT, TASK, plan_errors, stopping_errors
 from ..workspace import OWN_DOCS, Workspace
 from . import confine, remote
 from .attempt import attempt_task
@@ -268,7 +268,8 @@ def pick_task(ctx: TickContext) -> tuple[Plan, Task] | Outcome:
 
 
 def nothing_to_pick(ctx: TickContext, plan: Plan, verdict) -> Outcome:
-    """"🎉 ALL TASKS COMPLETE" or "⚠️ PIPELINE BLOCKED", each written once per change of state;
+    """"🎉 ALL TASKS COMPLETE", "⚠️ PIPELINE BLOCKED" or "⏸ WAITING FOR INPUT — T-1" (only questions
+    are left, SPEC §18), each written once per change of state;
     "❌ PLAN INVALID" when what is left cannot run for the plan's errors."""
     if stopping_errors(plan, verdict):
         if not ctx.results:
@@ -278,12 +279,12 @@ def nothing_to_pick(ctx: TickContext, plan: Plan, verdict) -> Outcome:
     signature = f"{verdict.kind}:{verdict.message}"
     if not ctx.state.last_event and _last_logged_event(ctx) == verdict.message:
         ctx.state.last_event = signature  # a fresh clone (a CI runner): the committed log already says it
-    if verdict.kind in (COMPLETE, BLOCKED, HELD) and signature != ctx.state.last_event:
+    if verdict.kind in (COMPLETE, BLOCKED, HELD, INPUT) and signature != ctx.state.last_event:
         fields = [("Tasks", ", ".join(verdict.tasks))] if verdict.tasks else []
         ctx.event(verdict.message, fields or [("Tasks", f"{len(plan.tasks)} in the plan")])
         ctx.state.last_event = signature
     cron_log(ctx.ws, f"tick idle: {verdict.message}")
-    code = EXIT_ATTENTION if verdict.kind in (BLOCKED, HELD) else EXIT_OK
+    code = EXIT_ATTENTION if verdict.kind in (BLOCKED, HELD, INPUT) else EXIT_OK
     if not ctx.results:
         # An idle tick writes nothing that would only say "still idle".
         keep_house(ctx, plan)

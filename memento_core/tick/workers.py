@@ -511,6 +511,8 @@ class Crew:
             self.sweep()
             # The tick's SIGTERM reaches the workers' contexts at the crew's next poll: look at it here.
             docs.interrupted = docs.interrupted or self.ctx.interrupted or reason == attempt.SIGTERM_REASON
+            if w.at is not None and w.at.question is not None:  # the worker asked (SPEC §18)
+                return self._asked_in_main(w, reason, duration, report, rolled)
             limited, max_retries = status, docs.plan().meta.max_retries
             uncounted = docs.interrupted or not count_retry
             retries = task.retries + (0 if uncounted else 1)
@@ -538,6 +540,21 @@ class Crew:
             remove_record(self.ws, task.id)  # the attempt is over: nothing left to recover
             self.settle()
         return TaskResult(task.id, False, reason, duration, None, blocked)
+
+    def _asked_in_main(self, w: Worker, reason: str, duration: float, report, rolled: str) -> TaskResult:
+        """A question's entry, the task ``[?]`` (``[!]`` past max_questions), the documents committed."""
+        docs, task = w.docs, w.task
+        fields, blocked, message = attempt.question_fields(docs, w.at, reason, duration, report, rolled)
+        docs.entry(fields, None)
+        attempt.asking_done(docs, w.at, blocked)
+        docs.commit(list(KEPT_DOCS), message)
+        self.main_head = gitops.head(self.ctx.root)
+        if w.at.beat is not None:
+            w.at.beat.stop()
+        remove_claim(self.ws, task.id)
+        remove_record(self.ws, task.id)
+        self.settle()
+        return TaskResult(task.id, False, reason, duration, None, blocked, asked=True)
 
     # ------------------------------------------------------------ waiting, SIGTERM
 

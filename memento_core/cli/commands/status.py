@@ -35,7 +35,17 @@ def status_document(ws: Workspace) -> dict:
     doc["pipeline"] = {"state": word, "why": why}
     doc["unreviewed"] = _unreviewed(ws)
     doc["schedule"] = {"cron_installed": installed, "cron_daemon": daemon}
+    doc["needs_you"] = _needs_you(ws, doc)
     return doc
+
+
+def _needs_you(ws: Workspace, doc: dict) -> list[dict]:
+    """What needs a person, as `memento report --json` says it (a question waiting first among tasks)."""
+    from ...report import needs_of
+    from ...state import TickState
+
+    needs, _ = needs_of(ws, load_plan(ws), doc, TickState.load(ws), doc["state"], doc["pipeline"]["why"])
+    return needs
 
 
 def _unreviewed(ws: Workspace) -> list[dict]:
@@ -63,12 +73,12 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def needs_attention(doc: dict) -> bool:
     """Exit 1: blocked, invalid (the plan, memento.toml, no git repository), a tick refused a
-    dirty tree, nothing will tick, the breaker tripped, or a verify change the architect made
-    waits for a person."""
+    dirty tree, nothing will tick, the breaker tripped, a verify change the architect made or a
+    worker's question waits for a person."""
     from ...state_word import ATTENTION_WORDS
 
     return bool(_word(doc) in ATTENTION_WORDS or doc["breaker"]["tripped"] or doc["config_error"]
-                or doc.get("verify_changes") or doc.get("plan_errors"))
+                or doc.get("verify_changes") or doc.get("plan_errors") or doc.get("questions"))
 
 
 def _word(doc: dict) -> str:
@@ -104,7 +114,8 @@ def _header(doc: dict):
     header = Text(f"{header_tag(doc)} {doc['project'] or doc['root']}: ", style="bold")
     word = _word(doc)
     header.append(word, style={"RUNNING": "green", "COMPLETE": "green"}.get(word, "yellow"))
-    header.append(f"  {c['done']}/{c['total']} done, {c['pending']} pending, {c['blocked']} blocked, "
+    waiting = f"{c['questions']} waiting for an answer, " if c.get("questions") else ""
+    header.append(f"  {c['done']}/{c['total']} done, {c['pending']} pending, {c['blocked']} blocked, {waiting}"
                   f"{c['in_progress']} in progress, {c['skipped']} skipped; {plural(doc['total_ticks'], 'tick')}")
     return header
 
@@ -159,6 +170,10 @@ def _attention_lines(doc: dict) -> list:
         lines.append(Text(f"[warn] {b['id']} blocked after {b['retries']} retries: {b['title']}"))
         if b["last_error"]:
             lines.append(Text("       " + safe_text(clipped(b["last_error"].splitlines()[0], 200)), style="dim"))
+    for q in doc.get("questions") or []:
+        how = f"`memento answer {q['id']} --choice N`" if q["choices"] else f"`memento answer {q['id']} TEXT`"
+        lines.append(Text(f"[warn] {q['id']} asks: {safe_text(clipped(q['question'], 200))} — answer with {how}"))
+        lines += [Text(f"       [{n}] {safe_text(clipped(choice, 160))}") for n, choice in enumerate(q["choices"], 1)]
     for c in doc.get("verify_changes") or []:
         was = f"`{c['old']}` → " if c["old"] else "(a new task) "
         lines.append(Text(f"[warn] the architect changed {c['task']}'s verify: {safe_text(was + '`' + c['new'] + '`')}"

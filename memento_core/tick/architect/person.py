@@ -1,6 +1,6 @@
 """A person's plan changes made while the architect runs (SPEC §16): kept, never the architect's.
 
-`memento skip`, `memento reset` and a mode change (control.py) append what they did to
+`memento skip`, `memento reset`, `memento answer` and a mode change (control.py) append what they did to
 ``.memento/records/ARCHITECT.person`` while a run's record exists. When the agent has
 finished, :func:`with_person_edits` replays them on the snapshot's plan: the checks then
 compare that plan (the person's changes in it) with the architect's, a rollback restores
@@ -54,6 +54,8 @@ def _covered(op: dict, persons) -> bool:
         return str(op.get("mode", "")) in persons.modes
     if kind == "reset":
         return str(op.get("task", "")) in persons.resets
+    if kind == "answer":  # a person answered a question: [?] back to [ ] (SPEC §18)
+        return str(op.get("task", "")) in persons.answers
     if kind == "skip":
         return persons.status(str(op.get("task", "")), "-", str(op.get("reason", "")))
     return False
@@ -79,6 +81,8 @@ def replay(path: Path, ops: list[dict]) -> list[str]:
                 plans.reset_task(path, str(op["task"]))
             elif op.get("op") == "mode":
                 plans.set_meta(path, "tick_mode", str(op["mode"]))
+            elif op.get("op") == "answer":
+                plans.set_status(path, str(op["task"]), " ", expect="?")
             else:
                 continue
         except (MementoError, KeyError, OSError):
