@@ -259,3 +259,82 @@ def test_doctor_warns_when_the_agent_has_the_whole_network(tmp_path, telegram):
     ws.config_path.write_text(text)
     [finding] = [f for f in check_workspace(ws) if f.check == "chat"]
     assert finding.severity == "WARNING" and '[sandbox] network = "all" with [chat] set' in finding.message
+
+
+# --------------------------------------------------------------------------- questions
+
+
+def asking(tmp_path, telegram, *ids: str, choices=("Redis", "Postgres")):
+    """A workspace whose tasks ``ids`` wait for an answer ([?]) to "Redis or Postgres?"."""
+    from memento_core import questions
+
+    tasks = TASKS
+    for task_id in ids:
+        tasks = tasks.replace(f"- [ ] `{task_id}`", f"- [?] `{task_id}`").replace(
+            f"  - context_files: [{task_id}.txt]\n",
+            f"  - context_files: [{task_id}.txt]\n  - retries: 1\n  - question: Redis or Postgres?\n  - questions: 1\n")
+    ws = chat_ws(tmp_path, telegram, tasks=tasks)
+    text = "Redis or Postgres?\n\nThe plan names both.\n" + "".join(f"- [ ] {c}\n" for c in choices)
+    for task_id in ids:
+        questions.save_question(ws, task_id, text.strip(), "Redis or Postgres?", tuple(choices))
+    return ws
+
+
+def posted_question(telegram, task_id: str) -> dict:
+    [post] = [s for s in telegram.sent_to(CHAT) if s["text"].startswith(f"Memento · engine test: {task_id} asks:")]
+    return post
+
+
+def answers(ws) -> list[tuple[str, str, str]]:
+    return [(n.target, n.text, n.source) for n in parse_notes(ws.notes_path) if n.is_answer]
+
+
+def test_a_question_is_posted_once_and_a_reply_to_it_answers_it(tmp_path, telegram):
+    ws = asking(tmp_path, telegram, "T-1", "T-2")
+    chat_round(ws)
+    chat_round(ws)  # once per change of state
+    q1, q2 = posted_question(telegram, "T-1"), posted_question(telegram, "T-2")
+    assert len(telegram.sent) == 2
+    assert "The plan names both." in q1["text"] and "Postgres" in q1["text"]
+    assert q1["text"].endswith("Reply to this message with your answer, or with a choice's number.")
+    plain = telegram.say(CHAT, PERSON, "Postgres please")  # two are open: a hint, nothing answered
+    chat_round(ws)
+    assert replies(telegram, plain) == ["2 questions are open (T-1, T-2): reply to one's message, or /answer T-ID text"]
+    assert answers(ws) == []
+    reply = telegram.say(CHAT, PERSON, "Postgres, \u202eplease", reply_to=q2["message_id"])
+    chat_round(ws)
+    assert answers(ws) == [("T-2", "Postgres, please", "telegram")]
+    plan = parse_plan(ws.plan_path)
+    assert (plan.task("T-2").status, plan.task("T-2").retries, plan.task("T-1").status) == (" ", 1, "?")
+    assert replies(telegram, reply)[0].startswith("✓ T-2 answered: Postgres, please")
+    again = telegram.say(CHAT, PERSON, "Redis after all", reply_to=q2["message_id"])  # no longer open
+    chat_round(ws)
+    assert replies(telegram, again)[0].startswith("✓ T-1 answered")  # a plain message: one open question left
+    assert answers(ws)[-1] == ("T-1", "Redis after all", "telegram")
+
+
+def test_a_plain_number_answers_with_that_choice(tmp_path, telegram):
+    ws = asking(tmp_path, telegram, "T-1")
+    chat_round(ws)
+    out_of_range = telegram.say(CHAT, PERSON, "3")
+    chat_round(ws)
+    assert replies(telegram, out_of_range)[0].startswith("✗ choice 3 is out of range")
+    assert answers(ws) == []
+    telegram.say(CHAT, PERSON, "2")
+    chat_round(ws)
+    assert answers(ws) == [("T-1", "Postgres", "telegram")]
+
+
+def test_answer_command_and_no_open_question(tmp_path, telegram):
+    ws = asking(tmp_path, telegram, "T-1", "T-2")
+    cmd = telegram.say(CHAT, PERSON, "/answer t-2 use Redis")
+    chat_round(ws)
+    assert answers(ws) == [("T-2", "use Redis", "telegram")] and replies(telegram, cmd)[0].startswith("✓ T-2 answered")
+    wrong = telegram.say(CHAT, PERSON, "/answer T-3 anything")
+    chat_round(ws)
+    assert replies(telegram, wrong) == ["✗ T-3 has no open question (it is [ ] pending); nothing changed"]
+    telegram.say(CHAT, PERSON, "/answer T-1 Postgres")
+    chat_round(ws)
+    nothing = telegram.say(CHAT, PERSON, "hello?")
+    chat_round(ws)
+    assert replies(telegram, nothing)[0].startswith("No question is open. Commands: /status")
