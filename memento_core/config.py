@@ -597,7 +597,7 @@ def _matrix(v: _Validator, table: dict) -> MatrixChat:
         raise _chat_fail(v, "matrix", "user", f'expected a Matrix user id such as "@memento:example.org", got {user!r}')
     token_file = _token_file(v, "matrix", table)
     room = table.get("room")
-    if not isinstance(room, str) or not re.match(r"^!\S+:\S+$", room.strip()):
+    if not isinstance(room, str) or not re.match(r"^!\S+$", room.strip()):  # v12 room ids have no server part
         raise _chat_fail(v, "matrix", "room", f'expected a room id such as "!abc:example.org" (the room\'s '
                          f"settings show it), got {room!r}")
     senders = table.get("senders")
