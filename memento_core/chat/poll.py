@@ -49,14 +49,14 @@ def configured(config: Config) -> bool:
     return config.chat_telegram is not None or config.chat_matrix is not None
 
 
-def clients(config: Config) -> list:
+def clients(config: Config, ws: Workspace) -> list:
     """A client per configured service, its token read from its file (TokenError when it cannot be)."""
     out: list = []
     if config.chat_telegram is not None:
-        out.append(Telegram(config.chat_telegram.api, read_token(config.chat_telegram.token_file)))
+        out.append(Telegram(config.chat_telegram.api, read_token(config.chat_telegram.token_file, ws.root)))
     if config.chat_matrix is not None:
         m = config.chat_matrix
-        out.append(Matrix(m.homeserver, m.user, m.room, read_token(m.token_file)))
+        out.append(Matrix(m.homeserver, m.user, m.room, read_token(m.token_file, ws.root)))
     return out
 
 
@@ -74,7 +74,7 @@ def run_round(ws: Workspace, config: Config, *, budget: float, wait: float = 0.0
     result = Round()
     try:
         with file_lock(records.lock_path(ws), blocking=False):
-            services = clients(config)
+            services = clients(config, ws)
             record = records.load(ws)
             if read:
                 for client in services:

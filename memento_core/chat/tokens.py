@@ -24,9 +24,13 @@ def token_path(text: str) -> Path:
     return Path(os.path.expanduser(text))
 
 
-def read_token(path_text: str) -> str:
-    """The token in the file ``path_text`` (``~`` expanded), stripped; TokenError saying why not."""
+def read_token(path_text: str, project: Path | None = None) -> str:
+    """The token in the file ``path_text`` (``~`` expanded), stripped; TokenError saying why not.
+    A file inside ``project`` (the work tree the agent writes in) is refused too."""
     path = token_path(path_text)
+    if project is not None and inside(path, project):
+        raise TokenError(f"token file {path_text}: inside the project, where the agent can read it (and git "
+                         "could commit it); keep it in your home folder, e.g. ~/.config/memento/")
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO there never blocks us
     except FileNotFoundError:
@@ -55,3 +59,15 @@ def read_token(path_text: str) -> str:
     if any(c.isspace() or ord(c) < 32 for c in token):
         raise TokenError(f"token file {path_text}: holds more than one word; only the token goes there")
     return token
+
+
+def inside(path: Path, folder: Path) -> bool:
+    return os.path.realpath(path) == os.path.realpath(folder) or \
+        os.path.realpath(path).startswith(os.path.realpath(folder).rstrip("/") + "/")
+
+
+def outside_home(path_text: str) -> bool:
+    """Whether the token file lies outside the home folder, which the sandbox hides from the agent
+    (the rest of the system it sees read-only; /tmp is its own)."""
+    path = token_path(path_text)
+    return not inside(path, Path.home()) and not inside(path, Path("/tmp"))

@@ -25,6 +25,7 @@ class TelegramStandIn:
         self.updates: list[dict] = []
         self.sent: list[dict] = []  # the parameters of every sendMessage accepted
         self.requests: list[tuple[str, dict]] = []
+        self.paths: list[str] = []  # every request's path, a wrong token's included
         self.messages: dict[int, dict] = {}  # message_id -> Message, for replies
         self.next_update = 500
         self.next_message = 100
@@ -56,6 +57,7 @@ class TelegramStandIn:
     # ---------------------------------------------------------------- the Bot API
 
     def handle(self, path: str, params: dict) -> tuple[int, dict]:
+        self.paths.append(path)
         prefix = f"/bot{self.token}/"
         if not path.startswith(prefix):
             return 401, {"ok": False, "error_code": 401, "description": "Unauthorized"}

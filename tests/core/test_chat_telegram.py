@@ -338,3 +338,68 @@ def test_answer_command_and_no_open_question(tmp_path, telegram):
     nothing = telegram.say(CHAT, PERSON, "hello?")
     chat_round(ws)
     assert replies(telegram, nothing)[0].startswith("No question is open. Commands: /status")
+
+
+def test_a_token_file_inside_the_project_is_refused(tmp_path, telegram, capsys):
+    ws = chat_ws(tmp_path, telegram)
+    inside = ws.root / "secrets" / "token"
+    inside.parent.mkdir()
+    inside.write_text(telegram.token)
+    inside.chmod(0o600)
+    ws.config_path.write_text(ws.config_path.read_text().replace(str(tmp_path / "secrets" / "telegram-token"),
+                                                                 str(inside)))
+    assert cli(["chat", "poll", str(ws.root)]) == 2
+    assert "inside the project, where the agent can read it" in capsys.readouterr().err
+    assert telegram.requests == []
+
+
+def test_doctor_warns_of_a_token_file_outside_the_home_the_sandbox_hides(tmp_path, telegram):
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from memento_core.doctor.runner import check_workspace
+
+    base = Path(tempfile.mkdtemp(prefix="memento-token-", dir="/var/tmp" if os.access("/var/tmp", os.W_OK) else None))
+    try:
+        ws = chat_ws(tmp_path, telegram)
+        token = base / "telegram-token"
+        token.write_text(telegram.token)
+        token.chmod(0o600)
+        text = ws.config_path.read_text().replace(str(tmp_path / "secrets" / "telegram-token"), str(token))
+        ws.config_path.write_text(text.replace('mode = "none"', 'mode = "auto"'))
+        [finding] = [f for f in check_workspace(ws) if f.check == "chat"]
+        assert finding.severity == "WARNING" and "is outside your home folder" in finding.message
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_a_service_that_never_answers_costs_one_request_per_round(tmp_path):
+    import socket
+
+    silent = socket.create_server(("127.0.0.1", 0), backlog=50)  # listens, never answers
+    try:
+        standin = TelegramStandIn()
+        standin.port = silent.getsockname()[1]  # its address only: nothing serves there
+        ws = chat_ws(tmp_path, standin)
+        record = {"pending": [{"id": f"p{n}", "key": "reply", "text": f"answer {n}", "targets": [f"telegram:{CHAT}"]}
+                              for n in range(5)]}
+        (ws.memento_dir).mkdir(exist_ok=True)
+        (ws.memento_dir / "chat.json").write_text(json.dumps(record))
+        outcome = run_tick(ws.root)  # reads (times out), runs T-1, posts (times out once, tries no more)
+        assert outcome.exit_code == 0 and parse_plan(ws.plan_path).task("T-1").status == "x"
+        silent.setblocking(False)
+        tried = 0
+        while True:
+            try:
+                silent.accept()[0].close()
+                tried += 1
+            except BlockingIOError:
+                break
+        assert tried == 2  # one getUpdates before the pick, one send after the tick
+        left = json.loads((ws.memento_dir / "chat.json").read_text())
+        assert len(left["pending"]) == 5  # the five answers wait for the next round
+        assert "timed out" in left["errors"]["telegram"]["error"]
+        assert ws.cron_log.read_text().count("chat: telegram unreachable") == 2
+    finally:
+        silent.close()

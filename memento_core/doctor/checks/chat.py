@@ -4,7 +4,7 @@ the agent's network when a chat is connected. Files only: the doctor calls no se
 from __future__ import annotations
 
 from ...chat import record as records
-from ...chat.tokens import TokenError, read_token
+from ...chat.tokens import TokenError, outside_home, read_token
 from ..context import Context
 from ..findings import CRITICAL, WARNING, CheckResult, Finding
 
@@ -21,9 +21,14 @@ def check_chat(c: Context) -> CheckResult:
     found = []
     for name, chat in services:
         try:
-            read_token(chat.token_file)
+            read_token(chat.token_file, c.ws.root)
         except TokenError as exc:
             found.append(Finding(CRITICAL, "chat", f"[chat] {name}: {exc}: the chat is not read nor posted to", rel))
+            continue
+        if outside_home(chat.token_file) and config.sandbox_mode != "none":
+            found.append(Finding(WARNING, "chat", f"[chat] {name}: token file {chat.token_file} is outside your home "
+                                 "folder: the sandbox hides your home from the agent, not the rest of the system "
+                                 "(it sees it read-only); keep the token under ~/.config/memento/", rel))
     record = records.load(c.ws)
     waiting = sum(len(p["targets"]) for p in record["pending"])
     for name, _ in services:
