@@ -132,7 +132,7 @@ def test_a_question_asked_by_the_worker_is_answered_by_a_reply_in_the_room(tmp_p
     task = parse_plan(ws.plan_path).task("T-1")
     assert task.status == "x"
     [note] = [n for n in parse_notes(ws.notes_path) if n.is_answer]
-    assert (note.target, note.source) == ("T-1", "matrix")
+    assert (note.target, note.text, note.source) == ("T-1", "casual", "matrix")  # the quote is not the answer
     assert note.text in (evidence.with_suffix(".prompt").read_text())
     [said] = replies_to(from_memento(me, room, bot), reply)
     assert said.startswith(f"✓ T-1 answered: {note.text}")
@@ -167,3 +167,4 @@ def test_a_strangers_command_is_ignored_and_the_persons_note_is_stored(tmp_path,
     poll.run_round(ws, chat, budget=20)
     [text] = replies_to(from_memento(me, room, bot), status)
     assert text.startswith("engine test: ") and "Tasks: 1 to do (of 1)" in text
+    assert bot.user not in (ws.logs_dir / "chat.log").read_text()  # its own posts are not messages to it
