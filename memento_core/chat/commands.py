@@ -20,14 +20,20 @@ COMMANDS = ("/status", "/report", "/note [T-ID] text", "/answer T-ID text", "/re
 HELP = "Commands: " + ", ".join(COMMANDS) + ". Reply to a question's message to answer it."
 
 
-def act(ws: Workspace, message: Incoming, questions: dict, *, in_tick: bool = False) -> str:
+def act(ws: Workspace, message: Incoming, questions: dict, old: dict | None = None, *,
+        in_tick: bool = False) -> str:
     """Do what ``message`` asks; the answer to post in the room. ``questions``: chat.json's map of
-    task id → {target: message id} of the questions posted. Never raises for a person's mistake:
-    a MementoError is the answer."""
+    task id → {target: message id} of the open questions posted; ``old``: "target message id" →
+    task id of those no longer open. Never raises for a person's mistake: a MementoError is the
+    answer."""
     text = clean(message.text)
     try:
         if text.startswith("/"):
             return command(ws, text, message.service, in_tick=in_tick)
+        if message.reply_to is not None and (old or {}).get(f"{message.target} {message.reply_to}"):
+            task_id = old[f"{message.target} {message.reply_to}"]
+            return (f"✗ that question of {task_id} is no longer open (answered, or asked again since); "
+                    "nothing changed. /status shows what waits for you")
         return reply(ws, message, text, questions)
     except MementoError as exc:
         return f"✗ {exc}"

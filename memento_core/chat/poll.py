@@ -137,7 +137,7 @@ def _one(ws: Workspace, config: Config, message: Incoming, record: dict, result:
     from .commands import act
 
     try:
-        answer = act(ws, message, record["questions"], in_tick=in_tick)
+        answer = act(ws, message, record["questions"], record["old_questions"], in_tick=in_tick)
     except Exception as exc:  # noqa: BLE001 - one message's failure never stops the round (or the tick)
         answer = f"✗ could not do that: {type(exc).__name__}"
         chat_log(ws, f"failed: {who}: {preview(message.text)}: {type(exc).__name__}: {exc}")
@@ -177,7 +177,11 @@ def queue_events(ws: Workspace, config: Config, record: dict) -> None:
     for key in [k for k in states if k not in now]:
         del states[key]
     for task in [t for t in record["questions"] if f"question:{t}" not in now]:
-        del record["questions"][task]  # answered, or no longer asked: a reply to it answers nothing
+        # Answered, or no longer asked: a reply to its message answers nothing (nor another question).
+        for target, sent in record["questions"].pop(task).items():
+            record["old_questions"][f"{target} {sent}"] = task
+    while len(record["old_questions"]) > records.MAX_OLD_QUESTIONS:
+        del record["old_questions"][next(iter(record["old_questions"]))]
     word = word_for(ws, plan, state)[0] if events else ""
     project = plan.title or ws.root.name
     for event in events:

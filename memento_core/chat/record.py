@@ -4,7 +4,8 @@ the sends still to make, and what went wrong last. Written atomically, under ``.
 message twice).
 
 {"telegram": {"offset": 124}, "matrix": {"since": "s72_…"},
- "questions": {"T-4": {"telegram:123": "57", "matrix": "$ev"}},
+ "questions": {"T-4": {"telegram:123": "57", "matrix": "$ev"}},  # open questions' messages
+ "old_questions": {"telegram:123 41": "T-2"},           # answered ones': a late reply is refused
  "states": {"blocked:T-2": "blocked"},                  # what was posted, once per change of state
  "pending": [{"id", "key", "text", "targets": ["telegram:123", "matrix"], "reply_to": {…}}],
  "errors": {"telegram": {"error", "at"}}, "sent": {"matrix": "stamp"}}
@@ -19,6 +20,7 @@ from ..lines import read_regular_or_none
 from ..locks import atomic_write_text
 from ..workspace import Workspace
 
+MAX_OLD_QUESTIONS = 500  # the messages of questions no longer open that a late reply may still name
 MAX_PENDING = 200  # a service down for days: the oldest sends are dropped, never an endless file
 
 
@@ -47,6 +49,7 @@ def load(ws: Workspace) -> dict:
                and isinstance(p.get("text"), str)]
     return {"telegram": _dict(data.get("telegram")), "matrix": _dict(data.get("matrix")),
             "questions": {k: _dict(v) for k, v in _dict(data.get("questions")).items()},
+            "old_questions": _dict(data.get("old_questions")),
             "states": _dict(data.get("states")), "pending": pending[-MAX_PENDING:],
             "errors": _dict(data.get("errors")), "sent": _dict(data.get("sent"))}
 

@@ -20,7 +20,7 @@ from memento_core.tick.__main__ import run_tick
 from . import synapse_homeserver
 from .test_engine import HELLO, agent, make_ws
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("synapse")]  # one homeserver for the module
 nio = pytest.importorskip("nio")
 
 

@@ -309,7 +309,12 @@ def test_a_question_is_posted_once_and_a_reply_to_it_answers_it(tmp_path, telegr
     assert replies(telegram, reply)[0].startswith("✓ T-2 answered: Postgres, please")
     again = telegram.say(CHAT, PERSON, "Redis after all", reply_to=q2["message_id"])  # no longer open
     chat_round(ws)
-    assert replies(telegram, again)[0].startswith("✓ T-1 answered")  # a plain message: one open question left
+    assert replies(telegram, again) == ["✗ that question of T-2 is no longer open (answered, or asked again "
+                                        "since); nothing changed. /status shows what waits for you"]
+    assert len(answers(ws)) == 1 and parse_plan(ws.plan_path).task("T-1").status == "?"  # not T-1's answer
+    plain = telegram.say(CHAT, PERSON, "Redis after all")  # a plain message: one open question left
+    chat_round(ws)
+    assert replies(telegram, plain)[0].startswith("✓ T-1 answered")
     assert answers(ws)[-1] == ("T-1", "Redis after all", "telegram")
 
 
