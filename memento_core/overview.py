@@ -283,7 +283,7 @@ def needs_you(summary: dict, state: TickState, plan: Plan | None, notes: Sequenc
     for q in summary.get("questions") or []:
         how = f"`memento answer {q['id']} --choice N`" if q.get("choices") else f"`memento answer {q['id']} TEXT`"
         choices = "".join(f" [{n}] {c}" for n, c in enumerate(q.get("choices") or [], 1))
-        out.append(Need("question", f"{q['id']} asks: {q['question']}{choices}", "answer it (A)", task=q["id"],
+        out.append(Need("question", f"{q['id']} asks: {q['question']}{choices}", "answer it (w)", task=q["id"],
                         command=f"answer with {how}"))
     for c in summary.get("verify_changes") or []:
         how = f"wrote {c['task']}'s verify: `{c['new']}`" if not c["old"] else \

@@ -21,6 +21,7 @@ def lint_problems(plan, text: str, display: str, root: Path, preset: str | None)
                                   "under a `## Phase 1: …` heading, or `memento plan draft BRIEF`)",
                                   severity="warning", scope="task"))
     problems += text_problems(plan, text, display, preset)
+    problems += questions_unanswerable(plan, display)
     problems.sort(key=lambda e: e.line)
     return problems
 
@@ -77,7 +78,7 @@ def verify_judged_by_worker(plan, display: str, root) -> list[PlanError]:
 
 # Every field a task line's block may hold; another name is a typo the tick would ignore.
 TASK_FIELDS = ("verify", "context_files", "guard_files", "do", "estimate", "timeout", "retries", "depends",
-               "accept", "reason", "changes")
+               "accept", "reason", "changes", "question", "questions")
 _LIST_FIELDS = ("context_files", "guard_files", "depends")
 # A line a person meant as a task that the plan's format does not read as one: `- [] `T-2``,
 # `-[ ] `T-4``, `- [ ]`T-5``, `[ ] T-6`.
@@ -128,6 +129,15 @@ def text_problems(plan, text: str, display: str, preset: str | None) -> list[Pla
                                    "([agent] in memento.toml) runs nothing else: add `- do: `command`` (or set a real preset)",
                                    severity="warning", scope="task"))
     return found
+
+
+def questions_unanswerable(plan, display: str) -> list[PlanError]:
+    """A warning per task waiting ``[?]`` with no ``question:`` line (SPEC §18): a person sees no
+    question to answer; `memento answer` still puts it back to [ ]."""
+    return [PlanError(display, task.line, task.id, "waits for an answer ([?]) but has no `question:` line: "
+                      "answer it with `memento answer " + task.id + " TEXT`, or reset it",
+                      severity="warning", scope="task")
+            for task in plan.tasks if task.status == "?" and not task.question]
 
 
 def names_mementos_files(plan, display: str) -> list[PlanError]:

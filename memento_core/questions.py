@@ -89,6 +89,11 @@ def read_question(path: Path) -> tuple[str, str, tuple[str, ...]] | None:
     return text, first_line_of(text), choices
 
 
+def without_choices(text: str) -> str:
+    """The question's text without its ``- [ ] choice`` lines (shown apart, to be picked)."""
+    return "\n".join(line for line in text.splitlines() if not _CHOICE_RE.match(line)).strip()
+
+
 def _why(exc: MementoError) -> str:
     message = str(exc)
     return message.split(": ", 1)[1] if message.startswith("question.md: ") else message

@@ -77,9 +77,11 @@ class MementoApp(App[None]):
         polling: bool = False,
         show_clock: bool = True,
         clock: Callable[[], float] = time.monotonic,
+        served: bool = False,
     ):
         super().__init__()
         self.quit_requested = False
+        self.served = served  # run by `--serve` for a web browser: a person's answer comes "from browser"
         self.ws = Workspace(Path(root).resolve())
         self.auto_tick = auto_tick
         self.auto_interval = auto_interval  # seconds; None: memento.toml [schedule] every
@@ -482,6 +484,7 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="with --serve: read the page's secret token from FILE (default: a new one, printed)")
     # The dashboards `--serve --demo` starts tick on the demo's interval (not memento.toml's).
     parser.add_argument("--interval", type=_seconds, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--in-browser", action="store_true", help=argparse.SUPPRESS)  # a dashboard --serve started
     parser.add_argument("--version", action="version", version=f"memento-tui {__version__}")
     args = parser.parse_args(argv)
     if not args.serve and (args.host is not None or args.port is not None or args.token_file is not None):
@@ -527,10 +530,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             from memento_core.demo import create_demo
 
             root = create_demo(Path(tempfile.mkdtemp(prefix="memento-demo-")) / "calc")
-            app = MementoApp(root, auto_tick=True, auto_interval=DEMO_INTERVAL, polling=args.polling)
+            app = MementoApp(root, auto_tick=True, auto_interval=DEMO_INTERVAL, polling=args.polling,
+                             served=args.in_browser)
         else:
             ws = Workspace.find(args.project or args.dir or None)
-            app = MementoApp(ws.root, auto_tick=args.auto_tick, auto_interval=args.interval, polling=args.polling)
+            app = MementoApp(ws.root, auto_tick=args.auto_tick, auto_interval=args.interval, polling=args.polling,
+                             served=args.in_browser)
     except MementoError as exc:
         print(f"[error] {exc}", file=sys.stderr)
         return 2

@@ -26,6 +26,9 @@ DASHBOARD_KEYS: tuple[Key, ...] = (
     Key("reset", "r", "reset", "Reset", "reset the selected task's retries: [!] → [ ] with retries 0"),
     Key("skip", "s", "skip", "Skip", "skip the selected task ([-]); asks for a reason"),
     Key("note", "n", "note", "Note", "write a note for the selected task (or global)"),
+    Key("answer", "w", "answer", "Answer",
+        "answer the question of the selected task [?] (else the first one waiting): shows the question and its "
+        "choices", footer=False),
     # Pause, resume and stop are buttons in Controls (and in help): the footer keeps to 80 columns.
     Key("pause", "p", "pause", "Pause", "pause the pipeline (tick_mode: paused)", footer=False),
     Key("resume", "space", "resume", "Resume", "resume the pipeline (tick_mode: auto)", footer=False),

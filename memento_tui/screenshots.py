@@ -103,6 +103,46 @@ async def _shoot_narrow(root: Path, out: Path) -> list[Path]:
     return [out / "main-80x24.svg"]
 
 
+DEMO_QUESTION = """Should `divide` by zero raise ZeroDivisionError or return None?
+
+The plan says "divide numbers"; calc/cli.py prints any exception as an error,
+and the tests say nothing about zero.
+
+- [ ] raise ZeroDivisionError (the CLI prints it)
+- [ ] return None (the CLI prints "undefined")
+"""
+
+
+async def _shoot_question(root: Path, out: Path) -> list[Path]:
+    """A worker's question (SPEC §18) in "Needs you" and the answer composer (``w``): T-201 waits
+    ``[?]`` with what the tick writes when its worker asks (tick/asking.py)."""
+    from memento_core.plan import edit_plan
+    from memento_core.questions import first_line_of, read_question, save_question
+    from memento_core.workspace import Workspace
+
+    ws = Workspace(root)
+    asked = ws.question_path
+    asked.parent.mkdir(parents=True, exist_ok=True)
+    asked.write_text(DEMO_QUESTION, encoding="utf-8")
+    text, first, choices = read_question(asked)
+    asked.unlink()
+    save_question(ws, "T-201", text, first_line_of(text), choices)
+    edit_plan(ws.plan_path, lambda e: (e.set_field("T-201", "question", first), e.set_field("T-201", "questions", "1"),
+                                       e.set_status("T-201", "?")))
+    app = MementoApp(root, show_clock=False, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        for _ in range(3):
+            await pilot.pause()
+            await app.workers.wait_for_complete()
+        await pilot.press("w")
+        for _ in range(3):
+            await pilot.pause()
+        app.screen.query_one("#answer-input").cursor_blink = False
+        await pilot.pause(0.2)
+        app.save_screenshot("answer-composer.svg", str(out))
+    return [out / "answer-composer.svg"]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m memento_tui.screenshots", description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=OUT, help=f"where the SVGs go (default: {OUT})")
@@ -114,6 +154,11 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(10):  # seven passes, then T-304 fails twice and blocks
             run_tick(root)
         for path in asyncio.run(_shoot(root, args.out)) + asyncio.run(_shoot_narrow(root, args.out)):
+            print(f"[ok] {path}")
+        asking = create_demo(Path(tmp) / "asking" / "calc")
+        for _ in range(2):  # T-101 and T-102 pass; T-201, next, asks a question
+            run_tick(asking)
+        for path in asyncio.run(_shoot_question(asking, args.out)):
             print(f"[ok] {path}")
     return 0
 

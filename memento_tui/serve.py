@@ -116,6 +116,7 @@ def app_command(root: Path, *, auto_tick: bool = False, polling: bool = False,
         parts += ["--interval", f"{interval:g}s"]
     if polling:
         parts.append("--polling")
+    parts.append("--in-browser")  # its answers to questions say they came from the browser (SPEC §18)
     return shlex.join(parts)
 
 

@@ -29,7 +29,8 @@ PLAN_REL = "docs/MASTER_PLAN.md"
 
 # Meta limits neither an attempt nor the architect may change (a person sets them): recovery.py
 # puts them back after an attempt, the architect's checks refuse its change of one.
-LIMIT_KEYS = ("max_retries", "max_diff_lines", "max_diff_bytes", "max_tasks_per_tick", "circuit_breaker_threshold")
+LIMIT_KEYS = ("max_retries", "max_diff_lines", "max_diff_bytes", "max_tasks_per_tick", "circuit_breaker_threshold",
+              "max_questions")
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from ..widgets.progress import ProgressPane
 from ..widgets.tasks import TaskPane
 from ..widgets.timeline import RUNNING_KEY, TimelinePane, rollback_patch
 from ..widgets.workers import WorkersPane
-from .dialogs import AskScreen, ConfirmScreen, NoteComposer
+from .dialogs import AnswerComposer, AskScreen, ConfirmScreen, NoteComposer
 from .diff import DiffScreen
 from .log import LogScreen
 from .memory_entry import MemoryEntryScreen
@@ -209,6 +209,35 @@ class DashboardScreen(Screen[None]):
         warning = note_warning(plan, task.id) if task else ""
         self.app.push_screen(NoteComposer(task.id if task else None, task.title if task else "", warning),
                              answered)
+
+    def action_answer(self) -> None:
+        """The question of the selected task when it waits [?], else the first one waiting (SPEC §18)."""
+        from memento_core.control import answer_task
+        from memento_core.questions import question_of
+
+        snap = self.app.snapshot
+        selected = self.query_one(TaskPane).selected_task()
+        waiting = [t for t in (snap.plan.tasks if snap is not None and snap.plan is not None else ()) if t.status == "?"]
+        task = selected if selected is not None and selected.status == "?" else (waiting[0] if waiting else None)
+        if task is None:
+            self.notify("no question waits for an answer", severity="warning")
+            return
+        ws = self.app.ws
+        question = question_of(ws, task)
+
+        def answered(result: tuple[int | None, str] | None) -> None:
+            if not result:
+                return
+            choice, text = result
+
+            def run() -> str:
+                source = "browser" if self.app.served else "dashboard"
+                answer, plan = answer_task(ws, task.id, text or None, choice=choice, source=source)
+                return f"{task.id} answered: {' '.join(answer.split())[:60]}; it runs again" + _still(ws, plan)
+
+            self._edit(f"answer {task.id}", run, frozenset({PLAN, NOTES, STATE}))
+
+        self.app.push_screen(AnswerComposer(question), answered)
 
     def _set_mode(self, mode: str) -> None:
         ws = self.app.ws

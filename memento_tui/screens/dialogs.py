@@ -1,4 +1,4 @@
-"""Small modal dialogs: confirm, ask for a line of text, compose a note."""
+"""Small modal dialogs: confirm, ask for a line of text, compose a note, answer a worker's question."""
 
 from __future__ import annotations
 
@@ -175,3 +175,79 @@ class NoteComposer(ModalScreen[tuple[str, str] | None]):
         # Read the text behind the keys still queued for the field, as action_send does.
         area = self.query_one(TextArea)
         area.call_later(lambda: self.is_active and cancel_or_ask(self, area.text, "note"))
+
+
+class AnswerComposer(ModalScreen[tuple[int | None, str] | None]):
+    """A worker's question (SPEC §18) and the person's answer: its choices to pick (1–9 or the
+    arrows), or a text; F2 sends ``(choice, "")`` or ``(None, text)``. A typed text wins over a
+    picked choice. Escape asks before it throws typed text away."""
+
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel"),
+        Binding("f2,ctrl+enter,alt+enter", "send", "Send", priority=True),
+        # A digit picks that choice while the choices have the focus (in the text field it is text).
+        *(Binding(str(n), f"pick({n})", f"Choice {n}", show=False) for n in range(1, 10)),
+    ]
+
+    def __init__(self, question) -> None:
+        super().__init__(classes="dialog-screen")
+        self.question = question  # memento_core.questions.Question
+
+    def compose(self) -> ComposeResult:
+        q = self.question
+        with Vertical(classes="dialog", id="answer-dialog"):
+            title = Text(f"{q.task_id} asks", style="bold")
+            title.append("  ")
+            title.append_text(literal(q.title, "dim", one_line=True))
+            yield Label(title)
+            from memento_core.questions import without_choices
+
+            yield Static(literal(without_choices(q.text) if q.choices else q.text), id="answer-question")
+            if q.choices:
+                with RadioSet(id="answer-choices"):
+                    for n, choice in enumerate(q.choices, 1):
+                        label = Text(f"{n}. ")
+                        label.append_text(literal(choice, one_line=True))
+                        yield RadioButton(label, value=n == 1, id=f"choice-{n}")
+            yield TextArea(id="answer-input", soft_wrap=True, show_line_numbers=False)
+            hint = "pick a choice (its number, or the arrows and enter) or write an answer · " if q.choices \
+                else "write your answer · "
+            yield Static(Text(hint + "F2: send · escape: cancel", style="dim"), id="answer-hint")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button(Text("Answer (F2)"), id="send", variant="primary", compact=True)
+
+    def on_mount(self) -> None:
+        if self.question.choices:
+            self.query_one(RadioSet).focus()
+        else:
+            self.query_one(TextArea).focus()
+
+    def action_pick(self, n: int) -> None:
+        if 1 <= n <= len(self.question.choices):
+            self.query_one(f"#choice-{n}", RadioButton).value = True
+
+    def choice(self) -> int | None:
+        if not self.question.choices:
+            return None
+        pressed = self.query_one(RadioSet).pressed_index
+        return pressed + 1 if pressed >= 0 else None
+
+    def action_send(self) -> None:
+        self.query_one(TextArea).call_later(self._send_now)  # as NoteComposer: after the queued keys
+
+    def _send_now(self) -> None:
+        if not self.is_active:
+            return
+        text = self.query_one(TextArea).text
+        if text.strip():
+            self.dismiss((None, text))
+        elif self.choice() is not None:
+            self.dismiss((self.choice(), ""))
+
+    @on(Button.Pressed, "#send")
+    def _send_pressed(self, _event: Button.Pressed) -> None:
+        self.action_send()
+
+    def action_cancel(self) -> None:
+        area = self.query_one(TextArea)
+        area.call_later(lambda: self.is_active and cancel_or_ask(self, area.text, "answer"))

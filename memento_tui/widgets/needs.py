@@ -16,7 +16,8 @@ from .header import state_word
 WATCHED = ("snapshot", "auto_tick")
 SHOWN = 4  # lines of needs; the rest is counted on the last line
 ICON = {"blocked": "✖", "breaker": "⚠", "dirty": "⚠", "invalid": "✖", "config": "✖", "schedule": "○",
-        "sandbox": "⚠", "rate_limit": "◷", "budget": "$", "notes": "✉", "results": "✔", "verify": "⚠"}
+        "sandbox": "⚠", "rate_limit": "◷", "budget": "$", "notes": "✉", "results": "✔", "verify": "⚠",
+        "question": "?"}
 
 
 class NeedsYou(Static):

@@ -23,7 +23,7 @@ _FILTER_STATUSES = {
     "All": None,
     "Pending": frozenset(" ~"),
     "Done": frozenset("x-"),
-    "Blocked": frozenset("!"),
+    "Blocked": frozenset("!?"),  # and the tasks waiting for an answer: both need a person
 }
 # Fixed column widths (the title takes the rest): the same layout whatever the data.
 WIDTHS = {"icon": 1, "id": 6, "info": 11}
@@ -33,6 +33,7 @@ ICONS = {
     "!": ("✖", "bold red"),
     "~": ("◐", "bold yellow"),
     "-": ("–", "dim"),
+    "?": ("?", "bold magenta"),  # one cell: the column is one wide
 }
 
 
@@ -52,6 +53,8 @@ def info_cell(task: Task, last: TickEntry | None, max_retries: int, opened: set[
         return Text("running", style="bold yellow")
     if task.status == "-":
         return Text("skipped", style="dim")
+    if task.status == "?":
+        return Text("ASKS (w)", style="bold magenta")
     if not task.valid:
         return Text("invalid", style="magenta")
     if task.retries:
@@ -78,6 +81,9 @@ def title_cell(task: Task, last: TickEntry | None = None, waits: list[str] | Non
         out.append("\n")
         why = failure_words(last) if last is not None and last.status != "SUCCESS" else "no reason recorded"
         out.append_text(literal(why, "red", one_line=True))
+    elif task.status == "?":
+        out.append("\n")
+        out.append_text(literal("asks: " + (task.question or "(no question recorded)"), "magenta", one_line=True))
     elif waits and task.status == " ":
         out.append("\n")
         out.append_text(literal("waits on " + ", ".join(waits), "yellow", one_line=True))

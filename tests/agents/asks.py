@@ -54,7 +54,7 @@ if mode == "wait":
     while not Path(kind).exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     sys.exit(0)
-if "Your question and the answer" in prompt and mode != "ask-always":
+if "## Your question and the answer on" in prompt and mode != "ask-always":
     Path("hello.txt").write_text("done\n", encoding="utf-8")
     sys.exit(0)
 

@@ -166,6 +166,15 @@ def test_a_question_waits_for_a_person_counts_nothing_and_the_answer_reaches_the
     assert doc["questions"][0]["choices"] == ["formal", "casual"]
     alert = ws.alert_path.read_text()
     assert "questions: T-1" in alert
+    listed = json.loads(_cli(ws, "tasks", "--state", "waiting", "--json").stdout)["tasks"]
+    assert [(t["id"], t["question"], t["questions"]) for t in listed] == [
+        ("T-1", "Which greeting for T-1: formal or casual?", 1)]
+    report = json.loads(_cli(ws, "report", "--json").stdout)
+    assert report["questions"][0]["id"] == "T-1" and report["asked"][0]["task"] == "T-1"
+    assert not report["failed"] and [n["kind"] for n in report["needs_you"]].count("question") == 1
+    assert "Waiting for your answer:" in _cli(ws, "report").stdout
+    checkpoint = ws.checkpoint_path.read_text()
+    assert "memento answer T-1" in checkpoint and "waits for a person's answer" in checkpoint
     # A choice out of range, or a task that is not [?], is exit 2 and changes nothing.
     before = (ws.plan_path.read_bytes(), ws.notes_path.read_bytes())
     assert _cli(ws, "answer", "T-1", "--choice", "3").returncode == 2
@@ -328,3 +337,59 @@ def test_a_persons_answer_while_another_task_runs_is_kept_through_its_receipt(tm
     committed = git(ws.root, "show", "HEAD:docs/HUMAN_NOTES.md")
     assert "[ANSWER]" in committed and "the second one" in committed
     assert "- [ ] `T-2`" in git(ws.root, "show", "HEAD:docs/MASTER_PLAN.md")
+
+
+# --- the sixth state in the plan's other readers -----------------------------------------------
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SKILL = Path("/work/shared/seeds/agent-memento-SKILL.md")
+
+
+@pytest.mark.parametrize("name", ["skill_template_plan.md", "spec_example_plan.md", "SKILL"])
+def test_plans_without_the_sixth_state_parse_and_round_trip_byte_for_byte(tmp_path, name):
+    from memento_core.plan import edit_plan
+
+    source = SKILL if name == "SKILL" else FIXTURES / name
+    if not source.exists():
+        pytest.skip(f"{source} is not on this machine")
+    data = source.read_bytes()
+    if name == "SKILL":  # the original's plan example, fenced in its text
+        data = b"# MASTER_PLAN" + data.split(b"```markdown\n# MASTER_PLAN", 1)[1].split(b"\n```\n", 1)[0] + b"\n"
+    path = tmp_path / "MASTER_PLAN.md"
+    path.write_bytes(data)
+    plan = parse_plan(path)
+    assert plan.tasks and not [t for t in plan.tasks if t.status == "?"]
+    assert plan.meta.max_questions == 3 and all(t.questions == 0 and t.question is None for t in plan.tasks)
+    edit_plan(path, lambda e: None)
+    assert path.read_bytes() == data
+    pending = next(t for t in plan.tasks if t.status == " ")
+    edit_plan(path, lambda e: e.set_status(pending.id, "?"))
+    assert parse_plan(path).task(pending.id).status == "?"
+    edit_plan(path, lambda e: e.set_status(pending.id, " ", expect="?"))
+    assert path.read_bytes() == data
+
+
+def test_lint_warns_of_a_waiting_task_without_a_question(tmp_path):
+    from memento_core.plan_lint import lint_problems
+
+    text = (FIXTURES / "spec_example_plan.md").read_text().replace("- [ ]", "- [?]", 1)
+    plan = parse_plan(_write(tmp_path / "p.md", text))
+    [warning] = [p for p in lint_problems(plan, text, "p.md", tmp_path, None) if "[?]" in p.message]
+    assert warning.severity == "warning" and "memento answer" in warning.message
+
+
+def test_the_architect_may_neither_answer_nor_ask(tmp_path):
+    from memento_core.plan import parse_plan_text
+    from memento_core.tick.architect.changes import compare_plans
+
+    old = parse_plan_text(WAITING.join(["# P\n\n## Phase 1: A\n\n", ""]) + TWO.split("\n", 5)[5])
+    answered = parse_plan_text(WAITING.replace("- [?]", "- [ ]").join(["# P\n\n## Phase 1: A\n\n", ""])
+                               + TWO.split("\n", 5)[5])
+    asked = parse_plan_text(WAITING.join(["# P\n\n## Phase 1: A\n\n", ""]) + TWO.split("\n", 5)[5].replace(
+        "- [ ]", "- [?]"))
+    reworded = parse_plan_text(WAITING.replace("Redis or Postgres?", "Redis.").join(["# P\n\n## Phase 1: A\n\n", ""])
+                               + TWO.split("\n", 5)[5])
+    assert any("put T-1 back to [ ]" in v for v in compare_plans(old, answered).violations)
+    assert any("marked T-2 [?]" in v for v in compare_plans(old, asked).violations)
+    assert any("changed T-1's question" in v for v in compare_plans(old, reworded).violations)
+    assert compare_plans(old, old).violations == ()

@@ -10,7 +10,7 @@ from ..context import load_plan, with_dir, workspace_of
 from ..output import EXIT_ATTENTION, EXIT_OK, plural, safe_json, safe_text, warn
 
 # The plan's status characters by the names this command shows and filters on.
-STATES = {" ": "pending", "x": "done", "!": "blocked", "~": "running", "-": "skipped"}
+STATES = {" ": "pending", "x": "done", "!": "blocked", "~": "running", "-": "skipped", "?": "waiting"}
 
 
 def register(sub, common: argparse.ArgumentParser) -> None:
@@ -67,6 +67,7 @@ def task_rows(ws: Workspace, plan) -> list[dict]:
         "state": STATES.get(t.status, "unknown"), "retries": t.retries, "max_retries": plan.meta.max_retries,
         "line": t.line, "problems": list(t.problems) + dep_problems.get(t.id, []), "last_result": _result(last.get(t.id)),
         "depends": list(t.depends), "waits_on": waiting.get(t.id, []),
+        "question": t.question if t.status == "?" else None, "questions": t.questions,
     } for t in plan.tasks]
 
 
@@ -121,7 +122,11 @@ def render_rows(plan_rel: str, rows: list[dict]) -> list[str]:
         lines.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:5])) + "  " + row[5])
         r = rows[n - 1] if n else None
         result = r["last_result"] if r else None
-        if r and result and result["status"] != "SUCCESS" and r["state"] != "done" and result["error"]:
+        if r and r.get("question"):
+            lines.append(" " * (widths[0] + 2) + "asks: " + safe_text(r["question"])[:200]
+                         + f" (`memento answer {safe_text(r['id'])} …`)")
+        elif r and result and result["status"] not in ("SUCCESS", "NEEDS INPUT") and r["state"] != "done" \
+                and result["error"]:
             lines.append(" " * (widths[0] + 2) + "last error: " + safe_text(result["error"])[:200])
         if r and r["waits_on"]:
             lines.append(" " * (widths[0] + 2) + "waits on " + safe_text(", ".join(r["waits_on"])))

@@ -92,6 +92,8 @@ def compare_plans(old: Plan, new: Plan) -> PlanChanges:
                                   "a person retries one as it is with `memento reset`)")
         elif was.status != "x" and now.fields.get("retries") != was.fields.get("retries"):
             violations.append(f"changed {tid}'s retries (Memento counts them; only a reset sets them to 0)")
+        if any(now.fields.get(k) != was.fields.get(k) for k in ("question", "questions")):
+            violations.append(f"changed {tid}'s question (Memento keeps a worker's question until the task passes)")
     added = [tid for tid in after if tid not in before]
     violations += [f"gave the new task {tid} retries: {after[tid].fields['retries']} (a new task starts at 0)"
                    for tid in added if str(after[tid].fields.get("retries", "0")).strip() not in ("", "0")]
@@ -136,6 +138,10 @@ def _status_rules(tid: str, was: Task | None, now: Task) -> list[str]:
         return [f"marked {tid} [~] (only a tick claims a task)"]
     if now.status == "!":
         return [f"marked {tid} [!] (only a tick blocks a task)"]
+    if now.status == "?":
+        return [f"marked {tid} [?] (only a worker's question makes a task wait)"]
+    if before == "?" and now.status == " ":
+        return [f"put {tid} back to [ ] (its worker's question waits for a person: `memento answer {tid}`)"]
     if now.status == "-" and not (now.reason or "").strip():
         return [f"skipped {tid} without a `reason:` (say why, e.g. reason: split into T-205, T-206)"]
     return []
