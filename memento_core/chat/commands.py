@@ -68,14 +68,16 @@ def reply(ws: Workspace, message: Incoming, text: str, questions: dict) -> str:
 
 
 def answer(ws: Workspace, task_id: str, text: str, source: str, open_now=None) -> str:
-    from ..questions import answer_question, open_questions
+    """`memento answer T-ID TEXT` (or `--choice N` for a bare number when the question offers choices)."""
+    from ..control import answer_task
+    from ..questions import open_questions
 
     question = next((q for q in (open_now if open_now is not None else open_questions(ws))
                      if q.task_id == task_id), None)
     choice = None
     if question is not None and question.choices and text.isdigit():
         choice = int(text)  # out of range: answer_question says so and nothing changes
-    stored = answer_question(ws, task_id, None if choice else text, choice=choice, source=source)
+    stored, _ = answer_task(ws, task_id, None if choice else text, choice=choice, source=source)
     return f"✓ {task_id} answered: {_short(stored)}\nIt goes back to the queue; the next attempt reads your answer."
 
 
