@@ -408,3 +408,24 @@ def test_a_service_that_never_answers_costs_one_request_per_round(tmp_path):
         assert ws.cron_log.read_text().count("chat: telegram unreachable") == 2
     finally:
         silent.close()
+
+
+def test_tick_starts_a_tick_beside_the_round(tmp_path, telegram):
+    from memento_core.chat import commands
+
+    ws = chat_ws(tmp_path, telegram)
+    tick = telegram.say(CHAT, PERSON, "/tick")
+    chat_round(ws)
+    [child] = commands.STARTED
+    commands.STARTED.clear()
+    assert child.wait(120) == 0
+    [said] = replies(telegram, tick)
+    assert said == f"✓ a tick started (pid {child.pid}); /status shows how it goes"
+    assert parse_plan(ws.plan_path).task("T-1").status == "x"
+    from memento_core.locks import file_lock
+
+    with file_lock(ws.tick_lock_path, blocking=False):  # a tick running: /tick says so, starts none
+        busy = telegram.say(CHAT, PERSON, "/tick")
+        chat_round(ws)
+    assert replies(telegram, busy) == ["A tick is already running; /status shows what it does."]
+    assert commands.STARTED == []
