@@ -81,7 +81,7 @@ def run_round(ws: Workspace, config: Config, *, budget: float, wait: float = 0.0
                     share = wait / len(services) if wait else 0.0
                     _read(ws, config, client, record, result, deadline, share, in_tick)
             queue_events(ws, config, record)
-            deliver(ws, record, services, deadline, result)
+            deliver(ws, record, services, deadline, result, allowed=set(targets(config)))
             records.save(ws, record)
     except LockBusy:
         result.busy = True
@@ -208,15 +208,17 @@ def question_detail(ws: Workspace, task_id: str) -> str:
     return "\nReply to this message with your answer."
 
 
-def deliver(ws: Workspace, record: dict, services: list, deadline: float, result: Round) -> None:
-    """Send the pending posts, oldest first, until ``deadline``; what failed stays for the next round."""
+def deliver(ws: Workspace, record: dict, services: list, deadline: float, result: Round, *,
+            allowed: set[str]) -> None:
+    """Send the pending posts, oldest first, until ``deadline``; what failed stays for the next round.
+    ``allowed``: the chats configured now (a post for one taken out of memento.toml is dropped)."""
     by_name = {c.name: c for c in services}
     down: set[str] = set()
     for item in record["pending"]:
         for target in list(item["targets"]):
             service = target.partition(":")[0]
             client = by_name.get(service)
-            if client is None:
+            if client is None or target not in allowed:
                 item["targets"].remove(target)  # a chat no longer configured
                 continue
             left = deadline - time.monotonic()

@@ -429,3 +429,13 @@ def test_tick_starts_a_tick_beside_the_round(tmp_path, telegram):
         chat_round(ws)
     assert replies(telegram, busy) == ["A tick is already running; /status shows what it does."]
     assert commands.STARTED == []
+
+
+def test_a_post_for_a_chat_no_longer_listed_is_dropped(tmp_path, telegram):
+    ws = chat_ws(tmp_path, telegram)
+    (ws.memento_dir / "chat.json").write_text(json.dumps({"pending": [
+        {"id": "a", "key": "reply", "text": "to the old chat", "targets": [f"telegram:{STRANGER_CHAT}"]},
+        {"id": "b", "key": "reply", "text": "to the listed one", "targets": [f"telegram:{CHAT}"]}]}))
+    assert chat_round(ws).sent == 1
+    assert [(s["chat_id"], s["text"]) for s in telegram.sent] == [(CHAT, "to the listed one")]
+    assert json.loads((ws.memento_dir / "chat.json").read_text())["pending"] == []
