@@ -85,8 +85,15 @@ def test_the_browser_view_shows_the_question_and_answers_it(demo, tmp_path):
     import aiohttp
     import pytest
 
-    from memento_tui.browser import BrowserUnavailable, Chromium, free_port, look_at, serve_process, stop_group, \
-        wait_for_http
+    from memento_tui.browser import (
+        BrowserUnavailable,
+        Chromium,
+        free_port,
+        look_at,
+        serve_process,
+        stop_group,
+        wait_for_http,
+    )
 
     from .test_serve import TOKEN, token_file
 
