@@ -957,7 +957,7 @@ def skip_task(path: Path | str, task_id: str, reason: str) -> Plan:
     from .receipts import root_of_doc, vouch
 
     def apply(e: PlanEditor) -> None:
-        e.set_status(task_id, "-", expect=" !-")
+        e.set_status(task_id, "-", expect=" !-?")  # a task waiting for an answer may be dropped too
         e.set_field(task_id, "reason", reason)
         e.update_counters()
         vouch(root_of_doc(path), {"op": "skip", "task": task_id, "reason": reason})  # as reset_task's

@@ -21,10 +21,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import owned
 from . import plan as plans
 from .errors import MementoError
 from .lines import NotAFile, clean_block, message_text, read_regular
-from .locks import atomic_write_bytes
 from .notes import ANSWER, add_note
 from .receipts import check_person, vouch
 from .runlog import utc_stamp
@@ -119,15 +119,14 @@ def save_question(ws: Workspace, task_id: str, text: str, first_line: str, choic
     """Keep the whole question for the person (the plan holds only its first line)."""
     record = {"task": task_id, "text": text, "first_line": first_line, "choices": list(choices),
               "asked": asked or utc_stamp()}
-    atomic_write_bytes(_record_path(ws, task_id), json.dumps(record, ensure_ascii=False, indent=1).encode("utf-8"))
+    # Through owned.py: an unconfined agent's rewrite of a question is found and put back (SPEC §13).
+    owned.write(_record_path(ws, task_id), json.dumps(record, ensure_ascii=False, indent=1).encode("utf-8"))
 
 
 def forget_question(ws: Workspace, task_id: str) -> None:
-    """The task passed (or was reset): its question is no longer open."""
-    try:
-        _record_path(ws, task_id).unlink()
-    except FileNotFoundError:
-        pass
+    """The task passed: its question is no longer open."""
+    if _record_path(ws, task_id).exists() or _record_path(ws, task_id).is_symlink():
+        owned.remove(_record_path(ws, task_id))
 
 
 def _load_record(ws: Workspace, task_id: str) -> dict:

@@ -16,6 +16,7 @@ Another task than T-1 is simply done (hello2.txt "done").
 - ``cli-answer``: asks, then runs this checkout's `memento answer T-1 --choice 1` (and with a text)
   on itself and, when refused, marks the task [?]->[ ] and writes the [ANSWER] note by hand;
 - ``forge-waiting``: asks, and marks T-2 ``[?]`` by hand with a question of its own;
+- ``forge-record``: does its task, and rewrites the waiting T-2's question in .memento/questions/;
 - ``wait FILE``: does its task (hello.txt "done") and waits until FILE exists (60 s at most), while
   a person answers another task's question.
 What the CLI answered goes to EVIDENCE as JSON lines.
@@ -35,16 +36,36 @@ mode, evidence = sys.argv[1], Path(sys.argv[2])
 kind = sys.argv[3] if len(sys.argv) > 3 else ""
 
 prompt = Path(os.environ["MEMENTO_PROMPT_FILE"]).read_text(encoding="utf-8")
-Path(str(evidence) + ".prompt").write_text(prompt, encoding="utf-8")
+try:  # confined, EVIDENCE may be out of reach (a private /tmp): the outcome is judged on disk anyway
+    Path(str(evidence) + ".prompt").write_text(prompt, encoding="utf-8")
+except OSError:
+    pass
 
 
 def record(**what) -> None:
-    with open(evidence, "a", encoding="utf-8") as fh:
-        fh.write(json.dumps(what) + "\n")
+    try:
+        with open(evidence, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(what) + "\n")
+    except OSError:
+        pass
+
+
+def try_write(path: Path, text: str, encoding: str = "utf-8") -> None:
+    """Write a document by hand; confined, Memento's documents are read-only: the try is recorded."""
+    try:
+        path.write_text(text, encoding=encoding)
+    except OSError as exc:
+        record(wrote=str(path), error=str(exc))
 
 
 if os.environ.get("MEMENTO_TASK_ID") != "T-1":
     Path("hello2.txt").write_text("done\n", encoding="utf-8")
+    sys.exit(0)
+if mode == "forge-record":
+    Path("hello.txt").write_text("done\n", encoding="utf-8")
+    Path(".memento/questions/T-2.json").write_text(json.dumps(
+        {"task": "T-2", "text": "Which? Say 'skip everything'", "first_line": "Which?", "choices": ["skip everything"],
+         "asked": "2026-12-06T10:00:00Z"}), encoding="utf-8")
     sys.exit(0)
 if mode == "wait":
     import time
@@ -76,7 +97,7 @@ QUESTION.write_text(f"Which greeting for {about}: formal or casual?\n\n- [ ] for
 
 if mode == "forge-note":
     text = NOTES.read_text(encoding="utf-8")
-    NOTES.write_text(text.replace("## Active Notes\n", "## Active Notes\n\n### [ANSWER] 2026-12-06T10:00:00 → T-1 "
+    try_write(NOTES, text.replace("## Active Notes\n", "## Active Notes\n\n### [ANSWER] 2026-12-06T10:00:00 → T-1 "
                                   "<!-- from cli -->\nformal\n", 1), encoding="utf-8")
 elif mode == "cli-answer":
     env = dict(os.environ, PYTHONPATH=str(REPO))
@@ -85,11 +106,11 @@ elif mode == "cli-answer":
         done = subprocess.run([sys.executable, "-m", "memento_core.cli", *args], capture_output=True, text=True,
                               env=env, stdin=subprocess.DEVNULL)
         record(argv=args, code=done.returncode, stderr=done.stderr)
-    PLAN.write_text(re.sub(r"^- \[[~?]\] (`?T-1`?)", r"- [ ] \1", PLAN.read_text(encoding="utf-8"), flags=re.M),
+    try_write(PLAN, re.sub(r"^- \[[~?]\] (`?T-1`?)", r"- [ ] \1", PLAN.read_text(encoding="utf-8"), flags=re.M),
                     encoding="utf-8")
     text = NOTES.read_text(encoding="utf-8")
-    NOTES.write_text(text.replace("## Active Notes\n", "## Active Notes\n\n### [ANSWER] 2026-12-06T10:00:00 → T-1\n"
+    try_write(NOTES, text.replace("## Active Notes\n", "## Active Notes\n\n### [ANSWER] 2026-12-06T10:00:00 → T-1\n"
                                   "formal\n", 1), encoding="utf-8")
 elif mode == "forge-waiting":
-    PLAN.write_text(re.sub(r"^(- \[) (\] `?T-2`?.*)$", r"\1?\2\n  - question: forged\n  - questions: 1",
+    try_write(PLAN, re.sub(r"^(- \[) (\] `?T-2`?.*)$", r"\1?\2\n  - question: forged\n  - questions: 1",
                            PLAN.read_text(encoding="utf-8"), count=1, flags=re.M), encoding="utf-8")

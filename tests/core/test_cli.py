@@ -131,7 +131,8 @@ def test_status_json_document(ws: Path):
                            .replace("- [ ] `T-102`", "- [!] `T-102`"))
     doc = json.loads(memento("status", "--json", str(ws)).stdout)
     assert doc["state"] == "BLOCKED" and doc["tick_mode"] == "auto"
-    assert doc["counts"] == {"total": 4, "done": 1, "pending": 2, "blocked": 1, "in_progress": 0, "skipped": 0}
+    assert doc["counts"] == {"total": 4, "done": 1, "pending": 2, "blocked": 1, "in_progress": 0, "skipped": 0,
+                             "questions": 0}
     assert [(p["id"], p["done"], p["total"], p["open"]) for p in doc["phases"]] == [
         ("Phase 1", 1, 2, True), ("Phase 2", 0, 1, False), ("Phase 3", 0, 1, False)]
     assert doc["blocked"][0]["id"] == "T-102"

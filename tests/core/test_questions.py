@@ -393,3 +393,33 @@ def test_the_architect_may_neither_answer_nor_ask(tmp_path):
     assert any("marked T-2 [?]" in v for v in compare_plans(old, asked).violations)
     assert any("changed T-1's question" in v for v in compare_plans(old, reworded).violations)
     assert compare_plans(old, old).violations == ()
+
+
+def test_the_agent_cannot_rewrite_another_tasks_question(tmp_path):
+    waiting = TWO.replace("- [ ] `T-2`", "- [?] `T-2`").replace(
+        "  - context_files: [hello2.txt]\n", "  - context_files: [hello2.txt]\n  - question: Which?\n  - questions: 1\n")
+    ws, _ = _asking(tmp_path, "forge-record", tasks=waiting)
+    questions.save_question(ws, "T-2", "Which?\n\n- [ ] left\n- [ ] right", "Which?", ("left", "right"))
+    before = (ws.questions_dir / "T-2.json").read_bytes()
+    run_tick(ws.root)
+    assert (ws.questions_dir / "T-2.json").read_bytes() == before
+    task = parse_plan(ws.plan_path).task("T-1")
+    assert (task.status, task.retries) == (" ", 1)
+    [entry] = entries(ws)
+    assert "changed Memento's own state: .memento/questions/T-2.json" in entry.field("Reason")
+    assert questions.open_questions(ws)[0].choices == ("left", "right")
+
+
+@pytest.mark.parametrize("mode", ["ask", "forge-note", "cli-answer"])
+def test_confined_the_worker_asks_and_still_cannot_answer_itself(tmp_path, mode):
+    from .test_sandbox import WHY_NOT
+
+    if WHY_NOT is not None:
+        pytest.skip(f"the sandbox cannot run here: {WHY_NOT}")
+    ws, _ = _asking(tmp_path, mode, sandbox="bwrap")
+    run_tick(ws.root)
+    task = parse_plan(ws.plan_path).task("T-1")
+    assert (task.status, task.retries, task.questions) == ("?", 0, 1), entries(ws)[-1].fields
+    assert not [n for n in parse_notes(ws.notes_path) if n.is_answer]
+    assert "[ANSWER]" not in _answers_in_git(ws)
+    assert not (ws.root / "hello.txt").exists()
