@@ -129,6 +129,27 @@ class AgentSettings:
 
 
 @dataclass(frozen=True)
+class TelegramChat:
+    """[chat] telegram: a bot's token file, the chats it obeys (and optionally who in them)."""
+
+    token_file: str
+    chats: tuple[int, ...]
+    senders: tuple[int, ...] = ()  # empty: anyone in the listed chats
+    api: str = "https://api.telegram.org"  # a self-hosted Bot API server (or the tests' stand-in)
+
+
+@dataclass(frozen=True)
+class MatrixChat:
+    """[chat] matrix: the account Memento posts as, its token file, the room and who may steer."""
+
+    homeserver: str
+    user: str
+    token_file: str
+    room: str
+    senders: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Config:
     """A validated memento.toml; durations in seconds."""
 
@@ -161,6 +182,9 @@ class Config:
     sandbox_env: tuple[str, ...] = ()  # more variables passed to the agent and verify
     notify_urls: tuple[str, ...] = ()
     notify_events: tuple[str, ...] = NOTIFY_EVENTS
+    # [chat] (SPEC §18): rooms where Memento posts what [notify] would and reads replies; None: not set.
+    chat_telegram: TelegramChat | None = None
+    chat_matrix: MatrixChat | None = None
     # [architect] (SPEC §16): its own agent settings (each key not set is the agent's) and when it runs itself.
     architect: AgentSettings = field(default_factory=AgentSettings)
     architect_auto: bool = False
@@ -357,6 +381,7 @@ def config_from_dict(
         budget_window_pause_at=v.percent("budget", "window_pause_at"),
         **sandbox,
         **_notify(v),
+        **_chat(v),
         **_architect_runs(v),
         architect=architect,
         keys=dict(keys),
@@ -499,6 +524,115 @@ def _notify(v: _Validator) -> dict[str, Any]:
             raise v.fail("notify", "events", f"unknown event {name!r}; one of {', '.join(NOTIFY_EVENTS)}")
     return {"notify_urls": tuple(u.strip() for u in urls), "notify_events": tuple(events)}
 
+# Keys that would hold a secret: never in memento.toml, which is committed and read by the agent.
+_SECRET_KEYS = ("token", "access_token", "bot_token", "password", "secret", "api_key")
+_BOT_TOKEN_RE = re.compile(r"^\d{5,}:[A-Za-z0-9_-]{30,}$")  # what BotFather hands out
+_MATRIX_TOKEN_RE = re.compile(r"^(syt|mct|syl)_[A-Za-z0-9_=-]{10,}$")  # Synapse's access tokens
+
+
+def _chat_line(v: _Validator, service: str, key: str) -> int:
+    """The line of ``key`` of ``[chat] service``: an inline table's line, or [chat.service]'s key."""
+    return _key_line(v.text, f"chat.{service}", key) if f"chat.{service}" in v.text.replace(" ", "") \
+        else _key_line(v.text, "chat", service)
+
+
+def _chat_fail(v: _Validator, service: str, key: str, message: str) -> MementoError:
+    return MementoError(f"[chat] {service}.{key}: {message}", path=v.path, line=_chat_line(v, service, key))
+
+
+def _chat(v: _Validator) -> dict[str, Any]:
+    """[chat] telegram and matrix (SPEC §18), validated. A token written here is an error: tokens
+    live in files of mode 0600 named by ``token_file`` (chat/tokens.py checks those)."""
+    table = v.table("chat")
+    for key, value in table.items():
+        if key in _SECRET_KEYS or (isinstance(value, str) and _looks_like_token(value)):
+            raise _token_here(v, "", key, _key_line(v.text, "chat", key))
+        if key not in ("telegram", "matrix"):
+            continue
+        if not isinstance(value, dict):
+            raise v.fail("chat", key, f"expected a table such as {key} = {{ token_file = \"…\", … }}, got {value!r}")
+        for inner, item in value.items():
+            if inner in _SECRET_KEYS or (isinstance(item, str) and _looks_like_token(item)):
+                raise _token_here(v, key, inner, _chat_line(v, key, inner))
+    out: dict[str, Any] = {}
+    if "telegram" in table:
+        out["chat_telegram"] = _telegram(v, table["telegram"])
+    if "matrix" in table:
+        out["chat_matrix"] = _matrix(v, table["matrix"])
+    return out
+
+
+def _looks_like_token(value: str) -> bool:
+    value = value.strip()
+    return bool(_BOT_TOKEN_RE.match(value) or _MATRIX_TOKEN_RE.match(value))
+
+
+def _token_here(v: _Validator, service: str, key: str, line: int) -> MementoError:
+    where = f"[chat] {service}.{key}" if service else f"[chat] {key}"
+    return MementoError(f"{where}: a token is never written in memento.toml (it is committed, and the agent "
+                        "reads it): put it in a file of mode 0600 and name that file with token_file",
+                        path=v.path, line=line)
+
+
+def _token_file(v: _Validator, service: str, table: dict) -> str:
+    path = table.get("token_file")
+    if not isinstance(path, str) or not path.strip():
+        raise _chat_fail(v, service, "token_file", 'expected the path of a file of mode 0600 holding the token, '
+                         f'e.g. "~/.config/memento/{service}-token"')
+    return path.strip()
+
+
+def _telegram(v: _Validator, table: dict) -> TelegramChat:
+    known = ("token_file", "chats", "senders", "api")
+    for key in table:
+        if key not in known:
+            raise _chat_fail(v, "telegram", key, f"unknown key; one of {', '.join(known)}")
+    token_file = _token_file(v, "telegram", table)
+    chats = table.get("chats")
+    if not isinstance(chats, list) or not chats or not all(_whole(c) for c in chats):
+        raise _chat_fail(v, "telegram", "chats", f"expected a list of chat ids such as [123456789], got {chats!r}")
+    senders = table.get("senders", [])
+    if not isinstance(senders, list) or not all(_whole(s) for s in senders):
+        raise _chat_fail(v, "telegram", "senders", f"expected a list of user ids such as [111222333], got {senders!r}")
+    api = table.get("api", "https://api.telegram.org")
+    if not isinstance(api, str) or not re.match(r"^https?://[^\s/]+(/[^\s]*)?$", api.strip()):
+        raise _chat_fail(v, "telegram", "api", f'expected a URL such as "https://api.telegram.org", got {api!r}')
+    return TelegramChat(token_file, tuple(chats), tuple(senders), api.strip().rstrip("/"))
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+_MATRIX_USER_RE = re.compile(r"^@[^:\s]+:\S+$")
+
+
+def _matrix(v: _Validator, table: dict) -> MatrixChat:
+    known = ("homeserver", "user", "token_file", "room", "senders")
+    for key in table:
+        if key not in known:
+            raise _chat_fail(v, "matrix", key, f"unknown key; one of {', '.join(known)}")
+    homeserver = table.get("homeserver")
+    if not isinstance(homeserver, str) or not re.match(r"^https?://[^\s/]+/?$", homeserver.strip()):
+        raise _chat_fail(v, "matrix", "homeserver", f'expected a URL such as "https://matrix.example.org", '
+                         f"got {homeserver!r}")
+    user = table.get("user")
+    if not isinstance(user, str) or not _MATRIX_USER_RE.match(user.strip()):
+        raise _chat_fail(v, "matrix", "user", f'expected a Matrix user id such as "@memento:example.org", got {user!r}')
+    token_file = _token_file(v, "matrix", table)
+    room = table.get("room")
+    if not isinstance(room, str) or not re.match(r"^!\S+$", room.strip()):  # v12 room ids have no server part
+        raise _chat_fail(v, "matrix", "room", f'expected a room id such as "!abc:example.org" (the room\'s '
+                         f"settings show it), got {room!r}")
+    senders = table.get("senders")
+    if not isinstance(senders, list) or not senders or not all(
+            isinstance(s, str) and _MATRIX_USER_RE.match(s.strip()) for s in senders):
+        raise _chat_fail(v, "matrix", "senders", 'required: the Matrix users who may steer, such as '
+                         f'["@me:example.org"], got {senders!r}')
+    return MatrixChat(homeserver.strip().rstrip("/"), user.strip(), token_file, room.strip(),
+                      tuple(s.strip() for s in senders))
+
+
 def _architect_runs(v: _Validator) -> dict[str, Any]:
     """[architect] auto and max_runs_per_day (SPEC §16); its agent keys are agent_section's."""
     table = v.table("architect")
@@ -520,6 +654,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
     "workers": ("max", "remote", "host"),
     "sandbox": ("mode", "network", "writable", "readable", "env", "allow"),
     "notify": ("urls", "events"),
+    "chat": ("telegram", "matrix"),
     "architect": ("preset", "command", "timeout", "model", "extra_args", "auto", "max_runs_per_day"),
     "keys": None,  # action names: the dashboard knows them
     "review": ("preset", "command", "model", "extra_args", "timeout", "max_rounds", "output"),

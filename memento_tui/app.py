@@ -34,6 +34,7 @@ from memento_core.tick.__main__ import preload, run_tick
 from memento_core.workspace import Workspace
 
 from . import snapshot as snapshots
+from .chat_reader import ChatReader
 from .commands import MementoCommands
 from .keymap import APP_KEYS, bindings, conflicts, key_line, user_keymap
 from .literal import clean_line
@@ -101,6 +102,7 @@ class MementoApp(App[None]):
         self._reschedule = False
         self._tick_thread: threading.Thread | None = None  # the thread of a tick started here
         self._hangup_before = None  # SIGHUP's handler before this app's (restored at unmount)
+        self.chat = ChatReader(self)  # [chat]: replies and commands read while the dashboard runs
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -333,6 +335,7 @@ class MementoApp(App[None]):
             self.watcher.ensure_alive()
         self.now = self.clock()
         self.maybe_auto_tick()
+        self.chat.beat()
 
     # ------------------------------------------------------------------ ticks
 

@@ -20,6 +20,7 @@ from .commands import (
     agents,
     answer,
     architect,
+    chat,
     cron,
     demo,
     doctor,
@@ -40,7 +41,7 @@ from .commands import (
 from .output import EXIT_ERROR, EXIT_OK, error, safe_text
 
 # In the order `memento --help` lists them.
-COMMANDS = (init, status, report, tasks, lint, mode, reset, skip, note, answer, tick, architect, plan, demo, agents, cron, notify,
+COMMANDS = (init, status, report, tasks, lint, mode, reset, skip, note, answer, tick, architect, plan, demo, agents, cron, notify, chat,
             memory, doctor, ack)
 
 

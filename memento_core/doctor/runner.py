@@ -11,6 +11,7 @@ from ..errors import EXIT_ERROR, EXIT_OK, MementoError
 from ..runlog import utc_stamp
 from ..workspace import Workspace
 from .checks.agent_call import check_agent_call
+from .checks.chat import check_chat
 from .checks.config import check_agent, check_config
 from .checks.continuity import (
     check_active_work,
@@ -58,6 +59,7 @@ CHECKS: tuple[tuple[str, Callable[[Context], CheckResult]], ...] = (
     ("sandbox", check_sandbox),
     ("memory-writes", check_memory_writes),
     ("notify", check_notify),
+    ("chat", check_chat),
     ("fleet-remote", check_remote),
     ("fleet-workers", check_fleet_workers),
     ("worktrees", check_worktrees),

@@ -56,7 +56,6 @@ def run_locked(ws, taken_over: str = ""):
     wakes a paused project every few minutes and that must cost next to nothing
     (SPEC §11: a paused tick within 3x a bare interpreter start).
     """
-    from ..config import load_config
     from ..errors import MementoError
     from ..locks import LockBusy, file_lock
     from ..plan import parse_plan
@@ -79,9 +78,10 @@ def run_locked(ws, taken_over: str = ""):
             if ended:
                 cron_log(ws, f"ended {len(ended)} process(es) a killed tick had left running: "
                              + ", ".join(map(str, ended)))
+            config = _config_and_chat(ws)
             try:
                 plan = parse_plan(ws.plan_path, display=ws.rel(ws.plan_path))
-                fleet = load_config(ws.config_path).workers_remote
+                fleet = config.workers_remote if config is not None else ""
             except MementoError:
                 plan = None  # run.tick reports it properly (PLAN INVALID)
             # With a remote, a paused plan is looked up there first (run.tick, tick/remote.py).
@@ -104,9 +104,7 @@ def run_locked(ws, taken_over: str = ""):
                 # Memento's state as it left it, whatever an agent wrote (SPEC §13); still listening,
                 # so a person's receipted change made during the tick (an ack) is kept.
                 own_state_after_tick(ws)
-            from ..notify import after_tick
-
-            after_tick(ws)  # [notify]: what changed, sent once (SPEC §15); never on the paused path
+            _tell(ws, config)
             return outcome
     except LockBusy:
         said = "tick skipped: previous tick still running"
@@ -119,6 +117,36 @@ def run_locked(ws, taken_over: str = ""):
                 return run_locked(ws, taken_over=said)
         cron_log(ws, said)
         return Outcome(0, said)
+
+
+def _config_and_chat(ws):
+    """memento.toml (None when it is invalid: run.tick says why); with ``[chat]``, its replies and
+    commands first, before anything is read or picked, paused or not (a /resume must reach a
+    paused plan), within 3 s (SPEC §18)."""
+    from ..config import load_config
+    from ..errors import MementoError
+
+    try:
+        config = load_config(ws.config_path)
+    except MementoError:
+        return None
+    if config.chat_telegram or config.chat_matrix:
+        from ..chat.poll import before_pick
+
+        before_pick(ws, config)
+    return config
+
+
+def _tell(ws, config) -> None:
+    """After a tick that ran: what changed, sent once through [notify] (SPEC §15) and posted in the
+    [chat] rooms (SPEC §18); never on the paused path."""
+    from ..notify import after_tick
+
+    after_tick(ws)
+    if config is not None and (config.chat_telegram or config.chat_matrix):
+        from ..chat.poll import after_tick as chat_after_tick
+
+        chat_after_tick(ws)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
