@@ -1476,3 +1476,24 @@ def test_the_git_commit_fields_follow_a_rebase_and_a_missing_status_log_is_left_
     status.unlink()
     remote._fix_commit_shas(ctx, {old: new})  # nothing to fix, nothing made
     assert not status.exists()
+
+
+ASKS = ("sh -c 'mkdir -p .memento/worker && printf \"Which database?\\n- [ ] sqlite\\n- [ ] postgres\\n\" "
+        "> .memento/worker/question.md'")
+
+
+def test_a_question_asked_on_a_host_reaches_the_remote_and_no_host_picks_the_task_again(tmp_path):
+    """SPEC §18 across a fleet: the [?] and its question are pushed, the claim is given back, no
+    retry is counted, and another host's tick leaves the task to the person."""
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 1, command=ASKS)
+    tick_all({"a": clones["a"]})
+    task = remote_plan(bare).task("T-1")
+    assert (task.status, task.retries, task.fields.get("question")) == ("?", 0, "Which database?")
+    assert claim_refs(bare) == []
+    assert any(s.startswith("memento: T-1 needs input") for s in subjects(bare)), subjects(bare)
+    before = subjects(bare)
+    tick_all({"b": clones["b"]})
+    new = subjects(bare)[: len(subjects(bare)) - len(before)]
+    assert remote_plan(bare).task("T-1").status == "?"
+    assert not any("T-1" in s for s in new), new  # b neither claimed nor attempted it
+    assert claim_refs(bare) == []
