@@ -137,6 +137,10 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("memento_core/sandbox/home.py", "if entry.is_dir(follow_symlinks=False):", "False -> True"):
         "a link to a folder then goes to rmtree, which refuses links and hands it to its onerror "
         "(unlock), which unlinks it: the link goes either way and what it leads to is never touched",
+    ("memento_core/sandbox/home.py", "return json.dumps(doc, indent=2).encode()", "2 -> 1"):
+        "the indentation of a filtered JSON settings file: the CLI reads any",
+    ("memento_core/sandbox/home.py", "return json.dumps(doc, indent=2).encode()", "2 -> 3"):
+        "the indentation of a filtered JSON settings file: the CLI reads any",
     ("memento_core/tick/remote.py", 'if task is None or task.status != "~":', "or -> and"):
         "the edit that follows refuses the same two cases (not in the plan, not [~]) with the EditConflict "
         "caught below it; only an empty plan file differs, which the guards have restored before publish",
