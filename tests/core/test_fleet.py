@@ -1497,3 +1497,22 @@ def test_a_question_asked_on_a_host_reaches_the_remote_and_no_host_picks_the_tas
     assert remote_plan(bare).task("T-1").status == "?"
     assert not any("T-1" in s for s in new), new  # b neither claimed nor attempted it
     assert claim_refs(bare) == []
+
+
+def test_a_tick_that_loses_every_race_for_a_claim_ends_saying_so(tmp_path, monkeypatch):
+    from memento_core.runlog import Outcome
+
+    bare, clones = make_fleet(tmp_path, ["a"], 1)
+    ctx = context(clones["a"], "a", monkeypatch)
+    tries = []
+    monkeypatch.setattr(remote, "claim", lambda ctx, task, batch=None: tries.append(task.id) or False)
+    monkeypatch.setattr(remote, "_pause", lambda seconds: None)
+    try:
+        ended = remote.pick(ctx, lambda c: (c.plan(), c.plan().task("T-1")), lambda *a: None)
+    finally:
+        if ctx.fleet is not None:
+            ctx.fleet.stop_beating()
+    assert tries == ["T-1"] * remote.MAX_RACES
+    assert isinstance(ended, Outcome) and ended.exit_code == 1
+    assert ended.message == f"lost the race to the remote {remote.MAX_RACES} times; the next tick tries again"
+    assert "lost the race for T-1 to another host" in (clones["a"] / "logs" / "cron.log").read_text()
