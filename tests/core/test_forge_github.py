@@ -12,10 +12,10 @@ import pytest
 from memento_core.config import config_from_dict, load_config
 from memento_core.errors import MementoError
 from memento_core.forge.github import (
-    GitHub,
     ForgeAuthError,
     ForgeError,
     ForgeUnavailable,
+    GitHub,
     Token,
     find_token,
     rate_limit_wait,
