@@ -2,6 +2,6 @@
 
 ``github``: the one client module (REST, the token, retries, pagination, the repository a
 remote's URL names). ``issue_block``: an issue's title and its fenced ```memento block, read
-into plan fields (pure). ``importer``: `memento plan import github`. ``comments``: one comment
+into plan fields (pure). ``importer``: `memento plan import github`. ``records``: what the imports wrote. ``comments``: one comment
 per task and change of state, kept pending until it lands.
 """

@@ -77,7 +77,7 @@ def seed(ws: Workspace, statuses: dict[str, str]) -> None:
 def queue_changes(ws: Workspace, data: dict, results=()) -> list[str]:
     """Queue one comment per imported task whose state changed to [x] or [!]; the ids queued."""
     from ..plan import parse_plan
-    from .importer import load_state
+    from .records import load_state
 
     imported = load_state(ws)["tasks"]
     if not imported:

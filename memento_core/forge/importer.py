@@ -11,54 +11,19 @@ edit always wins. A pull request is never imported; a closed issue's task is ski
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from .. import owned
 from ..errors import MementoError
 from ..lines import listed
 from ..plan import PlanEditor, Task
 from ..workspace import Workspace
 from .issue_block import IssueFields, defused_title, read_issue
+from .records import load_state, save_state
 
 DEFAULT_LABEL = "memento"
 DEFAULT_PHASE = "GitHub issues"
 PLAN_REL = "docs/MASTER_PLAN.md"
 SCALAR_FIELDS = ("verify", "context_files", "depends", "import_error")
-
-
-def state_path(ws: Workspace) -> Path:
-    return ws.memento_dir / "forge_import.json"
-
-
-def load_state(ws: Workspace) -> dict:
-    """``{"tasks": {"GH-12": {"repo", "number", "title", "fields", "accept", "reason"}}}``;
-    empty when missing or not what Memento wrote (a link, a FIFO, bad JSON)."""
-    raw = owned.read(state_path(ws))
-    try:
-        data = json.loads(raw.decode("utf-8")) if raw and raw != owned.NOT_A_FILE else {}
-    except (UnicodeDecodeError, ValueError):
-        data = {}
-    if not isinstance(data, dict) or not isinstance(data.get("tasks"), dict):
-        data = {"tasks": {}}
-    return data
-
-
-def save_state(ws: Workspace, data: dict) -> None:
-    ws.memento_dir.mkdir(exist_ok=True)
-    owned.write(state_path(ws), (json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True) + "\n").encode())
-
-
-def imported(ws: Workspace, task_id: str) -> tuple[str, int] | None:
-    """(OWNER/REPO, issue number) of a task an import wrote, else None."""
-    entry = load_state(ws)["tasks"].get(task_id)
-    if not isinstance(entry, dict):
-        return None
-    repo, number = entry.get("repo"), entry.get("number")
-    if not isinstance(repo, str) or not isinstance(number, int) or isinstance(number, bool):
-        return None
-    return repo, number
 
 
 @dataclass

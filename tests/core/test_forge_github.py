@@ -114,6 +114,20 @@ def test_repo_of_remote_never_prints_the_url(tmp_path, repo):
     assert "hunter2" not in str(caught.value) and "[forge] repo" in str(caught.value)
 
 
+def test_the_forges_repository_is_the_configs_else_the_remotes(tmp_path, repo):
+    import subprocess
+
+    from memento_core.forge.github import forge_repo
+
+    subprocess.run(["git", "-C", str(repo), "remote", "add", "upstream", "git@github.example.com:team/api.git"],
+                   check=True)
+    assert forge_repo(repo, config_from_dict({"forge": {"remote": "upstream"}})) == "team/api"
+    assert forge_repo(repo, config_from_dict({"forge": {"remote": "upstream", "repo": "o/r"}})) == "o/r"
+    with pytest.raises(ForgeError) as caught:
+        forge_repo(repo, config_from_dict({}))
+    assert "no git remote 'origin'" in str(caught.value)
+
+
 # ---------------------------------------------------------------- the token
 
 

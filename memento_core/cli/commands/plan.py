@@ -34,8 +34,9 @@ def register(sub, common: argparse.ArgumentParser) -> None:
     d.add_argument("--strict", action="store_true", help="refuse a draft whose new verify already passes")
     d.add_argument("--json", action="store_true", help="one JSON document")
     with_dir(d).set_defaults(func=cmd_draft)
-    i = inner.add_parser("import", parents=[common], help="add a task per open GitHub issue with a label (GH-<number>)")
-    i.add_argument("forge", choices=["github"], metavar="github", help="where the issues are (github)")
+    forges = inner.add_parser("import", help="add a task per open issue of a forge (`memento plan import github`)")
+    where = forges.add_subparsers(dest="forge", metavar="FORGE", required=True)
+    i = where.add_parser("github", parents=[common], help="a task GH-<number> per open GitHub issue with a label")
     i.add_argument("repo", metavar="OWNER/REPO", help="the repository, e.g. octo-org/shop-api")
     i.add_argument("--label", default="memento", help="import the issues with this label (default: memento)")
     i.add_argument("--phase", metavar="TITLE",

@@ -11,7 +11,7 @@ def check_forge(c: Context) -> CheckResult:
     data = comments.load(c.ws)
     waiting = data["pending"]
     if not waiting:
-        return None if not data["seen"] else "forge: no status comment waits for GitHub"
+        return "forge: no status comment waits for GitHub" if data["seen"] else "forge: no GitHub issues imported"
     issues = ", ".join(sorted({f"{w['repo']}#{w['number']}" for w in waiting}))
     why = f"; the last try failed ({data.get('last_error_at') or '?'}): {data['last_error']}" \
         if data.get("last_error") else ""
