@@ -237,3 +237,32 @@ def test_the_token_is_never_written_nor_in_the_agents_environment(tmp_path, git_
     assert needle not in bare
     assert _files_holding(needle, root, tmp_path / "state") == []
     assert needle not in (out.stdout + out.stderr).encode()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_agent_that_queues_a_comment_of_its_own_posts_nothing(tmp_path, git_identity, github, mode):
+    """With the person's token Memento would post what the queue holds: the agent's entries are
+    put back at its guards, its attempt fails naming the file, and GitHub hears only Memento."""
+    root = make_project(tmp_path, github, agent=f"{PY} {AGENTS / 'forges_forge_comments.py'} {{task_id}}.txt",
+                        sandbox=mode, retries=1)
+    github.issue(1, "Write one", BLOCK.format(id="GH-1"))
+    do_import(root)
+    out = tick(root)
+    posted = github.posted(1)
+    assert not any("@everyone" in body for body in posted), posted
+    assert all("GH-9" not in json.dumps(p) for p in pending(root))
+    state = json.loads((root / ".memento" / "forge_import.json").read_text())
+    assert set(state["tasks"]) == {"GH-1"}
+    log = "".join(p.read_text(errors="replace") for p in (root / "logs").glob("tick_*.log"))
+    if mode == "none":
+        assert "forged .memento/forge_comments.json" in log
+        assert parse_plan(root / "docs" / "MASTER_PLAN.md").task("GH-1").status == "!", out.stdout
+        status = (root / "docs" / "TICK_STATUS.md").read_text()
+        assert "changed Memento's own state" in status and ".memento/forge_comments.json" in status
+        (body,) = posted  # Memento's own: the task is blocked
+        assert "GH-1 is blocked" in body and "forge_comments.json" in body
+    else:
+        assert "refused .memento/forge_comments.json" in log
+        assert parse_plan(root / "docs" / "MASTER_PLAN.md").task("GH-1").status == "x"
+        (body,) = posted
+        assert "GH-1 passed" in body
