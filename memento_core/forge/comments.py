@@ -135,12 +135,14 @@ def _commit_of(ws: Workspace, task_id: str) -> str:
 # ---------------------------------------------------------------- post
 
 
-def post_pending(ws: Workspace, data: dict, client) -> tuple[int, str]:
-    """Post the queued comments in order; (how many landed, why the rest wait or '')."""
+def post_pending(ws: Workspace, data: dict, client, *, look_first: bool = False) -> tuple[int, str]:
+    """Post the queued comments in order; (how many landed, why the rest wait or ''). A comment
+    tried before is looked for on the issue first; every one is with ``look_first`` (a fleet:
+    each host sees the same task pass, and the first to post it is enough)."""
     landed, problem = 0, ""
     for comment in list(data["pending"]):
         try:
-            if comment.get("tries") and _already_there(client, comment):
+            if (comment.get("tries") or look_first) and _already_there(client, comment):
                 data["pending"].remove(comment)
                 landed += 1
                 continue
@@ -190,7 +192,7 @@ def _after_tick(ws: Workspace, config, results, client) -> None:
     except ForgeError as exc:
         landed, problem = 0, str(exc)
     else:
-        landed, problem = post_pending(ws, data, client)
+        landed, problem = post_pending(ws, data, client, look_first=bool(config.workers_remote))
     if problem:
         data["last_error"], data["last_error_at"] = problem, utc_stamp()
         waiting = len(data["pending"])

@@ -266,3 +266,23 @@ def test_an_agent_that_queues_a_comment_of_its_own_posts_nothing(tmp_path, git_i
         assert parse_plan(root / "docs" / "MASTER_PLAN.md").task("GH-1").status == "x"
         (body,) = posted
         assert "GH-1 passed" in body
+
+
+def test_a_comment_already_on_the_issue_is_not_posted_again(tmp_path, github):
+    """A fleet's hosts each see GH-1 pass: with ``look_first`` the second finds the first's comment."""
+    from memento_core.forge.comments import post_pending
+    from memento_core.forge.github import GitHub, Token
+    from memento_core.workspace import Workspace
+
+    github.issue(1, "One")
+    marker = "memento:GH-1:x:1"
+    github._comment(1, f"passed\n\n<!-- {marker} -->")
+    comment = {"task": "GH-1", "repo": REPO, "number": 1, "marker": marker, "body": f"again <!-- {marker} -->",
+               "tries": 0}
+    gh = GitHub(github.api, Token(TOKEN))
+    data = {"pending": [dict(comment)]}
+    assert post_pending(Workspace(tmp_path), data, gh, look_first=True) == (1, "")
+    assert data["pending"] == [] and len(github.posted(1)) == 1
+    data = {"pending": [dict(comment)]}  # without looking (one host, first try): posted
+    assert post_pending(Workspace(tmp_path), data, gh) == (1, "")
+    assert len(github.posted(1)) == 2

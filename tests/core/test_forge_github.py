@@ -277,3 +277,15 @@ def test_the_client_never_shows_the_token():
     gh = GitHub("https://api.github.com", Token("ghp_secretvalue"))
     assert "ghp_secretvalue" not in repr(gh) and "ghp_secretvalue" not in repr(gh.token)
     assert os.environ.get("GITHUB_TOKEN") != "ghp_secretvalue"
+
+
+def test_a_redirect_to_another_host_is_not_followed_with_the_token(github):
+    github.issue(1, "One")
+    github.fail("GET", r"/issues$", 301, headers={"Location": "http://127.0.0.2:9/steal"})
+    gh, waits = client(github)
+    with pytest.raises(ForgeError) as caught:
+        gh.issues(REPO, "memento")
+    assert "redirect to another host" in str(caught.value) and waits == []
+    # the API's own host is followed (a renamed repository), the token along
+    github.fail("GET", r"/issues$", 301, headers={"Location": f"{github.api}/repos/{REPO}/issues?state=all"})
+    assert [i["number"] for i in gh.issues(REPO, None)] == [1]
