@@ -273,7 +273,9 @@ def pick_task(ctx: TickContext) -> tuple[Plan, Task] | Outcome:
     """The plan as it is now and the next task in it; with nothing to pick, the COMPLETE, BLOCKED or
     PLAN INVALID outcome."""
     plan = ctx.plan()
-    verdict = pick_unheld(ctx, plan)  # a task whose verify the architect changed waits for a person
+    # A task whose verify the architect changed waits for a person; one whose context_files overlap
+    # a task claimed `[~]` (another host's, in a fleet) waits until that one ends (SPEC §20).
+    verdict = pick_unheld(ctx, plan, beside=[t for t in plan.tasks if t.status == "~"])
     if verdict.kind != TASK or plan.plan_errors:  # a person may have broken the plan since the tick began
         return nothing_to_pick(ctx, plan, verdict)
     return plan, verdict.task
