@@ -137,6 +137,14 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("memento_core/sandbox/home.py", "if entry.is_dir(follow_symlinks=False):", "False -> True"):
         "a link to a folder then goes to rmtree, which refuses links and hands it to its onerror "
         "(unlock), which unlinks it: the link goes either way and what it leads to is never touched",
+    ("memento_core/sandbox/home.py", "return json.dumps(doc, indent=2).encode()", "2 -> 1"):
+        "the indentation of a filtered JSON settings file: the CLI reads any",
+    ("memento_core/sandbox/home.py", "return json.dumps(doc, indent=2).encode()", "2 -> 3"):
+        "the indentation of a filtered JSON settings file: the CLI reads any",
+    ("memento_core/sandbox/__init__.py",
+     'argv += ["--setenv", SANDBOX_ENV, "1", "--chdir", _real(root) or str(root), "--"]', "or -> and"):
+        "the tick resolves the project's path before anything (tick/__main__.py; "
+        "test_a_project_reached_through_a_link_is_worked_in_where_it_really_is): the real path is the one given",
     ("memento_core/tick/remote.py", 'if task is None or task.status != "~":', "or -> and"):
         "the edit that follows refuses the same two cases (not in the plan, not [~]) with the EditConflict "
         "caught below it; only an empty plan file differs, which the guards have restored before publish",

@@ -33,6 +33,7 @@ DEFAULT_PRESET = "script"
 DEFAULT_AGENT_TIMEOUT = "30min"
 DEFAULT_VERIFY_TIMEOUT = "10min"
 DEFAULT_SCHEDULE_EVERY = "5min"
+DEFAULT_FORGE_API = "https://api.github.com"
 # What [notify] can send (SPEC §15); all of them unless `events` names fewer.
 NOTIFY_EVENTS: tuple[str, ...] = ("blocked", "breaker", "complete", "dirty", "rate_limited", "budget", "architect",
                                   "stale_tick", "question")
@@ -192,6 +193,12 @@ class Config:
     keys: dict[str, str] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict)
     review: AgentSettings | None = None  # [review]: the acceptance gate (SPEC §16); None: no review
+    # [forge] (SPEC §19): where issues come from and status goes back to.
+    forge_land: str = "direct"
+    forge_api: str = DEFAULT_FORGE_API
+    forge_repo: str = ""  # OWNER/REPO; empty: read from the remote's URL
+    forge_remote: str = "origin"
+    forge_stack: bool = False
 
     def as_agent(self, role: AgentSettings) -> Config:
         """This config with ``role``'s agent in [agent]'s place (no fallback, the preset's own output)."""
@@ -383,6 +390,7 @@ def config_from_dict(
         **_notify(v),
         **_chat(v),
         **_architect_runs(v),
+        **_forge(v),
         architect=architect,
         keys=dict(keys),
         raw=raw,
@@ -645,6 +653,47 @@ def _architect_runs(v: _Validator) -> dict[str, Any]:
     return {"architect_auto": auto, "architect_max_runs_per_day": runs}
 
 
+FORGE_LANDS = ("direct", "pr")
+_REPO_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$")
+_LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+
+
+def repo_problem(repo: str) -> str:
+    """'' when ``repo`` is ``OWNER/REPO`` as GitHub spells them, else what it should look like."""
+    if _REPO_RE.match(repo) and repo.split("/")[1] not in (".", ".."):
+        return ""
+    return f'expected OWNER/REPO such as "octo-org/shop-api", got {repo!r}'
+
+
+def _forge(v: _Validator) -> dict[str, Any]:
+    """[forge] land, api, repo, remote, stack (SPEC §19), validated. ``land = "pr"`` is refused
+    until pull requests are built: a team that asked for review must not get direct pushes."""
+    from urllib.parse import urlsplit
+
+    land = v.string("forge", "land", "direct").strip()
+    if land == "pr":
+        raise v.fail("forge", "land", '"pr" (a pull request per phase) is not built yet; this version lands '
+                     'every task on the base branch: use land = "direct", or leave [forge] land out')
+    if land not in FORGE_LANDS:
+        raise v.fail("forge", "land", f"unknown land {land!r}; one of direct, pr")
+    api = v.string("forge", "api", DEFAULT_FORGE_API).strip().rstrip("/")
+    parts = urlsplit(api)
+    secure = parts.scheme == "https" or (parts.scheme == "http" and parts.hostname in _LOOPBACK)
+    if not parts.hostname or not secure or parts.query or parts.fragment or parts.username:
+        raise v.fail("forge", "api", 'expected the API\'s https URL, e.g. "https://api.github.com" or '
+                     f'"https://github.example.com/api/v3" (the token is never sent in the clear), got {api!r}')
+    repo = v.string("forge", "repo", "").strip()
+    if repo and repo_problem(repo):
+        raise v.fail("forge", "repo", repo_problem(repo))
+    remote = v.string("forge", "remote", "origin").strip()
+    if not _REMOTE_RE.match(remote) or ".." in remote:
+        raise v.fail("forge", "remote", f'expected the name of a git remote such as "origin", got {remote!r}')
+    stack = v.table("forge").get("stack", False)
+    if not isinstance(stack, bool):
+        raise v.fail("forge", "stack", f"expected true or false, got {stack!r}")
+    return {"forge_land": land, "forge_api": api, "forge_repo": repo, "forge_remote": remote, "forge_stack": stack}
+
+
 KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
     "agent": ("preset", "command", "timeout", "model", "extra_args", "output", "fallback"),
     "budget": ("daily_usd", "task_usd", "daily_tokens", "task_tokens", "window_pause_at"),
@@ -658,6 +707,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
     "architect": ("preset", "command", "timeout", "model", "extra_args", "auto", "max_runs_per_day"),
     "keys": None,  # action names: the dashboard knows them
     "review": ("preset", "command", "model", "extra_args", "timeout", "max_rounds", "output"),
+    "forge": ("land", "api", "repo", "remote", "stack"),
 }
 
 

@@ -236,9 +236,12 @@ class Task:
         if self.phase is None:
             problems.append("task is not under a phase heading (`## Phase N: …`)")
         if not unquote(fields.get("verify", "")):
-            problems.append("has no verify command")
+            problems.append("has no verify command" + _from_issue(self.id, "verify"))
         if "context_files" not in fields:
-            problems.append("has no context_files")
+            problems.append("has no context_files" + _from_issue(self.id, "context_files"))
+        if "import_error" in fields:  # an issue's ```memento block that could not be read (SPEC §19)
+            problems.append(f"import_error: {fields['import_error']} (fix the issue and import again, or write "
+                            "the task's fields here and delete this line)")
         for key in ("retries", "questions"):
             raw = fields.get(key)
             if raw is not None and not raw.isdigit():
@@ -327,6 +330,14 @@ class Task:
         """``T-101 [MODULE:db] Title`` as written in status entries."""
         module = f" [MODULE:{self.module}]" if self.module is not None else ""
         return f"{self.id}{module} {self.title}".rstrip()
+
+
+def _from_issue(task_id: str, key: str) -> str:
+    """For a task imported from a GitHub issue (``GH-12``): which issue lacks the field, and how to give it."""
+    if not task_id.startswith("GH-"):
+        return ""
+    return (f" (GitHub issue #{task_id[3:]} has no ```memento block line `{key}: …`: add it to the issue and "
+            "`memento plan import` again, or write the field here)")
 
 
 def _fast_task(**values) -> Task:
@@ -816,6 +827,58 @@ class PlanEditor:
         del self.doc.lines[task.field_lines[key] - 1]
         self._plan = None
         return True
+
+    def set_title(self, task_id: str, title: str) -> bool:
+        """Replace a task's title, keeping its status, id, ``[MODULE:…]`` and inline retries."""
+        task = self._task(task_id)
+        text = strip_eol(self.doc.lines[task.line - 1])
+        m = _TASK_RE.match(text)
+        assert m is not None
+        module, old, inline = task._head
+        if old == title:
+            return False
+        head = text[: m.start("rest")] if m.group("rest") is not None else text + " "
+        rest = (f"[MODULE:{module}] " if module is not None else "") + title
+        rest += f" [retries: {inline}]" if inline is not None else ""
+        self._replace(task.line, head.rstrip() + " " + rest)
+        return True
+
+    def set_repeated(self, task_id: str, key: str, values: Iterable[str]) -> bool:
+        """Make a repeatable field (``accept``) exactly ``values``: the old lines go, the new
+        ones come where the first was (else after the task's last field line)."""
+        task = self._task(task_id)
+        values = list(values)
+        if list(getattr(task, key, ())) == values:
+            return False
+        at = None
+        for ln in range(task.end_line, task.line, -1):
+            m = _FIELD_RE.match(strip_eol(self.doc.lines[ln - 1]))
+            if m and m.group("key").lower() == key:
+                at = ln
+                del self.doc.lines[ln - 1]
+        self._plan = None
+        if at is None:
+            at = self._last_field_line(self._task(task_id)) + 1
+        indent = self._indent(self._task(task_id))
+        nl = self.doc.newline
+        ensure_eol(self.doc.lines, at - 2, nl)
+        self.doc.lines[at - 1 : at - 1] = [f"{indent}- {key}: {v}{nl}" for v in values]
+        self._plan = None
+        return True
+
+    def insert_lines(self, after_lineno: int, texts: Iterable[str]) -> None:
+        """Insert whole lines (without line endings) after line ``after_lineno`` (0: at the top)."""
+        nl = self.doc.newline
+        ensure_eol(self.doc.lines, after_lineno - 1, nl)
+        self.doc.lines[after_lineno:after_lineno] = [t + nl for t in texts]
+        self._plan = None
+
+    def _indent(self, task: Task) -> str:
+        if task.field_lines:
+            fm = _FIELD_RE.match(strip_eol(self.doc.lines[min(task.field_lines.values()) - 1]))
+            if fm:
+                return fm.group("indent")
+        return "  "
 
     def _last_field_line(self, task: Task) -> int:
         """The line after which a new field goes: the last non-blank line of the task block."""

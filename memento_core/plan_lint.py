@@ -78,7 +78,7 @@ def verify_judged_by_worker(plan, display: str, root) -> list[PlanError]:
 
 # Every field a task line's block may hold; another name is a typo the tick would ignore.
 TASK_FIELDS = ("verify", "context_files", "guard_files", "do", "estimate", "timeout", "retries", "depends",
-               "accept", "reason", "changes", "question", "questions")
+               "accept", "reason", "changes", "question", "questions", "import_error")
 _LIST_FIELDS = ("context_files", "guard_files", "depends")
 # A line a person meant as a task that the plan's format does not read as one: `- [] `T-2``,
 # `-[ ] `T-4``, `- [ ]`T-5``, `[ ] T-6`.

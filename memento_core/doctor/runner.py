@@ -24,6 +24,7 @@ from .checks.continuity import (
     check_unsurfaced,
 )
 from .checks.fleet import check_fleet_workers, check_remote
+from .checks.forge import check_forge
 from .checks.memory import check_memory_writes
 from .checks.notify import check_notify
 from .checks.pipeline import check_alert, check_breaker, check_tick_lock, check_work_tree
@@ -60,6 +61,7 @@ CHECKS: tuple[tuple[str, Callable[[Context], CheckResult]], ...] = (
     ("memory-writes", check_memory_writes),
     ("notify", check_notify),
     ("chat", check_chat),
+    ("forge", check_forge),
     ("fleet-remote", check_remote),
     ("fleet-workers", check_fleet_workers),
     ("worktrees", check_worktrees),

@@ -1,8 +1,10 @@
 """Memento's own state an unconfined agent could reach, snapshotted at the claim and restored
 (SPEC §13): the usage ledger (`.memento/usage.json`), the notification state
 (`.memento/notify.json`), the verify commands the architect changed that wait for a person
-(`.memento/verify_changes.json`: only a person's receipted ack may shorten it), the claims
-(`.memento/claims/`) and the workers' open questions (`.memento/questions/`, SPEC §18).
+(`.memento/verify_changes.json`: only a person's receipted ack may shorten it), what the forge's
+import wrote and the comments waiting for GitHub (`.memento/forge_import.json`,
+`.memento/forge_comments.json`: a forged entry would post text on an issue with the person's
+token), the claims (`.memento/claims/`) and the workers' open questions (`.memento/questions/`, SPEC §18).
 
 Memento writes some of them while the agent runs (the heartbeat rewrites the claim, a parallel
 worker records its usage), so the snapshot is kept per file by owned.py, which every writer of
@@ -42,7 +44,8 @@ def _main(ws: Workspace) -> Workspace:
 
 def _watched(ws: Workspace) -> tuple[list[Path], list[Path]]:
     m = _main(ws)
-    return [ledger_path(m), notify_path(m), verify_changes.path_of(m)], [m.claims_dir, m.questions_dir]
+    return [ledger_path(m), notify_path(m), verify_changes.path_of(m), m.memento_dir / "forge_import.json",
+            m.memento_dir / "forge_comments.json"], [m.claims_dir, m.questions_dir]
 
 
 def _acked_only(ws: Workspace) -> Callable[[bytes, bytes], bool]:

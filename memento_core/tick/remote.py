@@ -54,7 +54,7 @@ from ..lines import decode
 from ..locks import atomic_write_bytes
 from ..plan import Plan, PlanEditor, Task, edit_plan, parse_plan_doc
 from ..runlog import Outcome, cron_log, utc_stamp
-from ..scheduler import TASK, pickable
+from ..scheduler import TASK, overlap, pickable
 from ..scheduler import pick as pick_verdict
 from ..state import read_claim
 from ..workspace import OWN_DOCS
@@ -294,8 +294,9 @@ def _batch(ctx: TickContext, plan: Plan, task: Task, room: int, rev: str = "HEAD
         return [task]
     max_retries = plan.meta.max_retries
     held = held_tasks(ctx, plan, rev)  # a task whose verify the architect changed waits for a person
+    running = [t.context_files for t in plan.tasks if t.status == "~"]  # other hosts' claims
     others = [t for t in plan.tasks if t.phase == task.phase and t.id != task.id and t.id not in held
-              and pickable(t, max_retries, plan)]
+              and pickable(t, max_retries, plan) and not any(overlap(t.context_files, r) for r in running)]
     hosts = 1 + len({beat.host for beat in _seen(ctx).values()} - {f.host})
     unfinished = sum(1 for t in plan.tasks if t.phase == task.phase and t.status in (" ", "~"))
     size = min(BATCH, room, max(1, unfinished // hosts))
@@ -311,8 +312,9 @@ def _spread(ctx: TickContext, plan: Plan, task: Task, rev: str = "HEAD") -> tupl
         return plan, task
     max_retries = plan.meta.max_retries
     held = held_tasks(ctx, plan, rev)
+    running = [t.context_files for t in plan.tasks if t.status == "~"]  # other hosts' claims
     candidates = [t for t in plan.tasks if t.phase == task.phase and t.id not in held
-                  and pickable(t, max_retries, plan)]
+                  and pickable(t, max_retries, plan) and not any(overlap(t.context_files, r) for r in running)]
     return plan, (_CHANCE.choice(candidates) if candidates else task)
 
 

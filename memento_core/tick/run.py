@@ -22,7 +22,8 @@ Each step of SPEC §4 and the function that does it:
     14  fail, roll back               attempt.record_failure -> rollback.roll_back
     15  repeat                        run.work_through_tasks
     16  afterwards                    run.afterwards -> breaker.check_breaker,
-                                      housekeeping.keep_house
+                                      housekeeping.keep_house; then run.tell_forge (SPEC §19:
+                                      a comment on the task's GitHub issue)
 
 :func:`tick` runs steps 2–16 under the lock and returns an :class:`Outcome`
 with the exit code (0 ran, 1 needs attention, 2 could not run).
@@ -81,9 +82,9 @@ def tick(ws: Workspace, taken_over: str = "") -> Outcome:
         if refused is not None:
             return settle(ctx, refused, "refused: uncommitted changes")
         # [workers] remote: push what is left
-        return settle(ctx, remote.finish(ctx, work_through_tasks(ctx)))
+        return tell_forge(ctx, settle(ctx, remote.finish(ctx, work_through_tasks(ctx))))
     except Interrupted:  # the remote is finished as after a normal end: nothing stays unpushed
-        return settle(ctx, remote.finish(ctx, afterwards(ctx, EXIT_OK, "interrupted by SIGTERM")))
+        return tell_forge(ctx, settle(ctx, remote.finish(ctx, afterwards(ctx, EXIT_OK, "interrupted by SIGTERM"))))
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
@@ -102,6 +103,17 @@ def settle(ctx: TickContext, outcome: Outcome, why: str = "status log and checkp
             cron_log(ctx.ws, f"the tick's documents were not committed: {exc}")
     elif fold_into_tick_commit(ctx, why):
         ctx.state.save(ctx.ws)  # the results' commits, as the amend renamed them
+    return outcome
+
+
+def tell_forge(ctx: TickContext, outcome: Outcome) -> Outcome:
+    """Status back to GitHub issues (SPEC §19), once the tick's commits are final: a comment per
+    imported task that passed or blocked, and those earlier ticks could not post. Never changes
+    the outcome: a forge that is down is said in cron.log and tried again by the next tick."""
+    if ctx.config is not None and ctx.ws.memento_dir.joinpath("forge_import.json").exists():
+        from ..forge.comments import after_tick
+
+        after_tick(ctx.ws, ctx.config, ctx.results)
     return outcome
 
 
@@ -261,7 +273,9 @@ def pick_task(ctx: TickContext) -> tuple[Plan, Task] | Outcome:
     """The plan as it is now and the next task in it; with nothing to pick, the COMPLETE, BLOCKED or
     PLAN INVALID outcome."""
     plan = ctx.plan()
-    verdict = pick_unheld(ctx, plan)  # a task whose verify the architect changed waits for a person
+    # A task whose verify the architect changed waits for a person; one whose context_files overlap
+    # a task claimed `[~]` (another host's, in a fleet) waits until that one ends (SPEC §20).
+    verdict = pick_unheld(ctx, plan, beside=[t for t in plan.tasks if t.status == "~"])
     if verdict.kind != TASK or plan.plan_errors:  # a person may have broken the plan since the tick began
         return nothing_to_pick(ctx, plan, verdict)
     return plan, verdict.task

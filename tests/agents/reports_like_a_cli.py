@@ -7,7 +7,8 @@ KIND:
   claude-done      writes $MEMENTO_TASK_ID.txt ("done") and prints claude's --output-format json
                    result with total_cost_usd COST (default 0.042); exit 0
   claude-limit     scribbles over $MEMENTO_TASK_ID.txt and adds junk.txt (work a rollback must undo;
-                   with COST "hides", also sub/hidden.txt behind a new sub/.gitignore naming it),
+                   with COST "hides", also sub/hidden.txt behind a new sub/.gitignore naming it;
+                   with COST "nests:MARKER", a repository nested/ whose core.fsmonitor writes MARKER),
                    then prints claude's usage-limit result "You've hit your limit · resets
                    <the next whole hour + 2h> (UTC)"; exit 1
   http-429         the same scribbles, then "API Error: 429 … rate_limit_error" on stderr; exit 1
@@ -61,6 +62,14 @@ def scribble():
         Path("sub").mkdir(exist_ok=True)
         Path("sub/.gitignore").write_text("hidden.txt\n", encoding="utf-8")
         Path("sub/hidden.txt").write_text("hidden by a refused agent\n", encoding="utf-8")
+    if arg.startswith("nests:"):  # a repository of its own whose fsmonitor writes MARKER (outside the project)
+        import subprocess
+
+        marker = arg.split(":", 1)[1]
+        subprocess.run(["git", "init", "-q", "nested"], check=True)
+        hook = f"echo ran >> {marker}"
+        subprocess.run(["git", "-C", "nested", "config", "core.fsmonitor", hook], check=True)
+        Path("nested/file.txt").write_text("the agent's\n", encoding="utf-8")
 
 
 def result(text, *, error, tokens=(0, 0), cost_usd=0.0):

@@ -56,3 +56,29 @@ def repo(tmp_path: Path) -> Path:
     root.mkdir()
     subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
     return root
+
+
+@pytest.fixture(scope="session")
+def github_openapi():
+    """GitHub's REST description (npm @octokit/openapi), loaded once per test process; the test is
+    skipped, saying why, only when npm or its registry cannot be reached."""
+    from tests.forge_standin import OpenAPI, openapi_path
+
+    found = openapi_path()
+    if isinstance(found, str):
+        pytest.skip(found)
+    return OpenAPI(found)
+
+
+@pytest.fixture
+def github(github_openapi):
+    """A local stand-in of GitHub's REST endpoints (tests/forge_standin.py), every request and answer
+    checked against the description: a test that made a request GitHub would refuse fails here."""
+    from tests.forge_standin import StandIn
+
+    standin = StandIn(github_openapi).start()
+    try:
+        yield standin
+    finally:
+        standin.stop()
+    assert standin.violations == [], standin.violations

@@ -1497,3 +1497,50 @@ def test_a_question_asked_on_a_host_reaches_the_remote_and_no_host_picks_the_tas
     assert remote_plan(bare).task("T-1").status == "?"
     assert not any("T-1" in s for s in new), new  # b neither claimed nor attempted it
     assert claim_refs(bare) == []
+
+
+def test_a_tick_that_loses_every_race_for_a_claim_ends_saying_so(tmp_path, monkeypatch):
+    from memento_core.runlog import Outcome
+
+    bare, clones = make_fleet(tmp_path, ["a"], 1)
+    ctx = context(clones["a"], "a", monkeypatch)
+    tries = []
+    monkeypatch.setattr(remote, "claim", lambda ctx, task, batch=None: tries.append(task.id) or False)
+    monkeypatch.setattr(remote, "_pause", lambda seconds: None)
+    try:
+        ended = remote.pick(ctx, lambda c: (c.plan(), c.plan().task("T-1")), lambda *a: None)
+    finally:
+        if ctx.fleet is not None:
+            ctx.fleet.stop_beating()
+    assert tries == ["T-1"] * remote.MAX_RACES
+    assert isinstance(ended, Outcome) and ended.exit_code == 1
+    assert ended.message == f"lost the race to the remote {remote.MAX_RACES} times; the next tick tries again"
+    assert "lost the race for T-1 to another host" in (clones["a"] / "logs" / "cron.log").read_text()
+
+
+def test_a_host_never_takes_a_task_whose_files_overlap_another_hosts_claim(tmp_path, monkeypatch):
+    """SPEC §20 across a fleet: T-2 shares a file with T-1, which host a holds; b takes T-3."""
+    from memento_core.tick import run
+
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 3, parallel=True)
+    person = Person(tmp_path, bare)
+    plan = person.root / "docs" / "MASTER_PLAN.md"
+    plan.write_text(plan.read_text().replace("context_files: [out/2.txt]", "context_files: [out/]"))
+    git(person.root, "commit", "-qam", "person: T-2 writes in out/")
+    git(person.root, "push", "-q", "origin", "main")
+    a, b = context(clones["a"], "a", monkeypatch), context(clones["b"], "b", monkeypatch)
+
+    class First:  # the spread's choice made plain: the first task it may take
+        def choice(self, seq):
+            return seq[0]
+
+    monkeypatch.setattr(remote, "_CHANCE", First())
+    try:
+        remote.sync(a)
+        assert remote.claim(a, a.plan().task("T-1"))
+        plan, task = remote.pick(b, run.pick_task, lambda *args: None)
+        assert task.id == "T-3" and remote_plan(bare).task("T-2").status == " "
+    finally:
+        for ctx in (a, b):
+            if ctx.fleet is not None:
+                ctx.fleet.stop_beating()

@@ -706,3 +706,25 @@ def test_copying_the_persons_state_leaves_no_file_open(tmp_path, person):
     copied = sandbox.home.sync_state("claude", private, tmp_path / "copied.json", str(person.home))
     assert copied >= 2 and (private / ".claude" / ".credentials.json").is_file()
     assert len(os.listdir("/proc/self/fd")) == open_before
+
+
+def test_a_project_has_one_folder_of_private_homes_whichever_path_reaches_it(tmp_path, person):
+    root = tmp_path / "proj"
+    root.mkdir()
+    link = tmp_path / "proj-link"
+    link.symlink_to(root)
+    assert sandbox.home.project_dir(link, None) == sandbox.home.project_dir(root, None)
+    assert sandbox.home.project_dir(root / "wt", root) == sandbox.home.project_dir(root, None)  # a worktree's main
+    assert sandbox.home.project_dir(tmp_path / "other", None) != sandbox.home.project_dir(root, None)
+
+
+def test_the_accounts_own_home_is_hidden_beside_home(tmp_path, person):
+    import pwd
+
+    account = pwd.getpwuid(os.getuid()).pw_dir
+    assert sandbox.home.passwd_home() == account
+    root = tmp_path / "proj"
+    root.mkdir()
+    argv = sandbox.home.layout(root, None, config_from_dict({}))
+    assert argv[:2] == ["--tmpfs", os.path.realpath(account)]  # HOME is the person fixture's, not the account's
+

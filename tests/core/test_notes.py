@@ -106,6 +106,7 @@ old one
         ("### [NOTE] → T-4", "", "T-4", False),
         ("### [NOTE]", "", "global", False),
         ("### [NOTE] 2026-11-29T15:00:00 T-5", "2026-11-29T15:00:00", "T-5", False),
+        ("### [NOTE] 2026-11-29 15:00 T-6", "2026-11-29T15:00:00", "T-6", False),
     ],
 )
 def test_heading_variants(heading, stamp, target, read):
@@ -579,3 +580,8 @@ def test_a_note_added_in_a_workspace_is_remembered_as_added_through_memento(tmp_
     elsewhere = tmp_path / "loose" / "HUMAN_NOTES.md"  # no workspace: nothing to remember it in
     add_note(elsewhere, "x", "T-1")
     assert not (tmp_path / "loose" / ".memento").exists()
+
+
+def test_archiving_a_file_that_is_not_there_moves_nothing(tmp_path):
+    missing = tmp_path / "HUMAN_NOTES.md"
+    assert archive_read(missing) == 0 and not missing.exists()

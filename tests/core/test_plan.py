@@ -245,6 +245,8 @@ def test_field_and_meta_edits_keep_comments_and_insert_where_missing(tmp_path):
     said = []
 
     def apply(e):
+        said.append(e.set_status("T-101", "~"))
+        said.append(e.set_status("T-101", "~"))  # as it is
         said.append(e.set_field("T-101", "retries", "2"))  # in place
         said.append(e.set_field("T-101", "reason", "because"))  # a new field line
         said.append(e.set_field("T-101", "reason", "because"))  # as it is: no change
@@ -254,7 +256,7 @@ def test_field_and_meta_edits_keep_comments_and_insert_where_missing(tmp_path):
         e.update_counters(add_tick=True)
 
     plan = edit_plan(path, apply)
-    assert said == [True, True, False, False]  # whether the plan changed
+    assert said == [True, False, True, True, False, False]  # whether the plan changed
     text = path.read_bytes().decode()
     assert "- tick_mode: paused          <!-- auto | paused | stopped -->\r\n" in text
     assert "- total_ticks: 1           <!-- maintained by Memento -->\r\n" in text
@@ -368,3 +370,21 @@ def test_a_path_list_drops_its_brackets_only_when_it_has_both(value, paths):
     from memento_core.plan import split_path_list
 
     assert split_path_list(value) == paths
+
+
+def test_a_line_that_opens_no_fence_hides_nothing_after_it_and_phases_know_their_tasks(tmp_path):
+    text = ("# MASTER_PLAN: t\n\n## Phase 1: One\n\n```a`b is text, not a fence\n\n"
+            "- [ ] T-1 First\n  - verify: `true`\n\n## Phase 2: Two\n\n- [ ] T-2 Second\n  - verify: `true`\n")
+    plan = parse_plan_text(text)
+    assert [t.id for t in plan.tasks] == ["T-1", "T-2"]
+    assert [p.task_ids for p in plan.phases] == [("T-1",), ("T-2",)]
+
+
+def test_resetting_a_skipped_task_drops_its_reason_and_a_blocked_one_keeps_its_fields(tmp_path):
+    text = ("# MASTER_PLAN: t\n\n## Phase 1: One\n\n- [-] T-1 First\n  - verify: `true`\n  - reason: not now\n"
+            "- [!] T-2 Second\n  - verify: `true`\n  - retries: 3\n  - reason: kept\n")
+    path = _write(tmp_path, text)
+    reset_task(path, "T-1")
+    plan = reset_task(path, "T-2")
+    assert (plan.task("T-1").status, plan.task("T-1").reason) == (" ", None)
+    assert (plan.task("T-2").status, plan.task("T-2").retries, plan.task("T-2").reason) == (" ", 0, "kept")

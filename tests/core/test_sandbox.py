@@ -666,3 +666,17 @@ def test_the_folders_pinned_as_mount_points_are_real_folders_inside_the_tree_onl
     linked_root.symlink_to(root)
     assert sandbox.pinned_folders(linked_root, [linked_root / "a" / "b" / "c.txt"]) == [
         linked_root / "a", linked_root / "a" / "b"]
+
+
+@needs_bwrap
+def test_a_project_reached_through_a_link_is_worked_in_where_it_really_is(tmp_path):
+    """~/code a link to a data disk: the agent starts in the project, not at a path that the
+    sandbox does not have, and the task passes."""
+    ws = sandboxed_ws(tmp_path, "sh -c 'pwd -P > where.txt; echo done > hello.txt'",
+                      tasks=HELLO.replace("context_files: [hello.txt]", "context_files: [hello.txt, where.txt]"))
+    link = tmp_path / "code"
+    link.symlink_to(ws.root)
+    outcome = run_tick(link)
+    assert [r.passed for r in outcome.results] == [True], (ws.root / entries(ws)[-1].log_path).read_text()
+    assert (ws.root / "where.txt").read_text().strip() == os.path.realpath(ws.root)
+    assert git(ws.root, "log", "-1", "--format=%s").startswith("memento: complete T-1")

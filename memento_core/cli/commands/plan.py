@@ -1,4 +1,5 @@
-"""`memento plan draft BRIEF [DIR] [--dry-run] [--strict] [--json]`: the architect drafts the plan (SPEC §17)."""
+"""`memento plan draft BRIEF [DIR] [--dry-run] [--strict] [--json]`: the architect drafts the plan (SPEC §17);
+`memento plan import github OWNER/REPO [--label L] [--phase T] [DIR]`: issues become tasks (SPEC §19)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,23 @@ import sys
 from pathlib import Path
 
 from ...errors import MementoError
-from ..context import with_dir, workspace_of
-from ..output import error, ok, safe_block, safe_json, safe_text, warn
+from ...lines import listed
+from ..context import person_workspace, with_dir, workspace_of
+from ..output import (
+    EXIT_ATTENTION,
+    EXIT_OK,
+    error,
+    ok,
+    plural,
+    safe_block,
+    safe_json,
+    safe_text,
+    warn,
+)
 
 
 def register(sub, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("plan", help="draft the plan from a brief (`memento plan draft BRIEF`)")
+    p = sub.add_parser("plan", help="draft the plan from a brief (`memento plan draft BRIEF`), import GitHub issues")
     inner = p.add_subparsers(dest="plan_command", metavar="ACTION", required=True)
     d = inner.add_parser("draft", parents=[common],
                          help="let the architect agent turn a brief into checked, red-first tasks")
@@ -22,6 +34,14 @@ def register(sub, common: argparse.ArgumentParser) -> None:
     d.add_argument("--strict", action="store_true", help="refuse a draft whose new verify already passes")
     d.add_argument("--json", action="store_true", help="one JSON document")
     with_dir(d).set_defaults(func=cmd_draft)
+    forges = inner.add_parser("import", help="add a task per open issue of a forge (`memento plan import github`)")
+    where = forges.add_subparsers(dest="forge", metavar="FORGE", required=True)
+    i = where.add_parser("github", parents=[common], help="a task GH-<number> per open GitHub issue with a label")
+    i.add_argument("repo", metavar="OWNER/REPO", help="the repository, e.g. octo-org/shop-api")
+    i.add_argument("--label", default="memento", help="import the issues with this label (default: memento)")
+    i.add_argument("--phase", metavar="TITLE",
+                   help="the phase new tasks go to, by title or id, made if missing (default: GitHub issues)")
+    with_dir(i).set_defaults(func=cmd_import)
 
 
 def read_brief(spec: str) -> tuple[str, str]:
@@ -96,3 +116,31 @@ def report(result) -> None:
     else:
         warn("the draft was refused, everything was put back:" + "".join(f"\n  - {r}" for r in result.reasons)
              + (f"\n  log: {result.log}" if result.log else ""))
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from ...forge.importer import import_issues
+
+    ws = person_workspace(args, "plan import")
+    result = import_issues(ws, args.repo, label=args.label or None, phase=args.phase)
+    where = f" to phase {result.phase!r}" if result.added else ""
+    said = [f"{label} {listed(ids)}" for label, ids in (
+        ("added", result.added), ("updated", result.updated), ("skipped (closed on GitHub)", result.skipped),
+        ("reopened", result.reopened)) if ids]
+    if said:
+        commit = f"; commit {result.commit[:7]}" if result.commit else ""
+        ok(f"{result.repo}: " + "; ".join(said) + where + commit)
+    else:
+        ok(f"{result.repo}: nothing new ({plural(len(result.kept), 'value')} a person changed kept)"
+           if result.kept else f"{result.repo}: nothing new")
+    if result.kept:
+        ok("kept as a person wrote them: " + listed(result.kept, 10))
+    if result.pull_requests:
+        ok(f"{plural(result.pull_requests, 'pull request')} with the label left out (pull requests are never imported)")
+    for line in result.held:
+        warn(f"{line}: its issue is closed, but a worker is on it now; the next import skips it")
+    for line in result.invalid:
+        warn(f"{line}: invalid until filled (`memento lint`)")
+    if result.commit_error:
+        warn(result.commit_error)
+    return EXIT_ATTENTION if result.invalid or result.commit_error else EXIT_OK

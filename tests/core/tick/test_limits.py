@@ -265,6 +265,18 @@ def test_a_fallback_preset_runs_in_the_same_tick(tmp_path, kind):
     assert runs(ws) == [kind]
 
 
+def test_a_refused_presets_nested_repository_is_gone_before_git_or_the_fallback_meets_it(tmp_path):
+    """The rollback before a fallback preset runs git in the work tree: a repository the refused
+    agent nested there must be taken out first, or its fsmonitor runs as the person."""
+    marker = tmp_path / "fsmonitor-ran"
+    ws = make_ws(tmp_path, "claude-limit", cost=f"nests:{marker}", extra='fallback = ["script"]')
+    outcome = run_tick(ws.root)
+    assert [(r.task_id, r.passed) for r in outcome.results] == [("T-1", True)], outcome.message
+    assert not (ws.root / "nested").exists() and not marker.exists()
+    saved = list((ws.root / "logs" / "rollback").glob("*-T-1-unseen"))
+    assert saved, sorted(p.name for p in (ws.root / "logs" / "rollback").iterdir())
+
+
 def test_with_every_preset_still_refused_but_no_wait_the_first_preset_runs(tmp_path):
     # The tick's own wait is over (or was never written: a parallel worker refused meanwhile) while
     # each preset's remembered limit is not: the configured preset is tried, not nothing.

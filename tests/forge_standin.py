@@ -1,0 +1,417 @@
+"""A local stand-in of the GitHub REST endpoints Memento uses (SPEC §19 "Tests"), checked against
+GitHub's published OpenAPI description.
+
+Every request (its path and method exist, its path, query and body parameters are the
+description's, required ones present, values of the declared types) and every answer it gives
+(the body against the operation's response schema, $refs resolved) is validated against
+``api.github.com.json`` of npm ``@octokit/openapi`` (the ``github/rest-api-description``
+repository's file). A violation is recorded in ``StandIn.violations`` and answered 400, so the
+test that caused it fails twice over.
+
+The description is installed by :func:`openapi_path` with npm from the registry into
+``$MEMENTO_FORGE_CACHE`` (default ``~/.cache/memento-forge``); without npm or the registry the
+tests that need it are skipped, saying so.
+
+Faults: :meth:`StandIn.fail` queues answers (a 502, a 401, a rate limit) for the next matching
+requests; ``after=True`` answers the fault *after* doing the work (a comment made, then a 502).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import shutil
+import subprocess
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
+
+OPENAPI_PACKAGE = "@octokit/openapi"
+OPENAPI_VERSION = "23.0.2"
+TOKEN = "ghp_standin0123456789abcdefTOKENvalue"
+
+
+def openapi_path() -> Path | str:
+    """The path of api.github.com.json, installed with npm when missing; else a string: why not."""
+    cache = Path(os.environ.get("MEMENTO_FORGE_CACHE", Path.home() / ".cache" / "memento-forge"))
+    prefix = cache / "openapi"
+    target = prefix / "node_modules" / "@octokit" / "openapi" / "generated" / "api.github.com.json"
+    if target.is_file():
+        return target
+    npm = shutil.which("npm")
+    if npm is None:
+        return "npm is not installed: the GitHub stand-in cannot be checked against the OpenAPI description"
+    prefix.mkdir(parents=True, exist_ok=True)
+    with open(cache / "install.lock", "w") as lock:  # xdist workers: one installs, the others wait
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not target.is_file():
+            proc = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix",
+                                   str(prefix), f"{OPENAPI_PACKAGE}@{OPENAPI_VERSION}"],
+                                  capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
+            if proc.returncode != 0 or not target.is_file():
+                return (f"npm could not install {OPENAPI_PACKAGE}@{OPENAPI_VERSION} from the registry: "
+                        + (proc.stderr.strip().splitlines() or ["no output"])[-1])
+    return target
+
+
+def _nullable(node):
+    """OpenAPI 3.0's ``nullable: true`` as JSON Schema says it (jsonschema knows no ``nullable``), and
+    every ``#/…`` reference made absolute (``urn:github#/…``)."""
+    if isinstance(node, list):
+        return [_nullable(n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    node = {k: _nullable(v) for k, v in node.items()}
+    if isinstance(node.get("$ref"), str) and node["$ref"].startswith("#/"):
+        node["$ref"] = "urn:github" + node["$ref"]  # an inline schema's $ref resolves against the document
+    if node.pop("nullable", False) is True:
+        if "type" in node and "$ref" not in node:
+            kinds = node["type"] if isinstance(node["type"], list) else [node["type"]]
+            node["type"] = [*kinds, "null"]
+            if "enum" in node:
+                node["enum"] = [*node["enum"], None]
+        else:
+            node = {"anyOf": [{"type": "null"}, node]}
+    return node
+
+
+class OpenAPI:
+    """GitHub's REST description: operations by method and path, validators for their schemas."""
+
+    def __init__(self, path: Path):
+        from jsonschema import Draft7Validator
+        from referencing import Registry, Resource
+        from referencing.jsonschema import DRAFT7
+
+        self.doc = _nullable(json.loads(Path(path).read_text(encoding="utf-8")))
+        self._registry = Registry().with_resource("urn:github", Resource.from_contents(self.doc, DRAFT7))
+        self._validator = Draft7Validator
+        self._routes = []
+        for template in self.doc["paths"]:
+            pattern = "^" + re.sub(r"\\\{[^}]+\\\}", "([^/]+)", re.escape(template)) + "$"
+            names = re.findall(r"\{([^}]+)\}", template)
+            self._routes.append((re.compile(pattern), template, names))
+
+    def _resolve(self, node):
+        while isinstance(node, dict) and "$ref" in node:
+            node = self.pointer(node["$ref"].removeprefix("urn:github"))
+        return node
+
+    def pointer(self, ref: str):
+        node = self.doc
+        for part in ref.lstrip("#/").split("/"):
+            node = node[part.replace("~1", "/").replace("~0", "~")]
+        return node
+
+    def route(self, method: str, path: str) -> tuple[str, dict, dict]:
+        """(template, operation, path values) for a request; AssertionError when there is none."""
+        for pattern, template, names in self._routes:
+            m = pattern.match(path)
+            if m:
+                op = self.doc["paths"][template].get(method.lower())
+                if op is None:
+                    raise AssertionError(f"{method} {template}: no such operation in GitHub's description")
+                return template, op, dict(zip(names, m.groups(), strict=True))
+        raise AssertionError(f"{method} {path}: no such path in GitHub's description")
+
+    def errors(self, schema, value, where: str) -> list[str]:
+        schema = {"$ref": "urn:github#" + schema[1:]} if isinstance(schema, str) else schema
+        validator = self._validator(schema, registry=self._registry)
+        return [f"{where}: {'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message[:300]}"
+                for e in validator.iter_errors(value)]
+
+    def check_request(self, method: str, path: str, query: list[tuple[str, str]], body) -> tuple[str, list[str]]:
+        """(the operation's template, what is wrong with the request)."""
+        template, op, values = self.route(method, path)
+        problems = []
+        params = {}
+        for p in [*self.doc["paths"][template].get("parameters", []), *op.get("parameters", [])]:
+            p = self._resolve(p)
+            params[(p["in"], p["name"])] = p
+        given = {"path": dict(values), "query": dict(query)}
+        for name in given["query"]:
+            if ("query", name) not in params:
+                problems.append(f"{method} {template}: query parameter {name!r} is not in the description")
+        for (where, name), p in params.items():
+            if where not in given:
+                continue
+            if name not in given[where]:
+                if p.get("required"):
+                    problems.append(f"{method} {template}: required {where} parameter {name!r} missing")
+                continue
+            value = _typed(given[where][name], self._resolve(p.get("schema", {})))
+            problems += self.errors(p.get("schema", {}), value, f"{method} {template} {where} {name}")
+        request_body = self._resolve(op.get("requestBody")) if op.get("requestBody") else None
+        if request_body is None and body is not None:
+            problems.append(f"{method} {template}: takes no body")
+        elif request_body is not None:
+            if body is None:
+                if request_body.get("required"):
+                    problems.append(f"{method} {template}: the body is required")
+            else:
+                schema = request_body["content"]["application/json"]["schema"]
+                problems += self.errors(schema, body, f"{method} {template} body")
+        return template, problems
+
+    def check_response(self, method: str, template: str, status: int, body) -> list[str]:
+        op = self.doc["paths"][template][method.lower()]
+        answer = op["responses"].get(str(status))
+        if answer is None:
+            return [f"{method} {template}: answers {status}, which the description does not list"]
+        answer = self._resolve(answer)
+        content = answer.get("content", {}).get("application/json")
+        if content is None:
+            return [] if body is None else [f"{method} {template} {status}: the description has no body"]
+        return self.errors(content["schema"], body, f"{method} {template} {status} answer")
+
+
+def _typed(text: str, schema: dict):
+    kind = schema.get("type")
+    if kind == "integer" and re.fullmatch(r"-?\d+", text):
+        return int(text)
+    if kind == "boolean" and text in ("true", "false"):
+        return text == "true"
+    return text
+
+
+@dataclass
+class Fault:
+    method: str
+    pattern: str  # a regex searched in the path
+    status: int
+    headers: dict = field(default_factory=dict)
+    body: object = None
+    after: bool = False  # do the work, then answer the fault
+
+
+def user(login: str = "octocat", uid: int = 1) -> dict:
+    base = f"https://api.github.com/users/{login}"
+    return {"login": login, "id": uid, "node_id": f"U_{uid}", "avatar_url": f"https://avatars.example/{uid}",
+            "gravatar_id": "", "url": base, "html_url": f"https://github.com/{login}",
+            "followers_url": f"{base}/followers", "following_url": f"{base}/following{{/other_user}}",
+            "gists_url": f"{base}/gists{{/gist_id}}", "starred_url": f"{base}/starred{{/owner}}{{/repo}}",
+            "subscriptions_url": f"{base}/subscriptions", "organizations_url": f"{base}/orgs",
+            "repos_url": f"{base}/repos", "events_url": f"{base}/events{{/privacy}}",
+            "received_events_url": f"{base}/received_events", "type": "User", "site_admin": False}
+
+
+class StandIn:
+    """The server, its repository's issues and comments, the requests it saw, and its faults."""
+
+    def __init__(self, openapi: OpenAPI, repo: str = "octo-org/shop", token: str = TOKEN, per_page_max: int = 100):
+        self.openapi = openapi
+        self.repo = repo
+        self.token = token
+        self.per_page_max = per_page_max
+        self.issues: dict[int, dict] = {}
+        self.comments: dict[int, list[dict]] = {}
+        self.faults: list[Fault] = []
+        self.requests: list[dict] = []
+        self.violations: list[str] = []
+        self._next_id = 1000
+        self.lock = threading.Lock()
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, name="github-standin", daemon=True)
+
+    @property
+    def api(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def start(self) -> StandIn:
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(10)
+
+    # ------------------------------------------------------------ the repository
+
+    def issue(self, number: int, title: str, body: str | None = "", *, labels=("memento",), state: str = "open",
+              state_reason: str | None = None, pull_request: bool = False) -> dict:
+        owner, name = self.repo.split("/")
+        base = f"https://api.github.com/repos/{owner}/{name}/issues/{number}"
+        found = {
+            "id": 5000 + number, "node_id": f"I_{number}", "url": base,
+            "repository_url": f"https://api.github.com/repos/{owner}/{name}",
+            "labels_url": f"{base}/labels{{/name}}", "comments_url": f"{base}/comments",
+            "events_url": f"{base}/events", "html_url": f"https://github.com/{owner}/{name}/issues/{number}",
+            "number": number, "state": state, "state_reason": state_reason, "title": title, "body": body,
+            "user": user(), "labels": [{"id": 7, "node_id": "L_7", "url": f"https://api.github.com/labels/{la}",
+                                        "name": la, "description": None, "color": "ededed", "default": False}
+                                       for la in labels],
+            "assignee": None, "assignees": [], "milestone": None, "locked": False, "comments": 0,
+            "closed_at": "2026-12-01T10:00:00Z" if state == "closed" else None,
+            "created_at": "2026-12-01T09:00:00Z", "updated_at": "2026-12-01T09:30:00Z",
+            "author_association": "OWNER",
+        }
+        if pull_request:
+            found["pull_request"] = {"url": f"{base}/pull", "html_url": f"{base}/pull", "diff_url": f"{base}.diff",
+                                     "patch_url": f"{base}.patch", "merged_at": None}
+        with self.lock:
+            self.issues[number] = found
+        return found
+
+    def fail(self, method: str, pattern: str, status: int, *, times: int = 1, headers: dict | None = None,
+             body: object = None, after: bool = False) -> None:
+        """The next ``times`` requests of ``method`` whose path matches ``pattern`` get ``status``."""
+        if body is None:
+            body = {"message": {401: "Bad credentials", 403: "API rate limit exceeded", 429: "Too Many Requests",
+                                404: "Not Found"}.get(status, "Server Error"),
+                    "documentation_url": "https://docs.github.com/rest", "status": str(status)}
+        with self.lock:
+            self.faults += [Fault(method, pattern, status, dict(headers or {}), body, after) for _ in range(times)]
+
+    def rate_limit(self, method: str, pattern: str, *, times: int = 1, retry_after: int = 0, status: int = 403) -> None:
+        headers = {"x-ratelimit-limit": "5000", "x-ratelimit-remaining": "0", "x-ratelimit-used": "5000",
+                   "x-ratelimit-reset": "9999999999", "x-ratelimit-resource": "core"}
+        if retry_after is not None:
+            headers["retry-after"] = str(retry_after)
+        self.fail(method, pattern, status, times=times, headers=headers)
+
+    def posted(self, number: int) -> list[str]:
+        with self.lock:
+            return [c["body"] for c in self.comments.get(number, [])]
+
+    # ------------------------------------------------------------ the server
+
+    def _handler(self):
+        standin = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                standin._serve(self, "GET")
+
+            def do_POST(self) -> None:
+                standin._serve(self, "POST")
+
+            def do_PATCH(self) -> None:
+                standin._serve(self, "PATCH")
+
+        return Handler
+
+    def _serve(self, h: BaseHTTPRequestHandler, method: str) -> None:
+        parts = urlsplit(h.path)
+        query = parse_qsl(parts.query, keep_blank_values=True)
+        length = int(h.headers.get("Content-Length") or 0)
+        raw = h.rfile.read(length) if length else b""
+        body = None
+        record = {"method": method, "path": parts.path, "query": dict(query),
+                  "authorization": h.headers.get("Authorization", ""), "accept": h.headers.get("Accept", "")}
+        problems: list[str] = []
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            problems.append(f"{method} {parts.path}: the body is not JSON")
+        try:
+            template, found = self.openapi.check_request(method, parts.path, query, body)
+            problems += found
+        except AssertionError as exc:
+            template, problems = "", [*problems, str(exc)]
+        if "application/vnd.github+json" not in record["accept"]:
+            problems.append(f"{method} {parts.path}: Accept is not application/vnd.github+json")
+        record["body"] = body
+        with self.lock:
+            self.requests.append(record)
+        if problems:
+            with self.lock:
+                self.violations += problems
+            return self._answer(h, 400, {"message": "; ".join(problems)}, record)
+        if record["authorization"] != f"Bearer {self.token}":
+            return self._answer(h, 401, {"message": "Bad credentials",
+                                         "documentation_url": "https://docs.github.com/rest"}, record)
+        fault = self._take_fault(method, parts.path)
+        if fault is not None and not fault.after:
+            return self._answer(h, fault.status, fault.body, record, fault.headers)
+        status, answer, headers = self._route(method, template, parts.path, dict(query), body)
+        if fault is not None:
+            return self._answer(h, fault.status, fault.body, record, fault.headers)
+        if 200 <= status < 300:
+            bad = self.openapi.check_response(method, template, status, answer)
+            if bad:
+                with self.lock:
+                    self.violations += bad
+        return self._answer(h, status, answer, record, headers)
+
+    def _take_fault(self, method: str, path: str) -> Fault | None:
+        with self.lock:
+            for i, f in enumerate(self.faults):
+                if f.method == method and re.search(f.pattern, path):
+                    return self.faults.pop(i)
+        return None
+
+    def _answer(self, h, status: int, body, record: dict, headers: dict | None = None) -> None:
+        data = b"" if body is None else json.dumps(body).encode()
+        record["status"] = status
+        h.send_response(status)
+        h.send_header("Content-Type", "application/json; charset=utf-8")
+        h.send_header("Content-Length", str(len(data)))
+        for k, v in (headers or {}).items():
+            h.send_header(k, v)
+        h.end_headers()
+        h.wfile.write(data)
+
+    def _route(self, method: str, template: str, path: str, query: dict, body) -> tuple[int, object, dict]:
+        prefix = f"/repos/{self.repo}/"
+        if not path.startswith(prefix):
+            return 404, {"message": "Not Found", "documentation_url": "https://docs.github.com/rest"}, {}
+        if method == "GET" and template == "/repos/{owner}/{repo}/issues":
+            return self._list_issues(path, query)
+        m = re.fullmatch(r"issues/(\d+)/comments", path[len(prefix):])
+        if m:
+            number = int(m.group(1))
+            if number not in self.issues:
+                return 404, {"message": "Not Found", "documentation_url": "https://docs.github.com/rest"}, {}
+            if method == "POST":
+                return 201, self._comment(number, body["body"]), {}
+            with self.lock:
+                items = list(self.comments.get(number, []))
+            return self._page(path, query, items)
+        return 404, {"message": "Not Found", "documentation_url": "https://docs.github.com/rest"}, {}
+
+    def _list_issues(self, path: str, query: dict) -> tuple[int, object, dict]:
+        state = query.get("state", "open")
+        wanted = [w for w in query.get("labels", "").split(",") if w]
+        with self.lock:
+            items = sorted(self.issues.values(), key=lambda i: i["number"], reverse=query.get("direction") == "desc")
+        items = [i for i in items if state in ("all", i["state"])
+                 and all(w in {la["name"] for la in i["labels"]} for w in wanted)]
+        return self._page(path, query, items)
+
+    def _page(self, path: str, query: dict, items: list) -> tuple[int, object, dict]:
+        per = min(int(query.get("per_page", 30)), self.per_page_max)
+        page = int(query.get("page", 1))
+        chunk = items[(page - 1) * per: page * per]
+        headers = {}
+        if page * per < len(items):
+            following = {**query, "page": str(page + 1)}
+            link = f"{self.api}{path}?" + "&".join(f"{k}={v}" for k, v in following.items())
+            headers["Link"] = f'<{link}>; rel="next"'
+        return 200, chunk, headers
+
+    def _comment(self, number: int, text: str) -> dict:
+        with self.lock:
+            self._next_id += 1
+            cid = self._next_id
+            owner, name = self.repo.split("/")
+            comment = {"id": cid, "node_id": f"IC_{cid}",
+                       "url": f"https://api.github.com/repos/{owner}/{name}/issues/comments/{cid}",
+                       "html_url": f"https://github.com/{owner}/{name}/issues/{number}#issuecomment-{cid}",
+                       "body": text, "user": user("memento-bot", 2), "created_at": "2026-12-06T12:00:00Z",
+                       "updated_at": "2026-12-06T12:00:00Z",
+                       "issue_url": f"https://api.github.com/repos/{owner}/{name}/issues/{number}",
+                       "author_association": "OWNER"}
+            self.comments.setdefault(number, []).append(comment)
+            self.issues[number]["comments"] += 1
+        return comment
