@@ -3,6 +3,8 @@ opens a composer that shows it with its choices, and the answer lands in the fil
 
 from __future__ import annotations
 
+import re
+
 from memento_core.notes import parse_notes
 from memento_core.plan import edit_plan, parse_plan
 from memento_core.questions import save_question
@@ -111,7 +113,9 @@ def test_the_browser_view_shows_the_question_and_answers_it(demo, tmp_path):
             async def until(words: str, seconds: float = 60) -> None:
                 nonlocal seen
                 deadline = asyncio.get_running_loop().time() + seconds
-                while words not in seen.replace("\x1b", ""):
+                # What the page shows, its styles and cursor moves left out (a styled word may be
+                # drawn as several runs).
+                while words not in re.sub(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]", "", seen):
                     left = deadline - asyncio.get_running_loop().time()
                     assert left > 0, f"never saw {words!r}"
                     try:
@@ -125,6 +129,7 @@ def test_the_browser_view_shows_the_question_and_answers_it(demo, tmp_path):
                         raise AssertionError("the dashboard closed its websocket")
 
             await until("Progress")
+            await until("answer it (w)")  # the question is on the screen: the dashboard has read the plan
             await ws.send_str('["stdin", "w"]')
             await until("Answer (F2)")
             await ws.send_str('["stdin", "2"]')  # the second choice, by its number
