@@ -82,3 +82,14 @@ def github(github_openapi):
     finally:
         standin.stop()
     assert standin.violations == [], standin.violations
+
+
+@pytest.fixture
+def telegram():
+    """A Telegram Bot API stand-in on 127.0.0.1 (telegram_standin.py), for the chat tests."""
+    from .telegram_standin import TelegramStandIn
+
+    standin = TelegramStandIn()
+    standin.start()
+    yield standin
+    standin.stop()

@@ -7,27 +7,16 @@ from __future__ import annotations
 
 import subprocess
 
-import pytest
-
 from memento_core.doctor.runner import check_workspace
 from memento_core.tick.__main__ import run_tick
 
 from . import test_home
-from .telegram_standin import TelegramStandIn
 from .test_engine import agent, entries, git
 from .test_home import committed_blobs, files_holding
 from .test_sandbox import needs_bwrap, sandboxed_ws
 
 person = test_home.person  # the fixture: a fake home folder outside /tmp (HOME points there)
 CHAT = 123456789
-
-
-@pytest.fixture
-def telegram():
-    standin = TelegramStandIn()
-    standin.start()
-    yield standin
-    standin.stop()
 
 
 def chat_ws(tmp_path, telegram, person, network: str):

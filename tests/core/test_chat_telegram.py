@@ -28,14 +28,6 @@ TASKS = "".join(f"- [ ] `T-{n}` [MODULE:m] Write file {n}\n  - verify: `grep -q 
                 f"  - context_files: [T-{n}.txt]\n" for n in (1, 2, 3))
 
 
-@pytest.fixture
-def telegram():
-    standin = TelegramStandIn()
-    standin.start()
-    yield standin
-    standin.stop()
-
-
 @pytest.fixture(autouse=True)
 def _identity(git_identity):
     return git_identity
