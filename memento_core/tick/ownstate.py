@@ -45,7 +45,7 @@ def _main(ws: Workspace) -> Workspace:
 def _watched(ws: Workspace) -> tuple[list[Path], list[Path]]:
     m = _main(ws)
     return [ledger_path(m), notify_path(m), verify_changes.path_of(m), m.memento_dir / "forge_import.json",
-            m.memento_dir / "forge_comments.json"], [m.claims_dir, m.questions_dir]
+            m.memento_dir / "forge_comments.json", m.memento_dir / "forge_pulls.json"], [m.claims_dir, m.questions_dir]
 
 
 def _acked_only(ws: Workspace) -> Callable[[bytes, bytes], bool]:
