@@ -14,6 +14,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -728,3 +729,36 @@ def test_the_accounts_own_home_is_hidden_beside_home(tmp_path, person):
     argv = sandbox.home.layout(root, None, config_from_dict({}))
     assert argv[:2] == ["--tmpfs", os.path.realpath(account)]  # HOME is the person fixture's, not the account's
 
+
+
+def test_a_home_an_agent_locked_is_emptied_without_the_power_to_ignore_modes(tmp_path):
+    """Root's CAP_DAC_OVERRIDE ignores a folder's missing bits, so ``_clear`` is run with it (and
+    CAP_DAC_READ_SEARCH) dropped, like an account that is not root: what the agent locked (chmod 000
+    on nested folders, a read-only file inside, a folder without its write bit) goes all the same, ``.cache`` stays."""
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None:
+        pytest.skip("needs root and setpriv to drop the capability")
+    home = tmp_path / "home"
+    (home / ".cache" / "pip").mkdir(parents=True)
+    (home / ".cache" / "pip" / "kept").write_text("cache\n")
+    (home / "locked" / "in" / "deeper").mkdir(parents=True)
+    (home / "locked" / "in" / "deeper" / "f").write_text("agent\n")
+    (home / "locked" / "g").write_text("agent\n")
+    (home / "top").write_text("agent\n")
+    (home / "readonly" / "sub").mkdir(parents=True)
+    (home / "readonly" / "file").write_text("agent\n")
+    (home / "locked" / "g").chmod(0o400)
+    for d in ("locked/in/deeper", "locked/in", "locked"):
+        (home / d).chmod(0o000)
+    (home / "readonly").chmod(0o500)  # readable: only the unlink of what it holds is refused
+    drop = "-dac_override,-dac_read_search"
+    code = f"from pathlib import Path; from memento_core.sandbox.home import _clear; _clear(Path({str(home)!r}))"
+    try:
+        proc = subprocess.run([setpriv, f"--inh-caps={drop}", f"--bounding-set={drop}", sys.executable, "-c", code],
+                              env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])},
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        assert sorted(p.name for p in home.iterdir()) == [".cache"]
+        assert (home / ".cache" / "pip" / "kept").read_text() == "cache\n"
+    finally:
+        subprocess.run(["chmod", "-R", "u+rwx", str(home)], check=False)
