@@ -585,3 +585,11 @@ def test_a_note_added_in_a_workspace_is_remembered_as_added_through_memento(tmp_
 def test_archiving_a_file_that_is_not_there_moves_nothing(tmp_path):
     missing = tmp_path / "HUMAN_NOTES.md"
     assert archive_read(missing) == 0 and not missing.exists()
+
+
+def test_a_missing_active_section_goes_between_the_title_and_the_archive_with_blank_lines(tmp_path):
+    path = tmp_path / "HUMAN_NOTES.md"
+    path.write_text("# Human Notes\n## Archive\n\n### [NOTE] 2026-01-01T00:00:00\nold\n")
+    add_note(path, "new note", now=datetime(2026, 1, 2, tzinfo=UTC))
+    assert path.read_text() == ("# Human Notes\n\n## Active Notes\n\n### [NOTE] 2026-01-02T00:00:00 → global\nnew note\n\n"
+                                "## Archive\n\n### [NOTE] 2026-01-01T00:00:00\nold\n")
