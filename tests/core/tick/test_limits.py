@@ -373,6 +373,9 @@ def test_an_agent_streaming_its_cost_is_stopped_at_the_task_budget(tmp_path):
     assert retries(ws) == 1 and (ws.root / "T-1.txt").read_text() == "not yet\n"
     assert entries(ws)[-1].field("Usage") == "7.5k in / 1.0k out tokens, $0.060"
     assert spending.usage_summary(ws)["today"]["cost_usd"] == 0.06
+    # the agent (it hangs for 120 s) was killed by the watch, not at its 30 s timeout
+    logs = "".join(p.read_text() for p in (ws.root / "logs").glob("tick_*.log"))
+    assert "session." in logs and "[memento] timed out after" not in logs
 
 
 def test_without_usage_json_status_sums_the_status_log(tmp_path):
