@@ -16,7 +16,8 @@ Writes hello.txt "done" (the task's whole change), then, by MODE:
 - ``memory [fail]``: a raw commit into memory/.git that says it is a person's (no Memento trailer, and one
   with a forged ``Memento-Memory: human`` trailer), a tag ``persons-note`` on it; ``fail``: then exits 3;
 - ``wait FILE TEXT``: marks T-3 ``[x]`` by hand (damage), prints WAITING and waits until FILE holds
-  TEXT (a person acts meanwhile), 60 s at most (then exit 4).
+  TEXT (a person acts meanwhile), 60 s at most (then exit 4);
+- ``wait-own FILE TEXT``: the same, the damage its own task's verify made ``true``.
 What the CLI or the socket answered goes to EVIDENCE as JSON lines. Exits 0.
 """
 
@@ -150,8 +151,12 @@ elif mode == "memory":
                                 text=True).stdout.strip())
     if arg == "fail":
         sys.exit(3)
-elif mode == "wait":
-    mark("T-3", "x")
+elif mode in ("wait", "wait-own"):
+    if mode == "wait":
+        mark("T-3", "x")
+    else:
+        PLAN.write_text(PLAN.read_text(encoding="utf-8").replace("verify: `grep -q done hello.txt`", "verify: `true`", 1),
+                        encoding="utf-8")
     print("WAITING", flush=True)
     target, text = Path(arg), sys.argv[4]
     deadline = time.monotonic() + 60

@@ -172,6 +172,17 @@ def test_a_persons_skip_during_a_damaged_run_keeps_its_reason(tmp_path):
     assert git(ws.root, "show", "HEAD:docs/MASTER_PLAN.md") == ws.plan_path.read_text()
 
 
+def test_a_persons_skip_while_the_agent_rewrites_its_own_verify_is_kept(tmp_path):
+    """The agent makes its own verify `true`; meanwhile a person skips T-2: the task's definition
+    is put back alone, the person's skip stays."""
+    ws, _ = _forging(tmp_path, "wait-own", "docs/MASTER_PLAN.md", shlex.quote("reason: not now"))
+    tick_while_the_agent_waits(ws, lambda: _memento(ws, "skip", "T-2", "--reason", "not now"))
+    plan = parse_plan(ws.plan_path)
+    assert (plan.task("T-2").status, plan.task("T-2").reason) == ("-", "not now")
+    assert plan.task("T-1").verify == "grep -q done hello.txt"
+    assert any(p.name == "MASTER_PLAN.md" for p in ws.rollback_dir.rglob("*-T-1-plan/*"))
+    assert git(ws.root, "show", "HEAD:docs/MASTER_PLAN.md") == ws.plan_path.read_text()
+
 
 def test_a_persons_pause_during_a_damaged_run_stays_paused(tmp_path):
     """The agent marks T-3 [x]; meanwhile a person pauses the plan: the rollback puts the whole
