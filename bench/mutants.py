@@ -79,7 +79,8 @@ TESTS: dict[str, tuple[str, ...]] = {
     "memento_core/sandbox/home.py": ("tests/core/test_home.py",),
     "memento_core/tick/remote.py": ("tests/core/test_fleet.py", "tests/core/test_fleet_faults.py",
                                     "tests/core/test_fleet_batch.py"),
-    "memento_core/tick/limits.py": ("tests/core/tick/test_limits.py", "tests/core/test_rate_limit_streak.py"),
+    "memento_core/tick/limits.py": ("tests/core/tick/test_limits.py", "tests/core/test_rate_limit_streak.py",
+                                    "tests/core/tick/test_live_and_tokens.py"),
     "memento_core/plan.py": ("tests/core/test_plan.py", "tests/core/test_plan_properties.py",
                              # a person's skip and reset announce themselves to the running tick
                              "tests/core/test_person_receipts.py::test_a_persons_skip_during_a_damaged_run_keeps_its_reason",

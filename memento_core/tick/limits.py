@@ -245,16 +245,21 @@ class BudgetWatch:
         while not self._done.wait(self.every):
             size = getattr(self.printed, "picked", None)
             size = self.printed.size if size is None else size
-            if size == seen:
-                continue
-            seen = size
-            usage = self.parse(self.printed.text())
-            pgid = getattr(getattr(self.beat, "claim", None), "pgid", None)
-            over = over_task_budget(self.ctx, usage)
-            if over and pgid:
-                self.stopped = f"{over} (the agent was stopped)"
-                agents.kill_group(pgid)
-                return
+            if size != seen:  # output that did not grow is not parsed again
+                seen = self._look(size)
+                if self.stopped:
+                    return
+
+    def _look(self, size: int) -> int:
+        """Stop the agent if what it printed is over a budget; the size judged (-1: over before
+        its process group was known, so looked at again whether it prints more or not)."""
+        usage = self.parse(self.printed.text())
+        pgid = getattr(getattr(self.beat, "claim", None), "pgid", None)
+        over = over_task_budget(self.ctx, usage)
+        if over and pgid:
+            self.stopped = f"{over} (the agent was stopped)"
+            agents.kill_group(pgid)
+        return -1 if over and not pgid else size
 
 
 def over_task_budget(ctx: TickContext, usage: Usage | None) -> str:

@@ -393,3 +393,36 @@ def test_a_moment_today_is_said_by_its_time_and_another_days_with_its_date():
     assert clock(now) == now.strftime("%H:%M UTC")
     later = now + timedelta(days=2)
     assert clock(later) == later.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def test_a_cost_over_the_budget_printed_before_the_agents_group_is_known_still_stops_it():
+    """The watch saw the agent over its budget before the tick knew its process group, and the agent
+    prints nothing more: the next look, once the group is known, stops it all the same."""
+    import threading
+    from types import SimpleNamespace
+
+    from memento_core.tick.limits import BudgetWatch
+
+    line = "Tokens: 2.5k sent, 345 received. Cost: $0.06 message, $0.06 session.\n"
+    looked = threading.Event()
+
+    def text() -> str:
+        looked.set()
+        return line
+
+    printed = SimpleNamespace(size=len(line), text=text)
+    config = SimpleNamespace(agent_output="aider", agent_preset="command", budget_task_usd=0.05, budget_task_tokens=0)
+    beat = SimpleNamespace(claim=SimpleNamespace(pgid=None))
+    agent = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    try:
+        watch = BudgetWatch(SimpleNamespace(config=config), beat, printed, every=0.02)
+        watch.marker = None  # read `printed` itself, as for a CLI without a usage marker
+        with watch:
+            assert looked.wait(20)  # the watch read the output while the group was not known yet
+            beat.claim.pgid = agent.pid
+            agent.wait(timeout=20)
+        assert watch.stopped == "task budget exceeded: $0.060 of $0.05 (the agent was stopped)"
+    finally:
+        if agent.poll() is None:
+            agent.kill()
+            agent.wait()
