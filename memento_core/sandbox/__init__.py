@@ -260,7 +260,6 @@ def bwrap_prefix(
     guard_paths: Sequence[str] = (),
     untracked: Iterable[str] = (),
     archive_dir: str | None = ARCHIVE_DIR,
-    cwd: Path | None = None,
     home: str | None = None,
     role: str = "worker",
 ) -> list[str]:
@@ -286,7 +285,7 @@ def bwrap_prefix(
     worker = worker_dir(ws)
     argv += _binds("--bind", [worker], seen)
     argv += [*_NAMESPACE_FLAGS, *network.bwrap_args(config, root)]
-    argv += ["--setenv", SANDBOX_ENV, "1", "--chdir", _real(Path(cwd or root)) or str(root), "--"]
+    argv += ["--setenv", SANDBOX_ENV, "1", "--chdir", _real(root) or str(root), "--"]
     return network.wrap(config, argv, network.reach(config, home=home), root)
 
 

@@ -762,3 +762,21 @@ def test_a_home_an_agent_locked_is_emptied_without_the_power_to_ignore_modes(tmp
         assert (home / ".cache" / "pip" / "kept").read_text() == "cache\n"
     finally:
         subprocess.run(["chmod", "-R", "u+rwx", str(home)], check=False)
+
+
+def test_session_histories_in_any_folder_of_a_clis_state_are_never_copied(tmp_path, person):
+    """Another project's conversations (claude's projects/, todos/, history.jsonl, at the top of
+    ~/.claude and deeper) stay out of the private home; the settings beside them are copied."""
+    state = person.home / ".claude"
+    for rel in ("todos/t.json", "ide/lock", "plugins/p/projects/old.jsonl", "plugins/p/history.jsonl",
+                "history.jsonl"):
+        (state / rel).parent.mkdir(parents=True, exist_ok=True)
+        (state / rel).write_text("another project's conversation\n")
+    (state / "plugins" / "p" / "config.json").write_text("{}\n")
+    private = tmp_path / "private"
+    private.mkdir()
+    sandbox.home.sync_state("claude", private, tmp_path / "copied.json", str(person.home))
+    copied = sorted(str(p.relative_to(private)) for p in private.rglob("*") if p.is_file())
+    assert ".claude/settings.json" in copied and ".claude/plugins/p/config.json" in copied
+    assert not [p for p in copied if any(part in sandbox.home.HISTORY for part in Path(p).parts)], copied
+    assert not [p for p in copied if "conversation" in (private / p).read_text()], copied

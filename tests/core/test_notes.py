@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from memento_core.errors import MementoError
 from memento_core.notes import (
+    ANSWER,
     Note,
     add_note,
     archive_read,
@@ -593,3 +594,11 @@ def test_a_missing_active_section_goes_between_the_title_and_the_archive_with_bl
     add_note(path, "new note", now=datetime(2026, 1, 2, tzinfo=UTC))
     assert path.read_text() == ("# Human Notes\n\n## Active Notes\n\n### [NOTE] 2026-01-02T00:00:00 → global\nnew note\n\n"
                                 "## Archive\n\n### [NOTE] 2026-01-01T00:00:00\nold\n")
+
+
+@pytest.mark.parametrize("source", ["tele gram", "cli -->", "chat\n### [NOTE]", "x1"])
+def test_an_answer_from_a_source_that_is_not_one_word_is_refused_and_nothing_written(tmp_path, source):
+    path = tmp_path / "HUMAN_NOTES.md"
+    with pytest.raises(MementoError, match="unknown answer source"):
+        add_note(path, "yes", target="T-1", kind=ANSWER, source=source)
+    assert not path.exists()

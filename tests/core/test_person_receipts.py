@@ -172,6 +172,16 @@ def test_a_persons_skip_during_a_damaged_run_keeps_its_reason(tmp_path):
     assert git(ws.root, "show", "HEAD:docs/MASTER_PLAN.md") == ws.plan_path.read_text()
 
 
+def test_a_persons_skip_with_a_reason_beyond_ascii_reaches_the_running_tick(tmp_path):
+    """The receipt travels as ASCII JSON: a reason in another script is announced and kept."""
+    reason = "später — 明日 ✓"
+    ws, _ = _forging(tmp_path, "wait", "docs/MASTER_PLAN.md", shlex.quote(reason))
+    tick_while_the_agent_waits(ws, lambda: _memento(ws, "skip", "T-2", "--reason", reason))
+    plan = parse_plan(ws.plan_path)
+    assert (plan.task("T-2").status, plan.task("T-2").reason) == ("-", reason)
+    assert plan.task("T-3").status == " "
+
+
 def test_a_persons_skip_while_the_agent_rewrites_its_own_verify_is_kept(tmp_path):
     """The agent makes its own verify `true`; meanwhile a person skips T-2: the task's definition
     is put back alone, the person's skip stays."""

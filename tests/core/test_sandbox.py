@@ -680,3 +680,17 @@ def test_a_project_reached_through_a_link_is_worked_in_where_it_really_is(tmp_pa
     assert [r.passed for r in outcome.results] == [True], (ws.root / entries(ws)[-1].log_path).read_text()
     assert (ws.root / "where.txt").read_text().strip() == os.path.realpath(ws.root)
     assert git(ws.root, "log", "-1", "--format=%s").startswith("memento: complete T-1")
+
+
+@needs_bwrap
+def test_a_workspace_named_through_a_link_starts_its_command_where_the_project_really_is(tmp_path):
+    """bwrap_prefix given the link's path itself (not resolved by Workspace.find): the sandbox has
+    no such path (its /tmp is private), so the command starts at the real one."""
+    ws = sandboxed_ws(tmp_path, "true")
+    link = tmp_path / "code"
+    link.symlink_to(ws.root)
+    config = load_config(ws.root / "memento.toml")
+    argv = sandbox.bwrap_prefix(Workspace(link), config, binary=sandbox.resolve(config).binary)
+    done = subprocess.run([*argv, "/bin/sh", "-c", "pwd -P"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == os.path.realpath(ws.root)

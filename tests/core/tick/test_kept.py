@@ -278,3 +278,31 @@ def test_tracked_paths_missing_from_the_work_tree_have_no_mode_to_restore(tmp_pa
     (root / "src").rmdir()  # the first folder git names is gone
     modes = kept.take(root, gitops.persons_paths(root)).modes
     assert "src" not in modes and "src/app.py" not in modes and ".gitignore" in modes
+
+
+def test_a_folder_that_cannot_be_listed_is_left_out_of_the_prints_and_the_rest_is_printed(tmp_path):
+    """A `.venv/` holding a folder its owner locked (a container's, 0700 as another account): the walk
+    prints what it can read, once each, and ends. Run without CAP_DAC_OVERRIDE, which ignores modes."""
+    import shutil
+
+    import pytest
+
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None:
+        pytest.skip("needs root and setpriv to drop the capability")
+    root = tmp_path / "proj"
+    for rel in (".venv/a/1.py", ".venv/a/2.py", ".venv/locked/inner/x.py", ".venv/z/3.py"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("x\n")
+    (root / ".venv" / "locked").chmod(0o000)
+    drop = "-dac_override,-dac_read_search"
+    code = ("import json, sys; from pathlib import Path; from memento_core.tick.kept import _walk; "
+            f"print(json.dumps(sorted(_walk(Path({str(root)!r}), '.venv'))))")
+    try:
+        done = subprocess.run([setpriv, f"--inh-caps={drop}", f"--bounding-set={drop}", sys.executable, "-c", code],
+                              env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[3])},
+                              capture_output=True, text=True, timeout=60)
+    finally:
+        (root / ".venv" / "locked").chmod(0o755)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[0] == '[".venv/a/1.py", ".venv/a/2.py", ".venv/z/3.py"]'
