@@ -223,3 +223,11 @@ def test_a_window_under_the_threshold_or_with_it_off_pauses_nothing(tmp_path, ex
     outcome = run_tick(ws.root)
     assert [(r.task_id, r.passed) for r in outcome.results] == [("T-1", True), ("T-2", True)]
     assert TickState.load(ws).window_paused_until == ""
+
+
+def test_window_pause_at_1_the_lowest_percentage_pauses_at_a_window_barely_used(tmp_path):
+    ws = make_ws(tmp_path, "claude-stream", cost=0.01, tasks=2, per_tick=2, extra="[budget]\nwindow_pause_at = 1")
+    outcome = run_tick(ws.root)
+    assert [(r.task_id, r.passed) for r in outcome.results] == [("T-1", True)]  # T-2 waits for the window
+    assert TickState.load(ws).window_paused_until != ""
+    assert run_tick(ws.root).message.startswith("tick skipped: usage window ")
