@@ -132,6 +132,10 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
      'name += "." + hashlib.sha256(real_root.encode("utf-8", "surrogateescape")).hexdigest()[:8]', "8 -> 9"):
         "the length of a worktree's private-home suffix: any length names the worktree as well, and "
         "nothing else computes or matches it",
+    ("memento_core/sandbox/home.py",
+     'name += "." + hashlib.sha256(real_root.encode("utf-8", "surrogateescape")).hexdigest()[:8]', "8 -> 7"):
+        "the length of a worktree's private-home suffix: any length names the worktree as well, and "
+        "nothing else computes or matches it",
     ("memento_core/notes.py", 'raise MementoError("archiving would change the notes; file left as it was", path=path)',
      "raise deleted"):
         "a check after the edit that no input reaches (test_property_archive_read_loses_and_doubles_nothing "
@@ -152,10 +156,6 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "the indentation of a filtered JSON settings file: the CLI reads any",
     ("memento_core/sandbox/home.py", "return json.dumps(doc, indent=2).encode()", "2 -> 3"):
         "the indentation of a filtered JSON settings file: the CLI reads any",
-    ("memento_core/sandbox/__init__.py",
-     'argv += ["--setenv", SANDBOX_ENV, "1", "--chdir", _real(root) or str(root), "--"]', "or -> and"):
-        "the tick resolves the project's path before anything (tick/__main__.py; "
-        "test_a_project_reached_through_a_link_is_worked_in_where_it_really_is): the real path is the one given",
     ("memento_core/tick/remote.py", 'if task is None or task.status != "~":', "or -> and"):
         "the edit that follows refuses the same two cases (not in the plan, not [~]) with the EditConflict "
         "caught below it; only an empty plan file differs, which the guards have restored before publish",

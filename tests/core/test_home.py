@@ -780,3 +780,15 @@ def test_session_histories_in_any_folder_of_a_clis_state_are_never_copied(tmp_pa
     assert ".claude/settings.json" in copied and ".claude/plugins/p/config.json" in copied
     assert not [p for p in copied if any(part in sandbox.home.HISTORY for part in Path(p).parts)], copied
     assert not [p for p in copied if "conversation" in (private / p).read_text()], copied
+
+
+def test_each_worktree_of_a_project_has_a_private_home_of_its_own_per_role(tmp_path):
+    """Parallel workers run at once, and each home is emptied before its run: two worktrees (and the
+    main work tree) never share one, whatever the path that names them."""
+    main = tmp_path / "proj"
+    names = {sandbox.home.private_name(main, None, "claude"), sandbox.home.private_name(main, main, "claude")}
+    for wt in ("wt-1", "wt-2"):
+        (main / ".memento" / "worktrees" / wt).mkdir(parents=True)
+        names.add(sandbox.home.private_name(main / ".memento" / "worktrees" / wt, main, "claude"))
+    assert len(names) == 3  # the main tree named two ways is one home; each worktree its own
+    assert sandbox.home.private_name(main / ".memento" / "worktrees" / "wt-1", main, "claude", "reviewer") not in names
