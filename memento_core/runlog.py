@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 
 from .workspace import Workspace
 
@@ -23,6 +24,24 @@ def cron_log(ws: Workspace, message: str) -> None:
 
     with open_append(ws.cron_log, split=True) as fh:  # a hard link there: made a file of its own first
         fh.write(f"{utc_stamp()} {message}\n")
+
+
+@dataclass
+class TaskResult:
+    """How one attempt ended (the tick's outcome lists one per task it ran)."""
+
+    task_id: str
+    passed: bool
+    reason: str = ""
+    duration: float = 0.0
+    commit: str | None = None
+    blocked: bool = False
+    asked: bool = False  # the worker asked a question: no failure for the breaker (SPEC §18)
+
+
+def rollback_folder(ws: Workspace, label: str) -> Path:
+    """A new folder under logs/rollback/, named so that name order is time order."""
+    return ws.rollback_dir / f"{datetime.now(UTC).strftime('%Y-%m-%dT%H%M%S.%fZ')}-{label}"
 
 
 @dataclass

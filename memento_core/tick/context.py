@@ -19,22 +19,9 @@ from .. import gitobjects, gitops, status_log
 from ..config import Config
 from ..errors import MementoError
 from ..plan import Plan, edit_plan, parse_plan
-from ..runlog import cron_log, utc_stamp
+from ..runlog import TaskResult, cron_log, utc_stamp
 from ..state import TickState
 from ..workspace import Workspace
-
-
-@dataclass
-class TaskResult:
-    """How one attempt ended (the tick's outcome lists one per task it ran)."""
-
-    task_id: str
-    passed: bool
-    reason: str = ""
-    duration: float = 0.0
-    commit: str | None = None
-    blocked: bool = False
-    asked: bool = False  # the worker asked a question: no failure for the breaker (SPEC §18)
 
 
 class Interrupted(Exception):

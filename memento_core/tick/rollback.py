@@ -11,15 +11,14 @@ the notes), keeping what people wrote meanwhile.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from difflib import SequenceMatcher
-from pathlib import Path
 
 from .. import gitops, notes
 from ..errors import EditConflict, MementoError
 from ..locks import atomic_write_bytes, atomic_write_text, locked_edit
 from ..plan import decode_text, edit_plan, parse_plan_text
 from ..receipts import Receipts
+from ..runlog import rollback_folder as rollback_folder  # re-exported for tick/
 from ..workspace import KEPT_DOCS, Workspace
 from .files import read_or_none
 from .guards import (
@@ -85,11 +84,6 @@ def roll_back(ws: Workspace, base: str | None, untracked_before: set[str] | froz
         return RolledBack(f"{len(undone)} path(s), saved in {ws.rel(dest)}{big}")
     except (MementoError, OSError) as exc:
         return RolledBack(f"rollback failed: {exc}", f"rollback failed: {exc}")
-
-
-def rollback_folder(ws: Workspace, label: str) -> Path:
-    """A new folder under logs/rollback/, named so that name order is time order."""
-    return ws.rollback_dir / f"{datetime.now(UTC).strftime('%Y-%m-%dT%H%M%S.%fZ')}-{label}"
 
 
 def restore_documents(ws: Workspace, snap: Snapshot, task_id: str, *, confined: bool = False) -> str:

@@ -42,12 +42,13 @@ from .. import agents, gitops
 from ..config import load_config
 from ..crashpoints import crash_point
 from ..errors import EXIT_ATTENTION, EXIT_ERROR, EXIT_OK, MementoError
+from ..fleet import calls as remote  # the fleet's calls for the tick (SPEC §12)
 from ..lines import plural
 from ..plan import Plan, Task
 from ..runlog import Outcome, cron_log, utc_stamp
 from ..scheduler import BLOCKED, COMPLETE, INPUT, TASK, plan_errors, stopping_errors
 from ..workspace import OWN_DOCS, Workspace
-from . import confine, remote
+from . import confine
 from .attempt import attempt_task
 from .breaker import check_breaker
 from .context import Interrupted, TickContext, next_number

@@ -17,10 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from memento_core import fleet
 from memento_core.config import load_config
+from memento_core.fleet import remote
 from memento_core.plan import parse_plan_text
 from memento_core.scaffold import init_workspace
-from memento_core.tick import remote
 from memento_core.tick.context import TickContext
 from memento_core.workspace import Workspace
 
@@ -166,24 +167,24 @@ def test_of_two_hosts_racing_for_a_task_exactly_one_wins_and_the_loser_picks_aga
     bare, clones = make_fleet(tmp_path, ["a", "b"], 2)
     a, b = context(clones["a"], "a", monkeypatch), context(clones["b"], "b", monkeypatch)
     for ctx in (a, b):
-        remote.sync(ctx)  # both have fetched the same sha
+        fleet.sync.sync(ctx)  # both have fetched the same sha
     t1 = a.plan().task("T-1")
     try:
-        assert remote.claim(a, t1) is True
+        assert fleet.claims.claim(a, t1) is True
         # HEAD moves to a claim commit only once its push has won: the winner's reflog has it
         # (and its index the claim's plan), the loser's HEAD never moved at all.
         assert git(clones["a"], "reflog", "-1", "--format=%gs", "HEAD").strip() == "commit: memento: claim T-1 on a"
         assert git(clones["a"], "rev-parse", "HEAD") == git(bare, "rev-parse", "main")
         reflog, index = git(clones["b"], "reflog", "--format=%H %gs", "HEAD"), git(clones["b"], "ls-files", "-s")
-        assert remote.claim(b, b.plan().task("T-1")) is False  # its lease names the sha it fetched
+        assert fleet.claims.claim(b, b.plan().task("T-1")) is False  # its lease names the sha it fetched
         # The loser is left as it was: HEAD where it fetched, the plan's T-1 still [ ] here.
         assert git(clones["b"], "rev-parse", "HEAD") == git(bare, "rev-parse", "main~1")
         assert git(clones["b"], "reflog", "--format=%H %gs", "HEAD") == reflog
         assert git(clones["b"], "ls-files", "-s") == index
         assert git(clones["b"], "status", "--porcelain") == ""
-        remote.sync(b)  # fetch and pick again: T-1 is a's now
+        fleet.sync.sync(b)  # fetch and pick again: T-1 is a's now
         assert b.plan().task("T-1").status == "~"
-        assert remote.claim(b, b.plan().task("T-2")) is True
+        assert fleet.claims.claim(b, b.plan().task("T-2")) is True
     finally:
         for ctx in (a, b):
             if ctx.fleet is not None:
@@ -199,10 +200,10 @@ def test_of_two_hosts_racing_for_a_task_exactly_one_wins_and_the_loser_picks_aga
 
 def test_a_claim_heartbeat_moves_its_ref_and_a_changed_ref_means_the_claim_is_lost(tmp_path, monkeypatch):
     bare, clones = make_fleet(tmp_path, ["a"], 1)
-    monkeypatch.setattr(remote, "HEARTBEAT_SECONDS", 0.2)
+    monkeypatch.setattr(fleet.claims, "HEARTBEAT_SECONDS", 0.2)
     a = context(clones["a"], "a", monkeypatch)
-    remote.sync(a)
-    assert remote.claim(a, a.plan().task("T-1"))
+    fleet.sync.sync(a)
+    assert fleet.claims.claim(a, a.plan().task("T-1"))
     first = a.fleet.ref
     try:
         deadline = time.monotonic() + 60
@@ -444,8 +445,8 @@ def test_a_submodule_both_sides_moved_stops_the_rebase_naming_it(tmp_path, monke
     mine = git(a_root, "rev-parse", "HEAD")
     ctx = context(a_root, "a", monkeypatch)
     remote.fetch(ctx)
-    with pytest.raises(remote.FleetConflict) as raised:
-        remote.integrate(ctx, remote.remote_head(ctx))
+    with pytest.raises(fleet.host.FleetConflict) as raised:
+        fleet.integrate.integrate(ctx, remote.remote_head(ctx))
     assert raised.value.paths == ["vendor/lib"]
     assert git(a_root, "rev-parse", "HEAD") == mine  # the rebase aborted: a's commit as it was
     assert not (a_root / ".git" / "rebase-merge").exists() and not (a_root / ".git" / "rebase-apply").exists()
@@ -492,7 +493,7 @@ def test_the_plan_merge_reapplies_this_hosts_edits_only_where_the_remote_left_th
     mine = _with(_with(base, "T-1", "x"), "T-2", " ", retries=1)  # T-1 passed here; T-2 reset here
     upstream = _with(base, "T-2", "x", retries=1)  # another host took T-2 over and did it
     upstream = _with(upstream, "T-3", "~").replace("max_retries: 3", "max_retries: 5")  # a person's Meta edit
-    merged = parse_plan_text(remote.merge_plan(None, base.encode(), upstream.encode(), mine.encode()).decode())
+    merged = parse_plan_text(fleet.docs.merge_plan(None, base.encode(), upstream.encode(), mine.encode()).decode())
     assert [(t.id, t.status, t.retries) for t in merged.tasks] == [("T-1", "x", 0), ("T-2", "x", 1), ("T-3", "~", 0)]
     assert merged.meta.max_retries == 5 and merged.meta.completed_tasks == 2
 
@@ -500,7 +501,7 @@ def test_the_plan_merge_reapplies_this_hosts_edits_only_where_the_remote_left_th
 
 def _merged(base: str, upstream: str, mine: str):
     notes: list[str] = []
-    from memento_core.tick import plan_merge
+    from memento_core.fleet import plan_merge
     data = plan_merge.merge_plan(base.encode(), upstream.encode(), mine.encode(), notes)
     return (parse_plan_text(data.decode()) if data is not None else None), notes
 
@@ -557,7 +558,7 @@ def test_the_status_merge_keeps_both_sides_entries(tmp_path):
     class Ctx:
         ws = Workspace(ws_root)
 
-    merged = remote.merge_status(Ctx(), base, upstream, mine)
+    merged = fleet.docs.merge_status(Ctx(), base, upstream, mine)
     events = [dict(e.fields).get("Event") for e in status_log.parse_status_text(merged.decode())]
     assert events == ["e1", "e2", "e3"]
 
@@ -588,11 +589,11 @@ def test_the_doctor_reports_a_remote_it_cannot_fetch_and_leaves_other_hosts_clai
 
     bare, clones = make_fleet(tmp_path, ["a", "b"], 1)
     a = context(clones["a"], "a", monkeypatch)
-    remote.sync(a)
-    assert remote.claim(a, a.plan().task("T-1"))
+    fleet.sync.sync(a)
+    assert fleet.claims.claim(a, a.plan().task("T-1"))
     a.fleet.stop_beating()
     b = context(clones["b"], "b", monkeypatch)
-    remote.sync(b)  # b sees a's [~] and its claim ref
+    fleet.sync.sync(b)  # b sees a's [~] and its claim ref
     found = {f.check: f for f in check_workspace(Workspace(clones["b"]))}
     assert found["fleet-remote"].severity == "OK" and "answers" in found["fleet-remote"].message
     assert found["stale-claims"].severity == "OK", found["stale-claims"].message
@@ -820,17 +821,17 @@ def test_fresh_clones_ticking_a_complete_plan_write_the_complete_entry_once(tmp_
 def test_a_claim_seen_before_its_ref_is_judged_by_the_claim_commits_time(tmp_path, monkeypatch):
     bare, clones = make_fleet(tmp_path, ["a", "b"], 1)
     a = context(clones["a"], "a", monkeypatch)
-    remote.sync(a)
-    assert remote.claim(a, a.plan().task("T-1"))
+    fleet.sync.sync(a)
+    assert fleet.claims.claim(a, a.plan().task("T-1"))
     a.fleet.stop_beating()
     git(bare, "update-ref", "-d", "refs/memento/claims/T-1")  # b reads the branch, not (yet) the ref
     b = context(clones["b"], "b", monkeypatch)
-    remote.sync(b)
+    fleet.sync.sync(b)
     assert remote_plan(bare).task("T-1").status == "~"  # a fresh claim commit: left alone
     assert not any("taken over" in s for s in subjects(bare))
     later = time.time() + 3600  # an hour on, the claim commit is older than stale_lock_timeout
     monkeypatch.setattr(remote, "_now", lambda: later)
-    remote.sync(b)
+    fleet.sync.sync(b)
     assert remote_plan(bare).task("T-1").status == " "
     assert "memento: T-1 taken over from a lost claim (retry 1/3)" in subjects(bare)
 
@@ -842,8 +843,8 @@ def test_a_host_never_takes_over_its_own_claim_however_old_its_heartbeat(tmp_pat
     from memento_core.state import Claim, write_claim
 
     a = context(clones["a"], "a", monkeypatch)
-    remote.sync(a)
-    assert remote.claim(a, a.plan().task("T-1"))
+    fleet.sync.sync(a)
+    assert fleet.claims.claim(a, a.plan().task("T-1"))
     a.fleet.stop_beating()
     # as the attempt writes it (tick/attempt.py), by a tick of a that is gone now
     write_claim(a.ws, Claim(task="T-1", pid=2 ** 22 + 1, host="a", started="2026-12-06T00:00:00Z",
@@ -852,12 +853,12 @@ def test_a_host_never_takes_over_its_own_claim_however_old_its_heartbeat(tmp_pat
     plan.write_text(plan.read_text().replace("- [ ] `T-1`", "- [~] `T-1`"))
     later = time.time() + 3600  # an hour on: the heartbeat ref is older than stale_lock_timeout
     monkeypatch.setattr(remote, "_now", lambda: later)
-    remote.sync(a)
+    fleet.sync.sync(a)
     assert remote_plan(bare).task("T-1").status == "~", subjects(bare)
     assert not any("taken over" in s for s in subjects(bare))
     assert claim_refs(bare) == ["refs/memento/claims/T-1"]
     b = context(clones["b"], "b", monkeypatch)
-    remote.sync(b)
+    fleet.sync.sync(b)
     assert "memento: T-1 taken over from a (retry 1/3)" in subjects(bare)
 
 
@@ -868,7 +869,7 @@ def test_a_claim_whose_head_moved_during_its_push_is_an_error_not_a_claim_held(t
 
     bare, clones = make_fleet(tmp_path, ["a"], 1)
     a = context(clones["a"], "a", monkeypatch)
-    remote.sync(a)
+    fleet.sync.sync(a)
     root, pushed = clones["a"], remote.push
 
     def push_then_a_person_commits(ctx, specs, leases):
@@ -881,7 +882,7 @@ def test_a_claim_whose_head_moved_during_its_push_is_an_error_not_a_claim_held(t
     monkeypatch.setattr(remote, "push", push_then_a_person_commits)
     try:
         with pytest.raises(MementoError, match="HEAD moved while the claim of T-1 was pushed"):
-            remote.claim(a, a.plan().task("T-1"))
+            fleet.claims.claim(a, a.plan().task("T-1"))
     finally:
         if a.fleet is not None:
             a.fleet.stop_beating()
@@ -895,8 +896,8 @@ def test_two_histories_with_nothing_in_common_have_no_merge_base_and_no_error(tm
     head = git(clones["a"], "rev-parse", "HEAD").strip()
     orphan = git(clones["a"], "commit-tree", "-m", "a history of its own",
                  "4b825dc642cb6eb9a060e54bf8d69288fbee4904").strip()  # the empty tree
-    assert remote._merge_base(a, orphan, head) is None
-    assert remote._merge_base(a, head, head) == head
+    assert fleet.integrate._merge_base(a, orphan, head) is None
+    assert fleet.integrate._merge_base(a, head, head) == head
 
 
 def test_a_replayed_notes_file_marks_read_only_what_this_host_read(tmp_path, monkeypatch):
@@ -909,7 +910,7 @@ def test_a_replayed_notes_file_marks_read_only_what_this_host_read(tmp_path, mon
     both = ("### [NOTE] 2026-12-01T09:00:00 → T-1\nuse the pool\n\n"
             "### [NOTE] 2026-12-01T09:05:00 → T-2\nkeep the old API\n")
     mine = both.replace("[NOTE] 2026-12-01T09:00:00", "[NOTE:READ] 2026-12-01T09:00:00")
-    merged = remote.merge_notes(a, both.encode(), both.encode(), mine.encode())
+    merged = fleet.docs.merge_notes(a, both.encode(), both.encode(), mine.encode())
     assert [(n.text, n.read) for n in parse_notes_text(merged.decode())] == [
         ("use the pool", True), ("keep the old API", False)]
 
@@ -985,8 +986,8 @@ def two_hosts_a_holding_t1(tmp_path: Path, monkeypatch, n_tasks: int = 3):
     has committed its result: bare, clones, a's and b's contexts."""
     bare, clones = make_fleet(tmp_path, ["a", "b"], n_tasks, max_tasks=3)
     a, b = context(clones["a"], "a", monkeypatch), context(clones["b"], "b", monkeypatch)
-    remote.sync(a)
-    assert remote.claim(a, a.plan().task("T-1"))
+    fleet.sync.sync(a)
+    assert fleet.claims.claim(a, a.plan().task("T-1"))
     a.fleet.stop_beating()
     commit_the_result(clones["a"])
     return bare, clones, a, b
@@ -1023,13 +1024,13 @@ def test_a_chained_claim_that_loses_its_race_still_lands_the_result_and_claims_a
     bare, clones, a, b = two_hosts_a_holding_t1(tmp_path, monkeypatch)
 
     def b_claims_t2():  # between a's fetch and its push: b wins T-2
-        remote.sync(b)
-        assert remote.claim(b, b.plan().task("T-2"))
+        fleet.sync.sync(b)
+        assert fleet.claims.claim(b, b.plan().task("T-2"))
         b.fleet.stop_beating()
 
     fetches = counted_fetches(monkeypatch, b_claims_t2)
     try:
-        result = remote.publish(a, TaskResult("T-1", True), chain=True)
+        result = fleet.publish.publish(a, TaskResult("T-1", True), chain=True)
         assert result.passed, result.reason
         assert fetches.count("a") == 2  # a's first push lost the race and went round again
         log = subjects(bare)
@@ -1041,11 +1042,11 @@ def test_a_chained_claim_that_loses_its_race_still_lands_the_result_and_claims_a
         assert owners == {"refs/memento/claims/T-2": "memento: claim T-2 on b",
                           "refs/memento/claims/T-3": "memento: claim T-3 on a"}
         assert a.fleet.task == "T-3" and a.fleet.ref == git(bare, "rev-parse", "refs/memento/claims/T-3").strip()
-        assert remote.read_pending(a) == ("T-3", a.fleet.ref)
+        assert fleet.pending.read_pending(a) == ("T-3", a.fleet.ref)
         assert git(clones["a"], "rev-parse", "HEAD") == git(bare, "rev-parse", "main")
         # The next pick is the chained claim: no fetch, no claim push.
         before = len(fetches)
-        picked = remote.pick(a, run.pick_task, run.afterwards)
+        picked = fleet.pick.pick(a, run.pick_task, run.afterwards)
         assert not isinstance(picked, run.Outcome), picked
         assert picked[1].id == "T-3" and len(fetches) == before
     finally:
@@ -1059,8 +1060,8 @@ def test_a_stale_claim_of_another_host_is_not_chained_over_but_taken_over_by_the
     from memento_core.tick.context import TaskResult
 
     bare, clones, a, b = two_hosts_a_holding_t1(tmp_path, monkeypatch)
-    remote.sync(b)
-    assert remote.claim(b, b.plan().task("T-2"))
+    fleet.sync.sync(b)
+    assert fleet.claims.claim(b, b.plan().task("T-2"))
     b.fleet.stop_beating()
     # b died long ago: its heartbeat ref is an hour old.
     env = {**os.environ, "GIT_COMMITTER_DATE": f"@{int(time.time()) - 3600} +0000"}
@@ -1069,12 +1070,12 @@ def test_a_stale_claim_of_another_host_is_not_chained_over_but_taken_over_by_the
                          capture_output=True, text=True, check=True).stdout.strip()
     git(bare, "update-ref", "refs/memento/claims/T-2", old)
     try:
-        result = remote.publish(a, TaskResult("T-1", True), chain=True)
+        result = fleet.publish.publish(a, TaskResult("T-1", True), chain=True)
         assert result.passed, result.reason
         assert a.fleet.task == "" and a.fleet.chained == ""  # not chained: T-3 is not claimed
         assert not any(s.startswith("memento: claim T-3") for s in subjects(bare))
         assert claim_refs(bare) == ["refs/memento/claims/T-2"]
-        picked = remote.pick(a, run.pick_task, run.afterwards)  # the normal pick takes it over
+        picked = fleet.pick.pick(a, run.pick_task, run.afterwards)  # the normal pick takes it over
         assert not isinstance(picked, run.Outcome), picked
         assert picked[1].id == "T-2"
         log = subjects(bare)
@@ -1089,10 +1090,10 @@ def test_a_stale_claim_of_another_host_is_not_chained_over_but_taken_over_by_the
         plan.write_text(plan.read_text().replace("- [ ] `T-2`", "- [x] `T-2`"))
         git(root, "add", "out/2.txt", "docs/MASTER_PLAN.md")
         git(root, "commit", "-qm", "memento: complete T-2 Write out/2.txt")
-        assert remote.publish(a, TaskResult("T-2", True), chain=True).passed
+        assert fleet.publish.publish(a, TaskResult("T-2", True), chain=True).passed
         assert a.fleet.chained == "T-3" and claim_refs(bare) == ["refs/memento/claims/T-3"]
         # ... and a tick that stops before attempting it gives it back: `[ ]`, no retry, no ref.
-        remote.finish(a, run.Outcome(0, "interrupted by SIGTERM"))
+        fleet.sync.finish(a, run.Outcome(0, "interrupted by SIGTERM"))
         assert claim_refs(bare) == [] and a.fleet.task == "" and a.fleet.chained == ""
         t3 = remote_plan(bare).task("T-3")
         assert (t3.status, t3.retries) == (" ", 0)
@@ -1134,26 +1135,26 @@ def test_the_pause_after_lost_races_doubles_with_each_loss_in_a_row_and_a_landed
     pauses, now = ceiling_back_off(monkeypatch)
     try:
         for ctx in (a, b):
-            remote.sync(ctx)  # both have fetched the same sha
-        assert remote.claim(a, a.plan().task("T-1")) is True
+            fleet.sync.sync(ctx)  # both have fetched the same sha
+        assert fleet.claims.claim(a, a.plan().task("T-1")) is True
         for task in ("T-1", "T-2", "T-3", "T-2", "T-3", "T-2"):  # b never fetches: every lease is stale
-            assert remote.claim(b, b.plan().task(task)) is False
+            assert fleet.claims.claim(b, b.plan().task(task)) is False
         assert pauses == [0.5, 1.0, 2.0, 4.0, 8.0, 8.0]  # a claim's: up to sixteen slots, 8 s at most
-        remote.sync(b)
-        assert remote.claim(b, b.plan().task("T-2")) is True
+        fleet.sync.sync(b)
+        assert fleet.claims.claim(b, b.plan().task("T-2")) is True
         assert b.fleet.races == 0  # landed: the next loss pauses 0.5 s again
-        assert remote.claim(b, b.plan().task("T-3")) is True  # b's own push moved the branch: a's view is old
-        assert remote.claim(a, a.plan().task("T-3")) is False
+        assert fleet.claims.claim(b, b.plan().task("T-3")) is True  # b's own push moved the branch: a's view is old
+        assert fleet.claims.claim(a, a.plan().task("T-3")) is False
         assert pauses[-1] == 0.5  # a's first loss in a row
         assert [t.status for t in remote_plan(bare).tasks] == ["~", "~", "~", " "]
         assert claim_refs(bare) == [f"refs/memento/claims/T-{n}" for n in (1, 2, 3)]
         # A slow window (a loaded machine, a far remote): 2 s from a's fetch to the end of its
         # push. The first pause spreads over twice that, the next doubles it, up to the limit.
         for ctx in (a, b):
-            remote.sync(ctx)
+            fleet.sync.sync(ctx)
         now[0] += 2.0
-        assert remote.claim(b, b.plan().task("T-4")) is True
-        assert remote.claim(a, a.plan().task("T-4")) is False
+        assert fleet.claims.claim(b, b.plan().task("T-4")) is True
+        assert fleet.claims.claim(a, a.plan().task("T-4")) is False
         assert a.fleet.window == pytest.approx(2.0, abs=0.1) and pauses[-1] == pytest.approx(4.0, abs=0.2)
         assert remote.back_off_ceiling(2, 2.0) == 8.0 and remote.back_off_ceiling(1, 0.1) == 0.5
         assert remote.back_off_ceiling(9, 0.1) == 2.0 and remote.back_off_ceiling(9, 2.0) == remote.BACKOFF_LIMIT
@@ -1201,11 +1202,11 @@ def test_the_replay_of_a_hosts_results_is_what_git_rebase_made_of_them(tmp_path,
     for name, root, replays in (("replayed", clones["a"], True), ("rebased", twin, False)):
         ctx = context(root, "a", monkeypatch)
         calls = []
-        real = remote.gitobjects.replay
-        monkeypatch.setattr(remote.gitobjects, "replay",
+        real = fleet.integrate.gitobjects.replay
+        monkeypatch.setattr(fleet.integrate.gitobjects, "replay",
                             lambda *a, real=real, replays=replays, calls=calls: calls.append(1) or (real(*a) if replays else None))
         remote.fetch(ctx)
-        remote.integrate(ctx, remote.remote_head(ctx))
+        fleet.integrate.integrate(ctx, remote.remote_head(ctx))
         assert calls == [1], name
         assert git(root, "status", "--porcelain") == "", name
         head = git(root, "rev-parse", "HEAD").strip()
@@ -1241,13 +1242,13 @@ def test_the_replay_keeps_a_persons_uncommitted_edit_and_will_not_overwrite_thei
     (a_root / "out" / "1.txt").write_bytes(b"the person's own file\n")
     local = git(a_root, "rev-parse", "HEAD").strip()
     with pytest.raises(remote.MementoError):
-        remote.integrate(ctx, upstream)
+        fleet.integrate.integrate(ctx, upstream)
     assert (a_root / "out" / "1.txt").read_bytes() == b"the person's own file\n"
     assert edited.read_bytes() == mine
     assert git(a_root, "rev-parse", "HEAD").strip() == local  # the replay's move undone, git's rebase refused
     assert not (a_root / ".git" / "rebase-merge").exists() and not (a_root / ".git" / "rebase-apply").exists()
     (a_root / "out" / "1.txt").unlink()
-    head = remote.integrate(ctx, upstream)
+    head = fleet.integrate.integrate(ctx, upstream)
     assert head != local and _is_ancestor(a_root, upstream, head)
     assert edited.read_bytes() == mine and git(a_root, "status", "--porcelain").split() == ["M", "person.txt"]
     assert "a person's commit" in git(a_root, "log", "--format=%s", f"{upstream}..HEAD")
@@ -1258,13 +1259,14 @@ _INTEGRATE = """
 import sys
 from pathlib import Path
 from memento_core.config import load_config
-from memento_core.tick import remote
+from memento_core import fleet
+from memento_core.fleet import remote
 from memento_core.tick.context import TickContext
 from memento_core.workspace import Workspace
 ctx = TickContext(Workspace(Path(sys.argv[1])))
 ctx.config = load_config(ctx.ws.config_path)
 remote.fetch(ctx)
-remote.integrate(ctx, remote.remote_head(ctx))
+fleet.integrate.integrate(ctx, remote.remote_head(ctx))
 """
 
 
@@ -1283,7 +1285,7 @@ def test_a_replay_killed_half_way_is_finished_or_dropped_by_the_next_tick(tmp_pa
     moved = git(a_root, "rev-parse", "HEAD").strip()
     assert (moved == local) == (point == "replay:before-ref")
     ctx = context(a_root, "a", monkeypatch)
-    remote.clean_leftovers(ctx)  # what the next tick does first
+    fleet.integrate.clean_leftovers(ctx)  # what the next tick does first
     assert not journal.exists()
     assert git(a_root, "rev-parse", "HEAD").strip() == moved
     assert git(a_root, "status", "--porcelain", "--untracked-files=no") == ""  # index and files are HEAD's
@@ -1293,7 +1295,7 @@ def test_a_replay_killed_half_way_is_finished_or_dropped_by_the_next_tick(tmp_pa
         assert (a_root / "out" / "1.txt").read_text() == git(bare, "show", "main:out/1.txt")
         assert _is_ancestor(a_root, upstream, "HEAD")
     remote.fetch(ctx)
-    remote.integrate(ctx, remote.remote_head(ctx))  # and the sync goes on from there
+    fleet.integrate.integrate(ctx, remote.remote_head(ctx))  # and the sync goes on from there
     assert _is_ancestor(a_root, upstream, "HEAD")
     assert git(a_root, "status", "--porcelain", "--untracked-files=no") == ""
 
@@ -1306,8 +1308,8 @@ def test_a_result_replayed_onto_the_remote_is_pushed_before_head_and_the_files_m
     from memento_core.tick.context import TaskResult
 
     bare, clones, a, b = two_hosts_a_holding_t1(tmp_path, monkeypatch)
-    remote.sync(b)
-    assert remote.claim(b, b.plan().task("T-2"))  # the remote moves on: a's result must be replayed
+    fleet.sync.sync(b)
+    assert fleet.claims.claim(b, b.plan().task("T-2"))  # the remote moves on: a's result must be replayed
     b.fleet.stop_beating()
     ran, real = [], gitops.run_git
 
@@ -1318,7 +1320,7 @@ def test_a_result_replayed_onto_the_remote_is_pushed_before_head_and_the_files_m
 
     monkeypatch.setattr(gitops, "run_git", recorded)
     try:
-        result = remote.publish(a, TaskResult("T-1", True), chain=True)
+        result = fleet.publish.publish(a, TaskResult("T-1", True), chain=True)
     finally:
         a.fleet.stop_beating()
     assert result.passed, result.reason
@@ -1352,7 +1354,7 @@ def test_a_person_s_file_in_the_way_after_the_push_keeps_head_and_the_next_sync_
         (a_root / "out" / f"{n}.txt").write_bytes(b"the person's own file\n")
     local = git(a_root, "rev-parse", "HEAD").strip()
     try:
-        result = remote.publish(a, TaskResult("T-1", True))
+        result = fleet.publish.publish(a, TaskResult("T-1", True))
     finally:
         a.fleet.stop_beating()
     assert result.passed, result.reason
@@ -1364,7 +1366,7 @@ def test_a_person_s_file_in_the_way_after_the_push_keeps_head_and_the_next_sync_
     assert "the work tree could not follow the commits replayed onto" in (a_root / "logs" / "cron.log").read_text()
     for n in (2, 3):
         (a_root / "out" / f"{n}.txt").unlink()
-    remote.sync(a, take_over=False)
+    fleet.sync.sync(a, take_over=False)
     assert git(a_root, "rev-parse", "HEAD") == git(bare, "rev-parse", "main")
     assert git(a_root, "status", "--porcelain") == ""
     assert [t.status for t in remote_plan(bare).tasks] == ["x", "x", "x"]
@@ -1378,8 +1380,8 @@ def test_a_chained_claim_is_held_when_the_replay_leaves_plan_notes_and_the_notes
     from memento_core.tick.context import TaskResult
 
     bare, clones, a, b = two_hosts_a_holding_t1(tmp_path, monkeypatch)
-    remote.sync(b)
-    assert remote.claim(b, b.plan().task("T-2"))
+    fleet.sync.sync(b)
+    assert fleet.claims.claim(b, b.plan().task("T-2"))
     b.fleet.stop_beating()
     real = gitobjects.replay
 
@@ -1390,7 +1392,7 @@ def test_a_chained_claim_is_held_when_the_replay_leaves_plan_notes_and_the_notes
 
     monkeypatch.setattr(gitobjects, "replay", with_a_note)
     try:
-        result = remote.publish(a, TaskResult("T-1", True), chain=True)
+        result = fleet.publish.publish(a, TaskResult("T-1", True), chain=True)
         assert result.passed, result.reason
         assert a.fleet.task == "T-3" and a.fleet.ref == git(bare, "rev-parse", "refs/memento/claims/T-3").strip()
         remote_main = git(bare, "rev-parse", "main").strip()
@@ -1399,7 +1401,7 @@ def test_a_chained_claim_is_held_when_the_replay_leaves_plan_notes_and_the_notes
         log = clones["a"] / "logs" / "cron.log"
         assert not log.exists() or "goes stale" not in log.read_text()
         assert "- [~] `T-3`" in git(clones["a"], "show", "HEAD:docs/MASTER_PLAN.md")  # the claim never undone
-        remote.sync(a, take_over=False)  # the next push carries it
+        fleet.sync.sync(a, take_over=False)  # the next push carries it
         assert "PLAN MERGE" in git(bare, "show", "main:docs/TICK_STATUS.md")
         assert a.fleet.task == "T-3"
     finally:
@@ -1422,7 +1424,7 @@ def test_a_parallel_phase_spreads_the_hosts_over_its_pickable_tasks_a_sequential
     monkeypatch.setattr(remote, "_CHANCE", Last())
     try:
         plan = ctx.plan()
-        _, picked = remote._spread(ctx, plan, plan.task("T-1"))
+        _, picked = fleet.batch._spread(ctx, plan, plan.task("T-1"))
     finally:
         if ctx.fleet is not None:
             ctx.fleet.stop_beating()
@@ -1453,10 +1455,10 @@ def test_a_remote_paused_after_this_tick_ran_a_task_ends_the_tick_through_its_af
         raise AssertionError("a paused remote picks nothing")
 
     try:
-        alone = remote.pick(ctx, never, afterwards)
+        alone = fleet.pick.pick(ctx, never, afterwards)
         assert isinstance(alone, Outcome) and alone.exit_code == 0 and ended == []
         ctx.results.append(object())  # a task this tick ran already
-        after = remote.pick(ctx, never, afterwards)
+        after = fleet.pick.pick(ctx, never, afterwards)
     finally:
         if ctx.fleet is not None:
             ctx.fleet.stop_beating()
@@ -1471,10 +1473,10 @@ def test_the_git_commit_fields_follow_a_rebase_and_a_missing_status_log_is_left_
     old, new = "a" * 40, "b" * 40
     status = ctx.ws.status_path
     status.write_text(f"## [x] Tick #1\n- **Git Commit**: `{old[:7]}`\n- **Git Commit**: `1234567`\n")
-    remote._fix_commit_shas(ctx, {old: new})
+    fleet.docs._fix_commit_shas(ctx, {old: new})
     assert status.read_text() == f"## [x] Tick #1\n- **Git Commit**: `{new[:7]}`\n- **Git Commit**: `1234567`\n"
     status.unlink()
-    remote._fix_commit_shas(ctx, {old: new})  # nothing to fix, nothing made
+    fleet.docs._fix_commit_shas(ctx, {old: new})  # nothing to fix, nothing made
     assert not status.exists()
 
 
@@ -1505,16 +1507,16 @@ def test_a_tick_that_loses_every_race_for_a_claim_ends_saying_so(tmp_path, monke
     bare, clones = make_fleet(tmp_path, ["a"], 1)
     ctx = context(clones["a"], "a", monkeypatch)
     tries = []
-    monkeypatch.setattr(remote, "claim", lambda ctx, task, batch=None: tries.append(task.id) or False)
+    monkeypatch.setattr(fleet.claims, "claim", lambda ctx, task, batch=None: tries.append(task.id) or False)
     monkeypatch.setattr(remote, "_pause", lambda seconds: None)
     try:
-        ended = remote.pick(ctx, lambda c: (c.plan(), c.plan().task("T-1")), lambda *a: None)
+        ended = fleet.pick.pick(ctx, lambda c: (c.plan(), c.plan().task("T-1")), lambda *a: None)
     finally:
         if ctx.fleet is not None:
             ctx.fleet.stop_beating()
-    assert tries == ["T-1"] * remote.MAX_RACES
+    assert tries == ["T-1"] * fleet.host.MAX_RACES
     assert isinstance(ended, Outcome) and ended.exit_code == 1
-    assert ended.message == f"lost the race to the remote {remote.MAX_RACES} times; the next tick tries again"
+    assert ended.message == f"lost the race to the remote {fleet.host.MAX_RACES} times; the next tick tries again"
     assert "lost the race for T-1 to another host" in (clones["a"] / "logs" / "cron.log").read_text()
 
 
@@ -1536,9 +1538,9 @@ def test_a_host_never_takes_a_task_whose_files_overlap_another_hosts_claim(tmp_p
 
     monkeypatch.setattr(remote, "_CHANCE", First())
     try:
-        remote.sync(a)
-        assert remote.claim(a, a.plan().task("T-1"))
-        plan, task = remote.pick(b, run.pick_task, lambda *args: None)
+        fleet.sync.sync(a)
+        assert fleet.claims.claim(a, a.plan().task("T-1"))
+        plan, task = fleet.pick.pick(b, run.pick_task, lambda *args: None)
         assert task.id == "T-3" and remote_plan(bare).task("T-2").status == " "
     finally:
         for ctx in (a, b):

@@ -1,5 +1,5 @@
 """A host whose pushes lose races claims its share of the free tasks at once (up to four) and
-pushes their results together (remote._batch, SPEC §12): judged on the remote's branch, its
+pushes their results together (fleet.batch._batch, SPEC §12): judged on the remote's branch, its
 claim refs and its reflog."""
 
 from __future__ import annotations
@@ -7,8 +7,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from memento_core import fleet
 from memento_core.plan import parse_plan_text
-from memento_core.tick import remote, run
+from memento_core.tick import run
 from memento_core.tick.context import TaskResult
 
 from .test_fleet import (
@@ -27,11 +28,11 @@ from .test_fleet_faults import hook
 def lost_a_race(a, b) -> None:
     """Hosts a and b fetch the same branch; a's claim of T-1 lands, b's of T-2 loses the race
     (b is contended now); b fetches again."""
-    remote.sync(a)
-    remote.sync(b)
-    assert remote.claim(a, a.plan().task("T-1"))
-    assert remote.claim(b, b.plan().task("T-2")) is False and b.fleet.contended
-    remote.sync(b)
+    fleet.sync.sync(a)
+    fleet.sync.sync(b)
+    assert fleet.claims.claim(a, a.plan().task("T-1"))
+    assert fleet.claims.claim(b, b.plan().task("T-2")) is False and b.fleet.contended
+    fleet.sync.sync(b)
 
 
 def done_here(root: Path, task_id: str) -> None:
@@ -49,22 +50,22 @@ def test_a_host_that_lost_a_race_claims_two_and_pushes_both_results_in_one_push(
     bare, clones = make_fleet(tmp_path, ["a", "b"], 6, max_tasks=6, parallel=True)
     a, b = context(clones["a"], "a", monkeypatch), context(clones["b"], "b", monkeypatch)
     try:
-        remote.sync(a)
-        remote.sync(b)  # both have fetched the same sha
-        assert remote.claim(a, a.plan().task("T-1"))
+        fleet.sync.sync(a)
+        fleet.sync.sync(b)  # both have fetched the same sha
+        assert fleet.claims.claim(a, a.plan().task("T-1"))
         plan = b.plan()
         t2 = plan.task("T-2")
-        assert [t.id for t in remote._batch(b, plan, t2, 6)] == ["T-2"]  # no race lost yet: one at a time
-        assert remote.claim(b, t2) is False and b.fleet.contended  # a's push moved the branch
-        remote.sync(b)
+        assert [t.id for t in fleet.batch._batch(b, plan, t2, 6)] == ["T-2"]  # no race lost yet: one at a time
+        assert fleet.claims.claim(b, t2) is False and b.fleet.contended  # a's push moved the branch
+        fleet.sync.sync(b)
         plan = b.plan()
         t2 = plan.task("T-2")
-        assert len(remote._batch(b, plan, t2, 6)) == 3  # six unfinished, two hosts: three each
-        batch = remote._batch(b, plan, t2, 2)  # the tick's room: two
+        assert len(fleet.batch._batch(b, plan, t2, 6)) == 3  # six unfinished, two hosts: three each
+        batch = fleet.batch._batch(b, plan, t2, 2)  # the tick's room: two
         assert [t.id for t in batch][0] == "T-2" and len(batch) == 2 and batch[1].id not in ("T-1", "T-2")
-        assert [t.id for t in remote._batch(b, plan, t2, 1)] == ["T-2"]  # no room for a second
+        assert [t.id for t in fleet.batch._batch(b, plan, t2, 1)] == ["T-2"]  # no room for a second
         other = batch[1].id
-        assert remote.claim(b, t2, batch)
+        assert fleet.claims.claim(b, t2, batch)
 
         # One claim commit marks both `[~]`; each has its claim ref, the same heartbeat.
         assert subjects(bare)[0] == "memento: claim T-2 on b"
@@ -73,16 +74,16 @@ def test_a_host_that_lost_a_race_claims_two_and_pushes_both_results_in_one_push(
         refs = {r.rsplit("/", 1)[1]: git(bare, "rev-parse", r).strip() for r in claim_refs(bare)}
         assert set(refs) == {"T-1", "T-2", other} and refs["T-2"] == refs[other]
         assert (b.fleet.task, b.fleet.queued) == ("T-2", [other])
-        assert remote._claim_commit(b, other).host == "b"  # a claim named on a line of the body counts
+        assert fleet.stale._claim_commit(b, other).host == "b"  # a claim named on a line of the body counts
 
         # T-2 passes: with `other` queued its result stays here, claim refs kept.
         claimed_tip = git(bare, "rev-parse", "main").strip()
         b.fleet.stop_beating()
         done_here(clones["b"], "T-2")
-        assert remote.publish(b, TaskResult("T-2", True), chain=True, room=5).passed
+        assert fleet.publish.publish(b, TaskResult("T-2", True), chain=True, room=5).passed
         assert git(bare, "rev-parse", "main").strip() == claimed_tip
-        assert set(remote.read_pending_claims(b)) == {"T-2", other} and b.fleet.task == other
-        picked = remote.pick(b, run.pick_task, run.afterwards, 5)  # the queued task, no sync, no push
+        assert set(fleet.pending.read_pending_claims(b)) == {"T-2", other} and b.fleet.task == other
+        picked = fleet.pick.pick(b, run.pick_task, run.afterwards, 5)  # the queued task, no sync, no push
         assert not isinstance(picked, run.Outcome) and picked[1].id == other
         assert git(bare, "rev-parse", "main").strip() == claimed_tip
 
@@ -90,7 +91,7 @@ def test_a_host_that_lost_a_race_claims_two_and_pushes_both_results_in_one_push(
         # tasks unfinished, two hosts holding claims).
         b.fleet.stop_beating()
         done_here(clones["b"], other)
-        assert remote.publish(b, TaskResult(other, True), chain=True, room=4).passed
+        assert fleet.publish.publish(b, TaskResult(other, True), chain=True, room=4).passed
         pushed = git(bare, "log", "--format=%s", f"{claimed_tip}..main").splitlines()
         assert pushed[1:] == [f"memento: complete {other} Write out/{other[2:]}.txt",
                               "memento: complete T-2 Write out/2.txt"], pushed
@@ -100,7 +101,7 @@ def test_a_host_that_lost_a_race_claims_two_and_pushes_both_results_in_one_push(
         assert all(remote_plan(bare).task(t).status == "x" for t in ("T-2", other))
 
         # The tick stops before attempting them: both go back, `[ ]`, no retry, no ref.
-        remote.finish(b, run.Outcome(0, "interrupted by SIGTERM"))
+        fleet.sync.finish(b, run.Outcome(0, "interrupted by SIGTERM"))
         assert [r.rsplit("/", 1)[1] for r in claim_refs(bare)] == ["T-1"]
         assert [(remote_plan(bare).task(t).status, remote_plan(bare).task(t).retries) for t in nxt] == [(" ", 0)] * 2
         assert sorted(subjects(bare)[:2]) == sorted(f"memento: release {t} (the tick stopped before its attempt)"
@@ -132,23 +133,23 @@ def test_a_claim_takes_this_hosts_share_of_the_free_tasks_at_most_four(tmp_path,
     a, b, c = (context(clones[h], h, monkeypatch) for h in ("a", "b", "c"))
     try:
         for ctx in (a, b, c):
-            remote.sync(ctx)
-        assert remote.claim(a, a.plan().task("T-1"))
-        assert remote.claim(b, b.plan().task("T-2")) is False and b.fleet.contended
-        remote.sync(b)
+            fleet.sync.sync(ctx)
+        assert fleet.claims.claim(a, a.plan().task("T-1"))
+        assert fleet.claims.claim(b, b.plan().task("T-2")) is False and b.fleet.contended
+        fleet.sync.sync(b)
         plan = b.plan()
         # Twelve unfinished tasks, two hosts holding claims (a, and b itself): six each, four at most.
-        assert len(remote._batch(b, plan, plan.task("T-2"), 12)) == 4
-        assert len(remote._batch(b, plan, plan.task("T-2"), 3)) == 3  # the tick's room
-        assert remote.claim(c, c.plan().task("T-3")) is False  # c had fetched before a's claim
-        remote.sync(c)
-        assert remote.claim(c, c.plan().task("T-3"), remote._batch(c, c.plan(), c.plan().task("T-3"), 12))
+        assert len(fleet.batch._batch(b, plan, plan.task("T-2"), 12)) == 4
+        assert len(fleet.batch._batch(b, plan, plan.task("T-2"), 3)) == 3  # the tick's room
+        assert fleet.claims.claim(c, c.plan().task("T-3")) is False  # c had fetched before a's claim
+        fleet.sync.sync(c)
+        assert fleet.claims.claim(c, c.plan().task("T-3"), fleet.batch._batch(c, c.plan(), c.plan().task("T-3"), 12))
         assert len(c.fleet.claims) == 4  # 12 unfinished, a and c: six each, four at most
-        remote.sync(b)
+        fleet.sync.sync(b)
         plan = b.plan()
         # Twelve unfinished, three hosts holding claims: four each, from the seven free.
         free = next(t for t in plan.tasks if t.status == " ")  # c's random four may have taken T-2
-        batch = remote._batch(b, plan, free, 12)
+        batch = fleet.batch._batch(b, plan, free, 12)
         assert len(batch) == 4 and len({t.id for t in batch}) == 4
         assert all(t.status == " " for t in batch)
         # Done tasks are no one's share: with three of the free ones done, nine are unfinished
@@ -158,7 +159,7 @@ def test_a_claim_takes_this_hosts_share_of_the_free_tasks_at_most_four(tmp_path,
             text = text.replace(f"- [ ] `{t.id}`", f"- [x] `{t.id}`", 1)
         later = parse_plan_text(text)
         assert sum(t.status == " " for t in later.tasks) == 4
-        assert len(remote._batch(b, later, later.task(free.id), 12)) == 3
+        assert len(fleet.batch._batch(b, later, later.task(free.id), 12)) == 3
     finally:
         for ctx in (a, b, c):
             ctx.fleet.stop_beating()
@@ -193,19 +194,19 @@ def test_killed_between_the_two_tasks_of_a_claim_the_next_tick_pushes_the_first_
     try:
         lost_a_race(a, b)
         plan = b.plan()
-        batch = remote._batch(b, plan, plan.task("T-2"), 3)  # four free, two hosts: two
-        assert remote.claim(b, batch[0], batch) and [t.id for t in batch][0] == "T-2" and len(batch) == 2
+        batch = fleet.batch._batch(b, plan, plan.task("T-2"), 3)  # four free, two hosts: two
+        assert fleet.claims.claim(b, batch[0], batch) and [t.id for t in batch][0] == "T-2" and len(batch) == 2
         second = batch[1].id
         b.fleet.stop_beating()
         done_here(clones["b"], "T-2")
-        assert remote.publish(b, TaskResult("T-2", True), chain=True, room=2).passed
+        assert fleet.publish.publish(b, TaskResult("T-2", True), chain=True, room=2).passed
         b.fleet.stop_beating()  # kill -9 here: nothing of this tick's runs again
     finally:
         a.fleet.stop_beating()
         b.fleet.stop_beating()
     later = context(clones["b"], "b", monkeypatch)  # the next tick of host b
     try:
-        remote.sync(later, take_over=False)
+        fleet.sync.sync(later, take_over=False)
     finally:
         later.fleet.stop_beating()
     assert subjects(bare).count("memento: complete T-2 Write out/2.txt") == 1
@@ -226,10 +227,10 @@ def test_a_pending_file_naming_another_hosts_claim_never_deletes_it(tmp_path, mo
     bare, clones = make_fleet(tmp_path, ["a", "b"], 2, max_tasks=2, parallel=True)
     a, b = context(clones["a"], "a", monkeypatch), context(clones["b"], "b", monkeypatch)
     try:
-        remote.sync(a)
-        assert remote.claim(a, a.plan().task("T-1"))
+        fleet.sync.sync(a)
+        assert fleet.claims.claim(a, a.plan().task("T-1"))
         a_ref = git(bare, "rev-parse", "refs/memento/claims/T-1").strip()
-        remote.sync(b)  # b has fetched a's claim ref
+        fleet.sync.sync(b)  # b has fetched a's claim ref
         assert git(clones["b"], "rev-parse", "refs/memento/seen/T-1").strip() == a_ref
         forged = {"task": "T-1", "ref": a_ref, "claims": {"T-1": a_ref}}
         (clones["b"] / ".memento").mkdir(exist_ok=True)
@@ -238,7 +239,7 @@ def test_a_pending_file_naming_another_hosts_claim_never_deletes_it(tmp_path, mo
         git(clones["b"], "add", "NOTES.txt")
         git(clones["b"], "commit", "-qm", "person on b: notes")
         later = context(clones["b"], "b", monkeypatch)
-        remote.sync(later, take_over=False)
+        fleet.sync.sync(later, take_over=False)
         assert git(bare, "rev-parse", "refs/memento/claims/T-1").strip() == a_ref  # a's claim stands
         assert remote_plan(bare).task("T-1").status == "~"
         # b treats the file's claim as lost: what it had not pushed is set aside, nothing deleted.
@@ -259,12 +260,12 @@ def test_a_result_that_loses_races_in_a_row_pauses_four_slots_at_most(tmp_path, 
     a = context(clones["a"], "a", monkeypatch)
     pauses, _ = ceiling_back_off(monkeypatch)  # every window a fast one: the slot is its floor, 0.5 s
     try:
-        remote.sync(a)
-        assert remote.claim(a, a.plan().task("T-1"))
+        fleet.sync.sync(a)
+        assert fleet.claims.claim(a, a.plan().task("T-1"))
         a.fleet.stop_beating()
         done_here(clones["a"], "T-1")
         hook(bare, "pre-receive", PERSON_PUSHES_MEANWHILE.format(count=tmp_path / "count", times=5))
-        assert remote.publish(a, TaskResult("T-1", True)).passed
+        assert fleet.publish.publish(a, TaskResult("T-1", True)).passed
     finally:
         a.fleet.stop_beating()
     assert pauses == [0.5, 1.0, 2.0, 2.0, 2.0], pauses  # five lost races, then it landed
@@ -283,20 +284,20 @@ def test_contention_ends_once_a_push_lands_at_its_first_try(tmp_path, monkeypatc
     try:
         lost_a_race(a, b)
         plan = b.plan()
-        batch = remote._batch(b, plan, plan.task("T-2"), 8)
+        batch = fleet.batch._batch(b, plan, plan.task("T-2"), 8)
         assert len(batch) == 4  # eight unfinished, two hosts: four each
-        assert remote.claim(b, batch[0], batch)
+        assert fleet.claims.claim(b, batch[0], batch)
         assert b.fleet.contended  # it landed, but after a lost race: still contended
         free = next(t for t in b.plan().tasks if t.status == " " and t.id not in b.fleet.claims)
-        assert remote._batch(b, b.plan(), free, 8) != [free]
+        assert fleet.batch._batch(b, b.plan(), free, 8) != [free]
         # b's next push lands at its first try (nobody pushed meanwhile): the contention is over.
-        remote.sync(b)
+        fleet.sync.sync(b)
         plan = b.plan()
         free = next(t for t in plan.tasks if t.status == " " and t.id not in b.fleet.claims)
-        assert remote.claim(b, free, remote._batch(b, plan, free, 8)) and not b.fleet.contended
+        assert fleet.claims.claim(b, free, fleet.batch._batch(b, plan, free, 8)) and not b.fleet.contended
         plan = b.plan()
         free = next(t for t in plan.tasks if t.status == " " and t.id not in b.fleet.claims)
-        assert remote._batch(b, plan, free, 8) == [free]
+        assert fleet.batch._batch(b, plan, free, 8) == [free]
         assert remote_plan(bare).task(free.id).status == " "
     finally:
         a.fleet.stop_beating()
@@ -308,16 +309,16 @@ def test_the_queued_task_of_a_claim_of_two_is_heart_beaten_while_it_is_attempted
     for the second while it is attempted: its claim ref on the remote keeps moving, b's beats, so
     no other host takes it for stale."""
     bare, clones = make_fleet(tmp_path, ["a", "b"], 6, max_tasks=6, parallel=True)
-    monkeypatch.setattr(remote, "HEARTBEAT_SECONDS", 0.2)
+    monkeypatch.setattr(fleet.claims, "HEARTBEAT_SECONDS", 0.2)
     a, b = context(clones["a"], "a", monkeypatch), context(clones["b"], "b", monkeypatch)
     try:
         lost_a_race(a, b)
         plan = b.plan()
-        batch = remote._batch(b, plan, plan.task("T-2"), 2)
+        batch = fleet.batch._batch(b, plan, plan.task("T-2"), 2)
         other = batch[1].id
-        assert remote.claim(b, batch[0], batch)
+        assert fleet.claims.claim(b, batch[0], batch)
         done_here(clones["b"], "T-2")
-        assert remote.publish(b, TaskResult("T-2", True), chain=True, room=5).passed
+        assert fleet.publish.publish(b, TaskResult("T-2", True), chain=True, room=5).passed
         assert b.fleet.task == other  # in hand, its result not pushed yet: the attempt begins
         ref = f"refs/memento/claims/{other}"
         before = git(bare, "rev-parse", ref).strip()
@@ -337,12 +338,12 @@ def test_a_result_whose_branch_was_deleted_on_the_remote_meanwhile_creates_it_ag
     bare, clones = make_fleet(tmp_path, ["a"], 2)
     a = context(clones["a"], "a", monkeypatch)
     try:
-        remote.sync(a)
-        assert remote.claim(a, a.plan().task("T-1"))
+        fleet.sync.sync(a)
+        assert fleet.claims.claim(a, a.plan().task("T-1"))
         a.fleet.stop_beating()
         done_here(clones["a"], "T-1")
         git(bare, "update-ref", "-d", "refs/heads/main")
-        assert remote.publish(a, TaskResult("T-1", True)).passed
+        assert fleet.publish.publish(a, TaskResult("T-1", True)).passed
         assert git(bare, "rev-parse", "main").strip() == git(clones["a"], "rev-parse", "HEAD").strip()
         assert subjects(bare)[:2] == ["memento: complete T-1 Write out/1.txt", "memento: claim T-1 on a"]
         assert subjects(bare)[-1] == "setup" and claim_refs(bare) == []

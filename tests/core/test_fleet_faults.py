@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from memento_core.tick import remote
+from memento_core import fleet
+from memento_core.fleet import remote
 from memento_core.tick.context import TaskResult
 
 from .test_fleet import (
@@ -50,8 +51,8 @@ def claimed(tmp_path: Path, monkeypatch):
     """A one-task fleet whose host a holds T-1's claim (no heartbeat thread): bare, a's clone, a's context."""
     bare, clones = make_fleet(tmp_path, ["a"], 1)
     a = context(clones["a"], "a", monkeypatch)
-    remote.sync(a)
-    assert remote.claim(a, a.plan().task("T-1"))
+    fleet.sync.sync(a)
+    assert fleet.claims.claim(a, a.plan().task("T-1"))
     a.fleet.stop_beating()
     return bare, clones["a"], a
 
@@ -179,10 +180,10 @@ def test_a_heartbeat_that_landed_while_the_client_saw_an_error_keeps_the_claim(t
     marker = tmp_path / "cut"
     hook(bare, "reference-transaction", CUT_AFTER_LANDING.format(pattern="refs/memento/claims/*",
                                                                  updates_only="1", marker=marker))
-    monkeypatch.setattr(remote, "HEARTBEAT_SECONDS", 0.2)
+    monkeypatch.setattr(fleet.claims, "HEARTBEAT_SECONDS", 0.2)
     a = context(clones["a"], "a", monkeypatch)
-    remote.sync(a)
-    assert remote.claim(a, a.plan().task("T-1"))
+    fleet.sync.sync(a)
+    assert fleet.claims.claim(a, a.plan().task("T-1"))
     try:
         wait_for(lambda: marker.exists(), "a heartbeat cut off after landing", 60)
         cut = git(bare, "rev-parse", "refs/memento/claims/T-1").strip()
@@ -193,7 +194,7 @@ def test_a_heartbeat_that_landed_while_the_client_saw_an_error_keeps_the_claim(t
     finally:
         a.fleet.stop_beating()
     commit_the_result(clones["a"])  # it lands, with its claim ref answered
-    result = remote.publish(a, TaskResult("T-1", True))
+    result = fleet.publish.publish(a, TaskResult("T-1", True))
     assert result.passed, result.reason
     assert "memento: complete T-1 Write out/1.txt" in subjects(bare)
     assert claim_refs(bare) == []
@@ -234,9 +235,9 @@ def test_a_claim_replaces_a_leftover_claim_ref_it_has_seen_and_no_other(tmp_path
     old = git(bare, "commit-tree", "-m", "memento: claim T-1 on gone", empty).strip()
     git(bare, "update-ref", "refs/memento/claims/T-1", old)
     a = context(clones["a"], "a", monkeypatch)
-    remote.sync(a)
+    fleet.sync.sync(a)
     try:
-        assert remote.claim(a, a.plan().task("T-1"))  # its lease names the ref it fetched
+        assert fleet.claims.claim(a, a.plan().task("T-1"))  # its lease names the ref it fetched
         assert git(bare, "rev-parse", "refs/memento/claims/T-1").strip() == a.fleet.ref != old
     finally:
         a.fleet.stop_beating()
@@ -245,7 +246,7 @@ def test_a_claim_replaces_a_leftover_claim_ref_it_has_seen_and_no_other(tmp_path
     after_the_first_fetch(monkeypatch, lambda: git(bare, "update-ref", "refs/memento/claims/T-2", other))
     b = context(clones["a"], "a", monkeypatch)
     remote.fetch(b)
-    assert remote.claim(b, b.plan().task("T-2")) is False
+    assert fleet.claims.claim(b, b.plan().task("T-2")) is False
     assert git(bare, "rev-parse", "refs/memento/claims/T-2").strip() == other
     assert remote_plan(bare).task("T-2").status == " "
 
@@ -256,7 +257,7 @@ def test_a_result_never_deletes_a_claim_ref_moved_between_its_fetch_and_its_push
     other = git(bare, "commit-tree", "-m", "memento: claim T-1 on z", "4b825dc642cb6eb9a060e54bf8d69288fbee4904").strip()
     # After the fetch, before the push: a takeover of the ref.
     after_the_first_fetch(monkeypatch, lambda: git(bare, "update-ref", "refs/memento/claims/T-1", other))
-    result = remote.publish(a, TaskResult("T-1", True))
+    result = fleet.publish.publish(a, TaskResult("T-1", True))
     assert not result.passed and "claim lost" in result.reason, result.reason
     assert git(bare, "rev-parse", "refs/memento/claims/T-1").strip() == other  # never deleted
     assert "memento: complete T-1 Write out/1.txt" not in subjects(bare)
@@ -270,7 +271,7 @@ def test_a_result_never_overwrites_a_commit_pushed_between_its_fetch_and_its_pus
     person = Person(tmp_path, bare)
     commit_the_result(root)
     calls = after_the_first_fetch(monkeypatch, lambda: person.push_once(1))
-    result = remote.publish(a, TaskResult("T-1", True))
+    result = fleet.publish.publish(a, TaskResult("T-1", True))
     assert result.passed, result.reason
     log = subjects(bare)
     assert "person 1" in log and "memento: complete T-1 Write out/1.txt" in log
@@ -307,7 +308,7 @@ def test_three_hosts_on_a_remote_that_refuses_or_cuts_off_one_push_in_five(tmp_p
     # one-a-claim: 10 % of the pushes refused by a pre-receive hook, 10 % cut off after they
     # landed (thresholds out of 256): one push in five. several-a-claim: a parallel phase and
     # ticks of up to 3 tasks, so a host whose push lost a race claims its share (two or three)
-    # at once and pushes their results together (remote._batch); those make fewer pushes, so
+    # at once and pushes their results together (fleet.batch._batch); those make fewer pushes, so
     # more tasks and 20 % of each fault, for every run to meet both.
     from .test_fleet import Person, judge_the_remote, run_rounds
 
@@ -414,7 +415,7 @@ def test_a_sync_that_lost_its_push_to_a_persons_commit_fetches_and_pushes_again(
 
     calls = after_the_first_fetch(monkeypatch, person_pushes)
     try:
-        remote.sync(a, take_over=False)
+        fleet.sync.sync(a, take_over=False)
     finally:
         if a.fleet is not None:
             a.fleet.stop_beating()

@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 
 from ... import gitops
-from ...tick.remote import read_refusal
+from ...fleet.remote import read_refusal
 from ..context import Context
 from ..findings import CRITICAL, WARNING, CheckResult, Finding
 
-SEEN = "refs/memento/seen/"  # tick/remote.py: the remote's claim refs as last fetched
+SEEN = "refs/memento/seen/"  # fleet/host.py: the remote's claim refs as last fetched
 
 
 def check_remote(c: Context) -> CheckResult:

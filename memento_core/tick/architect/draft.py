@@ -162,13 +162,13 @@ def draft_plan(ws: Workspace, brief: str, *, brief_name: str = "BRIEF", dry_run:
 
 
 def _fleet_sync(ctx: TickContext) -> None:
-    from .. import remote
+    from ...fleet import calls as remote
 
     remote.sync_for_architect(ctx)  # [workers] remote: the fleet's plan
 
 
 def _fleet_push(ctx: TickContext) -> None:
-    from .. import remote
+    from ...fleet import calls as remote
 
     remote.push_for_architect(ctx)
 

@@ -34,11 +34,12 @@ from ... import agents, gitops, notes, verify_changes
 from ...config import Config
 from ...durations import format_duration
 from ...errors import EXIT_ATTENTION, EXIT_ERROR, EXIT_OK, MementoError
+from ...fleet import calls as remote
 from ...locks import atomic_write_bytes, atomic_write_text
 from ...plan import decode_text, edit_plan, parse_plan_text
 from ...runlog import utc_stamp
 from ...workspace import OWN_DOCS, Workspace
-from .. import gitstate, guards, ownfiles, remote
+from .. import gitstate, guards, ownfiles
 from ..attempt import take_snapshot as worker_snapshot
 from ..context import Interrupted, TickContext
 from ..context import _unique as unique_path
