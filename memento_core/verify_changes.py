@@ -12,7 +12,7 @@ In a fleet (SPEC §12 "Across machines") the list travels in git: the architect'
 carries a ``Memento-Verify-Changed: <task> <digest>`` trailer per change, and an
 acknowledgement given on a host is listed under ``acked`` here until that host's tick commits
 it as ``memento: a person acknowledged the verify of …`` with a ``Memento-Verify-Ack`` trailer
-(tick/remote.py). tick/held.py reads both back from a branch's history and brings the list in
+(fleet/docs.py). tick/held.py reads both back from a branch's history and brings the list in
 line with it. Only Memento writes those messages (an agent makes no commit that
 stays: its refs are put back, tick/gitstate.py; the text it controls is never at a line's
 start in a message), and an ack names the digest of the verify it saw, so an acknowledgement

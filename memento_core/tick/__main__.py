@@ -84,7 +84,7 @@ def run_locked(ws, taken_over: str = ""):
                 fleet = config.workers_remote if config is not None else ""
             except MementoError:
                 plan = None  # run.tick reports it properly (PLAN INVALID)
-            # With a remote, a paused plan is looked up there first (run.tick, tick/remote.py).
+            # With a remote, a paused plan is looked up there first (run.tick, fleet/sync.py).
             if plan is not None and not plan.plan_errors and plan.meta.tick_mode != "auto" and not fleet:
                 message = f"tick skipped: tick_mode is {plan.meta.tick_mode}"
                 cron_log(ws, message)

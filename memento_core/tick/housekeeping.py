@@ -90,7 +90,7 @@ def fold_into_tick_commit(ctx: TickContext, why: str = "status log and checkpoin
     which), or whose last commit an entry names by its sha (the architect's), makes one. After
     a git error too: the error may have passed, and a plan the breaker paused must not be left
     uncommitted (if git still fails, cron.log says so). With ``[workers] remote`` the fleet has
-    pushed the result already: its own code commits and pushes the rest (tick/remote.py).
+    pushed the result already: its own code commits and pushes the rest (fleet/).
     """
     from dataclasses import replace
 

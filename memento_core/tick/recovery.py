@@ -46,7 +46,7 @@ from .rollback import restore_task_definition, roll_back, rollback_folder
 
 def recover_stale_claims(ctx: TickContext, plan: Plan, skip: frozenset[str] = frozenset()) -> Plan:
     """Reset every `[~]` task whose worker is gone, finish interrupted commits, drop orphan claims;
-    ``skip``: `[~]` tasks another host holds (tick/remote.py judges those)."""
+    ``skip``: `[~]` tasks another host holds (fleet/stale.py judges those)."""
     ws = ctx.ws
     if (records_dir(ws) / "ARCHITECT.json").exists():  # an architect run killed outright (SPEC §16)
         from .architect.run import recover_interrupted

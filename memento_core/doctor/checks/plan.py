@@ -57,7 +57,7 @@ def check_claims(c: Context) -> CheckResult:
             continue
         claim = read_claim(c.ws, task.id)
         if claim is None and held_elsewhere(c, task.id):
-            live += 1  # another host's claim: its heartbeat ref is judged by the ticks (tick/remote.py)
+            live += 1  # another host's claim: its heartbeat ref is judged by the ticks (fleet/stale.py)
             continue
         why = claim_is_stale(claim, plan.meta.stale_lock_timeout, now=c.now.timestamp())
         if why is None:

@@ -1,18 +1,23 @@
 """A host whose pushes lose races claims its share of the free tasks at once (up to four) and
 pushes their results together (fleet.batch._batch, SPEC §12): judged on the remote's branch, its
-claim refs and its reflog."""
+claim refs and its reflog. In a parallel phase a host takes any free task at random
+(fleet.batch._spread), never one whose files overlap another host's claim."""
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
 
+import pytest
+
 from memento_core import fleet
+from memento_core.fleet import remote
 from memento_core.plan import parse_plan_text
 from memento_core.tick import run
 from memento_core.tick.context import TaskResult
 
-from .test_fleet import (
+from ..test_fleet import (
+    Person,
     ceiling_back_off,
     claim_refs,
     context,
@@ -22,7 +27,12 @@ from .test_fleet import (
     subjects,
     tick_all,
 )
-from .test_fleet_faults import hook
+from .test_remote import hook
+
+
+@pytest.fixture(autouse=True)
+def _identity(git_identity):
+    return git_identity
 
 
 def lost_a_race(a, b) -> None:
@@ -349,3 +359,57 @@ def test_a_result_whose_branch_was_deleted_on_the_remote_meanwhile_creates_it_ag
         assert subjects(bare)[-1] == "setup" and claim_refs(bare) == []
     finally:
         a.fleet.stop_beating()
+
+
+@pytest.mark.parametrize("parallel", [True, False])
+def test_a_parallel_phase_spreads_the_hosts_over_its_pickable_tasks_a_sequential_one_keeps_the_first(
+        tmp_path, monkeypatch, parallel):
+    """Hosts that fetched the same plan race for one task less often when each picks at random."""
+    bare, clones = make_fleet(tmp_path, ["a"], 4, parallel=parallel)
+    ctx = context(clones["a"], "a", monkeypatch)
+    offered = []
+
+    class Last:
+        def choice(self, seq):
+            offered.append([t.id for t in seq])
+            return seq[-1]
+
+    monkeypatch.setattr(remote, "_CHANCE", Last())
+    try:
+        plan = ctx.plan()
+        _, picked = fleet.batch._spread(ctx, plan, plan.task("T-1"))
+    finally:
+        if ctx.fleet is not None:
+            ctx.fleet.stop_beating()
+    if parallel:
+        assert offered == [["T-1", "T-2", "T-3", "T-4"]] and picked.id == "T-4"
+    else:
+        assert offered == [] and picked.id == "T-1"
+
+
+def test_a_host_never_takes_a_task_whose_files_overlap_another_hosts_claim(tmp_path, monkeypatch):
+    """SPEC §20 across a fleet: T-2 shares a file with T-1, which host a holds; b takes T-3."""
+    from memento_core.tick import run
+
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 3, parallel=True)
+    person = Person(tmp_path, bare)
+    plan = person.root / "docs" / "MASTER_PLAN.md"
+    plan.write_text(plan.read_text().replace("context_files: [out/2.txt]", "context_files: [out/]"))
+    git(person.root, "commit", "-qam", "person: T-2 writes in out/")
+    git(person.root, "push", "-q", "origin", "main")
+    a, b = context(clones["a"], "a", monkeypatch), context(clones["b"], "b", monkeypatch)
+
+    class First:  # the spread's choice made plain: the first task it may take
+        def choice(self, seq):
+            return seq[0]
+
+    monkeypatch.setattr(remote, "_CHANCE", First())
+    try:
+        fleet.sync.sync(a)
+        assert fleet.claims.claim(a, a.plan().task("T-1"))
+        plan, task = fleet.pick.pick(b, run.pick_task, lambda *args: None)
+        assert task.id == "T-3" and remote_plan(bare).task("T-2").status == " "
+    finally:
+        for ctx in (a, b):
+            if ctx.fleet is not None:
+                ctx.fleet.stop_beating()

@@ -1,4 +1,5 @@
-"""A fleet's remote that refuses, cuts off or moves under a host (SPEC §12 "Across machines").
+"""fleet/remote.py (SPEC §12 "Across machines"): a remote that refuses, cuts off or moves
+under a host, and the back-off after lost races.
 
 Real bare remotes with real hooks: a pre-receive hook that refuses (the remote's
 own words on stderr), a reference-transaction hook that lets a push land and then
@@ -18,8 +19,9 @@ from memento_core import fleet
 from memento_core.fleet import remote
 from memento_core.tick.context import TaskResult
 
-from .test_fleet import (
+from ..test_fleet import (
     PROJECT,
+    ceiling_back_off,
     claim_refs,
     commit_the_result,
     context,
@@ -265,7 +267,7 @@ def test_a_result_never_deletes_a_claim_ref_moved_between_its_fetch_and_its_push
 
 
 def test_a_result_never_overwrites_a_commit_pushed_between_its_fetch_and_its_push(tmp_path, monkeypatch):
-    from .test_fleet import Person
+    from ..test_fleet import Person
 
     bare, root, a = claimed(tmp_path, monkeypatch)
     person = Person(tmp_path, bare)
@@ -310,7 +312,7 @@ def test_three_hosts_on_a_remote_that_refuses_or_cuts_off_one_push_in_five(tmp_p
     # ticks of up to 3 tasks, so a host whose push lost a race claims its share (two or three)
     # at once and pushes their results together (fleet.batch._batch); those make fewer pushes, so
     # more tasks and 20 % of each fault, for every run to meet both.
-    from .test_fleet import Person, judge_the_remote, run_rounds
+    from ..test_fleet import Person, judge_the_remote, run_rounds
 
     bare, clones = make_fleet(tmp_path, ["a", "b", "c"], n_tasks, max_retries=30,
                               **({"parallel": True, "max_tasks": 3} if batched else {}))
@@ -422,3 +424,44 @@ def test_a_sync_that_lost_its_push_to_a_persons_commit_fetches_and_pushes_again(
     assert len(calls) == 2  # the lost push fetched once more
     assert subjects(bare)[:2] == ["a's own commit", "a person's commit"]
     assert git(clones["a"], "rev-parse", "HEAD") == git(bare, "rev-parse", "main")
+
+
+def test_the_pause_after_lost_races_doubles_with_each_loss_in_a_row_and_a_landed_push_resets_it(tmp_path, monkeypatch):
+    """Binary exponential back-off: 16 hosts woken in the same minute must spread out, not retry
+    together every 0.5 s (the fleet bench lost 11 races per task that way), and spread wider
+    than a push's window is long."""
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 4)
+    a, b = context(clones["a"], "a", monkeypatch), context(clones["b"], "b", monkeypatch)
+    pauses, now = ceiling_back_off(monkeypatch)
+    try:
+        for ctx in (a, b):
+            fleet.sync.sync(ctx)  # both have fetched the same sha
+        assert fleet.claims.claim(a, a.plan().task("T-1")) is True
+        for task in ("T-1", "T-2", "T-3", "T-2", "T-3", "T-2"):  # b never fetches: every lease is stale
+            assert fleet.claims.claim(b, b.plan().task(task)) is False
+        assert pauses == [0.5, 1.0, 2.0, 4.0, 8.0, 8.0]  # a claim's: up to sixteen slots, 8 s at most
+        fleet.sync.sync(b)
+        assert fleet.claims.claim(b, b.plan().task("T-2")) is True
+        assert b.fleet.races == 0  # landed: the next loss pauses 0.5 s again
+        assert fleet.claims.claim(b, b.plan().task("T-3")) is True  # b's own push moved the branch: a's view is old
+        assert fleet.claims.claim(a, a.plan().task("T-3")) is False
+        assert pauses[-1] == 0.5  # a's first loss in a row
+        assert [t.status for t in remote_plan(bare).tasks] == ["~", "~", "~", " "]
+        assert claim_refs(bare) == [f"refs/memento/claims/T-{n}" for n in (1, 2, 3)]
+        # A slow window (a loaded machine, a far remote): 2 s from a's fetch to the end of its
+        # push. The first pause spreads over twice that, the next doubles it, up to the limit.
+        for ctx in (a, b):
+            fleet.sync.sync(ctx)
+        now[0] += 2.0
+        assert fleet.claims.claim(b, b.plan().task("T-4")) is True
+        assert fleet.claims.claim(a, a.plan().task("T-4")) is False
+        assert a.fleet.window == pytest.approx(2.0, abs=0.1) and pauses[-1] == pytest.approx(4.0, abs=0.2)
+        assert remote.back_off_ceiling(2, 2.0) == 8.0 and remote.back_off_ceiling(1, 0.1) == 0.5
+        assert remote.back_off_ceiling(9, 0.1) == 2.0 and remote.back_off_ceiling(9, 2.0) == remote.BACKOFF_LIMIT
+        assert remote.back_off_ceiling(9, 0.1, remote.CLAIM_DOUBLINGS) == 8.0
+    finally:
+        for ctx in (a, b):
+            if ctx.fleet is not None:
+                ctx.fleet.stop_beating()
+    # (the syncs gave back the claims their hosts never attempted: T-4's is the one left)
+    assert remote_plan(bare).task("T-4").status == "~" and "refs/memento/claims/T-4" in claim_refs(bare)

@@ -1,0 +1,314 @@
+"""fleet/integrate.py (SPEC §12 "Across machines"): this host's commits brought onto the
+remote's branch: git's rebase, the replay in memory, HEAD moved after the push, a replay
+killed half way.
+
+The fleets are those of tests/core/test_fleet.py: clones of one bare remote, real ticks.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from memento_core import fleet
+from memento_core.fleet import remote
+from memento_core.plan import parse_plan_text
+
+from ..test_fleet import (
+    PY,
+    claim_refs,
+    context,
+    env_for,
+    git,
+    make_fleet,
+    remote_plan,
+    subjects,
+    tick_all,
+    two_hosts_a_holding_t1,
+)
+
+
+@pytest.fixture(autouse=True)
+def _identity(git_identity):
+    return git_identity
+
+
+def test_a_submodule_both_sides_moved_stops_the_rebase_naming_it(tmp_path, monkeypatch):
+    # A gitlink's stages are commits of another repository, not blobs this one can read.
+    import hashlib
+
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 1)
+    a_root, b_root = clones["a"], clones["b"]
+
+    def move_submodule(root: Path, to: str, message: str) -> None:
+        sha = hashlib.sha1(to.encode()).hexdigest()
+        git(root, "update-index", "--add", "--cacheinfo", f"160000,{sha},vendor/lib")
+        git(root, "commit", "-qm", message)
+
+    move_submodule(b_root, "first", "vendor/lib at first")
+    git(b_root, "push", "-q", "origin", "main")
+    git(a_root, "pull", "-q", "--ff-only", "origin", "main")
+    move_submodule(a_root, "a's", "vendor/lib at a's")
+    move_submodule(b_root, "b's", "vendor/lib at b's")
+    git(b_root, "push", "-q", "origin", "main")
+    mine = git(a_root, "rev-parse", "HEAD")
+    ctx = context(a_root, "a", monkeypatch)
+    remote.fetch(ctx)
+    with pytest.raises(fleet.host.FleetConflict) as raised:
+        fleet.integrate.integrate(ctx, remote.remote_head(ctx))
+    assert raised.value.paths == ["vendor/lib"]
+    assert git(a_root, "rev-parse", "HEAD") == mine  # the rebase aborted: a's commit as it was
+    assert not (a_root / ".git" / "rebase-merge").exists() and not (a_root / ".git" / "rebase-apply").exists()
+    assert git(a_root, "ls-files", "-u") == ""
+
+
+def test_two_histories_with_nothing_in_common_have_no_merge_base_and_no_error(tmp_path, monkeypatch):
+    # A remote a person re-made from scratch: git merge-base exits 1, which is an answer (none).
+    bare, clones = make_fleet(tmp_path, ["a"], 1)
+    a = context(clones["a"], "a", monkeypatch)
+    head = git(clones["a"], "rev-parse", "HEAD").strip()
+    orphan = git(clones["a"], "commit-tree", "-m", "a history of its own",
+                 "4b825dc642cb6eb9a060e54bf8d69288fbee4904").strip()  # the empty tree
+    assert fleet.integrate._merge_base(a, orphan, head) is None
+    assert fleet.integrate._merge_base(a, head, head) == head
+
+
+def _is_ancestor(root: Path, ancestor: str, rev: str) -> bool:
+    return subprocess.run(["git", "merge-base", "--is-ancestor", ancestor, rev], cwd=root).returncode == 0
+
+
+def _unpushed_result(root: Path, task: str) -> str:
+    """A host's result of ``task`` committed here but not pushed: out/<N>.txt and the plan's [x],
+    then its SUCCESS entry (naming the result's commit) as `memento: sync docs`."""
+    n = task.split("-")[1]
+    (root / "out").mkdir(exist_ok=True)
+    (root / "out" / f"{n}.txt").write_text(f"{task}\n")
+    plan = root / "docs" / "MASTER_PLAN.md"
+    plan.write_text(plan.read_text().replace(f"- [ ] `{task}`", f"- [x] `{task}`"))
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", f"memento: complete {task} Write out/{n}.txt")
+    sha = git(root, "rev-parse", "HEAD").strip()
+    status = root / "docs" / "TICK_STATUS.md"
+    status.write_text(status.read_text() + f"\n## [2026-12-03 14:00:00] Tick #7 — {task}\n"
+                      f"- **Status**: ✅ SUCCESS\n- **Git Commit**: `{sha[:7]}` — \"memento: complete {task}\"\n")
+    git(root, "commit", "-qam", "memento: sync docs")
+    return sha
+
+
+def test_the_replay_of_a_hosts_results_is_what_git_rebase_made_of_them(tmp_path, monkeypatch):
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 3)
+    old = _unpushed_result(clones["a"], "T-2")
+    twin = tmp_path / "a-twin"  # the same host's clone, copied: one integrates each way
+    subprocess.run(["cp", "-a", str(clones["a"]), str(twin)], check=True)
+    tick_all({"b": clones["b"]})  # meanwhile the remote gets T-1: the plan and the log change there
+    runs = {}
+    for name, root, replays in (("replayed", clones["a"], True), ("rebased", twin, False)):
+        ctx = context(root, "a", monkeypatch)
+        calls = []
+        real = fleet.integrate.gitobjects.replay
+        monkeypatch.setattr(fleet.integrate.gitobjects, "replay",
+                            lambda *a, real=real, replays=replays, calls=calls: calls.append(1) or (real(*a) if replays else None))
+        remote.fetch(ctx)
+        fleet.integrate.integrate(ctx, remote.remote_head(ctx))
+        assert calls == [1], name
+        assert git(root, "status", "--porcelain") == "", name
+        head = git(root, "rev-parse", "HEAD").strip()
+        moved = git(root, "log", "-1", "--format=%H", "--grep", "^memento: complete T-2", head).strip()
+        assert moved != old and _is_ancestor(root, git(bare, "rev-parse", "main").strip(), head), name
+        status = git(root, "show", "HEAD:docs/TICK_STATUS.md")
+        assert f"`{moved[:7]}`" in status and f"`{old[:7]}`" not in status, name  # the entry follows its commit
+        runs[name] = {"subjects": git(root, "log", "--format=%s", head).splitlines(),
+                      "plan": git(root, "show", "HEAD:docs/MASTER_PLAN.md"),
+                      "status": status.replace(moved[:7], "<sha>"),
+                      "files": git(root, "ls-tree", "-r", "--format=%(objectname) %(path)", "HEAD", "out")}
+    assert runs["replayed"] == runs["rebased"]
+    assert parse_plan_text(runs["replayed"]["plan"]).task("T-1").status == "x"
+    assert parse_plan_text(runs["replayed"]["plan"]).task("T-2").status == "x"
+
+
+def test_the_replay_keeps_a_persons_uncommitted_edit_and_will_not_overwrite_their_new_file(tmp_path, monkeypatch):
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 3)
+    a_root = clones["a"]
+    (a_root / "person.txt").write_text("a person's file\n")
+    git(a_root, "add", "person.txt")
+    git(a_root, "commit", "-qm", "a person's commit")
+    _unpushed_result(a_root, "T-2")
+    tick_all({"b": clones["b"]})  # the remote gets T-1 and its out/1.txt
+    ctx = context(a_root, "a", monkeypatch)
+    remote.fetch(ctx)
+    upstream = remote.remote_head(ctx)
+    # A person's edit of a tracked file the remote did not change: kept, byte for byte, unstaged.
+    edited = a_root / "person.txt"
+    mine = b"a person's file\r\nwith words not committed yet\n"
+    edited.write_bytes(mine)
+    # ... and a file of theirs where the remote now has out/1.txt: nothing may overwrite it.
+    (a_root / "out" / "1.txt").write_bytes(b"the person's own file\n")
+    local = git(a_root, "rev-parse", "HEAD").strip()
+    with pytest.raises(remote.MementoError):
+        fleet.integrate.integrate(ctx, upstream)
+    assert (a_root / "out" / "1.txt").read_bytes() == b"the person's own file\n"
+    assert edited.read_bytes() == mine
+    assert git(a_root, "rev-parse", "HEAD").strip() == local  # the replay's move undone, git's rebase refused
+    assert not (a_root / ".git" / "rebase-merge").exists() and not (a_root / ".git" / "rebase-apply").exists()
+    (a_root / "out" / "1.txt").unlink()
+    head = fleet.integrate.integrate(ctx, upstream)
+    assert head != local and _is_ancestor(a_root, upstream, head)
+    assert edited.read_bytes() == mine and git(a_root, "status", "--porcelain").split() == ["M", "person.txt"]
+    assert "a person's commit" in git(a_root, "log", "--format=%s", f"{upstream}..HEAD")
+    assert (a_root / "out" / "1.txt").read_text() == git(bare, "show", "main:out/1.txt")
+
+
+_INTEGRATE = """
+import sys
+from pathlib import Path
+from memento_core.config import load_config
+from memento_core import fleet
+from memento_core.fleet import remote
+from memento_core.tick.context import TickContext
+from memento_core.workspace import Workspace
+ctx = TickContext(Workspace(Path(sys.argv[1])))
+ctx.config = load_config(ctx.ws.config_path)
+remote.fetch(ctx)
+fleet.integrate.integrate(ctx, remote.remote_head(ctx))
+"""
+
+
+@pytest.mark.parametrize("point", ["replay:before-ref", "replay:before-files"])
+def test_a_replay_killed_half_way_is_finished_or_dropped_by_the_next_tick(tmp_path, monkeypatch, point):
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 3)
+    a_root = clones["a"]
+    _unpushed_result(a_root, "T-2")
+    tick_all({"b": clones["b"]})  # the remote moves on: a's commits must be replayed onto it
+    local = git(a_root, "rev-parse", "HEAD").strip()
+    killed = subprocess.run([PY, "-c", _INTEGRATE, str(a_root)], env=env_for("a", MEMENTO_CRASH_AT=point),
+                            capture_output=True, text=True, timeout=120)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    journal = a_root / ".memento" / "fleet_replay.json"
+    assert journal.exists()
+    moved = git(a_root, "rev-parse", "HEAD").strip()
+    assert (moved == local) == (point == "replay:before-ref")
+    ctx = context(a_root, "a", monkeypatch)
+    fleet.integrate.clean_leftovers(ctx)  # what the next tick does first
+    assert not journal.exists()
+    assert git(a_root, "rev-parse", "HEAD").strip() == moved
+    assert git(a_root, "status", "--porcelain", "--untracked-files=no") == ""  # index and files are HEAD's
+    assert subprocess.run(["git", "diff", "--cached", "--quiet"], cwd=a_root).returncode == 0
+    upstream = git(bare, "rev-parse", "main").strip()
+    if point == "replay:before-files":  # HEAD had moved onto the remote's: the files follow it
+        assert (a_root / "out" / "1.txt").read_text() == git(bare, "show", "main:out/1.txt")
+        assert _is_ancestor(a_root, upstream, "HEAD")
+    remote.fetch(ctx)
+    fleet.integrate.integrate(ctx, remote.remote_head(ctx))  # and the sync goes on from there
+    assert _is_ancestor(a_root, upstream, "HEAD")
+    assert git(a_root, "status", "--porcelain", "--untracked-files=no") == ""
+
+
+def test_a_result_replayed_onto_the_remote_is_pushed_before_head_and_the_files_move(tmp_path, monkeypatch):
+    """The window from a fetch to the end of its push is where another host's push loses this
+    one its race: the replayed commits are pushed as objects, and HEAD, the index and the files
+    move to them after the push (with the documents' commit), not inside the window."""
+    from memento_core import gitops
+    from memento_core.tick.context import TaskResult
+
+    bare, clones, a, b = two_hosts_a_holding_t1(tmp_path, monkeypatch)
+    fleet.sync.sync(b)
+    assert fleet.claims.claim(b, b.plan().task("T-2"))  # the remote moves on: a's result must be replayed
+    b.fleet.stop_beating()
+    ran, real = [], gitops.run_git
+
+    def recorded(root, args, **kw):
+        if Path(root) == clones["a"]:
+            ran.append(next(arg for arg in args if not arg.startswith("-") and "=" not in arg))
+        return real(root, args, **kw)
+
+    monkeypatch.setattr(gitops, "run_git", recorded)
+    try:
+        result = fleet.publish.publish(a, TaskResult("T-1", True), chain=True)
+    finally:
+        a.fleet.stop_beating()
+    assert result.passed, result.reason
+    window = ran[ran.index("fetch"):ran.index("push") + 1]
+    assert "read-tree" not in window and "update-ref" not in window and "merge" not in window, window
+    assert "read-tree" in ran[ran.index("push"):]  # the files moved, after the push
+    log = subjects(bare)
+    assert log.count("memento: complete T-1 Write out/1.txt") == 1 and "memento: claim T-3 on a" in log
+    assert git(clones["a"], "rev-parse", "HEAD") == git(bare, "rev-parse", "main")  # the chained claim held
+    # The files are the pushed ones', but the chained claim's `[~]`, which the work tree's plan
+    # never gets (the attempt's own claim step marks it).
+    shown = git(clones["a"], "diff", "HEAD", "--", ".").splitlines()
+    assert git(clones["a"], "status", "--porcelain") == " M docs/MASTER_PLAN.md\n"
+    assert [line for line in shown if line[:1] in "+-" and line[:3] not in ("+++", "---")] == [
+        "-- [~] `T-3` Write out/3.txt", "+- [ ] `T-3` Write out/3.txt"]
+    assert (clones["a"] / "out" / "1.txt").read_text() == "T-1\n"
+    assert a.fleet.task == "T-3"
+    assert [t.status for t in remote_plan(bare).tasks] == ["x", "~", "~"]
+
+
+def test_a_person_s_file_in_the_way_after_the_push_keeps_head_and_the_next_sync_follows(tmp_path, monkeypatch):
+    """The replayed result landed, but a person's new file stands where the remote now has one:
+    nothing of theirs is overwritten, HEAD stays, cron.log says why, and once the file is gone
+    the next sync brings the work tree to the remote."""
+    from memento_core.tick.context import TaskResult
+
+    bare, clones, a, b = two_hosts_a_holding_t1(tmp_path, monkeypatch)
+    tick_all({"b": clones["b"]})  # b completes T-2 and T-3: out/2.txt and out/3.txt on the remote
+    a_root = clones["a"]
+    for n in (2, 3):
+        (a_root / "out" / f"{n}.txt").write_bytes(b"the person's own file\n")
+    local = git(a_root, "rev-parse", "HEAD").strip()
+    try:
+        result = fleet.publish.publish(a, TaskResult("T-1", True))
+    finally:
+        a.fleet.stop_beating()
+    assert result.passed, result.reason
+    assert subjects(bare).count("memento: complete T-1 Write out/1.txt") == 1  # the push landed
+    assert claim_refs(bare) == []
+    assert git(a_root, "rev-parse", "HEAD").strip() == local
+    assert (a_root / "out" / "2.txt").read_bytes() == b"the person's own file\n"
+    assert not (a_root / ".git" / "rebase-merge").exists() and not (a_root / ".git" / "rebase-apply").exists()
+    assert "the work tree could not follow the commits replayed onto" in (a_root / "logs" / "cron.log").read_text()
+    for n in (2, 3):
+        (a_root / "out" / f"{n}.txt").unlink()
+    fleet.sync.sync(a, take_over=False)
+    assert git(a_root, "rev-parse", "HEAD") == git(bare, "rev-parse", "main")
+    assert git(a_root, "status", "--porcelain") == ""
+    assert [t.status for t in remote_plan(bare).tasks] == ["x", "x", "x"]
+
+
+def test_a_chained_claim_is_held_when_the_replay_leaves_plan_notes_and_the_notes_reach_the_remote(
+        tmp_path, monkeypatch):
+    """The replay's plan notes become a status entry committed after the push: on top of the
+    chained claim, which is held first (not left to go stale), and pushed by the next push."""
+    from memento_core import gitobjects
+    from memento_core.tick.context import TaskResult
+
+    bare, clones, a, b = two_hosts_a_holding_t1(tmp_path, monkeypatch)
+    fleet.sync.sync(b)
+    assert fleet.claims.claim(b, b.plan().task("T-2"))
+    b.fleet.stop_beating()
+    real = gitobjects.replay
+
+    def with_a_note(*args, **kw):
+        out = real(*args, **kw)
+        remote.fleet(a).plan_notes.append("T-1: changed here and on the remote; the remote's stands")
+        return out
+
+    monkeypatch.setattr(gitobjects, "replay", with_a_note)
+    try:
+        result = fleet.publish.publish(a, TaskResult("T-1", True), chain=True)
+        assert result.passed, result.reason
+        assert a.fleet.task == "T-3" and a.fleet.ref == git(bare, "rev-parse", "refs/memento/claims/T-3").strip()
+        remote_main = git(bare, "rev-parse", "main").strip()
+        assert git(clones["a"], "rev-parse", "HEAD~1").strip() == remote_main  # the entry's commit on the claim
+        assert "PLAN MERGE" in git(clones["a"], "show", "HEAD:docs/TICK_STATUS.md")
+        log = clones["a"] / "logs" / "cron.log"
+        assert not log.exists() or "goes stale" not in log.read_text()
+        assert "- [~] `T-3`" in git(clones["a"], "show", "HEAD:docs/MASTER_PLAN.md")  # the claim never undone
+        fleet.sync.sync(a, take_over=False)  # the next push carries it
+        assert "PLAN MERGE" in git(bare, "show", "main:docs/TICK_STATUS.md")
+        assert a.fleet.task == "T-3"
+    finally:
+        a.fleet.stop_beating()
