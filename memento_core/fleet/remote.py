@@ -51,9 +51,9 @@ def fetch(ctx: TickContext) -> None:
         raise MementoError(f"git fetch {f.remote} failed: {proc.stderr.decode('utf-8', 'replace').strip()[-500:]}")
 
 
-def _fetched(ctx: TickContext, *, branch: bool = True) -> tuple[str | None, dict[str, Beat]]:
-    """What the last fetch brought: the remote's branch (:func:`remote_head`; None when not asked
-    for or missing) and its claim refs (:func:`_seen`), read with one git command after each
+def _fetched(ctx: TickContext) -> tuple[str | None, dict[str, Beat]]:
+    """What the last fetch brought: the remote's branch (:func:`remote_head`; None when it has
+    none) and its claim refs (:func:`_seen`), read with one git command after each
     fetch or push and kept until the next (Fleet.fetched)."""
     f = fleet(ctx)
     if f.fetched is None:
@@ -71,12 +71,12 @@ def _fetched(ctx: TickContext, *, branch: bool = True) -> tuple[str | None, dict
                 beats[parts[0][len(SEEN):]] = Beat(parts[1], host, float(parts[2]))
         f.fetched = (head, beats)
     head, beats = f.fetched
-    return (head if branch else None), dict(beats)
+    return head, dict(beats)
 
 
 def _seen(ctx: TickContext) -> dict[str, Beat]:
     """The claim refs as last fetched: task id -> Beat."""
-    return _fetched(ctx, branch=False)[1]
+    return _fetched(ctx)[1]
 
 
 def remote_head(ctx: TickContext) -> str | None:
@@ -214,7 +214,7 @@ def _wanted(ctx: TickContext, specs: list[str]) -> dict[str, str]:
 
 def landed(ctx: TickContext, wanted: dict[str, str]) -> bool:
     """The remote's refs are exactly ``wanted`` (read with `git ls-remote`); False when it cannot be read."""
-    if not wanted or any(v is None for v in wanted.values()):
+    if not wanted:
         return False
     proc = gitops.run_git(ctx.root, ["ls-remote", fleet(ctx).remote, *wanted], check=False)
     if proc.returncode != 0:
