@@ -42,7 +42,7 @@ class TickContext:
     git_failed: str = ""
     rate_limited: bool = False  # an attempt was refused for rate limits: not a failure for the breaker
     results: list[TaskResult] = field(default_factory=list)
-    fleet: object = None  # remote.Fleet while [workers] remote is set: the claim this host holds
+    fleet: object = None  # fleet.host.Fleet while [workers] remote is set: the claim this host holds
     stale_ticks: set = field(default_factory=set)  # dead ticks whose failure the breaker counted (recovery)
     tick_commit: str | None = None  # the last commit this tick made that its documents may be folded into
     docs_committed: tuple | None = None  # the documents' stat when last found committed (housekeeping)
