@@ -44,8 +44,9 @@ conflict, a claim never attempted given back
 
 The tick (tick/run.py, the architect) calls the fleet through calls.py, the few
 names it needs; doctor reads remote.read_refusal. A module imports only those
-before it in this order: host, remote, docs, integrate, pending, claims, stale,
-batch, publish, sync, pick.
+before it in this order: host, remote, plan_merge, docs, integrate, pending, then
+claims, stale and batch (none of the three imports another), publish, sync, pick
+(an import-linter contract in pyproject.toml holds it).
 """
 
 # Every module loaded with the package, so that ``fleet.<module>.<name>`` always resolves.
