@@ -52,9 +52,11 @@ def run_locked(ws, taken_over: str = ""):
     else run steps 2–16 (run.tick). A lock held by a tick stopped past `stale_lock_timeout`
     is taken over (stopped.py); ``taken_over`` then says so, and the lock is waited for briefly.
 
-    The skip path imports only the plan scanner and the config reader: cron
+    The skip path imports only the plan scanner and tomllib (memento.toml is read
+    as a Config only when it sets [chat] or a remote: _config_and_chat): cron
     wakes a paused project every few minutes and that must cost next to nothing
-    (SPEC §11: a paused tick within 3x a bare interpreter start).
+    (SPEC §11: a paused tick within 3x a bare interpreter start; issue 42: 2x in
+    CPU time). tests/core/test_import_hygiene.py holds the list.
     """
     from ..errors import MementoError
     from ..locks import LockBusy, file_lock
@@ -122,7 +124,13 @@ def run_locked(ws, taken_over: str = ""):
 def _config_and_chat(ws):
     """memento.toml (None when it is invalid: run.tick says why); with ``[chat]``, its replies and
     commands first, before anything is read or picked, paused or not (a /resume must reach a
-    paused plan), within 3 s (SPEC §18)."""
+    paused plan), within 3 s (SPEC §18).
+
+    Also None when it sets neither ``[chat]`` nor a ``[workers] remote``: nothing before run.tick
+    reads anything else of it (run.tick loads it itself), so a paused tick does not pay for
+    validating it into a Config (SPEC §11: config.py is most of a paused tick's imports)."""
+    if not _chat_or_remote(ws.config_path):
+        return None
     from ..config import load_config
     from ..errors import MementoError
 
@@ -135,6 +143,23 @@ def _config_and_chat(ws):
 
         before_pick(ws, config)
     return config
+
+
+def _chat_or_remote(path) -> bool:
+    """Whether memento.toml may set ``[chat]`` or ``[workers] remote`` (config.py's keys): False
+    only when the file is missing, or is TOML that sets neither, where load_config gives a
+    Config with no chat and no remote, or none at all. Any doubt (unreadable, not UTF-8, not
+    TOML) answers True, and load_config decides as it always did."""
+    import tomllib
+
+    try:
+        raw = tomllib.loads(path.read_bytes().decode("utf-8"))
+    except FileNotFoundError:
+        return False
+    except (OSError, ValueError):  # UnicodeDecodeError and TOMLDecodeError are ValueErrors
+        return True
+    workers = raw.get("workers")
+    return "chat" in raw or (isinstance(workers, dict) and "remote" in workers)
 
 
 def _tell(ws, config) -> None:

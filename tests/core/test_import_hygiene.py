@@ -31,3 +31,42 @@ def test_importing_the_core_loads_no_textual():
     code = "import sys, memento_core.cli.main, memento_core.plan; print([m for m in sys.modules if m.split('.')[0] in ('textual', 'memento_tui')])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+# What the tick adds to a bare interpreter, without site (-S): a .pth file of this machine's
+# site-packages may import tempfile or shutil first and hide that the tick does.
+_LOADED = (f"import sys\nbefore = set(sys.modules)\nsys.path.insert(0, {str(ROOT)!r})\n"
+           "from memento_core.tick.__main__ import main\n"
+           "rc = main(sys.argv[1:])\nprint(repr({'rc': rc, 'modules': sorted(set(sys.modules) - before)}))")
+
+
+def _paused(tmp_path: Path, toml: str) -> Path:
+    from memento_core.scaffold import init_workspace
+
+    root = tmp_path / "paused"
+    init_workspace(root, project="paused", commit=False)
+    plan = root / "docs" / "MASTER_PLAN.md"
+    plan.write_text(plan.read_text(encoding="utf-8").replace("tick_mode: auto", "tick_mode: paused"), encoding="utf-8")
+    (root / "memento.toml").write_text(toml, encoding="utf-8")
+    return root
+
+
+def _paused_tick_modules(argv: list[str]) -> tuple[int, str, set[str]]:
+    r = subprocess.run([sys.executable, "-S", "-c", _LOADED, *argv], capture_output=True, text=True, check=True)
+    *said, last = r.stdout.strip().splitlines()
+    report = ast.literal_eval(last)
+    return report["rc"], "\n".join(said), set(report["modules"])
+
+
+def test_a_paused_tick_reads_memento_toml_as_a_config_when_it_sets_chat_or_a_remote(tmp_path):
+    # The remote (SPEC §12) and [chat] (SPEC §18) are asked before a paused plan's skip: there
+    # the Config is needed, and built (test_fleet and test_chat_telegram hold what they do).
+    for n, toml in enumerate(('[workers]\nremote = "origin"\n', '[chat]\n', '[workers]\n"re\\u006dote" = "x"\n')):
+        root = _paused(tmp_path / f"set{n}", toml)
+        _, _, loaded = _paused_tick_modules(["--project", str(root)])
+        assert "memento_core.config" in loaded, toml
+    for n, toml in enumerate(("[workers]\nmax = 2\n", "[agent\n", "\xff")):  # no remote; not TOML: load_config says
+        root = _paused(tmp_path / f"unset{n}", toml)
+        rc, said, loaded = _paused_tick_modules(["--project", str(root)])
+        assert ("memento_core.config" in loaded) is (toml != "[workers]\nmax = 2\n"), toml
+        assert rc == 0 and "tick skipped: tick_mode is paused" in said
