@@ -6,11 +6,14 @@ attention (blocked, breaker, dirty tree), 2 could not run.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import argparse
 
 
 @functools.cache
@@ -174,7 +177,9 @@ def _tell(ws, config) -> None:
         chat_after_tick(ws)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    import argparse
+
     parser = argparse.ArgumentParser(prog="python -m memento_core.tick",
                                      description="Run one tick of the workspace, as cron does: one task, verified, "
                                                  "committed or rolled back.",
@@ -182,14 +187,34 @@ def main(argv: Sequence[str] | None = None) -> int:
                                             "1 needs attention (blocked, breaker, dirty tree), 2 could not run.")
     parser.add_argument("--project", metavar="DIR", help="the workspace (default: search upwards from here)")
     parser.add_argument("dir", nargs="?", metavar="DIR", help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def _plain_project(argv: Sequence[str]) -> str | None:
+    """The workspace of the command lines cron and people write (``--project DIR``, ``DIR``,
+    nothing), read without argparse: building its parser is a tenth of a paused tick's own
+    cost (SPEC §11). None for any other shape (an option, ``--project=DIR``, a DIR that starts
+    with ``-``): argparse reads those, its errors and ``--help`` included."""
+    if len(argv) == 2 and argv[0] == "--project" and not argv[1].startswith("-"):
+        return argv[1]
+    if len(argv) == 1 and not argv[0].startswith("-"):
+        return argv[0]
+    return "" if not argv else None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    project = _plain_project(argv)
+    if project is None:
+        args = parse_args(argv)
+        project = args.project or args.dir
     from ..errors import MementoError
     from ..lines import safe_text
     from ..workspace import Workspace
 
     # Messages name files and carry what agents wrote: no control character reaches the terminal.
     try:
-        ws = Workspace.find(args.project or args.dir or os.getcwd())
+        ws = Workspace.find(project or os.getcwd())
         outcome = run_locked(ws)
     except MementoError as exc:
         print(f"[error] {safe_text(str(exc))}", file=sys.stderr)

@@ -70,3 +70,18 @@ def test_a_paused_tick_reads_memento_toml_as_a_config_when_it_sets_chat_or_a_rem
         rc, said, loaded = _paused_tick_modules(["--project", str(root)])
         assert ("memento_core.config" in loaded) is (toml != "[workers]\nmax = 2\n"), toml
         assert rc == 0 and "tick skipped: tick_mode is paused" in said
+
+
+def test_the_tick_command_line_keeps_every_other_shape_to_argparse(tmp_path):
+    root = _paused(tmp_path, "")
+    tick = [sys.executable, "-m", "memento_core.tick"]
+    for argv in ([f"--project={root}"], ["--proj", str(root)]):  # argparse's forms, read by argparse
+        r = subprocess.run([*tick, *argv], capture_output=True, text=True)
+        assert r.returncode == 0 and "tick skipped: tick_mode is paused" in r.stdout, (argv, r.stderr)
+    r = subprocess.run([*tick, "--help"], capture_output=True, text=True)
+    assert r.returncode == 0 and "usage: python -m memento_core.tick" in r.stdout
+    for argv in (["--project"], ["--project", "-x"], ["--bogus"], [str(root), "extra"]):
+        r = subprocess.run([*tick, *argv], capture_output=True, text=True)
+        assert r.returncode == 2 and "usage:" in r.stderr, argv
+    r = subprocess.run(tick, cwd=root, capture_output=True, text=True)  # no argument: the current folder
+    assert r.returncode == 0 and "tick skipped: tick_mode is paused" in r.stdout
