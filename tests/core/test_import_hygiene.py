@@ -33,6 +33,20 @@ def test_importing_the_core_loads_no_textual():
     assert out.strip() == "[]"
 
 
+# A paused tick is cron's most frequent process (SPEC §11: ≤ 3x a bare interpreter, issue 42: ≤ 2x
+# in CPU time): what it may import, all of it. A module added here is paid by every paused project
+# every few minutes; bench/tick_overhead.py --paused-only measures what it costs.
+PAUSED_TICK_MODULES = {
+    "memento_core", "memento_core.tick", "memento_core.tick.__main__", "memento_core.tick.orphans",
+    "memento_core.tick.own_dirs", "memento_core.errors", "memento_core.lines", "memento_core.workspace",
+    "memento_core.locks", "memento_core.crashpoints", "memento_core.durations", "memento_core.plan",
+    "memento_core.markdown", "memento_core.markdown.blocks", "memento_core.runlog",
+}
+# Made lazy by issue 42: config.py (a Config is built only for [chat] or a remote), argparse (the
+# plain `--project DIR` is read by hand), json (read only when a dead tick left a record).
+PAUSED_TICK_NEVER = ("argparse", "gettext", "locale", "json", "subprocess", "logging", "asyncio", "socket",
+                     "hashlib", "shlex", "tempfile", "shutil")
+
 # What the tick adds to a bare interpreter, without site (-S): a .pth file of this machine's
 # site-packages may import tempfile or shutil first and hide that the tick does.
 _LOADED = (f"import sys\nbefore = set(sys.modules)\nsys.path.insert(0, {str(ROOT)!r})\n"
@@ -56,6 +70,18 @@ def _paused_tick_modules(argv: list[str]) -> tuple[int, str, set[str]]:
     *said, last = r.stdout.strip().splitlines()
     report = ast.literal_eval(last)
     return report["rc"], "\n".join(said), set(report["modules"])
+
+
+def test_a_paused_tick_imports_only_its_own_short_list(tmp_path):
+    from memento_core.config import DEFAULT_CONFIG_TOML
+
+    root = _paused(tmp_path, DEFAULT_CONFIG_TOML)  # the file `memento init` writes, "# remote = …" and all
+    for argv in (["--project", str(root)], [str(root)]):
+        rc, said, loaded = _paused_tick_modules(argv)
+        assert rc == 0 and "tick skipped: tick_mode is paused" in said
+        assert {m for m in loaded if m.startswith("memento_core")} <= PAUSED_TICK_MODULES
+        assert [m for m in loaded if m.split(".")[0] in PAUSED_TICK_NEVER] == []
+        assert "memento_core.plan" in loaded and "tomllib" in loaded  # it did read the plan and memento.toml
 
 
 def test_a_paused_tick_reads_memento_toml_as_a_config_when_it_sets_chat_or_a_remote(tmp_path):
