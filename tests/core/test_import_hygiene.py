@@ -111,3 +111,17 @@ def test_the_tick_command_line_keeps_every_other_shape_to_argparse(tmp_path):
         assert r.returncode == 2 and "usage:" in r.stderr, argv
     r = subprocess.run(tick, cwd=root, capture_output=True, text=True)  # no argument: the current folder
     assert r.returncode == 0 and "tick skipped: tick_mode is paused" in r.stdout
+
+
+def test_the_command_line_builds_its_parser_without_the_agents_package():
+    # Every command builds the parser of every command, `status --json` included: the agents package
+    # (its presets, process groups and usage parsers) is a third of what that once cost (SPEC §11).
+    code = ("import sys\nfrom memento_core.cli.main import build_parser\nbuild_parser()\n"
+            "print(sorted(m for m in sys.modules if m.startswith('memento_core.agents')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+    from memento_core.agents.check import VERSION_TIMEOUT
+
+    # The --timeout default, applied when the command runs, is still the one its help names.
+    r = subprocess.run([sys.executable, "-m", "memento_core.cli", "agents", "--help"], capture_output=True, text=True)
+    assert r.returncode == 0 and f"(default {VERSION_TIMEOUT:g})" in " ".join(r.stdout.split())
