@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memento_core.plan import _FIELD_FIND, edit_plan, parse_plan
+from memento_core.plan import _FIELD_FIND, edit_plan, parse_plan, unquote
 
 STATUSES = [" ", "x", "!", "~", "-"]
 prose = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=30).map(
@@ -139,3 +139,17 @@ def task_blocks(draw):
 def test_the_field_reader_reads_every_block_as_the_lazy_form_did(block):
     assert [(m.start(), m.groups()) for m in _FIELD_FIND.finditer(block)] == \
         [(m.start(), m.groups()) for m in _LAZY_FIELD_FIND.finditer(block)]
+
+
+def _unquote_as_first_written(value: str) -> str:
+    value = value.strip()
+    for quote in ("``", "`"):
+        if len(value) >= 2 * len(quote) and value.startswith(quote) and value.endswith(quote):
+            return value[len(quote) : -len(quote)].strip()
+    return value
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("` \ta\u00a0")), max_size=8))
+def test_unquote_strips_as_it_was_first_written(value):
+    assert unquote(value) == _unquote_as_first_written(value)
