@@ -131,7 +131,7 @@ def _config_and_chat(ws):
 
     Also None when it sets neither ``[chat]`` nor a ``[workers] remote``: nothing before run.tick
     reads anything else of it (run.tick loads it itself), so a paused tick does not pay for
-    validating it into a Config (SPEC §11: config.py is most of a paused tick's imports)."""
+    validating it into a Config (SPEC §11: config.py was a quarter of a paused tick's imports)."""
     if not _chat_or_remote(ws.config_path):
         return None
     from ..config import load_config
