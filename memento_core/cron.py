@@ -312,8 +312,35 @@ def installed(root: Path | str, *, tabfile: Path | str | None = None) -> bool:
     if not cron_available(tabfile):
         return False
     root = _checked_root(root)
+    text = _crontab_text(tabfile)
+    if text is not None and tag_for(root) not in text:
+        # python-crontab takes a job's comment from the text of its line (or of the line above):
+        # without the tag in the text no entry is this project's. `memento status` and the
+        # dashboard ask at every refresh; importing python-crontab (asyncio, logging, platform)
+        # is a tenth of what `status --json` costs on 10,000 tasks (SPEC §11).
+        return False
     with _crontab(tabfile) as edit:
         return bool(_ours(edit.tab, root))
+
+
+def _crontab_text(tabfile: Path | str | None) -> str | None:
+    """The crontab as python-crontab reads it (a tab file, else `crontab -l`); None when it
+    cannot be read here, and python-crontab then answers (or fails) as it always did."""
+    import subprocess
+
+    path = _tabfile(tabfile)
+    try:
+        if path is not None:
+            return path.read_text(encoding="utf-8") if path.exists() else ""
+        binary = _crontab_binary()
+        if binary is None:
+            return None
+        done = subprocess.run([binary, "-l"], capture_output=True, text=True, timeout=30)
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return None
+    if done.stderr and "no crontab for" not in done.stderr:
+        return None
+    return done.stdout
 
 
 def installed_schedule(root: Path | str, *, tabfile: Path | str | None = None) -> str | None:

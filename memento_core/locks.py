@@ -14,7 +14,6 @@ import errno
 import fcntl
 import os
 import stat
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -187,6 +186,8 @@ def atomic_write_bytes(path: Path, data: bytes, *, unchanged: bytes | None = Non
         mode = os.lstat(path).st_mode & 0o7777
     except FileNotFoundError:
         mode = 0o644
+    import tempfile  # here, not at the top: a paused tick writes nothing this way (SPEC §11)
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as fh:

@@ -47,7 +47,10 @@ _TASK_RE = re.compile(
     rf"(?P<tick>`?)(?P<id>{TASK_ID})(?P=tick):?(?:[ \t]+(?P<rest>.*))?$"
 )
 _FIELD_RE = re.compile(r"^(?P<indent>[ \t]+)[-*+] (?P<key>[A-Za-z_][\w-]*):(?P<sp>[ \t]*)(?P<value>.*)$")
-_FIELD_FIND = re.compile(r"^[ \t]+[-*+] ([A-Za-z_][\w-]*):[ \t]*([^\n]*?)[ \t\r]*$", re.M)
+# The value ends at its last character that is not a space, tab or CR: said greedily (the lazy
+# `[^\n]*?` before `[ \t\r]*$` tried the end of line at every character: half of reading
+# 10,000 tasks' fields, SPEC §11). test_plan_properties holds it to the lazy form.
+_FIELD_FIND = re.compile(r"^[ \t]+[-*+] ([A-Za-z_][\w-]*):[ \t]*((?:[^\n]*[^ \t\r\n])?)[ \t\r]*$", re.M)
 _META_RE = re.compile(r"^[-*+] (?P<key>[A-Za-z_][\w-]*):(?P<sp>[ \t]*)(?P<value>.*?)(?P<comment>[ \t]*<!--.*-->)?[ \t]*$")
 _MODULE_RE = re.compile(r"^\[MODULE:(?P<name>[^\]]*)\][ \t]*")
 _INLINE_RETRIES_RE = re.compile(r"[ \t]*\[retries:[ \t]*(?P<n>[^\]]*)\][ \t]*$")
@@ -72,6 +75,10 @@ _SCAN_RE = re.compile(
 )
 
 REPEATABLE_FIELDS = ("accept",)
+# Field names as Memento and its docs write them (lower case; `accept` apart): a block of these
+# alone is told usual by one set comparison (Task._parsed).
+_USUAL_KEYS = frozenset(("verify", "context_files", "guard_files", "estimate", "retries", "timeout", "do", "depends",
+                         "changes", "reason", "questions", "question", "import_error"))
 
 
 @dataclass(frozen=True)
@@ -183,8 +190,8 @@ class Task:
         # The usual block, told at C speed: each key once and in lower case, no `accept:`, no inline
         # [retries: N]. `memento status` and the dashboard read every task's problems (a task's
         # error is an error everywhere): on a 10,000-task plan this is most of that cost.
-        if len(fields) == len(pairs) and "accept" not in fields and "".join(fields).islower() \
-                and "[retries" not in self.raw_rest:
+        if len(fields) == len(pairs) and "accept" not in fields \
+                and (fields.keys() <= _USUAL_KEYS or "".join(fields).islower()) and "[retries" not in self.raw_rest:
             return fields, (), ()
         fields = {}
         accept: list[str] = []
@@ -309,7 +316,7 @@ class Task:
         """The first line of the worker's open question (``- question: …``), kept until the task passes."""
         return self.fields.get("question") or None
 
-    @cached_property
+    @_cached
     def depends(self) -> tuple[str, ...]:
         """The task ids of ``depends: T-101, T-102`` (``none`` or absent: no dependencies)."""
         if "depends" not in self.block:  # most tasks: no field decoding
@@ -440,10 +447,11 @@ def _duration_problem(text: str) -> str:
 def unquote(value: str) -> str:
     """Strip one layer of matching backticks (`` `cmd` `` or ``` ``cmd`` ```) and whitespace."""
     value = value.strip()
-    for quote in ("``", "`"):
-        if len(value) >= 2 * len(quote) and value.startswith(quote) and value.endswith(quote):
-            return value[len(quote) : -len(quote)].strip()
-    return value
+    if value[:1] != "`" or value[-1:] != "`" or len(value) < 2:
+        return value
+    if len(value) >= 4 and value[:2] == "``" and value[-2:] == "``":
+        return value[2:-2].strip()
+    return value[1:-1].strip()
 
 
 def split_path_list(value: str) -> tuple[str, ...]:
@@ -516,13 +524,12 @@ def scan_plan(text: str, path: str) -> Plan:
         lineno += count("\n", counted_to, start)
         counted_to = start
         pos = m.end() + 1
-        task_id = m.group("id")
+        task_id, status, rest, block = m.group("id", "st", "rest", "block")  # one call: once per task
         if task_id is not None:
             phase = reader.phase
-            status = m.group("st")
             task = new_task(id=task_id, status=aliases.get(status, status),
                             phase=phase["id"] if phase is not None else None, line=lineno,
-                            raw_rest=m.group("rest"), block=m.group("block"))
+                            raw_rest=rest, block=block)
             tasks.append(task)
             first = seen.setdefault(task_id, lineno)
             if first != lineno:

@@ -147,5 +147,6 @@ def test_a_paused_tick_loads_no_attempt_machinery_git_agents_or_mistune(tmp_path
                               "memento_core.gitops", "memento_core.agents", "memento_core.memory",
                               "memento_core.checkpoint", "memento_core.markdown.prose", "memento_core.prose"))]
     assert heavy == []
-    # The paused path is still the real one: it read the plan and the config.
-    assert {"memento_core.plan", "memento_core.config", "memento_core.locks"} <= loaded
+    # The paused path is still the real one: it read the plan and memento.toml (as TOML: a Config
+    # only when it sets [chat] or a remote, tests/core/test_import_hygiene.py).
+    assert {"memento_core.plan", "tomllib", "memento_core.locks"} <= loaded

@@ -6,11 +6,14 @@ attention (blocked, breaker, dirty tree), 2 could not run.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import argparse
 
 
 @functools.cache
@@ -52,9 +55,11 @@ def run_locked(ws, taken_over: str = ""):
     else run steps 2–16 (run.tick). A lock held by a tick stopped past `stale_lock_timeout`
     is taken over (stopped.py); ``taken_over`` then says so, and the lock is waited for briefly.
 
-    The skip path imports only the plan scanner and the config reader: cron
+    The skip path imports only the plan scanner and tomllib (memento.toml is read
+    as a Config only when it sets [chat] or a remote: _config_and_chat): cron
     wakes a paused project every few minutes and that must cost next to nothing
-    (SPEC §11: a paused tick within 3x a bare interpreter start).
+    (SPEC §11: a paused tick within 3x a bare interpreter start; issue 42: 2x in
+    CPU time). tests/core/test_import_hygiene.py holds the list.
     """
     from ..errors import MementoError
     from ..locks import LockBusy, file_lock
@@ -122,7 +127,13 @@ def run_locked(ws, taken_over: str = ""):
 def _config_and_chat(ws):
     """memento.toml (None when it is invalid: run.tick says why); with ``[chat]``, its replies and
     commands first, before anything is read or picked, paused or not (a /resume must reach a
-    paused plan), within 3 s (SPEC §18)."""
+    paused plan), within 3 s (SPEC §18).
+
+    Also None when it sets neither ``[chat]`` nor a ``[workers] remote``: nothing before run.tick
+    reads anything else of it (run.tick loads it itself), so a paused tick does not pay for
+    validating it into a Config (SPEC §11: config.py was a quarter of a paused tick's imports)."""
+    if not _chat_or_remote(ws.config_path):
+        return None
     from ..config import load_config
     from ..errors import MementoError
 
@@ -137,6 +148,23 @@ def _config_and_chat(ws):
     return config
 
 
+def _chat_or_remote(path) -> bool:
+    """Whether memento.toml may set ``[chat]`` or ``[workers] remote`` (config.py's keys): False
+    only when the file is missing, or is TOML that sets neither, where load_config gives a
+    Config with no chat and no remote, or none at all. Any doubt (unreadable, not UTF-8, not
+    TOML) answers True, and load_config decides as it always did."""
+    import tomllib
+
+    try:
+        raw = tomllib.loads(path.read_bytes().decode("utf-8"))
+    except FileNotFoundError:
+        return False
+    except (OSError, ValueError):  # UnicodeDecodeError and TOMLDecodeError are ValueErrors
+        return True
+    workers = raw.get("workers")
+    return "chat" in raw or (isinstance(workers, dict) and "remote" in workers)
+
+
 def _tell(ws, config) -> None:
     """After a tick that ran: what changed, sent once through [notify] (SPEC §15) and posted in the
     [chat] rooms (SPEC §18); never on the paused path."""
@@ -149,7 +177,9 @@ def _tell(ws, config) -> None:
         chat_after_tick(ws)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    import argparse
+
     parser = argparse.ArgumentParser(prog="python -m memento_core.tick",
                                      description="Run one tick of the workspace, as cron does: one task, verified, "
                                                  "committed or rolled back.",
@@ -157,14 +187,34 @@ def main(argv: Sequence[str] | None = None) -> int:
                                             "1 needs attention (blocked, breaker, dirty tree), 2 could not run.")
     parser.add_argument("--project", metavar="DIR", help="the workspace (default: search upwards from here)")
     parser.add_argument("dir", nargs="?", metavar="DIR", help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def _plain_project(argv: Sequence[str]) -> str | None:
+    """The workspace of the command lines cron and people write (``--project DIR``, ``DIR``,
+    nothing), read without argparse: building its parser is a tenth of a paused tick's own
+    cost (SPEC §11). None for any other shape (an option, ``--project=DIR``, a DIR that starts
+    with ``-``): argparse reads those, its errors and ``--help`` included."""
+    if len(argv) == 2 and argv[0] == "--project" and not argv[1].startswith("-"):
+        return argv[1]
+    if len(argv) == 1 and not argv[0].startswith("-"):
+        return argv[0]
+    return "" if not argv else None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    project = _plain_project(argv)
+    if project is None:
+        args = parse_args(argv)
+        project = args.project or args.dir
     from ..errors import MementoError
     from ..lines import safe_text
     from ..workspace import Workspace
 
     # Messages name files and carry what agents wrote: no control character reaches the terminal.
     try:
-        ws = Workspace.find(args.project or args.dir or os.getcwd())
+        ws = Workspace.find(project or os.getcwd())
         outcome = run_locked(ws)
     except MementoError as exc:
         print(f"[error] {safe_text(str(exc))}", file=sys.stderr)

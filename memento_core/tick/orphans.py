@@ -20,7 +20,6 @@ record is found.
 
 from __future__ import annotations
 
-import json
 import os
 
 ARCHITECT = "ARCHITECT"
@@ -53,6 +52,8 @@ def _dead_run(ws, name: str) -> tuple[str, list[str], list[int]] | None:
     record is ``name``, when its tick is dead; None when it lives, is another host's or unreadable.
     Read without its digest: an agent that forged one can only name a marker, and a marker
     finds nothing but a dead tick's processes for this project."""
+    import json
+
     from ..agents.reaper import start_time
     from ..state import this_host
 

@@ -141,6 +141,19 @@ def test_status_json_document(ws: Path):
     assert r.returncode == 1 and "[warn] T-102 blocked after 0 retries" in r.stdout
 
 
+def test_status_reads_the_plan_once(ws: Path, monkeypatch):
+    # 10,000 tasks take tens of milliseconds to read: the summary and "needs you" share one reading.
+    import memento_core.plan
+    from memento_core.cli.commands.status import status_document
+    from memento_core.workspace import Workspace
+
+    read, real = [], memento_core.plan.parse_plan
+    monkeypatch.setattr(memento_core.plan, "parse_plan", lambda *a, **k: read.append(a) or real(*a, **k))
+    (ws / PLAN).write_text((FIXTURES / "skill_template_plan.md").read_text().replace("- [ ] `T-102`", "- [!] `T-102`"))
+    doc = status_document(Workspace.find(ws))
+    assert len(read) == 1 and [n["task"] for n in doc["needs_you"] if n.get("task")] == ["T-102"]
+
+
 def test_mode_reset_skip_note_edit_the_files(ws: Path):
     plan = ws / PLAN
     before = plan.read_bytes().splitlines()

@@ -180,6 +180,29 @@ def test_a_project_whose_path_is_a_prefix_of_another_is_not_confused(tab, tmp_pa
     assert cron.installed(ab, tabfile=tab)
 
 
+def test_installed_reads_python_crontab_only_when_the_tag_is_there(tab, project, tmp_path):
+    tag = cron.tag_for(project)
+    # Every form python-crontab takes this project's entry from: its line's comment, the comment
+    # line above it, a commented-out (disabled) job.
+    for form in (f"*/5 * * * * tick # {tag}\n", f"# {tag}\n*/5 * * * * tick\n",
+                 f"# */5 * * * * tick # {tag}\n"):
+        tab.write_text(OTHERS + form, encoding="utf-8")
+        assert cron.installed(project, tabfile=tab), form
+    # Another project's entry, a person's comment naming the project: python-crontab decides.
+    other = tmp_path / "other"
+    other.mkdir()
+    for text in (OTHERS + f"*/5 * * * * tick # {cron.tag_for(other)}\n", OTHERS + f"# see {tag} some day\n"):
+        tab.write_text(text, encoding="utf-8")
+        assert not cron.installed(project, tabfile=tab)
+    # Without the tag in the text the answer needs no python-crontab (asyncio, logging, platform):
+    # `memento status` asks at every call.
+    code = ("import sys\nfrom memento_core import cron\n"
+            f"print(cron.installed({str(project)!r}, tabfile={str(tab)!r}), 'crontab' in sys.modules)")
+    tab.write_text(OTHERS + f"*/5 * * * * tick # {cron.tag_for(other)}\n", encoding="utf-8")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]
+
+
 def test_update_interval_if_installed(tab, project):
     assert cron.update_interval_if_installed(project, "10min", tabfile=tab) is False
     assert tab.read_text(encoding="utf-8") == OTHERS  # never creates an entry

@@ -28,23 +28,24 @@ def status_document(ws: Workspace) -> dict:
     from ...state_word import cron_facts, pipeline_word
     from ...status_log import parse_status
 
-    doc = summarize(ws, load_plan(ws), parse_status(ws.status_path))
+    plan = load_plan(ws)  # once: 10,000 tasks take tens of milliseconds to read (SPEC §11)
+    doc = summarize(ws, plan, parse_status(ws.status_path))
     installed, daemon = cron_facts(ws.root)
     word, why = pipeline_word(doc, TickState.load(ws), cron_installed=installed, cron_daemon=daemon)
     doc["state"] = word
     doc["pipeline"] = {"state": word, "why": why}
     doc["unreviewed"] = _unreviewed(ws)
     doc["schedule"] = {"cron_installed": installed, "cron_daemon": daemon}
-    doc["needs_you"] = _needs_you(ws, doc)
+    doc["needs_you"] = _needs_you(ws, plan, doc)
     return doc
 
 
-def _needs_you(ws: Workspace, doc: dict) -> list[dict]:
+def _needs_you(ws: Workspace, plan, doc: dict) -> list[dict]:
     """What needs a person, as `memento report --json` says it (a question waiting first among tasks)."""
     from ...report import needs_of
     from ...state import TickState
 
-    needs, _ = needs_of(ws, load_plan(ws), doc, TickState.load(ws), doc["state"], doc["pipeline"]["why"])
+    needs, _ = needs_of(ws, plan, doc, TickState.load(ws), doc["state"], doc["pipeline"]["why"])
     return needs
 
 
