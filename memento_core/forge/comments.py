@@ -3,7 +3,8 @@ change of state, posted during the tick, retried by later ticks until it lands.
 
 At the end of a tick (after its commit is final: the tick's documents may have been folded into
 it) each task an import made is compared with the state last seen: a task now ``[x]`` gets a
-comment with its commit, one now ``[!]`` one with the reason. The comment is queued in
+comment with its commit, one now ``[!]`` one with the reason, one now ``[?]`` the worker's question
+(fenced) and how to answer it. The comment is queued in
 ``.memento/forge_comments.json`` before anything is sent, then posted; what does not land (GitHub
 down, rate limited, the token refused) stays queued, the tick goes on (exit code unchanged, a line
 in logs/cron.log), and `memento doctor` lists it; a refused token is also one ⚠️ FORGE entry and a
@@ -25,7 +26,8 @@ from ..workspace import Workspace
 from . import trouble
 from .github import ForgeAuthError, ForgeError, ForgeUnavailable
 
-TOLD = ("x", "!")  # the states a comment says; the others are only remembered
+TOLD = ("x", "!", "?")  # the states a comment says (passed, blocked, a question); the others are only remembered
+MAX_QUESTION = 3000
 MAX_REASON = 1500
 
 
@@ -101,7 +103,8 @@ def queue_changes(ws: Workspace, data: dict, results=()) -> list[str]:
         n = int(data["count"].get(task_id, 0)) + 1
         data["count"][task_id] = n
         marker = f"memento:{task_id}:{task.status}:{n}"
-        body = (_passed(ws, task) if task.status == "x" else _blocked(task, reasons.get(task_id, "")))
+        body = (_passed(ws, task) if task.status == "x" else _asked(ws, task) if task.status == "?"
+                else _blocked(task, reasons.get(task_id, "")))
         data["pending"].append({"task": task_id, "repo": repo, "number": number, "marker": marker,
                                 "body": f"{body}\n\n<!-- {marker} -->", "queued": utc_stamp(), "tries": 0})
         queued.append(task_id)
@@ -122,6 +125,22 @@ def _blocked(task, reason: str) -> str:
     return (f"**Memento: {task.id} is blocked** after {task.retries} attempt(s); a person is needed. "
             f"The last attempt failed:\n\n{fence}\n{why}\n{fence}\n\n"
             f"Fix what it needs (a note, the issue's ```memento block, the plan), then `memento reset {task.id}`.")
+
+
+def _asked(ws: Workspace, task) -> str:
+    """A worker's question (SPEC §18), fenced as the agent wrote it, and the ways to answer."""
+    from ..questions import question_of
+
+    question = question_of(ws, task)
+    choices = "".join(f"\n{n}. {clipped(message_text(c), 200)}" for n, c in enumerate(question.choices, 1))
+    text = clipped(message_text(question.text), MAX_QUESTION) + (f"\n\nChoices:{choices}" if choices else "")
+    fence = "`" * max(3, 1 + max((len(m) for m in re.findall(r"`+", text)), default=0))
+    how = (f"`memento answer {task.id} --choice N`" if question.choices else f"`memento answer {task.id} TEXT`")
+    return (f"**Memento: {task.id} asks a question** and waits for an answer (no retry is counted). "
+            f"The worker wrote:\n\n{fence}\n{text}\n{fence}\n"
+            f"\nAnswer with {how} in the project, with `w` on the question in the dashboard "
+            "(Needs you), or by replying to the question in the project's chat. An answer here on "
+            "GitHub is not read.")
 
 
 def _commit_of(ws: Workspace, task_id: str) -> str:
