@@ -370,10 +370,10 @@ def _forge_needs(summary: dict) -> list[Need]:
         if pr.get("checks") != "failing" or pr.get("state") not in ("open", "merged"):
             continue
         for check in pr.get("failing") or [{"name": "a required check", "url": ""}]:
-            where = f" ({check['url']})" if check.get("url") else ""
-            out.append(Need("check", f"{pr['phase']}: check {check['name']} fails on pull request "
-                                     f"#{pr['number']}{where}",
-                            "fix it (a note to the phase, or push a fix to its branch)",
+            where = f": {check['url']}" if check.get("url") else ""
+            out.append(Need("check", f"check {check['name']} fails on pull request #{pr['number']} "
+                                     f"({pr['phase']}){where}",
+                            "fix it: a note (n) or a push",
                             command=f"fix it: a note to the phase (`memento note {pr['phase']} …`) or a push "
                                     f"to {pr['branch']}; Memento looks again each tick",
                             name=check["name"], url=check.get("url", ""), pr=int(pr["number"])))

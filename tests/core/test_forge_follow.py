@@ -211,7 +211,7 @@ def test_a_failing_check_needs_you_everywhere_until_it_passes(project, github):
     assert "pull request #4: failing ci/test" in alert
     report = cli(project, "report", "--json")
     assert any(n["kind"] == "check" and n["pr"] == 4 for n in json.loads(report.stdout)["needs_you"])
-    assert "check ci/test fails on pull request #4" in cli(project, "report").stdout
+    assert "check ci/test fails on pull request #4 (Phase 1)" in cli(project, "report").stdout
     assert git(project, "status", "--porcelain") == "", out.stdout
     github.check_run(rec.head, "ci/test", "success")
     tick(project)
