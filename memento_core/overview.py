@@ -373,9 +373,9 @@ def _forge_needs(summary: dict) -> list[Need]:
             where = f": {check['url']}" if check.get("url") else ""
             out.append(Need("check", f"check {check['name']} fails on pull request #{pr['number']} "
                                      f"({pr['phase']}){where}",
-                            "fix it: a note (n) or a push",
-                            command=f"fix it: a note to the phase (`memento note {pr['phase']} …`) or a push "
-                                    f"to {pr['branch']}; Memento looks again each tick",
+                            "fix it on the branch, or a task that does",
+                            command=f"fix it: a push to {pr['branch']}, or a task in the phase that fixes it "
+                                    "(the plan); Memento looks at the checks again each tick",
                             name=check["name"], url=check.get("url", ""), pr=int(pr["number"])))
     return out
 

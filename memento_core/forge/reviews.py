@@ -122,6 +122,7 @@ def apply_one(ws: Workspace, plan: Plan, record: PullRecord, review: dict, comme
             current = e.plan.task(task_id)
             if current is not None and current.status in BACK:
                 e.set_status(task_id, " ")
+        e.update_counters()
 
     if back:
         edit_plan(ws.plan_path, reset)

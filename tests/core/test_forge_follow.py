@@ -192,6 +192,16 @@ def test_every_page_of_check_runs_is_read(github, client):
     assert [c.name for c in found.failing] == ["job-last"]
 
 
+def test_a_protection_the_token_may_not_read_leaves_the_rules_to_say(github, client):
+    github.protect("main", ["ci/secret"])
+    github.ruleset("main", ["ci/test"])
+    github.fail("GET", r"/protection/required_status_checks$", 403,
+                body={"message": "Resource not accessible by integration",
+                      "documentation_url": "https://docs.github.com/rest", "status": "403"})
+    github.check_run(SHA, "ci/test", "success")
+    assert checks.verdict(client, REPO, "main", SHA).required == ("ci/test",)
+
+
 # ---------------------------------------------------------------- checks, through the tick
 
 
@@ -266,6 +276,21 @@ def test_a_change_request_becomes_notes_on_the_right_tasks_once(project, github)
     assert len(asked) == 1
     plan = plan_of(project)
     assert [plan.task(t).status for t in ("T-1", "T-2", "T-3")] == ["x", "x", "x"]  # done again
+
+
+def test_a_change_request_applied_again_after_a_stop_writes_no_second_note(project, github):
+    from memento_core.forge import reviews
+
+    rec = open_pull(project)
+    github.review(4, "CHANGES_REQUESTED", "T-1 is wrong", comments=[("src/api/x.py", 2, "and this")])
+    client = GitHub(github.api, Token(TOKEN), backoff=0.01)
+    found = client.reviews(REPO, 4)
+    for _ in range(2):  # the tick stopped after the notes, before the review's id was saved
+        done = reviews.apply_new(Workspace(project), plan_of(project), rec, found,
+                                 lambda rid: client.review_comments(REPO, 4, rid))
+    assert len(done.reviews_seen) == 1
+    assert len(notes_to(project, "T-1")) == 1 and len(notes_to(project, "T-2")) == 1
+    assert plan_of(project).meta.completed_tasks == 1  # the plan's counters follow the tasks sent back
 
 
 def test_a_change_request_naming_nothing_goes_to_the_whole_phase(project, github):

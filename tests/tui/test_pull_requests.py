@@ -37,7 +37,7 @@ async def test_each_phase_shows_its_pull_request_and_a_failing_check_needs_you(s
         assert "PR #13 checks ✖ changes requested" in phase2
         assert "Phase 3" in text and "PR #14" not in text
         # The failing check is a needs-you item, its name shown literally (no markup applied).
-        assert "✖ check ci / [bold]test[/] fails on pull request #13 (Phase 2)" in " ".join(text.split())
+        assert "✖ check ci / [bold]test[/] fails on pull request #13" in " ".join(text.split())
 
 
 async def test_compact_progress_still_says_the_pull_request(scripted):
@@ -58,3 +58,12 @@ async def test_a_refused_token_needs_you(scripted):
         await settle(app, pilot)
         assert await wait_for(pilot, lambda: "GitHub refuses the token from GITHUB_TOKEN"
                               in " ".join(screen_text(app).split()))
+
+
+async def test_a_record_the_tick_writes_shows_without_a_key(scripted):
+    app = MementoApp(scripted, show_clock=False)  # watching .memento/, as a person runs it
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        assert "PR #13" not in screen_text(app)
+        with_pulls(scripted)  # what a tick's follow step writes
+        assert await wait_for(pilot, lambda: "PR #13 checks ✖" in screen_text(app), tries=200)
