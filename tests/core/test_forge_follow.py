@@ -222,11 +222,16 @@ def test_a_failing_check_needs_you_everywhere_until_it_passes(project, github):
     report = cli(project, "report", "--json")
     assert any(n["kind"] == "check" and n["pr"] == 4 for n in json.loads(report.stdout)["needs_you"])
     assert "check ci/test fails on pull request #4 (Phase 1)" in cli(project, "report").stdout
+    status = cli(project, "status")
+    assert status.returncode == 1 and "[warn] Phase 1: check ci/test fails on pull request #4" in status.stdout
+    assert "[warn] Phase 1: PR #4 open, checks failing" in status.stdout
     assert git(project, "status", "--porcelain") == "", out.stdout
     github.check_run(rec.head, "ci/test", "success")
     tick(project)
     assert record(project).checks == "passing" and record(project).failing == ()
     assert needs(project, "check") == []
+    status = cli(project, "status")
+    assert "[ok] Phase 1: PR #4 open, checks passing" in status.stdout and "fails on pull request" not in status.stdout
     assert "failing ci/test" not in ((project / ".memento_alert").read_text()
                                      if (project / ".memento_alert").exists() else "")
 
@@ -339,8 +344,11 @@ def test_a_refused_token_while_following_is_one_entry_and_goes_when_it_works(pro
     tick(project, token="ghp_wrong")
     (entry,) = forge_entries(project)
     assert "GITHUB_TOKEN" in entry.field("Event") and "pull requests" in entry.field("Doing")
+    assert git(project, "status", "--porcelain") == ""  # the entry went with the tick's commit
     (need,) = needs(project, "forge")
     assert "GITHUB_TOKEN" in need["text"]
+    status = cli(project, "status")
+    assert status.returncode == 1 and "[warn] GitHub refuses the token from GITHUB_TOKEN" in status.stdout
     assert record(project).checks == "none"  # nothing learnt, nothing marked
     tick(project, token="ghp_wrong")
     assert len(forge_entries(project)) == 1
