@@ -451,7 +451,8 @@ def write_alert(ws: Workspace, plan: Plan, state: TickState, extra: str = "") ->
     blocked = [t.id for t in plan.tasks if t.status == "!"]
     asking = [t.id for t in plan.tasks if t.status == "?"]  # a question waits for a person (SPEC §18)
     breaker = state.breaker_reason
-    if not blocked and not asking and not breaker and not extra and not state.stale_tick:
+    forge = forge_problems(ws)
+    if not blocked and not asking and not breaker and not extra and not state.stale_tick and not forge:
         try:
             ws.alert_path.unlink()
         except FileNotFoundError:
@@ -472,6 +473,7 @@ def write_alert(ws: Workspace, plan: Plan, state: TickState, extra: str = "") ->
         lines.append(f"problem: {extra}")
     if state.stale_tick:  # tick/stopped.py, until `memento ack`
         lines.append(f"problem: {state.stale_tick}")
+    lines += [f"problem: {p}" for p in forge]
     if asking:
         lines.append(f"answer: `memento answer {asking[0]} TEXT` (or --choice N)")
     lines.append("message: the pipeline needs attention; see docs/TICK_STATUS.md")
@@ -482,6 +484,21 @@ def write_alert(ws: Workspace, plan: Plan, state: TickState, extra: str = "") ->
         current = None
     if current != text.encode():
         atomic_write_text(ws.alert_path, text)
+
+
+def forge_problems(ws: Workspace) -> list[str]:
+    """What GitHub says that needs a person (SPEC §19): a refused token, a failing required check."""
+    from .forge import pulls, trouble
+
+    out = []
+    refused = trouble.current(ws)
+    if refused:
+        out.append(f"GitHub refuses the token from {refused['source']} ({refused['doing']})")
+    for record in pulls.load(ws).values():
+        if record.checks == "failing" and record.state in ("open", "merged"):
+            names = ", ".join(f"{c.name}" + (f" ({c.url})" if c.url else "") for c in record.failing) or "a check"
+            out.append(f"{record.phase}: pull request #{record.number}: failing {names}")
+    return out
 
 
 def _breaker_line(state: TickState) -> str:

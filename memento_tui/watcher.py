@@ -56,8 +56,8 @@ def classify(ws: Workspace, path: str) -> tuple[str, Path] | None:
     if parts[0] == ".memento":
         if rel.name == "state.json" or (len(parts) == 3 and parts[1] == "claims" and rel.suffix == ".json"):
             return STATE, ws.root / rel
-        if len(parts) == 2 and rel.name == "verify_changes.json":  # in the summary, read with the plan
-            return PLAN, ws.root / rel
+        if len(parts) == 2 and rel.name in ("verify_changes.json", "forge_pulls.json", "forge_trouble.json"):
+            return PLAN, ws.root / rel  # in the summary, read with the plan
         return None
     if parts[0] == "logs":
         if len(parts) >= 2 and parts[1] == "status_archive":

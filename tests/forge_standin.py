@@ -199,7 +199,177 @@ def user(login: str = "octocat", uid: int = 1) -> dict:
             "received_events_url": f"{base}/received_events", "type": "User", "site_admin": False}
 
 
-class StandIn:
+# ---------------------------------------------------------------- checks and reviews (issue 40 part B)
+# The endpoints forge/checks.py and forge/reviews.py call, in a section of their own: the base
+# branch's protection and rules, the check runs and commit statuses of a commit, a pull request's
+# reviews and their inline comments. Set them with the helpers below; each answer is checked
+# against the description like every other.
+
+
+def _repository(repo: str) -> dict:
+    """A minimal-repository object (the combined status carries one)."""
+    owner, name = repo.split("/")
+    base = f"https://api.github.com/repos/{owner}/{name}"
+    urls = {k: f"{base}/{k.removesuffix('_url')}" for k in (
+        "archive_url", "assignees_url", "blobs_url", "branches_url", "collaborators_url", "comments_url",
+        "commits_url", "compare_url", "contents_url", "contributors_url", "deployments_url", "downloads_url",
+        "events_url", "forks_url", "git_commits_url", "git_refs_url", "git_tags_url", "hooks_url",
+        "issue_comment_url", "issue_events_url", "issues_url", "keys_url", "labels_url", "languages_url",
+        "merges_url", "milestones_url", "notifications_url", "pulls_url", "releases_url", "stargazers_url",
+        "statuses_url", "subscribers_url", "subscription_url", "tags_url", "teams_url", "trees_url")}
+    return {**urls, "id": 77, "node_id": "R_77", "name": name, "full_name": repo, "owner": user(owner, 3),
+            "private": False, "html_url": f"https://github.com/{repo}", "description": None, "fork": False,
+            "url": base}
+
+
+class ChecksAndReviews:
+    """Mixed into StandIn: the state behind the endpoints of this section."""
+
+    def _checks_state(self) -> None:
+        if not hasattr(self, "protection"):
+            self.protection: dict[str, list[str]] = {}  # branch -> required contexts
+            self.rules: dict[str, list[str]] = {}  # branch -> contexts a ruleset requires
+            self.runs: dict[str, list[dict]] = {}  # sha -> check runs
+            self.statuses: dict[str, list[dict]] = {}  # sha -> commit statuses, newest first
+            self.pull_reviews: dict[int, list[dict]] = {}
+            self.inline: dict[int, list[dict]] = {}  # review id -> its comments
+
+    def protect(self, branch: str, contexts) -> None:
+        """The branch's protection requires ``contexts``."""
+        self._checks_state()
+        with self.lock:
+            self.protection[branch] = list(contexts)
+
+    def ruleset(self, branch: str, contexts) -> None:
+        """A ruleset requires ``contexts`` on the branch."""
+        self._checks_state()
+        with self.lock:
+            self.rules[branch] = list(contexts)
+
+    def check_run(self, sha: str, name: str, conclusion: str | None, *, status: str = "completed") -> dict:
+        """A check run on ``sha`` (the latest of that name replaces an earlier one); conclusion None
+        with status "in_progress" is one still running."""
+        self._checks_state()
+        owner, repo = self.repo.split("/")
+        with self.lock:
+            self._next_id += 1
+            rid = self._next_id
+            run = {"id": rid, "node_id": f"CR_{rid}", "head_sha": sha, "name": name, "external_id": None,
+                   "url": f"https://api.github.com/repos/{owner}/{repo}/check-runs/{rid}",
+                   "html_url": f"https://github.com/{owner}/{repo}/runs/{rid}", "details_url": None,
+                   "status": status, "conclusion": conclusion if status == "completed" else None,
+                   "started_at": "2026-12-06T12:00:00Z",
+                   "completed_at": "2026-12-06T12:05:00Z" if status == "completed" else None,
+                   "output": {"title": None, "summary": None, "text": None, "annotations_count": 0,
+                              "annotations_url": f"https://api.github.com/repos/{owner}/{repo}/check-runs/{rid}/annotations"},
+                   "check_suite": {"id": 900}, "app": None, "pull_requests": []}
+            self.runs[sha] = [r for r in self.runs.get(sha, []) if r["name"] != name] + [run]
+        return run
+
+    def status(self, sha: str, context: str, state: str) -> dict:
+        """A commit status on ``sha`` (success, pending, failure, error)."""
+        self._checks_state()
+        owner, repo = self.repo.split("/")
+        with self.lock:
+            self._next_id += 1
+            sid = self._next_id
+            found = {"id": sid, "node_id": f"SC_{sid}", "state": state, "context": context,
+                     "description": f"{context} says {state}", "target_url": f"https://ci.example/{context}/{sid}",
+                     "avatar_url": None, "url": f"https://api.github.com/repos/{owner}/{repo}/statuses/{sha}",
+                     "created_at": "2026-12-06T12:00:00Z", "updated_at": "2026-12-06T12:00:00Z"}
+            self.statuses[sha] = [found] + self.statuses.get(sha, [])
+        return found
+
+    def review(self, pr: int, state: str, body: str = "", comments=(), *, login: str = "reviewer") -> dict:
+        """A review of pull request ``pr``; ``comments``: (path, line, body) of its inline comments."""
+        self._checks_state()
+        owner, repo = self.repo.split("/")
+        pull_url = f"https://api.github.com/repos/{owner}/{repo}/pulls/{pr}"
+        with self.lock:
+            self._next_id += 1
+            rid = self._next_id
+            found = {"id": rid, "node_id": f"PRR_{rid}", "user": user(login, 9), "body": body, "state": state,
+                     "html_url": f"https://github.com/{owner}/{repo}/pull/{pr}#pullrequestreview-{rid}",
+                     "pull_request_url": pull_url, "commit_id": "0" * 40, "author_association": "MEMBER",
+                     "submitted_at": "2026-12-06T12:10:00Z",
+                     "_links": {"html": {"href": f"https://github.com/{owner}/{repo}/pull/{pr}"},
+                                "pull_request": {"href": pull_url}}}
+            self.pull_reviews.setdefault(pr, []).append(found)
+            inline = []
+            for path, line, text in comments:
+                self._next_id += 1
+                cid = self._next_id
+                url = f"https://api.github.com/repos/{owner}/{repo}/pulls/comments/{cid}"
+                inline.append({"id": cid, "node_id": f"PRRC_{cid}", "url": url, "pull_request_review_id": rid,
+                               "diff_hunk": "@@ -1 +1 @@", "path": path, "position": 1, "original_position": 1,
+                               "line": line, "commit_id": "0" * 40, "original_commit_id": "0" * 40,
+                               "user": user(login, 9), "body": text, "created_at": "2026-12-06T12:10:00Z",
+                               "updated_at": "2026-12-06T12:10:00Z",
+                               "html_url": f"https://github.com/{owner}/{repo}/pull/{pr}#discussion_r{cid}",
+                               "pull_request_url": pull_url, "author_association": "MEMBER",
+                               "_links": {"self": {"href": url}, "html": {"href": url}, "pull_request": {"href": pull_url}}})
+            self.inline[rid] = inline
+        return found
+
+    def _route_checks(self, method: str, template: str, query: dict, path: str):
+        """This section's answer, or None when the request is not one of its endpoints."""
+        from urllib.parse import unquote
+
+        if method != "GET":
+            return None
+        self._checks_state()
+        values = dict(zip(re.findall(r"\{([^}]+)\}", template),
+                          re.fullmatch("^" + re.sub(r"\\\{[^}]+\\\}", "([^/]+)", re.escape(template)) + "$",
+                                       path).groups(), strict=True)) if template else {}
+        values = {k: unquote(v) for k, v in values.items()}
+        not_found = 404, {"message": "Not Found", "documentation_url": "https://docs.github.com/rest"}, {}
+        owner, repo = self.repo.split("/")
+        if template == "/repos/{owner}/{repo}/branches/{branch}/protection/required_status_checks":
+            contexts = self.protection.get(values["branch"])
+            if contexts is None:
+                return 404, {"message": "Branch not protected", "documentation_url": "https://docs.github.com/rest"}, {}
+            url = f"https://api.github.com/repos/{owner}/{repo}/branches/{values['branch']}/protection/required_status_checks"
+            return 200, {"url": url, "contexts_url": url + "/contexts", "strict": False, "contexts": contexts,
+                         "checks": [{"context": c, "app_id": None} for c in contexts]}, {}
+        if template == "/repos/{owner}/{repo}/rules/branches/{branch}":
+            contexts = self.rules.get(values["branch"])
+            found = [] if contexts is None else [
+                {"type": "required_status_checks", "ruleset_source_type": "Repository", "ruleset_source": self.repo,
+                 "ruleset_id": 5, "parameters": {"strict_required_status_checks_policy": False,
+                                                 "required_status_checks": [{"context": c} for c in contexts]}}]
+            found.append({"type": "deletion", "ruleset_source_type": "Repository", "ruleset_source": self.repo,
+                          "ruleset_id": 5})
+            return self._page(path, query, found)
+        if template == "/repos/{owner}/{repo}/commits/{ref}/check-runs":
+            runs = list(self.runs.get(values["ref"], []))
+            status, chunk, headers = self._page(path, query, runs)
+            return status, {"total_count": len(runs), "check_runs": chunk}, headers
+        if template == "/repos/{owner}/{repo}/commits/{ref}/status":
+            seen: dict[str, dict] = {}
+            for s in self.statuses.get(values["ref"], []):
+                seen.setdefault(s["context"], s)  # the newest of each context
+            statuses = [{k: s[k] for k in ("id", "node_id", "state", "context", "description", "target_url",
+                                            "avatar_url", "url", "created_at", "updated_at")} for s in seen.values()]
+            states = {s["state"] for s in statuses}
+            state = "failure" if states & {"failure", "error"} else "pending" if "pending" in states or not states \
+                else "success"
+            status, chunk, headers = self._page(path, query, statuses)
+            sha = values["ref"]
+            return status, {"state": state, "sha": sha, "total_count": len(statuses), "statuses": chunk,
+                            "repository": _repository(self.repo),
+                            "commit_url": f"https://api.github.com/repos/{owner}/{repo}/commits/{sha}",
+                            "url": f"https://api.github.com/repos/{owner}/{repo}/commits/{sha}/status"}, headers
+        if template == "/repos/{owner}/{repo}/pulls/{pull_number}/reviews":
+            return self._page(path, query, list(self.pull_reviews.get(int(values["pull_number"]), [])))
+        if template == "/repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}/comments":
+            rid = int(values["review_id"])
+            if rid not in self.inline:
+                return not_found
+            return self._page(path, query, list(self.inline[rid]))
+        return None
+
+
+class StandIn(ChecksAndReviews):
     """The server, its repository's issues and comments, the requests it saw, and its faults."""
 
     def __init__(self, openapi: OpenAPI, repo: str = "octo-org/shop", token: str = TOKEN, per_page_max: int = 100):
@@ -366,6 +536,9 @@ class StandIn:
         prefix = f"/repos/{self.repo}/"
         if not path.startswith(prefix):
             return 404, {"message": "Not Found", "documentation_url": "https://docs.github.com/rest"}, {}
+        checks = self._route_checks(method, template, query, path)  # checks and reviews: their own section
+        if checks is not None:
+            return checks
         if method == "GET" and template == "/repos/{owner}/{repo}/issues":
             return self._list_issues(path, query)
         m = re.fullmatch(r"issues/(\d+)/comments", path[len(prefix):])
@@ -415,3 +588,4 @@ class StandIn:
             self.comments.setdefault(number, []).append(comment)
             self.issues[number]["comments"] += 1
         return comment
+

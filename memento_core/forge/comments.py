@@ -3,10 +3,12 @@ change of state, posted during the tick, retried by later ticks until it lands.
 
 At the end of a tick (after its commit is final: the tick's documents may have been folded into
 it) each task an import made is compared with the state last seen: a task now ``[x]`` gets a
-comment with its commit, one now ``[!]`` one with the reason. The comment is queued in
+comment with its commit, one now ``[!]`` one with the reason, one now ``[?]`` the worker's question
+(fenced) and how to answer it. The comment is queued in
 ``.memento/forge_comments.json`` before anything is sent, then posted; what does not land (GitHub
 down, rate limited, the token refused) stays queued, the tick goes on (exit code unchanged, a line
-in logs/cron.log), and `memento doctor` lists it. Every comment carries a hidden marker, and a
+in logs/cron.log), and `memento doctor` lists it; a refused token is also one ⚠️ FORGE entry and a
+needs-you item until GitHub takes it again (trouble.py). Every comment carries a hidden marker, and a
 comment tried before is looked for on the issue first: a 502 that hid a comment GitHub made is
 never answered with a second one.
 """
@@ -21,9 +23,11 @@ from .. import owned
 from ..lines import clipped, message_text
 from ..runlog import cron_log, utc_stamp
 from ..workspace import Workspace
+from . import trouble
 from .github import ForgeAuthError, ForgeError, ForgeUnavailable
 
-TOLD = ("x", "!")  # the states a comment says; the others are only remembered
+TOLD = ("x", "!", "?")  # the states a comment says (passed, blocked, a question); the others are only remembered
+MAX_QUESTION = 3000
 MAX_REASON = 1500
 
 
@@ -99,7 +103,8 @@ def queue_changes(ws: Workspace, data: dict, results=()) -> list[str]:
         n = int(data["count"].get(task_id, 0)) + 1
         data["count"][task_id] = n
         marker = f"memento:{task_id}:{task.status}:{n}"
-        body = (_passed(ws, task) if task.status == "x" else _blocked(task, reasons.get(task_id, "")))
+        body = (_passed(ws, task) if task.status == "x" else _asked(ws, task) if task.status == "?"
+                else _blocked(task, reasons.get(task_id, "")))
         data["pending"].append({"task": task_id, "repo": repo, "number": number, "marker": marker,
                                 "body": f"{body}\n\n<!-- {marker} -->", "queued": utc_stamp(), "tries": 0})
         queued.append(task_id)
@@ -120,6 +125,22 @@ def _blocked(task, reason: str) -> str:
     return (f"**Memento: {task.id} is blocked** after {task.retries} attempt(s); a person is needed. "
             f"The last attempt failed:\n\n{fence}\n{why}\n{fence}\n\n"
             f"Fix what it needs (a note, the issue's ```memento block, the plan), then `memento reset {task.id}`.")
+
+
+def _asked(ws: Workspace, task) -> str:
+    """A worker's question (SPEC §18), fenced as the agent wrote it, and the ways to answer."""
+    from ..questions import question_of
+
+    question = question_of(ws, task)
+    choices = "".join(f"\n{n}. {clipped(message_text(c), 200)}" for n, c in enumerate(question.choices, 1))
+    text = clipped(message_text(question.text), MAX_QUESTION) + (f"\n\nChoices:{choices}" if choices else "")
+    fence = "`" * max(3, 1 + max((len(m) for m in re.findall(r"`+", text)), default=0))
+    how = (f"`memento answer {task.id} --choice N`" if question.choices else f"`memento answer {task.id} TEXT`")
+    return (f"**Memento: {task.id} asks a question** and waits for an answer (no retry is counted). "
+            f"The worker wrote:\n\n{fence}\n{text}\n{fence}\n"
+            f"\nAnswer with {how} in the project, with `w` on the question in the dashboard "
+            "(Needs you), or by replying to the question in the project's chat. An answer here on "
+            "GitHub is not read.")
 
 
 def _commit_of(ws: Workspace, task_id: str) -> str:
@@ -147,7 +168,12 @@ def post_pending(ws: Workspace, data: dict, client, *, look_first: bool = False)
                 landed += 1
                 continue
             client.create_comment(comment["repo"], comment["number"], comment["body"])
-        except (ForgeUnavailable, ForgeAuthError) as exc:
+        except ForgeAuthError as exc:  # no later tick gets past this until a person acts: said once
+            comment["tries"] = int(comment.get("tries", 0)) + 1
+            problem = str(exc)
+            trouble.refused(ws, None, exc, f"posting a comment on issue #{comment['number']} of {comment['repo']}")
+            break
+        except ForgeUnavailable as exc:
             comment["tries"] = int(comment.get("tries", 0)) + 1
             problem = str(exc)
             break  # the rest would meet the same: the next tick tries again
@@ -158,6 +184,8 @@ def post_pending(ws: Workspace, data: dict, client, *, look_first: bool = False)
             continue
         data["pending"].remove(comment)
         landed += 1
+    if landed:
+        trouble.works(ws)  # GitHub took the token: a refusal before is over
     return landed, problem
 
 
@@ -191,6 +219,8 @@ def _after_tick(ws: Workspace, config, results, client) -> None:
         client = client if client is not None else client_for(config)
     except ForgeError as exc:
         landed, problem = 0, str(exc)
+        if isinstance(exc, ForgeAuthError):  # no token at all: the same trouble as a refused one
+            trouble.refused(ws, config, exc, "posting comments on the issues")
     else:
         landed, problem = post_pending(ws, data, client, look_first=bool(config.workers_remote))
     if problem:

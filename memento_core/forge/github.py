@@ -39,7 +39,10 @@ GH_SOURCE = "`gh auth token`"
 
 
 class ForgeError(MementoError):
-    """GitHub said no, in a way no retry changes (404, 422, a redirect elsewhere, bad JSON)."""
+    """GitHub said no, in a way no retry changes (404, 422, a redirect elsewhere, bad JSON).
+    ``status``: GitHub's HTTP status when it answered one (0 otherwise)."""
+
+    status: int = 0
 
 
 class ForgeUnavailable(ForgeError):
@@ -47,7 +50,12 @@ class ForgeUnavailable(ForgeError):
 
 
 class ForgeAuthError(ForgeError):
-    """401, or 403 that is not a rate limit: the token is missing, wrong or lacks a permission."""
+    """401, or 403 that is not a rate limit: the token is missing, wrong or lacks a permission.
+    ``source``: where the token came from (``GITHUB_TOKEN`` or `gh auth token`), never the token."""
+
+    def __init__(self, message: str, *, source: str = ""):
+        super().__init__(message)
+        self.source = source
 
 
 @dataclass(frozen=True)
@@ -77,7 +85,7 @@ def find_token(api: str = "https://api.github.com", env: dict[str, str] | None =
     gh = _gh_binary(env)
     if gh is None:
         raise ForgeAuthError(f"no GitHub token: {TOKEN_ENV} is not set and the gh CLI is not installed "
-                             f"(set {TOKEN_ENV}, or install gh and run `gh auth login`)")
+                             f"(set {TOKEN_ENV}, or install gh and run `gh auth login`)", source=TOKEN_ENV)
     host = web_host(api)
     argv = [gh, "auth", "token"] + (["--hostname", host] if host and host != "github.com" else [])
     try:
@@ -85,13 +93,14 @@ def find_token(api: str = "https://api.github.com", env: dict[str, str] | None =
                               env={**env, "GH_PROMPT_DISABLED": "1", "NO_COLOR": "1"})
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ForgeAuthError(f"no GitHub token: {TOKEN_ENV} is not set and {GH_SOURCE} did not run "
-                             f"({type(exc).__name__})") from None
+                             f"({type(exc).__name__})", source=GH_SOURCE) from None
     value = proc.stdout.decode("utf-8", "replace").strip()
     if proc.returncode != 0 or not value or any(c.isspace() for c in value):
         # gh's own words say which host is not logged in; they never hold a token.
         said = " ".join(proc.stderr.decode("utf-8", "replace").split())[:200]
         raise ForgeAuthError(f"no GitHub token: {TOKEN_ENV} is not set and {GH_SOURCE} gave none"
-                             + (f" ({said})" if said else "") + f"; set {TOKEN_ENV} or run `gh auth login`")
+                             + (f" ({said})" if said else "") + f"; set {TOKEN_ENV} or run `gh auth login`",
+                             source=GH_SOURCE)
     return Token(value, GH_SOURCE)
 
 
@@ -295,13 +304,14 @@ class GitHub:
                     if not idempotent:
                         raise ForgeUnavailable(f"{method} {_short(url)}: GitHub answered {problem}")
                 elif status in (401, 403):
-                    raise ForgeAuthError(f"GitHub refused the token from {self.token.source} (HTTP {status}"
+                    raise _with_status(status, ForgeAuthError(f"GitHub refused the token from {self.token.source} (HTTP {status}"
                                          + (f": {_said(message)}" if message else "") + "): "
                                          + ("it is wrong or expired" if status == 401 else
-                                            f"it may not {method} {_short(url)} (a missing scope or permission)"))
+                                            f"it may not {method} {_short(url)} (a missing scope or permission)"),
+                                         source=self.token.source))
                 else:
-                    raise ForgeError(f"{method} {_short(url)}: GitHub answered HTTP {status}"
-                                     + (f": {_said(message)}" if message else ""))
+                    raise _with_status(status, ForgeError(f"{method} {_short(url)}: GitHub answered HTTP {status}"
+                                                          + (f": {_said(message)}" if message else "")))
             if attempt + 1 < self.attempts:
                 self.sleep(wait)
         raise ForgeUnavailable(f"{method} {_short(url)}: {problem} after {self.attempts} attempts; "
@@ -327,6 +337,83 @@ class GitHub:
             finally:
                 exc.close()
             return exc.code, _headers(exc.headers), raw
+
+
+    # ------------------------------------------------------------ checks and reviews (SPEC §19)
+
+    def required_status_checks(self, repo: str, branch: str) -> list[str] | None:
+        """The check names the branch's protection requires; None when the branch has no
+        protection of its checks (404), or the token may not read its protection (403: reading it
+        takes the administration permission, which a token that works the repository may lack)."""
+        try:
+            found = self.request("GET", f"/repos/{repo}/branches/{_segment(branch)}/protection/required_status_checks")
+        except ForgeError as exc:
+            if exc.status == 404 or (exc.status == 403 and isinstance(exc, ForgeAuthError)):
+                return None
+            raise
+        data = found.data if isinstance(found.data, dict) else {}
+        names = [str(c) for c in data.get("contexts") or [] if isinstance(c, str)]
+        names += [str(c["context"]) for c in data.get("checks") or [] if isinstance(c, dict) and c.get("context")]
+        return list(dict.fromkeys(names))
+
+    def branch_rules(self, repo: str, branch: str) -> list[dict]:
+        """The rules (rulesets) that apply to ``branch``, every page."""
+        return [r for r in self.pages(f"/repos/{repo}/rules/branches/{_segment(branch)}", {"per_page": "100"})
+                if isinstance(r, dict)]
+
+    def check_runs(self, repo: str, ref: str) -> list[dict]:
+        """The latest check run of each name on ``ref`` (a sha), every page."""
+        return self._object_pages(f"/repos/{repo}/commits/{_segment(ref)}/check-runs",
+                                  {"filter": "latest", "per_page": "100"}, "check_runs")
+
+    def commit_statuses(self, repo: str, ref: str) -> list[dict]:
+        """The latest commit status of each context on ``ref`` (the combined status), every page."""
+        try:
+            return self._object_pages(f"/repos/{repo}/commits/{_segment(ref)}/status", {"per_page": "100"},
+                                      "statuses")
+        except ForgeError as exc:
+            if exc.status == 404:  # GitHub answers 404 for a ref it has no status of yet
+                return []
+            raise
+
+    def reviews(self, repo: str, number: int) -> list[dict]:
+        """The reviews of pull request ``number``, oldest first."""
+        return [r for r in self.pages(f"/repos/{repo}/pulls/{int(number)}/reviews", {"per_page": "100"})
+                if isinstance(r, dict)]
+
+    def review_comments(self, repo: str, number: int, review_id: int) -> list[dict]:
+        """The inline comments of one review."""
+        return [c for c in self.pages(f"/repos/{repo}/pulls/{int(number)}/reviews/{int(review_id)}/comments",
+                                      {"per_page": "100"}) if isinstance(c, dict)]
+
+    def _object_pages(self, path: str, params: dict[str, str], key: str) -> list[dict]:
+        """The items under ``key`` of every page of an endpoint that answers an object per page."""
+        url: str | None = self._url(path, params)
+        out: list[dict] = []
+        for _ in range(MAX_PAGES):
+            if url is None:
+                return out
+            found = self.request("GET", url)
+            items = found.data.get(key) if isinstance(found.data, dict) else None
+            if not isinstance(items, list):
+                raise ForgeError(f"GitHub answered {path} without a list of {key}")
+            out += [i for i in items if isinstance(i, dict)]
+            url = found.link("next")
+            if url is not None and _origin(url) != _origin(self.api):
+                raise ForgeError(f"GitHub's next page is on another host ({_origin(url)[1]}); not followed")
+        raise ForgeError(f"{path}: more than {MAX_PAGES} pages")
+
+
+def _segment(value: str) -> str:
+    """A branch or ref as one path segment (``memento/phase`` → ``memento%2Fphase``)."""
+    from urllib.parse import quote
+
+    return quote(str(value), safe="")
+
+
+def _with_status(status: int, exc: ForgeError) -> ForgeError:
+    exc.status = status
+    return exc
 
 
 def _headers(headers: Message | None) -> dict[str, str]:

@@ -22,8 +22,9 @@ Each step of SPEC §4 and the function that does it:
     14  fail, roll back               attempt.record_failure -> rollback.roll_back
     15  repeat                        run.work_through_tasks
     16  afterwards                    run.afterwards -> breaker.check_breaker,
-                                      housekeeping.keep_house; then run.tell_forge (SPEC §19:
-                                      a comment on the task's GitHub issue)
+                                      housekeeping.keep_house; run.follow_pulls (SPEC §19:
+                                      each phase's pull request's checks and reviews); then
+                                      run.tell_forge (a comment on the task's GitHub issue)
 
 :func:`tick` runs steps 2–16 under the lock and returns an :class:`Outcome`
 with the exit code (0 ran, 1 needs attention, 2 could not run).
@@ -83,7 +84,9 @@ def tick(ws: Workspace, taken_over: str = "") -> Outcome:
         if refused is not None:
             return settle(ctx, refused, "refused: uncommitted changes")
         # [workers] remote: push what is left
-        return tell_forge(ctx, settle(ctx, remote.finish(ctx, work_through_tasks(ctx))))
+        outcome = remote.finish(ctx, work_through_tasks(ctx))
+        outcome = follow_pulls(ctx, outcome)  # SPEC §19: the checks and reviews of each phase's pull request
+        return tell_forge(ctx, settle(ctx, outcome))
     except Interrupted:  # the remote is finished as after a normal end: nothing stays unpushed
         return tell_forge(ctx, settle(ctx, remote.finish(ctx, afterwards(ctx, EXIT_OK, "interrupted by SIGTERM"))))
     finally:
@@ -115,6 +118,35 @@ def tell_forge(ctx: TickContext, outcome: Outcome) -> Outcome:
         from ..forge.comments import after_tick
 
         after_tick(ctx.ws, ctx.config, ctx.results)
+        settle(ctx, outcome, "forge: the token refused")  # a ⚠️ FORGE entry it wrote: committed too
+    return outcome
+
+
+def follow_pulls(ctx: TickContext, outcome: Outcome) -> Outcome:
+    """Each phase's pull request as GitHub has it now (SPEC §19, forge/follow.py): its required
+    checks and reviews, a change request turned into notes and its tasks back to pending. Before
+    the tick's documents are committed, so the notes and the plan go with them; the alert says a
+    failing check, and with ``[architect] auto`` the architect gets it as it gets a blocked task.
+    Never changes the outcome: a forge that is down is said in cron.log."""
+    from ..forge import pulls
+
+    if ctx.config is None or not pulls.path_of(ctx.ws).exists():
+        return outcome
+    from ..forge.follow import follow
+
+    if not follow(ctx.ws, ctx.config):
+        return outcome
+    try:
+        plan = ctx.plan()
+    except MementoError:
+        return outcome
+    write_alert(ctx, plan, extra=ctx.state.architect_alert)
+    failing = any(r.checks == "failing" and r.state in ("open", "merged") for r in pulls.load(ctx.ws).values())
+    if failing and ctx.config.architect_auto and not any(t.status == "!" for t in plan.tasks):
+        # (a blocked task brings the architect in through nothing_to_pick, with these checks too)
+        from .architect.auto import after_blocked
+
+        return after_blocked(ctx, plan, outcome)
     return outcome
 
 

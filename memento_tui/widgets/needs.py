@@ -17,7 +17,7 @@ WATCHED = ("snapshot", "auto_tick")
 SHOWN = 4  # lines of needs; the rest is counted on the last line
 ICON = {"blocked": "✖", "breaker": "⚠", "dirty": "⚠", "invalid": "✖", "config": "✖", "schedule": "○",
         "sandbox": "⚠", "rate_limit": "◷", "budget": "$", "notes": "✉", "results": "✔", "verify": "⚠",
-        "question": "?"}
+        "question": "?", "check": "✖", "forge": "⚠"}
 
 
 class NeedsYou(Static):

@@ -1,4 +1,5 @@
-"""Progress: the overall bar, one bar per phase, blocked count and estimated time left."""
+"""Progress: the overall bar, one bar per phase (with its pull request, SPEC §19), blocked count and
+estimated time left."""
 
 from __future__ import annotations
 
@@ -16,6 +17,34 @@ def bar(done: int, total: int, width: int) -> Text:
     filled = round(width * done / total) if total else 0
     out = Text("█" * filled, style="green")
     out.append("░" * (width - filled), style="dim")
+    return out
+
+
+_CHECKS = {"passing": ("checks ✓", "green"), "failing": ("checks ✖", "bold red"),
+           "pending": ("checks …", "yellow"), "none": ("", "")}
+_REVIEWS = {"approved": ("approved", "green"), "changes_requested": ("changes requested", "bold yellow"),
+            "commented": ("commented", "dim"), "none": ("", "")}
+
+
+def pull_label(pr: dict | None, compact: bool = False) -> Text:
+    """A phase's pull request as the progress pane shows it: ``PR #4 checks ✖ changes requested``
+    (``#4✖`` when compact); empty without one."""
+    out = Text(no_wrap=True, overflow="ellipsis")
+    if not pr or not pr.get("number"):
+        return out
+    checks, checks_style = _CHECKS.get(pr.get("checks"), ("", ""))
+    if compact:
+        out.append(f" #{int(pr['number'])}", style="bold")
+        out.append(checks[-1:] if checks else "", style=checks_style)
+        return out
+    out.append(f" PR #{int(pr['number'])}", style="bold")
+    if pr.get("state") in ("merged", "closed"):
+        out.append(f" {pr['state']}", style="dim")
+    if checks:
+        out.append(f" {checks}", style=checks_style)
+    review, review_style = _REVIEWS.get(pr.get("review"), ("", ""))
+    if review:
+        out.append(f" {review}", style=review_style)
     return out
 
 
@@ -76,6 +105,7 @@ class ProgressPane(Widget):
         out.append_text(info)
         out.append("\n")
         phases = s.get("phases", [])
+        pulls = {pr.get("phase"): pr for pr in s.get("pull_requests") or []}  # SPEC §19: each phase's PR
         if width < self.COMPACT_BELOW:
             line = Text(no_wrap=True, overflow="ellipsis")
             for p in phases:
@@ -85,6 +115,7 @@ class ProgressPane(Widget):
                 line.append(f" {pct}%", style="green" if pct == 100 else "")
                 if p["blocked"]:
                     line.append(" ✖", style="bold red")
+                line.append_text(pull_label(pulls.get(p["id"]), compact=True))
                 line.append("  ")
             out.append_text(line)
             out.append("\n")
@@ -96,11 +127,13 @@ class ProgressPane(Widget):
             pct = f" {round(100 * p['done'] / total) if total else 100:3d}%"
             name = literal(p["id"][:name_width].ljust(name_width) + " ", "bold" if p["open"] else "dim",
                            one_line=True)
+            pr = pull_label(pulls.get(p["id"]))
             out.append_text(name)
-            out.append_text(bar(p["done"], total, width - name_width - 1 - len(pct) - 3))
+            out.append_text(bar(p["done"], total, width - name_width - 1 - len(pct) - 3 - pr.cell_len))
             out.append(pct)
             if p["blocked"]:
                 out.append(" ✖", style="bold red")
+            out.append_text(pr)
             out.append("\n")
         out.append_text(self._verdict(s, self.refused))
         return out

@@ -84,3 +84,11 @@ def test_notes_tab(scripted, snap_compare):
 
 def test_help_screen(scripted, snap_compare):
     assert snap_compare(make(scripted), terminal_size=(120, 40), run_before=ready(press("question_mark")))
+
+
+def test_main_view_with_pull_requests(scripted, snap_compare):
+    """Each phase's pull request beside its bar, a failing check under "Needs you" (SPEC §19)."""
+    from .test_pull_requests import with_pulls
+
+    with_pulls(scripted)
+    assert snap_compare(make(scripted), terminal_size=(120, 40), run_before=ready())

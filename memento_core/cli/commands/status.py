@@ -74,12 +74,18 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def needs_attention(doc: dict) -> bool:
     """Exit 1: blocked, invalid (the plan, memento.toml, no git repository), a tick refused a
-    dirty tree, nothing will tick, the breaker tripped, a verify change the architect made or a
-    worker's question waits for a person."""
+    dirty tree, nothing will tick, the breaker tripped, a verify change the architect made, a
+    worker's question waits for a person, a required check fails on a phase's pull request or
+    GitHub refuses the token."""
     from ...state_word import ATTENTION_WORDS
 
     return bool(_word(doc) in ATTENTION_WORDS or doc["breaker"]["tripped"] or doc["config_error"]
-                or doc.get("verify_changes") or doc.get("plan_errors") or doc.get("questions"))
+                or doc.get("verify_changes") or doc.get("plan_errors") or doc.get("questions")
+                or doc.get("forge_trouble") or any(_failing(pr) for pr in doc.get("pull_requests") or ()))
+
+
+def _failing(pr: dict) -> bool:
+    return pr.get("checks") == "failing" and pr.get("state") in ("open", "merged")
 
 
 def _word(doc: dict) -> str:
@@ -142,6 +148,18 @@ def _phase_table(doc: dict):
     return table
 
 
+def _pull_words(pr: dict | None) -> str:
+    """A phase's pull request in words: ``PR #13 open, checks failing, changes requested``."""
+    if not pr or not pr.get("number"):
+        return ""
+    words = [f"PR #{pr['number']} {pr['state']}"]
+    if pr["checks"] != "none":
+        words.append(f"checks {pr['checks']}")
+    if pr["review"] != "none":
+        words.append(pr["review"].replace("_", " "))
+    return ", ".join(words)
+
+
 def _spending_lines(doc: dict) -> list:
     """Today's usage and cost, the budget, and "rate limited until …" (SPEC §14)."""
     from rich.text import Text
@@ -183,6 +201,18 @@ def _attention_lines(doc: dict) -> list:
         was = f"`{c['old']}` → " if c["old"] else "(a new task) "
         lines.append(Text(f"[warn] the architect changed {c['task']}'s verify: {safe_text(was + '`' + c['new'] + '`')}"
                           f" — {c['task']} does not run until you check it, then `memento architect --ack {c['task']}`"))
+    for pr in doc.get("pull_requests") or []:
+        if pr.get("number"):
+            tag = "[warn]" if _failing(pr) or pr["review"] == "changes_requested" else "[ok]"
+            lines.append(Text(f"{tag} {pr['phase']}: {_pull_words(pr)}" + (f" — {pr['url']}" if pr["url"] else "")))
+        for check in pr["failing"] if _failing(pr) else ():
+            where = f" ({check['url']})" if check["url"] else ""
+            lines.append(Text(f"[warn] {pr['phase']}: check {check['name']} fails on pull request #{pr['number']}"
+                              f"{where} — fix it on {pr['branch']}, or add a task that does"))
+    if doc.get("forge_trouble"):
+        t = doc["forge_trouble"]
+        lines.append(Text(f"[warn] GitHub refuses the token from {t['source']} since {t['since']} "
+                          f"({t['doing']}): {clipped(t['message'], 200)}"))
     for e in doc["plan_errors"]:
         lines.append(Text(f"[error] {e}"))
     if doc.get("git_error"):

@@ -25,11 +25,20 @@ from .changes import definition
 def blocked_signature(ctx: TickContext, plan: Plan) -> str:
     """The blocked state: each blocked task's definition and retries, and the unread notes' keys."""
     parts = [f"{t.id}\0{definition(t)}\0{t.retries}" for t in plan.tasks if t.status == "!"]
+    parts += failing_checks(ctx)  # a failing check on a phase's pull request counts as blocked (SPEC §19)
     try:
         parts += sorted(n.key for n in notes.parse_notes(ctx.ws.notes_path) if not n.read)
     except Exception:  # noqa: BLE001 - an unreadable notes file: the tasks alone say the state
         pass
     return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+def failing_checks(ctx: TickContext) -> list[str]:
+    """Each failing required check of a phase's pull request, with the head it failed on."""
+    from ...forge import pulls
+
+    return [f"check\0{r.phase}\0{r.number}\0{r.head}\0{c.name}" for r in pulls.load(ctx.ws).values()
+            if r.checks == "failing" and r.state in ("open", "merged") for c in r.failing]
 
 
 def after_blocked(ctx: TickContext, plan: Plan, outcome: Outcome) -> Outcome:

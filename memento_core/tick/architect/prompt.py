@@ -40,6 +40,7 @@ def build_architect_prompt(ws: Workspace, plan: Plan, *, include_system: bool = 
     out += [f"# Architect run: {plan.title}", "", f"Work in `{ws.root}`. You may change only "
             "docs/MASTER_PLAN.md, docs/PROJECT_MAP.md and the read marks of docs/HUMAN_NOTES.md.", ""]
     out += blocked_section(ws, plan, plan_text)
+    out += checks_section(ws)
     out += notes_section(ws)
     project_map = read_capped(ws.map_path, MAX_DOC_CHARS)
     out += ["## docs/PROJECT_MAP.md", "", *(fenced(project_map, "markdown") if project_map else ["(missing)"]), ""]
@@ -62,6 +63,25 @@ def blocked_section(ws: Workspace, plan: Plan, plan_text: str) -> list[str]:
             out += attempt_lines(n, entry)
         if not attempts:
             out += ["(no failed attempt recorded: it was blocked by hand or its entries are gone)", ""]
+    return out
+
+
+def checks_section(ws: Workspace) -> list[str]:
+    """Failing required checks on the phases' pull requests (SPEC §19): blocked work too."""
+    from ...forge import pulls
+
+    failing = [r for r in pulls.load(ws).values() if r.checks == "failing" and r.state in ("open", "merged")]
+    if not failing:
+        return []
+    out = [f"## Failing checks on pull requests ({len(failing)})", "",
+           "Each phase's work is on its branch and in one pull request; a required check fails on it. "
+           "Add a task to the phase that fixes it, or a note to the task that caused it and set it back "
+           "to pending: its next commit updates the same pull request.", ""]
+    for r in failing:
+        out.append(f"- {r.phase}: pull request #{r.number} ({r.url or 'no address'}), branch {r.branch}, "
+                   f"head {r.head[:12] or '?'}")
+        out += [f"  - failing: {c.name}" + (f" ({c.url})" if c.url else "") for c in r.failing]
+    out.append("")
     return out
 
 
