@@ -20,7 +20,6 @@ the local time zone; where git would date them otherwise (``GIT_AUTHOR_DATE`` or
 from __future__ import annotations
 
 import collections
-import functools
 import hashlib
 import os
 import re
@@ -40,17 +39,10 @@ _PACK_TYPES = {"commit": 1, "tree": 2, "blob": 3}
 TREE_MODE = b"40000"
 
 
-@functools.cache
-def _format_of(root: str) -> str:
-    fmt = gitops.run_git(Path(root), ["rev-parse", "--show-object-format"]).stdout.decode().strip()
-    if fmt not in ("sha1", "sha256"):
-        raise MementoError(f"unknown git object format {fmt!r} in {root}")
-    return fmt
-
-
 def object_format(root: Path) -> str:
-    """``sha1`` or ``sha256``: the repository's object format (asked once per process)."""
-    return _format_of(str(Path(root).resolve()))
+    """``sha1`` or ``sha256``: the repository's object format (gitops.repo_dirs: asked of git
+    once per process, with where the repository is)."""
+    return gitops.repo_dirs(Path(root)).object_format
 
 
 object_id = gitops.object_id

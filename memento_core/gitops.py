@@ -180,11 +180,15 @@ def _split_z(data: str) -> list[str]:
 
 
 def is_repo(root: Path) -> bool:
-    """True if ``root`` is inside a git work tree."""
+    """True if ``root`` is inside a git work tree (asked with :func:`repo_dirs`, whose answer the
+    tick's git commands then take without asking again)."""
     if not Path(root).is_dir():
         return False
-    proc = run_git(Path(root), ["rev-parse", "--is-inside-work-tree"], check=False)
-    return proc.returncode == 0 and proc.stdout.strip() == b"true"
+    try:
+        repo_dirs(Path(root))
+    except MementoError:
+        return False
+    return True
 
 
 def ensure_repo(root: Path) -> bool:
@@ -207,14 +211,9 @@ def head(root: Path) -> str | None:
     return proc.stdout.decode().strip()
 
 
-@functools.cache
-def _prefix_cached(root: str) -> str:
-    return _out(Path(root), ["rev-parse", "--show-prefix"]).strip()
-
-
 def _prefix(root: Path) -> str:
     """Path of root below the repository top level ('' at the top level, else 'sub/dir/')."""
-    return _prefix_cached(str(Path(root).resolve()))
+    return repo_dirs(root).prefix
 
 
 def repo_path(root: Path, path: str) -> str:
@@ -245,27 +244,34 @@ def _empty_tree_written(root: str, made: tuple[int, int]) -> str:
 @dataclass(frozen=True)
 class RepoDirs:
     """Where a work tree's repository is: its git folder, the common one (they differ in a
-    linked worktree) and the top level, all absolute."""
+    linked worktree) and the top level, all absolute; the folder's path below the top level
+    ('' or 'sub/dir/') and the repository's object format (sha1 or sha256)."""
 
     git_dir: Path
     common_dir: Path
     top: Path
+    prefix: str = ""
+    object_format: str = "sha1"
 
 
 _DIRS: dict[str, tuple[RepoDirs, tuple]] = {}
 
 
 def repo_dirs(root: Path) -> RepoDirs:
-    """:class:`RepoDirs` of ``root``: asked of git once per process and folder, then taken
-    again while the disk still shows the same repository there (the same git folders, and the
-    same ``.git`` entries from ``root`` up to the top level: none made, removed or replaced)."""
+    """:class:`RepoDirs` of ``root``: asked of git once per process and folder (one command for
+    all of it), then taken again while the disk still shows the same repository there (the same
+    git folders and config file, and the same ``.git`` entries from ``root`` up to the top level:
+    none made, removed or replaced). MementoError outside a work tree."""
     key = str(Path(root).resolve())
     known = _DIRS.get(key)
     if known is not None and _marks(Path(key), known[0]) == known[1]:
         return known[0]
     lines = _out(Path(root), ["rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir",
-                              "--show-toplevel"]).splitlines()
-    dirs = RepoDirs(Path(lines[0]), Path(lines[1]), Path(lines[2]))
+                              "--show-toplevel", "--show-object-format", "--show-prefix"]).split("\n")
+    if len(lines) < 5 or lines[3] not in ("sha1", "sha256"):
+        raise MementoError(f"git rev-parse in {root} answered {lines[:5]!r}")
+    dirs = RepoDirs(Path(lines[0]), Path(lines[1]), Path(lines[2]), "\n".join(lines[4:]).removesuffix("\n"),
+                    lines[3])
     _DIRS[key] = (dirs, _marks(Path(key), dirs))
     return dirs
 
@@ -280,6 +286,11 @@ def _marks(root: Path, dirs: RepoDirs) -> tuple:
             marks.append((st.st_dev, st.st_ino))
         except OSError:
             marks.append(None)
+    try:  # a repository made again in the same place (another object format) has a new config
+        st = os.stat(dirs.common_dir / "config")
+        marks.append((st.st_ino, st.st_ctime_ns))
+    except OSError:
+        marks.append(None)
     at = root
     while True:
         entry = at / ".git"
@@ -312,7 +323,7 @@ def scrubbed_index(root: Path) -> Iterator[dict[str, str]]:
     os.unlink(tmp_index)  # a missing index file is an empty index; an empty file is not
     try:
         env = git_env({"GIT_INDEX_FILE": tmp_index, "GIT_OPTIONAL_LOCKS": "1"})
-        copied = _scrubbed_copy(dirs.git_dir / "index", top)
+        copied = _scrubbed_copy(dirs.git_dir / "index", dirs.object_format)
         if copied is None:  # not a plain index (split, sparse, odd): git copies the entries itself
             entries = run_git(top, ["ls-files", "--stage", "-z"], check=False).stdout
             run_git(top, ["update-index", "-z", "--index-info"], input=entries, env=env)
@@ -326,9 +337,9 @@ def scrubbed_index(root: Path) -> Iterator[dict[str, str]]:
         _remove_index(tmp_index)
 
 
-def _scrubbed_copy(index: Path, top: Path) -> bytes | None:
-    """The private index's bytes made from the real ``index`` of the repository at ``top``
-    (gitindex.scrubbed, in the repository's object format; b'' when there is none: the copy
+def _scrubbed_copy(index: Path, fmt: str) -> bytes | None:
+    """The private index's bytes made from the real ``index`` of a repository of object format
+    ``fmt`` (gitindex.scrubbed; b'' when there is none: the copy
     stays missing, an empty index); None when git must make it: not a plain index, or not a
     regular file (a link, a FIFO: never followed nor waited on here)."""
     try:
@@ -337,7 +348,7 @@ def _scrubbed_copy(index: Path, top: Path) -> bytes | None:
         return b""
     except OSError:  # NotAFile among them
         return None
-    return gitindex.scrubbed(data, _FORMATS[len(empty_tree(top))])
+    return gitindex.scrubbed(data, fmt)
 
 
 def _remove_index(tmp_index: str) -> None:
