@@ -307,7 +307,7 @@ def _marks(root: Path, dirs: RepoDirs) -> tuple:
 
 
 @contextmanager
-def scrubbed_index(root: Path) -> Iterator[dict[str, str]]:
+def scrubbed_index(root: Path, refresh: bool = True) -> Iterator[dict[str, str]]:
     """The environment of a private index holding the real index's entries and nothing else.
 
     Every entry (path, mode, blob, stage) is copied, so what is staged stays staged;
@@ -315,6 +315,9 @@ def scrubbed_index(root: Path) -> Iterator[dict[str, str]]:
     ``--skip-worktree`` and a forged stat hide no change: every tracked file is
     hashed again. The real index is only read: by :func:`_scrubbed_copy` when it is a plain
     one, else by git (``ls-files --stage`` into ``update-index --index-info``).
+    ``refresh``: the copy's stat data is filled in first (``update-index --refresh``), for
+    several commands in a row; without it one ``git status``, which refreshes what it reads
+    itself, or an ``ls-files`` of what is not tracked (no stat data read) costs one process.
     """
     dirs = repo_dirs(root)
     git_dir, top = str(dirs.git_dir), dirs.top
@@ -330,7 +333,8 @@ def scrubbed_index(root: Path) -> Iterator[dict[str, str]]:
         elif copied:
             with open(tmp_index, "xb") as fh:  # private: the name mkstemp chose (and unlinked) above
                 fh.write(copied)
-        run_git(top, ["update-index", "-q", "--refresh"], env=env, check=False)
+        if refresh:
+            run_git(top, ["update-index", "-q", "--refresh"], env=env, check=False)
         env["GIT_OPTIONAL_LOCKS"] = "0"
         yield env
     finally:
@@ -367,8 +371,8 @@ def status(root: Path, env: dict[str, str] | None = None) -> list[StatusEntry]:
     Run on a scrubbed copy of the index (:func:`scrubbed_index`) unless ``env`` names one.
     """
     root = Path(root)
-    if env is None:
-        with scrubbed_index(root) as env:
+    if env is None:  # one command: git status hashes what the copy's stat data cannot vouch for
+        with scrubbed_index(root, refresh=False) as env:
             return status(root, env)
     prefix = _prefix(root)
     data = _out(root, ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--", "."], env=env)
@@ -457,7 +461,7 @@ def ignored(root: Path, env: dict[str, str] | None = None) -> set[str]:
     is one path, never its thousands of files)."""
     root = Path(root)
     if env is None:
-        with scrubbed_index(root) as env:
+        with scrubbed_index(root, refresh=False) as env:
             return ignored(root, env)
     data = _out(root, ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory", "--", "."],
                 env=env)
@@ -473,7 +477,7 @@ def persons_paths(root: Path) -> set[str]:
     """What a person has here that git does not track: the untracked files and the ignored paths
     (SPEC §13: a ``.env``, a ``.venv/``), all kept as they are by the tick (see ``was_there``)."""
     root = Path(root)
-    with scrubbed_index(root) as env:
+    with scrubbed_index(root, refresh=False) as env:  # what is not tracked: no stat data is read
         return untracked(root, env) | ignored(root, env)
 
 
