@@ -77,13 +77,15 @@ class At:
     """A commit as :func:`read_at` read it: its id, its tree's, the trees on the way to the
     files asked for (folder from the top level, '' the root -> entries), those files
     (path -> (mode, id, bytes), None when the commit has none there) and the other objects
-    asked for (``also``: (id, kind, bytes), None when missing), in their order."""
+    asked for (``also``: (id, kind, bytes), None when missing), in their order; the commit
+    object's own bytes (``raw``)."""
 
     commit: str
     tree: str
     trees: Mapping[str, list[tuple[bytes, bytes, bytes]]]
     files: Mapping[str, tuple[bytes, str, bytes] | None]
     also: tuple[tuple[str, str, bytes] | None, ...] = ()
+    raw: bytes = b""
 
 
 def _folders(path: str) -> list[str]:
@@ -131,7 +133,7 @@ def read_at(root: Path, rev: str, paths: Sequence[str], *, within: Sequence[str]
             raise MementoError(f"{rev} moved while it was read")
         else:
             files[path] = (entry[0], found[0], found[2])
-    return At(commit[0], tree[0], trees, files, tuple(got[len(names) - len(also):]))
+    return At(commit[0], tree[0], trees, files, tuple(got[len(names) - len(also):]), commit[2])
 
 
 def _entries(data: bytes, width: int) -> list[tuple[bytes, bytes, bytes]]:
@@ -268,7 +270,7 @@ def commit_bytes(tree: str, parents: Sequence[str], message: str, ident: Mapping
 
 
 def commit_here(root: Path, paths: Sequence[str], message: str, ident: Mapping[str, str],
-                blobs: Mapping[str, tuple[str, str]]) -> gitops.MadeCommit | None:
+                blobs: Mapping[str, tuple[str, str]], *, amend: bool = False) -> gitops.MadeCommit | None:
     """The commit :func:`gitops.make_commit` makes (``paths`` from root, as in the work tree, and
     ``blobs``: path -> (mode, id) or gitops.GONE), in three git commands where it starts five to
     seven: HEAD's trees along the paths read by one ``cat-file --batch``, the files' blobs
@@ -276,7 +278,9 @@ def commit_here(root: Path, paths: Sequence[str], message: str, ident: Mapping[s
     --add`` applies them), the trees and the commit by one ``unpack-objects``. None, nothing
     written, where git must make it: an identity or a date of git's own (:func:`can_build`),
     an unborn branch, a path that is a folder or something other than a file or a link, a file
-    whose executable bit ``core.fileMode`` would read otherwise, a file where a folder must go."""
+    whose executable bit ``core.fileMode`` would read otherwise, a file where a folder must go.
+    ``amend``: the commit :func:`gitops.amend_paths` makes instead, HEAD's own replaced (its
+    parents and message kept, ``message`` unused); its ``parent`` is then the HEAD it replaces."""
     if not can_build(ident):
         return None
     prefix = gitops.repo_path(root, "")
@@ -335,11 +339,22 @@ def commit_here(root: Path, paths: Sequence[str], message: str, ident: Mapping[s
         for path, oid in zip(files, out, strict=True):
             trees.set(prefix + path, (modes[path], bytes.fromhex(oid.decode())))
     tree, made = trees.objects()
-    if tree == at.tree:
+    if amend:
+        parents, message = _parents_and_message(at.raw)
+    elif tree == at.tree:
         raise MementoError(f"nothing to commit for {message.splitlines()[0] if message else 'commit'!r}")
-    commit = commit_bytes(tree, [at.commit], message, ident)
+    else:
+        parents = [at.commit]
+    commit = commit_bytes(tree, parents, message, ident)
     ids = write_objects(root, [*objects, *made, ("commit", commit)])
     return gitops.MadeCommit(ids[-1], at.commit, message.splitlines()[0] if message else "", tuple(paths))
+
+
+def _parents_and_message(raw: bytes) -> tuple[list[str], str]:
+    """A commit object's parents and message (what ``git commit --amend`` keeps)."""
+    text = raw.decode("utf-8", "surrogateescape")
+    header, _, message = text.partition("\n\n")
+    return [line[7:] for line in header.split("\n") if line.startswith("parent ")], message
 
 
 _PLAIN_PART = re.compile(r"[A-Za-z0-9_+,=@%-][A-Za-z0-9 ._+,=@%-]*")

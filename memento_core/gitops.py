@@ -875,15 +875,34 @@ def adopt_commit(root: Path, made: MadeCommit) -> bool:
     return True
 
 
-def amend_paths(root: Path, paths: Iterable[str], author: str = "") -> str:
+def amend_paths(root: Path, paths: Iterable[str], author: str = "", *, onto: str | None = None,
+                build: Callable | None = None) -> str | None:
     """Fold ``paths`` as they are in the work tree into HEAD's commit (the same parents and
     message): the new commit's sha. Only for a commit nothing else has seen yet (the tick's own,
-    under its lock, before any push). Raises MementoError when HEAD has no commit."""
+    under its lock, before any push). Raises MementoError when HEAD has no commit. ``onto``:
+    only when HEAD is that commit (None, nothing changed, when it is not). ``build``
+    (gitobjects.commit_here) makes the commit in fewer git commands, as for make_commit."""
     root = Path(root)
+    paths = _expand_dirs(root, sorted({p.rstrip("/") for p in paths if p}))
+    made = build(root, paths, "", identity_env(root, author), {}, amend=True) if build is not None else None
+    if made is not None:
+        if onto is not None and made.parent != onto:
+            return None
+        # HEAD compared as it moves: a HEAD moved since it was read is never replaced.
+        if run_git(root, ["update-ref", "-m", "amend: the tick's documents", "HEAD", made.sha, made.parent],
+                   check=False).returncode != 0:
+            if onto is not None and head(root) != onto:
+                return None
+            raise MementoError(f"git update-ref HEAD {made.sha} failed in {root}")
+        if paths:
+            run_git(root, ["reset", "-q", made.sha, "--pathspec-from-file=-", "--pathspec-file-nul"],
+                    input=_nul_paths(paths))
+        return made.sha
     git_dir, old, _ = _commit_base(root)
     if old is None:
         raise MementoError("nothing to amend: the branch has no commit yet")
-    paths = _expand_dirs(root, sorted({p.rstrip("/") for p in paths if p}))
+    if onto is not None and old != onto:
+        return None
     fd, tmp_index = tempfile.mkstemp(prefix="memento-index.", dir=git_dir)
     os.close(fd)
     try:

@@ -94,7 +94,7 @@ def fold_into_tick_commit(ctx: TickContext, why: str = "status log and checkpoin
     """
     from dataclasses import replace
 
-    from .. import gitops
+    from .. import gitobjects, gitops
     from ..workspace import OWN_DOCS
 
     if ctx.config is None or ctx.config.workers_remote:
@@ -109,8 +109,10 @@ def fold_into_tick_commit(ctx: TickContext, why: str = "status log and checkpoin
             ctx.docs_committed = seen
             return False
         old = ctx.tick_commit
-        if old and gitops.head(ctx.root) == old:
-            new = gitops.amend_paths(ctx.root, docs, author=ctx.config.git_author)
+        # Amended only while HEAD is still the tick's commit (compared as HEAD moves).
+        new = gitops.amend_paths(ctx.root, docs, author=ctx.config.git_author, onto=old,
+                                 build=gitobjects.commit_here) if old else None
+        if new is not None:
             ctx.tick_commit = new
         else:
             old, new = None, ctx.commit(docs, f"memento: tick #{ctx.number} ({why})"

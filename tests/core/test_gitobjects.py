@@ -968,3 +968,45 @@ def test_a_commit_whose_patch_is_upstream_is_left_to_git(tmp_path, git_identity)
     assert objects_now(root) == before
     git_rebase(root, onto, RESOLVERS)
     assert git(root, "rev-parse", "HEAD") == onto  # git dropped it
+
+
+@pytest.mark.parametrize("fmt", ["sha1", "sha256"])
+def test_an_amend_made_here_is_the_one_git_makes_and_never_replaces_a_head_that_moved(tmp_path, git_identity, fmt):
+    """gitops.amend_paths with commit_here (the tick folding its documents into its commit, issue
+    42: five git commands where git's way starts ten): the same tree, parents and message as git's
+    own amend, the index agreeing for those paths; with ``onto`` another commit than HEAD, nothing
+    is changed and None comes back."""
+    base = repo(tmp_path, fmt)
+    (base / "a.txt").write_text("one\n")
+    git(base, "add", "a.txt")
+    git(base, "commit", "-qm", "memento: complete T-1 one\n\nMemento-Tick: 3 T-1")
+    twin = tmp_path / f"twin-{fmt}"
+    subprocess.run(["cp", "-a", str(base), str(twin)], check=True)
+    made = []
+    for root, build in ((base, gitobjects.commit_here), (twin, None)):
+        old = git(root, "rev-parse", "HEAD")
+        (root / "docs/MASTER_PLAN.md").write_text("# plan\n- [x] `T-1` one\n")
+        (root / "docs/new.md").write_text("new\n")
+        assert gitops.amend_paths(root, ["docs/MASTER_PLAN.md", "docs/new.md"], build=build,
+                                  onto=git(root, "rev-parse", "HEAD~1")) is None
+        assert git(root, "rev-parse", "HEAD") == old  # not the commit it was told to amend
+        sha = gitops.amend_paths(root, ["docs/MASTER_PLAN.md", "docs/new.md"], build=build, onto=old)
+        assert git(root, "rev-parse", "HEAD") == sha != old
+        assert git(root, "status", "--porcelain") == ""
+        made.append((git(root, "rev-parse", f"{sha}^{{tree}}"), git(root, "rev-parse", f"{sha}^@"),
+                     git(root, "log", "-1", "--format=%B", sha)))
+    assert made[0] == made[1]
+    assert made[0][1] == git(base, "rev-parse", "HEAD~1")
+    assert made[0][2] == "memento: complete T-1 one\n\nMemento-Tick: 3 T-1"
+
+
+def test_an_amend_made_here_runs_five_git_commands(tmp_path, git_identity, monkeypatch):
+    root = repo(tmp_path)
+    gitops.repo_dirs(root)
+    old = git(root, "rev-parse", "HEAD")
+    (root / "docs/MASTER_PLAN.md").write_text("# plan\n- [x] `T-1` one\n")
+    started: list[str] = []
+    real = gitops.run_git
+    monkeypatch.setattr(gitops, "run_git", lambda r, args, **kw: started.append(args[0]) or real(r, args, **kw))
+    assert gitops.amend_paths(root, ["docs/MASTER_PLAN.md"], build=gitobjects.commit_here, onto=old)
+    assert started == ["cat-file", "hash-object", "unpack-objects", "update-ref", "reset"]
