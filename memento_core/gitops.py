@@ -27,6 +27,7 @@ import shutil
 import stat
 import subprocess
 import tempfile
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -203,6 +204,9 @@ def ensure_repo(root: Path) -> bool:
 
 def head(root: Path) -> str | None:
     """The commit HEAD points to, or None on an unborn branch."""
+    known = _head_from_files(Path(root))
+    if known is not None:
+        return known
     proc = run_git(Path(root), ["rev-parse", "-q", "--verify", "HEAD^{commit}"], check=False)
     if proc.returncode != 0:
         if not is_repo(Path(root)):
@@ -239,6 +243,39 @@ def _empty_tree_written(root: str, made: tuple[int, int]) -> str:
 
 
 # -------------------------------------------------------------------- status
+
+
+# A branch name git takes as it is: no part starting with a dot, no "..", no ".lock" ending.
+_PLAIN_BRANCH = re.compile(r"ref: (refs/heads/(?:[A-Za-z0-9_+=@%-][A-Za-z0-9._+=@%-]*/)*"
+                           r"[A-Za-z0-9_+=@%-][A-Za-z0-9._+=@%-]*)\n")
+
+
+def _head_from_files(root: Path) -> str | None:
+    """HEAD's commit read as git reads it, with no process, in the common case only: HEAD a
+    regular file naming a plain branch (or a commit id), the branch a loose ref (a regular file
+    holding one id), the commit a loose object whose header says ``commit``. None for anything
+    else (a packed ref, a reftable, a symbolic ref to a symbolic ref, an unborn branch, a
+    packed or missing object, an odd name): ``rev-parse --verify HEAD^{commit}`` answers."""
+    try:
+        dirs = repo_dirs(root)
+        data = read_regular(dirs.git_dir / "HEAD", limit=4096)
+        width = 64 if dirs.object_format == "sha256" else 40
+        named = _PLAIN_BRANCH.fullmatch(data.decode("ascii"))
+        if named is not None:
+            if named[1].endswith(".lock"):
+                return None
+            data = read_regular(dirs.common_dir / named[1], limit=4096)
+        sha = data.decode("ascii").removesuffix("\n")
+        if len(sha) != width or not _HEX.fullmatch(sha):
+            return None
+        start = zlib.decompressobj().decompress(read_regular(dirs.common_dir / "objects" / sha[:2] / sha[2:],
+                                                             limit=64), 16)
+    except (OSError, MementoError, UnicodeDecodeError, zlib.error, ValueError):
+        return None
+    return sha if start.startswith(b"commit ") else None
+
+
+_HEX = re.compile(r"[0-9a-f]+")
 
 
 @dataclass(frozen=True)

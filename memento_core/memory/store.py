@@ -320,8 +320,11 @@ def person_commits_since(ws: Workspace, since: str | None) -> list[tuple[str, li
     Memento trailer, kind ``human`` or source ``source=human``): [(sha, [(path, blob)…])], the
     files each one wrote (a removed file's blob is all zeros), MEMORY.md (generated) left out."""
     root = memory_root(ws)
-    if not is_store(root) or gitops.head(root) is None:
+    if not is_store(root):
         return []
+    now = gitops.head(root)
+    if now is None or now == since:
+        return []  # nothing committed since (usually read from .git's files, no process)
     # HEAD's branch: what `memento memory log` shows. (Every ref would take a person's own side
     # branch, older than the snapshot but not below its commit, for a forgery.)
     span = f"{since}..HEAD" if since else "HEAD"

@@ -628,3 +628,66 @@ def test_was_there_means_the_path_itself_or_inside_a_folder_never_a_longer_name(
     assert not gitops.was_there(".envrc", before)
     assert not gitops.was_there("draft.txt~", before)
     assert not gitops.was_there("notes", before)  # the folder's name, not something inside it
+
+
+def _git_head(root: Path) -> str | None:
+    proc = subprocess.run(["git", "-C", str(root), "rev-parse", "-q", "--verify", "HEAD^{commit}"],
+                          capture_output=True, check=False)
+    return proc.stdout.decode().strip() if proc.returncode == 0 else None
+
+
+@pytest.mark.parametrize("case", ["branch", "detached", "packed", "unborn", "ref-a-link", "head-a-link",
+                                  "missing-object", "ref-to-a-blob", "packed-object", "odd-branch", "worktree",
+                                  "junk-in-ref", "sha256"])
+def test_head_read_from_files_is_what_git_says_and_costs_no_process_in_the_common_case(tmp_path, git_identity,
+                                                                                      monkeypatch, case):
+    """gitops.head reads HEAD, a loose branch and a loose commit's header itself (issue 42: no git
+    process for what is on disk); whatever it does not take on (packed refs and objects, links, an
+    odd name, a worktree's HEAD aside, junk) it leaves to rev-parse: the answer is git's in every case."""
+    root = tmp_path / "p"
+    fmt = "sha256" if case == "sha256" else "sha1"
+    subprocess.run(["git", "init", "-q", "-b", "main", f"--object-format={fmt}", str(root)], check=True)
+    if case != "unborn":
+        write(root, "a.txt", "one\n")
+        git(root, "add", "a.txt")
+        git(root, "commit", "-qm", "one")
+    sha = _git_head(root)
+    dot_git = root / ".git"
+    common = case in ("branch", "sha256")
+    if case == "detached":
+        git(root, "checkout", "-q", "--detach")
+        common = True
+    elif case == "packed":
+        git(root, "pack-refs", "--all")
+    elif case == "ref-a-link":
+        (dot_git / "refs/heads/other").write_text(sha + "\n")
+        (dot_git / "refs/heads/main").unlink()
+        (dot_git / "refs/heads/main").symlink_to("other")
+    elif case == "head-a-link":
+        (dot_git / "HEAD").unlink()
+        (dot_git / "HEAD").symlink_to("refs/heads/main")
+    elif case == "missing-object":
+        obj = dot_git / "objects" / sha[:2] / sha[2:]
+        obj.chmod(0o644)
+        obj.unlink()
+    elif case == "ref-to-a-blob":
+        blob = git(root, "hash-object", "-w", "a.txt").strip()
+        (dot_git / "refs/heads/main").write_text(blob + "\n")
+    elif case == "packed-object":
+        git(root, "repack", "-adq")
+        git(root, "prune-packed")
+    elif case == "odd-branch":
+        git(root, "checkout", "-q", "-b", "x/ünï")  # valid to git, left to it here
+    elif case == "worktree":
+        git(root, "worktree", "add", "-q", "--detach", str(tmp_path / "wt"))
+        root = tmp_path / "wt"
+        common = True
+    elif case == "junk-in-ref":
+        (dot_git / "refs/heads/main").write_text(sha + "\nmore\n")
+    started: list[list[str]] = []
+    real = gitops.run_git
+    gitops.repo_dirs(root)
+    monkeypatch.setattr(gitops, "run_git", lambda r, args, **kw: started.append(list(args)) or real(r, args, **kw))
+    assert gitops.head(root) == _git_head(root)
+    if common:
+        assert started == [] and gitops.head(root) == sha
