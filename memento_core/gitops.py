@@ -570,11 +570,15 @@ def changes_since(root: Path, base: str | None, untracked_before: set[str]) -> l
     "created" with all their lines added (binary files 0/0). Sorted by path.
     """
     root = Path(root)
-    with scrubbed_index(root) as env:
+    with scrubbed_index(root, refresh=False) as env:
         return _changes_since(root, base, untracked_before, env)
 
 
 def _changes_since(root: Path, base: str | None, untracked_before: set[str], env: dict[str, str]) -> list[FileChange]:
+    # The status first, allowed to write the copy's stat data it refreshed (the copy is private:
+    # no one else's lock): the diff after it then hashes nothing again, and no update-index
+    # --refresh runs before them.
+    now_untracked = untracked(root, {**env, "GIT_OPTIONAL_LOCKS": "1"})
     tree = base or empty_tree(root)
     data = _out(
         root,
@@ -624,7 +628,7 @@ def _changes_since(root: Path, base: str | None, untracked_before: set[str], env
         for path, kind in kinds.items()
     ]
     folders = tuple(p for p in untracked_before if p.endswith("/"))
-    for path in untracked(root, env) - untracked_before - kinds.keys():
+    for path in now_untracked - untracked_before - kinds.keys():
         if not path.startswith(folders):  # a folder a person had ignored (a .venv/) that is not any more
             made = scratch.is_scratch(root, path)
             result.append(FileChange(path, *((0, 0) if made else _count_lines(root / path)), "created",

@@ -691,3 +691,22 @@ def test_head_read_from_files_is_what_git_says_and_costs_no_process_in_the_commo
     assert gitops.head(root) == _git_head(root)
     if common:
         assert started == [] and gitops.head(root) == sha
+
+
+def test_changes_since_runs_a_status_and_a_diff_only_and_sees_a_change_a_forged_stat_hid(seeded, monkeypatch):
+    """Issue 42: the status refreshes the private copy's stat data and writes it, the diff after
+    it reads that; no update-index --refresh before them. A change the real index's flags hide
+    is still found, with its line counts."""
+    root, sha = seeded
+    gitops.repo_dirs(root)
+    write(root, "keep.txt", "Unchanged\n")  # the same size
+    git(root, "update-index", "--assume-unchanged", "keep.txt")
+    write(root, "new.txt", "x\ny\n")
+    started: list[str] = []
+    real = gitops.run_git
+    monkeypatch.setattr(gitops, "run_git", lambda r, args, **kw: started.append(args[0]) or real(r, args, **kw))
+    found = by_path(gitops.changes_since(root, sha, set()))
+    assert started == ["status", "diff"]
+    assert (found["keep.txt"].kind, found["keep.txt"].added, found["keep.txt"].removed) == ("modified", 1, 1)
+    assert (found["new.txt"].kind, found["new.txt"].added) == ("created", 2)
+    assert set(found) == {"keep.txt", "new.txt"}
