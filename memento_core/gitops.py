@@ -780,12 +780,18 @@ def entry_kind(path: Path) -> tuple[str, os.stat_result | None]:
     return ("link" if stat.S_ISLNK(st.st_mode) else "file" if stat.S_ISREG(st.st_mode) else "other"), st
 
 
-def hash_blobs(root: Path, paths: Iterable[str]) -> dict[str, Blob]:
+def hash_blobs(root: Path, paths: Iterable[str], *, write: bool = True) -> dict[str, Blob]:
     """Each path's (mode, blob id) as it is now, the blob written into the object store
     (``git hash-object -w``), so a commit can be made of exactly these contents later
     whatever happens to the files meanwhile. A path that is gone is GONE; a folder is left out.
+    ``write=False``: only the ids, to compare (the raw bytes hashed here as git hashes them
+    with ``--no-filters``: no process), git's way for a file too big to read at once.
     """
     root = Path(root)
+    if not write:
+        known = _blob_ids(root, paths)
+        if known is not None:
+            return known
     blobs: dict[str, Blob] = {}
     files: list[str] = []
     modes: dict[str, str] = {}
@@ -805,6 +811,28 @@ def hash_blobs(root: Path, paths: Iterable[str]) -> dict[str, Blob]:
         # a working-tree-encoding or an eol conversion would commit something else).
         oids = _out(root, ["hash-object", "-w", "--no-filters", "--", *batch]).split()
         blobs.update({path: (modes[path], oid) for path, oid in zip(batch, oids, strict=True)})
+    return blobs
+
+
+def _blob_ids(root: Path, paths: Iterable[str]) -> dict[str, Blob] | None:
+    """:func:`hash_blobs`' answer without writing, computed here; None when git must (a file
+    over 64 MiB, one that is not a regular file any more when read)."""
+    fmt = repo_dirs(root).object_format
+    blobs: dict[str, Blob] = {}
+    for path in sorted(set(paths)):
+        kind, st = entry_kind(root / path)
+        try:
+            if kind == "gone":
+                blobs[path] = GONE
+            elif kind == "link":
+                blobs[path] = ("120000", object_id(fmt, "blob", os.fsencode(os.readlink(root / path))))
+            elif kind == "file":
+                if st.st_size > 64 << 20:
+                    return None
+                mode = "100755" if st.st_mode & stat.S_IXUSR else "100644"
+                blobs[path] = (mode, object_id(fmt, "blob", read_regular(root / path)))
+        except OSError:
+            return None
     return blobs
 
 

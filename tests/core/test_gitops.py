@@ -710,3 +710,24 @@ def test_changes_since_runs_a_status_and_a_diff_only_and_sees_a_change_a_forged_
     assert (found["keep.txt"].kind, found["keep.txt"].added, found["keep.txt"].removed) == ("modified", 1, 1)
     assert (found["new.txt"].kind, found["new.txt"].added) == ("created", 2)
     assert set(found) == {"keep.txt", "new.txt"}
+
+
+def test_blob_ids_computed_here_are_the_ones_git_writes(seeded, monkeypatch):
+    """hash_blobs(write=False) (issue 42: the ids before verify, only compared, with no process):
+    files, an executable, a link, a removed file, CRLF and a NUL, whatever .gitattributes says."""
+    root, _ = seeded
+    write(root, ".gitattributes", "*.txt text eol=crlf\n*.bin filter=nothing\n")
+    write(root, "keep.txt", "line\r\nother\n")
+    write(root, "data.bin", BINARY)
+    write(root, "run.sh", "#!/bin/sh\n")
+    (root / "run.sh").chmod(0o755)
+    os.symlink("keep.txt", root / "link")
+    (root / "gone.txt").unlink()
+    paths = ["keep.txt", "data.bin", "run.sh", "link", "gone.txt", "src", "src/app.py"]
+    started: list[str] = []
+    real = gitops.run_git
+    gitops.repo_dirs(root)
+    monkeypatch.setattr(gitops, "run_git", lambda r, args, **kw: started.append(args[0]) or real(r, args, **kw))
+    here = gitops.hash_blobs(root, paths, write=False)
+    assert started == []
+    assert here == gitops.hash_blobs(root, paths)
