@@ -307,8 +307,9 @@ def commit_here(root: Path, paths: Sequence[str], message: str, ident: Mapping[s
             return None
     if not all(_plain(prefix + p) for p in paths):
         return None  # git checks what a path may be (and unquotes --stdin-paths): its own way
+    within = [prefix + p for p in paths]
     try:
-        at = read_at(root, "HEAD", [], within=[prefix + p for p in paths])
+        at = _made_here(root, within) or read_at(root, "HEAD", [], within=within)
     except MementoError:
         return None  # an unborn branch, or HEAD moving: git's way
     fmt = object_format(root)
@@ -347,7 +348,29 @@ def commit_here(root: Path, paths: Sequence[str], message: str, ident: Mapping[s
         parents = [at.commit]
     commit = commit_bytes(tree, parents, message, ident)
     ids = write_objects(root, [*objects, *made, ("commit", commit)])
+    _MADE[str(gitops.repo_dirs(root).git_dir)] = At(
+        ids[-1], tree, {f: list(e) for f, e in trees.folders.items() if e or not f}, {}, (), commit)
     return gitops.MadeCommit(ids[-1], at.commit, message.splitlines()[0] if message else "", tuple(paths))
+
+
+# The last commit commit_here made in each repository (by git folder), with the trees it built:
+# what the tick folds into it next is built on them without reading HEAD again (issue 42).
+_MADE: dict[str, At] = {}
+
+
+def _made_here(root: Path, within: Sequence[str]) -> At | None:
+    """The last commit made here, when HEAD is still it (read from .git's files: gitops.head) and
+    its trees hold every folder on the way to ``within`` that the commit has; else None."""
+    made = _MADE.get(str(gitops.repo_dirs(root).git_dir))
+    if made is None or gitops.head(root) != made.commit:
+        return None
+    for folder in sorted({f for p in within for f in _folders(p)}, key=lambda f: f.count("/")):
+        if folder in made.trees:
+            continue
+        parent, _, leaf = folder.rpartition("/")
+        if parent not in made.trees or _entry(made.trees[parent], leaf) is not None:
+            return None  # a folder it did not build (or a file there): read as git has it
+    return made
 
 
 def _parents_and_message(raw: bytes) -> tuple[list[str], str]:

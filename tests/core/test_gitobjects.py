@@ -1010,3 +1010,30 @@ def test_an_amend_made_here_runs_five_git_commands(tmp_path, git_identity, monke
     monkeypatch.setattr(gitops, "run_git", lambda r, args, **kw: started.append(args[0]) or real(r, args, **kw))
     assert gitops.amend_paths(root, ["docs/MASTER_PLAN.md"], build=gitobjects.commit_here, onto=old)
     assert started == ["cat-file", "hash-object", "unpack-objects", "update-ref", "reset"]
+
+
+def test_a_commit_built_on_the_one_made_here_reads_no_tree_again_and_is_git_s(tmp_path, git_identity, monkeypatch):
+    """The tick's documents folded into the commit it just made: the trees it built are taken
+    again (HEAD still that commit), so the amend starts no cat-file; its tree is git's own. A
+    HEAD moved since (a commit made elsewhere) is read again."""
+    root = repo(tmp_path)
+    gitops.repo_dirs(root)
+    (root / "docs/guide/deep.md").write_text("deeper\n")
+    (root / "docs/MASTER_PLAN.md").write_text("# plan\n- [x] `T-1` one\n")
+    old = gitops.commit_paths(root, ["docs/guide/deep.md", "docs/MASTER_PLAN.md"], "memento: complete T-1 one",
+                              build=gitobjects.commit_here)
+    (root / "docs/guide/new.md").write_text("new\n")
+    (root / "docs/CURRENT_STATE.md").write_text("state\n")
+    started: list[str] = []
+    real = gitops.run_git
+    monkeypatch.setattr(gitops, "run_git", lambda r, args, **kw: started.append(args[0]) or real(r, args, **kw))
+    sha = gitops.amend_paths(root, ["docs/guide/new.md", "docs/CURRENT_STATE.md"], build=gitobjects.commit_here,
+                             onto=old)
+    assert started == ["hash-object", "unpack-objects", "update-ref", "reset"]
+    assert git(root, "status", "--porcelain") == ""  # every file of the work tree is the amended commit's
+    assert git(root, "show", f"{sha}:docs/guide/deep.md") == "deeper"
+    git(root, "commit", "-qm", "a person's", "--allow-empty")
+    started.clear()
+    (root / "README.md").write_text("changed\n")
+    gitops.commit_paths(root, ["README.md"], "memento: next", build=gitobjects.commit_here)
+    assert started[0] == "cat-file"
