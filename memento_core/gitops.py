@@ -518,6 +518,24 @@ def persons_paths(root: Path) -> set[str]:
         return untracked(root, env) | ignored(root, env)
 
 
+def tracked(root: Path) -> list[str]:
+    """``git ls-files -z -- .`` in ``root``: the tracked paths below it (from root). Read from a
+    plain index here, with no process (gitindex.paths); any other index is left to git."""
+    root = Path(root)
+    try:
+        dirs = repo_dirs(root)
+        found = gitindex.paths(read_regular(dirs.git_dir / "index"), dirs.object_format)
+    except FileNotFoundError:
+        found = []
+    except (OSError, MementoError):
+        found = None
+    if found is None:
+        proc = run_git(root, ["ls-files", "-z", "--", "."], check=False)
+        return [p for p in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if p]
+    prefix = os.fsencode(dirs.prefix)
+    return [os.fsdecode(p[len(prefix):]) for p in found if p.startswith(prefix)]
+
+
 def was_there(path: str, before: set[str] | frozenset[str]) -> bool:
     """Whether ``path`` is one of ``before`` or inside one of its folders (entries ending in /)."""
     if path in before:

@@ -367,3 +367,23 @@ def test_the_copy_never_sees_other_entries_than_git(bare_repo, tmp_path, index):
 @given(index=hostile_indexes())
 def test_the_copy_never_sees_other_entries_than_git_heavy(bare_repo, tmp_path, index):
     assert_same_as_git(bare_repo, index, tmp_path)
+
+
+def test_tracked_paths_read_here_are_the_ones_git_lists(many, monkeypatch):
+    """gitops.tracked (issue 42: the snapshot's tracked files with no process): what `git ls-files
+    -z -- .` lists, from the top level and from a folder below it, a long name, an odd one, an
+    intent-to-add and a skip-worktree entry among them; a split index is left to git."""
+    def listed(root):
+        return [p for p in git(root, "ls-files", "-z", "--", ".").decode("utf-8", "surrogateescape").split("\0") if p]
+
+    started: list[str] = []
+    real = gitops.run_git
+    gitops.repo_dirs(many)
+    gitops.repo_dirs(many / "a")
+    monkeypatch.setattr(gitops, "run_git", lambda r, args, **kw: started.append(args[0]) or real(r, args, **kw))
+    assert gitops.tracked(many) == listed(many)
+    assert gitops.tracked(many / "a") == listed(many / "a") == ["b.txt"]
+    assert started == []
+    git(many, "update-index", "--split-index")
+    assert gitops.tracked(many) == listed(many)
+    assert started == ["ls-files"]
