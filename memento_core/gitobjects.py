@@ -34,6 +34,7 @@ from pathlib import Path
 
 from . import gitops
 from .errors import MementoError
+from .lines import read_regular
 
 _PACK_TYPES = {"commit": 1, "tree": 2, "blob": 3}
 TREE_MODE = b"40000"
@@ -378,6 +379,40 @@ def _parents_and_message(raw: bytes) -> tuple[list[str], str]:
     text = raw.decode("utf-8", "surrogateescape")
     header, _, message = text.partition("\n\n")
     return [line[7:] for line in header.split("\n") if line.startswith("parent ")], message
+
+
+def changed_from_made(root: Path, paths: Sequence[str]) -> list[str] | None:
+    """Those of ``paths`` (files, from root) that differ from the last commit made here, by their
+    bytes and executable bit, sorted, with no process (the tick's documents written after its
+    commit, issue 42); None, for ``git status`` to answer, when that commit is not HEAD any more,
+    its trees do not reach a path, or a path it lacks is on disk (staged or untracked: git tells)."""
+    prefix = gitops.repo_path(root, "")
+    at = _made_here(root, [prefix + p for p in paths])
+    if at is None:
+        return None
+    fmt = object_format(root)
+    changed = []
+    for path in paths:
+        parent, _, leaf = (prefix + path).rpartition("/")
+        entry = _entry(at.trees.get(parent), leaf)
+        kind, st = gitops.entry_kind(root / path)
+        if entry is None or entry[0] == TREE_MODE:
+            if kind == "gone":
+                continue
+            return None
+        if kind == "gone":
+            changed.append(path)
+            continue
+        if kind != "file" or entry[0] not in (b"100644", b"100755"):
+            return None
+        try:
+            data = read_regular(root / path)
+        except OSError:
+            return None
+        mode = b"100755" if st.st_mode & stat.S_IXUSR else b"100644"
+        if mode != entry[0] or object_id(fmt, "blob", data) != entry[2].hex():
+            changed.append(path)
+    return sorted(changed)
 
 
 _PLAIN_PART = re.compile(r"[A-Za-z0-9_+,=@%-][A-Za-z0-9 ._+,=@%-]*")

@@ -104,7 +104,10 @@ def fold_into_tick_commit(ctx: TickContext, why: str = "status log and checkpoin
         return False  # nothing written since they were found committed: no second `git status`
     try:
         own = set(OWN_DOCS)
-        docs = sorted({e.path for e in gitops.status(ctx.root) if e.path in own and e.xy != "??"})
+        # Against the commit the tick just made when HEAD is still it (no process), else git status.
+        docs = gitobjects.changed_from_made(ctx.root, OWN_DOCS) if ctx.tick_commit else None
+        if docs is None:
+            docs = sorted({e.path for e in gitops.status(ctx.root) if e.path in own and e.xy != "??"})
         if not docs:
             ctx.docs_committed = seen
             return False

@@ -1037,3 +1037,31 @@ def test_a_commit_built_on_the_one_made_here_reads_no_tree_again_and_is_git_s(tm
     (root / "README.md").write_text("changed\n")
     gitops.commit_paths(root, ["README.md"], "memento: next", build=gitobjects.commit_here)
     assert started[0] == "cat-file"
+
+
+def test_documents_changed_since_the_commit_made_here_are_what_git_status_says(tmp_path, git_identity, monkeypatch):
+    """changed_from_made (the tick's documents written after its commit, issue 42): with no
+    process, the paths git status shows modified or deleted; None (git status answers) once HEAD
+    is not that commit, or for a path the commit lacks that is on disk."""
+    root = repo(tmp_path)
+    gitops.repo_dirs(root)
+    (root / "docs/MASTER_PLAN.md").write_text("# plan\n- [x] `T-1` one\n")
+    (root / "docs/guide/new.md").write_text("new\n")
+    gitops.commit_paths(root, ["docs/MASTER_PLAN.md", "docs/guide/new.md", "bin/run.sh"], "memento: complete T-1",
+                        build=gitobjects.commit_here)
+    (root / "docs/guide/deep.md").write_text("changed\n")
+    (root / "docs-extra").unlink()
+    (root / "bin/run.sh").chmod(0o644)
+    paths = ["docs/MASTER_PLAN.md", "docs/guide/deep.md", "docs-extra", "bin/run.sh", "README.md", "docs/none.md"]
+    started: list[str] = []
+    real = gitops.run_git
+    monkeypatch.setattr(gitops, "run_git", lambda r, args, **kw: started.append(args[0]) or real(r, args, **kw))
+    found = gitobjects.changed_from_made(root, paths)
+    assert started == []
+    raw = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "-z"], capture_output=True, check=True)
+    by_status = sorted(e[3:] for e in raw.stdout.decode().split("\0") if e[3:] in paths)
+    assert found == by_status == ["bin/run.sh", "docs-extra", "docs/guide/deep.md"]
+    (root / "docs/none.md").write_text("untracked\n")
+    assert gitobjects.changed_from_made(root, paths) is None
+    git(root, "commit", "-qm", "a person's", "--allow-empty")
+    assert gitobjects.changed_from_made(root, ["README.md"]) is None
