@@ -105,6 +105,10 @@ def read_at(root: Path, rev: str, paths: Sequence[str], *, within: Sequence[str]
     during the read raises MementoError."""
     # The top level always: the offsets below count it (a range of empty commits asks for no path).
     folders = sorted({""} | {f for p in [*paths, *within] for f in _folders(p)}, key=lambda f: (f.count("/"), f))
+    if rev == "HEAD" and not paths and not also:
+        loose = _head_loose(root, folders)
+        if loose is not None:
+            return loose
     names = [rev, f"{rev}^{{tree}}", *(f"{rev}:{f}" for f in folders if f), *(f"{rev}:{p}" for p in paths), *also]
     got = read_objects(root, names)
     commit, tree = got[0], got[1]
@@ -135,6 +139,51 @@ def read_at(root: Path, rev: str, paths: Sequence[str], *, within: Sequence[str]
         else:
             files[path] = (entry[0], found[0], found[2])
     return At(commit[0], tree[0], trees, files, tuple(got[len(names) - len(also):]), commit[2])
+
+
+def _head_loose(root: Path, folders: Sequence[str]) -> At | None:
+    """:func:`read_at` of HEAD and the trees on the way to ``folders`` (depth first), read from
+    loose objects with no process (issue 42: the tick's commit reads HEAD's trees each time),
+    each checked against its id; None, for ``cat-file`` to read, when HEAD is not read from
+    files (gitops.head_from_files) or an object is not a loose one of the kind expected."""
+    sha = gitops.head_from_files(root)
+    if sha is None:
+        return None
+    dirs = gitops.repo_dirs(root)
+    commit = _loose(dirs.common_dir, sha, "commit", dirs.object_format)
+    if commit is None or not commit.startswith(b"tree ") or commit[5 + len(sha):6 + len(sha)] != b"\n":
+        return None
+    tree = commit[5:5 + len(sha)].decode("ascii", "replace")
+    data = _loose(dirs.common_dir, tree, "tree", dirs.object_format)
+    if data is None:
+        return None
+    width = len(sha) // 2
+    trees = {"": _entries(data, width)}
+    for folder in folders:
+        if not folder:
+            continue
+        parent, _, leaf = folder.rpartition("/")
+        entry = _entry(trees.get(parent), leaf)
+        if entry is None or entry[0] != TREE_MODE:
+            continue  # no such folder in this commit (a file there, or nothing)
+        data = _loose(dirs.common_dir, entry[2].hex(), "tree", dirs.object_format)
+        if data is None:
+            return None
+        trees[folder] = _entries(data, width)
+    return At(sha, tree, trees, {}, (), commit)
+
+
+def _loose(common: Path, sha: str, kind: str, fmt: str) -> bytes | None:
+    """The content of the loose object ``sha`` when it is one of ``kind`` whose bytes hash to its
+    id; None otherwise (packed, missing, another kind, damaged)."""
+    try:
+        raw = zlib.decompress(read_regular(common / "objects" / sha[:2] / sha[2:], limit=16 << 20))
+    except (OSError, zlib.error):
+        return None
+    header, _, body = raw.partition(b"\0")
+    if header != f"{kind} {len(body)}".encode() or object_id(fmt, kind, body) != sha:
+        return None
+    return body
 
 
 def _entries(data: bytes, width: int) -> list[tuple[bytes, bytes, bytes]]:

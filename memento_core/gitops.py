@@ -204,7 +204,7 @@ def ensure_repo(root: Path) -> bool:
 
 def head(root: Path) -> str | None:
     """The commit HEAD points to, or None on an unborn branch."""
-    known = _head_from_files(Path(root))
+    known = head_from_files(Path(root))
     if known is not None:
         return known
     proc = run_git(Path(root), ["rev-parse", "-q", "--verify", "HEAD^{commit}"], check=False)
@@ -250,7 +250,7 @@ _PLAIN_BRANCH = re.compile(r"ref: (refs/heads/(?:[A-Za-z0-9_+=@%-][A-Za-z0-9._+=
                            r"[A-Za-z0-9_+=@%-][A-Za-z0-9._+=@%-]*)\n")
 
 
-def _head_from_files(root: Path) -> str | None:
+def head_from_files(root: Path) -> str | None:
     """HEAD's commit read as git reads it, with no process, in the common case only: HEAD a
     regular file naming a plain branch (or a commit id), the branch a loose ref (a regular file
     holding one id), the commit a loose object whose header says ``commit``. None for anything

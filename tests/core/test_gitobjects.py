@@ -1000,7 +1000,7 @@ def test_an_amend_made_here_is_the_one_git_makes_and_never_replaces_a_head_that_
     assert made[0][2] == "memento: complete T-1 one\n\nMemento-Tick: 3 T-1"
 
 
-def test_an_amend_made_here_runs_five_git_commands(tmp_path, git_identity, monkeypatch):
+def test_an_amend_made_here_runs_four_git_commands(tmp_path, git_identity, monkeypatch):
     root = repo(tmp_path)
     gitops.repo_dirs(root)
     old = git(root, "rev-parse", "HEAD")
@@ -1009,7 +1009,7 @@ def test_an_amend_made_here_runs_five_git_commands(tmp_path, git_identity, monke
     real = gitops.run_git
     monkeypatch.setattr(gitops, "run_git", lambda r, args, **kw: started.append(args[0]) or real(r, args, **kw))
     assert gitops.amend_paths(root, ["docs/MASTER_PLAN.md"], build=gitobjects.commit_here, onto=old)
-    assert started == ["cat-file", "hash-object", "unpack-objects", "update-ref", "reset"]
+    assert started == ["hash-object", "unpack-objects", "update-ref", "reset"]  # HEAD's trees: loose objects
 
 
 def test_a_commit_built_on_the_one_made_here_reads_no_tree_again_and_is_git_s(tmp_path, git_identity, monkeypatch):
@@ -1027,6 +1027,7 @@ def test_a_commit_built_on_the_one_made_here_reads_no_tree_again_and_is_git_s(tm
     started: list[str] = []
     real = gitops.run_git
     monkeypatch.setattr(gitops, "run_git", lambda r, args, **kw: started.append(args[0]) or real(r, args, **kw))
+    monkeypatch.setattr(gitobjects, "_head_loose", lambda *a: None)  # HEAD's trees otherwise read by git
     sha = gitops.amend_paths(root, ["docs/guide/new.md", "docs/CURRENT_STATE.md"], build=gitobjects.commit_here,
                              onto=old)
     assert started == ["hash-object", "unpack-objects", "update-ref", "reset"]
@@ -1065,3 +1066,30 @@ def test_documents_changed_since_the_commit_made_here_are_what_git_status_says(t
     assert gitobjects.changed_from_made(root, paths) is None
     git(root, "commit", "-qm", "a person's", "--allow-empty")
     assert gitobjects.changed_from_made(root, ["README.md"]) is None
+
+
+@pytest.mark.parametrize("fmt", ["sha1", "sha256"])
+def test_head_read_from_loose_objects_is_what_cat_file_reads(tmp_path, git_identity, monkeypatch, fmt):
+    """read_at of HEAD for a commit (issue 42): from loose objects, each checked against its id,
+    with no process; the same commit, trees and bytes as git cat-file --batch gives, folders
+    absent or a file where a folder was asked for included; packed objects go to git."""
+    root = repo(tmp_path, fmt)
+    within = ["docs/guide/deep.md", "docs/none/x.md", "README.md/under", "new/a/b.md", "bin/run.sh"]
+    started: list[str] = []
+    real = gitops.run_git
+    gitops.repo_dirs(root)
+    monkeypatch.setattr(gitops, "run_git", lambda r, args, **kw: started.append(args[0]) or real(r, args, **kw))
+    here = gitobjects.read_at(root, "HEAD", [], within=within)
+    assert started == []
+    monkeypatch.setattr(gitobjects, "_head_loose", lambda *a: None)
+    by_git = gitobjects.read_at(root, "HEAD", [], within=within)
+    assert started == ["cat-file"]
+    assert here == by_git and here.raw == by_git.raw and set(here.trees) == {"", "docs", "docs/guide", "bin"}
+    monkeypatch.undo()
+    git(root, "repack", "-adq")
+    git(root, "prune-packed")
+    gitops.repo_dirs(root)
+    started.clear()
+    monkeypatch.setattr(gitops, "run_git", lambda r, args, **kw: started.append(args[0]) or real(r, args, **kw))
+    assert gitobjects.read_at(root, "HEAD", [], within=within) == by_git
+    assert started == ["cat-file"]
