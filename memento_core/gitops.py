@@ -303,6 +303,10 @@ def repo_dirs(root: Path) -> RepoDirs:
     known = _DIRS.get(key)
     if known is not None and _marks(Path(key), known[0]) == known[1]:
         return known[0]
+    plain = _plain_dirs(Path(key))
+    if plain is not None:
+        _DIRS[key] = (plain, _marks(Path(key), plain))
+        return plain
     lines = _out(Path(root), ["rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir",
                               "--show-toplevel", "--show-object-format", "--show-prefix"]).split("\n")
     if len(lines) < 5 or lines[3] not in ("sha1", "sha256"):
@@ -311,6 +315,35 @@ def repo_dirs(root: Path) -> RepoDirs:
                     lines[3])
     _DIRS[key] = (dirs, _marks(Path(key), dirs))
     return dirs
+
+
+# In a repository's config, what could make git find or read it otherwise than _plain_dirs assumes.
+_CONFIG_ASIDE = re.compile(rb"include|extensions|worktree|\bbare[ \t]*+(?:=[ \t]*+(?!(?:false|no|off|0)[ \t]*\r?$)|\r?$)"
+                           rb"|repositoryformatversion[ \t]*+=[ \t]*+(?!0[ \t]*\r?$)", re.I | re.M)
+
+
+def _plain_dirs(top: Path) -> RepoDirs | None:
+    """:class:`RepoDirs` of ``top`` read from the disk, with no process, in the plainest case
+    only (issue 42: each repository was a rev-parse per tick): ``top/.git`` a folder (not a link
+    nor a gitfile) owned, as ``top`` is, by this user (git's safe.directory check), holding a
+    HEAD that names a branch or a commit, ``objects/`` and ``refs/``, no ``commondir``, and a
+    config that sets no include, extension, worktree, bare or repository format version but 0:
+    git's own discovery finds it there, the top level, as a sha1 repository. None: git is asked."""
+    dot = top / ".git"
+    try:
+        st, st_top, uid = os.lstat(dot), os.stat(top), os.geteuid()
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != uid or st_top.st_uid != uid:
+            return None
+        if os.path.lexists(dot / "commondir") or not (os.path.isdir(dot / "objects") and os.path.isdir(dot / "refs")):
+            return None
+        head_text = read_regular(dot / "HEAD", limit=4096)
+        if not (head_text.startswith(b"ref: refs/") or re.fullmatch(rb"[0-9a-f]{40}\n?", head_text)):
+            return None
+        if _CONFIG_ASIDE.search(read_regular(dot / "config", limit=1 << 16)):
+            return None
+    except (OSError, ValueError):
+        return None
+    return RepoDirs(dot, dot, top, "", "sha1")
 
 
 def _marks(root: Path, dirs: RepoDirs) -> tuple:

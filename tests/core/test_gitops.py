@@ -731,3 +731,60 @@ def test_blob_ids_computed_here_are_the_ones_git_writes(seeded, monkeypatch):
     here = gitops.hash_blobs(root, paths, write=False)
     assert started == []
     assert here == gitops.hash_blobs(root, paths)
+
+
+@pytest.mark.parametrize("case", ["plain", "subfolder", "gitfile", "bare", "sha256", "include", "worktree",
+                                  "empty-git-folder", "junk-head", "format-1", "not-mine", "git-a-link"])
+def test_where_the_repository_is_read_from_the_disk_only_where_git_would_find_the_same(tmp_path, monkeypatch, case):
+    """repo_dirs without rev-parse (issue 42), for a plain repository at its top level only: the
+    same answer as git's wherever it is taken, git asked for everything else."""
+    root = tmp_path / "p"
+    subprocess.run(["git", "init", "-q", *(["--object-format=sha256"] if case == "sha256" else []), str(root)],
+                   check=True)
+    asked = root
+    if case == "subfolder":
+        asked = root / "sub"
+        asked.mkdir()
+    elif case == "gitfile":
+        (root / ".git").rename(tmp_path / "elsewhere.git")
+        (root / ".git").write_text(f"gitdir: {tmp_path / 'elsewhere.git'}\n")
+    elif case == "bare":
+        git(root, "config", "core.bare", "true")
+    elif case == "include":
+        git(root, "config", "include.path", str(tmp_path / "more.config"))
+    elif case == "worktree":
+        write(root, "a.txt", "a\n")
+        git(root, "add", "a.txt")
+        git(root, "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "a")
+        git(root, "worktree", "add", "-q", str(tmp_path / "wt"))
+        asked = tmp_path / "wt"
+    elif case == "empty-git-folder":
+        shutil.rmtree(root / ".git")
+        (root / ".git").mkdir()
+    elif case == "junk-head":
+        (root / ".git" / "HEAD").write_text("junk\n")
+    elif case == "format-1":
+        git(root, "config", "core.repositoryformatversion", "1")
+    elif case == "not-mine":
+        if os.geteuid() != 0:
+            pytest.skip("only root can give the folder to another user here")
+        os.chown(root / ".git", 65534, 65534)
+    elif case == "git-a-link":
+        (root / ".git").rename(tmp_path / "real.git")
+        (root / ".git").symlink_to(tmp_path / "real.git")
+    ran: list[str] = []
+    real = gitops.run_git
+    monkeypatch.setattr(gitops, "run_git", lambda r, args, **kw: ran.append(args[0]) or real(r, args, **kw))
+    try:
+        here = gitops.repo_dirs(asked)
+    except MementoError:
+        here = None
+    taken = ran == []
+    monkeypatch.setattr(gitops, "_plain_dirs", lambda top: None)
+    gitops._DIRS.clear()
+    try:
+        by_git = gitops.repo_dirs(asked)
+    except MementoError:
+        by_git = None
+    assert here == by_git
+    assert taken == (case == "plain")
