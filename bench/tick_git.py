@@ -21,7 +21,8 @@ The ticks run with their bytecode cached, as an installed package does (the warm
 writes it); ``--compile-each`` keeps this machine's ``PYTHONDONTWRITEBYTECODE``, so each tick
 compiles every module it imports again (about 0.25 s of CPU more).
 
-Run: python bench/tick_git.py [--ticks 9] [--files 20] [--where] [--compile-each] [--json FILE]
+Run: python bench/tick_git.py [--ticks 9] [--files 20] [--where] [--compile-each] [--against DIR] [--json FILE]
+     (--against DIR: the same ticks with DIR's memento_core too, alternated, e.g. an export of main)
 """
 
 from __future__ import annotations
@@ -163,12 +164,12 @@ def _traced(trace: Path) -> tuple[collections.Counter, int]:
     return kinds, others
 
 
-def one_tick(root: Path, tmp: Path, n: int, compile_each: bool = False) -> dict:
+def one_tick(root: Path, tmp: Path, n: int, compile_each: bool = False, code: Path = HERE.parent) -> dict:
     trace = tmp / f"trace{n}"
     trace.mkdir()
     out = tmp / f"tick{n}.json"
     env = {**ENV, "GIT_TRACE2_EVENT": str(trace), "PYTHONPATH": os.pathsep.join(
-        p for p in (str(HERE.parent), os.environ.get("PYTHONPATH", "")) if p)}
+        p for p in (str(code), os.environ.get("PYTHONPATH", "")) if p)}
     if not compile_each:  # as installed: the bytecode is cached (the warm-up tick writes it)
         env.pop("PYTHONDONTWRITEBYTECODE", None)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -187,17 +188,28 @@ def one_tick(root: Path, tmp: Path, n: int, compile_each: bool = False) -> dict:
             "cpu_tick": total - got["agent_verify_cpu"], "python": got["python_cpu"]}
 
 
-def measure(ticks: int, files: int, compile_each: bool = False) -> list[dict]:
+def measure(ticks: int, files: int, compile_each: bool = False, codes: tuple[Path, ...] = (HERE.parent,)
+            ) -> list[list[dict]]:
+    """Each code tree's ticks (one project each, their ticks alternated so that both meet the
+    same load), the warm-up tick left out."""
     with tempfile.TemporaryDirectory() as tmpdir:
         tmp = Path(tmpdir)
-        root = tmp / "proj"
-        make_project(root, files, ticks + 2)
-        runs = [one_tick(root, tmp, n, compile_each) for n in range(ticks + 1)]
-        log = subprocess.run(["git", "-C", str(root), "log", "--format=%s"], capture_output=True, text=True).stdout
-        passed = sum(1 for line in log.splitlines() if line.startswith("memento: complete"))
-        if passed != ticks + 1:
-            raise SystemExit(f"expected {ticks + 1} passed tasks, the log has {passed}:\n{log}")
-    return runs[1:]  # the first pays for the memory store's creation and cold caches
+        roots = [tmp / f"proj{i}" for i in range(len(codes))]
+        for root in roots:
+            make_project(root, files, ticks + 2)
+        runs: list[list[dict]] = [[] for _ in codes]
+        for i in range(len(codes)):
+            (tmp / f"c{i}").mkdir()
+        for n in range(ticks + 1):
+            for i, (root, code) in enumerate(zip(roots, codes, strict=True)):
+                runs[i].append(one_tick(root, tmp / f"c{i}", n, compile_each, code))
+        for root in roots:
+            log = subprocess.run(["git", "-C", str(root), "log", "--format=%s"], capture_output=True,
+                                 text=True).stdout
+            passed = sum(1 for line in log.splitlines() if line.startswith("memento: complete"))
+            if passed != ticks + 1:
+                raise SystemExit(f"expected {ticks + 1} passed tasks, the log has {passed}:\n{log}")
+    return [r[1:] for r in runs]  # the first pays for the memory store's creation and cold caches
 
 
 def report(runs: list[dict], where: bool) -> list:
@@ -229,7 +241,7 @@ def report(runs: list[dict], where: bool) -> list:
 
 
 def rows(ticks: int = 9, files: int = 20, where: bool = False) -> list:
-    return report(measure(ticks, files), where)
+    return report(measure(ticks, files)[0], where)
 
 
 def main() -> int:
@@ -242,13 +254,21 @@ def main() -> int:
     ap.add_argument("--where", action="store_true", help="list the tick's git commands by caller")
     ap.add_argument("--compile-each", action="store_true",
                     help="keep PYTHONDONTWRITEBYTECODE: every tick compiles memento_core again")
+    ap.add_argument("--against", action="append", default=[], metavar="DIR",
+                    help="also tick with the memento_core of this checkout (e.g. main's), alternated")
     ap.add_argument("--json", metavar="FILE", help="also write every tick's figures here")
     args = ap.parse_args()
-    runs = measure(args.ticks, args.files, args.compile_each)
+    codes = (HERE.parent, *(Path(p).resolve() for p in args.against))
+    runs = measure(args.ticks, args.files, args.compile_each, codes)
     if args.json:
         Path(args.json).write_text(json.dumps(runs, default=dict, indent=1))
-    print(header())
-    return 0 if print_table(report(runs, args.where)) else 1
+    print(header() + f"  load average: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    ok = True
+    for code, got in zip(codes, runs, strict=True):
+        if len(codes) > 1:
+            print(f"\n== memento_core from {code}")
+        ok = print_table(report(got, args.where)) and ok
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
