@@ -245,6 +245,10 @@ class Trees:
             raise MementoError(f"{folder}: a file is there, or a folder that was not read")
         self.folders[folder] = []
 
+    def built(self) -> dict[str, list[tuple[bytes, bytes, bytes]]]:
+        """After :meth:`objects`: every folder's entries as written (a folder left empty is gone)."""
+        return {folder: list(entries) for folder, entries in self.folders.items() if entries or not folder}
+
     def objects(self) -> tuple[str, list[tuple[str, bytes]]]:
         """The root tree's id and the trees to write that the store may not have."""
         objects: list[tuple[str, bytes]] = []
@@ -390,16 +394,12 @@ def commit_here(root: Path, paths: Sequence[str], message: str, ident: Mapping[s
         for path, oid in zip(files, out, strict=True):
             trees.set(prefix + path, (modes[path], bytes.fromhex(oid.decode())))
     tree, made = trees.objects()
-    if amend:
-        parents, message = _parents_and_message(at.raw)
-    elif tree == at.tree:
+    if not amend and tree == at.tree:
         raise MementoError(f"nothing to commit for {message.splitlines()[0] if message else 'commit'!r}")
-    else:
-        parents = [at.commit]
+    parents, message = _parents_and_message(at.raw) if amend else ([at.commit], message)
     commit = commit_bytes(tree, parents, message, ident)
     ids = write_objects(root, [*objects, *made, ("commit", commit)])
-    _MADE[str(gitops.repo_dirs(root).git_dir)] = At(
-        ids[-1], tree, {f: list(e) for f, e in trees.folders.items() if e or not f}, {}, (), commit)
+    _MADE[str(gitops.repo_dirs(root).git_dir)] = At(ids[-1], tree, trees.built(), {}, (), commit)
     return gitops.MadeCommit(ids[-1], at.commit, message.splitlines()[0] if message else "", tuple(paths))
 
 

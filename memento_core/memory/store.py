@@ -286,6 +286,7 @@ def commit_leftovers(ws: Workspace, root: Path, task_id: str | None = None, *,
 
 JOURNAL_PENDING = "memory_journal.json"  # in .memento/: what the tick wrote into the journal, not committed yet
 JOURNAL_BATCH = 12  # ticks whose journal sections wait for one commit (an hour at the default schedule)
+JOURNAL_TEXT_MAX = 512 * 1024  # bytes of a page the record keeps (owned.py reads up to 4 MiB of it)
 
 
 def pending_path(ws: Workspace) -> Path:
@@ -336,8 +337,11 @@ def record_journal(ws: Workspace, root: Path, rel: str, text: str, tick: tuple[i
 
     def write(path: str, data: str) -> None:
         known = pending["files"].setdefault(path, {"seen": [], "text": ""})
-        known["seen"] = [*known["seen"], _digest(data.encode("utf-8"))]
-        known["text"] = data
+        encoded = data.encode("utf-8")
+        known["seen"] = [*known["seen"], _digest(encoded)]
+        # The record stays far below what owned.py reads of a watched file; a bigger page is
+        # committed right away below, so no one can change it before (nothing to keep then).
+        known["text"] = data if len(encoded) <= JOURNAL_TEXT_MAX else None
         _save_pending(ws, pending)
         atomic_write_text(root / path, data)
 
@@ -350,7 +354,8 @@ def record_journal(ws: Workspace, root: Path, rel: str, text: str, tick: tuple[i
     if not same:
         write(GENERATED, index)
     pages = {path for path in pending["files"] if path != GENERATED}
-    if len(pending["ticks"]) >= JOURNAL_BATCH or len(pages) > 1:
+    big = any(known["text"] is None for known in pending["files"].values())
+    if len(pending["ticks"]) >= JOURNAL_BATCH or len(pages) > 1 or big:
         commit_leftovers(ws, root)
 
 
@@ -373,7 +378,7 @@ def _settle_journal(ws: Workspace, root: Path, dirty_paths: list[str], flush: bo
             now = ""
         if now in known.get("seen", ()):
             mine.append(rel)
-        else:
+        elif known.get("text") is not None:
             oid = gitops.run_git(root, ["hash-object", "-w", "--no-filters", "--stdin"],
                                  input=str(known.get("text", "")).encode("utf-8")).stdout.decode().strip()
             changed[rel] = ("100644", oid)

@@ -134,3 +134,12 @@ def test_killed_between_the_record_and_the_write_the_page_holds_a_version_the_re
     tick(ws, 3)
     assert subjects(ws)[0].startswith("journal: ticks #1–#3")
     assert dirty(ws) == set()
+
+
+def test_a_page_too_big_for_the_record_is_committed_at_once(ws, batch3, monkeypatch):
+    """The record of the waiting journal is a watched file (owned.py reads at most 4 MiB of it):
+    a page over JOURNAL_TEXT_MAX is not kept in it but committed with its tick."""
+    monkeypatch.setattr(store, "JOURNAL_TEXT_MAX", 100)
+    tick(ws, 1)
+    assert subjects(ws)[0] == "journal: tick #1 — T-1 passed"
+    assert dirty(ws) == set() and not store.pending_path(ws).exists()
