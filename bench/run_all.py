@@ -14,7 +14,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from table import header, print_table  # noqa: E402
 
-MODULES = ("plan_parse", "status_json", "tick_overhead", "history", "sandbox_cost", "sandbox_verify", "report_history",
+MODULES = ("plan_parse", "status_json", "tick_overhead", "tick_git", "history", "sandbox_cost", "sandbox_verify", "report_history",
            "parallel_workers", "stream_read")
 
 

@@ -60,6 +60,14 @@ def scrubbed(data: bytes, fmt: str = "sha1") -> bytes | None:
     return bytes(body + hashlib.new(fmt, body).digest())
 
 
+def paths(data: bytes, fmt: str = "sha1") -> list[bytes] | None:
+    """The paths of a plain index's entries (from the top level, in the index's order, a
+    conflicted one once per stage as ``git ls-files`` lists it); None where :func:`scrubbed`
+    would leave the index to git."""
+    found = _read(data, fmt)
+    return None if found is None else [path for path, _mode, _oid, _stage in found[2]]
+
+
 def _read(data: bytes, fmt: str) -> tuple[str, int, list[tuple[bytes, int, bytes, int]]] | None:
     """(object format, id width, [(path, mode, object id, stage)]) of a plain index, else None."""
     width = _WIDTHS.get(fmt)

@@ -20,7 +20,6 @@ the local time zone; where git would date them otherwise (``GIT_AUTHOR_DATE`` or
 from __future__ import annotations
 
 import collections
-import functools
 import hashlib
 import os
 import re
@@ -35,22 +34,16 @@ from pathlib import Path
 
 from . import gitops
 from .errors import MementoError
+from .lines import read_regular
 
 _PACK_TYPES = {"commit": 1, "tree": 2, "blob": 3}
 TREE_MODE = b"40000"
 
 
-@functools.cache
-def _format_of(root: str) -> str:
-    fmt = gitops.run_git(Path(root), ["rev-parse", "--show-object-format"]).stdout.decode().strip()
-    if fmt not in ("sha1", "sha256"):
-        raise MementoError(f"unknown git object format {fmt!r} in {root}")
-    return fmt
-
-
 def object_format(root: Path) -> str:
-    """``sha1`` or ``sha256``: the repository's object format (asked once per process)."""
-    return _format_of(str(Path(root).resolve()))
+    """``sha1`` or ``sha256``: the repository's object format (gitops.repo_dirs: asked of git
+    once per process, with where the repository is)."""
+    return gitops.repo_dirs(Path(root)).object_format
 
 
 object_id = gitops.object_id
@@ -85,13 +78,15 @@ class At:
     """A commit as :func:`read_at` read it: its id, its tree's, the trees on the way to the
     files asked for (folder from the top level, '' the root -> entries), those files
     (path -> (mode, id, bytes), None when the commit has none there) and the other objects
-    asked for (``also``: (id, kind, bytes), None when missing), in their order."""
+    asked for (``also``: (id, kind, bytes), None when missing), in their order; the commit
+    object's own bytes (``raw``)."""
 
     commit: str
     tree: str
     trees: Mapping[str, list[tuple[bytes, bytes, bytes]]]
     files: Mapping[str, tuple[bytes, str, bytes] | None]
     also: tuple[tuple[str, str, bytes] | None, ...] = ()
+    raw: bytes = b""
 
 
 def _folders(path: str) -> list[str]:
@@ -110,6 +105,10 @@ def read_at(root: Path, rev: str, paths: Sequence[str], *, within: Sequence[str]
     during the read raises MementoError."""
     # The top level always: the offsets below count it (a range of empty commits asks for no path).
     folders = sorted({""} | {f for p in [*paths, *within] for f in _folders(p)}, key=lambda f: (f.count("/"), f))
+    if rev == "HEAD" and not paths and not also:
+        loose = _head_loose(root, folders)
+        if loose is not None:
+            return loose
     names = [rev, f"{rev}^{{tree}}", *(f"{rev}:{f}" for f in folders if f), *(f"{rev}:{p}" for p in paths), *also]
     got = read_objects(root, names)
     commit, tree = got[0], got[1]
@@ -139,7 +138,52 @@ def read_at(root: Path, rev: str, paths: Sequence[str], *, within: Sequence[str]
             raise MementoError(f"{rev} moved while it was read")
         else:
             files[path] = (entry[0], found[0], found[2])
-    return At(commit[0], tree[0], trees, files, tuple(got[len(names) - len(also):]))
+    return At(commit[0], tree[0], trees, files, tuple(got[len(names) - len(also):]), commit[2])
+
+
+def _head_loose(root: Path, folders: Sequence[str]) -> At | None:
+    """:func:`read_at` of HEAD and the trees on the way to ``folders`` (depth first), read from
+    loose objects with no process (issue 42: the tick's commit reads HEAD's trees each time),
+    each checked against its id; None, for ``cat-file`` to read, when HEAD is not read from
+    files (gitops.head_from_files) or an object is not a loose one of the kind expected."""
+    sha = gitops.head_from_files(root)
+    if sha is None:
+        return None
+    dirs = gitops.repo_dirs(root)
+    commit = _loose(dirs.common_dir, sha, "commit", dirs.object_format)
+    if commit is None or not commit.startswith(b"tree ") or commit[5 + len(sha):6 + len(sha)] != b"\n":
+        return None
+    tree = commit[5:5 + len(sha)].decode("ascii", "replace")
+    data = _loose(dirs.common_dir, tree, "tree", dirs.object_format)
+    if data is None:
+        return None
+    width = len(sha) // 2
+    trees = {"": _entries(data, width)}
+    for folder in folders:
+        if not folder:
+            continue
+        parent, _, leaf = folder.rpartition("/")
+        entry = _entry(trees.get(parent), leaf)
+        if entry is None or entry[0] != TREE_MODE:
+            continue  # no such folder in this commit (a file there, or nothing)
+        data = _loose(dirs.common_dir, entry[2].hex(), "tree", dirs.object_format)
+        if data is None:
+            return None
+        trees[folder] = _entries(data, width)
+    return At(sha, tree, trees, {}, (), commit)
+
+
+def _loose(common: Path, sha: str, kind: str, fmt: str) -> bytes | None:
+    """The content of the loose object ``sha`` when it is one of ``kind`` whose bytes hash to its
+    id; None otherwise (packed, missing, another kind, damaged)."""
+    try:
+        raw = zlib.decompress(read_regular(common / "objects" / sha[:2] / sha[2:], limit=16 << 20))
+    except (OSError, zlib.error):
+        return None
+    header, _, body = raw.partition(b"\0")
+    if header != f"{kind} {len(body)}".encode() or object_id(fmt, kind, body) != sha:
+        return None
+    return body
 
 
 def _entries(data: bytes, width: int) -> list[tuple[bytes, bytes, bytes]]:
@@ -200,6 +244,10 @@ class Trees:
         if _entry(self.folders[parent], leaf) is not None:
             raise MementoError(f"{folder}: a file is there, or a folder that was not read")
         self.folders[folder] = []
+
+    def built(self) -> dict[str, list[tuple[bytes, bytes, bytes]]]:
+        """After :meth:`objects`: every folder's entries as written (a folder left empty is gone)."""
+        return {folder: list(entries) for folder, entries in self.folders.items() if entries or not folder}
 
     def objects(self) -> tuple[str, list[tuple[str, bytes]]]:
         """The root tree's id and the trees to write that the store may not have."""
@@ -276,7 +324,7 @@ def commit_bytes(tree: str, parents: Sequence[str], message: str, ident: Mapping
 
 
 def commit_here(root: Path, paths: Sequence[str], message: str, ident: Mapping[str, str],
-                blobs: Mapping[str, tuple[str, str]]) -> gitops.MadeCommit | None:
+                blobs: Mapping[str, tuple[str, str]], *, amend: bool = False) -> gitops.MadeCommit | None:
     """The commit :func:`gitops.make_commit` makes (``paths`` from root, as in the work tree, and
     ``blobs``: path -> (mode, id) or gitops.GONE), in three git commands where it starts five to
     seven: HEAD's trees along the paths read by one ``cat-file --batch``, the files' blobs
@@ -284,7 +332,9 @@ def commit_here(root: Path, paths: Sequence[str], message: str, ident: Mapping[s
     --add`` applies them), the trees and the commit by one ``unpack-objects``. None, nothing
     written, where git must make it: an identity or a date of git's own (:func:`can_build`),
     an unborn branch, a path that is a folder or something other than a file or a link, a file
-    whose executable bit ``core.fileMode`` would read otherwise, a file where a folder must go."""
+    whose executable bit ``core.fileMode`` would read otherwise, a file where a folder must go.
+    ``amend``: the commit :func:`gitops.amend_paths` makes instead, HEAD's own replaced (its
+    parents and message kept, ``message`` unused); its ``parent`` is then the HEAD it replaces."""
     if not can_build(ident):
         return None
     prefix = gitops.repo_path(root, "")
@@ -311,8 +361,9 @@ def commit_here(root: Path, paths: Sequence[str], message: str, ident: Mapping[s
             return None
     if not all(_plain(prefix + p) for p in paths):
         return None  # git checks what a path may be (and unquotes --stdin-paths): its own way
+    within = [prefix + p for p in paths]
     try:
-        at = read_at(root, "HEAD", [], within=[prefix + p for p in paths])
+        at = _made_here(root, within) or read_at(root, "HEAD", [], within=within)
     except MementoError:
         return None  # an unborn branch, or HEAD moving: git's way
     fmt = object_format(root)
@@ -343,11 +394,74 @@ def commit_here(root: Path, paths: Sequence[str], message: str, ident: Mapping[s
         for path, oid in zip(files, out, strict=True):
             trees.set(prefix + path, (modes[path], bytes.fromhex(oid.decode())))
     tree, made = trees.objects()
-    if tree == at.tree:
+    if not amend and tree == at.tree:
         raise MementoError(f"nothing to commit for {message.splitlines()[0] if message else 'commit'!r}")
-    commit = commit_bytes(tree, [at.commit], message, ident)
+    parents, message = _parents_and_message(at.raw) if amend else ([at.commit], message)
+    commit = commit_bytes(tree, parents, message, ident)
     ids = write_objects(root, [*objects, *made, ("commit", commit)])
+    _MADE[str(gitops.repo_dirs(root).git_dir)] = At(ids[-1], tree, trees.built(), {}, (), commit)
     return gitops.MadeCommit(ids[-1], at.commit, message.splitlines()[0] if message else "", tuple(paths))
+
+
+# The last commit commit_here made in each repository (by git folder), with the trees it built:
+# what the tick folds into it next is built on them without reading HEAD again (issue 42).
+_MADE: dict[str, At] = {}
+
+
+def _made_here(root: Path, within: Sequence[str]) -> At | None:
+    """The last commit made here, when HEAD is still it (read from .git's files: gitops.head) and
+    its trees hold every folder on the way to ``within`` that the commit has; else None."""
+    made = _MADE.get(str(gitops.repo_dirs(root).git_dir))
+    if made is None or gitops.head(root) != made.commit:
+        return None
+    for folder in sorted({f for p in within for f in _folders(p)}, key=lambda f: f.count("/")):
+        if folder in made.trees:
+            continue
+        parent, _, leaf = folder.rpartition("/")
+        if parent not in made.trees or _entry(made.trees[parent], leaf) is not None:
+            return None  # a folder it did not build (or a file there): read as git has it
+    return made
+
+
+def _parents_and_message(raw: bytes) -> tuple[list[str], str]:
+    """A commit object's parents and message (what ``git commit --amend`` keeps)."""
+    text = raw.decode("utf-8", "surrogateescape")
+    header, _, message = text.partition("\n\n")
+    return [line[7:] for line in header.split("\n") if line.startswith("parent ")], message
+
+
+def changed_from_made(root: Path, paths: Sequence[str]) -> list[str] | None:
+    """Those of ``paths`` (files, from root) that differ from the last commit made here, by their
+    bytes and executable bit, sorted, with no process (the tick's documents written after its
+    commit, issue 42); None, for ``git status`` to answer, when that commit is not HEAD any more,
+    its trees do not reach a path, or a path it lacks is on disk (staged or untracked: git tells)."""
+    prefix = gitops.repo_path(root, "")
+    at = _made_here(root, [prefix + p for p in paths])
+    if at is None:
+        return None
+    fmt = object_format(root)
+    changed = []
+    for path in paths:
+        parent, _, leaf = (prefix + path).rpartition("/")
+        entry = _entry(at.trees.get(parent), leaf)
+        kind, st = gitops.entry_kind(root / path)
+        if entry is None or entry[0] == TREE_MODE:
+            if kind == "gone":
+                continue
+            return None
+        if kind == "gone":
+            changed.append(path)
+            continue
+        if kind != "file" or entry[0] not in (b"100644", b"100755"):
+            return None
+        try:
+            data = read_regular(root / path)
+        except OSError:
+            return None
+        mode = b"100755" if st.st_mode & stat.S_IXUSR else b"100644"
+        if mode != entry[0] or object_id(fmt, "blob", data) != entry[2].hex():
+            changed.append(path)
+    return sorted(changed)
 
 
 _PLAIN_PART = re.compile(r"[A-Za-z0-9_+,=@%-][A-Za-z0-9 ._+,=@%-]*")

@@ -27,6 +27,7 @@ import shutil
 import stat
 import subprocess
 import tempfile
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -180,11 +181,15 @@ def _split_z(data: str) -> list[str]:
 
 
 def is_repo(root: Path) -> bool:
-    """True if ``root`` is inside a git work tree."""
+    """True if ``root`` is inside a git work tree (asked with :func:`repo_dirs`, whose answer the
+    tick's git commands then take without asking again)."""
     if not Path(root).is_dir():
         return False
-    proc = run_git(Path(root), ["rev-parse", "--is-inside-work-tree"], check=False)
-    return proc.returncode == 0 and proc.stdout.strip() == b"true"
+    try:
+        repo_dirs(Path(root))
+    except MementoError:
+        return False
+    return True
 
 
 def ensure_repo(root: Path) -> bool:
@@ -199,6 +204,9 @@ def ensure_repo(root: Path) -> bool:
 
 def head(root: Path) -> str | None:
     """The commit HEAD points to, or None on an unborn branch."""
+    known = head_from_files(Path(root))
+    if known is not None:
+        return known
     proc = run_git(Path(root), ["rev-parse", "-q", "--verify", "HEAD^{commit}"], check=False)
     if proc.returncode != 0:
         if not is_repo(Path(root)):
@@ -207,14 +215,9 @@ def head(root: Path) -> str | None:
     return proc.stdout.decode().strip()
 
 
-@functools.cache
-def _prefix_cached(root: str) -> str:
-    return _out(Path(root), ["rev-parse", "--show-prefix"]).strip()
-
-
 def _prefix(root: Path) -> str:
     """Path of root below the repository top level ('' at the top level, else 'sub/dir/')."""
-    return _prefix_cached(str(Path(root).resolve()))
+    return repo_dirs(root).prefix
 
 
 def repo_path(root: Path, path: str) -> str:
@@ -242,32 +245,105 @@ def _empty_tree_written(root: str, made: tuple[int, int]) -> str:
 # -------------------------------------------------------------------- status
 
 
+# A branch name git takes as it is: no part starting with a dot, no "..", no ".lock" ending.
+_PLAIN_BRANCH = re.compile(r"ref: (refs/heads/(?:[A-Za-z0-9_+=@%-][A-Za-z0-9._+=@%-]*/)*"
+                           r"[A-Za-z0-9_+=@%-][A-Za-z0-9._+=@%-]*)\n")
+
+
+def head_from_files(root: Path) -> str | None:
+    """HEAD's commit read as git reads it, with no process, in the common case only: HEAD a
+    regular file naming a plain branch (or a commit id), the branch a loose ref (a regular file
+    holding one id), the commit a loose object whose header says ``commit``. None for anything
+    else (a packed ref, a reftable, a symbolic ref to a symbolic ref, an unborn branch, a
+    packed or missing object, an odd name): ``rev-parse --verify HEAD^{commit}`` answers."""
+    try:
+        dirs = repo_dirs(root)
+        data = read_regular(dirs.git_dir / "HEAD", limit=4096)
+        width = 64 if dirs.object_format == "sha256" else 40
+        named = _PLAIN_BRANCH.fullmatch(data.decode("ascii"))
+        if named is not None:
+            if named[1].endswith(".lock"):
+                return None
+            data = read_regular(dirs.common_dir / named[1], limit=4096)
+        sha = data.decode("ascii").removesuffix("\n")
+        if len(sha) != width or not _HEX.fullmatch(sha):
+            return None
+        start = zlib.decompressobj().decompress(read_regular(dirs.common_dir / "objects" / sha[:2] / sha[2:],
+                                                             limit=64), 16)
+    except (OSError, MementoError, UnicodeDecodeError, zlib.error, ValueError):
+        return None
+    return sha if start.startswith(b"commit ") else None
+
+
+_HEX = re.compile(r"[0-9a-f]+")
+
+
 @dataclass(frozen=True)
 class RepoDirs:
     """Where a work tree's repository is: its git folder, the common one (they differ in a
-    linked worktree) and the top level, all absolute."""
+    linked worktree) and the top level, all absolute; the folder's path below the top level
+    ('' or 'sub/dir/') and the repository's object format (sha1 or sha256)."""
 
     git_dir: Path
     common_dir: Path
     top: Path
+    prefix: str = ""
+    object_format: str = "sha1"
 
 
 _DIRS: dict[str, tuple[RepoDirs, tuple]] = {}
 
 
 def repo_dirs(root: Path) -> RepoDirs:
-    """:class:`RepoDirs` of ``root``: asked of git once per process and folder, then taken
-    again while the disk still shows the same repository there (the same git folders, and the
-    same ``.git`` entries from ``root`` up to the top level: none made, removed or replaced)."""
+    """:class:`RepoDirs` of ``root``: asked of git once per process and folder (one command for
+    all of it), then taken again while the disk still shows the same repository there (the same
+    git folders and config file, and the same ``.git`` entries from ``root`` up to the top level:
+    none made, removed or replaced). MementoError outside a work tree."""
     key = str(Path(root).resolve())
     known = _DIRS.get(key)
     if known is not None and _marks(Path(key), known[0]) == known[1]:
         return known[0]
+    plain = _plain_dirs(Path(key))
+    if plain is not None:
+        _DIRS[key] = (plain, _marks(Path(key), plain))
+        return plain
     lines = _out(Path(root), ["rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir",
-                              "--show-toplevel"]).splitlines()
-    dirs = RepoDirs(Path(lines[0]), Path(lines[1]), Path(lines[2]))
+                              "--show-toplevel", "--show-object-format", "--show-prefix"]).split("\n")
+    if len(lines) < 5 or lines[3] not in ("sha1", "sha256"):
+        raise MementoError(f"git rev-parse in {root} answered {lines[:5]!r}")
+    dirs = RepoDirs(Path(lines[0]), Path(lines[1]), Path(lines[2]), "\n".join(lines[4:]).removesuffix("\n"),
+                    lines[3])
     _DIRS[key] = (dirs, _marks(Path(key), dirs))
     return dirs
+
+
+# In a repository's config, what could make git find or read it otherwise than _plain_dirs assumes.
+_CONFIG_ASIDE = re.compile(rb"include|extensions|worktree|\bbare[ \t]*+(?:=[ \t]*+(?!(?:false|no|off|0)[ \t]*\r?$)|\r?$)"
+                           rb"|repositoryformatversion[ \t]*+=[ \t]*+(?!0[ \t]*\r?$)", re.I | re.M)
+
+
+def _plain_dirs(top: Path) -> RepoDirs | None:
+    """:class:`RepoDirs` of ``top`` read from the disk, with no process, in the plainest case
+    only (issue 42: each repository was a rev-parse per tick): ``top/.git`` a folder (not a link
+    nor a gitfile) owned, as ``top`` is, by this user (git's safe.directory check), holding a
+    HEAD that names a branch or a commit, ``objects/`` and ``refs/``, no ``commondir``, and a
+    config that sets no include, extension, worktree, bare or repository format version but 0:
+    git's own discovery finds it there, the top level, as a sha1 repository. None: git is asked."""
+    dot = top / ".git"
+    try:
+        st, st_top, uid = os.lstat(dot), os.stat(top), os.geteuid()
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != uid or st_top.st_uid != uid:
+            return None
+        if os.path.lexists(dot / "commondir") or not (os.path.isdir(dot / "objects") and os.path.isdir(dot / "refs")):
+            return None
+        head_text = read_regular(dot / "HEAD", limit=4096)
+        if not (head_text.startswith(b"ref: refs/") or re.fullmatch(rb"[0-9a-f]{40}\n?", head_text)):
+            return None
+        if _CONFIG_ASIDE.search(read_regular(dot / "config", limit=1 << 16)):
+            return None
+    except (OSError, ValueError):
+        return None
+    return RepoDirs(dot, dot, top, "", "sha1")
 
 
 def _marks(root: Path, dirs: RepoDirs) -> tuple:
@@ -280,6 +356,11 @@ def _marks(root: Path, dirs: RepoDirs) -> tuple:
             marks.append((st.st_dev, st.st_ino))
         except OSError:
             marks.append(None)
+    try:  # a repository made again in the same place (another object format) has a new config
+        st = os.stat(dirs.common_dir / "config")
+        marks.append((st.st_ino, st.st_ctime_ns))
+    except OSError:
+        marks.append(None)
     at = root
     while True:
         entry = at / ".git"
@@ -296,7 +377,7 @@ def _marks(root: Path, dirs: RepoDirs) -> tuple:
 
 
 @contextmanager
-def scrubbed_index(root: Path) -> Iterator[dict[str, str]]:
+def scrubbed_index(root: Path, refresh: bool = True) -> Iterator[dict[str, str]]:
     """The environment of a private index holding the real index's entries and nothing else.
 
     Every entry (path, mode, blob, stage) is copied, so what is staged stays staged;
@@ -304,6 +385,9 @@ def scrubbed_index(root: Path) -> Iterator[dict[str, str]]:
     ``--skip-worktree`` and a forged stat hide no change: every tracked file is
     hashed again. The real index is only read: by :func:`_scrubbed_copy` when it is a plain
     one, else by git (``ls-files --stage`` into ``update-index --index-info``).
+    ``refresh``: the copy's stat data is filled in first (``update-index --refresh``), for
+    several commands in a row; without it one ``git status``, which refreshes what it reads
+    itself, or an ``ls-files`` of what is not tracked (no stat data read) costs one process.
     """
     dirs = repo_dirs(root)
     git_dir, top = str(dirs.git_dir), dirs.top
@@ -312,23 +396,24 @@ def scrubbed_index(root: Path) -> Iterator[dict[str, str]]:
     os.unlink(tmp_index)  # a missing index file is an empty index; an empty file is not
     try:
         env = git_env({"GIT_INDEX_FILE": tmp_index, "GIT_OPTIONAL_LOCKS": "1"})
-        copied = _scrubbed_copy(dirs.git_dir / "index", top)
+        copied = _scrubbed_copy(dirs.git_dir / "index", dirs.object_format)
         if copied is None:  # not a plain index (split, sparse, odd): git copies the entries itself
             entries = run_git(top, ["ls-files", "--stage", "-z"], check=False).stdout
             run_git(top, ["update-index", "-z", "--index-info"], input=entries, env=env)
         elif copied:
             with open(tmp_index, "xb") as fh:  # private: the name mkstemp chose (and unlinked) above
                 fh.write(copied)
-        run_git(top, ["update-index", "-q", "--refresh"], env=env, check=False)
+        if refresh:
+            run_git(top, ["update-index", "-q", "--refresh"], env=env, check=False)
         env["GIT_OPTIONAL_LOCKS"] = "0"
         yield env
     finally:
         _remove_index(tmp_index)
 
 
-def _scrubbed_copy(index: Path, top: Path) -> bytes | None:
-    """The private index's bytes made from the real ``index`` of the repository at ``top``
-    (gitindex.scrubbed, in the repository's object format; b'' when there is none: the copy
+def _scrubbed_copy(index: Path, fmt: str) -> bytes | None:
+    """The private index's bytes made from the real ``index`` of a repository of object format
+    ``fmt`` (gitindex.scrubbed; b'' when there is none: the copy
     stays missing, an empty index); None when git must make it: not a plain index, or not a
     regular file (a link, a FIFO: never followed nor waited on here)."""
     try:
@@ -337,7 +422,7 @@ def _scrubbed_copy(index: Path, top: Path) -> bytes | None:
         return b""
     except OSError:  # NotAFile among them
         return None
-    return gitindex.scrubbed(data, _FORMATS[len(empty_tree(top))])
+    return gitindex.scrubbed(data, fmt)
 
 
 def _remove_index(tmp_index: str) -> None:
@@ -356,8 +441,8 @@ def status(root: Path, env: dict[str, str] | None = None) -> list[StatusEntry]:
     Run on a scrubbed copy of the index (:func:`scrubbed_index`) unless ``env`` names one.
     """
     root = Path(root)
-    if env is None:
-        with scrubbed_index(root) as env:
+    if env is None:  # one command: git status hashes what the copy's stat data cannot vouch for
+        with scrubbed_index(root, refresh=False) as env:
             return status(root, env)
     prefix = _prefix(root)
     data = _out(root, ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--", "."], env=env)
@@ -446,7 +531,7 @@ def ignored(root: Path, env: dict[str, str] | None = None) -> set[str]:
     is one path, never its thousands of files)."""
     root = Path(root)
     if env is None:
-        with scrubbed_index(root) as env:
+        with scrubbed_index(root, refresh=False) as env:
             return ignored(root, env)
     data = _out(root, ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory", "--", "."],
                 env=env)
@@ -462,8 +547,26 @@ def persons_paths(root: Path) -> set[str]:
     """What a person has here that git does not track: the untracked files and the ignored paths
     (SPEC §13: a ``.env``, a ``.venv/``), all kept as they are by the tick (see ``was_there``)."""
     root = Path(root)
-    with scrubbed_index(root) as env:
+    with scrubbed_index(root, refresh=False) as env:  # what is not tracked: no stat data is read
         return untracked(root, env) | ignored(root, env)
+
+
+def tracked(root: Path) -> list[str]:
+    """``git ls-files -z -- .`` in ``root``: the tracked paths below it (from root). Read from a
+    plain index here, with no process (gitindex.paths); any other index is left to git."""
+    root = Path(root)
+    try:
+        dirs = repo_dirs(root)
+        found = gitindex.paths(read_regular(dirs.git_dir / "index"), dirs.object_format)
+    except FileNotFoundError:
+        found = []
+    except (OSError, MementoError):
+        found = None
+    if found is None:
+        proc = run_git(root, ["ls-files", "-z", "--", "."], check=False)
+        return [p for p in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if p]
+    prefix = os.fsencode(dirs.prefix)
+    return [os.fsdecode(p[len(prefix):]) for p in found if p.startswith(prefix)]
 
 
 def was_there(path: str, before: set[str] | frozenset[str]) -> bool:
@@ -518,11 +621,15 @@ def changes_since(root: Path, base: str | None, untracked_before: set[str]) -> l
     "created" with all their lines added (binary files 0/0). Sorted by path.
     """
     root = Path(root)
-    with scrubbed_index(root) as env:
+    with scrubbed_index(root, refresh=False) as env:
         return _changes_since(root, base, untracked_before, env)
 
 
 def _changes_since(root: Path, base: str | None, untracked_before: set[str], env: dict[str, str]) -> list[FileChange]:
+    # The status first, allowed to write the copy's stat data it refreshed (the copy is private:
+    # no one else's lock): the diff after it then hashes nothing again, and no update-index
+    # --refresh runs before them.
+    now_untracked = untracked(root, {**env, "GIT_OPTIONAL_LOCKS": "1"})
     tree = base or empty_tree(root)
     data = _out(
         root,
@@ -572,7 +679,7 @@ def _changes_since(root: Path, base: str | None, untracked_before: set[str], env
         for path, kind in kinds.items()
     ]
     folders = tuple(p for p in untracked_before if p.endswith("/"))
-    for path in untracked(root, env) - untracked_before - kinds.keys():
+    for path in now_untracked - untracked_before - kinds.keys():
         if not path.startswith(folders):  # a folder a person had ignored (a .venv/) that is not any more
             made = scratch.is_scratch(root, path)
             result.append(FileChange(path, *((0, 0) if made else _count_lines(root / path)), "created",
@@ -724,12 +831,18 @@ def entry_kind(path: Path) -> tuple[str, os.stat_result | None]:
     return ("link" if stat.S_ISLNK(st.st_mode) else "file" if stat.S_ISREG(st.st_mode) else "other"), st
 
 
-def hash_blobs(root: Path, paths: Iterable[str]) -> dict[str, Blob]:
+def hash_blobs(root: Path, paths: Iterable[str], *, write: bool = True) -> dict[str, Blob]:
     """Each path's (mode, blob id) as it is now, the blob written into the object store
     (``git hash-object -w``), so a commit can be made of exactly these contents later
     whatever happens to the files meanwhile. A path that is gone is GONE; a folder is left out.
+    ``write=False``: only the ids, to compare (the raw bytes hashed here as git hashes them
+    with ``--no-filters``: no process), git's way for a file too big to read at once.
     """
     root = Path(root)
+    if not write:
+        known = _blob_ids(root, paths)
+        if known is not None:
+            return known
     blobs: dict[str, Blob] = {}
     files: list[str] = []
     modes: dict[str, str] = {}
@@ -749,6 +862,28 @@ def hash_blobs(root: Path, paths: Iterable[str]) -> dict[str, Blob]:
         # a working-tree-encoding or an eol conversion would commit something else).
         oids = _out(root, ["hash-object", "-w", "--no-filters", "--", *batch]).split()
         blobs.update({path: (modes[path], oid) for path, oid in zip(batch, oids, strict=True)})
+    return blobs
+
+
+def _blob_ids(root: Path, paths: Iterable[str]) -> dict[str, Blob] | None:
+    """:func:`hash_blobs`' answer without writing, computed here; None when git must (a file
+    over 64 MiB, one that is not a regular file any more when read)."""
+    fmt = repo_dirs(root).object_format
+    blobs: dict[str, Blob] = {}
+    for path in sorted(set(paths)):
+        kind, st = entry_kind(root / path)
+        try:
+            if kind == "gone":
+                blobs[path] = GONE
+            elif kind == "link":
+                blobs[path] = ("120000", object_id(fmt, "blob", os.fsencode(os.readlink(root / path))))
+            elif kind == "file":
+                if st.st_size > 64 << 20:
+                    return None
+                mode = "100755" if st.st_mode & stat.S_IXUSR else "100644"
+                blobs[path] = (mode, object_id(fmt, "blob", read_regular(root / path)))
+        except OSError:
+            return None
     return blobs
 
 
@@ -860,15 +995,34 @@ def adopt_commit(root: Path, made: MadeCommit) -> bool:
     return True
 
 
-def amend_paths(root: Path, paths: Iterable[str], author: str = "") -> str:
+def amend_paths(root: Path, paths: Iterable[str], author: str = "", *, onto: str | None = None,
+                build: Callable | None = None) -> str | None:
     """Fold ``paths`` as they are in the work tree into HEAD's commit (the same parents and
     message): the new commit's sha. Only for a commit nothing else has seen yet (the tick's own,
-    under its lock, before any push). Raises MementoError when HEAD has no commit."""
+    under its lock, before any push). Raises MementoError when HEAD has no commit. ``onto``:
+    only when HEAD is that commit (None, nothing changed, when it is not). ``build``
+    (gitobjects.commit_here) makes the commit in fewer git commands, as for make_commit."""
     root = Path(root)
+    paths = _expand_dirs(root, sorted({p.rstrip("/") for p in paths if p}))
+    made = build(root, paths, "", identity_env(root, author), {}, amend=True) if build is not None else None
+    if made is not None:
+        if onto is not None and made.parent != onto:
+            return None
+        # HEAD compared as it moves: a HEAD moved since it was read is never replaced.
+        if run_git(root, ["update-ref", "-m", "amend: the tick's documents", "HEAD", made.sha, made.parent],
+                   check=False).returncode != 0:
+            if onto is not None and head(root) != onto:
+                return None
+            raise MementoError(f"git update-ref HEAD {made.sha} failed in {root}")
+        if paths:
+            run_git(root, ["reset", "-q", made.sha, "--pathspec-from-file=-", "--pathspec-file-nul"],
+                    input=_nul_paths(paths))
+        return made.sha
     git_dir, old, _ = _commit_base(root)
     if old is None:
         raise MementoError("nothing to amend: the branch has no commit yet")
-    paths = _expand_dirs(root, sorted({p.rstrip("/") for p in paths if p}))
+    if onto is not None and old != onto:
+        return None
     fd, tmp_index = tempfile.mkstemp(prefix="memento-index.", dir=git_dir)
     os.close(fd)
     try:

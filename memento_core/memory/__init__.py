@@ -52,8 +52,8 @@ def commit_unattributed(ws: Workspace, task_id: str) -> list[str]:
     """
     if not ws.memory_dir.is_dir():
         return []
-    with locked(ws) as root:
-        return [sha for _, sha in commit_leftovers(ws, root, task_id)]
+    with locked(ws) as root:  # the tick's own journal waiting for its commit goes on waiting
+        return [sha for _, sha in commit_leftovers(ws, root, task_id, flush=False)]
 
 
 GC_EVERY_DAYS = 7

@@ -20,10 +20,9 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from ..locks import atomic_write_text
+from .. import gitops
 from ..workspace import Workspace
-from .layout import GENERATED
-from .store import commit, commit_leftovers, locked, write_index
+from .store import commit_leftovers, locked, record_journal
 
 STATUS_LINK = "../../docs/TICK_STATUS.md"
 FIELD_MAX = 400
@@ -82,7 +81,8 @@ def tick_section(number: int | None, stamp: str, results, entries=()) -> str:
 
 
 def record_tick(ws: Workspace, number: int | None, stamp: str, results) -> str | None:
-    """Append this tick to today's journal page and commit it; returns the commit."""
+    """Append this tick to today's journal page (committed with the ticks around it: store.record_journal);
+    returns memory/'s HEAD after it."""
     if not results:
         return None
     entries = []
@@ -96,15 +96,13 @@ def record_tick(ws: Workspace, number: int | None, stamp: str, results) -> str |
     rel = journal_rel(day)
     section = tick_section(number, stamp, results, entries)
     with locked(ws) as root:
-        commit_leftovers(ws, root)
+        commit_leftovers(ws, root, flush=False)  # the journal waiting for its commit goes on waiting
         target = root / rel
         old = target.read_text(encoding="utf-8", errors="replace") if target.exists() else journal_header(day)
-        atomic_write_text(target, old.rstrip("\n") + "\n\n" + section)
-        write_index(root)
         words = "; ".join(f"{r.task_id} {'passed' if r.passed else 'blocked' if r.blocked else 'failed'}"
                           for r in results)
-        return commit(root, [rel, GENERATED], f"journal: tick #{number} — {words}",
-                      source=f"tick-{number}", kind="journal")
+        record_journal(ws, root, rel, old.rstrip("\n") + "\n\n" + section, (number, words))
+        return gitops.head(root)
 
 
 # --------------------------------------------------------------------------- reading back

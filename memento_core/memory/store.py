@@ -15,6 +15,7 @@ is shown as ``source=human`` by ``log`` and ``entry_history``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -25,8 +26,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path, PurePosixPath
 
-from .. import gitobjects, gitops
+from .. import gitobjects, gitops, owned
 from ..errors import MementoError
+from ..lines import read_regular
 from ..locks import atomic_write_text, file_lock, open_append
 from ..runlog import utc_stamp
 from ..workspace import Workspace
@@ -138,13 +140,13 @@ def ensure_store(ws: Workspace) -> Path:
 
 
 def commit(root: Path, paths: list[str], subject: str, *, source: str, kind: str,
-           body: str = "") -> str | None:
-    """One commit of exactly ``paths``; None when they did not change."""
+           body: str = "", blobs: dict[str, tuple[str, str]] | None = None) -> str | None:
+    """One commit of exactly ``paths`` (those in ``blobs`` as those blobs); None when they did not change."""
     subject = " ".join(subject.split()) or "memory write"
     message = subject + "\n\n" + (body.strip() + "\n\n" if body.strip() else "")
     message += f"sources: {source}\n{TRAILER}: {kind}\n"
     try:
-        return gitops.commit_paths(root, paths, message, build=gitobjects.commit_here)
+        return gitops.commit_paths(root, paths, message, blobs=blobs, build=gitobjects.commit_here)
     except MementoError as exc:
         if "nothing to commit" in str(exc):
             return None
@@ -236,17 +238,25 @@ def dirty(root: Path) -> list[str]:
     return sorted(paths)
 
 
-def commit_leftovers(ws: Workspace, root: Path, task_id: str | None = None) -> list[tuple[str, str]]:
+def commit_leftovers(ws: Workspace, root: Path, task_id: str | None = None, *,
+                     flush: bool = True) -> list[tuple[str, str]]:
     """Commit what reached memory/ without the tool; returns [(kind, sha)].
 
+    The journal the tick wrote and has not committed yet (:func:`record_journal`) is Memento's:
+    committed first when ``flush`` (before any other commit in memory/) or when it was changed
+    since (the tick's version, then the change as the others below), else left waiting.
     checkpoint.py's session archive is Memento's own; anything else is an
     unattributed write when a task is running (or ``task_id`` is given), a
     person's edit otherwise.
     """
     paths = dirty(root)
-    if not paths:
+    if not paths and not read_pending(ws):
         return []
     done: list[tuple[str, str]] = []
+    waiting = _settle_journal(ws, root, paths, flush, done)
+    paths = [p for p in paths if p not in waiting]
+    if not paths:
+        return done
     archive = [p for p in paths if p.startswith(SESSION_ARCHIVE + "/")]
     others = [p for p in paths if p not in archive]
     if archive:
@@ -269,6 +279,126 @@ def commit_leftovers(ws: Workspace, root: Path, task_id: str | None = None) -> l
         if sha:
             done.append(("human", sha))
     return done
+
+
+# --------------------------------------------------------------------------- the journal's commits
+
+
+JOURNAL_PENDING = "memory_journal.json"  # in .memento/: what the tick wrote into the journal, not committed yet
+JOURNAL_BATCH = 12  # ticks whose journal sections wait for one commit (an hour at the default schedule)
+JOURNAL_TEXT_MAX = 512 * 1024  # bytes of a page the record keeps (owned.py reads up to 4 MiB of it)
+
+
+def pending_path(ws: Workspace) -> Path:
+    return ws.project_memento_dir / JOURNAL_PENDING
+
+
+def read_pending(ws: Workspace) -> dict:
+    """``{"ticks": [[number, words]…], "files": {path: {"seen": [sha256…], "text": str}}}``: the
+    ticks whose journal sections are not committed, and for each file the tick wrote (a journal
+    page, MEMORY.md) every version it wrote since its last commit (their digests) and the last
+    one itself; {} when there is none (or it cannot be read: then memory/ shows what it holds).
+    During a tick it is first put back as Memento left it, if an agent changed it (owned.py)."""
+    path = pending_path(ws)
+    owned.settle(path)
+    try:
+        data = json.loads(read_regular(path).decode("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not (isinstance(data, dict) and isinstance(data.get("files"), dict) and isinstance(data.get("ticks"), list)):
+        return {}
+    return data
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _save_pending(ws: Workspace, pending: dict) -> None:
+    """Through owned.py: an unconfined agent's change of it is found and put back (tick/ownstate.py)."""
+    path = pending_path(ws)
+    if pending.get("files") or pending.get("ticks"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        owned.write(path, json.dumps(pending, ensure_ascii=False).encode("utf-8"))
+    elif path.exists() or path.is_symlink():
+        owned.remove(path)
+
+
+def record_journal(ws: Workspace, root: Path, rel: str, text: str, tick: tuple[int | None, str]) -> None:
+    """The tick's journal page ``rel`` written as ``text``, and MEMORY.md regenerated, without a
+    commit of their own (SPEC §9: the journal is written by every tick; issue 42: a commit per
+    tick cost five git processes). Each write is remembered before it is made (a kill between the
+    two leaves a file holding a version already remembered); they are committed later with the
+    ticks before them: when :data:`JOURNAL_BATCH` ticks wait, when they span two journal pages,
+    or before anything else is committed in memory/ (:func:`commit_leftovers`). Call with the
+    memory lock held."""
+    pending = read_pending(ws) or {"ticks": [], "files": {}}
+    pending["ticks"].append(list(tick))
+
+    def write(path: str, data: str) -> None:
+        known = pending["files"].setdefault(path, {"seen": [], "text": ""})
+        encoded = data.encode("utf-8")
+        known["seen"] = [*known["seen"], _digest(encoded)]
+        # The record stays far below what owned.py reads of a watched file; a bigger page is
+        # committed right away below, so no one can change it before (nothing to keep then).
+        known["text"] = data if len(encoded) <= JOURNAL_TEXT_MAX else None
+        _save_pending(ws, pending)
+        atomic_write_text(root / path, data)
+
+    write(rel, text)
+    index = render_index(root)  # after the page: a new day's page is listed in it
+    try:
+        same = (root / GENERATED).read_text(encoding="utf-8") == index
+    except OSError:
+        same = False
+    if not same:
+        write(GENERATED, index)
+    pages = {path for path in pending["files"] if path != GENERATED}
+    big = any(known["text"] is None for known in pending["files"].values())
+    if len(pending["ticks"]) >= JOURNAL_BATCH or len(pages) > 1 or big:
+        commit_leftovers(ws, root)
+
+
+def _settle_journal(ws: Workspace, root: Path, dirty_paths: list[str], flush: bool,
+                    done: list[tuple[str, str]]) -> set[str]:
+    """The tick's uncommitted journal (:func:`record_journal`) among ``dirty_paths``: committed as
+    the tick's ("journal") when ``flush`` or when a file was changed by someone else since (the
+    tick's last version, then theirs is a leftover like any other); the paths still waiting."""
+    pending = read_pending(ws)
+    if not pending:
+        return set()
+    mine: list[str] = []
+    changed: dict[str, tuple[str, str]] = {}
+    for rel, known in pending["files"].items():
+        if rel not in dirty_paths:
+            continue  # committed already (a memory write took MEMORY.md with it), or never written
+        try:
+            now = _digest(read_regular(root / rel))
+        except OSError:
+            now = ""
+        if now in known.get("seen", ()):
+            mine.append(rel)
+        elif known.get("text") is not None:
+            oid = gitops.run_git(root, ["hash-object", "-w", "--no-filters", "--stdin"],
+                                 input=str(known.get("text", "")).encode("utf-8")).stdout.decode().strip()
+            changed[rel] = ("100644", oid)
+    if not flush and not changed:
+        return set(mine)
+    ticks = [t for t in pending["ticks"] if isinstance(t, list) and len(t) == 2]
+    sha = None
+    if mine or changed:
+        numbers = [t[0] for t in ticks if t[0] is not None]
+        first, last = (numbers[0], numbers[-1]) if numbers else (None, None)
+        subject = (f"journal: tick #{first} — {ticks[0][1]}" if len(ticks) == 1 else
+                   f"journal: ticks #{first}–#{last} ({len(ticks)} ticks)")
+        body = "\n".join(f"tick #{n} — {words}" for n, words in ticks) if len(ticks) > 1 else ""
+        source = f"tick-{first}" if first == last else f"tick-{first}..tick-{last}"
+        sha = commit(root, sorted([*mine, *changed]), subject, source=source, kind="journal", body=body,
+                     blobs=changed or None)
+    _save_pending(ws, {"ticks": [], "files": {}})
+    if sha:
+        done.append(("journal", sha))
+    return set(mine)
 
 
 def _log_unattributed(ws: Workspace, task: str, sha: str, paths: list[str], *, forged: bool = False) -> None:
@@ -320,8 +450,11 @@ def person_commits_since(ws: Workspace, since: str | None) -> list[tuple[str, li
     Memento trailer, kind ``human`` or source ``source=human``): [(sha, [(path, blob)…])], the
     files each one wrote (a removed file's blob is all zeros), MEMORY.md (generated) left out."""
     root = memory_root(ws)
-    if not is_store(root) or gitops.head(root) is None:
+    if not is_store(root):
         return []
+    now = gitops.head(root)
+    if now is None or now == since:
+        return []  # nothing committed since (usually read from .git's files, no process)
     # HEAD's branch: what `memento memory log` shows. (Every ref would take a person's own side
     # branch, older than the snapshot but not below its commit, for a forgery.)
     span = f"{since}..HEAD" if since else "HEAD"

@@ -131,7 +131,7 @@ def _work(ctx: TickContext, plan: Plan, at: Attempt) -> TaskResult:
     verify_exit, verify_tail = None, ""
     if not reason and not ctx.interrupted:
         beat.update(stage="verifying")
-        before = gitops.hash_blobs(ctx.root, [c.path for c in touched])
+        before = gitops.hash_blobs(ctx.root, [c.path for c in touched], write=False)  # only compared
         verify_exit, verify_tail, reason = run_verify(ctx, task, at.wrap)
     if not reason and not ctx.interrupted:
         # What verify itself changed (a refreshed lock file, a snapshot) is checked too.

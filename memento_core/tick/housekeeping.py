@@ -94,7 +94,7 @@ def fold_into_tick_commit(ctx: TickContext, why: str = "status log and checkpoin
     """
     from dataclasses import replace
 
-    from .. import gitops
+    from .. import gitobjects, gitops
     from ..workspace import OWN_DOCS
 
     if ctx.config is None or ctx.config.workers_remote:
@@ -104,13 +104,18 @@ def fold_into_tick_commit(ctx: TickContext, why: str = "status log and checkpoin
         return False  # nothing written since they were found committed: no second `git status`
     try:
         own = set(OWN_DOCS)
-        docs = sorted({e.path for e in gitops.status(ctx.root) if e.path in own and e.xy != "??"})
+        # Against the commit the tick just made when HEAD is still it (no process), else git status.
+        docs = gitobjects.changed_from_made(ctx.root, OWN_DOCS) if ctx.tick_commit else None
+        if docs is None:
+            docs = sorted({e.path for e in gitops.status(ctx.root) if e.path in own and e.xy != "??"})
         if not docs:
             ctx.docs_committed = seen
             return False
         old = ctx.tick_commit
-        if old and gitops.head(ctx.root) == old:
-            new = gitops.amend_paths(ctx.root, docs, author=ctx.config.git_author)
+        # Amended only while HEAD is still the tick's commit (compared as HEAD moves).
+        new = gitops.amend_paths(ctx.root, docs, author=ctx.config.git_author, onto=old,
+                                 build=gitobjects.commit_here) if old else None
+        if new is not None:
             ctx.tick_commit = new
         else:
             old, new = None, ctx.commit(docs, f"memento: tick #{ctx.number} ({why})"

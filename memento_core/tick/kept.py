@@ -142,8 +142,7 @@ def scratch_entries(root: Path, entries) -> tuple[str, ...]:
 def tracked_modes(root: Path) -> dict[str, int]:
     """The permission bits of every tracked file (not a link) and of the folders holding them:
     git records only a file's x bit, so a `chmod 000` or `chmod g+w` is in no diff."""
-    proc = gitops.run_git(root, ["ls-files", "-z", "--", "."], check=False)
-    paths = [p for p in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if p]
+    paths = gitops.tracked(root)
     folders = {p.rsplit("/", 1)[0] for p in paths if "/" in p}
     folders |= {f.rsplit("/", i)[0] for f in folders for i in range(1, f.count("/") + 1)}
     modes, top, lstat, is_link = {}, os.fspath(root), os.lstat, stat.S_ISLNK

@@ -449,6 +449,8 @@ def _reset_stale_index(ctx: TickContext) -> None:
         claim = read_claim(ws, path.stem)
         if claim is not None and claim.stage == "committing":
             ours.update(claim.commit_paths)
+    if not ours:
+        return  # no commit of ours was under way: no git status to read
     stale = [e.path for e in gitops.status(ctx.root)
              if e.path in ours and e.xy[0] not in " ?" and gitops.matches_head(ctx.root, e.path)]
     if stale:

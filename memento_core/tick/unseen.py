@@ -33,7 +33,6 @@ import io
 import json
 import os
 import stat
-import tarfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -270,6 +269,8 @@ class _Archive:
               "trust them.\n")
 
     def __init__(self, dest: Path) -> None:
+        import tarfile  # here: only an attempt that left something to remove pays for it
+
         self.dest, self.budget, self.notes = dest, SAVE_LIMIT, []
         self.tar = tarfile.open(dest / "removed.tar", "w", format=tarfile.PAX_FORMAT)
 
@@ -285,6 +286,8 @@ class _Archive:
         self.notes.append(line)
 
     def add(self, folder: int, name: str, rel: str, st: os.stat_result) -> None:
+        import tarfile
+
         info = tarfile.TarInfo(rel)
         info.mode, info.mtime = stat.S_IMODE(st.st_mode) & 0o777, int(st.st_mtime)
         if stat.S_ISDIR(st.st_mode):

@@ -206,6 +206,33 @@ def test_scrubbed_index_runs_one_git_command_for_a_plain_index(many, monkeypatch
     assert "a.txt" in diff.split("\n")
 
 
+def test_one_status_is_one_git_command_and_still_sees_what_the_flags_and_a_forged_stat_hid(many, monkeypatch):
+    """gitops.status runs git status alone on the copy, no refresh before it (issue 42: a tick
+    pays one process per status read): what the copy's empty stat data cannot vouch for, git
+    status hashes itself, so an assume-unchanged or skip-worktree file that changed, and one
+    changed with its size and mtime put back, are seen; the files that did not change are not."""
+    gitops.repo_dirs(many)
+    started: list[str] = []
+    real = gitops.run_git
+
+    def counted(root, args, **kw):
+        started.append(args[0])
+        return real(root, args, **kw)
+
+    monkeypatch.setattr(gitops, "run_git", counted)
+    assert {e.path for e in gitops.status(many)} == {"new.txt"}  # its intent-to-add only
+    assert started == ["status"]
+    write(many, "a.txt", b"Y\n")  # assume-unchanged, the same size
+    write(many, "a/b.txt", b"changed under skip-worktree\n")
+    st = os.stat(many / "run.sh")
+    write(many, "run.sh", b"#!/bin/X\n")  # the same size and times (the copy has neither)
+    os.utime(many / "run.sh", ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert {e.path for e in gitops.status(many)} == {"new.txt", "a.txt", "a/b.txt", "run.sh"}
+    started.clear()
+    assert gitops.persons_paths(many) == set()
+    assert started == ["status", "ls-files"]
+
+
 def test_an_index_that_is_a_fifo_is_never_waited_on(repo):
     write(repo, "a.txt")
     git(repo, "add", "a.txt")
@@ -340,3 +367,23 @@ def test_the_copy_never_sees_other_entries_than_git(bare_repo, tmp_path, index):
 @given(index=hostile_indexes())
 def test_the_copy_never_sees_other_entries_than_git_heavy(bare_repo, tmp_path, index):
     assert_same_as_git(bare_repo, index, tmp_path)
+
+
+def test_tracked_paths_read_here_are_the_ones_git_lists(many, monkeypatch):
+    """gitops.tracked (issue 42: the snapshot's tracked files with no process): what `git ls-files
+    -z -- .` lists, from the top level and from a folder below it, a long name, an odd one, an
+    intent-to-add and a skip-worktree entry among them; a split index is left to git."""
+    def listed(root):
+        return [p for p in git(root, "ls-files", "-z", "--", ".").decode("utf-8", "surrogateescape").split("\0") if p]
+
+    started: list[str] = []
+    real = gitops.run_git
+    gitops.repo_dirs(many)
+    gitops.repo_dirs(many / "a")
+    monkeypatch.setattr(gitops, "run_git", lambda r, args, **kw: started.append(args[0]) or real(r, args, **kw))
+    assert gitops.tracked(many) == listed(many)
+    assert gitops.tracked(many / "a") == listed(many / "a") == ["b.txt"]
+    assert started == []
+    git(many, "update-index", "--split-index")
+    assert gitops.tracked(many) == listed(many)
+    assert started == ["ls-files"]

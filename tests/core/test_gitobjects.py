@@ -968,3 +968,128 @@ def test_a_commit_whose_patch_is_upstream_is_left_to_git(tmp_path, git_identity)
     assert objects_now(root) == before
     git_rebase(root, onto, RESOLVERS)
     assert git(root, "rev-parse", "HEAD") == onto  # git dropped it
+
+
+@pytest.mark.parametrize("fmt", ["sha1", "sha256"])
+def test_an_amend_made_here_is_the_one_git_makes_and_never_replaces_a_head_that_moved(tmp_path, git_identity, fmt):
+    """gitops.amend_paths with commit_here (the tick folding its documents into its commit, issue
+    42: five git commands where git's way starts ten): the same tree, parents and message as git's
+    own amend, the index agreeing for those paths; with ``onto`` another commit than HEAD, nothing
+    is changed and None comes back."""
+    base = repo(tmp_path, fmt)
+    (base / "a.txt").write_text("one\n")
+    git(base, "add", "a.txt")
+    git(base, "commit", "-qm", "memento: complete T-1 one\n\nMemento-Tick: 3 T-1")
+    twin = tmp_path / f"twin-{fmt}"
+    subprocess.run(["cp", "-a", str(base), str(twin)], check=True)
+    made = []
+    for root, build in ((base, gitobjects.commit_here), (twin, None)):
+        old = git(root, "rev-parse", "HEAD")
+        (root / "docs/MASTER_PLAN.md").write_text("# plan\n- [x] `T-1` one\n")
+        (root / "docs/new.md").write_text("new\n")
+        assert gitops.amend_paths(root, ["docs/MASTER_PLAN.md", "docs/new.md"], build=build,
+                                  onto=git(root, "rev-parse", "HEAD~1")) is None
+        assert git(root, "rev-parse", "HEAD") == old  # not the commit it was told to amend
+        sha = gitops.amend_paths(root, ["docs/MASTER_PLAN.md", "docs/new.md"], build=build, onto=old)
+        assert git(root, "rev-parse", "HEAD") == sha != old
+        assert git(root, "status", "--porcelain") == ""
+        made.append((git(root, "rev-parse", f"{sha}^{{tree}}"), git(root, "rev-parse", f"{sha}^@"),
+                     git(root, "log", "-1", "--format=%B", sha)))
+    assert made[0] == made[1]
+    assert made[0][1] == git(base, "rev-parse", "HEAD~1")
+    assert made[0][2] == "memento: complete T-1 one\n\nMemento-Tick: 3 T-1"
+
+
+def test_an_amend_made_here_runs_four_git_commands(tmp_path, git_identity, monkeypatch):
+    root = repo(tmp_path)
+    gitops.repo_dirs(root)
+    old = git(root, "rev-parse", "HEAD")
+    (root / "docs/MASTER_PLAN.md").write_text("# plan\n- [x] `T-1` one\n")
+    started: list[str] = []
+    real = gitops.run_git
+    monkeypatch.setattr(gitops, "run_git", lambda r, args, **kw: started.append(args[0]) or real(r, args, **kw))
+    assert gitops.amend_paths(root, ["docs/MASTER_PLAN.md"], build=gitobjects.commit_here, onto=old)
+    assert started == ["hash-object", "unpack-objects", "update-ref", "reset"]  # HEAD's trees: loose objects
+
+
+def test_a_commit_built_on_the_one_made_here_reads_no_tree_again_and_is_git_s(tmp_path, git_identity, monkeypatch):
+    """The tick's documents folded into the commit it just made: the trees it built are taken
+    again (HEAD still that commit), so the amend starts no cat-file; its tree is git's own. A
+    HEAD moved since (a commit made elsewhere) is read again."""
+    root = repo(tmp_path)
+    gitops.repo_dirs(root)
+    (root / "docs/guide/deep.md").write_text("deeper\n")
+    (root / "docs/MASTER_PLAN.md").write_text("# plan\n- [x] `T-1` one\n")
+    old = gitops.commit_paths(root, ["docs/guide/deep.md", "docs/MASTER_PLAN.md"], "memento: complete T-1 one",
+                              build=gitobjects.commit_here)
+    (root / "docs/guide/new.md").write_text("new\n")
+    (root / "docs/CURRENT_STATE.md").write_text("state\n")
+    started: list[str] = []
+    real = gitops.run_git
+    monkeypatch.setattr(gitops, "run_git", lambda r, args, **kw: started.append(args[0]) or real(r, args, **kw))
+    monkeypatch.setattr(gitobjects, "_head_loose", lambda *a: None)  # HEAD's trees otherwise read by git
+    sha = gitops.amend_paths(root, ["docs/guide/new.md", "docs/CURRENT_STATE.md"], build=gitobjects.commit_here,
+                             onto=old)
+    assert started == ["hash-object", "unpack-objects", "update-ref", "reset"]
+    assert git(root, "status", "--porcelain") == ""  # every file of the work tree is the amended commit's
+    assert git(root, "show", f"{sha}:docs/guide/deep.md") == "deeper"
+    git(root, "commit", "-qm", "a person's", "--allow-empty")
+    started.clear()
+    (root / "README.md").write_text("changed\n")
+    gitops.commit_paths(root, ["README.md"], "memento: next", build=gitobjects.commit_here)
+    assert started[0] == "cat-file"
+
+
+def test_documents_changed_since_the_commit_made_here_are_what_git_status_says(tmp_path, git_identity, monkeypatch):
+    """changed_from_made (the tick's documents written after its commit, issue 42): with no
+    process, the paths git status shows modified or deleted; None (git status answers) once HEAD
+    is not that commit, or for a path the commit lacks that is on disk."""
+    root = repo(tmp_path)
+    gitops.repo_dirs(root)
+    (root / "docs/MASTER_PLAN.md").write_text("# plan\n- [x] `T-1` one\n")
+    (root / "docs/guide/new.md").write_text("new\n")
+    gitops.commit_paths(root, ["docs/MASTER_PLAN.md", "docs/guide/new.md", "bin/run.sh"], "memento: complete T-1",
+                        build=gitobjects.commit_here)
+    (root / "docs/guide/deep.md").write_text("changed\n")
+    (root / "docs-extra").unlink()
+    (root / "bin/run.sh").chmod(0o644)
+    paths = ["docs/MASTER_PLAN.md", "docs/guide/deep.md", "docs-extra", "bin/run.sh", "README.md", "docs/none.md"]
+    started: list[str] = []
+    real = gitops.run_git
+    monkeypatch.setattr(gitops, "run_git", lambda r, args, **kw: started.append(args[0]) or real(r, args, **kw))
+    found = gitobjects.changed_from_made(root, paths)
+    assert started == []
+    raw = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "-z"], capture_output=True, check=True)
+    by_status = sorted(e[3:] for e in raw.stdout.decode().split("\0") if e[3:] in paths)
+    assert found == by_status == ["bin/run.sh", "docs-extra", "docs/guide/deep.md"]
+    (root / "docs/none.md").write_text("untracked\n")
+    assert gitobjects.changed_from_made(root, paths) is None
+    git(root, "commit", "-qm", "a person's", "--allow-empty")
+    assert gitobjects.changed_from_made(root, ["README.md"]) is None
+
+
+@pytest.mark.parametrize("fmt", ["sha1", "sha256"])
+def test_head_read_from_loose_objects_is_what_cat_file_reads(tmp_path, git_identity, monkeypatch, fmt):
+    """read_at of HEAD for a commit (issue 42): from loose objects, each checked against its id,
+    with no process; the same commit, trees and bytes as git cat-file --batch gives, folders
+    absent or a file where a folder was asked for included; packed objects go to git."""
+    root = repo(tmp_path, fmt)
+    within = ["docs/guide/deep.md", "docs/none/x.md", "README.md/under", "new/a/b.md", "bin/run.sh"]
+    started: list[str] = []
+    real = gitops.run_git
+    gitops.repo_dirs(root)
+    monkeypatch.setattr(gitops, "run_git", lambda r, args, **kw: started.append(args[0]) or real(r, args, **kw))
+    here = gitobjects.read_at(root, "HEAD", [], within=within)
+    assert started == []
+    monkeypatch.setattr(gitobjects, "_head_loose", lambda *a: None)
+    by_git = gitobjects.read_at(root, "HEAD", [], within=within)
+    assert started == ["cat-file"]
+    assert here == by_git and here.raw == by_git.raw and set(here.trees) == {"", "docs", "docs/guide", "bin"}
+    monkeypatch.undo()
+    git(root, "repack", "-adq")
+    git(root, "prune-packed")
+    gitops.repo_dirs(root)
+    started.clear()
+    monkeypatch.setattr(gitops, "run_git", lambda r, args, **kw: started.append(args[0]) or real(r, args, **kw))
+    assert gitobjects.read_at(root, "HEAD", [], within=within) == by_git
+    assert started == ["cat-file"]

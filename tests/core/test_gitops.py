@@ -628,3 +628,163 @@ def test_was_there_means_the_path_itself_or_inside_a_folder_never_a_longer_name(
     assert not gitops.was_there(".envrc", before)
     assert not gitops.was_there("draft.txt~", before)
     assert not gitops.was_there("notes", before)  # the folder's name, not something inside it
+
+
+def _git_head(root: Path) -> str | None:
+    proc = subprocess.run(["git", "-C", str(root), "rev-parse", "-q", "--verify", "HEAD^{commit}"],
+                          capture_output=True, check=False)
+    return proc.stdout.decode().strip() if proc.returncode == 0 else None
+
+
+@pytest.mark.parametrize("case", ["branch", "detached", "packed", "unborn", "ref-a-link", "head-a-link",
+                                  "missing-object", "ref-to-a-blob", "packed-object", "odd-branch", "worktree",
+                                  "junk-in-ref", "sha256"])
+def test_head_read_from_files_is_what_git_says_and_costs_no_process_in_the_common_case(tmp_path, git_identity,
+                                                                                      monkeypatch, case):
+    """gitops.head reads HEAD, a loose branch and a loose commit's header itself (issue 42: no git
+    process for what is on disk); whatever it does not take on (packed refs and objects, links, an
+    odd name, a worktree's HEAD aside, junk) it leaves to rev-parse: the answer is git's in every case."""
+    root = tmp_path / "p"
+    fmt = "sha256" if case == "sha256" else "sha1"
+    subprocess.run(["git", "init", "-q", "-b", "main", f"--object-format={fmt}", str(root)], check=True)
+    if case != "unborn":
+        write(root, "a.txt", "one\n")
+        git(root, "add", "a.txt")
+        git(root, "commit", "-qm", "one")
+    sha = _git_head(root)
+    dot_git = root / ".git"
+    common = case in ("branch", "sha256")
+    if case == "detached":
+        git(root, "checkout", "-q", "--detach")
+        common = True
+    elif case == "packed":
+        git(root, "pack-refs", "--all")
+    elif case == "ref-a-link":
+        (dot_git / "refs/heads/other").write_text(sha + "\n")
+        (dot_git / "refs/heads/main").unlink()
+        (dot_git / "refs/heads/main").symlink_to("other")
+    elif case == "head-a-link":
+        (dot_git / "HEAD").unlink()
+        (dot_git / "HEAD").symlink_to("refs/heads/main")
+    elif case == "missing-object":
+        obj = dot_git / "objects" / sha[:2] / sha[2:]
+        obj.chmod(0o644)
+        obj.unlink()
+    elif case == "ref-to-a-blob":
+        blob = git(root, "hash-object", "-w", "a.txt").strip()
+        (dot_git / "refs/heads/main").write_text(blob + "\n")
+    elif case == "packed-object":
+        git(root, "repack", "-adq")
+        git(root, "prune-packed")
+    elif case == "odd-branch":
+        git(root, "checkout", "-q", "-b", "x/ünï")  # valid to git, left to it here
+    elif case == "worktree":
+        git(root, "worktree", "add", "-q", "--detach", str(tmp_path / "wt"))
+        root = tmp_path / "wt"
+        common = True
+    elif case == "junk-in-ref":
+        (dot_git / "refs/heads/main").write_text(sha + "\nmore\n")
+    started: list[list[str]] = []
+    real = gitops.run_git
+    gitops.repo_dirs(root)
+    monkeypatch.setattr(gitops, "run_git", lambda r, args, **kw: started.append(list(args)) or real(r, args, **kw))
+    assert gitops.head(root) == _git_head(root)
+    if common:
+        assert started == [] and gitops.head(root) == sha
+
+
+def test_changes_since_runs_a_status_and_a_diff_only_and_sees_a_change_a_forged_stat_hid(seeded, monkeypatch):
+    """Issue 42: the status refreshes the private copy's stat data and writes it, the diff after
+    it reads that; no update-index --refresh before them. A change the real index's flags hide
+    is still found, with its line counts."""
+    root, sha = seeded
+    gitops.repo_dirs(root)
+    write(root, "keep.txt", "Unchanged\n")  # the same size
+    git(root, "update-index", "--assume-unchanged", "keep.txt")
+    write(root, "new.txt", "x\ny\n")
+    started: list[str] = []
+    real = gitops.run_git
+    monkeypatch.setattr(gitops, "run_git", lambda r, args, **kw: started.append(args[0]) or real(r, args, **kw))
+    found = by_path(gitops.changes_since(root, sha, set()))
+    assert started == ["status", "diff"]
+    assert (found["keep.txt"].kind, found["keep.txt"].added, found["keep.txt"].removed) == ("modified", 1, 1)
+    assert (found["new.txt"].kind, found["new.txt"].added) == ("created", 2)
+    assert set(found) == {"keep.txt", "new.txt"}
+
+
+def test_blob_ids_computed_here_are_the_ones_git_writes(seeded, monkeypatch):
+    """hash_blobs(write=False) (issue 42: the ids before verify, only compared, with no process):
+    files, an executable, a link, a removed file, CRLF and a NUL, whatever .gitattributes says."""
+    root, _ = seeded
+    write(root, ".gitattributes", "*.txt text eol=crlf\n*.bin filter=nothing\n")
+    write(root, "keep.txt", "line\r\nother\n")
+    write(root, "data.bin", BINARY)
+    write(root, "run.sh", "#!/bin/sh\n")
+    (root / "run.sh").chmod(0o755)
+    os.symlink("keep.txt", root / "link")
+    (root / "gone.txt").unlink()
+    paths = ["keep.txt", "data.bin", "run.sh", "link", "gone.txt", "src", "src/app.py"]
+    started: list[str] = []
+    real = gitops.run_git
+    gitops.repo_dirs(root)
+    monkeypatch.setattr(gitops, "run_git", lambda r, args, **kw: started.append(args[0]) or real(r, args, **kw))
+    here = gitops.hash_blobs(root, paths, write=False)
+    assert started == []
+    assert here == gitops.hash_blobs(root, paths)
+
+
+@pytest.mark.parametrize("case", ["plain", "subfolder", "gitfile", "bare", "sha256", "include", "worktree",
+                                  "empty-git-folder", "junk-head", "format-1", "not-mine", "git-a-link"])
+def test_where_the_repository_is_read_from_the_disk_only_where_git_would_find_the_same(tmp_path, monkeypatch, case):
+    """repo_dirs without rev-parse (issue 42), for a plain repository at its top level only: the
+    same answer as git's wherever it is taken, git asked for everything else."""
+    root = tmp_path / "p"
+    subprocess.run(["git", "init", "-q", *(["--object-format=sha256"] if case == "sha256" else []), str(root)],
+                   check=True)
+    asked = root
+    if case == "subfolder":
+        asked = root / "sub"
+        asked.mkdir()
+    elif case == "gitfile":
+        (root / ".git").rename(tmp_path / "elsewhere.git")
+        (root / ".git").write_text(f"gitdir: {tmp_path / 'elsewhere.git'}\n")
+    elif case == "bare":
+        git(root, "config", "core.bare", "true")
+    elif case == "include":
+        git(root, "config", "include.path", str(tmp_path / "more.config"))
+    elif case == "worktree":
+        write(root, "a.txt", "a\n")
+        git(root, "add", "a.txt")
+        git(root, "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "a")
+        git(root, "worktree", "add", "-q", str(tmp_path / "wt"))
+        asked = tmp_path / "wt"
+    elif case == "empty-git-folder":
+        shutil.rmtree(root / ".git")
+        (root / ".git").mkdir()
+    elif case == "junk-head":
+        (root / ".git" / "HEAD").write_text("junk\n")
+    elif case == "format-1":
+        git(root, "config", "core.repositoryformatversion", "1")
+    elif case == "not-mine":
+        if os.geteuid() != 0:
+            pytest.skip("only root can give the folder to another user here")
+        os.chown(root / ".git", 65534, 65534)
+    elif case == "git-a-link":
+        (root / ".git").rename(tmp_path / "real.git")
+        (root / ".git").symlink_to(tmp_path / "real.git")
+    ran: list[str] = []
+    real = gitops.run_git
+    monkeypatch.setattr(gitops, "run_git", lambda r, args, **kw: ran.append(args[0]) or real(r, args, **kw))
+    try:
+        here = gitops.repo_dirs(asked)
+    except MementoError:
+        here = None
+    taken = ran == []
+    monkeypatch.setattr(gitops, "_plain_dirs", lambda top: None)
+    gitops._DIRS.clear()
+    try:
+        by_git = gitops.repo_dirs(asked)
+    except MementoError:
+        by_git = None
+    assert here == by_git
+    assert taken == (case == "plain")

@@ -281,3 +281,42 @@ def test_a_watched_file_replaced_by_a_fifo_or_a_link_is_put_back_without_opening
     assert target.read_bytes() == b"a person's file\n"
     owned.write(ledger, b"memento's own\n")  # Memento's write is no change
     assert owned.settle(ledger) is None and ledger.read_bytes() == b"memento's own\n"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_forged_record_of_the_waiting_journal_is_put_back_and_the_rewrite_stays_the_agents(tmp_path, mode):
+    """The journal waits uncommitted between its batched commits (memory/store.py record_journal,
+    issue 42), with Memento's record of what it wrote in .memento/memory_journal.json. An agent
+    that rewrites an earlier tick's line and adds its version to that record: the record is put
+    back (the attempt fails, unconfined), the tick's own version is committed as the journal and
+    the rewrite as the task's unattributed write, never as Memento's."""
+    ws = make_ws(tmp_path, agent("forges_journal.py"), tasks(1, 2, 3), sandbox=mode)
+    assert run_tick(ws.root).results[0].passed  # its journal committed by the first weekly gc
+    assert run_tick(ws.root).results[0].passed  # T-2's waits uncommitted
+    assert (ws.memento_dir / "memory_journal.json").exists()
+    (result,) = run_tick(ws.root).results
+
+    def mem(*args: str) -> str:
+        return git(ws.memory_dir, *args)
+
+    journal_commits = [line.split()[0] for line in mem("log", "--format=%H %B", "--grep", "Memento-Memory: journal")
+                       .splitlines() if line[:40].isalnum() and len(line.split()[0]) == 40]
+    for sha in journal_commits:  # no journal commit of Memento's holds the agent's rewrite
+        shown = mem("show", sha)
+        assert "forged" not in shown.replace("forged_journal", "")
+    if mode == "none":
+        assert not result.passed and ".memento/memory_journal.json" in result.reason
+        subjects = mem("log", "--format=%s").splitlines()
+        page = next(p for p in (ws.memory_dir / "journal").iterdir()).name
+        assert f"unattributed write by T-3: journal/{page}" in subjects
+        assert "journal: tick #2 — T-2 passed" in subjects
+        assert "T-2 ✅ passed" in mem("show", f"{mem('log', '-1', '--format=%H', '--grep', 'journal: tick #2').strip()}"
+                                           f":journal/{page}")
+    record = ws.memento_dir / "memory_journal.json"
+    if record.exists():  # what it says Memento wrote is what Memento wrote: the page as it is now
+        import hashlib
+        import json
+
+        pending = json.loads(record.read_text())
+        for rel, known in pending["files"].items():
+            assert hashlib.sha256((ws.memory_dir / rel).read_bytes()).hexdigest() == known["seen"][-1]

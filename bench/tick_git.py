@@ -1,0 +1,275 @@
+"""Benchmark: the git processes and the CPU of one tick of a trivial task (SPEC §4, §11).
+
+A small project (``--files`` tracked files), unconfined (``[sandbox] mode = "none"``), a
+``command`` agent that writes one file and ``verify: true``. Each tick is a fresh
+``python -m memento_core.tick`` (run through runpy by this script's ``--child`` mode, which
+adds the counting hooks below), as cron starts it; the first tick is a warm-up.
+
+Counted per tick:
+- every git process, by git's own trace (``GIT_TRACE2_EVENT`` pointed at a directory: one
+  file per git process, those git starts itself included: ``gc --auto``, a hook, a helper);
+  the processes git starts that are not git are counted apart;
+- the git commands the tick itself starts, by subcommand and by where in memento_core they
+  come from (a hook on ``subprocess.Popen`` in the child);
+- CPU: user + system of the tick process and all its children (``RUSAGE_CHILDREN`` around
+  the child) minus that of the agent and verify (``RUSAGE_CHILDREN`` around each
+  ``run_in_group`` in the child, the run guard included).
+
+Budgets (issue 42): ≤ 25 git processes and ≤ 0.30 s of CPU per tick, medians of ``--ticks``.
+
+The ticks run with their bytecode cached, as an installed package does (the warm-up tick
+writes it); ``--compile-each`` keeps this machine's ``PYTHONDONTWRITEBYTECODE``, so each tick
+compiles every module it imports again (about 0.25 s of CPU more).
+
+Run: python bench/tick_git.py [--ticks 9] [--files 20] [--where] [--compile-each] [--against DIR] [--json FILE]
+     (--against DIR: the same ticks with DIR's memento_core too, alternated, e.g. an export of main)
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from table import header, print_table  # noqa: E402
+
+ENV = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@localhost",
+       "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@localhost"}
+BUDGET_GIT = 25
+BUDGET_CPU = 0.30
+# Options git takes before its subcommand, each with a separate value.
+_VALUE_OPTS = {"-c", "-C", "--git-dir", "--work-tree", "--namespace", "--exec-path"}
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=root, check=True, env=ENV, capture_output=True)
+
+
+def make_project(root: Path, n_files: int, n_tasks: int) -> None:
+    from memento_core.scaffold import init_workspace
+
+    init_workspace(root, project="bench", commit=False)
+    for i in range(n_files):
+        d = root / "src" / f"pkg{i % 5}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"mod{i}.py").write_text(f"VALUE = {i}\n")
+    tasks = "\n".join(
+        f"- [ ] T-{i} [MODULE:bench] Write one file {i}\n  - verify: `true`\n  - context_files: [src/]\n"
+        for i in range(1, n_tasks + 1))
+    (root / "docs" / "MASTER_PLAN.md").write_text(
+        "# MASTER_PLAN: bench\n\n## Meta\n- tick_mode: auto\n- max_retries: 3\n"
+        f"- circuit_breaker_threshold: 100\n- status_max_entries: 50\n\n## Phase 1: All\n\n{tasks}")
+    (root / "memento.toml").write_text(
+        '[agent]\npreset = "command"\n'
+        'command = "sh -c \'echo done > src/out_{task_id}.txt\'"\n'
+        '[sandbox]\nmode = "none"\n')
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "bench project")
+
+
+def subcommand(argv: list[str]) -> str:
+    """The git subcommand of an argv (``git -c x=y -C dir status …`` → ``status``)."""
+    args = iter(argv[1:])
+    for arg in args:
+        if arg in _VALUE_OPTS:
+            next(args, None)
+        elif not arg.startswith("-"):
+            return arg
+    return "?"
+
+
+# ---------------------------------------------------------------- the child: one tick
+
+
+def child(root: str, out: str) -> None:
+    """One tick, as `python -m memento_core.tick --project ROOT`, with the counting hooks."""
+    import runpy
+
+    calls: list[dict[str, str]] = []
+    spent = [0.0]
+    real_init = subprocess.Popen.__init__
+
+    def where() -> str:
+        frames, f = [], sys._getframe(2)
+        while f is not None and len(frames) < 4:
+            name = f.f_code.co_filename
+            if "memento_core" in name and f.f_code.co_name not in ("run_git", "_out", "git", "_git"):
+                short = name.split("memento_core/")[-1]
+                frames.append(f"{short}:{f.f_code.co_name}")
+            f = f.f_back
+        return " <- ".join(frames) or "?"
+
+    def counting_init(self, args, *a, **kw):
+        argv = [os.fspath(x) for x in args] if isinstance(args, (list, tuple)) else [str(args)]
+        if argv and os.path.basename(argv[0]) == "git":
+            calls.append({"cmd": subcommand(argv), "where": where()})
+        return real_init(self, args, *a, **kw)
+
+    subprocess.Popen.__init__ = counting_init
+
+    from memento_core import agents
+    from memento_core.agents import process as agent_process
+    from memento_core.agents import run as agent_run
+
+    real_group = agent_process.run_in_group
+
+    def timed_group(*a, **kw):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        try:
+            return real_group(*a, **kw)
+        finally:
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            spent[0] += (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+    agents.run_in_group = agent_process.run_in_group = agent_run.run_in_group = timed_group
+    sys.argv = ["memento_core.tick", "--project", root]
+    code = 0
+    try:
+        runpy.run_module("memento_core.tick", run_name="__main__", alter_sys=True)
+    except SystemExit as exc:
+        code = exc.code or 0
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    Path(out).write_text(json.dumps({"exit": code, "calls": calls, "agent_verify_cpu": spent[0],
+                                     "python_cpu": own.ru_utime + own.ru_stime}))
+
+
+# ---------------------------------------------------------------- the parent
+
+
+def _traced(trace: Path) -> tuple[collections.Counter, int]:
+    """Git processes by subcommand from a GIT_TRACE2_EVENT directory; processes git started that are not git."""
+    kinds: collections.Counter = collections.Counter()
+    others = 0
+    for path in trace.iterdir():
+        for line in path.read_text(errors="replace").splitlines():
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if event.get("event") == "start":
+                kinds[subcommand(event.get("argv") or ["git"])] += 1
+            elif event.get("event") == "child_start" and not event.get("child_class", "").startswith("git"):
+                argv = event.get("argv") or []
+                if argv and os.path.basename(argv[0]) != "git":
+                    others += 1
+    return kinds, others
+
+
+def one_tick(root: Path, tmp: Path, n: int, compile_each: bool = False, code: Path = HERE.parent) -> dict:
+    trace = tmp / f"trace{n}"
+    trace.mkdir()
+    out = tmp / f"tick{n}.json"
+    env = {**ENV, "GIT_TRACE2_EVENT": str(trace), "PYTHONPATH": os.pathsep.join(
+        p for p in (str(code), os.environ.get("PYTHONPATH", "")) if p)}
+    if not compile_each:  # as installed: the bytecode is cached (the warm-up tick writes it)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", str(root), str(out)],
+                          env=env, capture_output=True, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0 or not out.exists():
+        raise SystemExit(f"tick {n} failed ({proc.returncode}): {proc.stdout}{proc.stderr}")
+    got = json.loads(out.read_text())
+    if got["exit"] != 0:
+        raise SystemExit(f"tick {n} exited {got['exit']}: {proc.stdout}{proc.stderr}")
+    total = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    kinds, others = _traced(trace)
+    return {"git": sum(kinds.values()), "kinds": kinds, "others": others, "calls": got["calls"],
+            "cpu_total": total, "agent_verify": got["agent_verify_cpu"],
+            "cpu_tick": total - got["agent_verify_cpu"], "python": got["python_cpu"]}
+
+
+def measure(ticks: int, files: int, compile_each: bool = False, codes: tuple[Path, ...] = (HERE.parent,)
+            ) -> list[list[dict]]:
+    """Each code tree's ticks (one project each, their ticks alternated so that both meet the
+    same load), the warm-up tick left out."""
+    with tempfile.TemporaryDirectory() as tmpdir:
+        tmp = Path(tmpdir)
+        roots = [tmp / f"proj{i}" for i in range(len(codes))]
+        for root in roots:
+            make_project(root, files, ticks + 2)
+        runs: list[list[dict]] = [[] for _ in codes]
+        for i in range(len(codes)):
+            (tmp / f"c{i}").mkdir()
+        for n in range(ticks + 1):
+            for i, (root, code) in enumerate(zip(roots, codes, strict=True)):
+                runs[i].append(one_tick(root, tmp / f"c{i}", n, compile_each, code))
+        for root in roots:
+            log = subprocess.run(["git", "-C", str(root), "log", "--format=%s"], capture_output=True,
+                                 text=True).stdout
+            passed = sum(1 for line in log.splitlines() if line.startswith("memento: complete"))
+            if passed != ticks + 1:
+                raise SystemExit(f"expected {ticks + 1} passed tasks, the log has {passed}:\n{log}")
+    return [r[1:] for r in runs]  # the first pays for the memory store's creation and cold caches
+
+
+def report(runs: list[dict], where: bool) -> list:
+    counts = sorted(r["git"] for r in runs)
+    median_git = statistics.median(counts)
+    med = min(runs, key=lambda r: abs(r["git"] - median_git))
+    print(f"git processes by subcommand (a tick with {med['git']}; git's own trace):")
+    for cmd, n in med["kinds"].most_common():
+        print(f"  {n:3d}  {cmd}")
+    if med["others"]:
+        print(f"  processes git started that are not git: {med['others']}")
+    if where:
+        print("git commands the tick started, by subcommand and caller:")
+        by = collections.Counter((c["cmd"], c["where"]) for c in med["calls"])
+        for (cmd, at), n in sorted(by.items(), key=lambda kv: (-kv[1], kv[0])):
+            print(f"  {n:3d}  {cmd:14s} {at}")
+    cpu = statistics.median(r["cpu_tick"] for r in runs)
+    return [
+        ("git processes per tick, median (min–max)", f"{median_git:g} ({counts[0]}–{counts[-1]})",
+         f"≤ {BUDGET_GIT}", median_git <= BUDGET_GIT),
+        ("  of them started by the tick itself", f"{statistics.median(len(r['calls']) for r in runs):g}", "", None),
+        ("CPU of the tick and its children, median (s)",
+         f"{statistics.median(r['cpu_total'] for r in runs):.3f}", "", None),
+        ("  of which agent + verify (s)", f"{statistics.median(r['agent_verify'] for r in runs):.3f}", "", None),
+        ("  of which the tick's Python process (s)", f"{statistics.median(r['python'] for r in runs):.3f}", "", None),
+        ("CPU per tick excluding agent and verify, median (s)", f"{cpu:.3f}", f"≤ {BUDGET_CPU:.2f}",
+         cpu <= BUDGET_CPU),
+    ]
+
+
+def rows(ticks: int = 9, files: int = 20, where: bool = False) -> list:
+    return report(measure(ticks, files)[0], where)
+
+
+def main() -> int:
+    if len(sys.argv) == 4 and sys.argv[1] == "--child":
+        child(sys.argv[2], sys.argv[3])
+        return 0
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ticks", type=int, default=9)
+    ap.add_argument("--files", type=int, default=20)
+    ap.add_argument("--where", action="store_true", help="list the tick's git commands by caller")
+    ap.add_argument("--compile-each", action="store_true",
+                    help="keep PYTHONDONTWRITEBYTECODE: every tick compiles memento_core again")
+    ap.add_argument("--against", action="append", default=[], metavar="DIR",
+                    help="also tick with the memento_core of this checkout (e.g. main's), alternated")
+    ap.add_argument("--json", metavar="FILE", help="also write every tick's figures here")
+    args = ap.parse_args()
+    codes = (HERE.parent, *(Path(p).resolve() for p in args.against))
+    runs = measure(args.ticks, args.files, args.compile_each, codes)
+    if args.json:
+        Path(args.json).write_text(json.dumps(runs, default=dict, indent=1))
+    print(header() + f"  load average: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    ok = True
+    for code, got in zip(codes, runs, strict=True):
+        if len(codes) > 1:
+            print(f"\n== memento_core from {code}")
+        ok = print_table(report(got, args.where)) and ok
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
