@@ -73,6 +73,7 @@ def summarize(ws: Workspace, plan: Plan, entries: Sequence[TickEntry]) -> dict:
         "verify_changes": _verify_changes(ws),
         **_fleet(config or Config()),
         "workers": running_workers(ws, plan),
+        **_forge(ws),
         # Every error, a task's too: a task that is never picked is an error to a person everywhere.
         "plan_errors": [str(e) for e in scheduler.plan_errors(plan)],
         "waits_on": waits_on(plan),
@@ -249,6 +250,18 @@ def _fleet(config: Config) -> dict:
     return {"host": config.host, "remote": config.workers_remote or None}
 
 
+def _forge(ws: Workspace) -> dict:
+    """Each phase's pull request as last seen on GitHub, and GitHub refusing the token (SPEC §19)."""
+    from .forge import pulls, trouble
+
+    return {"pull_requests": [{"phase": r.phase, "branch": r.branch, "number": r.number, "url": r.url,
+                               "state": r.state, "checks": r.checks,
+                               "failing": [{"name": c.name, "url": c.url} for c in r.failing],
+                               "review": r.review}
+                              for r in pulls.load(ws).values()],
+            "forge_trouble": trouble.current(ws)}
+
+
 def _load_config(ws: Workspace) -> tuple[Config | None, str | None]:
     """memento.toml and None, or None and why it is invalid."""
     try:
@@ -265,11 +278,17 @@ class Need:
 
     kind: str  # git, blocked, question, dirty, breaker, stale_tick, invalid, config, schedule, sandbox,
     # rate_limit, budget, notes, results, verify (a verify command the architect changed),
-    # review (the reviewer could not review)
+    # review (the reviewer could not review), forge (GitHub refuses the token), check (a required
+    # check fails on a phase's pull request)
     text: str
     action: str = ""  # in the dashboard's words (its keys)
     task: str | None = None
     command: str = ""  # the same in a terminal's words (`memento …`), for `memento report`
+    # A failing check (kind "check"): its name, its page and the pull request's number; in the
+    # JSON only when set (every other kind has none).
+    name: str = ""
+    url: str = ""
+    pr: int = 0
 
 
 def needs_you(summary: dict, state: TickState, plan: Plan | None, notes: Sequence = (),
@@ -323,6 +342,7 @@ def needs_you(summary: dict, state: TickState, plan: Plan | None, notes: Sequenc
                         "check [review] and its prompt; the task runs again next tick", task=r["task"],
                         command="check `[review]` in memento.toml and scripts/review_system_prompt.md; "
                                 f"{r['task']} runs again at the next tick"))
+    out += _forge_needs(summary)
     out += _agent_needs(summary)
     if idle_why:
         out.append(Need("schedule", idle_why, "memento cron install · o auto-tick · t tick now",
@@ -333,6 +353,30 @@ def needs_you(summary: dict, state: TickState, plan: Plan | None, notes: Sequenc
         out.append(Need("results", f"{len(unsurfaced)} passed task(s) not yet reviewed: {ids}",
                         "look at them (d diff), then acknowledge (a)",
                         command="look at them (`git show`), then `memento ack`"))
+    return out
+
+
+def _forge_needs(summary: dict) -> list[Need]:
+    """GitHub refusing the token, and each required check failing on a phase's pull request."""
+    out: list[Need] = []
+    refused = summary.get("forge_trouble")
+    if refused:
+        from .forge.trouble import action
+
+        out.append(Need("forge", f"GitHub refuses the token from {refused['source']} (since {refused['since']}, "
+                                 f"{refused['doing']}): {refused['message']}",
+                        "give Memento a token GitHub takes", command=action(refused["source"])))
+    for pr in summary.get("pull_requests") or []:
+        if pr.get("checks") != "failing" or pr.get("state") not in ("open", "merged"):
+            continue
+        for check in pr.get("failing") or [{"name": "a required check", "url": ""}]:
+            where = f" ({check['url']})" if check.get("url") else ""
+            out.append(Need("check", f"{pr['phase']}: check {check['name']} fails on pull request "
+                                     f"#{pr['number']}{where}",
+                            "fix it (a note to the phase, or push a fix to its branch)",
+                            command=f"fix it: a note to the phase (`memento note {pr['phase']} …`) or a push "
+                                    f"to {pr['branch']}; Memento looks again each tick",
+                            name=check["name"], url=check.get("url", ""), pr=int(pr["number"])))
     return out
 
 

@@ -222,7 +222,12 @@ def needs_of(ws: Workspace, plan, summary: dict, state, word: str, why: str) -> 
     except Exception:  # noqa: BLE001 - an unreadable acknowledgement file hides nothing else
         unsurfaced = []
     needs = overview.needs_you(summary, state, plan, notes, unsurfaced, idle_why=why if word == "IDLE" else "")
-    return [asdict(n) for n in needs], notes
+    return [need_dict(n) for n in needs], notes
+
+
+def need_dict(need) -> dict:
+    """A needs-you item as JSON: a failing check's name, url and pull request only on that kind."""
+    return {k: v for k, v in asdict(need).items() if k not in ("name", "url", "pr") or need.kind == "check"}
 
 
 # --------------------------------------------------------------------------- the human form

@@ -64,6 +64,7 @@ EVENT_STATUSES = (
     "ARCHITECT",
     "PLAN DRAFTED",
     "WAITING FOR INPUT",
+    "FORGE",
     "EVENT",
 )
 
@@ -96,6 +97,7 @@ _EVENT_PATTERNS = (
     ("ARCHITECT", re.compile(r"\bARCHITECT\b")),  # "🏗 ARCHITECT" (SPEC §16)
     ("PLAN DRAFTED", re.compile(r"PLAN\s+DRAFTED")),  # "📝 PLAN DRAFTED" (SPEC §17)
     ("WAITING FOR INPUT", re.compile(r"WAITING\s+FOR\s+INPUT")),  # "⏸ WAITING FOR INPUT — T-1" (SPEC §18)
+    ("FORGE", re.compile(r"\bFORGE\b")),  # "⚠️ FORGE — GitHub refused the token from GITHUB_TOKEN" (SPEC §19)
 )
 
 

@@ -6,7 +6,8 @@ it) each task an import made is compared with the state last seen: a task now ``
 comment with its commit, one now ``[!]`` one with the reason. The comment is queued in
 ``.memento/forge_comments.json`` before anything is sent, then posted; what does not land (GitHub
 down, rate limited, the token refused) stays queued, the tick goes on (exit code unchanged, a line
-in logs/cron.log), and `memento doctor` lists it. Every comment carries a hidden marker, and a
+in logs/cron.log), and `memento doctor` lists it; a refused token is also one ⚠️ FORGE entry and a
+needs-you item until GitHub takes it again (trouble.py). Every comment carries a hidden marker, and a
 comment tried before is looked for on the issue first: a 502 that hid a comment GitHub made is
 never answered with a second one.
 """
@@ -21,6 +22,7 @@ from .. import owned
 from ..lines import clipped, message_text
 from ..runlog import cron_log, utc_stamp
 from ..workspace import Workspace
+from . import trouble
 from .github import ForgeAuthError, ForgeError, ForgeUnavailable
 
 TOLD = ("x", "!")  # the states a comment says; the others are only remembered
@@ -156,7 +158,12 @@ def post_pending(ws: Workspace, data: dict, client, *, look_first: bool = False)
                 landed += 1
                 continue
             client.create_comment(comment["repo"], comment["number"], comment["body"])
-        except (ForgeUnavailable, ForgeAuthError) as exc:
+        except ForgeAuthError as exc:  # no later tick gets past this until a person acts: said once
+            comment["tries"] = int(comment.get("tries", 0)) + 1
+            problem = str(exc)
+            trouble.refused(ws, None, exc, f"posting a comment on issue #{comment['number']} of {comment['repo']}")
+            break
+        except ForgeUnavailable as exc:
             comment["tries"] = int(comment.get("tries", 0)) + 1
             problem = str(exc)
             break  # the rest would meet the same: the next tick tries again
@@ -167,6 +174,8 @@ def post_pending(ws: Workspace, data: dict, client, *, look_first: bool = False)
             continue
         data["pending"].remove(comment)
         landed += 1
+    if landed:
+        trouble.works(ws)  # GitHub took the token: a refusal before is over
     return landed, problem
 
 
@@ -200,6 +209,8 @@ def _after_tick(ws: Workspace, config, results, client) -> None:
         client = client if client is not None else client_for(config)
     except ForgeError as exc:
         landed, problem = 0, str(exc)
+        if isinstance(exc, ForgeAuthError):  # no token at all: the same trouble as a refused one
+            trouble.refused(ws, config, exc, "posting comments on the issues")
     else:
         landed, problem = post_pending(ws, data, client, look_first=bool(config.workers_remote))
     if problem:

@@ -47,7 +47,12 @@ class ForgeUnavailable(ForgeError):
 
 
 class ForgeAuthError(ForgeError):
-    """401, or 403 that is not a rate limit: the token is missing, wrong or lacks a permission."""
+    """401, or 403 that is not a rate limit: the token is missing, wrong or lacks a permission.
+    ``source``: where the token came from (``GITHUB_TOKEN`` or `gh auth token`), never the token."""
+
+    def __init__(self, message: str, *, source: str = ""):
+        super().__init__(message)
+        self.source = source
 
 
 @dataclass(frozen=True)
@@ -77,7 +82,7 @@ def find_token(api: str = "https://api.github.com", env: dict[str, str] | None =
     gh = _gh_binary(env)
     if gh is None:
         raise ForgeAuthError(f"no GitHub token: {TOKEN_ENV} is not set and the gh CLI is not installed "
-                             f"(set {TOKEN_ENV}, or install gh and run `gh auth login`)")
+                             f"(set {TOKEN_ENV}, or install gh and run `gh auth login`)", source=TOKEN_ENV)
     host = web_host(api)
     argv = [gh, "auth", "token"] + (["--hostname", host] if host and host != "github.com" else [])
     try:
@@ -85,13 +90,14 @@ def find_token(api: str = "https://api.github.com", env: dict[str, str] | None =
                               env={**env, "GH_PROMPT_DISABLED": "1", "NO_COLOR": "1"})
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ForgeAuthError(f"no GitHub token: {TOKEN_ENV} is not set and {GH_SOURCE} did not run "
-                             f"({type(exc).__name__})") from None
+                             f"({type(exc).__name__})", source=GH_SOURCE) from None
     value = proc.stdout.decode("utf-8", "replace").strip()
     if proc.returncode != 0 or not value or any(c.isspace() for c in value):
         # gh's own words say which host is not logged in; they never hold a token.
         said = " ".join(proc.stderr.decode("utf-8", "replace").split())[:200]
         raise ForgeAuthError(f"no GitHub token: {TOKEN_ENV} is not set and {GH_SOURCE} gave none"
-                             + (f" ({said})" if said else "") + f"; set {TOKEN_ENV} or run `gh auth login`")
+                             + (f" ({said})" if said else "") + f"; set {TOKEN_ENV} or run `gh auth login`",
+                             source=GH_SOURCE)
     return Token(value, GH_SOURCE)
 
 
@@ -321,7 +327,8 @@ class GitHub:
                     raise ForgeAuthError(f"GitHub refused the token from {self.token.source} (HTTP {status}"
                                          + (f": {_said(message)}" if message else "") + "): "
                                          + ("it is wrong or expired" if status == 401 else
-                                            f"it may not {method} {_short(url)} (a missing scope or permission)"))
+                                            f"it may not {method} {_short(url)} (a missing scope or permission)"),
+                                         source=self.token.source)
                 else:
                     raise ForgeError(f"{method} {_short(url)}: GitHub answered HTTP {status}"
                                      + (f": {_said(message)}" if message else ""))

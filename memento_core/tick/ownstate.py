@@ -4,7 +4,7 @@
 (`.memento/verify_changes.json`: only a person's receipted ack may shorten it), what the forge's
 import wrote and the comments waiting for GitHub (`.memento/forge_import.json`,
 `.memento/forge_comments.json`: a forged entry would post text on an issue with the person's
-token), the claims (`.memento/claims/`) and the workers' open questions (`.memento/questions/`, SPEC §18).
+token; `.memento/forge_trouble.json`: removing it would hide a refused token from the person), the claims (`.memento/claims/`) and the workers' open questions (`.memento/questions/`, SPEC §18).
 
 Memento writes some of them while the agent runs (the heartbeat rewrites the claim, a parallel
 worker records its usage), so the snapshot is kept per file by owned.py, which every writer of
@@ -45,7 +45,8 @@ def _main(ws: Workspace) -> Workspace:
 def _watched(ws: Workspace) -> tuple[list[Path], list[Path]]:
     m = _main(ws)
     return [ledger_path(m), notify_path(m), verify_changes.path_of(m), m.memento_dir / "forge_import.json",
-            m.memento_dir / "forge_comments.json", m.memento_dir / "forge_pulls.json"], [m.claims_dir, m.questions_dir]
+            m.memento_dir / "forge_comments.json", m.memento_dir / "forge_pulls.json",
+            m.memento_dir / "forge_trouble.json"], [m.claims_dir, m.questions_dir]
 
 
 def _acked_only(ws: Workspace) -> Callable[[bytes, bytes], bool]:

@@ -121,6 +121,7 @@ def tell_forge(ctx: TickContext, outcome: Outcome) -> Outcome:
         from ..forge.comments import after_tick
 
         after_tick(ctx.ws, ctx.config, ctx.results)
+        settle(ctx, outcome, "forge: the token refused")  # a ⚠️ FORGE entry it wrote: committed too
     return outcome
 
 
