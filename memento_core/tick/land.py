@@ -52,6 +52,7 @@ def before_pick(ctx: TickContext) -> Outcome | None:
     if not records:
         return None
     records = _refresh(ctx, records)
+    records = _merged_by_hand(ctx, records)
     here = pb.current(ctx.root)
     rec = next((r for r in records.values() if r.branch == here), None)
     if rec is None or not rec.landed:
@@ -78,6 +79,7 @@ def before_pick(ctx: TickContext) -> Outcome | None:
 
 def _refresh(ctx: TickContext, records: dict) -> dict:
     """Each record with an open (or closed) pull request, as GitHub says it now. Never raises."""
+    from ..forge import trouble
     from ..forge.github import ForgeAuthError, ForgeError, ForgeUnavailable, client_for, forge_repo
     from ..forge.landing import refresh
 
@@ -94,9 +96,28 @@ def _refresh(ctx: TickContext, records: dict) -> dict:
     except ForgeUnavailable as exc:
         cron_log(ctx.ws, f"forge: the pull requests' state was not read, tried again next tick: {clipped(str(exc), 300)}")
     except ForgeAuthError as exc:
-        _auth_refused(ctx, exc, "read the pull requests' state")
+        _auth_refused(ctx, exc, "reading the state of the pull requests")
     except ForgeError as exc:
         cron_log(ctx.ws, f"forge: the pull requests' state was not read: {clipped(str(exc), 300)}")
+    else:
+        trouble.works(ctx.ws)
+    return records
+
+
+def _merged_by_hand(ctx: TickContext, records: dict) -> dict:
+    """A pull request closed without a merge whose branch a person merged into the base themselves
+    (on the remote): the phase is merged all the same."""
+    for rec in [r for r in records.values() if r.state == "closed" and r.head]:
+        base = root_base(records, rec)
+        try:
+            theirs = pb.fetch_base(ctx.root, ctx.config.forge_remote, base)
+        except MementoError as exc:
+            cron_log(ctx.ws, f"forge: {exc}")
+            continue
+        if theirs and pb.is_ancestor(ctx.root, rec.head, theirs):
+            records[rec.phase] = pulls.update(ctx.ws, rec.phase, state="merged", updated=utc_stamp())
+            cron_log(ctx.ws, f"forge: {rec.branch} is in {ctx.config.forge_remote}/{base}: {rec.phase} is merged "
+                             f"(pull request #{rec.number} was closed, the branch merged by hand)")
     return records
 
 
@@ -198,7 +219,7 @@ def _land_finished(ctx: TickContext) -> None:
 
 
 def _land(ctx: TickContext, rec, sha: str, plan: Plan) -> None:
-    from ..forge import landing
+    from ..forge import landing, trouble
     from ..forge.github import ForgeAuthError, ForgeError, ForgeUnavailable, client_for, forge_repo
 
     remote = ctx.config.forge_remote
@@ -228,12 +249,13 @@ def _land(ctx: TickContext, rec, sha: str, plan: Plan) -> None:
         return
     except ForgeAuthError as exc:
         pulls.update(ctx.ws, rec.phase, error=clipped(str(exc), 600))
-        _auth_refused(ctx, exc, f"open the pull request of {rec.phase}")
+        _auth_refused(ctx, exc, f"opening the pull request of {rec.phase}", commit=True)
         return
     except ForgeError as exc:
         _said(ctx, rec, f"GitHub did not take the pull request of {rec.branch}: {exc}",
               "⚠️ PULL REQUEST NOT OPENED")
         return
+    trouble.works(ctx.ws)
     pulls.update(ctx.ws, rec.phase, number=opened.number, url=opened.url, state=opened.state, error="",
                  updated=opened.updated)
     verb = "opened" if not rec.number else "updated"
@@ -253,11 +275,15 @@ def _said(ctx: TickContext, rec, error: str, event: str) -> None:
     _commit_entry(ctx, f"memento: {rec.phase} not pushed")
 
 
-def _auth_refused(ctx: TickContext, exc, doing: str) -> None:
-    # The ⚠️ FORGE entry and the needs-you item are forge/trouble.py's (built beside this); until
-    # it is here, the record's error and this line say it.
-    cron_log(ctx.ws, f"forge: could not {doing}: {clipped(str(exc), 300)}; nothing was marked done, "
-                     "tried again once the token works")
+def _auth_refused(ctx: TickContext, exc, doing: str, *, commit: bool = False) -> None:
+    """GitHub refused the token: one ⚠️ FORGE entry and the needs-you item (forge/trouble.py), no
+    retry counted, nothing marked done; ``commit``: after the tick's own commit, the entry's."""
+    from ..forge import trouble
+
+    cron_log(ctx.ws, f"forge: could not {doing}; nothing was marked done, tried again once the token works")
+    trouble.refused(ctx.ws, ctx.config, exc, doing)
+    if commit:
+        _commit_entry(ctx, "memento: forge: the token refused")
 
 
 def _commit_entry(ctx: TickContext, message: str) -> None:

@@ -251,6 +251,13 @@ def test_a_pull_request_closed_without_a_merge_holds_the_next_phase_and_says_so(
     out = ran(project, code=1)
     assert "PULL REQUEST CLOSED" in out.stdout and "PULL REQUEST CLOSED" in log_text(project, "docs/TICK_STATUS.md")
     assert status(project, "T-201") == " " and record(project)["state"] == "closed"
+    ran(project, code=1)
+    assert log_text(project, "docs/TICK_STATUS.md").count("PULL REQUEST CLOSED") == 1  # once per change
+    bare = project.parent / "remote.git"  # a person merges the branch themselves
+    git(bare, "update-ref", "refs/heads/main", git(bare, "rev-parse", f"refs/heads/{BRANCH1}"))
+    ran(project)
+    assert record(project)["state"] == "merged" and status(project, "T-201") == "x"
+    assert git(project, "rev-parse", f"{BRANCH2}~1") == git(bare, "rev-parse", "refs/heads/main")
 
 
 def test_an_agent_that_writes_its_phase_merged_starts_nothing(tmp_path, git_identity, github):
@@ -372,8 +379,11 @@ def test_a_refused_token_counts_no_retry_and_the_pull_request_comes_once_it_work
     assert github.pulls == {} and record(project)["number"] == 0
     assert "refused the token from GITHUB_TOKEN" in record(project)["error"]
     assert "tried again once the token works" in log_text(project, "logs/cron.log")
+    assert "⚠️ FORGE — GitHub refused the token from GITHUB_TOKEN" in log_text(project, "docs/TICK_STATUS.md")
+    assert git(project, "status", "--porcelain") == ""
     assert retries(project) == {"T-101": 0, "GH-7": 0, "T-201": 0}
     assert "ghp_wrong" not in log_text(project, "logs/cron.log") + json.dumps(record(project))
     ran(project)
     (pr,) = github.pulls.values()
     assert record(project)["number"] == pr["number"] and record(project)["error"] == ""
+    assert not (project / ".memento" / "forge_trouble.json").exists()  # GitHub takes it again: over
