@@ -91,6 +91,10 @@ def bring_base_up(root: Path, remote: str, base: str) -> str:
     if not theirs:
         return f"the remote {remote!r} has no branch {base}"
     ours = tip(root, f"refs/heads/{base}")
+    if ours and is_ancestor(root, theirs, ours):  # holds the merge already (and commits of its own to land)
+        if current(root) != base:
+            switch(root, base)
+        return ""
     if ours and not is_ancestor(root, ours, theirs):
         return (f"the local branch {base} has commits that {remote}/{base} does not have, so it cannot be "
                 f"brought forward to the merged pull request; push them or move them aside "

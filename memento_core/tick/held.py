@@ -68,7 +68,7 @@ def pick_unheld(ctx: TickContext, plan: Plan, *, beside=()) -> Verdict:
     request (land.pick_verdict) and, ``beside`` the tasks running now, those whose context_files
     overlap theirs; when only a held task could run, the :data:`HELD` verdict naming them, when
     only a phase waiting for its pull request, the verdict naming the pull request."""
-    from .land import pick_verdict
+    from .land import pick_verdict, unlanded
 
     held = held_tasks(ctx, plan)
     waiting, on_pull = pick_verdict(ctx, plan)  # [forge] land = "pr": phases waiting for a merge
@@ -78,7 +78,7 @@ def pick_unheld(ctx: TickContext, plan: Plan, *, beside=()) -> Verdict:
     if on_pull is not None:
         return on_pull
     if not held:
-        return verdict
+        return unlanded(ctx, verdict)
     opened = {p.id for p in open_phases(plan)}
     waiting = tuple(t.id for t in plan.tasks if t.id in held and t.phase in opened
                     and pickable(t, plan.meta.max_retries, plan))

@@ -22,14 +22,14 @@ Memento's own record is ``.memento/forge_pulls.json`` (forge/pulls.py), put back
 
 from __future__ import annotations
 
-from ..errors import EXIT_ATTENTION, MementoError
+from ..errors import EXIT_ATTENTION, EXIT_OK, MementoError
 from ..forge import phase_branch as pb
 from ..forge import pulls
 from ..forge.landing import WORKING, finished, root_base, wait_message, waits
 from ..lines import clipped
 from ..plan import Plan, Task
 from ..runlog import Outcome, cron_log, utc_stamp
-from ..scheduler import WAITING, Verdict, open_phases, pickable
+from ..scheduler import COMPLETE, WAITING, Verdict, open_phases, pickable
 from .context import TickContext
 
 PR_CLOSED = "pr_closed"  # a Verdict kind: only phases held by a pull request closed without a merge are left
@@ -55,16 +55,23 @@ def before_pick(ctx: TickContext) -> Outcome | None:
     records = _merged_by_hand(ctx, records)
     here = pb.current(ctx.root)
     rec = next((r for r in records.values() if r.branch == here), None)
+    merged = [r for r in records.values() if r.landed]
+    if rec is None and merged and here in {root_base(records, r) for r in merged}:
+        rec = merged[-1]  # on the base already: brought up to the merges all the same
     if rec is None or not rec.landed:
         return None
     base = root_base(records, rec)
     try:
         why = pb.bring_base_up(ctx.root, ctx.config.forge_remote, base)
-    except MementoError as exc:
-        why = str(exc)
+    except MementoError as exc:  # the remote out of reach: passing weather, tried again next tick
+        cron_log(ctx.ws, f"forge: {base} not brought up to {ctx.config.forge_remote}/{base}, tried again next "
+                         f"tick: {clipped(str(exc), 300)}")
+        return None if here == base else Outcome(EXIT_OK, f"waiting for the remote: {clipped(str(exc), 300)}",
+                                                   ctx.number)
     if not why:
-        cron_log(ctx.ws, f"forge: pull request #{rec.number} ({rec.phase}) is merged; the work tree is on "
-                         f"{base}, up to date with {ctx.config.forge_remote}/{base}")
+        if here != base:
+            cron_log(ctx.ws, f"forge: pull request #{rec.number} ({rec.phase}) is merged; the work tree is on "
+                             f"{base}, up to date with {ctx.config.forge_remote}/{base}")
         return None
     signature = f"base:{why}"
     if ctx.state.last_event != signature:
@@ -136,11 +143,22 @@ def pick_verdict(ctx: TickContext, plan: Plan) -> tuple[frozenset[str], Verdict 
     max_retries = plan.meta.max_retries
     for task in plan.tasks:
         if task.phase in held and task.phase in opened and pickable(task, max_retries, plan):
-            rec = held[task.phase]
-            kind = PR_CLOSED if rec.state == "closed" else WAITING
-            return skipped, Verdict(kind, phase=task.phase, message=wait_message(rec),
-                                    tasks=(f"#{rec.number}",) if rec.number else ())
+            return skipped, _waiting(held[task.phase])
     return skipped, None
+
+
+def unlanded(ctx: TickContext, verdict: Verdict) -> Verdict:
+    """Every task done is not ALL TASKS COMPLETE while a phase's pull request is not merged: the
+    verdict waits on it."""
+    if not enabled(ctx) or verdict.kind != COMPLETE:
+        return verdict
+    waiting = [r for r in pulls.load(ctx.ws).values() if not r.landed]
+    return _waiting(waiting[0]) if waiting else verdict
+
+
+def _waiting(rec) -> Verdict:
+    kind = PR_CLOSED if rec.state == "closed" else WAITING
+    return Verdict(kind, phase=rec.phase, message=wait_message(rec), tasks=(f"#{rec.number}",) if rec.number else ())
 
 
 # ---------------------------------------------------------------- the phase's branch

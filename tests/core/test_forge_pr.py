@@ -168,6 +168,15 @@ def test_a_phase_is_worked_on_its_branch_and_lands_through_one_pull_request(proj
     assert remote_tip(project, "main") == merged
     (second,) = [p for p in github.pulls.values() if p["head"] == BRANCH2]
     assert second["base"] == "main" and "T-201" in second["body"] and "T-101" not in second["body"]
+    out = ran(project)  # every task done, but not merged: not complete yet
+    assert f"WAITING FOR PULL REQUEST #{second['number']}" in out.stdout
+    assert "ALL TASKS COMPLETE" not in log_text(project, "docs/TICK_STATUS.md")
+    last = github.merge_pull(second["number"])
+    out = ran(project)
+    assert "ALL TASKS COMPLETE" in out.stdout and git(project, "symbolic-ref", "--short", "HEAD") == "main"
+    assert remote_tip(project, "main") == last
+    assert subprocess.run(["git", "merge-base", "--is-ancestor", last, "main"], cwd=project).returncode == 0
+    ran(project)  # Memento's own entry on the local main never stops a later tick
 
 
 def test_a_502_that_hid_the_pull_request_github_made_does_not_make_a_second(project, github):
