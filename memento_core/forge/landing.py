@@ -203,12 +203,14 @@ def body(ws: Workspace, plan: Plan, rec: PullRecord, repo: str) -> str:
     title = phase.title if phase is not None else rec.phase
     entries = _last_success(ws)
     imported = load_state(ws)["tasks"]
-    parts = [f"Memento worked through **{_inline(title)}** on `{rec.branch}`. Every task below passed its "
+    # Text from the plan, the issues and the agents' runs stays in code spans and blocks: there a
+    # "Fixes #3" closes nothing and an @name pings nobody; only the Closes lines below are Memento's.
+    parts = [f"Memento worked through {_code(title)} on `{rec.branch}`. Every task below passed its "
              "verify command; this pull request is the phase's only way onto the base branch.", ""]
     closes = []
     for task in (t for t in plan.tasks if t.phase == rec.phase):
         mark = "skipped" if task.status == "-" else "done" if task.status == "x" else f"[{task.status}]"
-        parts.append(f"### {task.id} {_inline(task.title)} ({mark})")
+        parts.append(f"### {task.id} {_code(task.title)} ({mark})")
         if task.verify:
             parts.append(f"- verify: {_code(task.verify)}")
         entry = entries.get(task.id)
@@ -216,14 +218,14 @@ def body(ws: Workspace, plan: Plan, rec: PullRecord, repo: str) -> str:
             for name in ("Verify Output", "Review", "Findings"):
                 value = entry.field(name)
                 if value:
-                    parts.append(f"- {name.lower()}: {_inline(value)}")
+                    parts.append(f"- {name.lower()}: {_code(value)}")
             lines = "\n".join(safe_text(f"{k}: {v}") for k, v in entry.fields)
             parts.append("")
             parts.append("<details><summary>status entry</summary>\n")
             parts.append(_fenced(clipped(lines, MAX_TASK_TEXT)))
             parts.append("</details>")
         elif task.status == "-" and task.reason:
-            parts.append(f"- reason: {_inline(task.reason)}")
+            parts.append(f"- reason: {_code(task.reason)}")
         parts.append("")
         m = re.fullmatch(r"GH-(\d+)", task.id)
         if m and task.status == "x":

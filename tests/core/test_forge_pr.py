@@ -140,7 +140,7 @@ def test_a_phase_is_worked_on_its_branch_and_lands_through_one_pull_request(proj
     assert remote_tip(project, BRANCH1) == tip
     (pr,) = github.pulls.values()
     assert (pr["title"], pr["head"], pr["base"], pr["state"]) == ("Phase 1: Foundation", BRANCH1, "main", "open")
-    for words in ("T-101 Write one", "GH-7 Write seven", "verified T-101", "verified GH-7", "Closes #7", "SUCCESS"):
+    for words in ("T-101 `Write one`", "GH-7 `Write seven`", "verified T-101", "verified GH-7", "Closes #7", "SUCCESS"):
         assert words in pr["body"], words
     assert "Closes #101" not in pr["body"]
     rec = record(project)
