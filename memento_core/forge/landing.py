@@ -74,6 +74,27 @@ def waits(plan: Plan, records: dict[str, PullRecord], stack: bool = False) -> di
     return out
 
 
+def passed_over(plan: Plan, records: dict[str, PullRecord], stack: bool = False
+                ) -> tuple[frozenset[str], PullRecord | None]:
+    """(the tasks a pick passes over because their phase waits, the record the first of them that
+    could otherwise run waits on: what a tick with nothing else to pick says)."""
+    from ..scheduler import open_phases, pickable
+
+    held = waits(plan, records, stack)
+    if not held:
+        return frozenset(), None
+    skipped = frozenset(t.id for t in plan.tasks if t.phase in held)
+    opened = {p.id for p in open_phases(plan)}
+    first = next((t for t in plan.tasks if t.phase in held and t.phase in opened
+                  and pickable(t, plan.meta.max_retries, plan)), None)
+    return skipped, (held[first.phase] if first is not None else None)
+
+
+def unmerged(records: dict[str, PullRecord]) -> PullRecord | None:
+    """A record whose phase is not landed: every task done is not the plan complete while it is there."""
+    return next((r for r in records.values() if not r.landed), None)
+
+
 def wait_message(rec: PullRecord) -> str:
     """What a tick that waits on ``rec`` says (the pull request's number and address)."""
     if rec.state == "closed":

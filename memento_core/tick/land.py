@@ -25,11 +25,11 @@ from __future__ import annotations
 from ..errors import EXIT_ATTENTION, EXIT_OK, MementoError
 from ..forge import phase_branch as pb
 from ..forge import pulls
-from ..forge.landing import WORKING, finished, root_base, wait_message, waits
+from ..forge.landing import WORKING, finished, passed_over, root_base, unmerged, wait_message
 from ..lines import clipped
 from ..plan import Plan, Task
 from ..runlog import Outcome, cron_log, utc_stamp
-from ..scheduler import COMPLETE, WAITING, Verdict, open_phases, pickable
+from ..scheduler import COMPLETE, WAITING, Verdict
 from .context import TickContext
 
 PR_CLOSED = "pr_closed"  # a Verdict kind: only phases held by a pull request closed without a merge are left
@@ -135,16 +135,8 @@ def pick_verdict(ctx: TickContext, plan: Plan) -> tuple[frozenset[str], Verdict 
     """(the tasks the pick passes over, the verdict when only they could run)."""
     if not enabled(ctx):
         return frozenset(), None
-    held = waits(plan, pulls.load(ctx.ws), ctx.config.forge_stack)
-    if not held:
-        return frozenset(), None
-    skipped = frozenset(t.id for t in plan.tasks if t.phase in held)
-    opened = {p.id for p in open_phases(plan)}
-    max_retries = plan.meta.max_retries
-    for task in plan.tasks:
-        if task.phase in held and task.phase in opened and pickable(task, max_retries, plan):
-            return skipped, _waiting(held[task.phase])
-    return skipped, None
+    skipped, rec = passed_over(plan, pulls.load(ctx.ws), ctx.config.forge_stack)
+    return skipped, (_waiting(rec) if rec is not None else None)
 
 
 def unlanded(ctx: TickContext, verdict: Verdict) -> Verdict:
@@ -152,8 +144,8 @@ def unlanded(ctx: TickContext, verdict: Verdict) -> Verdict:
     verdict waits on it."""
     if not enabled(ctx) or verdict.kind != COMPLETE:
         return verdict
-    waiting = [r for r in pulls.load(ctx.ws).values() if not r.landed]
-    return _waiting(waiting[0]) if waiting else verdict
+    rec = unmerged(pulls.load(ctx.ws))
+    return _waiting(rec) if rec is not None else verdict
 
 
 def _waiting(rec) -> Verdict:
