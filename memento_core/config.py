@@ -666,14 +666,16 @@ def repo_problem(repo: str) -> str:
 
 
 def _forge(v: _Validator) -> dict[str, Any]:
-    """[forge] land, api, repo, remote, stack (SPEC §19), validated. ``land = "pr"`` is refused
-    until pull requests are built: a team that asked for review must not get direct pushes."""
+    """[forge] land, api, repo, remote, stack (SPEC §19), validated. ``land = "pr"`` with
+    ``[workers] remote`` is refused: a fleet's hosts claim tasks by pushing the base branch itself
+    (SPEC §12), which is exactly what a team that asked for pull requests protects."""
     from urllib.parse import urlsplit
 
     land = v.string("forge", "land", "direct").strip()
-    if land == "pr":
-        raise v.fail("forge", "land", '"pr" (a pull request per phase) is not built yet; this version lands '
-                     'every task on the base branch: use land = "direct", or leave [forge] land out')
+    if land == "pr" and v.string("workers", "remote", "").strip():
+        raise v.fail("forge", "land", '"pr" cannot be used with [workers] remote: the hosts of a fleet claim and '
+                     "land tasks by pushing the base branch, which pull requests exist to protect; use one host "
+                     '(leave [workers] remote out) or land = "direct"')
     if land not in FORGE_LANDS:
         raise v.fail("forge", "land", f"unknown land {land!r}; one of direct, pr")
     api = v.string("forge", "api", DEFAULT_FORGE_API).strip().rstrip("/")

@@ -157,17 +157,38 @@ def _phases(plan: Plan) -> list[dict]:
 
 def _pick_unheld(ws: Workspace, plan: Plan) -> scheduler.Verdict:
     """The tick's pick: a task whose verify the architect changed waits for a person's ack
-    (tick/held.py), so "next" names the task that will run, or says what it waits for."""
+    (tick/held.py), a phase waits for a pull request's merge (tick/land.py), so "next" names the
+    task that will run, or says what it waits for."""
+    from .forge.landing import wait_message
     from .verify_changes import pending
 
     held = {c.task for c in pending(ws)}
-    verdict = scheduler.pick(plan, exclude=held)
+    on_pull, rec = _pull_waits(ws, plan)  # [forge] land = "pr": phases waiting for a merge
+    verdict = scheduler.pick(plan, exclude=held | on_pull)
+    if rec is not None and verdict.kind != scheduler.TASK:
+        return scheduler.Verdict(scheduler.WAITING, phase=rec.phase, message=wait_message(rec))
     if not held or verdict.kind == scheduler.TASK or scheduler.pick(plan).kind != scheduler.TASK:
         return verdict
     ids = sorted(t.id for t in plan.tasks if t.id in held and t.status == " ")
     return scheduler.Verdict(scheduler.WAITING, tasks=tuple(ids),
                              message=f"waiting for you: the architect changed the verify of {', '.join(ids)} "
                                      "(`memento architect --ack` once checked)")
+
+
+def _pull_waits(ws: Workspace, plan: Plan):
+    """With ``land = "pr"``: (the tasks the tick passes over, the pull request it waits on or None),
+    as tick/land.py decides them; every task done waits on a phase's unmerged pull request too."""
+    from .forge import pulls
+    from .forge.landing import passed_over, unmerged
+
+    config, _ = _load_config(ws)
+    if config is None or config.forge_land != "pr":
+        return frozenset(), None
+    records = pulls.load(ws)
+    skipped, rec = passed_over(plan, records, config.forge_stack)
+    if rec is None and scheduler.pick(plan, exclude=skipped).kind == scheduler.COMPLETE:
+        rec = unmerged(records)
+    return skipped, rec
 
 
 def _next_step(plan: Plan, verdict) -> dict:

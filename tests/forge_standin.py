@@ -383,6 +383,8 @@ class StandIn(ChecksAndReviews):
         self.requests: list[dict] = []
         self.violations: list[str] = []
         self._next_id = 1000
+        self.pulls: dict[int, dict] = {}  # pull requests (land = "pr"), by number
+        self.bare: Path | None = None  # the real bare remote their branches are read from and merged into
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
@@ -541,6 +543,8 @@ class StandIn(ChecksAndReviews):
             return checks
         if method == "GET" and template == "/repos/{owner}/{repo}/issues":
             return self._list_issues(path, query)
+        if path[len(prefix):].startswith("pulls"):
+            return self._pulls_route(method, path[len(prefix):], query, body)
         m = re.fullmatch(r"issues/(\d+)/comments", path[len(prefix):])
         if m:
             number = int(m.group(1))
@@ -589,3 +593,167 @@ class StandIn(ChecksAndReviews):
             self.issues[number]["comments"] += 1
         return comment
 
+
+# ---------------------------------------------------------------- pull requests (land = "pr")
+# The pull request endpoints Memento uses: list with ``head=``, create, get, update; and a merge
+# done for real on the bare remote (``StandIn.merge_pull``). A pull request's number is taken from
+# the issues' sequence, as GitHub does.
+
+
+def _fill(openapi: OpenAPI, schema, values: dict | None = None, depth: int = 0):
+    """A minimal instance of ``schema``: its required properties, ``values`` first, then a null
+    where null is allowed, else a value of the declared type (a URL for a string)."""
+    values = values or {}
+    schema = openapi._resolve({"$ref": schema} if isinstance(schema, str) else schema)
+    if "anyOf" in schema or "oneOf" in schema:
+        options = schema.get("anyOf") or schema.get("oneOf")
+        if any(openapi._resolve(o).get("type") == "null" for o in options):
+            return None
+        return _fill(openapi, options[0], values, depth)
+    if "allOf" in schema:
+        merged: dict = {"type": "object", "properties": {}, "required": []}
+        for part in schema["allOf"]:
+            part = openapi._resolve(part)
+            merged["properties"].update(part.get("properties", {}))
+            merged["required"] += part.get("required", [])
+        schema = merged
+    kind = schema.get("type")
+    kinds = kind if isinstance(kind, list) else [kind]
+    if "null" in kinds and depth > 0:
+        return None
+    if "object" in kinds or "properties" in schema:
+        out = {}
+        for name in schema.get("required", []):
+            if name in values:
+                out[name] = values[name]
+            else:
+                out[name] = _fill(openapi, schema.get("properties", {}).get(name, {}), None, depth + 1)
+        return out
+    if "enum" in schema:
+        return schema["enum"][0]
+    if "array" in kinds:
+        return []
+    if "integer" in kinds or "number" in kinds:
+        return 1
+    if "boolean" in kinds:
+        return False
+    if schema.get("format") == "date-time":
+        return "2026-12-06T12:00:00Z"
+    return "https://api.github.com/x"
+
+
+def _git_out(bare: Path, *args: str, env: dict | None = None) -> str:
+    return subprocess.run(["git", "-C", str(bare), *args], capture_output=True, text=True, check=True,
+                          env=env).stdout.strip()
+
+
+def _bare_tip(bare: Path | None, branch: str) -> str:
+    if bare is None:
+        return ""
+    proc = subprocess.run(["git", "-C", str(bare), "rev-parse", "-q", "--verify", f"refs/heads/{branch}^{{commit}}"],
+                          capture_output=True, text=True)
+    return proc.stdout.strip() if proc.returncode == 0 else ""
+
+
+def _pull_object(self: StandIn, pr: dict, simple: bool = False) -> dict:
+    owner, name = self.repo.split("/")
+    number = pr["number"]
+    api = f"https://api.github.com/repos/{owner}/{name}"
+    link = {"href": f"{api}/pulls/{number}"}
+    repo = _fill(self.openapi, "#/components/schemas/repository",
+                 {"id": 77, "node_id": "R_77", "name": name, "full_name": self.repo, "owner": user(owner, 3),
+                  "private": False, "fork": False, "default_branch": "main", "description": None})
+
+    def side(branch: str) -> dict:
+        return {"label": f"{owner}:{branch}", "ref": branch, "sha": _bare_tip(self.bare, branch) or pr["sha_" + (
+            "head" if branch == pr["head"] else "base")], "user": user(owner, 3), "repo": repo}
+
+    values = {
+        "url": f"{api}/pulls/{number}", "id": 9000 + number, "node_id": f"PR_{number}",
+        "html_url": f"https://github.com/{owner}/{name}/pull/{number}", "number": number,
+        "state": pr["state"], "locked": False, "title": pr["title"], "body": pr["body"], "user": user(),
+        "labels": [], "milestone": None, "assignee": None, "assignees": [], "requested_reviewers": [],
+        "requested_teams": [], "created_at": "2026-12-06T12:00:00Z", "updated_at": "2026-12-06T12:00:00Z",
+        "closed_at": pr["closed_at"], "merged_at": pr["merged_at"], "merge_commit_sha": pr["merge_sha"],
+        "head": side(pr["head"]), "base": side(pr["base"]), "author_association": "OWNER", "auto_merge": None,
+        "draft": False, "_links": {k: link for k in ("comments", "commits", "statuses", "html", "issue",
+                                                      "review_comments", "review_comment", "self")},
+        "merged": pr["merged_at"] is not None, "mergeable": True, "mergeable_state": "clean", "merged_by": None,
+        "comments": 0, "review_comments": 0, "maintainer_can_modify": False, "commits": 1, "additions": 1,
+        "deletions": 0, "changed_files": 1,
+    }
+    return _fill(self.openapi, "#/components/schemas/pull-request" + ("-simple" if simple else ""), values)
+
+
+def _pulls_route(self: StandIn, method: str, rest: str, query: dict, body) -> tuple[int, object, dict]:
+    not_found = {"message": "Not Found", "documentation_url": "https://docs.github.com/rest"}
+    if rest == "pulls" and method == "GET":
+        owner = self.repo.split("/")[0]
+        state = query.get("state", "open")
+        with self.lock:
+            items = sorted(self.pulls.values(), key=lambda p: p["number"], reverse=query.get("direction") != "asc")
+        wanted = query.get("head")
+        items = [p for p in items if state in ("all", p["state"]) and (wanted is None or wanted == f"{owner}:{p['head']}")]
+        return self._page(f"/repos/{self.repo}/pulls", query, [_pull_object(self, p, simple=True) for p in items])
+    if rest == "pulls" and method == "POST":
+        head, base = body["head"], body["base"]
+        if not _bare_tip(self.bare, head) or not _bare_tip(self.bare, base):
+            return 422, {"message": "Validation Failed", "documentation_url": "https://docs.github.com/rest",
+                         "errors": [{"resource": "PullRequest", "field": "head", "code": "invalid"}]}, {}
+        with self.lock:
+            if any(p["head"] == head and p["state"] == "open" for p in self.pulls.values()):
+                return 422, {"message": f"Validation Failed: A pull request already exists for {head}.",
+                             "documentation_url": "https://docs.github.com/rest"}, {}
+            number = max([*self.issues, *self.pulls, 0]) + 1
+            self.pulls[number] = {"number": number, "title": body.get("title", ""), "body": body.get("body"),
+                                  "head": head, "base": base, "state": "open", "closed_at": None, "merged_at": None,
+                                  "merge_sha": None, "sha_head": _bare_tip(self.bare, head),
+                                  "sha_base": _bare_tip(self.bare, base)}
+            pr = dict(self.pulls[number])
+        return 201, _pull_object(self, pr), {}
+    m = re.fullmatch(r"pulls/(\d+)", rest)
+    if m and int(m.group(1)) in self.pulls:
+        number = int(m.group(1))
+        with self.lock:
+            pr = self.pulls[number]
+            if method == "PATCH":
+                for key in ("title", "body"):
+                    if key in body:
+                        pr[key] = body[key]
+                if body.get("state") in ("open", "closed") and pr["merged_at"] is None:
+                    pr["state"] = body["state"]
+                    pr["closed_at"] = "2026-12-06T13:00:00Z" if body["state"] == "closed" else None
+            pr = dict(pr)
+        return 200, _pull_object(self, pr), {}
+    return 404, not_found, {}
+
+
+def merge_pull(self: StandIn, number: int) -> str:
+    """Merge pull request ``number`` for real: a merge commit of its head into its base in the bare
+    remote (``git merge-tree``, ``commit-tree``, ``update-ref``), the pull request marked merged;
+    the merge commit."""
+    assert self.bare is not None, "StandIn.bare: the bare remote the pull requests are merged in"
+    with self.lock:
+        pr = self.pulls[number]
+    head, base = _bare_tip(self.bare, pr["head"]), _bare_tip(self.bare, pr["base"])
+    env = {**os.environ, "GIT_AUTHOR_NAME": "GitHub", "GIT_AUTHOR_EMAIL": "noreply@github.example",
+           "GIT_COMMITTER_NAME": "GitHub", "GIT_COMMITTER_EMAIL": "noreply@github.example"}
+    tree = _git_out(self.bare, "merge-tree", "--write-tree", base, head).splitlines()[0]
+    merge = _git_out(self.bare, "commit-tree", tree, "-p", base, "-p", head, "-m",
+                     f"Merge pull request #{number} from {self.repo.split('/')[0]}/{pr['head']}", env=env)
+    _git_out(self.bare, "update-ref", f"refs/heads/{pr['base']}", merge, base)
+    with self.lock:
+        pr.update(state="closed", merged_at="2026-12-06T14:00:00Z", closed_at="2026-12-06T14:00:00Z",
+                  merge_sha=merge)
+    return merge
+
+
+def close_pull(self: StandIn, number: int) -> None:
+    """Close pull request ``number`` without a merge, as a person's "Close pull request" does."""
+    with self.lock:
+        self.pulls[number].update(state="closed", closed_at="2026-12-06T14:00:00Z")
+
+
+StandIn._pulls_route = _pulls_route
+StandIn.merge_pull = merge_pull
+StandIn.close_pull = close_pull

@@ -1,4 +1,4 @@
-"""Status back to the issues (SPEC §19 "Status back", ``land = "direct"``): one comment per task and
+"""Status back to the issues (SPEC §19 "Status back"): one comment per task and
 change of state, posted during the tick, retried by later ticks until it lands.
 
 At the end of a tick (after its commit is final: the tick's documents may have been folded into
@@ -112,11 +112,20 @@ def queue_changes(ws: Workspace, data: dict, results=()) -> list[str]:
 
 
 def _passed(ws: Workspace, task) -> str:
+    from .pulls import load as load_pulls
+
     sha = _commit_of(ws, task.id)
     where = f"in commit {sha}" if sha else "marked done in the plan (no commit of its own)"
-    return (f"**Memento: {task.id} passed.** Its verify command passed and the work is {where}.\n\n"
-            "This issue stays open (Memento lands work straight on the base branch): close it when you "
-            "have looked.")
+    said = f"**Memento: {task.id} passed.** Its verify command passed and the work is {where}"
+    pull = load_pulls(ws).get(task.phase or "")
+    if pull is None:  # land = "direct"
+        return (said + ".\n\nThis issue stays open (Memento lands work straight on the base branch): close it "
+                "when you have looked.")
+    if pull.number:
+        return (said + f" on branch `{pull.branch}`.\n\nIt lands with pull request #{pull.number} ({pull.url}), "
+                "which closes this issue when it is merged.")
+    return (said + f" on branch `{pull.branch}`.\n\nIt lands with the pull request Memento opens for "
+            f"{pull.phase} once the phase's last task passes; merging it closes this issue.")
 
 
 def _blocked(task, reason: str) -> str:

@@ -9,7 +9,7 @@ made): its caller decides, after looking (comments.py).
 
 The token comes from ``GITHUB_TOKEN``, else ``gh auth token``. It lives in this process's memory
 only: it is never written to a file, a log, a message or an exception, and the agent's
-environment never has it (config.ENV_NEVER). urllib rather than a client library: four endpoints,
+environment never has it (config.ENV_NEVER). urllib rather than a client library: a handful of endpoints,
 and urllib keeps proxies from the environment; the one thing it does wrong for us, carrying the
 Authorization header along a redirect to another host, is refused here.
 """
@@ -247,6 +247,29 @@ class GitHub:
     def create_comment(self, repo: str, number: int, body: str) -> dict:
         """One POST, never repeated here (see the module docstring)."""
         found = self.request("POST", f"/repos/{repo}/issues/{int(number)}/comments", body={"body": body})
+        return found.data if isinstance(found.data, dict) else {}
+
+    def pulls_with_head(self, repo: str, owner: str, branch: str) -> list[dict]:
+        """Every pull request (open or not) whose head is ``owner:branch``, newest first."""
+        params = {"head": f"{owner}:{branch}", "state": "all", "per_page": "100", "sort": "created",
+                  "direction": "desc"}
+        return [p for p in self.pages(f"/repos/{repo}/pulls", params) if isinstance(p, dict)]
+
+    def create_pull(self, repo: str, title: str, head: str, base: str, body: str) -> dict:
+        """One POST, never repeated here: the caller looks for the pull request first (a 502 may
+        hide one GitHub made)."""
+        found = self.request("POST", f"/repos/{repo}/pulls",
+                             body={"title": title, "head": head, "base": base, "body": body})
+        return found.data if isinstance(found.data, dict) else {}
+
+    def pull(self, repo: str, number: int) -> dict:
+        found = self.request("GET", f"/repos/{repo}/pulls/{int(number)}")
+        if not isinstance(found.data, dict):
+            raise ForgeError(f"GitHub answered pull request #{int(number)} with {type(found.data).__name__}")
+        return found.data
+
+    def update_pull_body(self, repo: str, number: int, body: str) -> dict:
+        found = self.request("PATCH", f"/repos/{repo}/pulls/{int(number)}", body={"body": body})
         return found.data if isinstance(found.data, dict) else {}
 
     # ------------------------------------------------------------ the mechanics

@@ -64,13 +64,21 @@ def held_tasks(ctx: TickContext, plan: Plan, rev: str = "HEAD") -> frozenset[str
 
 
 def pick_unheld(ctx: TickContext, plan: Plan, *, beside=()) -> Verdict:
-    """:func:`scheduler.pick` passing over the held tasks (and, ``beside`` the tasks running now,
-    those whose context_files overlap theirs); when only a held task could run, the :data:`HELD`
-    verdict naming them."""
+    """:func:`scheduler.pick` passing over the held tasks, the tasks of phases that wait for a pull
+    request (land.pick_verdict) and, ``beside`` the tasks running now, those whose context_files
+    overlap theirs; when only a held task could run, the :data:`HELD` verdict naming them, when
+    only a phase waiting for its pull request, the verdict naming the pull request."""
+    from .land import pick_verdict, unlanded
+
     held = held_tasks(ctx, plan)
-    verdict = pick(plan, exclude=held, beside=beside)
-    if verdict.kind == TASK or not held:
+    waiting, on_pull = pick_verdict(ctx, plan)  # [forge] land = "pr": phases waiting for a merge
+    verdict = pick(plan, exclude=held | waiting, beside=beside)
+    if verdict.kind == TASK:
         return verdict
+    if on_pull is not None:
+        return on_pull
+    if not held:
+        return unlanded(ctx, verdict)
     opened = {p.id for p in open_phases(plan)}
     waiting = tuple(t.id for t in plan.tasks if t.id in held and t.phase in opened
                     and pickable(t, plan.meta.max_retries, plan))

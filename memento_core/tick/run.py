@@ -24,7 +24,10 @@ Each step of SPEC §4 and the function that does it:
     16  afterwards                    run.afterwards -> breaker.check_breaker,
                                       housekeeping.keep_house; run.follow_pulls (SPEC §19:
                                       each phase's pull request's checks and reviews); then
-                                      run.tell_forge (a comment on the task's GitHub issue)
+                                      run.tell_forge (a comment on the task's GitHub issue, a
+                                      finished phase's pull request: land.after_tick)
+        land = "pr" (SPEC §19)        land.before_pick after step 5, land.pick_verdict in step 6,
+                                      land.enter between the pick and the claim
 
 :func:`tick` runs steps 2–16 under the lock and returns an :class:`Outcome`
 with the exit code (0 ran, 1 needs attention, 2 could not run).
@@ -49,7 +52,7 @@ from ..plan import Plan, Task
 from ..runlog import Outcome, cron_log, utc_stamp
 from ..scheduler import BLOCKED, COMPLETE, INPUT, TASK, plan_errors, stopping_errors
 from ..workspace import OWN_DOCS, Workspace
-from . import confine
+from . import confine, land
 from .attempt import attempt_task
 from .breaker import check_breaker
 from .context import Interrupted, TickContext, next_number
@@ -83,6 +86,9 @@ def tick(ws: Workspace, taken_over: str = "") -> Outcome:
         refused = refuse_dirty_tree(ctx)
         if refused is not None:
             return settle(ctx, refused, "refused: uncommitted changes")
+        waits = land.before_pick(ctx)  # [forge] land = "pr": off a merged phase's branch
+        if waits is not None:
+            return tell_forge(ctx, settle(ctx, waits))
         # [workers] remote: push what is left
         outcome = remote.finish(ctx, work_through_tasks(ctx))
         outcome = follow_pulls(ctx, outcome)  # SPEC §19: the checks and reviews of each phase's pull request
@@ -114,6 +120,7 @@ def tell_forge(ctx: TickContext, outcome: Outcome) -> Outcome:
     """Status back to GitHub issues (SPEC §19), once the tick's commits are final: a comment per
     imported task that passed or blocked, and those earlier ticks could not post. Never changes
     the outcome: a forge that is down is said in cron.log and tried again by the next tick."""
+    land.after_tick(ctx)  # [forge] land = "pr": a finished phase's branch pushed, its pull request
     if ctx.config is not None and ctx.ws.memento_dir.joinpath("forge_import.json").exists():
         from ..forge.comments import after_tick
 
@@ -326,12 +333,12 @@ def nothing_to_pick(ctx: TickContext, plan: Plan, verdict) -> Outcome:
     signature = f"{verdict.kind}:{verdict.message}"
     if not ctx.state.last_event and _last_logged_event(ctx) == verdict.message:
         ctx.state.last_event = signature  # a fresh clone (a CI runner): the committed log already says it
-    if verdict.kind in (COMPLETE, BLOCKED, HELD, INPUT) and signature != ctx.state.last_event:
+    if verdict.kind in (COMPLETE, BLOCKED, HELD, INPUT, land.PR_CLOSED) and signature != ctx.state.last_event:
         fields = [("Tasks", ", ".join(verdict.tasks))] if verdict.tasks else []
         ctx.event(verdict.message, fields or [("Tasks", f"{len(plan.tasks)} in the plan")])
         ctx.state.last_event = signature
     cron_log(ctx.ws, f"tick idle: {verdict.message}")
-    code = EXIT_ATTENTION if verdict.kind in (BLOCKED, HELD, INPUT) else EXIT_OK
+    code = EXIT_ATTENTION if verdict.kind in (BLOCKED, HELD, INPUT, land.PR_CLOSED) else EXIT_OK
     if not ctx.results:
         # An idle tick writes nothing that would only say "still idle".
         keep_house(ctx, plan)
@@ -359,7 +366,7 @@ def _last_logged_event(ctx: TickContext) -> str | None:
 
 def work_through_tasks(ctx: TickContext) -> Outcome:
     """Pick and attempt tasks (steps 6–14), again while fewer than `max_tasks_per_tick` passed (15)."""
-    completed = 0
+    completed, moves = 0, 0
     limit = ctx.plan().meta.max_tasks_per_tick
     while True:
         ctx.check_interrupt()
@@ -367,6 +374,15 @@ def work_through_tasks(ctx: TickContext) -> Outcome:
         if isinstance(picked, Outcome):
             return picked
         plan, task = picked
+        moved = land.enter(ctx, plan, task)  # [forge] land = "pr": onto the phase's branch
+        if isinstance(moved, Outcome):
+            return afterwards(ctx, moved.exit_code, moved.message)
+        if moved:  # the plan on that branch decides what runs
+            moves += 1
+            if moves > land.MAX_MOVES:
+                return afterwards(ctx, EXIT_OK, summary(ctx) + "; the work tree moved between phase branches, "
+                                  "the next tick picks again")
+            continue
         ctx.state.last_event = ""
         if runs_in_parallel(ctx, plan, task):  # a `parallel: true` phase with [workers] max > 1
             # A parallel phase runs at least one round of workers: max_tasks_per_tick or [workers] max.

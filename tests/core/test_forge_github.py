@@ -50,11 +50,13 @@ def test_forge_defaults_and_values(tmp_path):
         ("https://github.example.com/api/v3", "octo-org/shop.api", "upstream", True)
 
 
-def test_land_pr_is_refused_naming_its_line_until_it_is_built(tmp_path):
+def test_land_pr_is_accepted_and_refused_only_beside_a_fleet_naming_its_line(tmp_path):
+    config = load(tmp_path, '[agent]\npreset = "script"\n\n[forge]\nrepo = "o/r"\nland = "pr"\nstack = true\n')
+    assert (config.forge_land, config.forge_stack) == ("pr", True)
     with pytest.raises(MementoError) as caught:
-        load(tmp_path, '[agent]\npreset = "script"\n\n[forge]\nrepo = "o/r"\nland = "pr"\n')
+        load(tmp_path, '[workers]\nremote = "origin"\n\n[forge]\nrepo = "o/r"\nland = "pr"\n')
     said = str(caught.value)
-    assert "memento.toml:6" in said and "[forge] land" in said and "not built yet" in said
+    assert "memento.toml:6" in said and "[forge] land" in said and "[workers] remote" in said, said
 
 
 @pytest.mark.parametrize(("line", "key", "words"), [
