@@ -100,6 +100,10 @@ def wait_message(rec: PullRecord) -> str:
     if rec.state == "closed":
         return (f"⚠️ PULL REQUEST CLOSED — #{rec.number} ({rec.phase}) was closed without a merge: {rec.url}; "
                 f"reopen it, or merge {rec.branch} into {rec.base} yourself, and the next tick goes on")
+    if rec.number and rec.checks == "failing":
+        names = ", ".join(c.name for c in rec.failing) or "a required check"
+        return (f"⚠️ CHECKS FAILING — pull request #{rec.number} ({rec.phase}): {names}: {rec.url}; fix it "
+                f"with a push to {rec.branch} or a task in the phase, and the next tick looks again")
     if rec.number:
         return f"⏳ WAITING FOR PULL REQUEST #{rec.number} ({rec.phase}) to be merged: {rec.url}"
     why = f": {rec.error}" if rec.error else ""

@@ -33,6 +33,7 @@ from ..scheduler import COMPLETE, WAITING, Verdict
 from .context import TickContext
 
 PR_CLOSED = "pr_closed"  # a Verdict kind: only phases held by a pull request closed without a merge are left
+CHECKS_FAILING = "checks_failing"  # a Verdict kind: what is left waits on a pull request whose required checks fail
 MAX_MOVES = 3  # a tick re-picks after moving onto a branch; never more than this
 
 
@@ -149,7 +150,7 @@ def unlanded(ctx: TickContext, verdict: Verdict) -> Verdict:
 
 
 def _waiting(rec) -> Verdict:
-    kind = PR_CLOSED if rec.state == "closed" else WAITING
+    kind = PR_CLOSED if rec.state == "closed" else CHECKS_FAILING if rec.checks == "failing" else WAITING
     return Verdict(kind, phase=rec.phase, message=wait_message(rec), tasks=(f"#{rec.number}",) if rec.number else ())
 
 

@@ -333,12 +333,14 @@ def nothing_to_pick(ctx: TickContext, plan: Plan, verdict) -> Outcome:
     signature = f"{verdict.kind}:{verdict.message}"
     if not ctx.state.last_event and _last_logged_event(ctx) == verdict.message:
         ctx.state.last_event = signature  # a fresh clone (a CI runner): the committed log already says it
+    # (no entry for failing checks: a commit of it on the phase's branch would be pushed as a new head
+    # for CI to run again, hiding what failed; the alert and the needs-you list say it)
     if verdict.kind in (COMPLETE, BLOCKED, HELD, INPUT, land.PR_CLOSED) and signature != ctx.state.last_event:
         fields = [("Tasks", ", ".join(verdict.tasks))] if verdict.tasks else []
         ctx.event(verdict.message, fields or [("Tasks", f"{len(plan.tasks)} in the plan")])
         ctx.state.last_event = signature
     cron_log(ctx.ws, f"tick idle: {verdict.message}")
-    code = EXIT_ATTENTION if verdict.kind in (BLOCKED, HELD, INPUT, land.PR_CLOSED) else EXIT_OK
+    code = EXIT_ATTENTION if verdict.kind in (BLOCKED, HELD, INPUT, land.PR_CLOSED, land.CHECKS_FAILING) else EXIT_OK
     if not ctx.results:
         # An idle tick writes nothing that would only say "still idle".
         keep_house(ctx, plan)

@@ -400,3 +400,62 @@ def test_a_refused_token_counts_no_retry_and_the_pull_request_comes_once_it_work
     (pr,) = github.pulls.values()
     assert record(project)["number"] == pr["number"] and record(project)["error"] == ""
     assert not (project / ".memento" / "forge_trouble.json").exists()  # GitHub takes it again: over
+
+
+def test_the_teams_loop_a_failing_check_a_change_request_the_fix_pushed_then_the_merge(tmp_path, git_identity, github):
+    """The land step and the follow step together, as a team meets them: the phase's pull request
+    opened, its CI failing (needs you, nothing retried), a reviewer asking for changes to GH-7 (a
+    note, GH-7 run again on the branch, the same pull request updated), CI passing on the new head,
+    the merge, and only then phase 2."""
+    def needs(kind: str) -> list[dict]:
+        said = subprocess.run([PY, "-m", "memento_core.cli", "status", "--json", str(project)], capture_output=True,
+                              text=True, timeout=120, env=env_with(None))
+        return [n for n in json.loads(said.stdout)["needs_you"] if n["kind"] == kind]
+
+    agent = tmp_path / "appends.py"  # each run adds a line to its task's file: a rerun changes something
+    agent.write_text("import sys\nwith open(sys.argv[1], 'a') as fh:\n    fh.write('run\\n')\n")
+    project = make_project(tmp_path, github, agent=f"{PY} {agent} {{task_id}}.txt")
+
+    def ci(conclusion: str) -> str:  # the team's CI runs on whatever head the branch has now
+        head = remote_tip(project, BRANCH1)
+        github.check_run(head, "ci / test", conclusion)
+        return head
+
+    ran(project)
+    ran(project)
+    (pr,) = github.pulls.values()
+    ci("failure")
+    ran(project)  # the tick that reads the checks (after its pick): the alert says it
+    assert record(project)["checks"] == "failing"
+    ci("failure")  # (a head pushed meanwhile, the checkpoint naming GH-7's commit: CI ran on it too)
+    assert "ci / test" in log_text(project, ".memento_alert")
+    out = ran(project, code=1)  # the next one waits on a failing check: that needs a person
+    assert f"CHECKS FAILING — pull request #{pr['number']} (Phase 1): ci / test" in out.stdout
+    (need,) = needs("check")
+    assert (need["name"], need["pr"]) == ("ci / test", pr["number"])
+    assert retries(project) == {"T-101": 0, "GH-7": 0, "T-201": 0} and status(project, "T-201") == " "
+    waiting = record(project)["head"]
+    ran(project, code=1)
+    assert record(project)["head"] == waiting == remote_tip(project, BRANCH1)  # waiting pushes nothing new
+    assert len(posts(github)) == 1
+
+    github.review(pr["number"], "CHANGES_REQUESTED", "GH-7: the file should say why, not only that it exists")
+    tick(project)  # the change request read: a note to GH-7, GH-7 back to pending
+    notes = (project / "docs" / "HUMAN_NOTES.md").read_text()
+    assert "GH-7" in notes and "should say why" in notes
+    assert status(project, "GH-7") in (" ", "x") and retries(project)["GH-7"] == 0
+    tick(project)  # GH-7 again, on the branch: the phase finished again, pushed, the same pull request
+    assert status(project, "GH-7") == "x" and status(project, "T-201") == " "
+    assert retries(project)["GH-7"] == 0 and (project / "GH-7.txt").read_text() == "run\nrun\n"
+    head = record(project)["head"]
+    assert head != waiting and head == remote_tip(project, BRANCH1) == git(project, "rev-parse", BRANCH1)
+    assert len(github.pulls) == 1 and len(posts(github)) == 1
+
+    ci("success")
+    tick(project)  # its pick still knows the checks of the tick before; it reads them again at its end
+    assert record(project)["checks"] == "passing" and needs("check") == []
+    ran(project)
+    assert status(project, "T-201") == " "  # still waiting for the merge
+    merged = github.merge_pull(pr["number"])
+    ran(project)
+    assert status(project, "T-201") == "x" and git(project, "rev-parse", f"{BRANCH2}~1") == merged
