@@ -906,8 +906,17 @@ def _replays_as_git_rebases(tmp: Path, history) -> None:
     env = {**gitops.git_env(), "GIT_EDITOR": "true"}
     proc = subprocess.run(["git", "-C", str(root), "rebase", "-q", "-X", "no-renames", onto], capture_output=True,
                           env=env)
+    touched_here = {path for change in local for path in change}
     while proc.returncode != 0:
         conflicted = git(root, "diff", "--name-only", "--diff-filter=U").split("\n")
+        # Git finds renames even under -X no-renames when a path deleted here was "renamed" upstream
+        # (deleted there too, its content added elsewhere): a rename/delete conflict on a path this
+        # side never touched, which without renames is simply upstream's file.
+        for path in [p for p in conflicted if p not in _REPLAY_RESOLVERS and p not in touched_here
+                     and p not in base_files]:
+            git(root, "checkout", "--ours", "--", path)  # in a rebase, "ours" is upstream
+            git(root, "add", path)
+            conflicted.remove(path)
         assert all(path in _REPLAY_RESOLVERS for path in conflicted), f"git conflicts on {conflicted}: {history}"
         for path in conflicted:
             stages = [subprocess.run(["git", "-C", str(root), "show", f":{n}:{path}"], capture_output=True).stdout
