@@ -304,11 +304,12 @@ exit 0
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("batched", "n_tasks", "refused", "cut"), [(False, 12, 26, 28), (True, 30, 51, 51)],
+@pytest.mark.parametrize(("batched", "n_tasks", "refused", "cut"), [(False, 12, 51, 51), (True, 30, 51, 51)],
                          ids=["one-a-claim", "several-a-claim"])
 def test_three_hosts_on_a_remote_that_refuses_or_cuts_off_one_push_in_five(tmp_path, batched, n_tasks, refused, cut):
-    # one-a-claim: 10 % of the pushes refused by a pre-receive hook, 10 % cut off after they
-    # landed (thresholds out of 256): one push in five. several-a-claim: a parallel phase and
+    # one-a-claim: 20 % of the pushes refused by a pre-receive hook, 20 % cut off after they
+    # landed (thresholds out of 256; at 10 % each a run met neither once in a while, and the test
+    # is about meeting both). several-a-claim: a parallel phase and
     # ticks of up to 3 tasks, so a host whose push lost a race claims its share (two or three)
     # at once and pushes their results together (fleet.batch._batch); those make fewer pushes, so
     # more tasks and 20 % of each fault, for every run to meet both.
