@@ -20,6 +20,7 @@ import pytest
 from memento_core.plan import parse_plan
 from memento_core.scaffold import init_workspace
 from tests.core.modes import MODES
+from tests.core.test_home import _environ_of
 from tests.forge_standin import TOKEN
 
 PY = sys.executable
@@ -165,19 +166,6 @@ def test_a_refused_token_keeps_the_comment_and_the_next_tick_with_a_good_one_pos
     assert out.returncode == 0 and "no GitHub token" in cron_log(project) and len(pending(project)) == 1
     out = tick(project)
     assert out.returncode == 0 and len(github.posted(1)) == 1 and pending(project) == []
-
-
-def _environ_of(marker: str) -> list[bytes]:
-    found = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            if marker.encode() in Path(f"/proc/{entry.name}/cmdline").read_bytes():
-                found.append(Path(f"/proc/{entry.name}/environ").read_bytes())
-        except OSError:
-            continue
-    return found
 
 
 def _files_holding(needle: bytes, *folders: Path) -> list[str]:

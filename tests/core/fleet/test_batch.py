@@ -30,11 +30,6 @@ from ..test_fleet import (
 from .test_remote import hook
 
 
-@pytest.fixture(autouse=True)
-def _identity(git_identity):
-    return git_identity
-
-
 def lost_a_race(a, b) -> None:
     """Hosts a and b fetch the same branch; a's claim of T-1 lands, b's of T-2 loses the race
     (b is contended now); b fetches again."""

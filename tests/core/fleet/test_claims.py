@@ -15,11 +15,6 @@ from memento_core.fleet import remote
 from ..test_fleet import claim_refs, context, git, make_fleet, remote_plan, subjects
 
 
-@pytest.fixture(autouse=True)
-def _identity(git_identity):
-    return git_identity
-
-
 def test_of_two_hosts_racing_for_a_task_exactly_one_wins_and_the_loser_picks_again(tmp_path, monkeypatch):
     bare, clones = make_fleet(tmp_path, ["a", "b"], 2)
     a, b = context(clones["a"], "a", monkeypatch), context(clones["b"], "b", monkeypatch)

@@ -5,19 +5,12 @@ The fleets are those of tests/core/test_fleet.py: clones of one bare remote, rea
 
 from __future__ import annotations
 
-import pytest
-
 from memento_core import fleet
 from memento_core.scaffold import init_workspace
 from memento_core.tick.context import TickContext
 from memento_core.workspace import Workspace
 
 from ..test_fleet import context, make_fleet
-
-
-@pytest.fixture(autouse=True)
-def _identity(git_identity):
-    return git_identity
 
 
 def test_the_status_merge_keeps_both_sides_entries(tmp_path):

@@ -31,11 +31,6 @@ from ..test_fleet import (
 )
 
 
-@pytest.fixture(autouse=True)
-def _identity(git_identity):
-    return git_identity
-
-
 def test_a_submodule_both_sides_moved_stops_the_rebase_naming_it(tmp_path, monkeypatch):
     # A gitlink's stages are commits of another repository, not blobs this one can read.
     import hashlib

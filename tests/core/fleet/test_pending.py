@@ -9,8 +9,6 @@ from __future__ import annotations
 import os
 import signal
 
-import pytest
-
 from ..test_fleet import (
     claim_refs,
     git,
@@ -22,11 +20,6 @@ from ..test_fleet import (
     wait_for,
     worker,
 )
-
-
-@pytest.fixture(autouse=True)
-def _identity(git_identity):
-    return git_identity
 
 
 def test_a_slow_host_whose_claim_was_taken_over_never_pushes_its_result(tmp_path):

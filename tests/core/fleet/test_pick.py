@@ -5,17 +5,10 @@ The fleets are those of tests/core/test_fleet.py: clones of one bare remote, rea
 
 from __future__ import annotations
 
-import pytest
-
 from memento_core import fleet
 from memento_core.fleet import remote
 
 from ..test_fleet import Person, context, git, make_fleet
-
-
-@pytest.fixture(autouse=True)
-def _identity(git_identity):
-    return git_identity
 
 
 def test_a_remote_paused_after_this_tick_ran_a_task_ends_the_tick_through_its_afterwards(tmp_path, monkeypatch):

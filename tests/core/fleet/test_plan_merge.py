@@ -5,17 +5,10 @@ The fleets are those of tests/core/test_fleet.py: clones of one bare remote, rea
 
 from __future__ import annotations
 
-import pytest
-
 from memento_core import fleet
 from memento_core.plan import parse_plan_text
 
 from ..test_fleet import plan_text
-
-
-@pytest.fixture(autouse=True)
-def _identity(git_identity):
-    return git_identity
 
 
 def _with(text: str, task: str, status: str, retries: int | None = None) -> str:

@@ -9,8 +9,6 @@ import os
 import subprocess
 import time
 
-import pytest
-
 from memento_core import fleet
 
 from ..test_fleet import (
@@ -24,11 +22,6 @@ from ..test_fleet import (
     tick_all,
     two_hosts_a_holding_t1,
 )
-
-
-@pytest.fixture(autouse=True)
-def _identity(git_identity):
-    return git_identity
 
 
 def test_a_tick_that_goes_on_claims_its_next_task_in_the_push_of_its_result(tmp_path):

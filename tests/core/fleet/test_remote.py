@@ -35,11 +35,6 @@ from ..test_fleet import (
 )
 
 
-@pytest.fixture(autouse=True)
-def _identity(git_identity):
-    return git_identity
-
-
 def hook(bare: Path, name: str, body: str) -> None:
     path = bare / "hooks" / name
     path.write_text("#!/bin/sh\n" + body)

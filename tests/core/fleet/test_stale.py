@@ -7,17 +7,10 @@ from __future__ import annotations
 
 import time
 
-import pytest
-
 from memento_core import fleet
 from memento_core.fleet import remote
 
 from ..test_fleet import claim_refs, context, git, make_fleet, remote_plan, subjects
-
-
-@pytest.fixture(autouse=True)
-def _identity(git_identity):
-    return git_identity
 
 
 def test_a_claim_seen_before_its_ref_is_judged_by_the_claim_commits_time(tmp_path, monkeypatch):
