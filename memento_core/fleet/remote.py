@@ -240,10 +240,7 @@ def remote_ref(ctx: TickContext, ref: str) -> str | None:
 
 def _remote_words(out: str) -> str:
     """What the remote said when it refused: its `remote:` lines and git's reason."""
-    said = [line[len("remote:"):].strip() for line in out.splitlines() if line.startswith("remote:")]
-    said = [s for s in said if s]
-    reasons = sorted(set(re.findall(r"\[remote rejected\] \(([^)]*)\)", out)))
-    return "; ".join(said + [f"({r})" for r in reasons])[:500] or "[remote rejected]"
+    return gitops.remote_said(out)[:500] or "[remote rejected]"
 
 
 def _refused_path(ctx: TickContext):

@@ -164,11 +164,9 @@ def push(root: Path, remote: str, rec: PullRecord, sha: str) -> None:
     if proc.returncode == 0:
         return
     out = proc.stdout.decode("utf-8", "replace") + proc.stderr.decode("utf-8", "replace")
-    said = [line[len("remote:"):].strip() for line in out.splitlines() if line.startswith("remote:")]
-    said = [s for s in said if s]
-    reasons = sorted(set(re.findall(r"\[(?:remote )?rejected\] \(([^)]*)\)", out)))
-    if said or reasons:
-        raise PushRefused(clipped(safe_text("; ".join(said + [f"({r})" for r in reasons])), 600))
+    said = gitops.remote_said(out, any_rejection=True)
+    if said:
+        raise PushRefused(clipped(safe_text(said), 600))
     raise MementoError(f"git push {remote} {rec.branch} failed: " + _words(proc))
 
 
