@@ -118,7 +118,7 @@ def host_loop(root: Path, name: str, limit: float, trace: str = "") -> None:
     nothing. ``trace``: git's trace2 events go there. It says "ready" once started and waits for
     "go" on its standard input: the simulation's own start (an interpreter for each host, which a
     host's cron already has) is not the fleet's time."""
-    from memento_core.plan import parse_plan
+    from memento_core.plan.scan import parse_plan
 
     env = {**ENV, "MEMENTO_HOST": name, **({"GIT_TRACE2_EVENT": trace} if trace else {})}
     print("ready", flush=True)
@@ -190,7 +190,7 @@ def machine_speed() -> float:
 
 def one_fleet(base: Path, n_hosts: int, n_tasks: int, seconds: float, limit: float, trace: bool = False,
               agent: str = "shell") -> dict:
-    from memento_core.plan import parse_plan_text
+    from memento_core.plan.scan import parse_plan_text
 
     speed = machine_speed()
     bare, clones = make_fleet(base, n_hosts, n_tasks, seconds, agent)

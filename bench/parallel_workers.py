@@ -53,7 +53,7 @@ def make_project(root: Path, n_tasks: int, seconds: float, workers: int) -> None
 
 def one_run(base: Path, n_tasks: int, seconds: float, workers: int) -> tuple[float, bool, str]:
     """(wall seconds of one tick, everything as it should be, what was wrong)."""
-    from memento_core.plan import parse_plan
+    from memento_core.plan.scan import parse_plan
 
     root = base / f"max{workers}"
     make_project(root, n_tasks, seconds, workers)

@@ -17,7 +17,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from plangen import big_plan  # noqa: E402
 from table import header, print_table  # noqa: E402
 
-from memento_core.plan import parse_plan, set_status  # noqa: E402
+from memento_core.plan.edits import set_status  # noqa: E402
+from memento_core.plan.scan import parse_plan  # noqa: E402
 
 BUDGET_MS = 50.0
 

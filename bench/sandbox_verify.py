@@ -48,7 +48,7 @@ from table import header, print_table  # noqa: E402
 
 from memento_core import agents, sandbox  # noqa: E402
 from memento_core.config import load_config  # noqa: E402
-from memento_core.plan import parse_plan  # noqa: E402
+from memento_core.plan.scan import parse_plan  # noqa: E402
 from memento_core.tick import confine  # noqa: E402
 from memento_core.tick.attempt import run_verify  # noqa: E402
 from memento_core.tick.context import TickContext  # noqa: E402

@@ -24,7 +24,7 @@ from . import notes, status_log
 from .errors import MementoError
 from .lines import decode, read_text_file, strip_eol
 from .locks import LockBusy, atomic_write_text, file_lock, locked_edit
-from .plan import Plan
+from .plan.model import Plan
 from .runlog import utc_stamp
 from .scheduler import BLOCKED, COMPLETE, EMPTY, INPUT, TASK, WAITING, pick, plan_progress
 from .state import TickState, read_claim

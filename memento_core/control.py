@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from . import plan as plans
 from .errors import MementoError
 from .lines import read_text_file
 from .locks import open_append
-from .plan import Plan
+from .plan import edits as plan_edits
+from .plan import scan as plan_scan
+from .plan.model import Plan
 from .state import TickState
 from .workspace import Workspace
 
@@ -25,7 +26,7 @@ def set_mode(ws: Workspace, mode: str) -> Plan:
     from .receipts import vouch
 
     # The receipt goes to a running tick under the plan's lock, before the file is written (SPEC §13).
-    plan = plans.edit_plan(ws.plan_path, lambda e: (e.set_meta("tick_mode", mode),
+    plan = plan_edits.edit_plan(ws.plan_path, lambda e: (e.set_meta("tick_mode", mode),
                                                      vouch(ws.root, {"op": "mode", "mode": mode})))
     note_for_architect(ws, {"op": "mode", "mode": mode})
     if mode == "auto":
@@ -147,7 +148,7 @@ def refuse_ambiguous(ws: Workspace, task_id: str) -> None:
     INVALID, and a reset or skip would act on one of them at random as far as a person can tell."""
     from .errors import MementoError
 
-    plan = plans.parse_plan(ws.plan_path, display=ws.rel(ws.plan_path))
+    plan = plan_scan.parse_plan(ws.plan_path, display=ws.rel(ws.plan_path))
     lines = [t.line for t in plan.tasks if t.id == task_id]
     if len(lines) > 1:
         raise MementoError(f"{ws.rel(ws.plan_path)}: {task_id} is defined {len(lines)} times (lines "
@@ -162,7 +163,7 @@ def reset_task(ws: Workspace, task_id: str) -> Plan:
     breaker ("5 consecutive ticks … passed nothing") after two more.
     """
     refuse_ambiguous(ws, task_id)
-    plan = plans.reset_task(ws.plan_path, task_id)
+    plan = plan_edits.reset_task(ws.plan_path, task_id)
     note_for_architect(ws, {"op": "reset", "task": task_id})
     fresh_streak(ws)
     refresh_checkpoint(ws, plan)
@@ -173,7 +174,7 @@ def reset_task(ws: Workspace, task_id: str) -> Plan:
 def skip_task(ws: Workspace, task_id: str, reason: str) -> Plan:
     """``memento skip`` / the dashboard's ``s``: the task ``[-]`` with its reason, the failure streak afresh."""
     refuse_ambiguous(ws, task_id)
-    plan = plans.skip_task(ws.plan_path, task_id, reason)
+    plan = plan_edits.skip_task(ws.plan_path, task_id, reason)
     note_for_architect(ws, {"op": "skip", "task": task_id, "reason": reason})
     fresh_streak(ws)
     refresh_checkpoint(ws, plan)
@@ -192,7 +193,7 @@ def answer_task(ws: Workspace, task_id: str, text: str | None = None, *, choice:
     refuse_ambiguous(ws, task_id)
     answer = answer_question(ws, task_id, text, choice=choice, source=source)
     note_for_architect(ws, {"op": "answer", "task": task_id})
-    plan = plans.parse_plan(ws.plan_path, display=ws.rel(ws.plan_path))
+    plan = plan_scan.parse_plan(ws.plan_path, display=ws.rel(ws.plan_path))
     refresh_checkpoint(ws, plan)
     after_person(ws, plan)
     return answer, plan

@@ -35,7 +35,7 @@ from .lines import (
 )
 from .locks import locked_edit, open_append, read_no_follow
 from .markdown.blocks import COMMENT, FENCE_OPEN, SEPARATOR_RE, TEXT, BlockScanner
-from .plan import TASK_ID_RE
+from .plan.model import TASK_ID_RE
 
 TITLE = "# HUMAN NOTES"
 ACTIVE_HEADING = "## Active Notes"

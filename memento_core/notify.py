@@ -350,7 +350,7 @@ def after_tick(ws: Workspace) -> None:
 
 
 def _after_tick(ws: Workspace, config: Config) -> None:
-    from .plan import parse_plan
+    from .plan.scan import parse_plan
     from .state_word import word_for
     from .status_log import parse_status
 
@@ -395,7 +395,7 @@ def send_test(ws: Workspace) -> list[str]:
     config = load_config(ws.config_path)
     if not config.notify_urls:
         raise MementoError(f"{ws.rel(ws.config_path)}: [notify] urls is empty; add an Apprise URL first")
-    from .plan import parse_plan
+    from .plan.scan import parse_plan
 
     project = parse_plan(ws.plan_path, display=ws.rel(ws.plan_path)).title or ws.root.name
     test = {"key": "test", "signature": utc_stamp(), "urls": [url_id(u) for u in config.notify_urls],

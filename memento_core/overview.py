@@ -13,7 +13,7 @@ from . import scheduler
 from .config import Config, load_config
 from .errors import MementoError
 from .lines import listed
-from .plan import Plan
+from .plan.model import Plan
 from .state import TickState
 from .state_word import (  # noqa: F401 - the one word (state_word.py); named here for overview's callers
     NO_CRON_DAEMON,

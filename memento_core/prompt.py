@@ -8,7 +8,8 @@ from pathlib import Path
 from . import notes, status_log
 from .lines import read_bytes, read_regular_or_none
 from .markdown.blocks import fenced
-from .plan import Plan, Task, parse_plan_text
+from .plan.model import Plan, Task
+from .plan.scan import parse_plan_text
 from .workspace import Workspace
 
 MAX_DOC_CHARS = 40_000  # a runaway PROJECT_MAP or checkpoint must not drown the task

@@ -22,10 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import owned
-from . import plan as plans
 from .errors import MementoError
 from .lines import NotAFile, clean_block, message_text, read_regular
 from .notes import ANSWER, add_note
+from .plan import edits as plan_edits
+from .plan import model as plan_model
+from .plan import scan as plan_scan
 from .receipts import check_person, vouch
 from .runlog import utc_stamp
 from .workspace import Workspace
@@ -137,7 +139,7 @@ def _load_record(ws: Workspace, task_id: str) -> dict:
     return record if isinstance(record, dict) and record.get("task") == task_id else {}
 
 
-def question_of(ws: Workspace, task: plans.Task) -> Question:
+def question_of(ws: Workspace, task: plan_model.Task) -> Question:
     """The question of ``task`` as it was asked; from the plan's line alone when the record is gone."""
     record = _load_record(ws, task.id)
     first = message_text(task.question or "") or "(no question recorded)"
@@ -152,7 +154,7 @@ def question_of(ws: Workspace, task: plans.Task) -> Question:
 
 def open_questions(ws: Workspace) -> list[Question]:
     """Every ``[?]`` task's question, in plan order."""
-    plan = plans.parse_plan(ws.plan_path, display=ws.rel(ws.plan_path))
+    plan = plan_scan.parse_plan(ws.plan_path, display=ws.rel(ws.plan_path))
     return [question_of(ws, t) for t in plan.tasks if t.status == "?"]
 
 
@@ -166,7 +168,7 @@ def answer_question(ws: Workspace, task_id: str, text: str | None = None, *,
     tick's own agent (receipts.PersonRefused)."""
     if source not in SOURCES:
         raise MementoError(f"unknown answer source {source!r} (one of {', '.join(SOURCES)})")
-    plan = plans.parse_plan(ws.plan_path, display=ws.rel(ws.plan_path))
+    plan = plan_scan.parse_plan(ws.plan_path, display=ws.rel(ws.plan_path))
     matches = [t for t in plan.tasks if t.id == task_id]
     if not matches:
         raise MementoError(f"task {task_id} is not in {ws.rel(ws.plan_path)}")
@@ -191,10 +193,10 @@ def answer_question(ws: Workspace, task_id: str, text: str | None = None, *,
         raise MementoError("the answer is empty; nothing changed")
     check_person(ws.root)  # the agent of a running tick is refused before anything is written
 
-    def apply(e: plans.PlanEditor) -> None:
+    def apply(e: plan_edits.PlanEditor) -> None:
         e.set_status(task_id, " ", expect="?")
         vouch(ws.root, {"op": "answer", "task": task_id})  # under the plan's lock, before any write
         add_note(ws.notes_path, answer, target=task_id, kind=ANSWER, source=source)
 
-    plans.edit_plan(ws.plan_path, apply)
+    plan_edits.edit_plan(ws.plan_path, apply)
     return answer

@@ -144,7 +144,7 @@ def tally(entries: Iterable[TickEntry]) -> dict:
 def build_report(ws: Workspace, *, since: str | None = None, date: str | None = None,
                  now: datetime | None = None) -> dict:
     """The report as plain data (the schema of `memento report --json`)."""
-    from .plan import parse_plan
+    from .plan.scan import parse_plan
 
     start, end = window(since, date, now)
     plan = parse_plan(ws.plan_path, display=ws.rel(ws.plan_path))

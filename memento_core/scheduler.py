@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .errors import PlanError
-from .plan import FINISHED, Phase, Plan, Task
+from .plan.model import FINISHED, Phase, Plan, Task
 from .task_deps import satisfied
 
 # Verdict kinds

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from . import scheduler
 from .lines import listed
-from .plan import Plan
+from .plan.model import Plan
 from .state import TickState
 from .workspace import Workspace
 

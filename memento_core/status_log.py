@@ -43,7 +43,7 @@ from .markdown.blocks import (
     BlockScanner,
     fenced,
 )
-from .plan import TASK_ID
+from .plan.model import TASK_ID
 
 HEADER = "# TICK STATUS LOG"
 SEPARATOR = "---"

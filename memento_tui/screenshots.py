@@ -116,7 +116,7 @@ and the tests say nothing about zero.
 async def _shoot_question(root: Path, out: Path) -> list[Path]:
     """A worker's question (SPEC §18) in "Needs you" and the answer composer (``w``): T-201 waits
     ``[?]`` with what the tick writes when its worker asks (tick/asking.py)."""
-    from memento_core.plan import edit_plan
+    from memento_core.plan.edits import edit_plan
     from memento_core.questions import first_line_of, read_question, save_question
     from memento_core.workspace import Workspace
 

@@ -16,7 +16,8 @@ from memento_core import overview, status_log
 from memento_core.config import Config, load_config
 from memento_core.errors import MementoError
 from memento_core.notes import Note, parse_notes
-from memento_core.plan import Plan, parse_plan
+from memento_core.plan.model import Plan
+from memento_core.plan.scan import parse_plan
 from memento_core.state import TickState
 from memento_core.status_log import TickEntry
 from memento_core.workspace import Workspace

@@ -149,4 +149,4 @@ def test_a_paused_tick_loads_no_attempt_machinery_git_agents_or_mistune(tmp_path
     assert heavy == []
     # The paused path is still the real one: it read the plan and memento.toml (as TOML: a Config
     # only when it sets [chat] or a remote, tests/core/test_import_hygiene.py).
-    assert {"memento_core.plan", "tomllib", "memento_core.locks"} <= loaded
+    assert {"memento_core.plan.scan", "tomllib", "memento_core.locks"} <= loaded

@@ -121,7 +121,7 @@ def command(ws: Workspace, text: str, source: str, *, in_tick: bool = False) -> 
 
 
 def _plan(ws: Workspace):
-    from ..plan import parse_plan
+    from ..plan.scan import parse_plan
 
     return parse_plan(ws.plan_path, display=ws.rel(ws.plan_path))
 

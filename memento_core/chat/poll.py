@@ -161,7 +161,7 @@ def queue_events(ws: Workspace, config: Config, record: dict) -> None:
     """Queue what [notify] would send now (its events, once per change of state); a question's post
     is kept so that a reply to it answers it."""
     from ..notify import current_events, message
-    from ..plan import parse_plan
+    from ..plan.scan import parse_plan
     from ..state import TickState
     from ..state_word import word_for
     from ..status_log import parse_status

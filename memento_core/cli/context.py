@@ -26,7 +26,7 @@ def workspace_of(args: argparse.Namespace) -> Workspace:
 
 def load_plan(ws: Workspace):
     """The workspace's plan, parsed (errors are in ``plan.errors``)."""
-    from ..plan import parse_plan
+    from ..plan.scan import parse_plan
 
     return parse_plan(ws.plan_path, display=ws.rel(ws.plan_path))
 

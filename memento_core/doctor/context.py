@@ -10,7 +10,8 @@ from .. import checkpoint as cp
 from .. import status_log
 from ..config import Config, load_config
 from ..errors import MementoError
-from ..plan import Plan, parse_plan
+from ..plan.model import Plan
+from ..plan.scan import parse_plan
 from ..runlog import utc_stamp
 from ..state import TickState
 from ..workspace import Workspace

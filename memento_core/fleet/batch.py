@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..plan import Plan, Task
+from ..plan.model import Plan, Task
 from ..scheduler import overlap, pickable
 from ..tick.held import held_tasks
 from . import remote

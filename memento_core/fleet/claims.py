@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 from .. import gitobjects, gitops
 from ..errors import EditConflict, MementoError
 from ..lines import decode
-from ..plan import PlanEditor, Task
+from ..plan.edits import PlanEditor
+from ..plan.model import Task
 from ..runlog import cron_log, utc_stamp
 from . import remote
 from .host import CLAIMS, PLAN, Beat, Fleet, Held, fleet

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from .. import gitops
 from ..errors import EditConflict, MementoError
 from ..locks import atomic_write_bytes
-from ..plan import edit_plan
+from ..plan.edits import edit_plan
 from ..runlog import TaskResult, cron_log, rollback_folder
 from .docs import commit_own_docs
 from .host import CLAIMS, PLAN, STATUS, Beat, Fleet, _forget, fleet

@@ -11,7 +11,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from ..errors import EXIT_ATTENTION, EXIT_OK, MementoError
-from ..plan import Plan, Task
+from ..plan.model import Plan, Task
 from ..runlog import Outcome, cron_log
 from . import claims
 from .batch import _batch, _spread

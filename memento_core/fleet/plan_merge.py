@@ -14,7 +14,9 @@ from __future__ import annotations
 import re
 
 from ..lines import LineDoc, decode, strip_eol
-from ..plan import Plan, PlanEditor, Task, parse_plan_doc
+from ..plan.edits import PlanEditor
+from ..plan.model import Plan, Task
+from ..plan.scan import parse_plan_doc
 
 PLAN = "docs/MASTER_PLAN.md"
 _META_LINE = re.compile(r"^\s*[-*+]\s*(?P<key>[A-Za-z_][\w-]*)\s*:\s*(?P<value>.*?)\s*$")

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 from .. import gitobjects, gitops
 from ..errors import EditConflict, MementoError
 from ..lines import decode
-from ..plan import edit_plan, parse_plan_doc
+from ..plan.edits import edit_plan
+from ..plan.scan import parse_plan_doc
 from ..runlog import TaskResult, cron_log
 from ..scheduler import TASK
 from ..scheduler import pick as pick_verdict

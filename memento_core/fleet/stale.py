@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 
 from .. import gitops
 from ..errors import EditConflict
-from ..plan import Plan, Task, edit_plan
+from ..plan.edits import edit_plan
+from ..plan.model import Plan, Task
 from ..runlog import cron_log
 from ..state import read_claim
 from ..tick.record import read_record

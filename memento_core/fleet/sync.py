@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from .. import gitops
 from ..errors import EXIT_OK, MementoError
-from ..plan import Plan
+from ..plan.model import Plan
 from ..runlog import Outcome, cron_log
 from . import remote
 from .docs import commit_own_docs

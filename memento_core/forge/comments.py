@@ -80,7 +80,7 @@ def seed(ws: Workspace, statuses: dict[str, str]) -> None:
 
 def queue_changes(ws: Workspace, data: dict, results=()) -> list[str]:
     """Queue one comment per imported task whose state changed to [x] or [!]; the ids queued."""
-    from ..plan import parse_plan
+    from ..plan.scan import parse_plan
     from .records import load_state
 
     imported = load_state(ws)["tasks"]

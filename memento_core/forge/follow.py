@@ -16,7 +16,7 @@ cron.log and the other phases go on. Nothing here counts as a task's retry.
 from __future__ import annotations
 
 from ..lines import clipped
-from ..plan import parse_plan
+from ..plan.scan import parse_plan
 from ..runlog import cron_log, utc_stamp
 from ..workspace import Workspace
 from . import checks, pulls, reviews, trouble

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 
 from ..errors import MementoError
 from ..lines import listed
-from ..plan import PlanEditor, Task
+from ..plan.edits import PlanEditor
+from ..plan.model import Task
 from ..workspace import Workspace
 from .issue_block import IssueFields, defused_title, read_issue
 from .records import load_state, save_state
@@ -64,7 +65,7 @@ def import_issues(ws: Workspace, repo: str, *, label: str | None = DEFAULT_LABEL
     try:
         with file_lock(ws.tick_lock_path, blocking=False):
             state = load_state(ws)
-            from ..plan import edit_plan
+            from ..plan.edits import edit_plan
 
             plan = edit_plan(ws.plan_path, lambda e: _apply(e, issues, repo, phase, state, result))
             if result.changed:

@@ -14,7 +14,7 @@ import unicodedata
 from dataclasses import dataclass, field
 
 from ..lines import ANSI_RE, clipped
-from ..plan import TASK_ID
+from ..plan.model import TASK_ID
 
 FIELDS = ("verify", "context_files", "accept", "depends")
 TITLE_CHARS = 200

@@ -26,7 +26,8 @@ from pathlib import Path
 from .. import gitops
 from ..errors import MementoError
 from ..lines import clipped, safe_text
-from ..plan import FINISHED, Plan, parse_plan_text
+from ..plan.model import FINISHED, Plan
+from ..plan.scan import parse_plan_text
 from ..runlog import utc_stamp
 from ..status_log import parse_status
 from ..workspace import Workspace

@@ -26,7 +26,8 @@ from dataclasses import replace
 
 from .. import notes as notes_file
 from ..lines import clipped, message_text
-from ..plan import TASK_ID, Plan, edit_plan
+from ..plan.edits import edit_plan
+from ..plan.model import TASK_ID, Plan
 from ..workspace import Workspace
 from .issue_block import one_line
 from .pulls import PullRecord

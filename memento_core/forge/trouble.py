@@ -105,7 +105,7 @@ def action(source: str) -> str:
 
 def _tick_number(ws: Workspace) -> int:
     """The number of the tick now running (it wrote its number first) or the last one."""
-    from ..plan import parse_plan
+    from ..plan.scan import parse_plan
     from ..state import TickState
 
     try:

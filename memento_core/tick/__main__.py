@@ -63,7 +63,7 @@ def run_locked(ws, taken_over: str = ""):
     """
     from ..errors import MementoError
     from ..locks import LockBusy, file_lock
-    from ..plan import parse_plan
+    from ..plan.scan import parse_plan
     from ..runlog import Outcome, cron_log
     from .own_dirs import mend_own_folders
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 import shutil
 
 from ..errors import EditConflict, MementoError
-from ..plan import Plan, Task, edit_plan
+from ..plan.edits import edit_plan
+from ..plan.model import Plan, Task
 from ..questions import BadQuestion, read_question, save_question
 from .context import TickContext
 from .files import append_log, unlink

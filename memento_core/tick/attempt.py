@@ -22,7 +22,8 @@ from ..crashpoints import crash_point
 from ..durations import format_duration
 from ..errors import EditConflict, MementoError
 from ..locks import atomic_write_bytes
-from ..plan import Plan, Task, edit_plan
+from ..plan.edits import edit_plan
+from ..plan.model import Plan, Task
 from ..questions import forget_question
 from ..runlog import utc_stamp
 from ..state import Claim, Heartbeat, remove_claim, this_host, write_claim

@@ -11,7 +11,8 @@ from __future__ import annotations
 import shutil
 
 from ..errors import MementoError
-from ..plan import Plan, edit_plan
+from ..plan.edits import edit_plan
+from ..plan.model import Plan
 from ..runlog import utc_stamp
 from ..workspace import KEPT_DOCS
 from .context import TickContext

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .. import gitops, sandbox
 from ..errors import MementoError
-from ..plan import Task
+from ..plan.model import Task
 from ..sandbox import network
 from . import ownfiles
 from .context import TickContext

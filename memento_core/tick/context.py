@@ -18,7 +18,9 @@ from pathlib import Path
 from .. import gitobjects, gitops, status_log
 from ..config import Config
 from ..errors import MementoError
-from ..plan import Plan, edit_plan, parse_plan
+from ..plan.edits import edit_plan
+from ..plan.model import Plan
+from ..plan.scan import parse_plan
 from ..runlog import TaskResult, cron_log, utc_stamp
 from ..state import TickState
 from ..workspace import Workspace

@@ -16,7 +16,8 @@ from datetime import datetime
 from ..errors import MementoError
 from ..gitops import FileChange, matches_any
 from ..notes import parse_notes_text
-from ..plan import Task, decode_text, scan_plan
+from ..plan.model import Task
+from ..plan.scan import decode_text, scan_plan
 from ..receipts import NO_RECEIPTS, Receipts
 from ..workspace import KEPT_DOCS, OWN_DOCS, own_file
 from .gitstate import GitState

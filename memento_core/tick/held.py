@@ -22,7 +22,8 @@ from pathlib import Path
 from .. import gitops
 from .. import verify_changes as vc
 from ..errors import MementoError
-from ..plan import Plan, parse_plan_text
+from ..plan.model import Plan
+from ..plan.scan import parse_plan_text
 from ..runlog import cron_log
 from ..scheduler import TASK, Verdict, open_phases, pick, pickable
 from ..verify_changes import ACK_COMMAND, VerifyChange, pending, reconcile

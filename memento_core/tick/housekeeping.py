@@ -12,7 +12,7 @@ import shutil
 
 from .. import status_log
 from ..errors import MementoError
-from ..plan import Plan
+from ..plan.model import Plan
 from ..runlog import cron_log
 from ..workspace import Workspace
 from .context import TickContext

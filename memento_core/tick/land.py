@@ -27,7 +27,7 @@ from ..forge import phase_branch as pb
 from ..forge import pulls
 from ..forge.landing import WORKING, finished, passed_over, root_base, unmerged, wait_message
 from ..lines import clipped
-from ..plan import Plan, Task
+from ..plan.model import Plan, Task
 from ..runlog import Outcome, cron_log, utc_stamp
 from ..scheduler import COMPLETE, WAITING, Verdict
 from .context import TickContext

@@ -42,7 +42,8 @@ from ..agents.reaper import environ_of, start_time, tick_identity
 from ..errors import MementoError
 from ..lines import read_text_file
 from ..locks import atomic_write_bytes, atomic_write_text
-from ..plan import Task, decode_text, scan_plan
+from ..plan.model import Task
+from ..plan.scan import decode_text, scan_plan
 from ..state import Claim, this_host
 from ..workspace import Workspace
 from .gitstate import from_bytes, to_bytes

@@ -18,7 +18,9 @@ from .. import gitops, status_log
 from ..agents.reaper import kill_marked
 from ..errors import EditConflict, MementoError
 from ..locks import atomic_write_bytes, file_lock, lock_path_for, locked_edit
-from ..plan import Plan, Task, decode_text, edit_plan, scan_plan
+from ..plan.edits import edit_plan
+from ..plan.model import Plan, Task
+from ..plan.scan import decode_text, scan_plan
 from ..runlog import cron_log
 from ..state import Claim, claim_is_stale, read_claim, remove_claim, this_host
 from .context import TickContext

@@ -16,7 +16,8 @@ from difflib import SequenceMatcher
 from .. import gitops, notes
 from ..errors import EditConflict, MementoError
 from ..locks import atomic_write_bytes, atomic_write_text, locked_edit
-from ..plan import decode_text, edit_plan, parse_plan_text
+from ..plan.edits import edit_plan
+from ..plan.scan import decode_text, parse_plan_text
 from ..receipts import Receipts
 from ..runlog import rollback_folder as rollback_folder  # re-exported for tick/
 from ..workspace import KEPT_DOCS, Workspace

@@ -33,7 +33,7 @@ Each step of SPEC §4 and the function that does it:
 with the exit code (0 ran, 1 needs attention, 2 could not run).
 
 Every step that changes a shared file goes through the locked line edits of
-plan.py, notes.py and status_log.py; every git step through gitops.py; every
+plan/edits.py, notes.py and status_log.py; every git step through gitops.py; every
 process through agents (own process group, output to the tick log, killed whole).
 """
 
@@ -48,7 +48,7 @@ from ..crashpoints import crash_point
 from ..errors import EXIT_ATTENTION, EXIT_ERROR, EXIT_OK, MementoError
 from ..fleet import calls as remote  # the fleet's calls for the tick (SPEC §12)
 from ..lines import plural
-from ..plan import Plan, Task
+from ..plan.model import Plan, Task
 from ..runlog import Outcome, cron_log, utc_stamp
 from ..scheduler import BLOCKED, COMPLETE, INPUT, TASK, plan_errors, stopping_errors
 from ..workspace import OWN_DOCS, Workspace

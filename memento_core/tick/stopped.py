@@ -130,7 +130,8 @@ def taken_over_message(pid: int, quiet: float, killed: list[int]) -> str:
 def lock_busy(ws, said: str) -> tuple[str, bool]:
     """The tick lock is held: (what to say, whether its holder was a stopped tick now taken over)."""
     from ..errors import MementoError
-    from ..plan import Meta, parse_plan
+    from ..plan.model import Meta
+    from ..plan.scan import parse_plan
 
     found = stopped_holder(ws.tick_lock_path)
     if found is None:
@@ -150,7 +151,7 @@ def remember(ws, message: str) -> None:
     """The takeover in state.json and `.memento_alert`, until `memento ack` (under the tick lock)."""
     from ..checkpoint import write_alert
     from ..errors import MementoError
-    from ..plan import parse_plan
+    from ..plan.scan import parse_plan
     from ..state import TickState
 
     state = TickState.load(ws)

@@ -37,7 +37,8 @@ from pathlib import Path
 from .. import agents, gitops, notes, sandbox, scratch
 from ..agents.reaper import kill_marked
 from ..errors import EditConflict, MementoError
-from ..plan import Plan, Task, edit_plan
+from ..plan.edits import edit_plan
+from ..plan.model import Plan, Task
 from ..runlog import cron_log, utc_stamp
 from ..scheduler import TASK
 from ..state import Claim, Heartbeat, read_claim, remove_claim, this_host, write_claim

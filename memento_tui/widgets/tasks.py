@@ -10,7 +10,7 @@ from textual.widgets import DataTable, Static
 from textual.widgets.data_table import ColumnKey
 
 from memento_core.durations import format_duration
-from memento_core.plan import Task
+from memento_core.plan.model import Task
 from memento_core.status_log import TickEntry
 
 from ..literal import literal

@@ -12,7 +12,7 @@ import pytest
 from memento_core import status_log
 from memento_core.control import acknowledge_verify
 from memento_core.notes import add_note, parse_notes
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 from memento_core.scaffold import init_workspace
 from memento_core.tick.__main__ import run_tick
 from memento_core.tick.architect.run import CHANGED, ROLLED_BACK, UNCHANGED, run_architect

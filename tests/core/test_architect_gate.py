@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from memento_core.cli.main import main as cli
-from memento_core.plan import parse_plan, parse_plan_text
+from memento_core.plan.scan import parse_plan, parse_plan_text
 from memento_core.tick.__main__ import run_tick
 from memento_core.tick.architect.run import CHANGED, ROLLED_BACK, run_architect
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from memento_core.agents.reaper import start_time
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 from memento_core.tick.__main__ import run_tick
 from memento_core.tick.architect import run as arch_run
 from memento_core.tick.architect.record import has_record

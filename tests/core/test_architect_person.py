@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from memento_core import control
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 from memento_core.tick.architect.run import CHANGED, ROLLED_BACK, UNCHANGED, run_architect
 
 from .test_architect import agent, git, history, make_ws

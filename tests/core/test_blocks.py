@@ -20,7 +20,7 @@ from memento_core.markdown.blocks import (
     open_fence,
 )
 from memento_core.notes import parse_notes_text
-from memento_core.plan import parse_plan_text
+from memento_core.plan.scan import parse_plan_text
 from memento_core.status_log import parse_status_text
 
 
@@ -118,7 +118,7 @@ def test_the_plan_the_notes_and_the_status_log_agree_on_fences():
     assert entries[0].error_tail == "~~~\n```\n## [u] Tick #2\n```a`b"  # text after the fence
 
 
-@pytest.mark.parametrize("module", ["memento_core.markdown.blocks", "memento_core.plan"])
+@pytest.mark.parametrize("module", ["memento_core.markdown.blocks", "memento_core.plan.edits"])
 def test_importing_the_scanners_loads_no_mistune(module):
     code = f"import sys, {module}; print('mistune' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -15,7 +15,7 @@ from memento_core.cli.main import main as cli
 from memento_core.config import load_config
 from memento_core.errors import MementoError
 from memento_core.notes import parse_notes
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 from memento_core.tick.__main__ import run_tick
 
 from .telegram_standin import TelegramStandIn

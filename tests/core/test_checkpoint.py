@@ -12,7 +12,7 @@ from memento_core import checkpoint, doctor
 from memento_core.cli.main import main
 from memento_core.demo import create_demo
 from memento_core.locks import file_lock
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 from memento_core.scheduler import pick
 from memento_core.state import TickState
 from memento_core.tick.__main__ import run_tick

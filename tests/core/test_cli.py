@@ -143,12 +143,12 @@ def test_status_json_document(ws: Path):
 
 def test_status_reads_the_plan_once(ws: Path, monkeypatch):
     # 10,000 tasks take tens of milliseconds to read: the summary and "needs you" share one reading.
-    import memento_core.plan
+    import memento_core.plan.scan
     from memento_core.cli.commands.status import status_document
     from memento_core.workspace import Workspace
 
-    read, real = [], memento_core.plan.parse_plan
-    monkeypatch.setattr(memento_core.plan, "parse_plan", lambda *a, **k: read.append(a) or real(*a, **k))
+    read, real = [], memento_core.plan.scan.parse_plan
+    monkeypatch.setattr(memento_core.plan.scan, "parse_plan", lambda *a, **k: read.append(a) or real(*a, **k))
     (ws / PLAN).write_text((FIXTURES / "skill_template_plan.md").read_text().replace("- [ ] `T-102`", "- [!] `T-102`"))
     doc = status_document(Workspace.find(ws))
     assert len(read) == 1 and [n["task"] for n in doc["needs_you"] if n.get("task")] == ["T-102"]

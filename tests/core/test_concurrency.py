@@ -32,7 +32,8 @@ import pytest
 
 from memento_core import status_log
 from memento_core.notes import add_note, parse_notes
-from memento_core.plan import parse_plan, reset_task, skip_task
+from memento_core.plan.edits import reset_task, skip_task
+from memento_core.plan.scan import parse_plan
 from memento_core.scaffold import init_workspace
 
 PY = sys.executable

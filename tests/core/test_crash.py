@@ -25,7 +25,7 @@ from memento_core import gitops, status_log
 from memento_core.crashpoints import POINTS as CRASH_POINTS
 from memento_core.demo import create_demo
 from memento_core.notes import add_note, parse_notes
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 from memento_core.workspace import Workspace
 
 PY = sys.executable

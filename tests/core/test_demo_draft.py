@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from memento_core.demo import create_demo
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 
 
 def _drafter():

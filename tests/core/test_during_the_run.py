@@ -12,7 +12,7 @@ import shlex
 import pytest
 
 from memento_core.notes import add_note, parse_notes
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 from memento_core.state import read_claim
 from memento_core.tick.__main__ import run_tick
 

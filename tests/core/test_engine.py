@@ -15,7 +15,7 @@ import pytest
 from memento_core import gitops, status_log
 from memento_core.demo import create_demo
 from memento_core.notes import add_note, parse_notes
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 from memento_core.scaffold import init_workspace
 from memento_core.state import claim_is_stale, read_claim
 from memento_core.tick import guards, housekeeping

@@ -13,7 +13,8 @@ import pytest
 from memento_core import gitops, status_log
 from memento_core.errors import EditConflict
 from memento_core.notes import add_note, parse_notes
-from memento_core.plan import parse_plan, reset_task
+from memento_core.plan.edits import reset_task
+from memento_core.plan.scan import parse_plan
 from memento_core.state import Claim, Heartbeat, read_claim, remove_claim, write_claim
 from memento_core.tick.__main__ import run_tick
 from memento_core.tick.entries import PENDING_COMMIT

@@ -19,7 +19,7 @@ from memento_core import status_log
 from memento_core.markdown.blocks import fence_for, fenced, line_kinds
 from memento_core.markdown.prose import tokens
 from memento_core.notes import add_note
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 
 from .modes import MODES
 from .test_engine import agent, git, make_ws

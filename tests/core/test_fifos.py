@@ -27,7 +27,7 @@ from memento_core.lines import (
     read_regular_or_none,
     read_text_file,
 )
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 
 from .modes import MODES
 from .test_engine import agent, make_ws

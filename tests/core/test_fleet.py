@@ -22,7 +22,7 @@ import pytest
 from memento_core import fleet
 from memento_core.config import load_config
 from memento_core.fleet import remote
-from memento_core.plan import parse_plan_text
+from memento_core.plan.scan import parse_plan_text
 from memento_core.scaffold import init_workspace
 from memento_core.tick.context import TickContext
 from memento_core.workspace import Workspace

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 from memento_core.scaffold import init_workspace
 from tests.core.modes import MODES
 from tests.core.test_home import _environ_of

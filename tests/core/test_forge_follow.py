@@ -17,7 +17,7 @@ from memento_core.forge import checks, pulls
 from memento_core.forge.github import GitHub, Token
 from memento_core.forge.pulls import PullRecord
 from memento_core.notes import parse_notes
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 from memento_core.scaffold import init_workspace
 from memento_core.status_log import parse_status
 from memento_core.workspace import Workspace

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 from memento_core.scaffold import init_workspace
 from tests.forge_standin import TOKEN
 

@@ -11,7 +11,7 @@ import pytest
 from memento_core.forge import phase_branch as pb
 from memento_core.forge.landing import body, root_base, wait_message, waits
 from memento_core.forge.pulls import PullRecord
-from memento_core.plan import parse_plan_text
+from memento_core.plan.scan import parse_plan_text
 from memento_core.workspace import Workspace
 
 TASK_ID = re.compile(r"[A-Z][A-Z0-9]*-\d+", re.I)

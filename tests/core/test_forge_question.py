@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 from tests.core.test_forge_comments import AGENTS, BLOCK, PY, do_import, make_project, tick
 
 

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 from memento_core.status_log import parse_status
 from tests.core.test_forge_comments import (
     BLOCK,

@@ -21,7 +21,7 @@ import pytest
 
 from memento_core import locks
 from memento_core.agents import logcap
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 from memento_core.tick import kept
 from memento_core.tick.__main__ import run_tick
 from memento_core.workspace import Workspace

@@ -26,7 +26,7 @@ import pytest
 from memento_core import sandbox
 from memento_core.config import config_from_dict, load_config
 from memento_core.errors import MementoError
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 from memento_core.tick.__main__ import run_tick
 from memento_core.workspace import Workspace
 

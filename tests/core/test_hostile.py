@@ -21,7 +21,8 @@ from memento_core import checkpoint, locks, notes, status_log
 from memento_core.config import load_config
 from memento_core.errors import MementoError
 from memento_core.memory.entries import entry_from_text
-from memento_core.plan import parse_plan, set_status
+from memento_core.plan.edits import set_status
+from memento_core.plan.scan import parse_plan
 
 PY = sys.executable
 FEW = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

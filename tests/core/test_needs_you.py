@@ -8,7 +8,8 @@ from memento_core import cron, overview
 from memento_core.cli.main import main
 from memento_core.demo import create_demo
 from memento_core.notes import add_note, parse_notes
-from memento_core.plan import edit_plan, parse_plan
+from memento_core.plan.edits import edit_plan
+from memento_core.plan.scan import parse_plan
 from memento_core.state import TickState
 from memento_core.workspace import Workspace
 

@@ -19,7 +19,7 @@ import pytest
 
 from memento_core.config import config_from_dict, load_config
 from memento_core.hosts import parse_host
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 from memento_core.sandbox import network
 from memento_core.tick.__main__ import run_tick
 

@@ -301,7 +301,7 @@ def test_the_cron_tick_prints_no_secret_of_a_url(tmp_path, receiver):
 
 
 def test_every_kind_of_state_is_read_from_the_workspace(tmp_path):
-    from memento_core.plan import parse_plan
+    from memento_core.plan.scan import parse_plan
     from memento_core.runlog import utc_stamp
     from memento_core.status_log import append_entry, format_entry, parse_status
 

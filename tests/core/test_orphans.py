@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from memento_core.agents import process
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 
 from .modes import needs_bwrap
 from .test_engine import _alive, _wait_for, agent, entries, git, make_ws

@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 from memento_core import control
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 from memento_core.state import TickState
 from memento_core.tick.__main__ import run_tick
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 from tests.first_project import first_plan, memento, tick, write_plan
 
 

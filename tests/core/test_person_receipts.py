@@ -19,7 +19,7 @@ import sys
 import pytest
 
 from memento_core.notes import parse_notes
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 from memento_core.tick.__main__ import run_tick
 
 from .test_during_the_run import tick_while_the_agent_waits

@@ -7,16 +7,15 @@ from pathlib import Path
 import pytest
 
 from memento_core.errors import EditConflict, MementoError
-from memento_core.plan import (
+from memento_core.plan.edits import (
     edit_plan,
-    parse_plan,
-    parse_plan_text,
     reset_task,
     set_meta,
     set_retries,
     set_status,
     skip_task,
 )
+from memento_core.plan.scan import parse_plan, parse_plan_text
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -358,7 +357,7 @@ def test_a_task_block_put_back_from_another_version_keeps_its_status_and_every_o
 @pytest.mark.parametrize("value, bare", [("`pytest -q`", "pytest -q"), ("``grep `x` f``", "grep `x` f"),
                                          ("`", "`"), ("``", ""), ("`a", "`a"), ("a`", "a`"), (" plain ", "plain")])
 def test_one_layer_of_matching_backticks_is_taken_off_a_value(value, bare):
-    from memento_core.plan import unquote
+    from memento_core.plan.model import unquote
 
     assert unquote(value) == bare
 
@@ -367,7 +366,7 @@ def test_one_layer_of_matching_backticks_is_taken_off_a_value(value, bare):
                                           ("['x y', `z`]", ("x y", "z")), ("[a, b", ("[a", "b")),
                                           ("a, b]", ("a", "b]"))])
 def test_a_path_list_drops_its_brackets_only_when_it_has_both(value, paths):
-    from memento_core.plan import split_path_list
+    from memento_core.plan.model import split_path_list
 
     assert split_path_list(value) == paths
 

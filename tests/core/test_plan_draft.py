@@ -16,7 +16,7 @@ import pytest
 
 from memento_core import status_log
 from memento_core.notes import add_note
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 from memento_core.plan_lint import lint_problems
 from memento_core.scaffold import init_workspace
 from memento_core.tick.architect.draft import (
@@ -436,7 +436,7 @@ def test_init_writes_the_drafters_system_prompt_and_its_example_lints(tmp_path):
     for rule in ("no right to exist", "parallel", "depends", "context_files", "red first", "PROJECT_MAP.md"):
         assert rule.lower() in prompt.lower(), rule
     example = re.search(r"```markdown\n(.*?)```", prompt, flags=re.S).group(1)
-    from memento_core.plan import parse_plan_text
+    from memento_core.plan.scan import parse_plan_text
 
     plan = parse_plan_text(example)
     assert len(plan.tasks) == 3 and len(plan.phases) == 2

@@ -15,7 +15,7 @@ import json
 import pytest
 
 from memento_core import overview
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 from memento_core.state import TickState
 from memento_core.status_log import parse_status
 from memento_core.workspace import Workspace

@@ -8,7 +8,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memento_core.plan import _FIELD_FIND, edit_plan, parse_plan, unquote
+from memento_core.plan.edits import edit_plan
+from memento_core.plan.model import _FIELD_FIND, unquote
+from memento_core.plan.scan import parse_plan
 
 STATUSES = [" ", "x", "!", "~", "-"]
 prose = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=30).map(

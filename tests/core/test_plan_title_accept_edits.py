@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 from memento_core.forge.issue_block import defused_title, one_line
 from memento_core.lines import decode
-from memento_core.plan import PlanEditor, parse_plan_text
+from memento_core.plan.edits import PlanEditor
+from memento_core.plan.scan import parse_plan_text
 
 PLAN = ("\ufeff# MASTER_PLAN: p\r\n\r\n## Meta\r\n- max_retries: 2\r\n\r\n## Phase 1: A\r\n<!-- depends: none -->\r\n\r\n"
         "- [ ] `GH-1`: [MODULE:api] Old title [retries: 1]\r\n  - verify: `true`\r\n  - accept: one\r\n"

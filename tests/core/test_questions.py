@@ -12,7 +12,7 @@ import pytest
 from memento_core import questions
 from memento_core.errors import MementoError
 from memento_core.notes import parse_notes
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 from memento_core.state import TickState
 from memento_core.tick.__main__ import run_tick
 
@@ -347,7 +347,7 @@ SKILL = Path("/work/shared/seeds/agent-memento-SKILL.md")
 
 @pytest.mark.parametrize("name", ["skill_template_plan.md", "spec_example_plan.md", "SKILL"])
 def test_plans_without_the_sixth_state_parse_and_round_trip_byte_for_byte(tmp_path, name):
-    from memento_core.plan import edit_plan
+    from memento_core.plan.edits import edit_plan
 
     source = SKILL if name == "SKILL" else FIXTURES / name
     if not source.exists():
@@ -379,7 +379,7 @@ def test_lint_warns_of_a_waiting_task_without_a_question(tmp_path):
 
 
 def test_the_architect_may_neither_answer_nor_ask(tmp_path):
-    from memento_core.plan import parse_plan_text
+    from memento_core.plan.scan import parse_plan_text
     from memento_core.tick.architect.changes import compare_plans
 
     old = parse_plan_text(WAITING.join(["# P\n\n## Phase 1: A\n\n", ""]) + TWO.split("\n", 5)[5])

@@ -7,7 +7,8 @@ import multiprocessing as mp
 from pathlib import Path
 
 from memento_core.notes import add_note, parse_notes
-from memento_core.plan import edit_plan, parse_plan
+from memento_core.plan.edits import edit_plan
+from memento_core.plan.scan import parse_plan
 
 ROUNDS = 200
 PLAN = """\

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 from memento_core.runlog import utc_stamp
 from memento_core.state import TickState
 from memento_core.tick.__main__ import run_tick

@@ -20,7 +20,8 @@ import pytest
 
 from memento_core import receipts
 from memento_core.agents.reaper import subreaper
-from memento_core.plan import parse_plan, skip_task
+from memento_core.plan.edits import skip_task
+from memento_core.plan.scan import parse_plan
 from memento_core.tick.receipts import INSIDE, held, inside_the_tick, listening
 
 from .test_engine import HELLO, make_ws

@@ -14,7 +14,7 @@ import pytest
 from memento_core import status_log
 from memento_core.config import config_from_dict
 from memento_core.errors import MementoError
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 from memento_core.scaffold import init_workspace
 from memento_core.tick.__main__ import run_tick
 from memento_core.tick.review import parse_review

@@ -21,7 +21,7 @@ from memento_core import sandbox
 from memento_core.config import config_from_dict, load_config, unknown_keys
 from memento_core.errors import MementoError
 from memento_core.overview import summarize
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 from memento_core.status_log import parse_status
 from memento_core.tick.__main__ import run_tick
 from memento_core.workspace import Workspace

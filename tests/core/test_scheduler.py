@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memento_core.plan import parse_plan_text
+from memento_core.plan.scan import parse_plan_text
 from memento_core.scheduler import (
     BLOCKED,
     COMPLETE,

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 from memento_core.tick.__main__ import run_tick
 
 from .modes import MODES

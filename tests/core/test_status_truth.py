@@ -94,7 +94,7 @@ def test_not_a_git_repository_is_invalid_and_the_dashboard_says_the_same(project
     assert out.startswith("[error] ") and "[error] " + str(root) + " is not a git repository" in out
     # The dashboard's header and "Needs you" read the same summary through the same rules.
     from memento_core import overview
-    from memento_core.plan import parse_plan
+    from memento_core.plan.scan import parse_plan
     from memento_core.state import TickState
     from memento_core.workspace import Workspace
 

@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memento_core.overview import summarize
-from memento_core.plan import FINISHED, parse_plan, parse_plan_text
+from memento_core.plan.model import FINISHED
+from memento_core.plan.scan import parse_plan, parse_plan_text
 from memento_core.scaffold import init_workspace
 from memento_core.scheduler import BLOCKED, COMPLETE, NOTHING_VALID, TASK, WAITING, pick
 from memento_core.task_deps import waits_on

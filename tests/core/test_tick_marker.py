@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 
 from .modes import MODES
 from .test_engine import _wait_for, agent, git, make_ws

@@ -13,7 +13,7 @@ import subprocess
 import pytest
 
 from memento_core import status_log
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 from memento_core.tick.__main__ import run_tick
 
 from .modes import MODES

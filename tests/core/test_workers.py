@@ -19,7 +19,7 @@ import pytest
 
 from memento_core import sandbox, status_log
 from memento_core.config import load_config
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 from memento_core.scaffold import init_workspace
 from memento_core.state import read_claim
 from memento_core.tick.__main__ import run_tick

@@ -12,7 +12,7 @@ import threading
 
 import pytest
 
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 from memento_core.tick import workers, worktrees
 from memento_core.tick.__main__ import run_tick
 

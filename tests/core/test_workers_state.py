@@ -13,7 +13,7 @@ import threading
 
 import pytest
 
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 from memento_core.state import TickState
 from memento_core.tick import context as tick_context
 from memento_core.tick.__main__ import run_tick

@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from memento_core import spending, status_log
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 from memento_core.state import TickState
 from memento_core.tick.__main__ import run_tick
 from memento_core.tick.limits import clock, parse_stamp

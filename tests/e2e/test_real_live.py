@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 import pytest
 
 from memento_core import status_log
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 from memento_core.state import TickState
 from memento_core.tick.__main__ import run_tick
 from memento_core.tick.limits import clock

@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from memento_core import agents
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 from memento_core.tick.architect.draft import KEPT, draft_plan
 from memento_core.workspace import Workspace
 

@@ -16,7 +16,7 @@ from memento_core import gitops
 from memento_core.demo import create_demo
 from memento_core.locks import atomic_write_text
 from memento_core.notes import add_note, mark_read, parse_notes
-from memento_core.plan import edit_plan
+from memento_core.plan.edits import edit_plan
 
 FIXED_NOW = datetime(2026, 11, 29, 14, 0, 0, tzinfo=UTC)
 HOSTILE = ("[x]", "[bold red]", "[link=file:///etc/passwd]x[/link]", "[/]")

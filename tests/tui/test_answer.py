@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 
 from memento_core.notes import parse_notes
-from memento_core.plan import edit_plan, parse_plan
+from memento_core.plan.edits import edit_plan
+from memento_core.plan.scan import parse_plan
 from memento_core.questions import save_question
 from memento_core.workspace import Workspace
 from memento_tui.app import MementoApp

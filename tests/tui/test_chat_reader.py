@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 from memento_tui.app import MementoApp
 from tests.core.telegram_standin import TelegramStandIn
 

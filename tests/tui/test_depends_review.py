@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memento_core.plan import edit_plan
+from memento_core.plan.edits import edit_plan
 from memento_tui.app import MementoApp
 from memento_tui.widgets.tasks import TaskPane
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 from memento_core.scaffold import init_workspace
 from memento_tui.app import MementoApp
 from memento_tui.screens.draft import BriefComposer, DraftScreen

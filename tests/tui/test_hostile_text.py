@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memento_core.notes import add_note
-from memento_core.plan import edit_plan
+from memento_core.plan.edits import edit_plan
 from memento_tui.app import MementoApp
 from memento_tui.literal import clean, literal
 from memento_tui.screens.log import LogScreen

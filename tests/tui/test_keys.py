@@ -13,7 +13,7 @@ import tomllib
 from textual.widgets import Input
 
 from memento_core.notes import parse_notes
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 from memento_core.status_log import parse_status
 from memento_tui import app as app_module
 from memento_tui.app import MementoApp

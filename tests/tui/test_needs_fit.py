@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from memento_core.plan import edit_plan
+from memento_core.plan.edits import edit_plan
 from memento_tui.app import MementoApp
 
 from .conftest import screen_text, settle

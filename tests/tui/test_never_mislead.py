@@ -60,7 +60,7 @@ async def test_a_pasted_note_sent_at_once_with_f2_is_kept_whole(scripted):
 
 
 def _block_the_last_task(root) -> None:
-    from memento_core.plan import edit_plan
+    from memento_core.plan.edits import edit_plan
 
     def apply(e) -> None:
         e.set_status("T-304", "!")
@@ -71,7 +71,7 @@ def _block_the_last_task(root) -> None:
 
 
 async def test_r_on_the_blocked_last_row_keeps_the_selection_and_s_skips_that_task(scripted):
-    from memento_core.plan import parse_plan
+    from memento_core.plan.scan import parse_plan
     from memento_tui.screens.dialogs import AskScreen
 
     _block_the_last_task(scripted)
@@ -103,7 +103,7 @@ def test_a_real_120x40_terminal_wins_over_exported_columns_and_lines(scripted):
     """COLUMNS=160 LINES=50 left by an earlier shell: the screen is the terminal's 120x40 all the same."""
     import re
 
-    from memento_core.plan import parse_plan
+    from memento_core.plan.scan import parse_plan
 
     from .pty_screen import PtyDashboard
 
@@ -241,7 +241,7 @@ async def test_the_time_left_counts_the_wait_for_the_next_tick(scripted):
     """One task left, a tick every 7 minutes: it is done in about 7 minutes, not in its 0.4 s of work."""
     import re
 
-    from memento_core.plan import edit_plan
+    from memento_core.plan.edits import edit_plan
 
     def apply(e) -> None:
         for tid in ("T-201", "T-301", "T-302", "T-303", "T-304"):
@@ -265,7 +265,7 @@ async def test_a_key_tmux_keeps_or_no_key_at_all_is_refused_with_file_and_line(s
     "nonsense_key"` (no key fires it) were taken silently, leaving reset and skip on no key.
     Each is refused with memento.toml:LINE and why; r and s still work; lint and doctor say it."""
     from memento_core.config import load_config
-    from memento_core.plan import parse_plan
+    from memento_core.plan.scan import parse_plan
 
     from .test_keys import messages
 

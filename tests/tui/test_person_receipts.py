@@ -15,7 +15,7 @@ import sys
 import pytest
 from textual.widgets import Input
 
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 from memento_core.status_log import parse_status
 from memento_tui.app import MementoApp
 

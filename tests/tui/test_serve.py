@@ -201,7 +201,7 @@ def _tick(root: Path) -> subprocess.CompletedProcess:
 
 def _notes_and_mode(root: Path) -> tuple[str, list[str]]:
     from memento_core.notes import parse_notes
-    from memento_core.plan import parse_plan
+    from memento_core.plan.scan import parse_plan
 
     return parse_plan(root / "docs" / "MASTER_PLAN.md").meta.tick_mode, [
         n.text for n in parse_notes(root / "docs" / "HUMAN_NOTES.md")]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 from memento_tui.app import MementoApp
 
 from .conftest import screen_text, settle

@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from memento_core.notes import parse_notes
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 
 from .tmux import Tmux, dashboard_argv, needs_tmux
 

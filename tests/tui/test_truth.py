@@ -15,7 +15,7 @@ from textual.widgets import Button
 from memento_core import cron
 from memento_core.demo import create_demo
 from memento_core.locks import atomic_write_text
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 from memento_core.state import TickState
 from memento_core.tick.__main__ import run_tick
 from memento_core.workspace import Workspace

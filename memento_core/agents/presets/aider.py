@@ -34,7 +34,7 @@ def _task_context_files(req: AgentRequest) -> tuple[str, ...]:
     """The task's context_files: given by the caller, else read from the plan (best effort)."""
     if req.context_files is not None:
         return tuple(req.context_files)
-    from ...plan import parse_plan  # only the aider preset needs the plan here
+    from ...plan.scan import parse_plan  # only the aider preset needs the plan here
 
     try:
         task = parse_plan(Path(req.workdir) / "docs" / "MASTER_PLAN.md").task(req.task_id)

@@ -7,7 +7,7 @@ import argparse
 import os
 
 from ...errors import MementoError
-from ...plan import TASK_ID_RE
+from ...plan.model import TASK_ID_RE
 from ..context import with_dir, workspace_of
 from ..output import EXIT_ERROR, EXIT_OK, ok, safe_block, safe_json, safe_text, warn
 

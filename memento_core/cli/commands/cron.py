@@ -158,7 +158,7 @@ def _print_github(ws: Workspace, every: str, pip: str) -> int:
     from ... import gitops
     from ...config import load_config
     from ...cron import DISTRIBUTION, default_requirement, github_workflow
-    from ...plan import parse_plan
+    from ...plan.scan import parse_plan
 
     config = load_config(ws.config_path)
     try:

@@ -26,7 +26,7 @@ from ...agents.usage import json_objects, last_words, plain_lines
 from ...config import Config
 from ...errors import MementoError
 from ...locks import LockBusy, atomic_write_text, file_lock
-from ...plan import Task
+from ...plan.model import Task
 from ...workspace import Workspace
 from ..context import Context
 from ..findings import CRITICAL, WARNING, CheckResult, Finding

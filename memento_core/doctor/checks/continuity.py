@@ -12,7 +12,7 @@ from ... import checkpoint as cp
 from ...checkpoint import current_phase
 from ...durations import format_duration
 from ...lines import read_text_file
-from ...plan import FINISHED, Plan
+from ...plan.model import FINISHED, Plan
 from ...scheduler import COMPLETE, TASK, pick
 from ..context import Context, mtime, parse_stamp, stamp
 from ..findings import CRITICAL, INFO, WARNING, CheckResult, Finding

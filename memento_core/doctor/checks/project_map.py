@@ -7,7 +7,7 @@ import re
 from ...gitops import matches_any
 from ...lines import read_text_file
 from ...markdown.prose import block_lines, tokens, tree_paths, walk
-from ...plan import FINISHED
+from ...plan.model import FINISHED
 from ..context import Context
 from ..findings import INFO, WARNING, CheckResult, Finding
 

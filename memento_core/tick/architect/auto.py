@@ -15,7 +15,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from ... import notes
-from ...plan import Plan
+from ...plan.model import Plan
 from ...runlog import Outcome, cron_log
 from ..context import TickContext
 from ..housekeeping import write_alert, write_checkpoint

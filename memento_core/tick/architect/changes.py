@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from ...errors import MementoError
 from ...notes import parse_notes_text
-from ...plan import Plan, Task
+from ...plan.model import Plan, Task
 from ..guards import LIMIT_KEYS
 
 # Meta keys Memento maintains itself; the architect's changes to them are not changes.

@@ -21,7 +21,9 @@ from ...durations import format_duration
 from ...errors import EXIT_ATTENTION, EXIT_ERROR, EXIT_OK, MementoError
 from ...lines import clipped, strip_controls
 from ...locks import atomic_write_bytes
-from ...plan import Task, decode_text, edit_plan, parse_plan_text
+from ...plan.edits import edit_plan
+from ...plan.model import Task
+from ...plan.scan import decode_text, parse_plan_text
 from ...runlog import utc_stamp
 from ...workspace import Workspace
 from ..context import Interrupted, TickContext

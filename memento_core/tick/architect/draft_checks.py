@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...errors import PlanError
-from ...plan import Plan
+from ...plan.model import Plan
 from ...plan_lint import lint_problems
 from ..guards import LIMIT_KEYS
 from .changes import COUNTERS, _meta_values, _phase_shape, definition

@@ -14,9 +14,9 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from ... import plan as plans
 from ...errors import MementoError
 from ...locks import atomic_write_bytes
+from ...plan import edits as plan_edits
 from ...workspace import Workspace
 from . import ARCHITECT_ID
 
@@ -76,13 +76,13 @@ def replay(path: Path, ops: list[dict]) -> list[str]:
     for op in ops:
         try:
             if op.get("op") == "skip":
-                plans.skip_task(path, str(op["task"]), str(op.get("reason", "")))
+                plan_edits.skip_task(path, str(op["task"]), str(op.get("reason", "")))
             elif op.get("op") == "reset":
-                plans.reset_task(path, str(op["task"]))
+                plan_edits.reset_task(path, str(op["task"]))
             elif op.get("op") == "mode":
-                plans.set_meta(path, "tick_mode", str(op["mode"]))
+                plan_edits.set_meta(path, "tick_mode", str(op["mode"]))
             elif op.get("op") == "answer":
-                plans.set_status(path, str(op["task"]), " ", expect="?")
+                plan_edits.set_status(path, str(op["task"]), " ", expect="?")
             else:
                 continue
         except (MementoError, KeyError, OSError):

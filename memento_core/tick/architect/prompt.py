@@ -6,7 +6,7 @@ from __future__ import annotations
 from ... import notes, status_log
 from ...lines import read_bytes
 from ...markdown.blocks import fenced
-from ...plan import Plan
+from ...plan.model import Plan
 from ...prompt import read_capped, task_block
 from ...workspace import Workspace
 

@@ -36,7 +36,8 @@ from ...durations import format_duration
 from ...errors import EXIT_ATTENTION, EXIT_ERROR, EXIT_OK, MementoError
 from ...fleet import calls as remote
 from ...locks import atomic_write_bytes, atomic_write_text
-from ...plan import decode_text, edit_plan, parse_plan_text
+from ...plan.edits import edit_plan
+from ...plan.scan import decode_text, parse_plan_text
 from ...runlog import utc_stamp
 from ...workspace import OWN_DOCS, Workspace
 from .. import gitstate, guards, ownfiles

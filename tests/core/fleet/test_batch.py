@@ -12,7 +12,7 @@ import pytest
 
 from memento_core import fleet
 from memento_core.fleet import remote
-from memento_core.plan import parse_plan_text
+from memento_core.plan.scan import parse_plan_text
 from memento_core.tick import run
 from memento_core.tick.context import TaskResult
 

@@ -6,7 +6,7 @@ The fleets are those of tests/core/test_fleet.py: clones of one bare remote, rea
 from __future__ import annotations
 
 from memento_core import fleet
-from memento_core.plan import parse_plan_text
+from memento_core.plan.scan import parse_plan_text
 
 from ..test_fleet import plan_text
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memento_core.notes import parse_notes_text
-from memento_core.plan import parse_plan_text
+from memento_core.plan.scan import parse_plan_text
 from memento_core.tick.architect.changes import compare_notes, compare_plans
 
 BASE = """# MASTER_PLAN: t

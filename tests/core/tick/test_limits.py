@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from memento_core import spending, status_log
-from memento_core.plan import parse_plan
+from memento_core.plan.scan import parse_plan
 from memento_core.runlog import utc_stamp
 from memento_core.scaffold import init_workspace
 from memento_core.state import TickState
