@@ -65,7 +65,10 @@ def _fleet_tests(module: str) -> tuple[str, ...]:
     return (own, *others, "tests/core/test_fleet.py")
 
 
-PLAN_TESTS = ("tests/core/test_plan.py", "tests/core/test_plan_properties.py", "tests/core/test_plan_title_accept_edits.py")
+def _plan_tests(module: str) -> tuple[str, ...]:
+    """tests/core/plan/test_<module>.py first, then the plan's other two: its values are seen
+    through the scanner and the edits too."""
+    return tuple(f"tests/core/plan/test_{name}.py" for name in (module, *(n for n in ("scan", "model", "edits") if n != module)))
 
 # Each module and the test files that are its own (what a person runs after changing it); a
 # test id (file::name) takes one test of a file that is mostly about something else.
@@ -98,10 +101,10 @@ TESTS: dict[str, tuple[str, ...]] = {
     **{f"memento_core/fleet/{name}.py": _fleet_tests(name) for name in FLEET_MODULES},
     "memento_core/tick/limits.py": ("tests/core/tick/test_limits.py", "tests/core/test_rate_limit_streak.py",
                                     "tests/core/tick/test_live_and_tokens.py"),
-    # The plan (plan.py until issue 42): its values are seen through the scanner and the edits too.
-    "memento_core/plan/model.py": PLAN_TESTS,
-    "memento_core/plan/scan.py": PLAN_TESTS,
-    "memento_core/plan/edits.py": (*PLAN_TESTS,
+    # The plan (plan.py until issue 42).
+    "memento_core/plan/model.py": _plan_tests("model"),
+    "memento_core/plan/scan.py": _plan_tests("scan"),
+    "memento_core/plan/edits.py": (*_plan_tests("edits"),
                                    # a person's skip and reset announce themselves to the running tick
                                    "tests/core/test_person_receipts.py::test_a_persons_skip_during_a_damaged_run_keeps_its_reason",
                                    "tests/core/test_person_receipts.py::test_a_persons_reset_during_a_damaged_run_leaves_retries_0"),

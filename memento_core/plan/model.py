@@ -31,7 +31,7 @@ FINISHED = frozenset("x-")
 
 # The value ends at its last character that is not a space, tab or CR: said greedily (the lazy
 # `[^\n]*?` before `[ \t\r]*$` tried the end of line at every character: half of reading
-# 10,000 tasks' fields, SPEC §11). test_plan_properties holds it to the lazy form.
+# 10,000 tasks' fields, SPEC §11). tests/core/plan/test_model.py holds it to the lazy form.
 _FIELD_FIND = re.compile(r"^[ \t]+[-*+] ([A-Za-z_][\w-]*):[ \t]*((?:[^\n]*[^ \t\r\n])?)[ \t\r]*$", re.M)
 _MODULE_RE = re.compile(r"^\[MODULE:(?P<name>[^\]]*)\][ \t]*")
 INLINE_RETRIES_RE = re.compile(r"[ \t]*\[retries:[ \t]*(?P<n>[^\]]*)\][ \t]*$")

@@ -1,0 +1,71 @@
+"""plan/model.py: a task's values as its block says them (the field reader, unquoting, path
+lists); the values the scanner fills are held in test_scan.py."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memento_core.plan.model import _FIELD_FIND, split_path_list, unquote
+
+
+@pytest.mark.parametrize("value, bare", [("`pytest -q`", "pytest -q"), ("``grep `x` f``", "grep `x` f"),
+                                         ("`", "`"), ("``", ""), ("`a", "`a"), ("a`", "a`"), (" plain ", "plain")])
+def test_one_layer_of_matching_backticks_is_taken_off_a_value(value, bare):
+    from memento_core.plan.model import unquote
+
+    assert unquote(value) == bare
+
+
+@pytest.mark.parametrize("value, paths", [("[a, b]", ("a", "b")), ("a, b", ("a", "b")), ("[]", ()),
+                                          ("['x y', `z`]", ("x y", "z")), ("[a, b", ("[a", "b")),
+                                          ("a, b]", ("a", "b]"))])
+def test_a_path_list_drops_its_brackets_only_when_it_has_both(value, paths):
+
+    assert split_path_list(value) == paths
+
+
+# The task field reader as it was first written (lazy value): the greedy one in model.py must read
+# every block as it did, values, keys and where each match starts (Task.field_lines counts on it).
+_LAZY_FIELD_FIND = re.compile(r"^[ \t]+[-*+] ([A-Za-z_][\w-]*):[ \t]*([^\n]*?)[ \t\r]*$", re.M)
+
+
+field_text = st.text(alphabet=st.sampled_from(list(" \t\r\n-*+:`ab_Z9é\x0b\x0c\u00a0[]")), max_size=40)
+
+
+@st.composite
+def task_blocks(draw):
+    """What the scanner hands a task: "\n"-led lines, mostly field-shaped, with every kind of edge."""
+    lines = []
+    for _ in range(draw(st.integers(0, 6))):
+        if draw(st.booleans()):
+            indent = draw(st.sampled_from([" ", "  ", "\t", " \t", "    "]))
+            key = draw(st.sampled_from(["verify", "context_files", "Retries", "a-b", "_x", "9bad", ""]))
+            lines.append(f"{indent}{draw(st.sampled_from('-*+'))} {key}:{draw(field_text)}")
+        else:
+            lines.append(draw(field_text))
+    return "".join("\n" + line for line in lines)
+
+
+@settings(max_examples=400, deadline=None)
+@given(task_blocks())
+def test_the_field_reader_reads_every_block_as_the_lazy_form_did(block):
+    assert [(m.start(), m.groups()) for m in _FIELD_FIND.finditer(block)] == \
+        [(m.start(), m.groups()) for m in _LAZY_FIELD_FIND.finditer(block)]
+
+
+def _unquote_as_first_written(value: str) -> str:
+    value = value.strip()
+    for quote in ("``", "`"):
+        if len(value) >= 2 * len(quote) and value.startswith(quote) and value.endswith(quote):
+            return value[len(quote) : -len(quote)].strip()
+    return value
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("` \ta\u00a0")), max_size=8))
+def test_unquote_strips_as_it_was_first_written(value):
+    assert unquote(value) == _unquote_as_first_written(value)

@@ -1,0 +1,226 @@
+"""plan/scan.py: docs/MASTER_PLAN.md read to frozen values, every tolerated variant, every error
+at its file, line and task."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memento_core.errors import MementoError
+from memento_core.plan.scan import parse_plan, parse_plan_text
+
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+
+
+def test_spec_example_parses_to_phases_tasks_fields_and_depends():
+    plan = parse_plan(FIXTURES / "spec_example_plan.md")
+    assert plan.title == "Shop API"
+    assert plan.plan_errors == ()
+    m = plan.meta
+    assert (m.created, m.tick_mode, m.max_retries, m.max_tasks_per_tick) == ("2026-11-29", "auto", 3, 1)
+    assert m.max_diff_lines == 200 and m.stale_lock_timeout == 900
+    assert m.status_archive_dir == "logs/status_archive/" and m.total_tasks == 4
+    assert [(p.id, p.parallel, p.depends) for p in plan.phases] == [
+        ("Phase 1", False, ()),
+        ("Phase 2", True, ("Phase 1",)),
+    ]
+    (task,) = plan.tasks
+    assert task.id == "T-101" and task.module == "database" and task.title == "Set up the schema"
+    assert task.status == " " and task.phase == "Phase 1" and task.valid
+    assert task.verify == "pytest -q tests/test_schema.py"
+    assert task.context_files == ("src/db/schema.py", "src/db/migrations/", "tests/test_schema.py")
+    assert task.guard_files == ("pyproject.toml",)
+    assert task.estimate_seconds == 300 and task.retries == 0
+    assert task.accept == ("tables users and sessions exist",)
+    assert task.line == 23 and task.field_lines["verify"] == 24
+
+
+def test_original_skill_template_parses_unchanged():
+    plan = parse_plan(FIXTURES / "skill_template_plan.md")
+    assert plan.title == "<ProjectName>"
+    assert plan.plan_errors == ()
+    assert plan.meta.max_tasks_per_tick == 2
+    assert plan.meta.clean_strategy == "git-clean" and plan.meta.clean_ignore == ".memento_cleanignore"
+    assert plan.meta.last_architect_edit == "2025-01-15T14:30:00"
+    assert plan.meta.extra == {}
+    assert [t.id for t in plan.tasks] == ["T-101", "T-102", "T-201", "T-301"]
+    assert [(p.id, p.depends, p.parallel) for p in plan.phases] == [
+        ("Phase 1", (), True),
+        ("Phase 2", ("Phase 1",), False),
+        ("Phase 3", ("Phase 2",), True),
+    ]
+    t201 = plan.task("T-201")
+    assert t201.verify == "cd src && npm run test:integration && echo PASS"
+    assert t201.guard_files == ("src/db/schema.ts",)
+    assert plan.task("T-301").guard_files == ()
+    assert all(t.valid for t in plan.tasks)
+
+
+VARIANTS = """\
+# MASTER_PLAN: Variants
+
+## Meta
+- tick_mode: paused <!-- auto | paused | stopped -->
+- max_retries: 5
+- shiny_new_key: yes
+
+## Phase A: Setup
+parallel: true
+depends: none
+
+* [x] T-1: plain id with colon
+  - verify: make test
+  - context_files: a.py, b/
+- [!] `T-2` [MODULE:ui] Blocked one [retries: 5]
+    - verify: ``echo `quoted` ``
+    - context_files: []
+
+## Phase B: Later (depends on Phase A)
+
+- [-] T-3 skipped
+  - verify: true
+  - context_files: [x]
+  - reason: not needed
+  - accept: one
+  - accept: two
+
+```markdown
+- [ ] T-99 inside a fence is not a task
+## Phase Z: nor is this
+```
+
+## Phase C: Plain meta lines
+- depends: Phase A, Phase B
+- parallel: false
+
+- [~] T-4 In flight
+  - verify: true
+  - context_files: [src/**/*.py]
+"""
+
+
+def test_tolerated_variants():
+    plan = parse_plan_text(VARIANTS)
+    assert plan.errors == ()
+    assert plan.meta.tick_mode == "paused" and plan.meta.max_retries == 5
+    assert plan.meta.extra == {"shiny_new_key": "yes"}
+    assert [(p.id, p.parallel, p.depends) for p in plan.phases] == [
+        ("Phase A", True, ()),
+        ("Phase B", False, ("Phase A",)),
+        ("Phase C", False, ("Phase A", "Phase B")),
+    ]
+    assert plan.phases[1].title == "Phase B: Later"
+    t1, t2, t3, t4 = plan.tasks
+    assert (t1.id, t1.status, t1.title, t1.context_files) == ("T-1", "x", "plain id with colon", ("a.py", "b/"))
+    assert (t2.module, t2.title, t2.retries, t2.inline_retries) == ("ui", "Blocked one", 5, True)
+    assert t2.verify == "echo `quoted`" and t2.context_files == ()
+    assert t3.accept == ("one", "two") and t3.reason == "not needed" and t3.phase == "Phase B"
+    assert t4.state == "in_progress" and t4.context_files == ("src/**/*.py",)
+    assert "T-99" not in plan.by_id
+
+
+def _messages(text: str) -> list[str]:
+    return [str(e) for e in parse_plan_text(text, "docs/MASTER_PLAN.md").errors]
+
+
+def test_errors_name_file_line_and_task():
+    text = """\
+# MASTER_PLAN: Bad
+
+## Meta
+- max_retries: three
+- tick_mode: sometimes
+
+- [ ] T-0 before any phase
+  - verify: true
+  - context_files: []
+
+## Phase 1: One
+<!-- depends: Phase 9 -->
+
+- [ ] T-1 no verify
+  - context_files: [a]
+- [ ] T-2 no context
+  - verify: true
+- [%] T-3 odd status
+  - verify: true
+  - context_files: [a]
+- [ ] T-1 duplicate
+  - verify: true
+  - context_files: [a]
+  - retries: many
+"""
+    msgs = _messages(text)
+    assert "docs/MASTER_PLAN.md:4: Meta `max_retries` must be a whole number, got `three`" in msgs
+    assert "docs/MASTER_PLAN.md:5: Meta `tick_mode` must be auto, paused or stopped, got `sometimes`" in msgs
+    assert "docs/MASTER_PLAN.md:7: T-0 task is not under a phase heading (`## Phase N: …`)" in msgs
+    assert "docs/MASTER_PLAN.md:12: Phase 1 depends on unknown phase `Phase 9`" in msgs
+    assert "docs/MASTER_PLAN.md:14: T-1 has no verify command" in msgs
+    assert "docs/MASTER_PLAN.md:16: T-2 has no context_files" in msgs
+    assert any(m.startswith("docs/MASTER_PLAN.md:18: T-3 unknown status `[%]`") for m in msgs)
+    assert "docs/MASTER_PLAN.md:21: T-1 duplicate task id (first defined on line 14)" in msgs
+    assert "docs/MASTER_PLAN.md:21: T-1 retries must be a whole number, got `many`" in msgs
+    plan = parse_plan_text(text)
+    # Plan-level errors stop the pipeline; task-level ones only make the task unpickable.
+    assert {e.line for e in plan.plan_errors} == {4, 5, 12, 21}
+    assert not plan.task("T-2").valid
+
+
+def test_cycle_is_named():
+    text = """\
+# MASTER_PLAN: Cycle
+## Meta
+- tick_mode: auto
+## Phase 1: A (depends on Phase 3)
+## Phase 2: B
+<!-- depends: Phase 1 -->
+## Phase 3: C
+<!-- depends: Phase 2 -->
+"""
+    msgs = _messages(text)
+    assert any("dependency cycle: Phase 1 → Phase 3 → Phase 2 → Phase 1" in m for m in msgs), msgs
+
+
+def test_empty_plan_is_an_error_at_line_1():
+    assert _messages("") == ["docs/MASTER_PLAN.md:1: the plan is empty: no `# MASTER_PLAN:` title, no phases, no tasks"]
+
+
+def test_unreadable_inputs_raise_memento_error_with_location(tmp_path):
+    bad = tmp_path / "plan.md"
+    bad.write_bytes(b"# MASTER_PLAN: x\n\n- ok\n\xff\xfe garbage")
+    with pytest.raises(MementoError, match=r"plan.md:4: not valid UTF-8"):
+        parse_plan(bad)
+    with pytest.raises(MementoError, match="is a directory"):
+        parse_plan(tmp_path)
+    with pytest.raises(MementoError, match="plan not found"):
+        parse_plan(tmp_path / "missing.md")
+
+
+TWO_TASKS = """# MASTER_PLAN: t
+
+## Meta
+- tick_mode: auto
+
+## Phase 1: One
+
+- [x] `T-1` First
+  - verify: `true`
+- [ ] `T-2` Second
+  - verify: `true`
+  - depends: [T-1]
+"""
+
+
+def test_a_tasks_own_depends_field_is_read_and_an_unset_meta_key_has_its_default():
+    plan = parse_plan_text(TWO_TASKS)
+    assert plan.task("T-2").depends == ("T-1",) and plan.task("T-1").depends == ()
+    assert plan.meta.status_max_entries == 50  # the status log keeps 50 entries unless Meta says otherwise
+
+
+def test_a_line_that_opens_no_fence_hides_nothing_after_it_and_phases_know_their_tasks(tmp_path):
+    text = ("# MASTER_PLAN: t\n\n## Phase 1: One\n\n```a`b is text, not a fence\n\n"
+            "- [ ] T-1 First\n  - verify: `true`\n\n## Phase 2: Two\n\n- [ ] T-2 Second\n  - verify: `true`\n")
+    plan = parse_plan_text(text)
+    assert [t.id for t in plan.tasks] == ["T-1", "T-2"]
+    assert [p.task_ids for p in plan.phases] == [("T-1",), ("T-2",)]
