@@ -281,10 +281,6 @@ def set_status(path: Path | str, task_id: str, status: str, *, expect: Iterable[
     return edit_plan(path, lambda e: e.set_status(task_id, status, expect=expect))
 
 
-def set_retries(path: Path | str, task_id: str, retries: int) -> Plan:
-    return edit_plan(path, lambda e: e.set_field(task_id, "retries", str(retries)))
-
-
 def set_meta(path: Path | str, key: str, value: str) -> Plan:
     return edit_plan(path, lambda e: e.set_meta(key, value))
 

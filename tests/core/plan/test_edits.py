@@ -17,7 +17,6 @@ from memento_core.plan.edits import (
     edit_plan,
     reset_task,
     set_meta,
-    set_retries,
     set_status,
     skip_task,
 )
@@ -88,7 +87,7 @@ def test_field_and_meta_edits_keep_comments_and_insert_where_missing(tmp_path):
 
 def test_inline_retries_is_edited_inline(tmp_path):
     path = _write(tmp_path, VARIANTS)
-    set_retries(path, "T-2", 0)
+    edit_plan(path, lambda e: e.set_field("T-2", "retries", "0"))
     line = path.read_text().splitlines()[14]
     assert line == "- [!] `T-2` [MODULE:ui] Blocked one [retries: 0]"
     plan = reset_task(path, "T-2")
