@@ -272,10 +272,6 @@ class Task:
         return tuple(dict.fromkeys(i for i in items if i.lower() != "none"))
 
     @property
-    def estimate_seconds(self) -> float | None:
-        return duration_or_none(self.fields.get("estimate"))
-
-    @property
     def timeout_seconds(self) -> float | None:
         return duration_or_none(self.fields.get("timeout"))
 

@@ -31,7 +31,7 @@ def test_spec_example_parses_to_phases_tasks_fields_and_depends():
     assert task.verify == "pytest -q tests/test_schema.py"
     assert task.context_files == ("src/db/schema.py", "src/db/migrations/", "tests/test_schema.py")
     assert task.guard_files == ("pyproject.toml",)
-    assert task.estimate_seconds == 300 and task.retries == 0
+    assert task.fields["estimate"] == "5min" and task.retries == 0
     assert task.accept == ("tables users and sessions exist",)
     assert task.line == 23 and task.field_lines["verify"] == 24
 
