@@ -357,10 +357,6 @@ class Plan:
         """Errors that stop the whole pipeline (SPEC §4 step 2); no task is decoded for them."""
         return tuple(e for e in self.structure_errors if e.scope == "plan" and e.severity == "error")
 
-    @property
-    def warnings(self) -> tuple[PlanError, ...]:
-        return tuple(e for e in self.errors if e.severity == "warning")
-
 
 _DURATION_CHECK: dict[str, str] = {}
 
