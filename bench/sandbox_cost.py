@@ -36,7 +36,7 @@ from table import header, print_table  # noqa: E402
 
 from memento_core import sandbox  # noqa: E402
 from memento_core.agents import run_in_group  # noqa: E402
-from memento_core.config import config_from_dict  # noqa: E402
+from memento_core.config.load import config_from_dict  # noqa: E402
 from memento_core.workspace import Workspace  # noqa: E402
 
 BUDGET_MS = 50.0

@@ -47,7 +47,7 @@ sys.path.insert(0, str(HERE.parent))
 from table import header, print_table  # noqa: E402
 
 from memento_core import agents, sandbox  # noqa: E402
-from memento_core.config import load_config  # noqa: E402
+from memento_core.config.load import load_config  # noqa: E402
 from memento_core.plan.scan import parse_plan  # noqa: E402
 from memento_core.tick import confine  # noqa: E402
 from memento_core.tick.attempt import run_verify  # noqa: E402

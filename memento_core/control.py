@@ -80,7 +80,7 @@ def after_person(ws: Workspace, plan: Plan) -> None:
     sends what changed itself when it ends.
     """
     from .checkpoint import write_alert
-    from .config import load_config
+    from .config.load import load_config
     from .errors import MementoError
 
     state = TickState.load(ws)
@@ -227,7 +227,7 @@ def acknowledge_verify(ws: Workspace, tasks: list[str]) -> list:
 
 
 def _in_a_fleet(ws: Workspace) -> bool:
-    from .config import load_config
+    from .config.load import load_config
 
     try:
         return bool(load_config(ws.config_path).workers_remote)

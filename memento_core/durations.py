@@ -2,7 +2,7 @@
 
 One grammar for every file: memento.toml timeouts and schedule, a task's
 ``estimate`` and ``timeout``, the plan's ``stale_lock_timeout`` and the
-``Duration`` field of a status entry. It lives apart from config.py so that
+``Duration`` field of a status entry. It lives apart from config/ so that
 the format modules (plan, status log) read durations without loading the
 config reader.
 """

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import gitindex, scratch
-from .config import parse_author
+from .config.model import parse_author
 from .crashpoints import crash_point
 from .errors import MementoError
 from .lines import read_regular

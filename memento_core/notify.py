@@ -18,7 +18,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import Config, load_config
+from .config.load import load_config
+from .config.model import Config
 from .errors import MementoError
 from .lines import message_text, read_text_file
 from .locks import atomic_write_text

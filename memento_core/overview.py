@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from . import scheduler
-from .config import Config, load_config
+from .config.load import load_config
+from .config.model import Config
 from .errors import MementoError
 from .lines import listed
 from .plan.model import Plan

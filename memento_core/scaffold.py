@@ -8,7 +8,7 @@ from importlib import resources
 from pathlib import Path
 
 from . import gitops
-from .config import DEFAULT_CONFIG_TOML
+from .config.write import DEFAULT_CONFIG_TOML
 from .locks import atomic_write_text
 from .runlog import utc_stamp
 from .workspace import Workspace

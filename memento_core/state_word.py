@@ -144,7 +144,7 @@ def _paused_why(word: str, state: TickState) -> str:
 def word_for(ws: Workspace, plan: Plan, state: TickState | None = None, *, ticking: bool = False) -> tuple[str, str]:
     """:func:`pipeline_word` for ``ws`` from its files (memento.toml read here): for the callers
     that have no status summary (the alert, the notifications, `memento tasks`)."""
-    from .config import load_config
+    from .config.load import load_config
     from .errors import MementoError
 
     try:

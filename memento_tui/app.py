@@ -245,7 +245,7 @@ class MementoApp(App[None]):
         if keys == self._keys_from:
             return
         self._keys_from = dict(keys)
-        from memento_core.config import key_problem
+        from memento_core.config.lint import key_problem
 
         keymap, unknown = user_keymap(keys)
         try:

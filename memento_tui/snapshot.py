@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memento_core import overview, status_log
-from memento_core.config import Config, load_config
+from memento_core.config.load import load_config
+from memento_core.config.model import Config
 from memento_core.errors import MementoError
 from memento_core.notes import Note, parse_notes
 from memento_core.plan.model import Plan

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..config import Config
+from ..config.model import Config
 from .usage import RateLimit, Usage
 
 

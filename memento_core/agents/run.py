@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from ..config import Config
+from ..config.model import Config
 from ..durations import format_duration
 from ..runlog import utc_stamp
 from ..workspace import Workspace

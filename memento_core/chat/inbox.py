@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import MatrixChat, TelegramChat
+from ..config.model import MatrixChat, TelegramChat
 from .matrix import reply_target, without_fallback
 
 MAX_IN = 16 * 1024  # characters of a message acted on; the rest is cut (a note is for a worker to read)

@@ -14,7 +14,8 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
-from ..config import Config, load_config
+from ..config.load import load_config
+from ..config.model import Config
 from ..errors import MementoError
 from ..lines import message_text
 from ..locks import LockBusy, file_lock

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from .. import checkpoint as cp
 from .. import status_log
-from ..config import Config, load_config
+from ..config.load import load_config
+from ..config.model import Config
 from ..errors import MementoError
 from ..plan.model import Plan
 from ..plan.scan import parse_plan

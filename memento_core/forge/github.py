@@ -136,7 +136,7 @@ def repo_from_url(url: str) -> str | None:
     if len(parts) < 2:
         return None
     owner, name = parts[-2], parts[-1].removesuffix(".git")
-    from ..config import repo_problem
+    from ..config.sections import repo_problem
 
     repo = f"{owner}/{name}"
     return None if repo_problem(repo) else repo

@@ -51,7 +51,8 @@ def import_issues(ws: Workspace, repo: str, *, label: str | None = DEFAULT_LABEL
                   client=None) -> ImportResult:
     """Import ``repo``'s issues labelled ``label`` into the plan (see the module docstring).
     A MementoError (ForgeError among them) says why nothing was changed."""
-    from ..config import load_config, repo_problem
+    from ..config.load import load_config
+    from ..config.sections import repo_problem
     from ..locks import LockBusy, file_lock
     from .comments import seed
     from .github import client_for

@@ -67,7 +67,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from .. import scratch
-from ..config import Config
+from ..config.model import Config
 from ..workspace import MEMENTO_FILES, OWN_PREFIX, Workspace
 from . import gitindex, network, reach
 from . import home as private_home

@@ -17,8 +17,8 @@ import os
 import tomllib
 from collections.abc import Mapping
 
-from ..config import ENV_NAME as NAME
-from ..config import env_never as never
+from ..config.sandbox import ENV_NAME as NAME
+from ..config.sandbox import env_never as never
 
 BASE = frozenset({
     "PATH", "HOME", "LANG", "LANGUAGE", "TERM", "USER", "LOGNAME", "TZ", "TMPDIR", "NO_COLOR",

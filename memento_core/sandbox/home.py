@@ -39,7 +39,8 @@ import sys
 import threading
 from pathlib import Path
 
-from ..config import Config, env_never
+from ..config.model import Config
+from ..config.sandbox import env_never
 
 # Each preset's own state (logins, sessions, settings), relative to the home.
 PRESET_STATE: dict[str, tuple[str, ...]] = {

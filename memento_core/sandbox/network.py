@@ -43,7 +43,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from ..config import Config
+from ..config.model import Config
 from ..errors import MementoError
 from ..hosts import HostPattern, is_loopback, parse_host
 
@@ -274,7 +274,7 @@ def check(config: Config, *, path: Path | str = "memento.toml", text: str = "",
     """A MementoError (with the line of ``[sandbox] network``) when a preset this config runs by
     itself (the agent, its fallbacks, the reviewer, the architect with ``auto``) under
     ``network = "model"`` has no endpoint Memento can know and ``allow`` names none."""
-    from ..config import _key_line
+    from ..config.validator import key_line
 
     roles = [config, *(replace(config, agent_preset=p) for p in config.agent_fallback)]
     roles += [config.as_agent(r) for r in (config.review, config.architect if config.architect_auto else None)
@@ -282,7 +282,7 @@ def check(config: Config, *, path: Path | str = "memento.toml", text: str = "",
     for role in roles:
         why = unknown(role, env=env, home=home)
         if why:
-            line = _key_line(text, "sandbox", "network") or _key_line(text, "sandbox", "allow")
+            line = key_line(text, "sandbox", "network") or key_line(text, "sandbox", "allow")
             raise MementoError(why, path=Path(path), line=line)
 
 

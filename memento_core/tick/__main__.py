@@ -131,10 +131,10 @@ def _config_and_chat(ws):
 
     Also None when it sets neither ``[chat]`` nor a ``[workers] remote``: nothing before run.tick
     reads anything else of it (run.tick loads it itself), so a paused tick does not pay for
-    validating it into a Config (SPEC §11: config.py was a quarter of a paused tick's imports)."""
+    validating it into a Config (SPEC §11: the config reader was a quarter of a paused tick's imports)."""
     if not _chat_or_remote(ws.config_path):
         return None
-    from ..config import load_config
+    from ..config.load import load_config
     from ..errors import MementoError
 
     try:
@@ -149,7 +149,7 @@ def _config_and_chat(ws):
 
 
 def _chat_or_remote(path) -> bool:
-    """Whether memento.toml may set ``[chat]`` or ``[workers] remote`` (config.py's keys): False
+    """Whether memento.toml may set ``[chat]`` or ``[workers] remote`` (config/sections.py's and config/chat.py's keys): False
     only when the file is missing, or is TOML that sets neither, where load_config gives a
     Config with no chat and no remote, or none at all. Any doubt (unreadable, not UTF-8, not
     TOML) answers True, and load_config decides as it always did."""

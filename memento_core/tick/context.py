@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from .. import gitobjects, gitops, status_log
-from ..config import Config
+from ..config.model import Config
 from ..errors import MementoError
 from ..plan.edits import edit_plan
 from ..plan.model import Plan

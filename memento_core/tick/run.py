@@ -43,7 +43,7 @@ import signal
 import threading
 
 from .. import agents, gitops
-from ..config import load_config
+from ..config.load import load_config
 from ..crashpoints import crash_point
 from ..errors import EXIT_ATTENTION, EXIT_ERROR, EXIT_OK, MementoError
 from ..fleet import calls as remote  # the fleet's calls for the tick (SPEC §12)

@@ -17,7 +17,7 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 
-from memento_core.config import set_schedule_every
+from memento_core.config.write import set_schedule_every
 from memento_core.control import acknowledge_verify, reset_task, set_mode, skip_task
 from memento_core.errors import MementoError
 from memento_core.notes import add_note

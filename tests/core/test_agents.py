@@ -23,7 +23,7 @@ from memento_core.agents import (
     run_in_group,
     terminate_running,
 )
-from memento_core.config import Config
+from memento_core.config.model import Config
 from memento_core.errors import MementoError
 from memento_core.gitops import changes_since, fold_commits, head, untracked
 from memento_core.locks import file_lock
@@ -406,7 +406,7 @@ def test_importing_the_agents_package_loads_nothing_of_the_tick():
             " and not m.startswith('memento_core.agents')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     loaded = set(json.loads(out.stdout.replace("'", '"')))
-    assert loaded <= {"memento_core.config", "memento_core.errors", "memento_core.locks",
+    assert loaded <= {"memento_core.config", "memento_core.config.model", "memento_core.errors", "memento_core.locks",
                       "memento_core.crashpoints", "memento_core.runlog", "memento_core.workspace",
                       "memento_core.durations", "memento_core.lines",
                       "memento_core.spending",  # Usage: the value the presets' parsers return

@@ -222,7 +222,7 @@ def test_a_persons_ack_during_an_unconfined_run_is_kept_and_the_task_passes(tmp_
 
 def bwrap_works() -> bool:
     from memento_core import sandbox
-    from memento_core.config import Config
+    from memento_core.config.model import Config
 
     return sandbox.resolve(Config()).confined
 

@@ -12,7 +12,7 @@ import uuid
 import pytest
 
 from memento_core.chat import poll
-from memento_core.config import load_config
+from memento_core.config.load import load_config
 from memento_core.notes import parse_notes
 from memento_core.plan.scan import parse_plan
 from memento_core.tick.__main__ import run_tick

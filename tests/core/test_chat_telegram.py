@@ -12,7 +12,7 @@ import pytest
 
 from memento_core.chat import poll
 from memento_core.cli.main import main as cli
-from memento_core.config import load_config
+from memento_core.config.load import load_config
 from memento_core.errors import MementoError
 from memento_core.notes import parse_notes
 from memento_core.plan.scan import parse_plan

@@ -7,14 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from memento_core.config import (
-    DEFAULT_CONFIG_TOML,
-    PRESET_NAMES,
-    Config,
-    load_config,
-    parse_author,
-    set_schedule_every,
-)
+from memento_core.config.load import load_config
+from memento_core.config.model import PRESET_NAMES, Config, parse_author
+from memento_core.config.write import DEFAULT_CONFIG_TOML, set_schedule_every
 from memento_core.durations import format_duration, parse_duration
 from memento_core.errors import MementoError
 
@@ -270,7 +265,7 @@ def test_set_schedule_every_uses_the_lock_file_outside_docs(tmp_path):
 
 
 def test_unknown_sections_and_keys_are_named_with_their_line(tmp_path):
-    from memento_core.config import unknown_keys
+    from memento_core.config.lint import unknown_keys
 
     path = tmp_path / "memento.toml"
     text = '[agnet]\npreset = "codex"\n\n[agent]\npresett = "codex"\n\n[keys]\npause = "f6"\n'
@@ -286,7 +281,7 @@ def test_command_preset_without_a_command_is_an_error(tmp_path):
 
 
 def test_aider_without_a_model_is_refused_naming_the_setting_and_its_line(tmp_path):
-    from memento_core.config import load_config
+    from memento_core.config.load import load_config
     from memento_core.errors import MementoError
 
     path = tmp_path / "memento.toml"
@@ -299,7 +294,7 @@ def test_aider_without_a_model_is_refused_naming_the_setting_and_its_line(tmp_pa
 
 
 def test_fallback_output_and_budget_are_validated_with_their_lines(tmp_path):
-    from memento_core.config import load_config
+    from memento_core.config.load import load_config
     from memento_core.errors import MementoError
 
     path = tmp_path / "memento.toml"
@@ -326,7 +321,7 @@ def test_fallback_output_and_budget_are_validated_with_their_lines(tmp_path):
 
 
 def test_architect_takes_the_agents_settings_unless_it_sets_its_own():
-    from memento_core.config import config_from_dict
+    from memento_core.config.load import config_from_dict
 
     agent = {"preset": "command", "command": "run-agent {prompt_file}", "model": "m1", "extra_args": ["-v"],
              "timeout": "5min"}
@@ -345,7 +340,7 @@ def test_architect_takes_the_agents_settings_unless_it_sets_its_own():
 def test_architect_values_are_validated_with_their_line():
     import pytest as _pytest
 
-    from memento_core.config import config_from_dict
+    from memento_core.config.load import config_from_dict
     from memento_core.errors import MementoError
 
     for table, said in (({"preset": "nope"}, "[architect] preset: unknown preset"),

@@ -14,7 +14,7 @@ import pytest
 
 from memento_core import checkpoint, doctor, sandbox
 from memento_core.cli.main import main
-from memento_core.config import Config
+from memento_core.config.model import Config
 from memento_core.demo import create_demo
 from memento_core.locks import file_lock
 from memento_core.notes import add_note

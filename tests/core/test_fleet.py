@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from memento_core import fleet
-from memento_core.config import load_config
+from memento_core.config.load import load_config
 from memento_core.fleet import remote
 from memento_core.plan.scan import parse_plan_text
 from memento_core.scaffold import init_workspace

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memento_core.config import config_from_dict, load_config
+from memento_core.config.load import config_from_dict, load_config
 from memento_core.errors import MementoError
 from memento_core.forge.github import (
     ForgeAuthError,

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from memento_core import sandbox
-from memento_core.config import config_from_dict, load_config
+from memento_core.config.load import config_from_dict, load_config
 from memento_core.errors import MementoError
 from memento_core.plan.scan import parse_plan
 from memento_core.tick.__main__ import run_tick

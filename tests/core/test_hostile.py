@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memento_core import checkpoint, locks, notes, status_log
-from memento_core.config import load_config
+from memento_core.config.load import load_config
 from memento_core.errors import MementoError
 from memento_core.memory.entries import entry_from_text
 from memento_core.plan.edits import set_status

@@ -43,7 +43,7 @@ PAUSED_TICK_MODULES = {
     "memento_core.plan.model", "memento_core.plan.scan",
     "memento_core.markdown", "memento_core.markdown.blocks", "memento_core.runlog",
 }
-# Made lazy by issue 42: config.py (a Config is built only for [chat] or a remote), argparse (the
+# Made lazy by issue 42: config/ (a Config is built only for [chat] or a remote), argparse (the
 # plain `--project DIR` is read by hand), json (read only when a dead tick left a record).
 PAUSED_TICK_NEVER = ("argparse", "gettext", "locale", "json", "subprocess", "logging", "asyncio", "socket",
                      "hashlib", "shlex", "tempfile", "shutil")
@@ -74,7 +74,7 @@ def _paused_tick_modules(argv: list[str]) -> tuple[int, str, set[str]]:
 
 
 def test_a_paused_tick_imports_only_its_own_short_list(tmp_path):
-    from memento_core.config import DEFAULT_CONFIG_TOML
+    from memento_core.config.write import DEFAULT_CONFIG_TOML
 
     root = _paused(tmp_path, DEFAULT_CONFIG_TOML)  # the file `memento init` writes, "# remote = …" and all
     for argv in (["--project", str(root)], [str(root)]):
@@ -91,11 +91,11 @@ def test_a_paused_tick_reads_memento_toml_as_a_config_when_it_sets_chat_or_a_rem
     for n, toml in enumerate(('[workers]\nremote = "origin"\n', '[chat]\n', '[workers]\n"re\\u006dote" = "x"\n')):
         root = _paused(tmp_path / f"set{n}", toml)
         _, _, loaded = _paused_tick_modules(["--project", str(root)])
-        assert "memento_core.config" in loaded, toml
+        assert "memento_core.config.load" in loaded, toml
     for n, toml in enumerate(("[workers]\nmax = 2\n", "[agent\n", "\xff")):  # no remote; not TOML: load_config says
         root = _paused(tmp_path / f"unset{n}", toml)
         rc, said, loaded = _paused_tick_modules(["--project", str(root)])
-        assert ("memento_core.config" in loaded) is (toml != "[workers]\nmax = 2\n"), toml
+        assert ("memento_core.config.load" in loaded) is (toml != "[workers]\nmax = 2\n"), toml
         assert rc == 0 and "tick skipped: tick_mode is paused" in said
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memento_core.config import key_problem
+from memento_core.config.lint import key_problem
 from tests.first_project import memento
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from memento_core.config import config_from_dict, load_config
+from memento_core.config.load import config_from_dict, load_config
 from memento_core.hosts import parse_host
 from memento_core.plan.scan import parse_plan
 from memento_core.sandbox import network

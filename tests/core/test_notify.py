@@ -11,7 +11,7 @@ import pytest
 
 from memento_core import notify
 from memento_core.cli.main import main as cli
-from memento_core.config import NOTIFY_EVENTS
+from memento_core.config.model import NOTIFY_EVENTS
 from memento_core.state import TickState
 from memento_core.tick.__main__ import run_tick
 

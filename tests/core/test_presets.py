@@ -22,7 +22,7 @@ import pytest
 from memento_core import agents
 from memento_core.agents import GEMINI_PROMPT_SUFFIX, build_invocation, openclaw_message
 from memento_core.agents.check import probe, probe_all
-from memento_core.config import Config
+from memento_core.config.model import Config
 from memento_core.errors import MementoError
 from memento_core.scaffold import init_workspace
 from memento_core.tick.__main__ import run_tick

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from memento_core import status_log
-from memento_core.config import config_from_dict
+from memento_core.config.load import config_from_dict
 from memento_core.errors import MementoError
 from memento_core.plan.scan import parse_plan
 from memento_core.scaffold import init_workspace

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from memento_core import sandbox
-from memento_core.config import config_from_dict, load_config, unknown_keys
+from memento_core.config.lint import unknown_keys
+from memento_core.config.load import config_from_dict, load_config
 from memento_core.errors import MementoError
 from memento_core.overview import summarize
 from memento_core.plan.scan import parse_plan
@@ -162,7 +163,7 @@ def test_typo_in_the_sandbox_section_is_reported(tmp_path):
 
 
 def test_default_memento_toml_documents_the_sandbox_keys():
-    from memento_core.config import DEFAULT_CONFIG_TOML
+    from memento_core.config.write import DEFAULT_CONFIG_TOML
 
     cfg = config_from_dict(__import__("tomllib").loads(DEFAULT_CONFIG_TOML))
     assert (cfg.sandbox_mode, cfg.sandbox_network, cfg.sandbox_writable, cfg.sandbox_allow) == ("auto", "model", (), ())

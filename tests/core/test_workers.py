@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from memento_core import sandbox, status_log
-from memento_core.config import load_config
+from memento_core.config.load import load_config
 from memento_core.plan.scan import parse_plan
 from memento_core.scaffold import init_workspace
 from memento_core.state import read_claim
@@ -378,7 +378,7 @@ def test_an_agent_that_moves_the_main_branch_fails_and_main_is_put_back(tmp_path
 def test_a_confined_worker_can_write_only_its_worktree(tmp_path):
     """The sandbox's project is the worker's worktree: the main work tree and git directory stay as they were."""
     from memento_core import sandbox
-    from memento_core.config import load_config
+    from memento_core.config.load import load_config
 
     ids = ["T-1", "T-2"]
     ws, _ = make_parallel_ws(tmp_path, ids, workers=2)
@@ -426,7 +426,7 @@ def test_confined_workers_memory_writes_reach_the_projects_memory(tmp_path):
     """`memento memory write` in a worker's sandbox is queued in its worktree and applied to the
     project's one memory store, attributed to the task."""
     from memento_core import sandbox
-    from memento_core.config import load_config
+    from memento_core.config.load import load_config
     from memento_core.memory import init_store
     from memento_core.memory.store import history
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from memento_core.config import Config
+from memento_core.config.model import Config
 from memento_tui.app import MementoApp
 
 from .conftest import screen_text, settle

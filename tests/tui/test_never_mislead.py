@@ -264,7 +264,7 @@ async def test_a_key_tmux_keeps_or_no_key_at_all_is_refused_with_file_and_line(s
     """Issue 38 item 9: `reset = "ctrl+b"` (tmux's prefix: it never arrives) and `skip =
     "nonsense_key"` (no key fires it) were taken silently, leaving reset and skip on no key.
     Each is refused with memento.toml:LINE and why; r and s still work; lint and doctor say it."""
-    from memento_core.config import load_config
+    from memento_core.config.load import load_config
     from memento_core.plan.scan import parse_plan
 
     from .test_keys import messages

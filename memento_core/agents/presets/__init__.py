@@ -18,7 +18,7 @@ import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
-from ...config import PRESET_NAMES, Config
+from ...config.model import PRESET_NAMES, Config
 from ...errors import MementoError
 from ..invocation import AgentRequest, AgentSpec, Invocation
 from . import aider, claude, codex, command, gemini, openclaw, script

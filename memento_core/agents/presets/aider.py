@@ -12,7 +12,7 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ...config import Config
+from ...config.model import Config
 from ...errors import MementoError
 from ..invocation import AgentRequest, AgentSpec, Invocation, model_args
 from ..usage import RateLimit, Usage, generic_rate_limit, last_words, limit_from, reset_time

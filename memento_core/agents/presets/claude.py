@@ -29,7 +29,7 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ...config import Config
+from ...config.model import Config
 from ..invocation import AgentRequest, AgentSpec, Invocation, model_args
 from ..stream import tool_line
 from ..usage import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from ...config import Config
+from ...config.model import Config
 from ...errors import MementoError
 from ..invocation import AgentRequest, AgentSpec, Invocation
 from ..usage import tail_rate_limit

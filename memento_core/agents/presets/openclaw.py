@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...config import Config
+from ...config.model import Config
 from ..invocation import AgentRequest, AgentSpec, Invocation, model_args
 from ..usage import tail_rate_limit
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...config import Config
+from ...config.model import Config
 from ...errors import MementoError
 from ..invocation import AgentRequest, AgentSpec, Invocation
 

@@ -32,7 +32,7 @@ def register(sub, common: argparse.ArgumentParser) -> None:
 
 def selected_preset(args: argparse.Namespace) -> tuple[str | None, str | None, str]:
     """(preset memento.toml selects, the workspace root, its model) — (None, None, '') outside one."""
-    from ...config import load_config
+    from ...config.load import load_config
     from ...workspace import Workspace
 
     start = getattr(args, "project", None) or getattr(args, "dir", None)

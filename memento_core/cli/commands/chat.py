@@ -27,7 +27,7 @@ def register(sub, common: argparse.ArgumentParser) -> None:
 
 def cmd_poll(args: argparse.Namespace) -> int:
     from ...chat.poll import REQUEST_SECONDS, configured, run_round
-    from ...config import load_config
+    from ...config.load import load_config
 
     ws = person_workspace(args, "chat poll")
     config = load_config(ws.config_path)

@@ -51,7 +51,7 @@ def _every(args: argparse.Namespace, ws: Workspace) -> tuple[str, bool]:
     """The interval to use, and whether it came from --every."""
     if args.every:
         return args.every, True
-    from ...config import load_config
+    from ...config.load import load_config
 
     return load_config(ws.config_path).schedule_every_text, False
 
@@ -59,7 +59,8 @@ def _every(args: argparse.Namespace, ws: Workspace) -> tuple[str, bool]:
 def save_every(ws: Workspace, every: str) -> None:
     """Make memento.toml say the interval cron runs at; commit it when the file was clean."""
     from ... import gitops
-    from ...config import load_config, set_schedule_every
+    from ...config.load import load_config
+    from ...config.write import set_schedule_every
     from ...durations import parse_duration
 
     if parse_duration(load_config(ws.config_path).schedule_every_text) == parse_duration(every):
@@ -156,7 +157,7 @@ def _print_github(ws: Workspace, every: str, pip: str) -> int:
     import sys
 
     from ... import gitops
-    from ...config import load_config
+    from ...config.load import load_config
     from ...cron import DISTRIBUTION, default_requirement, github_workflow
     from ...plan.scan import parse_plan
 

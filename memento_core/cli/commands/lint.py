@@ -17,7 +17,7 @@ def register(sub, common: argparse.ArgumentParser) -> None:
 
 
 def _preset(ws: Workspace) -> str | None:
-    from ...config import load_config
+    from ...config.load import load_config
 
     try:
         return load_config(ws.config_path).agent_preset
@@ -27,7 +27,8 @@ def _preset(ws: Workspace) -> str | None:
 
 def config_problems(ws: Workspace) -> tuple[str | None, list[str]]:
     """(the error that stops memento.toml from loading, warnings about keys it ignores)."""
-    from ...config import key_problems, load_config, unknown_key_message, unknown_keys
+    from ...config.lint import key_problems, unknown_key_message, unknown_keys
+    from ...config.load import load_config
 
     warnings: list[str] = []
     try:

@@ -20,7 +20,7 @@ def register(sub, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_test(args: argparse.Namespace) -> int:
-    from ...config import load_config
+    from ...config.load import load_config
     from ...notify import mask_url, send_test
 
     ws = workspace_of(args)

@@ -23,7 +23,7 @@ import time
 
 from ... import agents
 from ...agents.usage import json_objects, last_words, plain_lines
-from ...config import Config
+from ...config.model import Config
 from ...errors import MementoError
 from ...locks import LockBusy, atomic_write_text, file_lock
 from ...plan.model import Task

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 from ...agents import PRESETS
-from ...config import key_problems, unknown_key_message, unknown_keys
+from ...config.lint import key_problems, unknown_key_message, unknown_keys
 from ..context import Context
 from ..findings import CRITICAL, WARNING, CheckResult, Finding
 

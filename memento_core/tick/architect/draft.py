@@ -124,7 +124,7 @@ def draft_plan(ws: Workspace, brief: str, *, brief_name: str = "BRIEF", dry_run:
     Never raises for what a person can fix: bad input, a busy lock, a workspace without an agent
     are an ``error`` result with the reason. ``on_progress`` is called in the calling thread."""
     from ...agents.reaper import subreaper
-    from ...config import load_config
+    from ...config.load import load_config
     from ...locks import LockBusy, file_lock
 
     say = on_progress or (lambda message: None)
@@ -412,7 +412,7 @@ def apply_draft(ws: Workspace, proposal: DraftResult) -> DraftResult:
     """Keep exactly a dry run's proposal (the dashboard's confirmation), the agent not run again:
     under the tick lock, when the plan, the map and HEAD are as the dry run saw them, its documents
     are written and checked as a run's are (red first is the dry run's), then kept."""
-    from ...config import load_config
+    from ...config.load import load_config
     from ...locks import LockBusy, file_lock
 
     if proposal.outcome != PROPOSED or not proposal.proposed:

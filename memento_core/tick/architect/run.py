@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from ... import agents, gitops, notes, verify_changes
-from ...config import Config
+from ...config.model import Config
 from ...durations import format_duration
 from ...errors import EXIT_ATTENTION, EXIT_ERROR, EXIT_OK, MementoError
 from ...fleet import calls as remote
@@ -149,7 +149,7 @@ def architect_config(config: Config) -> Config:
 def run_architect(ws: Workspace, *, dry_run: bool = False) -> ArchitectResult:
     """`memento architect`: take the tick lock (never wait for a tick) and run the architect once."""
     from ...agents.reaper import subreaper
-    from ...config import load_config
+    from ...config.load import load_config
     from ...locks import LockBusy, file_lock
     from ..stopped import beacon
 
@@ -296,7 +296,7 @@ def apply_proposal(ws: Workspace, proposal: ArchitectResult) -> ArchitectResult:
     """Keep what a dry run showed (the dashboard's confirmation), without running the agent again:
     under the tick lock, when nothing changed since, its documents are written and checked as a
     run's are, then committed with the 🏗 ARCHITECT entry."""
-    from ...config import load_config
+    from ...config.load import load_config
     from ...locks import LockBusy, file_lock
 
     if proposal.outcome != CHANGED or not proposal.proposed:

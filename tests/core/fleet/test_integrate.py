@@ -159,7 +159,7 @@ def test_the_replay_keeps_a_persons_uncommitted_edit_and_will_not_overwrite_thei
 _INTEGRATE = """
 import sys
 from pathlib import Path
-from memento_core.config import load_config
+from memento_core.config.load import load_config
 from memento_core import fleet
 from memento_core.fleet import remote
 from memento_core.tick.context import TickContext

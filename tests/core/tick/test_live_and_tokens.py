@@ -19,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from memento_core import spending
-from memento_core.config import load_config
+from memento_core.config.load import load_config
 from memento_core.errors import MementoError
 from memento_core.state import TickState
 from memento_core.tick.__main__ import run_tick
