@@ -1,12 +1,23 @@
-"""[keys] remaps the dashboard cannot honour are said by `memento lint` and `memento doctor`
-with memento.toml:LINE (issue 38, item 9): a key tmux or the terminal keeps, or no key at all."""
+"""config/lint.py: what memento.toml says that Memento does not read (unknown sections and keys,
+with their line) and the [keys] remaps the dashboard cannot honour, said by `memento lint` and
+`memento doctor` with memento.toml:LINE (issue 38, item 9): a key tmux or the terminal keeps,
+or no key at all."""
 
 from __future__ import annotations
 
 import pytest
 
-from memento_core.config.lint import key_problem
+from memento_core.config.lint import key_problem, unknown_keys
+from memento_core.config.load import load_config
 from tests.first_project import memento
+
+
+def test_unknown_sections_and_keys_are_named_with_their_line(tmp_path):
+
+    path = tmp_path / "memento.toml"
+    text = '[agnet]\npreset = "codex"\n\n[agent]\npresett = "codex"\n\n[keys]\npause = "f6"\n'
+    path.write_text(text)
+    assert unknown_keys(load_config(path), text) == [("[agnet]", 1), ("[agent] presett", 5)]
 
 
 @pytest.fixture
