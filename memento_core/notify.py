@@ -37,7 +37,7 @@ class Event:
     """One state a person is told about: its key (one per thing), a signature that changes
     with the state, what happened, the one-line reason and what to do."""
 
-    kind: str  # one of config.NOTIFY_EVENTS
+    kind: str  # one of config/model.NOTIFY_EVENTS
     key: str
     signature: str
     what: str

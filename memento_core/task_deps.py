@@ -14,7 +14,7 @@ import re
 from .errors import PlanError
 
 FINISHED = frozenset("x-")
-_ID_RE = re.compile(r"[A-Z][A-Z0-9]*-\d+")  # plan.TASK_ID (plan imports this module)
+_ID_RE = re.compile(r"[A-Z][A-Z0-9]*-\d+")  # plan/model.TASK_ID (plan/model.py imports this module)
 
 
 def satisfied(plan, task) -> bool:

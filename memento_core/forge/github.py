@@ -9,7 +9,7 @@ made): its caller decides, after looking (comments.py).
 
 The token comes from ``GITHUB_TOKEN``, else ``gh auth token``. It lives in this process's memory
 only: it is never written to a file, a log, a message or an exception, and the agent's
-environment never has it (config.ENV_NEVER). urllib rather than a client library: a handful of endpoints,
+environment never has it (config/sandbox.ENV_NEVER). urllib rather than a client library: a handful of endpoints,
 and urllib keeps proxies from the environment; the one thing it does wrong for us, carrying the
 Authorization header along a redirect to another host, is refused here.
 """

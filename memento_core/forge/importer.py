@@ -1,7 +1,7 @@
 """`memento plan import github OWNER/REPO` (SPEC §19 "Issues in"): open issues become ``GH-<n>`` tasks.
 
 The issues are read first (nothing is held while GitHub answers); then, under the tick lock, the
-plan is changed through plan.edit_plan (its lock, minimal line edits, an atomic replace) and
+plan is changed through plan/edits.edit_plan (its lock, minimal line edits, an atomic replace) and
 committed as ``memento: import GitHub issues from OWNER/REPO``. What the import wrote into each
 task (its title, each field, a skip's reason) is kept in ``.memento/forge_import.json``: a later
 import changes a value only while the plan still holds what was written there, so a person's

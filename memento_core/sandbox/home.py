@@ -180,7 +180,7 @@ def _open_parent(top: int, rel: str) -> int:
 def _filtered(name: str, data: bytes) -> bytes | None:
     """A JSON state file (``FILTERED``) without what the CLI would hand the agent of the person's:
     ``.claude.json``'s ``mcpServers`` and ``projects`` (other projects' history), the ``env``
-    entries the never-list refuses (config.env_never), every MCP server's ``env`` values. None
+    entries the never-list refuses (config/sandbox.env_never), every MCP server's ``env`` values. None
     when it does not parse (it is not copied); another file as it is."""
     if name not in FILTERED:
         return data

@@ -9,7 +9,7 @@ model flag when set; ``[agent] extra_args`` come after Memento's flags
 (before a trailing prompt argument).
 
 To add a preset: a module here with its ``build`` and ``SPEC``, one entry
-in ``PRESETS`` below, its name in ``config.PRESET_NAMES``.
+in ``PRESETS`` below, its name in ``config/model.PRESET_NAMES``.
 """
 
 from __future__ import annotations
