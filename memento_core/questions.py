@@ -25,9 +25,8 @@ from . import owned
 from .errors import MementoError
 from .lines import NotAFile, clean_block, message_text, read_regular
 from .notes import ANSWER, add_note
-from .plan import edits as plan_edits
-from .plan import model as plan_model
-from .plan import scan as plan_scan
+from .plan.model import Task
+from .plan.scan import parse_plan
 from .receipts import check_person, vouch
 from .runlog import utc_stamp
 from .workspace import Workspace
@@ -139,7 +138,7 @@ def _load_record(ws: Workspace, task_id: str) -> dict:
     return record if isinstance(record, dict) and record.get("task") == task_id else {}
 
 
-def question_of(ws: Workspace, task: plan_model.Task) -> Question:
+def question_of(ws: Workspace, task: Task) -> Question:
     """The question of ``task`` as it was asked; from the plan's line alone when the record is gone."""
     record = _load_record(ws, task.id)
     first = message_text(task.question or "") or "(no question recorded)"
@@ -154,7 +153,7 @@ def question_of(ws: Workspace, task: plan_model.Task) -> Question:
 
 def open_questions(ws: Workspace) -> list[Question]:
     """Every ``[?]`` task's question, in plan order."""
-    plan = plan_scan.parse_plan(ws.plan_path, display=ws.rel(ws.plan_path))
+    plan = parse_plan(ws.plan_path, display=ws.rel(ws.plan_path))
     return [question_of(ws, t) for t in plan.tasks if t.status == "?"]
 
 
@@ -168,7 +167,7 @@ def answer_question(ws: Workspace, task_id: str, text: str | None = None, *,
     tick's own agent (receipts.PersonRefused)."""
     if source not in SOURCES:
         raise MementoError(f"unknown answer source {source!r} (one of {', '.join(SOURCES)})")
-    plan = plan_scan.parse_plan(ws.plan_path, display=ws.rel(ws.plan_path))
+    plan = parse_plan(ws.plan_path, display=ws.rel(ws.plan_path))
     matches = [t for t in plan.tasks if t.id == task_id]
     if not matches:
         raise MementoError(f"task {task_id} is not in {ws.rel(ws.plan_path)}")
@@ -192,11 +191,13 @@ def answer_question(ws: Workspace, task_id: str, text: str | None = None, *,
     if not answer.strip():
         raise MementoError("the answer is empty; nothing changed")
     check_person(ws.root)  # the agent of a running tick is refused before anything is written
+    # Only an answer edits the plan: `memento status --json`, which reads questions, never loads the editor.
+    from .plan.edits import PlanEditor, edit_plan
 
-    def apply(e: plan_edits.PlanEditor) -> None:
+    def apply(e: PlanEditor) -> None:
         e.set_status(task_id, " ", expect="?")
         vouch(ws.root, {"op": "answer", "task": task_id})  # under the plan's lock, before any write
         add_note(ws.notes_path, answer, target=task_id, kind=ANSWER, source=source)
 
-    plan_edits.edit_plan(ws.plan_path, apply)
+    edit_plan(ws.plan_path, apply)
     return answer
