@@ -126,3 +126,16 @@ def test_the_command_line_builds_its_parser_without_the_agents_package():
     # The --timeout default, applied when the command runs, is still the one its help names.
     r = subprocess.run([sys.executable, "-m", "memento_core.cli", "agents", "--help"], capture_output=True, text=True)
     assert r.returncode == 0 and f"(default {VERSION_TIMEOUT:g})" in " ".join(r.stdout.split())
+
+
+def test_status_json_reads_the_plan_without_loading_its_editor(tmp_path):
+    # `memento status --json` (SPEC §11: ≤ 6x reading the file) reads the plan and its questions; the
+    # editor (plan/edits.py) is for the commands that write it, and the writer of memento.toml too.
+    root = _paused(tmp_path, "")
+    code = ("import contextlib, io, sys\nfrom memento_core.cli.main import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n    main(['status', '--json', sys.argv[1]])\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('memento_core.plan.', 'memento_core.config.'))))")
+    r = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True, check=True)
+    loaded = set(ast.literal_eval(r.stdout.strip().splitlines()[-1]))
+    assert {"memento_core.plan.model", "memento_core.plan.scan", "memento_core.config.load"} <= loaded
+    assert loaded.isdisjoint({"memento_core.plan.edits", "memento_core.config.write", "memento_core.config.lint"})
