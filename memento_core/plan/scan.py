@@ -27,7 +27,7 @@ from .model import TASK_ID, Meta, Phase, Plan, Task
 _STATUS_ALIASES = {"X": "x"}
 
 META_RE = re.compile(r"^[-*+] (?P<key>[A-Za-z_][\w-]*):(?P<sp>[ \t]*)(?P<value>.*?)(?P<comment>[ \t]*<!--.*-->)?[ \t]*$")
-_PHASEMETA_RE = re.compile(
+_PHASE_META_RE = re.compile(
     r"^(?:<!--[ \t]*)?(?:[-*+] )?(?P<key>parallel|depends)[ \t]*:[ \t]*(?P<value>.*?)[ \t]*(?:-->)?[ \t]*$",
     re.IGNORECASE,
 )
@@ -61,6 +61,7 @@ _META_INTS = {
     "completed_tasks": 0,
 }
 _META_TEXT = ("created", "status_archive_dir", "last_architect_edit", "clean_strategy", "clean_ignore")
+
 
 def _fast_task(**values) -> Task:
     # Frozen-dataclass __init__ costs one object.__setattr__ per field; a 10,000-task
@@ -223,7 +224,7 @@ class _Reader:
                     self.meta_values[key] = (mm.group("value").strip(), lineno)
             return
         if self.phase is not None and self.phase_meta_allowed:
-            pm = _PHASEMETA_RE.match(line.strip())
+            pm = _PHASE_META_RE.match(line.strip())
             if pm:
                 self.phase[pm.group("key").lower()] = (pm.group("value").strip(), lineno)
 
