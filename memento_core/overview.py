@@ -23,6 +23,7 @@ from .state_word import (  # noqa: F401 - the one word (state_word.py); named he
     git_error,
     pipeline_word,
     plan_state,
+    tick_pick,
 )
 from .status_log import TickEntry
 from .task_deps import waits_on
@@ -35,14 +36,14 @@ def summarize(ws: Workspace, plan: Plan, entries: Sequence[TickEntry]) -> dict:
     ``entries`` are the status log's, oldest first. The dashboard calls this with what it
     has read; the CLI through :func:`status_document`.
     """
-    verdict = _pick_unheld(ws, plan)
+    config, config_error = _load_config(ws)  # once: the parts below read it, None when invalid
+    verdict = tick_pick(ws, plan, config)
     total = scheduler.plan_progress(plan)
     durations = [e.duration_seconds for e in entries if e.status == "SUCCESS" and e.duration_seconds is not None]
-    # Time left means something only while tasks can still be picked.
-    can_progress = verdict.kind in (scheduler.TASK, scheduler.WAITING) and not plan.plan_errors
+    # Time left means something only while tasks can still be picked, not while a person is waited for.
+    can_progress = verdict.kind in (scheduler.TASK, scheduler.WAITING) and not verdict.on_person and not plan.plan_errors
     eta = scheduler.estimate_left(plan, durations) if can_progress else None
     state_file = TickState.load(ws)
-    config, config_error = _load_config(ws)  # once: the parts below read it, None when invalid
     return {
         "project": plan.title,
         "root": str(ws.root),
@@ -154,42 +155,6 @@ def _phases(plan: Plan) -> list[dict]:
         "pending": prog.pending, "in_progress": prog.in_progress, "skipped": prog.skipped,
         "questions": prog.waiting, "open": all(d in finished for d in phase.depends), "depends": list(phase.depends),
     } for phase, prog in scheduler.phase_progress(plan)]
-
-
-def _pick_unheld(ws: Workspace, plan: Plan) -> scheduler.Verdict:
-    """The tick's pick: a task whose verify the architect changed waits for a person's ack
-    (tick/held.py), a phase waits for a pull request's merge (tick/land.py), so "next" names the
-    task that will run, or says what it waits for."""
-    from .forge.landing import wait_message
-    from .verify_changes import pending
-
-    held = {c.task for c in pending(ws)}
-    on_pull, rec = _pull_waits(ws, plan)  # [forge] land = "pr": phases waiting for a merge
-    verdict = scheduler.pick(plan, exclude=held | on_pull)
-    if rec is not None and verdict.kind != scheduler.TASK:
-        return scheduler.Verdict(scheduler.WAITING, phase=rec.phase, message=wait_message(rec))
-    if not held or verdict.kind == scheduler.TASK or scheduler.pick(plan).kind != scheduler.TASK:
-        return verdict
-    ids = sorted(t.id for t in plan.tasks if t.id in held and t.status == " ")
-    return scheduler.Verdict(scheduler.WAITING, tasks=tuple(ids),
-                             message=f"waiting for you: the architect changed the verify of {', '.join(ids)} "
-                                     "(`memento architect --ack` once checked)")
-
-
-def _pull_waits(ws: Workspace, plan: Plan):
-    """With ``land = "pr"``: (the tasks the tick passes over, the pull request it waits on or None),
-    as tick/land.py decides them; every task done waits on a phase's unmerged pull request too."""
-    from .forge import pulls
-    from .forge.landing import passed_over, unmerged
-
-    config, _ = _load_config(ws)
-    if config is None or config.forge_land != "pr":
-        return frozenset(), None
-    records = pulls.load(ws)
-    skipped, rec = passed_over(plan, records, config.forge_stack)
-    if rec is None and scheduler.pick(plan, exclude=skipped).kind == scheduler.COMPLETE:
-        rec = unmerged(records)
-    return skipped, rec
 
 
 def _next_step(plan: Plan, verdict) -> dict:

@@ -35,6 +35,9 @@ class Verdict:
     phase: str | None = None
     message: str = ""
     tasks: tuple[str, ...] = ()  # the tasks the verdict is about (blocked, waiting, invalid)
+    # WAITING on a person rather than on a tick: a phase's pull request to merge (SPEC §19), a
+    # verify the architect changed to acknowledge (SPEC §16). The pipeline's word is then WAITING.
+    on_person: bool = False
 
 
 def finished_phases(plan: Plan) -> set[str]:

@@ -34,7 +34,9 @@ ATTENTION_WORDS = ("BLOCKED", "WAITING", "INVALID", "REFUSED", "IDLE")
 def plan_state(plan: Plan, verdict: scheduler.Verdict | None = None) -> str:
     """What the plan alone says: INVALID, PAUSED, STOPPED, BLOCKED, WAITING, COMPLETE or RUNNING.
 
-    WAITING: nothing can be picked but tasks ``[?]`` whose question waits for a person (SPEC §18).
+    WAITING: nothing can be picked but tasks ``[?]`` whose question waits for a person (SPEC §18),
+    or the tick waits on a person's act (``verdict.on_person``: a pull request to merge, a changed
+    verify to acknowledge; :func:`tick_pick`).
 
     INVALID when an error stops the pipeline (a plan-level one, or invalid tasks
     that leave nothing else to pick); ``verdict`` is scheduler.pick's, asked when not given.
@@ -46,7 +48,7 @@ def plan_state(plan: Plan, verdict: scheduler.Verdict | None = None) -> str:
         return plan.meta.tick_mode.upper()
     if verdict.kind == scheduler.BLOCKED:
         return "BLOCKED"
-    if verdict.kind == scheduler.INPUT:
+    if verdict.kind == scheduler.INPUT or verdict.on_person:
         return "WAITING"
     if verdict.kind == scheduler.COMPLETE:
         return "COMPLETE"
@@ -74,6 +76,45 @@ def cron_facts(root: Path | str) -> tuple[bool, bool]:
         return installed, installed and cron.daemon_running()
     except Exception:  # noqa: BLE001
         return installed, False
+
+
+def tick_pick(ws: Workspace, plan: Plan, config) -> scheduler.Verdict:
+    """The tick's pick, as the tick makes it: a task whose verify the architect changed waits for a
+    person's ack (tick/held.py), a phase waits for its pull request's merge (``land = "pr"``,
+    tick/land.py). So "next" names the task that will run, or says whom it waits for.
+
+    ``config`` is memento.toml's Config, or None when it is invalid (no pull request is looked at).
+    """
+    from .verify_changes import pending
+
+    held = {c.task for c in pending(ws)}
+    on_pull, rec = _pull_waits(ws, plan, config)
+    verdict = scheduler.pick(plan, exclude=held | on_pull)
+    if rec is not None and verdict.kind != scheduler.TASK:
+        from .forge.landing import wait_message
+
+        return scheduler.Verdict(scheduler.WAITING, phase=rec.phase, message=wait_message(rec), on_person=True)
+    if not held or verdict.kind == scheduler.TASK or scheduler.pick(plan).kind != scheduler.TASK:
+        return verdict
+    ids = sorted(t.id for t in plan.tasks if t.id in held and t.status == " ")
+    return scheduler.Verdict(scheduler.WAITING, tasks=tuple(ids), on_person=True,
+                             message=f"waiting for you: the architect changed the verify of {', '.join(ids)} "
+                                     "(`memento architect --ack` once checked)")
+
+
+def _pull_waits(ws: Workspace, plan: Plan, config) -> tuple[frozenset[str], object]:
+    """With ``land = "pr"``: (the tasks the tick passes over, the pull request it waits on or None),
+    as tick/land.py decides them; every task done waits on a phase's unmerged pull request too."""
+    if config is None or config.forge_land != "pr":
+        return frozenset(), None
+    from .forge import pulls
+    from .forge.landing import passed_over, unmerged
+
+    records = pulls.load(ws)
+    skipped, rec = passed_over(plan, records, config.forge_stack)
+    if rec is None and scheduler.pick(plan, exclude=skipped).kind == scheduler.COMPLETE:
+        rec = unmerged(records)
+    return skipped, rec
 
 
 def plan_facts(ws: Workspace, plan: Plan, verdict: scheduler.Verdict | None = None, *,
@@ -148,10 +189,9 @@ def word_for(ws: Workspace, plan: Plan, state: TickState | None = None, *, ticki
     from .errors import MementoError
 
     try:
-        load_config(ws.config_path)
-        config_error = None
+        config, config_error = load_config(ws.config_path), None
     except MementoError as exc:
-        config_error = str(exc)
-    facts = plan_facts(ws, plan, config_error=config_error)
+        config, config_error = None, str(exc)
+    facts = plan_facts(ws, plan, tick_pick(ws, plan, config), config_error=config_error)
     facts["plan_errors"] = [str(e) for e in scheduler.stopping_errors(plan)]
     return pipeline_word(facts, state if state is not None else TickState.load(ws), ticking=ticking)

@@ -5,6 +5,7 @@ before; judged in the plan, in git, on disk and in logs/cron.log."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -66,6 +67,13 @@ def test_a_task_whose_verify_the_architect_changed_waits_for_the_persons_ack(tmp
                            text=True)
     assert "waiting for you: the architect changed the verify of T-1" in shown.stdout, shown.stdout
     assert "T-1 does not run until you check it" in shown.stdout and shown.returncode == 1
+    # The pipeline's one word says whom it waits for, everywhere it is said (not RUNNING: no tick can go on).
+    doc = json.loads(subprocess.run([sys.executable, "-m", "memento_core.cli", "status", "--json", str(ws.root)],
+                                    capture_output=True, text=True).stdout)
+    assert (doc["state"], doc["next"]["kind"], doc["eta_seconds"]) == ("WAITING", "waiting", None)
+    listed = subprocess.run([sys.executable, "-m", "memento_core.cli", "tasks", str(ws.root)], capture_output=True,
+                            text=True)
+    assert "WAITING" in listed.stdout and listed.returncode == 1, listed.stdout
     # The person checked it: the next tick runs T-1 (under the verify the person accepted).
     done = subprocess.run([sys.executable, "-m", "memento_core.cli", "architect", "--ack", "T-1", str(ws.root)],
                           capture_output=True, text=True)

@@ -154,8 +154,10 @@ def test_a_phase_is_worked_on_its_branch_and_lands_through_one_pull_request(proj
     assert f"WAITING FOR PULL REQUEST #{pr['number']}" in log_text(project, "logs/cron.log")
     said = subprocess.run([PY, "-m", "memento_core.cli", "status", "--json", str(project)], capture_output=True,
                           text=True, timeout=120, env=env_with(None))
-    nxt = json.loads(said.stdout)["next"]
+    doc = json.loads(said.stdout)
+    nxt = doc["next"]
     assert nxt["kind"] == "waiting" and f"#{pr['number']}" in nxt["message"] and nxt["task"] is None
+    assert doc["state"] == "WAITING" and said.returncode == 1  # a person's merge, not a tick, moves it on
     assert len(posts(github)) == 1  # later ticks never open a second one
     merged = github.merge_pull(pr["number"])
     ran(project)  # the merge seen: fetched, main brought forward, phase 2 on its own branch from it
