@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ..errors import MementoError
-from ..gitops import FileChange, matches_any
+from ..git.changes import FileChange
+from ..git.patterns import matches_any
+from ..git.state import GitState
 from ..notes import parse_notes_text
 from ..plan import Task, decode_text, scan_plan
 from ..receipts import NO_RECEIPTS, Receipts
 from ..workspace import KEPT_DOCS, OWN_DOCS, own_file
-from .gitstate import GitState
 from .startup import added_startup_files
 from .startup import reason as startup_reason
 

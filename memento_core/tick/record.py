@@ -37,15 +37,15 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from .. import gitops
 from ..agents.reaper import environ_of, start_time, tick_identity
 from ..errors import MementoError
+from ..git.patterns import read_pattern_file
+from ..git.state import from_bytes, to_bytes
 from ..lines import read_text_file
 from ..locks import atomic_write_bytes, atomic_write_text
 from ..plan import Task, decode_text, scan_plan
 from ..state import Claim, this_host
 from ..workspace import Workspace
-from .gitstate import from_bytes, to_bytes
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,7 @@ def write_record(ws: Workspace, task: Task, number: int, base: str | None, untra
     rec = Record(task=task.id, pid=os.getpid(), pid_start=start_time(os.getpid()), identity=tick_identity(),
                  host=this_host(), tick=number, base=base, written=time.time(),
                  untracked=tuple(sorted(untracked)),
-                 cleanignore=tuple(gitops.read_pattern_file(ws.cleanignore_path)),
+                 cleanignore=tuple(read_pattern_file(ws.cleanignore_path)),
                  max_retries=max_retries, retries=task.retries, plan_sha256=hashlib.sha256(plan).hexdigest(),
                  status_sha256=hashlib.sha256(status).hexdigest(), heartbeat_every=BEACON_SECONDS, log=log,
                  worktree=worktree, branch=branch)

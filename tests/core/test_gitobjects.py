@@ -10,8 +10,17 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from memento_core import gitobjects, gitops
 from memento_core.errors import MementoError
+from memento_core.git import trees as trees_module
+from memento_core.git.commit import amend_paths, commit_paths, identity_env, make_commit
+from memento_core.git.commit_fast import can_build, changed_from_made, commit_bytes, commit_here
+from memento_core.git.merge import _lines, both_appended, changes_meet, merge_apart, merge_file
+from memento_core.git.objects import GONE, hash_blobs, write_objects
+from memento_core.git.replay import replay
+from memento_core.git.repo import repo_dirs
+from memento_core.git.run import git_env
+from memento_core.git.trees import read_at, with_files
+from tests.core.git_calls import stop_watching_git, watch_git
 
 
 def git(root: Path, *args: str, input: bytes | None = None, env: dict | None = None) -> str:
@@ -39,7 +48,7 @@ def repo(tmp_path: Path, fmt: str = "sha1") -> Path:
 def git_tree_with(root: Path, changes: dict[str, bytes]) -> str:
     """The tree git itself makes from HEAD with ``changes`` (path -> bytes) in a private index."""
     index = root / ".git" / "test-index"
-    env = {**gitops.git_env(), "GIT_INDEX_FILE": str(index)}
+    env = {**git_env(), "GIT_INDEX_FILE": str(index)}
     git(root, "read-tree", "HEAD", env=env)
     for path, data in changes.items():
         oid = git(root, "hash-object", "-w", "--stdin", input=data)
@@ -53,19 +62,19 @@ def git_tree_with(root: Path, changes: dict[str, bytes]) -> str:
 def test_a_commit_built_here_is_the_one_git_makes(tmp_path, git_identity, fmt):
     root = repo(tmp_path, fmt)
     paths = ["docs/MASTER_PLAN.md", "docs/guide/deep.md", "README.md"]
-    at = gitobjects.read_at(root, "HEAD", paths)
+    at = read_at(root, "HEAD", paths)
     assert at.commit == git(root, "rev-parse", "HEAD") and at.tree == git(root, "rev-parse", "HEAD^{tree}")
     assert at.files["docs/MASTER_PLAN.md"][2] == b"# plan\n- [ ] `T-1` one\n"
     assert at.files["docs/MASTER_PLAN.md"][1] == git(root, "rev-parse", "HEAD:docs/MASTER_PLAN.md")
 
     changes = {"docs/MASTER_PLAN.md": b"# plan\n- [~] `T-1` one\n", "docs/guide/deep.md": b"deeper\n"}
-    tree, objects = gitobjects.with_files(at, {p: (b"100644", d) for p, d in changes.items()}, fmt)
+    tree, objects = with_files(at, {p: (b"100644", d) for p, d in changes.items()}, fmt)
     assert tree == git_tree_with(root, changes)  # the same bytes git writes, so the same id
 
-    ident = gitops.identity_env(root)
-    assert gitobjects.can_build(ident)
-    data = gitobjects.commit_bytes(tree, [at.commit], "memento: claim T-1 on h1\n\nnonce\n", ident)
-    ids = gitobjects.write_objects(root, [*objects, ("commit", data)])
+    ident = identity_env(root)
+    assert can_build(ident)
+    data = commit_bytes(tree, [at.commit], "memento: claim T-1 on h1\n\nnonce\n", ident)
+    ids = write_objects(root, [*objects, ("commit", data)])
     sha = ids[-1]
     assert git(root, "cat-file", "-t", sha) == "commit"
     assert git(root, "rev-parse", f"{sha}^{{tree}}") == tree and git(root, "rev-parse", f"{sha}^") == at.commit
@@ -81,12 +90,12 @@ def test_a_commit_built_here_is_the_one_git_makes(tmp_path, git_identity, fmt):
 
 def test_reading_a_path_the_commit_lacks_or_a_rev_that_is_not_a_commit(tmp_path, git_identity):
     root = repo(tmp_path)
-    at = gitobjects.read_at(root, "HEAD", ["docs/none.md", "nowhere/file.md", "README.md/inside"])
+    at = read_at(root, "HEAD", ["docs/none.md", "nowhere/file.md", "README.md/inside"])
     assert at.files == {"docs/none.md": None, "nowhere/file.md": None, "README.md/inside": None}
     with pytest.raises(MementoError):
-        gitobjects.read_at(root, "HEAD^{tree}", ["README.md"])
+        read_at(root, "HEAD^{tree}", ["README.md"])
     with pytest.raises(MementoError):
-        gitobjects.with_files(at, {"nowhere/file.md": (b"100644", b"x")}, "sha1")
+        with_files(at, {"nowhere/file.md": (b"100644", b"x")}, "sha1")
 
 
 def test_identities_git_would_clean_and_dates_from_the_environment_go_to_git(monkeypatch):
@@ -94,32 +103,30 @@ def test_identities_git_would_clean_and_dates_from_the_environment_go_to_git(mon
           "GIT_COMMITTER_NAME": "A Person", "GIT_COMMITTER_EMAIL": "a@example.invalid"}
     monkeypatch.delenv("GIT_AUTHOR_DATE", raising=False)
     monkeypatch.delenv("GIT_COMMITTER_DATE", raising=False)
-    assert gitobjects.can_build(ok)
+    assert can_build(ok)
     for name in ("Jr.", " padded", "a <b>", "two\nlines", "'quoted'", ""):
-        assert not gitobjects.can_build({**ok, "GIT_AUTHOR_NAME": name}), name
+        assert not can_build({**ok, "GIT_AUTHOR_NAME": name}), name
     monkeypatch.setenv("GIT_COMMITTER_DATE", "@1700000000 +0000")
-    assert not gitobjects.can_build(ok)
+    assert not can_build(ok)
 
 
 def test_a_pack_whose_bytes_changed_is_refused(tmp_path, git_identity, monkeypatch):
     """The pack's own hash is git's check: a bit changed after it was made fails the write (a
     loose object git unpacked before it reached the end may stay, unreferenced)."""
     root = repo(tmp_path)
-    real = gitops.run_git
     for at in (-1, 12):  # the trailer, then the object's header
 
-        def corrupting(root_, args, at=at, **kw):
+        def corrupting(args, kw, at=at):
             if args[:1] == ["unpack-objects"]:
                 data = bytearray(kw["input"])
                 data[at] ^= 1
                 kw["input"] = bytes(data)
-            return real(root_, args, **kw)
 
-        monkeypatch.setattr(gitops, "run_git", corrupting)
+        watch_git(monkeypatch, [], change=corrupting)
         with pytest.raises(MementoError, match="unpack-objects"):
-            gitobjects.write_objects(root, [("blob", b"checked\n")])
-    monkeypatch.setattr(gitops, "run_git", real)
-    assert gitobjects.write_objects(root, [("blob", b"checked\n")]) == [git(root, "hash-object", "--stdin",
+            write_objects(root, [("blob", b"checked\n")])
+    stop_watching_git(monkeypatch)
+    assert write_objects(root, [("blob", b"checked\n")]) == [git(root, "hash-object", "--stdin",
                                                                             input=b"checked\n")]
 
 
@@ -178,7 +185,7 @@ def diverged(tmp_path: Path, fmt: str = "sha1") -> tuple[Path, str, str]:
             "old/only.txt": None})
     commit(root, "memento: release T-8", {})
     commit(root, "the same file as upstream's", {"out/1.txt": "one\n"})
-    person = {**gitops.git_env(), "GIT_AUTHOR_NAME": "A Person", "GIT_AUTHOR_EMAIL": "person@example.invalid",
+    person = {**git_env(), "GIT_AUTHOR_NAME": "A Person", "GIT_AUTHOR_EMAIL": "person@example.invalid",
               "GIT_AUTHOR_DATE": "@1700000000 +0100"}
     commit(root, "a person's commit", {"docs/guide/deep.md": "deeper\n", "bin/run.sh": "#!/bin/sh\necho\n"}, env=person)
     return root, base, onto
@@ -186,7 +193,7 @@ def diverged(tmp_path: Path, fmt: str = "sha1") -> tuple[Path, str, str]:
 
 def git_rebase(root: Path, onto: str, resolvers: dict) -> None:
     """``git rebase onto`` with each conflict of a resolver's path settled by it (as the fleet did)."""
-    env = {**gitops.git_env(), "GIT_EDITOR": "true"}
+    env = {**git_env(), "GIT_EDITOR": "true"}
     proc = subprocess.run(["git", "-C", str(root), "rebase", "-q", onto], capture_output=True, env=env)
     while proc.returncode != 0:
         for path in git(root, "diff", "--name-only", "--diff-filter=U").split():
@@ -202,8 +209,8 @@ def test_a_replay_makes_what_git_rebase_makes(tmp_path, git_identity, fmt):
     root, base, onto = diverged(tmp_path, fmt)
     tip = git(root, "rev-parse", "HEAD")
     resolvers = RESOLVERS
-    ident = gitops.identity_env(root)
-    replayed = gitobjects.replay(root, onto, base, tip, ident, resolvers)
+    ident = identity_env(root)
+    replayed = replay(root, onto, base, tip, ident, resolvers)
     assert replayed is not None
     new_tip, moved = replayed
     assert git(root, "rev-parse", "HEAD") == tip  # the replay writes objects, it moves no ref
@@ -237,30 +244,30 @@ def objects_now(root: Path) -> str:
 def test_what_the_replay_does_not_take_on_is_left_to_git_with_nothing_written(tmp_path, git_identity):
     root, base, onto = diverged(tmp_path)
     tip = git(root, "rev-parse", "HEAD")
-    ident = gitops.identity_env(root)
+    ident = identity_env(root)
     before = objects_now(root)
     # The status log both appended to, with no resolver for it (git would stop there), and the
     # plan both changed, with none for it (git merges it: the replay leaves that to git).
-    assert gitobjects.replay(root, onto, base, tip, ident, {"docs/MASTER_PLAN.md": never}) is None
-    assert gitobjects.replay(root, onto, base, tip, ident, {"docs/TICK_STATUS.md": append_resolver}) is None
+    assert replay(root, onto, base, tip, ident, {"docs/MASTER_PLAN.md": never}) is None
+    assert replay(root, onto, base, tip, ident, {"docs/TICK_STATUS.md": append_resolver}) is None
     # A resolver that cannot settle it.
-    assert gitobjects.replay(root, onto, base, tip, ident, {**RESOLVERS, "docs/TICK_STATUS.md": lambda b, u, m: None}) is None
+    assert replay(root, onto, base, tip, ident, {**RESOLVERS, "docs/TICK_STATUS.md": lambda b, u, m: None}) is None
     # An identity git would clean, a merge in the range, a file where the replay needs a folder.
-    assert gitobjects.replay(root, onto, base, tip, {**ident, "GIT_AUTHOR_NAME": "Jr."},
+    assert replay(root, onto, base, tip, {**ident, "GIT_AUTHOR_NAME": "Jr."},
                              RESOLVERS) is None
     assert objects_now(root) == before
 
     git(root, "checkout", "-q", "-b", "merged", base)
     commit(root, "side", {"side.txt": "side\n"})
     git(root, "merge", "-q", "--no-edit", "main")
-    assert gitobjects.replay(root, onto, base, git(root, "rev-parse", "HEAD"), ident, RESOLVERS) is None
+    assert replay(root, onto, base, git(root, "rev-parse", "HEAD"), ident, RESOLVERS) is None
 
     git(root, "checkout", "-q", "-b", "clash", base)
     clash = commit(root, "a file in a folder new", {"new/file.txt": "x\n"})
     git(root, "checkout", "-q", "-b", "up2", onto)
     file_there = commit(root, "a file named new", {"new": "a file\n"})
     before = objects_now(root)
-    assert gitobjects.replay(root, file_there, base, clash, ident, {}) is None
+    assert replay(root, file_there, base, clash, ident, {}) is None
     assert objects_now(root) == before
 
 
@@ -273,16 +280,16 @@ def test_a_signed_commit_is_left_to_git(tmp_path, git_identity):
     signed = head + b"\ngpgsig -----BEGIN PGP SIGNATURE-----\n \n -----END PGP SIGNATURE-----\n\n" + message + b"\n"
     forged = git(root, "hash-object", "-t", "commit", "-w", "--stdin", input=signed)
     before = objects_now(root)
-    assert gitobjects.replay(root, onto, base, forged, gitops.identity_env(root), RESOLVERS) is None
+    assert replay(root, onto, base, forged, identity_env(root), RESOLVERS) is None
     assert objects_now(root) == before
-    assert gitobjects.replay(root, onto, base, tip, gitops.identity_env(root), RESOLVERS) is not None
+    assert replay(root, onto, base, tip, identity_env(root), RESOLVERS) is not None
 
 
 def test_a_folder_named_with_a_line_break_is_left_to_git(tmp_path, git_identity):
     root, base, onto = diverged(tmp_path)
     commit(root, "an awkward name", {"line\nbreak/file.txt": "x\n"})
     tip = git(root, "rev-parse", "HEAD")
-    assert gitobjects.replay(root, onto, base, tip, gitops.identity_env(root), RESOLVERS) is None
+    assert replay(root, onto, base, tip, identity_env(root), RESOLVERS) is None
 
 
 # ---------------------------------------------------------------- a three-way merge without git
@@ -308,7 +315,7 @@ FLEET_PLAN = b"".join(b"- [ ] `T-%d` Task %d\n  - verify: `test -f out/%d.txt`\n
     (b"a\nb\nc\n", b"x\na\nb\nc\n", b"a\nb\nc\ny\n"),  # one at each end
 ], ids=["plan", "plan-lines-added", "no-final-newline", "emptied", "both-ends"])
 def test_changes_apart_merge_as_git_merges_them(tmp_path, base, ours, theirs):
-    merged = gitobjects.merge_apart(base, ours, theirs)
+    merged = merge_apart(base, ours, theirs)
     if base != b"a\nb\nc\nd\ne\n":
         assert merged is not None
     assert merged in (None, git_merge_file(tmp_path, base, ours, theirs))
@@ -323,7 +330,7 @@ def test_changes_apart_merge_as_git_merges_them(tmp_path, base, ours, theirs):
     (b"a\nb\x00\nc\nd\n", b"a\nb\nc\nD\n"),  # binary
 ])
 def test_changes_that_meet_are_left_to_git(ours, theirs):
-    assert gitobjects.merge_apart(b"a\nb\nc\nd\n", ours, theirs) is None
+    assert merge_apart(b"a\nb\nc\nd\n", ours, theirs) is None
 
 
 def test_random_edits_merge_as_git_merges_them(tmp_path):
@@ -352,7 +359,7 @@ def test_random_edits_merge_as_git_merges_them(tmp_path):
             return b"".join(out)
 
         ours, theirs = edited(base), edited(base)
-        merged = gitobjects.merge_apart(b"".join(base), ours, theirs)
+        merged = merge_apart(b"".join(base), ours, theirs)
         if merged is not None:
             made += 1
             assert merged == git_merge_file(tmp_path, b"".join(base), ours, theirs)
@@ -393,7 +400,7 @@ def test_random_short_edits_with_repeated_and_copied_lines_merge_as_git_merges_t
             return data[:-1] if chance.random() < 0.2 and data.endswith(b"\n") else data
 
         base_bytes, ours, theirs = joined(base), joined(edited(base)), joined(edited(base))
-        merged = gitobjects.merge_apart(base_bytes, ours, theirs)
+        merged = merge_apart(base_bytes, ours, theirs)
         if merged is not None:
             made += 1
             assert merged == git_merge_file(tmp_path, base_bytes, ours, theirs), (base_bytes, ours, theirs)
@@ -407,10 +414,10 @@ def test_changes_among_repeated_lines_only_are_left_to_git(tmp_path):
     ours = b"task\ny\nz\ny\nz\nz\nx\ntask\ny\ntask\ntask\ny\ny\nnew 24\ny\nz\ntask\ny\nx\nx\nz\ny\ntask\ntask\nz\nx\nz\ntask\nz\nz\n"
     theirs = base.replace(b"z\ny\ny\ntask\n", b"z\ny\ny\nnew 4\ntask\n")
     assert git_merge_file(tmp_path, base, ours, theirs) is None
-    assert gitobjects.merge_apart(base, ours, theirs) is None
+    assert merge_apart(base, ours, theirs) is None
     # A side that puts in a copy of the only line between the changes makes it no anchor.
     base, ours, theirs = b"T-0\nT-1\nr\n", b"T-0\nT-1\nr\nr\n", b"T-1\nr\nr\n"
-    assert gitobjects.merge_apart(base, ours, theirs) is None
+    assert merge_apart(base, ours, theirs) is None
     assert git_merge_file(tmp_path, base, ours, theirs) == b"T-1\nr\nr\n"
 
 
@@ -424,18 +431,18 @@ def test_changes_among_repeated_lines_only_are_left_to_git(tmp_path):
 ])
 def test_changes_that_meet_go_straight_to_the_resolver(tmp_path, ours, theirs, meet):
     base = b"a\nb\nc\nd\n"
-    assert gitobjects.changes_meet(base, ours, theirs) is meet
+    assert changes_meet(base, ours, theirs) is meet
     if meet:  # git conflicts too: asking it would only cost a process
         assert git_merge_file(tmp_path, base, ours, theirs) is None
     meta = FLEET_PLAN.replace(b"T-1`", b"T-1`\n- completed_tasks: 0")
-    assert gitobjects.changes_meet(meta, meta.replace(b"tasks: 0", b"tasks: 1"), meta.replace(b"tasks: 0", b"tasks: 2"))
+    assert changes_meet(meta, meta.replace(b"tasks: 0", b"tasks: 1"), meta.replace(b"tasks: 0", b"tasks: 2"))
 
 
 # ---------------------------------------------------------------- a commit of paths without an index
 
 
 def _both_ways(tmp_path: Path, monkeypatch, fmt: str, change, paths: list[str], blobs=None, sub: str = ""):
-    """The same change committed in two copies of one repository, by gitobjects.commit_here and by
+    """The same change committed in two copies of one repository, by commit_here and by
     git's own commands (commit_here told to decline): (tree here, tree by git)."""
     base = repo(tmp_path, fmt)
     (base / ".gitattributes").write_text("*.crlf text eol=lf\n*.up filter=upper\n")
@@ -445,7 +452,7 @@ def _both_ways(tmp_path: Path, monkeypatch, fmt: str, change, paths: list[str], 
     twin = tmp_path / f"twin-{fmt}"
     subprocess.run(["cp", "-a", str(base), str(twin)], check=True)
     trees = []
-    real = gitobjects.commit_here
+    real = commit_here
     for root, fast in ((base, True), (twin, False)):
         change(root)
         hashed = {p: (m, o) for p, (m, o) in (blobs(root) if blobs else {}).items()}
@@ -456,9 +463,7 @@ def _both_ways(tmp_path: Path, monkeypatch, fmt: str, change, paths: list[str], 
             calls.append(made is not None)
             return made
 
-        monkeypatch.setattr(gitobjects, "commit_here", spy)
-        sha = gitops.commit_paths(root / sub, paths, "memento: a commit\n\nbody\n", blobs=hashed,
-                                  build=gitobjects.commit_here)
+        sha = commit_paths(root / sub, paths, "memento: a commit\n\nbody\n", blobs=hashed, build=spy)
         assert calls == [fast]  # made here in the one, by git in the other
         trees.append(git(root, "rev-parse", f"{sha}^{{tree}}"))
         assert git(root, "status", "--porcelain", "--", *(f"{sub}{p}" if sub else p for p in paths)) == ""
@@ -491,7 +496,7 @@ def test_a_commit_of_paths_made_here_is_the_one_git_makes(tmp_path, monkeypatch,
         "odd-name": (_put("a b/c, d=e@f%g+h.md", b"hola\n"), ["a b/c, d=e@f%g+h.md"]),
     }
     change, paths = cases[case]
-    blobs = (lambda root: {**gitops.hash_blobs(root, ["out/1.txt"]), "docs-extra": gitops.GONE}) \
+    blobs = (lambda root: {**hash_blobs(root, ["out/1.txt"]), "docs-extra": GONE}) \
         if case == "blobs" else None
     here, by_git = _both_ways(tmp_path, monkeypatch, fmt, change, paths, blobs)
     assert here == by_git
@@ -510,7 +515,7 @@ def test_what_git_may_read_otherwise_is_left_to_git(tmp_path, monkeypatch, git_i
     update-index --replace; an unborn branch has no HEAD to read; a date from the environment is
     git's to apply: commit_here declines, nothing written, and the commit is still made (by git)."""
     root = repo(tmp_path)
-    ident = gitops.identity_env(root)
+    ident = identity_env(root)
     paths = ["x.sh"]
     if case == "new-executable":
         _put("x.sh", b"#!/bin/sh\n", 0o755)(root)
@@ -541,14 +546,14 @@ def test_what_git_may_read_otherwise_is_left_to_git(tmp_path, monkeypatch, git_i
         _put("x.sh", b"x\n")(root)
         monkeypatch.setenv("GIT_COMMITTER_DATE", "@1700000000 +0000")
     objects = sorted(p.name for p in (root / ".git" / "objects").rglob("*") if p.is_file())
-    assert gitobjects.commit_here(root, paths, "m", ident, {}) is None
+    assert commit_here(root, paths, "m", ident, {}) is None
     assert sorted(p.name for p in (root / ".git" / "objects").rglob("*") if p.is_file()) == objects
     if case == "beyond-a-link":
-        with pytest.raises(gitops.MementoError, match="beyond a symbolic link"):
-            gitops.commit_paths(root, paths, "m", build=gitobjects.commit_here)
+        with pytest.raises(MementoError, match="beyond a symbolic link"):
+            commit_paths(root, paths, "m", build=commit_here)
         assert "a plan from elsewhere" not in git(root, "log", "-p", "--all")
         return
-    sha = gitops.commit_paths(root, paths, "m", build=gitobjects.commit_here)
+    sha = commit_paths(root, paths, "m", build=commit_here)
     assert git(root, "rev-parse", "HEAD") == sha
     for path in paths:
         if (root / path).is_file():
@@ -564,10 +569,10 @@ def test_a_path_git_refuses_is_never_committed_here(tmp_path, git_identity, path
     root = repo(tmp_path)
     head = git(root, "rev-parse", "HEAD")
     blob = git(root, "hash-object", "-w", "--stdin", input=b"[core]\n\thooksPath = /tmp\n")
-    ident = gitops.identity_env(root)
-    assert gitobjects.commit_here(root, [path], "m", ident, {path: (mode, blob)}) is None
-    with pytest.raises(gitops.MementoError):
-        gitops.commit_paths(root, [path], "m", blobs={path: (mode, blob)}, build=gitobjects.commit_here)
+    ident = identity_env(root)
+    assert commit_here(root, [path], "m", ident, {path: (mode, blob)}) is None
+    with pytest.raises(MementoError):
+        commit_paths(root, [path], "m", blobs={path: (mode, blob)}, build=commit_here)
     assert git(root, "rev-parse", "HEAD") == head
 
 
@@ -587,8 +592,8 @@ def test_a_moved_block_changed_on_the_other_side_is_git_s_conflict(tmp_path, bas
     """It was merged here (the move's lines paired one way, the other side's change set apart
     from it) where git pairs them the other way and conflicts: the resolver never saw it."""
     assert git_merge_file(tmp_path, base, ours, theirs) is None
-    assert gitobjects.merge_apart(base, ours, theirs) is None
-    assert gitobjects.merge_file(tmp_path, base, ours, theirs) is None
+    assert merge_apart(base, ours, theirs) is None
+    assert merge_file(tmp_path, base, ours, theirs) is None
 
 
 _POOL = [b"a\n", b"b\n", b"c\n", b"\n", b"a\r\n", b"b\r\n", b"---\n", b"  - retries: 1\n", b"- [ ] `T-1` one\n",
@@ -635,10 +640,10 @@ def three_versions(draw) -> tuple[bytes, bytes, bytes]:
 def _merges_as_git(tmp_path: Path, versions: tuple[bytes, bytes, bytes]) -> None:
     base, ours, theirs = versions
     by_git = git_merge_file(tmp_path, base, ours, theirs)
-    merged = gitobjects.merge_apart(base, ours, theirs)
+    merged = merge_apart(base, ours, theirs)
     assert merged is None or merged == by_git, (base, ours, theirs)
-    assert gitobjects.merge_file(tmp_path, base, ours, theirs) == by_git
-    if gitobjects.changes_meet(base, ours, theirs) or gitobjects._both_appended(base, ours, theirs):
+    assert merge_file(tmp_path, base, ours, theirs) == by_git
+    if changes_meet(base, ours, theirs) or both_appended(base, ours, theirs):
         assert by_git is None, "sent to the resolver where git merges it"
 
 
@@ -692,7 +697,7 @@ def test_changes_git_merges_are_not_sent_to_the_resolver(tmp_path):
         if chance.random() < 0.3:
             theirs = edited(theirs)
         b, o, t = b"".join(base), b"".join(ours), b"".join(theirs)
-        if gitobjects.changes_meet(b, o, t):
+        if changes_meet(b, o, t):
             cases += 1
             assert git_merge_file(tmp_path, b, o, t) is None, (b, o, t)
     assert cases > 100
@@ -771,7 +776,7 @@ def _apply_changes(root: Path, ops: list[tuple]) -> list[str]:
 
 def _committed_tree(root: Path, paths: list[str], build) -> str | None:
     try:
-        made = gitops.make_commit(root, paths, "memento: a commit\n", build=build)
+        made = make_commit(root, paths, "memento: a commit\n", build=build)
     except MementoError:
         return None
     return git(root, "rev-parse", f"{made.sha}^{{tree}}")
@@ -791,7 +796,7 @@ def _builds_as_git(root: Path, change: list) -> None:
     built: list[bool] = []
 
     def here(*args):
-        made = gitobjects.commit_here(*args)
+        made = commit_here(*args)
         built.append(made is not None)
         return made
 
@@ -821,8 +826,8 @@ def test_a_commit_built_here_is_the_tree_git_s_index_makes_heavy(builder_repo, g
 
 def union_resolver(base: bytes, upstream: bytes, mine: bytes) -> bytes:
     """The upstream's version with this side's lines it lacks after it (a stand-in for the plan's)."""
-    theirs = set(gitobjects._lines(upstream))
-    return upstream + b"".join(line for line in gitobjects._lines(mine) if line not in theirs)
+    theirs = set(_lines(upstream))
+    return upstream + b"".join(line for line in _lines(mine) if line not in theirs)
 
 
 _REPLAY_PATHS = ["docs/MASTER_PLAN.md", "docs/TICK_STATUS.md", "src/a.py", "deep/er/x.txt", "out/1.txt"]
@@ -844,7 +849,7 @@ def histories(draw) -> tuple[dict, list, list]:
         for _ in range(count):
             change = {}
             for path in draw(st.lists(st.sampled_from(_REPLAY_PATHS), min_size=1, max_size=3, unique=True)):
-                lines = gitobjects._lines(now.get(path, b""))
+                lines = _lines(now.get(path, b""))
                 what = draw(st.sampled_from(["move", "change", "put", "append", "drop", "remove"]))
                 at = draw(st.integers(0, len(lines)))
                 if what == "move" and lines:
@@ -897,13 +902,13 @@ def _replays_as_git_rebases(tmp: Path, history) -> None:
     git(root, "checkout", "-q", "main")
     for n, change in enumerate(local):
         tip = _commit_bytes(root, f"local {n}", change)
-    replayed = gitobjects.replay(root, onto, base, tip, gitops.identity_env(root), _REPLAY_RESOLVERS)
+    replayed = replay(root, onto, base, tip, identity_env(root), _REPLAY_RESOLVERS)
     event("replayed here" if replayed else "left to git")
     if replayed is None:
         return
     # Git's rebase without its rename detection: the replay applies each path's change to that
     # path (a rename upstream meeting a change here is a rename/delete conflict to git).
-    env = {**gitops.git_env(), "GIT_EDITOR": "true"}
+    env = {**git_env(), "GIT_EDITOR": "true"}
     proc = subprocess.run(["git", "-C", str(root), "rebase", "-q", "-X", "no-renames", onto], capture_output=True,
                           env=env)
     touched_here = {path for change in local for path in change}
@@ -956,7 +961,7 @@ def test_a_range_of_one_empty_commit_is_replayed(tmp_path, git_identity):
     onto = commit(root, "upstream", {"README.md": "changed upstream\n"})
     git(root, "checkout", "-q", "main")
     tip = commit(root, "memento: release T-8", {})
-    new_tip, moved = gitobjects.replay(root, onto, base, tip, gitops.identity_env(root), RESOLVERS)
+    new_tip, moved = replay(root, onto, base, tip, identity_env(root), RESOLVERS)
     assert list(moved) == [tip]
     assert git(root, "log", "--format=%T %s", f"{onto}..{new_tip}") == \
         f"{git(root, 'rev-parse', f'{onto}^{{tree}}')} memento: release T-8"
@@ -973,7 +978,7 @@ def test_a_commit_whose_patch_is_upstream_is_left_to_git(tmp_path, git_identity)
     git(root, "checkout", "-q", "main")
     tip = commit(root, "the same change, here", {"README.md": "both\n"})
     before = objects_now(root)
-    assert gitobjects.replay(root, onto, base, tip, gitops.identity_env(root), RESOLVERS) is None
+    assert replay(root, onto, base, tip, identity_env(root), RESOLVERS) is None
     assert objects_now(root) == before
     git_rebase(root, onto, RESOLVERS)
     assert git(root, "rev-parse", "HEAD") == onto  # git dropped it
@@ -981,7 +986,7 @@ def test_a_commit_whose_patch_is_upstream_is_left_to_git(tmp_path, git_identity)
 
 @pytest.mark.parametrize("fmt", ["sha1", "sha256"])
 def test_an_amend_made_here_is_the_one_git_makes_and_never_replaces_a_head_that_moved(tmp_path, git_identity, fmt):
-    """gitops.amend_paths with commit_here (the tick folding its documents into its commit, issue
+    """amend_paths with commit_here (the tick folding its documents into its commit, issue
     42: five git commands where git's way starts ten): the same tree, parents and message as git's
     own amend, the index agreeing for those paths; with ``onto`` another commit than HEAD, nothing
     is changed and None comes back."""
@@ -992,14 +997,14 @@ def test_an_amend_made_here_is_the_one_git_makes_and_never_replaces_a_head_that_
     twin = tmp_path / f"twin-{fmt}"
     subprocess.run(["cp", "-a", str(base), str(twin)], check=True)
     made = []
-    for root, build in ((base, gitobjects.commit_here), (twin, None)):
+    for root, build in ((base, commit_here), (twin, None)):
         old = git(root, "rev-parse", "HEAD")
         (root / "docs/MASTER_PLAN.md").write_text("# plan\n- [x] `T-1` one\n")
         (root / "docs/new.md").write_text("new\n")
-        assert gitops.amend_paths(root, ["docs/MASTER_PLAN.md", "docs/new.md"], build=build,
+        assert amend_paths(root, ["docs/MASTER_PLAN.md", "docs/new.md"], build=build,
                                   onto=git(root, "rev-parse", "HEAD~1")) is None
         assert git(root, "rev-parse", "HEAD") == old  # not the commit it was told to amend
-        sha = gitops.amend_paths(root, ["docs/MASTER_PLAN.md", "docs/new.md"], build=build, onto=old)
+        sha = amend_paths(root, ["docs/MASTER_PLAN.md", "docs/new.md"], build=build, onto=old)
         assert git(root, "rev-parse", "HEAD") == sha != old
         assert git(root, "status", "--porcelain") == ""
         made.append((git(root, "rev-parse", f"{sha}^{{tree}}"), git(root, "rev-parse", f"{sha}^@"),
@@ -1011,13 +1016,12 @@ def test_an_amend_made_here_is_the_one_git_makes_and_never_replaces_a_head_that_
 
 def test_an_amend_made_here_runs_four_git_commands(tmp_path, git_identity, monkeypatch):
     root = repo(tmp_path)
-    gitops.repo_dirs(root)
+    repo_dirs(root)
     old = git(root, "rev-parse", "HEAD")
     (root / "docs/MASTER_PLAN.md").write_text("# plan\n- [x] `T-1` one\n")
     started: list[str] = []
-    real = gitops.run_git
-    monkeypatch.setattr(gitops, "run_git", lambda r, args, **kw: started.append(args[0]) or real(r, args, **kw))
-    assert gitops.amend_paths(root, ["docs/MASTER_PLAN.md"], build=gitobjects.commit_here, onto=old)
+    watch_git(monkeypatch, started)
+    assert amend_paths(root, ["docs/MASTER_PLAN.md"], build=commit_here, onto=old)
     assert started == ["hash-object", "unpack-objects", "update-ref", "reset"]  # HEAD's trees: loose objects
 
 
@@ -1026,18 +1030,17 @@ def test_a_commit_built_on_the_one_made_here_reads_no_tree_again_and_is_git_s(tm
     again (HEAD still that commit), so the amend starts no cat-file; its tree is git's own. A
     HEAD moved since (a commit made elsewhere) is read again."""
     root = repo(tmp_path)
-    gitops.repo_dirs(root)
+    repo_dirs(root)
     (root / "docs/guide/deep.md").write_text("deeper\n")
     (root / "docs/MASTER_PLAN.md").write_text("# plan\n- [x] `T-1` one\n")
-    old = gitops.commit_paths(root, ["docs/guide/deep.md", "docs/MASTER_PLAN.md"], "memento: complete T-1 one",
-                              build=gitobjects.commit_here)
+    old = commit_paths(root, ["docs/guide/deep.md", "docs/MASTER_PLAN.md"], "memento: complete T-1 one",
+                              build=commit_here)
     (root / "docs/guide/new.md").write_text("new\n")
     (root / "docs/CURRENT_STATE.md").write_text("state\n")
     started: list[str] = []
-    real = gitops.run_git
-    monkeypatch.setattr(gitops, "run_git", lambda r, args, **kw: started.append(args[0]) or real(r, args, **kw))
-    monkeypatch.setattr(gitobjects, "_head_loose", lambda *a: None)  # HEAD's trees otherwise read by git
-    sha = gitops.amend_paths(root, ["docs/guide/new.md", "docs/CURRENT_STATE.md"], build=gitobjects.commit_here,
+    watch_git(monkeypatch, started)
+    monkeypatch.setattr(trees_module, "_head_loose", lambda *a: None)  # HEAD's trees otherwise read by git
+    sha = amend_paths(root, ["docs/guide/new.md", "docs/CURRENT_STATE.md"], build=commit_here,
                              onto=old)
     assert started == ["hash-object", "unpack-objects", "update-ref", "reset"]
     assert git(root, "status", "--porcelain") == ""  # every file of the work tree is the amended commit's
@@ -1045,7 +1048,7 @@ def test_a_commit_built_on_the_one_made_here_reads_no_tree_again_and_is_git_s(tm
     git(root, "commit", "-qm", "a person's", "--allow-empty")
     started.clear()
     (root / "README.md").write_text("changed\n")
-    gitops.commit_paths(root, ["README.md"], "memento: next", build=gitobjects.commit_here)
+    commit_paths(root, ["README.md"], "memento: next", build=commit_here)
     assert started[0] == "cat-file"
 
 
@@ -1054,27 +1057,26 @@ def test_documents_changed_since_the_commit_made_here_are_what_git_status_says(t
     process, the paths git status shows modified or deleted; None (git status answers) once HEAD
     is not that commit, or for a path the commit lacks that is on disk."""
     root = repo(tmp_path)
-    gitops.repo_dirs(root)
+    repo_dirs(root)
     (root / "docs/MASTER_PLAN.md").write_text("# plan\n- [x] `T-1` one\n")
     (root / "docs/guide/new.md").write_text("new\n")
-    gitops.commit_paths(root, ["docs/MASTER_PLAN.md", "docs/guide/new.md", "bin/run.sh"], "memento: complete T-1",
-                        build=gitobjects.commit_here)
+    commit_paths(root, ["docs/MASTER_PLAN.md", "docs/guide/new.md", "bin/run.sh"], "memento: complete T-1",
+                        build=commit_here)
     (root / "docs/guide/deep.md").write_text("changed\n")
     (root / "docs-extra").unlink()
     (root / "bin/run.sh").chmod(0o644)
     paths = ["docs/MASTER_PLAN.md", "docs/guide/deep.md", "docs-extra", "bin/run.sh", "README.md", "docs/none.md"]
     started: list[str] = []
-    real = gitops.run_git
-    monkeypatch.setattr(gitops, "run_git", lambda r, args, **kw: started.append(args[0]) or real(r, args, **kw))
-    found = gitobjects.changed_from_made(root, paths)
+    watch_git(monkeypatch, started)
+    found = changed_from_made(root, paths)
     assert started == []
     raw = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "-z"], capture_output=True, check=True)
     by_status = sorted(e[3:] for e in raw.stdout.decode().split("\0") if e[3:] in paths)
     assert found == by_status == ["bin/run.sh", "docs-extra", "docs/guide/deep.md"]
     (root / "docs/none.md").write_text("untracked\n")
-    assert gitobjects.changed_from_made(root, paths) is None
+    assert changed_from_made(root, paths) is None
     git(root, "commit", "-qm", "a person's", "--allow-empty")
-    assert gitobjects.changed_from_made(root, ["README.md"]) is None
+    assert changed_from_made(root, ["README.md"]) is None
 
 
 @pytest.mark.parametrize("fmt", ["sha1", "sha256"])
@@ -1085,20 +1087,19 @@ def test_head_read_from_loose_objects_is_what_cat_file_reads(tmp_path, git_ident
     root = repo(tmp_path, fmt)
     within = ["docs/guide/deep.md", "docs/none/x.md", "README.md/under", "new/a/b.md", "bin/run.sh"]
     started: list[str] = []
-    real = gitops.run_git
-    gitops.repo_dirs(root)
-    monkeypatch.setattr(gitops, "run_git", lambda r, args, **kw: started.append(args[0]) or real(r, args, **kw))
-    here = gitobjects.read_at(root, "HEAD", [], within=within)
+    repo_dirs(root)
+    watch_git(monkeypatch, started)
+    here = read_at(root, "HEAD", [], within=within)
     assert started == []
-    monkeypatch.setattr(gitobjects, "_head_loose", lambda *a: None)
-    by_git = gitobjects.read_at(root, "HEAD", [], within=within)
+    monkeypatch.setattr(trees_module, "_head_loose", lambda *a: None)
+    by_git = read_at(root, "HEAD", [], within=within)
     assert started == ["cat-file"]
     assert here == by_git and here.raw == by_git.raw and set(here.trees) == {"", "docs", "docs/guide", "bin"}
     monkeypatch.undo()
     git(root, "repack", "-adq")
     git(root, "prune-packed")
-    gitops.repo_dirs(root)
+    repo_dirs(root)
     started.clear()
-    monkeypatch.setattr(gitops, "run_git", lambda r, args, **kw: started.append(args[0]) or real(r, args, **kw))
-    assert gitobjects.read_at(root, "HEAD", [], within=within) == by_git
+    watch_git(monkeypatch, started)
+    assert read_at(root, "HEAD", [], within=within) == by_git
     assert started == ["cat-file"]

@@ -9,24 +9,26 @@ from pathlib import Path
 
 import pytest
 
-from memento_core import gitops
 from memento_core.errors import MementoError
-from memento_core.gitops import (
-    FileChange,
+from memento_core.git import repo as repo_module
+from memento_core.git.changes import FileChange, changes_since
+from memento_core.git.commit import commit_paths, fold_commits, identity_env
+from memento_core.git.history import diff, log_subjects
+from memento_core.git.objects import hash_blobs, read_blobs
+from memento_core.git.patterns import matches_any, read_pattern_file
+from memento_core.git.repo import _DIRS, empty_tree, ensure_repo, head, is_repo, repo_dirs
+from memento_core.git.rollback import rollback, save_rollback
+from memento_core.git.run import git_binary, git_env
+from memento_core.git.status import (
     StatusEntry,
-    changes_since,
-    commit_paths,
+    changed_from_head,
     dirty_paths,
-    fold_commits,
-    head,
-    identity_env,
-    matches_any,
-    read_pattern_file,
-    rollback,
-    save_rollback,
+    ignored,
     status,
     untracked,
+    was_there,
 )
+from tests.core.git_calls import watch_git
 
 BINARY = bytes(range(256)) * 4
 
@@ -79,10 +81,10 @@ def seeded(repo: Path) -> tuple[Path, str]:
 
 def test_ensure_repo_head_and_is_repo(tmp_path):
     root = tmp_path / "p"
-    assert not gitops.is_repo(root)
-    assert gitops.ensure_repo(root) is True
-    assert gitops.is_repo(root)
-    assert gitops.ensure_repo(root) is False
+    assert not is_repo(root)
+    assert ensure_repo(root) is True
+    assert is_repo(root)
+    assert ensure_repo(root) is False
     assert head(root) is None
     assert git(root, "symbolic-ref", "HEAD").strip() == "refs/heads/main"
 
@@ -93,20 +95,20 @@ def test_head_outside_a_repo_is_an_error(tmp_path):
 
 
 def test_missing_git_is_a_clear_error(monkeypatch):
-    gitops.git_binary.cache_clear()
+    git_binary.cache_clear()
     monkeypatch.setattr(shutil, "which", lambda *a, **k: None)
     monkeypatch.setattr(os, "access", lambda *a, **k: False)
     try:
         with pytest.raises(MementoError, match="git is not installed"):
-            gitops.git_binary()
+            git_binary()
     finally:
         monkeypatch.undo()
-        gitops.git_binary.cache_clear()
-    assert os.path.isabs(gitops.git_binary())
+        git_binary.cache_clear()
+    assert os.path.isabs(git_binary())
 
 
 def test_git_env_never_prompts():
-    env = gitops.git_env()
+    env = git_env()
     assert env["GIT_TERMINAL_PROMPT"] == "0"
     assert env["LC_ALL"] == "C"
 
@@ -302,14 +304,12 @@ def test_commit_without_any_identity_uses_memento(repo, no_git_identity):
 
 
 def test_identity_order_configured_then_user_then_memento(repo, no_git_identity, monkeypatch):
-    assert identity_env(repo, "Ada <ada@example.org>") == {
+    assert identity_env(repo, ("Ada", "ada@example.org")) == {
         "GIT_AUTHOR_NAME": "Ada",
         "GIT_AUTHOR_EMAIL": "ada@example.org",
         "GIT_COMMITTER_NAME": "Ada",
         "GIT_COMMITTER_EMAIL": "ada@example.org",
     }
-    with pytest.raises(MementoError, match="Name <email>"):
-        identity_env(repo, "just a name")
     git(repo, "config", "user.name", "Repo User")
     assert identity_env(repo)["GIT_AUTHOR_EMAIL"] == "memento@localhost"  # half an identity
     git(repo, "config", "user.email", "repo@example.org")
@@ -320,7 +320,7 @@ def test_identity_order_configured_then_user_then_memento(repo, no_git_identity,
     assert (env["GIT_AUTHOR_NAME"], env["GIT_COMMITTER_NAME"]) == ("Env Author", "Repo User")
 
     write(repo, "a.txt", "a\n")
-    sha = commit_paths(repo, ["a.txt"], "first", author="Ada <ada@example.org>")
+    sha = commit_paths(repo, ["a.txt"], "first", author=("Ada", "ada@example.org"))
     assert git(repo, "log", "-1", "--format=%an|%cn", sha).strip() == "Ada|Ada"
 
 
@@ -451,18 +451,18 @@ def test_save_rollback_with_binary_modification(seeded, tmp_path):
 
 def test_diff_and_log_subjects(seeded):
     root, base = seeded
-    assert gitops.log_subjects(root, 5) == [(base, "seed")]
+    assert log_subjects(root, 5) == [(base, "seed")]
     write(root, "task.py", "print(1)\n")
     sha = commit_paths(root, ["task.py"], "memento: complete T-1 Thing\n\nbody")
-    assert gitops.log_subjects(root, 1) == [(sha, "memento: complete T-1 Thing")]
-    assert [s for _, s in gitops.log_subjects(root, 10)] == ["memento: complete T-1 Thing", "seed"]
-    text = gitops.diff(root, sha)
+    assert log_subjects(root, 1) == [(sha, "memento: complete T-1 Thing")]
+    assert [s for _, s in log_subjects(root, 10)] == ["memento: complete T-1 Thing", "seed"]
+    text = diff(root, sha)
     assert "task.py | 1 +" in text
     assert "+print(1)" in text
 
 
 def test_log_subjects_on_unborn_branch(repo):
-    assert gitops.log_subjects(repo, 3) == []
+    assert log_subjects(repo, 3) == []
 
 
 # ------------------------------------------------------------------ patterns
@@ -514,7 +514,7 @@ def test_ignored_names_a_folder_ignored_as_a_whole_but_not_one_that_only_holds_i
     for rel in (".venv/lib/site.py", "calc/__pycache__/a.pyc", "deep/er/__pycache__/b.pyc", "logs/x.log",
                 "src/__pycache__/app.pyc"):
         write(root, rel, "x\n")
-    assert gitops.ignored(root) == {".venv/", "calc/__pycache__/", "deep/er/__pycache__/", "logs/x.log",
+    assert ignored(root) == {".venv/", "calc/__pycache__/", "deep/er/__pycache__/", "logs/x.log",
                                     "src/__pycache__/"}
 
 
@@ -524,7 +524,7 @@ def test_changed_from_head_reads_the_files_not_the_index(repo):
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "docs")
     paths = ["docs/a.md", "docs/b.md", "docs/c.md", "docs/d.md", "docs/e.md", "docs/new.md", "keep.md"]
-    assert gitops.changed_from_head(repo, paths) == []
+    assert changed_from_head(repo, paths) == []
     write(repo, "docs/a.md", "changed\n")
     git(repo, "update-index", "--assume-unchanged", "docs/a.md")  # hides it from status, not from this
     (repo / "docs" / "b.md").unlink()
@@ -533,10 +533,10 @@ def test_changed_from_head_reads_the_files_not_the_index(repo):
     write(repo, "docs/d.md", "docs/d.md\n")  # rewritten with the same bytes: no change
     git(repo, "add", "docs/e.md")
     write(repo, "docs/new.md", "untracked\n")
-    assert "docs/a.md" not in {e.path for e in status(repo, env=gitops.git_env())}
-    assert gitops.changed_from_head(repo, paths) == ["docs/a.md", "docs/b.md", "docs/c.md"]
+    assert "docs/a.md" not in {e.path for e in status(repo, env=git_env())}
+    assert changed_from_head(repo, paths) == ["docs/a.md", "docs/b.md", "docs/c.md"]
     sub = repo / "docs"  # a project in a sub-folder names its paths from there
-    assert gitops.changed_from_head(sub, ["a.md", "d.md"]) == ["a.md"]
+    assert changed_from_head(sub, ["a.md", "d.md"]) == ["a.md"]
 
 
 @pytest.mark.parametrize("fmt", ["sha1", "sha256"])
@@ -548,23 +548,22 @@ def test_changed_from_head_hashes_unchanged_files_itself_and_asks_git_through_it
     git(root, "add", "-A")
     git(root, "commit", "-qm", "docs")
     ran = []
-    real = gitops.run_git
-    monkeypatch.setattr(gitops, "run_git", lambda r, args, **kw: ran.append(args[0]) or real(r, args, **kw))
-    assert gitops.changed_from_head(root, ["a.md", "b.md"]) == []
+    watch_git(monkeypatch, ran)
+    assert changed_from_head(root, ["a.md", "b.md"]) == []
     assert ran == ["ls-tree"]  # the bytes are the committed blob's: no git command to hash them
     (root / "a.md").write_bytes(b"one\r\ntwo\r\n")  # other bytes, the same text through autocrlf
     git(root, "config", "core.autocrlf", "true")
-    assert gitops.changed_from_head(root, ["a.md", "b.md"]) == []
+    assert changed_from_head(root, ["a.md", "b.md"]) == []
     git(root, "config", "core.autocrlf", "false")
-    assert gitops.changed_from_head(root, ["a.md", "b.md"]) == ["a.md"]
+    assert changed_from_head(root, ["a.md", "b.md"]) == ["a.md"]
     write(root, "b.md", "other\n")
-    assert gitops.changed_from_head(root, ["a.md", "b.md"]) == ["a.md", "b.md"]
+    assert changed_from_head(root, ["a.md", "b.md"]) == ["a.md", "b.md"]
 
 
 def test_changed_from_head_on_an_unborn_branch_is_empty(tmp_path):
     git(tmp_path, "init", "-q")
     write(tmp_path, "a.md", "x\n")
-    assert gitops.changed_from_head(tmp_path, ["a.md"]) == []
+    assert changed_from_head(tmp_path, ["a.md"]) == []
 
 
 def test_read_blobs_reads_many_in_one_command_and_names_a_missing_one(repo):
@@ -572,22 +571,22 @@ def test_read_blobs_reads_many_in_one_command_and_names_a_missing_one(repo):
     write(repo, "b.txt", "line\nwith\n\nnewlines\n")
     git(repo, "add", "-A")
     shas = sorted(git(repo, "rev-parse", f":{p}").strip().encode() for p in ("a.bin", "b.txt"))
-    blobs = gitops.read_blobs(repo, shas)
+    blobs = read_blobs(repo, shas)
     assert sorted(blobs.values()) == sorted([BINARY, b"line\nwith\n\nnewlines\n"])
     with pytest.raises(MementoError, match="could not read 0{40}"):
-        gitops.read_blobs(repo, [shas[0], b"0" * 40])
+        read_blobs(repo, [shas[0], b"0" * 40])
 
 
 def test_empty_tree_is_written_and_asked_again_for_a_repository_made_again(tmp_path):
     root = tmp_path / "p"
     git(tmp_path, "init", "-q", str(root))
-    sha1_tree = gitops.empty_tree(root)
+    sha1_tree = empty_tree(root)
     assert git(root, "cat-file", "-t", sha1_tree).strip() == "tree"  # in the store, not only known to git
     shutil.rmtree(root / ".git")
     proc = subprocess.run(["git", "init", "-q", "--object-format=sha256", str(root)], capture_output=True)
     if proc.returncode != 0:
         pytest.skip(f"this git has no sha256 repositories: {proc.stderr.decode().strip()}")
-    assert len(gitops.empty_tree(root)) == 64
+    assert len(empty_tree(root)) == 64
 
 
 def test_where_the_repository_is_asked_once_and_asked_again_when_its_git_entries_change(tmp_path, monkeypatch):
@@ -599,35 +598,34 @@ def test_where_the_repository_is_asked_once_and_asked_again_when_its_git_entries
     sub = top / "project"
     sub.mkdir()
     ran = []
-    real = gitops.run_git
-    monkeypatch.setattr(gitops, "run_git", lambda r, args, **kw: ran.append(args[0]) or real(r, args, **kw))
-    first = gitops.repo_dirs(sub)
+    watch_git(monkeypatch, ran)
+    first = repo_dirs(sub)
     assert (first.git_dir, first.common_dir, first.top) == (top / ".git", top / ".git", top)
-    assert gitops.repo_dirs(sub) == first and ran == ["rev-parse"]  # the second time from the disk's marks
+    assert repo_dirs(sub) == first and ran == ["rev-parse"]  # the second time from the disk's marks
 
     git(tmp_path, "init", "-q", str(sub))  # the project's folder made a repository of its own
-    assert gitops.repo_dirs(sub).top == sub and gitops.repo_dirs(sub).git_dir == sub / ".git"
+    assert repo_dirs(sub).top == sub and repo_dirs(sub).git_dir == sub / ".git"
     (sub / ".git").rename(tmp_path / "moved.git")
-    assert gitops.repo_dirs(sub).top == top  # gone again: the top level's
+    assert repo_dirs(sub).top == top  # gone again: the top level's
     other = tmp_path / "other"
     git(tmp_path, "init", "-q", str(other))
     (top / ".git").rename(tmp_path / "top.git")
     git(tmp_path, "init", "-q", str(top))  # a new .git folder where the old one was
-    assert gitops.repo_dirs(sub).git_dir == top / ".git"
-    assert os.stat(gitops.repo_dirs(sub).git_dir).st_ino == os.stat(top / ".git").st_ino
+    assert repo_dirs(sub).git_dir == top / ".git"
+    assert os.stat(repo_dirs(sub).git_dir).st_ino == os.stat(top / ".git").st_ino
     shutil.rmtree(top / ".git")
     (top / ".git").write_text(f"gitdir: {other / '.git'}\n")  # a gitfile to another repository
-    assert gitops.repo_dirs(sub).git_dir == other / ".git"
+    assert repo_dirs(sub).git_dir == other / ".git"
     (top / ".git").write_text(f"gitdir: {tmp_path / 'top.git'}\n")  # the same gitfile, new contents
-    assert gitops.repo_dirs(sub).git_dir == tmp_path / "top.git"
+    assert repo_dirs(sub).git_dir == tmp_path / "top.git"
 
 
 def test_was_there_means_the_path_itself_or_inside_a_folder_never_a_longer_name():
     before = frozenset({".env", "draft.txt", "notes/"})
-    assert gitops.was_there(".env", before) and gitops.was_there("notes/today.md", before)
-    assert not gitops.was_there(".envrc", before)
-    assert not gitops.was_there("draft.txt~", before)
-    assert not gitops.was_there("notes", before)  # the folder's name, not something inside it
+    assert was_there(".env", before) and was_there("notes/today.md", before)
+    assert not was_there(".envrc", before)
+    assert not was_there("draft.txt~", before)
+    assert not was_there("notes", before)  # the folder's name, not something inside it
 
 
 def _git_head(root: Path) -> str | None:
@@ -641,7 +639,7 @@ def _git_head(root: Path) -> str | None:
                                   "junk-in-ref", "sha256"])
 def test_head_read_from_files_is_what_git_says_and_costs_no_process_in_the_common_case(tmp_path, git_identity,
                                                                                       monkeypatch, case):
-    """gitops.head reads HEAD, a loose branch and a loose commit's header itself (issue 42: no git
+    """head reads HEAD, a loose branch and a loose commit's header itself (issue 42: no git
     process for what is on disk); whatever it does not take on (packed refs and objects, links, an
     odd name, a worktree's HEAD aside, junk) it leaves to rev-parse: the answer is git's in every case."""
     root = tmp_path / "p"
@@ -685,12 +683,11 @@ def test_head_read_from_files_is_what_git_says_and_costs_no_process_in_the_commo
     elif case == "junk-in-ref":
         (dot_git / "refs/heads/main").write_text(sha + "\nmore\n")
     started: list[list[str]] = []
-    real = gitops.run_git
-    gitops.repo_dirs(root)
-    monkeypatch.setattr(gitops, "run_git", lambda r, args, **kw: started.append(list(args)) or real(r, args, **kw))
-    assert gitops.head(root) == _git_head(root)
+    repo_dirs(root)
+    watch_git(monkeypatch, started, full=True)
+    assert head(root) == _git_head(root)
     if common:
-        assert started == [] and gitops.head(root) == sha
+        assert started == [] and head(root) == sha
 
 
 def test_changes_since_runs_a_status_and_a_diff_only_and_sees_a_change_a_forged_stat_hid(seeded, monkeypatch):
@@ -698,14 +695,13 @@ def test_changes_since_runs_a_status_and_a_diff_only_and_sees_a_change_a_forged_
     it reads that; no update-index --refresh before them. A change the real index's flags hide
     is still found, with its line counts."""
     root, sha = seeded
-    gitops.repo_dirs(root)
+    repo_dirs(root)
     write(root, "keep.txt", "Unchanged\n")  # the same size
     git(root, "update-index", "--assume-unchanged", "keep.txt")
     write(root, "new.txt", "x\ny\n")
     started: list[str] = []
-    real = gitops.run_git
-    monkeypatch.setattr(gitops, "run_git", lambda r, args, **kw: started.append(args[0]) or real(r, args, **kw))
-    found = by_path(gitops.changes_since(root, sha, set()))
+    watch_git(monkeypatch, started)
+    found = by_path(changes_since(root, sha, set()))
     assert started == ["status", "diff"]
     assert (found["keep.txt"].kind, found["keep.txt"].added, found["keep.txt"].removed) == ("modified", 1, 1)
     assert (found["new.txt"].kind, found["new.txt"].added) == ("created", 2)
@@ -725,12 +721,11 @@ def test_blob_ids_computed_here_are_the_ones_git_writes(seeded, monkeypatch):
     (root / "gone.txt").unlink()
     paths = ["keep.txt", "data.bin", "run.sh", "link", "gone.txt", "src", "src/app.py"]
     started: list[str] = []
-    real = gitops.run_git
-    gitops.repo_dirs(root)
-    monkeypatch.setattr(gitops, "run_git", lambda r, args, **kw: started.append(args[0]) or real(r, args, **kw))
-    here = gitops.hash_blobs(root, paths, write=False)
+    repo_dirs(root)
+    watch_git(monkeypatch, started)
+    here = hash_blobs(root, paths, write=False)
     assert started == []
-    assert here == gitops.hash_blobs(root, paths)
+    assert here == hash_blobs(root, paths)
 
 
 @pytest.mark.parametrize("case", ["plain", "subfolder", "gitfile", "bare", "sha256", "include", "worktree",
@@ -773,17 +768,16 @@ def test_where_the_repository_is_read_from_the_disk_only_where_git_would_find_th
         (root / ".git").rename(tmp_path / "real.git")
         (root / ".git").symlink_to(tmp_path / "real.git")
     ran: list[str] = []
-    real = gitops.run_git
-    monkeypatch.setattr(gitops, "run_git", lambda r, args, **kw: ran.append(args[0]) or real(r, args, **kw))
+    watch_git(monkeypatch, ran)
     try:
-        here = gitops.repo_dirs(asked)
+        here = repo_dirs(asked)
     except MementoError:
         here = None
     taken = ran == []
-    monkeypatch.setattr(gitops, "_plain_dirs", lambda top: None)
-    gitops._DIRS.clear()
+    monkeypatch.setattr(repo_module, "_plain_dirs", lambda top: None)
+    _DIRS.clear()
     try:
-        by_git = gitops.repo_dirs(asked)
+        by_git = repo_dirs(asked)
     except MementoError:
         by_git = None
     assert here == by_git

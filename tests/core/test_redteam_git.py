@@ -257,7 +257,8 @@ def test_a_daemon_rewriting_a_file_after_verify_does_not_get_it_committed(tmp_pa
 
 
 def test_the_commit_is_made_of_the_hashed_blobs_not_the_files(tmp_path):
-    from memento_core import gitops
+    from memento_core.git.commit import commit_paths
+    from memento_core.git.objects import GONE, hash_blobs
 
     ws = make_ws(tmp_path, "true")
     root = ws.root
@@ -265,15 +266,15 @@ def test_the_commit_is_made_of_the_hashed_blobs_not_the_files(tmp_path):
     (root / "run.sh").write_text("#!/bin/sh\n")
     (root / "run.sh").chmod(0o755)
     (root / "link").symlink_to("hello.txt")
-    blobs = gitops.hash_blobs(root, ["hello.txt", "run.sh", "link", "guarded.txt", "missing.txt"])
+    blobs = hash_blobs(root, ["hello.txt", "run.sh", "link", "guarded.txt", "missing.txt"])
     (root / "hello.txt").write_text("rewritten afterwards\n")
     (root / "guarded.txt").unlink()
-    sha = gitops.commit_paths(root, ["hello.txt"], "m", blobs=blobs)
+    sha = commit_paths(root, ["hello.txt"], "m", blobs=blobs)
     assert git(root, "show", f"{sha}:hello.txt") == "verified\n"
     assert "100755 blob" in git(root, "ls-tree", sha, "run.sh")
     assert git(root, "ls-tree", sha, "link").startswith("120000 blob")
     assert git(root, "show", f"{sha}:guarded.txt") == "do not touch\n"  # hashed while it was there
-    assert blobs["missing.txt"] == gitops.GONE
+    assert blobs["missing.txt"] == GONE
     # The real index agrees with the commit; the rewritten file shows as a change on disk.
     assert set(git(root, "status", "--porcelain", "--", "hello.txt", "guarded.txt").splitlines()) == {" M hello.txt", " D guarded.txt"}
 
@@ -326,7 +327,7 @@ def test_documents_forged_during_the_run_are_in_no_commit_and_not_on_disk(tmp_pa
 
 
 def test_files_git_writes_itself_are_not_the_agents(tmp_path):
-    from memento_core.tick import gitstate
+    from memento_core.git import state as gitstate
     from memento_core.tick.guards import git_damage
 
     ws = hostile_ws(tmp_path, "true")
@@ -406,7 +407,7 @@ def _alive(pid: int) -> bool:
 
 
 def test_the_kept_copy_of_git_round_trips_and_a_tampered_one_is_refused(tmp_path):
-    from memento_core.tick import gitstate
+    from memento_core.git import state as gitstate
 
     ws = hostile_ws(tmp_path, "true")
     (ws.root / ".git" / "info" / "odd\udcff name").write_bytes(b"\x00\xffbytes\n")
@@ -419,7 +420,7 @@ def test_the_kept_copy_of_git_round_trips_and_a_tampered_one_is_refused(tmp_path
 
 
 def test_a_link_where_the_git_copy_goes_is_removed_not_written_through(tmp_path):
-    from memento_core.tick import gitstate
+    from memento_core.git import state as gitstate
     from memento_core.tick.record import (
         read_record,
         recorded_git,
@@ -512,7 +513,7 @@ def test_an_agent_that_swaps_git_and_fails_leaves_the_decoy_in_logs_rollback(tmp
 def test_a_worktrees_gitfile_rewritten_to_name_a_decoy_is_written_again(tmp_path):
     # A worker's worktree (.memento/worktrees/<ID>/) has a gitfile for .git: an agent there that
     # rewrites it to name a copy with a hook gets the gitfile written back, before git is asked.
-    from memento_core.tick import gitstate
+    from memento_core.git import state as gitstate
 
     main = tmp_path / "main"
     main.mkdir()
@@ -553,7 +554,7 @@ def test_a_worktrees_gitfile_rewritten_to_name_a_decoy_is_written_again(tmp_path
 def test_head_read_from_its_file_is_what_git_says(tmp_path, head):
     """The snapshot reads HEAD's file itself only when it names a branch the way git writes
     it; for anything else it asks git, so both always agree."""
-    from memento_core.tick import gitstate
+    from memento_core.git import state as gitstate
 
     root = tmp_path / "r"
     subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)

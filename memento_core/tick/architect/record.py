@@ -20,10 +20,10 @@ from datetime import datetime
 from pathlib import Path
 
 from ...agents.reaper import start_time, tick_identity
+from ...git.state import GitState, from_bytes, to_bytes
 from ...locks import atomic_write_bytes, atomic_write_text
 from ...state import this_host
 from ...workspace import Workspace
-from ..gitstate import GitState, from_bytes, to_bytes
 from . import ARCHITECT_ID
 
 
