@@ -103,7 +103,7 @@ _EVENT_PATTERNS = (
 
 
 # The Git Commit of a SUCCESS entry: the commit that adds the entry (its own sha cannot be in
-# it); the commit carries the trailer `Memento-Tick: <tick> <task>` (gitops.tick_commits).
+# it); the commit carries the trailer `Memento-Tick: <tick> <task>` (git.history.tick_commits).
 SELF_COMMIT = "(the commit that adds this entry)"
 
 

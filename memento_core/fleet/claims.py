@@ -80,7 +80,7 @@ def _make_claim(ctx: TickContext, task: Task, seen: dict[str, Beat],
                 batch: list[Task] | None = None) -> Claim | None:
     """The claim commit on HEAD (from the plan as committed) and its heartbeat commit, not pushed;
     None when the committed plan does not have ``task`` as `[ ]`. ``committed``: HEAD and its
-    plan's bytes, when the caller has just read them; ``at``: HEAD as gitobjects read it.
+    plan's bytes, when the caller has just read them; ``at``: HEAD as git.trees.read_at read it.
     ``batch`` (``task`` first): the tasks to claim; one no longer `[ ]` there is left out."""
     f = fleet(ctx)
     ident = identity_env(ctx.root, ctx.config.author)
@@ -110,7 +110,7 @@ def _make_claim(ctx: TickContext, task: Task, seen: dict[str, Beat],
 
 def _build_claim(ctx: TickContext, tasks: list[Task], seen: dict[str, Beat], ident: dict[str, str],
                  at: At | None = None) -> Claim | None:
-    """:func:`_make_claim` in two git commands (gitobjects): HEAD, its trees and its plan read in
+    """:func:`_make_claim` in two git commands (git.trees, git.objects): HEAD, its trees and its plan read in
     one (unless ``at`` holds them), the plan blob, trees, claim commit and heartbeat commit
     written in the other."""
     f = fleet(ctx)

@@ -158,7 +158,7 @@ def make_commit(root: Path, paths: Iterable[str], message: str, author: Author |
                 blobs: dict[str, Blob] | None = None, build: Callable | None = None) -> MadeCommit:
     """The commit :func:`commit_paths` makes, written to the object store only: no ref moves and
     the index is untouched, so a commit that must first win a push (a fleet's claim) has nothing
-    to undo when it loses. :func:`adopt_commit` makes it HEAD. ``build`` (gitobjects.commit_here,
+    to undo when it loses. :func:`adopt_commit` makes it HEAD. ``build`` (commit_fast.commit_here,
     which the callers above this module pass: it builds on this one) makes the commit first,
     in fewer git commands; when it declines (None), git's own temporary index does."""
     root = Path(root)
@@ -230,7 +230,7 @@ def amend_paths(root: Path, paths: Iterable[str], author: Author | None = None, 
     message): the new commit's sha. Only for a commit nothing else has seen yet (the tick's own,
     under its lock, before any push). Raises MementoError when HEAD has no commit. ``onto``:
     only when HEAD is that commit (None, nothing changed, when it is not). ``build``
-    (gitobjects.commit_here) makes the commit in fewer git commands, as for make_commit."""
+    (commit_fast.commit_here) makes the commit in fewer git commands, as for make_commit."""
     root = Path(root)
     paths = _expand_dirs(root, sorted({p.rstrip("/") for p in paths if p}))
     made = build(root, paths, "", identity_env(root, author), {}, amend=True) if build is not None else None

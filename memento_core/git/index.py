@@ -240,7 +240,7 @@ def scrubbed_index(root: Path, refresh: bool = True) -> Iterator[dict[str, str]]
 
 def _scrubbed_copy(index: Path, fmt: str) -> bytes | None:
     """The private index's bytes made from the real ``index`` of a repository of object format
-    ``fmt`` (gitindex.scrubbed; b'' when there is none: the copy
+    ``fmt`` (:func:`scrubbed`; b'' when there is none: the copy
     stays missing, an empty index); None when git must make it: not a plain index, or not a
     regular file (a link, a FIFO: never followed nor waited on here)."""
     try:

@@ -39,7 +39,7 @@ HARDENING = (
 
 # Variables that would point git at another repository or index than root's.
 # Variables that aim git at another repository, index or object store (the confined agent's
-# private index and objects among them: sandbox/gitindex.py): never in Memento's own git.
+# private index and objects among them: sandbox/private_git.py): never in Memento's own git.
 _REPO_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_COMMON_DIR",
              "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE")
 

@@ -88,7 +88,7 @@ def persons_paths(root: Path) -> set[str]:
 
 def tracked(root: Path) -> list[str]:
     """``git ls-files -z -- .`` in ``root``: the tracked paths below it (from root). Read from a
-    plain index here, with no process (gitindex.paths); any other index is left to git."""
+    plain index here, with no process (index.entry_paths); any other index is left to git."""
     root = Path(root)
     try:
         dirs = repo_dirs(root)

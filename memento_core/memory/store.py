@@ -3,7 +3,7 @@
 Every change goes through ``locked()``: one flock (``.memento/locks/memory.lock``,
 never deleted) serialises writers across processes, files are replaced
 atomically (temp file, fsync, rename), and each write is one commit made with
-gitops' plumbing (exact paths, no hooks, Memento's identity when there is no
+git/commit.py's plumbing (exact paths, no hooks, Memento's identity when there is no
 other). Commits carry two trailers in their last paragraph:
 
     sources: T-101                 who the knowledge came from (source=human for a person)

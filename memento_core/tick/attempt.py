@@ -445,7 +445,7 @@ def record_pass(ctx: TickContext, at: Attempt, changes, duration: float, verify_
     ws, task = ctx.ws, at.task
     subject = f"memento: complete {task.id} {task.title}".strip()
     # The entry is in the commit, so it cannot hold the commit's sha: it names the commit that
-    # adds it, and the commit's trailer names the entry (gitops.tick_commits resolves it).
+    # adds it, and the commit's trailer names the entry (git.history.tick_commits resolves it).
     message = f"{subject}\n\n{TICK_TRAILER}: {ctx.tick_number()} {task.id}\n"
     paths = sorted({c.path for c in changes} | set(KEPT_DOCS))
     fields = review.entry_fields(_modes_field(_success_fields(ctx, task, changes, duration, verify_tail, report,

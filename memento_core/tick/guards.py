@@ -233,7 +233,7 @@ def _definition(data: bytes, task_id: str) -> tuple[str, str] | None:
 
 
 def git_damage(before: GitState, after: GitState) -> str:
-    """'' unless the repository was swapped (gitstate.bring_back), or HEAD, a ref other than
+    """'' unless the repository was swapped (git.state.bring_back), or HEAD, a ref other than
     HEAD's branch (whose new commits are folded) or a watched file of `.git/` differs; else what
     differs, in one clause per kind."""
     parts = [after.replaced] if after.replaced else []

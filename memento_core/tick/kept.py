@@ -1,6 +1,6 @@
 """A person's untracked and ignored files, kept byte for byte around an attempt (SPEC §13).
 
-git's view of the change (gitops.changes_since) leaves out what git ignores, so
+git's view of the change (git.changes.changes_since) leaves out what git ignores, so
 without a sandbox an agent could change a person's `.env`, plant a `.pth` in the
 project's `.venv/` or a `.pyc` in `src/__pycache__/` that makes verify import
 code other than the committed source, and nothing would see it. In the sandbox a
@@ -9,7 +9,7 @@ paths is not; so both ways:
 
 * :func:`take` at the snapshot records a stat print (type and mode, size,
   mtime_ns, ctime_ns, inode) of every file below the person's paths
-  (gitops.persons_paths: untracked files and ignored entries, a `.venv/` being
+  (git.status.persons_paths: untracked files and ignored entries, a `.venv/` being
   one entry), and a copy of each loose file of at most :data:`COPY_LIMIT`
   bytes while the copies stay under :data:`COPY_BUDGET` in all. A print is a
   stat, never a read: a `.venv/` of 10,000 files costs a directory walk.
@@ -72,7 +72,7 @@ Print = tuple[int, int, int, int, int]  # st_mode, size, mtime_ns, ctime_ns, ino
 class Kept:
     """A person's files at the snapshot: what was there, its prints, the copies taken."""
 
-    entries: frozenset[str]  # gitops.persons_paths (folders end in /), Memento's own left out
+    entries: frozenset[str]  # git.status.persons_paths (folders end in /), Memento's own left out
     prints: dict[str, Print] = field(default_factory=dict)  # every file and link below them
     copies: dict[str, bytes] = field(default_factory=dict)  # loose files (a link: its target)
     keep: tuple[str, ...] = ()  # .memento_cleanignore at the snapshot: never removed
@@ -192,8 +192,8 @@ def put_back(root: Path, kept: Kept | None, archive_dir: str | None = None, save
         return PutBack()
     root = Path(root)
     doomed: list[str] = []
-    # The real index (gitstate.put_back has restored it): only which paths it names matters here,
-    # so the scrubbed copy's rehash of every tracked file (gitops.scrubbed_index) is not paid.
+    # The real index (git.state.put_back has restored it): only which paths it names matters here,
+    # so the scrubbed copy's rehash of every tracked file (git.index.scrubbed_index) is not paid.
     for entry in sorted(ignored(root, git_env()) - kept.entries):
         if (_memento(entry, archive_dir) or matches_any(entry.rstrip("/"), kept.keep)
                 or was_there(entry, kept.entries)):

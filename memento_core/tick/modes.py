@@ -68,7 +68,7 @@ class Before:
     modes: Mapping[str, int]  # "." and every tracked file and folder: st_mode
     ctimes: Mapping[str, int]  # the same paths: st_ctime_ns (a chmod or an attribute set moves it)
     attrs: Mapping[str, Mapping[str, bytes]]  # those of them with watched attributes: name -> value
-    untracked: frozenset[str]  # the person's paths (gitops.persons_paths): never looked at here
+    untracked: frozenset[str]  # the person's paths (git.status.persons_paths): never looked at here
     umask: int
     archive_dir: str | None = None
 

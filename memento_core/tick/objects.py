@@ -1,6 +1,6 @@
 """Git objects are immutable (SPEC §13 "Either way"): what the object store held at the snapshot still reads the same.
 
-gitstate.py puts back refs, HEAD and git's configuration; none of that helps when
+git/state.py puts back refs, HEAD and git's configuration; none of that helps when
 an unconfined agent rewrites the object a ref names. A loose object is a file
 named by the hash of its inflated content, a pack is named by the hash of its
 bytes (its trailer), and git trusts both without checking: an agent that writes

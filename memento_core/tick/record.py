@@ -14,7 +14,7 @@ content, and next to it the plan as it was (``ID.plan``):
   ``.memento_cleanignore`` patterns, the plan, `max_retries` and the task's
   retries;
 * git's own state at the snapshot (``ID.git``: config, info/, hooks, every ref,
-  the index and the stash's reflog, gitstate.to_bytes), which the recovery
+  the index and the stash's reflog, git.state.to_bytes), which the recovery
   restores over whatever the agent left in `.git/`;
 * once verify passed and every process of the agent is dead, the commit it is
   making (stage ``committing``: paths, message, the verified blobs, the entry).
@@ -147,7 +147,7 @@ def _touch_forever() -> None:
 
 
 def save_git(ws: Workspace, task_id: str, snap) -> None:
-    """Keep git's state at the snapshot (a gitstate.GitState) next to the record, its digest
+    """Keep git's state at the snapshot (a git.state.GitState) next to the record, its digest
     in the record: written by rename, never through a link (atomic_write_bytes)."""
     rec = read_record(ws, task_id)
     if rec is None or rec.pid != os.getpid():
@@ -198,7 +198,7 @@ def recorded_unseen(ws: Workspace, rec: Record):
 
 
 def recorded_git(ws: Workspace, rec: Record):
-    """git's state at the snapshot (gitstate.GitState) if its copy is intact, else None."""
+    """git's state at the snapshot (git.state.GitState) if its copy is intact, else None."""
     if not rec.git_sha256:
         return None
     try:

@@ -33,7 +33,7 @@ Each step of SPEC §4 and the function that does it:
 with the exit code (0 ran, 1 needs attention, 2 could not run).
 
 Every step that changes a shared file goes through the locked line edits of
-plan.py, notes.py and status_log.py; every git step through gitops.py; every
+plan.py, notes.py and status_log.py; every git step through the git package (git/); every
 process through agents (own process group, output to the tick log, killed whole).
 """
 
