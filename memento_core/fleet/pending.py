@@ -210,5 +210,5 @@ def _release_commits(ctx: TickContext, task_ids: list[str]) -> None:
                 continue
             env = git_env(identity_env(ctx.root, ctx.config.author))
             sha = run_git(ctx.root, ["commit-tree", f"{base}^{{tree}}", "-p", base, "-F", "-"],
-                                 input=(message + "\n").encode(), env=env).stdout.decode().strip()
+                          input=(message + "\n").encode(), env=env).stdout.decode().strip()
             adopt_commit(ctx.root, MadeCommit(sha, base, message, ()))

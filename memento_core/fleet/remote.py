@@ -46,7 +46,7 @@ def fetch(ctx: TickContext) -> None:
     f = fleet(ctx)
     f.fetched_at = _clock()
     proc = run_git(ctx.root, ["fetch", "-q", "--prune", "--no-tags", "--no-auto-maintenance", f.remote,
-                                     f"+refs/heads/*:refs/remotes/{f.remote}/*", f"+{CLAIMS}*:{SEEN}*"], check=False)
+                              f"+refs/heads/*:refs/remotes/{f.remote}/*", f"+{CLAIMS}*:{SEEN}*"], check=False)
     f.fetched = None
     if proc.returncode != 0:
         raise MementoError(f"git fetch {f.remote} failed: {proc.stderr.decode('utf-8', 'replace').strip()[-500:]}")
@@ -60,8 +60,8 @@ def _fetched(ctx: TickContext) -> tuple[str | None, dict[str, Beat]]:
     if f.fetched is None:
         tracking = f.tracking
         out = run_git(ctx.root, ["for-each-ref", "--format=%(refname)%09%(objectname)%09%(committerdate:unix)"
-                                        "%09%(contents:subject)", tracking, SEEN],
-                             check=False).stdout.decode("utf-8", "replace")
+                                 "%09%(contents:subject)", tracking, SEEN],
+                      check=False).stdout.decode("utf-8", "replace")
         head, beats = None, {}
         for line in out.splitlines():
             parts = line.split("\t", 3)
@@ -208,7 +208,7 @@ def _wanted(ctx: TickContext, specs: list[str]) -> dict[str, str]:
             wanted[dst] = src
             continue
         sha = run_git(ctx.root, ["rev-parse", "-q", "--verify", src + "^{object}"],
-                             check=False).stdout.decode().strip() if src else ""
+                      check=False).stdout.decode().strip() if src else ""
         wanted[dst] = sha
     return wanted
 

@@ -71,7 +71,7 @@ def stale_claims(ctx: TickContext, plan: Plan, seen: dict[str, Beat],
 def _claim_commit(ctx: TickContext, task_id: str) -> Beat | None:
     """The newest ``memento: claim <ID> on <host>`` commit on HEAD, as a Beat (its committer time)."""
     out = run_git(ctx.root, ["log", "-1", "--fixed-strings", f"--grep=memento: claim {task_id} on ",
-                                    "--format=%H%x09%ct%x09%B", "HEAD"], check=False).stdout.decode("utf-8", "replace")
+                             "--format=%H%x09%ct%x09%B", "HEAD"], check=False).stdout.decode("utf-8", "replace")
     parts = out.strip().split("\t", 2)
     if len(parts) != 3 or not parts[1].isdigit():
         return None
@@ -119,7 +119,7 @@ def _move_back(ctx: TickContext, sha: str, base: str, *, checkout: bool = False)
     changed = run_git(ctx.root, ["diff", "--name-only", "-z", base, sha]).stdout.decode("utf-8", "surrogateescape")
     paths = [p for p in changed.split("\0") if p]
     if run_git(ctx.root, ["update-ref", "-m", "memento: lost the race", "HEAD", base, sha],
-                      check=False).returncode != 0:
+               check=False).returncode != 0:
         return  # HEAD is no longer sha (update-ref compared): nothing of this commit's to undo
     if paths:
         run_git(ctx.root, ["reset", "-q", base, "--", *paths])

@@ -157,7 +157,7 @@ def _commit_of(ws: Workspace, task_id: str) -> str:
     from ..git.run import run_git
 
     proc = run_git(ws.root, ["log", "-1", "--format=%H", "-E", f"--grep=^memento: complete {task_id}( |$)"],
-                          check=False)
+                   check=False)
     sha = proc.stdout.decode("ascii", "replace").strip()
     return sha if proc.returncode == 0 and re.fullmatch(r"[0-9a-f]{40,64}", sha) else ""
 

@@ -293,7 +293,7 @@ def _commit(ws: Workspace, config, result: ImportResult) -> str | None:
     message = f"memento: import GitHub issues from {result.repo}\n\n" + "\n".join(body)
     try:
         return commit_paths(ws.root, [PLAN_REL], message, author=config.author,
-                                   build=commit_here)
+                            build=commit_here)
     except MementoError as exc:
         if "nothing to commit" in str(exc):
             return None

@@ -163,7 +163,7 @@ def push(root: Path, remote: str, rec: PullRecord, sha: str) -> None:
                           f"{rec.branch}, or delete the remote branch")
     lease = f"refs/heads/{rec.branch}:{there}"
     proc = run_git(root, ["push", "--porcelain", "--no-verify", f"--force-with-lease={lease}", remote,
-                                 f"{sha}:refs/heads/{rec.branch}"], check=False)
+                          f"{sha}:refs/heads/{rec.branch}"], check=False)
     if proc.returncode == 0:
         return
     out = proc.stdout.decode("utf-8", "replace") + proc.stderr.decode("utf-8", "replace")

@@ -77,7 +77,7 @@ def fetch_base(root: Path, remote: str, base: str) -> str:
     """The remote's ``base`` fetched into ``refs/remotes/<remote>/<base>``; its commit."""
     ref = f"refs/remotes/{remote}/{base}"
     proc = run_git(root, ["fetch", "-q", "--no-tags", "--no-auto-maintenance", remote,
-                                 f"+refs/heads/{base}:{ref}"], check=False)
+                          f"+refs/heads/{base}:{ref}"], check=False)
     if proc.returncode != 0:
         said = " ".join(proc.stderr.decode("utf-8", "replace").split())[-400:]
         raise MementoError(f"git fetch {remote} {base} failed: {said or 'no reason given'}")

@@ -28,7 +28,6 @@ Author = tuple[str, str]
 
 MEMENTO_NAME = "Memento"
 
-
 MEMENTO_EMAIL = "memento@localhost"
 
 
@@ -269,7 +268,7 @@ def amend_paths(root: Path, paths: Iterable[str], author: Author | None = None, 
     for parent in reversed(parents):
         args[2:2] = ["-p", parent]
     sha = output(root, args, input=message.encode("utf-8", "surrogateescape"),
-               env=git_env(identity_env(root, author))).strip()
+                 env=git_env(identity_env(root, author))).strip()
     run_git(root, ["update-ref", "-m", "amend: the tick's documents", "HEAD", sha, old])
     if paths:
         run_git(root, ["reset", "-q", sha, "--pathspec-from-file=-", "--pathspec-file-nul"], input=nul_paths(paths))

@@ -31,7 +31,6 @@ from .trees import TREE_MODE, At, Trees, entry_of, folders_above, read_at
 
 _UNCLEAN = set("<>\n\0")
 
-
 _CRUD = set(".,:;<>\"\\'")  # what git strips from the ends of a name or an address
 
 
@@ -125,7 +124,7 @@ def commit_here(root: Path, paths: Sequence[str], message: str, ident: Mapping[s
         return None
     if files:  # from the top level, where git reads --stdin-paths (and the attributes' paths)
         out = run_git(repo_dirs(root).top, ["hash-object", "-w", "--stdin-paths"],
-                             input=b"".join(os.fsencode(prefix + p) + b"\n" for p in files)).stdout.split()
+                      input=b"".join(os.fsencode(prefix + p) + b"\n" for p in files)).stdout.split()
         if len(out) != len(files):
             return None
         for path, oid in zip(files, out, strict=True):

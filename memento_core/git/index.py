@@ -39,30 +39,16 @@ from .repo import repo_dirs
 from .run import git_env, run_git
 
 _HEADER = struct.Struct(">4sII")
-
-
 _STAT_BYTES = 40  # ctime, mtime (seconds, nanoseconds), dev, ino, mode, uid, gid, size
-
-
 _EXTENDED = 0x4000
-
-
 _NAME_MASK = 0x0FFF
-
-
 _WIDTHS = {"sha1": 20, "sha256": 32}
-
-
 # The modes git writes to an index (update-index --index-info makes any other one of these):
 # a forged one would make git's diff stop ("unsupported ce_mode") where it should show a change.
 _MODES = frozenset({0o100644, 0o100755, 0o120000, 0o160000})
-
-
 # Extensions that change what the entries are or how git reads them (a split index's entries
 # elsewhere, a sparse one's folders, the offsets its threads start from) or that git may stop on.
 _REFUSED_EXTENSIONS = (b"link", b"sdir", b"EOIE", b"IEOT", b"FSMN")
-
-
 _EXTENDED_KNOWN = 0x6000  # intent-to-add and skip-worktree: git stops on any other extended flag
 
 

@@ -109,7 +109,6 @@ ZERO_OID = "0" * 40
 # (mode, blob id) of a file as it was hashed; GONE for a path that was not there.
 Blob = tuple[str, str]
 
-
 GONE: Blob = ("0", ZERO_OID)
 
 
@@ -158,7 +157,7 @@ def hash_blobs(root: Path, paths: Iterable[str], *, write: bool = True) -> dict[
         elif kind == "link":
             target = os.fsencode(os.readlink(root / path))
             blobs[path] = ("120000", output(root, ["hash-object", "-w", "--no-filters", "--stdin"],
-                                          input=target).strip())
+                                            input=target).strip())
         elif kind == "file":
             files.append(path)
             modes[path] = "100755" if st.st_mode & stat.S_IXUSR else "100644"

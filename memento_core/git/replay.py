@@ -46,8 +46,8 @@ def commits_between(root: Path, base: str, tip: str, upstream: str | None = None
     spec = [f"{base}..{tip}"] if upstream is None else \
         ["--cherry-mark", "--right-only", f"{upstream}...{tip}", f"^{base}"]
     out = run_git(Path(root), ["log", "--reverse", "--no-renames", "--raw", "-z", "--no-abbrev",
-                                      "--no-color", "--no-show-signature", "--format=%x01%m%H %P",
-                                      *spec]).stdout
+                               "--no-color", "--no-show-signature", "--format=%x01%m%H %P",
+                               *spec]).stdout
     tokens, picked, i = out.split(b"\0"), [], 0
     while i < len(tokens):
         token = tokens[i].lstrip(b"\n")
@@ -76,7 +76,6 @@ def commits_between(root: Path, base: str, tip: str, upstream: str | None = None
 # A three-way merge of one file's bytes (base, the side replayed onto, the replayed commit's),
 # None when it cannot merge them.
 Merge = Callable[[bytes, bytes, bytes], "bytes | None"]
-
 
 _REGULAR = (b"100644", b"100755")
 

@@ -137,7 +137,7 @@ def repo_dirs(root: Path) -> RepoDirs:
         _DIRS[key] = (plain, _marks(Path(key), plain))
         return plain
     lines = output(Path(root), ["rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir",
-                              "--show-toplevel", "--show-object-format", "--show-prefix"]).split("\n")
+                                "--show-toplevel", "--show-object-format", "--show-prefix"]).split("\n")
     if len(lines) < 5 or lines[3] not in ("sha1", "sha256"):
         raise MementoError(f"git rev-parse in {root} answered {lines[:5]!r}")
     dirs = RepoDirs(Path(lines[0]), Path(lines[1]), Path(lines[2]), "\n".join(lines[4:]).removesuffix("\n"),

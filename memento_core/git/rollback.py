@@ -28,7 +28,6 @@ To re-apply everything, from the project directory ({root}):
 Paths in the patch are relative to the repository's top level.
 """
 
-
 ROLLBACK_COPY_LIMIT = 50 * 1024 * 1024
 
 
@@ -198,4 +197,4 @@ def reset_index(root: Path, paths: Iterable[str]) -> None:
     paths = list(paths)
     if paths:
         run_git(Path(root), ["reset", "-q", "HEAD", "--pathspec-from-file=-", "--pathspec-file-nul"],
-             input=nul_paths(paths))
+                input=nul_paths(paths))

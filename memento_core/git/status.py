@@ -69,7 +69,7 @@ def ignored(root: Path, env: dict[str, str] | None = None) -> set[str]:
         with scrubbed_index(root, refresh=False) as env:
             return ignored(root, env)
     data = output(root, ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory", "--", "."],
-                env=env)
+                  env=env)
     found = sorted(set(split_z(data)))  # what a folder holds sorts right after it
     # --directory also names each folder that holds only ignored things (``calc/`` for its
     # ``calc/__pycache__/``) beside those things: such a folder is not ignored itself, and taking

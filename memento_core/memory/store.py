@@ -385,7 +385,7 @@ def _settle_journal(ws: Workspace, root: Path, dirty_paths: list[str], flush: bo
             mine.append(rel)
         elif known.get("text") is not None:
             oid = run_git(root, ["hash-object", "-w", "--no-filters", "--stdin"],
-                                 input=str(known.get("text", "")).encode("utf-8")).stdout.decode().strip()
+                          input=str(known.get("text", "")).encode("utf-8")).stdout.decode().strip()
             changed[rel] = ("100644", oid)
     if not flush and not changed:
         return set(mine)

@@ -98,7 +98,7 @@ def others(root: Path, untracked=()) -> list[str]:
     """Every path untracked or ignored here now, a folder git shows whole as one entry (a person's
     ``.venv/``: one mount, never a mount per file), plus ``untracked`` (the snapshot's)."""
     proc = run_git(root, ["ls-files", "-z", "--others", "--exclude-standard", "--directory",
-                                 "--no-empty-directory"], check=False)
+                          "--no-empty-directory"], check=False)
     found = proc.stdout.decode("utf-8", "surrogateescape").split("\0") if proc.returncode == 0 else []
     # Ignored paths as ignored sees them: a folder that holds only what verify left
     # (``calc/__pycache__/``) is not the person's folder, its cache is.

@@ -115,7 +115,7 @@ class TickContext:
         (housekeeping.fold_into_tick_commit makes a commit of their own)."""
         try:
             sha = commit_paths(self.root, paths, message, author=self.config.author, blobs=blobs,
-                                      build=commit_here)
+                               build=commit_here)
             self.tick_commit = None if sha_in_entry else sha
             return sha
         except MementoError as exc:

@@ -98,7 +98,7 @@ def history(root: Path, rev: str = "HEAD") -> tuple[list[VerifyChange], set[tupl
     commit whose subject is Memento's for it; a change only in an architect's."""
     # --topo-order: a replayed commit may carry an older date than the commits it was put onto
     proc = run_git(root, ["log", "-z", "--topo-order", "--format=%H%n%B", "-E",
-                                 f"--grep=^({vc.CHANGED_TRAILER}|{vc.ACK_TRAILER}): ", rev, "--"], check=False)
+                          f"--grep=^({vc.CHANGED_TRAILER}|{vc.ACK_TRAILER}): ", rev, "--"], check=False)
     if proc.returncode != 0:
         return [], set()
     newest: dict[str, tuple[str, str]] = {}  # task -> (digest, commit) of its newest change

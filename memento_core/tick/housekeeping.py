@@ -116,7 +116,7 @@ def fold_into_tick_commit(ctx: TickContext, why: str = "status log and checkpoin
         old = ctx.tick_commit
         # Amended only while HEAD is still the tick's commit (compared as HEAD moves).
         new = amend_paths(ctx.root, docs, author=ctx.config.author, onto=old,
-                                 build=commit_here) if old else None
+                          build=commit_here) if old else None
         if new is not None:
             ctx.tick_commit = new
         else:

@@ -311,7 +311,7 @@ def _saver(root: Path, save_to: Path | None):
     if save_to is None:
         return None
     return lambda paths: save_rollback(root, None, [FileChange(p, 0, 0, "created") for p in paths],
-                                              save_to)
+                                       save_to)
 
 
 def _memento(path: str, archive_dir: str | None) -> bool:

@@ -398,7 +398,7 @@ def _present(root: Path, ids: list[str]) -> set[str]:
     if not ids:
         return set()
     proc = run_git(root, ["cat-file", "--batch-check=%(objectname)"], input="\n".join(ids).encode() + b"\n",
-                          check=False)
+                   check=False)
     return {line for line in proc.stdout.decode("ascii", "replace").splitlines() if " missing" not in line}
 
 

@@ -160,7 +160,7 @@ def scripted(demo: Path) -> Path:
     add_note(notes, "Use integer division only when both operands are ints.", target="T-201", now=FIXED_NOW)
     add_note(notes, "Phase 3 can wait until the parser is solid.", target="global", now=FIXED_NOW)
     commit_paths(root, ["docs/MASTER_PLAN.md", "docs/TICK_STATUS.md", "docs/HUMAN_NOTES.md"],
-                        "memento: sync docs")
+                 "memento: sync docs")
     return root
 
 

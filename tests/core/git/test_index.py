@@ -1,4 +1,4 @@
-"""The scrubbed index made in Python (memento_core.gitindex) against the one git makes itself
+"""The scrubbed index made in Python (memento_core.git.index) against the one git makes itself
 (``ls-files --stage`` into ``update-index --index-info``), on real indexes written by git:
 versions 2, 3 and 4, flags, conflicts, long and odd names, SHA-256; and the indexes it must
 leave to git (split, sparse, forged)."""
