@@ -1,6 +1,6 @@
-"""Every change below root since the snapshot (SPEC §4 step 8, §13): the work tree against the
-base commit, and the files made since, with their line counts (:class:`FileChange`), and the
-bytes they add (the diff-size guard).
+"""Every change below root since the snapshot (SPEC §4 steps 8 and 11, §13): the work tree
+against the base commit, and the files made since, with their line counts
+(:class:`FileChange`), and the bytes they add (the diff-size guard).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ class FileChange:
     person's file): rollback unstages it but never deletes it. ``scratch``
     marks a "created" file that a tool regenerates (scratch.py: ``x.pyc.123``,
     a ``__pycache__/`` the ``.gitignore`` says nothing of): never a task's
-    change (guards.task_change), still undone by a rollback. (An "added" one
+    change (tick/guards.task_change), still undone by a rollback. (An "added" one
     comes only from the agent's own commits, a guard failure before verify.)
     """
 
@@ -203,6 +203,7 @@ def added_bytes(root: Path, base: str | None, changes: Iterable[FileChange]) -> 
 
 
 def tree_size(path: Path) -> int:
+    """Bytes of a file, or of every file below a folder (links not followed)."""
     st = os.lstat(path)
     if not stat.S_ISDIR(st.st_mode):
         return st.st_size

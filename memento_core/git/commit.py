@@ -1,4 +1,4 @@
-"""Memento's commits, made with plumbing (SPEC §4 step 10): exactly the given paths are committed,
+"""Memento's commits, made with plumbing (SPEC §4 step 13): exactly the given paths are committed,
 whatever else is staged, and the project's commit hooks do not run; and the agent's own
 commits folded back into the work tree (:func:`fold_commits`).
 

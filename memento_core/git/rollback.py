@@ -1,4 +1,4 @@
-"""Restoring the work tree (SPEC §4 step 9, §13): every change of a failed attempt put back as it
+"""Restoring the work tree (SPEC §4 step 14, §13): every change of a failed attempt put back as it
 was at the snapshot, after what it undoes has been saved under ``logs/rollback/``.
 """
 

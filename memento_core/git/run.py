@@ -37,7 +37,6 @@ HARDENING = (
 )
 
 
-# Variables that would point git at another repository or index than root's.
 # Variables that aim git at another repository, index or object store (the confined agent's
 # private index and objects among them: sandbox/private_git.py): never in Memento's own git.
 _REPO_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_COMMON_DIR",
@@ -108,19 +107,23 @@ def run_git(
 
 
 def output(root: Path, args: Sequence[str], **kw) -> str:
+    """:func:`run_git`'s stdout as text (any byte of a file name kept, as surrogate escapes)."""
     return run_git(root, args, **kw).stdout.decode("utf-8", "surrogateescape")
 
 
 def batches(paths: Sequence[str]) -> Iterable[list[str]]:
+    """``paths`` cut into lists short enough for one command line each."""
     for i in range(0, len(paths), _BATCH):
         yield list(paths[i : i + _BATCH])
 
 
 def nul_paths(paths: Iterable[str]) -> bytes:
+    """``paths`` as a ``--pathspec-file-nul`` input."""
     return b"".join(os.fsencode(p) + b"\0" for p in paths)
 
 
 def split_z(data: str) -> list[str]:
+    """A ``-z`` output's fields (the last NUL ends the last one)."""
     parts = data.split("\0")
     if parts and parts[-1] == "":
         parts.pop()

@@ -4,7 +4,7 @@ An agent running unconfined can write `.git/config` (hooks path, fsmonitor,
 filters), `.git/info/exclude` (hide a file), `.git/hooks/`, and move or delete
 any ref: branches, tags, the stash, HEAD itself. :func:`capture` records all
 of that as values before the agent runs; after it (and after verify)
-:func:`restore` puts back whatever differs. guards.git_damage says what
+:func:`restore` puts back whatever differs. tick/guards.git_damage says what
 changed (any change is a failure); this module only reads and writes.
 
 Beyond those, whatever else stands in a git folder that git itself did not write

@@ -40,6 +40,7 @@ class At:
 
 
 def folders_above(path: str) -> list[str]:
+    """The folders on the way to ``path``, from the top level ('') down."""
     parts = path.split("/")[:-1]
     return [""] + ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
@@ -145,6 +146,7 @@ def _entries(data: bytes, width: int) -> list[tuple[bytes, bytes, bytes]]:
 
 
 def entry_of(entries, name: str) -> tuple[bytes, bytes, bytes] | None:
+    """The entry called ``name`` among a tree's ``entries`` (None for none, or no tree)."""
     wanted = os.fsencode(name)
     return next((e for e in entries or () if e[1] == wanted), None)
 
