@@ -102,7 +102,7 @@ def child(root: str, out: str) -> None:
         frames, f = [], sys._getframe(2)
         while f is not None and len(frames) < 4:
             name = f.f_code.co_filename
-            if "memento_core" in name and f.f_code.co_name not in ("run_git", "_out", "git", "_git"):
+            if "memento_core" in name and f.f_code.co_name not in ("run_git", "output", "git", "_git"):
                 short = name.split("memento_core/")[-1]
                 frames.append(f"{short}:{f.f_code.co_name}")
             f = f.f_back

@@ -72,20 +72,27 @@ def paused_tick(root: Path, rounds: int) -> dict[str, tuple[float, float]]:
 
 def full_ticks(root: Path, n: int) -> list[dict[str, float]]:
     os.environ.update({k: v for k, v in ENV.items() if k.startswith("GIT_")})
-    from memento_core import agents, gitops
+    from memento_core import agents
     from memento_core.agents import run as agent_run
+    from memento_core.git import run as git_run
     from memento_core.tick.__main__ import run_tick
 
     git_time = [0.0]
     proc_time = [0.0]
-    real_run, real_group = gitops.run_git, agents.run_in_group
+    real_group = agents.run_in_group
 
-    def timed_run(*args, **kwargs):
-        t0 = time.perf_counter()
-        try:
-            return real_run(*args, **kwargs)
-        finally:
-            git_time[0] += time.perf_counter() - t0
+    class TimedSubprocess:
+        """subprocess as git/run.py sees it: every git command memento_core runs starts there."""
+
+        def __getattr__(self, name):
+            return getattr(subprocess, name)
+
+        def run(self, *args, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return subprocess.run(*args, **kwargs)
+            finally:
+                git_time[0] += time.perf_counter() - t0
 
     def timed_group(*args, **kwargs):
         t0 = time.perf_counter()
@@ -94,7 +101,7 @@ def full_ticks(root: Path, n: int) -> list[dict[str, float]]:
         finally:
             proc_time[0] += time.perf_counter() - t0
 
-    gitops.run_git = timed_run
+    git_run.subprocess = TimedSubprocess()
     # The tick runs verify through agents.run_in_group and the agent through
     # run_agent, which calls the run_in_group of agents/run.py: time both.
     agents.run_in_group = agent_run.run_in_group = timed_group
@@ -110,7 +117,7 @@ def full_ticks(root: Path, n: int) -> list[dict[str, float]]:
             results.append({"wall": wall * 1000, "git": git_time[0] * 1000, "own": own * 1000,
                             "agent_verify": proc_time[0] * 1000})
     finally:
-        gitops.run_git = real_run
+        git_run.subprocess = subprocess
         agents.run_in_group = agent_run.run_in_group = real_group
     return results
 

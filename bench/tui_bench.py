@@ -160,14 +160,14 @@ def run_child(scenario: str, root: Path) -> dict:
 def demo_ratio_rows(rounds: int = 5) -> list:
     """First full screen (the first snapshot painted) of the demo (8 tasks) and of the same project
     with a 300-task plan, each in a fresh process, alternated so both meet the same load."""
-    from memento_core import gitops
     from memento_core.demo import create_demo
+    from memento_core.git.commit import commit_paths
 
     with tempfile.TemporaryDirectory(prefix="memento-tui-ratio-") as tmp:
         demo = create_demo(Path(tmp) / "demo")
         big = create_demo(Path(tmp) / "big")
         (big / "docs" / "MASTER_PLAN.md").write_text(big_plan(300, per_phase=30, done_fraction=0.3))
-        gitops.commit_paths(big, ["docs/MASTER_PLAN.md"], "a 300-task plan")
+        commit_paths(big, ["docs/MASTER_PLAN.md"], "a 300-task plan")
         run_child("first_paint", demo)  # warm the page cache and the .pyc files
         run_child("first_paint", big)
         small_s, big_s = [], []

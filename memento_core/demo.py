@@ -12,8 +12,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from . import gitops
 from .errors import MementoError
+from .git.commit import commit_paths
 from .locks import atomic_write_text
 from .notes import add_note
 from .scaffold import init_workspace, template
@@ -186,5 +186,5 @@ def create_demo(root: Path | str, now: datetime | None = None) -> Path:
     files = [p.relative_to(root).as_posix() for p in root.rglob("*")
              if p.is_file() and ".git" not in p.parts and ".memento" not in p.parts
              and p.relative_to(root).parts[0] != "memory"]  # its own repository (SPEC §9)
-    gitops.commit_paths(root, files, "memento: demo project")
+    commit_paths(root, files, "memento: demo project")
     return root

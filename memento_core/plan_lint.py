@@ -57,7 +57,7 @@ def _verify_paths(verify: str, root) -> list[str]:
 def verify_judged_by_worker(plan, display: str, root) -> list[PlanError]:
     """A warning per task whose verify names a path inside its context_files and not in its
     guard_files: the worker could rewrite the test that judges it (SPEC §13)."""
-    from .gitops import matches_any
+    from .git.patterns import matches_any
 
     found = []
     for task in plan.tasks:

@@ -149,7 +149,7 @@ def build_report(ws: Workspace, *, since: str | None = None, date: str | None = 
     start, end = window(since, date, now)
     plan = parse_plan(ws.plan_path, display=ws.rel(ws.plan_path))
     files = history_files(ws, ws.root / plan.meta.status_archive_dir, start)
-    from .gitops import entries_with_commits
+    from .status_log import entries_with_commits
 
     totals = tally(entries_with_commits(ws.root, entries_between(files, start, end)))
     current = parse_status(ws.status_path)

@@ -7,8 +7,9 @@ from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 
-from . import gitops
 from .config.write import DEFAULT_CONFIG_TOML
+from .git.commit import commit_paths
+from .git.repo import ensure_repo
 from .locks import atomic_write_text
 from .runlog import utc_stamp
 from .workspace import Workspace
@@ -59,7 +60,7 @@ def init_workspace(root: Path | str, *, project: str | None = None, now: datetim
     root.mkdir(parents=True, exist_ok=True)
     ws = Workspace(root)
     report = InitReport(root)
-    report.made_repo = gitops.ensure_repo(root)
+    report.made_repo = ensure_repo(root)
     now = now or datetime.now(UTC)
     values = {
         "project": project or root.name,
@@ -83,7 +84,7 @@ def init_workspace(root: Path | str, *, project: str | None = None, now: datetim
 
     init_store(ws)  # memory/ is its own repository (SPEC §9), git-ignored by the project
     if commit and report.created:
-        report.commit = gitops.commit_paths(root, report.created, "memento: init workspace")
+        report.commit = commit_paths(root, report.created, "memento: init workspace")
     return report
 
 

@@ -82,7 +82,7 @@ _WILD = "*?["
 
 def overlap(a: Sequence[str], b: Sequence[str]) -> bool:
     """Could two tasks with these ``context_files`` change the same path? An equal path, a folder
-    that holds the other's path, or a pattern (as gitops.matches_any reads them: a glob without
+    that holds the other's path, or a pattern (as git.patterns.matches_any reads them: a glob without
     ``/`` matches a name at any depth, a folder covers what is inside) that can match a path the
     other covers. When two patterns might meet, they overlap: a task held back is slower, two
     tasks on one file are a conflict."""

@@ -20,7 +20,7 @@ what is scratch; three places apply it:
   whatever of it the agent made or changed is removed before verify (a forged
   ``.pyc`` that Python would import instead of the source), never restored,
   never a person's file changed;
-* the guards (gitops.FileChange.scratch, tick/guards.task_change): a new
+* the guards (git.changes.FileChange.scratch, tick/guards.task_change): a new
   scratch file is never in a task's change, so never "outside context_files"
   and never committed.
 

@@ -103,13 +103,13 @@ _EVENT_PATTERNS = (
 
 
 # The Git Commit of a SUCCESS entry: the commit that adds the entry (its own sha cannot be in
-# it); the commit carries the trailer `Memento-Tick: <tick> <task>` (gitops.tick_commits).
+# it); the commit carries the trailer `Memento-Tick: <tick> <task>` (git.history.tick_commits).
 SELF_COMMIT = "(the commit that adds this entry)"
 
 
 def with_commits(entries: list[TickEntry], commits: dict[tuple[int, str], str]) -> list[TickEntry]:
     """The entries with each SELF_COMMIT resolved to its sha from ``commits``
-    (gitops.tick_commits), so every reader of ``commit_sha`` sees it."""
+    (git.history.tick_commits), so every reader of ``commit_sha`` sees it."""
     out = []
     for e in entries:
         value = e.field("Git Commit") or ""
@@ -119,6 +119,17 @@ def with_commits(entries: list[TickEntry], commits: dict[tuple[int, str], str]) 
             e = replace(e, fields=tuple((k, shown if k == "Git Commit" else v) for k, v in e.fields))
         out.append(e)
     return out
+
+
+def entries_with_commits(root: Path, entries: Iterable[TickEntry]) -> list[TickEntry]:
+    """Status entries whose Git Commit names "the commit that adds this entry", resolved to its
+    sha (:func:`with_commits`); no git process when no entry needs one."""
+    entries = list(entries)
+    if not any((e.field("Git Commit") or "").startswith(SELF_COMMIT) for e in entries):
+        return entries
+    from .git.history import tick_commits  # only then: reading the log alone starts no git
+
+    return with_commits(entries, tick_commits(root))
 
 
 # The Verify Output of an attempt that failed before verify ran (an agent error, a guard).

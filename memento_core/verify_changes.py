@@ -14,7 +14,7 @@ acknowledgement given on a host is listed under ``acked`` here until that host's
 it as ``memento: a person acknowledged the verify of …`` with a ``Memento-Verify-Ack`` trailer
 (fleet/docs.py). tick/held.py reads both back from a branch's history and brings the list in
 line with it. Only Memento writes those messages (an agent makes no commit that
-stays: its refs are put back, tick/gitstate.py; the text it controls is never at a line's
+stays: its refs are put back, git/state.py; the text it controls is never at a line's
 start in a message), and an ack names the digest of the verify it saw, so an acknowledgement
 never covers a later change.
 """

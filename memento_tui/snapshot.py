@@ -201,7 +201,7 @@ def timeline_entries(ws: Workspace, archive: Path, limit: int = TIMELINE_LIMIT) 
             if len(out) >= limit:
                 break
     # A success names its commit by the commit's trailer: resolved here, so the diff key finds it.
-    from memento_core.gitops import entries_with_commits
+    from memento_core.status_log import entries_with_commits
 
     return entries_with_commits(ws.root, out[:limit])
 

@@ -144,7 +144,7 @@ def test_a_paused_tick_loads_no_attempt_machinery_git_agents_or_mistune(tmp_path
     heavy = [m for m in loaded if m.split(".")[0] in ("git", "mistune", "frontmatter", "textual", "rich")
              or m.startswith(("memento_core.tick.run", "memento_core.tick.attempt", "memento_core.tick.guards",
                               "memento_core.tick.recovery", "memento_core.tick.rollback",
-                              "memento_core.gitops", "memento_core.agents", "memento_core.memory",
+                              "memento_core.git", "memento_core.agents", "memento_core.memory",
                               "memento_core.checkpoint", "memento_core.markdown.prose", "memento_core.prose"))]
     assert heavy == []
     # The paused path is still the real one: it read the plan and memento.toml (as TOML: a Config

@@ -134,6 +134,11 @@ class Config:
                        agent_fallback=())
 
     @property
+    def author(self) -> tuple[str, str] | None:
+        """``git_author`` as (name, email) for git's commits; None when it is not set."""
+        return parse_author(self.git_author)
+
+    @property
     def host(self) -> str:
         """This host's name in claims and status entries: $MEMENTO_HOST (memento.toml is shared by
         the fleet), else ``[workers] host``, else the hostname."""

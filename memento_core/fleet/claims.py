@@ -15,8 +15,13 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .. import gitobjects, gitops
 from ..errors import EditConflict, MementoError
+from ..git.commit import MadeCommit, adopt_commit, identity_env, make_commit
+from ..git.commit_fast import can_build, commit_bytes
+from ..git.objects import object_format, object_id, show_file, write_objects
+from ..git.repo import empty_tree, head, repo_path
+from ..git.run import git_env, run_git
+from ..git.trees import At, read_at, with_files
 from ..lines import decode
 from ..plan.edits import PlanEditor
 from ..plan.model import Task
@@ -40,7 +45,7 @@ class Claim:
     heartbeat commit their refs get."""
 
     tasks: tuple[tuple[str, str], ...]
-    made: gitops.MadeCommit
+    made: MadeCommit
     beat: str
 
 
@@ -65,30 +70,30 @@ def claim(ctx: TickContext, task: Task, batch: list[Task] | None = None) -> bool
         leases.append(f"{CLAIMS}{task_id}:{old}")
     if not remote.push(ctx, specs, leases):
         return False
-    if not gitops.adopt_commit(ctx.root, made.made):
+    if not adopt_commit(ctx.root, made.made):
         raise MementoError(f"HEAD moved while the claim of {task.id} was pushed")
     _hold(ctx, [t for t, _ in made.tasks], made.beat)
     return True
 
 
 def _make_claim(ctx: TickContext, task: Task, seen: dict[str, Beat],
-                committed: tuple[str, bytes] | None = None, at: gitobjects.At | None = None,
+                committed: tuple[str, bytes] | None = None, at: At | None = None,
                 batch: list[Task] | None = None) -> Claim | None:
     """The claim commit on HEAD (from the plan as committed) and its heartbeat commit, not pushed;
     None when the committed plan does not have ``task`` as `[ ]`. ``committed``: HEAD and its
-    plan's bytes, when the caller has just read them; ``at``: HEAD as gitobjects read it.
+    plan's bytes, when the caller has just read them; ``at``: HEAD as git.trees.read_at read it.
     ``batch`` (``task`` first): the tasks to claim; one no longer `[ ]` there is left out."""
     f = fleet(ctx)
-    ident = gitops.identity_env(ctx.root, ctx.config.git_author)
-    if at is not None or (committed is None and gitobjects.can_build(ident)):
+    ident = identity_env(ctx.root, ctx.config.author)
+    if at is not None or (committed is None and can_build(ident)):
         return _build_claim(ctx, batch or [task], seen, ident, at)
     old = seen.get(task.id)
     message = f"memento: claim {task.id} on {f.host}\n\n{_nonce()}\n"
     if committed is not None:
         base, data = committed
     else:
-        base = gitops.head(ctx.root)
-        data = gitops.show_file(ctx.root, base, PLAN) if base else None
+        base = head(ctx.root)
+        data = show_file(ctx.root, base, PLAN) if base else None
     if base is None or data is None:
         raise MementoError(f"{PLAN} is not committed on {f.branch}")
     editor = PlanEditor(decode(data, PLAN), PLAN)
@@ -96,22 +101,22 @@ def _make_claim(ctx: TickContext, task: Task, seen: dict[str, Beat],
         editor.set_status(task.id, "~", expect=" ")
     except EditConflict:
         return None
-    oid = gitops.run_git(ctx.root, ["hash-object", "-w", "--stdin"], input=editor.doc.encode()).stdout.decode().strip()
+    oid = run_git(ctx.root, ["hash-object", "-w", "--stdin"], input=editor.doc.encode()).stdout.decode().strip()
     beat = heartbeat_commit(ctx, task.id, f.host)
-    made = gitops.make_commit(ctx.root, [], message, author=ctx.config.git_author, blobs={PLAN: ("100644", oid)})
+    made = make_commit(ctx.root, [], message, author=ctx.config.author, blobs={PLAN: ("100644", oid)})
     if made.parent != base:
         raise MementoError(f"HEAD moved while the claim of {task.id} was made")
     return Claim(((task.id, old.sha if old else ""),), made, beat)
 
 
 def _build_claim(ctx: TickContext, tasks: list[Task], seen: dict[str, Beat], ident: dict[str, str],
-                 at: gitobjects.At | None = None) -> Claim | None:
-    """:func:`_make_claim` in two git commands (gitobjects): HEAD, its trees and its plan read in
+                 at: At | None = None) -> Claim | None:
+    """:func:`_make_claim` in two git commands (git.trees, git.objects): HEAD, its trees and its plan read in
     one (unless ``at`` holds them), the plan blob, trees, claim commit and heartbeat commit
     written in the other."""
     f = fleet(ctx)
-    path = gitops.repo_path(ctx.root, PLAN)
-    at = at or gitobjects.read_at(ctx.root, "HEAD", [path])
+    path = repo_path(ctx.root, PLAN)
+    at = at or read_at(ctx.root, "HEAD", [path])
     found = at.files.get(path)
     if found is None:
         raise MementoError(f"{PLAN} is not committed on {f.branch}")
@@ -126,13 +131,13 @@ def _build_claim(ctx: TickContext, tasks: list[Task], seen: dict[str, Beat], ide
             continue
         claimed.append(task.id)
     message = "\n\n".join(f"memento: claim {t} on {f.host}" for t in claimed) + f"\n\n{_nonce()}\n"
-    fmt = gitobjects.object_format(ctx.root)
-    tree, objects = gitobjects.with_files(at, {path: (b"100644", editor.doc.encode())}, fmt)
-    claim = gitobjects.commit_bytes(tree, [at.commit], message, ident)
-    empty = gitobjects.object_id(fmt, "tree", b"")
-    beat = gitobjects.commit_bytes(empty, [], _heartbeat_message(", ".join(claimed), f.host), ident)
-    ids = gitobjects.write_objects(ctx.root, [*objects, ("tree", b""), ("commit", claim), ("commit", beat)])
-    made = gitops.MadeCommit(ids[-2], at.commit, message.splitlines()[0], (PLAN,))
+    fmt = object_format(ctx.root)
+    tree, objects = with_files(at, {path: (b"100644", editor.doc.encode())}, fmt)
+    claim = commit_bytes(tree, [at.commit], message, ident)
+    empty = object_id(fmt, "tree", b"")
+    beat = commit_bytes(empty, [], _heartbeat_message(", ".join(claimed), f.host), ident)
+    ids = write_objects(ctx.root, [*objects, ("tree", b""), ("commit", claim), ("commit", beat)])
+    made = MadeCommit(ids[-2], at.commit, message.splitlines()[0], (PLAN,))
     olds = tuple((t, seen[t].sha if t in seen else "") for t in claimed)
     return Claim(olds, made, ids[-1])
 
@@ -178,10 +183,10 @@ def _beat(f: Fleet) -> None:
 
 def heartbeat_commit(ctx: TickContext, task_id: str, host: str) -> str:
     """A commit (empty tree) whose committer time is the heartbeat and whose subject names the host."""
-    tree = gitops.empty_tree(ctx.root)
-    env = gitops.git_env(gitops.identity_env(ctx.root, ctx.config.git_author))
+    tree = empty_tree(ctx.root)
+    env = git_env(identity_env(ctx.root, ctx.config.author))
     body = _heartbeat_message(task_id, host).encode()
-    return gitops.run_git(ctx.root, ["commit-tree", tree, "-F", "-"], input=body, env=env).stdout.decode().strip()
+    return run_git(ctx.root, ["commit-tree", tree, "-F", "-"], input=body, env=env).stdout.decode().strip()
 
 
 def _heartbeat_message(task_id: str, host: str) -> str:

@@ -9,8 +9,10 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from .. import gitops, notes, status_log, verify_changes
+from .. import notes, status_log, verify_changes
 from ..errors import MementoError
+from ..git.run import run_git
+from ..git.status import changed_from_head
 from ..locks import atomic_write_bytes
 from ..workspace import OWN_DOCS
 from . import plan_merge
@@ -28,9 +30,9 @@ def commit_own_docs(ctx: TickContext, *, plan: bool = True) -> None:
     rewritten by each): put back as committed instead; the next tick writes it again.
     """
     _commit_acks(ctx)
-    docs = gitops.changed_from_head(ctx.root, [d for d in OWN_DOCS if plan or d != PLAN])
+    docs = changed_from_head(ctx.root, [d for d in OWN_DOCS if plan or d != PLAN])
     if docs == [STATE_DOC]:
-        gitops.run_git(ctx.root, ["checkout", "-q", "HEAD", "--", STATE_DOC])
+        run_git(ctx.root, ["checkout", "-q", "HEAD", "--", STATE_DOC])
     elif docs:
         ctx.commit(docs, "memento: sync docs")
 

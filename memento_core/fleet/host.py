@@ -10,8 +10,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .. import gitops
 from ..errors import MementoError
+from ..git.run import run_git
 
 if TYPE_CHECKING:
     from ..tick.context import TickContext
@@ -113,7 +113,7 @@ def _forget(f: Fleet) -> None:
 
 
 def _branch(ctx: TickContext) -> str:
-    proc = gitops.run_git(ctx.root, ["symbolic-ref", "-q", "--short", "HEAD"], check=False)
+    proc = run_git(ctx.root, ["symbolic-ref", "-q", "--short", "HEAD"], check=False)
     name = proc.stdout.decode().strip()
     if proc.returncode != 0 or not name:
         raise MementoError("the work tree is not on a branch (detached HEAD): the fleet needs one")

@@ -3,7 +3,7 @@ fast-forward, or rebase them (:func:`integrate`).
 
 A conflict in Memento's documents is resolved by re-applying this host's edits to the
 remote's version (docs.py); a conflict anywhere else stops the tick (:class:`host.FleetConflict`).
-The rebase is done in memory where it can (gitobjects.replay: a few git commands rather than
+The rebase is done in memory where it can (replay: a few git commands rather than
 a few dozen, inside the window between a fetch and a push where each one widens the race),
 by ``git rebase`` otherwise. Before a push that follows at once, HEAD and the files move only
 after the push (:func:`integrate_later`); a move a killed tick left half done is finished by
@@ -17,9 +17,13 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
-from .. import gitobjects, gitops
 from ..crashpoints import crash_point
 from ..errors import MementoError
+from ..git.commit import identity_env
+from ..git.objects import read_blobs
+from ..git.replay import replay
+from ..git.repo import head, repo_path
+from ..git.run import git_env, run_git
 from ..locks import atomic_write_bytes
 from ..runlog import cron_log
 from .docs import RESOLVERS, _fix_commit_shas, _resolve, _say_plan_notes, commit_own_docs
@@ -32,7 +36,7 @@ if TYPE_CHECKING:
 def integrate(ctx: TickContext, upstream: str | None) -> str | None:
     """Bring HEAD onto ``upstream``: fast-forward, or rebase the local commits (FleetConflict).
     Returns the commit HEAD is then at."""
-    local = gitops.head(ctx.root)
+    local = head(ctx.root)
     if upstream is None or local == upstream:
         return local
     return _integrate(ctx, upstream, local, _merge_base(ctx, local, upstream))
@@ -44,7 +48,7 @@ def _integrate(ctx: TickContext, upstream: str, local: str | None, base: str | N
         return local
     if local is None or base == local:
         # No `maintenance run --auto` after it (a process more on every fast-forward): as the fetch.
-        gitops.run_git(ctx.root, ["-c", "maintenance.auto=false", "merge", "-q", "--ff-only", upstream])
+        run_git(ctx.root, ["-c", "maintenance.auto=false", "merge", "-q", "--ff-only", upstream])
         return upstream
     moved = _replay(ctx, upstream, base, local) if base else None
     if moved is None:
@@ -53,7 +57,7 @@ def _integrate(ctx: TickContext, upstream: str, local: str | None, base: str | N
         after = {subject: sha for sha, subject in _subjects(ctx, upstream, "HEAD")}
         moved = {old: after[s] for old, s in before if s in after and after[s] != old}
     _after_replay(ctx, moved)
-    return gitops.head(ctx.root)
+    return head(ctx.root)
 
 
 def integrate_later(ctx: TickContext, upstream: str | None) -> tuple[str | None, Callable[[Callable[[], object]], None]]:
@@ -66,7 +70,7 @@ def integrate_later(ctx: TickContext, upstream: str | None) -> tuple[str | None,
     (five git commands or so) leave the window from the fetch to the end of the push, in which
     any other host's push that lands loses this one its race. Anything else (nothing to do, a
     fast-forward, a replay git must do) is integrated now, as before."""
-    local = gitops.head(ctx.root)
+    local = head(ctx.root)
     if upstream is None or local is None or local == upstream:
         return local, _at_once
     base = _merge_base(ctx, local, upstream)
@@ -115,19 +119,19 @@ def _after_replay(ctx: TickContext, moved: dict[str, str], *, plan: bool = True)
 
 
 def _replayed(ctx: TickContext, upstream: str, base: str, local: str) -> tuple[str, dict[str, str]] | None:
-    """gitobjects.replay of this host's commits from ``base`` to ``local`` onto ``upstream``, with
+    """replay of this host's commits from ``base`` to ``local`` onto ``upstream``, with
     the resolvers of Memento's documents: (the new tip, old id -> new id), objects only; None
     when git's rebase must do it."""
-    ident = gitops.identity_env(ctx.root, ctx.config.git_author)
-    resolvers = {gitops.repo_path(ctx.root, path): partial(resolver, ctx)
+    ident = identity_env(ctx.root, ctx.config.author)
+    resolvers = {repo_path(ctx.root, path): partial(resolver, ctx)
                  for path, resolver in RESOLVERS.items() if path != NOTES_DOC}  # merge_notes writes the file
-    return gitobjects.replay(ctx.root, upstream, base, local, ident, resolvers)
+    return replay(ctx.root, upstream, base, local, ident, resolvers)
 
 
 def _replay(ctx: TickContext, upstream: str, base: str, local: str) -> dict[str, str] | None:
     """What :func:`rebase` does, in a few git commands rather than a few dozen (the rebase is
     in the window between a fetch and a push, where each one started widens the race): the
-    commits replayed in memory (gitobjects.replay: the plan, the status log and the state
+    commits replayed in memory (replay: the plan, the status log and the state
     merged as the rebase's resolvers merge them), HEAD moved to them, then the index and the
     work tree (``read-tree -m -u``, which refuses to overwrite a change of the work tree's).
     Old id -> new id of the commits moved; None, nothing changed, when ``git rebase`` must do
@@ -157,11 +161,11 @@ def _move_head(ctx: TickContext, local: str, tip: str, why: str) -> bool:
     atomic_write_bytes(journal, json.dumps({"from": local, "to": tip}).encode(), sync=False)
     try:
         crash_point("replay:before-ref")
-        if gitops.run_git(ctx.root, ["update-ref", "-m", why, "HEAD", tip, local], check=False).returncode != 0:
+        if run_git(ctx.root, ["update-ref", "-m", why, "HEAD", tip, local], check=False).returncode != 0:
             return False
         crash_point("replay:before-files")
-        if gitops.run_git(ctx.root, ["read-tree", "-m", "-u", local, tip], check=False).returncode != 0:
-            gitops.run_git(ctx.root, ["update-ref", "-m", "rebase (memento): back", "HEAD", local, tip])
+        if run_git(ctx.root, ["read-tree", "-m", "-u", local, tip], check=False).returncode != 0:
+            run_git(ctx.root, ["update-ref", "-m", "rebase (memento): back", "HEAD", local, tip])
             return False
         return True
     finally:
@@ -181,8 +185,8 @@ def _finish_move(ctx: TickContext) -> None:
     except (OSError, ValueError, KeyError, TypeError):
         journal.unlink(missing_ok=True)
         return
-    if gitops.head(ctx.root) == tip:
-        done = gitops.run_git(ctx.root, ["read-tree", "-m", "-u", local, tip], check=False).returncode == 0
+    if head(ctx.root) == tip:
+        done = run_git(ctx.root, ["read-tree", "-m", "-u", local, tip], check=False).returncode == 0
         cron_log(ctx.ws, f"finished moving the files to {tip[:12]}, which a killed tick had left behind HEAD"
                  if done else f"HEAD is at {tip[:12]} but the files could not be moved there (`git status` shows "
                               "what differs): a killed tick left them half way")
@@ -192,8 +196,8 @@ def _finish_move(ctx: TickContext) -> None:
 def rebase(ctx: TickContext, upstream: str) -> None:
     """``git rebase upstream``; conflicts in Memento's documents resolved (RESOLVERS), any other
     aborts the rebase and raises FleetConflict naming the paths."""
-    env = gitops.git_env({"GIT_EDITOR": "true", **gitops.identity_env(ctx.root, ctx.config.git_author)})
-    proc = gitops.run_git(ctx.root, ["rebase", "-q", upstream], env=env, check=False)
+    env = git_env({"GIT_EDITOR": "true", **identity_env(ctx.root, ctx.config.author)})
+    proc = run_git(ctx.root, ["rebase", "-q", upstream], env=env, check=False)
     for _ in range(1000):
         if proc.returncode == 0:
             return
@@ -205,22 +209,22 @@ def rebase(ctx: TickContext, upstream: str) -> None:
         if foreign:
             _abort(ctx)
             raise FleetConflict(foreign)
-        gitops.run_git(ctx.root, ["add", "--", *conflicted])
-        staged = gitops.run_git(ctx.root, ["diff", "--cached", "--quiet"], check=False).returncode != 0
-        proc = gitops.run_git(ctx.root, ["rebase", "--continue" if staged else "--skip"], env=env, check=False)
+        run_git(ctx.root, ["add", "--", *conflicted])
+        staged = run_git(ctx.root, ["diff", "--cached", "--quiet"], check=False).returncode != 0
+        proc = run_git(ctx.root, ["rebase", "--continue" if staged else "--skip"], env=env, check=False)
     _abort(ctx)
     raise MementoError("git rebase did not finish")
 
 
 def _abort(ctx: TickContext) -> None:
-    gitops.run_git(ctx.root, ["rebase", "--abort"], check=False)
+    run_git(ctx.root, ["rebase", "--abort"], check=False)
 
 
 def _unmerged(ctx: TickContext) -> dict[str, dict[int, bytes]]:
     """The conflicted paths (from the top level, sorted), each with its stages' bytes (1 the
     base, 2 the upstream in a rebase, 3 this host's; a side that deleted the file has none),
     in two git commands whatever their number: ``ls-files -u``, then one ``cat-file --batch``."""
-    out = gitops.run_git(ctx.root, ["ls-files", "-u", "-z", "--full-name"]).stdout
+    out = run_git(ctx.root, ["ls-files", "-u", "-z", "--full-name"]).stdout
     entries = []
     for item in out.split(b"\0"):
         info, _, path = item.partition(b"\t")
@@ -229,7 +233,7 @@ def _unmerged(ctx: TickContext) -> dict[str, dict[int, bytes]]:
             entries.append((path.decode("utf-8", "surrogateescape"), int(fields[2]), fields[0], fields[1]))
     # A submodule's stage is a commit of another repository, not a blob here: no bytes, so
     # no resolver takes it and the rebase stops naming it (FleetConflict).
-    blobs = gitops.read_blobs(ctx.root, sorted({sha for _, _, mode, sha in entries if mode != b"160000"}))
+    blobs = read_blobs(ctx.root, sorted({sha for _, _, mode, sha in entries if mode != b"160000"}))
     conflicted: dict[str, dict[int, bytes]] = {}
     for path, stage, _, sha in sorted(entries):
         stages = conflicted.setdefault(path, {})
@@ -242,18 +246,18 @@ def _merge_base(ctx: TickContext, a: str | None, b: str) -> str | None:
     """The best common ancestor of ``a`` and ``b`` (None when they have none, or ``a`` is None)."""
     if not a:
         return None
-    proc = gitops.run_git(ctx.root, ["merge-base", a, b], check=False)
+    proc = run_git(ctx.root, ["merge-base", a, b], check=False)
     return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
 
 
 def _is_ancestor(ctx: TickContext, a: str | None, b: str | None) -> bool:
     if not a or not b:
         return False
-    return gitops.run_git(ctx.root, ["merge-base", "--is-ancestor", a, b], check=False).returncode == 0
+    return run_git(ctx.root, ["merge-base", "--is-ancestor", a, b], check=False).returncode == 0
 
 
 def _subjects(ctx: TickContext, upstream: str, tip: str | None) -> list[tuple[str, str]]:
-    out = gitops.run_git(ctx.root, ["log", "--format=%H%x09%s", f"{upstream}..{tip}"], check=False).stdout.decode()
+    out = run_git(ctx.root, ["log", "--format=%H%x09%s", f"{upstream}..{tip}"], check=False).stdout.decode()
     return [tuple(line.split("\t", 1)) for line in out.splitlines() if "\t" in line]
 
 
@@ -264,7 +268,7 @@ def clean_leftovers(ctx: TickContext) -> None:
         return
     _finish_move(ctx)
     for name in ("rebase-merge", "rebase-apply"):
-        where = gitops.run_git(ctx.root, ["rev-parse", "--git-path", name], check=False).stdout.decode().strip()
+        where = run_git(ctx.root, ["rev-parse", "--git-path", name], check=False).stdout.decode().strip()
         if where and (ctx.root / where).exists():
             _abort(ctx)
             cron_log(ctx.ws, "aborted a rebase a killed tick left half done")

@@ -16,8 +16,10 @@ import json
 import re
 from typing import TYPE_CHECKING
 
-from .. import gitops
 from ..errors import EditConflict, MementoError
+from ..git.commit import MadeCommit, adopt_commit, commit_paths, identity_env
+from ..git.repo import head
+from ..git.run import git_env, run_git
 from ..locks import atomic_write_bytes
 from ..plan.edits import edit_plan
 from ..runlog import TaskResult, cron_log, rollback_folder
@@ -103,7 +105,7 @@ def _pending_claims(ctx: TickContext, upstream: str | None) -> dict[str, str]:
     lost = [t for t, ref in pending.items() if seen.get(t, nobody).sha != ref or seen.get(t, nobody).host != host]
     if not lost:
         return pending
-    local = gitops.head(ctx.root)
+    local = head(ctx.root)
     if local == upstream or _is_ancestor(ctx, local, upstream):
         save_pending(ctx)
         return {}
@@ -172,12 +174,12 @@ def _conflicted(ctx: TickContext, result: TaskResult, upstream: str | None, path
 def _set_aside(ctx: TickContext, task_id: str, upstream: str | None) -> str:
     """This host's unpushed commits as a patch under logs/rollback/, then the branch = the remote's."""
     dest = rollback_folder(ctx.ws, f"fleet-{task_id}")
-    local = gitops.head(ctx.root)
+    local = head(ctx.root)
     if upstream and local and local != upstream:
-        patch = gitops.run_git(ctx.root, ["format-patch", "--stdout", f"{upstream}..{local}"], check=False).stdout
+        patch = run_git(ctx.root, ["format-patch", "--stdout", f"{upstream}..{local}"], check=False).stdout
         atomic_write_bytes(dest / "unpushed.patch", patch)
     if upstream:
-        gitops.run_git(ctx.root, ["reset", "-q", "--keep", upstream])
+        run_git(ctx.root, ["reset", "-q", "--keep", upstream])
     return ctx.ws.rel(dest)
 
 
@@ -201,12 +203,12 @@ def _release_commits(ctx: TickContext, task_ids: list[str]) -> None:
     for task_id in task_ids:
         message = f"memento: release {task_id} (the tick stopped before its attempt)"
         try:
-            gitops.commit_paths(ctx.root, [PLAN], message, author=ctx.config.git_author)
+            commit_paths(ctx.root, [PLAN], message, author=ctx.config.author)
         except MementoError:  # nothing left to change: an empty commit of HEAD's tree
-            base = gitops.head(ctx.root)
+            base = head(ctx.root)
             if base is None:
                 continue
-            env = gitops.git_env(gitops.identity_env(ctx.root, ctx.config.git_author))
-            sha = gitops.run_git(ctx.root, ["commit-tree", f"{base}^{{tree}}", "-p", base, "-F", "-"],
-                                 input=(message + "\n").encode(), env=env).stdout.decode().strip()
-            gitops.adopt_commit(ctx.root, gitops.MadeCommit(sha, base, message, ()))
+            env = git_env(identity_env(ctx.root, ctx.config.author))
+            sha = run_git(ctx.root, ["commit-tree", f"{base}^{{tree}}", "-p", base, "-F", "-"],
+                          input=(message + "\n").encode(), env=env).stdout.decode().strip()
+            adopt_commit(ctx.root, MadeCommit(sha, base, message, ()))

@@ -13,8 +13,12 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING
 
-from .. import gitobjects, gitops
 from ..errors import EditConflict, MementoError
+from ..git.commit import adopt_commit, identity_env
+from ..git.commit_fast import can_build
+from ..git.objects import show_file
+from ..git.repo import repo_path
+from ..git.trees import read_at
 from ..lines import decode
 from ..plan.edits import edit_plan
 from ..plan.scan import parse_plan_doc
@@ -169,7 +173,7 @@ def _hold_chained(ctx: TickContext, nxt: Claim | None) -> bool:
     when it is (the work tree's plan then lags HEAD's by the claim's `[~]` until the attempt)."""
     if nxt is None:
         return False
-    if gitops.adopt_commit(ctx.root, nxt.made):
+    if adopt_commit(ctx.root, nxt.made):
         _hold(ctx, [t for t, _ in nxt.tasks], nxt.beat, chained=True)
         return True
     # HEAD could not follow the push (files in the way): the claim is left to go stale
@@ -185,14 +189,14 @@ def _chain_claim(ctx: TickContext, seen: dict[str, Beat], head: str | None, room
     (the normal pick then takes it over)."""
     if not head:
         return None
-    ident = gitops.identity_env(ctx.root, ctx.config.git_author)
+    ident = identity_env(ctx.root, ctx.config.author)
     at = None
-    if gitobjects.can_build(ident):
-        at = gitobjects.read_at(ctx.root, head, [gitops.repo_path(ctx.root, PLAN)])
-        found = at.files.get(gitops.repo_path(ctx.root, PLAN))
+    if can_build(ident):
+        at = read_at(ctx.root, head, [repo_path(ctx.root, PLAN)])
+        found = at.files.get(repo_path(ctx.root, PLAN))
         data = found[2] if found else None
     else:
-        data = gitops.show_file(ctx.root, head, PLAN)
+        data = show_file(ctx.root, head, PLAN)
     if data is None:
         return None
     try:

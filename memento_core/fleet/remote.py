@@ -22,8 +22,9 @@ import re
 import time
 from typing import TYPE_CHECKING
 
-from .. import gitops
 from ..errors import MementoError
+from ..git.remote import remote_said
+from ..git.run import run_git
 from ..locks import atomic_write_bytes
 from ..runlog import cron_log, utc_stamp
 from .host import CLAIMS, SEEN, Beat, Fleet, fleet
@@ -44,8 +45,8 @@ def fetch(ctx: TickContext) -> None:
     """The remote's branches and claim refs (``refs/memento/claims/*`` as ``refs/memento/seen/*``)."""
     f = fleet(ctx)
     f.fetched_at = _clock()
-    proc = gitops.run_git(ctx.root, ["fetch", "-q", "--prune", "--no-tags", "--no-auto-maintenance", f.remote,
-                                     f"+refs/heads/*:refs/remotes/{f.remote}/*", f"+{CLAIMS}*:{SEEN}*"], check=False)
+    proc = run_git(ctx.root, ["fetch", "-q", "--prune", "--no-tags", "--no-auto-maintenance", f.remote,
+                              f"+refs/heads/*:refs/remotes/{f.remote}/*", f"+{CLAIMS}*:{SEEN}*"], check=False)
     f.fetched = None
     if proc.returncode != 0:
         raise MementoError(f"git fetch {f.remote} failed: {proc.stderr.decode('utf-8', 'replace').strip()[-500:]}")
@@ -58,9 +59,9 @@ def _fetched(ctx: TickContext) -> tuple[str | None, dict[str, Beat]]:
     f = fleet(ctx)
     if f.fetched is None:
         tracking = f.tracking
-        out = gitops.run_git(ctx.root, ["for-each-ref", "--format=%(refname)%09%(objectname)%09%(committerdate:unix)"
-                                        "%09%(contents:subject)", tracking, SEEN],
-                             check=False).stdout.decode("utf-8", "replace")
+        out = run_git(ctx.root, ["for-each-ref", "--format=%(refname)%09%(objectname)%09%(committerdate:unix)"
+                                 "%09%(contents:subject)", tracking, SEEN],
+                      check=False).stdout.decode("utf-8", "replace")
         head, beats = None, {}
         for line in out.splitlines():
             parts = line.split("\t", 3)
@@ -100,7 +101,7 @@ def push(ctx: TickContext, specs: list[str], leases: list[str]) -> bool:
     wanted = _wanted(ctx, specs)  # before the push: HEAD may move after it
     args = ["push", "--atomic", "--porcelain", "--no-verify", *(f"--force-with-lease={le}" for le in leases),
             f.remote, *specs]
-    proc = gitops.run_git(ctx.root, args, check=False)
+    proc = run_git(ctx.root, args, check=False)
     f.fetched = None  # a push that landed moved the remote-tracking branch
     f.window = _clock() - f.fetched_at if f.fetched_at is not None else 0.0
     out = proc.stdout.decode("utf-8", "replace") + proc.stderr.decode("utf-8", "replace")
@@ -206,8 +207,8 @@ def _wanted(ctx: TickContext, specs: list[str]) -> dict[str, str]:
         if _FULL_SHA.fullmatch(src):  # a commit of this host's (a heartbeat): its own name
             wanted[dst] = src
             continue
-        sha = gitops.run_git(ctx.root, ["rev-parse", "-q", "--verify", src + "^{object}"],
-                             check=False).stdout.decode().strip() if src else ""
+        sha = run_git(ctx.root, ["rev-parse", "-q", "--verify", src + "^{object}"],
+                      check=False).stdout.decode().strip() if src else ""
         wanted[dst] = sha
     return wanted
 
@@ -216,7 +217,7 @@ def landed(ctx: TickContext, wanted: dict[str, str]) -> bool:
     """The remote's refs are exactly ``wanted`` (read with `git ls-remote`); False when it cannot be read."""
     if not wanted:
         return False
-    proc = gitops.run_git(ctx.root, ["ls-remote", fleet(ctx).remote, *wanted], check=False)
+    proc = run_git(ctx.root, ["ls-remote", fleet(ctx).remote, *wanted], check=False)
     if proc.returncode != 0:
         return False
     there = {}
@@ -228,7 +229,7 @@ def landed(ctx: TickContext, wanted: dict[str, str]) -> bool:
 
 def remote_ref(ctx: TickContext, ref: str) -> str | None:
     """The remote's ``ref`` as it is now (`git ls-remote`), '' when absent, None when unreadable."""
-    proc = gitops.run_git(ctx.root, ["ls-remote", fleet(ctx).remote, ref], check=False)
+    proc = run_git(ctx.root, ["ls-remote", fleet(ctx).remote, ref], check=False)
     if proc.returncode != 0:
         return None
     for line in proc.stdout.decode("utf-8", "replace").splitlines():
@@ -240,7 +241,7 @@ def remote_ref(ctx: TickContext, ref: str) -> str | None:
 
 def _remote_words(out: str) -> str:
     """What the remote said when it refused: its `remote:` lines and git's reason."""
-    return gitops.remote_said(out)[:500] or "[remote rejected]"
+    return remote_said(out)[:500] or "[remote rejected]"
 
 
 def _refused_path(ctx: TickContext):

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .. import gitops
 from ..errors import EditConflict
+from ..git.run import run_git
 from ..plan.edits import edit_plan
 from ..plan.model import Plan, Task
 from ..runlog import cron_log
@@ -71,8 +71,8 @@ def stale_claims(ctx: TickContext, plan: Plan, seen: dict[str, Beat],
 
 def _claim_commit(ctx: TickContext, task_id: str) -> Beat | None:
     """The newest ``memento: claim <ID> on <host>`` commit on HEAD, as a Beat (its committer time)."""
-    out = gitops.run_git(ctx.root, ["log", "-1", "--fixed-strings", f"--grep=memento: claim {task_id} on ",
-                                    "--format=%H%x09%ct%x09%B", "HEAD"], check=False).stdout.decode("utf-8", "replace")
+    out = run_git(ctx.root, ["log", "-1", "--fixed-strings", f"--grep=memento: claim {task_id} on ",
+                             "--format=%H%x09%ct%x09%B", "HEAD"], check=False).stdout.decode("utf-8", "replace")
     parts = out.strip().split("\t", 2)
     if len(parts) != 3 or not parts[1].isdigit():
         return None
@@ -117,12 +117,12 @@ def _take_over(ctx: TickContext, plan: Plan, task: Task, beat: Beat | None, why:
 def _move_back(ctx: TickContext, sha: str, base: str, *, checkout: bool = False) -> None:
     """Undo a local commit of Memento's that lost its race (HEAD from ``sha`` back to ``base``);
     ``checkout``: its paths in the work tree too (a claim's plan never reached the work tree)."""
-    changed = gitops.run_git(ctx.root, ["diff", "--name-only", "-z", base, sha]).stdout.decode("utf-8", "surrogateescape")
+    changed = run_git(ctx.root, ["diff", "--name-only", "-z", base, sha]).stdout.decode("utf-8", "surrogateescape")
     paths = [p for p in changed.split("\0") if p]
-    if gitops.run_git(ctx.root, ["update-ref", "-m", "memento: lost the race", "HEAD", base, sha],
-                      check=False).returncode != 0:
+    if run_git(ctx.root, ["update-ref", "-m", "memento: lost the race", "HEAD", base, sha],
+               check=False).returncode != 0:
         return  # HEAD is no longer sha (update-ref compared): nothing of this commit's to undo
     if paths:
-        gitops.run_git(ctx.root, ["reset", "-q", base, "--", *paths])
+        run_git(ctx.root, ["reset", "-q", base, "--", *paths])
         if checkout:
-            gitops.run_git(ctx.root, ["checkout", "-q", base, "--", *paths])
+            run_git(ctx.root, ["checkout", "-q", base, "--", *paths])

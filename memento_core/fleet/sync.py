@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .. import gitops
 from ..errors import EXIT_OK, MementoError
+from ..git.repo import head as git_head
 from ..plan.model import Plan
 from ..runlog import Outcome, cron_log
 from . import remote
@@ -93,7 +93,7 @@ def _all_pushed(ctx: TickContext) -> bool:
     or fetched it, with no result waiting for its claim ref: nothing to push, so no remote.fetch."""
     f = fleet(ctx)
     commit_own_docs(ctx)
-    head = gitops.head(ctx.root)
+    head = git_head(ctx.root)
     return head is not None and head == remote_head(ctx) and not f.claims and not read_pending_claims(ctx)
 
 

@@ -154,10 +154,10 @@ def _asked(ws: Workspace, task) -> str:
 
 def _commit_of(ws: Workspace, task_id: str) -> str:
     """The commit that completed ``task_id`` (its subject ``memento: complete GH-12 …``), or ''."""
-    from .. import gitops
+    from ..git.run import run_git
 
-    proc = gitops.run_git(ws.root, ["log", "-1", "--format=%H", "-E", f"--grep=^memento: complete {task_id}( |$)"],
-                          check=False)
+    proc = run_git(ws.root, ["log", "-1", "--format=%H", "-E", f"--grep=^memento: complete {task_id}( |$)"],
+                   check=False)
     sha = proc.stdout.decode("ascii", "replace").strip()
     return sha if proc.returncode == 0 and re.fullmatch(r"[0-9a-f]{40,64}", sha) else ""
 

@@ -145,9 +145,9 @@ def repo_from_url(url: str) -> str | None:
 def repo_of_remote(root, remote: str) -> str:
     """``OWNER/REPO`` of the git remote ``remote`` of the repository at ``root``; a ForgeError
     when it has none that names one (its URL is never printed: it may carry a password)."""
-    from .. import gitops
+    from ..git.run import run_git
 
-    proc = gitops.run_git(root, ["config", "--get", f"remote.{remote}.url"], check=False)
+    proc = run_git(root, ["config", "--get", f"remote.{remote}.url"], check=False)
     url = proc.stdout.decode("utf-8", "replace").strip()
     if proc.returncode != 0 or not url:
         raise ForgeError(f"no git remote {remote!r} to read the repository from: name it "

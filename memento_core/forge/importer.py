@@ -282,9 +282,11 @@ def _end_of_phase(e: PlanEditor, phase_id: str) -> int:
 
 def _commit(ws: Workspace, config, result: ImportResult) -> str | None:
     """One commit of the plan (a person's other changes to it go along, as with any plan commit)."""
-    from .. import gitobjects, gitops
+    from ..git.commit import commit_paths
+    from ..git.commit_fast import commit_here
+    from ..git.repo import is_repo
 
-    if not gitops.is_repo(ws.root):
+    if not is_repo(ws.root):
         result.commit_error = f"{ws.root} is not a git repository: the plan was changed, not committed"
         return None
     body = [f"{label}: {listed(ids, 20)}" for label, ids in (
@@ -292,8 +294,8 @@ def _commit(ws: Workspace, config, result: ImportResult) -> str | None:
         ("Reopened", result.reopened)) if ids]
     message = f"memento: import GitHub issues from {result.repo}\n\n" + "\n".join(body)
     try:
-        return gitops.commit_paths(ws.root, [PLAN_REL], message, author=config.git_author,
-                                   build=gitobjects.commit_here)
+        return commit_paths(ws.root, [PLAN_REL], message, author=config.author,
+                            build=commit_here)
     except MementoError as exc:
         if "nothing to commit" in str(exc):
             return None

@@ -23,8 +23,11 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
-from .. import gitops
 from ..errors import MementoError
+from ..git.objects import show_file
+from ..git.remote import remote_said
+from ..git.repo import repo_path
+from ..git.run import run_git
 from ..lines import clipped, safe_text
 from ..plan.model import FINISHED, Plan
 from ..plan.scan import parse_plan_text
@@ -132,13 +135,13 @@ def refresh(client, repo: str, rec: PullRecord) -> PullRecord:
 
 def plan_at(root: Path, ref: str) -> Plan | None:
     """The plan as ``ref`` holds it (None when it has none)."""
-    data = gitops.show_file(root, ref, gitops.repo_path(root, "docs/MASTER_PLAN.md"))
+    data = show_file(root, ref, repo_path(root, "docs/MASTER_PLAN.md"))
     return parse_plan_text(data.decode("utf-8", "replace")) if data is not None else None
 
 
 def remote_tip(root: Path, remote: str, branch: str) -> str:
     """The commit ``branch`` has on ``remote`` now ('' when it has none); MementoError when git cannot ask."""
-    proc = gitops.run_git(root, ["ls-remote", "--heads", remote, f"refs/heads/{branch}"], check=False)
+    proc = run_git(root, ["ls-remote", "--heads", remote, f"refs/heads/{branch}"], check=False)
     if proc.returncode != 0:
         raise MementoError(f"git ls-remote {remote} failed: " + _words(proc))
     for line in proc.stdout.decode("utf-8", "replace").splitlines():
@@ -160,12 +163,12 @@ def push(root: Path, remote: str, rec: PullRecord, sha: str) -> None:
                           f"(someone pushed to it); Memento does not overwrite it: merge it into the local "
                           f"{rec.branch}, or delete the remote branch")
     lease = f"refs/heads/{rec.branch}:{there}"
-    proc = gitops.run_git(root, ["push", "--porcelain", "--no-verify", f"--force-with-lease={lease}", remote,
-                                 f"{sha}:refs/heads/{rec.branch}"], check=False)
+    proc = run_git(root, ["push", "--porcelain", "--no-verify", f"--force-with-lease={lease}", remote,
+                          f"{sha}:refs/heads/{rec.branch}"], check=False)
     if proc.returncode == 0:
         return
     out = proc.stdout.decode("utf-8", "replace") + proc.stderr.decode("utf-8", "replace")
-    said = gitops.remote_said(out, any_rejection=True)
+    said = remote_said(out, any_rejection=True)
     if said:
         raise PushRefused(clipped(safe_text(said), 600))
     raise MementoError(f"git push {remote} {rec.branch} failed: " + _words(proc))

@@ -4,7 +4,7 @@ tree between the base branch and the phases' branches.
 A phase is worked on ``memento/<slug of its title>``: lower-case ASCII letters, digits and ``-``,
 never shaped like a task id (``memento/T-101`` is a parallel worker's branch, SPEC §12, and the
 doctor prunes those), never a name another branch already has. Every git command goes through
-gitops.run_git; a checkout is git's plain one, which refuses to overwrite a change or an
+run_git; a checkout is git's plain one, which refuses to overwrite a change or an
 untracked file (the tick has refused a dirty tree before this, so nothing is there to lose).
 """
 
@@ -14,8 +14,8 @@ import re
 import unicodedata
 from pathlib import Path
 
-from .. import gitops
 from ..errors import MementoError
+from ..git.run import run_git
 
 PREFIX = "memento/"
 MAX_SLUG = 60
@@ -43,19 +43,19 @@ def branch_name(title: str, taken: set[str]) -> str:
 
 
 def local_branches(root: Path) -> set[str]:
-    out = gitops.run_git(root, ["for-each-ref", "--format=%(refname:short)", "refs/heads/"]).stdout
+    out = run_git(root, ["for-each-ref", "--format=%(refname:short)", "refs/heads/"]).stdout
     return set(out.decode("utf-8", "surrogateescape").splitlines())
 
 
 def current(root: Path) -> str | None:
     """The branch the work tree is on, None when HEAD is detached."""
-    proc = gitops.run_git(root, ["symbolic-ref", "-q", "--short", "HEAD"], check=False)
+    proc = run_git(root, ["symbolic-ref", "-q", "--short", "HEAD"], check=False)
     return proc.stdout.decode("utf-8", "surrogateescape").strip() or None
 
 
 def tip(root: Path, ref: str) -> str:
     """The commit ``ref`` names, '' when there is none."""
-    proc = gitops.run_git(root, ["rev-parse", "-q", "--verify", f"{ref}^{{commit}}"], check=False)
+    proc = run_git(root, ["rev-parse", "-q", "--verify", f"{ref}^{{commit}}"], check=False)
     return proc.stdout.decode("ascii", "replace").strip() if proc.returncode == 0 else ""
 
 
@@ -63,21 +63,21 @@ def switch(root: Path, branch: str, *, start: str = "") -> None:
     """The work tree onto ``branch`` (made at ``start`` when given). Git's own checkout, which
     refuses rather than overwrite anything; its words in the MementoError."""
     args = ["checkout", "-q", "--no-guess", *(("-b", branch, start) if start else (branch,))]
-    proc = gitops.run_git(root, ["-c", "advice.detachedHead=false", *args], check=False)
+    proc = run_git(root, ["-c", "advice.detachedHead=false", *args], check=False)
     if proc.returncode != 0:
         said = " ".join(proc.stderr.decode("utf-8", "replace").split())[:400]
         raise MementoError(f"git could not move the work tree onto {branch}: {said or 'no reason given'}")
 
 
 def is_ancestor(root: Path, older: str, newer: str) -> bool:
-    return gitops.run_git(root, ["merge-base", "--is-ancestor", older, newer], check=False).returncode == 0
+    return run_git(root, ["merge-base", "--is-ancestor", older, newer], check=False).returncode == 0
 
 
 def fetch_base(root: Path, remote: str, base: str) -> str:
     """The remote's ``base`` fetched into ``refs/remotes/<remote>/<base>``; its commit."""
     ref = f"refs/remotes/{remote}/{base}"
-    proc = gitops.run_git(root, ["fetch", "-q", "--no-tags", "--no-auto-maintenance", remote,
-                                 f"+refs/heads/{base}:{ref}"], check=False)
+    proc = run_git(root, ["fetch", "-q", "--no-tags", "--no-auto-maintenance", remote,
+                          f"+refs/heads/{base}:{ref}"], check=False)
     if proc.returncode != 0:
         said = " ".join(proc.stderr.decode("utf-8", "replace").split())[-400:]
         raise MementoError(f"git fetch {remote} {base} failed: {said or 'no reason given'}")
@@ -100,8 +100,8 @@ def bring_base_up(root: Path, remote: str, base: str) -> str:
                 f"brought forward to the merged pull request; push them or move them aside "
                 f"(`git branch -f {base} {remote}/{base}` drops them from {base})")
     if current(root) == base:
-        gitops.run_git(root, ["merge", "-q", "--ff-only", "--no-edit", theirs])
+        run_git(root, ["merge", "-q", "--ff-only", "--no-edit", theirs])
     else:
-        gitops.run_git(root, ["update-ref", f"refs/heads/{base}", theirs, *((ours,) if ours else ("",))])
+        run_git(root, ["update-ref", f"refs/heads/{base}", theirs, *((ours,) if ours else ("",))])
         switch(root, base)
     return ""

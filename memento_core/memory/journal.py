@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from .. import gitops
+from ..git.repo import head
 from ..workspace import Workspace
 from .store import commit_leftovers, locked, record_journal
 
@@ -102,7 +102,7 @@ def record_tick(ws: Workspace, number: int | None, stamp: str, results) -> str |
         words = "; ".join(f"{r.task_id} {'passed' if r.passed else 'blocked' if r.blocked else 'failed'}"
                           for r in results)
         record_journal(ws, root, rel, old.rstrip("\n") + "\n\n" + section, (number, words))
-        return gitops.head(root)
+        return head(root)
 
 
 # --------------------------------------------------------------------------- reading back

@@ -3,7 +3,7 @@
 Every change goes through ``locked()``: one flock (``.memento/locks/memory.lock``,
 never deleted) serialises writers across processes, files are replaced
 atomically (temp file, fsync, rename), and each write is one commit made with
-gitops' plumbing (exact paths, no hooks, Memento's identity when there is no
+git/commit.py's plumbing (exact paths, no hooks, Memento's identity when there is no
 other). Commits carry two trailers in their last paragraph:
 
     sources: T-101                 who the knowledge came from (source=human for a person)
@@ -26,8 +26,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path, PurePosixPath
 
-from .. import gitobjects, gitops, owned
+from .. import owned
 from ..errors import MementoError
+from ..git.commit import commit_paths, identity_env
+from ..git.commit_fast import commit_here
+from ..git.repo import head as git_head
+from ..git.run import git_binary, git_env, run_git
+from ..git.status import status
 from ..lines import read_regular
 from ..locks import atomic_write_text, file_lock, open_append
 from ..runlog import utc_stamp
@@ -98,9 +103,9 @@ def _clear_stale_index_lock(root: Path) -> None:
 def git(root: Path, *args: str, input: bytes | None = None, check: bool = True) -> str:
     try:
         proc = subprocess.run(
-            [gitops.git_binary(), "-C", str(root), *args], input=input,
+            [git_binary(), "-C", str(root), *args], input=input,
             stdin=None if input is not None else subprocess.DEVNULL,
-            capture_output=True, env=gitops.git_env(),
+            capture_output=True, env=git_env(),
         )
     except OSError as exc:
         raise MementoError(f"could not run git: {exc}") from None
@@ -130,7 +135,7 @@ def ensure_store(ws: Workspace) -> Path:
         git(root, "init", "-q", "-b", "main")
     for layer in LAYERS:
         (root / layer).mkdir(parents=True, exist_ok=True)
-    if fresh or gitops.head(root) is None:
+    if fresh or git_head(root) is None:
         if not (root / ".gitattributes").exists():
             atomic_write_text(root / ".gitattributes", GITATTRIBUTES)
         write_index(root)
@@ -146,7 +151,7 @@ def commit(root: Path, paths: list[str], subject: str, *, source: str, kind: str
     message = subject + "\n\n" + (body.strip() + "\n\n" if body.strip() else "")
     message += f"sources: {source}\n{TRAILER}: {kind}\n"
     try:
-        return gitops.commit_paths(root, paths, message, blobs=blobs, build=gitobjects.commit_here)
+        return commit_paths(root, paths, message, blobs=blobs, build=commit_here)
     except MementoError as exc:
         if "nothing to commit" in str(exc):
             return None
@@ -231,7 +236,7 @@ def _active_task(ws: Workspace) -> str | None:
 
 def dirty(root: Path) -> list[str]:
     paths: set[str] = set()
-    for e in gitops.status(root):
+    for e in status(root):
         paths.add(e.path)
         if e.orig:
             paths.add(e.orig)
@@ -379,8 +384,8 @@ def _settle_journal(ws: Workspace, root: Path, dirty_paths: list[str], flush: bo
         if now in known.get("seen", ()):
             mine.append(rel)
         elif known.get("text") is not None:
-            oid = gitops.run_git(root, ["hash-object", "-w", "--no-filters", "--stdin"],
-                                 input=str(known.get("text", "")).encode("utf-8")).stdout.decode().strip()
+            oid = run_git(root, ["hash-object", "-w", "--no-filters", "--stdin"],
+                          input=str(known.get("text", "")).encode("utf-8")).stdout.decode().strip()
             changed[rel] = ("100644", oid)
     if not flush and not changed:
         return set(mine)
@@ -452,7 +457,7 @@ def person_commits_since(ws: Workspace, since: str | None) -> list[tuple[str, li
     root = memory_root(ws)
     if not is_store(root):
         return []
-    now = gitops.head(root)
+    now = git_head(root)
     if now is None or now == since:
         return []  # nothing committed since (usually read from .git's files, no process)
     # HEAD's branch: what `memento memory log` shows. (Every ref would take a person's own side
@@ -490,7 +495,7 @@ def reject_forged(ws: Workspace, since: str | None, forged: dict[str, list[str]]
     made: dict[str, str] = {}
     with file_lock(lock_path(ws), timeout=LOCK_TIMEOUT):
         branch = git(root, "symbolic-ref", "-q", "HEAD", check=False).strip()
-        head = gitops.head(root)
+        head = git_head(root)
         if branch and head:
             tip = since
             for sha in git(root, "rev-list", "--reverse", "--topo-order", head, *(["--not", since] if since else [])
@@ -516,15 +521,15 @@ def _remake(root: Path, sha: str, parent: str | None, task: str, forged_paths: l
     """``sha``'s tree committed again on ``parent``: as it was, or (``forged_paths``) as the task's
     unattributed write."""
     tree = git(root, "rev-parse", f"{sha}^{{tree}}").strip()
-    env = gitops.git_env()
+    env = git_env()
     if forged_paths is not None:
         shown = ", ".join(forged_paths[:5]) + (f" and {len(forged_paths) - 5} more" if len(forged_paths) > 5 else "")
         message = (f"unattributed write by {task}: {shown or 'no files'}\n\nCommitted into memory/ during the task's "
                    "run as a person's commit, which no person announced: taken out of the history, its files kept "
                    f"as the task's.\n\nsources: {task}\n{TRAILER}: unattributed\n").encode()
-        env.update(gitops.identity_env(root))
+        env.update(identity_env(root))
     else:
-        raw = subprocess.run([gitops.git_binary(), "-C", str(root), "cat-file", "commit", sha], capture_output=True,
+        raw = subprocess.run([git_binary(), "-C", str(root), "cat-file", "commit", sha], capture_output=True,
                              env=env, check=True).stdout
         message = raw.partition(b"\n\n")[2]
         who = git(root, "log", "-1", "--date=raw", "--format=%an%x00%ae%x00%ad%x00%cn%x00%ce%x00%cd", sha)
@@ -532,7 +537,7 @@ def _remake(root: Path, sha: str, parent: str | None, task: str, forged_paths: l
                 "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_DATE")
         env.update(zip(keys, who.rstrip("\n").split("\0"), strict=False))
     args = ["commit-tree", tree, *(["-p", parent] if parent else [])]
-    done = subprocess.run([gitops.git_binary(), "-C", str(root), *args], input=message, capture_output=True,
+    done = subprocess.run([git_binary(), "-C", str(root), *args], input=message, capture_output=True,
                           env=env)
     if done.returncode != 0:
         raise MementoError(f"git commit-tree failed in {root}: {done.stderr.decode('utf-8', 'replace').strip()}")
@@ -603,7 +608,7 @@ def _trailers(body: str) -> tuple[str, str]:
 def history(ws: Workspace, path: str | None = None, n: int = 50) -> list[Commit]:
     """Commits of memory/ (or of one path), newest first; [] without a store."""
     root = memory_root(ws)
-    if not is_store(root) or gitops.head(root) is None:
+    if not is_store(root) or git_head(root) is None:
         return []
     args = ["log", f"-n{max(n, 1)}", "-z", "--format=%H%x1f%cI%x1f%s%x1f%B"]
     if path:

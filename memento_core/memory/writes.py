@@ -6,9 +6,9 @@ import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from .. import gitops
 from ..errors import MementoError
-from ..gitobjects import object_format
+from ..git.objects import object_format
+from ..git.repo import head as git_head
 from ..locks import atomic_write_text
 from ..receipts import blob_id, vouch
 from ..workspace import Workspace
@@ -70,7 +70,7 @@ def write_entry(ws: Workspace, path: str, content: str, summary: str, *, source:
                                                        priority, now)
             if action == "noop":
                 return WriteResult(rel, "noop", None, detail)
-        before = gitops.head(root)
+        before = git_head(root)
         if is_person_source(source):  # a running tick's receipt first (SPEC §13); refused inside its tree
             vouch(ws.root, {"op": "memory", "blobs": [blob_id(new_text.encode("utf-8"), object_format(root))]})
         atomic_write_text(target, new_text)
@@ -79,7 +79,7 @@ def write_entry(ws: Workspace, path: str, content: str, summary: str, *, source:
             sha = commit(root, [rel, GENERATED], summary, source=source, kind="write",
                          body=f"{action} {rel}" + (f": {detail}" if detail else ""))
         except BaseException:
-            if gitops.head(root) != before:
+            if git_head(root) != before:
                 raise  # the commit landed (only the index refresh failed): keep the file as committed
             # An uncommitted write would later be committed as someone else's: undo it.
             if old_text is None:

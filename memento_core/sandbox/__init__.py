@@ -41,7 +41,7 @@ The layout, in bwrap's order (a later mount wins over an earlier one):
 * inside a person's read-only ``node_modules/``, its ``.cache/`` writable
   again (made empty when missing: a test runner makes it on its first run);
 * a parallel worker's shared git folder, read-only (its index and objects for
-  staging: gitindex.py, in the agent's environment);
+  staging: private_git.py, in the agent's environment);
 * ``.memento/worker/`` writable (the worker's scratch: tick_result.md, the
   memory write queue);
 * ``--unshare-pid --die-with-parent --new-session --cap-drop ALL``, the
@@ -69,9 +69,10 @@ from pathlib import Path
 from .. import scratch
 from ..config.model import Config
 from ..workspace import MEMENTO_FILES, OWN_PREFIX, Workspace
-from . import gitindex, network, reach
 from . import home as private_home
+from . import network, reach
 from .home import PRESET_STATE as PRESET_STATE
+from .private_git import private_git, shared_git_dir
 
 MODES = ("auto", "bwrap", "none")
 SANDBOX_ENV = "MEMENTO_SANDBOX"
@@ -281,7 +282,7 @@ def bwrap_prefix(
     argv += _binds("--ro-bind", protected_paths(root, guard_paths, untracked, archive_dir), seen,
                    keep=_real(root))
     argv += _binds("--bind", scratch_folders(root, untracked), seen)  # after the person's folder
-    argv += _binds("--ro-bind", gitindex.shared_git_dir(root), seen)  # a worktree's git, read-only
+    argv += _binds("--ro-bind", shared_git_dir(root), seen)  # a worktree's git, read-only
     worker = worker_dir(ws)
     argv += _binds("--bind", [worker], seen)
     argv += [*_NAMESPACE_FLAGS, *network.bwrap_args(config, root)]
@@ -343,5 +344,5 @@ def inside() -> bool:
 
 
 def agent_git_env(ws: Workspace) -> dict[str, str]:
-    """The confined agent's own git index and objects (gitindex.py), made fresh in ``.memento/worker/git/``."""
-    return gitindex.private_git(Path(ws.root), worker_dir(ws) / "git")
+    """The confined agent's own git index and objects (private_git.py), made fresh in ``.memento/worker/git/``."""
+    return private_git(Path(ws.root), worker_dir(ws) / "git")

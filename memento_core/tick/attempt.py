@@ -17,10 +17,18 @@ from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 
-from .. import agents, gitops, notes, sandbox, status_log
+from .. import agents, notes, sandbox, status_log
 from ..crashpoints import crash_point
 from ..durations import format_duration
 from ..errors import EditConflict, MementoError
+from ..git import state as git_state
+from ..git.changes import FileChange, changes_since
+from ..git.commit import fold_commits
+from ..git.history import TICK_TRAILER
+from ..git.objects import GONE, hash_blobs
+from ..git.patterns import read_pattern_file
+from ..git.repo import head
+from ..git.status import persons_paths
 from ..locks import atomic_write_bytes
 from ..plan.edits import edit_plan
 from ..plan.model import Plan, Task
@@ -32,7 +40,6 @@ from ..workspace import KEPT_DOCS
 from . import (
     asking,
     confine,
-    gitstate,
     limits,
     modes,
     objects,
@@ -86,7 +93,7 @@ def attempt_task(ctx: TickContext, plan: Plan, task: Task, continued: tuple[int,
     """Steps 7–14 for ``task``: its result, passed or failed, with everything written down."""
     ctx.attempted = True
     began = time.monotonic()
-    base, untracked = gitops.head(ctx.root), gitops.persons_paths(ctx.root)
+    base, untracked = head(ctx.root), persons_paths(ctx.root)
     write_record(ctx.ws, task, ctx.number or 0, base, untracked, plan.meta.max_retries, ctx.ws.rel(ctx.log_path))
     claim = claim_task(ctx, task, base, untracked)
     if isinstance(claim, TaskResult):
@@ -122,7 +129,7 @@ def _work(ctx: TickContext, plan: Plan, at: Attempt) -> TaskResult:
         report = read_tick_result(ctx.ws.tick_result_path)
         return (at.on_fail or record_failure)(ctx, at, reason, time.monotonic() - at.began, None, "", report,
                                               count_retry=False)
-    touched: tuple[gitops.FileChange, ...] = ()
+    touched: tuple[FileChange, ...] = ()
     if not reason and ctx.interrupted:
         reason = SIGTERM_REASON
     if not reason:
@@ -132,13 +139,13 @@ def _work(ctx: TickContext, plan: Plan, at: Attempt) -> TaskResult:
     verify_exit, verify_tail = None, ""
     if not reason and not ctx.interrupted:
         beat.update(stage="verifying")
-        before = gitops.hash_blobs(ctx.root, [c.path for c in touched], write=False)  # only compared
+        before = hash_blobs(ctx.root, [c.path for c in touched], write=False)  # only compared
         verify_exit, verify_tail, reason = run_verify(ctx, task, at.wrap)
     if not reason and not ctx.interrupted:
         # What verify itself changed (a refreshed lock file, a snapshot) is checked too.
         verdict = (at.guards or check_guards)(ctx, plan, at, after_verify=True)
         reason, touched = verdict.reason, verdict.touched
-        at.blobs = gitops.hash_blobs(ctx.root, [c.path for c in touched])
+        at.blobs = hash_blobs(ctx.root, [c.path for c in touched])
         reason = reason or changed_during_verify(before, at.blobs)
     # An agent that exited 0 with a rate limit in its last words: its guards and verify said whether it was one.
     reason = limits.judge_suspect(ctx, at.agent, reason)
@@ -202,15 +209,15 @@ def take_snapshot(ctx: TickContext, base: str | None, untracked: set[str]) -> Sn
     if left:
         append_log(ctx.log_path, f"[memento] before the run: {ownfiles.specials_reason(left)}\n")
     ownfiles.split_own_hard_links(ws, None, "", ctx.log_path)  # an earlier run's, not this agent's: said in the log
-    kept = kept_files.take(ctx.root, untracked, gitops.read_pattern_file(ws.cleanignore_path), archive,
+    kept = kept_files.take(ctx.root, untracked, read_pattern_file(ws.cleanignore_path), archive,
                            confined=sandbox.resolve(ctx.config).confined)
     return Snapshot(
         base=base, untracked=frozenset(untracked),
         plan=ws.plan_path.read_bytes(), project_map=read_or_none(ws.map_path),
         status=read_or_none(ws.status_path) or b"", notes=receipts.settled(ws.notes_path),
         note_keys=frozenset(n.key for n in notes.parse_notes(ws.notes_path)),
-        cleanignore=tuple(gitops.read_pattern_file(ws.cleanignore_path)),
-        taken_at=datetime.now(UTC).replace(microsecond=0), git=gitstate.capture(ctx.root),
+        cleanignore=tuple(read_pattern_file(ws.cleanignore_path)),
+        taken_at=datetime.now(UTC).replace(microsecond=0), git=git_state.capture(ctx.root),
         runtime=ownfiles.runtime_copy(ws),
         absent=ownfiles.absent_own(ws, archive), archive_dir=archive, memory_head=receipts.memory_head(ws),
         kept=kept, modes=modes.take(ctx.root, kept.modes, untracked, archive),
@@ -326,7 +333,7 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
     hard = ownfiles.split_own_hard_links(ws, snap, at.task.id, ctx.log_path)  # nor appended, chmod-ed
     impostors = ownfiles.remove_impostors(ws, snap)  # nor read: a FIFO is never opened
     # Before any other git command reads it; a decoy put where .git was goes to logs/rollback/.
-    git_found = gitstate.put_back(ctx.root, snap.git, rollback_folder(ws, f"{at.task.id}-git"))
+    git_found = git_state.put_back(ctx.root, snap.git, rollback_folder(ws, f"{at.task.id}-git"))
     who = "verify" if after_verify else "the agent"
     damaged = put_back_objects(ctx, at, who)  # before git reads one
     # A repository it nested or a path too long for git: gone before any copy or git command meets it.
@@ -334,8 +341,8 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
     # Before verify: nothing the agent made or changed among ignored paths may fool it (kept.py).
     kept = kept_files.PutBack() if after_verify else kept_files.settle(
         ctx.root, snap.kept, ctx.log_path, snap.archive_dir, rollback_folder(ws, f"{at.task.id}-ignored"))
-    folded = 0 if _branch_untouched(snap, git_found) else gitops.fold_commits(ctx.root, snap.base)
-    changes = tuple(gitops.changes_since(ctx.root, snap.base, set(snap.untracked)))
+    folded = 0 if _branch_untouched(snap, git_found) else fold_commits(ctx.root, snap.base)
+    changes = tuple(changes_since(ctx.root, snap.base, set(snap.untracked)))
     if not after_verify:  # the agent's new scratch git does not ignore (x.pyc.1, a __pycache__/): gone
         kept_files.remove_scratch(ctx.root, changes, ctx.log_path)
     else:  # the task's code ran in verify: no bytecode it wrote outlives the attempt (a forged .pyc)
@@ -394,7 +401,7 @@ def put_back_objects(ctx: TickContext, at: Attempt, who: str) -> str:
     return damage.reason(who)
 
 
-def _branch_untouched(snap: Snapshot, found: gitstate.GitState | None) -> bool:
+def _branch_untouched(snap: Snapshot, found: git_state.GitState | None) -> bool:
     """Whether HEAD's branch was found at the snapshot's commit, read under the snapshot's own
     git config, hooks and info (unchanged): HEAD, put back on that branch, is then at the base
     and there is nothing to fold, without asking git again (a command fewer, twice a task)."""
@@ -439,15 +446,15 @@ def record_pass(ctx: TickContext, at: Attempt, changes, duration: float, verify_
     ws, task = ctx.ws, at.task
     subject = f"memento: complete {task.id} {task.title}".strip()
     # The entry is in the commit, so it cannot hold the commit's sha: it names the commit that
-    # adds it, and the commit's trailer names the entry (gitops.tick_commits resolves it).
-    message = f"{subject}\n\n{gitops.TICK_TRAILER}: {ctx.tick_number()} {task.id}\n"
+    # adds it, and the commit's trailer names the entry (git.history.tick_commits resolves it).
+    message = f"{subject}\n\n{TICK_TRAILER}: {ctx.tick_number()} {task.id}\n"
     paths = sorted({c.path for c in changes} | set(KEPT_DOCS))
     fields = review.entry_fields(_modes_field(_success_fields(ctx, task, changes, duration, verify_tail, report,
                                                               subject), at), at.review)
     entry = ctx.format_entry(limits.with_usage(fields, at.agent), at.continued)
     # Record where we are first: a crash from here on is finished by the next tick,
     # which commits exactly these files (their hashes are in the claim) and this entry.
-    hashes = {p: oid for p, (mode, oid) in at.blobs.items() if mode != gitops.GONE[0]}
+    hashes = {p: oid for p, (mode, oid) in at.blobs.items() if mode != GONE[0]}
     mark_committing(ws, task.id, paths, message, hashes, entry)  # the tick's own record first
     at.beat.update(stage="committing", commit_paths=paths, commit_message=message, commit_hashes=hashes,
                    entry=entry)
@@ -504,7 +511,7 @@ def record_failure(ctx: TickContext, at: Attempt, reason: str, duration: float, 
     ownfiles.split_own_hard_links(ws, at.snap, task.id, ctx.log_path)  # before the entry, the plan's edit
     reason = ownstate.with_reason(ws, task.id, reason)  # before the entry: the ledger, notify state, claims
     at.beat.update(stage="failing")
-    gitstate.put_back(ctx.root, at.snap.git, rollback_folder(ws, f"{task.id}-git"))  # the agent may have failed
+    git_state.put_back(ctx.root, at.snap.git, rollback_folder(ws, f"{task.id}-git"))  # the agent may have failed
     damaged = put_back_objects(ctx, at, "the agent")  # before the checkout below reads one
     reason = f"{reason}; {damaged}" if damaged and damaged not in reason else reason
     forged = receipts.forged_memory(ws, at.snap.memory_head, receipts.held(ws), task.id)  # guards may not have run

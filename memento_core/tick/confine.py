@@ -14,8 +14,11 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from .. import gitops, sandbox
+from .. import sandbox
 from ..errors import MementoError
+from ..git.patterns import matches_any
+from ..git.run import git_binary, git_env, run_git
+from ..git.status import ignored
 from ..plan.model import Task
 from ..sandbox import network
 from . import ownfiles
@@ -87,27 +90,27 @@ def guard_paths(root: Path, patterns) -> list[str]:
         if pattern:
             (globs if _GLOB & set(pattern) else plain).append(pattern)
     if globs:
-        plain += [p for p in _tracked(root) if gitops.matches_any(p, globs)]
+        plain += [p for p in _tracked(root) if matches_any(p, globs)]
     return plain
 
 
 def others(root: Path, untracked=()) -> list[str]:
     """Every path untracked or ignored here now, a folder git shows whole as one entry (a person's
     ``.venv/``: one mount, never a mount per file), plus ``untracked`` (the snapshot's)."""
-    proc = gitops.run_git(root, ["ls-files", "-z", "--others", "--exclude-standard", "--directory",
-                                 "--no-empty-directory"], check=False)
+    proc = run_git(root, ["ls-files", "-z", "--others", "--exclude-standard", "--directory",
+                          "--no-empty-directory"], check=False)
     found = proc.stdout.decode("utf-8", "surrogateescape").split("\0") if proc.returncode == 0 else []
-    # Ignored paths as gitops.ignored sees them: a folder that holds only what verify left
+    # Ignored paths as ignored sees them: a folder that holds only what verify left
     # (``calc/__pycache__/``) is not the person's folder, its cache is.
-    found += sorted(gitops.ignored(root))
+    found += sorted(ignored(root))
     folders = tuple(p for p in found if p.endswith("/"))
     extra = [p for p in untracked if not p.startswith(folders)]
     return sorted({p.rstrip("/") for p in [*found, *extra] if p.strip("/")})
 
 
 def _tracked(root: Path) -> list[str]:
-    proc = subprocess.run([gitops.git_binary(), "-C", str(root), "ls-files", "-z"], capture_output=True,
-                          stdin=subprocess.DEVNULL, env=gitops.git_env())
+    proc = subprocess.run([git_binary(), "-C", str(root), "ls-files", "-z"], capture_output=True,
+                          stdin=subprocess.DEVNULL, env=git_env())
     if proc.returncode != 0:
         return []
     return [p for p in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if p]

@@ -15,9 +15,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .. import gitobjects, gitops, status_log
+from .. import status_log
 from ..config.model import Config
 from ..errors import MementoError
+from ..git.commit import commit_paths
+from ..git.commit_fast import commit_here
 from ..plan.edits import edit_plan
 from ..plan.model import Plan
 from ..plan.scan import parse_plan
@@ -114,8 +116,8 @@ class TickContext:
         sha (the architect's), so the tick's documents are never folded into it by an amend
         (housekeeping.fold_into_tick_commit makes a commit of their own)."""
         try:
-            sha = gitops.commit_paths(self.root, paths, message, author=self.config.git_author, blobs=blobs,
-                                      build=gitobjects.commit_here)
+            sha = commit_paths(self.root, paths, message, author=self.config.author, blobs=blobs,
+                               build=commit_here)
             self.tick_commit = None if sha_in_entry else sha
             return sha
         except MementoError as exc:

@@ -37,8 +37,10 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import gitops, notes
+from .. import notes
 from ..errors import MementoError
+from ..git.run import run_git
+from ..git.status import status
 from ..locks import atomic_write_bytes
 from ..workspace import OWN_DOCS, Workspace, own_file
 from .files import read_or_none
@@ -106,7 +108,7 @@ class MainWatch:
         self.settle(untracked=True)
 
     def _untracked_now(self) -> set[str]:
-        return {e.path for e in gitops.status(self.root) if e.xy == "??" and not own_file(e.path, self.archive)
+        return {e.path for e in status(self.root) if e.xy == "??" and not own_file(e.path, self.archive)
                 and not is_own_temp(e.path)}
 
     def settle(self, *, untracked: bool = False) -> None:
@@ -223,7 +225,7 @@ class MainWatch:
         ``base`` and holds exactly that): someone else's writes."""
         if not base or not (worktree / ".git").exists():
             return []
-        return sorted({e.path for e in gitops.status(worktree)} - {""})
+        return sorted({e.path for e in status(worktree)} - {""})
 
     def clean_fresh(self, task_id: str, worktree: Path, base: str | None, paths: list[str]) -> None:
         """Put a fresh worktree back at ``base``: changed files checked out again, new ones moved
@@ -235,7 +237,7 @@ class MainWatch:
         if tracked:
             for rel in sorted(tracked):
                 self._save_from(worktree, rel, f"worktree-{task_id}")
-            gitops.run_git(worktree, ["checkout", base, "--", *sorted(tracked)], check=False)
+            run_git(worktree, ["checkout", base, "--", *sorted(tracked)], check=False)
 
     def _save_from(self, root: Path, rel: str, label: str) -> None:
         data = read_or_none(root / rel)
@@ -257,7 +259,7 @@ def _note_keys(data: bytes | None) -> frozenset[str] | None:
 def _tree_paths(root: Path, base: str | None, paths: list[str]) -> list[str]:
     if not base or not paths:
         return []
-    out = gitops.run_git(root, ["ls-tree", "-r", "-z", "--name-only", base, "--", *paths], check=False).stdout
+    out = run_git(root, ["ls-tree", "-r", "-z", "--name-only", base, "--", *paths], check=False).stdout
     return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
 
 

@@ -16,11 +16,11 @@ import time
 import traceback
 from collections.abc import Callable
 
+from ..git.state import RepositoryGone
 from ..lines import safe_text
 from ..runlog import cron_log
 from .context import Interrupted, TaskResult, TickContext
 from .files import append_log
-from .gitstate import RepositoryGone
 from .own_dirs import mend_own_folders
 
 

@@ -14,13 +14,14 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ..errors import MementoError
-from ..gitops import FileChange, matches_any
+from ..git.changes import FileChange
+from ..git.patterns import matches_any
+from ..git.state import GitState
 from ..notes import parse_notes_text
 from ..plan.model import Task
 from ..plan.scan import decode_text, scan_plan
 from ..receipts import NO_RECEIPTS, Receipts
 from ..workspace import KEPT_DOCS, OWN_DOCS, own_file
-from .gitstate import GitState
 from .startup import added_startup_files
 from .startup import reason as startup_reason
 
@@ -233,7 +234,7 @@ def _definition(data: bytes, task_id: str) -> tuple[str, str] | None:
 
 
 def git_damage(before: GitState, after: GitState) -> str:
-    """'' unless the repository was swapped (gitstate.bring_back), or HEAD, a ref other than
+    """'' unless the repository was swapped (git.state.bring_back), or HEAD, a ref other than
     HEAD's branch (whose new commits are folded) or a watched file of `.git/` differs; else what
     differs, in one clause per kind."""
     parts = [after.replaced] if after.replaced else []

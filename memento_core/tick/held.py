@@ -19,9 +19,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import gitops
 from .. import verify_changes as vc
 from ..errors import MementoError
+from ..git.objects import show_file
+from ..git.repo import repo_path
+from ..git.run import run_git
 from ..plan.model import Plan
 from ..plan.scan import parse_plan_text
 from ..runlog import cron_log
@@ -37,7 +39,7 @@ def from_history(ctx: TickContext, rev: str = "HEAD") -> None:
     """In a fleet, the list in line with the history of ``rev`` (once per commit a tick)."""
     if ctx.config is None or not ctx.config.workers_remote:
         return
-    sha = gitops.run_git(ctx.root, ["rev-parse", "-q", "--verify", f"{rev}^{{commit}}"], check=False)
+    sha = run_git(ctx.root, ["rev-parse", "-q", "--verify", f"{rev}^{{commit}}"], check=False)
     key = sha.stdout.decode().strip()
     if not key or key in ctx.held_seen:
         return
@@ -96,8 +98,8 @@ def history(root: Path, rev: str = "HEAD") -> tuple[list[VerifyChange], set[tupl
     every (task, digest) an acknowledgement covers. An acknowledgement counts only in a
     commit whose subject is Memento's for it; a change only in an architect's."""
     # --topo-order: a replayed commit may carry an older date than the commits it was put onto
-    proc = gitops.run_git(root, ["log", "-z", "--topo-order", "--format=%H%n%B", "-E",
-                                 f"--grep=^({vc.CHANGED_TRAILER}|{vc.ACK_TRAILER}): ", rev, "--"], check=False)
+    proc = run_git(root, ["log", "-z", "--topo-order", "--format=%H%n%B", "-E",
+                          f"--grep=^({vc.CHANGED_TRAILER}|{vc.ACK_TRAILER}): ", rev, "--"], check=False)
     if proc.returncode != 0:
         return [], set()
     newest: dict[str, tuple[str, str]] = {}  # task -> (digest, commit) of its newest change
@@ -132,11 +134,11 @@ def _last_paragraph(message: str) -> list[str]:
 def _change_at(root: Path, task: str, sha: str) -> VerifyChange:
     """``task``'s verify change by the commit ``sha``, as the plan says before and after it."""
     def verify(rev: str) -> str:
-        data = gitops.show_file(root, rev, gitops.repo_path(root, "docs/MASTER_PLAN.md"))
+        data = show_file(root, rev, repo_path(root, "docs/MASTER_PLAN.md"))
         if data is None:
             return ""
         found = parse_plan_text(data.decode("utf-8", "replace")).task(task)
         return found.verify if found is not None else ""
 
-    at = gitops.run_git(root, ["show", "-s", "--format=%cI", sha], check=False).stdout.decode().strip()
+    at = run_git(root, ["show", "-s", "--format=%cI", sha], check=False).stdout.decode().strip()
     return VerifyChange(task, verify(f"{sha}^"), verify(sha), at)

@@ -94,7 +94,9 @@ def fold_into_tick_commit(ctx: TickContext, why: str = "status log and checkpoin
     """
     from dataclasses import replace
 
-    from .. import gitobjects, gitops
+    from ..git.commit import amend_paths
+    from ..git.commit_fast import changed_from_made, commit_here
+    from ..git.status import status
     from ..workspace import OWN_DOCS
 
     if ctx.config is None or ctx.config.workers_remote:
@@ -105,16 +107,16 @@ def fold_into_tick_commit(ctx: TickContext, why: str = "status log and checkpoin
     try:
         own = set(OWN_DOCS)
         # Against the commit the tick just made when HEAD is still it (no process), else git status.
-        docs = gitobjects.changed_from_made(ctx.root, OWN_DOCS) if ctx.tick_commit else None
+        docs = changed_from_made(ctx.root, OWN_DOCS) if ctx.tick_commit else None
         if docs is None:
-            docs = sorted({e.path for e in gitops.status(ctx.root) if e.path in own and e.xy != "??"})
+            docs = sorted({e.path for e in status(ctx.root) if e.path in own and e.xy != "??"})
         if not docs:
             ctx.docs_committed = seen
             return False
         old = ctx.tick_commit
         # Amended only while HEAD is still the tick's commit (compared as HEAD moves).
-        new = gitops.amend_paths(ctx.root, docs, author=ctx.config.git_author, onto=old,
-                                 build=gitobjects.commit_here) if old else None
+        new = amend_paths(ctx.root, docs, author=ctx.config.author, onto=old,
+                          build=commit_here) if old else None
         if new is not None:
             ctx.tick_commit = new
         else:

@@ -1,6 +1,6 @@
 """A person's untracked and ignored files, kept byte for byte around an attempt (SPEC §13).
 
-git's view of the change (gitops.changes_since) leaves out what git ignores, so
+git's view of the change (git.changes.changes_since) leaves out what git ignores, so
 without a sandbox an agent could change a person's `.env`, plant a `.pth` in the
 project's `.venv/` or a `.pyc` in `src/__pycache__/` that makes verify import
 code other than the committed source, and nothing would see it. In the sandbox a
@@ -9,7 +9,7 @@ paths is not; so both ways:
 
 * :func:`take` at the snapshot records a stat print (type and mode, size,
   mtime_ns, ctime_ns, inode) of every file below the person's paths
-  (gitops.persons_paths: untracked files and ignored entries, a `.venv/` being
+  (git.status.persons_paths: untracked files and ignored entries, a `.venv/` being
   one entry), and a copy of each loose file of at most :data:`COPY_LIMIT`
   bytes while the copies stay under :data:`COPY_BUDGET` in all. A print is a
   stat, never a read: a `.venv/` of 10,000 files costs a directory walk.
@@ -28,7 +28,7 @@ paths is not; so both ways:
   restored from the copy, and is a guard failure either way (a file that was
   not copied is named as not restorable). New scratch that git does not
   ignore (`x.pyc.123`, a `__pycache__/` where `.gitignore` says nothing) is a
-  change the guards set aside (gitops.FileChange.scratch, attempt.py).
+  change the guards set aside (FileChange.scratch, attempt.py).
 
 Nothing is followed: a folder of the snapshot that the agent replaced by a
 symbolic link is walked as the link (removed, never what it leads to), and a
@@ -50,11 +50,17 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import gitops, scratch
+from .. import scratch
+from ..git.changes import FileChange
+from ..git.objects import symlinked_parent
+from ..git.patterns import matches_any
+from ..git.rollback import save_rollback
+from ..git.run import git_env
+from ..git.state import _remove as _unlink  # a file, a link (never its target) or a folder
+from ..git.status import ignored, tracked, was_there
 from ..locks import split_hard_link
 from ..workspace import own_file
 from .files import append_log, read_or_none
-from .gitstate import _remove as _unlink  # a file, a link (never its target) or a folder
 
 COPY_LIMIT = 20 * 1024 * 1024  # a file larger than this is printed, not copied (SPEC §13)
 COPY_BUDGET = 64 * 1024 * 1024  # the copies of one snapshot, in all
@@ -66,7 +72,7 @@ Print = tuple[int, int, int, int, int]  # st_mode, size, mtime_ns, ctime_ns, ino
 class Kept:
     """A person's files at the snapshot: what was there, its prints, the copies taken."""
 
-    entries: frozenset[str]  # gitops.persons_paths (folders end in /), Memento's own left out
+    entries: frozenset[str]  # git.status.persons_paths (folders end in /), Memento's own left out
     prints: dict[str, Print] = field(default_factory=dict)  # every file and link below them
     copies: dict[str, bytes] = field(default_factory=dict)  # loose files (a link: its target)
     keep: tuple[str, ...] = ()  # .memento_cleanignore at the snapshot: never removed
@@ -142,7 +148,7 @@ def scratch_entries(root: Path, entries) -> tuple[str, ...]:
 def tracked_modes(root: Path) -> dict[str, int]:
     """The permission bits of every tracked file (not a link) and of the folders holding them:
     git records only a file's x bit, so a `chmod 000` or `chmod g+w` is in no diff."""
-    paths = gitops.tracked(root)
+    paths = tracked(root)
     folders = {p.rsplit("/", 1)[0] for p in paths if "/" in p}
     folders |= {f.rsplit("/", i)[0] for f in folders for i in range(1, f.count("/") + 1)}
     modes, top, lstat, is_link = {}, os.fspath(root), os.lstat, stat.S_ISLNK
@@ -186,11 +192,11 @@ def put_back(root: Path, kept: Kept | None, archive_dir: str | None = None, save
         return PutBack()
     root = Path(root)
     doomed: list[str] = []
-    # The real index (gitstate.put_back has restored it): only which paths it names matters here,
-    # so the scrubbed copy's rehash of every tracked file (gitops.scrubbed_index) is not paid.
-    for entry in sorted(gitops.ignored(root, gitops.git_env()) - kept.entries):
-        if (_memento(entry, archive_dir) or gitops.matches_any(entry.rstrip("/"), kept.keep)
-                or gitops.was_there(entry, kept.entries)):
+    # The real index (git.state.put_back has restored it): only which paths it names matters here,
+    # so the scrubbed copy's rehash of every tracked file (git.index.scrubbed_index) is not paid.
+    for entry in sorted(ignored(root, git_env()) - kept.entries):
+        if (_memento(entry, archive_dir) or matches_any(entry.rstrip("/"), kept.keep)
+                or was_there(entry, kept.entries)):
             continue
         doomed += _new_below(root, entry.rstrip("/"), kept)
     looked_at = sorted(kept.entries) if kept.walked else kept.tools
@@ -222,7 +228,7 @@ def put_back(root: Path, kept: Kept | None, archive_dir: str | None = None, save
 
 
 def remove_scratch(root: Path, changes, log_path: Path) -> None:
-    """Remove the new scratch among ``changes`` (gitops.FileChange.scratch: what git does not
+    """Remove the new scratch among ``changes`` (FileChange.scratch: what git does not
     ignore, so :func:`put_back` does not see it), before verify: a `.pyc` the agent made would be
     imported instead of the source. Said in the tick log."""
     gone = tuple(c.path for c in changes if c.scratch)
@@ -242,8 +248,8 @@ def remove_bytecode(root: Path, kept: Kept | None, changes, log_path: Path, arch
     if kept is None:
         return ()
     root, gone = Path(root), []
-    for entry in sorted(gitops.ignored(root, gitops.git_env()) - kept.entries):
-        if not (_memento(entry, archive_dir) or gitops.was_there(entry, kept.entries)):
+    for entry in sorted(ignored(root, git_env()) - kept.entries):
+        if not (_memento(entry, archive_dir) or was_there(entry, kept.entries)):
             gone += [p for p in (_walk(root, entry.rstrip("/")) if entry.endswith("/") else [entry])
                      if scratch.is_bytecode(p)]
     now = _prints(root, sorted(kept.entries) if kept.walked else kept.tools)
@@ -267,7 +273,7 @@ def after_a_killed_tick(root: Path, entries, keep, archive_dir: str | None = Non
 def settle(root: Path, kept: Kept | None, log_path: Path, archive_dir: str | None = None,
            save_to: Path | None = None) -> PutBack:
     """:func:`put_back`, and what it did in the tick log; ``save_to``: a rollback folder (logs/rollback/…)
-    that gets a copy of what is removed or overwritten first (gitops.save_rollback, its 50 MB limit)."""
+    that gets a copy of what is removed or overwritten first (save_rollback, its 50 MB limit)."""
     done = put_back(root, kept, archive_dir, _saver(root, save_to))
     if done.said():
         append_log(log_path, f"[memento] untracked and ignored files: {done.said()}\n")
@@ -291,9 +297,9 @@ def link_reason(root: Path, touched, guard_files, kept: Kept | None, archive_dir
             bad.append(f"{change.path} -> {os.readlink(link)} (outside the work tree)")
         elif rel == "." or rel == ".git" or rel.startswith(".git/") or own_file(rel, archive_dir):
             bad.append(f"{change.path} -> {os.readlink(link)} (Memento's or git's own)")
-        elif guard_files and gitops.matches_any(rel, guard_files):
+        elif guard_files and matches_any(rel, guard_files):
             bad.append(f"{change.path} -> {os.readlink(link)} (a guard file)")
-        elif kept is not None and gitops.was_there(rel, kept.entries):
+        elif kept is not None and was_there(rel, kept.entries):
             bad.append(f"{change.path} -> {os.readlink(link)} (a person's untracked or ignored file)")
     return f"{who} added symbolic link(s) that may not be committed: {_listed(bad)}" if bad else ""
 
@@ -304,8 +310,8 @@ def link_reason(root: Path, touched, guard_files, kept: Kept | None, archive_dir
 def _saver(root: Path, save_to: Path | None):
     if save_to is None:
         return None
-    return lambda paths: gitops.save_rollback(root, None, [gitops.FileChange(p, 0, 0, "created") for p in paths],
-                                              save_to)
+    return lambda paths: save_rollback(root, None, [FileChange(p, 0, 0, "created") for p in paths],
+                                       save_to)
 
 
 def _memento(path: str, archive_dir: str | None) -> bool:
@@ -334,7 +340,7 @@ def _swapped_caches(root: Path, entries) -> list[str]:
     entries through real folders at the snapshot: the agent's swap), to be removed, never followed."""
     found = set()
     for entry in entries:
-        link = gitops.symlinked_parent(root, entry.rstrip("/")) if "/" in entry.strip("/") else None
+        link = symlinked_parent(root, entry.rstrip("/")) if "/" in entry.strip("/") else None
         if link is not None:
             rel = link.relative_to(root).as_posix()
             if scratch.is_scratch_name(rel):
@@ -345,7 +351,7 @@ def _swapped_caches(root: Path, entries) -> list[str]:
 def _lstat(root: Path, rel: str) -> os.stat_result | None:
     """``rel``'s own stat (a link's, never its target's), None when it is gone or a symbolic link
     stands on its way (a folder the agent swapped for a link: what lies beyond is not the tree's)."""
-    if "/" in rel.strip("/") and gitops.symlinked_parent(root, rel.strip("/")) is not None:
+    if "/" in rel.strip("/") and symlinked_parent(root, rel.strip("/")) is not None:
         return None
     try:
         return os.lstat(root / rel)
@@ -396,7 +402,7 @@ def _new_below(root: Path, rel: str, kept: Kept) -> list[str]:
     if target.is_symlink() or not target.is_dir():
         return [rel]
     files = _walk(root, rel)
-    spared = {p for p in files if gitops.was_there(p, kept.entries) or (kept.keep and gitops.matches_any(p, kept.keep))}
+    spared = {p for p in files if was_there(p, kept.entries) or (kept.keep and matches_any(p, kept.keep))}
     if not spared and not any(e.startswith(rel + "/") for e in kept.entries):
         return [rel + "/"]
     return sorted(set(files) - spared)

@@ -39,7 +39,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import gitops
+from ..git.run import run_git
+from ..git.status import was_there
 from ..workspace import MEMENTO_FILES, OWN_PREFIX, own_file
 from .files import append_log
 
@@ -67,7 +68,7 @@ class Before:
     modes: Mapping[str, int]  # "." and every tracked file and folder: st_mode
     ctimes: Mapping[str, int]  # the same paths: st_ctime_ns (a chmod or an attribute set moves it)
     attrs: Mapping[str, Mapping[str, bytes]]  # those of them with watched attributes: name -> value
-    untracked: frozenset[str]  # the person's paths (gitops.persons_paths): never looked at here
+    untracked: frozenset[str]  # the person's paths (git.status.persons_paths): never looked at here
     umask: int
     archive_dir: str | None = None
 
@@ -277,12 +278,12 @@ def _paths(top: str, before: Before, changes) -> list[str]:
     found: set[str] = set()
     skip = before.untracked
     for change in changes:
-        if change.kind in ("created", "added") and not gitops.was_there(change.path, skip):
+        if change.kind in ("created", "added") and not was_there(change.path, skip):
             found.add(change.path)
-    listed = gitops.run_git(Path(top), ["ls-files", "-z", "--others", "--directory", "--", "."], check=False)
+    listed = run_git(Path(top), ["ls-files", "-z", "--others", "--directory", "--", "."], check=False)
     for entry in listed.stdout.decode("utf-8", "surrogateescape").split("\0"):
         rel = entry.rstrip("/")
-        if not rel or _memento(rel, before.archive_dir) or gitops.was_there(entry, skip):
+        if not rel or _memento(rel, before.archive_dir) or was_there(entry, skip):
             continue
         if any(p.startswith(entry) for p in skip):  # a person's folder with the person's files in it
             continue
@@ -309,7 +310,7 @@ def _walk(top: str, folder: str, skip: frozenset[str]) -> list[str]:
             continue
         for item in items:
             sub = f"{rel}/{item.name}"
-            if gitops.was_there(sub, skip):
+            if was_there(sub, skip):
                 continue
             found.append(sub)
             if item.is_dir(follow_symlinks=False):

@@ -1,6 +1,6 @@
 """Git objects are immutable (SPEC §13 "Either way"): what the object store held at the snapshot still reads the same.
 
-gitstate.py puts back refs, HEAD and git's configuration; none of that helps when
+git/state.py puts back refs, HEAD and git's configuration; none of that helps when
 an unconfined agent rewrites the object a ref names. A loose object is a file
 named by the hash of its inflated content, a pack is named by the hash of its
 bytes (its trailer), and git trusts both without checking: an agent that writes
@@ -57,8 +57,9 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import gitops
-from .gitstate import read_plain
+from ..git.repo import repo_dirs
+from ..git.run import run_git
+from ..git.state import read_plain
 
 PACK_COPY_LIMIT = 64 * 1024 * 1024  # a pack bigger than this is copied only where a reflink is free
 MIRROR = "objects"  # below the project's .memento/
@@ -124,7 +125,7 @@ class Damage:
 def take(root: Path, mirror: Path) -> Objects | None:
     """The stat print of the object store of ``root``'s repository, each object copied into ``mirror``
     once; None when there is no object folder to look at."""
-    common = gitops.repo_dirs(Path(root)).common_dir
+    common = repo_dirs(Path(root)).common_dir
     objects_dir = common / "objects"
     if not objects_dir.is_dir():
         return None
@@ -334,7 +335,7 @@ def check_loose(root: Path, mirror: Path, aside: Path) -> Damage:
     not what its name says is put back from the mirror's copy (valid: it hashes to the name) or,
     without one, moved to ``aside`` and named as lost. Packs are not looked at here."""
     damage = Damage()
-    objects_dir = gitops.repo_dirs(Path(root)).common_dir / "objects"
+    objects_dir = repo_dirs(Path(root)).common_dir / "objects"
     if not objects_dir.is_dir():
         return damage
     loose, _packs, _derived = _scan(objects_dir)
@@ -382,7 +383,7 @@ def _new_packs(snap: Objects, root: Path, new: dict[str, tuple[Print, bytes]], a
         pack = rel[:-4] + ".pack"
         if pack not in new:
             continue
-        proc = gitops.run_git(root, ["verify-pack", str(objects_dir / rel)], check=False)
+        proc = run_git(root, ["verify-pack", str(objects_dir / rel)], check=False)
         if proc.returncode == 0:
             for name in (rel, pack):
                 snap.packs[name] = new[name]
@@ -396,8 +397,8 @@ def _present(root: Path, ids: list[str]) -> set[str]:
     """Which of ``ids`` git can read now (from a pack; their loose files are gone)."""
     if not ids:
         return set()
-    proc = gitops.run_git(root, ["cat-file", "--batch-check=%(objectname)"], input="\n".join(ids).encode() + b"\n",
-                          check=False)
+    proc = run_git(root, ["cat-file", "--batch-check=%(objectname)"], input="\n".join(ids).encode() + b"\n",
+                   check=False)
     return {line for line in proc.stdout.decode("ascii", "replace").splitlines() if " missing" not in line}
 
 

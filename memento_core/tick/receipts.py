@@ -203,7 +203,7 @@ def settled(path) -> bytes:
 def memory_head(ws) -> str | None:
     """memory/'s HEAD at the snapshot (None: no store yet), read under the memory lock for the
     same reason as :func:`settled`: a person's write that began unheard is before it."""
-    from ..gitops import head
+    from ..git.repo import head
     from ..locks import LockBusy, file_lock
     from ..memory.store import is_store, lock_path, memory_root
 

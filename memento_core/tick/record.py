@@ -14,7 +14,7 @@ content, and next to it the plan as it was (``ID.plan``):
   ``.memento_cleanignore`` patterns, the plan, `max_retries` and the task's
   retries;
 * git's own state at the snapshot (``ID.git``: config, info/, hooks, every ref,
-  the index and the stash's reflog, gitstate.to_bytes), which the recovery
+  the index and the stash's reflog, git.state.to_bytes), which the recovery
   restores over whatever the agent left in `.git/`;
 * once verify passed and every process of the agent is dead, the commit it is
   making (stage ``committing``: paths, message, the verified blobs, the entry).
@@ -37,16 +37,16 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from .. import gitops
 from ..agents.reaper import environ_of, start_time, tick_identity
 from ..errors import MementoError
+from ..git.patterns import read_pattern_file
+from ..git.state import from_bytes, to_bytes
 from ..lines import read_text_file
 from ..locks import atomic_write_bytes, atomic_write_text
 from ..plan.model import Task
 from ..plan.scan import decode_text, scan_plan
 from ..state import Claim, this_host
 from ..workspace import Workspace
-from .gitstate import from_bytes, to_bytes
 
 
 @dataclass(frozen=True)
@@ -113,7 +113,7 @@ def write_record(ws: Workspace, task: Task, number: int, base: str | None, untra
     rec = Record(task=task.id, pid=os.getpid(), pid_start=start_time(os.getpid()), identity=tick_identity(),
                  host=this_host(), tick=number, base=base, written=time.time(),
                  untracked=tuple(sorted(untracked)),
-                 cleanignore=tuple(gitops.read_pattern_file(ws.cleanignore_path)),
+                 cleanignore=tuple(read_pattern_file(ws.cleanignore_path)),
                  max_retries=max_retries, retries=task.retries, plan_sha256=hashlib.sha256(plan).hexdigest(),
                  status_sha256=hashlib.sha256(status).hexdigest(), heartbeat_every=BEACON_SECONDS, log=log,
                  worktree=worktree, branch=branch)
@@ -148,7 +148,7 @@ def _touch_forever() -> None:
 
 
 def save_git(ws: Workspace, task_id: str, snap) -> None:
-    """Keep git's state at the snapshot (a gitstate.GitState) next to the record, its digest
+    """Keep git's state at the snapshot (a git.state.GitState) next to the record, its digest
     in the record: written by rename, never through a link (atomic_write_bytes)."""
     rec = read_record(ws, task_id)
     if rec is None or rec.pid != os.getpid():
@@ -199,7 +199,7 @@ def recorded_unseen(ws: Workspace, rec: Record):
 
 
 def recorded_git(ws: Workspace, rec: Record):
-    """git's state at the snapshot (gitstate.GitState) if its copy is intact, else None."""
+    """git's state at the snapshot (git.state.GitState) if its copy is intact, else None."""
     if not rec.git_sha256:
         return None
     try:

@@ -14,9 +14,16 @@ import re
 import time
 from dataclasses import dataclass
 
-from .. import gitops, status_log
+from .. import status_log
 from ..agents.reaper import kill_marked
 from ..errors import EditConflict, MementoError
+from ..git.history import commits_since, log_subjects
+from ..git.objects import hash_files, object_path, show_file
+from ..git.repo import head as git_head
+from ..git.rollback import reset_index
+from ..git.state import put_back
+from ..git.status import matches_head, persons_paths
+from ..git.status import status as git_status
 from ..locks import atomic_write_bytes, file_lock, lock_path_for, locked_edit
 from ..plan.edits import edit_plan
 from ..plan.model import Plan, Task
@@ -26,7 +33,6 @@ from ..state import Claim, claim_is_stale, read_claim, remove_claim, this_host
 from .context import TickContext
 from .entries import PENDING_COMMIT, fill_commit
 from .files import read_or_none, unlink
-from .gitstate import put_back
 from .guards import LIMIT_KEYS, Snapshot, git_damage
 from .kept import after_a_killed_tick
 from .record import (
@@ -199,12 +205,12 @@ def roll_back_stale(ctx: TickContext, task: Task, rec: Record | None) -> str:
     """Undo the attempt: from the recorded base with the recorded cleanignore; commits made
     before the tick died are the attempt's, as a live tick treats them."""
     ws, label = ctx.ws, f"stale-{task.id}"
-    head = gitops.head(ctx.root)
+    head = git_head(ctx.root)
     if rec is None:
         # No record of the tick's own: believe nothing. Only tracked changes on top of
         # HEAD are undone; every untracked file stays where it is.
         keep = _committed_patterns(ctx.root, head)
-        said = ctx.rolled_back(roll_back(ws, head, gitops.persons_paths(ctx.root), label, fold=False,
+        said = ctx.rolled_back(roll_back(ws, head, persons_paths(ctx.root), label, fold=False,
                                          keep_patterns=keep))
         return said + "; the tick left no record: untracked files and commits were kept"
     untracked, keep = set(rec.untracked), rec.cleanignore
@@ -228,12 +234,12 @@ def _commits_of_the_attempt(ctx: TickContext, rec: Record, head: str | None) -> 
     None when there are none to undo safely (a later commit, another history)."""
     if not head or not rec.base:
         return None
-    commits = gitops.commits_since(ctx.root, rec.base, head)
+    commits = commits_since(ctx.root, rec.base, head)
     if not commits:
         return None
     bound = last_sign_of_life(ctx.ws, rec) + 2 * rec.heartbeat_every
     for sha, committed in commits:
-        loose = gitops.object_path(ctx.root, sha)
+        loose = object_path(ctx.root, sha)
         when = loose.lstat().st_ctime if loose is not None else committed
         if when > bound and committed <= time.time() + 60:
             return None
@@ -243,7 +249,7 @@ def _commits_of_the_attempt(ctx: TickContext, rec: Record, head: str | None) -> 
 def _committed_patterns(root, head: str | None) -> list[str]:
     if not head:
         return []
-    data = gitops.show_file(root, head, ".memento_cleanignore")
+    data = show_file(root, head, ".memento_cleanignore")
     if data is None:
         return []
     return [ln.strip() for ln in data.decode("utf-8", "replace").splitlines()
@@ -353,7 +359,7 @@ def finish_interrupted_commit(ctx: TickContext, claim: Claim) -> None:
     status = (read_or_none(ws.status_path) or b"").decode("utf-8", "replace")
     if claim.entry and _entry_span(status, claim.entry) is None:  # by the task, not by the tick's heading
         status_log.append_entry(ws.status_path, claim.entry)
-    now = gitops.hash_files(ctx.root, list(claim.commit_hashes))
+    now = hash_files(ctx.root, list(claim.commit_hashes))
     if now != claim.commit_hashes:
         changed = sorted(p for p in claim.commit_hashes if now.get(p) != claim.commit_hashes[p])
         ctx.event(f"⚠️ INTERRUPTED COMMIT — {claim.task}'s files changed after it passed; not committed",
@@ -364,7 +370,7 @@ def finish_interrupted_commit(ctx: TickContext, claim: Claim) -> None:
         return
     sha = ctx.commit(paths, message, sha_in_entry=PENDING_COMMIT in (claim.entry or ""))  # an old entry names it
     if sha is None:  # it had landed: find it
-        sha = next((s for s, subject in gitops.log_subjects(ctx.root, 20) if subject == message), None)
+        sha = next((s for s, subject in log_subjects(ctx.root, 20) if subject == message), None)
     if sha:
         _fill_entry_commit(ws.status_path, claim.entry, sha[:7])
     remove_claim(ws, claim.task)
@@ -453,7 +459,7 @@ def _reset_stale_index(ctx: TickContext) -> None:
             ours.update(claim.commit_paths)
     if not ours:
         return  # no commit of ours was under way: no git status to read
-    stale = [e.path for e in gitops.status(ctx.root)
-             if e.path in ours and e.xy[0] not in " ?" and gitops.matches_head(ctx.root, e.path)]
+    stale = [e.path for e in git_status(ctx.root)
+             if e.path in ours and e.xy[0] not in " ?" and matches_head(ctx.root, e.path)]
     if stale:
-        gitops.reset_index(ctx.root, stale)
+        reset_index(ctx.root, stale)

@@ -31,7 +31,10 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from .. import agents, gitops, status_log
+from .. import agents, status_log
+from ..git.changes import changes_since
+from ..git.objects import hash_blobs, show_file
+from ..git.run import run_git
 from ..lines import read_bytes, read_regular_or_none, safe_text
 from ..locks import atomic_write_text
 from ..markdown.blocks import fenced
@@ -498,8 +501,8 @@ def _fingerprint(ctx: TickContext, at) -> tuple:
     """What a reviewer must leave as it is: the work tree's changes and their contents, and the
     documents only Memento writes (a person's notes are the guards' business)."""
     root, ws = ctx.root, ctx.ws
-    changes = gitops.changes_since(root, at.snap.base, set(at.snap.untracked))
-    blobs = gitops.hash_blobs(root, [c.path for c in changes if c.path not in KEPT_DOCS and not c.scratch])
+    changes = changes_since(root, at.snap.base, set(at.snap.untracked))
+    blobs = hash_blobs(root, [c.path for c in changes if c.path not in KEPT_DOCS and not c.scratch])
     plan_text = read_bytes(ws.plan_path).decode("utf-8", errors="replace")
     docs = tuple(_read(p) for p in (ws.status_path, ws.map_path, ws.checkpoint_path))
     return blobs, docs, task_block(plan_text, at.task)
@@ -535,7 +538,7 @@ def _read(path: Path) -> bytes | None:
 def system_prompt_text(ctx: TickContext, base: str | None) -> str:
     """scripts/review_system_prompt.md as committed (the worker's uncommitted edits never reach the
     reviewer), else the bundled template."""
-    data = gitops.show_file(ctx.root, base, REVIEW_SYSTEM_PROMPT) if base else None
+    data = show_file(ctx.root, base, REVIEW_SYSTEM_PROMPT) if base else None
     if data is not None:
         return data.decode("utf-8", "replace")
     return resources.files("memento_core").joinpath("templates", "review_system_prompt.md").read_text("utf-8")
@@ -603,7 +606,7 @@ def attempt_diff(root: Path, base: str | None, touched) -> str:
             args = ["diff", "--no-color", "--no-index", "--", "/dev/null", change.path]
         else:
             args = ["diff", "--no-color", base, "--", change.path]
-        text = gitops.run_git(root, args, check=False).stdout.decode("utf-8", "replace")
+        text = run_git(root, args, check=False).stdout.decode("utf-8", "replace")
         parts.append(text.rstrip("\n"))
         size += len(text)
         if size > MAX_DIFF_CHARS:

@@ -13,8 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-from .. import gitops, notes
+from .. import notes
 from ..errors import EditConflict, MementoError
+from ..git.changes import changes_since
+from ..git.commit import fold_commits
+from ..git.patterns import matches_any, read_pattern_file
+from ..git.rollback import rollback, save_rollback
 from ..locks import atomic_write_bytes, atomic_write_text, locked_edit
 from ..plan.edits import edit_plan
 from ..plan.scan import decode_text, parse_plan_text
@@ -55,30 +59,30 @@ def roll_back(ws: Workspace, base: str | None, untracked_before: set[str] | froz
     root = ws.root
     try:
         if fold:
-            gitops.fold_commits(root, base)
-        changes = gitops.changes_since(root, base, set(untracked_before))
+            fold_commits(root, base)
+        changes = changes_since(root, base, set(untracked_before))
         if keep_patterns is None:
-            keep_patterns = gitops.read_pattern_file(ws.cleanignore_path)
+            keep_patterns = read_pattern_file(ws.cleanignore_path)
         own = set(KEPT_DOCS)
 
         def keep(path: str) -> bool:
             if path == ".memento_cleanignore":
                 return False
-            return path in own or is_own_temp(path) or gitops.matches_any(path, keep_patterns)
+            return path in own or is_own_temp(path) or matches_any(path, keep_patterns)
 
         undone = [c for c in changes if not keep(c.path)]
         if not undone:
             return RolledBack("nothing to roll back")
         dest = rollback_folder(ws, label)
-        gitops.save_rollback(root, base, undone, dest)
-        gitops.rollback(root, base, undone, keep=keep)
+        save_rollback(root, base, undone, dest)
+        rollback(root, base, undone, keep=keep)
         if any(c.path.rpartition("/")[2] == ".gitignore" for c in undone):
             # What the agent hid with its own .gitignore line shows now that the line is gone (SPEC §13).
-            hidden = [c for c in gitops.changes_since(root, base, set(untracked_before))
+            hidden = [c for c in changes_since(root, base, set(untracked_before))
                       if c.kind == "created" and not keep(c.path)]
             if hidden:
-                gitops.save_rollback(root, base, hidden, dest / "hidden")
-                gitops.rollback(root, base, hidden, keep=keep)
+                save_rollback(root, base, hidden, dest / "hidden")
+                rollback(root, base, hidden, keep=keep)
                 undone += hidden
         big = " (files over the 50 MB copy limit listed, not copied: NOT_COPIED.txt)" \
             if (dest / "NOT_COPIED.txt").exists() else ""

@@ -33,7 +33,7 @@ Each step of SPEC §4 and the function that does it:
 with the exit code (0 ran, 1 needs attention, 2 could not run).
 
 Every step that changes a shared file goes through the locked line edits of
-plan/edits.py, notes.py and status_log.py; every git step through gitops.py; every
+plan/edits.py, notes.py and status_log.py; every git step through the git package (git/); every
 process through agents (own process group, output to the tick log, killed whole).
 """
 
@@ -42,11 +42,13 @@ from __future__ import annotations
 import signal
 import threading
 
-from .. import agents, gitops
+from .. import agents
 from ..config.load import load_config
 from ..crashpoints import crash_point
 from ..errors import EXIT_ATTENTION, EXIT_ERROR, EXIT_OK, MementoError
 from ..fleet import calls as remote  # the fleet's calls for the tick (SPEC §12)
+from ..git.repo import is_repo
+from ..git.status import status
 from ..lines import plural
 from ..plan.model import Plan, Task
 from ..runlog import Outcome, cron_log, utc_stamp
@@ -167,7 +169,7 @@ def load_config_and_plan(ctx: TickContext) -> Plan | Outcome:
         confine.check_network(ctx)
     except MementoError as exc:
         return cannot_run(ctx, str(exc))
-    if not gitops.is_repo(ctx.root):
+    if not is_repo(ctx.root):
         return cannot_run(ctx, f"{ctx.root} is not a git repository")
     try:
         plan = ctx.plan()
@@ -276,7 +278,7 @@ def recover(ctx: TickContext, plan: Plan) -> Plan:
 def refuse_dirty_tree(ctx: TickContext) -> Outcome | None:
     """Refuse a person's uncommitted work (exit 1); commit Memento's own documents as `memento: sync docs`."""
     own = set(OWN_DOCS)
-    entries = gitops.status(ctx.root)
+    entries = status(ctx.root)
     # Untracked files are safe where they are: no rollback removes a file that
     # existed before the tick and no commit stages one the task did not touch.
     # Changes to tracked files are a person's work in progress: refuse.

@@ -3,8 +3,8 @@
 * ``max_diff_bytes`` (Meta, default 5 MB): the bytes a task's change adds,
   binary files included. ``max_diff_lines`` alone let a 100 MB binary through
   as ``+0 -0``.
-* A rollback copies at most :data:`ROLLBACK_COPY_LIMIT` of created files (the
-  patch of tracked files is always written); gitops.save_rollback lists what it
+* A rollback copies at most git/rollback.py's ``ROLLBACK_COPY_LIMIT`` of created files
+  (the patch of tracked files is always written); save_rollback lists what it
   did not copy in ``NOT_COPIED.txt``.
 * A tick log keeps its first and last :data:`~memento_core.agents.logcap.KEEP`
   bytes (agents/logcap.py).
@@ -14,14 +14,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import gitops
-
-ROLLBACK_COPY_LIMIT = gitops.ROLLBACK_COPY_LIMIT
+from ..git.changes import added_bytes
 
 
 def diff_bytes_reason(root: Path, base: str | None, touched, limit: int, *, after_verify: bool = False) -> str:
     """'' unless the task's change adds more than ``limit`` bytes."""
-    size = gitops.added_bytes(root, base, touched)
+    size = added_bytes(root, base, touched)
     if size <= limit:
         return ""
     who = "verify's change" if after_verify else "diff"

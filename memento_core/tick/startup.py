@@ -89,7 +89,7 @@ def named_exactly(path: str, context_files: tuple[str, ...] | list[str]) -> bool
 
 
 def added_startup_files(changes, verify: str | None, context_files) -> list[str]:
-    """The paths among ``changes`` (gitops.FileChange) that the task added ("created", or "added"
+    """The paths among ``changes`` (git.changes.FileChange) that the task added ("created", or "added"
     by its own commit) and that change how Python or the runner starts, unless named exactly."""
     modules = runner_modules(verify)
     return [c.path for c in changes if c.kind in ("created", "added") and not c.was_untracked

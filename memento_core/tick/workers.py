@@ -14,7 +14,7 @@ the task ends; a killed tick's are found by the next one
 (:func:`stop_stale_workers` before the stale claims are reset,
 :func:`prune_worktrees` after).
 
-Git's own state is guarded per worktree (gitstate.py) against a snapshot; every
+Git's own state is guarded per worktree (git_state.py) against a snapshot; every
 ref but the worker's own branch and the main branch is brought up to date in
 each snapshot before its guards look (:meth:`Crew.refresh`): the other workers'
 branches move with the crew, tags and other branches are a person's to move.
@@ -34,16 +34,24 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
-from .. import agents, gitops, notes, sandbox, scratch
+from .. import agents, notes, sandbox, scratch
 from ..agents.reaper import kill_marked
 from ..errors import EditConflict, MementoError
+from ..git import state as git_state
+from ..git import worktrees
+from ..git.commit import commit_paths
+from ..git.objects import hash_blobs
+from ..git.repo import head as git_head
+from ..git.run import run_git
+from ..git.status import persons_paths
+from ..git.status import status as git_status
 from ..plan.edits import edit_plan
 from ..plan.model import Plan, Task
 from ..runlog import cron_log, utc_stamp
 from ..scheduler import TASK
 from ..state import Claim, Heartbeat, read_claim, remove_claim, this_host, write_claim
 from ..workspace import KEPT_DOCS, Workspace
-from . import attempt, gitstate, limits, ownfiles, ownstate, receipts, review, unseen, worktrees
+from . import attempt, limits, ownfiles, ownstate, receipts, review, unseen
 from .context import TaskResult, TickContext, _unique
 from .crew_watch import MainWatch, Window, changed_at, own_run_at
 from .entries import tail_lines
@@ -152,7 +160,7 @@ class Crew:
         self.running: list[Worker] = []
         self.started: list[Worker] = []  # every worker of this crew, ended ones too (their windows)
         self.main_ref = worktrees.head_ref(ctx.root)
-        self.main_head = gitops.head(ctx.root)
+        self.main_head = git_head(ctx.root)
         self.on_branches: set[str] = set()  # commits seen on a worker's branch (follow_main)
         # Unconfined, the whole repository is judged at each worker's guards (crew_watch.py); in the
         # sandbox the main work tree and the other worktrees are read-only to a worker.
@@ -230,7 +238,7 @@ class Crew:
                     with self.lock:
                         self._clean_fresh(w)
                         w.window = Window(time.time())
-                        at.snap = attempt.take_snapshot(w.ctx, w.claim.base, gitops.persons_paths(w.ctx.root))
+                        at.snap = attempt.take_snapshot(w.ctx, w.claim.base, persons_paths(w.ctx.root))
                         ownstate.take(self.ws, w.task.id)
                         save_git(self.ws, w.task.id, at.snap.git)
                     return attempt._work(w.ctx, w.plan, at)
@@ -258,7 +266,7 @@ class Crew:
         if snap is None or snap.git is None:
             return
         own = w.branch
-        now = gitstate.watched_refs(self.ctx.root)
+        now = git_state.watched_refs(self.ctx.root)
         refs = {k: v for k, v in now.items() if k != own and k != self.main_ref}
         refs.update({k: v for k, v in snap.git.refs.items() if k == own})
         self.follow_main()
@@ -270,18 +278,18 @@ class Crew:
         """A person's commit on the main branch during the tick is taken as the crew's new HEAD: the
         branch moved forward to a commit no worker's branch holds. Any other move (backwards,
         elsewhere, or to a commit of a worker's branch: its agent's) stays foreign to the crew."""
-        head, root = gitops.head(self.ctx.root), self.ctx.root
+        head, root = git_head(self.ctx.root), self.ctx.root
         if not self.main_head:
             return
         # Every commit ever seen on a worker's branch (a guard folds them away later).
         prefix = "refs/heads/" + worktrees.BRANCH_PREFIX
         tips = [tip for ref, tip in worktrees.refs(root).items() if ref.startswith(prefix)]
         if tips:
-            out = gitops.run_git(root, ["rev-list", *tips, "^" + self.main_head, "--"], check=False).stdout
+            out = run_git(root, ["rev-list", *tips, "^" + self.main_head, "--"], check=False).stdout
             self.on_branches.update(out.decode("ascii", "replace").split())
         if not head or head == self.main_head or head in self.on_branches:
             return  # unmoved, or on a worker's branch: made by its agent
-        if gitops.run_git(root, ["merge-base", "--is-ancestor", self.main_head, head], check=False).returncode:
+        if run_git(root, ["merge-base", "--is-ancestor", self.main_head, head], check=False).returncode:
             return
         self.main_head = head
 
@@ -391,7 +399,7 @@ class Crew:
         for v in self.running:
             if v is w or v.window is None or not (v.ctx.root / ".git").exists():
                 continue
-            paths = sorted({e.path for e in gitops.status(v.ctx.root)} - {""})
+            paths = sorted({e.path for e in git_status(v.ctx.root)} - {""})
             for rel, moment, _sure in self._written_by_others(v, paths):
                 if w.window is not None and w.window.holds(moment):
                     self._blame(v, rel, moment)
@@ -430,7 +438,7 @@ class Crew:
                 return self._failed(w, ctx, at, said, duration, 0, verify_tail, report)
             if paths:
                 try:
-                    gitops.commit_paths(ctx.root, paths, message, author=ctx.config.git_author, blobs=at.blobs)
+                    commit_paths(ctx.root, paths, message, author=ctx.config.author, blobs=at.blobs)
                 except MementoError as exc:
                     if "nothing to commit" not in str(exc):
                         return self._failed(w, ctx, at, f"could not commit in its worktree: {exc}", duration, 0,
@@ -440,12 +448,12 @@ class Crew:
     def _merge(self, w: Worker, at, touched, duration: float, verify_tail: str, report) -> TaskResult:
         docs, root = w.docs, self.ctx.root
         self.follow_main()
-        onto = gitops.head(root)
+        onto = git_head(root)
         if onto != self.main_head:  # not a commit of the crew's: a worker's agent (its guards restore it)
             return self._failed(w, w.ctx, at, f"the main branch moved outside Memento during the tick (to "
                                 f"{(onto or '')[:7]}, expected {(self.main_head or '')[:7]}); the task's work "
                                 "was set aside", duration, 0, verify_tail, report, count_retry=False)
-        tip, conflicts, said = worktrees.rebase(w.ctx.root, onto, docs.config.git_author)
+        tip, conflicts, said = worktrees.rebase(w.ctx.root, onto, docs.config.author)
         if tip is None:
             if conflicts:
                 reason = (f"merge conflict: {', '.join(conflicts)} changed on the main branch since the task "
@@ -453,7 +461,7 @@ class Crew:
             else:
                 reason = f"could not rebase onto {(onto or '')[:7]}: " + " ".join(said.split())[:300]
             return self._failed(w, w.ctx, at, reason, duration, 0, verify_tail, report)
-        merged = sorted(p for p, blob in gitops.hash_blobs(w.ctx.root, list(at.blobs)).items()
+        merged = sorted(p for p, blob in hash_blobs(w.ctx.root, list(at.blobs)).items()
                         if blob != at.blobs.get(p))
         if merged:  # git merged the main branch's changes into them: contents verify never checked (§13)
             return self._failed(w, w.ctx, at, f"merge conflict: {', '.join(merged)} changed on the main branch "
@@ -461,9 +469,9 @@ class Crew:
                                 "what verify passed); a retry starts from the new HEAD", duration, 0,
                                 verify_tail, report)
         blobs = worktrees.changes_of(w.ctx.root, tip) if tip != onto else {}
-        busy = sorted(e.path for e in gitops.status(root) if e.path in blobs)
+        busy = sorted(e.path for e in git_status(root) if e.path in blobs)
         if not busy:
-            main_at = attempt.Attempt(w.task, attempt.take_snapshot(docs, onto, gitops.persons_paths(root)), None,
+            main_at = attempt.Attempt(w.task, attempt.take_snapshot(docs, onto, persons_paths(root)), None,
                                       at.began, beat=at.beat, given_notes=at.given_notes, agent=at.agent,
                                       blobs=blobs, review=at.review)
             busy = worktrees.bring_into(root, onto, blobs)  # each file compared again just before it is replaced
@@ -472,7 +480,7 @@ class Crew:
                                 + ", ".join(busy) + "; the task's work was set aside", duration, 0,
                                 verify_tail, report, count_retry=False)
         result = attempt.record_pass(docs, main_at, touched, duration, verify_tail, report)
-        self.main_head = gitops.head(root)
+        self.main_head = git_head(root)
         self.settle()
         return result
 
@@ -492,7 +500,7 @@ class Crew:
                 if at.beat is not None:
                     at.beat.update(stage="failing")
                 self.refresh(w)
-                gitstate.put_back(wctx.root, at.snap.git, rollback_folder(self.ws, f"{w.task.id}-git"))
+                git_state.put_back(wctx.root, at.snap.git, rollback_folder(self.ws, f"{w.task.id}-git"))
                 damaged = attempt.put_back_objects(wctx, at, "the agent")  # before the checkout reads one
                 reason = f"{reason}; {damaged}" if damaged and damaged not in reason else reason
                 forged = receipts.forged_memory(self.ws, at.snap.memory_head, receipts.held(self.ws), w.task.id)
@@ -536,7 +544,7 @@ class Crew:
             message = (f"memento: {task.id} {why}" if uncounted else
                        f"memento: {task.id} {'blocked' if blocked else 'failed'} (retry {retries}/{max_retries})")
             docs.commit(list(KEPT_DOCS), message)
-            self.main_head = gitops.head(self.ctx.root)
+            self.main_head = git_head(self.ctx.root)
             if w.at is not None and w.at.beat is not None:
                 w.at.beat.stop()
             remove_claim(self.ws, task.id)
@@ -551,7 +559,7 @@ class Crew:
         docs.entry(fields, None)
         attempt.asking_done(docs, w.at, blocked)
         docs.commit(list(KEPT_DOCS), message)
-        self.main_head = gitops.head(self.ctx.root)
+        self.main_head = git_head(self.ctx.root)
         if w.at.beat is not None:
             w.at.beat.stop()
         remove_claim(self.ws, task.id)
@@ -638,14 +646,20 @@ def stop_stale_workers(ctx: TickContext, plan: Plan) -> None:
                      + (", ".join(removed) or "nothing"))
 
 
+def recorded_branch(ws: Workspace, task_id: str) -> str:
+    """The branch the task's record names ('' when none): one of Memento's (worktrees.ours_of)."""
+    rec = read_record(ws, task_id)
+    return rec.branch if rec is not None else ""
+
+
 def prune_worktrees(ctx: TickContext) -> list[str]:
     """Worktrees and `memento/<ID>` branches with no claim: removed; what was removed."""
     ws, removed = ctx.ws, []
     if not worktrees.worktrees_dir(ws).exists() and (ctx.config is None or ctx.config.workers_max < 2):
         return removed  # never had a worker here: no git command for it on every serial tick
-    for task_id in worktrees.present(ws):
+    for task_id in worktrees.present(ws, partial(recorded_branch, ws)):
         if _SAFE_ID.fullmatch(task_id) and read_claim(ws, task_id) is None:
-            gone = worktrees.remove(ws, task_id)
+            gone = worktrees.remove(ws, task_id, recorded=recorded_branch(ws, task_id))
             removed += gone
             if gone:
                 cron_log(ws, f"pruned a stale worktree of {task_id}: {', '.join(gone)}")

@@ -14,7 +14,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from memento_core import gitops
+from memento_core.git.history import diff as git_diff
 
 from ..literal import clean, literal
 
@@ -57,7 +57,7 @@ class DiffScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="diff", exit_on_error=False, description="git show")
     def _load(self) -> None:
         try:
-            text = gitops.diff(self.root, self.sha)
+            text = git_diff(self.root, self.sha)
         except Exception as exc:
             self.post_message(self.Loaded("", f"{type(exc).__name__}: {exc}"))
             return

@@ -25,7 +25,10 @@ from memento_core.agents import (
 )
 from memento_core.config.model import Config
 from memento_core.errors import MementoError
-from memento_core.gitops import changes_since, fold_commits, head, untracked
+from memento_core.git.changes import changes_since
+from memento_core.git.commit import fold_commits
+from memento_core.git.repo import head
+from memento_core.git.status import untracked
 from memento_core.locks import file_lock
 from memento_core.workspace import Workspace
 

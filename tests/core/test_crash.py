@@ -21,11 +21,12 @@ from pathlib import Path
 
 import pytest
 
-from memento_core import gitops, status_log
+from memento_core import status_log
 from memento_core.crashpoints import POINTS as CRASH_POINTS
 from memento_core.demo import create_demo
 from memento_core.notes import add_note, parse_notes
 from memento_core.plan.scan import parse_plan
+from memento_core.status_log import entries_with_commits
 from memento_core.workspace import Workspace
 
 PY = sys.executable
@@ -151,7 +152,7 @@ def test_crash_at_each_point_is_recovered_by_the_next_tick(demo: Path, point: st
         # The interrupted commit was completed, and its status entry names it.
         entries = status_log.parse_status(demo / "docs" / "TICK_STATUS.md")
         entries += status_log.iter_status_archive(demo / "logs" / "status_archive")
-        entries = gitops.entries_with_commits(demo, entries)  # named by the commit's Memento-Tick trailer
+        entries = entries_with_commits(demo, entries)  # named by the commit's Memento-Tick trailer
         first = next(e for e in entries if e.task_id == "T-101" and e.status == "SUCCESS")
         assert first.commit_sha and "complete T-101" in git(demo, "log", "-1", "--format=%s", first.commit_sha)
 

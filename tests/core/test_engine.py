@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from memento_core import gitops, status_log
+from memento_core import status_log
 from memento_core.demo import create_demo
 from memento_core.notes import add_note, parse_notes
 from memento_core.plan.scan import parse_plan
 from memento_core.scaffold import init_workspace
 from memento_core.state import claim_is_stale, read_claim
+from memento_core.status_log import entries_with_commits
 from memento_core.tick import guards, housekeeping
 from memento_core.tick.__main__ import run_tick
 from memento_core.workspace import Workspace
@@ -120,7 +121,7 @@ def test_a_task_that_passes_is_committed_alone_with_plan_and_status(tmp_path):
     assert files == {"hello.txt", "docs/MASTER_PLAN.md", "docs/TICK_STATUS.md", "docs/HUMAN_NOTES.md",
                      "docs/CURRENT_STATE.md"}  # one commit holds everything the tick wrote
     assert git(ws.root, "status", "--porcelain", "--untracked-files=no") == ""
-    (entry,) = gitops.entries_with_commits(ws.root, entries(ws))  # the entry names its commit by trailer
+    (entry,) = entries_with_commits(ws.root, entries(ws))  # the entry names its commit by trailer
     assert entry.status == "SUCCESS" and entry.task_id == "T-1" and entry.tick == 1
     assert entry.field("Files Modified") == "hello.txt (+1 -0)"
     assert entry.field("Diff Size") == "1 lines"

@@ -10,12 +10,14 @@ import time
 
 import pytest
 
-from memento_core import gitops, status_log
+from memento_core import status_log
 from memento_core.errors import EditConflict
+from memento_core.git.repo import head
 from memento_core.notes import add_note, parse_notes
 from memento_core.plan.edits import reset_task
 from memento_core.plan.scan import parse_plan
 from memento_core.state import Claim, Heartbeat, read_claim, remove_claim, write_claim
+from memento_core.status_log import entries_with_commits
 from memento_core.tick.__main__ import run_tick
 from memento_core.tick.entries import PENDING_COMMIT
 
@@ -96,7 +98,7 @@ def test_a_success_entry_survives_a_crash_before_it_was_appended(tmp_path):
     r = subprocess.run([PY, "-m", "memento_core.tick", "--project", str(ws.root)], env=env, capture_output=True)
     assert r.returncode == -9
     run_tick(ws.root)
-    success = [e for e in gitops.entries_with_commits(ws.root, entries(ws))
+    success = [e for e in entries_with_commits(ws.root, entries(ws))
                if e.task_id == "T-1" and e.status == "SUCCESS"]
     assert len(success) == 1 and success[0].commit_sha
     assert "complete T-1" in git(ws.root, "log", "-1", "--format=%s", success[0].commit_sha)
@@ -160,7 +162,7 @@ def test_a_claim_from_another_host_never_kills_a_local_group(tmp_path):
         ws.plan_path.write_text(ws.plan_path.read_text().replace("- [ ] `T-1`", "- [~] `T-1`"))
         git(ws.root, "commit", "-qam", "claimed elsewhere")
         write_claim(ws, Claim(task="T-1", pid=1, host="otherbox", started="then", heartbeat=time.time() - 7200,
-                              tick=1, base=gitops.head(ws.root), pgid=victim.pid))
+                              tick=1, base=head(ws.root), pgid=victim.pid))
         run_tick(ws.root)
         assert victim.poll() is None  # still running
         assert any(e.status == "STALE" for e in entries(ws))
@@ -206,7 +208,7 @@ def test_status_entry_fields_keep_a_placeholder_in_outputs(tmp_path):
     ws = make_ws(tmp_path, sh(f"echo done > hello.txt && printf '## Outputs\\n- {PENDING_COMMIT}\\n' "
                               "> \"$MEMENTO_TICK_RESULT\""))
     run_tick(ws.root)
-    (entry,) = gitops.entries_with_commits(ws.root, entries(ws))
+    (entry,) = entries_with_commits(ws.root, entries(ws))
     assert entry.field("Outputs") == PENDING_COMMIT
     assert entry.commit_sha == git(ws.root, "rev-parse", "--short=7", "HEAD").strip()
     assert status_log.parse_status(ws.status_path)

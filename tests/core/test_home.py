@@ -519,12 +519,12 @@ def test_git_staging_works_in_a_parallel_workers_worktree_too(tmp_path):
 
 
 def test_mementos_own_git_ignores_the_agents_private_index(tmp_path, monkeypatch):
-    from memento_core import gitops
+    from memento_core.git.run import git_env
 
     monkeypatch.setenv("GIT_INDEX_FILE", str(tmp_path / "agent-index"))
     monkeypatch.setenv("GIT_OBJECT_DIRECTORY", str(tmp_path / "agent-objects"))
     monkeypatch.setenv("GIT_ALTERNATE_OBJECT_DIRECTORIES", str(tmp_path / "elsewhere"))
-    env = gitops.git_env()
+    env = git_env()
     assert not {"GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES"} & set(env)
 
 

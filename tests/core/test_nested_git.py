@@ -77,7 +77,7 @@ def test_files_planted_in_the_git_folder_are_removed_saved_and_fail_the_task(tmp
 def test_what_git_and_memento_write_in_the_git_folder_is_not_a_plant(tmp_path):
     """Commits, a merge's and a rebase's leftovers, gc, a stash, a worktree made and removed (a
     parallel worker's), a submodule's fetch: none of it is the agent's."""
-    from memento_core.tick import gitstate
+    from memento_core.git import state as gitstate
 
     ws = hostile_ws(tmp_path, "true")
     root = ws.root
@@ -208,7 +208,7 @@ def test_a_persons_nested_repository_the_agent_commits_is_never_committed_as_a_g
 
 
 def test_a_folder_in_the_change_is_a_gitlink_only_where_the_task_names_it(tmp_path):
-    from memento_core.gitops import FileChange
+    from memento_core.git.changes import FileChange
     from memento_core.tick.unseen import gitlink_reason
 
     (tmp_path / "lib").mkdir()

@@ -16,8 +16,8 @@ import sys
 
 import pytest
 
-from memento_core import gitops
 from memento_core.plan.scan import parse_plan
+from memento_core.status_log import entries_with_commits
 from memento_core.tick.__main__ import run_tick
 
 from .modes import MODES
@@ -41,7 +41,7 @@ def cron_tick(root, **env):
 
 
 def _success_sha(ws) -> str:
-    (entry,) = [e for e in gitops.entries_with_commits(ws.root, entries(ws))
+    (entry,) = [e for e in entries_with_commits(ws.root, entries(ws))
                 if e.task_id == "T-1" and e.status == "SUCCESS"]
     assert entry.commit_sha, entry.field("Git Commit")
     return entry.commit_sha

@@ -10,7 +10,6 @@ a person owns is byte-identical, and the next honest tick works.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -257,7 +256,8 @@ def test_a_daemon_rewriting_a_file_after_verify_does_not_get_it_committed(tmp_pa
 
 
 def test_the_commit_is_made_of_the_hashed_blobs_not_the_files(tmp_path):
-    from memento_core import gitops
+    from memento_core.git.commit import commit_paths
+    from memento_core.git.objects import GONE, hash_blobs
 
     ws = make_ws(tmp_path, "true")
     root = ws.root
@@ -265,15 +265,15 @@ def test_the_commit_is_made_of_the_hashed_blobs_not_the_files(tmp_path):
     (root / "run.sh").write_text("#!/bin/sh\n")
     (root / "run.sh").chmod(0o755)
     (root / "link").symlink_to("hello.txt")
-    blobs = gitops.hash_blobs(root, ["hello.txt", "run.sh", "link", "guarded.txt", "missing.txt"])
+    blobs = hash_blobs(root, ["hello.txt", "run.sh", "link", "guarded.txt", "missing.txt"])
     (root / "hello.txt").write_text("rewritten afterwards\n")
     (root / "guarded.txt").unlink()
-    sha = gitops.commit_paths(root, ["hello.txt"], "m", blobs=blobs)
+    sha = commit_paths(root, ["hello.txt"], "m", blobs=blobs)
     assert git(root, "show", f"{sha}:hello.txt") == "verified\n"
     assert "100755 blob" in git(root, "ls-tree", sha, "run.sh")
     assert git(root, "ls-tree", sha, "link").startswith("120000 blob")
     assert git(root, "show", f"{sha}:guarded.txt") == "do not touch\n"  # hashed while it was there
-    assert blobs["missing.txt"] == gitops.GONE
+    assert blobs["missing.txt"] == GONE
     # The real index agrees with the commit; the rewritten file shows as a change on disk.
     assert set(git(root, "status", "--porcelain", "--", "hello.txt", "guarded.txt").splitlines()) == {" M hello.txt", " D guarded.txt"}
 
@@ -326,7 +326,7 @@ def test_documents_forged_during_the_run_are_in_no_commit_and_not_on_disk(tmp_pa
 
 
 def test_files_git_writes_itself_are_not_the_agents(tmp_path):
-    from memento_core.tick import gitstate
+    from memento_core.git import state as gitstate
     from memento_core.tick.guards import git_damage
 
     ws = hostile_ws(tmp_path, "true")
@@ -406,7 +406,7 @@ def _alive(pid: int) -> bool:
 
 
 def test_the_kept_copy_of_git_round_trips_and_a_tampered_one_is_refused(tmp_path):
-    from memento_core.tick import gitstate
+    from memento_core.git import state as gitstate
 
     ws = hostile_ws(tmp_path, "true")
     (ws.root / ".git" / "info" / "odd\udcff name").write_bytes(b"\x00\xffbytes\n")
@@ -419,7 +419,7 @@ def test_the_kept_copy_of_git_round_trips_and_a_tampered_one_is_refused(tmp_path
 
 
 def test_a_link_where_the_git_copy_goes_is_removed_not_written_through(tmp_path):
-    from memento_core.tick import gitstate
+    from memento_core.git import state as gitstate
     from memento_core.tick.record import (
         read_record,
         recorded_git,
@@ -507,69 +507,3 @@ def test_an_agent_that_swaps_git_and_fails_leaves_the_decoy_in_logs_rollback(tmp
     assert (aside / "git" / "hooks" / "pre-commit").exists()
     assert sorted(p.name for p in root.iterdir() if p.name.startswith(".git")) == [".git", ".gitignore"]
     assert not (root / "hooked").exists()
-
-
-def test_a_worktrees_gitfile_rewritten_to_name_a_decoy_is_written_again(tmp_path):
-    # A worker's worktree (.memento/worktrees/<ID>/) has a gitfile for .git: an agent there that
-    # rewrites it to name a copy with a hook gets the gitfile written back, before git is asked.
-    from memento_core.tick import gitstate
-
-    main = tmp_path / "main"
-    main.mkdir()
-    git(main, "init", "-q", "-b", "main")
-    (main / "a.txt").write_text("a\n")
-    git(main, "add", "a.txt")
-    git(main, "commit", "-qm", "a")
-    tree = tmp_path / "wt"
-    git(main, "worktree", "add", "-q", "-b", "memento/T-1", str(tree))
-    snap = gitstate.capture(tree)
-    assert (tree / ".git").read_bytes().startswith(b"gitdir: ")  # the worktree has a gitfile to begin with
-    decoy = tmp_path / "decoy"
-    shutil.copytree(main / ".git", decoy, symlinks=True)
-    (tree / ".git").write_text(f"gitdir: {decoy}\n")
-    said = gitstate.bring_back(snap, tmp_path / "aside")
-    assert said.startswith("replaced the repository's .git"), said
-    assert (tree / ".git").read_text().strip() == f"gitdir: {snap.git_dir}"
-    assert (tmp_path / "aside" / "git").read_text() == f"gitdir: {decoy}\n"  # the forged gitfile, kept
-    assert git(tree, "rev-parse", "--absolute-git-dir").strip() == snap.git_dir
-    assert gitstate.bring_back(snap, tmp_path / "aside-again") == ""  # in place again: nothing to do
-    assert not (tmp_path / "aside-again").exists()
-
-
-@pytest.mark.parametrize("head", [
-    "ref: refs/heads/main\n",
-    "ref: refs/heads/feature/one-2.x\n",
-    "ref: refs/heads/unborn\n",
-    "ref: refs/heads/main",  # no newline: git's reading, not this one's
-    "ref:  refs/heads/main\n",
-    "ref: refs/heads/../../config\n",
-    "ref: refs/heads/.invalid\n",  # another ref store's placeholder
-    "ref: refs/heads/a.lock/b\n",
-    "ref: refs/heads/" + "n" * 490 + "\n" + "junk" * 10,
-    "ref: refs/tags/v1\n",
-    "DETACHED\n",
-    "LINK",
-], ids=lambda h: h.strip().replace("/", "_") or "empty")
-def test_head_read_from_its_file_is_what_git_says(tmp_path, head):
-    """The snapshot reads HEAD's file itself only when it names a branch the way git writes
-    it; for anything else it asks git, so both always agree."""
-    from memento_core.tick import gitstate
-
-    root = tmp_path / "r"
-    subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
-    (root / "f").write_text("x\n")
-    subprocess.run(["git", "-C", str(root), "add", "f"], check=True)
-    subprocess.run(["git", "-C", str(root), "commit", "-qm", "one"], check=True)
-    sha = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
-    subprocess.run(["git", "-C", str(root), "tag", "v1"], check=True)
-    head_file = root / ".git" / "HEAD"
-    if head == "LINK":
-        (root / ".git" / "HEAD.real").write_text("ref: refs/heads/main\n")
-        head_file.unlink()
-        head_file.symlink_to("HEAD.real")
-    else:
-        head_file.write_text(head.replace("DETACHED", sha))
-    by_git = gitstate._head(root)
-    assert gitstate._head(root, root / ".git") == by_git
-    assert gitstate._branch_named(head_file) == (by_git[5:] if head in (
-        "ref: refs/heads/main\n", "ref: refs/heads/feature/one-2.x\n", "ref: refs/heads/unborn\n") else "")

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from memento_core.git import rollback as git_rollback
 from memento_core.plan.scan import parse_plan
 from memento_core.tick.__main__ import run_tick
 
@@ -300,9 +301,8 @@ def test_max_diff_bytes_from_meta_bounds_binary_files(tmp_path, size, passes):
 
 
 def test_a_rollback_copies_at_most_its_limit_and_lists_the_rest(tmp_path, monkeypatch):
-    from memento_core import gitops
 
-    monkeypatch.setattr(gitops, "ROLLBACK_COPY_LIMIT", 3000)
+    monkeypatch.setattr(git_rollback, "ROLLBACK_COPY_LIMIT", 3000)
     ws = make_ws(tmp_path, agent("writes_binary.py", "blob.bin", "5000"), tasks=HELLO_BLOB,
                  extra_meta="- max_diff_bytes: 1000\n")
     assert run_tick(ws.root).exit_code == 0

@@ -353,7 +353,7 @@ def test_git_internals_cannot_be_touched_from_the_sandbox(tmp_path):
     outcome = run_tick(ws.root)
     assert outcome.exit_code == 0, outcome.message
     log = (ws.root / entries(ws)[0].log_path).read_text()
-    # The index flag lands in the agent's private index (gitindex.py), never in .git/index.
+    # The index flag lands in the agent's private index (sandbox/private_git.py), never in .git/index.
     assert "DID" not in log.replace("DID assume-unchanged\n", ""), log
     after = {p.relative_to(dot_git).as_posix(): p.read_bytes()
              for p in dot_git.rglob("*") if p.is_file() and p.parent.name == "hooks" or p.name in ("config", "exclude")}

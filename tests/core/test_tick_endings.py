@@ -26,9 +26,10 @@ from pathlib import Path
 
 import pytest
 
-from memento_core import gitops
 from memento_core.errors import MementoError
+from memento_core.git.commit import commit_paths as git_commit_paths
 from memento_core.scaffold import init_workspace
+from memento_core.tick import context as tick_context
 from memento_core.tick.__main__ import run_tick
 from memento_core.workspace import OWN_DOCS
 
@@ -123,7 +124,7 @@ def git_error_once(monkeypatch) -> Callable[[Path], str]:
     """The failure's commit fails once (git said no), the way a person's `git status` holding
     `.git/index.lock` for a moment makes it fail; the breaker trips on the git error."""
     def drive(root: Path) -> str:
-        real, failed = gitops.commit_paths, []
+        real, failed = git_commit_paths, []
 
         def commit_paths(where, paths, message, *args, **kwargs):
             if "failed (retry" in message and not failed:
@@ -131,7 +132,7 @@ def git_error_once(monkeypatch) -> Callable[[Path], str]:
                 raise MementoError("git commit-tree: fatal: Unable to create '.git/index.lock': File exists")
             return real(where, paths, message, *args, **kwargs)
 
-        monkeypatch.setattr(gitops, "commit_paths", commit_paths)
+        monkeypatch.setattr(tick_context, "commit_paths", commit_paths)
         outcome = run_tick(root)
         assert failed, outcome.message
         return outcome.message

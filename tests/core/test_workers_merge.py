@@ -12,8 +12,9 @@ import threading
 
 import pytest
 
+from memento_core.git import worktrees
 from memento_core.plan.scan import parse_plan
-from memento_core.tick import workers, worktrees
+from memento_core.tick import workers
 from memento_core.tick.__main__ import run_tick
 
 from .test_workers import git, leftovers, make_parallel_ws, started, subjects, wait_for
@@ -73,36 +74,29 @@ def test_a_persons_edit_made_while_the_workers_run_is_never_overwritten(tmp_path
 
 
 class _EditAfter:
-    """A module's ``gitops``, but the person's edit lands right after its ``call`` returns the
+    """A module's git function ``call``, but the person's edit lands right after it returns the
     first time: a moment inside the merge, between a look at the main work tree and the write."""
 
-    def __init__(self, real, call: str, path):
-        self.real, self.call, self.path, self.done = real, call, path, False
+    def __init__(self, real, path):
+        self.real, self.path, self.done = real, path, False
 
-    def __getattr__(self, name):
-        attr = getattr(self.real, name)
-        if name != self.call:
-            return attr
-
-        def then_edit(*args, **kw):
-            found = attr(*args, **kw)
-            if not self.done:
-                self.done = True
-                self.path.write_bytes(PERSONS)
-            return found
-
-        return then_edit
+    def __call__(self, *args, **kw):
+        found = self.real(*args, **kw)
+        if not self.done:
+            self.done = True
+            self.path.write_bytes(PERSONS)
+        return found
 
 
-@pytest.mark.parametrize("module, call", [(workers, "status"), (worktrees, "hash_blobs")],
+@pytest.mark.parametrize("module, call", [(workers, "git_status"), (worktrees, "hash_blobs")],
                          ids=["after-the-status-check", "after-the-hash-check"])
 def test_a_persons_edit_landing_between_the_check_and_the_checkout_is_never_overwritten(tmp_path, monkeypatch,
                                                                                         module, call):
     # T-1.txt sorts before shared.txt: the first is written, then the edit is found and it is undone.
     ws, _ = make_parallel_ws(tmp_path, ["T-1"], workers=2, mode="both")
     head = git(ws.root, "rev-parse", "HEAD").strip()
-    edit = _EditAfter(module.gitops, call, ws.root / "shared.txt")
-    monkeypatch.setattr(module, "gitops", edit)
+    edit = _EditAfter(getattr(module, call), ws.root / "shared.txt")
+    monkeypatch.setattr(module, call, edit)
     outcome = run_tick(ws.root)
     assert edit.done and outcome.exit_code == 0, outcome.message
     _judge_set_aside(ws, head)

@@ -131,8 +131,8 @@ def test_a_persons_memento_branch_survives_ticks(tmp_path):
 
 def test_a_workers_spending_and_unattributed_memory_writes_land_in_the_main_project(tmp_path):
     from memento_core import spending
+    from memento_core.git import worktrees
     from memento_core.memory.store import _log_unattributed, unattributed_writes
-    from memento_core.tick import worktrees
     from memento_core.tick.workers import WorktreeSpace
     from memento_core.workspace import Workspace
 
@@ -240,9 +240,9 @@ def test_a_success_entry_is_found_by_its_task_not_by_the_ticks_heading_it_shares
     assert outcome.exit_code == 0, outcome.message
     assert completes(ws, "T-1") == 1
     sha = git(ws.root, "log", "-1", "--format=%h", "--grep=memento: complete T-1 ").strip()
-    from memento_core import gitops
+    from memento_core.status_log import entries_with_commits
 
-    passed = [e for e in gitops.entries_with_commits(ws.root, status_log.parse_status(ws.status_path))
+    passed = [e for e in entries_with_commits(ws.root, status_log.parse_status(ws.status_path))
               if e.status == "SUCCESS" and e.task_id == "T-1"]
     assert len(passed) == 1, ws.status_path.read_text()
     assert passed[0].commit_sha and passed[0].commit_sha.startswith(sha[:7]), passed[0].field("Git Commit")

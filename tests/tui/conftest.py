@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from memento_core import gitops
 from memento_core.demo import create_demo
+from memento_core.git.commit import commit_paths
 from memento_core.locks import atomic_write_text
 from memento_core.notes import add_note, mark_read, parse_notes
 from memento_core.plan.edits import edit_plan
@@ -140,7 +140,7 @@ def scripted(demo: Path) -> Path:
     root = demo
     atomic_write_text(root / "calc" / "__init__.py", '"""calc"""\n')
     atomic_write_text(root / "calc" / "ops.py", OPS)
-    sha = gitops.commit_paths(root, ["calc/__init__.py", "calc/ops.py"], "memento: complete T-102 Add and subtract")
+    sha = commit_paths(root, ["calc/__init__.py", "calc/ops.py"], "memento: complete T-102 Add and subtract")
 
     def apply(e) -> None:
         e.set_status("T-101", "x")
@@ -159,8 +159,8 @@ def scripted(demo: Path) -> Path:
     mark_read(notes, [n.key for n in parse_notes(notes)])
     add_note(notes, "Use integer division only when both operands are ints.", target="T-201", now=FIXED_NOW)
     add_note(notes, "Phase 3 can wait until the parser is solid.", target="global", now=FIXED_NOW)
-    gitops.commit_paths(root, ["docs/MASTER_PLAN.md", "docs/TICK_STATUS.md", "docs/HUMAN_NOTES.md"],
-                        "memento: sync docs")
+    commit_paths(root, ["docs/MASTER_PLAN.md", "docs/TICK_STATUS.md", "docs/HUMAN_NOTES.md"],
+                 "memento: sync docs")
     return root
 
 

@@ -58,22 +58,23 @@ def _every(args: argparse.Namespace, ws: Workspace) -> tuple[str, bool]:
 
 def save_every(ws: Workspace, every: str) -> None:
     """Make memento.toml say the interval cron runs at; commit it when the file was clean."""
-    from ... import gitops
     from ...config.load import load_config
     from ...config.write import set_schedule_every
     from ...durations import parse_duration
+    from ...git.commit import commit_paths
+    from ...git.status import dirty_paths
 
     if parse_duration(load_config(ws.config_path).schedule_every_text) == parse_duration(every):
         return
     rel = ws.rel(ws.config_path)
-    was_dirty = ws.config_path.exists() and rel in gitops.dirty_paths(ws.root)
+    was_dirty = ws.config_path.exists() and rel in dirty_paths(ws.root)
     set_schedule_every(ws.config_path, every)
     if was_dirty:
         warn(f"{rel} now says every = {every!r}; it had other uncommitted changes, "
              "so commit it yourself (a tick refuses to start on a dirty tree)")
         return
     try:
-        gitops.commit_paths(ws.root, [rel], f"memento: schedule every {every}")
+        commit_paths(ws.root, [rel], f"memento: schedule every {every}")
     except MementoError as exc:
         warn(f"{rel} now says every = {every!r} but could not be committed: {exc}")
         return
@@ -156,9 +157,9 @@ def _print_github(ws: Workspace, every: str, pip: str) -> int:
     """`cron install --github`: print the workflow (nothing is installed here)."""
     import sys
 
-    from ... import gitops
     from ...config.load import load_config
     from ...cron import DISTRIBUTION, default_requirement, github_workflow
+    from ...git.run import run_git
     from ...plan.scan import parse_plan
 
     config = load_config(ws.config_path)
@@ -166,8 +167,8 @@ def _print_github(ws: Workspace, every: str, pip: str) -> int:
         project = parse_plan(ws.plan_path).title or ws.root.name
     except MementoError:
         project = ws.root.name
-    prefix = gitops.run_git(ws.root, ["rev-parse", "--show-prefix"], check=False).stdout.decode().strip()
-    top = gitops.run_git(ws.root, ["rev-parse", "--show-toplevel"], check=False).stdout.decode().strip()
+    prefix = run_git(ws.root, ["rev-parse", "--show-prefix"], check=False).stdout.decode().strip()
+    top = run_git(ws.root, ["rev-parse", "--show-toplevel"], check=False).stdout.decode().strip()
     pip = pip or default_requirement(Path(top) if top else ws.root)
     minutes = int((config.agent_timeout + config.verify_timeout) // 60) + 15
     text, schedule = github_workflow(project, every, subdir=prefix, pip=pip, timeout_minutes=minutes,

@@ -37,7 +37,7 @@ def _last_results(ws: Workspace, plan) -> dict:
             if entry.task_id in ran and not entry.is_event:
                 archived[entry.task_id] = entry
         last = {**archived, **last}
-    from ...gitops import entries_with_commits
+    from ...status_log import entries_with_commits
 
     resolved = entries_with_commits(ws.root, last.values())  # "the commit that adds this entry" → its sha
     return dict(zip(last, resolved, strict=True))

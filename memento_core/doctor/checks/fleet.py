@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 
-from ... import gitops
 from ...fleet.remote import read_refusal
+from ...git.run import git_env, run_git
 from ..context import Context
 from ..findings import CRITICAL, WARNING, CheckResult, Finding
 
@@ -20,11 +20,11 @@ def check_remote(c: Context) -> CheckResult:
     if not config.workers_remote:
         return "fleet: no [workers] remote, this host works the plan alone"
     remote, rel = config.workers_remote, c.rel(c.ws.config_path)
-    branch = gitops.run_git(c.ws.root, ["symbolic-ref", "-q", "--short", "HEAD"], check=False).stdout.decode().strip()
+    branch = run_git(c.ws.root, ["symbolic-ref", "-q", "--short", "HEAD"], check=False).stdout.decode().strip()
     if not branch:
         return [Finding(CRITICAL, "fleet-remote", "fleet: the work tree is on no branch (detached HEAD)", rel)]
     extra = {} if "GIT_SSH_COMMAND" in os.environ else {"GIT_SSH_COMMAND": "ssh -o BatchMode=yes -o ConnectTimeout=15"}
-    proc = gitops.run_git(c.ws.root, ["ls-remote", "--heads", remote, branch], env=gitops.git_env(extra), check=False)
+    proc = run_git(c.ws.root, ["ls-remote", "--heads", remote, branch], env=git_env(extra), check=False)
     if proc.returncode != 0:
         err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         return [Finding(CRITICAL, "fleet-remote",
@@ -60,5 +60,5 @@ def held_elsewhere(c: Context, task_id: str) -> bool:
     config, _ = c.config_and_error
     if config is None or not config.workers_remote:
         return False
-    proc = gitops.run_git(c.ws.root, ["rev-parse", "-q", "--verify", SEEN + task_id], check=False)
+    proc = run_git(c.ws.root, ["rev-parse", "-q", "--verify", SEEN + task_id], check=False)
     return proc.returncode == 0

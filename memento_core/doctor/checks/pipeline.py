@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ... import gitops
 from ...errors import MementoError
+from ...git.repo import is_repo
+from ...git.status import status
 from ...lines import read_text_file
 from ...state import pid_alive
 from ...workspace import OWN_DOCS
@@ -50,10 +51,10 @@ def check_alert(c: Context) -> CheckResult:
 
 
 def check_work_tree(c: Context) -> CheckResult:
-    if not gitops.is_repo(c.ws.root):
+    if not is_repo(c.ws.root):
         return [Finding(CRITICAL, "work-tree", f"{c.ws.root} is not a git repository: ticks cannot run")]
     try:
-        entries = gitops.status(c.ws.root)
+        entries = status(c.ws.root)
     except MementoError as exc:
         return [Finding(CRITICAL, "work-tree", f"git status failed: {exc}")]
     own = set(OWN_DOCS)

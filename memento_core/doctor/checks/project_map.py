@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ...gitops import matches_any
+from ...git.patterns import matches_any
 from ...lines import read_text_file
 from ...markdown.prose import block_lines, tokens, tree_paths, walk
 from ...plan.model import FINISHED

@@ -2,9 +2,25 @@
 
 from __future__ import annotations
 
-from ...tick.worktrees import WORKTREES_REL, stale
+from functools import partial
+
+from ...git.worktrees import WORKTREES_REL, present
+from ...state import claim_is_stale, read_claim
+from ...tick.workers import recorded_branch
+from ...workspace import Workspace
 from ..context import Context
 from ..findings import WARNING, CheckResult, Finding
+
+
+def stale(ws: Workspace) -> list[str]:
+    """The task ids whose worktree or `memento/<ID>` branch has no live claim: the next tick
+    removes them."""
+    found = []
+    for task_id in present(ws, partial(recorded_branch, ws)):
+        claim = read_claim(ws, task_id)
+        if claim is None or claim_is_stale(claim, float("inf")) is not None:
+            found.append(task_id)
+    return found
 
 
 def check_worktrees(c: Context) -> CheckResult:

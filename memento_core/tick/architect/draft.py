@@ -16,9 +16,10 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 
-from ... import agents, gitops
+from ... import agents
 from ...durations import format_duration
 from ...errors import EXIT_ATTENTION, EXIT_ERROR, EXIT_OK, MementoError
+from ...git.repo import head as git_head
 from ...lines import clipped, strip_controls
 from ...locks import atomic_write_bytes
 from ...plan.edits import edit_plan
@@ -438,7 +439,7 @@ def apply_draft(ws: Workspace, proposal: DraftResult) -> DraftResult:
 def _apply_locked(ctx: TickContext, proposal: DraftResult) -> DraftResult:
     refused = preflight(ctx)
     now = {rel: read_or_none(ctx.root / rel) for rel in WRITABLE}
-    if not refused and (now != proposal.base or gitops.head(ctx.root) != proposal.head):
+    if not refused and (now != proposal.base or git_head(ctx.root) != proposal.head):
         refused = "the plan, the map or HEAD changed since the dry run: draft the plan again"
     if not refused and any(data is None for data in proposal.proposed.values()):
         refused = "the proposal deletes the plan or the map, which is not allowed"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from ... import gitops
+from ...git.run import run_git
 from ...prompt import read_capped
 from ...workspace import Workspace
 
@@ -35,7 +35,7 @@ def fenced(text: str, info: str = "") -> list[str]:
 def file_list(ws: Workspace) -> list[str]:
     """``git ls-files`` of the project, at most MAX_FILES names, the cut said in its last line."""
     try:
-        raw = gitops.run_git(ws.root, ["ls-files", "-z"], check=False).stdout
+        raw = run_git(ws.root, ["ls-files", "-z"], check=False).stdout
     except (OSError, ValueError):
         return ["(the file list could not be read)"]
     names = [n for n in raw.decode("utf-8", "surrogateescape").split("\0") if n]

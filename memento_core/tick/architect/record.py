@@ -3,7 +3,7 @@
 Before the agent starts, :func:`write_record` writes ``.memento/records/ARCHITECT.json``:
 who runs it (pid, the pid's start time, the ``MEMENTO_TICK`` marker its agent carries),
 where it started (HEAD, the untracked files, the cleanignore patterns, the time) and every
-document's bytes; next to it ``ARCHITECT.git``, git's own state (gitstate.to_bytes). A run
+document's bytes; next to it ``ARCHITECT.git``, git's own state (git.state.to_bytes). A run
 that ends, however it ends, removes it after putting things back or committing. When the
 process is killed outright (SIGKILL), the record stays: the next tick (recovery.py) or the
 next ``memento architect`` kills the marked agent and restores everything from it
@@ -20,10 +20,10 @@ from datetime import datetime
 from pathlib import Path
 
 from ...agents.reaper import start_time, tick_identity
+from ...git.state import GitState, from_bytes, to_bytes
 from ...locks import atomic_write_bytes, atomic_write_text
 from ...state import this_host
 from ...workspace import Workspace
-from ..gitstate import GitState, from_bytes, to_bytes
 from . import ARCHITECT_ID
 
 

@@ -30,17 +30,23 @@ from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 
-from ... import agents, gitops, notes, verify_changes
+from ... import agents, notes, verify_changes
 from ...config.model import Config
 from ...durations import format_duration
 from ...errors import EXIT_ATTENTION, EXIT_ERROR, EXIT_OK, MementoError
 from ...fleet import calls as remote
+from ...git import state as git_state
+from ...git.changes import changes_since
+from ...git.commit import fold_commits
+from ...git.repo import head as git_head
+from ...git.repo import is_repo
+from ...git.status import persons_paths, status
 from ...locks import atomic_write_bytes, atomic_write_text
 from ...plan.edits import edit_plan
 from ...plan.scan import decode_text, parse_plan_text
 from ...runlog import utc_stamp
 from ...workspace import OWN_DOCS, Workspace
-from .. import gitstate, guards, ownfiles
+from .. import guards, ownfiles
 from ..attempt import take_snapshot as worker_snapshot
 from ..context import Interrupted, TickContext
 from ..context import _unique as unique_path
@@ -319,7 +325,7 @@ def apply_proposal(ws: Workspace, proposal: ArchitectResult) -> ArchitectResult:
 def _apply_locked(ctx: TickContext, proposal: ArchitectResult) -> ArchitectResult:
     refused = preflight(ctx)
     now = {rel: read_or_none(ctx.root / rel) for rel in WRITABLE}
-    if not refused and (now != proposal.base or gitops.head(ctx.root) != proposal.head):
+    if not refused and (now != proposal.base or git_head(ctx.root) != proposal.head):
         refused = "the plan, the map or the notes changed since the dry run: run the architect again"
     deleted = [rel for rel, data in proposal.proposed.items() if data is None and proposal.base.get(rel) is not None]
     if not refused and deleted:
@@ -397,9 +403,9 @@ def preflight(ctx: TickContext) -> str:
     if running:
         return (f"{', '.join(running)} is running ([~]); the architect runs between tasks "
                 "(a tick recovers a stale claim)")
-    if not gitops.is_repo(ws.root):
+    if not is_repo(ws.root):
         return f"{ws.root} is not a git repository"
-    foreign = sorted({e.path for e in gitops.status(ws.root) if e.path not in OWN_DOCS and e.xy != "??"})
+    foreign = sorted({e.path for e in status(ws.root) if e.path not in OWN_DOCS and e.xy != "??"})
     if foreign:
         return ("uncommitted changes to tracked files (" + ", ".join(foreign[:5])
                 + (" …" if len(foreign) > 5 else "") + "): commit or stash them first, a rollback would undo them")
@@ -412,7 +418,7 @@ def preflight(ctx: TickContext) -> str:
 def take_snapshot(ctx: TickContext) -> ArchitectSnapshot:
     """The worker's snapshot (attempt.take_snapshot) at HEAD, plus every document's bytes and docs/."""
     ws = ctx.ws
-    snap = worker_snapshot(ctx, gitops.head(ws.root), gitops.persons_paths(ws.root))
+    snap = worker_snapshot(ctx, git_head(ws.root), persons_paths(ws.root))
     return ArchitectSnapshot(snap, {rel: read_or_none(ws.root / rel) for rel in OWN_DOCS}, docs_tree(ws))
 
 
@@ -531,14 +537,14 @@ def judge_tree(ctx: TickContext, snap: ArchitectSnapshot, *,
     if impostors:
         reasons.append(f"made Memento's own files (now not regular files): {', '.join(impostors)} (removed)")
     reasons += filter(None, [ownfiles.specials_reason(ownfiles.remove_specials(ws))])
-    found = gitstate.put_back(root, base.git, rollback_folder(ws, f"{ARCHITECT_ID}-git"))  # a decoy .git goes there
+    found = git_state.put_back(root, base.git, rollback_folder(ws, f"{ARCHITECT_ID}-git"))  # a decoy .git goes there
     damage = guards.git_damage(base.git, found) if found is not None else ""
     if damage:
         reasons.append(f"changed git's own state: {damage}")
-    folded = gitops.fold_commits(root, base.base)
+    folded = fold_commits(root, base.base)
     if folded:
         reasons.append(f"made {folded} commit(s) of its own (Memento makes the commit)")
-    changes = gitops.changes_since(root, base.base, set(base.untracked))
+    changes = changes_since(root, base.base, set(base.untracked))
     in_docs = _docs_changed(ws, snap)
     outside = sorted({c.path for c in changes if c.path not in OWN_DOCS and not guards.is_own_temp(c.path)}
                      | set(in_docs))
@@ -604,7 +610,7 @@ def restore_all(ctx: TickContext, snap: ArchitectSnapshot, *, save: bool, person
     ws, base = ctx.ws, snap.snap
     ownfiles.unlink_own_links(ws, base, ARCHITECT_ID, ctx.log_path)
     ownfiles.split_own_hard_links(ws, base, ARCHITECT_ID, ctx.log_path)
-    gitstate.put_back(ctx.root, base.git, rollback_folder(ws, f"{ARCHITECT_ID}-git"))
+    git_state.put_back(ctx.root, base.git, rollback_folder(ws, f"{ARCHITECT_ID}-git"))
     changed = [rel for rel in OWN_DOCS if rel != CHECKPOINT_REL and rel not in persons
                and read_or_none(ws.root / rel) != snap.docs.get(rel)]
     dest = rollback_folder(ws, f"{ARCHITECT_ID}-docs")

@@ -50,6 +50,7 @@ something = 1
     assert cfg.verify_timeout == 90
     assert (cfg.schedule_every, cfg.schedule_every_text) == (900, "15min")
     assert cfg.git_author == "Ada Lovelace <ada@example.org>"
+    assert cfg.author == ("Ada Lovelace", "ada@example.org")  # as git's commits take it
     assert cfg.workers_max == 3
     assert cfg.keys == {"pause": "f7"}
     assert cfg.raw["future"] == {"something": 1}

@@ -16,6 +16,7 @@ import pytest
 from memento_core import fleet
 from memento_core.fleet import remote
 from memento_core.plan.scan import parse_plan_text
+from tests.core.git_calls import watch_git
 
 from ..test_fleet import (
     PY,
@@ -103,8 +104,8 @@ def test_the_replay_of_a_hosts_results_is_what_git_rebase_made_of_them(tmp_path,
     for name, root, replays in (("replayed", clones["a"], True), ("rebased", twin, False)):
         ctx = context(root, "a", monkeypatch)
         calls = []
-        real = fleet.integrate.gitobjects.replay
-        monkeypatch.setattr(fleet.integrate.gitobjects, "replay",
+        real = fleet.integrate.replay
+        monkeypatch.setattr(fleet.integrate, "replay",
                             lambda *a, real=real, replays=replays, calls=calls: calls.append(1) or (real(*a) if replays else None))
         remote.fetch(ctx)
         fleet.integrate.integrate(ctx, remote.remote_head(ctx))
@@ -205,26 +206,19 @@ def test_a_result_replayed_onto_the_remote_is_pushed_before_head_and_the_files_m
     """The window from a fetch to the end of its push is where another host's push loses this
     one its race: the replayed commits are pushed as objects, and HEAD, the index and the files
     move to them after the push (with the documents' commit), not inside the window."""
-    from memento_core import gitops
     from memento_core.tick.context import TaskResult
 
     bare, clones, a, b = two_hosts_a_holding_t1(tmp_path, monkeypatch)
     fleet.sync.sync(b)
     assert fleet.claims.claim(b, b.plan().task("T-2"))  # the remote moves on: a's result must be replayed
     b.fleet.stop_beating()
-    ran, real = [], gitops.run_git
-
-    def recorded(root, args, **kw):
-        if Path(root) == clones["a"]:
-            ran.append(next(arg for arg in args if not arg.startswith("-") and "=" not in arg))
-        return real(root, args, **kw)
-
-    monkeypatch.setattr(gitops, "run_git", recorded)
+    started = watch_git(monkeypatch, [], full=True, where=clones["a"])
     try:
         result = fleet.publish.publish(a, TaskResult("T-1", True), chain=True)
     finally:
         a.fleet.stop_beating()
     assert result.passed, result.reason
+    ran = [next(arg for arg in args if not arg.startswith("-") and "=" not in arg) for args in started]
     window = ran[ran.index("fetch"):ran.index("push") + 1]
     assert "read-tree" not in window and "update-ref" not in window and "merge" not in window, window
     assert "read-tree" in ran[ran.index("push"):]  # the files moved, after the push
@@ -277,21 +271,21 @@ def test_a_chained_claim_is_held_when_the_replay_leaves_plan_notes_and_the_notes
         tmp_path, monkeypatch):
     """The replay's plan notes become a status entry committed after the push: on top of the
     chained claim, which is held first (not left to go stale), and pushed by the next push."""
-    from memento_core import gitobjects
+    from memento_core.git.replay import replay
     from memento_core.tick.context import TaskResult
 
     bare, clones, a, b = two_hosts_a_holding_t1(tmp_path, monkeypatch)
     fleet.sync.sync(b)
     assert fleet.claims.claim(b, b.plan().task("T-2"))
     b.fleet.stop_beating()
-    real = gitobjects.replay
+    real = replay
 
     def with_a_note(*args, **kw):
         out = real(*args, **kw)
         remote.fleet(a).plan_notes.append("T-1: changed here and on the remote; the remote's stands")
         return out
 
-    monkeypatch.setattr(gitobjects, "replay", with_a_note)
+    monkeypatch.setattr(fleet.integrate, "replay", with_a_note)
     try:
         result = fleet.publish.publish(a, TaskResult("T-1", True), chain=True)
         assert result.passed, result.reason

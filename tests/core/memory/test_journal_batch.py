@@ -12,11 +12,11 @@ from types import SimpleNamespace
 import pytest
 from memhelp import mem_git
 
-from memento_core import gitops
 from memento_core.memory import commit_unattributed, store
 from memento_core.memory.journal import record_tick
 from memento_core.memory.layout import GENERATED
 from memento_core.memory.writes import write_entry
+from tests.core.git_calls import stop_watching_git, watch_git
 
 
 @pytest.fixture(autouse=True)
@@ -53,14 +53,13 @@ def test_the_journal_waits_uncommitted_then_one_commit_takes_the_batch(ws, batch
     pending = store.read_pending(ws)
     assert pending["ticks"] == [[1, "T-1 passed"]] and set(pending["files"]) == {page, GENERATED}
     started: list[str] = []
-    real = gitops.run_git
-    monkeypatch.setattr(gitops, "run_git", lambda r, args, **kw: started.append(args[0]) or real(r, args, **kw))
+    watch_git(monkeypatch, started)
     tick(ws, 2)
     assert started == ["status"]  # the check for others' writes; no commit
     assert subjects(ws) == ["memory: create the store"]
     text = (ws.memory_dir / page).read_text()
     assert "Tick #1" in text and "Tick #2" in text
-    monkeypatch.setattr(gitops, "run_git", real)
+    stop_watching_git(monkeypatch)
     tick(ws, 3)
     assert subjects(ws) == ["journal: ticks #1–#3 (3 ticks)", "memory: create the store"]
     body = mem_git(ws, "log", "-1", "--format=%B")

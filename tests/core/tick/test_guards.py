@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from memento_core.gitops import FileChange
+from memento_core.git.changes import FileChange
+from memento_core.git.state import GitState
 from memento_core.plan.scan import parse_plan_text
 from memento_core.receipts import NO_RECEIPTS, Receipts
-from memento_core.tick.gitstate import GitState
 from memento_core.tick.guards import (
     Observed,
     Snapshot,

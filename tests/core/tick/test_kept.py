@@ -7,8 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from memento_core import gitops
-from memento_core.gitops import FileChange
+from memento_core.git.changes import FileChange, changes_since
+from memento_core.git.repo import head
+from memento_core.git.status import persons_paths
 from memento_core.tick import kept
 
 
@@ -30,7 +31,7 @@ def repo(tmp_path: Path) -> Path:
 
 def test_memento_files_and_cleanignored_paths_are_never_removed_a_persons_are_spared(tmp_path):
     root = repo(tmp_path)
-    snap = kept.take(root, gitops.persons_paths(root), keep=["build/"])
+    snap = kept.take(root, persons_paths(root), keep=["build/"])
     for rel in (".memento/claims/T-1.json", "logs/tick_1.log", "memory/x.md", "build/out.txt", "run.log",
                 "data/agents.bin"):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -48,7 +49,7 @@ def test_a_rewrite_with_the_old_mtime_and_size_is_seen_and_restored(tmp_path):
     root = repo(tmp_path)
     env = root / ".env"
     before = env.stat()
-    snap = kept.take(root, gitops.persons_paths(root))
+    snap = kept.take(root, persons_paths(root))
     env.write_text("SECRET=2\n")
     os.utime(env, ns=(before.st_atime_ns, before.st_mtime_ns))
     done = kept.put_back(root, snap)
@@ -59,7 +60,7 @@ def test_a_rewrite_with_the_old_mtime_and_size_is_seen_and_restored(tmp_path):
 
 def test_confined_snapshots_take_no_prints_and_remove_only_new_paths(tmp_path):
     root = repo(tmp_path)
-    snap = kept.take(root, gitops.persons_paths(root), confined=True)
+    snap = kept.take(root, persons_paths(root), confined=True)
     assert not snap.prints and not snap.copies and not snap.walked
     (root / "new.log").write_text("x\n")
     assert kept.put_back(root, snap).removed == ("new.log",)
@@ -74,7 +75,7 @@ def test_links_out_of_the_tree_even_through_another_link_are_named(tmp_path):
     os.symlink("app.py", root / "src" / "fine")
     os.symlink("../.env", root / "src" / "env")
     changes = [FileChange(p, 1, 0, "created") for p in ("src/up", "src/via", "src/fine", "src/env")]
-    reason = kept.link_reason(root, changes, [], kept.take(root, gitops.persons_paths(root)))
+    reason = kept.link_reason(root, changes, [], kept.take(root, persons_paths(root)))
     assert "src/up ->" in reason and "src/via -> up/outside.txt (outside the work tree)" in reason
     assert "src/env -> ../.env (a person's untracked or ignored file)" in reason
     assert "src/fine" not in reason
@@ -99,7 +100,7 @@ def test_confined_scratch_is_printed_and_only_what_changed_of_it_goes(tmp_path):
     """In the sandbox scratch is writable: printed at the snapshot (a stat), so an unchanged cache
     stays (the same inode) and a changed one goes; a person's .env is neither printed nor copied."""
     root = with_caches(tmp_path)
-    snap = kept.take(root, gitops.persons_paths(root), confined=True)
+    snap = kept.take(root, persons_paths(root), confined=True)
     assert set(snap.prints) == {"src/__pycache__/app.cpython-311.pyc", ".pytest_cache/v/cache/nodeids"}
     assert not snap.copies and not snap.walked
     before = inodes(root, [".pytest_cache/v/cache/nodeids"])
@@ -118,7 +119,7 @@ def test_a_folder_swapped_for_a_link_is_the_link_never_what_it_leads_to(tmp_path
     (outside / "v" / "cache" / "nodeids").write_text("theirs\n")
     (outside / "keep.txt").write_text("theirs\n")
     for confined in (False, True):
-        snap = kept.take(root, gitops.persons_paths(root), confined=confined)
+        snap = kept.take(root, persons_paths(root), confined=confined)
         subprocess.run(["rm", "-rf", str(root / ".pytest_cache")], check=True)
         os.symlink(outside, root / ".pytest_cache")
         done = kept.put_back(root, snap)
@@ -133,7 +134,7 @@ def test_a_path_beyond_a_swapped_folder_is_gone_never_read_through_the_link(tmp_
     """src/__pycache__ made a link to a folder holding a changed app.*.pyc: the snapshot's pyc is gone
     (not judged by the file beyond the link), the link goes, the file beyond it stays."""
     root = with_caches(tmp_path)
-    snap = kept.take(root, gitops.persons_paths(root))
+    snap = kept.take(root, persons_paths(root))
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     (elsewhere / "app.cpython-311.pyc").write_bytes(b"someone else's\n")
@@ -154,7 +155,7 @@ def test_the_copies_of_one_snapshot_stop_at_64_mib(tmp_path):
     for name in ("a", "b", "c", "d"):  # 64 MiB exactly: the budget, spent
         (root / "data" / f"{name}.bin").write_bytes(quarter)
     (root / "data" / "e.bin").write_bytes(b"1")  # one byte past it
-    snap = kept.take(root, gitops.persons_paths(root))
+    snap = kept.take(root, persons_paths(root))
     for name in ("d", "e"):
         (root / "data" / f"{name}.bin").write_bytes(b"the agent's\n")
     done = kept.put_back(root, snap)
@@ -167,7 +168,7 @@ def test_ten_changed_files_are_all_named_eleven_say_how_many_more(tmp_path):
     root = repo(tmp_path)
     for i in range(11):
         (root / f"p{i:02}.log").write_text(f"a person's {i}\n")
-    snap = kept.take(root, gitops.persons_paths(root))
+    snap = kept.take(root, persons_paths(root))
     for i in range(10):
         (root / f"p{i:02}.log").write_text("the agent's\n")
     ten = kept.put_back(root, snap)
@@ -185,13 +186,13 @@ def test_bytecode_verify_wrote_where_git_sees_it_is_removed_after_verify(tmp_pat
     is a change git sees (scratch), not an ignored path; it goes after verify, as in a tick."""
     monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
     root = repo(tmp_path)
-    base = gitops.head(root)
-    snap = kept.take(root, gitops.persons_paths(root))
-    untracked = gitops.persons_paths(root)
+    base = head(root)
+    snap = kept.take(root, persons_paths(root))
+    untracked = persons_paths(root)
     subprocess.run([sys.executable, "-c", "import app"], cwd=root / "src", check=True,
                    env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"})
     (pyc,) = (root / "src" / "__pycache__").glob("app.*.pyc")
-    changes = gitops.changes_since(root, base, untracked)
+    changes = changes_since(root, base, untracked)
     log = tmp_path / "tick.log"
     gone = kept.remove_bytecode(root, snap, changes, log)
     rel = pyc.relative_to(root).as_posix()
@@ -206,7 +207,7 @@ def test_a_file_of_20_mib_is_copied_and_one_byte_more_is_printed_only(tmp_path):
     assert kept.COPY_LIMIT == limit
     (root / "data" / "at.bin").write_bytes(b"a" * limit)
     (root / "data" / "over.bin").write_bytes(b"o" * (limit + 1))
-    snap = kept.take(root, gitops.persons_paths(root))
+    snap = kept.take(root, persons_paths(root))
     assert "data/at.bin" in snap.copies and "data/over.bin" not in snap.copies
     assert "data/over.bin" in snap.prints
 
@@ -217,7 +218,7 @@ def test_the_permission_bits_git_does_not_keep_are_restored_and_said(tmp_path):
     root = repo(tmp_path)
     app, src = root / "src" / "app.py", root / "src"
     was_file, was_dir = app.stat().st_mode & 0o7777, src.stat().st_mode & 0o7777
-    snap = kept.take(root, gitops.persons_paths(root))
+    snap = kept.take(root, persons_paths(root))
     app.chmod(0o600)
     src.chmod(0o700)
     log = tmp_path / "tick.log"
@@ -230,10 +231,10 @@ def test_the_permission_bits_git_does_not_keep_are_restored_and_said(tmp_path):
 
 def test_scratch_the_agent_made_is_removed_before_verify_and_said(tmp_path):
     root = repo(tmp_path)
-    base = gitops.head(root)
-    untracked = gitops.persons_paths(root)
+    base = head(root)
+    untracked = persons_paths(root)
     (root / "src" / "app.cpython-311.pyc.1").write_bytes(b"forged")
-    changes = gitops.changes_since(root, base, untracked)
+    changes = changes_since(root, base, untracked)
     assert any(c.scratch for c in changes)
     log = tmp_path / "tick.log"
     kept.remove_scratch(root, changes, log)
@@ -264,7 +265,7 @@ def test_a_restored_file_gets_its_mode_back_not_one_the_umask_makes(tmp_path):
     root = repo(tmp_path)
     persons = root / "data" / "persons.bin"
     persons.chmod(0o440)
-    snap = kept.take(root, gitops.persons_paths(root))
+    snap = kept.take(root, persons_paths(root))
     persons.chmod(0o644)
     persons.write_bytes(b"the agent's\n")
     done = kept.put_back(root, snap)
@@ -276,7 +277,7 @@ def test_tracked_paths_missing_from_the_work_tree_have_no_mode_to_restore(tmp_pa
     root = repo(tmp_path)
     (root / "src" / "app.py").unlink()
     (root / "src").rmdir()  # the first folder git names is gone
-    modes = kept.take(root, gitops.persons_paths(root)).modes
+    modes = kept.take(root, persons_paths(root)).modes
     assert "src" not in modes and "src/app.py" not in modes and ".gitignore" in modes
 
 

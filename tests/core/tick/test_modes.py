@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from memento_core import gitops
-from memento_core.gitops import FileChange
+from memento_core.git.changes import FileChange
+from memento_core.git.status import persons_paths
 from memento_core.tick import kept, modes
 
 U = 0xFFFFFFFF
@@ -44,7 +44,7 @@ def repo(tmp_path: Path) -> Path:
 
 
 def before(root: Path) -> modes.Before:
-    return modes.take(root, kept.tracked_modes(root), gitops.persons_paths(root))
+    return modes.take(root, kept.tracked_modes(root), persons_paths(root))
 
 
 def mode(path: Path) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memento_core.gitops import FileChange
+from memento_core.git.changes import FileChange
 from memento_core.plan.scan import parse_plan_text
 from memento_core.tick.guards import check
 from memento_core.tick.startup import (

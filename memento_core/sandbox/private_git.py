@@ -7,7 +7,7 @@ worker's worktree's) and its own object folder, both in the worker's scratch
 ``.memento/worker/git/``, with the repository's real objects as alternates:
 staging works, and nothing the agent stages reaches ``.git``. Memento's own
 git commands never see them: they run outside the sandbox, with these
-variables removed (gitops.git_env), and the commit is built from the blobs
+variables removed (git.run.git_env), and the commit is built from the blobs
 verify checked. Verify gets the repository as it is (its suite may make git
 repositories of its own, which these variables would aim at the agent's index).
 """
@@ -18,15 +18,13 @@ import os
 import shutil
 from pathlib import Path
 
-from .. import gitops
-
-INDEX_ENV = ("GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES")
+from ..git.run import run_git
 
 
 def _git_paths(root: Path, *names: str) -> list[Path]:
     """``git rev-parse --git-path`` of each name, absolute (a worktree's index is its own)."""
     args = ["rev-parse", "--path-format=absolute", *(a for n in names for a in ("--git-path", n))]
-    out = gitops.run_git(root, args).stdout.decode("utf-8", "surrogateescape")
+    out = run_git(root, args).stdout.decode("utf-8", "surrogateescape")
     return [Path(line) for line in out.splitlines()]
 
 
@@ -58,6 +56,6 @@ def shared_git_dir(root: Path) -> list[Path]:
     visible (under the private /tmp). [] for a plain work tree."""
     if not (root / ".git").is_file() or (root / ".git").is_symlink():
         return []
-    out = gitops.run_git(root, ["rev-parse", "--path-format=absolute", "--git-common-dir"], check=False)
+    out = run_git(root, ["rev-parse", "--path-format=absolute", "--git-common-dir"], check=False)
     path = out.stdout.decode("utf-8", "surrogateescape").strip()
     return [Path(path)] if out.returncode == 0 and path else []

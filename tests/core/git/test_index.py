@@ -1,4 +1,4 @@
-"""The scrubbed index made in Python (memento_core.gitindex) against the one git makes itself
+"""The scrubbed index made in Python (memento_core.git.index) against the one git makes itself
 (``ls-files --stage`` into ``update-index --index-info``), on real indexes written by git:
 versions 2, 3 and 4, flags, conflicts, long and odd names, SHA-256; and the indexes it must
 leave to git (split, sparse, forged)."""
@@ -15,8 +15,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memento_core import gitindex, gitops
-from memento_core.gitops import scrubbed_index
+from memento_core.git.index import _scrubbed_copy, scrubbed, scrubbed_index
+from memento_core.git.repo import empty_tree, repo_dirs
+from memento_core.git.run import run_git
+from memento_core.git.status import persons_paths, status, tracked
+from tests.core.git_calls import watch_git
 
 
 def git(root: Path, *args: str, env: dict | None = None, input: bytes | None = None) -> bytes:
@@ -42,8 +45,8 @@ def by_git(root: Path, tmp: Path) -> bytes:
 
 
 def by_python(root: Path, tmp: Path, fmt: str = "sha1") -> bytes:
-    """The entries of the index gitindex.scrubbed makes from root's real one, read by git."""
-    copied = gitindex.scrubbed((root / ".git" / "index").read_bytes(), fmt)
+    """The entries of the index scrubbed makes from root's real one, read by git."""
+    copied = scrubbed((root / ".git" / "index").read_bytes(), fmt)
     assert copied is not None, "a plain index was left to git"
     index = tmp / "by-python.index"
     index.write_bytes(copied)
@@ -90,7 +93,7 @@ def many(repo: Path) -> Path:
 def test_the_same_entries_as_git_makes(many, tmp_path, version):
     git(many, "update-index", "--index-version", version)
     assert by_python(many, tmp_path) == by_git(many, tmp_path)
-    copied = gitindex.scrubbed((many / ".git" / "index").read_bytes())
+    copied = scrubbed((many / ".git" / "index").read_bytes())
     assert copied[:12] == b"DIRC" + struct.pack(">II", 2, 9)
     assert any(len(path) > 0xFFF for path in by_git(many, tmp_path).split(b"\0"))
     # No stat data and no flag but the name's length: assume-unchanged, skip-worktree and
@@ -124,7 +127,7 @@ def test_a_sha256_repository(tmp_path):
     assert len(git(root, "ls-files", "--stage").split()[1]) == 64
     assert by_python(root, tmp_path, "sha256") == by_git(root, tmp_path)
     # The object format is the repository's, not what the checksum would fit.
-    assert gitindex.scrubbed((root / ".git" / "index").read_bytes(), "sha1") is None
+    assert scrubbed((root / ".git" / "index").read_bytes(), "sha1") is None
 
 
 def test_split_and_sparse_indexes_are_left_to_git(repo, tmp_path):
@@ -133,13 +136,13 @@ def test_split_and_sparse_indexes_are_left_to_git(repo, tmp_path):
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "seed")
     git(repo, "update-index", "--split-index")
-    assert gitindex.scrubbed((repo / ".git" / "index").read_bytes()) is None
+    assert scrubbed((repo / ".git" / "index").read_bytes()) is None
     git(repo, "update-index", "--no-split-index")
-    assert gitindex.scrubbed((repo / ".git" / "index").read_bytes()) is not None
+    assert scrubbed((repo / ".git" / "index").read_bytes()) is not None
     git(repo, "sparse-checkout", "init", "--cone", "--sparse-index")
     git(repo, "sparse-checkout", "set", "nothing")
     assert b"sdir" in (repo / ".git" / "index").read_bytes()
-    assert gitindex.scrubbed((repo / ".git" / "index").read_bytes()) is None
+    assert scrubbed((repo / ".git" / "index").read_bytes()) is None
 
 
 def forged(entries: list[tuple[bytes, int]], *, fix_sum: bool = True, mode: int = 0o100644) -> bytes:
@@ -167,32 +170,27 @@ def forged(entries: list[tuple[bytes, int]], *, fix_sum: bool = True, mode: int 
 ], ids=["unsorted", "twice", "merged-and-not", "file-and-folder", "dot-git", "dot-dot", "absolute", "dot-git-case",
         "ntfs-short-name", "ntfs-trailing-dot"])
 def test_a_forged_index_is_left_to_git(entries):
-    assert gitindex.scrubbed(forged(entries)) is None
+    assert scrubbed(forged(entries)) is None
 
 
 def test_a_forged_index_that_is_plain_is_taken():
-    assert gitindex.scrubbed(forged([(b"a", 0), (b"b/c", 0)])) is not None  # the control of the above
-    assert gitindex.scrubbed(forged([(b"a", 0)], fix_sum=False)) is None  # a wrong checksum
-    assert gitindex.scrubbed(forged([(b"a", 0)])[:-25] + forged([(b"a", 0)])[-20:]) is None  # cut short
-    assert gitindex.scrubbed(b"") is None and gitindex.scrubbed(b"DIRC") is None
+    assert scrubbed(forged([(b"a", 0), (b"b/c", 0)])) is not None  # the control of the above
+    assert scrubbed(forged([(b"a", 0)], fix_sum=False)) is None  # a wrong checksum
+    assert scrubbed(forged([(b"a", 0)])[:-25] + forged([(b"a", 0)])[-20:]) is None  # cut short
+    assert scrubbed(b"") is None and scrubbed(b"DIRC") is None
     for mode in (0, 0o010644, 0o040000, 0o100600):  # git's diff would stop on these ("unsupported ce_mode")
-        assert gitindex.scrubbed(forged([(b"a", 0)], mode=mode)) is None
-    assert gitindex.scrubbed(forged([(b".github/workflows/ci.yml", 0)])) is not None
+        assert scrubbed(forged([(b"a", 0)], mode=mode)) is None
+    assert scrubbed(forged([(b".github/workflows/ci.yml", 0)])) is not None
 
 
 def test_scrubbed_index_runs_one_git_command_for_a_plain_index(many, monkeypatch):
     """The point of it: the copy costs no process (only the refresh does); a split index
     still gets its copy, from git."""
     started: list[str] = []
-    real = gitops.run_git
-
-    def counted(root, args, **kw):
-        started.append(args[0])
-        return real(root, args, **kw)
-
-    gitops.repo_dirs(many)  # asked of git once per process and folder, not per copy
-    gitops.empty_tree(many)  # so is the object format
-    monkeypatch.setattr(gitops, "run_git", counted)
+    real = run_git
+    repo_dirs(many)  # asked of git once per process and folder, not per copy
+    empty_tree(many)  # so is the object format
+    watch_git(monkeypatch, started)
     write(many, "a.txt", b"changed under assume-unchanged\n")
     with scrubbed_index(many) as env:
         assert started == ["update-index"]
@@ -207,29 +205,23 @@ def test_scrubbed_index_runs_one_git_command_for_a_plain_index(many, monkeypatch
 
 
 def test_one_status_is_one_git_command_and_still_sees_what_the_flags_and_a_forged_stat_hid(many, monkeypatch):
-    """gitops.status runs git status alone on the copy, no refresh before it (issue 42: a tick
+    """status runs git status alone on the copy, no refresh before it (issue 42: a tick
     pays one process per status read): what the copy's empty stat data cannot vouch for, git
     status hashes itself, so an assume-unchanged or skip-worktree file that changed, and one
     changed with its size and mtime put back, are seen; the files that did not change are not."""
-    gitops.repo_dirs(many)
+    repo_dirs(many)
     started: list[str] = []
-    real = gitops.run_git
-
-    def counted(root, args, **kw):
-        started.append(args[0])
-        return real(root, args, **kw)
-
-    monkeypatch.setattr(gitops, "run_git", counted)
-    assert {e.path for e in gitops.status(many)} == {"new.txt"}  # its intent-to-add only
+    watch_git(monkeypatch, started)
+    assert {e.path for e in status(many)} == {"new.txt"}  # its intent-to-add only
     assert started == ["status"]
     write(many, "a.txt", b"Y\n")  # assume-unchanged, the same size
     write(many, "a/b.txt", b"changed under skip-worktree\n")
     st = os.stat(many / "run.sh")
     write(many, "run.sh", b"#!/bin/X\n")  # the same size and times (the copy has neither)
     os.utime(many / "run.sh", ns=(st.st_atime_ns, st.st_mtime_ns))
-    assert {e.path for e in gitops.status(many)} == {"new.txt", "a.txt", "a/b.txt", "run.sh"}
+    assert {e.path for e in status(many)} == {"new.txt", "a.txt", "a/b.txt", "run.sh"}
     started.clear()
-    assert gitops.persons_paths(many) == set()
+    assert persons_paths(many) == set()
     assert started == ["status", "ls-files"]
 
 
@@ -240,7 +232,7 @@ def test_an_index_that_is_a_fifo_is_never_waited_on(repo):
     index = repo / ".git" / "index"
     index.unlink()
     os.mkfifo(index)
-    assert gitops._scrubbed_copy(index, repo) is None  # opened without blocking, then refused
+    assert _scrubbed_copy(index, repo) is None  # opened without blocking, then refused
 
 
 # -- Forged lengths: the copy and git must never disagree about what is staged ------------------
@@ -263,7 +255,7 @@ def git_view(root: Path, index: bytes, tmp: Path) -> subprocess.CompletedProcess
 
 def assert_same_as_git(root: Path, index: bytes, tmp: Path, fmt: str = "sha1") -> None:
     """The copy is refused, or git reads the same entries in it as in the original."""
-    copied = gitindex.scrubbed(index, fmt)
+    copied = scrubbed(index, fmt)
     if copied is None:
         return
     original = git_view(root, index, tmp)
@@ -287,7 +279,7 @@ def test_a_forged_name_length_is_read_as_git_reads_it(repo, tmp_path):
     staged = git(repo, "ls-files", "--stage")
     assert person.hex().encode() in staged and agent.hex().encode() not in staged
     assert_same_as_git(repo, index, tmp_path)
-    assert gitindex.scrubbed(index) is None
+    assert scrubbed(index) is None
     with scrubbed_index(repo) as env:  # the guards' copy, made by git instead
         assert git(repo, "ls-files", "--stage", env=env) == staged
 
@@ -370,20 +362,19 @@ def test_the_copy_never_sees_other_entries_than_git_heavy(bare_repo, tmp_path, i
 
 
 def test_tracked_paths_read_here_are_the_ones_git_lists(many, monkeypatch):
-    """gitops.tracked (issue 42: the snapshot's tracked files with no process): what `git ls-files
+    """tracked (issue 42: the snapshot's tracked files with no process): what `git ls-files
     -z -- .` lists, from the top level and from a folder below it, a long name, an odd one, an
     intent-to-add and a skip-worktree entry among them; a split index is left to git."""
     def listed(root):
         return [p for p in git(root, "ls-files", "-z", "--", ".").decode("utf-8", "surrogateescape").split("\0") if p]
 
     started: list[str] = []
-    real = gitops.run_git
-    gitops.repo_dirs(many)
-    gitops.repo_dirs(many / "a")
-    monkeypatch.setattr(gitops, "run_git", lambda r, args, **kw: started.append(args[0]) or real(r, args, **kw))
-    assert gitops.tracked(many) == listed(many)
-    assert gitops.tracked(many / "a") == listed(many / "a") == ["b.txt"]
+    repo_dirs(many)
+    repo_dirs(many / "a")
+    watch_git(monkeypatch, started)
+    assert tracked(many) == listed(many)
+    assert tracked(many / "a") == listed(many / "a") == ["b.txt"]
     assert started == []
     git(many, "update-index", "--split-index")
-    assert gitops.tracked(many) == listed(many)
+    assert tracked(many) == listed(many)
     assert started == ["ls-files"]

@@ -1,10 +1,10 @@
 """The git worktrees of parallel workers (SPEC §12): `.memento/worktrees/<ID>/` on `memento/<ID>`.
 
-Plain git plumbing, run the hardened way (gitops.run_git): make a task's
+Plain git plumbing, run the hardened way (run.run_git): make a task's
 worktree from a commit, rebase its one commit onto the main branch's HEAD
 (naming the conflicting paths when it cannot), read what that commit changes,
 remove a worktree and its branch, and list the ones that are there. Nothing
-here edits a plan, a note or the status log: workers.py does that, in the
+here edits a plan, a note or the status log: tick/workers.py does that, in the
 main work tree, under the tick's lock.
 """
 
@@ -13,11 +13,15 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
-from .. import gitops
+from ..runlog import rollback_folder
 from ..workspace import Workspace
-from .rollback import rollback_folder
+from .commit import Author, identity_env
+from .objects import GONE, Blob, hash_blobs
+from .repo import head
+from .run import git_env, run_git
 
 BRANCH_PREFIX = "memento/"
 WORKTREES_REL = ".memento/worktrees"
@@ -55,7 +59,7 @@ def task_of(ref: str) -> str:
 
 def refs(root: Path) -> dict[str, str]:
     """Every ref under refs/heads/ and its commit."""
-    out = gitops.run_git(root, ["for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/"]).stdout
+    out = run_git(root, ["for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/"]).stdout
     found = {}
     for line in out.decode("utf-8", "surrogateescape").splitlines():
         sha, _, name = line.partition(" ")
@@ -65,7 +69,7 @@ def refs(root: Path) -> dict[str, str]:
 
 def head_ref(root: Path) -> str | None:
     """The branch the main work tree is on (``refs/heads/main``), None when detached."""
-    proc = gitops.run_git(root, ["symbolic-ref", "-q", "HEAD"], check=False)
+    proc = run_git(root, ["symbolic-ref", "-q", "HEAD"], check=False)
     return proc.stdout.decode("utf-8", "surrogateescape").strip() or None
 
 
@@ -75,41 +79,39 @@ def add(ws: Workspace, task_id: str, base: str, branch: str) -> Path:
     remove(ws, task_id)
     path = worktree_path(ws, task_id)
     path.parent.mkdir(parents=True, exist_ok=True)
-    gitops.run_git(ws.root, ["worktree", "add", "--quiet", "-b", branch[len("refs/heads/"):], str(path), base])
+    run_git(ws.root, ["worktree", "add", "--quiet", "-b", branch[len("refs/heads/"):], str(path), base])
     return path
 
 
-def remove(ws: Workspace, task_id: str, branch: str | None = None) -> list[str]:
+def remove(ws: Workspace, task_id: str, branch: str | None = None, recorded: str = "") -> list[str]:
     """Remove the task's worktree and its branch: ``branch`` when the caller knows it, else the
-    one the task's record names or its worktree has checked out (ours_of); never another
-    branch. What was removed (nothing when neither was there)."""
+    one the task's record names (``recorded``) or its worktree has checked out (ours_of); never
+    another branch. What was removed (nothing when neither was there)."""
     removed = []
     path = worktree_path(ws, task_id)
-    for ref in sorted({branch} if branch else ours_of(ws, task_id)):
+    for ref in sorted({branch} if branch else ours_of(ws, task_id, recorded)):
         if task_of(ref) != task_id:
             continue  # a name that is no worker's of this task (a forged record, a person's checkout)
-        if gitops.run_git(ws.root, ["rev-parse", "-q", "--verify", ref], check=False).returncode == 0:
-            gitops.run_git(ws.root, ["update-ref", "-d", ref], check=False)
+        if run_git(ws.root, ["rev-parse", "-q", "--verify", ref], check=False).returncode == 0:
+            run_git(ws.root, ["update-ref", "-d", ref], check=False)
             removed.append(f"branch {ref[len('refs/heads/'):]}")
     if path.exists() or path.is_symlink():
-        gitops.run_git(ws.root, ["worktree", "remove", "--force", "--force", str(path)], check=False)
+        run_git(ws.root, ["worktree", "remove", "--force", "--force", str(path)], check=False)
         if path.exists() or path.is_symlink():
             if path.is_dir() and not path.is_symlink():
                 shutil.rmtree(path, ignore_errors=True)
             else:
                 path.unlink(missing_ok=True)
         removed.insert(0, f"{WORKTREES_REL}/{task_id}")
-    gitops.run_git(ws.root, ["worktree", "prune"], check=False)
+    run_git(ws.root, ["worktree", "prune"], check=False)
     return removed
 
 
-def ours_of(ws: Workspace, task_id: str, linked: dict[str, str] | None = None) -> set[str]:
-    """The branches of Memento's for ``task_id``: the one its record names, the one its worktree
-    under `.memento/worktrees/` has checked out (``linked``: _linked_branches, when known)."""
-    from .record import read_record
-
-    rec = read_record(ws, task_id)
-    found = {rec.branch} if rec is not None and rec.branch else set()
+def ours_of(ws: Workspace, task_id: str, recorded: str = "", linked: dict[str, str] | None = None) -> set[str]:
+    """The branches of Memento's for ``task_id``: ``recorded``, the one its record names ('' when
+    none: tick/record.py reads it), the one its worktree under `.memento/worktrees/` has checked
+    out (``linked``: _linked_branches, when known)."""
+    found = {recorded} if recorded else set()
     where = str(worktree_path(ws, task_id).resolve())
     found.update(ref for ref, at in (_linked_branches(ws) if linked is None else linked).items() if at == where)
     return found
@@ -121,9 +123,9 @@ def save_work(ws: Workspace, task_id: str, base: str | None) -> list[str]:
     path = worktree_path(ws, task_id)
     if not base or not (path / ".git").exists():
         return []
-    gitops.run_git(path, ["add", "-A", "-N", "--", "."], check=False)  # untracked files show in the diff
-    diff = gitops.run_git(path, ["diff", "--binary", base, "--"], check=False).stdout
-    commits = gitops.run_git(path, ["format-patch", "--stdout", "--binary", f"{base}..HEAD"], check=False).stdout
+    run_git(path, ["add", "-A", "-N", "--", "."], check=False)  # untracked files show in the diff
+    diff = run_git(path, ["diff", "--binary", base, "--"], check=False).stdout
+    commits = run_git(path, ["format-patch", "--stdout", "--binary", f"{base}..HEAD"], check=False).stdout
     if not diff and not commits:
         return []
     dest = rollback_folder(ws, f"stale-{task_id}-worktree")
@@ -133,10 +135,11 @@ def save_work(ws: Workspace, task_id: str, base: str | None) -> list[str]:
     return [f"its work saved in {ws.rel(dest)}"]
 
 
-def present(ws: Workspace) -> list[str]:
+def present(ws: Workspace, recorded: Callable[[str], str]) -> list[str]:
     """The task ids that have a worktree folder or a branch of Memento's now (ours_of: the one its
-    record names, one a worktree under `.memento/worktrees/` has checked out). A person's own
-    `memento/<name>` branch is none of these and stays, even one named like a task."""
+    record names, ``recorded(task_id)``, one a worktree under `.memento/worktrees/` has checked
+    out). A person's own `memento/<name>` branch is none of these and stays, even one named like
+    a task."""
     ids = set()
     folder = worktrees_dir(ws)
     if folder.is_dir():
@@ -144,7 +147,7 @@ def present(ws: Workspace) -> list[str]:
     linked = _linked_branches(ws)
     for name in refs(ws.root):
         task_id = task_of(name)
-        if task_id and task_id not in ids and name in ours_of(ws, task_id, linked):
+        if task_id and task_id not in ids and name in ours_of(ws, task_id, recorded(task_id), linked):
             ids.add(task_id)
     return sorted(ids)
 
@@ -152,7 +155,7 @@ def present(ws: Workspace) -> list[str]:
 def _linked_branches(ws: Workspace) -> dict[str, str]:
     """The branches checked out by a worktree under `.memento/worktrees/` (`git worktree list`):
     branch -> the worktree's resolved path."""
-    out = gitops.run_git(ws.root, ["worktree", "list", "--porcelain", "-z"], check=False).stdout
+    out = run_git(ws.root, ["worktree", "list", "--porcelain", "-z"], check=False).stdout
     folder, found, where = str(worktrees_dir(ws).resolve()), {}, ""
     for field in out.decode("utf-8", "surrogateescape").split("\0"):
         if field.startswith("worktree "):
@@ -162,36 +165,36 @@ def _linked_branches(ws: Workspace) -> dict[str, str]:
     return found
 
 
-def rebase(worktree: Path, onto: str, author: str = "") -> tuple[str | None, list[str], str]:
+def rebase(worktree: Path, onto: str, author: Author | None = None) -> tuple[str | None, list[str], str]:
     """Rebase the worktree's branch onto ``onto``: (the new tip or None, the conflicting paths, git's
     message). On a conflict the rebase is aborted and the branch is as it was."""
-    env = gitops.git_env(gitops.identity_env(worktree, author))
-    proc = gitops.run_git(worktree, ["rebase", "--quiet", "--no-autostash", onto], env=env, check=False)
+    env = git_env(identity_env(worktree, author))
+    proc = run_git(worktree, ["rebase", "--quiet", "--no-autostash", onto], env=env, check=False)
     if proc.returncode == 0:
-        return gitops.head(worktree), [], ""
+        return head(worktree), [], ""
     said = proc.stderr.decode("utf-8", "replace").strip() or proc.stdout.decode("utf-8", "replace").strip()
-    listed = gitops.run_git(worktree, ["diff", "--name-only", "-z", "--diff-filter=U"], check=False).stdout
+    listed = run_git(worktree, ["diff", "--name-only", "-z", "--diff-filter=U"], check=False).stdout
     conflicts = sorted(p for p in listed.decode("utf-8", "surrogateescape").split("\0") if p)
-    gitops.run_git(worktree, ["rebase", "--abort"], env=env, check=False)
+    run_git(worktree, ["rebase", "--abort"], env=env, check=False)
     return None, conflicts, said
 
 
-def changes_of(root: Path, commit: str) -> dict[str, gitops.Blob]:
-    """What ``commit`` changes against its parent: path -> (mode, blob id), gitops.GONE when deleted."""
-    out = gitops.run_git(root, ["diff-tree", "-r", "-z", "--no-commit-id", "--no-renames", "--root", commit]).stdout
+def changes_of(root: Path, commit: str) -> dict[str, Blob]:
+    """What ``commit`` changes against its parent: path -> (mode, blob id), GONE when deleted."""
+    out = run_git(root, ["diff-tree", "-r", "-z", "--no-commit-id", "--no-renames", "--root", commit]).stdout
     parts = out.decode("utf-8", "surrogateescape").split("\0")
-    found: dict[str, gitops.Blob] = {}
+    found: dict[str, Blob] = {}
     for i in range(0, len(parts) - 1, 2):
         meta, path = parts[i], parts[i + 1]
         fields = meta.lstrip(":").split()
         if len(fields) < 5:
             continue
         mode, oid, kind = fields[1], fields[3], fields[4]
-        found[path] = gitops.GONE if kind.startswith("D") else (mode, oid)
+        found[path] = GONE if kind.startswith("D") else (mode, oid)
     return found
 
 
-def bring_into(root: Path, onto: str, blobs: dict[str, gitops.Blob]) -> list[str]:
+def bring_into(root: Path, onto: str, blobs: dict[str, Blob]) -> list[str]:
     """Make the main work tree's files ``blobs`` (a commit's changes on top of ``onto``: written,
     or removed when gone), each only while it is exactly as ``onto`` has it; the paths found
     otherwise (a person's edit, an untracked file of theirs). When there are any, the files
@@ -205,8 +208,8 @@ def bring_into(root: Path, onto: str, blobs: dict[str, gitops.Blob]) -> list[str
     paths = sorted(blobs)
     seen = {p: _read(root / p) for p in paths}
     before = _tree_blobs(root, onto, paths)
-    now = gitops.hash_blobs(root, paths)
-    busy = [p for p in paths if now.get(p) != before.get(p, gitops.GONE)]
+    now = hash_blobs(root, paths)
+    busy = [p for p in paths if now.get(p) != before.get(p, GONE)]
     if busy:
         return busy
     new = {p: _blob_data(root, blob) for p, blob in blobs.items()}
@@ -235,19 +238,19 @@ def _read(path: Path) -> _Content:
         return None
 
 
-def _blob_data(root: Path, blob: gitops.Blob) -> _Content:
-    if blob == gitops.GONE:
+def _blob_data(root: Path, blob: Blob) -> _Content:
+    if blob == GONE:
         return None
     mode, oid = blob
-    data = gitops.run_git(root, ["cat-file", "blob", oid]).stdout
+    data = run_git(root, ["cat-file", "blob", oid]).stdout
     return ("link" if mode == "120000" else "exec" if mode == "100755" else "file"), data
 
 
-def _tree_blobs(root: Path, commit: str, paths: list[str]) -> dict[str, gitops.Blob]:
+def _tree_blobs(root: Path, commit: str, paths: list[str]) -> dict[str, Blob]:
     """What ``commit`` has at ``paths`` (relative to ``root``): path -> (mode, blob id); absent ones left out."""
-    found: dict[str, gitops.Blob] = {}
+    found: dict[str, Blob] = {}
     for batch in range(0, len(paths), 200):
-        out = gitops.run_git(root, ["ls-tree", "-z", commit, "--", *paths[batch:batch + 200]]).stdout
+        out = run_git(root, ["ls-tree", "-z", commit, "--", *paths[batch:batch + 200]]).stdout
         for entry in out.decode("utf-8", "surrogateescape").split("\0"):
             meta, _, name = entry.partition("\t")
             fields = meta.split()
@@ -278,15 +281,3 @@ def _replace_if(path: Path, expected: _Content, new: _Content) -> bool:
         os.replace(tmp, path)
     return True
 
-
-def stale(ws: Workspace) -> list[str]:
-    """The task ids whose worktree or `memento/<ID>` branch has no live claim (the doctor's check):
-    the next tick removes them."""
-    from ..state import claim_is_stale, read_claim
-
-    found = []
-    for task_id in present(ws):
-        claim = read_claim(ws, task_id)
-        if claim is None or claim_is_stale(claim, float("inf")) is not None:
-            found.append(task_id)
-    return found

@@ -4,7 +4,7 @@ An agent running unconfined can write `.git/config` (hooks path, fsmonitor,
 filters), `.git/info/exclude` (hide a file), `.git/hooks/`, and move or delete
 any ref: branches, tags, the stash, HEAD itself. :func:`capture` records all
 of that as values before the agent runs; after it (and after verify)
-:func:`restore` puts back whatever differs. guards.git_damage says what
+:func:`restore` puts back whatever differs. tick/guards.git_damage says what
 changed (any change is a failure); this module only reads and writes.
 
 Beyond those, whatever else stands in a git folder that git itself did not write
@@ -42,9 +42,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .. import gitops
 from ..errors import MementoError
 from ..lines import read_regular_or_none
+from .repo import repo_dirs
+from .run import run_git
 
 # Below the common git directory: what configures git, and what hides files from it.
 WATCHED = ("config", "info", "hooks", "objects/info/alternates")
@@ -61,7 +62,7 @@ GIT_WRITES = frozenset({
     "lfs", "annex", "svn",  # the stores of git-lfs, git-annex and git-svn: large, and theirs
 })
 # Names git writes by their beginning: a bisection's files, a split index's shared part, the index
-# `git commit --only` builds, Memento's own private index copies (gitops.scrubbed_index, make_commit).
+# `git commit --only` builds, Memento's own private index copies (index.scrubbed_index, commit.make_commit).
 GIT_WRITES_PREFIXES = ("BISECT_", "sharedindex.", "next-index-", "memento-index.", "memento-scrubbed-index.")
 # Git folders inside the common one (a worktree's, a submodule's): their own strays are captured.
 NESTED_GIT_DIRS = ("worktrees", "modules")
@@ -100,7 +101,7 @@ class GitState:
 def capture(root: Path) -> GitState:
     """Read HEAD, the refs, the watched files, the index and the stash's reflog."""
     root = Path(root)
-    dirs = gitops.repo_dirs(root)
+    dirs = repo_dirs(root)
     git_dir, common = dirs.git_dir, dirs.common_dir
     return GitState(
         head=_head(root, git_dir), refs=_refs(root), files=_files(common),
@@ -126,9 +127,9 @@ def restore(root: Path, snap: GitState, now: GitState | None = None, save_to: Pa
     _restore_refs(root, snap, now)
     if now.head != snap.head:
         if snap.branch:
-            gitops.run_git(root, ["symbolic-ref", "HEAD", snap.branch])
+            run_git(root, ["symbolic-ref", "HEAD", snap.branch])
         else:
-            gitops.run_git(root, ["update-ref", "--no-deref", "HEAD", snap.head])
+            run_git(root, ["update-ref", "--no-deref", "HEAD", snap.head])
     if read_plain(common / STASH_LOG) != snap.stash_log:
         _put(common / STASH_LOG, snap.stash_log, 0o100644)
     if read_plain(git_dir / "index") != snap.index:
@@ -287,7 +288,7 @@ def _watched(rel: str) -> bool:
 
 
 def _dirs(root: Path) -> tuple[Path, Path]:
-    dirs = gitops.repo_dirs(root)
+    dirs = repo_dirs(root)
     return dirs.git_dir, dirs.common_dir
 
 
@@ -303,10 +304,10 @@ def _head(root: Path, git_dir: Path | None = None) -> str:
         named = _branch_named(git_dir / "HEAD")
         if named:
             return "ref: " + named
-    proc = gitops.run_git(root, ["symbolic-ref", "-q", "HEAD"], check=False)
+    proc = run_git(root, ["symbolic-ref", "-q", "HEAD"], check=False)
     if proc.returncode == 0:
         return "ref: " + proc.stdout.decode("utf-8", "surrogateescape").strip()
-    proc = gitops.run_git(root, ["rev-parse", "-q", "--verify", "HEAD"], check=False)
+    proc = run_git(root, ["rev-parse", "-q", "--verify", "HEAD"], check=False)
     return proc.stdout.decode().strip()
 
 
@@ -331,7 +332,7 @@ def watched_refs(root: Path) -> dict[str, str]:
 
 
 def _refs(root: Path) -> dict[str, str]:
-    out = gitops.run_git(root, ["for-each-ref", "--format=%(objectname) %(refname)"]).stdout
+    out = run_git(root, ["for-each-ref", "--format=%(objectname) %(refname)"]).stdout
     refs = {}
     for line in out.decode("utf-8", "surrogateescape").splitlines():
         sha, _, name = line.partition(" ")
@@ -482,10 +483,10 @@ def _save_found(want: Mapping[str, Entry], have: Mapping[str, Entry], dest: Path
 def _restore_refs(root: Path, snap: GitState, now: GitState) -> None:
     mine = {snap.branch}  # HEAD's branch: the guards fold the agent's commits on it
     for name in sorted(set(now.refs) - set(snap.refs) - mine):
-        gitops.run_git(root, ["update-ref", "--no-deref", "-d", name])
+        run_git(root, ["update-ref", "--no-deref", "-d", name])
     for name, sha in sorted(snap.refs.items()):
         if name not in mine and now.refs.get(name) != sha:
-            gitops.run_git(root, ["update-ref", "--no-deref", name, sha])
+            run_git(root, ["update-ref", "--no-deref", name, sha])
 
 
 def _remove(path: Path) -> None:

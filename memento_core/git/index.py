@@ -1,4 +1,5 @@
-"""A git index file's entries, copied without their stat data or flags (gitops.scrubbed_index).
+"""The guards' private copy of the index (:func:`scrubbed_index`): the real index's entries,
+without their stat data or flags (SPEC §13).
 
 The guards judge the work tree through a private index holding the real one's entries (path,
 mode, object, stage) and nothing else: no stat data, no assume-unchanged or skip-worktree flag,
@@ -25,8 +26,17 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import os
 import re
 import struct
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from ..lines import read_regular
+from .repo import repo_dirs
+from .run import git_env, run_git
 
 _HEADER = struct.Struct(">4sII")
 _STAT_BYTES = 40  # ctime, mtime (seconds, nanoseconds), dev, ino, mode, uid, gid, size
@@ -60,7 +70,7 @@ def scrubbed(data: bytes, fmt: str = "sha1") -> bytes | None:
     return bytes(body + hashlib.new(fmt, body).digest())
 
 
-def paths(data: bytes, fmt: str = "sha1") -> list[bytes] | None:
+def entry_paths(data: bytes, fmt: str = "sha1") -> list[bytes] | None:
     """The paths of a plain index's entries (from the top level, in the index's order, a
     conflicted one once per stage as ``git ls-files`` lists it); None where :func:`scrubbed`
     would leave the index to git."""
@@ -177,3 +187,61 @@ def _consistent(entries: list[tuple[bytes, int, bytes, int]]) -> bool:
                 return False
             cut = path.rfind(b"/", 0, cut)
     return True
+
+
+@contextmanager
+def scrubbed_index(root: Path, refresh: bool = True) -> Iterator[dict[str, str]]:
+    """The environment of a private index holding the real index's entries and nothing else.
+
+    Every entry (path, mode, blob, stage) is copied, so what is staged stays staged;
+    their stat data and flags are not, so ``update-index --assume-unchanged`` or
+    ``--skip-worktree`` and a forged stat hide no change: every tracked file is
+    hashed again. The real index is only read: by :func:`_scrubbed_copy` when it is a plain
+    one, else by git (``ls-files --stage`` into ``update-index --index-info``).
+    ``refresh``: the copy's stat data is filled in first (``update-index --refresh``), for
+    several commands in a row; without it one ``git status``, which refreshes what it reads
+    itself, or an ``ls-files`` of what is not tracked (no stat data read) costs one process.
+    """
+    dirs = repo_dirs(root)
+    git_dir, top = str(dirs.git_dir), dirs.top
+    fd, tmp_index = tempfile.mkstemp(prefix="memento-scrubbed-index.", dir=git_dir)
+    os.close(fd)
+    os.unlink(tmp_index)  # a missing index file is an empty index; an empty file is not
+    try:
+        env = git_env({"GIT_INDEX_FILE": tmp_index, "GIT_OPTIONAL_LOCKS": "1"})
+        copied = _scrubbed_copy(dirs.git_dir / "index", dirs.object_format)
+        if copied is None:  # not a plain index (split, sparse, odd): git copies the entries itself
+            entries = run_git(top, ["ls-files", "--stage", "-z"], check=False).stdout
+            run_git(top, ["update-index", "-z", "--index-info"], input=entries, env=env)
+        elif copied:
+            with open(tmp_index, "xb") as fh:  # private: the name mkstemp chose (and unlinked) above
+                fh.write(copied)
+        if refresh:
+            run_git(top, ["update-index", "-q", "--refresh"], env=env, check=False)
+        env["GIT_OPTIONAL_LOCKS"] = "0"
+        yield env
+    finally:
+        remove_index(tmp_index)
+
+
+def _scrubbed_copy(index: Path, fmt: str) -> bytes | None:
+    """The private index's bytes made from the real ``index`` of a repository of object format
+    ``fmt`` (:func:`scrubbed`; b'' when there is none: the copy
+    stays missing, an empty index); None when git must make it: not a plain index, or not a
+    regular file (a link, a FIFO: never followed nor waited on here)."""
+    try:
+        data = read_regular(index)
+    except FileNotFoundError:
+        return b""
+    except OSError:  # NotAFile among them
+        return None
+    return scrubbed(data, fmt)
+
+
+def remove_index(tmp_index: str) -> None:
+    """A private index file and its lock, gone (either may be missing)."""
+    for leftover in (tmp_index, tmp_index + ".lock"):
+        try:
+            os.unlink(leftover)
+        except FileNotFoundError:
+            pass
