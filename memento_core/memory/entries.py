@@ -34,17 +34,18 @@ _DELIM_RE = re.compile(r"^-{3,}\s*$")
 _KEY_RE = re.compile(r"^([A-Za-z_][\w-]*)\s*:")
 
 # The front matter Memento writes (render_front_matter), and the plain `summary: Pin the db image`
-# a person writes, read without YAML. A word starts with a letter (a digit may make a number or a
-# date, a dot an infinity) and has no colon (in a flow list YAML may read one as a mapping), no
-# `#` (a comment after a space) and no character YAML reads apart (a control character, a line
-# or paragraph separator, a Unicode space, the byte order mark); a quoted string has no escape but
-# \" and \\; a date is YYYY-MM-DD, a time the UTC stamp Memento writes.
-_CHAR = "A-Za-z0-9_./+\\-(),;'?!\u00a1-\u1fff\u2010-\u2027\u2030-\u205e\u2070-\u2fff\u3001-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff"
-_WORD = f"[A-Za-z][{_CHAR}]*"
-_QUOTED = r'"(?:[^"\\\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff]|\\["\\])*"'
-_FLOW_ITEM = f"{_QUOTED}|[A-Za-z][A-Za-z0-9_./+-]*"
+# a person writes, read without YAML. A line holds only characters str.isprintable() admits (no
+# control character, line or paragraph separator, Unicode space, byte order mark, private or
+# unassigned code point: characters YAML reads apart or refuses). A word starts with a letter (a
+# digit may make a number or a date, a dot an infinity) and has no colon (in a flow list YAML may
+# read one as a mapping) and no `#` (a comment after a space); a quoted string has no escape but
+# \" and \\; a date is YYYY-MM-DD, a time the UTC stamp Memento writes. (Non-ASCII characters are
+# matched as [^\x00-\x7f]: a class of their ranges costs a tick milliseconds to compile.)
+_CHAR = r"(?:[A-Za-z0-9_./+\-(),;'?!]|[^\x00-\x7f])"
+_QUOTED = r'"(?:[^"\\]|\\["\\])*"'
+_FLOW_ITEM = rf"{_QUOTED}|[A-Za-z][A-Za-z0-9_./+-]*"
 _PLAIN_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: (.+))?")
-_PLAIN_VALUE = re.compile(rf"{_WORD}(?: [{_CHAR}]+)*|{_QUOTED}|\d{{4}}-\d\d-\d\d(?:T\d\d:\d\d:\d\dZ)?")
+_PLAIN_VALUE = re.compile(rf"[A-Za-z]{_CHAR}*(?: {_CHAR}+)*|{_QUOTED}|\d{{4}}-\d\d-\d\d(?:T\d\d:\d\d:\d\dZ)?")
 _FLOW_LIST = re.compile(rf"\[(?:(?:{_FLOW_ITEM})(?:, (?:{_FLOW_ITEM}))*)?\]")
 # What YAML 1.1 (PyYAML) reads as a boolean or a null rather than a string.
 _YAML_WORDS = frozenset("yes Yes YES no No NO true True TRUE false False FALSE on On ON off Off OFF "
@@ -139,7 +140,7 @@ def plain_front_matter(lines: list[str]) -> dict | None:
     is ``key: value`` in the shape render_front_matter writes; None for anything else."""
     meta: dict = {}
     for line in lines:
-        m = _PLAIN_LINE.fullmatch(line)
+        m = _PLAIN_LINE.fullmatch(line) if line.isprintable() else None
         if not m or m.group(1) in meta or m.group(1) in _YAML_WORDS:
             return None
         raw = m.group(2)

@@ -59,6 +59,7 @@ def test_a_persons_plain_summary_is_read_without_yaml():
     "x: a: b", "x: a #comment", "x: a#b", "x: 'single'", 'x: "a\\nb"', 'x: "a\\tb"', 'x: "\\u00e9"', 'x: "a\\/b"',
     'x: "unclosed', 'x: "a" tail', 'x: "a\tb"', "x: a\tb", "x:\ta", "x:  two spaces", "x: trailing ",
     "x: a\x85b", "x: a\u2028b", "x: \ufeffa", "x: a\u00a0b", "x: a\u3000b", "x: a\x7fb", 'x: "a\x85b"',
+    "x: a\ue000b", 'x: "\ue000"', "x: a\ufffeb", 'x: "a\u200bb"', "x: 🔴 core",
     "x: [a, b", "x: [a,b]", "x: [a:b]", "x: [a, [b]]", "x: [1, 2]", "x: [yes]", "x: {a: b}", "x: [a , b]",
     "x: !!str a", "x: &anchor a", "x: *alias", "x: |", "x: >", "x: @a", "x: `a", "x: %a", "x: -a", "x: ?a",
     "x: a\n  continued", "x:\n- a\n- b", "  x: a", "x : a", "x: a\nx: b", "1: a", "-x: a", "x-y: a", "_x: a",
