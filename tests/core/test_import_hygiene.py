@@ -131,9 +131,11 @@ def test_the_command_line_builds_its_parser_without_the_agents_package():
 # import, each a module a tick without that feature never calls. The checkpoint Memento wrote and
 # the memory entries' front matter are read without mistune and PyYAML (markdown/plain.py,
 # memory/entries.plain_front_matter); GitHub's client only where GitHub is called; the fleet's
-# modules only with a remote (fleet/calls.py); the presets of the other CLIs not at all.
+# modules only with a remote (fleet/calls.py); the presets of the other CLIs not at all; a stamp
+# Memento wrote without strptime (runlog.parse_utc_stamp).
 TRIVIAL_TICK_NEVER = ("mistune", "yaml", "frontmatter", "urllib.request", "http", "ssl", "email",
-                      "memento_core.markdown.prose", "memento_core.forge.github", "memento_core.memory.crud")
+                      "memento_core.markdown.prose", "memento_core.forge.github", "memento_core.memory.crud",
+                      "_strptime")
 TRIVIAL_TICK_FLEET = {"memento_core.fleet", "memento_core.fleet.calls", "memento_core.fleet.host"}
 
 _TICKED = (f"import sys\nsys.path[:0] = [{str(ROOT)!r}, *sys.argv[1].split('\\0')]\n"
