@@ -39,13 +39,14 @@ _KEY_RE = re.compile(r"^([A-Za-z_][\w-]*)\s*:")
 # unassigned code point: characters YAML reads apart or refuses). A word starts with a letter (a
 # digit may make a number or a date, a dot an infinity) and has no colon (in a flow list YAML may
 # read one as a mapping) and no `#` (a comment after a space); a quoted string has no escape but
-# \" and \\; a date is YYYY-MM-DD, a time the UTC stamp Memento writes. (Non-ASCII characters are
+# \" and \\; a date is YYYY-MM-DD, a time the UTC stamp Memento writes, in ASCII digits (YAML reads
+# others as text). (Non-ASCII characters are
 # matched as [^\x00-\x7f]: a class of their ranges costs a tick milliseconds to compile.)
 _CHAR = r"(?:[A-Za-z0-9_./+\-(),;'?!]|[^\x00-\x7f])"
 _QUOTED = r'"(?:[^"\\]|\\["\\])*"'
 _FLOW_ITEM = rf"{_QUOTED}|[A-Za-z][A-Za-z0-9_./+-]*"
 _PLAIN_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: (.+))?")
-_PLAIN_VALUE = re.compile(rf"[A-Za-z]{_CHAR}*(?: {_CHAR}+)*|{_QUOTED}|\d{{4}}-\d\d-\d\d(?:T\d\d:\d\d:\d\dZ)?")
+_PLAIN_VALUE = re.compile(rf"[A-Za-z]{_CHAR}*(?: {_CHAR}+)*|{_QUOTED}|[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}}(?:T[0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}}Z)?")
 _FLOW_LIST = re.compile(rf"\[(?:(?:{_FLOW_ITEM})(?:, (?:{_FLOW_ITEM}))*)?\]")
 # What YAML 1.1 (PyYAML) reads as a boolean or a null rather than a string.
 _YAML_WORDS = frozenset("yes Yes YES no No NO true True TRUE false False FALSE on On ON off Off OFF "

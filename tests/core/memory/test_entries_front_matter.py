@@ -60,6 +60,7 @@ def test_a_persons_plain_summary_is_read_without_yaml():
     'x: "unclosed', 'x: "a" tail', 'x: "a\tb"', "x: a\tb", "x:\ta", "x:  two spaces", "x: trailing ",
     "x: a\x85b", "x: a\u2028b", "x: \ufeffa", "x: a\u00a0b", "x: a\u3000b", "x: a\x7fb", 'x: "a\x85b"',
     "x: a\ue000b", 'x: "\ue000"', "x: a\ufffeb", 'x: "a\u200bb"', "x: 🔴 core",
+    "x: \u0662\u0660\u0662\u0666-12-06", "x: 2026-12-06T20:01:0\u0662Z", "x: 2026-12-0\uff16",
     "x: [a, b", "x: [a,b]", "x: [a:b]", "x: [a, [b]]", "x: [1, 2]", "x: [yes]", "x: {a: b}", "x: [a , b]",
     "x: !!str a", "x: &anchor a", "x: *alias", "x: |", "x: >", "x: @a", "x: `a", "x: %a", "x: -a", "x: ?a",
     "x: a\n  continued", "x:\n- a\n- b", "  x: a", "x : a", "x: a\nx: b", "1: a", "-x: a", "x-y: a", "_x: a",
@@ -71,7 +72,7 @@ def test_hostile_blocks_are_read_as_python_frontmatter_reads_them(block):
         _agrees(text)
 
 
-_WORD = st.sampled_from(["a", "Pin", "the", "db", "T-7", "src/a.py", "(it)", "—", "✅", "é", "yes", "no", "on",
+_WORD = st.sampled_from(["a", "Pin", "the", "db", "T-7", "src/a.py", "(it)", "—", "✅", "é", "yes", "no", "on", "\u0662",
                          "null", "1", "1.5", "2026-12-06", "2026-12-06T20:01:02Z", "2026-02-30", "a:b", ":", "#",
                          "'", '"', "\\", "[", "]", "{", "}", ",", "&", "*", "!", "|", ">", "%", "@", "`", "?", "-",
                          "\t", "\x85", "\u2028", "\u00a0", "\ufeff", ".inf", "~", "0x1F"])
@@ -92,7 +93,7 @@ _PLAIN_VALUE = st.one_of(
     st.lists(st.one_of(_SAFE, _WORD), max_size=4).map(lambda ws: '"' + " ".join(ws).replace("\\", "\\\\")
                                                        .replace('"', '\\"') + '"'),
     st.lists(st.one_of(_SAFE, _SAFE.map(lambda w: f'"{w}"')), max_size=4).map(lambda ws: "[" + ", ".join(ws) + "]"),
-    st.sampled_from(["2026-12-06", "2026-12-06T20:01:02Z", ""]),
+    st.sampled_from(["2026-12-06", "2026-12-06T20:01:02Z", "", "2026-12-0\u0666", "2026-12-06T20:01:0\u0662Z"]),
 )
 _PLAIN_BLOCK = st.dictionaries(st.sampled_from(["summary", "tags", "sources", "priority", "updated_at", "x-y", "_k"]),
                                _PLAIN_VALUE, max_size=6).map(
