@@ -70,18 +70,27 @@ class Checkpoint:
 
 
 def parse_checkpoint(text: str) -> Checkpoint:
-    """Read a checkpoint with mistune; sections map to their non-blank lines (list items one each).
-    mistune is imported here, not for `memento status`, which reads no checkpoint."""
-    from .markdown.prose import parse_document
+    """Read a checkpoint; sections map to their non-blank lines (list items one each).
 
-    doc = parse_document(text)
+    The plain shape Memento writes is read line by line (markdown/plain.py); anything else with
+    mistune, imported only then: a tick reads its previous checkpoint every time."""
+    from .markdown.plain import read_plain
+
+    plain = read_plain(text)
+    if plain is not None:
+        title, preamble, sections, order = plain
+    else:
+        from .markdown.prose import parse_document
+
+        doc = parse_document(text)
+        title, preamble, order = doc.title, doc.preamble, doc.order
+        sections = {name: sec.lines for name, sec in doc.sections.items()}
     updated = None
-    for line in doc.preamble:
+    for line in preamble:
         if line.startswith("Last updated:"):
             updated = line.split(":", 1)[1].strip()
-    sections = {name: sec.lines for name, sec in doc.sections.items()}
     lines = text.splitlines()
-    return Checkpoint(doc.title, updated, sections, tuple(doc.order), len(lines))
+    return Checkpoint(title, updated, sections, tuple(order), len(lines))
 
 
 def read_sections(text: str) -> dict[str, list[str]]:
@@ -97,7 +106,11 @@ def is_none(lines: list[str] | None) -> bool:
 
 def person_decisions(text: str) -> list[str]:
     """Key Decisions a person wrote into ``text`` (Memento's own are recomputed, not carried)."""
-    lines = read_sections(text).get("Key Decisions") or []
+    return _person_decisions(read_sections(text))
+
+
+def _person_decisions(sections: dict[str, list[str]]) -> list[str]:
+    lines = sections.get("Key Decisions") or []
     if is_none(lines):
         return []
     out = []
@@ -368,10 +381,11 @@ def write_checkpoint(ws: Workspace, plan: Plan, state: TickState, results=(), *,
 
     def transform(data: bytes) -> bytes | None:
         old = data.decode("utf-8", errors="replace")
-        text = render(ws, plan, state, results, now=now, previous=old)
+        previous = parse_checkpoint(old)  # once: the decisions carried over and the objective compared
+        text = render(ws, plan, state, results, now=now, decisions=_person_decisions(previous.sections))
         if _without_stamp(text) == _without_stamp(old):
             return None
-        old_objective = parse_checkpoint(old).objective if old.strip() else ""
+        old_objective = previous.objective if old.strip() else ""
         new_objective = parse_checkpoint(text).objective
         if (old.strip() and not is_idle_objective(old_objective)
                 and objective_key(old_objective) != objective_key(new_objective)):

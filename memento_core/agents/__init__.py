@@ -25,14 +25,11 @@ from __future__ import annotations
 from .invocation import AgentRequest, AgentSpec, Invocation
 from .logpipe import LineTap, capture, listening
 from .presets import PRESETS, build_invocation
-from .presets.gemini import GEMINI_PROMPT_SUFFIX
-from .presets.openclaw import openclaw_message
 from .process import DEFAULT_GRACE, ProcResult, kill_group, run_in_group, terminate_running
 from .run import agent_env, run_agent
 
 __all__ = [
     "DEFAULT_GRACE",
-    "GEMINI_PROMPT_SUFFIX",
     "PRESETS",
     "AgentRequest",
     "AgentSpec",
@@ -44,7 +41,6 @@ __all__ = [
     "capture",
     "kill_group",
     "listening",
-    "openclaw_message",
     "run_agent",
     "run_in_group",
     "terminate_running",

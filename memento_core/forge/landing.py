@@ -34,7 +34,6 @@ from ..plan.scan import parse_plan_text
 from ..runlog import utc_stamp
 from ..status_log import parse_status
 from ..workspace import Workspace
-from .github import ForgeError
 from .pulls import PullRecord
 
 WORKING = ("unpushed", "open")  # a record whose phase is still Memento's to push
@@ -197,6 +196,9 @@ def open_or_update(client, repo: str, rec: PullRecord, title: str, body: str, ba
             made = client.create_pull(repo, title, rec.branch, base, body)
             number, url, state = int(made.get("number") or 0), str(made.get("html_url") or ""), "open"
             if not number:
+                # imported here: a tick that lands nothing never loads urllib and ssl
+                from .github import ForgeError
+
                 raise ForgeError("GitHub answered the new pull request without its number")
             return replace(rec, number=number, url=url, state=state, error="", updated=utc_stamp())
     if state == "open":

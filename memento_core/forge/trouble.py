@@ -22,7 +22,6 @@ from .. import owned
 from ..lines import clipped
 from ..runlog import cron_log, utc_stamp
 from ..workspace import Workspace
-from .github import GH_SOURCE, TOKEN_ENV
 
 FILE = "forge_trouble.json"
 MAX_MESSAGE = 500
@@ -49,6 +48,9 @@ def current(ws: Workspace) -> dict | None:
 
 def source_of(err) -> str:
     """Where the refused token came from, as the error says it (github.py names the source)."""
+    # imported here: every tick reads the trouble (current), and github.py loads urllib and ssl
+    from .github import GH_SOURCE, TOKEN_ENV
+
     said = getattr(err, "source", "") or ""
     if said:
         return said
@@ -96,6 +98,8 @@ def _entry(ws: Workspace, source: str, doing: str, message: str) -> None:
 
 def action(source: str) -> str:
     """What a person does about a refused token from ``source``."""
+    from .github import GH_SOURCE, TOKEN_ENV
+
     if source == GH_SOURCE:
         return ("log the gh CLI in again (`gh auth login`) with access to the repository, or set "
                 f"{TOKEN_ENV}; Memento tries again each tick")

@@ -19,7 +19,6 @@ from ..lines import read_text_file
 from ..locks import atomic_write_text
 from ..workspace import Workspace
 from .entries import MemoryEntry
-from .gc import gc as run_gc
 from .journal import record_tick
 from .store import (
     UnattributedWrite,
@@ -74,6 +73,8 @@ def weekly_gc(ws: Workspace, now: float | None = None) -> bool:
         last = 0.0
     if now - last < GC_EVERY_DAYS * 86400:
         return False
+    from .gc import gc as run_gc  # here: only the first tick of a week runs it
+
     run_gc(ws)
     atomic_write_text(stamp, json.dumps({"at": now}) + "\n")
     return True

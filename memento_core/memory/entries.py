@@ -1,8 +1,12 @@
 """Memory entries: front matter read leniently, written as minimal line edits (SPEC §9).
 
-python-frontmatter reads; it raises on bad YAML, so every read is wrapped and
-degrades: the summary falls back to the first line of text and updated_at to
-the file's mtime. Writing never goes through python-frontmatter (it drops
+The block Memento writes (one ``key: value`` line per field, a plain word, a
+date, a JSON-quoted string or a flow list of those) is read here without YAML:
+python-frontmatter and PyYAML cost a tick more CPU to import than all its other
+reading of memory/ (issue 42). Any other block goes to python-frontmatter, which
+raises on bad YAML, so every read is wrapped and degrades: the summary falls
+back to the first line of text and updated_at to the file's mtime.
+tests/core/memory/test_entries_front_matter.py holds both readers to the same answer. Writing never goes through python-frontmatter (it drops
 trailing newlines and reorders keys): a new entry gets a front matter block
 rendered here in a fixed key order, an existing one has single key lines
 replaced or inserted and every other line left as it was.
@@ -28,6 +32,25 @@ HEAD_BYTES = 64 * 1024  # front matter lives at the top; never read a huge entry
 
 _DELIM_RE = re.compile(r"^-{3,}\s*$")
 _KEY_RE = re.compile(r"^([A-Za-z_][\w-]*)\s*:")
+
+# The front matter Memento writes (render_front_matter), and the plain `summary: Pin the db image`
+# a person writes, read without YAML. A line holds only characters str.isprintable() admits (no
+# control character, line or paragraph separator, Unicode space, byte order mark, private or
+# unassigned code point: characters YAML reads apart or refuses). A word starts with a letter (a
+# digit may make a number or a date, a dot an infinity) and has no colon (in a flow list YAML may
+# read one as a mapping) and no `#` (a comment after a space); a quoted string has no escape but
+# \" and \\; a date is YYYY-MM-DD, a time the UTC stamp Memento writes, in ASCII digits (YAML reads
+# others as text). (Non-ASCII characters are
+# matched as [^\x00-\x7f]: a class of their ranges costs a tick milliseconds to compile.)
+_CHAR = r"(?:[A-Za-z0-9_./+\-(),;'?!]|[^\x00-\x7f])"
+_QUOTED = r'"(?:[^"\\]|\\["\\])*"'
+_FLOW_ITEM = rf"{_QUOTED}|[A-Za-z][A-Za-z0-9_./+-]*"
+_PLAIN_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: (.+))?")
+_PLAIN_VALUE = re.compile(rf"[A-Za-z]{_CHAR}*(?: {_CHAR}+)*|{_QUOTED}|[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}}(?:T[0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}}Z)?")
+_FLOW_LIST = re.compile(rf"\[(?:(?:{_FLOW_ITEM})(?:, (?:{_FLOW_ITEM}))*)?\]")
+# What YAML 1.1 (PyYAML) reads as a boolean or a null rather than a string.
+_YAML_WORDS = frozenset("yes Yes YES no No NO true True TRUE false False FALSE on On ON off Off OFF "
+                        "null Null NULL".split())
 
 
 @dataclass(frozen=True)
@@ -96,6 +119,46 @@ def _block_end(lines: list[str]) -> int:
     return -1
 
 
+def _plain_value(raw: str) -> object:
+    """A value as YAML reads it, or KeyError when it is not one of the plain shapes."""
+    if raw[0] == '"':
+        return re.sub(r'\\(["\\])', r"\1", raw[1:-1])
+    if raw[0].isdigit():
+        # 2026-12-06 or 2026-12-06T20:00:00Z; a date that does not exist raises ValueError, which
+        # YAML raises too (the caller hands such a block to python-frontmatter)
+        day = dt.date.fromisoformat(raw[:10])
+        if len(raw) == 10:
+            return day
+        return dt.datetime(day.year, day.month, day.day, int(raw[11:13]), int(raw[14:16]), int(raw[17:19]),
+                           tzinfo=dt.UTC)
+    if raw in _YAML_WORDS:
+        raise KeyError(raw)
+    return raw
+
+
+def plain_front_matter(lines: list[str]) -> dict | None:
+    """The front matter block's lines (between the delimiters) as YAML reads them, when every line
+    is ``key: value`` in the shape render_front_matter writes; None for anything else."""
+    meta: dict = {}
+    for line in lines:
+        m = _PLAIN_LINE.fullmatch(line) if line.isprintable() else None
+        if not m or m.group(1) in meta or m.group(1) in _YAML_WORDS:
+            return None
+        raw = m.group(2)
+        try:
+            if raw is None:
+                meta[m.group(1)] = None
+            elif _FLOW_LIST.fullmatch(raw):
+                meta[m.group(1)] = [_plain_value(item) for item in re.findall(_FLOW_ITEM, raw[1:-1])]
+            elif _PLAIN_VALUE.fullmatch(raw):
+                meta[m.group(1)] = _plain_value(raw)
+            else:
+                return None
+        except (KeyError, ValueError):
+            return None
+    return meta
+
+
 def parse_text(text: str) -> ParsedText:
     """Split ``text`` into front matter and body; never raises."""
     text = text.lstrip("\ufeff").replace("\r\n", "\n")
@@ -104,7 +167,11 @@ def parse_text(text: str) -> ParsedText:
     if end < 0:
         return ParsedText({}, text, False, False, 0)
     body = "\n".join(lines[end + 1 :])
-    import frontmatter  # here, not above: a tick whose memory holds no entry never loads YAML
+    if lines[0] == lines[end] == "---":
+        meta = plain_front_matter(lines[1:end])
+        if meta is not None:
+            return ParsedText(meta, body, True, True, end + 1)
+    import frontmatter  # here, not above: a tick whose memory holds only Memento's blocks never loads YAML
 
     try:
         post = frontmatter.loads(text)

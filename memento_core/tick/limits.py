@@ -40,7 +40,7 @@ from pathlib import Path
 
 from .. import agents, spending
 from ..agents.usage import RateLimit
-from ..runlog import utc_stamp
+from ..runlog import parse_utc_stamp, utc_stamp
 from ..spending import Usage, short_count
 from ..workspace import KEPT_DOCS
 from .context import TickContext
@@ -111,10 +111,7 @@ def _still_limited(stamp: str, now: datetime) -> bool:
 
 
 def parse_stamp(stamp: str) -> datetime | None:
-    try:
-        return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-    except (TypeError, ValueError):
-        return None
+    return parse_utc_stamp(stamp)
 
 
 def run_agent(ctx: TickContext, at, prompt_file: Path, run_one: Callable,

@@ -139,3 +139,80 @@ def test_status_json_reads_the_plan_without_loading_its_editor(tmp_path):
     loaded = set(ast.literal_eval(r.stdout.strip().splitlines()[-1]))
     assert {"memento_core.plan.model", "memento_core.plan.scan", "memento_core.config.load"} <= loaded
     assert loaded.isdisjoint({"memento_core.plan.edits", "memento_core.config.write", "memento_core.config.lint"})
+
+
+# A tick of one trivial task (issue 42: ≤ 0.30 s of CPU, bench/tick_git.py): what it must not
+# import, each a module a tick without that feature never calls. The checkpoint Memento wrote and
+# the memory entries' front matter are read without mistune and PyYAML (markdown/plain.py,
+# memory/entries.plain_front_matter); GitHub's client only where GitHub is called; the fleet's
+# modules only with a remote (fleet/calls.py); the presets of the other CLIs not at all; a stamp
+# Memento wrote without strptime (runlog.parse_utc_stamp).
+TRIVIAL_TICK_NEVER = ("mistune", "yaml", "frontmatter", "urllib.request", "http", "ssl", "email",
+                      "memento_core.markdown.prose", "memento_core.forge.github", "memento_core.memory.crud",
+                      "_strptime")
+TRIVIAL_TICK_FLEET = {"memento_core.fleet", "memento_core.fleet.calls", "memento_core.fleet.host"}
+
+_TICKED = (f"import sys\nsys.path[:0] = [{str(ROOT)!r}, *sys.argv[1].split('\\0')]\n"
+           "from memento_core.tick.__main__ import main\n"
+           "rc = main(sys.argv[2:])\nprint(repr({'rc': rc, 'modules': sorted(sys.modules)}))")
+
+
+def _trivial_project(root: Path) -> None:
+    from memento_core.scaffold import init_workspace
+
+    init_workspace(root, project="trivial", commit=False)
+    tasks = "".join(f"- [ ] T-{i} [MODULE:core] Write one file {i}\n  - verify: `true`\n  - context_files: [src/]\n"
+                    for i in (1, 2, 3))
+    (root / "docs" / "MASTER_PLAN.md").write_text(
+        "# MASTER_PLAN: trivial\n\n## Meta\n- tick_mode: auto\n- max_retries: 3\n\n## Phase 1: All\n\n" + tasks,
+        encoding="utf-8")
+    (root / "memento.toml").write_text('[agent]\npreset = "command"\n'
+                                       'command = "sh -c \'echo done > src/out_{task_id}.txt\'"\n'
+                                       '[sandbox]\nmode = "none"\n', encoding="utf-8")
+    (root / "src").mkdir()
+    (root / "src" / "mod.py").write_text("VALUE = 1\n", encoding="utf-8")
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    subprocess.run(["git", "commit", "-qm", "trivial project"], cwd=root, check=True)
+
+
+def test_a_trivial_tick_loads_no_markdown_parser_yaml_http_client_fleet_or_other_preset(tmp_path, git_identity):
+    import site
+
+    root = tmp_path / "trivial"
+    _trivial_project(root)
+    # Without site (-S), so that no .pth file imports anything first; site-packages on the path
+    # by hand, so that a module the tick wrongly imports is found (and seen), not an ImportError.
+    paths = "\0".join(site.getsitepackages())
+    for n in (1, 2):  # the first tick makes the memory store; the second is a tick like any other
+        r = subprocess.run([sys.executable, "-S", "-c", _TICKED, paths, "--project", str(root)],
+                           capture_output=True, text=True, check=True)
+        *said, last = r.stdout.strip().splitlines()
+        report = ast.literal_eval(last)
+        assert report["rc"] == 0 and f"T-{n} passed" in "\n".join(said), r.stdout + r.stderr
+        loaded = set(report["modules"])
+        assert [m for m in loaded if m in TRIVIAL_TICK_NEVER or m.startswith(tuple(
+            f"{never}." for never in TRIVIAL_TICK_NEVER))] == [], n
+        assert {m for m in loaded if m.startswith("memento_core.fleet")} == TRIVIAL_TICK_FLEET
+        assert {m for m in loaded if m.startswith("memento_core.agents.presets.")} == {
+            "memento_core.agents.presets.command"}
+        # what the tick read: the checkpoint it replaced (from the second tick on) and MEMORY.md's entries
+        assert {"memento_core.markdown.plain", "memento_core.memory.entries", "memento_core.checkpoint"} <= loaded
+    # A person's words in the checkpoint outside the plain shape: mistune reads them, and they stay.
+    state = root / "docs" / "CURRENT_STATE.md"
+    text = state.read_text(encoding="utf-8").replace("## Key Decisions\nNone",
+                                                     "## Key Decisions\n- See [the notes](docs/notes.md) first")
+    state.write_text(text, encoding="utf-8")
+    subprocess.run(["git", "commit", "-qam", "a person's decision"], cwd=root, check=True)
+    r = subprocess.run([sys.executable, "-S", "-c", _TICKED, paths, "--project", str(root)],
+                       capture_output=True, text=True, check=True)
+    assert "mistune" in ast.literal_eval(r.stdout.strip().splitlines()[-1])["modules"]
+    assert "- See [the notes](docs/notes.md) first" in state.read_text(encoding="utf-8")
+
+
+def test_every_preset_module_is_registered_under_its_own_name():
+    from memento_core.agents.presets import PRESETS
+
+    modules = sorted(p.stem for p in (ROOT / "memento_core" / "agents" / "presets").glob("*.py")
+                     if p.stem != "__init__")
+    assert sorted(PRESETS) == modules
+    assert {name: spec.name for name, spec in PRESETS.items()} == {name: name for name in modules}

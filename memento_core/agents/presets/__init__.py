@@ -8,28 +8,43 @@ where the documentation is thin. ``[agent] model`` is passed with the CLI's
 model flag when set; ``[agent] extra_args`` come after Memento's flags
 (before a trailing prompt argument).
 
-To add a preset: a module here with its ``build`` and ``SPEC``, one entry
-in ``PRESETS`` below, its name in ``config/model.PRESET_NAMES``.
+To add a preset: a module here with its ``build`` and ``SPEC``, its name in
+``_Presets.NAMES`` below and in ``config/model.PRESET_NAMES``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+import importlib
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from ...config.model import PRESET_NAMES, Config
 from ...errors import MementoError
 from ..invocation import AgentRequest, AgentSpec, Invocation
-from . import aider, claude, codex, command, gemini, openclaw, script
 
-# In the order `memento agents` and the doctor list them.
-PRESETS: dict[str, AgentSpec] = {
-    spec.name: spec
-    for spec in (
-        claude.SPEC, codex.SPEC, aider.SPEC, gemini.SPEC, openclaw.SPEC, command.SPEC, script.SPEC,
-    )
-}
+
+class _Presets(Mapping[str, AgentSpec]):
+    """The presets by name, each module imported the first time its spec is asked for: a tick
+    asks for its own preset only, and importing the other CLIs' (their builders, stream readers
+    and usage parsers) cost every tick a few milliseconds of CPU for nothing (issue 42)."""
+
+    # In the order `memento agents` and the doctor list them; each is the module presets/<name>.py.
+    NAMES = ("claude", "codex", "aider", "gemini", "openclaw", "command", "script")
+
+    def __getitem__(self, name: str) -> AgentSpec:
+        if name not in self.NAMES:
+            raise KeyError(name)
+        return importlib.import_module(f"{__name__}.{name}").SPEC
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.NAMES)
+
+    def __len__(self) -> int:
+        return len(self.NAMES)
+
+
+PRESETS: Mapping[str, AgentSpec] = _Presets()
 
 
 def _preset(name: str) -> AgentSpec:
