@@ -20,7 +20,7 @@ from memento_core.agents import logpipe
 from memento_core.agents.presets import claude, codex, gemini
 from memento_core.agents.stream import MAX_LINE, TEXT_CAP, StreamLog
 
-AGENT = Path(__file__).resolve().parents[1] / "agents" / "reports_like_a_cli.py"
+AGENT = Path(__file__).resolve().parents[2] / "agents" / "reports_like_a_cli.py"
 
 
 def ev(obj: dict) -> bytes:

@@ -29,7 +29,7 @@ from memento_core.agents.usage import (
 )
 from memento_core.spending import Usage, parse_usage_field
 
-FIXTURES = Path(__file__).parent / "fixtures" / "agent_output"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "agent_output"
 NOW = datetime(2026, 12, 1, 10, 0, 0, tzinfo=UTC)
 
 

@@ -28,8 +28,7 @@ from memento_core.scaffold import init_workspace
 from memento_core.tick.__main__ import run_tick
 from memento_core.tick.architect.run import run_architect
 from memento_core.workspace import Workspace
-
-from .test_sandbox import needs_bwrap
+from tests.core.sandbox.test_sandbox import needs_bwrap
 
 REAL_PRESETS = ("claude", "codex", "aider", "gemini", "openclaw")
 

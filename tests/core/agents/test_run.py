@@ -29,7 +29,7 @@ from memento_core.gitops import changes_since, fold_commits, head, untracked
 from memento_core.locks import file_lock
 from memento_core.workspace import Workspace
 
-AGENTS = Path(__file__).resolve().parent.parent / "agents"
+AGENTS = Path(__file__).resolve().parents[2] / "agents"
 GRACE = 0.3
 
 
@@ -203,7 +203,7 @@ def test_script_preset_without_do_and_unknown_presets(tmp_path):
         MementoError, match=r"task T-1 has no `do:` command; the script preset needs one"
     ):
         build_invocation(Config(agent_preset="script"), **request(tmp_path))
-    # Every preset name memento.toml accepts is built (tests/core/test_presets.py has their argv).
+    # Every preset name memento.toml accepts is built (tests/core/agents/test_presets.py has their argv).
     assert build_invocation(Config(agent_preset="claude"), **request(tmp_path)).preset == "claude"
     with pytest.raises(MementoError) as info:
         build_invocation(Config(agent_preset="robot"), **request(tmp_path))
