@@ -16,9 +16,8 @@ from memento_core.config import load_config
 from memento_core.notes import parse_notes
 from memento_core.plan import parse_plan
 from memento_core.tick.__main__ import run_tick
-
-from . import synapse_homeserver
-from .test_engine import HELLO, agent, make_ws
+from tests.core import synapse_homeserver
+from tests.core.scenarios.test_engine import HELLO, agent, make_ws
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("synapse")]  # one homeserver for the module
 nio = pytest.importorskip("nio")

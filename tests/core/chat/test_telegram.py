@@ -17,9 +17,8 @@ from memento_core.errors import MementoError
 from memento_core.notes import parse_notes
 from memento_core.plan import parse_plan
 from memento_core.tick.__main__ import run_tick
-
-from .telegram_standin import TelegramStandIn
-from .test_engine import agent, make_ws
+from tests.core.scenarios.test_engine import agent, make_ws
+from tests.core.telegram_standin import TelegramStandIn
 
 CHAT, PERSON = 123456789, 111222333
 STRANGER_CHAT, STRANGER = 555000555, 999000999
