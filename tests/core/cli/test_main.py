@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 PLAN = "docs/MASTER_PLAN.md"
 
 
@@ -104,7 +104,7 @@ def test_bad_plans_get_one_clear_line_and_exit_2(ws: Path, name: str):
 
 
 def test_huge_plan_and_missing_workspace(tmp_path: Path, ws: Path):
-    sys.path.insert(0, str(Path(__file__).parents[2] / "bench"))
+    sys.path.insert(0, str(Path(__file__).parents[3] / "bench"))
     from plangen import big_plan
 
     text = big_plan(22_000)
