@@ -19,13 +19,12 @@ from memento_core.doctor import CRITICAL, OK, WARNING, check_workspace
 from memento_core.locks import file_lock
 from memento_core.scaffold import init_workspace
 from memento_core.workspace import Workspace
+from tests.core.sandbox.test_network import Listener
+from tests.core.sandbox.test_sandbox import needs_bwrap
 
-from .test_network import Listener
-from .test_sandbox import needs_bwrap
-
-AGENTS = Path(__file__).resolve().parents[1] / "agents"
+AGENTS = Path(__file__).resolve().parents[3] / "agents"
 PY = sys.executable
-SRC = str(Path(__file__).resolve().parents[2])
+SRC = str(Path(__file__).resolve().parents[4])
 
 
 def git(root: Path, *args: str) -> str:
