@@ -20,11 +20,11 @@ import pytest
 from memento_core.plan import parse_plan
 from memento_core.scaffold import init_workspace
 from tests.core.modes import MODES
-from tests.core.test_home import _environ_of
+from tests.core.sandbox.test_home import _environ_of
 from tests.forge_standin import TOKEN
 
 PY = sys.executable
-AGENTS = Path(__file__).resolve().parents[1] / "agents"
+AGENTS = Path(__file__).resolve().parents[2] / "agents"
 REPO = "octo-org/shop"
 BLOCK = "```memento\nverify: test -f {id}.txt\ncontext_files: [{id}.txt]\n```\n"
 

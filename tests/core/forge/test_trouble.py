@@ -11,7 +11,7 @@ import pytest
 
 from memento_core.plan import parse_plan
 from memento_core.status_log import parse_status
-from tests.core.test_forge_comments import (
+from tests.core.forge.test_comments import (
     BLOCK,
     PY,
     cron_log,

@@ -21,7 +21,7 @@ from memento_core.plan import parse_plan
 from memento_core.scaffold import init_workspace
 from memento_core.status_log import parse_status
 from memento_core.workspace import Workspace
-from tests.core.test_forge_comments import AGENTS, PY, env_with, git
+from tests.core.forge.test_comments import AGENTS, PY, env_with, git
 from tests.forge_standin import TOKEN
 
 REPO = "octo-org/shop"
