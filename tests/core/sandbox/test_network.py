@@ -22,9 +22,9 @@ from memento_core.hosts import parse_host
 from memento_core.plan import parse_plan
 from memento_core.sandbox import network
 from memento_core.tick.__main__ import run_tick
+from tests.core.scenarios.test_engine import AGENTS, PY, agent, entries, git
 
 from . import test_sandbox
-from .test_engine import AGENTS, PY, agent, entries, git
 from .test_sandbox import needs_bwrap, sandboxed_ws
 
 outside = test_sandbox.outside  # the fixture: a folder outside the project and outside /tmp

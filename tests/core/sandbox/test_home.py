@@ -29,9 +29,9 @@ from memento_core.errors import MementoError
 from memento_core.plan import parse_plan
 from memento_core.tick.__main__ import run_tick
 from memento_core.workspace import Workspace
+from tests.core.modes import MODES, needs_bwrap
+from tests.core.scenarios.test_engine import HELLO, agent, entries, git
 
-from .modes import MODES, needs_bwrap
-from .test_engine import HELLO, agent, entries, git
 from .test_sandbox import committed_blobs, sandboxed_ws
 
 
@@ -487,7 +487,7 @@ def test_git_add_mv_rm_work_in_the_sandbox_and_nothing_reaches_dot_git(tmp_path)
 
 @needs_bwrap
 def test_git_staging_works_in_a_parallel_workers_worktree_too(tmp_path):
-    from .test_workers import make_parallel_ws
+    from tests.core.test_workers import make_parallel_ws
 
     ws, _ = make_parallel_ws(tmp_path, ["T-1", "T-2"], workers=2)
     tag = uuid.uuid4().hex
@@ -755,7 +755,7 @@ def test_a_home_an_agent_locked_is_emptied_without_the_power_to_ignore_modes(tmp
     code = f"from pathlib import Path; from memento_core.sandbox.home import _clear; _clear(Path({str(home)!r}))"
     try:
         proc = subprocess.run([setpriv, f"--inh-caps={drop}", f"--bounding-set={drop}", sys.executable, "-c", code],
-                              env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])},
+                              env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[3])},
                               capture_output=True, text=True, timeout=60)
         assert proc.returncode == 0, proc.stderr
         assert sorted(p.name for p in home.iterdir()) == [".cache"]

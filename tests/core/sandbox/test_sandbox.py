@@ -25,8 +25,15 @@ from memento_core.plan import parse_plan
 from memento_core.status_log import parse_status
 from memento_core.tick.__main__ import run_tick
 from memento_core.workspace import Workspace
-
-from .test_engine import HELLO, MISBEHAVIOURS, agent, entries, git, make_ws, tree_files
+from tests.core.scenarios.test_engine import (
+    HELLO,
+    MISBEHAVIOURS,
+    agent,
+    entries,
+    git,
+    make_ws,
+    tree_files,
+)
 
 BWRAP = sandbox.bwrap_binary()
 WHY_NOT = sandbox.probe(BWRAP) if BWRAP else "bubblewrap (bwrap) is not installed"
@@ -111,7 +118,7 @@ def test_auto_probes_for_real_a_bwrap_that_cannot_run_is_unconfined(monkeypatch,
     fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", str(tmp_path))
-    # A machine whose files say nothing (the cases they name: tests/core/test_sandbox_reach.py).
+    # A machine whose files say nothing (the cases they name: tests/core/sandbox/test_reach.py).
     monkeypatch.setenv("MEMENTO_SYSTEM_ROOT", str(tmp_path / "machine"))
     found = sandbox.resolve(config_from_dict({"sandbox": {"mode": "auto"}}))
     assert found.as_dict() == {"mode": "none", "confined": False,
@@ -140,7 +147,7 @@ def test_config_defaults_and_values(tmp_path):
     ('network = 1', 3, "unknown network 1"),
     ('writable = "~/.cache"', 3, "expected a list of paths"),
     ('writable = [""]', 3, "expected a list of paths"),
-    # [sandbox] allow (tests/core/test_network.py has the rest of the network's)
+    # [sandbox] allow (tests/core/sandbox/test_network.py has the rest of the network's)
     ('allow = "pypi.org"', 3, "expected a list of hosts"),
     ('allow = ["pypi.org",\n  "https://evil.example/x",\n]', 4, "'https://evil.example/x' is not a host or host:port"),
     ('allow = ["pypi.org:99999"]', 3, "'pypi.org:99999' is not a host"),
