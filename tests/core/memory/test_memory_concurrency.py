@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from memhelp import commit_count, mem_git
+from tests.core.memory.memhelp import commit_count, mem_git
 
 
 def test_twenty_concurrent_writers_distinct_and_identical_paths(no_git_identity, ws):

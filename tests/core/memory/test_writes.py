@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 
 import pytest
-from memhelp import commit_count, memento
 
 from memento_core.errors import MementoError
 from memento_core.memory import read_entry, write_entry
+from tests.core.memory.memhelp import commit_count, memento
 
 
 @pytest.mark.parametrize("path, words", [

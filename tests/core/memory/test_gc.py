@@ -6,11 +6,10 @@ import shutil
 from datetime import date
 from pathlib import Path
 
-from memhelp import mem_git, memento
-
 from memento_core.memory.distill import distill
 from memento_core.memory.entries import load_entry
 from memento_core.memory.gc import gc
+from tests.core.memory.memhelp import mem_git, memento
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "memory_journal_2026-05-01.md"
 TODAY = date(2026, 6, 15)

@@ -10,13 +10,13 @@ import json
 from types import SimpleNamespace
 
 import pytest
-from memhelp import mem_git
 
 from memento_core import gitops
 from memento_core.memory import commit_unattributed, store
 from memento_core.memory.journal import record_tick
 from memento_core.memory.layout import GENERATED
 from memento_core.memory.writes import write_entry
+from tests.core.memory.memhelp import mem_git
 
 
 @pytest.fixture(autouse=True)

@@ -5,12 +5,11 @@ from __future__ import annotations
 import subprocess
 from datetime import UTC, datetime
 
-from memhelp import commit_count, mem_git, memento
-
 from memento_core.memory import entry_history, write_entry
 from memento_core.memory.crud import decide
 from memento_core.memory.entries import load_entry
 from memento_core.memory.store import history
+from tests.core.memory.memhelp import commit_count, mem_git, memento
 
 DAY1 = datetime(2026, 5, 1, 9, 0, 0, tzinfo=UTC)
 DAY2 = datetime(2026, 5, 9, 9, 0, 0, tzinfo=UTC)

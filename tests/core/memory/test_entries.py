@@ -5,10 +5,9 @@ from __future__ import annotations
 import os
 from datetime import UTC, datetime
 
-from memhelp import mem_git
-
 from memento_core.memory import list_entries, read_entry, write_entry
 from memento_core.memory.entries import entry_from_text, load_entry, set_fields
+from tests.core.memory.memhelp import mem_git
 
 MTIME = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC).timestamp()
 
