@@ -22,8 +22,7 @@ from memento_core import receipts
 from memento_core.agents.reaper import subreaper
 from memento_core.plan import parse_plan, skip_task
 from memento_core.tick.receipts import INSIDE, held, inside_the_tick, listening
-
-from .test_engine import HELLO, make_ws
+from tests.core.scenarios.test_engine import HELLO, make_ws
 
 PY = sys.executable
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

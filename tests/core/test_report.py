@@ -11,8 +11,7 @@ from memento_core import report
 from memento_core.cli.main import main as cli
 from memento_core.notes import add_note
 from memento_core.tick.__main__ import run_tick
-
-from .test_engine import agent, make_ws
+from tests.core.scenarios.test_engine import agent, make_ws
 
 
 def task(n: int, *, verify: str = "", extra: str = "") -> str:
