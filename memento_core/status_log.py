@@ -50,23 +50,6 @@ SEPARATOR = "---"
 ARCHIVE_GLOB = "TICK_STATUS_*.md"
 
 TASK_STATUSES = ("SUCCESS", "FAILED", "BLOCKED", "NEEDS INPUT")  # NEEDS INPUT: the worker asked (SPEC §18)
-EVENT_STATUSES = (
-    "STALE",
-    "PLAN INVALID",
-    "PIPELINE BLOCKED",
-    "ALL TASKS COMPLETE",
-    "CIRCUIT BREAKER",
-    "DIRTY TREE",
-    "INTERRUPTED",
-    "RATE LIMITED",
-    "BUDGET REACHED",
-    "WINDOW",
-    "ARCHITECT",
-    "PLAN DRAFTED",
-    "WAITING FOR INPUT",
-    "FORGE",
-    "EVENT",
-)
 
 _ENTRY_RE = re.compile(r"^##[ \t]+\[(?P<ts>[^\]]*)\][ \t]*(?P<rest>.*)$")
 _TICK_RE = re.compile(r"\bTick[ \t]*#?[ \t]*(?P<n>\d+)", re.I)
@@ -172,7 +155,8 @@ class TickEntry:
 
     @property
     def status(self) -> str:
-        """SUCCESS, FAILED, BLOCKED or NEEDS INPUT for a task; an EVENT_STATUSES keyword for an event."""
+        """SUCCESS, FAILED, BLOCKED or NEEDS INPUT for a task; for an event, the keyword of
+        _EVENT_PATTERNS its text holds, else EVENT."""
         event = self.field("Event")
         if event is not None:
             return _event_keyword(event) or "EVENT"
