@@ -370,20 +370,6 @@ def iter_status_archive(archive_dir: Path) -> list[TickEntry]:
     return out
 
 
-def count_entries(path: Path) -> int:
-    """How many entries the status file holds, without building them."""
-    doc = read_doc_or_none(path)
-    if doc is None:
-        return 0
-    step = BlockScanner().step
-    count = 0
-    for raw in doc.lines:
-        s = strip_eol(raw)
-        if step(s) is TEXT and s.startswith("##") and _ENTRY_RE.match(s):
-            count += 1
-    return count
-
-
 def last_entry_for(entries: Iterable[TickEntry], task_id: str) -> TickEntry | None:
     """The newest entry about ``task_id``, or None."""
     last = None
