@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from memento_core.lines import split_lines
 from memento_core.markdown.blocks import (
     COMMENT,
     FENCE_BODY,
@@ -16,12 +17,18 @@ from memento_core.markdown.blocks import (
     TEXT,
     BlockScanner,
     Fence,
-    line_kinds,
+    Kind,
     open_fence,
 )
 from memento_core.notes import parse_notes_text
 from memento_core.plan import parse_plan_text
 from memento_core.status_log import parse_status_text
+
+
+def line_kinds(text: str) -> list[Kind]:
+    """The kind of every line of ``text``, as one scanner steps through them."""
+    step = BlockScanner().step
+    return [step(line.rstrip("\r\n")) for line in split_lines(text)]
 
 
 def test_backtick_and_tilde_fences():

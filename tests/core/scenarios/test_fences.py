@@ -16,10 +16,11 @@ import sys
 import pytest
 
 from memento_core import status_log
-from memento_core.markdown.blocks import fence_for, fenced, line_kinds
+from memento_core.markdown.blocks import fence_for, fenced
 from memento_core.markdown.prose import tokens
 from memento_core.notes import add_note
 from memento_core.plan import parse_plan
+from tests.core.markdown.test_blocks import line_kinds
 from tests.core.modes import MODES
 
 from .test_engine import agent, git, make_ws
