@@ -1,12 +1,24 @@
-"""Lists a person reads are never cut silently (issue 25, item 7): a cut list of ids ends in
-"… and N more", a long reason ends in "…", and the report groups one failure repeated nine
-times into one line (×9) instead of repeating it."""
+"""lines.py: lists a person reads are never cut silently (issue 25, item 7): a cut list of ids ends
+in "… and N more", a long reason in "…"; and the one reader of files refuses what is not a regular
+file (a FIFO, a device, a directory, a symbolic link where it must not follow one), SPEC §13."""
 
 from __future__ import annotations
 
-from memento_core import overview, report
-from memento_core.lines import clipped, listed
-from memento_core.state import TickState
+import os
+from pathlib import Path
+
+import pytest
+
+from memento_core.errors import MementoError
+from memento_core.lines import (
+    NotAFile,
+    clipped,
+    listed,
+    read_bytes,
+    read_regular,
+    read_regular_or_none,
+    read_text_file,
+)
 
 
 def test_listed_and_clipped_say_what_they_cut():
@@ -16,27 +28,26 @@ def test_listed_and_clipped_say_what_they_cut():
     assert clipped("x" * 10, 10) == "x" * 10 and clipped("x" * 11, 10) == "x" * 9 + "…"
 
 
-def test_needs_you_never_cuts_ids_without_saying_so():
-    unsurfaced = [{"task": f"T-{n}"} for n in range(1, 13)]
-    needs = overview.needs_you({"plan_state": "RUNNING"}, TickState(), None, (), unsurfaced)
-    assert needs[-1].text == "12 passed task(s) not yet reviewed: T-1, T-2, T-3, T-4, T-5, … and 7 more"
-    dirty = "\n".join(f"src/f{n}.py" for n in range(8))
-    assert overview.pipeline_word({"plan_state": "RUNNING"}, TickState(dirty_signature=dirty), cron_installed=True,
-                                  cron_daemon=True, auto_tick=False)[1].endswith("… and 5 more")
-
-
-def _doc(failed: list[dict]) -> dict:
-    return {"project": "p", "since": "a", "until": "b", "state": "BLOCKED", "needs_you": [], "ticks": 9,
-            "passed": [], "failed_count": len(failed), "time_seconds": 0.0,
-            "usage": {"tokens_in": 0, "tokens_out": 0, "cost_usd": 0.0}, "failed": {"verify": failed},
-            "blocked": [{"id": "T-2", "title": "t", "retries": 9, "last_reason": "r" * 300}], "unread_notes": []}
-
-
-def test_the_report_groups_a_repeated_failure():
-    same = [{"task": "T-2", "reason": "verify failed with exit code 1"} for _ in range(9)]
-    lines = report.report_lines(_doc([*same, {"task": "T-3", "reason": "boom"}]))
-    failures = [line for line in lines if line.startswith("    ")]
-    assert failures == ["    T-2: verify failed with exit code 1 ×9", "    T-3: boom"]
-    assert "  verify (10):" in lines
-    blocked = next(line for line in lines if line.startswith("  T-2 t"))
-    assert blocked.endswith("…") and len(blocked) < 220
+def test_the_one_reader_refuses_what_is_not_a_regular_file(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path / "file")
+    (tmp_path / "file").write_bytes(b"text")
+    with pytest.raises(IsADirectoryError):
+        read_regular(tmp_path)
+    with pytest.raises(MementoError, match="is a directory"):
+        read_bytes(tmp_path)
+    assert read_regular_or_none(tmp_path) is None
+    for path, said in ((fifo, "is a FIFO"), (Path("/dev/zero"), "is a character device")):
+        with pytest.raises(NotAFile, match=said):
+            read_regular(path)
+        with pytest.raises(NotAFile, match=said):
+            read_bytes(path)  # the documents' reader (the plan, the notes, the status log)
+        with pytest.raises(OSError):
+            read_text_file(path)  # Memento's state files: unreadable, like a missing one
+        assert read_regular_or_none(path) is None
+    with pytest.raises(NotAFile, match="symbolic link"):
+        read_regular(link)
+    assert read_bytes(link) == b"text"  # a person may link a document; it is still a regular file
+    assert read_regular(tmp_path / "file", limit=2) == b"te"

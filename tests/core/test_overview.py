@@ -131,3 +131,12 @@ def test_pausing_refreshes_the_checkpoint(tmp_path: Path, git_identity):
     assert "the pipeline is paused" in ws.checkpoint_path.read_text()
     control.set_mode(ws, "auto")
     assert "the pipeline is paused" not in ws.checkpoint_path.read_text()
+
+
+def test_needs_you_never_cuts_ids_without_saying_so():
+    unsurfaced = [{"task": f"T-{n}"} for n in range(1, 13)]
+    needs = overview.needs_you({"plan_state": "RUNNING"}, TickState(), None, (), unsurfaced)
+    assert needs[-1].text == "12 passed task(s) not yet reviewed: T-1, T-2, T-3, T-4, T-5, … and 7 more"
+    dirty = "\n".join(f"src/f{n}.py" for n in range(8))
+    assert overview.pipeline_word({"plan_state": "RUNNING"}, TickState(dirty_signature=dirty), cron_installed=True,
+                                  cron_daemon=True, auto_tick=False)[1].endswith("… and 5 more")

@@ -19,14 +19,6 @@ from pathlib import Path
 import pytest
 
 from memento_core import status_log
-from memento_core.errors import MementoError
-from memento_core.lines import (
-    NotAFile,
-    read_bytes,
-    read_regular,
-    read_regular_or_none,
-    read_text_file,
-)
 from memento_core.plan import parse_plan
 from tests.core.modes import MODES
 
@@ -136,28 +128,4 @@ def test_the_architect_with_a_fifo_in_docs_finishes_and_is_rolled_back(tmp_path,
                               capture_output=True, text=True).stdout
     assert "memento: architect —" not in subjects
 
-
-def test_the_one_reader_refuses_what_is_not_a_regular_file(tmp_path):
-    fifo = tmp_path / "fifo"
-    os.mkfifo(fifo)
-    link = tmp_path / "link"
-    link.symlink_to(tmp_path / "file")
-    (tmp_path / "file").write_bytes(b"text")
-    with pytest.raises(IsADirectoryError):
-        read_regular(tmp_path)
-    with pytest.raises(MementoError, match="is a directory"):
-        read_bytes(tmp_path)
-    assert read_regular_or_none(tmp_path) is None
-    for path, said in ((fifo, "is a FIFO"), (Path("/dev/zero"), "is a character device")):
-        with pytest.raises(NotAFile, match=said):
-            read_regular(path)
-        with pytest.raises(NotAFile, match=said):
-            read_bytes(path)  # the documents' reader (the plan, the notes, the status log)
-        with pytest.raises(OSError):
-            read_text_file(path)  # Memento's state files: unreadable, like a missing one
-        assert read_regular_or_none(path) is None
-    with pytest.raises(NotAFile, match="symbolic link"):
-        read_regular(link)
-    assert read_bytes(link) == b"text"  # a person may link a document; it is still a regular file
-    assert read_regular(tmp_path / "file", limit=2) == b"te"
 
