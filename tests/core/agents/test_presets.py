@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from memento_core import agents
-from memento_core.agents import GEMINI_PROMPT_SUFFIX, build_invocation, openclaw_message
+from memento_core.agents import GEMINI_PROMPT_SUFFIX, Invocation, build_invocation, openclaw_message
 from memento_core.agents.check import probe, probe_all
 from memento_core.config import Config
 from memento_core.errors import MementoError
@@ -28,6 +28,8 @@ from memento_core.scaffold import init_workspace
 from memento_core.tick.__main__ import run_tick
 from memento_core.tick.architect.run import run_architect
 from memento_core.workspace import Workspace
+from tests.core.agents.test_process import command_config
+from tests.core.agents.test_process import request as command_request
 from tests.core.sandbox.test_sandbox import needs_bwrap
 
 REAL_PRESETS = ("claude", "codex", "aider", "gemini", "openclaw")
@@ -593,3 +595,54 @@ def test_the_worker_the_reviewer_and_the_architect_each_run_their_cli_confined(t
         argv = record["argv"]
         assert argv[argv.index("--permission-mode") + 1] == "bypassPermissions", (role, argv)
         assert record["is_sandbox"] == "1", role
+
+
+# ------------------------------------------------------- the command and script presets' argv
+
+
+def test_command_preset_argv_with_spaces_in_paths(tmp_path):
+    req = command_request(tmp_path)
+    cfg = command_config(
+        "python3 tools/agent.py --prompt={prompt_file} {system_prompt_file} "
+        "'task {task_id}' {workdir} --model {model} '{unknown}'",
+        agent_model="m-1",
+        agent_extra_args=("--yes",),
+    )
+    inv = build_invocation(cfg, **req)
+    assert inv == Invocation(
+        (
+            "python3",
+            "tools/agent.py",
+            f"--prompt={req['prompt_file']}",
+            str(req["system_prompt_file"]),
+            "task T-1",
+            str(tmp_path),
+            "--model",
+            "m-1",
+            "{unknown}",
+            "--yes",
+        ),
+        False,
+        req["prompt_file"],
+        "command",
+    )
+    assert " " in str(req["prompt_file"])
+
+
+def test_command_preset_errors(tmp_path):
+    with pytest.raises(MementoError, match="needs a command"):
+        build_invocation(command_config("   "), **command_request(tmp_path))
+    with pytest.raises(MementoError, match="cannot be split"):
+        build_invocation(command_config("agent 'unclosed"), **command_request(tmp_path))
+
+
+def test_script_preset_without_do_and_unknown_presets(tmp_path):
+    with pytest.raises(
+        MementoError, match=r"task T-1 has no `do:` command; the script preset needs one"
+    ):
+        build_invocation(Config(agent_preset="script"), **command_request(tmp_path))
+    # Every preset name memento.toml accepts is built (tests/core/agents/test_presets.py has their argv).
+    assert build_invocation(Config(agent_preset="claude"), **command_request(tmp_path)).preset == "claude"
+    with pytest.raises(MementoError) as info:
+        build_invocation(Config(agent_preset="robot"), **command_request(tmp_path))
+    assert "unknown agent preset 'robot'" in str(info.value) and "codex" in str(info.value)
