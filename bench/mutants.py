@@ -73,29 +73,29 @@ def _plan_tests(module: str) -> tuple[str, ...]:
 # Each module and the test files that are its own (what a person runs after changing it); a
 # test id (file::name) takes one test of a file that is mostly about something else.
 TESTS: dict[str, tuple[str, ...]] = {
-    "memento_core/tick/guards.py": ("tests/core/tick/test_guards.py", "tests/core/test_empty_change.py",
-                                    "tests/core/test_verify_rewrites.py"),
+    "memento_core/tick/guards.py": ("tests/core/tick/test_guards.py", "tests/core/scenarios/test_empty_change.py",
+                                    "tests/core/scenarios/test_verify_rewrites.py"),
     "memento_core/tick/rollback.py": ("tests/core/tick/test_rollback.py", "tests/core/tick/test_notes_restore.py",
-                                      "tests/core/test_ignored.py",
-                                      "tests/core/test_engine.py::test_each_misbehaviour_fails_with_its_reason_and_rolls_back",
-                                      "tests/core/test_person_receipts.py::test_a_persons_skip_during_a_damaged_run_keeps_its_reason",
-                                      "tests/core/test_person_receipts.py::test_a_persons_skip_while_the_agent_rewrites_its_own_verify_is_kept",
-                                      "tests/core/test_person_receipts.py::test_a_persons_reset_during_a_damaged_run_leaves_retries_0",
-                                      "tests/core/test_person_receipts.py::test_a_persons_pause_during_a_damaged_run_stays_paused"),
-    "memento_core/tick/kept.py": ("tests/core/tick/test_kept.py", "tests/core/test_ignored.py",
-                                  "tests/core/test_persons_untracked.py",
-                                  "tests/core/test_attributes_links.py::test_the_rollback_restores_modes",
-                                  "tests/core/test_attributes_links.py::"
+                                      "tests/core/scenarios/test_ignored.py",
+                                      "tests/core/scenarios/test_engine.py::test_each_misbehaviour_fails_with_its_reason_and_rolls_back",
+                                      "tests/core/scenarios/test_person_receipts.py::test_a_persons_skip_during_a_damaged_run_keeps_its_reason",
+                                      "tests/core/scenarios/test_person_receipts.py::test_a_persons_skip_while_the_agent_rewrites_its_own_verify_is_kept",
+                                      "tests/core/scenarios/test_person_receipts.py::test_a_persons_reset_during_a_damaged_run_leaves_retries_0",
+                                      "tests/core/scenarios/test_person_receipts.py::test_a_persons_pause_during_a_damaged_run_stays_paused"),
+    "memento_core/tick/kept.py": ("tests/core/tick/test_kept.py", "tests/core/scenarios/test_ignored.py",
+                                  "tests/core/scenarios/test_persons_untracked.py",
+                                  "tests/core/scenarios/test_attributes_links.py::test_the_rollback_restores_modes",
+                                  "tests/core/scenarios/test_attributes_links.py::"
                                   "test_a_link_out_of_the_tree_or_at_a_guarded_or_memento_file_is_refused"),
     "memento_core/tick/receipts.py": (
         "tests/core/test_receipts_socket.py",
-        "tests/core/test_person_receipts.py::test_the_agents_raw_commit_in_memory_is_taken_out_of_its_history",
-        "tests/core/test_person_receipts.py::test_a_persons_memory_write_during_the_run_is_theirs_and_the_task_passes",
-        "tests/core/test_person_receipts.py::test_a_person_commit_in_memory_with_one_file_no_person_announced_is_forged",
+        "tests/core/scenarios/test_person_receipts.py::test_the_agents_raw_commit_in_memory_is_taken_out_of_its_history",
+        "tests/core/scenarios/test_person_receipts.py::test_a_persons_memory_write_during_the_run_is_theirs_and_the_task_passes",
+        "tests/core/scenarios/test_person_receipts.py::test_a_person_commit_in_memory_with_one_file_no_person_announced_is_forged",
         "tests/core/test_workers.py::test_a_worker_failing_its_last_retry_blocks_its_task_and_the_other_lands"),
-    "memento_core/receipts.py": ("tests/core/test_receipts_socket.py", "tests/core/test_person_receipts.py"),
-    "memento_core/sandbox/__init__.py": ("tests/core/test_sandbox.py",),
-    "memento_core/sandbox/home.py": ("tests/core/test_home.py",),
+    "memento_core/receipts.py": ("tests/core/test_receipts_socket.py", "tests/core/scenarios/test_person_receipts.py"),
+    "memento_core/sandbox/__init__.py": ("tests/core/sandbox/test_sandbox.py",),
+    "memento_core/sandbox/home.py": ("tests/core/sandbox/test_home.py",),
     # The fleet (tick/remote.py until issue 42): each module against its own tests first, then the
     # fleet's others and its scenarios (a mutant of one module is often seen through another).
     **{f"memento_core/fleet/{name}.py": _fleet_tests(name) for name in FLEET_MODULES},
@@ -106,10 +106,10 @@ TESTS: dict[str, tuple[str, ...]] = {
     "memento_core/plan/scan.py": _plan_tests("scan"),
     "memento_core/plan/edits.py": (*_plan_tests("edits"),
                                    # a person's skip and reset announce themselves to the running tick
-                                   "tests/core/test_person_receipts.py::test_a_persons_skip_during_a_damaged_run_keeps_its_reason",
-                                   "tests/core/test_person_receipts.py::test_a_persons_reset_during_a_damaged_run_leaves_retries_0"),
+                                   "tests/core/scenarios/test_person_receipts.py::test_a_persons_skip_during_a_damaged_run_keeps_its_reason",
+                                   "tests/core/scenarios/test_person_receipts.py::test_a_persons_reset_during_a_damaged_run_leaves_retries_0"),
     "memento_core/notes.py": ("tests/core/test_notes.py",),
-    "memento_core/status_log.py": ("tests/core/test_status_log.py", "tests/core/test_entry_words.py"),
+    "memento_core/status_log.py": ("tests/core/test_status_log.py", "tests/core/scenarios/test_entry_words.py"),
 }
 MODULES = tuple(TESTS)
 

@@ -1,7 +1,7 @@
 """Benchmark: what the sandbox adds to a verify of a real Python project's suite (SPEC §13, issue 36).
 
 The project is the last commit of a replay fixture (tests/fixtures/replay/,
-tests/core/test_replay_cachetools.py): cachetools' whole suite as its CI runs it
+tests/core/scenarios/test_replay_cachetools.py): cachetools' whole suite as its CI runs it
 (``THREADING_TESTS=1 pytest --cov=cachetools --cov-report term-missing``, the
 command of its tox.ini, bytecode, pytest's cache and the coverage file written
 by every run), or ``--project jinja``: jinja's whole suite as its CI runs it
@@ -68,7 +68,9 @@ def _git(root: Path, *args: str) -> str:
 def verify_command(project: str, root: Path) -> str:
     if project == "jinja":
         return f"PYTHONPATH=src {sys.executable} -m pytest -v --tb=short"
-    from tests.core.test_replay_cachetools import tox_command  # the replay's own reading of tox.ini
+    from tests.core.scenarios.test_replay_cachetools import (
+        tox_command,  # the replay's own reading of tox.ini
+    )
 
     return tox_command(root / ".git", "HEAD", [])
 

@@ -161,11 +161,6 @@ def read_bytes(path: Path, display: str | Path | None = None, what: str = "file"
         raise MementoError("permission denied", path=shown) from None
 
 
-def read_doc(path: Path) -> LineDoc:
-    """Read a text file as a LineDoc; a missing file or a directory is a MementoError."""
-    return decode(read_bytes(path), path)
-
-
 def read_bytes_or_none(path: Path) -> bytes | None:
     """A file's bytes, or None when it does not exist; a directory or a FIFO is a MementoError."""
     try:

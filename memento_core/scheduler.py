@@ -212,10 +212,6 @@ class Progress:
     waiting: int = 0  # [?]: a question waits for a person's answer
 
     @property
-    def fraction(self) -> float:
-        return self.done / self.total if self.total else 0.0
-
-    @property
     def left(self) -> int:
         return self.total - self.done
 

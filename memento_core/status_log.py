@@ -50,23 +50,6 @@ SEPARATOR = "---"
 ARCHIVE_GLOB = "TICK_STATUS_*.md"
 
 TASK_STATUSES = ("SUCCESS", "FAILED", "BLOCKED", "NEEDS INPUT")  # NEEDS INPUT: the worker asked (SPEC §18)
-EVENT_STATUSES = (
-    "STALE",
-    "PLAN INVALID",
-    "PIPELINE BLOCKED",
-    "ALL TASKS COMPLETE",
-    "CIRCUIT BREAKER",
-    "DIRTY TREE",
-    "INTERRUPTED",
-    "RATE LIMITED",
-    "BUDGET REACHED",
-    "WINDOW",
-    "ARCHITECT",
-    "PLAN DRAFTED",
-    "WAITING FOR INPUT",
-    "FORGE",
-    "EVENT",
-)
 
 _ENTRY_RE = re.compile(r"^##[ \t]+\[(?P<ts>[^\]]*)\][ \t]*(?P<rest>.*)$")
 _TICK_RE = re.compile(r"\bTick[ \t]*#?[ \t]*(?P<n>\d+)", re.I)
@@ -183,7 +166,8 @@ class TickEntry:
 
     @property
     def status(self) -> str:
-        """SUCCESS, FAILED, BLOCKED or NEEDS INPUT for a task; an EVENT_STATUSES keyword for an event."""
+        """SUCCESS, FAILED, BLOCKED or NEEDS INPUT for a task; for an event, the keyword of
+        _EVENT_PATTERNS its text holds, else EVENT."""
         event = self.field("Event")
         if event is not None:
             return _event_keyword(event) or "EVENT"
@@ -395,20 +379,6 @@ def iter_status_archive(archive_dir: Path) -> list[TickEntry]:
         if file.is_file():  # a FIFO or a folder of that name is no archive (never opened)
             out.extend(parse_status(file))
     return out
-
-
-def count_entries(path: Path) -> int:
-    """How many entries the status file holds, without building them."""
-    doc = read_doc_or_none(path)
-    if doc is None:
-        return 0
-    step = BlockScanner().step
-    count = 0
-    for raw in doc.lines:
-        s = strip_eol(raw)
-        if step(s) is TEXT and s.startswith("##") and _ENTRY_RE.match(s):
-            count += 1
-    return count
 
 
 def last_entry_for(entries: Iterable[TickEntry], task_id: str) -> TickEntry | None:

@@ -221,10 +221,6 @@ class Workspace:
         return self.root / ".memento_alert"
 
     @property
-    def ignore_path(self) -> Path:
-        return self.root / ".memento_ignore"
-
-    @property
     def cleanignore_path(self) -> Path:
         return self.root / ".memento_cleanignore"
 

@@ -69,10 +69,6 @@ class Matrix:
             raise ChatDown("matrix send: an answer without event_id")
         return event_id
 
-    def whoami(self, timeout: float) -> str:
-        doc = self._call("GET", "/account/whoami", timeout)
-        return str(doc.get("user_id") or "?")
-
 
 def reply_target(content: dict) -> str | None:
     """The event a message replies to (``m.relates_to.m.in_reply_to.event_id``), or None."""

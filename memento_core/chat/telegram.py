@@ -47,11 +47,6 @@ class Telegram:
             raise ChatDown("telegram sendMessage: the result has no message_id")
         return result["message_id"]
 
-    def whoami(self, timeout: float) -> str:
-        """The bot's @username (getMe): `memento doctor` and `memento chat test` check the token."""
-        result = self._call("getMe", {}, timeout)
-        return "@" + str(result.get("username") or result.get("id") or "?") if isinstance(result, dict) else "?"
-
 
 def clip(text: str, limit: int = MAX_TEXT) -> str:
     return text if len(text) <= limit else text[: limit - 2] + " …"

@@ -29,8 +29,6 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from functools import lru_cache
 
-from ..lines import split_lines
-
 # The start of an opening fence, for scanners that search a whole text with one
 # regex (the plan's): such a match is confirmed with open_fence.
 FENCE_START = r" {0,3}(?:`{3,}|~{3,})"
@@ -159,9 +157,3 @@ class BlockScanner:
             self.in_comment = comment_stays_open(line)
             return COMMENT
         return TEXT
-
-
-def line_kinds(text: str) -> list[Kind]:
-    """The kind of every line of ``text`` (lines split on ``\\n`` as lines.split_lines does)."""
-    step = BlockScanner().step
-    return [step(line.rstrip("\r\n")) for line in split_lines(text)]

@@ -97,21 +97,9 @@ def entry_history(ws: Workspace, path: str, n: int = 50) -> list[tuple[str, str,
     return [(c.sha, c.date, c.subject) for c in history(ws, rel, n)]
 
 
-def __getattr__(name: str):
-    """``write_entry`` and ``WriteResult`` on first use: their checks import a Markdown parser
-    (mistune, about 20 ms), which a tick that writes no entry (most: the worker writes through
-    `memento memory write`, its own process) never needs."""
-    if name in ("write_entry", "WriteResult"):
-        from . import writes
-
-        return getattr(writes, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 __all__ = [
     "MemoryEntry",
     "UnattributedWrite",
-    "WriteResult",
     "commit_unattributed",
     "ensure_store",
     "entry_history",
@@ -122,5 +110,4 @@ __all__ = [
     "tree_for_prompt",
     "unattributed_writes",
     "weekly_gc",
-    "write_entry",
 ]

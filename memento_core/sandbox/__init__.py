@@ -266,7 +266,7 @@ def bwrap_prefix(
 ) -> list[str]:
     """The argv prefix running a command in the sandbox (the command follows it, after ``--``).
     ``untracked``: the paths untracked or ignored before the run (folders may end with /);
-    ``role``: whose private home (home.ROLES: the reviewer's is its own)."""
+    ``role``: whose private home (worker, reviewer or architect: the reviewer's is its own)."""
     root = Path(ws.root)
     seen: set[tuple[str, str]] = set()
     argv = _outside(binary, ws, config, home, seen, role)

@@ -62,7 +62,6 @@ HISTORY = frozenset({
 MAX_COPY_BYTES = 5 * 1024 * 1024
 # Copied filtered (_filtered): what the CLI would hand the agent of the person's secrets.
 FILTERED = frozenset({".claude.json", "settings.json", "settings.local.json"})
-ROLES = ("worker", "reviewer", "architect")
 _SYNCING = threading.Lock()
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 
@@ -383,7 +382,7 @@ def config_readable(config: Config) -> tuple[str, ...]:
 
 
 def private_name(root: Path, main: Path | None, preset: str, role: str = "worker") -> str:
-    """The private home's folder in project_dir: one per role (``ROLES``) and, for a parallel
+    """The private home's folder in project_dir: one per role (worker, reviewer, architect) and, for a parallel
     worker's worktree, per worktree (each is emptied before its run: never under a living agent)."""
     name = preset if role == "worker" else f"{role}.{preset}"
     real_root = _real(root) or str(root)

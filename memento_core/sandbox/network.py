@@ -51,7 +51,6 @@ INSIDE = "/tmp/.memento-net"  # the proxy's socket folder, inside the sandbox
 INSIDE_INNER = "/tmp/.memento-net-inner.py"  # the inside forwarder
 NET_DIR_FD = 3  # proxy.py hands bwrap its socket folder on this descriptor (--ro-bind-fd)
 _HERE = Path(__file__).resolve().parent
-MODEL_PRESETS = ("claude", "codex", "gemini", "aider", "openclaw")
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""A local stand-in of the Telegram Bot API methods Memento uses (getUpdates, sendMessage, getMe).
+"""A local stand-in of the Telegram Bot API methods Memento uses (getUpdates, sendMessage).
 
 Telegram's servers cannot run here; this answers as https://core.telegram.org/bots/api says:
 requests to ``/bot<token>/<method>`` with JSON parameters, answers ``{"ok": true, "result": …}``
@@ -63,8 +63,6 @@ class TelegramStandIn:
             return 401, {"ok": False, "error_code": 401, "description": "Unauthorized"}
         method = path[len(prefix):]
         self.requests.append((method, params))
-        if method == "getMe":
-            return 200, {"ok": True, "result": BOT}
         if method == "getUpdates":
             return 200, {"ok": True, "result": self._get_updates(params)}
         if method == "sendMessage":

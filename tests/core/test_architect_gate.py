@@ -16,8 +16,8 @@ from memento_core.cli.main import main as cli
 from memento_core.plan.scan import parse_plan, parse_plan_text
 from memento_core.tick.__main__ import run_tick
 from memento_core.tick.architect.run import CHANGED, ROLLED_BACK, run_architect
+from tests.core.scenarios import test_engine
 
-from . import test_engine
 from .test_architect import agent, entries, git, history, make_ws
 
 PY = sys.executable
@@ -198,7 +198,7 @@ def another_task(ws) -> None:
 def test_a_persons_ack_during_an_unconfined_run_is_kept_and_the_task_passes(tmp_path):
     """The person's `memento architect --ack`, from outside the tick while its agent runs, carries
     a receipt: the shortened list is theirs, kept, and fails no one."""
-    from .test_during_the_run import tick_while_the_agent_waits
+    from tests.core.scenarios.test_during_the_run import tick_while_the_agent_waits
 
     ws = make_ws(tmp_path, agent("weakens_verify.py", "T-1"), sandbox="none")
     assert run_architect(ws).outcome == CHANGED

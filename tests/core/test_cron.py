@@ -6,9 +6,11 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
+import yaml
 
 from memento_core import cron
 from memento_core.cli.main import main
@@ -403,3 +405,48 @@ def test_installed_schedule_feeds_the_dashboard_countdown(tab, project):
     assert cron.installed_schedule(project, tabfile=tab) is None
     cron.install(project, "10min", tabfile=tab)
     assert cron.installed_schedule(project, tabfile=tab) == "*/10 * * * *"
+
+
+# ------------------------------------------------------- the distribution's name
+# Ours on PyPI ("memento" is an unrelated 2006 package); the commands keep their names and the
+# GitHub workflow installs this project, never `memento`.
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_the_distribution_name_is_ours_and_the_commands_keep_theirs():
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["name"] == cron.DISTRIBUTION == "memento-tick"
+    assert set(project["scripts"]) == {"memento", "memento-tui"}
+
+
+def _install_step(text: str) -> str:
+    steps = yaml.safe_load(text)["jobs"]["tick"]["steps"]
+    return next(s["run"] for s in steps if s.get("name") == "Install Memento")
+
+
+def test_the_workflow_never_installs_the_unrelated_memento(tmp_path, git_identity):
+    assert _install_step(cron.github_workflow("p")[0]) == f"python -m pip install {cron.DISTRIBUTION}"
+    assert cron.default_requirement(REPO) == "."  # Memento's own checkout installs itself
+    assert cron.default_requirement(tmp_path) == cron.DISTRIBUTION
+    root = tmp_path / "proj"
+    env = {**os.environ, "MEMENTO_CRONTAB_FILE": str(tmp_path / "crontab")}
+    subprocess.run([sys.executable, "-m", "memento_core.cli", "init", str(root)], check=True, env=env,
+                   capture_output=True)
+
+    def workflow() -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "memento_core.cli", "cron", "install", "--github", str(root)],
+                              capture_output=True, text=True, env=env)
+
+    proc = workflow()
+    assert proc.returncode == 0, proc.stderr
+    assert _install_step(proc.stdout) == "python -m pip install memento-tick" and "--pip" in proc.stderr
+    # A project that is Memento's own repository (Memento run on itself) installs the checkout.
+    (root / "pyproject.toml").write_text(f'[project]\nname = "{cron.DISTRIBUTION}"\n')
+    assert _install_step(workflow().stdout) == "python -m pip install ."
+
+
+def test_ci_uninstalls_the_old_distribution_before_installing():
+    run = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    uninstall = run.index("pip uninstall --quiet -y memento")
+    assert uninstall < run.index('pip install --quiet -e ".[dev]"')

@@ -19,10 +19,10 @@ import pytest
 
 from memento_core.plan.scan import parse_plan
 from memento_core.tick.__main__ import run_tick
+from tests.core.scenarios.test_engine import agent, entries, git
+from tests.core.scenarios.test_redteam_git import honest_tick_works, hostile_ws
 
 from .modes import MODES
-from .test_engine import agent, entries, git
-from .test_redteam_git import honest_tick_works, hostile_ws
 
 
 @pytest.fixture(autouse=True)
@@ -146,7 +146,7 @@ def test_objects_without_a_valid_copy_stop_the_tick_for_a_person(tmp_path):
 def test_an_object_rewritten_before_the_agent_kills_its_tick_is_put_back_by_the_recovery(tmp_path):
     """The killed tick's snapshot died with it: the next tick's stale recovery re-hashes every loose
     object and puts back the one the agent rewrote, from Memento's copy, before its rollback reads it."""
-    from .test_redteam_procs import _killed_then_recovered
+    from tests.core.scenarios.test_redteam_procs import _killed_then_recovered
 
     ws = _killed_then_recovered(tmp_path, "objects")
     root = ws.root

@@ -14,8 +14,7 @@ from memento_core.cli.main import main as cli
 from memento_core.config.model import NOTIFY_EVENTS
 from memento_core.state import TickState
 from memento_core.tick.__main__ import run_tick
-
-from .test_engine import HELLO, agent, make_ws
+from tests.core.scenarios.test_engine import HELLO, agent, make_ws
 
 
 class Receiver:

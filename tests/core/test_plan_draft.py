@@ -28,8 +28,7 @@ from memento_core.tick.architect.draft import (
     draft_plan,
 )
 from memento_core.workspace import Workspace
-
-from .test_sandbox import needs_bwrap
+from tests.core.sandbox.test_sandbox import needs_bwrap
 
 AGENTS = Path(__file__).resolve().parents[1] / "agents"
 PY = sys.executable

@@ -15,8 +15,7 @@ from memento_core.notes import parse_notes
 from memento_core.plan.scan import parse_plan
 from memento_core.state import TickState
 from memento_core.tick.__main__ import run_tick
-
-from .test_engine import HELLO, agent, entries, git, make_ws
+from tests.core.scenarios.test_engine import HELLO, agent, entries, git, make_ws
 
 WAITING = HELLO.replace("- [ ]", "- [?]").replace("  - retries: 0\n", "  - retries: 2\n  - question: Redis or Postgres?\n"
                                                                        "  - questions: 1\n")
@@ -313,7 +312,7 @@ def test_the_question_event_is_sent_once_per_question_with_the_question_and_how_
 
 
 def test_a_persons_answer_while_another_task_runs_is_kept_through_its_receipt(tmp_path):
-    from .test_engine import _start_tick, _wait_for
+    from tests.core.scenarios.test_engine import _start_tick, _wait_for
 
     go = tmp_path / "go"
     waiting = TWO.replace("- [ ] `T-2`", "- [?] `T-2`").replace(
@@ -412,7 +411,7 @@ def test_the_agent_cannot_rewrite_another_tasks_question(tmp_path):
 
 @pytest.mark.parametrize("mode", ["ask", "forge-note", "cli-answer"])
 def test_confined_the_worker_asks_and_still_cannot_answer_itself(tmp_path, mode):
-    from .test_sandbox import WHY_NOT
+    from tests.core.sandbox.test_sandbox import WHY_NOT
 
     if WHY_NOT is not None:
         pytest.skip(f"the sandbox cannot run here: {WHY_NOT}")

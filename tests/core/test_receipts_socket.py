@@ -23,8 +23,7 @@ from memento_core.agents.reaper import subreaper
 from memento_core.plan.edits import skip_task
 from memento_core.plan.scan import parse_plan
 from memento_core.tick.receipts import INSIDE, held, inside_the_tick, listening
-
-from .test_engine import HELLO, make_ws
+from tests.core.scenarios.test_engine import HELLO, make_ws
 
 PY = sys.executable
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -11,8 +11,7 @@ from memento_core import report
 from memento_core.cli.main import main as cli
 from memento_core.notes import add_note
 from memento_core.tick.__main__ import run_tick
-
-from .test_engine import agent, make_ws
+from tests.core.scenarios.test_engine import agent, make_ws
 
 
 def task(n: int, *, verify: str = "", extra: str = "") -> str:
@@ -141,3 +140,20 @@ def test_window():
     assert report.window(None, "2026-11-30", now) == ("2026-11-30T00:00:00Z", "2026-12-01T00:00:00Z")
     with pytest.raises(Exception, match="--date"):
         report.window(None, "yesterday", now)
+
+
+def _doc(failed: list[dict]) -> dict:
+    return {"project": "p", "since": "a", "until": "b", "state": "BLOCKED", "needs_you": [], "ticks": 9,
+            "passed": [], "failed_count": len(failed), "time_seconds": 0.0,
+            "usage": {"tokens_in": 0, "tokens_out": 0, "cost_usd": 0.0}, "failed": {"verify": failed},
+            "blocked": [{"id": "T-2", "title": "t", "retries": 9, "last_reason": "r" * 300}], "unread_notes": []}
+
+
+def test_the_report_groups_a_repeated_failure():
+    same = [{"task": "T-2", "reason": "verify failed with exit code 1"} for _ in range(9)]
+    lines = report.report_lines(_doc([*same, {"task": "T-3", "reason": "boom"}]))
+    failures = [line for line in lines if line.startswith("    ")]
+    assert failures == ["    T-2: verify failed with exit code 1 ×9", "    T-3: boom"]
+    assert "  verify (10):" in lines
+    blocked = next(line for line in lines if line.startswith("  T-2 t"))
+    assert blocked.endswith("…") and len(blocked) < 220

@@ -19,8 +19,7 @@ from memento_core.scaffold import init_workspace
 from memento_core.tick.__main__ import run_tick
 from memento_core.tick.review import parse_review
 from memento_core.workspace import Workspace
-
-from .test_sandbox import needs_bwrap
+from tests.core.sandbox.test_sandbox import needs_bwrap
 
 AGENTS = Path(__file__).resolve().parents[1] / "agents"
 PY = sys.executable

@@ -29,9 +29,9 @@ import pytest
 from memento_core import scratch
 from memento_core.tick.__main__ import run_tick
 from memento_core.workspace import own_file
+from tests.core.scenarios.test_engine import PY, agent, git, make_ws
 
 from .modes import MODES
-from .test_engine import PY, agent, git, make_ws
 
 JS = Path(__file__).resolve().parent / "fixtures" / "js_cache_writers.py"
 CALC = "def add(a, b):\n    return a + b\n"
@@ -124,7 +124,7 @@ def judge_cache(root: Path, kind: Kind, started: float) -> None:
     src = root / kind.changed
     if kind.name.startswith("bytecode"):
         # verify rewrote it (its print changed), and bytecode verify wrote never outlives the attempt
-        # (a forged .pyc stamped like the source would be imported later: tests/core/test_bytecode_left.py)
+        # (a forged .pyc stamped like the source would be imported later: tests/core/scenarios/test_bytecode_left.py)
         log = next((root / "logs").glob("tick_*.log")).read_text()
         assert "[memento] bytecode verify made or rewrote, removed: tests/__pycache__/test_calc." in log, log
         assert not list((root / "tests" / "__pycache__").glob("test_calc.*.pyc"))

@@ -19,7 +19,6 @@ from memento_core.status_log import (
     append_entry,
     clean_block,
     clean_value,
-    count_entries,
     failed_attempts,
     format_entry,
     iter_status_archive,
@@ -220,19 +219,10 @@ lazy continuation
     assert e.error_tail == "```\n## [2099-01-01] Tick #99\n---\n```"
     assert e.log_path == "logs/tick_1.log"
     assert e.field("Outputs") == "--- ~~~ is not closed by backticks ```"
-    assert count_entries_text(text) == 1
-
-
-def count_entries_text(text: str) -> int:
-    with tempfile.TemporaryDirectory() as d:
-        path = Path(d) / "s.md"
-        path.write_text(text)
-        return count_entries(path)
 
 
 def test_missing_file_and_bad_utf8(tmp_path):
     assert parse_status(tmp_path / "missing.md") == []
-    assert count_entries(tmp_path / "missing.md") == 0
     bad = tmp_path / "TICK_STATUS.md"
     bad.write_bytes(b"# TICK STATUS LOG\n\n## [x] Tick #1\n- **Task**: \xc3\x28\n")
     with pytest.raises(MementoError) as info:
@@ -404,7 +394,7 @@ def test_property_append_keeps_prefix_and_parses(n, crlf, bom, tail):
         assert after.startswith(before)
         new = parse_status(path)
         assert new[:-1] == old and new[-1].tick == 100
-        assert count_entries(path) == n + 1
+        assert len(new) == n + 1
 
 
 # --- queries -------------------------------------------------------------------
@@ -435,7 +425,7 @@ def test_parse_five_thousand_entries(tmp_path):
     )
     path.write_text(f"{HEADER}\n\n{body}")
     entries = parse_status(path)
-    assert len(entries) == 5000 == count_entries(path)
+    assert len(entries) == 5000
     assert [e.tick for e in entries] == list(range(5000))
     assert entries[4321].error_tail == "Traceback\n## [fake] Tick #4321\n---\nE 4321"
 
@@ -528,7 +518,7 @@ def test_property_rotation_never_loses_or_doubles(max_entries, plan):
                 all_entries = iter_status_archive(archive) + parse_status(path)
                 assert [e.tick for e in all_entries] == list(range(tick))
         rotate(path, archive, max_entries)
-        assert count_entries(path) <= max_entries
+        assert len(parse_status(path)) <= max_entries
         assert [e.tick for e in iter_status_archive(archive) + parse_status(path)] == list(range(tick))
 
 

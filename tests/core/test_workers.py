@@ -24,9 +24,8 @@ from memento_core.scaffold import init_workspace
 from memento_core.state import read_claim
 from memento_core.tick.__main__ import run_tick
 from memento_core.workspace import Workspace
-
-from .test_engine import AGENTS, PY, _alive, _wait_for, git, plan_text
-from .test_sandbox import needs_bwrap
+from tests.core.sandbox.test_sandbox import needs_bwrap
+from tests.core.scenarios.test_engine import AGENTS, PY, _alive, _wait_for, git, plan_text
 
 WORKTREES = Path(".memento") / "worktrees"
 SRC = str(Path(__file__).resolve().parents[2])

@@ -13,8 +13,8 @@ import pytest
 from memento_core import status_log
 from memento_core.plan.scan import parse_plan
 from memento_core.tick.__main__ import run_tick
+from tests.core.scenarios.test_engine import AGENTS, PY
 
-from .test_engine import AGENTS, PY
 from .test_workers import git, leftovers, make_parallel_ws
 
 

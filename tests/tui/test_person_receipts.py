@@ -19,8 +19,8 @@ from memento_core.plan.scan import parse_plan
 from memento_core.status_log import parse_status
 from memento_tui.app import MementoApp
 
-from ..core.test_during_the_run import PERSON_TASKS
-from ..core.test_engine import agent, git, make_ws
+from ..core.scenarios.test_during_the_run import PERSON_TASKS
+from ..core.scenarios.test_engine import agent, git, make_ws
 from .conftest import select_task, settle, wait_for
 
 

@@ -17,7 +17,7 @@ from memento_core.tick.__main__ import run_tick
 from memento_tui.app import MementoApp
 from memento_tui.screens.log import LogScreen
 
-from ..core.test_engine import HELLO, agent, git, make_ws
+from ..core.scenarios.test_engine import HELLO, agent, git, make_ws
 from .conftest import screen_text, settle, strip_ws, wait_for
 
 

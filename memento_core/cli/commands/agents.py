@@ -24,7 +24,7 @@ def register(sub, common: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON document")
     # The default, agents.check.VERSION_TIMEOUT, is applied by cmd_agents: reading it here would
     # import the agents package for every command, `status --json` included (SPEC §11);
-    # test_cli holds that this help still says its value.
+    # tests/core/test_import_hygiene.py holds that this help still says its value.
     p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                    help="how long each `--version` may take (default 5)")
     p.set_defaults(func=cmd_agents)

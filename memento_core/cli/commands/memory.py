@@ -73,7 +73,7 @@ def _register_upkeep(verbs, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_write(args: argparse.Namespace) -> int:
-    from ...memory import write_entry
+    from ...memory.writes import write_entry
 
     if sys.stdin is None or sys.stdin.isatty():
         raise MementoError("the content of a memory write comes on standard input, "

@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from memhelp import commit_count, mem_git
+from tests.core.memory.memhelp import commit_count, mem_git
 
 
 def test_twenty_concurrent_writers_distinct_and_identical_paths(no_git_identity, ws):
@@ -51,7 +51,7 @@ def test_twenty_concurrent_writers_distinct_and_identical_paths(no_git_identity,
 
 
 def test_an_index_lock_left_by_a_killed_git_is_cleared(ws):
-    from memento_core.memory import write_entry
+    from memento_core.memory.writes import write_entry
 
     lock = ws.memory_dir / ".git" / "index.lock"
     lock.write_text("")

@@ -7,12 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from memhelp import mem_git
-
 from memento_core.memory.store import unattributed_writes
 from memento_core.scaffold import init_workspace
 from memento_core.tick.__main__ import run_tick
 from memento_core.workspace import Workspace
+from tests.core.memory.memhelp import mem_git
 
 AGENT = Path(__file__).resolve().parents[2] / "agents" / "learns_from_failure.py"
 LESSON = "knowledge/lessons/hello-file.md"

@@ -18,8 +18,8 @@ from memento_core import status_log
 from memento_core.plan.scan import parse_plan
 from memento_core.tick.__main__ import run_tick
 
-from ..test_engine import HELLO, agent
-from ..test_engine import make_ws as engine_ws
+from ..scenarios.test_engine import HELLO, agent
+from ..scenarios.test_engine import make_ws as engine_ws
 from .test_limits import git, make_ws
 
 

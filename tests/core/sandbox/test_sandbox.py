@@ -1,0 +1,704 @@
+"""Confinement (SPEC §13): the bubblewrap sandbox, judged on disk, in git and in /proc.
+
+The hostile agents of tests/agents/ run through the real `command` preset
+under `[sandbox] mode = "bwrap"`; every test of a sandboxed run skips, with
+the probe's reason, only where bubblewrap cannot run.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from memento_core import sandbox
+from memento_core.config.lint import unknown_keys
+from memento_core.config.load import config_from_dict, load_config
+from memento_core.errors import MementoError
+from memento_core.overview import summarize
+from memento_core.plan.scan import parse_plan
+from memento_core.status_log import parse_status
+from memento_core.tick.__main__ import run_tick
+from memento_core.workspace import Workspace
+from tests.core.scenarios.test_engine import (
+    HELLO,
+    MISBEHAVIOURS,
+    agent,
+    entries,
+    git,
+    make_ws,
+    tree_files,
+)
+
+BWRAP = sandbox.bwrap_binary()
+WHY_NOT = sandbox.probe(BWRAP) if BWRAP else "bubblewrap (bwrap) is not installed"
+needs_bwrap = pytest.mark.skipif(WHY_NOT is not None, reason=f"the sandbox cannot run here: {WHY_NOT}")
+
+
+@pytest.fixture(autouse=True)
+def _identity(git_identity):
+    return git_identity
+
+
+@pytest.fixture
+def outside():
+    """A folder outside the project and outside /tmp (which the sandbox makes private), removed after."""
+    base = "/var/tmp" if os.access("/var/tmp", os.W_OK) else None
+    path = Path(tempfile.mkdtemp(prefix="memento-outside-", dir=base))
+    (path / "somefile").write_text("a person's file outside the project\n")
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def sandboxed_ws(tmp_path: Path, command: str, *, mode: str = "bwrap", extra: str = "", tasks: str = HELLO,
+                 **plan_kw) -> Workspace:
+    ws = make_ws(tmp_path, command, tasks=tasks, sandbox=mode, **plan_kw)
+    if extra:
+        with open(ws.config_path, "a", encoding="utf-8") as fh:
+            fh.write(extra)
+        git(ws.root, "commit", "-qam", "sandbox settings")
+    return ws
+
+
+def snapshot(paths) -> dict[str, bytes | None]:
+    return {str(p): (Path(p).read_bytes() if Path(p).is_file() else None) for p in paths}
+
+
+def marked_processes(marker: str) -> list[int]:
+    """Live (non-zombie) processes whose command line carries ``marker``."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry.name}/cmdline").read_bytes()
+            state = Path(f"/proc/{entry.name}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker.encode() in cmdline and state not in (b"Z", b"X"):
+            found.append(int(entry.name))
+    return found
+
+
+def committed_blobs(root: Path) -> set[bytes]:
+    """Every blob of every commit reachable from any ref."""
+    out = git(root, "rev-list", "--all", "--objects")
+    blobs = set()
+    for line in out.splitlines():
+        sha = line.split()[0]
+        if git(root, "cat-file", "-t", sha).strip() == "blob":
+            blobs.add(subprocess.run(["git", "cat-file", "blob", sha], cwd=root, capture_output=True).stdout)
+    return blobs
+
+
+# --------------------------------------------------------------------------- resolution and config
+
+
+def test_mode_none_is_unconfined_with_its_reason():
+    found = sandbox.resolve(config_from_dict({"sandbox": {"mode": "none"}}))
+    assert found.as_dict() == {"mode": "none", "confined": False,
+                               "reason": '[sandbox] mode = "none" in memento.toml'}
+
+
+def test_auto_without_bwrap_runs_unconfined_and_bwrap_mode_refuses(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap on PATH
+    auto = sandbox.resolve(config_from_dict({}))
+    assert (auto.mode, auto.confined) == ("none", False) and "not installed" in auto.reason
+    strict = sandbox.resolve(config_from_dict({"sandbox": {"mode": "bwrap"}}))
+    assert (strict.mode, strict.confined) == ("bwrap", False) and "refuses" in strict.reason
+
+
+def test_auto_probes_for_real_a_bwrap_that_cannot_run_is_unconfined(monkeypatch, tmp_path):
+    fake = tmp_path / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    # A machine whose files say nothing (the cases they name: tests/core/sandbox/test_reach.py).
+    monkeypatch.setenv("MEMENTO_SYSTEM_ROOT", str(tmp_path / "machine"))
+    found = sandbox.resolve(config_from_dict({"sandbox": {"mode": "auto"}}))
+    assert found.as_dict() == {"mode": "none", "confined": False,
+                               "reason": "bubblewrap cannot run here: No permissions to create new namespace",
+                               "fix": list(found.fix)}
+    assert found.fix and "shows bubblewrap's error" in found.fix[0]
+
+
+@needs_bwrap
+def test_auto_with_a_working_bwrap_is_confined():
+    found = sandbox.resolve(config_from_dict({}))
+    assert found.as_dict() == {"mode": "bwrap", "confined": True, "reason": None}
+
+
+def test_config_defaults_and_values(tmp_path):
+    cfg = config_from_dict({})
+    assert (cfg.sandbox_mode, cfg.sandbox_network, cfg.sandbox_writable) == ("auto", "model", ())
+    cfg = config_from_dict({"sandbox": {"mode": "none", "network": False, "writable": ["~/.cache/pip", " x "]}})
+    assert (cfg.sandbox_mode, cfg.sandbox_network, cfg.sandbox_writable) == ("none", "none", ("~/.cache/pip", "x"))
+    assert config_from_dict({"sandbox": {"network": True}}).sandbox_network == "all"
+
+
+@pytest.mark.parametrize(("body", "line", "words"), [
+    ('mode = "docker"', 3, "unknown mode 'docker'; one of auto, bwrap, none"),
+    ('network = "yes"', 3, "unknown network 'yes'; one of model, all, none"),
+    ('network = 1', 3, "unknown network 1"),
+    ('writable = "~/.cache"', 3, "expected a list of paths"),
+    ('writable = [""]', 3, "expected a list of paths"),
+    # [sandbox] allow (tests/core/sandbox/test_network.py has the rest of the network's)
+    ('allow = "pypi.org"', 3, "expected a list of hosts"),
+    ('allow = ["pypi.org",\n  "https://evil.example/x",\n]', 4, "'https://evil.example/x' is not a host or host:port"),
+    ('allow = ["pypi.org:99999"]', 3, "'pypi.org:99999' is not a host"),
+    ('allow = [3]', 3, "3 is not a host"),
+])
+def test_config_errors_name_the_key_and_line(tmp_path, body, line, words):
+    path = tmp_path / "memento.toml"
+    path.write_text(f'[agent]\n[sandbox]\n{body}\n')
+    with pytest.raises(MementoError) as info:
+        load_config(path)
+    assert info.value.line == line and words in str(info.value)
+    assert str(info.value).startswith(f"memento.toml:{line}: ")  # named as in the project (issue 38 item 11)
+
+
+def test_typo_in_the_sandbox_section_is_reported(tmp_path):
+    text = '[sandbox]\nmode = "none"\nnetwrok = false\n'
+    cfg = config_from_dict(__import__("tomllib").loads(text), text=text)
+    assert unknown_keys(cfg, text) == [("[sandbox] netwrok", 3)]
+
+
+def test_default_memento_toml_documents_the_sandbox_keys():
+    from memento_core.config.write import DEFAULT_CONFIG_TOML
+
+    cfg = config_from_dict(__import__("tomllib").loads(DEFAULT_CONFIG_TOML))
+    assert (cfg.sandbox_mode, cfg.sandbox_network, cfg.sandbox_writable, cfg.sandbox_allow) == ("auto", "model", (), ())
+
+
+# --------------------------------------------------------------------------- the layout
+
+
+def test_layout_order_protected_paths_and_skips(tmp_path):
+    root = tmp_path / "proj"
+    for d in (".git", ".memento", "docs", "logs", "scripts"):
+        (root / d).mkdir(parents=True)
+    (root / "memento.toml").write_text("")
+    (root / ".memento_cleanignore").write_text("")
+    (root / "guarded.txt").write_text("g\n")
+    for doc in ("docs/MASTER_PLAN.md", "docs/PROJECT_MAP.md", "scripts/tick_worker_system_prompt.md",
+                "scripts/review_system_prompt.md"):
+        (root / doc).write_text("Memento's\n")
+    (root / "docs" / "index.rst").write_text("the project's\n")
+    (root / "scripts" / "build.sh").write_text("the project's\n")
+    (root / "mine.txt").write_text("a person's\n")
+    real = tmp_path / "elsewhere.txt"
+    real.write_text("linked\n")
+    (root / "link.txt").symlink_to(real)
+    home = tmp_path / "home"
+    home.mkdir()
+    ws = Workspace(root)
+    cfg = config_from_dict({"agent": {"preset": "codex"}, "sandbox": {"network": False, "writable": ["~/extra"]}})
+    (home / "extra").mkdir()
+    whole = sandbox.bwrap_prefix(ws, cfg, binary="bwrap", guard_paths=["guarded.txt", "missing.txt"],
+                                 untracked=["mine.txt", "link.txt"], home=str(home))
+    # network = false ("none"): proxy.py runs bwrap (it covers /run's sockets), inner.py the command.
+    from memento_core.sandbox import network
+
+    assert whole[3].endswith("/sandbox/proxy.py") and whole[-2:] == [network.INSIDE_INNER, "--"]
+    argv = whole[whole.index("bwrap"):-5]
+    r = os.path.realpath
+    assert argv[:10] == ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    private = sandbox.home.project_dir(root, root, str(home))
+    assert argv[10:12] == ["--tmpfs", r(sandbox.home.passwd_home())]  # the account's real home, hidden too
+    del argv[10:12]
+    assert argv[10:16] == ["--bind", str(private / "codex"), r(home), "--bind", str(private / "cache"),
+                           r(home / ".cache")]  # the private home (test_home.py)
+    del argv[10:16]
+    pairs = [(argv[i], argv[i + 1]) for i in range(len(argv) - 1) if argv[i] in ("--bind", "--ro-bind")]
+    assert all(argv[argv.index(flag, 10) + 1] == argv[argv.index(flag, 10) + 2] for flag in ("--bind", "--ro-bind"))
+    writable = [p for f, p in pairs if f == "--bind"]
+    account = r(sandbox.home.passwd_home()) + "/"  # the tools of PATH there stay readable (test_home.py)
+    readonly = [p for f, p in pairs[1:] if f == "--ro-bind" and not p.startswith(account)
+                and p not in network.bwrap_args(cfg, root)]
+    # docs/ and scripts/ hold Memento's files: bound onto themselves (mount points cannot be renamed).
+    assert writable == [r(home / "extra"), r(root), r(root / "docs"), r(root / "scripts"),
+                        r(root / ".memento" / "worker")]
+    assert (private / "codex" / ".codex").is_dir()  # the preset's folder is made in the private home
+    # The link is bound where it leads (never a mount through a link); memory/ and missing.txt do not exist.
+    # Memento's files by name, never a project folder: docs/index.rst and scripts/build.sh stay writable.
+    assert readonly == [r(root / p) for p in (".git", ".memento", "logs", "docs/MASTER_PLAN.md",
+                                              "docs/PROJECT_MAP.md", "memento.toml",
+                                              "scripts/tick_worker_system_prompt.md",
+                                              "scripts/review_system_prompt.md", ".memento_cleanignore",
+                                              "guarded.txt")] + [r(real), r(root / "mine.txt")]
+    assert r(root / "docs" / "index.rst") not in argv and r(root / "scripts" / "build.sh") not in argv
+    # The work tree comes after the writable extras; the protected paths after the work tree.
+    assert argv.index(r(root)) < min(argv.index(p) for p in readonly) < argv.index(r(root / ".memento" / "worker"))
+    assert "--unshare-net" in argv and argv[-6:] == ["--setenv", "MEMENTO_SANDBOX", "1", "--chdir", r(root), "--"]
+    assert {"--unshare-pid", "--die-with-parent", "--new-session"} <= set(argv)
+    assert argv[argv.index("--cap-drop") + 1] == "ALL"
+    assert r(root / "memory") not in argv and r(root / "missing.txt") not in argv  # missing: skipped
+
+
+def test_a_persons_link_to_the_work_tree_does_not_make_it_read_only(tmp_path):
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "here").symlink_to(root)
+    (root / "up").symlink_to(tmp_path)
+    argv = sandbox.bwrap_prefix(Workspace(root), config_from_dict({}), binary="bwrap", untracked=["here", "up"])
+    ro = [argv[i + 1] for i in range(len(argv) - 1) if argv[i] == "--ro-bind"]
+    assert os.path.realpath(root) not in ro and os.path.realpath(tmp_path) not in ro
+
+
+# --------------------------------------------------------------------------- hostile agents in the sandbox
+
+
+PROTECTED_TRIES = ["docs/TICK_STATUS.md", "+docs/TICK_STATUS.md", ".memento/state.json", "memento.toml",
+                   "guarded.txt", "notes-to-self.txt", "scripts/tick_worker_system_prompt.md",
+                   ".git/config", ".git/hooks/pre-commit", "logs/cron.log", "memory/knowledge/forged.md",
+                   "+docs/MASTER_PLAN.md", "+docs/HUMAN_NOTES.md", ".memento_cleanignore"]
+
+
+@needs_bwrap
+def test_hostile_writes_all_fail_and_the_task_still_passes(tmp_path, outside, monkeypatch):
+    home = outside / "home"
+    (home / ".cache").mkdir(parents=True)  # the one state folder every preset may write (Memento makes it)
+    monkeypatch.setenv("HOME", str(home))
+    tries = [*PROTECTED_TRIES, str(outside / "somefile"), str(outside / "new.txt"), "~/planted", str(outside)]
+    ws = sandboxed_ws(tmp_path, agent("tries_writes.py", *tries))
+    (ws.root / "notes-to-self.txt").write_text("a person's untracked file\n")
+    (ws.root / "logs").mkdir(exist_ok=True)
+    (ws.root / "logs" / "cron.log").write_text("earlier lines\n")
+    # Files Memento itself rewrites during the tick (state, logs, documents) are judged by content.
+    own = ("docs/", ".memento/state.json", "logs/")
+    watched = [ws.root / p for p in PROTECTED_TRIES if not p.startswith("+") and not p.startswith(own)]
+    before = snapshot(watched)
+    outside_before = sorted((p.relative_to(outside).as_posix(), p.read_bytes() if p.is_file() else None)
+                            for p in outside.rglob("*"))
+    outcome = run_tick(ws.root)
+    assert outcome.exit_code == 0, outcome.message
+    (entry,) = entries(ws)
+    assert entry.status == "SUCCESS", entry.field("Reason")
+    log = (ws.root / entry.log_path).read_text()
+    assert "WROTE" not in log.replace(f"WROTE {home}/planted\n", ""), log  # ~ is the private home
+    assert snapshot(watched) == before
+    assert sorted((p.relative_to(outside).as_posix(), p.read_bytes() if p.is_file() else None)
+                  for p in outside.rglob("*")) == outside_before
+    for path in (ws.status_path, ws.plan_path, ws.notes_path, ws.state_path, ws.cron_log):
+        assert b"pwned" not in path.read_bytes(), path
+    assert not any(b"pwned" in blob for blob in committed_blobs(ws.root))
+    files = set(git(ws.root, "show", "--name-only", "--format=", "HEAD").split())
+    assert "hello.txt" in files and files <= {"hello.txt", "docs/MASTER_PLAN.md", "docs/TICK_STATUS.md",
+                                              "docs/HUMAN_NOTES.md", "docs/CURRENT_STATE.md"}
+    assert parse_plan(ws.plan_path).task("T-1").status == "x"
+
+
+@needs_bwrap
+@pytest.mark.parametrize("name", sorted(MISBEHAVIOURS))
+def test_the_engine_misbehaviours_are_caught_in_the_sandbox_too(tmp_path, name):
+    """test_engine's misbehaviours, confined: the reason may differ (a refused write makes the agent
+    fail before a guard sees anything), the outcome may not."""
+    command, _ = MISBEHAVIOURS[name]
+    ws = sandboxed_ws(tmp_path, command, max_retries=2)
+    (ws.root / "notes-to-self.txt").write_text("pre-existing untracked file\n")
+    head_before = git(ws.root, "rev-parse", "HEAD").strip()
+    code_before = {k: v for k, v in tree_files(ws.root).items() if not k.startswith("docs/")}
+    map_before = ws.map_path.read_bytes()
+    assert run_tick(ws.root).exit_code == 0
+    (entry,) = entries(ws)
+    assert entry.status == "FAILED"
+    assert {k: v for k, v in tree_files(ws.root).items() if not k.startswith("docs/")} == code_before
+    assert ws.map_path.read_bytes() == map_before
+    task = parse_plan(ws.plan_path).task("T-1")
+    assert (task.status, task.retries, task.verify) == (" ", 1, "grep -q done hello.txt")
+    for sha in git(ws.root, "rev-list", f"{head_before}..HEAD").split():
+        files = git(ws.root, "show", "--name-only", "--format=", sha).split()
+        assert all(f.startswith("docs/") and f != "docs/PROJECT_MAP.md" for f in files), files
+
+
+@needs_bwrap
+def test_the_read_only_mounts_cannot_be_lifted(tmp_path, outside):
+    # Run as root (as CI is), bwrap would keep every capability without --cap-drop ALL.
+    paths = ["guarded.txt", "docs/TICK_STATUS.md", "memento.toml", str(outside / "somefile")]
+    ws = sandboxed_ws(tmp_path, agent("remounts.py", *paths))
+    watched = [ws.root / "guarded.txt", ws.root / "memento.toml", outside / "somefile"]
+    before = snapshot(watched)
+    assert run_tick(ws.root).exit_code == 0
+    (entry,) = entries(ws)
+    log = (ws.root / entry.log_path).read_text()
+    assert not any(word in log for word in ("UNMOUNTED", "REMOUNTED", "WROTE")), log
+    assert snapshot(watched) == before and b"pwned" not in ws.status_path.read_bytes()
+    assert entry.status == "SUCCESS"
+
+
+@needs_bwrap
+def test_a_tmpdir_under_tmp_is_made_inside_the_private_tmp(tmp_path, monkeypatch):
+    """The agent's $TMPDIR (under /tmp, as pytest's and many CI runners' are) exists and is writable
+    inside the sandbox, and what it writes there stays in the sandbox's private /tmp."""
+    tmpdir = Path(tempfile.mkdtemp(prefix="agent-tmp-"))
+    try:
+        monkeypatch.setenv("TMPDIR", str(tmpdir))
+        code = ("import os; open(os.path.join(os.environ['TMPDIR'], 'scratch'), 'w').write('x'); "
+                "open('hello.txt', 'w').write('done')")
+        ws = sandboxed_ws(tmp_path, f"{sys.executable} -c {shlex.quote(code)}")
+        (result,) = run_tick(ws.root).results
+        assert result.passed, result.reason
+        assert not (tmpdir / "scratch").exists()
+    finally:
+        shutil.rmtree(tmpdir)
+
+
+@needs_bwrap
+def test_git_internals_cannot_be_touched_from_the_sandbox(tmp_path):
+    ws = sandboxed_ws(tmp_path, agent("tampers_with_git.py"))
+    git(ws.root, "tag", "person-tag")
+    dot_git = ws.root / ".git"
+    before = {p.relative_to(dot_git).as_posix(): p.read_bytes()
+              for p in dot_git.rglob("*") if p.is_file() and p.parent.name == "hooks" or p.name in ("config", "exclude")}
+    guarded = (ws.root / "guarded.txt").read_bytes()
+    outcome = run_tick(ws.root)
+    assert outcome.exit_code == 0, outcome.message
+    log = (ws.root / entries(ws)[0].log_path).read_text()
+    # The index flag lands in the agent's private index (sandbox/private_git.py), never in .git/index.
+    assert "DID" not in log.replace("DID assume-unchanged\n", ""), log
+    after = {p.relative_to(dot_git).as_posix(): p.read_bytes()
+             for p in dot_git.rglob("*") if p.is_file() and p.parent.name == "hooks" or p.name in ("config", "exclude")}
+    assert after == before
+    assert (ws.root / "guarded.txt").read_bytes() == guarded
+    assert git(ws.root, "tag", "--list").split() == ["person-tag"]
+    assert not (ws.root / "hooked").exists() and not (ws.root / "fsmonitored").exists()
+    assert entries(ws)[0].status == "SUCCESS"
+    assert git(ws.root, "ls-files", "-v", "guarded.txt").startswith("H ")  # not assume-unchanged ("h")
+
+
+@needs_bwrap
+def test_a_detached_daemon_does_not_outlive_the_agent(tmp_path):
+    marker = f"memento-daemon-{os.getpid()}-{tmp_path.name}"
+    ws = sandboxed_ws(tmp_path, agent("leaves_marked_daemon.py", marker))
+    guarded = (ws.root / "guarded.txt").read_bytes()
+    try:
+        outcome = run_tick(ws.root)
+        assert outcome.exit_code == 0, outcome.message
+        assert marked_processes(marker) == []
+    finally:
+        for pid in marked_processes(marker):
+            os.kill(pid, 9)
+    assert (ws.root / "guarded.txt").read_bytes() == guarded
+    assert not any(b"swapped by the daemon" in blob for blob in committed_blobs(ws.root))
+    assert "left a daemon" in (ws.root / entries(ws)[0].log_path).read_text()
+
+
+@needs_bwrap
+def test_a_background_process_left_in_the_group_is_gone_too(tmp_path):
+    # leaves_background.py waits for its child's pid file: inside the project, the worker's scratch.
+    pidfile = f".memento/worker/bg-{os.getpid()}.pid"
+    both = agent("leaves_background.py", pidfile) + " && " + agent("does_task.py", "hello.txt", "done")
+    ws = sandboxed_ws(tmp_path, f"sh -c '{both}'")
+    outcome = run_tick(ws.root)
+    assert outcome.exit_code == 0, outcome.message
+    assert entries(ws)[0].status == "SUCCESS", entries(ws)[0].field("Reason")
+    assert "left a server running" in (ws.root / entries(ws)[0].log_path).read_text()
+    assert marked_processes(pidfile) == []
+
+
+@needs_bwrap
+def test_a_hung_agent_and_its_sigterm_proof_grandchild_are_gone_at_the_timeout(tmp_path):
+    pidfile = f".memento/worker/gc-{os.getpid()}.pid"  # unique: the test looks for it in every /proc cmdline
+    ws = sandboxed_ws(tmp_path, agent("hangs_with_grandchild.py", pidfile),
+                      tasks=HELLO.replace("  - retries: 0", "  - timeout: 2s\n  - retries: 0"))
+    try:
+        outcome = run_tick(ws.root)
+        assert outcome.results[0].reason.startswith("agent timed out after 2s"), outcome.results[0].reason
+        assert marked_processes(pidfile) == []
+    finally:
+        for pid in marked_processes(pidfile):
+            os.kill(pid, 9)
+    assert "grandchild started" in (ws.root / entries(ws)[0].log_path).read_text()
+
+
+@needs_bwrap
+def test_a_normal_agent_passes_reports_and_the_next_honest_tick_works(tmp_path):
+    tasks = HELLO.replace("hello.txt", "hello.py").replace("grep -q done hello.py", "python3 hello.py") + """
+- [ ] `T-2` [MODULE:hello] Write hello twice
+  - verify: `grep -q done hello.txt`
+  - context_files: [hello.txt]
+  - retries: 0
+"""
+    ws = sandboxed_ws(tmp_path, agent("reports.py", "hello.py"), tasks=tasks)
+    assert run_tick(ws.root).exit_code == 0
+    (entry,) = entries(ws)
+    assert entry.status == "SUCCESS" and entry.field("Outputs") == "exported greet() from hello.py"
+    assert "[memento] sandbox: bwrap" in (ws.root / entry.log_path).read_text()
+    ws.config_path.write_text(ws.config_path.read_text().replace("reports.py", "does_task.py").replace(
+        "hello.py", "hello.txt done"))
+    git(ws.root, "commit", "-qam", "next agent")
+    assert run_tick(ws.root).exit_code == 0
+    assert [e.status for e in parse_status(ws.status_path)] == ["SUCCESS", "SUCCESS"]
+    assert [t.status for t in parse_plan(ws.plan_path).tasks] == ["x", "x"]
+
+
+@needs_bwrap
+def test_network_false_cuts_the_agent_off(tmp_path):
+    import socket
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = server.getsockname()[1]
+    probe = (f"python3 -c \"import socket,pathlib; s=socket.socket(); "
+             f"r=s.connect_ex(('127.0.0.1', {port})); pathlib.Path('hello.txt').write_text('done' if r else 'net')\"")
+    try:
+        cut = sandboxed_ws(tmp_path / "cut", probe, extra="network = false\n")
+        assert run_tick(cut.root).exit_code == 0
+        assert (cut.root / "hello.txt").read_text() == "done" and entries(cut)[0].status == "SUCCESS"
+        on = sandboxed_ws(tmp_path / "on", probe, extra="network = true\n")  # the alias of "all"
+        run_tick(on.root)
+        assert entries(on)[0].status == "FAILED"  # connected: wrote "net", verify fails
+    finally:
+        server.close()
+
+
+@needs_bwrap
+def test_a_missing_memory_store_is_made_before_the_agent_so_it_cannot_plant_one(tmp_path):
+    plant = "mkdir -p memory/.git; printf \"[core]\\n\\thooksPath = /planted\\n\" >> memory/.git/config"
+    ws = sandboxed_ws(tmp_path, f"sh -c '{plant}; echo done > hello.txt'")
+    shutil.rmtree(ws.memory_dir)
+    assert run_tick(ws.root).exit_code == 0
+    assert entries(ws)[0].status == "SUCCESS"
+    assert "/planted" not in (ws.memory_dir / ".git" / "config").read_text()
+    assert git(ws.memory_dir, "rev-parse", "--show-toplevel").strip() == os.path.realpath(ws.memory_dir)
+
+
+@needs_bwrap
+def test_a_report_that_is_a_link_is_not_read(tmp_path):
+    secret = tmp_path / "secret.md"  # under /tmp: hidden from the agent by the private /tmp
+    secret.write_text("## Outputs\n- the secret is 4711\n")
+    ws = sandboxed_ws(tmp_path, f"sh -c 'ln -s {secret} .memento/worker/tick_result.md && echo done > hello.txt'")
+    assert run_tick(ws.root).exit_code == 0
+    (entry,) = entries(ws)
+    assert entry.status == "SUCCESS" and entry.field("Outputs") is None
+    assert "4711" not in ws.status_path.read_text() and not ws.tick_result_path.is_symlink()
+    assert "was a symbolic link: removed unread" in (ws.root / entry.log_path).read_text()
+
+
+def test_mode_bwrap_without_a_working_bwrap_fails_the_attempt_and_runs_nothing(tmp_path, monkeypatch):
+    monkeypatch.setattr(sandbox, "bwrap_binary", lambda: None)
+    ws = sandboxed_ws(tmp_path, agent("does_task.py", "hello.txt", "done"))
+    assert run_tick(ws.root).exit_code == 0
+    (entry,) = entries(ws)
+    assert entry.status == "FAILED" and not (ws.root / "hello.txt").exists()
+    assert entry.field("Reason") == ('sandbox: bubblewrap (bwrap) is not installed; '
+                                     '[sandbox] mode = "bwrap" refuses to run the agent unconfined')
+
+
+# --------------------------------------------------------------------------- memory writes are queued
+
+
+@needs_bwrap
+def test_memory_write_from_the_sandbox_is_queued_and_applied(tmp_path):
+    from memento_core.memory import init_store
+    from memento_core.memory.store import history
+
+    ws = sandboxed_ws(tmp_path, agent("learns_from_failure.py", "{prompt_file}"))
+    init_store(ws)
+    run_tick(ws.root)
+    (first,) = entries(ws)
+    assert first.status == "FAILED"
+    log = (ws.root / first.log_path).read_text()
+    assert "queued: memory/knowledge/lessons/hello-file.md" in log
+    assert "queued memory write" in log and "create memory/knowledge/lessons/hello-file.md" in log
+    lesson = ws.memory_dir / "knowledge" / "lessons" / "hello-file.md"
+    assert "hello.txt must contain the word done" in lesson.read_text()
+    (c,) = [c for c in history(ws) if c.subject == "hello.txt must contain the word done"]
+    assert c.source == "T-1"
+    assert list((ws.worker_dir / "memory").glob("*.json")) == []
+    run_tick(ws.root)
+    assert [e.status for e in entries(ws)] == ["FAILED", "SUCCESS"]
+
+
+def test_queued_requests_are_checked_again_and_the_source_is_the_task(tmp_path):
+    from memento_core.memory import init_store
+    from memento_core.memory.queue import apply_queue, queue_dir
+    from memento_core.memory.store import history
+
+    ws = make_ws(tmp_path, "true")
+    init_store(ws)
+    folder = queue_dir(ws)
+    folder.mkdir(parents=True)
+    import json
+
+    good = {"path": "knowledge/lessons/a.md", "content": "use the blue pen\n", "summary": "blue pen",
+            "source": "source=human"}
+    (folder / "1.json").write_text(json.dumps(good))
+    (folder / "2.json").write_text(json.dumps({**good, "path": "../../docs/MASTER_PLAN.md"}))
+    (folder / "3.json").write_text(json.dumps({**good, "path": "PERSONA.md"}))
+    (folder / "4.json").write_text("not json")
+    (folder / "5.json").symlink_to(folder / "1.json")
+    (folder / "6.json").write_text(json.dumps({**good, "summary": ""}))
+    plan = ws.plan_path.read_bytes()
+    done = apply_queue(ws, "T-1")
+    assert [d.action for d in done] == ["create", "refused", "refused", "refused", "refused", "refused"]
+    assert ws.plan_path.read_bytes() == plan
+    (c,) = [c for c in history(ws) if c.subject == "blue pen"]
+    assert c.source == "T-1"  # never the request's "source=human"
+    assert list(folder.iterdir()) == []
+
+
+# --------------------------------------------------------------------------- visibility
+
+
+def test_unconfined_is_said_by_doctor_status_and_the_summary(tmp_path):
+    from memento_core.doctor import check_workspace
+
+    ws = sandboxed_ws(tmp_path, "true", mode="none")
+    found = [f for f in check_workspace(ws) if f.check == "sandbox"]
+    assert [str(f) for f in found] == ['[WARNING] sandbox: the agent runs unconfined '
+                                       '([sandbox] mode = "none" in memento.toml)']
+    doc = summarize(ws, parse_plan(ws.plan_path), [])
+    assert doc["sandbox"] == {"mode": "none", "confined": False, "reason": '[sandbox] mode = "none" in memento.toml'}
+    out = subprocess.run(["memento", "status"], cwd=ws.root, capture_output=True, text=True).stdout
+    assert "[warn] unconfined: the agent runs without a sandbox" in out
+
+
+@needs_bwrap
+def test_confined_is_ok_in_doctor_and_status_is_quiet(tmp_path):
+    from memento_core.doctor import check_workspace
+
+    ws = sandboxed_ws(tmp_path, "true", mode="auto")
+    (found,) = [f for f in check_workspace(ws) if f.check == "sandbox"]
+    assert found.severity == "OK" and "bubblewrap" in found.message
+    assert summarize(ws, parse_plan(ws.plan_path), [])["sandbox"] == {"mode": "bwrap", "confined": True,
+                                                                      "reason": None}
+    out = subprocess.run(["memento", "status"], cwd=ws.root, capture_output=True, text=True).stdout
+    assert "unconfined" not in out
+
+
+def test_tmpdir_is_made_private_under_tmp_bound_elsewhere_and_never_unconfines_home_or_project(tmp_path):
+    """CLIs need their $TMPDIR in the sandbox (codex refuses one under /tmp for its helpers)."""
+    home, root, other = tmp_path / "home", tmp_path / "proj", Path(tempfile.mkdtemp(dir="/var/tmp"))
+    try:
+        home.mkdir()
+        root.mkdir()
+        r = os.path.realpath
+        assert sandbox.temp_dir(root, str(home), str(tmp_path / "t")) == (None, [])  # missing
+        (tmp_path / "t").mkdir()
+        assert sandbox.temp_dir(root, str(home), str(tmp_path / "t")) == (r(tmp_path / "t"), [])  # in the private /tmp
+        assert sandbox.temp_dir(root, str(home), other) == (None, [Path(r(other))])  # bound writable
+        for unsafe in ("/", "/tmp", "relative"):
+            assert sandbox.temp_dir(root, str(home), unsafe) == (None, [])
+        (Path(other) / "home").mkdir()
+        (Path(other) / "proj").mkdir()
+        for above in ((root, Path(other) / "home"), (Path(other) / "proj", home)):  # a folder above HOME, the project
+            assert sandbox.temp_dir(above[0], str(above[1]), other) == (None, [])
+        assert sandbox.temp_dir(root, str(Path(other) / "home"), str(Path(other) / "home")) == (None, [])
+    finally:
+        shutil.rmtree(other, ignore_errors=True)
+
+
+@needs_bwrap
+def test_the_architects_sandbox_writes_only_its_documents_folders_and_the_worker_folder(tmp_path):
+    """architect_prefix, run for real: the folder of a writable document (docs/, so an edit by
+    rename such as `sed -i` works), a name at the project's root alone, and .memento/worker/
+    are writable; the source, another root file and the rest of .memento/ stay read-only."""
+    ws = make_ws(tmp_path, "true", sandbox="bwrap")
+    root = ws.root
+    (root / "src").mkdir(exist_ok=True)
+    (root / "src" / "app.py").write_text("x = 1\n")
+    (root / "NOTES.md").write_text("a person's\n")
+    (root / "ROADMAP.md").write_text("the roadmap\n")
+    config = load_config(ws.config_path)
+    argv = sandbox.architect_prefix(ws, config, binary=BWRAP, writable_docs=["docs/MASTER_PLAN.md", "ROADMAP.md"])
+    script = ("for f in docs/MASTER_PLAN.md ROADMAP.md src/app.py NOTES.md; do "
+              "  (printf 'edited\\n' > $f.new && mv $f.new $f) 2>/dev/null && echo \"WROTE $f\"; done; "
+              "printf 'x' > ROADMAP.md 2>/dev/null && echo 'WROTE ROADMAP.md in place'; "
+              "printf 'x' > .memento/worker/out 2>/dev/null && echo 'WROTE worker'; "
+              "printf 'x' > .memento/elsewhere 2>/dev/null && echo 'WROTE .memento'")
+    out = subprocess.run([*argv, "/bin/sh", "-c", script], capture_output=True, text=True, timeout=60)
+    said = set(out.stdout.splitlines())
+    assert said == {"WROTE docs/MASTER_PLAN.md", "WROTE ROADMAP.md in place", "WROTE worker"}, (said, out.stderr)
+    assert ws.plan_path.read_text() == "edited\n" and (root / ".memento" / "worker" / "out").read_text() == "x"
+    assert (root / "src" / "app.py").read_text() == "x = 1\n" and (root / "NOTES.md").read_text() == "a person's\n"
+    assert not (root / ".memento" / "elsewhere").exists()
+
+
+def test_the_status_archive_folder_is_memento_s_and_an_empty_or_dot_one_is_not_the_whole_tree(tmp_path):
+    root = tmp_path / "proj"
+    root.mkdir()
+    assert root / "docs" / "archive" in sandbox.own_paths(root, "docs/archive/")
+    for nothing in ("", ".", "/", None):
+        paths = sandbox.own_paths(root, nothing)
+        assert root not in paths and root / "." not in paths, nothing
+
+
+def test_a_missing_nested_cache_folder_is_made_as_a_tool_would_make_it(tmp_path):
+    root = tmp_path / "proj"
+    (root / "node_modules").mkdir(parents=True)
+    umask = os.umask(0o022)
+    try:
+        made = sandbox.scratch_folders(root, ["node_modules/"])
+    finally:
+        os.umask(umask)
+    assert made == [root / "node_modules" / ".cache", root / "node_modules" / ".vite"]
+    assert all(folder.stat().st_mode & 0o7777 == 0o755 for folder in made)
+    assert sandbox.scratch_folders(root, ["node_modules/"]) == made  # there already: kept as they are
+
+
+def test_a_memory_write_is_queued_only_where_the_sandbox_said_so(tmp_path, monkeypatch):
+    """The in-process half of the test above (whose `memento` runs inside bwrap, from the installed
+    package): MEMENTO_SANDBOX=1, set by the sandbox alone, is what makes a write a queued one."""
+    from memento_core.memory.queue import must_queue
+
+    ws = Workspace(tmp_path)
+    monkeypatch.delenv(sandbox.SANDBOX_ENV, raising=False)
+    assert not sandbox.inside() and not must_queue(ws)
+    for value in ("0", "", "yes"):
+        monkeypatch.setenv(sandbox.SANDBOX_ENV, value)
+        assert not sandbox.inside(), value
+    monkeypatch.setenv(sandbox.SANDBOX_ENV, "1")
+    assert sandbox.inside() is True and must_queue(ws)  # no memory/ here yet: the tick makes it
+
+
+def test_the_folders_pinned_as_mount_points_are_real_folders_inside_the_tree_only(tmp_path):
+    root = tmp_path / "proj"
+    (root / "docs").mkdir(parents=True)
+    (root / "a" / "b").mkdir(parents=True)
+    (root / "file").write_text("")
+    outside = tmp_path / "outside" / "sub"
+    outside.mkdir(parents=True)
+    (root / "lnk").symlink_to(tmp_path / "outside")
+    paths = [root / "docs" / "MASTER_PLAN.md", root / "a" / "b" / "c.txt", root / "lnk" / "sub" / "x",
+             root / "file" / "x", tmp_path / "elsewhere" / "y", root / "top.txt", root / "docs"]
+    assert sandbox.pinned_folders(root, paths) == [root / "a", root / "a" / "b"]  # docs/ is bound already
+    linked_root = tmp_path / "proj-link"
+    linked_root.symlink_to(root)
+    assert sandbox.pinned_folders(linked_root, [linked_root / "a" / "b" / "c.txt"]) == [
+        linked_root / "a", linked_root / "a" / "b"]
+
+
+@needs_bwrap
+def test_a_project_reached_through_a_link_is_worked_in_where_it_really_is(tmp_path):
+    """~/code a link to a data disk: the agent starts in the project, not at a path that the
+    sandbox does not have, and the task passes."""
+    ws = sandboxed_ws(tmp_path, "sh -c 'pwd -P > where.txt; echo done > hello.txt'",
+                      tasks=HELLO.replace("context_files: [hello.txt]", "context_files: [hello.txt, where.txt]"))
+    link = tmp_path / "code"
+    link.symlink_to(ws.root)
+    outcome = run_tick(link)
+    assert [r.passed for r in outcome.results] == [True], (ws.root / entries(ws)[-1].log_path).read_text()
+    assert (ws.root / "where.txt").read_text().strip() == os.path.realpath(ws.root)
+    assert git(ws.root, "log", "-1", "--format=%s").startswith("memento: complete T-1")
+
+
+@needs_bwrap
+def test_a_workspace_named_through_a_link_starts_its_command_where_the_project_really_is(tmp_path):
+    """bwrap_prefix given the link's path itself (not resolved by Workspace.find): the sandbox has
+    no such path (its /tmp is private), so the command starts at the real one."""
+    ws = sandboxed_ws(tmp_path, "true")
+    link = tmp_path / "code"
+    link.symlink_to(ws.root)
+    config = load_config(ws.root / "memento.toml")
+    argv = sandbox.bwrap_prefix(Workspace(link), config, binary=sandbox.resolve(config).binary)
+    done = subprocess.run([*argv, "/bin/sh", "-c", "pwd -P"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == os.path.realpath(ws.root)

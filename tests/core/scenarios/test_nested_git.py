@@ -1,0 +1,346 @@
+"""Red team (SPEC §13 "Either way" and "Without a sandbox"): what git itself does not show.
+
+A repository the agent nests below the work tree (a `.git` folder or `gitdir:` file, anywhere,
+in a tracked, untracked or ignored folder), a file it plants in `.git/`, a path too deep for git:
+each is a guard failure naming the path, removed by the rollback (saved under logs/rollback/),
+never committed; the proof is on disk (a person's `git status` there afterwards runs nothing of
+the agent's: its command would write a marker outside the project) and the next tick works.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from memento_core.tick.__main__ import run_tick
+from memento_core.workspace import Workspace
+from tests.core.modes import MODES
+
+from .test_engine import agent, entries, git, make_ws
+from .test_redteam_git import (
+    _tick_killed_while_the_agent_runs,
+    git_owned,
+    honest_tick_works,
+    hostile_ws,
+    work_tree,
+)
+
+
+@pytest.fixture(autouse=True)
+def _identity(git_identity):
+    return git_identity
+
+
+# ---------------------------------------------------------------- files planted in .git/
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_files_planted_in_the_git_folder_are_removed_saved_and_fail_the_task(tmp_path, mode):
+    marker = tmp_path / "planted-ran.txt"
+    ws = hostile_ws(tmp_path, agent("plants_in_git_dir.py", str(marker)), sandbox=mode)
+    root = ws.root
+    (root / ".git" / "persons-tool.json").write_text('{"a person\'s": "own file"}\n')  # not git's: kept
+    owned, tree = git_owned(root), work_tree(root)
+    mine = (root / ".git" / "persons-tool.json").read_bytes()
+    outcome = run_tick(root)
+    (result,) = outcome.results
+    planted = (".git/fsmonitor-watch", ".git/agent/run.sh", ".git/worktrees/helper.sh")
+    if mode == "none":
+        assert not result.passed
+        for rel in planted:
+            assert rel in result.reason, result.reason
+        saved = [p for p in (root / "logs" / "rollback").rglob("*") if p.name in ("fsmonitor-watch", "run.sh")]
+        assert len(saved) == 2 and all(not os.access(p, os.X_OK) for p in saved), saved
+    for rel in planted:
+        assert not os.path.lexists(root / rel), rel
+    assert not (root / ".git" / "agent").exists()
+    assert (root / ".git" / "persons-tool.json").read_bytes() == mine
+    now, found = work_tree(root), git_owned(root)
+    if result.passed:  # confined: .git/ was read-only, nothing was planted, the task is done
+        assert now.pop("hello.txt") == b"done\n"
+        assert found.pop("flags").replace(b"H hello.txt\n", b"") == owned.pop("flags")
+    assert found == owned
+    assert now == tree
+    if not result.passed:
+        honest_tick_works(ws)
+    assert not marker.exists()
+
+
+def test_what_git_and_memento_write_in_the_git_folder_is_not_a_plant(tmp_path):
+    """Commits, a merge's and a rebase's leftovers, gc, a stash, a worktree made and removed (a
+    parallel worker's), a submodule's fetch: none of it is the agent's."""
+    from memento_core.git import state as gitstate
+
+    ws = hostile_ws(tmp_path, "true")
+    root = ws.root
+    before = gitstate.capture(root)
+    (root / "hello.txt").write_text("one\n")
+    git(root, "add", "hello.txt")
+    git(root, "commit", "-qm", "one")  # COMMIT_EDITMSG, logs/, objects/
+    git(root, "reset", "-q", "--hard", "HEAD~1")  # ORIG_HEAD
+    git(root, "worktree", "add", "-q", str(root / ".memento" / "worktrees" / "T-9"), "-b", "memento/T-9")
+    wt = root / ".memento" / "worktrees" / "T-9"
+    (wt / "x.txt").write_text("x\n")
+    git(wt, "add", "x.txt")
+    git(wt, "commit", "-qm", "x")
+    git(root, "gc", "-q")
+    git(root, "pack-refs", "--all")
+    (root / ".git" / "index.lock").write_text("")  # a git command killed mid-way (put back: removed)
+    now = gitstate.capture(root)
+    assert now.files == before.files  # (the refs are compared on their own: a worker's branch is Memento's)
+    assert gitstate.from_bytes(gitstate.to_bytes(now), root) == now
+    git(root, "worktree", "remove", "--force", str(wt))
+    (root / ".git" / "index.lock").unlink()
+    assert gitstate.capture(root).files == before.files
+
+
+# ---------------------------------------------------------------- repositories nested below the work tree
+
+NESTING = """- [ ] `T-1` [MODULE:hello] Write hello
+  - verify: `grep -q done hello.txt`
+  - context_files: [hello.txt, src/**, build/**, third_party/**]
+  - retries: 0
+"""
+
+
+def nesting_ws(tmp_path: Path, command: str, sandbox: str) -> Workspace:
+    """A project with src/ tracked, build/ and third_party/ ignored, and a person's own nested
+    clone in third_party/lib/ (its config runs nothing: it must stay as it is)."""
+    ws = make_ws(tmp_path, command, tasks=NESTING, sandbox=sandbox)
+    root = ws.root
+    (root / "src").mkdir()
+    (root / "src" / "mod.py").write_text("VALUE = 1\n")
+    (root / ".gitignore").write_text((root / ".gitignore").read_text() + "build/\nthird_party/\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "src")
+    lib = root / "third_party" / "lib"
+    lib.mkdir(parents=True)
+    git(lib, "init", "-q")
+    (lib / "lib.py").write_text("LIB = 1\n")
+    git(lib, "add", "lib.py")
+    git(lib, "commit", "-qm", "a person's clone")
+    return ws
+
+
+def repositories_below(root: Path) -> list[str]:
+    """Every `.git` below the work tree (links not followed), but the project's and memory/'s."""
+    found = []
+    for folder, dirs, files in os.walk(root):
+        rel = Path(folder).relative_to(root).as_posix()
+        found += [f"{rel}/.git".lstrip("./") for name in (*dirs, *files) if name == ".git"]
+        dirs[:] = [d for d in dirs if d != ".git"]
+    return sorted(p for p in found if p not in (".git", "memory/.git", "git"))
+
+
+def gitlinks_since(root: Path, start: str) -> list[str]:
+    """The gitlinks (mode 160000) any commit after ``start`` added or changed."""
+    out = git(root, "log", "--format=", "--raw", "--no-abbrev", f"{start}..HEAD")
+    return [ln for ln in out.splitlines() if " 160000 " in ln]
+
+
+@pytest.mark.parametrize("how", ["folder", "tracked", "gitfile", "ignored"])
+@pytest.mark.parametrize("mode", MODES)
+def test_a_repository_the_agent_nests_is_refused_removed_and_runs_nothing_later(tmp_path, how, mode):
+    marker = tmp_path / "fsmonitor-ran.txt"
+    ws = nesting_ws(tmp_path, agent("nests_a_repository.py", how, str(marker)), mode)
+    root = ws.root
+    start = git(root, "rev-parse", "HEAD").strip()
+    lib_config = (root / "third_party" / "lib" / ".git" / "config").read_bytes()
+    outcome = run_tick(root)
+    (result,) = outcome.results
+    where = {"folder": "src/vendor/.git", "tracked": "src/.git", "gitfile": "src/lib/.git",
+             "ignored": "build/out/.git"}[how]
+    assert not result.passed
+    assert f"left git repositories of its own below the work tree: {'src/.cache-repo, ' * (how == 'gitfile')}" \
+           f"{where} (removed" in result.reason, result.reason
+    assert repositories_below(root) == ["third_party/lib/.git"]  # the person's clone, and nothing else
+    assert (root / "third_party" / "lib" / ".git" / "config").read_bytes() == lib_config
+    # A person's git command in each folder the agent used runs nothing of the agent's.
+    for folder in ("src/vendor", "src", "src/lib", "build/out", "src/.cache-repo"):
+        if (root / folder).is_dir():
+            subprocess.run(["git", "status"], cwd=root / folder, capture_output=True, timeout=30)
+            subprocess.run(["git", "log", "-1"], cwd=root / folder, capture_output=True, timeout=30)
+    assert not marker.exists()
+    assert not (root / "src" / "vendored.py").exists() and not (root / "src" / "vendor").exists()
+    assert (root / "src" / "mod.py").read_text() == "VALUE = 1\n"
+    (saved,) = (root / "logs" / "rollback").glob("*-T-1-unseen/removed.tar")
+    with tarfile.open(saved) as tar:  # saved, inert: no git reads a repository inside a tar
+        config = next(m for m in tar.getmembers() if m.name.endswith("config") and ".git" in m.name
+                      or m.name == "src/.cache-repo/config")
+        assert b"fsmonitor" in tar.extractfile(config).read()
+    honest_tick_works(ws)
+    assert gitlinks_since(root, start) == []
+    assert repositories_below(root) == ["third_party/lib/.git"]
+    assert not marker.exists()
+
+
+def test_a_persons_nested_repository_the_agent_commits_is_never_committed_as_a_gitlink(tmp_path):
+    """Unconfined, `git add third_party/lib` and a commit of its own make a person's clone a gitlink:
+    the commit is folded back (a failure) and no gitlink reaches any commit; the clone stays."""
+    ws = nesting_ws(tmp_path, "true", "none")
+    root = ws.root
+    (root / ".gitignore").write_text((root / ".gitignore").read_text().replace("third_party/\n", ""))
+    git(root, "commit", "-qam", "third_party/ no longer ignored")
+    cmd = (f"{sys.executable} -c \"import subprocess, pathlib; pathlib.Path('hello.txt').write_text('done\\\\n'); "
+           "subprocess.run(['git', 'add', 'third_party/lib', 'hello.txt'], check=True); "
+           "subprocess.run(['git', 'commit', '-qm', 'vendored'], check=True)\"")
+    text = ws.config_path.read_text().splitlines(keepends=True)
+    ws.config_path.write_text("".join(ln if not ln.startswith("command =") else f'command = """{cmd}"""\n'
+                                      for ln in text))
+    git(root, "commit", "-qm", "the agent", "--", "memento.toml")
+    start = git(root, "rev-parse", "HEAD").strip()
+    outcome = run_tick(root)
+    (result,) = outcome.results
+    assert not result.passed
+    assert "made 1 commit(s) of its own" in result.reason, result.reason
+    assert gitlinks_since(root, start) == []
+    assert git(root, "ls-files", "--stage", "third_party") == ""  # not staged either
+    assert (root / "third_party" / "lib" / "lib.py").read_text() == "LIB = 1\n"
+    assert repositories_below(root) == ["third_party/lib/.git"]
+
+
+def test_a_folder_in_the_change_is_a_gitlink_only_where_the_task_names_it(tmp_path):
+    from memento_core.git.changes import FileChange
+    from memento_core.tick.unseen import gitlink_reason
+
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "a.py").write_text("")
+    touched = [FileChange("lib", 1, 0, "added"), FileChange("a.py", 0, 0, "created")]
+    assert gitlink_reason(tmp_path, touched, ["lib/**", "a.py"]) == (
+        "the agent would commit nested repositories as gitlinks the task does not name: lib (a task adds a "
+        "submodule only where its context_files name that exact path)")
+    assert gitlink_reason(tmp_path, touched, ["lib", "a.py"]) == ""
+
+
+def test_a_repository_nested_before_the_tick_was_killed_is_removed_by_the_recovery(tmp_path):
+    """kill -9 of the tick while its agent waits, a repository nested: the next tick's recovery
+    removes it by the tick's own list of what was there at the snapshot (the person's clone stays)."""
+    marker = tmp_path / "fsmonitor-ran.txt"
+    ws = nesting_ws(tmp_path, agent("nests_a_repository.py", "tracked", str(marker), "wait"), "none")
+    root = ws.root
+    planted = _tick_killed_while_the_agent_runs(root)
+    try:
+        assert (root / "src" / ".git").is_dir()
+        assert (root / ".memento" / "records" / "T-1.unseen").is_file()
+        recovered = subprocess.run([sys.executable, "-m", "memento_core.tick", "--project", str(root)],
+                                   capture_output=True, text=True, timeout=120)
+        assert recovered.returncode in (0, 1) and "Traceback" not in recovered.stderr, recovered.stderr
+    finally:
+        _kill(int(planted.split()[1]))
+    stale = [e for e in entries(ws) if e.status == "STALE"]
+    assert stale and "src/.git" in stale[0].field("Rollback"), stale
+    assert repositories_below(root) == ["third_party/lib/.git"]
+    subprocess.run(["git", "status"], cwd=root / "src", capture_output=True, timeout=30)
+    assert not marker.exists()
+    assert not (root / ".memento" / "records" / "T-1.unseen").exists()
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+# ---------------------------------------------------------------- paths too deep for git
+
+
+def longest_path(root: Path) -> int:
+    """The longest path below ``root`` (from its top, in bytes), walked through folder descriptors
+    (a full path past 4,096 bytes is refused by the system, so nothing else can see that far)."""
+    longest = 0
+    stack = [(os.open(root, os.O_RDONLY | os.O_DIRECTORY), 0)]
+    try:
+        while stack:
+            fd, length = stack.pop()
+            try:
+                with os.scandir(fd) as it:
+                    for item in it:
+                        here = length + 1 + len(os.fsencode(item.name))
+                        longest = max(longest, here)
+                        if item.is_dir(follow_symlinks=False) and item.name != ".git":
+                            stack.append((os.open(item.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW,
+                                                  dir_fd=fd), here))
+            finally:
+                os.close(fd)
+    finally:
+        for fd, _ in stack:
+            os.close(fd)
+    return longest
+
+
+@pytest.mark.parametrize("how", ["long", pytest.param("many", marks=pytest.mark.slow)])  # many: 2,468 rmdirs
+@pytest.mark.parametrize("mode", MODES)
+def test_a_path_too_deep_for_git_fails_the_attempt_and_is_removed(tmp_path, how, mode):
+    ws = nesting_ws(tmp_path, agent("goes_too_deep.py", how), mode)
+    root = ws.root
+    assert longest_path(root) < 1000
+    outcome = run_tick(root)
+    (result,) = outcome.results
+    assert not result.passed
+    first = {"long": "src/deep/" + "d" * 31, "many": "src/a/a/a/a/a/a/a/a/a/a/a/a/a"}[how]
+    assert f"left paths too long for git or any check to see (over 4096 bytes from /): {first}" in result.reason, \
+        result.reason
+    assert "characters)" in result.reason  # the path is named shortened, with its length
+    assert longest_path(root) < 1000  # nothing of it left, at any depth
+    assert not os.path.lexists(root / "src" / ("deep" if how == "long" else "a"))
+    (saved,) = (root / "logs" / "rollback").glob("*-T-1-unseen/removed.tar")
+    with tarfile.open(saved) as tar:
+        (payload,) = [m for m in tar.getmembers() if m.name.endswith("/payload.py")]
+        assert len(payload.name) >= 4936 - 20 and b"run by the agent" in tar.extractfile(payload).read()
+    honest_tick_works(ws)
+    assert longest_path(root) < 1000
+
+
+def test_a_persons_own_deep_path_stays(tmp_path):
+    """A path too long for git that was there before the task (a person's) is theirs: kept."""
+    ws = nesting_ws(tmp_path, agent("does_task.py", "hello.txt", "done"), "none")
+    root = ws.root
+    fd = os.open(root / "third_party", os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(25):
+        os.mkdir("p" * 200, dir_fd=fd)
+        child = os.open("p" * 200, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = child
+    os.close(fd)
+    before = longest_path(root)
+    outcome = run_tick(root)
+    assert [r.passed for r in outcome.results] == [True], outcome.results
+    assert longest_path(root) == before
+
+
+def test_a_tree_deeper_than_any_limit_is_removed_with_a_few_descriptors(tmp_path):
+    """1,500 nested folders (deeper than Python's recursion, past PATH_MAX) go with at most a
+    handful of descriptors open: the soft limit is set just above what is open now."""
+    import resource
+
+    from memento_core.tick.unseen import remove
+
+    base = Path(tempfile.mkdtemp(dir="/dev/shm" if os.path.isdir("/dev/shm") else tmp_path))  # rmdir is fast there
+    try:
+        fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
+        for _ in range(1500):
+            os.mkdir("a", dir_fd=fd)
+            child = os.open("a", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = child
+        os.symlink("/etc", "link", dir_fd=fd)  # removed as a link, never followed
+        os.close(fd)
+        assert longest_path(base) > 3000
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (len(os.listdir("/proc/self/fd")) + 8, hard))
+        try:
+            remove(base, "a")
+        finally:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        assert os.listdir(base) == [] and os.path.isdir("/etc")
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
