@@ -30,7 +30,6 @@ from .run import agent_env, run_agent
 
 __all__ = [
     "DEFAULT_GRACE",
-    "GEMINI_PROMPT_SUFFIX",
     "PRESETS",
     "AgentRequest",
     "AgentSpec",
@@ -42,22 +41,7 @@ __all__ = [
     "capture",
     "kill_group",
     "listening",
-    "openclaw_message",
     "run_agent",
     "run_in_group",
     "terminate_running",
 ]
-
-
-def __getattr__(name: str):
-    """Two names of single presets, imported from their module when asked for: importing the
-    package imports no preset (presets.PRESETS imports each on first use)."""
-    if name == "GEMINI_PROMPT_SUFFIX":
-        from .presets.gemini import GEMINI_PROMPT_SUFFIX
-
-        return GEMINI_PROMPT_SUFFIX
-    if name == "openclaw_message":
-        from .presets.openclaw import openclaw_message
-
-        return openclaw_message
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -43,21 +43,9 @@ conflict, a claim never attempted given back
 =====================================================  ==========================
 
 The tick (tick/run.py, the architect) calls the fleet through calls.py, the few
-names it needs, which imports a module only when there is a remote; doctor reads remote.read_refusal. A module imports only those
+names it needs, which imports a module only when there is a remote (this file imports
+none: import each name from its module); doctor reads remote.read_refusal. A module imports only those
 before it in this order: host, remote, plan_merge, docs, integrate, pending, then
 claims, stale and batch (none of the three imports another), publish, sync, pick
 (an import-linter contract in pyproject.toml holds it).
 """
-
-import importlib
-
-_MODULES = frozenset({"batch", "calls", "claims", "docs", "host", "integrate", "pending", "pick", "plan_merge",
-                      "publish", "remote", "stale", "sync"})
-
-
-def __getattr__(name: str):
-    """``fleet.<module>`` resolves whether or not that module was imported yet: a tick without a
-    remote imports none of them but host.py (calls.py), and ``fleet.sync.sync(ctx)`` still works."""
-    if name in _MODULES:
-        return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

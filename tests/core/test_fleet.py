@@ -21,7 +21,7 @@ import pytest
 
 from memento_core import fleet
 from memento_core.config.load import load_config
-from memento_core.fleet import remote
+from memento_core.fleet import claims, remote, sync  # noqa: F401 - loaded, so that fleet.<module> resolves
 from memento_core.plan.scan import parse_plan_text
 from memento_core.scaffold import init_workspace
 from memento_core.tick.context import TickContext
@@ -233,9 +233,9 @@ def judge_the_remote(bare: Path, n_tasks: int, person: Person | None) -> None:
     for i in range(1, n_tasks + 1):
         assert log.count(f"memento: complete T-{i} Write out/{i}.txt") == 1, f"T-{i}"
         assert git(bare, "show", f"main:out/{i}.txt") == f"T-{i}\n"
-        claims = sum(1 for s in lines if re.match(rf"memento: claim T-{i} on ", s))
+        claimed = sum(1 for s in lines if re.match(rf"memento: claim T-{i} on ", s))
         results = sum(1 for s in log if (m := re.match(RESULT_RE, s)) and next(g for g in m.groups() if g) == f"T-{i}")
-        assert claims == results, f"T-{i}: {claims} claims, {results} results"
+        assert claimed == results, f"T-{i}: {claimed} claims, {results} results"
     assert claim_refs(bare) == []
     if person is not None:
         history = set(log)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from memento_core import fleet
-from memento_core.fleet import remote
+from memento_core.fleet import batch, claims, pending, pick, publish, remote, stale, sync  # noqa: F401 - loaded, so that fleet.<module> resolves
 from memento_core.plan.scan import parse_plan_text
 from memento_core.tick import run
 from memento_core.tick.context import TaskResult

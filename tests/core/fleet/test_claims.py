@@ -10,7 +10,7 @@ import time
 import pytest
 
 from memento_core import fleet
-from memento_core.fleet import remote
+from memento_core.fleet import claims, remote, sync  # noqa: F401 - loaded, so that fleet.<module> resolves
 
 from ..test_fleet import claim_refs, context, git, make_fleet, remote_plan, subjects
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from memento_core import fleet
-from memento_core.fleet import remote
+from memento_core.fleet import claims, host, integrate, publish, remote, sync  # noqa: F401 - loaded, so that fleet.<module> resolves
 from memento_core.plan.scan import parse_plan_text
 from tests.core.git_calls import watch_git
 
@@ -161,14 +161,13 @@ _INTEGRATE = """
 import sys
 from pathlib import Path
 from memento_core.config.load import load_config
-from memento_core import fleet
-from memento_core.fleet import remote
+from memento_core.fleet import integrate, remote
 from memento_core.tick.context import TickContext
 from memento_core.workspace import Workspace
 ctx = TickContext(Workspace(Path(sys.argv[1])))
 ctx.config = load_config(ctx.ws.config_path)
 remote.fetch(ctx)
-fleet.integrate.integrate(ctx, remote.remote_head(ctx))
+integrate.integrate(ctx, remote.remote_head(ctx))
 """
 
 

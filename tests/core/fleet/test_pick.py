@@ -6,7 +6,7 @@ The fleets are those of tests/core/test_fleet.py: clones of one bare remote, rea
 from __future__ import annotations
 
 from memento_core import fleet
-from memento_core.fleet import remote
+from memento_core.fleet import host, pick, remote  # noqa: F401 - loaded, so that fleet.<module> resolves
 
 from ..test_fleet import Person, context, git, make_fleet
 

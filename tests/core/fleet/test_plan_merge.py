@@ -6,6 +6,7 @@ The fleets are those of tests/core/test_fleet.py: clones of one bare remote, rea
 from __future__ import annotations
 
 from memento_core import fleet
+from memento_core.fleet import docs  # noqa: F401 - loaded, so that fleet.<module> resolves
 from memento_core.plan.scan import parse_plan_text
 
 from ..test_fleet import plan_text

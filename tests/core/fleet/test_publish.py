@@ -10,6 +10,7 @@ import subprocess
 import time
 
 from memento_core import fleet
+from memento_core.fleet import claims, pending, pick, publish, sync  # noqa: F401 - loaded, so that fleet.<module> resolves
 
 from ..test_fleet import (
     claim_refs,

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from memento_core import fleet
-from memento_core.fleet import remote
+from memento_core.fleet import batch, claims, publish, remote, sync  # noqa: F401 - loaded, so that fleet.<module> resolves
 from memento_core.tick.context import TaskResult
 
 from ..test_fleet import (
@@ -388,8 +388,8 @@ exit 0
     history = subjects(bare)
     for i, host in ((1, "a"), (2, "b"), (3, "b")):
         assert history.count(f"memento: complete T-{i} Write out/{i}.txt") == 1, history
-        claims = [s for s in history if s.startswith(f"memento: claim T-{i} on ")]
-        assert claims == [f"memento: claim T-{i} on {host}"], history
+        claimed = [s for s in history if s.startswith(f"memento: claim T-{i} on ")]
+        assert claimed == [f"memento: claim T-{i} on {host}"], history
     assert all(t.status == "x" for t in remote_plan(bare).tasks) and claim_refs(bare) == []
     assert git(clones["a"], "rev-parse", "HEAD") == git(bare, "rev-parse", "main")
     assert not (clones["a"] / ".memento" / "fleet_pending.json").exists()

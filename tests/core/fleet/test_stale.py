@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 
 from memento_core import fleet
-from memento_core.fleet import remote
+from memento_core.fleet import claims, remote, sync  # noqa: F401 - loaded, so that fleet.<module> resolves
 
 from ..test_fleet import claim_refs, context, git, make_fleet, remote_plan, subjects
 
