@@ -147,12 +147,12 @@ def record(ws: Workspace, changes: Sequence[VerifyChange]) -> None:
 
 
 def _edit_own(ws: Workspace, edit) -> None:
-    """The tick's (or the architect's) own edit of the list: one the watch of tick/ownstate.py expects."""
+    """The tick's (or the architect's) own edit of the list: one the watch of tick/own.py expects."""
     ws.memento_dir.mkdir(parents=True, exist_ok=True)
     locked_edit(_own_file(ws), edit)
     from . import owned
 
-    if owned.watched(path_of(ws)):  # the tick watches it (tick/ownstate.py): this write is Memento's own
+    if owned.watched(path_of(ws)):  # the tick watches it (tick/own.py): this write is Memento's own
         owned.baseline([path_of(ws)])
 
 

@@ -65,7 +65,7 @@ def run_locked(ws, taken_over: str = ""):
     from ..locks import LockBusy, file_lock
     from ..plan import parse_plan
     from ..runlog import Outcome, cron_log
-    from .own_dirs import mend_own_folders
+    from ..workspace import mend_own_folders
 
     moved = mend_own_folders(ws.root)  # a file or link where logs/ or .memento/ belongs
     if moved:
@@ -95,7 +95,7 @@ def run_locked(ws, taken_over: str = ""):
                 cron_log(ws, message)
                 return Outcome(0, message)
             from ..agents.reaper import new_tick_identity, subreaper
-            from .ownstate import after_tick as own_state_after_tick
+            from .own import state_after_tick as own_state_after_tick
             from .receipts import listening
             from .run import tick
             from .stopped import beacon

@@ -35,8 +35,7 @@ from . import (
     limits,
     modes,
     objects,
-    ownfiles,
-    ownstate,
+    own,
     receipts,
     review,
     unseen,
@@ -92,7 +91,7 @@ def attempt_task(ctx: TickContext, plan: Plan, task: Task, continued: tuple[int,
         return claim
     crash_point("tick:after-claim")
     at = Attempt(task, take_snapshot(ctx, base, untracked), continued, began)
-    ownstate.take(ctx.ws, task.id)  # the ledger, notify state and claims as they are now
+    own.take_state(ctx.ws, task.id)  # the ledger, notify state and claims as they are now
     save_git(ctx.ws, task.id, at.snap.git)  # what the stale recovery restores .git from (SPEC §13)
     save_unseen(ctx.ws, task.id, at.snap.unseen)  # and what was below the work tree, a person's
     with Heartbeat(ctx.ws, claim) as beat:
@@ -197,10 +196,10 @@ def take_snapshot(ctx: TickContext, base: str | None, untracked: set[str]) -> Sn
     archive = ctx.plan().meta.status_archive_dir
     # A FIFO or socket an earlier run left in Memento's folders goes now, unread: only what this
     # run's agent makes fails this attempt (confine.after_agent).
-    left = ownfiles.remove_specials(ws)
+    left = own.remove_specials(ws)
     if left:
-        append_log(ctx.log_path, f"[memento] before the run: {ownfiles.specials_reason(left)}\n")
-    ownfiles.split_own_hard_links(ws, None, "", ctx.log_path)  # an earlier run's, not this agent's: said in the log
+        append_log(ctx.log_path, f"[memento] before the run: {own.specials_reason(left)}\n")
+    own.split_own_hard_links(ws, None, "", ctx.log_path)  # an earlier run's, not this agent's: said in the log
     kept = kept_files.take(ctx.root, untracked, gitops.read_pattern_file(ws.cleanignore_path), archive,
                            confined=sandbox.resolve(ctx.config).confined)
     return Snapshot(
@@ -210,8 +209,8 @@ def take_snapshot(ctx: TickContext, base: str | None, untracked: set[str]) -> Sn
         note_keys=frozenset(n.key for n in notes.parse_notes(ws.notes_path)),
         cleanignore=tuple(gitops.read_pattern_file(ws.cleanignore_path)),
         taken_at=datetime.now(UTC).replace(microsecond=0), git=gitstate.capture(ctx.root),
-        runtime=ownfiles.runtime_copy(ws),
-        absent=ownfiles.absent_own(ws, archive), archive_dir=archive, memory_head=receipts.memory_head(ws),
+        runtime=own.runtime_copy(ws),
+        absent=own.absent_own(ws, archive), archive_dir=archive, memory_head=receipts.memory_head(ws),
         kept=kept, modes=modes.take(ctx.root, kept.modes, untracked, archive),
         objects=objects.take(ctx.root, ws.project_memento_dir / objects.MIRROR),
         unseen=unseen.look(ctx.root),
@@ -321,9 +320,9 @@ def commit_memory_writes(ctx: TickContext, task: Task) -> None:
 def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: bool = False) -> Verdict:
     """Observe the work tree and Memento's documents, and judge them against the snapshot."""
     ws, snap = ctx.ws, at.snap
-    links = ownfiles.unlink_own_links(ws, snap, at.task.id, ctx.log_path)  # before anything is written
-    hard = ownfiles.split_own_hard_links(ws, snap, at.task.id, ctx.log_path)  # nor appended, chmod-ed
-    impostors = ownfiles.remove_impostors(ws, snap)  # nor read: a FIFO is never opened
+    links = own.unlink_own_links(ws, snap, at.task.id, ctx.log_path)  # before anything is written
+    hard = own.split_own_hard_links(ws, snap, at.task.id, ctx.log_path)  # nor appended, chmod-ed
+    impostors = own.remove_impostors(ws, snap)  # nor read: a FIFO is never opened
     # Before any other git command reads it; a decoy put where .git was goes to logs/rollback/.
     git_found = gitstate.put_back(ctx.root, snap.git, rollback_folder(ws, f"{at.task.id}-git"))
     who = "verify" if after_verify else "the agent"
@@ -354,13 +353,13 @@ def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: boo
     bad_links = kept_files.link_reason(ctx.root, verdict.touched, at.task.guard_files, snap.kept,
                                        snap.archive_dir, "verify" if after_verify else "the agent")
     gitlinks = unseen.gitlink_reason(ctx.root, verdict.touched, at.task.context_files, who)
-    hard_links = ownfiles.hard_links_reason(hard, who)
+    hard_links = own.hard_links_reason(hard, who)
     extra = tuple(r for r in (damaged, hard_links, below.reason(who), kept.reason(), bad_links, gitlinks,
                               reset.reason(who)) if r)
     verdict = Verdict((*verdict.reasons, *extra), verdict.touched) if extra else verdict
     too_big = diff_bytes_reason(ctx.root, snap.base, verdict.touched, plan.meta.max_diff_bytes,
                                 after_verify=after_verify)
-    state = ownstate.reason(ws, at.task.id, who)
+    state = own.state_reason(ws, at.task.id, who)
     extra = tuple(r for r in (too_big, state) if r)
     return Verdict(verdict.reasons + extra, verdict.touched) if extra else verdict
 
@@ -499,9 +498,9 @@ def record_failure(ctx: TickContext, at: Attempt, reason: str, duration: float, 
                    output: str, report, *, count_retry: bool = True, status: str = "") -> TaskResult:
     """Roll back to the snapshot, count a retry (`[!]` at max_retries), write the entry, commit the docs."""
     ws, task = ctx.ws, at.task
-    ownfiles.unlink_own_links(ws, at.snap, task.id, ctx.log_path)
-    ownfiles.split_own_hard_links(ws, at.snap, task.id, ctx.log_path)  # before the entry, the plan's edit
-    reason = ownstate.with_reason(ws, task.id, reason)  # before the entry: the ledger, notify state, claims
+    own.unlink_own_links(ws, at.snap, task.id, ctx.log_path)
+    own.split_own_hard_links(ws, at.snap, task.id, ctx.log_path)  # before the entry, the plan's edit
+    reason = own.with_state_reason(ws, task.id, reason)  # before the entry: the ledger, notify state, claims
     at.beat.update(stage="failing")
     gitstate.put_back(ctx.root, at.snap.git, rollback_folder(ws, f"{task.id}-git"))  # the agent may have failed
     damaged = put_back_objects(ctx, at, "the agent")  # before the checkout below reads one

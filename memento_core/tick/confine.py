@@ -18,7 +18,7 @@ from .. import gitops, sandbox
 from ..errors import MementoError
 from ..plan import Task
 from ..sandbox import network
-from . import ownfiles
+from . import own
 from .context import TickContext
 from .files import append_log
 
@@ -122,7 +122,7 @@ def after_agent(ctx: TickContext, task: Task) -> str:
         report.unlink()
         append_log(ctx.log_path, f"[memento] {ctx.ws.rel(report.parent)}/{report.name} was a symbolic link: "
                                  "removed unread\n")
-    refused = ownfiles.specials_reason(ownfiles.remove_specials(ctx.ws))
+    refused = own.specials_reason(own.remove_specials(ctx.ws))
     if refused:
         append_log(ctx.log_path, f"[memento] {refused}\n")
     apply_memory_queue(ctx, task)

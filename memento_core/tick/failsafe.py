@@ -18,10 +18,10 @@ from collections.abc import Callable
 
 from ..lines import safe_text
 from ..runlog import cron_log
+from ..workspace import mend_own_folders
 from .context import Interrupted, TaskResult, TickContext
 from .files import append_log
 from .gitstate import RepositoryGone
-from .own_dirs import mend_own_folders
 
 
 def attempt_safely(ctx: TickContext, at, work: Callable[[], TaskResult],

@@ -17,7 +17,7 @@ one pull request per finished phase, later phases waiting for the merge.
   once it works; a refused push: said in the remote's words, a status entry per change.
 
 Memento's own record is ``.memento/forge_pulls.json`` (forge/pulls.py), put back after every agent
-(ownstate.py): an agent that wrote "merged" there would start the next phase on unreviewed work.
+(own.py): an agent that wrote "merged" there would start the next phase on unreviewed work.
 """
 
 from __future__ import annotations

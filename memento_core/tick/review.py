@@ -37,7 +37,7 @@ from ..locks import atomic_write_text
 from ..markdown.blocks import fenced
 from ..prompt import review_findings_path, task_block
 from ..workspace import KEPT_DOCS
-from . import confine, limits, ownfiles
+from . import confine, limits, own
 from .context import TickContext
 from .entries import last_line
 from .files import append_log, unlink
@@ -507,7 +507,7 @@ def _fingerprint(ctx: TickContext, at) -> tuple:
 
 def _changes_by_reviewer(ctx: TickContext, at, before: tuple, guards) -> str:
     """'' or what the reviewer changed; git is put back by the guards, the tree by the rollback."""
-    left = ownfiles.specials_reason(ownfiles.remove_specials(ctx.ws))  # a FIFO in .memento/worker/…
+    left = own.specials_reason(own.remove_specials(ctx.ws))  # a FIFO in .memento/worker/…
     verdict = guards(ctx, ctx.plan(), at, after_verify=True)
     if left:
         return left.replace("the agent left", "the reviewer left", 1)

@@ -16,7 +16,7 @@ Each step of SPEC §4 and the function that does it:
     10  run the agent                 attempt.run_agent
     11  guards                        attempt.check_guards -> guards.check (pure); what git
                                       does not show: unseen (nested .git, deep paths), modes
-                                      (attempt.settle_modes), hard links (ownfiles), objects
+                                      (attempt.settle_modes), hard links (own.py), objects
     12  verify                        attempt.run_verify
     13  pass                          attempt.record_pass
     14  fail, roll back               attempt.record_failure -> rollback.roll_back

@@ -42,7 +42,7 @@ from ..runlog import cron_log, utc_stamp
 from ..scheduler import TASK
 from ..state import Claim, Heartbeat, read_claim, remove_claim, this_host, write_claim
 from ..workspace import KEPT_DOCS, Workspace
-from . import attempt, gitstate, limits, ownfiles, ownstate, receipts, review, unseen, worktrees
+from . import attempt, gitstate, limits, own, receipts, review, unseen, worktrees
 from .context import TaskResult, TickContext, _unique
 from .crew_watch import MainWatch, Window, changed_at, own_run_at
 from .entries import tail_lines
@@ -230,7 +230,7 @@ class Crew:
                         self._clean_fresh(w)
                         w.window = Window(time.time())
                         at.snap = attempt.take_snapshot(w.ctx, w.claim.base, gitops.persons_paths(w.ctx.root))
-                        ownstate.take(self.ws, w.task.id)
+                        own.take_state(self.ws, w.task.id)
                         save_git(self.ws, w.task.id, at.snap.git)
                     return attempt._work(w.ctx, w.plan, at)
 
@@ -482,12 +482,12 @@ class Crew:
         """Roll the worktree back to its snapshot, then write the failure in the main work tree."""
         count_retry = count_retry and not w.set_aside  # someone else wrote its worktree: not its fault
         with self.lock:
-            reason = ownstate.with_reason(self.ws, w.task.id, reason)
+            reason = own.with_state_reason(self.ws, w.task.id, reason)
             rolled = "nothing ran"
             if at is not None and at.snap is not None:
                 wctx = w.ctx
-                ownfiles.unlink_own_links(wctx.ws, at.snap, w.task.id, wctx.log_path)
-                ownfiles.split_own_hard_links(wctx.ws, at.snap, w.task.id, wctx.log_path)
+                own.unlink_own_links(wctx.ws, at.snap, w.task.id, wctx.log_path)
+                own.split_own_hard_links(wctx.ws, at.snap, w.task.id, wctx.log_path)
                 if at.beat is not None:
                     at.beat.update(stage="failing")
                 self.refresh(w)
