@@ -157,7 +157,7 @@ def _phases(plan: Plan) -> list[dict]:
 
 def _pick_unheld(ws: Workspace, plan: Plan) -> scheduler.Verdict:
     """The tick's pick: a task whose verify the architect changed waits for a person's ack
-    (tick/held.py), a phase waits for a pull request's merge (tick/land.py), so "next" names the
+    (held.py), a phase waits for a pull request's merge (tick/land.py), so "next" names the
     task that will run, or says what it waits for."""
     from .forge.landing import wait_message
     from .verify_changes import pending

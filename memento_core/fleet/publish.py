@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING
 
 from .. import gitobjects, gitops
 from ..errors import EditConflict, MementoError
+from ..held import held_tasks
 from ..lines import decode
 from ..plan import edit_plan, parse_plan_doc
 from ..runlog import TaskResult, cron_log
 from ..scheduler import TASK
 from ..scheduler import pick as pick_verdict
-from ..tick.held import held_tasks
 from . import remote
 from .batch import _batch, _spread
 from .claims import Claim, _hold, _make_claim, start_beating

@@ -49,7 +49,7 @@ class TickContext:
     # A parallel worker's own processes (workers.py): ("agent"|"verify", start, end or None while it
     # runs), in time.time(); None elsewhere (a serial attempt has nobody else to tell them from).
     own_runs: list | None = None
-    held_said: set = field(default_factory=set)  # held tasks already named in cron.log this tick (held.py)
+    held_said: set = field(default_factory=set)  # held tasks already named in cron.log this tick (memento_core/held.py)
     held_seen: set = field(default_factory=set)  # commits whose history the held list was brought in line with
     state: TickState = field(init=False)
     log_path: Path = field(init=False)

@@ -56,9 +56,9 @@ from . import confine, land
 from .attempt import attempt_task
 from .breaker import check_breaker
 from .context import Interrupted, TickContext, next_number
-from .held import HELD, pick_unheld
 from .housekeeping import fold_into_tick_commit, keep_house, write_alert, write_checkpoint
 from .limits import daily_budget_spent
+from .pick import HELD, pick_unheld
 from .recovery import clean_leftovers, recover_stale_claims
 from .workers import prune_worktrees, run_parallel, runs_in_parallel, stop_stale_workers
 

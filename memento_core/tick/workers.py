@@ -47,7 +47,7 @@ from .context import TaskResult, TickContext, _unique
 from .crew_watch import MainWatch, Window, changed_at, own_run_at
 from .entries import tail_lines
 from .failsafe import attempt_safely
-from .held import pick_unheld
+from .pick import pick_unheld
 from .record import leader_is_ours, read_record, remove_record, save_git, write_record
 from .rollback import roll_back, rollback_folder
 
@@ -165,7 +165,7 @@ class Crew:
         with self.lock:
             self.sweep()  # before the pick: never from a plan a worker's agent forged
             plan = self.ctx.plan()
-            # A task whose verify the architect changed waits (held.py); so does one whose context_files
+            # A task whose verify the architect changed waits (memento_core/held.py); so does one whose context_files
             # overlap a running worker's: it runs when that one ends, never beside it (SPEC §20).
             verdict = pick_unheld(self.ctx, plan, beside=[w.task for w in self.running])
             if verdict.kind != TASK or not runs_in_parallel(self.ctx, plan, verdict.task):
