@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .. import gitops
+from ..attempt_record import read_record
 from ..errors import EditConflict
 from ..plan import Plan, Task, edit_plan
 from ..runlog import cron_log
 from ..state import read_claim
-from ..tick.record import read_record
 from . import remote
 from .host import CLAIMS, PLAN, STATUS, Beat, enabled, fleet
 from .remote import _lease, _seen

@@ -42,16 +42,20 @@ from . import (
 )
 from . import kept as kept_files
 from .context import TaskResult, TickContext
-from .entries import (
-    failure_output,
-    last_line,
-    read_tick_result,
-    tail_lines,
-)
 from .failsafe import attempt_safely
 from .files import append_log, read_or_none, tail, unlink
 from .guards import Observed, Snapshot, Verdict, changed_during_verify, check
-from .record import mark_committing, remove_record, save_git, save_unseen, write_record
+from .record import (
+    failure_output,
+    last_line,
+    mark_committing,
+    read_tick_result,
+    remove_record,
+    save_git,
+    save_unseen,
+    tail_lines,
+    write_record,
+)
 from .rollback import note_keys, restore_documents, roll_back, rollback_folder
 from .sizes import diff_bytes_reason
 

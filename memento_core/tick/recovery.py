@@ -16,28 +16,25 @@ from dataclasses import dataclass
 
 from .. import gitops, status_log
 from ..agents.reaper import kill_marked
+from ..attempt_record import Record, read_record, recorded_plan, recorded_status, records_dir
 from ..errors import EditConflict, MementoError
 from ..locks import atomic_write_bytes, file_lock, lock_path_for, locked_edit
 from ..plan import Plan, Task, decode_text, edit_plan, scan_plan
 from ..runlog import cron_log
 from ..state import Claim, claim_is_stale, read_claim, remove_claim, this_host
 from .context import TickContext
-from .entries import PENDING_COMMIT, fill_commit
 from .files import read_or_none, unlink
 from .gitstate import put_back
 from .guards import LIMIT_KEYS, Snapshot, git_damage
 from .kept import after_a_killed_tick
 from .record import (
-    Record,
+    PENDING_COMMIT,
     claim_disagrees,
+    fill_commit,
     last_sign_of_life,
     leader_is_ours,
-    read_record,
     recorded_git,
-    recorded_plan,
-    recorded_status,
     recorded_unseen,
-    records_dir,
     remove_record,
     tick_alive,
 )

@@ -39,8 +39,8 @@ from ..prompt import review_findings_path, task_block
 from ..workspace import KEPT_DOCS
 from . import confine, limits, own
 from .context import TickContext
-from .entries import last_line
 from .files import append_log, unlink
+from .record import last_line
 
 REVIEW_SYSTEM_PROMPT = "scripts/review_system_prompt.md"
 REVIEW_FILE = "review.md"

@@ -36,6 +36,7 @@ from pathlib import Path
 
 from .. import agents, gitops, notes, sandbox, scratch
 from ..agents.reaper import kill_marked
+from ..attempt_record import read_record
 from ..errors import EditConflict, MementoError
 from ..plan import Plan, Task, edit_plan
 from ..runlog import cron_log, utc_stamp
@@ -45,10 +46,9 @@ from ..workspace import KEPT_DOCS, Workspace
 from . import attempt, gitstate, limits, own, receipts, review, unseen, worktrees
 from .context import TaskResult, TickContext, _unique
 from .crew_watch import MainWatch, Window, changed_at, own_run_at
-from .entries import tail_lines
 from .failsafe import attempt_safely
 from .pick import pick_unheld
-from .record import leader_is_ours, read_record, remove_record, save_git, write_record
+from .record import leader_is_ours, remove_record, save_git, tail_lines, write_record
 from .rollback import roll_back, rollback_folder
 
 POLL_SECONDS = 0.2  # how often the waiting tick looks for a finished worker or a SIGTERM

@@ -106,7 +106,7 @@ def remove(ws: Workspace, task_id: str, branch: str | None = None) -> list[str]:
 def ours_of(ws: Workspace, task_id: str, linked: dict[str, str] | None = None) -> set[str]:
     """The branches of Memento's for ``task_id``: the one its record names, the one its worktree
     under `.memento/worktrees/` has checked out (``linked``: _linked_branches, when known)."""
-    from .record import read_record
+    from ..attempt_record import read_record
 
     rec = read_record(ws, task_id)
     found = {rec.branch} if rec is not None and rec.branch else set()

@@ -419,14 +419,9 @@ def test_the_kept_copy_of_git_round_trips_and_a_tampered_one_is_refused(tmp_path
 
 
 def test_a_link_where_the_git_copy_goes_is_removed_not_written_through(tmp_path):
+    from memento_core.attempt_record import read_record, records_dir
     from memento_core.tick import gitstate
-    from memento_core.tick.record import (
-        read_record,
-        recorded_git,
-        records_dir,
-        save_git,
-        write_record,
-    )
+    from memento_core.tick.record import recorded_git, save_git, write_record
 
     ws = hostile_ws(tmp_path, "true")
     task = parse_plan(ws.plan_path).task("T-1")

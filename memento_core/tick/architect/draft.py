@@ -26,8 +26,8 @@ from ...runlog import utc_stamp
 from ...workspace import Workspace
 from ..context import Interrupted, TickContext
 from ..context import _unique as unique_path
-from ..entries import PENDING_COMMIT, fill_commit
 from ..files import append_log, read_or_none
+from ..record import PENDING_COMMIT, fill_commit
 from .changes import compare_notes
 from .draft_checks import check_draft
 from .draft_prompt import build_draft_prompt

@@ -43,8 +43,8 @@ from .. import gitstate, guards, own
 from ..attempt import take_snapshot as worker_snapshot
 from ..context import Interrupted, TickContext
 from ..context import _unique as unique_path
-from ..entries import PENDING_COMMIT, fill_commit
 from ..files import append_log, read_or_none
+from ..record import PENDING_COMMIT, fill_commit
 from ..rollback import restore_notes, roll_back, rollback_folder
 from . import ARCHITECT_ID, EVENT
 from . import record as arch_record
