@@ -313,7 +313,7 @@ def own_run(ctx: TickContext, kind: str) -> Iterator[None]:
 def commit_memory_writes(ctx: TickContext, task: Task) -> None:
     """Commit what the agent wrote into memory/ without `memento memory write` (attributed to the task)."""
     from ..memory import commit_unattributed
-    from .housekeeping import best_effort
+    from .afterwards import best_effort
 
     best_effort(ctx.ws, "commit_unattributed", commit_unattributed, ctx.ws, task.id)
 
@@ -471,7 +471,7 @@ def record_pass(ctx: TickContext, at: Attempt, changes, duration: float, verify_
     remove_claim(ws, task.id)
     remove_record(ws, task.id)  # the attempt is over: nothing left to recover
     # Without a remote the tick's documents are folded into this commit when the tick ends
-    # (housekeeping.fold_into_tick_commit), which gives it its final sha: recorded then.
+    # (afterwards.fold_into_tick_commit), which gives it its final sha: recorded then.
     known = (sha or "")[:7] if ctx.config.workers_remote else ""
     ctx.state.unsurfaced.append({"task": task.id, "title": task.title, "commit": known,
                                  "at": utc_stamp()})

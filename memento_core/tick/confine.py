@@ -136,7 +136,7 @@ def apply_memory_queue(ctx: TickContext, task: Task) -> None:
 
     try:
         applied = apply_queue(ctx.ws, task.id)
-    except Exception as exc:  # noqa: BLE001 - memory is best effort by design (housekeeping.best_effort)
+    except Exception as exc:  # noqa: BLE001 - memory is best effort by design (afterwards.best_effort)
         cron_log(ctx.ws, f"memory queue failed: {type(exc).__name__}: {exc}")
         return
     for done in applied:

@@ -1,6 +1,6 @@
 """What one tick carries from step to step, and the few ways it writes things down.
 
-Every step of the tick (run.py, attempt.py, recovery.py, housekeeping.py) takes
+Every step of the tick (run.py, attempt.py, recovery.py, afterwards.py) takes
 the :class:`TickContext`: the workspace, the configuration, the state kept
 between ticks, this tick's number, its log and what it has done so far. The
 writing helpers here (a status entry, an event, a commit of Memento's own
@@ -110,7 +110,7 @@ class TickContext:
         """Commit exactly ``paths`` (those in ``blobs`` as hashed then); None when there was nothing
         to commit or git failed (remembered). ``sha_in_entry``: an entry names this commit by its
         sha (the architect's), so the tick's documents are never folded into it by an amend
-        (housekeeping.fold_into_tick_commit makes a commit of their own)."""
+        (afterwards.fold_into_tick_commit makes a commit of their own)."""
         try:
             sha = gitops.commit_paths(self.root, paths, message, author=self.config.git_author, blobs=blobs,
                                       build=gitobjects.commit_here)

@@ -21,8 +21,8 @@ Each step of SPEC §4 and the function that does it:
     13  pass                          attempt.record_pass
     14  fail, roll back               attempt.record_failure -> rollback.roll_back
     15  repeat                        run.work_through_tasks
-    16  afterwards                    run.afterwards -> breaker.check_breaker,
-                                      housekeeping.keep_house; run.follow_pulls (SPEC §19:
+    16  afterwards                    run.afterwards -> afterwards.check_breaker,
+                                      afterwards.keep_house; run.follow_pulls (SPEC §19:
                                       each phase's pull request's checks and reviews); then
                                       run.tell_forge (a comment on the task's GitHub issue, a
                                       finished phase's pull request: land.after_tick)
@@ -53,10 +53,15 @@ from ..runlog import Outcome, cron_log, utc_stamp
 from ..scheduler import BLOCKED, COMPLETE, INPUT, TASK, plan_errors, stopping_errors
 from ..workspace import OWN_DOCS, Workspace
 from . import confine, land
+from .afterwards import (
+    check_breaker,
+    fold_into_tick_commit,
+    keep_house,
+    write_alert,
+    write_checkpoint,
+)
 from .attempt import attempt_task
-from .breaker import check_breaker
 from .context import Interrupted, TickContext, next_number
-from .housekeeping import fold_into_tick_commit, keep_house, write_alert, write_checkpoint
 from .limits import daily_budget_spent
 from .pick import HELD, pick_unheld
 from .recovery import clean_leftovers, recover_stale_claims
@@ -104,7 +109,7 @@ def settle(ctx: TickContext, outcome: Outcome, why: str = "status log and checkp
     """However the tick ended, what it wrote into Memento's documents is committed, so `git status`
     is clean after every tick: the breaker's pause with its entry, a PLAN INVALID or DIRTY TREE
     entry, the checkpoint written after the architect's commit. Usually step 16 folded them into
-    the tick's commit already (housekeeping.fold_into_tick_commit) and this finds nothing left.
+    the tick's commit already (afterwards.fold_into_tick_commit) and this finds nothing left.
     A person's own uncommitted work is never taken: only Memento's documents are committed."""
     if remote.enabled(ctx):
         try:

@@ -253,7 +253,7 @@ def recorded(ctx: TickContext, run: Callable[[ArchitectSnapshot], R]) -> R:
 
 def _rewrite_checkpoint(ctx: TickContext) -> None:
     """CURRENT_STATE.md from the plan as the run left it (whatever the agent or a person wrote there)."""
-    from ..housekeeping import write_checkpoint
+    from ..afterwards import write_checkpoint
 
     try:
         write_checkpoint(ctx, ctx.plan())
