@@ -70,7 +70,7 @@ from .workers import prune_worktrees, run_parallel, runs_in_parallel, stop_stale
 
 def tick(ws: Workspace, taken_over: str = "") -> Outcome:
     """Steps 2–16 of one tick in ``ws``; the caller holds the tick lock (step 1). ``taken_over``:
-    the lock was a stopped tick's (stopped.py), said in the status log after its recovery."""
+    the lock was a stopped tick's (lock.py), said in the status log after its recovery."""
     ctx = TickContext(ws)
     plan = load_config_and_plan(ctx)
     if isinstance(plan, Outcome):  # numbered only when it wrote its PLAN INVALID entry (not for a bad config)

@@ -150,9 +150,9 @@ def run_architect(ws: Workspace, *, dry_run: bool = False) -> ArchitectResult:
     from ...agents.reaper import subreaper
     from ...config import load_config
     from ...locks import LockBusy, file_lock
-    from ..stopped import beacon
+    from ..lock import beacon
 
-    try:  # the beacon: a later tick can tell this run stopped (SIGSTOP) from a live one (stopped.py)
+    try:  # the beacon: a later tick can tell this run stopped (SIGSTOP) from a live one (tick/lock.py)
         with file_lock(ws.tick_lock_path, blocking=False) as fd, beacon(fd):
             ctx = TickContext(ws)
             ctx.config = load_config(ws.config_path)
