@@ -50,8 +50,8 @@ from memento_core import agents, sandbox  # noqa: E402
 from memento_core.config import load_config  # noqa: E402
 from memento_core.plan import parse_plan  # noqa: E402
 from memento_core.tick import confine  # noqa: E402
-from memento_core.tick.attempt import run_verify  # noqa: E402
 from memento_core.tick.context import TickContext  # noqa: E402
+from memento_core.tick.verify import run_verify  # noqa: E402
 from memento_core.workspace import Workspace  # noqa: E402
 
 BUDGET = 0.10  # what the sandbox may add, as a share of the unconfined verify

@@ -1,6 +1,6 @@
 """Rate limits, fallback presets, usage and the budget (SPEC §14), around step 10.
 
-:func:`run_agent` runs the agent (attempt.run_agent) and reads what its own
+:func:`run_agent` runs the agent (agent.run_agent) and reads what its own
 output says: the usage (recorded in the entry and in .memento/usage.json) and
 a rate limit. A rate-limited attempt is not the task's failure: the next
 preset of ``[agent] fallback`` runs at once in the same tick (the work tree
@@ -121,7 +121,7 @@ def run_agent(ctx: TickContext, at, prompt_file: Path, run_one: Callable,
               build_prompt: Callable) -> tuple[str, int | None]:
     """Step 10 through the presets to try; ('' or the failure reason, exit code), ``at.agent`` filled.
 
-    ``run_one`` is attempt.run_agent, ``build_prompt`` attempt.build_worker_prompt
+    ``run_one`` is agent.run_agent, ``build_prompt`` agent.build_worker_prompt
     (a fallback preset may take the system prompt differently).
     """
     prior = at.agent if isinstance(at.agent, AgentOutcome) and at.agent.fall_back else None

@@ -260,7 +260,7 @@ def read_review(path: Path, criteria) -> Review:
 def review_attempt(ctx: TickContext, at, touched, verify_tail: str, *, run, guards) -> str:
     """'' when the attempt may be committed (passed, or no review for it), else the failure reason.
 
-    ``run`` is attempt.run_agent and ``guards`` attempt.check_guards (the tick's own steps).
+    ``run`` is agent.run_agent and ``guards`` observe.check_guards (the tick's own steps).
     Sets ``at.review`` (an :class:`Outcome`) whenever a review ran.
     """
     settings, task = ctx.config.review, at.task

@@ -10,16 +10,16 @@ Each step of SPEC §4 and the function that does it:
      4  stale claims                  run.recover -> recovery.recover_stale_claims
      5  dirty work tree, sync docs    run.refuse_dirty_tree
      6  pick                          run.pick_task
-     7  claim                         attempt.claim_task
-     8  snapshot                      attempt.take_snapshot
-     9  build the worker prompt       attempt.build_worker_prompt
-    10  run the agent                 attempt.run_agent
-    11  guards                        attempt.check_guards -> guards.check (pure); what git
+     7  claim                         claim.claim_task
+     8  snapshot                      claim.take_snapshot
+     9  build the worker prompt       agent.build_worker_prompt
+    10  run the agent                 agent.run_agent
+    11  guards                        observe.check_guards -> guards.check (pure); what git
                                       does not show: unseen (nested .git, deep paths), modes
-                                      (attempt.settle_modes), hard links (own.py), objects
-    12  verify                        attempt.run_verify
-    13  pass                          attempt.record_pass
-    14  fail, roll back               attempt.record_failure -> rollback.roll_back
+                                      (observe.settle_modes), hard links (own.py), objects
+    12  verify                        verify.run_verify
+    13  pass                          outcome.record_pass
+    14  fail, roll back               outcome.record_failure -> rollback.roll_back
     15  repeat                        run.work_through_tasks
     16  afterwards                    run.afterwards -> afterwards.check_breaker,
                                       afterwards.keep_house; run.follow_pulls (SPEC §19:

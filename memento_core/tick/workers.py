@@ -44,9 +44,20 @@ from ..scheduler import TASK
 from ..state import Claim, Heartbeat, read_claim, remove_claim, this_host, write_claim
 from ..workspace import KEPT_DOCS, Workspace
 from . import attempt, gitstate, limits, own, receipts, review, unseen, worktrees
+from .agent import SIGTERM_REASON
+from .attempt import attempt_safely
+from .claim import take_snapshot
 from .context import TaskResult, TickContext, _unique
 from .crew_watch import MainWatch, Window, changed_at, own_run_at
-from .failsafe import attempt_safely
+from .observe import check_guards, put_back_objects
+from .outcome import (
+    _count_retry,
+    _failure_fields,
+    _failure_status,
+    asking_done,
+    question_fields,
+    record_pass,
+)
 from .pick import pick_unheld
 from .record import leader_is_ours, remove_record, save_git, tail_lines, write_record
 from .rollback import roll_back, rollback_folder
@@ -229,7 +240,7 @@ class Crew:
                     with self.lock:
                         self._clean_fresh(w)
                         w.window = Window(time.time())
-                        at.snap = attempt.take_snapshot(w.ctx, w.claim.base, gitops.persons_paths(w.ctx.root))
+                        at.snap = take_snapshot(w.ctx, w.claim.base, gitops.persons_paths(w.ctx.root))
                         own.take_state(self.ws, w.task.id)
                         save_git(self.ws, w.task.id, at.snap.git)
                     return attempt._work(w.ctx, w.plan, at)
@@ -287,7 +298,7 @@ class Crew:
     def _guards(self, w: Worker, ctx: TickContext, plan: Plan, at, *, after_verify: bool = False):
         with self.lock:
             self.refresh(w)
-            verdict = attempt.check_guards(ctx, plan, at, after_verify=after_verify)
+            verdict = check_guards(ctx, plan, at, after_verify=after_verify)
             written = self._judge_worktree(w, [c.path for c in verdict.touched])
             outside = self._judge_outside(w)
             extra = tuple(written) + tuple(outside)
@@ -462,7 +473,7 @@ class Crew:
         blobs = worktrees.changes_of(w.ctx.root, tip) if tip != onto else {}
         busy = sorted(e.path for e in gitops.status(root) if e.path in blobs)
         if not busy:
-            main_at = attempt.Attempt(w.task, attempt.take_snapshot(docs, onto, gitops.persons_paths(root)), None,
+            main_at = attempt.Attempt(w.task, take_snapshot(docs, onto, gitops.persons_paths(root)), None,
                                       at.began, beat=at.beat, given_notes=at.given_notes, agent=at.agent,
                                       blobs=blobs, review=at.review)
             busy = worktrees.bring_into(root, onto, blobs)  # each file compared again just before it is replaced
@@ -470,7 +481,7 @@ class Crew:
             return self._failed(w, w.ctx, at, "the main work tree has uncommitted changes to "
                                 + ", ".join(busy) + "; the task's work was set aside", duration, 0,
                                 verify_tail, report, count_retry=False)
-        result = attempt.record_pass(docs, main_at, touched, duration, verify_tail, report)
+        result = record_pass(docs, main_at, touched, duration, verify_tail, report)
         self.main_head = gitops.head(root)
         self.settle()
         return result
@@ -492,7 +503,7 @@ class Crew:
                     at.beat.update(stage="failing")
                 self.refresh(w)
                 gitstate.put_back(wctx.root, at.snap.git, rollback_folder(self.ws, f"{w.task.id}-git"))
-                damaged = attempt.put_back_objects(wctx, at, "the agent")  # before the checkout reads one
+                damaged = put_back_objects(wctx, at, "the agent")  # before the checkout reads one
                 reason = f"{reason}; {damaged}" if damaged and damaged not in reason else reason
                 forged = receipts.forged_memory(self.ws, at.snap.memory_head, receipts.held(self.ws), w.task.id)
                 if forged:  # its guards may not have run (an agent that exits non-zero)
@@ -512,7 +523,7 @@ class Crew:
         with self.lock:
             self.sweep()
             # The tick's SIGTERM reaches the workers' contexts at the crew's next poll: look at it here.
-            docs.interrupted = docs.interrupted or self.ctx.interrupted or reason == attempt.SIGTERM_REASON
+            docs.interrupted = docs.interrupted or self.ctx.interrupted or reason == SIGTERM_REASON
             if w.at is not None and w.at.question is not None:  # the worker asked (SPEC §18)
                 return self._asked_in_main(w, reason, duration, report, rolled)
             limited, max_retries = status, docs.plan().meta.max_retries
@@ -522,13 +533,13 @@ class Crew:
             by_review = outcome is not None and outcome.blocks and not uncounted  # max_rounds failed reviews
             blocked = (retries >= max_retries or by_review) and not uncounted
             status = status or (outcome.status if by_review else "") \
-                or attempt._failure_status(docs, count_retry, blocked, retries, max_retries)
+                or _failure_status(docs, count_retry, blocked, retries, max_retries)
             agent = w.at.agent if w.at is not None else None
-            fields = limits.with_usage(attempt._failure_fields(docs, task, reason, duration, exit_code, output,
-                                                               report, status, blocked, rolled), agent)
+            fields = limits.with_usage(_failure_fields(docs, task, reason, duration, exit_code, output,
+                                                       report, status, blocked, rolled), agent)
             fields = review.entry_fields(fields, outcome)
             docs.entry(fields, None, tail=tail_lines(output) or None)
-            attempt._count_retry(docs, task.id, retries, blocked, uncounted)
+            _count_retry(docs, task.id, retries, blocked, uncounted)
             if blocked and w.at is not None:
                 notes.mark_read(docs.ws.notes_path, [n.key for n in w.at.given_notes])
             why = "interrupted" if docs.interrupted else "rate limited" if limited.startswith("⏳") else "set aside"
@@ -546,9 +557,9 @@ class Crew:
     def _asked_in_main(self, w: Worker, reason: str, duration: float, report, rolled: str) -> TaskResult:
         """A question's entry, the task ``[?]`` (``[!]`` past max_questions), the documents committed."""
         docs, task = w.docs, w.task
-        fields, blocked, message = attempt.question_fields(docs, w.at, reason, duration, report, rolled)
+        fields, blocked, message = question_fields(docs, w.at, reason, duration, report, rolled)
         docs.entry(fields, None)
-        attempt.asking_done(docs, w.at, blocked)
+        asking_done(docs, w.at, blocked)
         docs.commit(list(KEPT_DOCS), message)
         self.main_head = gitops.head(self.ctx.root)
         if w.at.beat is not None:

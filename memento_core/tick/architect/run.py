@@ -40,7 +40,7 @@ from ...plan import decode_text, edit_plan, parse_plan_text
 from ...runlog import utc_stamp
 from ...workspace import OWN_DOCS, Workspace
 from .. import gitstate, guards, own
-from ..attempt import take_snapshot as worker_snapshot
+from ..claim import take_snapshot as worker_snapshot
 from ..context import Interrupted, TickContext
 from ..context import _unique as unique_path
 from ..files import append_log, read_or_none
@@ -409,7 +409,7 @@ def preflight(ctx: TickContext) -> str:
 
 
 def take_snapshot(ctx: TickContext) -> ArchitectSnapshot:
-    """The worker's snapshot (attempt.take_snapshot) at HEAD, plus every document's bytes and docs/."""
+    """The worker's snapshot (claim.take_snapshot) at HEAD, plus every document's bytes and docs/."""
     ws = ctx.ws
     snap = worker_snapshot(ctx, gitops.head(ws.root), gitops.persons_paths(ws.root))
     return ArchitectSnapshot(snap, {rel: read_or_none(ws.root / rel) for rel in OWN_DOCS}, docs_tree(ws))
