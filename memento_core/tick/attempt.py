@@ -92,7 +92,7 @@ def _work(ctx: TickContext, plan: Plan, at: Attempt) -> TaskResult:
     # Rate limits, fallback presets, usage and the task budget (limits.py) around step 10,
     # each preset it runs inside the sandbox (confine.py, SPEC §13).
     run_one = partial(run_confined_agent, at=at)
-    reason, agent_exit = limits.run_agent(ctx, at, prompt_file, run_one, build_worker_prompt)
+    reason, _ = limits.run_agent(ctx, at, prompt_file, run_one, build_worker_prompt)  # its exit code: in the reason
     # Memory lives in its own repository: whatever the agent wrote there bypassing
     # `memento memory write` is committed now, before any rollback of the project.
     commit_memory_writes(ctx, task)

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from .. import gitops, notes
@@ -63,14 +63,6 @@ class Window:
 
     def holds(self, moment: float) -> bool:
         return moment >= self.start - SLACK and (self.end is None or moment <= self.end + SLACK)
-
-
-@dataclass
-class Judged:
-    """What one worker's guards found outside its worktree: reasons, and other workers found guilty."""
-
-    reasons: list[str] = field(default_factory=list)
-    others: dict[str, list[str]] = field(default_factory=dict)  # task id -> reasons for its guards
 
 
 def own_run_at(moment: float, runs: list | None) -> str:
