@@ -22,8 +22,7 @@ from ..errors import MementoError
 from ..plan import Plan, edit_plan
 from ..runlog import cron_log, utc_stamp
 from ..workspace import KEPT_DOCS, Workspace
-from .context import TickContext
-from .files import unlink
+from .context import TickContext, unlink
 
 MIN_FREE_BYTES = 500 * 1024 * 1024
 BLOCKED_RATIO = 0.30

@@ -22,8 +22,7 @@ from ..locks import atomic_write_bytes
 from ..plan import Task
 from ..state import Heartbeat
 from . import confine
-from .context import TickContext
-from .files import append_log
+from .context import TickContext, append_log
 
 if TYPE_CHECKING:
     from .attempt import Attempt

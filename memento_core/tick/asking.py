@@ -15,8 +15,7 @@ import shutil
 from ..errors import EditConflict, MementoError
 from ..plan import Plan, Task, edit_plan
 from ..questions import BadQuestion, read_question, save_question
-from .context import TickContext
-from .files import append_log, unlink
+from .context import TickContext, append_log, unlink
 
 NEEDS_INPUT = "❓ NEEDS INPUT"
 MAX_QUESTIONS_BLOCKED = "🚫 BLOCKED — max_questions reached"

@@ -33,8 +33,7 @@ from .agent import (
     run_confined_agent,
 )
 from .claim import claim_task, take_snapshot
-from .context import Interrupted, TaskResult, TickContext
-from .files import append_log, unlink
+from .context import Interrupted, TaskResult, TickContext, append_log, unlink
 from .gitstate import RepositoryGone
 from .guards import Snapshot, changed_during_verify
 from .observe import check_guards

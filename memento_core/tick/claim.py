@@ -19,8 +19,7 @@ from ..runlog import utc_stamp
 from ..state import Claim, remove_claim, this_host, write_claim
 from . import gitstate, modes, objects, own, receipts, unseen
 from . import kept as kept_files
-from .context import TaskResult, TickContext
-from .files import append_log, read_or_none
+from .context import TaskResult, TickContext, append_log, read_or_none
 from .guards import Snapshot
 from .record import remove_record
 

@@ -19,8 +19,7 @@ from ..errors import MementoError
 from ..plan import Task
 from ..sandbox import network
 from . import own
-from .context import TickContext
-from .files import append_log
+from .context import TickContext, append_log
 
 _GLOB = set("*?[")
 

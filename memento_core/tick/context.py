@@ -6,10 +6,16 @@ between ticks, this tick's number, its log and what it has done so far. The
 writing helpers here (a status entry, an event, a commit of Memento's own
 paths) are the only ones the steps use, so every entry is numbered and every
 git failure is remembered for the circuit breaker in one place.
+
+And the tick's small file operations, which every step uses: read what may be gone
+(:func:`read_or_none`: never a FIFO, never through a link), remove what may be gone, append to
+the tick's log, read the log's tail.
 """
 
 from __future__ import annotations
 
+import os
+import stat
 import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -18,6 +24,7 @@ from pathlib import Path
 from .. import gitobjects, gitops, status_log
 from ..config import Config
 from ..errors import MementoError
+from ..locks import open_append
 from ..plan import Plan, edit_plan, parse_plan
 from ..runlog import TaskResult, cron_log, utc_stamp
 from ..state import TickState
@@ -151,3 +158,49 @@ def _unique(path: Path) -> Path:
         n += 1
         candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")
     return candidate
+
+
+# ---------------------------------------------------------------- small file operations
+
+
+def read_or_none(path: Path) -> bytes | None:
+    """The file's bytes, or None when it cannot be read (gone, a folder, no permission) or is not
+    a regular file: a FIFO, socket or device the agent put there is never opened to block on
+    (SPEC §13), a symbolic link never followed."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                return None
+            return fh.read()
+        except OSError:
+            return None
+
+
+def unlink(path: Path) -> None:
+    """Remove ``path`` if it is there."""
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+
+
+def append_log(path: Path, text: str) -> None:
+    """Append Memento's own lines (``[memento] …``) to the tick log: never through a symbolic link
+    the agent put there, nor through a hard link (the log is made a file of its own first, SPEC §13)."""
+    with open_append(path, split=True) as fh:
+        fh.write(text)
+
+
+def tail(path: Path, start: int, limit: int = 64 * 1024) -> str:
+    """What was written to ``path`` after byte ``start`` (at most the last ``limit`` bytes)."""
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as fh:
+            fh.seek(max(start, size - limit))
+            return fh.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""

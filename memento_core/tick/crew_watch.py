@@ -41,7 +41,7 @@ from .. import gitops, notes
 from ..errors import MementoError
 from ..locks import atomic_write_bytes
 from ..workspace import OWN_DOCS, Workspace, own_file
-from .files import read_or_none
+from .context import read_or_none
 from .guards import is_own_temp, notes_damage, own_definition_change, plan_damage
 from .receipts import held
 from .rollback import rollback_folder

@@ -53,7 +53,7 @@ from pathlib import Path
 from .. import gitops, scratch
 from ..locks import split_hard_link
 from ..workspace import own_file
-from .files import append_log, read_or_none
+from .context import append_log, read_or_none
 from .gitstate import _remove as _unlink  # a file, a link (never its target) or a folder
 
 COPY_LIMIT = 20 * 1024 * 1024  # a file larger than this is printed, not copied (SPEC §13)

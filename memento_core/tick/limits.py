@@ -43,8 +43,7 @@ from ..agents.usage import RateLimit
 from ..runlog import utc_stamp
 from ..spending import Usage, short_count
 from ..workspace import KEPT_DOCS
-from .context import TickContext
-from .files import append_log
+from .context import TickContext, append_log
 
 BACKOFF_MINUTES = (5, 120)  # the first wait without a reset time, and the longest
 STREAK_FREE = 6  # rate-limited attempts of one task in a row that count no retry; the next ones do (SPEC §14)

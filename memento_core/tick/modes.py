@@ -41,7 +41,7 @@ from pathlib import Path
 
 from .. import gitops
 from ..workspace import MEMENTO_FILES, OWN_PREFIX, own_file
-from .files import append_log
+from .context import append_log
 
 ACL_ACCESS = "system.posix_acl_access"
 ACL_DEFAULT = "system.posix_acl_default"

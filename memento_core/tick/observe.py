@@ -14,8 +14,7 @@ from .. import gitops
 from ..plan import Plan
 from . import gitstate, modes, objects, own, receipts, unseen
 from . import kept as kept_files
-from .context import TickContext
-from .files import append_log, read_or_none
+from .context import TickContext, append_log, read_or_none
 from .guards import Observed, Snapshot, Verdict, check
 from .rollback import note_keys, rollback_folder
 from .sizes import diff_bytes_reason

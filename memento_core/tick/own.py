@@ -153,7 +153,7 @@ def split_own_hard_links(ws: Workspace, snap: Snapshot | None, task_id: str, log
 
 
 def _list_hard_links(ws: Workspace, task_id: str, log_path: Path, found: dict[str, os.stat_result]) -> None:
-    from .files import append_log
+    from .context import append_log
     from .rollback import rollback_folder
 
     dest = rollback_folder(ws, f"{task_id or 'tick'}-hard-links") / "HARD_LINKS.txt"

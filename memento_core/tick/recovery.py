@@ -22,8 +22,7 @@ from ..locks import atomic_write_bytes, file_lock, lock_path_for, locked_edit
 from ..plan import Plan, Task, decode_text, edit_plan, scan_plan
 from ..runlog import cron_log
 from ..state import Claim, claim_is_stale, read_claim, remove_claim, this_host
-from .context import TickContext
-from .files import read_or_none, unlink
+from .context import TickContext, read_or_none, unlink
 from .gitstate import put_back
 from .guards import LIMIT_KEYS, Snapshot, git_damage
 from .kept import after_a_killed_tick

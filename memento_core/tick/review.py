@@ -38,8 +38,7 @@ from ..markdown.blocks import fenced
 from ..prompt import review_findings_path, task_block
 from ..workspace import KEPT_DOCS
 from . import confine, limits, own
-from .context import TickContext
-from .files import append_log, unlink
+from .context import TickContext, append_log, unlink
 from .record import last_line
 
 REVIEW_SYSTEM_PROMPT = "scripts/review_system_prompt.md"

@@ -10,8 +10,7 @@ from .. import agents
 from ..durations import format_duration
 from ..plan import Task
 from .agent import SIGTERM_REASON, own_run
-from .context import TickContext
-from .files import append_log, tail
+from .context import TickContext, append_log, tail
 
 
 def run_verify(ctx: TickContext, task: Task, wrap: tuple[str, ...] = ()) -> tuple[int | None, str, str]:

@@ -24,9 +24,8 @@ from ...locks import atomic_write_bytes
 from ...plan import Task, decode_text, edit_plan, parse_plan_text
 from ...runlog import utc_stamp
 from ...workspace import Workspace
-from ..context import Interrupted, TickContext
+from ..context import Interrupted, TickContext, append_log, read_or_none
 from ..context import _unique as unique_path
-from ..files import append_log, read_or_none
 from ..record import PENDING_COMMIT, fill_commit
 from .changes import compare_notes
 from .draft_checks import check_draft

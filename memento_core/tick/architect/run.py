@@ -41,9 +41,8 @@ from ...runlog import utc_stamp
 from ...workspace import OWN_DOCS, Workspace
 from .. import gitstate, guards, own
 from ..claim import take_snapshot as worker_snapshot
-from ..context import Interrupted, TickContext
+from ..context import Interrupted, TickContext, append_log, read_or_none
 from ..context import _unique as unique_path
-from ..files import append_log, read_or_none
 from ..record import PENDING_COMMIT, fill_commit
 from ..rollback import restore_notes, roll_back, rollback_folder
 from . import ARCHITECT_ID, EVENT
