@@ -3,11 +3,16 @@
 :func:`check_guards` runs after the agent and again after verify. Before git reads anything it
 puts back what no diff shows (Memento's own files, git's own state and objects, what git does not
 show, a person's ignored files, modes); then it gathers an :class:`~.guards.Observed` and asks
-the pure guards.check, adding the reasons those put-backs found.
+the pure guards.check, adding the reasons those put-backs found, and ``max_diff_bytes`` (Meta,
+default 5 MB): the bytes a task's change adds, binary files included (:func:`diff_bytes_reason`;
+``max_diff_lines`` alone let a 100 MB binary through as ``+0 -0``). The other size limits of
+SPEC §13: a rollback copies at most gitops.ROLLBACK_COPY_LIMIT of created files, a tick log keeps
+its first and last agents/logcap.KEEP bytes.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import gitops
@@ -17,7 +22,6 @@ from . import kept as kept_files
 from .context import TickContext, append_log, read_or_none
 from .guards import Observed, Snapshot, Verdict, check
 from .rollback import note_keys, rollback_folder
-from .sizes import diff_bytes_reason
 
 if TYPE_CHECKING:
     from .attempt import Attempt
@@ -93,3 +97,16 @@ def _branch_untouched(snap: Snapshot, found: gitstate.GitState | None) -> bool:
     and there is nothing to fold, without asking git again (a command fewer, twice a task)."""
     return (found is not None and snap.git is not None and bool(snap.git.branch) and snap.base is not None
             and found.files == snap.git.files and found.refs.get(snap.git.branch) == snap.base)
+
+
+def diff_bytes_reason(root: Path, base: str | None, touched, limit: int, *, after_verify: bool = False) -> str:
+    """'' unless the task's change adds more than ``limit`` bytes."""
+    size = gitops.added_bytes(root, base, touched)
+    if size <= limit:
+        return ""
+    who = "verify's change" if after_verify else "diff"
+    return f"{who} too large: {_mb(size)} added > max_diff_bytes {_mb(limit)} (binary files count)"
+
+
+def _mb(n: int) -> str:
+    return f"{n / (1024 * 1024):.1f} MB" if n >= 1024 * 1024 else f"{n} bytes"
