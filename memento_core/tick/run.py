@@ -1,33 +1,9 @@
 """The tick (SPEC §4), one function per step, in the order the SPEC lists them.
 
-Each step of SPEC §4 and the function that does it:
-
-     1  take the tick lock            __main__.run_locked (also the paused fast path); a killed
-                                      tick's processes end first: orphans.end_dead_attempts
-     2  load config and plan          run.load_config_and_plan
-     3  tick_mode other than auto     run.skip_unless_auto
-        rate limited, budget spent    run.wait_out_limits -> limits.skip_reason (SPEC §14)
-     4  stale claims                  run.recover -> recovery.recover_stale_claims
-     5  dirty work tree, sync docs    run.refuse_dirty_tree
-     6  pick                          run.pick_task
-     7  claim                         claim.claim_task
-     8  snapshot                      claim.take_snapshot
-     9  build the worker prompt       agent.build_worker_prompt
-    10  run the agent                 agent.run_agent
-    11  guards                        observe.check_guards -> guards.check (pure); what git
-                                      does not show: unseen (nested .git, deep paths), modes
-                                      (observe.settle_modes), hard links (own.py), objects
-    12  verify                        verify.run_verify
-    13  pass                          outcome.record_pass
-    14  fail, roll back               outcome.record_failure -> rollback.roll_back
-    15  repeat                        run.work_through_tasks
-    16  afterwards                    run.afterwards -> afterwards.check_breaker,
-                                      afterwards.keep_house; run.follow_pulls (SPEC §19:
-                                      each phase's pull request's checks and reviews); then
-                                      run.tell_forge (a comment on the task's GitHub issue, a
-                                      finished phase's pull request: land.after_tick)
-        land = "pr" (SPEC §19)        land.before_pick after step 5, land.pick_verdict in step 6,
-                                      land.enter between the pick and the claim
+The step → module table is tick/__init__.py's docstring; here each step is a function of
+its own (``load_config_and_plan``, ``skip_unless_auto``, ``wait_out_limits``, ``recover``,
+``refuse_dirty_tree``, ``pick_task``, then attempt.attempt_task for steps 7–14,
+``work_through_tasks``, ``afterwards``, ``follow_pulls`` and ``tell_forge``).
 
 :func:`tick` runs steps 2–16 under the lock and returns an :class:`Outcome`
 with the exit code (0 ran, 1 needs attention, 2 could not run).
