@@ -28,9 +28,9 @@ import pytest
 from memento_core.agents import process
 from memento_core.plan import parse_plan
 
-from .modes import needs_bwrap
-from .test_engine import _alive, _wait_for, agent, entries, git, make_ws
-from .test_sandbox import marked_processes
+from ..modes import needs_bwrap
+from ..test_engine import _alive, _wait_for, agent, entries, git, make_ws
+from ..test_sandbox import marked_processes
 
 PY = sys.executable
 WRITERS = ("agent", "group", "escaped")

@@ -23,9 +23,9 @@ import pytest
 from memento_core.tick.__main__ import run_tick
 from memento_core.workspace import Workspace
 
-from .modes import MODES
-from .test_engine import agent, entries, git, make_ws
-from .test_redteam_git import (
+from ..modes import MODES
+from ..test_engine import agent, entries, git, make_ws
+from ..test_redteam_git import (
     _tick_killed_while_the_agent_runs,
     git_owned,
     honest_tick_works,

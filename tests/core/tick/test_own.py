@@ -20,8 +20,8 @@ from memento_core import gitops
 from memento_core.plan import parse_plan
 from memento_core.tick.__main__ import run_tick
 
-from .modes import MODES
-from .test_engine import agent, entries, git, make_ws
+from ..modes import MODES
+from ..test_engine import agent, entries, git, make_ws
 
 PY = sys.executable
 
@@ -198,7 +198,7 @@ def json_cost(path) -> float:
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_task_blocked_by_an_agent_that_premarked_it_as_told_is_still_notified(tmp_path, mode):
-    from .test_notify import Receiver
+    from ..test_notify import Receiver
 
     receiver = Receiver()
     receiver.start()
@@ -244,7 +244,7 @@ def test_forged_claims_are_removed_and_restored_and_fail_the_attempt(tmp_path, m
 def test_parallel_workers_the_ledger_reset_by_one_is_charged_to_it_and_holds_both_spends(tmp_path):
     from memento_core import spending
 
-    from .test_workers import make_parallel_ws
+    from ..test_workers import make_parallel_ws
 
     ws, _ = make_parallel_ws(tmp_path, ["T-1", "T-2"], workers=2)
     command = agent("resets_spend.py", "0.6", "T-1", "T-2")
