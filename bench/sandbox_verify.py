@@ -9,7 +9,7 @@ by every run), or ``--project jinja``: jinja's whole suite as its CI runs it
 default memento.toml, a person's ``.env`` and ``.venv/`` added, and one task
 planned whose verify is that command.
 
-One verify is the tick's own (attempt.run_verify): the allowlisted environment,
+One verify is the tick's own (tick/verify.run_verify): the allowlisted environment,
 a new session, the output to the tick log; confined, under the prefix the tick
 builds for each attempt (confine.prepare: the work tree writable, Memento's and
 the person's files read-only, scratch writable, the private home, the network
@@ -50,8 +50,8 @@ from memento_core import agents, sandbox  # noqa: E402
 from memento_core.config.load import load_config  # noqa: E402
 from memento_core.plan.scan import parse_plan  # noqa: E402
 from memento_core.tick import confine  # noqa: E402
-from memento_core.tick.attempt import run_verify  # noqa: E402
 from memento_core.tick.context import TickContext  # noqa: E402
+from memento_core.tick.verify import run_verify  # noqa: E402
 from memento_core.workspace import Workspace  # noqa: E402
 
 BUDGET = 0.10  # what the sandbox may add, as a share of the unconfined verify

@@ -485,7 +485,7 @@ def write_alert(ws: Workspace, plan: Plan, state: TickState, extra: str = "") ->
     ]
     if extra:
         lines.append(f"problem: {extra}")
-    if state.stale_tick:  # tick/stopped.py, until `memento ack`
+    if state.stale_tick:  # tick/lock.py, until `memento ack`
         lines.append(f"problem: {state.stale_tick}")
     lines += [f"problem: {p}" for p in forge]
     if asking:

@@ -119,7 +119,7 @@ def current_events(ws: Workspace, plan, state: TickState, entries) -> list[Event
         events.append(Event("dirty", "dirty", state.dirty_signature, "tick refused: uncommitted changes",
                             ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else ""),
                             "commit them or `git stash push -- <paths>`"))
-    if state.stale_tick:  # tick/stopped.py
+    if state.stale_tick:  # tick/lock.py
         events.append(Event("stale_tick", "stale_tick", state.stale_tick, "a stopped tick was taken over",
                             state.stale_tick[:300], "find what stopped it (its agent?), then `memento ack`"))
     events += _limits(ws, state)

@@ -300,7 +300,7 @@ def needs_you(summary: dict, state: TickState, plan: Plan | None, notes: Sequenc
     if state.breaker_reason:
         out.append(Need("breaker", f"circuit breaker tripped: {state.breaker_reason}",
                         "fix the cause, then resume (space)", command="fix the cause, then `memento resume`"))
-    if state.stale_tick:  # tick/stopped.py: a stopped tick was killed and taken over
+    if state.stale_tick:  # tick/lock.py: a stopped tick was killed and taken over
         out.append(Need("stale_tick", state.stale_tick, "find what stopped it, then acknowledge (a)",
                         command="find what stopped it (its agent?), then `memento ack`"))
     if state.dirty_signature:

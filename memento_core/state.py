@@ -63,7 +63,7 @@ class TickState:
     architect_signature: str = ""
     architect_alert: str = ""
     architect_last: str = ""
-    stale_tick: str = ""  # a stopped tick taken over (tick/stopped.py): alerted until `memento ack`
+    stale_tick: str = ""  # a stopped tick taken over (tick/lock.py): alerted until `memento ack`
 
     @classmethod
     def load(cls, ws: Workspace) -> TickState:

@@ -5,14 +5,14 @@ pass anything. So every verify command an architect run changes (or writes, for 
 adds) goes into ``.memento/verify_changes.json``, Memento's own file (read-only to a confined
 agent), and stays there, shown under "needs you" and notified, until a person runs
 ``memento architect --ack [TASK]`` or presses the dashboard's key; until then the tick does
-not pick that task (tick/held.py). A task changed twice keeps
+not pick that task (held.py, tick/pick.py). A task changed twice keeps
 its first old command; changed back to it, it leaves the list.
 
 In a fleet (SPEC §12 "Across machines") the list travels in git: the architect's commit
 carries a ``Memento-Verify-Changed: <task> <digest>`` trailer per change, and an
 acknowledgement given on a host is listed under ``acked`` here until that host's tick commits
 it as ``memento: a person acknowledged the verify of …`` with a ``Memento-Verify-Ack`` trailer
-(fleet/docs.py). tick/held.py reads both back from a branch's history and brings the list in
+(fleet/docs.py). held.py reads both back from a branch's history and brings the list in
 line with it. Only Memento writes those messages (an agent makes no commit that
 stays: its refs are put back, git/state.py; the text it controls is never at a line's
 start in a message), and an ack names the digest of the verify it saw, so an acknowledgement
@@ -147,12 +147,12 @@ def record(ws: Workspace, changes: Sequence[VerifyChange]) -> None:
 
 
 def _edit_own(ws: Workspace, edit) -> None:
-    """The tick's (or the architect's) own edit of the list: one the watch of tick/ownstate.py expects."""
+    """The tick's (or the architect's) own edit of the list: one the watch of tick/own.py expects."""
     ws.memento_dir.mkdir(parents=True, exist_ok=True)
     locked_edit(_own_file(ws), edit)
     from . import owned
 
-    if owned.watched(path_of(ws)):  # the tick watches it (tick/ownstate.py): this write is Memento's own
+    if owned.watched(path_of(ws)):  # the tick watches it (tick/own.py): this write is Memento's own
         owned.baseline([path_of(ws)])
 
 
@@ -168,7 +168,7 @@ def published(ws: Workspace, acked: Sequence[VerifyChange]) -> None:
 
 
 def reconcile(ws: Workspace, held: Sequence[VerifyChange], acked: set[tuple[str, str]]) -> None:
-    """The list in line with a branch's history (tick/held.history): ``held`` listed unless
+    """The list in line with a branch's history (held.history): ``held`` listed unless
     acknowledged here already, and what ``acked`` (task, digest) covers gone."""
     def edit(data: bytes) -> bytes | None:
         listed, mine = decode(data), decode_acked(data)

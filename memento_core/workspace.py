@@ -1,7 +1,10 @@
-"""Where everything lives in a Memento project (SPEC §2)."""
+"""Where everything lives in a Memento project (SPEC §2); its own folders mended when an agent replaced one (SPEC §13)."""
 
 from __future__ import annotations
 
+import os
+import stat
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -230,3 +233,34 @@ class Workspace:
             return Path(path).resolve().relative_to(self.root.resolve()).as_posix()
         except ValueError:
             return str(path)
+
+# Memento's own folders are real folders before the tick writes into them (SPEC §13): an agent
+# that replaces ``logs/`` or ``.memento/`` (or a folder below them) by a file or by a symbolic
+# link would otherwise make every later tick fail on its first write (a crash loop: exit 2,
+# the task left `[~]`) or write through the link into a person's files. mend_own_folders moves
+# such an impostor aside (renamed, never followed nor deleted) and makes the folder again; it
+# costs a few ``lstat`` calls when nothing is wrong, so the paused tick runs it too.
+OWN_FOLDERS = (".memento", ".memento/claims", ".memento/records", "logs", "logs/rollback")
+
+
+def mend_own_folders(root: Path) -> list[str]:
+    """Move aside whatever stands where Memento's folders belong; the names it moved."""
+    moved = []
+    for rel in OWN_FOLDERS:
+        path = Path(root) / rel
+        try:
+            mode = os.lstat(path).st_mode
+        except FileNotFoundError:
+            continue
+        except OSError:
+            continue
+        if stat.S_ISDIR(mode):
+            continue
+        aside = path.with_name(f"{path.name}.not-a-folder-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}")
+        try:
+            os.rename(path, aside)
+            path.mkdir()
+        except OSError:
+            continue
+        moved.append(f"{rel} -> {aside.name}")
+    return moved

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..held import held_tasks
 from ..plan.model import Plan, Task
 from ..scheduler import overlap, pickable
-from ..tick.held import held_tasks
 from . import remote
 from .host import fleet
 from .remote import _seen

@@ -19,13 +19,13 @@ from ..git.commit_fast import can_build
 from ..git.objects import show_file
 from ..git.repo import repo_path
 from ..git.trees import read_at
+from ..held import held_tasks
 from ..lines import decode
 from ..plan.edits import edit_plan
 from ..plan.scan import parse_plan_doc
 from ..runlog import TaskResult, cron_log
 from ..scheduler import TASK
 from ..scheduler import pick as pick_verdict
-from ..tick.held import held_tasks
 from . import remote
 from .batch import _batch, _spread
 from .claims import Claim, _hold, _make_claim, start_beating

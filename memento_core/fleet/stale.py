@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..attempt_record import read_record
 from ..errors import EditConflict
 from ..git.run import run_git
 from ..plan.edits import edit_plan
 from ..plan.model import Plan, Task
 from ..runlog import cron_log
 from ..state import read_claim
-from ..tick.record import read_record
 from . import remote
 from .host import CLAIMS, PLAN, STATUS, Beat, enabled, fleet
 from .remote import _lease, _seen

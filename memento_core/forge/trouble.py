@@ -9,7 +9,7 @@ more. `memento status`, the report, ``.memento_alert`` and the dashboard show it
 needs-you item (overview.needs_you reads :func:`current`). The first call GitHub answers again
 (:func:`works`) ends it. Nothing here counts as a task's retry.
 
-The file is Memento's own state, watched like forge_comments.json (tick/ownstate.py): an agent
+The file is Memento's own state, watched like forge_comments.json (tick/own.py): an agent
 that deleted it would hide the trouble from the person.
 """
 

@@ -320,7 +320,7 @@ def _digest(data: bytes) -> str:
 
 
 def _save_pending(ws: Workspace, pending: dict) -> None:
-    """Through owned.py: an unconfined agent's change of it is found and put back (tick/ownstate.py)."""
+    """Through owned.py: an unconfined agent's change of it is found and put back (tick/own.py)."""
     path = pending_path(ws)
     if pending.get("files") or pending.get("ticks"):
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -53,7 +53,7 @@ def run_tick(root):
 def run_locked(ws, taken_over: str = ""):
     """Step 1: take the tick lock without waiting; answer a paused or stopped plan from here,
     else run steps 2–16 (run.tick). A lock held by a tick stopped past `stale_lock_timeout`
-    is taken over (stopped.py); ``taken_over`` then says so, and the lock is waited for briefly.
+    is taken over (lock.py); ``taken_over`` then says so, and the lock is waited for briefly.
 
     The skip path imports only the plan scanner and tomllib (memento.toml is read
     as a Config only when it sets [chat] or a remote: _config_and_chat): cron
@@ -65,7 +65,7 @@ def run_locked(ws, taken_over: str = ""):
     from ..locks import LockBusy, file_lock
     from ..plan.scan import parse_plan
     from ..runlog import Outcome, cron_log
-    from .own_dirs import mend_own_folders
+    from ..workspace import mend_own_folders
 
     moved = mend_own_folders(ws.root)  # a file or link where logs/ or .memento/ belongs
     if moved:
@@ -73,7 +73,7 @@ def run_locked(ws, taken_over: str = ""):
     try:
         with file_lock(ws.tick_lock_path, blocking=bool(taken_over), timeout=10.0) as fd:
             if taken_over:
-                from .stopped import remember
+                from .lock import remember
 
                 remember(ws, taken_over)  # the alert outlives a paused plan's skip below
             from .orphans import end_dead_attempts
@@ -95,14 +95,14 @@ def run_locked(ws, taken_over: str = ""):
                 cron_log(ws, message)
                 return Outcome(0, message)
             from ..agents.reaper import new_tick_identity, subreaper
-            from .ownstate import after_tick as own_state_after_tick
+            from .lock import beacon
+            from .own import state_after_tick as own_state_after_tick
             from .receipts import listening
             from .run import tick
-            from .stopped import beacon
 
             new_tick_identity()  # the marker this tick's processes carry: a token, never its pid
             # Orphans of the agent come to us, and none outlives the tick (agents/reaper.py); a later
-            # tick can tell a stopped tick by its beacon (stopped.py); a person's receipts are heard
+            # tick can tell a stopped tick by its beacon (lock.py); a person's receipts are heard
             # meanwhile, the agent's refused (tick/receipts.py).
             with beacon(fd), subreaper(), listening(ws):
                 outcome = tick(ws, taken_over=taken_over)
@@ -114,7 +114,7 @@ def run_locked(ws, taken_over: str = ""):
     except LockBusy:
         said = "tick skipped: previous tick still running"
         if not taken_over:
-            from .stopped import lock_busy
+            from .lock import lock_busy
 
             said, stale = lock_busy(ws, said)
             if stale:

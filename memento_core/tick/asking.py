@@ -2,7 +2,7 @@
 
 The worker writes ``.memento/worker/question.md`` and exits. :func:`take_question` reads it
 after the agent (questions.read_question: never a FIFO or a link, capped); the attempt is then
-rolled back and saved like any failure (attempt.record_failure, workers.Crew._failed) but counts
+rolled back and saved like any failure (outcome.record_failure, workers.Crew._failed) but counts
 no retry and no failed tick for the breaker, and :func:`mark_waiting` marks the task ``[?]`` with
 ``- question:`` and ``- questions: N``. A question past Meta ``max_questions`` blocks the task
 (``🚫 BLOCKED — max_questions reached``), again without a retry counted.
@@ -16,8 +16,7 @@ from ..errors import EditConflict, MementoError
 from ..plan.edits import edit_plan
 from ..plan.model import Plan, Task
 from ..questions import BadQuestion, read_question, save_question
-from .context import TickContext
-from .files import append_log, unlink
+from .context import TickContext, append_log, unlink
 
 NEEDS_INPUT = "❓ NEEDS INPUT"
 MAX_QUESTIONS_BLOCKED = "🚫 BLOCKED — max_questions reached"

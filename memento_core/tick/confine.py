@@ -21,9 +21,8 @@ from ..git.run import git_binary, git_env, run_git
 from ..git.status import ignored
 from ..plan.model import Task
 from ..sandbox import network
-from . import ownfiles
-from .context import TickContext
-from .files import append_log
+from . import own
+from .context import TickContext, append_log
 
 _GLOB = set("*?[")
 
@@ -125,7 +124,7 @@ def after_agent(ctx: TickContext, task: Task) -> str:
         report.unlink()
         append_log(ctx.log_path, f"[memento] {ctx.ws.rel(report.parent)}/{report.name} was a symbolic link: "
                                  "removed unread\n")
-    refused = ownfiles.specials_reason(ownfiles.remove_specials(ctx.ws))
+    refused = own.specials_reason(own.remove_specials(ctx.ws))
     if refused:
         append_log(ctx.log_path, f"[memento] {refused}\n")
     apply_memory_queue(ctx, task)
@@ -139,7 +138,7 @@ def apply_memory_queue(ctx: TickContext, task: Task) -> None:
 
     try:
         applied = apply_queue(ctx.ws, task.id)
-    except Exception as exc:  # noqa: BLE001 - memory is best effort by design (housekeeping.best_effort)
+    except Exception as exc:  # noqa: BLE001 - memory is best effort by design (afterwards.best_effort)
         cron_log(ctx.ws, f"memory queue failed: {type(exc).__name__}: {exc}")
         return
     for done in applied:

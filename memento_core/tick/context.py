@@ -1,15 +1,21 @@
 """What one tick carries from step to step, and the few ways it writes things down.
 
-Every step of the tick (run.py, attempt.py, recovery.py, housekeeping.py) takes
+Every step of the tick (run.py, attempt.py, recovery.py, afterwards.py) takes
 the :class:`TickContext`: the workspace, the configuration, the state kept
 between ticks, this tick's number, its log and what it has done so far. The
 writing helpers here (a status entry, an event, a commit of Memento's own
 paths) are the only ones the steps use, so every entry is numbered and every
 git failure is remembered for the circuit breaker in one place.
+
+And the tick's small file operations, which every step uses: read what may be gone
+(:func:`read_or_none`: never a FIFO, never through a link), remove what may be gone, append to
+the tick's log, read the log's tail.
 """
 
 from __future__ import annotations
 
+import os
+import stat
 import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -20,6 +26,7 @@ from ..config.model import Config
 from ..errors import MementoError
 from ..git.commit import commit_paths
 from ..git.commit_fast import commit_here
+from ..locks import open_append
 from ..plan.edits import edit_plan
 from ..plan.model import Plan
 from ..plan.scan import parse_plan
@@ -53,7 +60,7 @@ class TickContext:
     # A parallel worker's own processes (workers.py): ("agent"|"verify", start, end or None while it
     # runs), in time.time(); None elsewhere (a serial attempt has nobody else to tell them from).
     own_runs: list | None = None
-    held_said: set = field(default_factory=set)  # held tasks already named in cron.log this tick (held.py)
+    held_said: set = field(default_factory=set)  # held tasks already named in cron.log this tick (memento_core/held.py)
     held_seen: set = field(default_factory=set)  # commits whose history the held list was brought in line with
     state: TickState = field(init=False)
     log_path: Path = field(init=False)
@@ -114,7 +121,7 @@ class TickContext:
         """Commit exactly ``paths`` (those in ``blobs`` as hashed then); None when there was nothing
         to commit or git failed (remembered). ``sha_in_entry``: an entry names this commit by its
         sha (the architect's), so the tick's documents are never folded into it by an amend
-        (housekeeping.fold_into_tick_commit makes a commit of their own)."""
+        (afterwards.fold_into_tick_commit makes a commit of their own)."""
         try:
             sha = commit_paths(self.root, paths, message, author=self.config.author, blobs=blobs,
                                build=commit_here)
@@ -155,3 +162,49 @@ def _unique(path: Path) -> Path:
         n += 1
         candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")
     return candidate
+
+
+# ---------------------------------------------------------------- small file operations
+
+
+def read_or_none(path: Path) -> bytes | None:
+    """The file's bytes, or None when it cannot be read (gone, a folder, no permission) or is not
+    a regular file: a FIFO, socket or device the agent put there is never opened to block on
+    (SPEC §13), a symbolic link never followed."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                return None
+            return fh.read()
+        except OSError:
+            return None
+
+
+def unlink(path: Path) -> None:
+    """Remove ``path`` if it is there."""
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+
+
+def append_log(path: Path, text: str) -> None:
+    """Append Memento's own lines (``[memento] …``) to the tick log: never through a symbolic link
+    the agent put there, nor through a hard link (the log is made a file of its own first, SPEC §13)."""
+    with open_append(path, split=True) as fh:
+        fh.write(text)
+
+
+def tail(path: Path, start: int, limit: int = 64 * 1024) -> str:
+    """What was written to ``path`` after byte ``start`` (at most the last ``limit`` bytes)."""
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as fh:
+            fh.seek(max(start, size - limit))
+            return fh.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""

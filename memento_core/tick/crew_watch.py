@@ -21,7 +21,7 @@ snapshot, so anything git shows changed there before it is foreign: the judging
 worker's when its window holds the change, and always removed before that
 worker's snapshot (:meth:`MainWatch.clean_fresh`). Once it runs, only its own
 agent and its own verify write its files: each worker records when they ran
-(attempt.own_run), and a change of its worktree whose ctime falls outside both
+(agent.own_run), and a change of its worktree whose ctime falls outside both
 (after its agent ended: while it waits for its guards, verifies, waits to
 commit) is someone else's: :func:`own_run_at` says ''. A change while its own
 verify ran is its verify's unless another worker's window holds it too: then
@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from .. import notes
@@ -43,7 +43,7 @@ from ..git.run import run_git
 from ..git.status import status
 from ..locks import atomic_write_bytes
 from ..workspace import OWN_DOCS, Workspace, own_file
-from .files import read_or_none
+from .context import read_or_none
 from .guards import is_own_temp, notes_damage, own_definition_change, plan_damage
 from .receipts import held
 from .rollback import rollback_folder
@@ -67,17 +67,9 @@ class Window:
         return moment >= self.start - SLACK and (self.end is None or moment <= self.end + SLACK)
 
 
-@dataclass
-class Judged:
-    """What one worker's guards found outside its worktree: reasons, and other workers found guilty."""
-
-    reasons: list[str] = field(default_factory=list)
-    others: dict[str, list[str]] = field(default_factory=dict)  # task id -> reasons for its guards
-
-
 def own_run_at(moment: float, runs: list | None) -> str:
     """Which of a worker's own processes ran at ``moment`` ("agent", "verify"; '' none): ``runs`` as
-    attempt.own_run records them (kind, start, end or None while it runs)."""
+    agent.own_run records them (kind, start, end or None while it runs)."""
     # A ctime is stamped by a coarse clock that lags time.time(): a write at t has a ctime in
     # [t - SLACK, t]. So a run's own writes may look older than its start, never newer than its
     # end (recorded once its processes are gone): no slack after the end, where another worker's

@@ -49,8 +49,8 @@ class Snapshot:
     cleanignore: tuple[str, ...]  # .memento_cleanignore as it was: the agent cannot widen it
     taken_at: datetime | None = None  # UTC, whole seconds (the precision of a note's timestamp)
     git: GitState | None = None  # .git/config, info/, hooks/, every ref and HEAD
-    runtime: tuple[tuple[str, bytes | None], ...] = ()  # .memento/state.json, logs/cron.log (ownfiles.py)
-    absent: frozenset[str] = frozenset()  # Memento's own files not there at the snapshot (ownfiles.py)
+    runtime: tuple[tuple[str, bytes | None], ...] = ()  # .memento/state.json, logs/cron.log (own.py)
+    absent: frozenset[str] = frozenset()  # Memento's own files not there at the snapshot (own.py)
     archive_dir: str = "logs/status_archive/"  # Meta status_archive_dir: Memento's too
     memory_head: str | None = None  # memory/'s HEAD (its own repository, never rolled back)
     kept: object = None  # kept.Kept: a person's untracked and ignored files, printed and copied

@@ -60,7 +60,7 @@ from ..git.state import _remove as _unlink  # a file, a link (never its target) 
 from ..git.status import ignored, tracked, was_there
 from ..locks import split_hard_link
 from ..workspace import own_file
-from .files import append_log, read_or_none
+from .context import append_log, read_or_none
 
 COPY_LIMIT = 20 * 1024 * 1024  # a file larger than this is printed, not copied (SPEC §13)
 COPY_BUDGET = 64 * 1024 * 1024  # the copies of one snapshot, in all

@@ -5,7 +5,7 @@ one pull request per finished phase, later phases waiting for the merge.
   GitHub; on the branch of a phase whose pull request is merged, the work tree moves to the base
   branch, fetched and fast-forwarded to the remote's (never anything else: a local base with
   commits of its own is said, and the tick waits for a person).
-- :func:`pick_verdict` (step 6, through held.pick_unheld): the phases that wait on a pull request
+- :func:`pick_verdict` (step 6, through pick.pick_unheld): the phases that wait on a pull request
   are passed over; when only they have work, the verdict names the pull request: WAITING (exit
   0, a line in logs/cron.log), or a closed pull request (a status entry once, exit 1).
 - :func:`enter` (after the pick, before the claim): the work tree onto the picked task's phase
@@ -17,7 +17,7 @@ one pull request per finished phase, later phases waiting for the merge.
   once it works; a refused push: said in the remote's words, a status entry per change.
 
 Memento's own record is ``.memento/forge_pulls.json`` (forge/pulls.py), put back after every agent
-(ownstate.py): an agent that wrote "merged" there would start the next phase on unreviewed work.
+(own.py): an agent that wrote "merged" there would start the next phase on unreviewed work.
 """
 
 from __future__ import annotations

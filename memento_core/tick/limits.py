@@ -1,6 +1,6 @@
 """Rate limits, fallback presets, usage and the budget (SPEC §14), around step 10.
 
-:func:`run_agent` runs the agent (attempt.run_agent) and reads what its own
+:func:`run_agent` runs the agent (agent.run_agent) and reads what its own
 output says: the usage (recorded in the entry and in .memento/usage.json) and
 a rate limit. A rate-limited attempt is not the task's failure: the next
 preset of ``[agent] fallback`` runs at once in the same tick (the work tree
@@ -43,8 +43,7 @@ from ..agents.usage import RateLimit
 from ..runlog import parse_utc_stamp, utc_stamp
 from ..spending import Usage, short_count
 from ..workspace import KEPT_DOCS
-from .context import TickContext
-from .files import append_log
+from .context import TickContext, append_log
 
 BACKOFF_MINUTES = (5, 120)  # the first wait without a reset time, and the longest
 STREAK_FREE = 6  # rate-limited attempts of one task in a row that count no retry; the next ones do (SPEC §14)
@@ -118,7 +117,7 @@ def run_agent(ctx: TickContext, at, prompt_file: Path, run_one: Callable,
               build_prompt: Callable) -> tuple[str, int | None]:
     """Step 10 through the presets to try; ('' or the failure reason, exit code), ``at.agent`` filled.
 
-    ``run_one`` is attempt.run_agent, ``build_prompt`` attempt.build_worker_prompt
+    ``run_one`` is agent.run_agent, ``build_prompt`` agent.build_worker_prompt
     (a fallback preset may take the system prompt differently).
     """
     prior = at.agent if isinstance(at.agent, AgentOutcome) and at.agent.fall_back else None

@@ -42,7 +42,7 @@ from pathlib import Path
 from ..git.run import run_git
 from ..git.status import was_there
 from ..workspace import MEMENTO_FILES, OWN_PREFIX, own_file
-from .files import append_log
+from .context import append_log
 
 ACL_ACCESS = "system.posix_acl_access"
 ACL_DEFAULT = "system.posix_acl_default"

@@ -67,7 +67,7 @@ def _dead_run(ws, name: str) -> tuple[str, list[str], list[int]] | None:
     if host != this_host() or pid == os.getpid() or not identity.startswith("tick-"):
         return None
     if pid_start is not None and start_time(pid) == pid_start:
-        return None  # its tick lives (a stopped one was killed before the lock was ours: stopped.py)
+        return None  # its tick lives (a stopped one was killed before the lock was ours: lock.py)
     projects = [str(ws.root)]
     if worktree and not worktree.startswith("/") and ".." not in worktree.split("/"):
         projects.append(str(ws.root / worktree))

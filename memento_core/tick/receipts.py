@@ -188,7 +188,7 @@ def settled(path) -> bytes:
     """The document at ``path`` (b"" when missing) read under its edit lock, so a person's
     edit that began before the tick listened (its receipt went nowhere) is in the snapshot."""
     from ..locks import LockBusy, file_lock, lock_path_for
-    from .files import read_or_none
+    from .context import read_or_none
 
     lock = lock_path_for(path)
     if lock.parent.name != "locks":  # a worker's worktree: no person edits its copy, and no lock file there

@@ -1,4 +1,5 @@
-"""The tick's own record of an attempt (SPEC §13): what recovery believes instead of the claim.
+"""What the tick writes down of an attempt (SPEC §13): its own record, which recovery believes instead
+of the claim, and the parts of the attempt's status entry besides its fields.
 
 The claim (``.memento/claims/ID.json``) is rewritten by the heartbeat all along
 the run and lies where any agent finds it; an agent that kills its tick could
@@ -24,79 +25,35 @@ with the record is the agent's, not the tick's. Without a sandbox the agent
 runs as the same user and could in principle rewrite this record too, digest
 and all (it has the code); in the sandbox `.memento/` is read-only to it. What
 never depends on the record: a process group is only killed when its leader
-carries this tick's marker in its environment (:func:`leader_is_ours`).
+carries this tick's marker in its environment (:func:`leader_is_ours`). The file
+itself (its digest, the copies next to it) is memento_core/attempt_record.py's, below the tick:
+the fleet reads it too.
+
+The status entry (SPEC §5): the worker's report (:func:`read_tick_result`), the error tail and
+the one-line Verify Output (:func:`tail_lines`, :func:`failure_output`), and the commit's sha put
+into a SUCCESS entry written before its commit existed (:func:`fill_commit`).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
+import re
 import threading
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
 from ..agents.reaper import environ_of, start_time, tick_identity
-from ..errors import MementoError
+from ..attempt_record import Record, read_record, record_paths, records_dir, save_record
 from ..git.patterns import read_pattern_file
 from ..git.state import from_bytes, to_bytes
-from ..lines import read_text_file
-from ..locks import atomic_write_bytes, atomic_write_text
+from ..lines import read_regular_or_none
+from ..locks import atomic_write_bytes, locked_edit
 from ..plan.model import Task
-from ..plan.scan import decode_text, scan_plan
 from ..state import Claim, this_host
+from ..status_log import VERIFY_NOT_RUN
 from ..workspace import Workspace
-
-
-@dataclass(frozen=True)
-class Record:
-    task: str
-    pid: int
-    pid_start: int | None
-    identity: str
-    host: str
-    tick: int
-    base: str | None
-    written: float
-    untracked: tuple[str, ...]
-    cleanignore: tuple[str, ...]
-    max_retries: int
-    retries: int
-    plan_sha256: str
-    status_sha256: str = ""  # of the status log's copy next to the record (ID.status)
-    git_sha256: str = ""  # of git's state at the snapshot next to the record (ID.git)
-    unseen_sha256: str = ""  # of what was below the work tree at the snapshot (ID.unseen, tick/unseen.py)
-    heartbeat_every: float = 1.0  # the record is touched at least this often while the tick lives
-    log: str = ""  # the tick's log, relative to the project
-    stage: str = "running"  # running | committing
-    commit_paths: tuple[str, ...] = ()
-    commit_message: str = ""
-    commit_hashes: dict[str, str] = field(default_factory=dict)
-    entry: str = ""
-    worktree: str = ""  # a parallel worker's (SPEC §12), relative to the project: its changes live there
-    branch: str = ""  # that worker's branch (`memento/<ID>`, another name when a person has that one)
-
-
-def records_dir(ws: Workspace) -> Path:
-    return ws.memento_dir / "records"
-
-
-def _paths(ws: Workspace, task_id: str) -> tuple[Path, Path, Path, Path]:
-    folder = records_dir(ws)
-    return (folder / f"{task_id}.json", folder / f"{task_id}.plan", folder / f"{task_id}.status",
-            folder / f"{task_id}.git")
-
-
-def _digest(data: dict) -> str:
-    body = json.dumps(data, sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogateescape")
-    return hashlib.sha256(body).hexdigest()
-
-
-def _write(ws: Workspace, rec: Record) -> None:
-    data = asdict(rec)
-    data["digest"] = _digest(asdict(rec))
-    atomic_write_text(_paths(ws, rec.task)[0], json.dumps(data, ensure_ascii=False))
 
 
 def write_record(ws: Workspace, task: Task, number: int, base: str | None, untracked: set[str],
@@ -107,7 +64,7 @@ def write_record(ws: Workspace, task: Task, number: int, base: str | None, untra
         status = ws.status_path.read_bytes()
     except OSError:
         status = b""
-    json_path, plan_path, status_path, _ = _paths(ws, task.id)
+    json_path, plan_path, status_path, _ = record_paths(ws, task.id)
     atomic_write_bytes(plan_path, plan)
     atomic_write_bytes(status_path, status)
     rec = Record(task=task.id, pid=os.getpid(), pid_start=start_time(os.getpid()), identity=tick_identity(),
@@ -117,7 +74,7 @@ def write_record(ws: Workspace, task: Task, number: int, base: str | None, untra
                  max_retries=max_retries, retries=task.retries, plan_sha256=hashlib.sha256(plan).hexdigest(),
                  status_sha256=hashlib.sha256(status).hexdigest(), heartbeat_every=BEACON_SECONDS, log=log,
                  worktree=worktree, branch=branch)
-    _write(ws, rec)
+    save_record(ws, rec)
     _beacon(json_path)
     return rec
 
@@ -153,14 +110,14 @@ def save_git(ws: Workspace, task_id: str, snap) -> None:
     rec = read_record(ws, task_id)
     if rec is None or rec.pid != os.getpid():
         return
-    data, path = to_bytes(snap), _paths(ws, task_id)[3]
+    data, path = to_bytes(snap), record_paths(ws, task_id)[3]
     try:
         if path.is_symlink():  # an earlier agent's link: removed, never written through
             path.unlink()
         atomic_write_bytes(path, data)
     except OSError:
         return  # no copy: the recovery then restores nothing of .git (it never trusts a partial one)
-    _write(ws, replace(rec, git_sha256=hashlib.sha256(data).hexdigest()))
+    save_record(ws, replace(rec, git_sha256=hashlib.sha256(data).hexdigest()))
 
 
 def _unseen_path(ws: Workspace, task_id: str) -> Path:
@@ -182,7 +139,7 @@ def save_unseen(ws: Workspace, task_id: str, seen) -> None:
         atomic_write_bytes(path, data)
     except OSError:
         return  # no copy: the recovery removes nothing it cannot tell from a person's
-    _write(ws, replace(rec, unseen_sha256=hashlib.sha256(data).hexdigest()))
+    save_record(ws, replace(rec, unseen_sha256=hashlib.sha256(data).hexdigest()))
 
 
 def recorded_unseen(ws: Workspace, rec: Record):
@@ -203,7 +160,7 @@ def recorded_git(ws: Workspace, rec: Record):
     if not rec.git_sha256:
         return None
     try:
-        data = _paths(ws, rec.task)[3].read_bytes()
+        data = record_paths(ws, rec.task)[3].read_bytes()
     except OSError:
         return None
     if hashlib.sha256(data).hexdigest() != rec.git_sha256:
@@ -216,48 +173,14 @@ def mark_committing(ws: Workspace, task_id: str, paths, message: str, hashes: di
     rec = read_record(ws, task_id)
     if rec is None or rec.pid != os.getpid():
         return  # no record of ours: recovery will not honour this commit, which is the safe side
-    _write(ws, replace(rec, stage="committing", commit_paths=tuple(paths), commit_message=message,
+    save_record(ws, replace(rec, stage="committing", commit_paths=tuple(paths), commit_message=message,
                        commit_hashes=dict(hashes), entry=entry))
 
 
-def read_record(ws: Workspace, task_id: str) -> Record | None:
-    """The task's record, or None when there is none or it does not match its digest."""
-    json_path = _paths(ws, task_id)[0]
-    try:
-        data = json.loads(read_text_file(json_path))
-        digest = data.pop("digest", None)
-        if not isinstance(data, dict) or digest != _digest(data):
-            return None
-        for key in ("untracked", "cleanignore", "commit_paths"):
-            data[key] = tuple(data.get(key) or ())
-        rec = Record(**data)
-    except (OSError, ValueError, TypeError, AttributeError):
-        return None
-    return rec if rec.task == task_id else None
-
-
-def recorded_plan(ws: Workspace, rec: Record) -> bytes | None:
-    """The plan as it was at the claim, if its copy is intact."""
-    try:
-        data = _paths(ws, rec.task)[1].read_bytes()
-    except OSError:
-        return None
-    return data if hashlib.sha256(data).hexdigest() == rec.plan_sha256 else None
-
-
-def recorded_status(ws: Workspace, rec: Record) -> bytes | None:
-    """The status log as it was at the claim, if its copy is intact."""
-    try:
-        data = _paths(ws, rec.task)[2].read_bytes()
-    except OSError:
-        return None
-    return data if hashlib.sha256(data).hexdigest() == rec.status_sha256 else None
-
-
 def remove_record(ws: Workspace, task_id: str) -> None:
-    if _BEACON["path"] == _paths(ws, task_id)[0]:
+    if _BEACON["path"] == record_paths(ws, task_id)[0]:
         _BEACON["path"] = None
-    for path in (*_paths(ws, task_id), _unseen_path(ws, task_id)):
+    for path in (*record_paths(ws, task_id), _unseen_path(ws, task_id)):
         try:
             path.unlink()
         except (FileNotFoundError, NotADirectoryError):
@@ -271,7 +194,7 @@ def last_sign_of_life(ws: Workspace, rec: Record) -> float:
     from ..state import claim_path
 
     times = [rec.written]
-    paths = [_paths(ws, rec.task)[0], claim_path(ws, rec.task)] + ([ws.root / rec.log] if rec.log else [])
+    paths = [record_paths(ws, rec.task)[0], claim_path(ws, rec.task)] + ([ws.root / rec.log] if rec.log else [])
     for path in paths:
         try:
             times.append(path.lstat().st_ctime)
@@ -323,12 +246,76 @@ def leader_is_ours(pgid: int | None, ws: Workspace, task_id: str, identity: str 
     return env.get("MEMENTO_PROJECT") == str(ws.root) and env.get("MEMENTO_TASK_ID") == task_id
 
 
-def recorded_task(ws: Workspace, rec: Record) -> Task | None:
-    """The task as the record's plan defines it."""
-    plan = recorded_plan(ws, rec)
-    if plan is None:
-        return None
-    try:
-        return scan_plan(decode_text(plan, "plan"), "plan").task(rec.task)
-    except MementoError:
-        return None
+# ---------------------------------------------------------------- the status entry's parts
+# What the tick writes into a status entry besides its fields: the worker's report, tails, the sha.
+
+ERROR_TAIL_LINES = 20
+# A SUCCESS entry is written before its commit exists; the sha replaces this afterwards.
+PENDING_COMMIT = "(recorded after the commit)"
+
+
+def fill_commit(status_path: Path, sha: str) -> None:
+    """Put the commit's sha into the entry that was written before the commit existed."""
+
+    def transform(data: bytes) -> bytes | None:
+        text = data.decode("utf-8")
+        field = f"- **Git Commit**: {PENDING_COMMIT}"
+        # The field's own line, not the same words inside a field after it (a worker's Outputs).
+        idx = 0 if text.startswith(field) else text.rfind("\n" + field) + 1
+        if idx == 0 and not text.startswith(field):
+            return None
+        start = idx + len("- **Git Commit**: ")
+        return (text[:start] + f"`{sha}`" + text[start + len(PENDING_COMMIT):]).encode("utf-8")
+
+    locked_edit(status_path, transform)
+
+
+def read_tick_result(path: Path) -> dict[str, str]:
+    """The worker's Outputs and Error Analysis sections from .memento/tick_result.md."""
+    # Never through a link (it could point at any file of a person's), never a FIFO (SPEC §13).
+    data = read_regular_or_none(path, limit=80_000)
+    if data is None:
+        return {}
+    text = data.decode("utf-8", errors="replace")[:20_000]
+    sections: dict[str, list[str]] = {}
+    current = None
+    for line in text.splitlines():
+        heading = line.strip().lstrip("#").strip().lower()
+        if line.lstrip().startswith("#") and heading in ("outputs", "error analysis"):
+            current = heading.replace(" ", "_")
+            sections[current] = []
+        elif current:
+            sections[current].append(line.strip().lstrip("-* ").strip())
+    return {k: "; ".join(x for x in v if x)[:1000] for k, v in sections.items() if any(v)}
+
+
+def tail_lines(text: str, n: int = ERROR_TAIL_LINES) -> str:
+    """The last ``n`` non-blank lines of the command's own output (the error tail of a failed attempt)."""
+    return "\n".join(_output_lines(text)[-n:])
+
+
+def last_line(text: str) -> str:
+    """The last non-blank line, without backticks, for the one-line Verify Output field."""
+    lines = _output_lines(text)
+    return lines[-1].strip().replace("`", "'")[:200] if lines else ""
+
+
+def _output_lines(text: str) -> list[str]:
+    """What the command printed: Memento's own ``[memento] …`` lines in the log (a process it
+    stopped, say) are not the command's output."""
+    return [ln for ln in text.strip().splitlines() if ln.strip() and not ln.startswith("[memento] ")]
+
+
+def failure_output(output: str, reason: str, exit_code: int | None) -> str:
+    """The Verify Output field of a failed attempt: the output's last line with the exit code;
+    without output, the reason, and the exit code only where the reason does not say it already;
+    VERIFY_NOT_RUN when verify never ran (the agent or a guard failed first)."""
+    line = last_line(output)
+    code = "none" if exit_code is None else str(exit_code)
+    if line:
+        return f"`{line}` (exit code {code})"
+    if exit_code is None and not reason.startswith("verify"):
+        return VERIFY_NOT_RUN  # never "(exit code 0)" of an agent when verify did not run
+    said = exit_code is None or re.search(rf"\bcode {exit_code}\b", reason) is not None
+    shown = reason.strip().replace("`", "'")[:200]
+    return f"`{shown}`" if said else f"`{shown}` (exit code {code})"

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from .. import status_log
 from ..agents.reaper import kill_marked
+from ..attempt_record import Record, read_record, recorded_plan, recorded_status, records_dir
 from ..errors import EditConflict, MementoError
 from ..git.history import commits_since, log_subjects
 from ..git.objects import hash_files, object_path, show_file
@@ -30,22 +31,17 @@ from ..plan.model import Plan, Task
 from ..plan.scan import decode_text, scan_plan
 from ..runlog import cron_log
 from ..state import Claim, claim_is_stale, read_claim, remove_claim, this_host
-from .context import TickContext
-from .entries import PENDING_COMMIT, fill_commit
-from .files import read_or_none, unlink
+from .context import TickContext, read_or_none, unlink
 from .guards import LIMIT_KEYS, Snapshot, git_damage
 from .kept import after_a_killed_tick
 from .record import (
-    Record,
+    PENDING_COMMIT,
     claim_disagrees,
+    fill_commit,
     last_sign_of_life,
     leader_is_ours,
-    read_record,
     recorded_git,
-    recorded_plan,
-    recorded_status,
     recorded_unseen,
-    records_dir,
     remove_record,
     tick_alive,
 )

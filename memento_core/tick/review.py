@@ -40,10 +40,9 @@ from ..locks import atomic_write_text
 from ..markdown.blocks import fenced
 from ..prompt import review_findings_path, task_block
 from ..workspace import KEPT_DOCS
-from . import confine, limits, ownfiles
-from .context import TickContext
-from .entries import last_line
-from .files import append_log, unlink
+from . import confine, limits, own
+from .context import TickContext, append_log, unlink
+from .record import last_line
 
 REVIEW_SYSTEM_PROMPT = "scripts/review_system_prompt.md"
 REVIEW_FILE = "review.md"
@@ -263,7 +262,7 @@ def read_review(path: Path, criteria) -> Review:
 def review_attempt(ctx: TickContext, at, touched, verify_tail: str, *, run, guards) -> str:
     """'' when the attempt may be committed (passed, or no review for it), else the failure reason.
 
-    ``run`` is attempt.run_agent and ``guards`` attempt.check_guards (the tick's own steps).
+    ``run`` is agent.run_agent and ``guards`` observe.check_guards (the tick's own steps).
     Sets ``at.review`` (an :class:`Outcome`) whenever a review ran.
     """
     settings, task = ctx.config.review, at.task
@@ -510,7 +509,7 @@ def _fingerprint(ctx: TickContext, at) -> tuple:
 
 def _changes_by_reviewer(ctx: TickContext, at, before: tuple, guards) -> str:
     """'' or what the reviewer changed; git is put back by the guards, the tree by the rollback."""
-    left = ownfiles.specials_reason(ownfiles.remove_specials(ctx.ws))  # a FIFO in .memento/worker/…
+    left = own.specials_reason(own.remove_specials(ctx.ws))  # a FIFO in .memento/worker/…
     verdict = guards(ctx, ctx.plan(), at, after_verify=True)
     if left:
         return left.replace("the agent left", "the reviewer left", 1)

@@ -25,7 +25,7 @@ from ..plan.scan import decode_text, parse_plan_text
 from ..receipts import Receipts
 from ..runlog import rollback_folder as rollback_folder  # re-exported for tick/
 from ..workspace import KEPT_DOCS, Workspace
-from .files import read_or_none
+from .context import read_or_none
 from .guards import (
     Snapshot,
     history_damage,

@@ -1,33 +1,9 @@
 """The tick (SPEC §4), one function per step, in the order the SPEC lists them.
 
-Each step of SPEC §4 and the function that does it:
-
-     1  take the tick lock            __main__.run_locked (also the paused fast path); a killed
-                                      tick's processes end first: orphans.end_dead_attempts
-     2  load config and plan          run.load_config_and_plan
-     3  tick_mode other than auto     run.skip_unless_auto
-        rate limited, budget spent    run.wait_out_limits -> limits.skip_reason (SPEC §14)
-     4  stale claims                  run.recover -> recovery.recover_stale_claims
-     5  dirty work tree, sync docs    run.refuse_dirty_tree
-     6  pick                          run.pick_task
-     7  claim                         attempt.claim_task
-     8  snapshot                      attempt.take_snapshot
-     9  build the worker prompt       attempt.build_worker_prompt
-    10  run the agent                 attempt.run_agent
-    11  guards                        attempt.check_guards -> guards.check (pure); what git
-                                      does not show: unseen (nested .git, deep paths), modes
-                                      (attempt.settle_modes), hard links (ownfiles), objects
-    12  verify                        attempt.run_verify
-    13  pass                          attempt.record_pass
-    14  fail, roll back               attempt.record_failure -> rollback.roll_back
-    15  repeat                        run.work_through_tasks
-    16  afterwards                    run.afterwards -> breaker.check_breaker,
-                                      housekeeping.keep_house; run.follow_pulls (SPEC §19:
-                                      each phase's pull request's checks and reviews); then
-                                      run.tell_forge (a comment on the task's GitHub issue, a
-                                      finished phase's pull request: land.after_tick)
-        land = "pr" (SPEC §19)        land.before_pick after step 5, land.pick_verdict in step 6,
-                                      land.enter between the pick and the claim
+The step → module table is tick/__init__.py's docstring; here each step is a function of
+its own (``load_config_and_plan``, ``skip_unless_auto``, ``wait_out_limits``, ``recover``,
+``refuse_dirty_tree``, ``pick_task``, then attempt.attempt_task for steps 7–14,
+``work_through_tasks``, ``afterwards``, ``follow_pulls`` and ``tell_forge``).
 
 :func:`tick` runs steps 2–16 under the lock and returns an :class:`Outcome`
 with the exit code (0 ran, 1 needs attention, 2 could not run).
@@ -55,19 +31,24 @@ from ..runlog import Outcome, cron_log, utc_stamp
 from ..scheduler import BLOCKED, COMPLETE, INPUT, TASK, plan_errors, stopping_errors
 from ..workspace import OWN_DOCS, Workspace
 from . import confine, land
+from .afterwards import (
+    check_breaker,
+    fold_into_tick_commit,
+    keep_house,
+    write_alert,
+    write_checkpoint,
+)
 from .attempt import attempt_task
-from .breaker import check_breaker
 from .context import Interrupted, TickContext, next_number
-from .held import HELD, pick_unheld
-from .housekeeping import fold_into_tick_commit, keep_house, write_alert, write_checkpoint
 from .limits import daily_budget_spent
+from .pick import HELD, pick_unheld
 from .recovery import clean_leftovers, recover_stale_claims
 from .workers import prune_worktrees, run_parallel, runs_in_parallel, stop_stale_workers
 
 
 def tick(ws: Workspace, taken_over: str = "") -> Outcome:
     """Steps 2–16 of one tick in ``ws``; the caller holds the tick lock (step 1). ``taken_over``:
-    the lock was a stopped tick's (stopped.py), said in the status log after its recovery."""
+    the lock was a stopped tick's (lock.py), said in the status log after its recovery."""
     ctx = TickContext(ws)
     plan = load_config_and_plan(ctx)
     if isinstance(plan, Outcome):  # numbered only when it wrote its PLAN INVALID entry (not for a bad config)
@@ -106,7 +87,7 @@ def settle(ctx: TickContext, outcome: Outcome, why: str = "status log and checkp
     """However the tick ended, what it wrote into Memento's documents is committed, so `git status`
     is clean after every tick: the breaker's pause with its entry, a PLAN INVALID or DIRTY TREE
     entry, the checkpoint written after the architect's commit. Usually step 16 folded them into
-    the tick's commit already (housekeeping.fold_into_tick_commit) and this finds nothing left.
+    the tick's commit already (afterwards.fold_into_tick_commit) and this finds nothing left.
     A person's own uncommitted work is never taken: only Memento's documents are committed."""
     if remote.enabled(ctx):
         try:

@@ -36,7 +36,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .files import append_log
+from .context import append_log
 
 # A path of this many bytes or more cannot be given to a system call (PATH_MAX, its NUL included).
 PATH_MAX = os.pathconf("/", "PC_PATH_MAX") if hasattr(os, "pathconf") else 4096

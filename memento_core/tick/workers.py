@@ -36,6 +36,7 @@ from pathlib import Path
 
 from .. import agents, notes, sandbox, scratch
 from ..agents.reaper import kill_marked
+from ..attempt_record import read_record
 from ..errors import EditConflict, MementoError
 from ..git import state as git_state
 from ..git import worktrees
@@ -51,13 +52,23 @@ from ..runlog import cron_log, utc_stamp
 from ..scheduler import TASK
 from ..state import Claim, Heartbeat, read_claim, remove_claim, this_host, write_claim
 from ..workspace import KEPT_DOCS, Workspace
-from . import attempt, limits, ownfiles, ownstate, receipts, review, unseen
+from . import attempt, limits, own, receipts, review, unseen
+from .agent import SIGTERM_REASON
+from .attempt import attempt_safely
+from .claim import take_snapshot
 from .context import TaskResult, TickContext, _unique
 from .crew_watch import MainWatch, Window, changed_at, own_run_at
-from .entries import tail_lines
-from .failsafe import attempt_safely
-from .held import pick_unheld
-from .record import leader_is_ours, read_record, remove_record, save_git, write_record
+from .observe import check_guards, put_back_objects
+from .outcome import (
+    _count_retry,
+    _failure_fields,
+    _failure_status,
+    asking_done,
+    question_fields,
+    record_pass,
+)
+from .pick import pick_unheld
+from .record import leader_is_ours, remove_record, save_git, tail_lines, write_record
 from .rollback import roll_back, rollback_folder
 
 POLL_SECONDS = 0.2  # how often the waiting tick looks for a finished worker or a SIGTERM
@@ -174,7 +185,7 @@ class Crew:
         with self.lock:
             self.sweep()  # before the pick: never from a plan a worker's agent forged
             plan = self.ctx.plan()
-            # A task whose verify the architect changed waits (held.py); so does one whose context_files
+            # A task whose verify the architect changed waits (memento_core/held.py); so does one whose context_files
             # overlap a running worker's: it runs when that one ends, never beside it (SPEC §20).
             verdict = pick_unheld(self.ctx, plan, beside=[w.task for w in self.running])
             if verdict.kind != TASK or not runs_in_parallel(self.ctx, plan, verdict.task):
@@ -238,8 +249,8 @@ class Crew:
                     with self.lock:
                         self._clean_fresh(w)
                         w.window = Window(time.time())
-                        at.snap = attempt.take_snapshot(w.ctx, w.claim.base, persons_paths(w.ctx.root))
-                        ownstate.take(self.ws, w.task.id)
+                        at.snap = take_snapshot(w.ctx, w.claim.base, persons_paths(w.ctx.root))
+                        own.take_state(self.ws, w.task.id)
                         save_git(self.ws, w.task.id, at.snap.git)
                     return attempt._work(w.ctx, w.plan, at)
 
@@ -296,7 +307,7 @@ class Crew:
     def _guards(self, w: Worker, ctx: TickContext, plan: Plan, at, *, after_verify: bool = False):
         with self.lock:
             self.refresh(w)
-            verdict = attempt.check_guards(ctx, plan, at, after_verify=after_verify)
+            verdict = check_guards(ctx, plan, at, after_verify=after_verify)
             written = self._judge_worktree(w, [c.path for c in verdict.touched])
             outside = self._judge_outside(w)
             extra = tuple(written) + tuple(outside)
@@ -471,7 +482,7 @@ class Crew:
         blobs = worktrees.changes_of(w.ctx.root, tip) if tip != onto else {}
         busy = sorted(e.path for e in git_status(root) if e.path in blobs)
         if not busy:
-            main_at = attempt.Attempt(w.task, attempt.take_snapshot(docs, onto, persons_paths(root)), None,
+            main_at = attempt.Attempt(w.task, take_snapshot(docs, onto, persons_paths(root)), None,
                                       at.began, beat=at.beat, given_notes=at.given_notes, agent=at.agent,
                                       blobs=blobs, review=at.review)
             busy = worktrees.bring_into(root, onto, blobs)  # each file compared again just before it is replaced
@@ -479,7 +490,7 @@ class Crew:
             return self._failed(w, w.ctx, at, "the main work tree has uncommitted changes to "
                                 + ", ".join(busy) + "; the task's work was set aside", duration, 0,
                                 verify_tail, report, count_retry=False)
-        result = attempt.record_pass(docs, main_at, touched, duration, verify_tail, report)
+        result = record_pass(docs, main_at, touched, duration, verify_tail, report)
         self.main_head = git_head(root)
         self.settle()
         return result
@@ -491,17 +502,17 @@ class Crew:
         """Roll the worktree back to its snapshot, then write the failure in the main work tree."""
         count_retry = count_retry and not w.set_aside  # someone else wrote its worktree: not its fault
         with self.lock:
-            reason = ownstate.with_reason(self.ws, w.task.id, reason)
+            reason = own.with_state_reason(self.ws, w.task.id, reason)
             rolled = "nothing ran"
             if at is not None and at.snap is not None:
                 wctx = w.ctx
-                ownfiles.unlink_own_links(wctx.ws, at.snap, w.task.id, wctx.log_path)
-                ownfiles.split_own_hard_links(wctx.ws, at.snap, w.task.id, wctx.log_path)
+                own.unlink_own_links(wctx.ws, at.snap, w.task.id, wctx.log_path)
+                own.split_own_hard_links(wctx.ws, at.snap, w.task.id, wctx.log_path)
                 if at.beat is not None:
                     at.beat.update(stage="failing")
                 self.refresh(w)
                 git_state.put_back(wctx.root, at.snap.git, rollback_folder(self.ws, f"{w.task.id}-git"))
-                damaged = attempt.put_back_objects(wctx, at, "the agent")  # before the checkout reads one
+                damaged = put_back_objects(wctx, at, "the agent")  # before the checkout reads one
                 reason = f"{reason}; {damaged}" if damaged and damaged not in reason else reason
                 forged = receipts.forged_memory(self.ws, at.snap.memory_head, receipts.held(self.ws), w.task.id)
                 if forged:  # its guards may not have run (an agent that exits non-zero)
@@ -521,7 +532,7 @@ class Crew:
         with self.lock:
             self.sweep()
             # The tick's SIGTERM reaches the workers' contexts at the crew's next poll: look at it here.
-            docs.interrupted = docs.interrupted or self.ctx.interrupted or reason == attempt.SIGTERM_REASON
+            docs.interrupted = docs.interrupted or self.ctx.interrupted or reason == SIGTERM_REASON
             if w.at is not None and w.at.question is not None:  # the worker asked (SPEC §18)
                 return self._asked_in_main(w, reason, duration, report, rolled)
             limited, max_retries = status, docs.plan().meta.max_retries
@@ -531,13 +542,13 @@ class Crew:
             by_review = outcome is not None and outcome.blocks and not uncounted  # max_rounds failed reviews
             blocked = (retries >= max_retries or by_review) and not uncounted
             status = status or (outcome.status if by_review else "") \
-                or attempt._failure_status(docs, count_retry, blocked, retries, max_retries)
+                or _failure_status(docs, count_retry, blocked, retries, max_retries)
             agent = w.at.agent if w.at is not None else None
-            fields = limits.with_usage(attempt._failure_fields(docs, task, reason, duration, exit_code, output,
-                                                               report, status, blocked, rolled), agent)
+            fields = limits.with_usage(_failure_fields(docs, task, reason, duration, exit_code, output,
+                                                       report, status, blocked, rolled), agent)
             fields = review.entry_fields(fields, outcome)
             docs.entry(fields, None, tail=tail_lines(output) or None)
-            attempt._count_retry(docs, task.id, retries, blocked, uncounted)
+            _count_retry(docs, task.id, retries, blocked, uncounted)
             if blocked and w.at is not None:
                 notes.mark_read(docs.ws.notes_path, [n.key for n in w.at.given_notes])
             why = "interrupted" if docs.interrupted else "rate limited" if limited.startswith("⏳") else "set aside"
@@ -555,9 +566,9 @@ class Crew:
     def _asked_in_main(self, w: Worker, reason: str, duration: float, report, rolled: str) -> TaskResult:
         """A question's entry, the task ``[?]`` (``[!]`` past max_questions), the documents committed."""
         docs, task = w.docs, w.task
-        fields, blocked, message = attempt.question_fields(docs, w.at, reason, duration, report, rolled)
+        fields, blocked, message = question_fields(docs, w.at, reason, duration, report, rolled)
         docs.entry(fields, None)
-        attempt.asking_done(docs, w.at, blocked)
+        asking_done(docs, w.at, blocked)
         docs.commit(list(KEPT_DOCS), message)
         self.main_head = git_head(self.ctx.root)
         if w.at.beat is not None:

@@ -168,7 +168,7 @@ def test_a_task_the_architect_adds_is_listed_with_its_verify(tmp_path):
 def test_the_worker_cannot_acknowledge_in_the_persons_place(tmp_path, sandbox):
     """Confined, .memento/ is read-only: the list stays, byte for byte. Unconfined, its
     `memento architect --ack` is refused (no receipt from inside the tick's tree) and the file it
-    emptied is put back (Memento's own state, tick/ownstate.py): the list stays just the same."""
+    emptied is put back (Memento's own state, tick/own.py): the list stays just the same."""
     if sandbox == "bwrap" and not bwrap_works():
         pytest.skip("bubblewrap cannot run here")
     ws = make_ws(tmp_path, agent("weakens_verify.py", "T-1"), sandbox=sandbox)

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from memento_core import verify_changes
+from memento_core.held import history
 from memento_core.tick.architect.run import CHANGED, run_architect
-from memento_core.tick.held import history
 from memento_core.workspace import Workspace
 
 from .test_fleet import (
@@ -132,7 +132,7 @@ def test_an_acknowledgement_given_before_a_later_change_arrived_does_not_release
 
 
 def test_an_acknowledgement_covers_only_the_verify_it_saw_and_only_in_memento_s_own_commit(tmp_path):
-    """tick/held.history against real commits: a forged ack (the trailer under another
+    """held.history against real commits: a forged ack (the trailer under another
     subject, in a worker's message) counts for nothing; an ack of an older verify does not cover
     a newer change."""
     root = tmp_path / "r"

@@ -38,7 +38,7 @@ def test_importing_the_core_loads_no_textual():
 # every few minutes; bench/tick_overhead.py --paused-only measures what it costs.
 PAUSED_TICK_MODULES = {
     "memento_core", "memento_core.tick", "memento_core.tick.__main__", "memento_core.tick.orphans",
-    "memento_core.tick.own_dirs", "memento_core.errors", "memento_core.lines", "memento_core.workspace",
+    "memento_core.errors", "memento_core.lines", "memento_core.workspace",
     "memento_core.locks", "memento_core.crashpoints", "memento_core.durations", "memento_core.plan",
     "memento_core.plan.model", "memento_core.plan.scan",
     "memento_core.markdown", "memento_core.markdown.blocks", "memento_core.runlog",

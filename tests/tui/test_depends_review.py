@@ -27,7 +27,7 @@ async def test_task_table_and_detail_show_waits_on(scripted):
 
 async def test_task_detail_shows_the_review_verdicts(tmp_path, git_env):
     from ..core.cli.test_output import memento
-    from ..core.test_review import make_ws
+    from ..core.tick.test_review import make_ws
 
     ws, _ = make_ws(tmp_path, "fail-once")
     for _ in range(2):  # FAIL (2/3), then PASS (3/3); in a process of its own (the tick's threads)

@@ -3,7 +3,7 @@
 The usual checks read files; this one runs the configured preset once with a
 one-line prompt, through the tick's own steps: the sandbox (tick/confine.py:
 bubblewrap, ``[sandbox] network`` and its proxy), the invocation and the
-environment (tick/attempt.run_agent), what the CLI printed read by its
+environment (tick/agent.run_agent), what the CLI printed read by its
 preset's parsers (tick/limits.read_output). So what fails here fails the
 first tick of the night: not logged in, the endpoint unreachable from inside
 the sandbox, the model refused.
@@ -85,7 +85,7 @@ def endpoint_of(config: Config) -> str:
 
 
 def _call(ws: Workspace, config: Config) -> CheckResult:
-    from ...tick import attempt, confine, limits
+    from ...tick import agent, confine, limits
     from ...tick.context import TickContext, _unique
 
     preset, endpoint = config.agent_preset, endpoint_of(config)
@@ -109,7 +109,7 @@ def _call(ws: Workspace, config: Config) -> CheckResult:
         return [Finding(CRITICAL, NAME, f"{NAME}: {preset} cannot run: {refused} (log {log})")]
     began = time.monotonic()
     with agents.capture(ctx.log_path) as printed:
-        reason, code = attempt.run_agent(ctx, task, prompt_file, _Beat(), wrap,
+        reason, code = agent.run_agent(ctx, task, prompt_file, _Beat(), wrap,
                                          timeout=min(config.agent_timeout or MAX_SECONDS, MAX_SECONDS))
     took = time.monotonic() - began
     text = printed.text()

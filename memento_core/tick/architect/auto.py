@@ -4,7 +4,7 @@ It runs once per blocked state (the blocked tasks' definitions and the unread
 notes: nothing new, no new run) and at most ``max_runs_per_day`` times a UTC
 day. When it cannot help (the limit is reached, it changed nothing, its change
 was rolled back) the person is alerted through `.memento_alert`
-(housekeeping.write_alert, ``extra="architect: …"``), which stays while the
+(afterwards.write_alert, ``extra="architect: …"``), which stays while the
 blocked state does.
 """
 
@@ -17,8 +17,8 @@ from datetime import UTC, datetime
 from ... import notes
 from ...plan.model import Plan
 from ...runlog import Outcome, cron_log
+from ..afterwards import write_alert, write_checkpoint
 from ..context import TickContext
-from ..housekeeping import write_alert, write_checkpoint
 from .changes import definition
 
 

@@ -27,10 +27,9 @@ from ...plan.model import Task
 from ...plan.scan import decode_text, parse_plan_text
 from ...runlog import utc_stamp
 from ...workspace import Workspace
-from ..context import Interrupted, TickContext
+from ..context import Interrupted, TickContext, append_log, read_or_none
 from ..context import _unique as unique_path
-from ..entries import PENDING_COMMIT, fill_commit
-from ..files import append_log, read_or_none
+from ..record import PENDING_COMMIT, fill_commit
 from .changes import compare_notes
 from .draft_checks import check_draft
 from .draft_prompt import build_draft_prompt

@@ -46,12 +46,11 @@ from ...plan.edits import edit_plan
 from ...plan.scan import decode_text, parse_plan_text
 from ...runlog import utc_stamp
 from ...workspace import OWN_DOCS, Workspace
-from .. import guards, ownfiles
-from ..attempt import take_snapshot as worker_snapshot
-from ..context import Interrupted, TickContext
+from .. import guards, own
+from ..claim import take_snapshot as worker_snapshot
+from ..context import Interrupted, TickContext, append_log, read_or_none
 from ..context import _unique as unique_path
-from ..entries import PENDING_COMMIT, fill_commit
-from ..files import append_log, read_or_none
+from ..record import PENDING_COMMIT, fill_commit
 from ..rollback import restore_notes, roll_back, rollback_folder
 from . import ARCHITECT_ID, EVENT
 from . import record as arch_record
@@ -60,7 +59,7 @@ from .person import person_ops, persons_notes, replay, with_person_edits
 from .prompt import build_architect_prompt, system_prompt
 
 PLAN_REL, MAP_REL = guards.PLAN_REL, guards.MAP_REL
-NOTES_REL, STATUS_REL = ownfiles.NOTES_REL, ownfiles.STATUS_REL
+NOTES_REL, STATUS_REL = own.NOTES_REL, own.STATUS_REL
 WRITABLE = (PLAN_REL, MAP_REL, NOTES_REL)
 # What it may not change although it lives in docs/ or at the root: Memento writes these.
 # CURRENT_STATE.md is not among them: a person's `memento skip` rewrites it during a run, and
@@ -157,9 +156,9 @@ def run_architect(ws: Workspace, *, dry_run: bool = False) -> ArchitectResult:
     from ...agents.reaper import subreaper
     from ...config.load import load_config
     from ...locks import LockBusy, file_lock
-    from ..stopped import beacon
+    from ..lock import beacon
 
-    try:  # the beacon: a later tick can tell this run stopped (SIGSTOP) from a live one (stopped.py)
+    try:  # the beacon: a later tick can tell this run stopped (SIGSTOP) from a live one (tick/lock.py)
         with file_lock(ws.tick_lock_path, blocking=False) as fd, beacon(fd):
             ctx = TickContext(ws)
             ctx.config = load_config(ws.config_path)
@@ -260,7 +259,7 @@ def recorded(ctx: TickContext, run: Callable[[ArchitectSnapshot], R]) -> R:
 
 def _rewrite_checkpoint(ctx: TickContext) -> None:
     """CURRENT_STATE.md from the plan as the run left it (whatever the agent or a person wrote there)."""
-    from ..housekeeping import write_checkpoint
+    from ..afterwards import write_checkpoint
 
     try:
         write_checkpoint(ctx, ctx.plan())
@@ -409,14 +408,14 @@ def preflight(ctx: TickContext) -> str:
     if foreign:
         return ("uncommitted changes to tracked files (" + ", ".join(foreign[:5])
                 + (" …" if len(foreign) > 5 else "") + "): commit or stash them first, a rollback would undo them")
-    links = ownfiles.links_among(ws, [*OWN_DOCS, "docs"])
+    links = own.links_among(ws, [*OWN_DOCS, "docs"])
     if links:
         return f"{', '.join(links)} is a symbolic link; Memento's documents must be plain files"
     return ""
 
 
 def take_snapshot(ctx: TickContext) -> ArchitectSnapshot:
-    """The worker's snapshot (attempt.take_snapshot) at HEAD, plus every document's bytes and docs/."""
+    """The worker's snapshot (claim.take_snapshot) at HEAD, plus every document's bytes and docs/."""
     ws = ctx.ws
     snap = worker_snapshot(ctx, git_head(ws.root), persons_paths(ws.root))
     return ArchitectSnapshot(snap, {rel: read_or_none(ws.root / rel) for rel in OWN_DOCS}, docs_tree(ws))
@@ -528,15 +527,15 @@ def judge_tree(ctx: TickContext, snap: ArchitectSnapshot, *,
     changed, Memento's other documents, the map deleted (git's state is put back on the way)."""
     ws, root, base = ctx.ws, ctx.root, snap.snap
     reasons: list[str] = []
-    links = ownfiles.unlink_own_links(ws, base, ARCHITECT_ID, ctx.log_path)
+    links = own.unlink_own_links(ws, base, ARCHITECT_ID, ctx.log_path)
     if links:
         reasons.append(f"replaced Memento's own files by symbolic links: {', '.join(links)}")
-    reasons += filter(None, [ownfiles.hard_links_reason(ownfiles.split_own_hard_links(ws, base, ARCHITECT_ID,
+    reasons += filter(None, [own.hard_links_reason(own.split_own_hard_links(ws, base, ARCHITECT_ID,
                                                                                      ctx.log_path), "")])
-    impostors = ownfiles.remove_impostors(ws, base)  # a FIFO in a document's place: never read
+    impostors = own.remove_impostors(ws, base)  # a FIFO in a document's place: never read
     if impostors:
         reasons.append(f"made Memento's own files (now not regular files): {', '.join(impostors)} (removed)")
-    reasons += filter(None, [ownfiles.specials_reason(ownfiles.remove_specials(ws))])
+    reasons += filter(None, [own.specials_reason(own.remove_specials(ws))])
     found = git_state.put_back(root, base.git, rollback_folder(ws, f"{ARCHITECT_ID}-git"))  # a decoy .git goes there
     damage = guards.git_damage(base.git, found) if found is not None else ""
     if damage:
@@ -608,8 +607,8 @@ def restore_all(ctx: TickContext, snap: ArchitectSnapshot, *, save: bool, person
     ``persons`` (documents the agent could not write: what changed there is a person's, kept).
     With ``save``, the architect's versions of the documents are kept under logs/rollback/ first."""
     ws, base = ctx.ws, snap.snap
-    ownfiles.unlink_own_links(ws, base, ARCHITECT_ID, ctx.log_path)
-    ownfiles.split_own_hard_links(ws, base, ARCHITECT_ID, ctx.log_path)
+    own.unlink_own_links(ws, base, ARCHITECT_ID, ctx.log_path)
+    own.split_own_hard_links(ws, base, ARCHITECT_ID, ctx.log_path)
     git_state.put_back(ctx.root, base.git, rollback_folder(ws, f"{ARCHITECT_ID}-git"))
     changed = [rel for rel in OWN_DOCS if rel != CHECKPOINT_REL and rel not in persons
                and read_or_none(ws.root / rel) != snap.docs.get(rel)]

@@ -41,7 +41,7 @@ def test_a_host_never_takes_over_its_own_claim_however_old_its_heartbeat(tmp_pat
     fleet.sync.sync(a)
     assert fleet.claims.claim(a, a.plan().task("T-1"))
     a.fleet.stop_beating()
-    # as the attempt writes it (tick/attempt.py), by a tick of a that is gone now
+    # as the attempt writes it (tick/record.py, from attempt.attempt_task), by a tick of a that is gone now
     write_claim(a.ws, Claim(task="T-1", pid=2 ** 22 + 1, host="a", started="2026-12-06T00:00:00Z",
                             heartbeat=time.time(), tick=1, base=git(clones["a"], "rev-parse", "HEAD").strip()))
     plan = a.ws.plan_path

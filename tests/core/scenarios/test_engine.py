@@ -19,7 +19,7 @@ from memento_core.plan.scan import parse_plan
 from memento_core.scaffold import init_workspace
 from memento_core.state import claim_is_stale, read_claim
 from memento_core.status_log import entries_with_commits
-from memento_core.tick import guards, housekeeping
+from memento_core.tick import guards
 from memento_core.tick.__main__ import run_tick
 from memento_core.workspace import Workspace
 
@@ -461,24 +461,6 @@ def test_demo_project_runs_to_the_end(tmp_path):
     doc = json.loads(subprocess.run([PY, "-m", "memento_core.cli", "status", "--json", str(root)],
                                     capture_output=True, text=True).stdout)
     assert doc["state"] == "BLOCKED" and doc["counts"]["done"] == 7
-
-
-def test_logs_are_pruned_so_history_does_not_grow_without_bound(tmp_path):
-    ws = make_ws(tmp_path, agent("does_task.py", "hello.txt", "done"))
-    ws.logs_dir.mkdir(exist_ok=True)
-    for i in range(housekeeping.KEEP_TICK_LOGS + 5):
-        (ws.logs_dir / f"tick_2026-01-01T{i:06d}Z.log").write_text("x")
-    for i in range(housekeeping.KEEP_ROLLBACKS + 3):
-        (ws.rollback_dir / f"2026-01-01T{i:06d}Z-T-1").mkdir(parents=True)
-    ws.cron_log.write_bytes(b"x" * (housekeeping.CRON_LOG_MAX + 1))
-    (ws.logs_dir / "status_archive").mkdir()
-    (ws.logs_dir / "status_archive" / "TICK_STATUS_a_b.md").write_text("kept forever\n")
-    housekeeping.prune_logs(ws)
-    logs = sorted(p.name for p in ws.logs_dir.glob("tick_*.log"))
-    assert len(logs) == housekeeping.KEEP_TICK_LOGS and logs[0] == "tick_2026-01-01T000005Z.log"
-    assert len(list(ws.rollback_dir.iterdir())) == housekeeping.KEEP_ROLLBACKS
-    assert not ws.cron_log.exists() and (ws.logs_dir / "cron.log.1").exists()
-    assert (ws.logs_dir / "status_archive" / "TICK_STATUS_a_b.md").exists()
 
 
 def test_temp_files_of_memento_documents_are_never_part_of_a_task():

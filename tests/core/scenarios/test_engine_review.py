@@ -19,7 +19,7 @@ from memento_core.plan.scan import parse_plan
 from memento_core.state import Claim, Heartbeat, read_claim, remove_claim, write_claim
 from memento_core.status_log import entries_with_commits
 from memento_core.tick.__main__ import run_tick
-from memento_core.tick.entries import PENDING_COMMIT
+from memento_core.tick.record import PENDING_COMMIT
 
 from .test_engine import HELLO, agent, entries, git, make_ws
 

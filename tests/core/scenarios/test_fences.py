@@ -82,7 +82,7 @@ def test_the_worker_prompt_keeps_a_failed_attempts_fences_as_text(tmp_path, mode
 
 @pytest.mark.parametrize("mode", MODES)
 def test_the_reviewer_prompt_keeps_verify_output_and_the_diff_as_text(tmp_path, mode):
-    from tests.core.test_review import make_ws as review_ws
+    from tests.core.tick.test_review import make_ws as review_ws
 
     ws, _out = review_ws(tmp_path, "pass", sandbox=mode)
     toml = ws.config_path.read_text()

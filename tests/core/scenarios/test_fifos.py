@@ -86,7 +86,7 @@ def test_a_fifo_where_memento_reads_never_hangs_the_tick(tmp_path, mode, kind, w
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_reviewer_that_makes_review_md_a_fifo_fails_the_review_and_never_hangs(tmp_path, mode):
-    from tests.core.test_review import make_ws as review_ws
+    from tests.core.tick.test_review import make_ws as review_ws
 
     ws, _out = review_ws(tmp_path, "pass", sandbox=mode)
     toml = ws.config_path.read_text()

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from memento_core.git import state as git_state
 from memento_core.plan.scan import parse_plan
 from memento_core.tick.__main__ import run_tick
 from memento_core.workspace import Workspace
@@ -326,13 +327,12 @@ def test_documents_forged_during_the_run_are_in_no_commit_and_not_on_disk(tmp_pa
 
 
 def test_files_git_writes_itself_are_not_the_agents(tmp_path):
-    from memento_core.git import state as gitstate
     from memento_core.tick.guards import git_damage
 
     ws = hostile_ws(tmp_path, "true")
-    before = gitstate.capture(ws.root)
+    before = git_state.capture(ws.root)
     git(ws.root, "gc", "-q")  # packs refs, writes .git/info/refs and objects/info/packs
-    assert git_damage(before, gitstate.capture(ws.root)) == ""
+    assert git_damage(before, git_state.capture(ws.root)) == ""
 
 
 # ---------------------------------------------------------------- .git after a tick killed mid-attempt
@@ -406,27 +406,20 @@ def _alive(pid: int) -> bool:
 
 
 def test_the_kept_copy_of_git_round_trips_and_a_tampered_one_is_refused(tmp_path):
-    from memento_core.git import state as gitstate
 
     ws = hostile_ws(tmp_path, "true")
     (ws.root / ".git" / "info" / "odd\udcff name").write_bytes(b"\x00\xffbytes\n")
-    snap = gitstate.capture(ws.root)
-    again = gitstate.from_bytes(gitstate.to_bytes(snap), ws.root)
+    snap = git_state.capture(ws.root)
+    again = git_state.from_bytes(git_state.to_bytes(snap), ws.root)
     assert again == snap and again.index == snap.index and again.stash_log == snap.stash_log
-    tampered = gitstate.to_bytes(snap).replace(b'"hooks/pre-push"', b'"hooks/../../../evil"')
-    assert gitstate.from_bytes(tampered, ws.root) is None
-    assert gitstate.from_bytes(b"not json", ws.root) is None
+    tampered = git_state.to_bytes(snap).replace(b'"hooks/pre-push"', b'"hooks/../../../evil"')
+    assert git_state.from_bytes(tampered, ws.root) is None
+    assert git_state.from_bytes(b"not json", ws.root) is None
 
 
 def test_a_link_where_the_git_copy_goes_is_removed_not_written_through(tmp_path):
-    from memento_core.git import state as gitstate
-    from memento_core.tick.record import (
-        read_record,
-        recorded_git,
-        records_dir,
-        save_git,
-        write_record,
-    )
+    from memento_core.attempt_record import read_record, records_dir
+    from memento_core.tick.record import recorded_git, save_git, write_record
 
     ws = hostile_ws(tmp_path, "true")
     task = parse_plan(ws.plan_path).task("T-1")
@@ -434,7 +427,7 @@ def test_a_link_where_the_git_copy_goes_is_removed_not_written_through(tmp_path)
     target = tmp_path / "a-persons-file.txt"
     target.write_text("a person's\n")
     (records_dir(ws) / "T-1.git").symlink_to(target)
-    snap = gitstate.capture(ws.root)
+    snap = git_state.capture(ws.root)
     save_git(ws, "T-1", snap)
     assert target.read_text() == "a person's\n"
     assert not (records_dir(ws) / "T-1.git").is_symlink()

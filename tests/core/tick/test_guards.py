@@ -215,7 +215,7 @@ def test_git_damage_is_a_guard_failure():
 
 
 def test_mementos_own_log_lines_are_not_the_commands_output():
-    from memento_core.tick.entries import last_line, tail_lines
+    from memento_core.tick.record import last_line, tail_lines
 
     log = "E   assert 1 == 2\n\n[memento] stopped 1 process(es) that had left group 1400: 1401\n"
     assert last_line(log) == "E   assert 1 == 2"

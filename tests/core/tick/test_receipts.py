@@ -26,7 +26,7 @@ from memento_core.tick.receipts import INSIDE, held, inside_the_tick, listening
 from tests.core.scenarios.test_engine import HELLO, make_ws
 
 PY = sys.executable
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 TWO = HELLO + "\n" + HELLO.replace("T-1", "T-2").replace("Write hello", "Second")
 CALL = ("import json, sys; sys.path.insert(0, {repo!r}); from memento_core import receipts\n"
         "try:\n    receipts.vouch({root!r}, {{'op': 'skip', 'task': 'T-2', 'reason': 'x'}}); print('ok')\n"

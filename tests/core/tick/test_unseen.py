@@ -20,12 +20,12 @@ from pathlib import Path
 
 import pytest
 
+from memento_core.git import state as git_state
 from memento_core.tick.__main__ import run_tick
 from memento_core.workspace import Workspace
 from tests.core.modes import MODES
-
-from .test_engine import agent, entries, git, make_ws
-from .test_redteam_git import (
+from tests.core.scenarios.test_engine import agent, entries, git, make_ws
+from tests.core.scenarios.test_redteam_git import (
     _tick_killed_while_the_agent_runs,
     git_owned,
     honest_tick_works,
@@ -77,11 +77,10 @@ def test_files_planted_in_the_git_folder_are_removed_saved_and_fail_the_task(tmp
 def test_what_git_and_memento_write_in_the_git_folder_is_not_a_plant(tmp_path):
     """Commits, a merge's and a rebase's leftovers, gc, a stash, a worktree made and removed (a
     parallel worker's), a submodule's fetch: none of it is the agent's."""
-    from memento_core.git import state as gitstate
 
     ws = hostile_ws(tmp_path, "true")
     root = ws.root
-    before = gitstate.capture(root)
+    before = git_state.capture(root)
     (root / "hello.txt").write_text("one\n")
     git(root, "add", "hello.txt")
     git(root, "commit", "-qm", "one")  # COMMIT_EDITMSG, logs/, objects/
@@ -94,12 +93,12 @@ def test_what_git_and_memento_write_in_the_git_folder_is_not_a_plant(tmp_path):
     git(root, "gc", "-q")
     git(root, "pack-refs", "--all")
     (root / ".git" / "index.lock").write_text("")  # a git command killed mid-way (put back: removed)
-    now = gitstate.capture(root)
+    now = git_state.capture(root)
     assert now.files == before.files  # (the refs are compared on their own: a worker's branch is Memento's)
-    assert gitstate.from_bytes(gitstate.to_bytes(now), root) == now
+    assert git_state.from_bytes(git_state.to_bytes(now), root) == now
     git(root, "worktree", "remove", "--force", str(wt))
     (root / ".git" / "index.lock").unlink()
-    assert gitstate.capture(root).files == before.files
+    assert git_state.capture(root).files == before.files
 
 
 # ---------------------------------------------------------------- repositories nested below the work tree

@@ -1,4 +1,6 @@
-"""A one-task plan whose task blocks trips the breaker (issue 38, item 5): what a person reads.
+"""tick/afterwards.py (SPEC §4 step 16): the circuit breaker and the housekeeping.
+
+A one-task plan whose task blocks trips the breaker (issue 38, item 5): what a person reads.
 
 "1 of 1 blocked, more than 30 %" pauses the pipeline. The headline says BLOCKED
 (the task is what to fix first), `memento reset` says the pipeline is still paused
@@ -12,6 +14,8 @@ import json
 
 import pytest
 
+from memento_core.tick import afterwards
+from tests.core.scenarios.test_engine import agent, make_ws
 from tests.first_project import first_plan, memento, tick, write_plan
 
 
@@ -70,3 +74,21 @@ def test_a_skip_also_says_the_pipeline_is_still_paused(one_task):
     memento(root, "pause")
     reset = memento(root, "reset", "T-101")
     assert "[warn] the pipeline is still paused: `memento resume` to run it" in reset.stdout
+
+
+def test_logs_are_pruned_so_history_does_not_grow_without_bound(tmp_path):
+    ws = make_ws(tmp_path, agent("does_task.py", "hello.txt", "done"))
+    ws.logs_dir.mkdir(exist_ok=True)
+    for i in range(afterwards.KEEP_TICK_LOGS + 5):
+        (ws.logs_dir / f"tick_2026-01-01T{i:06d}Z.log").write_text("x")
+    for i in range(afterwards.KEEP_ROLLBACKS + 3):
+        (ws.rollback_dir / f"2026-01-01T{i:06d}Z-T-1").mkdir(parents=True)
+    ws.cron_log.write_bytes(b"x" * (afterwards.CRON_LOG_MAX + 1))
+    (ws.logs_dir / "status_archive").mkdir()
+    (ws.logs_dir / "status_archive" / "TICK_STATUS_a_b.md").write_text("kept forever\n")
+    afterwards.prune_logs(ws)
+    logs = sorted(p.name for p in ws.logs_dir.glob("tick_*.log"))
+    assert len(logs) == afterwards.KEEP_TICK_LOGS and logs[0] == "tick_2026-01-01T000005Z.log"
+    assert len(list(ws.rollback_dir.iterdir())) == afterwards.KEEP_ROLLBACKS
+    assert not ws.cron_log.exists() and (ws.logs_dir / "cron.log.1").exists()
+    assert (ws.logs_dir / "status_archive" / "TICK_STATUS_a_b.md").exists()

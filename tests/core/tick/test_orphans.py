@@ -29,8 +29,7 @@ from memento_core.agents import process
 from memento_core.plan.scan import parse_plan
 from tests.core.modes import needs_bwrap
 from tests.core.sandbox.test_sandbox import marked_processes
-
-from .test_engine import _alive, _wait_for, agent, entries, git, make_ws
+from tests.core.scenarios.test_engine import _alive, _wait_for, agent, entries, git, make_ws
 
 PY = sys.executable
 WRITERS = ("agent", "group", "escaped")

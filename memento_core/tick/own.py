@@ -1,6 +1,9 @@
-"""Memento's own files and folders, which an unconfined agent could replace by symbolic links (SPEC §13).
+"""Memento's own files, folders and state, guarded against an unconfined agent (SPEC §13).
 
-A link in place of docs/TICK_STATUS.md, .memento/state.json, logs/cron.log or
+Two halves, both looked at after the agent (and after verify) and at a failure. Memento's folders
+themselves are mended before the tick takes its lock (workspace.mend_own_folders).
+
+**Files and folders.** A link in place of docs/TICK_STATUS.md, .memento/state.json, logs/cron.log or
 logs/rollback/ would send Memento's next write into a file of the link's
 choosing, outside the project perhaps. The writers refuse links themselves
 (locks.py, O_NOFOLLOW); this module finds the links after the agent (and after
@@ -15,18 +18,48 @@ person's file. :func:`split_own_hard_links` finds every such file of Memento's
 file of its own in its place, written anew and renamed there: the snapshot's
 bytes where the snapshot has them, else the bytes it holds. The other names
 keep the inode, its bytes and its mode.
+
+**State.** Memento's own state an unconfined agent could reach, snapshotted at the claim and restored
+(SPEC §13): the usage ledger (`.memento/usage.json`), the notification state
+(`.memento/notify.json`), the verify commands the architect changed that wait for a person
+(`.memento/verify_changes.json`: only a person's receipted ack may shorten it), what the forge's
+import wrote and the comments waiting for GitHub (`.memento/forge_import.json`,
+`.memento/forge_comments.json`: a forged entry would post text on an issue with the person's
+token; `.memento/forge_trouble.json`: removing it would hide a refused token from the person), the journal
+the tick wrote into memory/ and has not committed yet (`.memento/memory_journal.json`: a forged one would
+commit an agent's edit of the journal as Memento's), the claims (`.memento/claims/`) and the workers' open
+questions (`.memento/questions/`, SPEC §18).
+
+Memento writes some of them while the agent runs (the heartbeat rewrites the claim, a parallel
+worker records its usage), so the snapshot is kept per file by owned.py, which every writer of
+them goes through: :func:`take_state` at the claim, :func:`state_reason` in the guards and at a failure.
+An agent that reset today's spend, marked "blocked" as already told, or forged a claim finds
+the file put back, and its attempt fails with a reason naming the file; what it wrote is kept
+under ``logs/rollback/<stamp>-<task>-state/``. (`.memento/state.json` is the tick's own in
+memory and written over at the end of the tick; people change it through `memento pause`.)
+
+In a parallel phase the files are shared: a change is charged to every worker whose attempt was
+under way between the last time the file was seen right and the moment it was found changed
+(one of them made it; with a sandbox, none can).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
+import time
+from collections.abc import Callable
 from pathlib import Path
 
-from .. import owned
+from .. import owned, verify_changes
+from ..agents.process import running_groups
 from ..lines import file_kind
 from ..locks import atomic_write_bytes, split_hard_link
+from ..memory.store import JOURNAL_PENDING
+from ..notify import notify_path
+from ..spending import ledger_path
 from ..workspace import OWN_DOCS, OWN_PROMPTS, Workspace
 from .guards import MAP_REL, PLAN_REL, Snapshot
 
@@ -100,7 +133,7 @@ def hard_linked(path: Path) -> int:
 def split_own_hard_links(ws: Workspace, snap: Snapshot | None, task_id: str, log_path: Path) -> tuple[str, ...]:
     """Every file of Memento's that is a hard link made a file of its own (see the module); the
     paths it did that to. After :func:`unlink_own_links` (no folder on the way is a link then).
-    The files owned.py watches (the ledger, the claims, the notification state) are ownstate's:
+    The files owned.py watches (the ledger, the claims, the notification state) are the state half's (below):
     put back by rename, and named, there. ``snap`` None: before the snapshot, each keeps its bytes.
     Where each was linked is listed under logs/rollback/ (its inode, never the other file's bytes:
     that file is a person's, and untouched) and said in the tick log."""
@@ -120,7 +153,7 @@ def split_own_hard_links(ws: Workspace, snap: Snapshot | None, task_id: str, log
 
 
 def _list_hard_links(ws: Workspace, task_id: str, log_path: Path, found: dict[str, os.stat_result]) -> None:
-    from .files import append_log
+    from .context import append_log
     from .rollback import rollback_folder
 
     dest = rollback_folder(ws, f"{task_id or 'tick'}-hard-links") / "HARD_LINKS.txt"
@@ -255,3 +288,122 @@ def specials_reason(found: tuple[tuple[str, str], ...]) -> str:
     return "the agent left what Memento would block on reading: " + ", ".join(
         f"{rel} ({kind})" for rel, kind in found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "") \
         + " (removed unread)"
+
+
+# ---------------------------------------------------------------- Memento's state files
+
+_SINCE: dict[tuple[str, str], float] = {}  # (project, task) -> when its attempt's snapshot was taken
+
+
+def _project(ws: Workspace) -> Workspace:
+    """The project's workspace (a parallel worker's is its worktree's: the state is the project's)."""
+    main = getattr(ws, "main", None)
+    return Workspace(main) if main else ws
+
+
+def _state_files(ws: Workspace) -> tuple[list[Path], list[Path]]:
+    m = _project(ws)
+    return [ledger_path(m), notify_path(m), verify_changes.path_of(m), m.memento_dir / "forge_import.json",
+            m.memento_dir / "forge_comments.json", m.memento_dir / "forge_pulls.json",
+            m.memento_dir / "forge_trouble.json", m.memento_dir / JOURNAL_PENDING], [m.claims_dir, m.questions_dir]
+
+
+def _acked_only(ws: Workspace) -> Callable[[bytes, bytes], bool]:
+    """The list's change is a person's: entries only removed, each by an acknowledgement the
+    running tick holds a receipt for (tick/receipts.py); an agent's own ack has none."""
+    def same(before: bytes, after: bytes) -> bool:
+        from .receipts import held
+
+        was, now = set(verify_changes.decode(before)), set(verify_changes.decode(after))
+        acked_was, acked_now = set(verify_changes.decode_acked(before)), set(verify_changes.decode_acked(after))
+        acks = held(ws).acks
+        return (now <= was and acked_was <= acked_now and acked_now - acked_was <= was - now
+                and all(c.task in acks for c in was - now))
+
+    return same
+
+
+def _same_notify(before: bytes, after: bytes) -> bool:
+    """What a notification depends on is the same: the states told and the messages pending
+    (`memento notify test`, a person's, rewrites only the last send's time and error)."""
+    a, b = (json.loads(x.decode("utf-8")) for x in (before, after))
+    if not (isinstance(a, dict) and isinstance(b, dict)):
+        return a == b
+    return all(a.get(k) == b.get(k) for k in ("states", "pending"))
+
+
+def take_state(ws: Workspace, task_id: str) -> None:
+    """At the claim: what is there now is expected when no agent of this tick runs (else the
+    files are put right first: another worker's agent runs, and its changes are its own)."""
+    files, dirs = _state_files(ws)
+    with owned.LOCK:
+        if running_groups():
+            settle_state(ws)
+        else:
+            owned.baseline(files, dirs, same={str(notify_path(_project(ws))): _same_notify,
+                                              str(verify_changes.path_of(_project(ws))): _acked_only(_project(ws))})
+        _SINCE[(str(_project(ws).root), task_id)] = time.monotonic()
+
+
+def settle_state(ws: Workspace) -> list[owned.Change]:
+    """Every watched file and claim as Memento left it; the changes found."""
+    files, dirs = _state_files(ws)
+    with owned.LOCK:
+        found = [c for c in map(owned.settle, files) if c is not None]
+        for d in dirs:
+            found += owned.settle_dir(d)
+        return found
+
+
+def state_after_tick(ws: Workspace) -> None:
+    """Once the tick's attempts are over, before the notifications are sent: the watched files as
+    Memento left them (an attempt that ended without its guards looking, say). Only after a tick
+    that ran an attempt: otherwise nothing here knows what is right."""
+    root = str(_project(ws).root)
+    ran = [key for key in _SINCE if key[0] == root]
+    if ran:
+        settle_state(ws)
+    for key in ran:
+        del _SINCE[key]
+
+
+def state_reason(ws: Workspace, task_id: str, who: str = "the agent") -> str:
+    """'' unless a watched file changed during this attempt: then the files were put back, and
+    the reason names them (and where the agent's versions are kept)."""
+    key = (str(_project(ws).root), task_id)
+    if key not in _SINCE:
+        return ""
+    settle_state(ws)
+    files, dirs = _state_files(ws)
+    found = owned.changes([*files, *dirs], _SINCE[key])
+    if not found:
+        return ""
+    root = _project(ws).root
+    rels = sorted({Path(c.path).relative_to(root).as_posix() for c in found})
+    kept = _keep_state(_project(ws), task_id, found)
+    where = f", the agent's versions in {kept}" if kept else ""
+    return f"{who} changed Memento's own state: {', '.join(rels)} (restored{where})"
+
+
+def with_state_reason(ws: Workspace, task_id: str, why: str) -> str:
+    """A failure's reason, with the change of Memento's state said too (once)."""
+    if "Memento's own state" in why:
+        return why
+    extra = state_reason(ws, task_id)
+    return f"{why}; {extra}" if why and extra else why or extra
+
+
+def _keep_state(ws: Workspace, task_id: str, found: list[owned.Change]) -> str:
+    from .rollback import rollback_folder
+
+    kept = [c for c in found if c.found is not None and c.found != owned.NOT_A_FILE]
+    if not kept:
+        return ""
+    dest = rollback_folder(ws, f"{task_id}-state")
+    for c in kept:
+        rel = Path(c.path).relative_to(ws.root).as_posix()
+        try:
+            atomic_write_bytes(dest / rel.replace("/", "__"), c.found)
+        except OSError:
+            return ""
+    return ws.rel(dest)

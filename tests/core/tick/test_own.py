@@ -20,8 +20,7 @@ from memento_core.plan.scan import parse_plan
 from memento_core.status_log import entries_with_commits
 from memento_core.tick.__main__ import run_tick
 from tests.core.modes import MODES
-
-from .test_engine import agent, entries, git, make_ws
+from tests.core.scenarios.test_engine import agent, entries, git, make_ws
 
 PY = sys.executable
 
@@ -81,7 +80,7 @@ def test_a_forged_commit_line_does_not_fool_the_recovery_of_an_interrupted_commi
 
 
 def test_fill_commit_writes_into_the_field_line_not_into_a_worker_text_after_it(tmp_path):
-    from memento_core.tick.entries import PENDING_COMMIT, fill_commit
+    from memento_core.tick.record import PENDING_COMMIT, fill_commit
 
     status = tmp_path / "TICK_STATUS.md"
     status.write_text(f"## [2026-12-01T00:00:00Z] Tick #1\n- **Git Commit**: {PENDING_COMMIT}\n"

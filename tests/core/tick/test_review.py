@@ -21,7 +21,7 @@ from memento_core.tick.review import parse_review
 from memento_core.workspace import Workspace
 from tests.core.sandbox.test_sandbox import needs_bwrap
 
-AGENTS = Path(__file__).resolve().parents[1] / "agents"
+AGENTS = Path(__file__).resolve().parents[2] / "agents"
 PY = sys.executable
 
 CRITERIA = ("hello.txt says done", "no other file changes", "the file ends with a newline")

@@ -1,4 +1,5 @@
-"""A tick that is stopped (SIGSTOP) is stale like a dead one (SPEC §13 "Without a sandbox").
+"""The tick lock's holder (SPEC §4 step 1): a tick that is stopped (SIGSTOP) is stale like a dead
+one (SPEC §13 "Without a sandbox"). __main__.run_locked takes the lock; this says who holds it.
 
 An unconfined agent can find its tick up the parent chain and stop it: the stopped
 process still holds `.memento/tick.lock`, and every later tick would only say

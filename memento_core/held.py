@@ -1,38 +1,37 @@
-"""A task whose verify the architect changed does not run until a person acknowledged it (SPEC §13, §16).
+"""Which tasks wait for a person: a verify the architect changed, not yet acknowledged (SPEC §13, §16).
 
 The architect repairs a blocked task by editing it, and its verify is what judges the
 worker: a weakened one (`true`) would pass a task whose code is still broken. Each verify
 command it changes is listed in ``.memento/verify_changes.json`` (verify_changes.py) until
 a person runs `memento architect --ack [TASK]` or presses the dashboard's `v`; while its
-task is listed, the pick passes over it (run.pick_task, the parallel crew, the fleet's
-claims), says so once per tick in logs/cron.log, and the other tasks run. When nothing
-else can run, the tick waits for the person: "⏸ WAITING FOR A PERSON" in the status log,
-once per change, and exit code 1 (needs attention). After the acknowledgement the task is
-picked like any other.
+task is listed (:func:`held_tasks`), the pick passes over it (tick/pick.py, the parallel crew,
+the fleet's claims), says so once per tick in logs/cron.log, and the other tasks run. When
+nothing else can run, the tick waits for the person (tick/pick.py). After the acknowledgement
+the task is picked like any other.
 
 In a fleet (SPEC §12 "Across machines") the list is first brought in line with the branch's
 history (:func:`history`): a change the architect made on another host is held here
-too, and an acknowledgement another host committed releases it here.
+too, and an acknowledgement another host committed releases it here. This sits below the
+tick and the fleet, which both ask it.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .. import verify_changes as vc
-from ..errors import MementoError
-from ..git.objects import show_file
-from ..git.repo import repo_path
-from ..git.run import run_git
-from ..plan.model import Plan
-from ..plan.scan import parse_plan_text
-from ..runlog import cron_log
-from ..scheduler import TASK, Verdict, open_phases, pick, pickable
-from ..verify_changes import ACK_COMMAND, VerifyChange, pending, reconcile
-from .context import TickContext
+from . import verify_changes as vc
+from .errors import MementoError
+from .git.objects import show_file
+from .git.repo import repo_path
+from .git.run import run_git
+from .plan.model import Plan
+from .plan.scan import parse_plan_text
+from .runlog import cron_log
+from .verify_changes import ACK_COMMAND, VerifyChange, pending, reconcile
 
-HELD = "held"  # a Verdict kind: nothing else to pick, a held task waits for a person
-MESSAGE = "⏸ WAITING FOR A PERSON"
+if TYPE_CHECKING:
+    from .tick.context import TickContext
 
 
 def from_history(ctx: TickContext, rev: str = "HEAD") -> None:
@@ -64,32 +63,6 @@ def held_tasks(ctx: TickContext, plan: Plan, rev: str = "HEAD") -> frozenset[str
                          f"it runs once a person has checked it: `{ACK_COMMAND} {task_id}`")
     ctx.held_said |= found
     return found
-
-
-def pick_unheld(ctx: TickContext, plan: Plan, *, beside=()) -> Verdict:
-    """:func:`scheduler.pick` passing over the held tasks, the tasks of phases that wait for a pull
-    request (land.pick_verdict) and, ``beside`` the tasks running now, those whose context_files
-    overlap theirs; when only a held task could run, the :data:`HELD` verdict naming them, when
-    only a phase waiting for its pull request, the verdict naming the pull request."""
-    from .land import pick_verdict, unlanded
-
-    held = held_tasks(ctx, plan)
-    waiting, on_pull = pick_verdict(ctx, plan)  # [forge] land = "pr": phases waiting for a merge
-    verdict = pick(plan, exclude=held | waiting, beside=beside)
-    if verdict.kind == TASK:
-        return verdict
-    if on_pull is not None:
-        return on_pull
-    if not held:
-        return unlanded(ctx, verdict)
-    opened = {p.id for p in open_phases(plan)}
-    waiting = tuple(t.id for t in plan.tasks if t.id in held and t.phase in opened
-                    and pickable(t, plan.meta.max_retries, plan))
-    if not waiting:
-        return verdict  # no held task could run anyway (blocked, waiting on its phase): that is what to say
-    return Verdict(HELD, phase=plan.task(waiting[0]).phase, tasks=waiting,
-                   message=f"{MESSAGE} — the architect changed the verify of {', '.join(waiting)}; it runs once a "
-                           f"person has checked it: `{ACK_COMMAND}`")
 
 
 def history(root: Path, rev: str = "HEAD") -> tuple[list[VerifyChange], set[tuple[str, str]]]:
