@@ -12,7 +12,6 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from .. import agents, notes, sandbox
 from ..crashpoints import crash_point
@@ -22,11 +21,7 @@ from ..locks import atomic_write_bytes
 from ..plan.model import Task
 from ..state import Heartbeat
 from . import confine
-from .context import TickContext, append_log
-
-if TYPE_CHECKING:
-    from .attempt import Attempt
-
+from .context import Attempt, TickContext, append_log
 
 SIGTERM_REASON = "interrupted by SIGTERM"
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import partial
 
 from ..crashpoints import crash_point
@@ -37,34 +36,13 @@ from .agent import (
     run_confined_agent,
 )
 from .claim import claim_task, take_snapshot
-from .context import Interrupted, TaskResult, TickContext, append_log, unlink
-from .guards import Snapshot, changed_during_verify
+from .context import Attempt, Interrupted, TaskResult, TickContext, append_log, unlink
+from .guards import changed_during_verify
 from .observe import check_guards
 from .outcome import record_failure, record_pass
 from .record import read_tick_result, save_git, save_unseen, write_record
 from .verify import run_verify
 
-
-@dataclass
-class Attempt:
-    """One task's run: the snapshot taken at the claim, and what the tick learns on the way."""
-
-    task: Task
-    snap: Snapshot
-    continued: tuple[int, int] | None
-    began: float
-    beat: Heartbeat | None = None
-    given_notes: list = field(default_factory=list)
-    wrap: tuple[str, ...] = ()  # the sandbox's argv prefix the agent ran in; verify runs in it too
-    agent: object = None  # limits.AgentOutcome: usage, rate limit, fallbacks
-    blobs: dict = field(default_factory=dict)  # path -> (mode, blob id) verify passed on: what is committed
-    review: object = None  # review.Outcome when the acceptance gate ran (SPEC §16)
-    modes_reset: list = field(default_factory=list)  # what settle_modes removed, named in the entry
-    question: tuple | None = None  # (text, first line, choices) when the worker asked (asking.py, SPEC §18)
-    # A parallel worker's own steps (tick/workers.py); None: the serial ones of this module.
-    guards: object = None  # like check_guards
-    on_pass: object = None  # like record_pass
-    on_fail: object = None  # like record_failure
 
 def attempt_task(ctx: TickContext, plan: Plan, task: Task, continued: tuple[int, int] | None) -> TaskResult:
     """Steps 7–14 for ``task``: its result, passed or failed, with everything written down."""

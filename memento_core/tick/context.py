@@ -20,6 +20,7 @@ import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import status_log
 from ..config.model import Config
@@ -33,6 +34,11 @@ from ..plan.scan import parse_plan
 from ..runlog import TaskResult, cron_log, utc_stamp
 from ..state import TickState
 from ..workspace import Workspace
+
+if TYPE_CHECKING:  # Attempt's fields: the snapshot and the heartbeat, named only
+    from ..plan.model import Task
+    from ..state import Heartbeat
+    from .guards import Snapshot
 
 
 class Interrupted(Exception):
@@ -208,3 +214,25 @@ def tail(path: Path, start: int, limit: int = 64 * 1024) -> str:
             return fh.read().decode("utf-8", errors="replace")
     except OSError:
         return ""
+
+
+@dataclass
+class Attempt:
+    """One task's run: the snapshot taken at the claim, and what the tick learns on the way."""
+
+    task: Task
+    snap: Snapshot
+    continued: tuple[int, int] | None
+    began: float
+    beat: Heartbeat | None = None
+    given_notes: list = field(default_factory=list)
+    wrap: tuple[str, ...] = ()  # the sandbox's argv prefix the agent ran in; verify runs in it too
+    agent: object = None  # limits.AgentOutcome: usage, rate limit, fallbacks
+    blobs: dict = field(default_factory=dict)  # path -> (mode, blob id) verify passed on: what is committed
+    review: object = None  # review.Outcome when the acceptance gate ran (SPEC §16)
+    modes_reset: list = field(default_factory=list)  # what settle_modes removed, named in the entry
+    question: tuple | None = None  # (text, first line, choices) when the worker asked (asking.py, SPEC §18)
+    # A parallel worker's own steps (tick/workers.py); None: the serial ones of this module.
+    guards: object = None  # like check_guards
+    on_pass: object = None  # like record_pass
+    on_fail: object = None  # like record_failure

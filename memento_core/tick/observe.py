@@ -13,7 +13,6 @@ its first and last agents/logcap.KEEP bytes.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ..git import state as git_state
 from ..git.changes import added_bytes, changes_since
@@ -21,12 +20,9 @@ from ..git.commit import fold_commits
 from ..plan.model import Plan
 from . import kept as kept_files
 from . import modes, objects, own, receipts, unseen
-from .context import TickContext, append_log, read_or_none
+from .context import Attempt, TickContext, append_log, read_or_none
 from .guards import Observed, Snapshot, Verdict, check
 from .rollback import note_keys, rollback_folder
-
-if TYPE_CHECKING:
-    from .attempt import Attempt
 
 
 def check_guards(ctx: TickContext, plan: Plan, at: Attempt, *, after_verify: bool = False) -> Verdict:

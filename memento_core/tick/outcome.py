@@ -9,8 +9,6 @@ committed. A worker's question (SPEC §18) ends there too, without a retry.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .. import notes, status_log
 from ..crashpoints import crash_point
 from ..durations import format_duration
@@ -26,13 +24,10 @@ from ..status_log import SELF_COMMIT
 from ..workspace import KEPT_DOCS
 from . import asking, limits, modes, own, receipts, review, unseen
 from . import kept as kept_files
-from .context import TaskResult, TickContext
+from .context import Attempt, TaskResult, TickContext
 from .observe import put_back_objects, settle_modes
 from .record import failure_output, last_line, mark_committing, remove_record, tail_lines
 from .rollback import restore_documents, roll_back, rollback_folder
-
-if TYPE_CHECKING:
-    from .attempt import Attempt
 
 
 def record_pass(ctx: TickContext, at: Attempt, changes, duration: float, verify_tail: str, report) -> TaskResult:

@@ -56,7 +56,7 @@ from . import attempt, limits, own, receipts, review, unseen
 from .agent import SIGTERM_REASON
 from .attempt import attempt_safely
 from .claim import take_snapshot
-from .context import TaskResult, TickContext, _unique
+from .context import Attempt, TaskResult, TickContext, _unique
 from .crew_watch import MainWatch, Window, changed_at, own_run_at
 from .observe import check_guards, put_back_objects
 from .outcome import (
@@ -123,7 +123,7 @@ class Worker:
     ctx: TickContext  # the worktree's: agent, guards, verify, rollback
     docs: TickContext  # the main work tree's, with this worker's log: plan, notes, status, commits
     branch: str = ""  # its branch (worktrees.free_branch: never a person's)
-    at: attempt.Attempt | None = None
+    at: Attempt | None = None
     thread: threading.Thread | None = None
     result: TaskResult | None = None
     finished: bool = False
@@ -239,7 +239,7 @@ class Crew:
     # ------------------------------------------------------------ one worker (its thread)
 
     def _run(self, w: Worker) -> None:
-        at = w.at = attempt.Attempt(w.task, None, None, time.monotonic(), guards=partial(self._guards, w),
+        at = w.at = Attempt(w.task, None, None, time.monotonic(), guards=partial(self._guards, w),
                                     on_pass=partial(self._passed, w), on_fail=partial(self._failed, w))
         try:
             with Heartbeat(self.ws, w.claim) as beat:
@@ -482,7 +482,7 @@ class Crew:
         blobs = worktrees.changes_of(w.ctx.root, tip) if tip != onto else {}
         busy = sorted(e.path for e in git_status(root) if e.path in blobs)
         if not busy:
-            main_at = attempt.Attempt(w.task, take_snapshot(docs, onto, persons_paths(root)), None,
+            main_at = Attempt(w.task, take_snapshot(docs, onto, persons_paths(root)), None,
                                       at.began, beat=at.beat, given_notes=at.given_notes, agent=at.agent,
                                       blobs=blobs, review=at.review)
             busy = worktrees.bring_into(root, onto, blobs)  # each file compared again just before it is replaced
