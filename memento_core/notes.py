@@ -355,9 +355,10 @@ def _template(nl: str) -> list[str]:
     return [f"{TITLE}{nl}", nl, f"{ACTIVE_HEADING}{nl}", nl, f"---{nl}", nl, f"{ARCHIVE_HEADING}{nl}"]
 
 
-def _ensure_sections(doc: LineDoc, path: Path, removed: Sequence[tuple[int, int]] = ()) -> _Scan:
-    """Add the title and any missing section to ``doc``; returns the fresh scan. ``removed``: the
-    spans of the file taken out of ``doc`` before (in order), for the line a refusal names."""
+def _ensure_sections(doc: LineDoc, path: Path, removed: int = 0) -> _Scan:
+    """Add the title and any missing section to ``doc``; returns the fresh scan. ``removed``: how
+    many lines of the file were taken out of ``doc`` before, for the line a refusal names (all
+    of them above a block left open: a note below it would be inside it)."""
     nl = doc.newline
     lines = doc.lines
     if not any(not _is_blank(ln) for ln in lines):
@@ -369,10 +370,8 @@ def _ensure_sections(doc: LineDoc, path: Path, removed: Sequence[tuple[int, int]
         # never read as a section, so the note or the archived ones would go nowhere.
         for line, what in ((scan.fence_open, "a code fence"), (scan.comment_open, "an HTML comment")):
             if line is not None:
-                for start, end in removed:
-                    line += end - start if start <= line else 0
                 raise MementoError(f"{what} opened here is never closed, and a missing section would go "
-                                   "inside it; close it first", path=path, line=line + 1)
+                                   "inside it; close it first", path=path, line=removed + line + 1)
     if scan.active is None:
         if scan.archive is not None:
             # Put the new section just before the separator/blank lines that precede Archive.
@@ -520,7 +519,7 @@ def archive_read(path: Path) -> int:
         for k in reversed(picks):
             start, end = scan.spans[k]
             del lines[start:end]
-        scan2 = _ensure_sections(doc, path, [scan.spans[k] for k in picks])
+        scan2 = _ensure_sections(doc, path, sum(scan.spans[k][1] - scan.spans[k][0] for k in picks))
         assert scan2.archive is not None
         start, end = scan2.archive
         at = _content_end(lines, start, end)

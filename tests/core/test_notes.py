@@ -358,6 +358,13 @@ def test_a_block_left_open_where_a_missing_section_would_go_is_refused_and_the_f
     assert path.read_text() == original
 
 
+def test_a_comment_left_open_at_the_end_of_a_file_with_both_sections_is_no_matter(tmp_path):
+    path = tmp_path / "n.md"
+    write(path, SPEC_EXAMPLE + "<!-- a person's comment, never closed\n")
+    assert add_note(path, "x", "T-1", now=NOW).text == "x"
+    assert [n.text for n in parse_notes(path)][-1] == "x"
+
+
 @pytest.mark.parametrize("block", ["```\nnever closed", "<!-- never closed\n"])
 def test_archiving_into_a_missing_archive_below_a_block_left_open_is_refused_and_the_file_kept(tmp_path, block):
     path = tmp_path / "n.md"
