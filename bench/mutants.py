@@ -197,6 +197,12 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("memento_core/receipts.py", 'return data.split(b"\\n", 1)[0][:MAX_RECEIPT]  # the last chunk may run past it',
      "1 -> 2"):
         "the first piece of a split is the same however many splits follow it",
+    ("memento_core/sandbox/__init__.py", "@dataclass(frozen=True)", "True -> False"):
+        "a Resolution is made once and only read: nothing assigns to its fields and none is hashed",
+    ("memento_core/sandbox/__init__.py", "@lru_cache(maxsize=4)", "4 -> 3"):
+        "how many bwrap binaries' answers are remembered: a forgotten one is asked again and says the same",
+    ("memento_core/sandbox/__init__.py", "@lru_cache(maxsize=4)", "4 -> 5"):
+        "how many bwrap binaries' answers are remembered: a forgotten one is asked again and says the same",
     ("memento_core/receipts.py", "sock.close()", "call deleted"):
         "the socket's last reference goes when vouch returns, and CPython closes it then: no test "
         "can see the descriptor (the close is said for other Pythons and for the reader)",

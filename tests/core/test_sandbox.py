@@ -118,6 +118,13 @@ def test_auto_probes_for_real_a_bwrap_that_cannot_run_is_unconfined(monkeypatch,
                                "reason": "bubblewrap cannot run here: No permissions to create new namespace",
                                "fix": list(found.fix)}
     assert found.fix and "shows bubblewrap's error" in found.fix[0]
+    # what the tests and benches ask before they run anything confined: the same reason
+    assert sandbox.probe(str(fake)) == "bubblewrap cannot run here: No permissions to create new namespace"
+    broken = tmp_path / "broken" / "bwrap"  # a bwrap the kernel cannot start at all
+    broken.parent.mkdir()
+    broken.write_bytes(b"\x7fELF\x00not a program")
+    broken.chmod(0o755)
+    assert sandbox.probe(str(broken)) == f"bubblewrap cannot run here: [Errno 8] Exec format error: '{broken}'"
 
 
 @needs_bwrap
@@ -231,6 +238,15 @@ def test_layout_order_protected_paths_and_skips(tmp_path):
     assert {"--unshare-pid", "--die-with-parent", "--new-session"} <= set(argv)
     assert argv[argv.index("--cap-drop") + 1] == "ALL"
     assert r(root / "memory") not in argv and r(root / "missing.txt") not in argv  # missing: skipped
+
+
+def test_a_writable_entry_is_the_home_folder_an_absolute_path_or_the_projects(tmp_path):
+    root, home = tmp_path / "proj", str(tmp_path / "home")
+    assert sandbox.expand("~", root, home) == Path(home)
+    assert sandbox.expand("~/extra", root, home) == Path(home) / "extra"
+    assert sandbox.expand("/var/cache/tool", root, home) == Path("/var/cache/tool")
+    assert sandbox.expand("build", root, home) == root / "build"
+    assert sandbox.expand("~other/x", root, home) == root / "~other" / "x"  # no other account's home
 
 
 def test_a_persons_link_to_the_work_tree_does_not_make_it_read_only(tmp_path):
@@ -612,6 +628,23 @@ def test_the_architects_sandbox_writes_only_its_documents_folders_and_the_worker
     assert ws.plan_path.read_text() == "edited\n" and (root / ".memento" / "worker" / "out").read_text() == "x"
     assert (root / "src" / "app.py").read_text() == "x = 1\n" and (root / "NOTES.md").read_text() == "a person's\n"
     assert not (root / ".memento" / "elsewhere").exists()
+
+
+@needs_bwrap
+def test_a_writable_entry_inside_the_project_is_bound_again_after_the_work_tree_covers_it(tmp_path):
+    """`[sandbox] writable = ["docs"]` is bound before the work tree, whose mount covers it: the
+    architect's documents folder must still be writable after its read-only work tree, and the
+    worker's docs/ still a mount point of its own after its work tree (it cannot be renamed)."""
+    ws = make_ws(tmp_path, "true", sandbox="bwrap")
+    ws.config_path.write_text(ws.config_path.read_text().replace('mode = "bwrap"', 'mode = "bwrap"\nwritable = ["docs"]'))
+    config = load_config(ws.config_path)
+    argv = sandbox.architect_prefix(ws, config, binary=BWRAP, writable_docs=["docs/MASTER_PLAN.md"])
+    script = "printf 'edited\\n' > docs/MASTER_PLAN.md.new && mv docs/MASTER_PLAN.md.new docs/MASTER_PLAN.md"
+    out = subprocess.run([*argv, "/bin/sh", "-c", script], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and ws.plan_path.read_text() == "edited\n", out.stderr
+    argv = sandbox.bwrap_prefix(ws, config, binary=BWRAP)
+    out = subprocess.run([*argv, "/bin/sh", "-c", "mv docs docs2"], capture_output=True, text=True, timeout=60)
+    assert out.returncode != 0 and ws.plan_path.read_text() == "edited\n" and not (ws.root / "docs2").exists()
 
 
 def test_the_status_archive_folder_is_memento_s_and_an_empty_or_dot_one_is_not_the_whole_tree(tmp_path):
