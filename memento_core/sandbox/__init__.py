@@ -218,7 +218,7 @@ def scratch_folders(root: Path, untracked: Iterable[str]) -> list[Path]:
         except FileExistsError:
             pass
         except OSError:
-            continue
+            continue  # pragma: no mutate (listed anyway, it is skipped by _binds: it does not exist)
         found.append(path)
     return found
 

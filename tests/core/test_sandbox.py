@@ -249,6 +249,56 @@ def test_a_writable_entry_is_the_home_folder_an_absolute_path_or_the_projects(tm
     assert sandbox.expand("~other/x", root, home) == root / "~other" / "x"  # no other account's home
 
 
+def test_a_worker_folder_left_as_a_link_is_replaced_by_a_folder_and_what_it_led_to_is_not_bound(tmp_path):
+    root, elsewhere = tmp_path / "proj", tmp_path / "elsewhere"
+    (root / ".memento").mkdir(parents=True)
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("a person's\n")
+    (root / ".memento" / "worker").symlink_to(elsewhere)
+    argv = sandbox.bwrap_prefix(Workspace(root), config_from_dict({}), binary="bwrap")
+    worker = root / ".memento" / "worker"
+    assert worker.is_dir() and not worker.is_symlink()
+    assert os.path.realpath(elsewhere) not in argv and (elsewhere / "keep.txt").read_text() == "a person's\n"
+    assert argv[argv.index(os.path.realpath(worker)) - 1] == "--bind"
+
+
+def test_the_folder_of_a_persons_untracked_file_is_pinned_and_a_scratch_folders_is_not(tmp_path):
+    """sub/ of a person's sub/.env becomes a mount point (mv sub elsewhere fails); pkg/ of scratch
+    (pkg/__pycache__/, which verify rewrites) stays a plain folder of the work tree."""
+    root = tmp_path / "proj"
+    for folder in ("sub", "pkg/__pycache__"):
+        (root / folder).mkdir(parents=True)
+    (root / "sub" / ".env").write_text("SECRET=1\n")
+    argv = sandbox.bwrap_prefix(Workspace(root), config_from_dict({}), binary="bwrap",
+                                untracked=["sub/.env", "pkg/__pycache__/"])
+    writable = [argv[i + 1] for i in range(len(argv) - 1) if argv[i] == "--bind"]
+    assert os.path.realpath(root / "sub") in writable and os.path.realpath(root / "pkg") not in writable
+
+
+def test_a_parallel_workers_sandbox_keeps_the_main_tree_and_the_shared_git_read_only(tmp_path):
+    """In bwrap's order (a later mount wins): the main work tree read-only, then the worker's own
+    worktree inside it writable, a person's node_modules/ read-only with its .cache/ writable again,
+    and the git folder the worktree shares with the project read-only."""
+    from memento_core.tick.workers import WorktreeSpace
+
+    main = tmp_path / "proj"
+    main.mkdir()
+    git(main, "init", "-q")
+    git(main, "commit", "-q", "--allow-empty", "-m", "start")
+    tree = main / ".memento" / "worktrees" / "T-1"
+    git(main, "worktree", "add", "-q", "-b", "memento/T-1", str(tree))
+    (tree / "node_modules").mkdir()
+    argv = sandbox.bwrap_prefix(WorktreeSpace(tree, main=main), config_from_dict({}), binary="bwrap",
+                                untracked=["node_modules/"])
+    r = os.path.realpath
+    mounts = [(argv[i], argv[i + 1]) for i in range(len(argv) - 1) if argv[i] in ("--bind", "--ro-bind")]
+    at = {pair: k for k, pair in enumerate(mounts)}
+    assert at[("--ro-bind", r(main))] < at[("--bind", r(tree))]
+    assert at[("--bind", r(tree))] < at[("--ro-bind", r(tree / "node_modules"))] \
+        < at[("--bind", r(tree / "node_modules" / ".cache"))]
+    assert at[("--bind", r(tree))] < at[("--ro-bind", r(main / ".git"))]
+
+
 def test_a_persons_link_to_the_work_tree_does_not_make_it_read_only(tmp_path):
     root = tmp_path / "proj"
     root.mkdir()
@@ -695,6 +745,7 @@ def test_the_folders_pinned_as_mount_points_are_real_folders_inside_the_tree_onl
     paths = [root / "docs" / "MASTER_PLAN.md", root / "a" / "b" / "c.txt", root / "lnk" / "sub" / "x",
              root / "file" / "x", tmp_path / "elsewhere" / "y", root / "top.txt", root / "docs"]
     assert sandbox.pinned_folders(root, paths) == [root / "a", root / "a" / "b"]  # docs/ is bound already
+    assert sandbox.pinned_folders(root, [tmp_path / "elsewhere" / "y", root / "a" / "c.txt"]) == [root / "a"]
     linked_root = tmp_path / "proj-link"
     linked_root.symlink_to(root)
     assert sandbox.pinned_folders(linked_root, [linked_root / "a" / "b" / "c.txt"]) == [
