@@ -697,6 +697,30 @@ def test_a_writable_entry_inside_the_project_is_bound_again_after_the_work_tree_
     assert out.returncode != 0 and ws.plan_path.read_text() == "edited\n" and not (ws.root / "docs2").exists()
 
 
+@needs_bwrap
+def test_the_architects_sandbox_keeps_its_read_only_documents_a_nested_folder_and_no_capabilities(tmp_path):
+    """architect_prefix for real, through a link to the project: a nested document makes its own
+    folder writable (not the one above), a read-only document stays so inside a writable folder,
+    the command starts where the project really is, with no capabilities, in its own PID namespace."""
+    ws = make_ws(tmp_path, "true", sandbox="bwrap")
+    root = ws.root
+    (root / "docs" / "plans").mkdir()
+    (root / "docs" / "plans" / "PLAN.md").write_text("nested\n")
+    (root / "docs" / "plans" / "NOTES.md").write_text("the drafter's notes\n")
+    link = tmp_path / "code"
+    link.symlink_to(root)
+    argv = sandbox.architect_prefix(Workspace(link), load_config(ws.config_path), binary=BWRAP,
+                                    writable_docs=["docs/plans/PLAN.md"], readonly_docs=["docs/plans/NOTES.md"])
+    script = ("for f in docs/plans/PLAN.md docs/plans/NOTES.md; do printf 'x' >> $f 2>/dev/null && echo \"WROTE $f\"; done; "
+              "printf 'x' > docs/plans/../other.md 2>/dev/null && echo 'WROTE docs/other.md'; "
+              "echo \"WHERE $(pwd -P)\"; grep -q 'CapEff:.0000000000000000' /proc/self/status && echo NOCAPS; "
+              "[ \"$(ls /proc | grep -c '^[0-9]')\" -lt 10 ] && echo OWNPIDS")
+    out = subprocess.run([*argv, "/bin/sh", "-c", script], capture_output=True, text=True, timeout=60)
+    said = set(out.stdout.splitlines())
+    assert said == {"WROTE docs/plans/PLAN.md", f"WHERE {os.path.realpath(root)}", "NOCAPS",
+                    "OWNPIDS"}, (said, out.stderr)
+
+
 def test_the_status_archive_folder_is_memento_s_and_an_empty_or_dot_one_is_not_the_whole_tree(tmp_path):
     root = tmp_path / "proj"
     root.mkdir()
