@@ -129,6 +129,12 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "the size of a read while copying a file",
     ("memento_core/notes.py", 'digest = hashlib.sha256(self.text.encode("utf-8")).hexdigest()[:12]', "12 -> 13"):
         "the length of a note's key: any length names a note as well",
+    ("memento_core/notes.py", 'digest = hashlib.sha256(self.text.encode("utf-8")).hexdigest()[:12]', "12 -> 11"):
+        "the length of a note's key: any length names a note as well",
+    ("memento_core/notes.py", 'kind = "" if self.kind == NOTE else f"{self.kind}|"  # a note\'s key as it always was',
+     "== -> !="):
+        "a note's key then starts NOTE| and an answer's none: the two kinds still never share a key, and a "
+        "key is only ever compared with keys this same property made (a snapshot's, .memento/notes_added)",
     ("memento_core/tick/kept.py", 'return own_file(path, archive_dir) or path.startswith(".git/")',
      ".startswith -> .endswith"):
         "git lists no path inside .git/ as untracked or ignored: the test is a safety net never reached",
@@ -161,8 +167,50 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
      "raise deleted"):
         "a check after the edit that no input reaches (test_property_archive_read_loses_and_doubles_nothing "
         "generates hostile files for it): kept so that a future bug loses no note, never a path a test can walk",
+    ("memento_core/notes.py", "if scan.fence_open is not None and scan.fence_open < at:", "< -> <="):
+        "a fence opened inside the Active section is content, so `at` is past it; the line at `at` is the "
+        "next section's heading or the end of the file, never a fence",
+    ("memento_core/notes.py",
+     '(i for i, ln in enumerate(doc.lines[at : at + 2], start=at) if ln.startswith("### ")), at', "2 -> 3"):
+        "the note's heading is at `at` or after the one blank line _insert_block may put first: the first "
+        "match within two lines is the first within three",
+    ("memento_core/notes.py",
+     "if len(added) != 1 or added[0].text != body or added[0].target != target or added[0].kind != kind:",
+     "or -> and"):
+        "a check after the edit that no input reaches (the property tests and a fuzz of hostile files and "
+        "texts never met it): kept so that a future bug loses no note, never a path a test can walk",
+    ("memento_core/notes.py", 'raise MementoError("could not add the note without breaking the file", path=path)',
+     "raise deleted"):
+        "a check after the edit that no input reaches (the property tests and a fuzz of hostile files and "
+        "texts never met it): kept so that a future bug loses no note, never a path a test can walk",
+    ("memento_core/notes.py", "if sorted(n.key for n in after.notes) != before or any(", "or -> and"):
+        "the check after archiving that no input reaches (see its raise below): never true either way",
+    ("memento_core/notes.py", "if sorted(n.key for n in after.notes) != before or any(", "any -> all"):
+        "the check after archiving that no input reaches (see its raise below): the moved notes are archived, "
+        "so `all` of them unarchived is false as `any` is",
+    ("memento_core/notes.py", "changed = [0]", "0 -> 1"):
+        "locked_edit always calls transform, which sets the count to 0 first, before mark_read reads it",
+    ("memento_core/notes.py", "moved_count = [0]", "0 -> 1"):
+        "locked_edit always calls transform, which sets the count to 0 first, before archive_read reads it",
     ("memento_core/tick/kept.py", "os.chmod(target, stat.S_IMODE(was[0]), follow_symlinks=False)", "False -> True"):
         "the file was made two lines above with O_CREAT | O_EXCL | O_NOFOLLOW: not a link to follow",
+    ("memento_core/receipts.py",
+     'return hashlib.new(fmt, b"blob %d\\0" % len(data) + data, usedforsecurity=False).hexdigest()', "False -> True"):
+        "the same digest wherever OpenSSL runs outside FIPS mode (here, CI): the flag only lets SHA-1 run on a "
+        "FIPS-restricted machine, where True would refuse it; no test here can run on one",
+    ("memento_core/receipts.py", "chunk = sock.recv(4096)", "4096 -> 4095"):
+        "the size of one read of a line: the loop reads until the newline or 64 KiB, the line cut there",
+    ("memento_core/receipts.py", "chunk = sock.recv(4096)", "4096 -> 4097"):
+        "the size of one read of a line: the loop reads until the newline or 64 KiB, the line cut there",
+    ("memento_core/receipts.py", 'return data.split(b"\\n", 1)[0][:MAX_RECEIPT]  # the last chunk may run past it',
+     "1 -> 2"):
+        "the first piece of a split is the same however many splits follow it",
+    ("memento_core/sandbox/__init__.py", "@dataclass(frozen=True)", "True -> False"):
+        "a Resolution is made once and only read: nothing assigns to its fields and none is hashed",
+    ("memento_core/sandbox/__init__.py", "@lru_cache(maxsize=4)", "4 -> 3"):
+        "how many bwrap binaries' answers are remembered: a forgotten one is asked again and says the same",
+    ("memento_core/sandbox/__init__.py", "@lru_cache(maxsize=4)", "4 -> 5"):
+        "how many bwrap binaries' answers are remembered: a forgotten one is asked again and says the same",
     ("memento_core/receipts.py", "sock.close()", "call deleted"):
         "the socket's last reference goes when vouch returns, and CPython closes it then: no test "
         "can see the descriptor (the close is said for other Pythons and for the reader)",

@@ -106,6 +106,7 @@ class _Scan:
     active: tuple[int, int] | None  # 0-based [heading, end) of the Active Notes section
     archive: tuple[int, int] | None
     fence_open: int | None  # 0-based line of a fence left open at end of file
+    comment_open: int | None  # 0-based line of an HTML comment left open at end of file
 
 
 def _parse_stamp(stamp: str) -> datetime | None:
@@ -233,12 +234,17 @@ def _scan(lines: Sequence[str]) -> _Scan:
     blocks = BlockScanner()
     step = blocks.step
     fence_line: int | None = None  # 0-based line of the last fence opened
+    comment_line: int | None = None  # 0-based line of the last comment opened
     for i, raw in enumerate(lines):
         s = strip_eol(raw)
+        in_comment = blocks.in_comment
         kind = step(s)
         if kind is TEXT:
             reader.text_line(i, s)
-        elif kind is not COMMENT:  # a fence's lines belong to the note as written
+        elif kind is COMMENT:
+            if not in_comment:
+                comment_line = i
+        else:  # a fence's lines belong to the note as written
             if kind is FENCE_OPEN:
                 fence_line = i
             if reader.current is not None:
@@ -251,6 +257,7 @@ def _scan(lines: Sequence[str]) -> _Scan:
         (active[0], active[1]) if active else None,
         (archive[0], archive[1]) if archive else None,
         fence_line if blocks.fence is not None else None,
+        comment_line if blocks.in_comment else None,
     )
 
 
@@ -348,14 +355,23 @@ def _template(nl: str) -> list[str]:
     return [f"{TITLE}{nl}", nl, f"{ACTIVE_HEADING}{nl}", nl, f"---{nl}", nl, f"{ARCHIVE_HEADING}{nl}"]
 
 
-def _ensure_sections(doc: LineDoc) -> _Scan:
-    """Add the title and any missing section to ``doc``; returns the fresh scan."""
+def _ensure_sections(doc: LineDoc, path: Path, removed: int = 0) -> _Scan:
+    """Add the title and any missing section to ``doc``; returns the fresh scan. ``removed``: how
+    many lines of the file were taken out of ``doc`` before, for the line a refusal names (all
+    of them above a block left open: a note below it would be inside it)."""
     nl = doc.newline
     lines = doc.lines
     if not any(not _is_blank(ln) for ln in lines):
         lines[:] = _template(nl)
         return _scan(lines)
     scan = _scan(lines)
+    if scan.active is None or scan.archive is None:
+        # A section added at the end of the file would be inside the block left open there:
+        # never read as a section, so the note or the archived ones would go nowhere.
+        for line, what in ((scan.fence_open, "a code fence"), (scan.comment_open, "an HTML comment")):
+            if line is not None:
+                raise MementoError(f"{what} opened here is never closed, and a missing section would go "
+                                   "inside it; close it first", path=path, line=removed + line + 1)
     if scan.active is None:
         if scan.archive is not None:
             # Put the new section just before the separator/blank lines that precede Archive.
@@ -398,7 +414,7 @@ def add_note(
     def transform(data: bytes) -> bytes:
         doc = decode(data, path)
         nl = doc.newline
-        scan = _ensure_sections(doc)
+        scan = _ensure_sections(doc, path)
         assert scan.active is not None
         start, end = scan.active
         at = _content_end(doc.lines, start, end)
@@ -503,7 +519,7 @@ def archive_read(path: Path) -> int:
         for k in reversed(picks):
             start, end = scan.spans[k]
             del lines[start:end]
-        scan2 = _ensure_sections(doc)
+        scan2 = _ensure_sections(doc, path, sum(scan.spans[k][1] - scan.spans[k][0] for k in picks))
         assert scan2.archive is not None
         start, end = scan2.archive
         at = _content_end(lines, start, end)

@@ -161,17 +161,23 @@ def _real(path: Path) -> str | None:
     return real
 
 
-def _binds(flag: str, paths: Iterable[Path], seen: set[tuple[str, str]], *, keep: str | None = None) -> list[str]:
-    """``flag real real`` for each path that exists; with ``keep``, never a path that is ``keep``
-    or one of its parents (a person's link to ``.`` must not make the whole work tree read-only)."""
+def _binds(flag: str, paths: Iterable[Path], seen: dict[str, str], *, keep: str | None = None) -> list[str]:
+    """``flag real real`` for each path that exists and is not mounted so already; with ``keep``,
+    never a path that is ``keep`` or one of its parents (a person's link to ``.`` must not make the
+    whole work tree read-only). ``seen``: each path mounted so far and its flag, a mount's own
+    path and every one below it forgotten when it is mounted again (a later mount covers them:
+    ``[sandbox] writable = ["docs"]`` is bound before the work tree and must be bound again after)."""
     out: list[str] = []
     for path in paths:
         real = _real(path)
-        if real is None or (flag, real) in seen:
+        if real is None or seen.get(real) == flag:
             continue
         if keep is not None and (real == keep or keep.startswith(real.rstrip("/") + "/")):
             continue
-        seen.add((flag, real))
+        below = real.rstrip("/") + "/"
+        for covered in [p for p in seen if p.startswith(below)]:
+            del seen[covered]
+        seen[real] = flag
         out += [flag, real, real]
     return out
 
@@ -213,7 +219,7 @@ def scratch_folders(root: Path, untracked: Iterable[str]) -> list[Path]:
         except FileExistsError:
             pass
         except OSError:
-            continue
+            continue  # pragma: no mutate (listed anyway, it is skipped by _binds: it does not exist)
         found.append(path)
     return found
 
@@ -240,7 +246,7 @@ def pinned_folders(root: Path, paths: Iterable[Path]) -> list[Path]:
     return sorted(found, key=lambda p: len(p.parts))
 
 
-def _outside(binary: str, ws: Workspace, config: Config, home: str | None, seen: set[tuple[str, str]],
+def _outside(binary: str, ws: Workspace, config: Config, home: str | None, seen: dict[str, str],
              role: str) -> list[str]:
     """The start of every sandbox: the read-only system, a private /tmp (with ``$TMPDIR``), the
     private home (home.py) and ``[sandbox] writable`` writable."""
@@ -268,7 +274,7 @@ def bwrap_prefix(
     ``untracked``: the paths untracked or ignored before the run (folders may end with /);
     ``role``: whose private home (worker, reviewer or architect: the reviewer's is its own)."""
     root = Path(ws.root)
-    seen: set[tuple[str, str]] = set()
+    seen: dict[str, str] = {}
     argv = _outside(binary, ws, config, home, seen, role)
     main = Path(ws.project_memento_dir).parent  # a parallel worker's main work tree (else root itself)
     if _real(main) != _real(root):
@@ -316,7 +322,7 @@ def architect_prefix(ws: Workspace, config: Config, *, binary: str, writable_doc
     to them during its run is then a person's). ``config`` is the architect's (its preset decides
     the state paths)."""
     root = Path(ws.root)
-    seen: set[tuple[str, str]] = set()
+    seen: dict[str, str] = {}
     argv = _outside(binary, ws, config, home, seen, "architect")
     argv += _binds("--ro-bind", [root], seen)  # a [sandbox] writable entry inside the project loses
     folders = dict.fromkeys(root / rel if "/" not in rel else root / rel.rsplit("/", 1)[0]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
 import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -108,11 +109,25 @@ old one
         ("### [NOTE]", "", "global", False),
         ("### [NOTE] 2026-11-29T15:00:00 T-5", "2026-11-29T15:00:00", "T-5", False),
         ("### [NOTE] 2026-11-29 15:00 T-6", "2026-11-29T15:00:00", "T-6", False),
+        ("### [NOTE] 2026-11-29 15:00", "2026-11-29T15:00:00", "global", False),
+        # a date Python reads but the note format does not: kept as written, never a date
+        ("### [NOTE] 20261129 → T-7", "20261129", "T-7", False),
+        # the first arrow splits; a second one is part of the target
+        ("### [NOTE] 2026-11-29T15:00:00 → T-8 → later", "2026-11-29T15:00:00", "T-8 → later", False),
     ],
 )
 def test_heading_variants(heading, stamp, target, read):
     (note,) = parse_notes_text(f"## Active Notes\n\n{heading}\nbody\n")
     assert (note.timestamp, note.target, note.read, note.text) == (stamp, target, read, "body")
+
+
+def test_an_answer_heading_is_an_answer_with_its_source_and_a_note_is_not():
+    text = ("## Active Notes\n\n### [ANSWER] 2026-11-29T15:00:00 → T-8 <!-- from Telegram -->\nyes\n\n"
+            "### [NOTE] 2026-11-29T15:00:00 → T-8\nyes\n")
+    answer, note = parse_notes_text(text)
+    assert (answer.kind, answer.is_answer, answer.source) == (ANSWER, True, "telegram")
+    assert (note.kind, note.is_answer, note.source) == ("NOTE", False, "")
+    assert answer.key != note.key
 
 
 def test_structure_inside_comments_and_fences_is_text_or_ignored():
@@ -148,6 +163,18 @@ def test_other_headings_end_a_note():
     text = "## Active Notes\n### [NOTE] 2026-01-01T00:00:00\nbody\n### Random heading\nstray\n"
     (note,) = parse_notes_text(text)
     assert note.text == "body"
+    (note,) = parse_notes_text("## Active Notes\n### [NOTE] 2026-01-01T00:00:00\nbody\n---\nstray\n")
+    assert note.text == "body"
+
+
+def test_only_a_level_one_or_two_heading_starting_archive_opens_the_archive():
+    text = ("## Active Notes\n### [NOTE] 2026-01-01T00:00:00\nfirst\n### Archive\n"
+            "### [NOTE] 2026-01-02T00:00:00\nafter a level-3 heading\n"
+            "## Notes to archive\n### [NOTE] 2026-01-03T00:00:00\nin a section ending in archive\n"
+            "## Archive of 2025\n### [NOTE:READ] 2026-01-04T00:00:00\narchived\n")
+    assert [(n.text, n.archived) for n in parse_notes_text(text)] == [
+        ("first", False), ("after a level-3 heading", False), ("in a section ending in archive", False),
+        ("archived", True)]
 
 
 def test_missing_file_and_bad_utf8(tmp_path):
@@ -164,6 +191,8 @@ def test_key_is_stable_across_read_and_distinguishes_duplicates():
     base = "## Active Notes\n\n### [NOTE] 2026-01-01T00:00:00 → T-1\nsame\n\n"
     twice = parse_notes_text(base + base.replace("## Active Notes\n\n", ""))
     assert len({n.key for n in twice}) == 2
+    thrice = parse_notes_text(base + base.replace("## Active Notes\n\n", "") * 2)
+    assert [n.occurrence for n in thrice] == [0, 1, 2]  # how many earlier notes read the same
     read = parse_notes_text(base.replace("[NOTE]", "[NOTE:READ]"))
     assert read[0].key == twice[0].key
     edited = parse_notes_text(base.replace("same", "different"))
@@ -227,7 +256,8 @@ def test_add_note_adds_missing_sections(tmp_path):
     add_note(only_archive, "new", now=NOW)
     notes = parse_notes(only_archive)
     assert [(n.text, n.archived) for n in notes] == [("new", False), ("old", True)]
-    assert only_archive.read_text().endswith(
+    assert only_archive.read_text() == (  # the section goes first, no blank line above it
+        "## Active Notes\n\n### [NOTE] 2026-11-29T16:00:00 → global\nnew\n\n"
         "## Archive\n\n### [NOTE:READ] 2026-01-01T00:00:00 → T-1\nold\n"
     )
 
@@ -313,6 +343,39 @@ def test_add_note_refuses_to_write_into_unclosed_fence(tmp_path):
     assert path.read_text() == original
 
 
+@pytest.mark.parametrize(("original", "line"), [
+    ("# HUMAN NOTES\n\n<!-- a person's comment, never closed\nstill the comment\n", 3),
+    ("# HUMAN NOTES\n\n```\na fence never closed", 3),
+    ("## Active Notes\n\n### [NOTE] 2026-01-01T00:00:00\nbody\n\n<!-- open\n", 6),  # no Archive
+])
+def test_a_block_left_open_where_a_missing_section_would_go_is_refused_and_the_file_kept(tmp_path, original, line):
+    """Appended below it, the section would be inside the block: read as no section at all."""
+    path = tmp_path / "n.md"
+    write(path, original)
+    with pytest.raises(MementoError, match="never closed") as info:
+        add_note(path, "x", now=NOW)
+    assert info.value.line == line
+    assert path.read_text() == original
+
+
+def test_a_comment_left_open_at_the_end_of_a_file_with_both_sections_is_no_matter(tmp_path):
+    path = tmp_path / "n.md"
+    write(path, SPEC_EXAMPLE + "<!-- a person's comment, never closed\n")
+    assert add_note(path, "x", "T-1", now=NOW).text == "x"
+    assert [n.text for n in parse_notes(path)][-1] == "x"
+
+
+@pytest.mark.parametrize("block", ["```\nnever closed", "<!-- never closed\n"])
+def test_archiving_into_a_missing_archive_below_a_block_left_open_is_refused_and_the_file_kept(tmp_path, block):
+    path = tmp_path / "n.md"
+    original = f"## Active Notes\n\n### [NOTE:READ] 2026-01-01T00:00:00\nbody\n\n## Later\n\n{block}"
+    write(path, original)
+    with pytest.raises(MementoError, match="never closed") as info:
+        archive_read(path)
+    assert info.value.line == 8
+    assert path.read_text() == original
+
+
 _line_text = st.lists(
     st.sampled_from(
         list("#-`~<!>\\ \tabcXYZ[]:→*_\n\r\x1b\u2028é🎉") + ["### [NOTE] ", "## ", "---", "```", "<!--"]
@@ -370,6 +433,14 @@ def test_mark_read_edits_only_heading_lines(tmp_path, crlf, bom):
     # already read: nothing to do, file untouched
     assert mark_read(path, [n.key for n in reparsed if n.read]) == 0
     assert path.read_bytes() == after
+
+
+def test_mark_read_marks_the_headings_first_mark_only(tmp_path):
+    path = tmp_path / "n.md"
+    write(path, "## Active Notes\n### [NOTE] 2026-01-01T00:00:00 → T-1 <!-- was [NOTE] twice -->\nbody\n")
+    assert mark_read(path, [parse_notes(path)[0].key]) == 1
+    assert path.read_text() == (
+        "## Active Notes\n### [NOTE:READ] 2026-01-01T00:00:00 → T-1 <!-- was [NOTE] twice -->\nbody\n")
 
 
 def test_mark_read_missing_file_and_no_keys(tmp_path):
@@ -473,11 +544,29 @@ def test_archive_read_appends_after_existing_archive_and_creates_section(tmp_pat
     assert [(n.text, n.archived) for n in parse_notes(path)] == [("first", True), ("second", True)]
     assert "<!-- keep me -->" in path.read_text()
 
+    no_newline = tmp_path / "no_newline.md"  # the archive's last line has no line break to write after
+    write(no_newline, "## Active Notes\n\n### [NOTE:READ] 2026-01-02T00:00:00 → T-2\nsecond\n\n---\n\n"
+                      "## Archive\n\n### [NOTE:READ] 2026-01-01T00:00:00 → T-1\nfirst")
+    assert archive_read(no_newline) == 1
+    assert no_newline.read_text() == (
+        "## Active Notes\n\n---\n\n## Archive\n\n### [NOTE:READ] 2026-01-01T00:00:00 → T-1\nfirst\n\n"
+        "### [NOTE:READ] 2026-01-02T00:00:00 → T-2\nsecond\n")
+
+    no_archive = tmp_path / "no_archive.md"  # the section made below a last line with no line break
+    write(no_archive, "## Active Notes\n\n### [NOTE:READ] 2026-01-01T00:00:00 → T-1\nread\n\n"
+                      "### [NOTE] 2026-01-02T00:00:00 → T-2\nunread")
+    assert archive_read(no_archive) == 1
+    assert no_archive.read_text() == (
+        "## Active Notes\n\n### [NOTE] 2026-01-02T00:00:00 → T-2\nunread\n\n---\n\n"
+        "## Archive\n\n### [NOTE:READ] 2026-01-01T00:00:00 → T-1\nread\n")
+
     bare = tmp_path / "bare.md"
     write(bare, "### [NOTE:READ] 2026-01-01T00:00:00 → T-1\nonly")
     assert archive_read(bare) == 1
     (note,) = parse_notes(bare)
     assert (note.text, note.archived) == ("only", True)
+    assert bare.read_text() == ("# HUMAN NOTES\n\n## Active Notes\n\n---\n\n## Archive\n\n"
+                                "### [NOTE:READ] 2026-01-01T00:00:00 → T-1\nonly\n")  # its line ended now
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -583,6 +672,19 @@ def test_a_note_added_in_a_workspace_is_remembered_as_added_through_memento(tmp_
     assert not (tmp_path / "loose" / ".memento").exists()
 
 
+def test_a_hard_link_planted_as_the_added_notes_file_is_not_written_through(tmp_path):
+    from memento_core.notes import added_keys
+
+    (tmp_path / ".memento").mkdir()
+    outside = tmp_path / "outside.txt"  # a person's file elsewhere, linked in by an agent
+    outside.write_text("a person's own text\n")
+    os.link(outside, tmp_path / ".memento" / "notes_added")
+    note = add_note(tmp_path / "docs" / "HUMAN_NOTES.md", "Use Redis.", "T-201")
+    assert outside.read_text() == "a person's own text\n"
+    assert os.stat(outside).st_nlink == 1
+    assert note.key in added_keys(tmp_path / ".memento" / "notes_added")
+
+
 def test_archiving_a_file_that_is_not_there_moves_nothing(tmp_path):
     missing = tmp_path / "HUMAN_NOTES.md"
     assert archive_read(missing) == 0 and not missing.exists()
@@ -594,6 +696,15 @@ def test_a_missing_active_section_goes_between_the_title_and_the_archive_with_bl
     add_note(path, "new note", now=datetime(2026, 1, 2, tzinfo=UTC))
     assert path.read_text() == ("# Human Notes\n\n## Active Notes\n\n### [NOTE] 2026-01-02T00:00:00 → global\nnew note\n\n"
                                 "## Archive\n\n### [NOTE] 2026-01-01T00:00:00\nold\n")
+
+
+def test_an_answer_to_no_task_and_a_kind_that_is_no_kind_are_refused_and_nothing_written(tmp_path):
+    path = tmp_path / "HUMAN_NOTES.md"
+    with pytest.raises(MementoError, match="an answer is for one task, not global"):
+        add_note(path, "yes", kind=ANSWER)
+    with pytest.raises(MementoError, match="unknown note kind QUESTION"):
+        add_note(path, "yes", target="T-1", kind="QUESTION")
+    assert not path.exists()
 
 
 @pytest.mark.parametrize("source", ["tele gram", "cli -->", "chat\n### [NOTE]", "x1"])

@@ -126,6 +126,13 @@ def test_auto_probes_for_real_a_bwrap_that_cannot_run_is_unconfined(monkeypatch,
                                "reason": "bubblewrap cannot run here: No permissions to create new namespace",
                                "fix": list(found.fix)}
     assert found.fix and "shows bubblewrap's error" in found.fix[0]
+    # what the tests and benches ask before they run anything confined: the same reason
+    assert sandbox.probe(str(fake)) == "bubblewrap cannot run here: No permissions to create new namespace"
+    broken = tmp_path / "broken" / "bwrap"  # a bwrap the kernel cannot start at all
+    broken.parent.mkdir()
+    broken.write_bytes(b"\x7fELF\x00not a program")
+    broken.chmod(0o755)
+    assert sandbox.probe(str(broken)) == f"bubblewrap cannot run here: [Errno 8] Exec format error: '{broken}'"
 
 
 @needs_bwrap
@@ -239,6 +246,65 @@ def test_layout_order_protected_paths_and_skips(tmp_path):
     assert {"--unshare-pid", "--die-with-parent", "--new-session"} <= set(argv)
     assert argv[argv.index("--cap-drop") + 1] == "ALL"
     assert r(root / "memory") not in argv and r(root / "missing.txt") not in argv  # missing: skipped
+
+
+def test_a_writable_entry_is_the_home_folder_an_absolute_path_or_the_projects(tmp_path):
+    root, home = tmp_path / "proj", str(tmp_path / "home")
+    assert sandbox.expand("~", root, home) == Path(home)
+    assert sandbox.expand("~/extra", root, home) == Path(home) / "extra"
+    assert sandbox.expand("/var/cache/tool", root, home) == Path("/var/cache/tool")
+    assert sandbox.expand("build", root, home) == root / "build"
+    assert sandbox.expand("~other/x", root, home) == root / "~other" / "x"  # no other account's home
+
+
+def test_a_worker_folder_left_as_a_link_is_replaced_by_a_folder_and_what_it_led_to_is_not_bound(tmp_path):
+    root, elsewhere = tmp_path / "proj", tmp_path / "elsewhere"
+    (root / ".memento").mkdir(parents=True)
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("a person's\n")
+    (root / ".memento" / "worker").symlink_to(elsewhere)
+    argv = sandbox.bwrap_prefix(Workspace(root), config_from_dict({}), binary="bwrap")
+    worker = root / ".memento" / "worker"
+    assert worker.is_dir() and not worker.is_symlink()
+    assert os.path.realpath(elsewhere) not in argv and (elsewhere / "keep.txt").read_text() == "a person's\n"
+    assert argv[argv.index(os.path.realpath(worker)) - 1] == "--bind"
+
+
+def test_the_folder_of_a_persons_untracked_file_is_pinned_and_a_scratch_folders_is_not(tmp_path):
+    """sub/ of a person's sub/.env becomes a mount point (mv sub elsewhere fails); pkg/ of scratch
+    (pkg/__pycache__/, which verify rewrites) stays a plain folder of the work tree."""
+    root = tmp_path / "proj"
+    for folder in ("sub", "pkg/__pycache__"):
+        (root / folder).mkdir(parents=True)
+    (root / "sub" / ".env").write_text("SECRET=1\n")
+    argv = sandbox.bwrap_prefix(Workspace(root), config_from_dict({}), binary="bwrap",
+                                untracked=["sub/.env", "pkg/__pycache__/"])
+    writable = [argv[i + 1] for i in range(len(argv) - 1) if argv[i] == "--bind"]
+    assert os.path.realpath(root / "sub") in writable and os.path.realpath(root / "pkg") not in writable
+
+
+def test_a_parallel_workers_sandbox_keeps_the_main_tree_and_the_shared_git_read_only(tmp_path):
+    """In bwrap's order (a later mount wins): the main work tree read-only, then the worker's own
+    worktree inside it writable, a person's node_modules/ read-only with its .cache/ writable again,
+    and the git folder the worktree shares with the project read-only."""
+    from memento_core.tick.workers import WorktreeSpace
+
+    main = tmp_path / "proj"
+    main.mkdir()
+    git(main, "init", "-q")
+    git(main, "commit", "-q", "--allow-empty", "-m", "start")
+    tree = main / ".memento" / "worktrees" / "T-1"
+    git(main, "worktree", "add", "-q", "-b", "memento/T-1", str(tree))
+    (tree / "node_modules").mkdir()
+    argv = sandbox.bwrap_prefix(WorktreeSpace(tree, main=main), config_from_dict({}), binary="bwrap",
+                                untracked=["node_modules/"])
+    r = os.path.realpath
+    mounts = [(argv[i], argv[i + 1]) for i in range(len(argv) - 1) if argv[i] in ("--bind", "--ro-bind")]
+    at = {pair: k for k, pair in enumerate(mounts)}
+    assert at[("--ro-bind", r(main))] < at[("--bind", r(tree))]
+    assert at[("--bind", r(tree))] < at[("--ro-bind", r(tree / "node_modules"))] \
+        < at[("--bind", r(tree / "node_modules" / ".cache"))]
+    assert at[("--bind", r(tree))] < at[("--ro-bind", r(main / ".git"))]
 
 
 def test_a_persons_link_to_the_work_tree_does_not_make_it_read_only(tmp_path):
@@ -622,6 +688,47 @@ def test_the_architects_sandbox_writes_only_its_documents_folders_and_the_worker
     assert not (root / ".memento" / "elsewhere").exists()
 
 
+@needs_bwrap
+def test_a_writable_entry_inside_the_project_is_bound_again_after_the_work_tree_covers_it(tmp_path):
+    """`[sandbox] writable = ["docs"]` is bound before the work tree, whose mount covers it: the
+    architect's documents folder must still be writable after its read-only work tree, and the
+    worker's docs/ still a mount point of its own after its work tree (it cannot be renamed)."""
+    ws = make_ws(tmp_path, "true", sandbox="bwrap")
+    ws.config_path.write_text(ws.config_path.read_text().replace('mode = "bwrap"', 'mode = "bwrap"\nwritable = ["docs"]'))
+    config = load_config(ws.config_path)
+    argv = sandbox.architect_prefix(ws, config, binary=BWRAP, writable_docs=["docs/MASTER_PLAN.md"])
+    script = "printf 'edited\\n' > docs/MASTER_PLAN.md.new && mv docs/MASTER_PLAN.md.new docs/MASTER_PLAN.md"
+    out = subprocess.run([*argv, "/bin/sh", "-c", script], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and ws.plan_path.read_text() == "edited\n", out.stderr
+    argv = sandbox.bwrap_prefix(ws, config, binary=BWRAP)
+    out = subprocess.run([*argv, "/bin/sh", "-c", "mv docs docs2"], capture_output=True, text=True, timeout=60)
+    assert out.returncode != 0 and ws.plan_path.read_text() == "edited\n" and not (ws.root / "docs2").exists()
+
+
+@needs_bwrap
+def test_the_architects_sandbox_keeps_its_read_only_documents_a_nested_folder_and_no_capabilities(tmp_path):
+    """architect_prefix for real, through a link to the project: a nested document makes its own
+    folder writable (not the one above), a read-only document stays so inside a writable folder,
+    the command starts where the project really is, with no capabilities, in its own PID namespace."""
+    ws = make_ws(tmp_path, "true", sandbox="bwrap")
+    root = ws.root
+    (root / "docs" / "plans").mkdir()
+    (root / "docs" / "plans" / "PLAN.md").write_text("nested\n")
+    (root / "docs" / "plans" / "NOTES.md").write_text("the drafter's notes\n")
+    link = tmp_path / "code"
+    link.symlink_to(root)
+    argv = sandbox.architect_prefix(Workspace(link), load_config(ws.config_path), binary=BWRAP,
+                                    writable_docs=["docs/plans/PLAN.md"], readonly_docs=["docs/plans/NOTES.md"])
+    script = ("for f in docs/plans/PLAN.md docs/plans/NOTES.md; do printf 'x' >> $f 2>/dev/null && echo \"WROTE $f\"; done; "
+              "printf 'x' > docs/plans/../other.md 2>/dev/null && echo 'WROTE docs/other.md'; "
+              "echo \"WHERE $(pwd -P)\"; grep -q 'CapEff:.0000000000000000' /proc/self/status && echo NOCAPS; "
+              "[ \"$(ls /proc | grep -c '^[0-9]')\" -lt 10 ] && echo OWNPIDS")
+    out = subprocess.run([*argv, "/bin/sh", "-c", script], capture_output=True, text=True, timeout=60)
+    said = set(out.stdout.splitlines())
+    assert said == {"WROTE docs/plans/PLAN.md", f"WHERE {os.path.realpath(root)}", "NOCAPS",
+                    "OWNPIDS"}, (said, out.stderr)
+
+
 def test_the_status_archive_folder_is_memento_s_and_an_empty_or_dot_one_is_not_the_whole_tree(tmp_path):
     root = tmp_path / "proj"
     root.mkdir()
@@ -670,6 +777,7 @@ def test_the_folders_pinned_as_mount_points_are_real_folders_inside_the_tree_onl
     paths = [root / "docs" / "MASTER_PLAN.md", root / "a" / "b" / "c.txt", root / "lnk" / "sub" / "x",
              root / "file" / "x", tmp_path / "elsewhere" / "y", root / "top.txt", root / "docs"]
     assert sandbox.pinned_folders(root, paths) == [root / "a", root / "a" / "b"]  # docs/ is bound already
+    assert sandbox.pinned_folders(root, [tmp_path / "elsewhere" / "y", root / "a" / "c.txt"]) == [root / "a"]
     linked_root = tmp_path / "proj-link"
     linked_root.symlink_to(root)
     assert sandbox.pinned_folders(linked_root, [linked_root / "a" / "b" / "c.txt"]) == [

@@ -65,6 +65,19 @@ def test_a_child_and_a_setsid_daemon_of_the_tick_are_refused(ws):
         assert book.refused == 2 and held(ws) == receipts.NO_RECEIPTS
 
 
+def test_a_childs_check_before_it_acts_is_refused_and_this_process_passes_it(ws):
+    """check_person: what a command asks before its first change (nothing announced yet)."""
+    check = (f"import sys; sys.path.insert(0, {REPO!r}); from memento_core import receipts\n"
+             f"try:\n    receipts.check_person({str(ws.root)!r}); print('passed')\n"
+             "except receipts.PersonRefused as exc:\n    print(exc)\n")
+    with subreaper(), listening(ws) as book:
+        child = subprocess.run([PY, "-c", check], capture_output=True, text=True, timeout=30)
+        assert INSIDE in child.stdout, child.stdout + child.stderr
+        assert book.refused == 1
+        receipts.check_person(ws.root)  # this process: a person, nothing refused
+        assert book.refused == 1 and held(ws) == receipts.NO_RECEIPTS
+
+
 # Outside the tick's tree (double-forked, re-parented past it), as the account `uid` (dropped to once
 # started: this interpreter is under root's home); speaks the socket's protocol itself.
 OUTSIDER = ("import json, os, socket, sys, time\n"
@@ -264,3 +277,38 @@ def test_the_socket_is_there_while_a_tick_listens_and_its_name_is_free_after(ws)
     assert not is_listening(ws)
     with socket.socket(socket.AF_UNIX) as s:  # the abstract name is released with the socket
         s.bind(receipts.socket_name(ws.root))
+
+
+def test_a_reset_or_a_skip_covers_only_the_fields_it_writes_and_of_its_own_task():
+    """What the guards ask of the receipts for every field of another task the run changed: a
+    reset covers its task's retries 0 and its reason removed, a skip its task's reason as given
+    (blanks aside); any other value, field or task is the agent's."""
+    held_ = receipts.from_records([{"op": "reset", "task": "T-1"}, {"op": "skip", "task": "T-2", "reason": "not now"}])
+    assert held_.field("T-1", "retries", "0") and held_.field("T-1", "retries", " 0 ")
+    assert not held_.field("T-1", "retries", "99") and not held_.field("T-2", "retries", "0")
+    assert not held_.field("T-3", "retries", "0")
+    assert held_.field("T-1", "reason", None)
+    assert not held_.field("T-1", "reason", "hidden") and not held_.field("T-3", "reason", None)
+    assert held_.field("T-2", "reason", "not   now") and not held_.field("T-2", "reason", "other")
+    assert not held_.field("T-2", "reason", None) and not held_.field("T-1", "depends", None)
+
+
+def test_a_line_ends_at_its_newline_or_where_the_caller_hangs_up():
+    """What follows the newline is not the line's; a caller that closes without a newline has
+    sent its line (read in a process of its own: a reader that waited for more would never return)."""
+    import socket
+
+    mine, theirs = socket.socketpair()
+    try:
+        theirs.sendall(b'{"op": "hello"}\n{"op": "reset", "task": "T-1"}\n')
+        mine.settimeout(10)
+        assert receipts.read_line(mine) == b'{"op": "hello"}'
+    finally:
+        mine.close()
+        theirs.close()
+    reader = (f"import socket, sys; sys.path.insert(0, {REPO!r}); from memento_core import receipts\n"
+              "mine, theirs = socket.socketpair()\n"
+              "theirs.sendall(b'no newline'); theirs.close()\n"
+              "print(receipts.read_line(mine).decode())\n")
+    done = subprocess.run([PY, "-c", reader], capture_output=True, text=True, timeout=30)
+    assert done.stdout == "no newline\n", done.stderr
