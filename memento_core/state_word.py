@@ -80,7 +80,7 @@ def cron_facts(root: Path | str) -> tuple[bool, bool]:
 
 def tick_pick(ws: Workspace, plan: Plan, config) -> scheduler.Verdict:
     """The tick's pick, as the tick makes it: a task whose verify the architect changed waits for a
-    person's ack (tick/held.py), a phase waits for its pull request's merge (``land = "pr"``,
+    person's ack (held.py; tick/pick.py passes over them), a phase waits for its pull request's merge (``land = "pr"``,
     tick/land.py). So "next" names the task that will run, or says whom it waits for.
 
     ``config`` is memento.toml's Config, or None when it is invalid (no pull request is looked at).

@@ -21,7 +21,7 @@ Each step of SPEC §4 and the module that does it (``run.<function>`` calls it, 
                                       fallback presets, usage and budget: limits (SPEC §14)
     11  guards                        observe.check_guards gathers, guards.check judges (pure);
                                       the put-backs of SPEC §13 it runs first: own (Memento's
-                                      files, folders, state), gitstate (.git), objects (git's
+                                      files, folders, state), git/state.py (.git), objects (git's
                                       object store), unseen (nested repositories, deep paths),
                                       kept (a person's untracked and ignored files), modes;
                                       startup (files that change how verify starts); receipts
@@ -30,12 +30,13 @@ Each step of SPEC §4 and the module that does it (``run.<function>`` calls it, 
     13  pass                          outcome.record_pass (the entry's parts: record)
     14  fail, roll back               outcome.record_failure -> rollback; a question: asking
     15  repeat                        run.work_through_tasks; a parallel phase: workers
-                                      (crew_watch: the main work tree watched, worktrees)
+                                      (crew_watch: the main work tree watched; git/worktrees.py)
     16  afterwards                    afterwards (the circuit breaker, then rotation, alert,
                                       checkpoint, journal, pruning)
         land = "pr" (SPEC §19)        land (before the pick, in it, after the tick)
 
 ``attempt`` runs steps 7–14 in order (an exception inside them is the attempt's failure);
-``context`` is what a tick carries from step to step. This file imports nothing, so that a
+``context`` is what a tick carries from step to step (TickContext) and an attempt from
+step to step (Attempt). This file imports nothing, so that a
 paused tick imports no more than it needs (tests/core/test_import_hygiene.py).
 """
