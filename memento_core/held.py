@@ -17,6 +17,7 @@ tick and the fleet, which both ask it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -55,14 +56,19 @@ def held_tasks(ctx: TickContext, plan: Plan, rev: str = "HEAD") -> frozenset[str
     in a fleet, as the history of ``rev`` (the commit ``plan`` is read from) says too."""
     from_history(ctx, rev)
     listed = {c.task.upper(): c for c in pending(ctx.ws)}
-    if not listed:
-        return frozenset()
-    found = frozenset(t.id for t in plan.tasks if t.id.upper() in listed and t.status == " ")
+    found = held_in(plan, listed.values())
     for task_id in sorted(found - ctx.held_said):
         cron_log(ctx.ws, f"{task_id} not picked: the architect changed its verify ({listed[task_id.upper()].describe()}); "
                          f"it runs once a person has checked it: `{ACK_COMMAND} {task_id}`")
     ctx.held_said |= found
     return found
+
+
+def held_in(plan: Plan, changes: Iterable[VerifyChange]) -> frozenset[str]:
+    """The tasks of ``plan`` still to run (``[ ]``) whose verify ``changes`` name: what a pick
+    passes over (the tick's through :func:`held_tasks`, `memento status`'s through state_word)."""
+    listed = {c.task.upper() for c in changes}
+    return frozenset(t.id for t in plan.tasks if t.id.upper() in listed and t.status == " ") if listed else frozenset()
 
 
 def history(root: Path, rev: str = "HEAD") -> tuple[list[VerifyChange], set[tuple[str, str]]]:

@@ -85,9 +85,10 @@ def tick_pick(ws: Workspace, plan: Plan, config) -> scheduler.Verdict:
 
     ``config`` is memento.toml's Config, or None when it is invalid (no pull request is looked at).
     """
+    from .held import held_in
     from .verify_changes import pending
 
-    held = {c.task for c in pending(ws)}
+    held = held_in(plan, pending(ws))
     on_pull, rec = _pull_waits(ws, plan, config)
     verdict = scheduler.pick(plan, exclude=held | on_pull)
     if rec is not None and verdict.kind != scheduler.TASK:
@@ -96,7 +97,7 @@ def tick_pick(ws: Workspace, plan: Plan, config) -> scheduler.Verdict:
         return scheduler.Verdict(scheduler.WAITING, phase=rec.phase, message=wait_message(rec), on_person=True)
     if not held or verdict.kind == scheduler.TASK or scheduler.pick(plan).kind != scheduler.TASK:
         return verdict
-    ids = sorted(t.id for t in plan.tasks if t.id in held and t.status == " ")
+    ids = sorted(held)
     return scheduler.Verdict(scheduler.WAITING, tasks=tuple(ids), on_person=True,
                              message=f"waiting for you: the architect changed the verify of {', '.join(ids)} "
                                      "(`memento architect --ack` once checked)")
