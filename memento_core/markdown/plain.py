@@ -7,7 +7,7 @@ What Memento writes, and most of what a person adds to it, is a small subset of 
 ``> quote`` line, code spans in single backticks. :func:`read_plain` reads exactly that subset
 and returns what :func:`prose.parse_document` would say of it; anything outside it (a link, an
 escape, an HTML tag, an indented line, a block starting where another ends without a blank
-line between them, …) gives None and the caller parses with mistune. tests/core/test_markdown_plain.py
+line between them, …) gives None and the caller parses with mistune. tests/core/markdown/test_plain.py
 holds the two readers to the same answer, hostile texts included.
 """
 
