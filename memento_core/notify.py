@@ -23,7 +23,7 @@ from .config.model import Config
 from .errors import MementoError
 from .lines import message_text, read_text_file
 from .locks import atomic_write_text
-from .runlog import cron_log, utc_stamp
+from .runlog import cron_log, parse_utc_stamp, utc_stamp
 from .state import TickState
 from .workspace import Workspace
 
@@ -195,9 +195,8 @@ def _long_limit(state: TickState) -> list[Event]:
 
     from .durations import format_duration
 
-    try:
-        since = datetime.strptime(state.rate_limited_since, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-    except (TypeError, ValueError):
+    since = parse_utc_stamp(state.rate_limited_since)
+    if since is None:
         return []
     lasted = (datetime.now(UTC) - since).total_seconds()
     if lasted <= LONG_LIMIT_SECONDS or not state.rate_limit_streak:

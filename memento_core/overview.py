@@ -15,6 +15,7 @@ from .config.model import Config
 from .errors import MementoError
 from .lines import listed
 from .plan.model import Plan
+from .runlog import parse_utc_stamp
 from .state import TickState
 from .state_word import (  # noqa: F401 - the one word (state_word.py); named here for overview's callers
     NO_CRON_DAEMON,
@@ -87,7 +88,6 @@ def running_workers(ws: Workspace, plan: Plan, now: float | None = None) -> list
     """The workers running now (SPEC §12), from their claim files: a claim whose task is `[~]`
     and whose worker lives; a serial attempt is one worker with no worktree."""
     import time
-    from datetime import UTC, datetime
 
     from .state import claim_is_stale, read_claim
 
@@ -99,10 +99,8 @@ def running_workers(ws: Workspace, plan: Plan, now: float | None = None) -> list
         claim = read_claim(ws, task.id)
         if claim is None or claim_is_stale(claim, plan.meta.stale_lock_timeout, now=now) is not None:
             continue
-        try:
-            began = datetime.strptime(claim.started, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
-        except (TypeError, ValueError):
-            began = now
+        started = parse_utc_stamp(claim.started)
+        began = started.timestamp() if started is not None else now
         out.append({"task": task.id, "stage": claim.stage, "elapsed_s": round(max(0.0, now - began), 1),
                     "worktree": claim.worktree, "log": claim.log, "host": claim.host})
     return out

@@ -35,7 +35,7 @@ from ..git.run import git_binary, git_env, run_git
 from ..git.status import status
 from ..lines import read_regular
 from ..locks import atomic_write_text, file_lock, open_append
-from ..runlog import utc_stamp
+from ..runlog import parse_utc_stamp, utc_stamp
 from ..workspace import Workspace
 from .layout import ARCHIVE, GENERATED, LAYERS, PERSONA, SESSION_ARCHIVE
 from .tree import render_index
@@ -433,8 +433,10 @@ def unattributed_writes(ws: Workspace, *, days: int | None = UNATTRIBUTED_WARN_D
     for line in lines:
         try:
             rec = json.loads(line)
-            at = datetime.strptime(rec["at"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+            at = parse_utc_stamp(rec["at"])
         except (ValueError, KeyError, TypeError):
+            continue
+        if at is None:
             continue
         if since is None or at >= since:
             out.append(UnattributedWrite(rec["at"], str(rec.get("task", "")), str(rec.get("commit", "")),
