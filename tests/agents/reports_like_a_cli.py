@@ -29,7 +29,8 @@ KIND:
                    its result, a Task call whose sub-agent makes a Read call, a rate_limit_event
                    whose 5-hour window is COST used (a fraction; its seven_day 0.2), the result
                    (12.3k in incl. cache / 2.1k out tokens, $0.042); exit 0. After the Bash call's
-                   line it waits (up to 20 s) for the file COUNTER with suffix .go (the test saw the line)
+                   line, when the file COUNTER with suffix .hold exists, it waits (up to 20 s) for the file COUNTER
+                   with suffix .go (the test saw the line); without .hold it goes straight on
   claude-stream-bad  the same work, its stream broken: a line that is not JSON, a truncated
                    object, a 10 MB tool output on one line, an event of an unknown type, then the
                    result, and last half an event with no newline (cut off mid-line); exit 0
@@ -142,7 +143,7 @@ elif kind in ("claude-stream", "claude-stream-bad"):
     assistant({"type": "text", "text": "Let me run the tests first."})
     assistant({"type": "tool_use", "id": "toolu_1", "name": "Bash",
                "input": {"command": "pytest -q", "description": "Run the tests"}})
-    if kind == "claude-stream" and len(sys.argv) > 3:
+    if kind == "claude-stream" and len(sys.argv) > 3 and Path(sys.argv[3]).with_suffix(".hold").exists():
         go = Path(sys.argv[3]).with_suffix(".go")
         deadline = time.monotonic() + 20
         while not go.exists() and time.monotonic() < deadline:

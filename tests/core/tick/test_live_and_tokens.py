@@ -43,7 +43,8 @@ def tick_logs(ws) -> list:
 def test_each_tool_call_is_in_the_tick_log_while_the_agent_still_runs(tmp_path):
     """The agent prints a Bash call, then waits for the test to have seen its line in the log."""
     ws = make_ws(tmp_path, "claude-stream")
-    go = tmp_path / "runs.go"  # the fake agent goes on once this exists
+    (tmp_path / "runs.hold").touch()  # the fake agent waits after the Bash call's line...
+    go = tmp_path / "runs.go"  # ...and goes on once this exists
     seen: dict[str, object] = {}
 
     def watch():
