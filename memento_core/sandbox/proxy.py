@@ -454,7 +454,10 @@ def main(argv: list[str]) -> None:
         def pass_on(number, _frame):
             stopped.append(number)
             if child:
-                os.kill(child, number)
+                try:
+                    os.kill(child, number)
+                except ProcessLookupError:  # a signal to the whole group: waitpid reaped it first
+                    pass
 
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(sig, pass_on)

@@ -140,3 +140,28 @@ def test_any_request_line_gets_an_answer(chained_folder, host, port, method):
 @given(host=_HOST, port=_PORT, method=st.sampled_from(["CONNECT", "GET"]))
 def test_any_request_line_gets_an_answer_heavy(chained_folder, host, port, method):
     test_any_request_line_gets_an_answer.hypothesis.inner_test(chained_folder, host, port, method)
+
+
+def test_a_timed_out_run_stopped_with_its_group_ends_like_its_sandbox_without_a_traceback():
+    """At an agent's timeout the tick sends SIGTERM to the run's whole process group: the proxy
+    and its sandbox get it at once. The proxy's handler, passing the signal on, then meets a child
+    its waitpid already reaped; it used to die there with a ProcessLookupError traceback in every
+    timed-out sandboxed attempt's log (and no exit status of its child)."""
+    import signal
+    import time
+
+    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
+    command = [sys.executable, "-I", "-S", proxy.__file__, "--tag", "timeout", "--", sys.executable, "-c",
+               _SANDBOX, "--unshare-net"]
+    for _ in range(5):  # the race is the tick's: give it five chances
+        proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, start_new_session=True, env=env)
+        folder = proc.stdout.readline().strip()
+        assert folder.startswith("/tmp/memento-net-timeout-"), proc.stderr.read()
+        time.sleep(0.2)  # the proxy is in its waitpid
+        os.killpg(proc.pid, signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+        proc.stdin.close()
+        assert "Traceback" not in err, err
+        assert proc.returncode == -signal.SIGTERM  # ended like its sandbox: by the signal
+        assert not Path(folder).exists()

@@ -200,6 +200,10 @@ def test_a_task_that_kills_its_tick_every_time_ends_blocked_and_the_breaker_coun
 
     ws = make_ws(tmp_path, agent("kills_its_tick.py", "always", str(tmp_path / "unused")), max_retries=3,
                  sandbox=sandbox)
+    # In the sandbox the agent stops its guard and dies: each attempt ends at the agent's timeout.
+    toml = ws.root / "memento.toml"
+    toml.write_text(toml.read_text().replace('timeout = "20s"\n[verify]', 'timeout = "5s"\n[verify]', 1))
+    git(ws.root, "commit", "-qam", "a short agent timeout")
     for _ in range(3):  # in the sandbox its tick is out of its reach: three honest failures
         code = cron_tick(ws.root).returncode
         assert code == -signal.SIGKILL if sandbox == "none" else code in (0, 1)
@@ -209,6 +213,8 @@ def test_a_task_that_kills_its_tick_every_time_ends_blocked_and_the_breaker_coun
     assert task.status == "!" and task.retries == 3
     assert TickState.load(ws).consecutive_failed_ticks >= 3
     assert "broken\n" not in every_version(ws.root, "hello.txt")
+    logs = "".join(log.read_text() for log in ws.logs_dir.glob("tick_*.log"))
+    assert "Traceback" not in logs  # the run stopped at its timeout, the sandbox's proxy with it
 
 
 # ---------------------------------------------------------------- 3. odd names: a recorded result, never a crash loop
