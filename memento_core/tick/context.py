@@ -63,15 +63,15 @@ class TickContext:
     stale_ticks: set = field(default_factory=set)  # dead ticks whose failure the breaker counted (recovery)
     tick_commit: str | None = None  # the last commit this tick made that its documents may be folded into
     docs_committed: tuple | None = None  # the documents' stat when last found committed (housekeeping)
-    # A parallel worker's own processes (workers.py): ("agent"|"verify", start, end or None while it
-    # runs), in time.time(); None elsewhere (a serial attempt has nobody else to tell them from).
+    # A parallel worker's own processes (crew_judge.py judges by them): ("agent"|"verify", start, end or
+    # None while it runs), in time.time(); None elsewhere (a serial attempt has nobody else to tell them from).
     own_runs: list | None = None
     held_said: set = field(default_factory=set)  # held tasks already named in cron.log this tick (memento_core/held.py)
     held_seen: set = field(default_factory=set)  # commits whose history the held list was brought in line with
     state: TickState = field(init=False)
     log_path: Path = field(init=False)
     # Held around updates of ``state`` a worker thread makes (limits.py); parallel workers share
-    # the tick's state and this lock, which is their crew's (workers.Crew.lock).
+    # the tick's state and this lock, which is their crew's (crew.Crew.lock).
     state_lock: threading.RLock = field(default_factory=threading.RLock)
 
     def __post_init__(self) -> None:
@@ -232,7 +232,7 @@ class Attempt:
     review: object = None  # review.Outcome when the acceptance gate ran (SPEC §16)
     modes_reset: list = field(default_factory=list)  # what settle_modes removed, named in the entry
     question: tuple | None = None  # (text, first line, choices) when the worker asked (asking.py, SPEC §18)
-    # A parallel worker's own steps (tick/workers.py); None: the serial ones of this module.
+    # A parallel worker's own steps (tick/workers.py, tick/crew_result.py); None: the serial ones of this module.
     guards: object = None  # like check_guards
     on_pass: object = None  # like record_pass
     on_fail: object = None  # like record_failure
