@@ -68,6 +68,9 @@ class TickContext:
     own_runs: list | None = None
     held_said: set = field(default_factory=set)  # held tasks already named in cron.log this tick (memento_core/held.py)
     held_seen: set = field(default_factory=set)  # commits whose history the held list was brought in line with
+    # The HEAD the next commit must be made on (a parallel worker's documents: the crew's, crew.py);
+    # None: whatever HEAD is then.
+    commit_onto: str | None = None
     state: TickState = field(init=False)
     log_path: Path = field(init=False)
     # Held around updates of ``state`` a worker thread makes (limits.py); parallel workers share
@@ -130,7 +133,7 @@ class TickContext:
         (afterwards.fold_into_tick_commit makes a commit of their own)."""
         try:
             sha = commit_paths(self.root, paths, message, author=self.config.author, blobs=blobs,
-                               build=commit_here)
+                               build=commit_here, onto=self.commit_onto)
             self.tick_commit = None if sha_in_entry else sha
             return sha
         except MementoError as exc:

@@ -14,7 +14,10 @@ ref but the worker's own branch and the main branch is brought up to date in
 each snapshot before its guards look (:meth:`Crew.refresh`): the other workers'
 branches move with the crew, tags and other branches are a person's to move.
 A person's commit on the main branch is the crew's new HEAD
-(:meth:`Crew.follow_main`).
+(:meth:`Crew.follow_main`). Memento's own commits in main are made on the
+crew's HEAD only (:meth:`Crew.commit_onto`): an agent that points the main
+branch at a commit of its branch, even in the instant between the check and
+the commit, has the branch put back and answers for it at its guards.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from ..git import worktrees
 from ..git.repo import head as git_head
 from ..git.run import run_git
 from ..plan.model import Plan, Task
+from ..runlog import cron_log
 from ..state import Claim
 from ..workspace import Workspace
 from .context import Attempt, TaskResult, TickContext
@@ -146,3 +150,24 @@ class Crew:
         if run_git(root, ["merge-base", "--is-ancestor", self.main_head, head], check=False).returncode:
             return
         self.main_head = head
+
+    def commit_onto(self, docs: TickContext) -> None:
+        """Just before Memento commits in the main work tree through ``docs``: a main branch an agent
+        pointed at a commit of a worker's branch is put back at the crew's HEAD (and that worker
+        answers for it), and the commit is to be made on the crew's HEAD or not at all
+        (TickContext.commit_onto: a move in the instant after this look refuses the commit)."""
+        self.follow_main()
+        root, head = self.ctx.root, git_head(self.ctx.root)
+        docs.commit_onto = self.main_head
+        if not head or not self.main_head or not self.main_ref or head == self.main_head \
+                or head not in self.on_branches:
+            return  # unmoved; or moved elsewhere, which the commit refuses and the guards put back
+        run_git(root, ["update-ref", "-m", "memento: the main branch put back", self.main_ref, self.main_head,
+                       head], check=False)
+        said = f"moved the main branch ({self.main_ref}) to {head[:7]}, a commit of its branch (put back)"
+        holders = [w for w in self.running if w.branch and not run_git(
+            root, ["merge-base", "--is-ancestor", head, w.branch], check=False).returncode]
+        if len(holders) == 1:
+            holders[0].foreign.append(said)
+        else:
+            cron_log(self.ws, f"parallel workers: an agent {said}")

@@ -102,8 +102,9 @@ def merge(crew: Crew, w: Worker, at, touched, duration: float, verify_tail: str,
         return failed(crew, w, w.ctx, at, "the main work tree has uncommitted changes to "
                       + ", ".join(busy) + "; the task's work was set aside", duration, 0,
                       verify_tail, report, count_retry=False)
+    crew.commit_onto(docs)
     result = record_pass(docs, main_at, touched, duration, verify_tail, report)
-    crew.main_head = git_head(root)
+    crew.main_head = result.commit or crew.main_head  # never a HEAD read after it: an agent may move it
     crew.settle()
     return result
 
@@ -164,8 +165,8 @@ def fail_in_main(crew: Crew, w: Worker, reason: str, duration: float, exit_code,
         why = "interrupted" if docs.interrupted else "rate limited" if limited.startswith("⏳") else "set aside"
         message = (f"memento: {task.id} {why}" if uncounted else
                    f"memento: {task.id} {'blocked' if blocked else 'failed'} (retry {retries}/{max_retries})")
-        docs.commit(list(KEPT_DOCS), message)
-        crew.main_head = git_head(crew.ctx.root)
+        crew.commit_onto(docs)
+        crew.main_head = docs.commit(list(KEPT_DOCS), message) or crew.main_head
         if w.at is not None and w.at.beat is not None:
             w.at.beat.stop()
         remove_claim(crew.ws, task.id)
@@ -179,8 +180,8 @@ def asked_in_main(crew: Crew, w: Worker, reason: str, duration: float, report, r
     fields, blocked, message = question_fields(docs, w.at, reason, duration, report, rolled)
     docs.entry(fields, None)
     asking_done(docs, w.at, blocked)
-    docs.commit(list(KEPT_DOCS), message)
-    crew.main_head = git_head(crew.ctx.root)
+    crew.commit_onto(docs)
+    crew.main_head = docs.commit(list(KEPT_DOCS), message) or crew.main_head
     if w.at.beat is not None:
         w.at.beat.stop()
     remove_claim(crew.ws, task.id)
