@@ -18,8 +18,7 @@ from memento_core.state import TickState
 from memento_core.tick import context as tick_context
 from memento_core.tick.__main__ import run_tick
 from tests.core.scenarios.test_engine import AGENTS, PY
-
-from .test_workers import git, make_parallel_ws
+from tests.core.tick.test_workers import git, make_parallel_ws
 
 WATCHED = ("preset_limits", "rate_limit_streak", "rate_limited_until", "rate_limited_preset")
 

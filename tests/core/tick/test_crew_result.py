@@ -16,8 +16,14 @@ from memento_core.git import worktrees
 from memento_core.plan.scan import parse_plan
 from memento_core.tick import crew_result
 from memento_core.tick.__main__ import run_tick
-
-from .test_workers import git, leftovers, make_parallel_ws, started, subjects, wait_for
+from tests.core.tick.test_workers import (
+    git,
+    leftovers,
+    make_parallel_ws,
+    started,
+    subjects,
+    wait_for,
+)
 
 PERSONS = b"a person's edit, not yet committed\r\n\x00binary tail"
 

@@ -28,7 +28,7 @@ from tests.core.sandbox.test_sandbox import needs_bwrap
 from tests.core.scenarios.test_engine import AGENTS, PY, _alive, _wait_for, git, plan_text
 
 WORKTREES = Path(".memento") / "worktrees"
-SRC = str(Path(__file__).resolve().parents[2])
+SRC = str(Path(__file__).resolve().parents[3])
 
 
 @pytest.fixture(autouse=True)
