@@ -184,13 +184,15 @@ def read_or_none(path: Path) -> bytes | None:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None
-    with os.fdopen(fd, "rb") as fh:
-        try:
-            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-                return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None  # looked at before a file object is made: a folder's raised IsADirectoryError
+        with os.fdopen(fd, "rb", closefd=False) as fh:
             return fh.read()
-        except OSError:
-            return None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def unlink(path: Path) -> None:
