@@ -1,7 +1,9 @@
-"""Parallel workers share the tick's state (SPEC §12, §14): its rate-limit fields change only
-under the crew's lock.
+"""tick/crew.py: what a parallel phase's workers share (SPEC §12). The main branch the crew
+follows (a person's commit on top taken, an agent's move never), a main branch an agent pointed at
+its branch's commit put back just before Memento commits, and the tick's state the workers share,
+whose rate-limit fields change only under the crew's lock.
 
-A real parallel tick in this process, two workers whose agent (tests/agents/reports_like_a_cli.py
+The last: a real parallel tick in this process, two workers whose agent (tests/agents/reports_like_a_cli.py
 through the `command` preset, read as claude's output) is rate limited. The tick's state is
 watched: every change of preset_limits, rate_limit_streak and rate_limited_until made by a
 worker's thread must be made while that thread holds the crew's lock.
@@ -13,10 +15,13 @@ import threading
 
 import pytest
 
+from memento_core.config.load import load_config
 from memento_core.plan.scan import parse_plan
 from memento_core.state import TickState
 from memento_core.tick import context as tick_context
 from memento_core.tick.__main__ import run_tick
+from memento_core.tick.context import TickContext
+from memento_core.tick.crew import Crew, Worker
 from tests.core.scenarios.test_engine import AGENTS, PY
 from tests.core.tick.test_workers import git, make_parallel_ws
 
@@ -81,3 +86,64 @@ def test_workers_change_the_ticks_rate_limit_state_only_under_the_crews_lock(tmp
     assert seen, "no worker thread changed the rate-limit state"
     assert {what for what, _ in seen} >= {"rate_limit_streak", "rate_limited_until"}
     assert [what for what, held in seen if not held] == []
+
+
+# --------------------------------------------------------------------------- the main branch followed
+
+
+def _crew(tmp_path) -> Crew:
+    ws, _ = make_parallel_ws(tmp_path, ["T-1", "T-2"], workers=2)
+    ctx = TickContext(ws)
+    ctx.config = load_config(ws.config_path)
+    return Crew(ctx)
+
+
+def _commit_on(root, ref: str, parent: str, subject: str) -> str:
+    sha = git(root, "commit-tree", f"{parent}^{{tree}}", "-p", parent, "-m", subject).strip()
+    git(root, "update-ref", ref, sha)
+    return sha
+
+
+def test_the_crew_takes_a_persons_commit_on_main_and_never_an_agents_move(tmp_path):
+    crew = _crew(tmp_path)
+    root, start = crew.ctx.root, crew.main_head
+    agents = _commit_on(root, "refs/heads/memento/T-1", start, "an agent's commit")
+    git(root, "update-ref", "refs/heads/main", agents)  # main pointed at a worker's branch
+    crew.follow_main()
+    assert crew.main_head == start
+    git(root, "update-ref", "refs/heads/main", start)
+    persons = _commit_on(root, "refs/heads/main", start, "a person's commit")
+    crew.follow_main()
+    assert crew.main_head == persons
+    git(root, "update-ref", "refs/heads/main", start)  # backwards: foreign to the crew
+    crew.follow_main()
+    assert crew.main_head == persons
+
+
+def test_just_before_a_commit_main_is_put_back_and_the_worker_whose_branch_it_pointed_at_answers(tmp_path):
+    crew = _crew(tmp_path)
+    root, start = crew.ctx.root, crew.main_head
+    plan = crew.ctx.plan()
+    workers = [Worker(plan.task(t), plan, None, crew.ctx, crew.ctx, f"refs/heads/memento/{t}") for t in ("T-1", "T-2")]
+    crew.running += workers
+    _commit_on(root, "refs/heads/memento/T-2", start, "the honest worker's")
+    hostile = _commit_on(root, "refs/heads/memento/T-1", start, "agent: on main")
+    git(root, "update-ref", "refs/heads/main", hostile)
+    docs = TickContext(crew.ws)
+    crew.commit_onto(docs)
+    assert git(root, "rev-parse", "refs/heads/main").strip() == start == docs.commit_onto
+    assert [w.foreign for w in workers] == [
+        [f"moved the main branch (refs/heads/main) to {hostile[:7]}, a commit of its branch (put back)"], []]
+    persons = _commit_on(root, "refs/heads/main", start, "a person's commit")
+    crew.commit_onto(docs)  # a person's commit stays, and is what Memento commits on
+    assert git(root, "rev-parse", "refs/heads/main").strip() == persons == docs.commit_onto
+    git(root, "update-ref", "refs/heads/main", start)  # backwards: left for the commit to refuse
+    crew.commit_onto(docs)
+    assert git(root, "rev-parse", "refs/heads/main").strip() == start and docs.commit_onto == persons
+    both = _commit_on(root, "refs/heads/memento/T-1", persons, "held by two branches")
+    git(root, "update-ref", "refs/heads/memento/T-2", both)
+    git(root, "update-ref", "refs/heads/main", both)
+    crew.commit_onto(docs)  # put back, but nobody can be named
+    assert git(root, "rev-parse", "refs/heads/main").strip() == persons
+    assert [len(w.foreign) for w in workers] == [1, 0]
+    assert f"an agent moved the main branch (refs/heads/main) to {both[:7]}" in crew.ws.cron_log.read_text()
