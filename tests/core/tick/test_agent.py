@@ -11,12 +11,12 @@ import time
 
 import pytest
 
-from memento_core.config.load import load_config
 from memento_core.state import Heartbeat
 from memento_core.tick.agent import build_worker_prompt, run_agent
 from memento_core.tick.claim import claim_task
 from memento_core.tick.context import TickContext
 from tests.core.scenarios.test_engine import make_ws
+from tests.core.tick.ticks import tick_context
 
 SCRIPT = """import os, sys, time
 from pathlib import Path
@@ -31,8 +31,7 @@ def _ctx(tmp_path, code: int, seconds: float = 0, timeout: str = "20s") -> TickC
     script.write_text(SCRIPT)
     ws = make_ws(tmp_path, f"{sys.executable} {script} {tmp_path / 'seen.txt'} {code} {seconds}")
     ws.config_path.write_text(ws.config_path.read_text().replace('timeout = "20s"', f'timeout = "{timeout}"', 1))
-    ctx = TickContext(ws, number=1)
-    ctx.config = load_config(ws.config_path)
+    ctx = tick_context(ws)
     return ctx
 
 

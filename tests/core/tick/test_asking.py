@@ -9,7 +9,6 @@ from types import SimpleNamespace
 
 import pytest
 
-from memento_core.config.load import load_config
 from memento_core.plan.scan import parse_plan
 from memento_core.tick.asking import (
     MAX_QUESTIONS_BLOCKED,
@@ -20,15 +19,14 @@ from memento_core.tick.asking import (
     outcome,
     take_question,
 )
-from memento_core.tick.context import TickContext
 from tests.core.scenarios.test_engine import make_ws
+from tests.core.tick.ticks import tick_context
 
 
 @pytest.fixture
 def ctx(tmp_path, git_identity):
     ws = make_ws(tmp_path, "true", extra_meta="- max_questions: 2\n")
-    c = TickContext(ws)
-    c.config = load_config(ws.config_path)
+    c = tick_context(ws, None)
     ws.question_path.parent.mkdir(parents=True, exist_ok=True)
     return c
 

@@ -10,18 +10,17 @@ from types import SimpleNamespace
 
 import pytest
 
-from memento_core.config.load import load_config
 from memento_core.git.state import RepositoryGone
 from memento_core.plan.scan import parse_plan
 from memento_core.runlog import TaskResult
 from memento_core.tick.attempt import attempt_safely, attempt_task
 from memento_core.tick.context import Interrupted, TickContext
 from tests.core.scenarios.test_engine import agent, git, make_ws
+from tests.core.tick.ticks import tick_context
 
 
 def _ctx(ws) -> TickContext:
-    ctx = TickContext(ws, number=1)
-    ctx.config = load_config(ws.config_path)
+    ctx = tick_context(ws)
     return ctx
 
 

@@ -8,20 +8,18 @@ import os
 
 import pytest
 
-from memento_core.config.load import load_config
 from memento_core.plan.scan import parse_plan
 from memento_core.runlog import TaskResult
 from memento_core.state import read_claim
 from memento_core.tick.claim import claim_task, take_snapshot
-from memento_core.tick.context import TickContext
 from tests.core.scenarios.test_engine import git, make_ws
+from tests.core.tick.ticks import tick_context
 
 
 @pytest.fixture
 def ctx(tmp_path, git_identity):
     ws = make_ws(tmp_path, "true")
-    c = TickContext(ws, number=4)
-    c.config = load_config(ws.config_path)
+    c = tick_context(ws, 4)
     return c
 
 

@@ -9,17 +9,15 @@ import os
 
 import pytest
 
-from memento_core.config.load import load_config
 from memento_core.tick.confine import after_agent, guard_paths, others, prepare
-from memento_core.tick.context import TickContext
 from tests.core.scenarios.test_engine import git, make_ws
+from tests.core.tick.ticks import tick_context
 
 
 @pytest.fixture
 def ctx(tmp_path, git_identity):
     ws = make_ws(tmp_path, "true")
-    c = TickContext(ws, number=1)
-    c.config = load_config(ws.config_path)
+    c = tick_context(ws)
     return c
 
 

@@ -8,19 +8,18 @@ import os
 
 import pytest
 
-from memento_core.config.load import load_config
 from memento_core.locks import SymlinkRefused
 from memento_core.plan.scan import parse_plan
 from memento_core.state import TickState
-from memento_core.tick.context import TickContext, append_log, next_number, read_or_none, tail
+from memento_core.tick.context import append_log, next_number, read_or_none, tail
 from tests.core.scenarios.test_engine import git, make_ws
+from tests.core.tick.ticks import tick_context
 
 
 @pytest.fixture
 def ctx(tmp_path, git_identity):
     ws = make_ws(tmp_path, "true")
-    c = TickContext(ws)
-    c.config = load_config(ws.config_path)
+    c = tick_context(ws, None)
     return c
 
 

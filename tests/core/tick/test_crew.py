@@ -15,7 +15,6 @@ import threading
 
 import pytest
 
-from memento_core.config.load import load_config
 from memento_core.plan.scan import parse_plan
 from memento_core.state import TickState
 from memento_core.tick import context as tick_context
@@ -23,6 +22,7 @@ from memento_core.tick.__main__ import run_tick
 from memento_core.tick.context import TickContext
 from memento_core.tick.crew import Crew, Worker
 from tests.core.scenarios.test_engine import AGENTS, PY
+from tests.core.tick import ticks
 from tests.core.tick.test_workers import git, make_parallel_ws
 
 WATCHED = ("preset_limits", "rate_limit_streak", "rate_limited_until", "rate_limited_preset")
@@ -93,8 +93,7 @@ def test_workers_change_the_ticks_rate_limit_state_only_under_the_crews_lock(tmp
 
 def _crew(tmp_path) -> Crew:
     ws, _ = make_parallel_ws(tmp_path, ["T-1", "T-2"], workers=2)
-    ctx = TickContext(ws)
-    ctx.config = load_config(ws.config_path)
+    ctx = ticks.tick_context(ws, None)
     return Crew(ctx)
 
 

@@ -8,19 +8,18 @@ from __future__ import annotations
 
 import pytest
 
-from memento_core.config.load import load_config
 from memento_core.forge import pulls
 from memento_core.scheduler import BLOCKED, COMPLETE, WAITING, Verdict
 from memento_core.tick import land
 from memento_core.tick.context import TickContext
 from tests.core.scenarios.test_engine import git, make_ws
+from tests.core.tick.ticks import tick_context
 
 
 def _ctx(ws, forge: bool) -> TickContext:
     if forge:
         ws.config_path.write_text(ws.config_path.read_text() + '[forge]\nland = "pr"\nrepo = "octo-org/shop"\n')
-    ctx = TickContext(ws, number=1)
-    ctx.config = load_config(ws.config_path)
+    ctx = tick_context(ws)
     return ctx
 
 

@@ -9,19 +9,18 @@ import time
 
 import pytest
 
-from memento_core.config.load import load_config
 from memento_core.tick.claim import claim_task, take_snapshot
-from memento_core.tick.context import Attempt, TickContext
+from memento_core.tick.context import Attempt
 from memento_core.tick.observe import check_guards, diff_bytes_reason
 from tests.core.scenarios.test_engine import git, make_ws
+from tests.core.tick.ticks import tick_context
 
 
 @pytest.fixture
 def started(tmp_path, git_identity):
     """A claimed task right after its snapshot: (ctx, attempt)."""
     ws = make_ws(tmp_path, "true", extra_meta="- max_diff_bytes: 5000\n")
-    ctx = TickContext(ws, number=1)
-    ctx.config = load_config(ws.config_path)
+    ctx = tick_context(ws)
     task = ctx.plan().task("T-1")
     base = git(ws.root, "rev-parse", "HEAD").strip()
     claim_task(ctx, task, base, set())

@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from memento_core.config.load import load_config
 from memento_core.control import acknowledge_verify
 from memento_core.scheduler import TASK
-from memento_core.tick.context import TickContext
 from memento_core.tick.pick import HELD, MESSAGE, pick_unheld
 from memento_core.verify_changes import ACK_COMMAND, VerifyChange, record
 from tests.core.scenarios.test_engine import make_ws
+from tests.core.tick.ticks import tick_context
 
 TASKS = "\n".join(f"- [ ] `T-{n}` Task {n}\n  - verify: `true`\n  - context_files: [{files}]\n"
                   for n, files in ((1, "a.txt"), (2, "a.txt, b.txt"), (3, "c.txt")))
@@ -22,8 +21,7 @@ TASKS = "\n".join(f"- [ ] `T-{n}` Task {n}\n  - verify: `true`\n  - context_file
 @pytest.fixture
 def ctx(tmp_path, git_identity):
     ws = make_ws(tmp_path, "true", TASKS)
-    c = TickContext(ws, number=1)
-    c.config = load_config(ws.config_path)
+    c = tick_context(ws)
     return c
 
 

@@ -14,7 +14,6 @@ import pytest
 
 from memento_core import status_log
 from memento_core.attempt_record import read_record, save_record
-from memento_core.config.load import load_config
 from memento_core.plan.scan import parse_plan
 from memento_core.state import read_claim, write_claim
 from memento_core.tick.claim import claim_task
@@ -22,11 +21,11 @@ from memento_core.tick.context import TickContext
 from memento_core.tick.record import write_record
 from memento_core.tick.recovery import clean_leftovers, recover_stale_claims, stale_reason
 from tests.core.scenarios.test_engine import git, make_ws
+from tests.core.tick.ticks import tick_context
 
 
 def _ctx(ws) -> TickContext:
-    ctx = TickContext(ws, number=1)
-    ctx.config = load_config(ws.config_path)
+    ctx = tick_context(ws)
     return ctx
 
 

@@ -8,9 +8,7 @@ from __future__ import annotations
 import pytest
 
 from memento_core import status_log
-from memento_core.config.load import load_config
 from memento_core.errors import EXIT_ATTENTION, EXIT_ERROR, EXIT_OK
-from memento_core.tick.context import TickContext
 from memento_core.tick.run import (
     load_config_and_plan,
     pick_task,
@@ -18,13 +16,13 @@ from memento_core.tick.run import (
     skip_unless_auto,
 )
 from tests.core.scenarios.test_engine import git, make_ws
+from tests.core.tick.ticks import tick_context
 
 
 @pytest.fixture
 def ctx(tmp_path, git_identity):
     ws = make_ws(tmp_path, "true")
-    c = TickContext(ws, number=1)
-    c.config = load_config(ws.config_path)
+    c = tick_context(ws)
     return c
 
 

@@ -8,18 +8,17 @@ import time
 
 import pytest
 
-from memento_core.config.load import load_config
 from memento_core.plan.scan import parse_plan
 from memento_core.tick.context import TickContext
 from memento_core.tick.verify import run_verify
 from tests.core.scenarios.test_engine import make_ws
+from tests.core.tick.ticks import tick_context
 
 
 def _ctx(tmp_path, verify: str, extra: str = "") -> tuple[TickContext, object]:
     tasks = f"- [ ] `T-1` Write hello\n  - verify: `{verify}`\n  - context_files: [hello.txt]\n{extra}"
     ws = make_ws(tmp_path, "true", tasks)
-    ctx = TickContext(ws)
-    ctx.config = load_config(ws.config_path)
+    ctx = tick_context(ws, None)
     return ctx, parse_plan(ws.plan_path).task("T-1")
 
 
