@@ -92,14 +92,14 @@ TESTS: dict[str, tuple[str, ...]] = {
         "tests/core/scenarios/test_person_receipts.py::test_the_agents_raw_commit_in_memory_is_taken_out_of_its_history",
         "tests/core/scenarios/test_person_receipts.py::test_a_persons_memory_write_during_the_run_is_theirs_and_the_task_passes",
         "tests/core/scenarios/test_person_receipts.py::test_a_person_commit_in_memory_with_one_file_no_person_announced_is_forged",
-        "tests/core/test_workers.py::test_a_worker_failing_its_last_retry_blocks_its_task_and_the_other_lands"),
+        "tests/core/tick/test_workers.py::test_a_worker_failing_its_last_retry_blocks_its_task_and_the_other_lands"),
     "memento_core/receipts.py": ("tests/core/tick/test_receipts.py", "tests/core/scenarios/test_person_receipts.py"),
     "memento_core/sandbox/__init__.py": ("tests/core/sandbox/test_sandbox.py",),
     "memento_core/sandbox/home.py": ("tests/core/sandbox/test_home.py",),
     # The fleet (tick/remote.py until issue 42): each module against its own tests first, then the
     # fleet's others and its scenarios (a mutant of one module is often seen through another).
     **{f"memento_core/fleet/{name}.py": _fleet_tests(name) for name in FLEET_MODULES},
-    "memento_core/tick/limits.py": ("tests/core/tick/test_limits.py", "tests/core/test_rate_limit_streak.py",
+    "memento_core/tick/limits.py": ("tests/core/tick/test_limits.py", "tests/core/scenarios/test_rate_limit_streak.py",
                                     "tests/core/tick/test_live_and_tokens.py"),
     # The plan (plan.py until issue 42).
     "memento_core/plan/model.py": _plan_tests("model"),

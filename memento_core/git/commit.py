@@ -123,7 +123,8 @@ def _index_info(prefix: str, blobs: dict[str, Blob], width: int = 40) -> bytes:
 
 
 def commit_paths(root: Path, paths: Iterable[str], message: str, author: Author | None = None,
-                 blobs: dict[str, Blob] | None = None, build: Callable | None = None) -> str:
+                 blobs: dict[str, Blob] | None = None, build: Callable | None = None,
+                 onto: str | None = None) -> str:
     """Commit exactly ``paths`` as they are in the work tree; returns the new commit's sha.
 
     New, modified and deleted files are all recorded; other staged or dirty
@@ -133,10 +134,14 @@ def commit_paths(root: Path, paths: Iterable[str], message: str, author: Author 
     Commit hooks do not run. ``blobs`` (from :func:`hash_blobs`): those paths are
     committed as they were when hashed, not as they are now.
     Raises MementoError (with git's message) on failure, including when
-    the commit would change nothing. ``build``: see :func:`make_commit`.
+    the commit would change nothing. ``build``: see :func:`make_commit`. ``onto``: the commit
+    HEAD must be (else nothing moves and MementoError says so): never a HEAD moved meanwhile.
     """
     made = make_commit(root, paths, message, author, blobs, build)
     crash_point("commit:before-ref")
+    if onto is not None and made.parent != onto:
+        raise MementoError(f"HEAD moved in {root} (to {(made.parent or '')[:7]}, expected {onto[:7]}) "
+                           f"before {made.subject!r} was committed")
     if not adopt_commit(root, made):
         raise MementoError(f"HEAD moved in {root} while {made.subject!r} was being committed")
     return made.sha

@@ -4,8 +4,8 @@ Plain git plumbing, run the hardened way (run.run_git): make a task's
 worktree from a commit, rebase its one commit onto the main branch's HEAD
 (naming the conflicting paths when it cannot), read what that commit changes,
 remove a worktree and its branch, and list the ones that are there. Nothing
-here edits a plan, a note or the status log: tick/workers.py does that, in the
-main work tree, under the tick's lock.
+here edits a plan, a note or the status log: tick/workers.py and
+tick/crew_result.py do that, in the main work tree, under the tick's lock.
 """
 
 from __future__ import annotations

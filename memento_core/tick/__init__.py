@@ -11,7 +11,8 @@ Each step of SPEC §4 and the module that does it (``run.<function>`` calls it, 
      3  tick_mode other than auto     run.skip_unless_auto
         rate limited, budget spent    limits.skip_reason (SPEC §14)
      4  stale claims                  recovery (reads the tick's own record: record,
-                                      memento_core/attempt_record.py); workers.stop_stale_workers
+                                      memento_core/attempt_record.py); stale_workers (a killed
+                                      tick's workers stopped, their worktrees pruned)
      5  dirty work tree, sync docs    run.refuse_dirty_tree
      6  pick                          pick (passing over held tasks: memento_core/held.py)
      7  claim                         claim.claim_task (the tick's record first: record)
@@ -29,8 +30,12 @@ Each step of SPEC §4 and the module that does it (``run.<function>`` calls it, 
     12  verify                        verify.run_verify; then review (the acceptance gate, §16)
     13  pass                          outcome.record_pass (the entry's parts: record)
     14  fail, roll back               outcome.record_failure -> rollback; a question: asking
-    15  repeat                        run.work_through_tasks; a parallel phase: workers
-                                      (crew_watch: the main work tree watched; git/worktrees.py)
+    15  repeat                        run.work_through_tasks; a parallel phase: workers (start,
+                                      wait), crew (what the workers share, the main branch
+                                      followed), crew_judge (what a worker wrote outside its
+                                      worktree), crew_watch (the main work tree watched),
+                                      crew_result (a worker's pass or failure in main);
+                                      git/worktrees.py
     16  afterwards                    afterwards (the circuit breaker, then rotation, alert,
                                       checkpoint, journal, pruning)
         land = "pr" (SPEC §19)        land (before the pick, in it, after the tick)

@@ -94,7 +94,7 @@ def run_agent(ctx: TickContext, task: Task, prompt_file: Path, beat: Heartbeat,
 @contextmanager
 def own_run(ctx: TickContext, kind: str) -> Iterator[None]:
     """When a parallel worker's own agent or verify ran (``ctx.own_runs``): a change in its worktree
-    at another moment is not its own (workers.Crew judges it)."""
+    at another moment is not its own (crew_judge.py judges it)."""
     if ctx.own_runs is None:
         yield
         return

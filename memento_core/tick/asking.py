@@ -2,7 +2,7 @@
 
 The worker writes ``.memento/worker/question.md`` and exits. :func:`take_question` reads it
 after the agent (questions.read_question: never a FIFO or a link, capped); the attempt is then
-rolled back and saved like any failure (outcome.record_failure, workers.Crew._failed) but counts
+rolled back and saved like any failure (outcome.record_failure, crew_result.failed) but counts
 no retry and no failed tick for the breaker, and :func:`mark_waiting` marks the task ``[?]`` with
 ``- question:`` and ``- questions: N``. A question past Meta ``max_questions`` blocks the task
 (``🚫 BLOCKED — max_questions reached``), again without a retry counted.

@@ -63,15 +63,18 @@ class TickContext:
     stale_ticks: set = field(default_factory=set)  # dead ticks whose failure the breaker counted (recovery)
     tick_commit: str | None = None  # the last commit this tick made that its documents may be folded into
     docs_committed: tuple | None = None  # the documents' stat when last found committed (housekeeping)
-    # A parallel worker's own processes (workers.py): ("agent"|"verify", start, end or None while it
-    # runs), in time.time(); None elsewhere (a serial attempt has nobody else to tell them from).
+    # A parallel worker's own processes (crew_judge.py judges by them): ("agent"|"verify", start, end or
+    # None while it runs), in time.time(); None elsewhere (a serial attempt has nobody else to tell them from).
     own_runs: list | None = None
     held_said: set = field(default_factory=set)  # held tasks already named in cron.log this tick (memento_core/held.py)
     held_seen: set = field(default_factory=set)  # commits whose history the held list was brought in line with
+    # The HEAD the next commit must be made on (a parallel worker's documents: the crew's, crew.py);
+    # None: whatever HEAD is then.
+    commit_onto: str | None = None
     state: TickState = field(init=False)
     log_path: Path = field(init=False)
     # Held around updates of ``state`` a worker thread makes (limits.py); parallel workers share
-    # the tick's state and this lock, which is their crew's (workers.Crew.lock).
+    # the tick's state and this lock, which is their crew's (crew.Crew.lock).
     state_lock: threading.RLock = field(default_factory=threading.RLock)
 
     def __post_init__(self) -> None:
@@ -130,7 +133,7 @@ class TickContext:
         (afterwards.fold_into_tick_commit makes a commit of their own)."""
         try:
             sha = commit_paths(self.root, paths, message, author=self.config.author, blobs=blobs,
-                               build=commit_here)
+                               build=commit_here, onto=self.commit_onto)
             self.tick_commit = None if sha_in_entry else sha
             return sha
         except MementoError as exc:
@@ -181,13 +184,15 @@ def read_or_none(path: Path) -> bytes | None:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None
-    with os.fdopen(fd, "rb") as fh:
-        try:
-            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-                return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None  # looked at before a file object is made: a folder's raised IsADirectoryError
+        with os.fdopen(fd, "rb", closefd=False) as fh:
             return fh.read()
-        except OSError:
-            return None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def unlink(path: Path) -> None:
@@ -232,7 +237,7 @@ class Attempt:
     review: object = None  # review.Outcome when the acceptance gate ran (SPEC §16)
     modes_reset: list = field(default_factory=list)  # what settle_modes removed, named in the entry
     question: tuple | None = None  # (text, first line, choices) when the worker asked (asking.py, SPEC §18)
-    # A parallel worker's own steps (tick/workers.py); None: the serial ones of this module.
+    # A parallel worker's own steps (tick/workers.py, tick/crew_result.py); None: the serial ones of this module.
     guards: object = None  # like check_guards
     on_pass: object = None  # like record_pass
     on_fail: object = None  # like record_failure

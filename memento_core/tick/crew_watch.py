@@ -25,7 +25,7 @@ agent and its own verify write its files: each worker records when they ran
 (after its agent ended: while it waits for its guards, verifies, waits to
 commit) is someone else's: :func:`own_run_at` says ''. A change while its own
 verify ran is its verify's unless another worker's window holds it too: then
-no one can tell (workers.Crew: the task is set aside, never committed with it).
+no one can tell (crew_judge.judge_worktree: the task is set aside, never committed with it).
 A write into a worktree while that worker's own agent runs is the one thing
 time cannot tell from its agent's: only the sandbox prevents it.
 """
@@ -154,7 +154,7 @@ class MainWatch:
         for tid, paths in planted.items():
             self._move_aside([p for p in paths if (self.root / p).exists() or (self.root / p).is_symlink()],
                              f"main-{tid}")
-            found.setdefault(tid, []).append(f"added files to the main work tree: {_listed(paths)} "
+            found.setdefault(tid, []).append(f"added files to the main work tree: {listed(paths)} "
                                             "(moved to logs/rollback/)")
         return found
 
@@ -262,6 +262,7 @@ def _remove(path: Path) -> None:
         path.unlink(missing_ok=True)
 
 
-def _listed(names: list[str], limit: int = 10) -> str:
+def listed(names: list[str], limit: int = 10) -> str:
+    """The first ``limit`` names joined, and how many more there are."""
     return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
 

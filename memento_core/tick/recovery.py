@@ -120,7 +120,7 @@ def reset_stale_claim(ctx: TickContext, task: Task, claim: Claim | None, why: st
         wrong = claim_disagrees(claim, rec)
         why += f"; {wrong}" if wrong else ""
     kill_attempt_processes(ctx, task.id, claim, rec)
-    # A parallel worker's changes were in its worktree (gone by now, stop_stale_workers); the
+    # A parallel worker's changes were in its worktree (gone by now, stale_workers.stop_stale_workers); the
     # main work tree, its refs and its status log hold the other workers' work: only tracked
     # changes on top of HEAD are undone there, as without a record.
     main = None if rec is not None and rec.worktree else rec

@@ -43,7 +43,8 @@ from .context import Interrupted, TickContext, next_number
 from .limits import daily_budget_spent
 from .pick import HELD, pick_unheld
 from .recovery import clean_leftovers, recover_stale_claims
-from .workers import prune_worktrees, run_parallel, runs_in_parallel, stop_stale_workers
+from .stale_workers import prune_worktrees, stop_stale_workers
+from .workers import run_parallel, runs_in_parallel
 
 
 def tick(ws: Workspace, taken_over: str = "") -> Outcome:
@@ -247,7 +248,7 @@ def recover(ctx: TickContext, plan: Plan) -> Plan:
     crash_point("tick:recovering")
     clean_leftovers(ctx)
     remote.clean_leftovers(ctx)  # [workers] remote: a rebase a killed tick left half done
-    stop_stale_workers(ctx, plan)  # a killed tick's parallel workers (workers.py, SPEC §12)
+    stop_stale_workers(ctx, plan)  # a killed tick's parallel workers (stale_workers.py, SPEC §12)
     plan = recover_stale_claims(ctx, plan, skip=remote.foreign_claims(ctx, plan))
     prune_worktrees(ctx)
     return plan

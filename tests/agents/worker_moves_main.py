@@ -2,20 +2,40 @@
 """Hostile agent for parallel workers: does its task, and task HOSTILE also points the main
 branch at a commit of its own (from inside its worktree, where HEAD is its memento/<ID> branch).
 
-usage: worker_moves_main.py DIR HOSTILE_ID   (writes DIR/<TASK>.started first)
+usage: worker_moves_main.py DIR HOSTILE_ID [on-go]   (writes DIR/<TASK>.started first)
+
+With `on-go` the move waits for its moment: HOSTILE commits, writes DIR/committed and waits for
+DIR/go (the test creates it while another worker's result is being brought into main), then
+moves the main branch and writes DIR/moved; the other tasks end only once DIR/committed exists.
 """
 
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 scratch, hostile = Path(sys.argv[1]), sys.argv[2]
+on_go = len(sys.argv) > 3 and sys.argv[3] == "on-go"
 task = os.environ["MEMENTO_TASK_ID"]
+
+
+def wait_for(path: Path) -> None:
+    deadline = time.monotonic() + 30
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
 (scratch / f"{task}.started").write_text(f"{os.getpid()}\n{os.getcwd()}\n")
 Path(f"{task}.txt").write_text(f"done {task}\n")
 if task == hostile:
     subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "agent: on main"], check=True)
     sha = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    if on_go:
+        (scratch / "committed").write_text(sha)
+        wait_for(scratch / "go")
     subprocess.run(["git", "update-ref", "refs/heads/main", sha], check=True)
+    (scratch / "moved").write_text(sha)
     print(f"moved main to {sha}")
+elif on_go:
+    wait_for(scratch / "committed")

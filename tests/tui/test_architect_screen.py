@@ -10,7 +10,7 @@ import pytest
 from memento_core.plan.scan import parse_plan
 from memento_tui.app import MementoApp
 from memento_tui.screens.architect import ArchitectScreen
-from tests.core.test_architect import agent, make_ws, seen, tree
+from tests.core.tick.architect.test_run import agent, make_ws, seen, tree
 
 from .conftest import screen_text, settle, wait_for
 

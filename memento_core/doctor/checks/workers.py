@@ -6,7 +6,7 @@ from functools import partial
 
 from ...git.worktrees import WORKTREES_REL, present
 from ...state import claim_is_stale, read_claim
-from ...tick.workers import recorded_branch
+from ...tick.stale_workers import recorded_branch
 from ...workspace import Workspace
 from ..context import Context
 from ..findings import WARNING, CheckResult, Finding

@@ -53,6 +53,24 @@ def test_commit_paths_on_an_unborn_branch_and_nothing_to_commit(repo):
     assert head(repo) == sha
 
 
+@pytest.mark.parametrize("fast", [False, True], ids=["git's index", "commit_here"])
+def test_commit_paths_onto_a_head_that_moved_commits_nothing_and_moves_nothing(seeded, fast):
+    """A parallel worker's documents are committed on the crew's HEAD or not at all: never on a
+    commit an agent pointed the branch at."""
+    from memento_core.git.commit_fast import commit_here
+
+    root, base = seeded
+    moved = git(root, "commit-tree", f"{base}^{{tree}}", "-p", base, "-m", "agent: on main").strip()
+    git(root, "update-ref", "refs/heads/main", moved)
+    write(root, "task.py", "print('task')\n")
+    build = commit_here if fast else None
+    with pytest.raises(MementoError, match="HEAD moved"):
+        commit_paths(root, ["task.py"], "memento: complete T-1", build=build, onto=base)
+    assert head(root) == moved
+    sha = commit_paths(root, ["task.py"], "memento: complete T-1", build=build, onto=moved)
+    assert head(root) == sha and git(root, "rev-parse", f"{sha}^").strip() == moved
+
+
 def test_commit_paths_handles_names_that_look_like_globs(repo):
     write(repo, "*.py", "literal star\n")
     write(repo, "real.py", "not me\n")

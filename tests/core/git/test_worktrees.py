@@ -1,7 +1,7 @@
 """worktrees.py against real git: a worker's worktree on a branch no person has, removed with only
 Memento's branch; a rebase that conflicts names the paths and leaves the branch as it was; a
 commit's changes brought into the main work tree only where it is as the base has it. (Workers
-through whole ticks: tests/core/test_workers*.py.)"""
+through whole ticks: tests/core/tick/test_workers.py and the crew's test files beside it.)"""
 
 from __future__ import annotations
 

@@ -487,7 +487,7 @@ def test_git_add_mv_rm_work_in_the_sandbox_and_nothing_reaches_dot_git(tmp_path)
 
 @needs_bwrap
 def test_git_staging_works_in_a_parallel_workers_worktree_too(tmp_path):
-    from tests.core.test_workers import make_parallel_ws
+    from tests.core.tick.test_workers import make_parallel_ws
 
     ws, _ = make_parallel_ws(tmp_path, ["T-1", "T-2"], workers=2)
     tag = uuid.uuid4().hex

@@ -287,7 +287,7 @@ def test_a_parallel_workers_sandbox_keeps_the_main_tree_and_the_shared_git_read_
     """In bwrap's order (a later mount wins): the main work tree read-only, then the worker's own
     worktree inside it writable, a person's node_modules/ read-only with its .cache/ writable again,
     and the git folder the worktree shares with the project read-only."""
-    from memento_core.tick.workers import WorktreeSpace
+    from memento_core.tick.crew import WorktreeSpace
 
     main = tmp_path / "proj"
     main.mkdir()

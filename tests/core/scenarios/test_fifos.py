@@ -110,7 +110,7 @@ def test_a_reviewer_that_makes_review_md_a_fifo_fails_the_review_and_never_hangs
 @pytest.mark.parametrize("where", ["docs/design.md", "docs/PROJECT_MAP.md", "docs/MASTER_PLAN.md",
                                    "docs/HUMAN_NOTES.md", ".memento/worker/tick_result.md"])
 def test_the_architect_with_a_fifo_in_docs_finishes_and_is_rolled_back(tmp_path, mode, where):
-    from tests.core.test_architect import make_ws as architect_ws
+    from tests.core.tick.architect.test_run import make_ws as architect_ws
 
     if mode == "bwrap" and where in ("docs/design.md", "docs/PROJECT_MAP.md"):
         pass  # writable for the confined architect: docs/ is, the map is its to change

@@ -281,8 +281,8 @@ def test_restoring_a_mode_never_chmods_a_hard_link(tmp_path):
 def test_the_architects_hard_links_are_split_and_named(tmp_path):
     """The architect is an agent too: its run is rolled back naming the links, nothing outside changes."""
     from memento_core.tick.architect.run import ROLLED_BACK, run_architect
-    from tests.core.test_architect import agent as quoted
-    from tests.core.test_architect import make_ws as blocked_ws
+    from tests.core.tick.architect.test_run import agent as quoted
+    from tests.core.tick.architect.test_run import make_ws as blocked_ws
 
     outside = tmp_path / "a-persons-files"
     outside.mkdir()

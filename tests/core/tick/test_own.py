@@ -242,7 +242,7 @@ def test_forged_claims_are_removed_and_restored_and_fail_the_attempt(tmp_path, m
 
 def test_parallel_workers_the_ledger_reset_by_one_is_charged_to_it_and_holds_both_spends(tmp_path):
     from memento_core import spending
-    from tests.core.test_workers import make_parallel_ws
+    from tests.core.tick.test_workers import make_parallel_ws
 
     ws, _ = make_parallel_ws(tmp_path, ["T-1", "T-2"], workers=2)
     command = agent("resets_spend.py", "0.6", "T-1", "T-2")

@@ -21,10 +21,9 @@ from memento_core.state import TickState
 from memento_core.tick.__main__ import run_tick
 from memento_core.tick.context import TickContext
 from memento_core.tick.recovery import recover_stale_claims
-from memento_core.tick.workers import stop_stale_workers
+from memento_core.tick.stale_workers import stop_stale_workers
 from tests.core.scenarios.test_engine import AGENTS, PY, _alive, git
-
-from .test_workers import (
+from tests.core.tick.test_workers import (
     agent_pid,
     kill_tick_once_workers_run,
     leftovers,

@@ -18,7 +18,7 @@ from memento_core.tick.__main__ import run_tick
 from memento_core.tick.architect.run import CHANGED, ROLLED_BACK, UNCHANGED, run_architect
 from memento_core.workspace import Workspace
 
-AGENTS = Path(__file__).resolve().parents[1] / "agents"
+AGENTS = Path(__file__).resolve().parents[3] / "agents"
 PY = sys.executable
 
 PLAN = """# MASTER_PLAN: architect test
@@ -305,81 +305,11 @@ def test_another_file_under_docs_is_a_violation_and_goes(tmp_path, sandbox, path
     assert not (ws.root / path).exists() and parse_plan(ws.plan_path).task("T-1").status == "!"
 
 
-# --------------------------------------------------------------------------- [architect] auto
-
-AUTO = "auto = true\n"
+# --------------------------------------------------------------------------- a proposal
 
 
 def seen(path: Path) -> list[str]:
     return path.read_text().split() if path.exists() else []
-
-
-def test_auto_a_blocked_tick_runs_the_architect_and_the_next_tick_passes(tmp_path, monkeypatch):
-    ran = tmp_path / "ran.txt"
-    monkeypatch.setenv("FAKE_ARCHITECT_SEEN", str(ran))
-    ws = make_ws(tmp_path, agent("architect.py", "fix", "T-1", "grep -q done hello.txt"), extra=AUTO)
-    outcome = run_tick(ws.root)  # finds the pipeline blocked
-    assert seen(ran) == ["fix"]
-    assert "architect: edited T-1; reset T-1" in outcome.message
-    assert entries(ws)[-1].field("Event") == "🏗 ARCHITECT"
-    # Its commit, then what the tick wrote after it (the sha in its entry, the checkpoint) on top:
-    # never amended into it, whose sha the entry names; `git status` is clean.
-    architect, docs = history(ws.root)[1], history(ws.root)[0]
-    assert architect.endswith("memento: architect — edited T-1; reset T-1")
-    assert docs.endswith("memento: tick #2 (status log and checkpoint)")
-    assert entries(ws)[-1].field("Git Commit").startswith(f"`{architect[:7]}`")
-    assert git(ws.root, "status", "--porcelain") == ""
-    assert not ws.alert_path.exists()  # nothing is blocked any more
-    acknowledge_verify(ws, ["T-1"])  # a person checked the new verify (until then T-1 waits)
-    outcome = run_tick(ws.root)
-    assert outcome.results and outcome.results[0].passed, outcome.message
-    assert seen(ran) == ["fix"]
-
-
-def test_auto_runs_once_per_blocked_state_and_alerts_when_it_changed_nothing(tmp_path, monkeypatch):
-    ran = tmp_path / "ran.txt"
-    monkeypatch.setenv("FAKE_ARCHITECT_SEEN", str(ran))
-    ws = make_ws(tmp_path, agent("architect.py", "nothing"), extra=AUTO)
-    commits = history(ws.root)
-    for _ in range(3):
-        run_tick(ws.root)
-    assert seen(ran) == ["nothing"]  # the same blocked state: never a second run
-    alert = ws.alert_path.read_text()
-    assert "problem: architect: the architect changed nothing" in alert and "blocked: T-1" in alert
-    assert [c for c in history(ws.root) if "architect" in c] == []
-    assert history(ws.root)[len(history(ws.root)) - len(commits):] == commits
-    add_note(ws.notes_path, "try a lower-case verify", target="T-1")  # something new to act on
-    run_tick(ws.root)
-    assert seen(ran) == ["nothing", "nothing"]
-
-
-def test_auto_stops_at_the_daily_limit_and_alerts(tmp_path, monkeypatch):
-    ran = tmp_path / "ran.txt"
-    monkeypatch.setenv("FAKE_ARCHITECT_SEEN", str(ran))
-    # Each run "repairs" T-1 with a verify that fails again: a new blocked state every time.
-    ws = make_ws(tmp_path, agent("architect.py", "fix", "T-1", "grep -q NOPE hello.txt"),
-                 extra=AUTO + "max_runs_per_day = 1\n")
-    run_tick(ws.root)  # blocked: the architect runs (1/1) and resets T-1
-    assert seen(ran) == ["fix"]
-    acknowledge_verify(ws, ["T-1"])
-    outcome = run_tick(ws.root)  # T-1 fails again and blocks
-    assert outcome.results and outcome.results[0].blocked
-    outcome = run_tick(ws.root)  # blocked again, a new state, but today's runs are spent
-    assert seen(ran) == ["fix"]
-    assert "daily limit of 1 automatic run(s) is reached" in outcome.message
-    assert "problem: architect: the daily limit of 1 automatic run(s) is reached" in ws.alert_path.read_text()
-    from memento_core.overview import summarize
-
-    shown = summarize(ws, parse_plan(ws.plan_path), entries(ws))["architect"]
-    assert shown["last"] and shown == {"auto": True, "runs_today": 1, "max_runs_per_day": 1, "last": shown["last"]}
-
-
-def test_without_auto_a_blocked_tick_never_runs_the_architect(tmp_path, monkeypatch):
-    ran = tmp_path / "ran.txt"
-    monkeypatch.setenv("FAKE_ARCHITECT_SEEN", str(ran))
-    ws = make_ws(tmp_path, agent("architect.py", "fix", "T-1", "grep -q done hello.txt"))
-    run_tick(ws.root)
-    assert seen(ran) == [] and parse_plan(ws.plan_path).task("T-1").status == "!"
 
 
 def test_a_dry_runs_proposal_is_applied_as_shown_without_running_the_agent_again(tmp_path, monkeypatch):
@@ -413,7 +343,7 @@ def test_memento_architect_with_the_script_preset_is_refused_with_exit_2(tmp_pat
     ws.config_path.write_text('[agent]\npreset = "script"\n[sandbox]\nmode = "none"\n[architect]\nauto = false\n')
     plan_before, head = ws.plan_path.read_bytes(), history(ws.root)[0]
     done = subprocess.run([PY, "-m", "memento_core.cli", "architect", str(ws.root)], capture_output=True, text=True,
-                          env={**__import__("os").environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+                          env={**__import__("os").environ, "PYTHONPATH": str(Path(__file__).resolve().parents[4])})
     assert done.returncode == 2, done.stderr
     assert 'preset "script"' in done.stderr and "set [architect] preset" in done.stderr
     assert ws.plan_path.read_bytes() == plan_before and history(ws.root)[0] == head

@@ -14,8 +14,7 @@ from memento_core import status_log
 from memento_core.plan.scan import parse_plan
 from memento_core.tick.__main__ import run_tick
 from tests.core.scenarios.test_engine import AGENTS, PY
-
-from .test_workers import git, leftovers, make_parallel_ws
+from tests.core.tick.test_workers import git, leftovers, make_parallel_ws
 
 
 @pytest.fixture(autouse=True)
@@ -76,7 +75,7 @@ def test_what_a_person_does_through_memento_while_workers_run_fails_no_worker(tm
     import os
     import subprocess
 
-    from .test_workers import SRC, start_tick, started, wait_for
+    from tests.core.tick.test_workers import SRC, start_tick, started, wait_for
 
     ids = ["T-1", "T-2", "T-3"]
     ws, scratch = make_parallel_ws(tmp_path, ids, workers=2)

@@ -12,8 +12,7 @@ import pytest
 from memento_core import control
 from memento_core.plan.scan import parse_plan
 from memento_core.tick.architect.run import CHANGED, ROLLED_BACK, UNCHANGED, run_architect
-
-from .test_architect import agent, git, history, make_ws
+from tests.core.tick.architect.test_run import agent, git, history, make_ws
 
 
 @pytest.fixture(autouse=True)

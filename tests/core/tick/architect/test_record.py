@@ -18,10 +18,9 @@ from memento_core.plan.scan import parse_plan
 from memento_core.tick.__main__ import run_tick
 from memento_core.tick.architect import run as arch_run
 from memento_core.tick.architect.record import has_record
+from tests.core.tick.architect.test_run import agent, git, history, make_ws
 
-from .test_architect import agent, git, history, make_ws
-
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[4]
 
 
 @pytest.fixture(autouse=True)

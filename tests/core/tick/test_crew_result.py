@@ -14,10 +14,16 @@ import pytest
 
 from memento_core.git import worktrees
 from memento_core.plan.scan import parse_plan
-from memento_core.tick import workers
+from memento_core.tick import crew_result
 from memento_core.tick.__main__ import run_tick
-
-from .test_workers import git, leftovers, make_parallel_ws, started, subjects, wait_for
+from tests.core.tick.test_workers import (
+    git,
+    leftovers,
+    make_parallel_ws,
+    started,
+    subjects,
+    wait_for,
+)
 
 PERSONS = b"a person's edit, not yet committed\r\n\x00binary tail"
 
@@ -88,7 +94,7 @@ class _EditAfter:
         return found
 
 
-@pytest.mark.parametrize("module, call", [(workers, "git_status"), (worktrees, "hash_blobs")],
+@pytest.mark.parametrize("module, call", [(crew_result, "git_status"), (worktrees, "hash_blobs")],
                          ids=["after-the-status-check", "after-the-hash-check"])
 def test_a_persons_edit_landing_between_the_check_and_the_checkout_is_never_overwritten(tmp_path, monkeypatch,
                                                                                         module, call):

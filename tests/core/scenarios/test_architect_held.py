@@ -14,9 +14,8 @@ import pytest
 from memento_core.plan.scan import parse_plan
 from memento_core.tick.__main__ import run_tick
 from memento_core.tick.architect.run import CHANGED, run_architect
-
-from .modes import MODES
-from .test_architect import agent, entries, git, make_ws
+from tests.core.modes import MODES
+from tests.core.tick.architect.test_run import agent, entries, git, make_ws
 
 FIVE = ("- [ ] `T-5` Write five\n  - verify: `grep -q done five.txt`\n  - context_files: [five.txt]\n"
         "  - retries: 0\n\n")
@@ -87,8 +86,7 @@ def test_the_parallel_crew_passes_over_a_held_task_too(tmp_path, git_identity):
     """A `parallel: true` phase: the workers take the other tasks; the held one runs after the ack."""
     from memento_core.control import acknowledge_verify
     from memento_core.verify_changes import VerifyChange, record
-
-    from .test_workers import make_parallel_ws
+    from tests.core.tick.test_workers import make_parallel_ws
 
     ws, _ = make_parallel_ws(tmp_path, ["T-1", "T-2", "T-3"], workers=2)
     record(ws, [VerifyChange("T-2", "test -f T-2.txt && false", "test -f T-2.txt", "2026-12-06T10:00:00Z")])

@@ -17,8 +17,7 @@ from memento_core.plan.scan import parse_plan, parse_plan_text
 from memento_core.tick.__main__ import run_tick
 from memento_core.tick.architect.run import CHANGED, ROLLED_BACK, run_architect
 from tests.core.scenarios import test_engine
-
-from .test_architect import agent, entries, git, history, make_ws
+from tests.core.tick.architect.test_run import agent, entries, git, history, make_ws
 
 PY = sys.executable
 
@@ -89,7 +88,7 @@ def test_a_tick_never_rotates_the_history_outside_whoever_wrote_the_meta(tmp_pat
 
 @pytest.fixture
 def receiver():
-    from .test_notify import Receiver
+    from tests.core.test_notify import Receiver
 
     r = Receiver()
     r.start()

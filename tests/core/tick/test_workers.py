@@ -28,7 +28,7 @@ from tests.core.sandbox.test_sandbox import needs_bwrap
 from tests.core.scenarios.test_engine import AGENTS, PY, _alive, _wait_for, git, plan_text
 
 WORKTREES = Path(".memento") / "worktrees"
-SRC = str(Path(__file__).resolve().parents[2])
+SRC = str(Path(__file__).resolve().parents[3])
 
 
 @pytest.fixture(autouse=True)
@@ -347,13 +347,19 @@ def test_eight_quick_tasks_with_four_workers_one_commit_each(tmp_path):
 # --------------------------------------------------------------------------- hostile agents
 
 
-def test_an_agent_that_moves_the_main_branch_fails_and_main_is_put_back(tmp_path):
-    ids = ["T-1", "T-2"]
+def main_moving_ws(tmp_path: Path, ids, *args: str) -> tuple[Workspace, Path]:
+    """Two workers whose agent tests/agents/worker_moves_main.py moves the main branch in T-1."""
     ws, scratch = make_parallel_ws(tmp_path, ids, workers=2)
-    command = f"{PY} {AGENTS / 'worker_moves_main.py'} {scratch} T-1"
+    command = " ".join([PY, str(AGENTS / "worker_moves_main.py"), str(scratch), "T-1", *args])
     ws.config_path.write_text(ws.config_path.read_text().replace(
         ws.config_path.read_text().split('"""')[1], command))
     git(ws.root, "commit", "-qam", "the hostile agent")
+    return ws, scratch
+
+
+def test_an_agent_that_moves_the_main_branch_fails_and_main_is_put_back(tmp_path):
+    ids = ["T-1", "T-2"]
+    ws, scratch = main_moving_ws(tmp_path, ids)
     outcome = run_tick(ws.root)
     plan = parse_plan(ws.plan_path)
     assert plan.task("T-1").status == " " and plan.task("T-1").retries == 1
@@ -372,6 +378,35 @@ def test_an_agent_that_moves_the_main_branch_fails_and_main_is_put_back(tmp_path
     assert (t2.status == "x") == ("memento: complete T-2 Task T-2" in log)
     assert leftovers(ws) == ([], [], 1)
     assert outcome.exit_code in (0, 1)
+
+
+def test_an_agent_that_moves_the_main_branch_while_a_result_comes_in_is_blamed_and_main_put_back(tmp_path,
+                                                                                                 monkeypatch):
+    """The move lands after the honest worker's merge found main where the crew left it and before its
+    commit (once a flake of the test above): its commit is never made on the agent's commit."""
+    from memento_core.git import worktrees
+
+    ids = ["T-1", "T-2"]
+    ws, scratch = main_moving_ws(tmp_path, ids, "on-go")
+    real = worktrees.bring_into
+
+    def bring_into(*args, **kwargs):  # T-2's result is being brought in: T-1's agent moves main now
+        (scratch / "go").write_text("")
+        wait_for(lambda: (scratch / "moved").exists())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(worktrees, "bring_into", bring_into)
+    run_tick(ws.root)
+    plan = parse_plan(ws.plan_path)
+    log = subjects(ws)
+    assert (scratch / "moved").exists()
+    assert "agent: on main" not in log and not (ws.root / "T-1.txt").exists()
+    assert (plan.task("T-2").status, plan.task("T-2").retries) == ("x", 0)
+    assert "memento: complete T-2 Task T-2" in log
+    assert (plan.task("T-1").status, plan.task("T-1").retries) == (" ", 1)
+    said = {e.task_id: e.field("Reason") for e in status_log.parse_status(ws.status_path) if e.task_id in ids}
+    assert "moved the main branch" in said["T-1"], said
+    assert leftovers(ws) == ([], [], 1)
 
 
 def test_a_confined_worker_can_write_only_its_worktree(tmp_path):

@@ -1,0 +1,173 @@
+"""A parallel phase's crew (SPEC §12): its workers, the lock they share, the main branch it follows.
+
+:class:`Crew` is what the workers of one tick share: the running and ended
+workers (:class:`Worker`, each a task in its own git worktree), the lock under
+which one at a time touches the main work tree (also the lock of the tick's
+state, limits.py), the main branch's HEAD as the crew last committed it, and,
+unconfined, the watch on the main work tree (crew_watch.py). The modules above
+it work on it by name: workers.py starts and waits for the workers,
+crew_judge.py judges what one wrote outside its worktree or into another's,
+crew_result.py turns a worker's end into a commit or a failure in main.
+
+Git's own state is guarded per worktree (git/state.py) against a snapshot; every
+ref but the worker's own branch and the main branch is brought up to date in
+each snapshot before its guards look (:meth:`Crew.refresh`): the other workers'
+branches move with the crew, tags and other branches are a person's to move.
+A person's commit on the main branch is the crew's new HEAD
+(:meth:`Crew.follow_main`). Memento's own commits in main are made on the
+crew's HEAD only (:meth:`Crew.commit_onto`): an agent that points the main
+branch at a commit of its branch, even in the instant between the check and
+the commit, has the branch put back and answers for it at its guards.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from .. import sandbox
+from ..git import state as git_state
+from ..git import worktrees
+from ..git.repo import head as git_head
+from ..git.run import run_git
+from ..plan.model import Plan, Task
+from ..runlog import cron_log
+from ..state import Claim
+from ..workspace import Workspace
+from .context import Attempt, TaskResult, TickContext
+from .crew_watch import MainWatch, Window
+
+
+@dataclass(frozen=True)
+class WorktreeSpace(Workspace):
+    """A worker's worktree as a workspace: its files are the worktree's; its logs and memory the project's."""
+
+    main: Path | None = None
+
+    @property
+    def logs_dir(self) -> Path:
+        return (self.main or self.root) / "logs"
+
+    @property
+    def memory_dir(self) -> Path:
+        """The project's one memory store: the worker's prompt shows it, its queued writes go there."""
+        return (self.main or self.root) / "memory"
+
+    @property
+    def memory_lock_path(self) -> Path:
+        return Workspace(self.main or self.root).memory_lock_path
+
+    @property
+    def reviews_dir(self) -> Path:
+        """The acceptance gate's findings outlive the worktree: the next attempt's prompt reads them."""
+        return Workspace(self.main or self.root).reviews_dir
+
+    @property
+    def project_memento_dir(self) -> Path:
+        """The project's `.memento/`: the worker's spending reaches the day's budget (usage.json)."""
+        return Workspace(self.main or self.root).memento_dir
+
+
+@dataclass
+class Worker:
+    """One task running in its worktree."""
+
+    task: Task
+    plan: Plan
+    claim: Claim
+    ctx: TickContext  # the worktree's: agent, guards, verify, rollback
+    docs: TickContext  # the main work tree's, with this worker's log: plan, notes, status, commits
+    branch: str = ""  # its branch (worktrees.free_branch: never a person's)
+    at: Attempt | None = None
+    thread: threading.Thread | None = None
+    result: TaskResult | None = None
+    finished: bool = False
+    window: Window | None = None  # from its snapshot to its end (crew_watch.py)
+    foreign: list[str] = field(default_factory=list)  # what other workers' guards found it did
+    set_aside: bool = False  # its worktree was written by someone else: failed, no retry counted
+
+
+class Crew:
+    """The workers of one tick, and the lock under which they touch the main work tree."""
+
+    def __init__(self, ctx: TickContext):
+        self.ctx, self.ws = ctx, ctx.ws
+        self.size = ctx.config.workers_max
+        self.lock = ctx.state_lock  # also the lock of the tick's state the workers share (limits.py)
+        self.changed = threading.Event()
+        self.running: list[Worker] = []
+        self.started: list[Worker] = []  # every worker of this crew, ended ones too (their windows)
+        self.main_ref = worktrees.head_ref(ctx.root)
+        self.main_head = git_head(ctx.root)
+        self.on_branches: set[str] = set()  # commits seen on a worker's branch (follow_main)
+        # Unconfined, the whole repository is judged at each worker's guards (crew_watch.py); in the
+        # sandbox the main work tree and the other worktrees are read-only to a worker.
+        self.watch = None if sandbox.resolve(ctx.config).confined else \
+            MainWatch(ctx.ws, ctx.plan().meta.status_archive_dir)
+
+    def settle(self) -> None:
+        """Memento wrote the main work tree (under the lock, just now): that is how it is now."""
+        if self.watch is not None:
+            self.watch.settle()
+
+    def windows(self) -> dict[str, Window]:
+        """The running workers' windows, by task id (those that have taken their snapshot)."""
+        return {w.task.id: w.window for w in self.running if w.window is not None}
+
+    def refresh(self, w: Worker) -> None:
+        """The refs as they are now in ``w``'s snapshot, but its own branch (as the guards fold it)
+        and the main branch (at the crew's last commit, or a person's commit on top of it): the other
+        workers' branches, and the tags and branches a person may move meanwhile, are never
+        compared nor put back by a worker's guards."""
+        snap = w.at.snap if w.at is not None else None
+        if snap is None or snap.git is None:
+            return
+        own = w.branch
+        now = git_state.watched_refs(self.ctx.root)
+        refs = {k: v for k, v in now.items() if k != own and k != self.main_ref}
+        refs.update({k: v for k, v in snap.git.refs.items() if k == own})
+        self.follow_main()
+        if self.main_ref and self.main_head:
+            refs[self.main_ref] = self.main_head
+        w.at.snap = replace(snap, git=replace(snap.git, refs=refs))
+
+    def follow_main(self) -> None:
+        """A person's commit on the main branch during the tick is taken as the crew's new HEAD: the
+        branch moved forward to a commit no worker's branch holds. Any other move (backwards,
+        elsewhere, or to a commit of a worker's branch: its agent's) stays foreign to the crew."""
+        head, root = git_head(self.ctx.root), self.ctx.root
+        if not self.main_head:
+            return
+        # Every commit ever seen on a worker's branch (a guard folds them away later).
+        prefix = "refs/heads/" + worktrees.BRANCH_PREFIX
+        tips = [tip for ref, tip in worktrees.refs(root).items() if ref.startswith(prefix)]
+        if tips:
+            out = run_git(root, ["rev-list", *tips, "^" + self.main_head, "--"], check=False).stdout
+            self.on_branches.update(out.decode("ascii", "replace").split())
+        if not head or head == self.main_head or head in self.on_branches:
+            return  # unmoved, or on a worker's branch: made by its agent
+        if run_git(root, ["merge-base", "--is-ancestor", self.main_head, head], check=False).returncode:
+            return
+        self.main_head = head
+
+    def commit_onto(self, docs: TickContext) -> None:
+        """Just before Memento commits in the main work tree through ``docs``: a main branch an agent
+        pointed at a commit of a worker's branch is put back at the crew's HEAD (and that worker
+        answers for it), and the commit is to be made on the crew's HEAD or not at all
+        (TickContext.commit_onto: a move in the instant after this look refuses the commit)."""
+        self.follow_main()
+        root, head = self.ctx.root, git_head(self.ctx.root)
+        docs.commit_onto = self.main_head
+        if not head or not self.main_head or not self.main_ref or head == self.main_head \
+                or head not in self.on_branches:
+            return  # unmoved; or moved elsewhere, which the commit refuses and the guards put back
+        run_git(root, ["update-ref", "-m", "memento: the main branch put back", self.main_ref, self.main_head,
+                       head], check=False)
+        said = f"moved the main branch ({self.main_ref}) to {head[:7]}, a commit of its branch (put back)"
+        holders = [w for w in self.running if w.branch and not run_git(
+            root, ["merge-base", "--is-ancestor", head, w.branch], check=False).returncode]
+        if len(holders) == 1:
+            holders[0].foreign.append(said)
+        else:
+            cron_log(self.ws, f"parallel workers: an agent {said}")

@@ -1,0 +1,70 @@
+"""tick/__main__.py (step 1): `python -m memento_core.tick` as cron runs it. The lock taken
+without waiting (a busy lock skips, exit 0), a paused plan answered before anything else runs,
+a folder where Memento's belongs moved aside, what is printed and with which tag, and the command
+lines cron and people write read without argparse. Real subprocesses, a real flock."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from memento_core.runlog import Outcome, TaskResult
+from memento_core.tick.__main__ import _plain_project, outcome_tag, run_locked
+from tests.core.scenarios.test_engine import make_ws
+
+
+@pytest.fixture(autouse=True)
+def _identity(git_identity):
+    return git_identity
+
+
+def _tick(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "memento_core.tick", *args], capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_a_paused_plan_is_answered_with_exit_0_and_one_line(tmp_path):
+    ws = make_ws(tmp_path, "true")
+    ws.plan_path.write_text(ws.plan_path.read_text().replace("tick_mode: auto", "tick_mode: paused"))
+    ws.config_path.write_text("[agent]\npreset = 3\n")  # never read on the paused path (no [chat], no remote)
+    done = _tick("--project", str(ws.root))
+    assert (done.returncode, done.stdout, done.stderr) == (0, "[ok] tick skipped: tick_mode is paused\n", "")
+    assert ws.cron_log.read_text().count("tick skipped: tick_mode is paused") == 1
+
+
+def test_a_busy_lock_skips_the_tick_and_an_odd_folder_is_moved_first(tmp_path):
+    ws = make_ws(tmp_path, "true")
+    ws.tick_lock_path.parent.mkdir(parents=True, exist_ok=True)
+    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, sys, time; fh = open(sys.argv[1], 'a'); "
+                               "fcntl.flock(fh, fcntl.LOCK_EX); print(1, flush=True); time.sleep(60)",
+                               str(ws.tick_lock_path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "1\n"
+        outcome = run_locked(ws)
+        assert (outcome.exit_code, outcome.message) == (0, "tick skipped: previous tick still running")
+    finally:
+        holder.kill()
+        holder.wait(timeout=10)
+        holder.stdout.close()
+    (ws.root / "logs").rename(ws.root / "logs-was")
+    (ws.root / "logs").write_text("a file where Memento's logs/ belongs\n")
+    ws.plan_path.write_text(ws.plan_path.read_text().replace("tick_mode: auto", "tick_mode: paused"))
+    assert run_locked(ws).message == "tick skipped: tick_mode is paused"
+    assert (ws.root / "logs").is_dir() and "moved aside what stood where Memento's folders belong" in \
+        ws.cron_log.read_text()
+
+
+def test_a_folder_without_a_workspace_is_an_error_on_stderr_with_exit_2(tmp_path):
+    done = _tick("--project", str(tmp_path))
+    assert done.returncode == 2 and done.stdout == "" and done.stderr.startswith("[error] ")
+
+
+def test_the_usual_command_lines_are_read_without_argparse_and_the_tag_says_how_it_went():
+    assert _plain_project(["--project", "/p"]) == "/p" and _plain_project(["/p"]) == "/p"
+    assert _plain_project([]) == "" and _plain_project(["--project=/p"]) is None
+    assert _plain_project(["-x"]) is None and _plain_project(["--project", "-p"]) is None
+    assert outcome_tag(Outcome(2, "x")) == "[error]" and outcome_tag(Outcome(1, "x")) == "[warn]"
+    assert outcome_tag(Outcome(0, "x", results=[TaskResult("T-1", False, "failed")])) == "[warn]"
+    assert outcome_tag(Outcome(0, "x", results=[TaskResult("T-1", True)])) == "[ok]"

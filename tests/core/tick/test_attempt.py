@@ -1,0 +1,78 @@
+"""tick/attempt.py (steps 7–14 in order): a task attempted from the claim to its commit, verify run
+only once the guards passed, and an exception inside an attempt is that attempt's recorded failure,
+never a crash loop; if even the failure cannot be written, the claim is left for recovery. A real
+attempt with the fake agent tests/agents/does_task.py; the failing work a real exception."""
+
+from __future__ import annotations
+
+import time
+from types import SimpleNamespace
+
+import pytest
+
+from memento_core.git.state import RepositoryGone
+from memento_core.plan.scan import parse_plan
+from memento_core.runlog import TaskResult
+from memento_core.tick.attempt import attempt_safely, attempt_task
+from memento_core.tick.context import Interrupted, TickContext
+from tests.core.scenarios.test_engine import agent, git, make_ws
+from tests.core.tick.ticks import tick_context
+
+
+def _ctx(ws) -> TickContext:
+    ctx = tick_context(ws)
+    return ctx
+
+
+@pytest.fixture(autouse=True)
+def _identity(git_identity):
+    return git_identity
+
+
+def test_a_task_goes_from_its_claim_to_its_commit(tmp_path):
+    ws = make_ws(tmp_path, agent("does_task.py", "hello.txt", "done"))
+    ctx = _ctx(ws)
+    result = attempt_task(ctx, ctx.plan(), ctx.plan().task("T-1"), None)
+    assert result.passed and result.commit == git(ws.root, "rev-parse", "HEAD").strip()
+    assert parse_plan(ws.plan_path).task("T-1").status == "x" and ctx.attempted
+
+
+def test_verify_never_runs_after_a_guard_failed(tmp_path):
+    ws = make_ws(tmp_path, agent("does_task.py", "guarded.txt", "done"))  # writes the guarded file
+    ctx = _ctx(ws)
+    result = attempt_task(ctx, ctx.plan(), ctx.plan().task("T-1"), None)
+    assert not result.passed and "guarded.txt" in result.reason
+    assert "[memento] verify T-1" not in ctx.log_path.read_text()
+    assert (ws.root / "guarded.txt").read_text() == "do not touch\n"
+
+
+def test_an_exception_in_the_work_is_the_attempts_failure_and_a_failure_to_record_it_is_said(tmp_path):
+    ws = make_ws(tmp_path, "true")
+    ctx = _ctx(ws)
+    at = SimpleNamespace(task=ctx.plan().task("T-1"), began=time.monotonic())
+    recorded = []
+
+    def boom():
+        raise OSError("disk full")
+
+    def record(ctx_, at_, reason, *rest):
+        recorded.append(reason)
+        return TaskResult(at_.task.id, False, reason)
+
+    result = attempt_safely(ctx, at, boom, record)
+    assert result.reason == recorded[0] == "Memento failed during the attempt (OSError: disk full)"
+    assert "OSError: disk full" in ctx.log_path.read_text()  # the traceback, for a person
+
+    def cannot_record(*_args):
+        raise ValueError("no room")
+
+    result = attempt_safely(ctx, at, boom, cannot_record)
+    assert not result.passed and result.reason.startswith("Memento failed during the attempt")
+    assert "could not record the failure (ValueError: no room)" in ws.cron_log.read_text()
+    for stop in (Interrupted, RepositoryGone):  # the tick stops: not this attempt's failure
+
+        def stopped(kind=stop):
+            raise kind("stop")
+
+        with pytest.raises(stop):
+            attempt_safely(ctx, at, stopped, record)
