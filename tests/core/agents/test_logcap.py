@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 
 from memento_core.agents import logcap
 
@@ -48,15 +49,19 @@ def test_logcap_trims_while_a_writer_still_appends(tmp_path, monkeypatch):
     log.touch()
     cut = threading.Event()
     fd = os.open(log, os.O_WRONLY | os.O_APPEND)  # as the log pipe writes it
+    deadline = time.monotonic() + 120  # a bound for a loaded machine, not a measure
     try:
         with logcap.LogCap(log):
-            for n in range(100_000):  # until the thread has cut once (it never would: the test fails)
-                os.write(fd, b"line %06d\n" % n)
-                if n % 1000 == 999 and b"bytes cut from the middle" in log.read_bytes():
-                    cut.set()
-                    break
+            n = 0
+            while not cut.is_set() and time.monotonic() < deadline:
+                for _ in range(100):
+                    os.write(fd, b"line %06d\n" % n)
+                    n += 1
+                if b"bytes cut from the middle" in log.read_bytes():
+                    cut.set()  # cut by the thread while writing, not only at the end
+                time.sleep(0.002)  # the thread gets its turn
             os.write(fd, b"the last line\n")
-        assert cut.is_set()  # cut by the thread while writing, not only at the end
+        assert cut.is_set()
     finally:
         os.close(fd)
     text = log.read_bytes()
