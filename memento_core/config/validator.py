@@ -114,8 +114,9 @@ def entry_line(text: str, section: str, key: str, entry: object) -> int:
     if start and isinstance(entry, str):
         lines = text.splitlines()
         for number in range(start, min(len(lines), start + 200) + 1):
-            if f'"{entry}"' in lines[number - 1] or f"'{entry}'" in lines[number - 1]:
-                return number
+            # the next key or table ends the list: a value quoted there is not the list's
             if number > start and re.match(r"^\s*(\[|[A-Za-z0-9_\"'-]+\s*=)", lines[number - 1]):
                 break
+            if f'"{entry}"' in lines[number - 1] or f"'{entry}'" in lines[number - 1]:
+                return number
     return start

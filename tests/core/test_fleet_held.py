@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from memento_core import verify_changes
-from memento_core.held import history
 from memento_core.tick.architect.run import CHANGED, run_architect
 from memento_core.workspace import Workspace
 
@@ -129,43 +128,6 @@ def test_an_acknowledgement_given_before_a_later_change_arrived_does_not_release
     assert f"{verify_changes.ACK_SUBJECT}T-1" in subjects(bare)
     assert remote_plan(bare).task("T-1").status == " "
     assert [(c.task, c.old, c.new) for c in verify_changes.pending(Workspace(b))] == [("T-1", WEAKER, "true")]
-
-
-def test_an_acknowledgement_covers_only_the_verify_it_saw_and_only_in_memento_s_own_commit(tmp_path):
-    """held.history against real commits: a forged ack (the trailer under another
-    subject, in a worker's message) counts for nothing; an ack of an older verify does not cover
-    a newer change."""
-    root = tmp_path / "r"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    plan = root / "docs" / "MASTER_PLAN.md"
-    plan.parent.mkdir()
-
-    def commit(verify: str, message: str) -> None:
-        plan.write_text(f"# MASTER_PLAN: x\n\n## Meta\n- tick_mode: auto\n\n## Phase 1: P\n<!-- depends: none -->\n\n"
-                        f"- [ ] `T-1` One\n  - verify: `{verify}`\n")
-        git(root, "add", "-A")
-        git(root, "commit", "-q", "--allow-empty", "-m", message)
-
-    def change(verify: str) -> verify_changes.VerifyChange:
-        return verify_changes.VerifyChange("T-1", "", verify, "")
-
-    commit("pytest -q", "setup")
-    commit("true", "memento: architect — edited T-1\n\n"
-           + verify_changes.trailers(verify_changes.CHANGED_TRAILER, [change("true")]))
-    forged = verify_changes.trailers(verify_changes.ACK_TRAILER, [change("true")])
-    commit("true", "memento: complete T-2 Write two\n\n" + forged)  # a worker's subject, an ack's trailer
-    commit("true", "a person's commit\n\n" + forged.replace("Ack", "Changed"))  # a change outside the architect's
-    held, acked = history(root)
-    assert [(c.task, c.old, c.new) for c in held] == [("T-1", "pytest -q", "true")] and acked == set()
-    commit("true", verify_changes.ack_message([change("true")]))
-    assert history(root) == ([], {("T-1", verify_changes.digest("true"))})
-    commit("false", "memento: architect — edited T-1 again\n\n"
-           + verify_changes.trailers(verify_changes.CHANGED_TRAILER, [change("false")]))
-    held, _ = history(root)
-    assert [(c.old, c.new) for c in held] == [("true", "false")]
-    commit("false", verify_changes.ack_message([change("true")]))  # acknowledged what it saw: the old one
-    assert [c.new for c in history(root)[0]] == ["false"]
 
 
 def test_a_worker_that_forges_the_acknowledgement_releases_the_task_on_no_host(tmp_path, monkeypatch):

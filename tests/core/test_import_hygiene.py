@@ -87,7 +87,7 @@ def test_a_paused_tick_imports_only_its_own_short_list(tmp_path):
 
 def test_a_paused_tick_reads_memento_toml_as_a_config_when_it_sets_chat_or_a_remote(tmp_path):
     # The remote (SPEC §12) and [chat] (SPEC §18) are asked before a paused plan's skip: there
-    # the Config is needed, and built (test_fleet and chat/test_telegram hold what they do).
+    # the Config is needed, and built (test_fleet and chat/test_poll hold what they do).
     for n, toml in enumerate(('[workers]\nremote = "origin"\n', '[chat]\n', '[workers]\n"re\\u006dote" = "x"\n')):
         root = _paused(tmp_path / f"set{n}", toml)
         _, _, loaded = _paused_tick_modules(["--project", str(root)])

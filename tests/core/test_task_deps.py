@@ -17,7 +17,7 @@ from memento_core.scheduler import BLOCKED, COMPLETE, NOTHING_VALID, TASK, WAITI
 from memento_core.task_deps import waits_on
 from memento_core.tick.__main__ import run_tick
 from memento_core.workspace import Workspace
-from tests.core.cli.test_output import memento
+from tests.core.cli.runs import memento
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SKILL = Path("/work/shared/seeds/agent-memento-SKILL.md")

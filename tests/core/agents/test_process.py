@@ -1,5 +1,5 @@
 """agents/process.py: an agent's process group run, timed out, killed and waited for, nothing of it left
-running; judged in /proc. run_agent above it is test_run's, the presets' argv test_presets'."""
+running; judged in /proc. run_agent above it is test_run's, the presets' argv tests/core/agents/presets/'s."""
 
 from __future__ import annotations
 
@@ -20,7 +20,6 @@ from memento_core.agents import (
     run_in_group,
     terminate_running,
 )
-from memento_core.config.model import Config
 from memento_core.locks import file_lock
 
 AGENTS = Path(__file__).resolve().parents[2] / "agents"
@@ -93,27 +92,6 @@ def no_process_left_behind(monkeypatch):
     assert agents.process._RUNNING == {}
     assert set(our_children()) <= before
     assert marked_processes(f"LEFTOVER_CHECK_MARK={value}".encode()) == []
-
-
-def request(tmp_path: Path, **kw):
-    prompt = tmp_path / "prompt dir" / "the prompt.md"
-    prompt.parent.mkdir(parents=True, exist_ok=True)
-    prompt.write_text("Do T-1 please.\nSecond line ✓\n", encoding="utf-8")
-    system = tmp_path / "system prompt.md"
-    system.write_text("You are a worker.\n")
-    args = dict(
-        task_id="T-1",
-        do_command=None,
-        prompt_file=prompt,
-        system_prompt_file=system,
-        workdir=tmp_path,
-    )
-    args.update(kw)
-    return args
-
-
-def command_config(command: str, **kw) -> Config:
-    return Config(agent_preset="command", agent_command=command, **kw)
 
 
 # ------------------------------------------------------------------ running

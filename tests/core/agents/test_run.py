@@ -19,11 +19,11 @@ from memento_core.git.commit import fold_commits
 from memento_core.git.repo import head
 from memento_core.git.status import untracked
 from memento_core.workspace import Workspace
+from tests.core.agents.presets.requests_of import command_config
+from tests.core.agents.presets.requests_of import spaced_request as request
 from tests.core.agents.test_process import (
     AGENTS,
-    command_config,
     no_process_left_behind,  # noqa: F401 (autouse: nothing outlives a test here either)
-    request,
 )
 
 

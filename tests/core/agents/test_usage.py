@@ -1,18 +1,15 @@
-"""Each preset's usage and rate-limit parsers on real-shaped agent output (tests/core/fixtures/agent_output/).
+"""agents/usage.py: the parsers every preset shares, on real-shaped agent output
+(tests/core/fixtures/agent_output/): no report is no usage, a generic 429, reset times in the CLIs'
+wordings, a log's last words and its JSON objects (each preset's own parsers: tests/core/agents/presets/).
 
-The samples follow each CLI's documented output: claude's ``--output-format
-json`` result object, codex ``exec --json`` events (codex-rs/exec/src/exec_events.rs),
-gemini's ``--output-format json`` report, aider's ``Tokens:`` lines, and the
-limit messages these CLIs print ("You've hit your limit · resets 2pm
+The limit messages are the ones these CLIs print ("You've hit your limit · resets 2pm
 (Europe/Rome)", "You've hit your usage limit … try again in 2 hours 5 minutes",
 "exceeded retry limit, last status: 429 Too Many Requests", litellm's RateLimitError).
 """
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -28,40 +25,9 @@ from memento_core.agents.usage import (
     tail_rate_limit,
 )
 from memento_core.spending import Usage, parse_usage_field
-
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "agent_output"
-NOW = datetime(2026, 12, 1, 10, 0, 0, tzinfo=UTC)
-
-
-def sample(name: str) -> str:
-    return (FIXTURES / name).read_text(encoding="utf-8")
-
+from tests.core.agents.outputs import NOW
 
 # ------------------------------------------------------------------ usage
-
-
-def test_claude_usage_counts_cache_tokens_as_input_and_takes_the_cost():
-    assert claude.parse_usage(sample("claude_success.log")) == Usage(12 + 10234 + 2100, 2134, 0.0421875)
-    assert claude.readable(sample("claude_success.log")).startswith("I wrote hello.txt")
-
-
-def test_codex_usage_sums_the_turns_and_has_no_cost():
-    text = sample("codex_success.log")
-    assert codex.parse_usage(text) == Usage(24763, 122, None)
-    doubled = text.replace('{"type":"turn.completed"', '{"type":"turn.completed","usage":{"input_tokens":1,'
-                           '"cached_input_tokens":0,"output_tokens":2}}\n{"type":"turn.completed"', 1)
-    assert codex.parse_usage(doubled) == Usage(24764, 124, None)
-    assert codex.readable(text) == "Wrote hello.txt."
-
-
-def test_gemini_usage_sums_every_model_prompt_and_output_tokens():
-    assert gemini.parse_usage(sample("gemini_success.log")) == Usage(9312 + 700, 241 + 148 + 12, None)
-    assert gemini.readable(sample("gemini_success.log")) == "I have written hello.txt."
-
-
-def test_aider_usage_sums_tokens_lines_and_keeps_the_session_cost():
-    # 2.5k sent + 1.4k cache write + 1.1k cache hit, then 12k sent; 345 + 1.2k received
-    assert aider.parse_usage(sample("aider_success.log")) == Usage(2500 + 1400 + 1100 + 12000, 345 + 1200, 0.04)
 
 
 @pytest.mark.parametrize("parser", [claude.parse_usage, codex.parse_usage, gemini.parse_usage,
@@ -80,53 +46,6 @@ def test_usage_field_reads_back_what_it_writes():
 
 
 # ------------------------------------------------------------------ rate limits
-
-
-def test_claude_usage_limit_with_its_reset_time_in_the_named_zone():
-    limit = claude.rate_limit(sample("claude_usage_limit.log"), NOW)
-    assert limit is not None and "hit your limit" in limit.message
-    rome = datetime(2026, 12, 1, 14, 0, tzinfo=ZoneInfo("Europe/Rome"))
-    assert limit.until == rome.astimezone(UTC)  # 13:00 UTC
-
-
-def test_claude_old_limit_message_carries_epoch_seconds():
-    limit = claude.rate_limit(sample("claude_old_limit.log"), NOW)
-    assert limit.until == datetime.fromtimestamp(1764604800, UTC)
-
-
-def test_claude_429_without_a_time_is_a_limit_with_no_reset():
-    limit = claude.rate_limit(sample("claude_429.log"), NOW)
-    assert limit is not None and limit.until is None and "429" in limit.message
-
-
-def test_an_answer_that_talks_about_rate_limits_is_not_one():
-    assert claude.rate_limit(sample("claude_talks_about_limits.log"), NOW) is None
-    assert claude.rate_limit(sample("claude_success.log"), NOW) is None
-
-
-def test_codex_usage_limit_try_again_in():
-    limit = codex.rate_limit(sample("codex_usage_limit.log"), NOW)
-    assert "usage limit" in limit.message
-    assert limit.until == NOW + timedelta(hours=2, minutes=5)
-
-
-def test_codex_429_after_its_retries():
-    limit = codex.rate_limit(sample("codex_429.log"), NOW)
-    assert "429" in limit.message and limit.until is None
-    assert codex.rate_limit(sample("codex_success.log"), NOW) is None
-
-
-def test_gemini_quota_with_reset_after():
-    limit = gemini.rate_limit(sample("gemini_quota.log"), NOW)
-    assert limit is not None
-    assert limit.until == NOW + timedelta(hours=2, minutes=9, seconds=12)
-    assert gemini.rate_limit(sample("gemini_success.log"), NOW) is None
-
-
-def test_aider_litellm_rate_limit_error():
-    limit = aider.rate_limit(sample("aider_rate_limit.log"), NOW)
-    assert limit is not None and "rate limited you" in limit.message
-    assert aider.rate_limit(sample("aider_success.log"), NOW) is None
 
 
 @pytest.mark.parametrize("line", [
@@ -175,22 +94,6 @@ def test_a_number_429_alone_is_not_a_rate_limit(line):
 ])
 def test_reset_time(text, expected):
     assert reset_time(text, NOW) == expected
-
-
-def test_claudes_own_limit_wording_in_an_answer_is_a_limit_an_answer_mentioning_one_is_not():
-    def answer(text: str, error: bool = False) -> str:
-        return "[memento] agent (claude): claude -p\n" + json.dumps(
-            {"type": "result", "subtype": "success", "is_error": error, "result": text}) + "\n"
-
-    for text in ("Claude usage limit reached. Your limit will reset at 9pm (UTC).",
-                 "You've hit your limit · resets 4pm (UTC)"):
-        limit = claude.rate_limit(answer(text), NOW)  # exit 0, is_error false: Claude Code's own words
-        assert limit is not None and limit.message == text, text
-        assert limit.until == datetime(2026, 12, 1, 21 if "9pm" in text else 16, 0, tzinfo=UTC)
-    for text in ("I added a handler for 'usage limit reached' and HTTP 429 Too Many Requests.",
-                 "Done. Note: you've hit your limit of three files? No, all are written."):
-        assert claude.rate_limit(answer(text), NOW) is None, text
-    assert claude.rate_limit(answer("Request failed: 429 Too Many Requests", error=True), NOW) is not None
 
 
 def test_aider_and_the_command_preset_read_only_the_last_words():

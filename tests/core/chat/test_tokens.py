@@ -1,6 +1,7 @@
 """chat/tokens.py (SPEC §18): a chat token is read only from a file of mode 0600 that this user owns,
 outside the project, holding one word; every refusal says why and never shows the token. On real
-files; the commands that read a token (`memento chat poll`, the tick, the doctor) are test_telegram's."""
+files, then through a chat round: `memento chat poll` refuses, the tick runs its task and skips the chat,
+the doctor says so (the Bot API stand-in, tests/core/telegram_standin.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,10 @@ from pathlib import Path
 import pytest
 
 from memento_core.chat.tokens import MAX_TOKEN_BYTES, TokenError, inside, outside_home, read_token
+from memento_core.cli.main import main as cli
+from memento_core.plan.scan import parse_plan
+from memento_core.tick.__main__ import run_tick
+from tests.core.chat.chats import CHAT, PERSON, chat_ws
 
 TOKEN = "123456:AAbbCCddEEffGGhh"
 
@@ -109,3 +114,52 @@ def test_outside_home_is_neither_the_home_folder_nor_tmp(tmp_path, monkeypatch):
     assert not outside_home("~/.config/memento/token")
     assert not outside_home("/tmp/token")
     assert outside_home("/etc/memento/token")
+
+
+# --------------------------------------------------------------------------- through a chat round
+
+
+def test_a_token_file_others_can_read_is_refused_everywhere(tmp_path, telegram, capsys):
+    from memento_core.doctor.runner import check_workspace
+
+    ws = chat_ws(tmp_path, telegram, mode=0o644)
+    path = tmp_path / "secrets" / "telegram-token"
+    telegram.say(CHAT, PERSON, "/pause")
+    assert cli(["chat", "poll", str(ws.root)]) == 2
+    err = capsys.readouterr().err
+    assert f"token file {path}: mode 0644, others can read it; it must be 0600" in err
+    outcome = run_tick(ws.root)  # the tick runs its task and skips the chat
+    assert parse_plan(ws.plan_path).task("T-1").status == "x" and outcome.exit_code == 0
+    assert f"chat skipped: token file {path}: mode 0644" in ws.cron_log.read_text()
+    assert telegram.requests == []
+    [finding] = [f for f in check_workspace(ws) if f.check == "chat"]
+    assert finding.severity == "CRITICAL" and "mode 0644" in finding.message
+    path.chmod(0o600)
+    assert cli(["chat", "poll", str(ws.root)]) == 0
+    assert parse_plan(ws.plan_path).meta.tick_mode == "paused"
+
+
+@pytest.mark.parametrize("content, why", [("", "empty"), ("two words", "more than one word")])
+def test_an_empty_or_odd_token_file_is_refused(tmp_path, telegram, content, why, capsys):
+    ws = chat_ws(tmp_path, telegram)
+    path = tmp_path / "secrets" / "telegram-token"
+    path.write_text(content)
+    assert cli(["chat", "poll", str(ws.root)]) == 2
+    assert why in capsys.readouterr().err
+    path.unlink()
+    os.mkfifo(path, 0o600)  # a FIFO there never blocks the tick
+    assert cli(["chat", "poll", str(ws.root)]) == 2
+    assert "not a regular file" in capsys.readouterr().err
+
+
+def test_a_token_file_inside_the_project_is_refused(tmp_path, telegram, capsys):
+    ws = chat_ws(tmp_path, telegram)
+    inside = ws.root / "secrets" / "token"
+    inside.parent.mkdir()
+    inside.write_text(telegram.token)
+    inside.chmod(0o600)
+    ws.config_path.write_text(ws.config_path.read_text().replace(str(tmp_path / "secrets" / "telegram-token"),
+                                                                 str(inside)))
+    assert cli(["chat", "poll", str(ws.root)]) == 2
+    assert "inside the project, where the agent can read it" in capsys.readouterr().err
+    assert telegram.requests == []

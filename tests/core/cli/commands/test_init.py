@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from tests.core.cli.test_main import PLAN, memento
+from tests.core.cli.runs import PLAN, memento
 
 
 def test_init_lays_out_the_workspace_and_commits_it(ws: Path):

@@ -1,4 +1,5 @@
-"""`memento lint` finds what would make a plan fail later, each with file:line (issue 25,
+"""`memento lint` (cli/commands/lint.py), a real subprocess: exit 0, 1 or 2 with a prefixed summary
+line, each problem located. It finds what would make a plan fail later, each with file:line (issue 25,
 item 5): a `script` task without `do:`, task lines the format does not read (reported, not
 dropped), an unclosed `[` list or backtick, and an unknown field with the nearest known name."""
 
@@ -8,7 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-PLAN = """# MASTER_PLAN: lint
+from tests.core.cli.runs import PLAN, WORDS_PLAN, memento
+
+LINT_PLAN = """# MASTER_PLAN: lint
 
 ## Meta
 - tick_mode: auto
@@ -50,7 +53,7 @@ def test_lint_reports_what_would_fail_later_with_lines(tmp_path, git_identity):
     subprocess.run([sys.executable, "-m", "memento_core.cli", "init", str(root)], check=True, capture_output=True)
     r = lint(root)
     assert r.returncode == 0, r.stdout + r.stderr  # the template's own plan is clean (its task has do:)
-    (root / "docs" / "MASTER_PLAN.md").write_text(PLAN)
+    (root / "docs" / "MASTER_PLAN.md").write_text(LINT_PLAN)
     r = lint(root)
     out = r.stdout + r.stderr
     assert r.returncode == 2, out
@@ -74,3 +77,27 @@ def test_do_is_not_required_of_a_real_agent(tmp_path, git_identity):
     config.write_text(config.read_text().replace('preset = "script"', 'preset = "claude"'))
     r = lint(root)
     assert "has no `do:`" not in r.stdout + r.stderr
+
+
+def test_lint_exit_codes_and_located_messages(ws: Path):
+    plan = ws / PLAN
+    plan.write_text(plan.read_text() + "\n- [ ] T-102 Second\n  - context_files: []\n")
+    r = memento("lint", cwd=ws / "docs")  # found by searching upwards
+    assert r.returncode == 2
+    assert "[error] docs/MASTER_PLAN.md:31: T-102 has no verify command" in r.stderr
+    plan.write_text(plan.read_text() + "  - verify: true\n- [ ] not a task\n")
+    r = memento("lint", str(ws))
+    assert r.returncode == 1 and "[warn] docs/MASTER_PLAN.md:34: checkbox line without a task id" in r.stdout
+
+
+def test_the_lint_summary_has_a_prefix(words_ws: Path):
+    r = memento("lint", str(words_ws))
+    assert r.returncode == 0 and r.stdout == "[ok] docs/MASTER_PLAN.md: 2 tasks in 1 phase, no problems\n"
+    (words_ws / PLAN).write_text(WORDS_PLAN + "\n- [ ] not a task\n")
+    r = memento("lint", str(words_ws))
+    assert r.returncode == 1
+    assert r.stdout.splitlines()[-1] == "[warn] docs/MASTER_PLAN.md: 2 tasks in 1 phase, 1 warning"
+    (words_ws / PLAN).write_text(WORDS_PLAN.replace("max_retries: 2", "max_retries: lots") + "\n- [ ] not a task\n")
+    r = memento("lint", str(words_ws))
+    assert r.returncode == 2
+    assert r.stderr.splitlines()[-1] == "[error] docs/MASTER_PLAN.md: 2 tasks in 1 phase, 1 error, 1 warning"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.core.cli.test_output import PLAN, memento
+from tests.core.cli.runs import PLAN, memento
 
 TASKS_PLAN = """# MASTER_PLAN: tasks
 
