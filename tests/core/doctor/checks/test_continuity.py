@@ -152,5 +152,5 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_each_case_reports_its_exact_line_and_exit_code(ws, case, capsys):
+def test_each_check_reports_its_exact_line_and_exit_code(ws, case, capsys):
     judge(ws, *CASES[case](ws), capsys)
