@@ -13,19 +13,6 @@ from memento_core.demo import create_demo
 from memento_core.plan.scan import parse_plan
 
 
-def _drafter():
-    """templates/demo_drafter.py, the file the demo copies into its scripts/ (a template, not a module)."""
-    import importlib.util
-
-    import memento_core
-
-    path = Path(memento_core.__file__).parent / "templates" / "demo_drafter.py"
-    spec = importlib.util.spec_from_file_location("demo_drafter", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def memento(*args: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "memento_core.cli", *args], cwd=cwd, input=stdin,
                           capture_output=True, text=True, timeout=300)
@@ -62,15 +49,3 @@ def test_the_demo_drafts_one_red_task_per_line_of_the_brief(tmp_path, git_identi
         assert subprocess.run(task.verify, shell=True, cwd=root).returncode != 0
         assert subprocess.run(task.do, shell=True, cwd=root).returncode == 0
         assert subprocess.run(task.verify, shell=True, cwd=root).returncode == 0
-
-
-def test_the_demo_drafter_reads_the_brief_section_only():
-    drafter = _drafter()
-    brief_of, wishes = drafter.brief_of, drafter.wishes
-    system = "# Plan rules\n\n## Brief\n\n- an example wish in the system prompt\n\n---\n\n"
-    prompt = (system + "# Draft the plan from the brief (BRIEF)\n\n## The brief\n\n````text\n1. First wish\n"
-              "* second `wish`\n```\n## Brief\n```\n### detail\nthird\n````\n\n"
-              "## docs/MASTER_PLAN.md\n- [ ] `T-1` not a wish\n")
-    assert wishes(brief_of(prompt)) == ["First wish", "second 'wish'", "third"]
-    assert wishes(brief_of("## The brief\n\nplain line\n## Next\nnot it\n")) == ["plain line"]
-    assert wishes(brief_of("# Draft\n\nno brief here\n")) == []

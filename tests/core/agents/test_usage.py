@@ -24,7 +24,6 @@ from memento_core.agents.usage import (
     reset_time,
     tail_rate_limit,
 )
-from memento_core.spending import Usage, parse_usage_field
 from tests.core.agents.outputs import NOW
 
 # ------------------------------------------------------------------ usage
@@ -34,15 +33,6 @@ from tests.core.agents.outputs import NOW
                                     aider.parse_usage])
 def test_no_report_is_no_usage(parser):
     assert parser("[memento] agent (x) in /p: x\nworking\nnot json { at all\n") is None
-
-
-def test_usage_field_reads_back_what_it_writes():
-    usage = Usage(12345, 2100, 0.042)
-    assert usage.describe() == "12.3k in / 2.1k out tokens, $0.042"
-    assert parse_usage_field(usage.describe()) == Usage(12300, 2100, 0.042)
-    assert Usage(5, 7, None).describe() == "5 in / 7 out tokens, cost not reported"
-    assert parse_usage_field("5 in / 7 out tokens, cost not reported") == Usage(5, 7, None)
-    assert Usage(1, 2, 0.5) + Usage(3, 4, None) == Usage(4, 6, 0.5)
 
 
 # ------------------------------------------------------------------ rate limits

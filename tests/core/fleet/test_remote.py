@@ -25,6 +25,7 @@ from ..test_fleet import (
     claim_refs,
     commit_the_result,
     context,
+    counted_fetches,
     git,
     make_fleet,
     remote_plan,
@@ -52,20 +53,6 @@ def claimed(tmp_path: Path, monkeypatch):
     assert fleet.claims.claim(a, a.plan().task("T-1"))
     a.fleet.stop_beating()
     return bare, clones["a"], a
-
-
-def after_the_first_fetch(monkeypatch, action) -> list:
-    """remote.fetch, then ``action()`` right after its first call (between a fetch and its push)."""
-    real_fetch, calls = remote.fetch, []
-
-    def fetch_then_act(ctx):
-        real_fetch(ctx)
-        calls.append(1)
-        if len(calls) == 1:
-            action()
-
-    monkeypatch.setattr(remote, "fetch", fetch_then_act)
-    return calls
 
 
 def cron_log(root: Path) -> str:
@@ -240,7 +227,7 @@ def test_a_claim_replaces_a_leftover_claim_ref_it_has_seen_and_no_other(tmp_path
         a.fleet.stop_beating()
     # A ref that appears after the fetch (another host's) is never replaced.
     other = git(bare, "commit-tree", "-m", "memento: claim T-2 on z", empty).strip()
-    after_the_first_fetch(monkeypatch, lambda: git(bare, "update-ref", "refs/memento/claims/T-2", other))
+    counted_fetches(monkeypatch, lambda: git(bare, "update-ref", "refs/memento/claims/T-2", other))
     b = context(clones["a"], "a", monkeypatch)
     remote.fetch(b)
     assert fleet.claims.claim(b, b.plan().task("T-2")) is False
@@ -253,7 +240,7 @@ def test_a_result_never_deletes_a_claim_ref_moved_between_its_fetch_and_its_push
     commit_the_result(root)
     other = git(bare, "commit-tree", "-m", "memento: claim T-1 on z", "4b825dc642cb6eb9a060e54bf8d69288fbee4904").strip()
     # After the fetch, before the push: a takeover of the ref.
-    after_the_first_fetch(monkeypatch, lambda: git(bare, "update-ref", "refs/memento/claims/T-1", other))
+    counted_fetches(monkeypatch, lambda: git(bare, "update-ref", "refs/memento/claims/T-1", other))
     result = fleet.publish.publish(a, TaskResult("T-1", True))
     assert not result.passed and "claim lost" in result.reason, result.reason
     assert git(bare, "rev-parse", "refs/memento/claims/T-1").strip() == other  # never deleted
@@ -267,7 +254,7 @@ def test_a_result_never_overwrites_a_commit_pushed_between_its_fetch_and_its_pus
     bare, root, a = claimed(tmp_path, monkeypatch)
     person = Person(tmp_path, bare)
     commit_the_result(root)
-    calls = after_the_first_fetch(monkeypatch, lambda: person.push_once(1))
+    calls = counted_fetches(monkeypatch, lambda: person.push_once(1))
     result = fleet.publish.publish(a, TaskResult("T-1", True))
     assert result.passed, result.reason
     log = subjects(bare)
@@ -393,33 +380,6 @@ exit 0
     assert all(t.status == "x" for t in remote_plan(bare).tasks) and claim_refs(bare) == []
     assert git(clones["a"], "rev-parse", "HEAD") == git(bare, "rev-parse", "main")
     assert not (clones["a"] / ".memento" / "fleet_pending.json").exists()
-
-
-def test_a_sync_that_lost_its_push_to_a_persons_commit_fetches_and_pushes_again(tmp_path, monkeypatch):
-    """The host's own commit reaches the remote in the same sync, on top of what beat it."""
-    bare, clones = make_fleet(tmp_path, ["a"], 1)
-    a = context(clones["a"], "a", monkeypatch)
-    (clones["a"] / "hosts-own.txt").write_text("a's\n")
-    git(clones["a"], "add", "hosts-own.txt")
-    git(clones["a"], "commit", "-qm", "a's own commit")
-    person = tmp_path / "person"
-    git(tmp_path, "clone", "-q", str(bare), str(person))
-
-    def person_pushes():
-        (person / "persons.txt").write_text("a person's\n")
-        git(person, "add", "persons.txt")
-        git(person, "commit", "-qm", "a person's commit")
-        git(person, "push", "-q", "origin", "main")
-
-    calls = after_the_first_fetch(monkeypatch, person_pushes)
-    try:
-        fleet.sync.sync(a, take_over=False)
-    finally:
-        if a.fleet is not None:
-            a.fleet.stop_beating()
-    assert len(calls) == 2  # the lost push fetched once more
-    assert subjects(bare)[:2] == ["a's own commit", "a person's commit"]
-    assert git(clones["a"], "rev-parse", "HEAD") == git(bare, "rev-parse", "main")
 
 
 def test_the_pause_after_lost_races_doubles_with_each_loss_in_a_row_and_a_landed_push_resets_it(tmp_path, monkeypatch):

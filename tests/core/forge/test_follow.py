@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from memento_core.forge import pulls
-from memento_core.forge.github import GitHub, Token
 from memento_core.forge.pulls import PullRecord
 from memento_core.notes import parse_notes
 from memento_core.plan.scan import parse_plan
@@ -204,21 +203,6 @@ def test_a_change_request_becomes_notes_on_the_right_tasks_once(project, github)
     assert len(asked) == 1
     plan = plan_of(project)
     assert [plan.task(t).status for t in ("T-1", "T-2", "T-3")] == ["x", "x", "x"]  # done again
-
-
-def test_a_change_request_applied_again_after_a_stop_writes_no_second_note(project, github):
-    from memento_core.forge import reviews
-
-    rec = open_pull(project)
-    github.review(4, "CHANGES_REQUESTED", "T-1 is wrong", comments=[("src/api/x.py", 2, "and this")])
-    client = GitHub(github.api, Token(TOKEN), backoff=0.01)
-    found = client.reviews(REPO, 4)
-    for _ in range(2):  # the tick stopped after the notes, before the review's id was saved
-        done = reviews.apply_new(Workspace(project), plan_of(project), rec, found,
-                                 lambda rid: client.review_comments(REPO, 4, rid))
-    assert len(done.reviews_seen) == 1
-    assert len(notes_to(project, "T-1")) == 1 and len(notes_to(project, "T-2")) == 1
-    assert plan_of(project).meta.completed_tasks == 1  # the plan's counters follow the tasks sent back
 
 
 def test_a_change_request_naming_nothing_goes_to_the_whole_phase(project, github):

@@ -583,34 +583,6 @@ def test_memory_write_from_the_sandbox_is_queued_and_applied(tmp_path):
     assert [e.status for e in entries(ws)] == ["FAILED", "SUCCESS"]
 
 
-def test_queued_requests_are_checked_again_and_the_source_is_the_task(tmp_path):
-    from memento_core.memory import init_store
-    from memento_core.memory.queue import apply_queue, queue_dir
-    from memento_core.memory.store import history
-
-    ws = make_ws(tmp_path, "true")
-    init_store(ws)
-    folder = queue_dir(ws)
-    folder.mkdir(parents=True)
-    import json
-
-    good = {"path": "knowledge/lessons/a.md", "content": "use the blue pen\n", "summary": "blue pen",
-            "source": "source=human"}
-    (folder / "1.json").write_text(json.dumps(good))
-    (folder / "2.json").write_text(json.dumps({**good, "path": "../../docs/MASTER_PLAN.md"}))
-    (folder / "3.json").write_text(json.dumps({**good, "path": "PERSONA.md"}))
-    (folder / "4.json").write_text("not json")
-    (folder / "5.json").symlink_to(folder / "1.json")
-    (folder / "6.json").write_text(json.dumps({**good, "summary": ""}))
-    plan = ws.plan_path.read_bytes()
-    done = apply_queue(ws, "T-1")
-    assert [d.action for d in done] == ["create", "refused", "refused", "refused", "refused", "refused"]
-    assert ws.plan_path.read_bytes() == plan
-    (c,) = [c for c in history(ws) if c.subject == "blue pen"]
-    assert c.source == "T-1"  # never the request's "source=human"
-    assert list(folder.iterdir()) == []
-
-
 # --------------------------------------------------------------------------- visibility
 
 

@@ -9,14 +9,8 @@ from memento_core.doctor import WARNING, check_workspace
 from memento_core.scaffold import init_workspace
 from memento_core.workspace import Workspace
 
-
-@pytest.fixture(autouse=True)
-def _sandbox_runs(monkeypatch):
-    """Judge the other checks as on a machine where bubblewrap runs, whatever this one has:
-    without it the `sandbox` check warns (unconfined) by design; test_sandbox.py judges that check."""
-    from memento_core import sandbox
-
-    monkeypatch.setattr(sandbox, "resolve", lambda config: sandbox.Resolution("bwrap", True, None, "bwrap"))
+# Bubblewrap taken as runnable: the `sandbox` check is judged in tests/core/sandbox/test_sandbox.py.
+pytestmark = pytest.mark.usefixtures("sandbox_runs")
 
 
 def test_unattributed_memory_write_is_a_warning(tmp_path, git_identity):
