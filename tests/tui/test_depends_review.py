@@ -5,8 +5,7 @@ from __future__ import annotations
 from memento_core.plan.edits import edit_plan
 from memento_tui.app import MementoApp
 from memento_tui.widgets.tasks import TaskPane
-
-from .conftest import screen_text, select_task, settle, strip_ws
+from tests.tui.pilot import screen_text, select_task, settle, strip_ws
 
 
 async def test_task_table_and_detail_show_waits_on(scripted):
@@ -26,8 +25,8 @@ async def test_task_table_and_detail_show_waits_on(scripted):
 
 
 async def test_task_detail_shows_the_review_verdicts(tmp_path, git_env):
-    from ..core.cli.test_output import memento
-    from ..core.tick.test_review import make_ws
+    from tests.core.cli.test_output import memento
+    from tests.core.tick.test_review import make_ws
 
     ws, _ = make_ws(tmp_path, "fail-once")
     for _ in range(2):  # FAIL (2/3), then PASS (3/3); in a process of its own (the tick's threads)

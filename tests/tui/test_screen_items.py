@@ -10,9 +10,7 @@ from memento_tui.screens.dialogs import NoteComposer
 from memento_tui.screens.help import HelpScreen
 from memento_tui.screens.log import LogScreen
 from memento_tui.widgets.log_view import LazyLog
-
-from .conftest import screen_text, select_task, settle, wait_for
-from .test_keys import messages
+from tests.tui.pilot import messages, screen_text, select_task, settle, wait_for
 
 
 async def test_the_palette_keeps_key_hints_and_lists_each_entry_once(scripted):

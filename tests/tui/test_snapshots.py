@@ -10,8 +10,7 @@ from __future__ import annotations
 from textual.pilot import Pilot
 
 from memento_tui.app import MementoApp
-
-from .conftest import select_task, settle
+from tests.tui.pilot import select_task, settle
 
 
 def make(root) -> MementoApp:
@@ -88,7 +87,7 @@ def test_help_screen(scripted, snap_compare):
 
 def test_main_view_with_pull_requests(scripted, snap_compare):
     """Each phase's pull request beside its bar, a failing check under "Needs you" (SPEC §19)."""
-    from .test_pull_requests import with_pulls
+    from tests.tui.widgets.test_progress import with_pulls
 
     with_pulls(scripted)
     assert snap_compare(make(scripted), terminal_size=(120, 40), run_before=ready())

@@ -6,8 +6,7 @@ from dataclasses import replace
 
 from memento_core.config.model import Config
 from memento_tui.app import MementoApp
-
-from .conftest import screen_text, settle
+from tests.tui.pilot import screen_text, settle
 
 
 async def test_the_header_names_the_host_only_with_a_remote(scripted, monkeypatch):

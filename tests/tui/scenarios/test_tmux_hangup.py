@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from .tmux import Tmux, alive, dashboards, needs_tmux
+from tests.tui.scenarios.tmux import Tmux, alive, dashboards, needs_tmux
 
 pytestmark = needs_tmux
 

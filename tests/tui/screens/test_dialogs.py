@@ -12,8 +12,7 @@ from memento_core.questions import save_question
 from memento_core.workspace import Workspace
 from memento_tui.app import MementoApp
 from memento_tui.screens.dialogs import AnswerComposer
-
-from .conftest import screen_text, select_task, settle
+from tests.tui.pilot import screen_text, select_task, settle
 
 QUESTION = "Which rounding for div: [b]banker's[/b] or half-up?\n\nThe plan says neither.\n\n- [ ] banker's\n- [ ] half-up\n"
 
@@ -97,8 +96,7 @@ def test_the_browser_view_shows_the_question_and_answers_it(demo, tmp_path):
         stop_group,
         wait_for_http,
     )
-
-    from .test_serve import TOKEN, token_file
+    from tests.tui.test_serve import TOKEN, token_file
 
     _ask(demo)
     port = free_port()

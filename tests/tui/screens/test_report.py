@@ -6,8 +6,7 @@ from memento_tui.app import MementoApp
 from memento_tui.commands import MementoCommands
 from memento_tui.screens.dashboard import DashboardScreen
 from memento_tui.screens.report import ReportScreen
-
-from .conftest import screen_text, settle, wait_for
+from tests.tui.pilot import screen_text, settle, wait_for
 
 
 async def test_the_report_view_shows_needs_first_then_what_happened(scripted):

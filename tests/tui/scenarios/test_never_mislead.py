@@ -14,8 +14,7 @@ from textual import events
 from memento_core.notes import parse_notes
 from memento_tui.app import MementoApp
 from memento_tui.screens.dialogs import NoteComposer
-
-from .conftest import screen_text, select_task, settle, wait_for
+from tests.tui.pilot import screen_text, select_task, settle, wait_for
 
 LONG = ("Please keep evaluate() to one binary operation, and when you touch the parser, "
         "write a test for every operator first: + - * / with ints and floats, then spaces. END-OF-NOTE")
@@ -104,8 +103,7 @@ def test_a_real_120x40_terminal_wins_over_exported_columns_and_lines(scripted):
     import re
 
     from memento_core.plan.scan import parse_plan
-
-    from .pty_screen import PtyDashboard
+    from tests.tui.scenarios.pty_screen import PtyDashboard
 
     plan = parse_plan(scripted / "docs" / "MASTER_PLAN.md")
     phases = [p.id for p in plan.phases]
@@ -151,7 +149,7 @@ def _waiting_agent(root, release) -> None:
     import subprocess
     import sys
 
-    agents = Path(__file__).resolve().parents[1] / "agents"
+    agents = Path(__file__).resolve().parents[2] / "agents"
     release.write_text("")
     command = f"{sys.executable} {agents / 'waits_for_a_person.py'} {release} go"
     (root / "memento.toml").write_text(f'[agent]\npreset = "command"\ncommand = """{command}"""\n'
@@ -162,7 +160,7 @@ def _waiting_agent(root, release) -> None:
 def test_a_hand_tick_says_running_not_idle_and_q_q_says_what_it_waits_for(demo, tmp_path):
     """Nothing ticks by itself (IDLE); `t` starts one: the header says it runs, and only that. `q q`
     closes the screen at once and the terminal says the tick is finishing (never a blank screen)."""
-    from .pty_screen import PtyDashboard, plain
+    from tests.tui.scenarios.pty_screen import PtyDashboard, plain
 
     release = tmp_path / "release"
     _waiting_agent(demo, release)
@@ -198,7 +196,7 @@ def test_a_hand_tick_says_running_not_idle_and_q_q_says_what_it_waits_for(demo, 
 
 
 async def test_ctrl_c_says_how_to_quit_in_plain_words(scripted):
-    from .test_keys import messages
+    from tests.tui.pilot import messages
 
     app = MementoApp(scripted, show_clock=False, watch=False)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -211,7 +209,7 @@ async def test_ctrl_c_says_how_to_quit_in_plain_words(scripted):
 
 
 async def test_a_remap_onto_quits_key_is_refused_with_file_and_line_and_q_still_quits(scripted):
-    from .test_keys import messages
+    from tests.tui.pilot import messages
 
     toml = scripted / "memento.toml"
     toml.write_text(toml.read_text() + '\n[keys]\nlog = "f6"\ntick = "q"\n')
@@ -266,8 +264,7 @@ async def test_a_key_tmux_keeps_or_no_key_at_all_is_refused_with_file_and_line(s
     Each is refused with memento.toml:LINE and why; r and s still work; lint and doctor say it."""
     from memento_core.config.load import load_config
     from memento_core.plan.scan import parse_plan
-
-    from .test_keys import messages
+    from tests.tui.pilot import messages
 
     toml = scripted / "memento.toml"
     toml.write_text(toml.read_text() + '\n[keys]\nreset = "ctrl+b"\nskip = "nonsense_key"\nlog = "f6"\n')

@@ -7,8 +7,8 @@ from memento_core.plan.edits import edit_plan
 from memento_tui.app import MementoApp
 from memento_tui.literal import clean, literal
 from memento_tui.screens.log import LogScreen
-
-from .conftest import FIXED_NOW, HOSTILE, screen_text, select_task, settle
+from tests.tui.conftest import FIXED_NOW, HOSTILE
+from tests.tui.pilot import screen_text, select_task, settle
 
 ESCAPES = (
     "\x1b[31mred\x1b[0m plain"  # colour

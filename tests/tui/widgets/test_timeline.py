@@ -16,9 +16,8 @@ from memento_core import status_log
 from memento_core.tick.__main__ import run_tick
 from memento_tui.app import MementoApp
 from memento_tui.screens.log import LogScreen
-
-from ..core.scenarios.test_engine import HELLO, agent, git, make_ws
-from .conftest import screen_text, settle, strip_ws, wait_for
+from tests.core.scenarios.test_engine import HELLO, agent, git, make_ws
+from tests.tui.pilot import screen_text, settle, strip_ws, wait_for
 
 
 def timeline_text(app) -> str:

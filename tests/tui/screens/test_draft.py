@@ -15,10 +15,9 @@ from memento_core.plan.scan import parse_plan
 from memento_core.scaffold import init_workspace
 from memento_tui.app import MementoApp
 from memento_tui.screens.draft import BriefComposer, DraftScreen
+from tests.tui.pilot import screen_text, settle, strip_ws, wait_for
 
-from .conftest import screen_text, settle, strip_ws, wait_for
-
-AGENTS = Path(__file__).resolve().parents[1] / "agents"
+AGENTS = Path(__file__).resolve().parents[2] / "agents"
 
 PLAN = """# MASTER_PLAN: draft test
 

@@ -18,10 +18,9 @@ from textual.widgets import Input
 from memento_core.plan.scan import parse_plan
 from memento_core.status_log import parse_status
 from memento_tui.app import MementoApp
-
-from ..core.scenarios.test_during_the_run import PERSON_TASKS
-from ..core.scenarios.test_engine import agent, git, make_ws
-from .conftest import select_task, settle, wait_for
+from tests.core.scenarios.test_during_the_run import PERSON_TASKS
+from tests.core.scenarios.test_engine import agent, git, make_ws
+from tests.tui.pilot import select_task, settle, wait_for
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -6,8 +6,7 @@ from memento_tui.app import MementoApp
 from memento_tui.lazy_file import LineIndex
 from memento_tui.screens.log import LogScreen
 from memento_tui.widgets.log_view import LazyLog
-
-from .conftest import screen_text, settle, wait_for
+from tests.tui.pilot import screen_text, settle, wait_for
 
 
 def scan_all(index: LineIndex) -> int:

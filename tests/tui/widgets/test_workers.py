@@ -13,10 +13,9 @@ import pytest
 from memento_tui.app import MementoApp
 from memento_tui.snapshot import PLAN
 from memento_tui.widgets.workers import WorkersPane
-
-from ..core.test_workers import make_parallel_ws, start_tick, started
-from ..core.test_workers import wait_for as wait_until
-from .conftest import screen_text, wait_for
+from tests.core.test_workers import make_parallel_ws, start_tick, started
+from tests.core.test_workers import wait_for as wait_until
+from tests.tui.pilot import screen_text, wait_for
 
 
 @pytest.mark.parametrize("no_color", [False, True], ids=["colour", "NO_COLOR"])

@@ -10,8 +10,6 @@ import inspect
 import threading
 import tomllib
 
-from textual.widgets import Input
-
 from memento_core.notes import parse_notes
 from memento_core.plan.scan import parse_plan
 from memento_core.status_log import parse_status
@@ -24,8 +22,7 @@ from memento_tui.screens.diff import DiffScreen
 from memento_tui.screens.help import HelpScreen
 from memento_tui.screens.log import LogScreen
 from memento_tui.widgets.tasks import TaskPane
-
-from .conftest import screen_text, select_task, settle, wait_for
+from tests.tui.pilot import answer, messages, screen_text, select_task, settle, wait_for, write_note
 
 
 def plan_of(root):
@@ -34,24 +31,6 @@ def plan_of(root):
 
 def notes_of(root):
     return parse_notes(root / "docs" / "HUMAN_NOTES.md")
-
-
-def messages(app) -> list[str]:
-    return [n.message for n in app._notifications]
-
-
-async def write_note(app, pilot, text: str) -> None:
-    """Fill the note composer's text area and send it (ctrl+enter)."""
-    await pilot.pause()
-    app.screen.query_one("#note-input").load_text(text)
-    await pilot.press("ctrl+enter")
-
-
-async def answer(app, pilot, text: str) -> None:
-    """Fill the open dialog's text field and press enter (typing letter by letter is slow)."""
-    await pilot.pause()
-    app.screen.query_one(Input).value = text
-    await pilot.press("enter")
 
 
 async def test_task_keys_reset_skip_note_filter_expand(scripted):

@@ -7,8 +7,7 @@ import pytest
 
 from memento_core.plan.scan import parse_plan
 from memento_tui.app import MementoApp
-
-from .conftest import screen_text, settle
+from tests.tui.pilot import screen_text, settle
 
 
 def pane_lines(app) -> list[str]:

@@ -11,8 +11,7 @@ from memento_core.plan.scan import parse_plan
 from memento_tui.app import MementoApp
 from memento_tui.screens.architect import ArchitectScreen
 from tests.core.test_architect import agent, make_ws, seen, tree
-
-from .conftest import screen_text, settle, wait_for
+from tests.tui.pilot import screen_text, settle, wait_for
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from memento_core.locks import atomic_write_text
 from memento_tui.app import MementoApp
 from memento_tui.screens.memory_entry import MemoryEntryScreen
-
-from .conftest import HOSTILE, screen_text, settle, wait_for
+from tests.tui.conftest import HOSTILE
+from tests.tui.pilot import screen_text, settle, wait_for
 
 
 async def test_state_and_memory_tabs(scripted):

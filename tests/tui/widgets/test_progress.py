@@ -9,8 +9,7 @@ from memento_core.forge.pulls import Check, PullRecord
 from memento_core.locks import atomic_write_text
 from memento_core.workspace import Workspace
 from memento_tui.app import MementoApp
-
-from .conftest import screen_text, settle, wait_for
+from tests.tui.pilot import screen_text, settle, wait_for
 
 
 def with_pulls(root) -> None:

@@ -11,8 +11,7 @@ import pytest
 from memento_core.tick.architect.run import CHANGED, run_architect
 from memento_tui.app import MementoApp
 from tests.core.test_architect import agent, make_ws
-
-from .conftest import screen_text, settle, wait_for
+from tests.tui.pilot import screen_text, settle, wait_for
 
 
 @pytest.fixture(scope="module", autouse=True)

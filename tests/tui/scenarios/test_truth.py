@@ -20,9 +20,7 @@ from memento_core.state import TickState
 from memento_core.tick.__main__ import run_tick
 from memento_core.workspace import Workspace
 from memento_tui.app import MementoApp
-
-from .conftest import screen_text, select_task, settle
-from .test_keys import answer, messages
+from tests.tui.pilot import answer, messages, screen_text, select_task, settle
 
 LONG = "5 consecutive ticks attempted work and passed nothing " + "because the agent kept failing " * 6
 

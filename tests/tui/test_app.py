@@ -10,8 +10,7 @@ import pytest
 
 from memento_tui import app as app_module
 from memento_tui.app import DEMO_INTERVAL, MementoApp, main
-
-from .conftest import settle
+from tests.tui.pilot import settle
 
 
 def test_demo_creates_a_fresh_project_and_auto_ticks(monkeypatch, tmp_path, git_env):

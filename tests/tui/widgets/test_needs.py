@@ -12,8 +12,7 @@ import pytest
 
 from memento_core.plan.edits import edit_plan
 from memento_tui.app import MementoApp
-
-from .conftest import screen_text, settle
+from tests.tui.pilot import screen_text, settle
 
 ADVICE = "→ fix it, then reset (r) or skip (s)"
 LATE = "T-304"  # the demo's last task

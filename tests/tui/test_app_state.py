@@ -14,8 +14,7 @@ from textual.widgets import Button
 
 from memento_tui.app import MementoApp
 from memento_tui.snapshot import NOTES
-
-from .conftest import screen_text, settle
+from tests.tui.pilot import screen_text, settle
 
 PACKAGE = Path(__file__).resolve().parents[2] / "memento_tui"
 NOTE = "Use integer division only"  # the start of a pending note of the scripted workspace

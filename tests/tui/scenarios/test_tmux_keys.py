@@ -15,8 +15,7 @@ import pytest
 
 from memento_core.notes import parse_notes
 from memento_core.plan.scan import parse_plan
-
-from .tmux import Tmux, dashboard_argv, needs_tmux
+from tests.tui.scenarios.tmux import Tmux, dashboard_argv, needs_tmux
 
 pytestmark = needs_tmux
 
