@@ -9,6 +9,9 @@ from collections.abc import Callable
 from rich.console import Console
 from textual.widgets import Input
 
+from memento_core.notes import parse_notes
+from memento_core.plan.scan import parse_plan
+
 
 def screen_text(app) -> str:
     """The screen as plain text, as a person would read it (for 'shown literally' checks)."""
@@ -65,3 +68,11 @@ async def answer(app, pilot, text: str) -> None:
     await pilot.pause()
     app.screen.query_one(Input).value = text
     await pilot.press("enter")
+
+
+def plan_of(root):
+    return parse_plan(root / "docs" / "MASTER_PLAN.md")
+
+
+def notes_of(root):
+    return parse_notes(root / "docs" / "HUMAN_NOTES.md")

@@ -1,4 +1,5 @@
-"""Every key against real workspace files: the files change as SPEC §6 says (Pilot tests).
+"""screens/dashboard.py: every key against real workspace files; the files change as SPEC §6 says (Pilot
+tests), and the main view as a snapshot.
 
 One app session drives several keys (a dashboard session is what a person has
 too), which keeps the suite fast; every step asserts on the file it changed.
@@ -6,31 +7,26 @@ too), which keeps the suite fast; every step asserts on the file it changed.
 
 from __future__ import annotations
 
-import inspect
-import threading
 import tomllib
 
-from memento_core.notes import parse_notes
-from memento_core.plan.scan import parse_plan
-from memento_core.status_log import parse_status
-from memento_tui import app as app_module
 from memento_tui.app import MementoApp
-from memento_tui.commands import MementoCommands
-from memento_tui.keymap import ALL_KEYS
 from memento_tui.screens.dialogs import AskScreen, ConfirmScreen, NoteComposer
 from memento_tui.screens.diff import DiffScreen
 from memento_tui.screens.help import HelpScreen
 from memento_tui.screens.log import LogScreen
 from memento_tui.widgets.tasks import TaskPane
-from tests.tui.pilot import answer, messages, screen_text, select_task, settle, wait_for, write_note
-
-
-def plan_of(root):
-    return parse_plan(root / "docs" / "MASTER_PLAN.md")
-
-
-def notes_of(root):
-    return parse_notes(root / "docs" / "HUMAN_NOTES.md")
+from tests.tui.pilot import (
+    answer,
+    messages,
+    notes_of,
+    plan_of,
+    screen_text,
+    select_task,
+    settle,
+    wait_for,
+    write_note,
+)
+from tests.tui.snaps import make, ready
 
 
 async def test_task_keys_reset_skip_note_filter_expand(scripted):
@@ -164,35 +160,6 @@ async def test_pipeline_keys_at_80x24(scripted):
     assert app.return_code == 0
 
 
-async def test_tick_now_runs_one_tick_in_a_worker(demo, monkeypatch):
-    release = threading.Event()
-    real_run_tick = app_module.run_tick
-
-    def held_tick(root):
-        release.wait(timeout=30)  # the tick is "running" until the test has looked at the screen
-        return real_run_tick(root)
-
-    monkeypatch.setattr(app_module, "run_tick", held_tick)
-    app = MementoApp(demo, show_clock=False)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
-        await pilot.press("t")
-        await pilot.pause()
-        assert app.ticking
-        text = screen_text(app)
-        assert "TICK RUNNING" in text and "◐ RUNNING" in text  # the UI is live while the worker runs
-        await pilot.press("t")  # a second press while running does not start another
-        await pilot.pause()
-        assert any("already running" in m for m in messages(app))
-        release.set()
-        await settle(app, pilot)
-        assert not app.ticking
-        assert app.last_outcome is not None and app.last_outcome.exit_code == 0
-        assert "TICK RUNNING" not in screen_text(app)
-    assert [e.task_id for e in parse_status(demo / "docs" / "TICK_STATUS.md")] == ["T-101"]
-    assert plan_of(demo).task("T-101").status == "x"
-
-
 async def test_log_diff_and_help(scripted):
     app = MementoApp(scripted, show_clock=False)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -237,128 +204,27 @@ async def test_log_diff_and_help(scripted):
             assert action in text
 
 
-async def test_keys_are_remapped_from_memento_toml(scripted):
-    toml = scripted / "memento.toml"
-    toml.write_text(toml.read_text() + '\n[keys]\npause = "f6"\nnot_an_action = "z"\n')
-    app = MementoApp(scripted, show_clock=False)
+async def test_tabs_are_reachable_with_1_to_4(scripted):
+    app = MementoApp(scripted, show_clock=False, watch=False)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
-        assert any("not_an_action" in m for m in messages(app))
-        await pilot.press("p")  # no longer pause
-        await settle(app, pilot)
-        assert plan_of(scripted).meta.tick_mode == "auto"
-        await pilot.press("f6")
-        await settle(app, pilot)
-        assert plan_of(scripted).meta.tick_mode == "paused"
+        tabs = app.screen.query_one("#tabs")
+        for key, tab in (("2", "tab-notes"), ("3", "tab-continuity"), ("4", "tab-memory"), ("1", "tab-timeline")):
+            await pilot.press(key)
+            await pilot.pause()
+            assert tabs.active == tab
 
 
-async def test_auto_tick_counts_down_and_reschedules_after_the_tick(demo):
-    now = [1000.0]
-    app = MementoApp(demo, auto_tick=True, auto_interval=30, clock=lambda: now[0])
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
-        assert app.next_tick_at == 1030.0
-        now[0] = 1010.0
-        app.every_second()
-        assert "next tick: in 20s" in screen_text(app)
-        now[0] = 1031.0
-        app.every_second()
-        assert app.ticking and app.next_tick_at is None  # no countdown while the tick runs
-        await settle(app, pilot)
-        assert not app.ticking
-        assert app.next_tick_at == 1061.0  # rescheduled only after the tick finished
-        await pilot.press("o")
-        assert not app.auto_tick and app.next_tick_at is None
-        now[0] = 2000.0
-        app.every_second()
-        assert not app.ticking
-    assert [e.task_id for e in parse_status(demo / "docs" / "TICK_STATUS.md")] == ["T-101"]
+def test_main_view(scripted, snap_compare):
+    assert snap_compare(make(scripted), terminal_size=(120, 40), run_before=ready())
 
 
-async def test_command_palette_runs_every_action(scripted):
-    """The palette lists every action; choosing one runs the same action as its key."""
-    app = MementoApp(scripted, show_clock=False)
-
-    async def run(pilot, title: str) -> None:
-        provider = MementoCommands(app.screen)
-        hits = [hit async for hit in provider.search(title)]
-        assert hits, title
-        result = max(hits, key=lambda hit: hit.score).command()
-        if inspect.isawaitable(result):  # the palette awaits it the same way (call_later)
-            await result
-        await pilot.pause()
-
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
-        # once through the real palette: ctrl+p, type, enter
-        await pilot.press("ctrl+p")
-        await pilot.pause()
-        await pilot.press(*"pause")
-        await pilot.pause(0.3)
-        await pilot.press("enter")
-        await settle(app, pilot)
-        assert await wait_for(pilot, lambda: plan_of(scripted).meta.tick_mode == "paused")
-
-        provider = MementoCommands(app.screen)
-        listed = [hit.text async for hit in provider.discover()]
-        assert len(listed) == len(ALL_KEYS)
-        # Each entry once, its single-letter key shown literally (not read as markup).
-        assert "Reset [r]" in listed and "Skip [s]" in listed and "Help [?]" in listed
-        await run(pilot, "Resume [")
-        await settle(app, pilot)
-        assert plan_of(scripted).meta.tick_mode == "auto"
-        await run(pilot, "Stop [")
-        assert await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-        await pilot.press("y")
-        assert await wait_for(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
-        await settle(app, pilot)
-        assert plan_of(scripted).meta.tick_mode == "stopped"
-        select_task(app, "T-201")
-        await run(pilot, "Reset [")
-        await settle(app, pilot)
-        assert plan_of(scripted).task("T-201").status == " "
-        select_task(app, "T-202")
-        await run(pilot, "Skip [")
-        await answer(app, pilot, "later")
-        await settle(app, pilot)
-        assert plan_of(scripted).task("T-202").reason == "later"
-        select_task(app, "T-301")
-        await run(pilot, "Note [")
-        await write_note(app, pilot, "via palette")
-        await settle(app, pilot)
-        assert {n.text: n.target for n in notes_of(scripted)}["via palette"] == "T-301"
-        await run(pilot, "Interval [")
-        await answer(app, pilot, "90s")
-        await settle(app, pilot)
-        assert tomllib.loads((scripted / "memento.toml").read_text())["schedule"]["every"] == "90s"
-        await run(pilot, "Filter [")
-        assert app.screen.query_one(TaskPane).filter == "Pending"
-        await run(pilot, "Ack [")
-        await settle(app, pilot)
-        assert any("acknowledge" in m for m in messages(app)), messages(app)
-        await run(pilot, "Tick [")
-        await settle(app, pilot)
-        assert app.last_outcome is not None  # stopped: the tick ran and skipped
-        await run(pilot, "Auto [")
-        assert app.auto_tick
-        select_task(app, "T-201")
-        await run(pilot, "Log [")
-        assert isinstance(app.screen, LogScreen)
-        await pilot.press("escape")
-        await run(pilot, "Help [")
-        assert isinstance(app.screen, HelpScreen)
+def test_main_view_80x24(scripted, snap_compare):
+    assert snap_compare(make(scripted), terminal_size=(80, 24), run_before=ready())
 
 
-async def test_quit_during_a_tick_waits_on_screen_until_it_finishes(scripted):
-    from memento_tui.messages import TickFinished
+def test_notes_tab(scripted, snap_compare):
+    def notes_tab(app):
+        app.screen.query_one("#tabs").active = "tab-notes"
 
-    app = MementoApp(scripted, show_clock=False)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
-        app.ticking = True  # as while a tick worker runs
-        await pilot.press("q")
-        await pilot.pause()
-        assert app.is_running and app.quit_requested
-        assert any("closes when it has finished" in n.message for n in app._notifications)
-        app.post_message(TickFinished(None, "done"))
-        assert await wait_for(pilot, lambda: not app.is_running)
+    assert snap_compare(make(scripted), terminal_size=(120, 40), run_before=ready(notes_tab))

@@ -1,9 +1,8 @@
-"""The dashboard's answer to a worker's question (SPEC §18): "Needs you" shows the question, ``w``
-opens a composer that shows it with its choices, and the answer lands in the files (Pilot tests)."""
+"""screens/dialogs.py: the note composer (several lines, a warning for a finished task) and the answer to a
+worker's question (SPEC §18): "Needs you" shows the question, ``w`` opens a composer that shows it with its
+choices, and the answer lands in the files (Pilot tests)."""
 
 from __future__ import annotations
-
-import re
 
 from memento_core.notes import parse_notes
 from memento_core.plan.edits import edit_plan
@@ -11,13 +10,14 @@ from memento_core.plan.scan import parse_plan
 from memento_core.questions import save_question
 from memento_core.workspace import Workspace
 from memento_tui.app import MementoApp
-from memento_tui.screens.dialogs import AnswerComposer
-from tests.tui.pilot import screen_text, select_task, settle
+from memento_tui.screens.dialogs import AnswerComposer, NoteComposer
+from tests.tui.pilot import messages, screen_text, select_task, settle, wait_for
+from tests.tui.snaps import make, on_task, press, ready
 
 QUESTION = "Which rounding for div: [b]banker's[/b] or half-up?\n\nThe plan says neither.\n\n- [ ] banker's\n- [ ] half-up\n"
 
 
-def _ask(root, task_id: str = "T-202", text: str = QUESTION) -> None:
+def ask(root, task_id: str = "T-202", text: str = QUESTION) -> None:
     ws = Workspace(root)
     first = text.splitlines()[0]
     edit_plan(ws.plan_path, lambda e: (e.set_status(task_id, "?"), e.set_field(task_id, "question", first),
@@ -27,7 +27,7 @@ def _ask(root, task_id: str = "T-202", text: str = QUESTION) -> None:
 
 
 async def test_needs_you_shows_the_question_and_w_answers_it_with_a_choice(scripted):
-    _ask(scripted)
+    ask(scripted)
     app = MementoApp(scripted, show_clock=False)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
@@ -53,7 +53,7 @@ async def test_needs_you_shows_the_question_and_w_answers_it_with_a_choice(scrip
 
 
 async def test_a_written_answer_and_escape_changes_nothing(scripted):
-    _ask(scripted, text="Where is the API key?\n")
+    ask(scripted, text="Where is the API key?\n")
     plan_before = (scripted / "docs" / "MASTER_PLAN.md").read_bytes()
     app = MementoApp(scripted, show_clock=False)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -79,81 +79,34 @@ async def test_a_written_answer_and_escape_changes_nothing(scripted):
         assert any("no question waits" in n.message for n in app._notifications)
 
 
-def test_the_browser_view_shows_the_question_and_answers_it(demo, tmp_path):
-    """`memento-tui --serve`: a real Chromium sees the question; a page's websocket (the keys a
-    person types in the browser) answers it, and the note says it came from the browser."""
-    import asyncio
+async def test_a_multi_line_note_and_the_warning_for_a_finished_task(scripted):
+    app = MementoApp(scripted, show_clock=False, watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        select_task(app, "T-202")
+        await pilot.press("n")
+        assert await wait_for(pilot, lambda: isinstance(app.screen, NoteComposer))
+        assert not app.screen.query_one("#note-warning").display
+        await pilot.press(*"first", "enter", *"second", "ctrl+enter")
+        await settle(app, pilot)
+        notes = [n for n in parse_notes(scripted / "docs" / "HUMAN_NOTES.md") if n.target == "T-202"]
+        assert notes[-1].text == "first\nsecond"
 
-    import aiohttp
-    import pytest
+        select_task(app, "T-101")  # done
+        await pilot.press("n")
+        assert await wait_for(pilot, lambda: isinstance(app.screen, NoteComposer))
+        warning = app.screen.query_one("#note-warning")
+        assert warning.display and "T-101 is already done" in screen_text(app)
+        await pilot.press(*"too late", "ctrl+enter")
+        await settle(app, pilot)
+        assert any("no worker will read this note" in m for m in messages(app))
 
-    from memento_tui.browser import (
-        BrowserUnavailable,
-        Chromium,
-        free_port,
-        look_at,
-        serve_process,
-        stop_group,
-        wait_for_http,
-    )
-    from tests.tui.test_serve import TOKEN, token_file
 
-    _ask(demo)
-    port = free_port()
-    proc = serve_process(demo, port, tmp_path / "serve.log", "--token-file", str(token_file(tmp_path)))
-    url = f"http://127.0.0.1:{port}/?token={TOKEN}"
+def test_notes_composer(scripted, snap_compare):
+    def fill(app):
+        area = app.screen.query_one("#note-input")
+        area.cursor_blink = False  # a blinking cursor would differ from run to run
+        area.load_text("Use [bold]exact[/bold] integers\nand keep the remainder")
 
-    async def answer_in_the_page() -> None:
-        async with aiohttp.ClientSession(cookies={f"memento_token_{port}": TOKEN}) as session, \
-                session.ws_connect(f"http://127.0.0.1:{port}/ws?width=120&height=40") as ws:
-            await ws.send_str('["resize", {"width": 120, "height": 40}]')
-            seen = ""
-
-            async def until(words: str, seconds: float = 60) -> None:
-                nonlocal seen
-                deadline = asyncio.get_running_loop().time() + seconds
-                # What the page shows, its styles and cursor moves left out (a styled word may be
-                # drawn as several runs).
-                while words not in re.sub(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]", "", seen):
-                    left = deadline - asyncio.get_running_loop().time()
-                    assert left > 0, f"never saw {words!r}"
-                    try:
-                        msg = await ws.receive(timeout=left)
-                    except TimeoutError:
-                        continue
-                    if msg.type in (aiohttp.WSMsgType.TEXT, aiohttp.WSMsgType.BINARY):
-                        data = msg.data if isinstance(msg.data, str) else msg.data.decode("utf-8", "replace")
-                        seen += data
-                    elif msg.type in (aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.ERROR):
-                        raise AssertionError("the dashboard closed its websocket")
-
-            await until("Progress")
-            await until("answer it (w)")  # the question is on the screen: the dashboard has read the plan
-            await ws.send_str('["stdin", "w"]')
-            await until("Answer (F2)")
-            await ws.send_str('["stdin", "2"]')  # the second choice, by its number
-            await asyncio.sleep(0.5)  # the pick is made before F2 reads it
-            await ws.send_str('["stdin", "\\u001bOQ"]')  # F2
-            notes = demo / "docs" / "HUMAN_NOTES.md"
-            for _ in range(300):
-                if any(n.is_answer for n in parse_notes(notes)):
-                    return
-                await asyncio.sleep(0.1)
-
-    try:
-        wait_for_http(url, proc)
-        try:
-            browser = Chromium().start()
-        except BrowserUnavailable as exc:
-            pytest.skip(f"no usable headless Chromium ({exc})")
-        try:
-            view = look_at(url, expect=("T-202 asks: Which rounding for div",), browser=browser)
-        finally:
-            browser.close()
-        assert "T-202 asks: Which rounding for div" in view.text
-        asyncio.run(answer_in_the_page())
-    finally:
-        stop_group(proc)
-    [note] = [n for n in parse_notes(demo / "docs" / "HUMAN_NOTES.md") if n.is_answer]
-    assert (note.target, note.text, note.source) == ("T-202", "half-up", "browser")
-    assert parse_plan(demo / "docs" / "MASTER_PLAN.md").task("T-202").status == " "
+    assert snap_compare(make(scripted), terminal_size=(100, 30),
+                        run_before=ready(on_task("T-201"), press("n"), fill))

@@ -1,6 +1,7 @@
-"""The dashboard shows each phase's pull request where it shows the phases (SPEC §19): its number,
-its checks and its review; a failing check is in "Needs you" with its name and pull request;
-GitHub refusing the token too. Read from `.memento/forge_pulls.json` as the tick writes it."""
+"""widgets/progress.py: the bars agree with the list, the time left counts the interval, and each phase shows
+its pull request (SPEC §19): its number, its checks and its review; a failing check is in "Needs you" with its
+name and pull request; GitHub refusing the token too. Read from `.memento/forge_pulls.json` as the tick
+writes it."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from memento_core.locks import atomic_write_text
 from memento_core.workspace import Workspace
 from memento_tui.app import MementoApp
 from tests.tui.pilot import screen_text, settle, wait_for
+from tests.tui.snaps import make, ready
 
 
 def with_pulls(root) -> None:
@@ -66,3 +68,34 @@ async def test_a_record_the_tick_writes_shows_without_a_key(scripted):
         assert "PR #13" not in screen_text(app)
         with_pulls(scripted)  # what a tick's follow step writes
         assert await wait_for(pilot, lambda: "PR #13 checks ✖" in screen_text(app), tries=200)
+
+
+async def test_progress_and_the_list_agree_on_a_plan_with_a_duplicate_id(scripted):
+    plan = scripted / "docs" / "MASTER_PLAN.md"
+    text = plan.read_text()
+    block = text[text.index("- [ ] `T-303`"):text.index("- [ ] `T-304`")]
+    atomic_write_text(plan, text.replace(block, block + block.replace("Usage notes", "Usage notes again")))
+    app = MementoApp(scripted, show_clock=False, watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        total = app.snapshot.summary["counts"]["total"]
+        assert f"Tasks ({total})" in screen_text(app) and f"/{total}" in screen_text(app)
+        assert "Usage notes again" in screen_text(app)
+
+
+async def test_the_eta_counts_the_interval_and_the_glyphs_render(scripted):
+    app = MementoApp(scripted, auto_tick=True, auto_interval=360, show_clock=False, watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        text = screen_text(app)
+        assert "left: ~" in text and "(a tick every 6m00s)" in text
+        assert "left: ~5m06s" not in text  # the work alone; 5 tasks at one a tick take 24 min or more
+        assert "⏸" not in text and "⏹" not in text and "‖ Pause" in text and "■ Stop" in text
+
+
+def test_main_view_with_pull_requests(scripted, snap_compare):
+    """Each phase's pull request beside its bar, a failing check under "Needs you" (SPEC §19)."""
+    from tests.tui.widgets.test_progress import with_pulls
+
+    with_pulls(scripted)
+    assert snap_compare(make(scripted), terminal_size=(120, 40), run_before=ready())
