@@ -26,7 +26,7 @@ from tests.tui.pilot import select_task, settle, wait_for
 @pytest.fixture(scope="module", autouse=True)
 def _tick_beacon_started():
     """The dashboard's own tick starts the tick's one process-wide beacon thread (tick/record.py)
-    for good: start it before the per-test thread-leak check looks (as test_architect_screen does)."""
+    for good: start it before the per-test thread-leak check looks (as screens/test_architect.py does)."""
     from memento_core.tick import record
 
     if record._BEACON["thread"] is None:  # noqa: SLF001

@@ -39,7 +39,7 @@ PLAN = """# MASTER_PLAN: draft test
 @pytest.fixture(scope="module", autouse=True)
 def _tick_beacon_started():
     """A tick run in this process starts the tick's one process-wide beacon thread (tick/record.py)
-    for good: start it before the per-test thread-leak check looks (as test_architect_screen does)."""
+    for good: start it before the per-test thread-leak check looks (as screens/test_architect.py does)."""
     from memento_core.tick import record
 
     if record._BEACON["thread"] is None:  # noqa: SLF001
