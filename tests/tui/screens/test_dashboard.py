@@ -221,10 +221,3 @@ def test_main_view(scripted, snap_compare):
 
 def test_main_view_80x24(scripted, snap_compare):
     assert snap_compare(make(scripted), terminal_size=(80, 24), run_before=ready())
-
-
-def test_notes_tab(scripted, snap_compare):
-    def notes_tab(app):
-        app.screen.query_one("#tabs").active = "tab-notes"
-
-    assert snap_compare(make(scripted), terminal_size=(120, 40), run_before=ready(notes_tab))
