@@ -370,18 +370,6 @@ def test_the_browser_view_shows_the_question_and_answers_it(demo, tmp_path):
     import asyncio
 
     import aiohttp
-    import pytest
-
-    from memento_tui.browser import (
-        BrowserUnavailable,
-        Chromium,
-        free_port,
-        look_at,
-        serve_process,
-        stop_group,
-        wait_for_http,
-    )
-    from tests.tui.test_serve import TOKEN, token_file
 
     ask(demo)
     port = free_port()
