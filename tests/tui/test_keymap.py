@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from memento_tui.app import MementoApp
 from memento_tui.keymap import conflicts, key_line, user_keymap
-from tests.tui.pilot import messages, plan_of, screen_text, settle
+from tests.tui.pilot import messages, plan_of, screen_text, settle, wait_for
 
 
 async def test_keys_are_remapped_from_memento_toml(scripted):
@@ -12,8 +12,10 @@ async def test_keys_are_remapped_from_memento_toml(scripted):
     toml.write_text(toml.read_text() + '\n[keys]\npause = "f6"\nnot_an_action = "z"\n')
     app = MementoApp(scripted, show_clock=False)
     async with app.run_test(size=(120, 40)) as pilot:
+        # Looked for as it comes: a notice lasts its few seconds of wall time, which a loaded machine's
+        # settle() can outlast.
+        assert await wait_for(pilot, lambda: any("not_an_action" in m for m in messages(app)), tries=400)
         await settle(app, pilot)
-        assert any("not_an_action" in m for m in messages(app))
         await pilot.press("p")  # no longer pause
         await settle(app, pilot)
         assert plan_of(scripted).meta.tick_mode == "auto"
