@@ -52,6 +52,13 @@ def strip_ws(text: str) -> str:
     return re.sub(r"\s+", " ", text)
 
 
+def pane_text(app, selector: str) -> str:
+    """What the pane ``selector`` shows on screen, its lines joined by one space (a wrapped line reads whole)."""
+    region = app.screen.query_one(selector).region
+    lines = screen_text(app).splitlines()[region.y:region.bottom]
+    return strip_ws(" ".join(line[region.x:region.right] for line in lines))
+
+
 def messages(app) -> list[str]:
     return [n.message for n in app._notifications]
 

@@ -10,15 +10,13 @@ from memento_core.state import TickState
 from memento_core.workspace import Workspace
 from memento_tui.app import MementoApp
 from memento_tui.snapshot import CHECKPOINT, Finding
-from tests.tui.pilot import screen_text, settle, strip_ws
+from tests.tui.pilot import pane_text, settle
 
 
 async def state_tab(app, pilot) -> str:
     app.screen.query_one("#tabs").active = "tab-continuity"
     await settle(app, pilot)
-    pane = app.screen.query_one("#continuity").region
-    lines = screen_text(app).splitlines()[pane.y:pane.bottom]
-    return strip_ws("\n".join(line[pane.x:pane.right] for line in lines))
+    return pane_text(app, "#continuity")
 
 
 async def test_the_checkpoint_as_written_and_the_results_to_acknowledge(scripted):

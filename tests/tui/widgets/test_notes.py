@@ -6,7 +6,7 @@ from __future__ import annotations
 from memento_core.notes import parse_notes
 from memento_tui.app import MementoApp
 from memento_tui.snapshot import NOTES
-from tests.tui.pilot import screen_text, settle, wait_for
+from tests.tui.pilot import pane_text, settle, wait_for
 from tests.tui.snaps import make, ready
 
 READ = "Keep evaluate() to one binary operation"  # the demo's note, read in the scripted workspace
@@ -15,7 +15,7 @@ READ = "Keep evaluate() to one binary operation"  # the demo's note, read in the
 async def notes_tab(app, pilot) -> str:
     app.screen.query_one("#tabs").active = "tab-notes"
     await settle(app, pilot)
-    return screen_text(app)
+    return pane_text(app, "#notes")
 
 
 async def test_pending_notes_are_listed_and_read_ones_folded(scripted):
@@ -30,8 +30,8 @@ async def test_pending_notes_are_listed_and_read_ones_folded(scripted):
         assert "⏳ pending 2026-11-29T14:00:00 → global" in text
         assert "Read (1)" in text and READ not in text  # folded
         await pilot.click("#notes-read CollapsibleTitle")
-        assert await wait_for(pilot, lambda: READ in screen_text(app))
-        assert "✔ read" in screen_text(app)
+        assert await wait_for(pilot, lambda: READ in pane_text(app, "#notes"))
+        assert "✔ read" in pane_text(app, "#notes")
 
 
 async def test_a_notes_file_that_cannot_be_read_is_said(scripted):
