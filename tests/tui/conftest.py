@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import io
-import re
 import threading
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from rich.console import Console
 
 from memento_core.demo import create_demo
 from memento_core.git.commit import commit_paths
@@ -162,45 +159,6 @@ def scripted(demo: Path) -> Path:
     commit_paths(root, ["docs/MASTER_PLAN.md", "docs/TICK_STATUS.md", "docs/HUMAN_NOTES.md"],
                  "memento: sync docs")
     return root
-
-
-def screen_text(app) -> str:
-    """The screen as plain text, as a person would read it (for 'shown literally' checks)."""
-    console = Console(width=app.size.width, height=app.size.height, file=io.StringIO(),
-                      force_terminal=True, color_system="truecolor", record=True, legacy_windows=False)
-    console.print(app.screen._compositor.render_update(full=True))
-    return console.export_text(styles=False)
-
-
-async def settle(app, pilot) -> None:
-    """Wait until the workers are done and the messages they posted are handled."""
-    from textual.worker import WorkerCancelled
-
-    for _ in range(3):
-        await pilot.pause()
-        try:
-            await app.workers.wait_for_complete()
-        except WorkerCancelled:  # an exclusive worker replaced by a newer one: done as well
-            pass
-    await pilot.pause()
-
-
-async def wait_for(pilot, condition: Callable[[], bool], tries: int = 100, step: float = 0.05) -> bool:
-    """Let the app run until ``condition`` holds (event-driven tests, no time.sleep)."""
-    for _ in range(tries):
-        if condition():
-            return True
-        await pilot.pause(step)
-    return condition()
-
-
-def select_task(app, task_id: str) -> None:
-    table = app.screen.query_one("#task-table")
-    table.move_cursor(row=table.get_row_index(task_id), animate=False)
-
-
-def strip_ws(text: str) -> str:
-    return re.sub(r"\s+", " ", text)
 
 
 Runner = Callable[..., Awaitable[None]]

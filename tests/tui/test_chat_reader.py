@@ -10,8 +10,7 @@ import pytest
 from memento_core.plan.scan import parse_plan
 from memento_tui.app import MementoApp
 from tests.core.telegram_standin import TelegramStandIn
-
-from .conftest import settle, wait_for
+from tests.tui.pilot import settle, wait_for
 
 CHAT, PERSON = 4242, 777
 

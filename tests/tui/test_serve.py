@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from memento_core.notes import parse_notes
+from memento_core.plan.scan import parse_plan
 from memento_tui.browser import (
     BrowserUnavailable,
     Chromium,
@@ -30,6 +32,7 @@ from memento_tui.browser import (
     wait_for_http,
 )
 from memento_tui.serve import app_command, exposure_warning, has_token, is_loopback, refusal
+from tests.tui.screens.test_dialogs import ask
 
 TOKEN = "test-token-0123456789abcdef"
 AGENTS = Path(__file__).resolve().parents[1] / "agents"
@@ -359,3 +362,71 @@ def test_every_url_the_server_prints_opens_the_dashboard(demo: Path, tmp_path: P
         _look_in_the_browser(printed[-1], proc, port, tmp_path)
     finally:
         stop_group(proc)
+
+
+def test_the_browser_view_shows_the_question_and_answers_it(demo, tmp_path):
+    """`memento-tui --serve`: a real Chromium sees the question; a page's websocket (the keys a
+    person types in the browser) answers it, and the note says it came from the browser."""
+    import asyncio
+
+    import aiohttp
+
+    ask(demo)
+    port = free_port()
+    proc = serve_process(demo, port, tmp_path / "serve.log", "--token-file", str(token_file(tmp_path)))
+    url = f"http://127.0.0.1:{port}/?token={TOKEN}"
+
+    async def answer_in_the_page() -> None:
+        async with aiohttp.ClientSession(cookies={f"memento_token_{port}": TOKEN}) as session, \
+                session.ws_connect(f"http://127.0.0.1:{port}/ws?width=120&height=40") as ws:
+            await ws.send_str('["resize", {"width": 120, "height": 40}]')
+            seen = ""
+
+            async def until(words: str, seconds: float = 60) -> None:
+                nonlocal seen
+                deadline = asyncio.get_running_loop().time() + seconds
+                # What the page shows, its styles and cursor moves left out (a styled word may be
+                # drawn as several runs).
+                while words not in re.sub(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]", "", seen):
+                    left = deadline - asyncio.get_running_loop().time()
+                    assert left > 0, f"never saw {words!r}"
+                    try:
+                        msg = await ws.receive(timeout=left)
+                    except TimeoutError:
+                        continue
+                    if msg.type in (aiohttp.WSMsgType.TEXT, aiohttp.WSMsgType.BINARY):
+                        data = msg.data if isinstance(msg.data, str) else msg.data.decode("utf-8", "replace")
+                        seen += data
+                    elif msg.type in (aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.ERROR):
+                        raise AssertionError("the dashboard closed its websocket")
+
+            await until("Progress")
+            await until("answer it (w)")  # the question is on the screen: the dashboard has read the plan
+            await ws.send_str('["stdin", "w"]')
+            await until("Answer (F2)")
+            await ws.send_str('["stdin", "2"]')  # the second choice, by its number
+            await asyncio.sleep(0.5)  # the pick is made before F2 reads it
+            await ws.send_str('["stdin", "\\u001bOQ"]')  # F2
+            notes = demo / "docs" / "HUMAN_NOTES.md"
+            for _ in range(300):
+                if any(n.is_answer for n in parse_notes(notes)):
+                    return
+                await asyncio.sleep(0.1)
+
+    try:
+        wait_for_http(url, proc)
+        try:
+            browser = Chromium().start()
+        except BrowserUnavailable as exc:
+            pytest.skip(f"no usable headless Chromium ({exc})")
+        try:
+            view = look_at(url, expect=("T-202 asks: Which rounding for div",), browser=browser)
+        finally:
+            browser.close()
+        assert "T-202 asks: Which rounding for div" in view.text
+        asyncio.run(answer_in_the_page())
+    finally:
+        stop_group(proc)
+    [note] = [n for n in parse_notes(demo / "docs" / "HUMAN_NOTES.md") if n.is_answer]
+    assert (note.target, note.text, note.source) == ("T-202", "half-up", "browser")
+    assert parse_plan(demo / "docs" / "MASTER_PLAN.md").task("T-202").status == " "

@@ -15,8 +15,7 @@ from memento_tui.app import MementoApp
 from memento_tui.messages import SnapshotLoaded
 from memento_tui.snapshot import LOGS, NOTES, PLAN, STATE
 from memento_tui.watcher import WorkspaceWatcher
-
-from .conftest import screen_text, settle, wait_for
+from tests.tui.pilot import screen_text, settle, wait_for
 
 
 class Recorder:

@@ -6,7 +6,7 @@ human status line, `status --json` (``state`` and ``pipeline.state``), `memento
 report` (human and --json), `memento tasks` (human and --json), `.memento_alert`
 and a notification all say state_word.pipeline_word's word. Each situation is
 made the way a person makes it (real CLI, real ticks, real git); the dashboard's
-header says the same (tests/tui/test_truth.py).
+header says the same (tests/tui/scenarios/test_truth.py).
 """
 
 from __future__ import annotations
