@@ -13,6 +13,9 @@ from tests.core.telegram_standin import TelegramStandIn
 from tests.tui.pilot import settle, wait_for
 
 CHAT, PERSON = 4242, 777
+# A chat round starts at the app's once-a-second beat, in a thread: on a loaded machine the
+# first one may take many seconds. wait_for returns as soon as its condition holds.
+TRIES = 600
 
 
 @pytest.fixture
@@ -40,14 +43,14 @@ async def test_the_dashboard_acts_on_a_chat_command_while_it_runs(demo, telegram
     async with app.run_test(size=(120, 40)) as pilot:
         app.chat.every = 0.0
         plan = demo / "docs" / "MASTER_PLAN.md"
-        assert await wait_for(pilot, lambda: parse_plan(plan).meta.tick_mode == "paused", tries=200)
+        assert await wait_for(pilot, lambda: parse_plan(plan).meta.tick_mode == "paused", tries=TRIES)
         assert await wait_for(pilot, lambda: any((s.get("reply_parameters") or {}).get("message_id") == pause
-                                                 for s in telegram.sent), tries=200)
+                                                 for s in telegram.sent), tries=TRIES)
         note = telegram.say(CHAT, PERSON, "/note the API moved to v2")
         assert await wait_for(pilot, lambda: "the API moved to v2" in (demo / "docs" / "HUMAN_NOTES.md").read_text(),
-                              tries=200)
+                              tries=TRIES)
         assert await wait_for(pilot, lambda: any((s.get("reply_parameters") or {}).get("message_id") == note
-                                                 for s in telegram.sent), tries=200)
+                                                 for s in telegram.sent), tries=TRIES)
         await settle(app, pilot)
 
 
@@ -60,7 +63,7 @@ async def test_a_bad_token_file_is_said_once_and_nothing_is_read(demo, telegram,
         app.chat.every = 0.0
         original = app.notify
         app.notify = lambda message, **kw: (said.append(message), original(message, **kw))[1]
-        assert await wait_for(pilot, lambda: any("mode 0640" in m for m in said), tries=200)
+        assert await wait_for(pilot, lambda: any("mode 0640" in m for m in said), tries=TRIES)
         await pilot.pause(1.5)  # another round or two: the same reason is not said again
         await settle(app, pilot)
     assert len([m for m in said if "mode 0640" in m]) == 1
