@@ -18,13 +18,13 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from memento_core.agents.presets import aider, claude, codex, command, gemini
+from memento_core.agents.reset_times import reset_time
 from memento_core.agents.usage import (
     LAST_LINES,
     generic_rate_limit,
     json_objects,
     last_words,
     plain_lines,
-    reset_time,
     tail_rate_limit,
 )
 from memento_core.spending import Usage, parse_usage_field
