@@ -27,11 +27,10 @@ from ..config.model import Config
 from ..errors import MementoError
 from ..git.commit import commit_paths
 from ..git.commit_fast import commit_here
-from ..lines import read_bytes
 from ..locks import open_append
 from ..plan.edits import edit_plan
 from ..plan.model import Plan
-from ..plan.scan import decode_text, scan_plan
+from ..plan.scan import parse_plan
 from ..runlog import TaskResult, cron_log, utc_stamp
 from ..state import TickState
 from ..workspace import Workspace
@@ -74,8 +73,6 @@ class TickContext:
     # Held around updates of ``state`` a worker thread makes (limits.py); parallel workers share
     # the tick's state and this lock, which is their crew's (workers.Crew.lock).
     state_lock: threading.RLock = field(default_factory=threading.RLock)
-    # The plan's path and bytes when last parsed, and what they parsed to (plan() below).
-    _parsed: tuple[Path, bytes, Plan] | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.state = TickState.load(self.ws)
@@ -90,18 +87,9 @@ class TickContext:
         return utc_stamp(self.started)
 
     def plan(self) -> Plan:
-        """The plan as it is on disk now (the file is the source of truth, never a copy): read at
-        every call, parsed again when its bytes changed (a Plan is immutable; a tick asks for it
-        at every step, eight times and more, and a plan of hundreds of tasks takes milliseconds)."""
-        path = self.ws.plan_path
-        shown = self.ws.rel(path)
-        data = read_bytes(path, shown, "plan")
-        last = self._parsed
-        if last is not None and last[0] == path and last[1] == data:
-            return last[2]
-        plan = scan_plan(decode_text(data, shown), shown)
-        self._parsed = (path, data, plan)
-        return plan
+        """The plan as it is on disk now (the file is the source of truth, never a copy; the
+        same bytes parse once, plan/scan.py)."""
+        return parse_plan(self.ws.plan_path, display=self.ws.rel(self.ws.plan_path))
 
     def check_interrupt(self) -> None:
         if self.interrupted:
