@@ -13,6 +13,7 @@ from its block on first use (model.py).
 
 from __future__ import annotations
 
+import atexit
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -112,8 +113,12 @@ def _parsed(text: str, path: str) -> Plan:
     """:func:`scan_plan` of ``text``, the last two kept. A Plan is immutable, and the file is read
     at every call all the same: a tick asks for its plan at every step and the editor parses it
     before every edit, eleven parses of five versions of the file a tick, each of them all of
-    its tasks."""
+    its tasks. Emptied at exit: Python's finalization would walk the plans still held, 20 ms of
+    CPU for one of 10,000 tasks (`memento status --json`)."""
     return scan_plan(text, path)
+
+
+atexit.register(_parsed.cache_clear)
 
 
 def scan_plan(text: str, path: str) -> Plan:
