@@ -65,14 +65,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import scratch
 from ..config.model import Config
 from ..workspace import MEMENTO_FILES, OWN_PREFIX, Workspace
-from . import home as private_home
-from . import network, reach
-from .home import PRESET_STATE as PRESET_STATE
-from .private_git import private_git, shared_git_dir
+
+if TYPE_CHECKING:
+    from .reach import Diagnosis
 
 MODES = ("auto", "bwrap", "none")
 SANDBOX_ENV = "MEMENTO_SANDBOX"
@@ -115,9 +115,11 @@ def probe(binary: str) -> str | None:
 
 
 @lru_cache(maxsize=4)
-def examine(binary: str) -> reach.Diagnosis | None:
+def examine(binary: str) -> Diagnosis | None:
     """Run ``bwrap <the layout's base> true``: None when it works, else what stops it here and
     the fix (reach.py reads the kernel's files and bwrap's last words)."""
+    from . import reach
+
     argv = [binary, *_BASE, *_NAMESPACE_FLAGS, "true"]
     try:
         proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=PROBE_TIMEOUT)
@@ -134,7 +136,12 @@ def resolve(config: Config) -> Resolution:
     if mode == "none":
         return Resolution("none", False, '[sandbox] mode = "none" in memento.toml')
     binary = bwrap_binary()
-    found = examine(binary) if binary else reach.missing()
+    if binary:
+        found = examine(binary)
+    else:
+        from . import reach
+
+        found = reach.missing()
     if found is None:
         return Resolution("bwrap", True, None, binary)
     if mode == "bwrap":
@@ -250,6 +257,8 @@ def _outside(binary: str, ws: Workspace, config: Config, home: str | None, seen:
              role: str) -> list[str]:
     """The start of every sandbox: the read-only system, a private /tmp (with ``$TMPDIR``), the
     private home (home.py) and ``[sandbox] writable`` writable."""
+    from . import home as private_home
+
     root = Path(ws.root)
     argv = [binary, *_BASE]
     private_tmp, tmp_bind = temp_dir(root, home)
@@ -273,6 +282,9 @@ def bwrap_prefix(
     """The argv prefix running a command in the sandbox (the command follows it, after ``--``).
     ``untracked``: the paths untracked or ignored before the run (folders may end with /);
     ``role``: whose private home (worker, reviewer or architect: the reviewer's is its own)."""
+    from . import network  # the confinement's modules: an unconfined tick imports none of them
+    from .private_git import shared_git_dir
+
     root = Path(ws.root)
     seen: dict[str, str] = {}
     argv = _outside(binary, ws, config, home, seen, role)
@@ -321,6 +333,8 @@ def architect_prefix(ws: Workspace, config: Config, *, binary: str, writable_doc
     alone. ``readonly_docs`` stay read-only inside those folders (the drafter's notes: a change
     to them during its run is then a person's). ``config`` is the architect's (its preset decides
     the state paths)."""
+    from . import network
+
     root = Path(ws.root)
     seen: dict[str, str] = {}
     argv = _outside(binary, ws, config, home, seen, "architect")
@@ -351,4 +365,6 @@ def inside() -> bool:
 
 def agent_git_env(ws: Workspace) -> dict[str, str]:
     """The confined agent's own git index and objects (private_git.py), made fresh in ``.memento/worker/git/``."""
+    from .private_git import private_git
+
     return private_git(Path(ws.root), worker_dir(ws) / "git")

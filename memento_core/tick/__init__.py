@@ -27,7 +27,8 @@ Each step of SPEC §4 and the module that does it (``run.<function>`` calls it, 
                                       kept (a person's untracked and ignored files), modes;
                                       startup (files that change how verify starts); receipts
                                       (a person's changes during the run, the agent's refused)
-    12  verify                        verify.run_verify; then review (the acceptance gate, §16)
+    12  verify                        verify.run_verify; then review (the acceptance gate, §16;
+                                      review_file reads the reviewer's review.md)
     13  pass                          outcome.record_pass (the entry's parts: record)
     14  fail, roll back               outcome.record_failure -> rollback; a question: asking
     15  repeat                        run.work_through_tasks; a parallel phase: workers (start,

@@ -12,7 +12,6 @@ An exception inside an attempt is that attempt's failure, never a crash loop (SP
 from __future__ import annotations
 
 import time
-import traceback
 from collections.abc import Callable
 from functools import partial
 
@@ -144,25 +143,29 @@ def attempt_safely(ctx: TickContext, at, work: Callable[[], TaskResult],
     except (Interrupted, KeyboardInterrupt, SystemExit):
         raise
     except RepositoryGone as exc:  # no repository to record anything in: the tick ends here, exit 2
-        _log(ctx, traceback.format_exc())
+        _log_exception(ctx)
         cron_log(ctx.ws, f"{at.task.id}: {safe_text(str(exc))}; the tick stopped, the next one's recovery "
                          "counts the attempt once .git is back")
         raise
     except Exception as exc:  # noqa: BLE001 - the point: whatever it is, it is this attempt's failure
         reason = f"Memento failed during the attempt ({type(exc).__name__}: {safe_text(str(exc))[:300]})"
         mend_own_folders(ctx.root)  # so that the failure can be written down
-        _log(ctx, traceback.format_exc())
+        _log_exception(ctx)
         try:
             return record_failure(ctx, at, reason, time.monotonic() - at.began, None, "", {})
         except Exception as again:  # noqa: BLE001
-            _log(ctx, traceback.format_exc())
+            _log_exception(ctx)
             cron_log(ctx.ws, f"{at.task.id}: could not record the failure ({type(again).__name__}: "
                              f"{safe_text(str(again))[:200]}); the next tick's recovery counts it")
             return TaskResult(at.task.id, False, reason)
 
 
-def _log(ctx: TickContext, text: str) -> None:
+def _log_exception(ctx: TickContext) -> None:
+    """The exception being handled, its traceback, in the tick's log (traceback imported here: a
+    tick whose attempt raises nothing never loads it)."""
+    import traceback
+
     try:
-        append_log(ctx.log_path, "\n[memento] " + text)
+        append_log(ctx.log_path, "\n[memento] " + traceback.format_exc())
     except OSError:
         pass

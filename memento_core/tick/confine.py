@@ -20,7 +20,6 @@ from ..git.patterns import matches_any
 from ..git.run import git_binary, git_env, run_git
 from ..git.status import ignored
 from ..plan.model import Task
-from ..sandbox import network
 from . import own
 from .context import TickContext, append_log
 
@@ -69,6 +68,8 @@ def check_network(ctx: TickContext) -> None:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         text = ""
+    from ..sandbox import network
+
     network.check(config, path=ctx.ws.rel(path), text=text)  # named as in the project: memento.toml:LINE
 
 

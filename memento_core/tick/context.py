@@ -90,7 +90,8 @@ class TickContext:
         return utc_stamp(self.started)
 
     def plan(self) -> Plan:
-        """The plan as it is on disk now (the file is the source of truth, never a copy)."""
+        """The plan as it is on disk now (the file is the source of truth, never a copy; the
+        same bytes parse once, plan/scan.py)."""
         return parse_plan(self.ws.plan_path, display=self.ws.rel(self.ws.plan_path))
 
     def check_interrupt(self) -> None:

@@ -23,9 +23,7 @@ Memento's own record is ``.memento/forge_pulls.json`` (forge/pulls.py), put back
 from __future__ import annotations
 
 from ..errors import EXIT_ATTENTION, EXIT_OK, MementoError
-from ..forge import phase_branch as pb
 from ..forge import pulls
-from ..forge.landing import WORKING, finished, passed_over, root_base, unmerged, wait_message
 from ..lines import clipped
 from ..plan.model import Plan, Task
 from ..runlog import Outcome, cron_log, utc_stamp
@@ -52,6 +50,10 @@ def before_pick(ctx: TickContext) -> Outcome | None:
     records = pulls.load(ctx.ws)
     if not records:
         return None
+    # The forge's branches and landing: imported only with land = "pr" and a record to act on.
+    from ..forge import phase_branch as pb
+    from ..forge.landing import root_base
+
     records = _refresh(ctx, records)
     records = _merged_by_hand(ctx, records)
     here = pb.current(ctx.root)
@@ -115,6 +117,9 @@ def _refresh(ctx: TickContext, records: dict) -> dict:
 def _merged_by_hand(ctx: TickContext, records: dict) -> dict:
     """A pull request closed without a merge whose branch a person merged into the base themselves
     (on the remote): the phase is merged all the same."""
+    from ..forge import phase_branch as pb
+    from ..forge.landing import root_base
+
     for rec in [r for r in records.values() if r.state == "closed" and r.head]:
         base = root_base(records, rec)
         try:
@@ -136,6 +141,8 @@ def pick_verdict(ctx: TickContext, plan: Plan) -> tuple[frozenset[str], Verdict 
     """(the tasks the pick passes over, the verdict when only they could run)."""
     if not enabled(ctx):
         return frozenset(), None
+    from ..forge.landing import passed_over
+
     skipped, rec = passed_over(plan, pulls.load(ctx.ws), ctx.config.forge_stack)
     return skipped, (_waiting(rec) if rec is not None else None)
 
@@ -145,11 +152,15 @@ def unlanded(ctx: TickContext, verdict: Verdict) -> Verdict:
     verdict waits on it."""
     if not enabled(ctx) or verdict.kind != COMPLETE:
         return verdict
+    from ..forge.landing import unmerged
+
     rec = unmerged(pulls.load(ctx.ws))
     return _waiting(rec) if rec is not None else verdict
 
 
 def _waiting(rec) -> Verdict:
+    from ..forge.landing import wait_message
+
     kind = PR_CLOSED if rec.state == "closed" else CHECKS_FAILING if rec.checks == "failing" else WAITING
     return Verdict(kind, phase=rec.phase, message=wait_message(rec), tasks=(f"#{rec.number}",) if rec.number else ())
 
@@ -162,6 +173,9 @@ def enter(ctx: TickContext, plan: Plan, task: Task) -> bool | Outcome:
     another commit (the plan there may say otherwise: pick again), an Outcome when git refused."""
     if not enabled(ctx) or task.phase is None:
         return False
+    from ..forge import phase_branch as pb
+    from ..forge.landing import WORKING
+
     records = pulls.load(ctx.ws)
     rec = records.get(task.phase)
     here = pb.current(ctx.root)
@@ -190,6 +204,8 @@ def enter(ctx: TickContext, plan: Plan, task: Task) -> bool | Outcome:
 def _start_of(ctx: TickContext, plan: Plan, records: dict, here: str | None) -> str:
     """Where a new phase's branch starts: with ``stack``, the finished, unmerged phase's branch;
     else the base branch (the records' own, or the branch the work tree is on)."""
+    from ..forge.landing import WORKING, finished, root_base
+
     if ctx.config.forge_stack:
         below = [r for r in records.values() if not r.landed and r.state in WORKING and finished(plan, r.phase)]
         if below:
@@ -215,7 +231,8 @@ def after_tick(ctx: TickContext) -> None:
 
 
 def _land_finished(ctx: TickContext) -> None:
-    from ..forge.landing import plan_at
+    from ..forge import phase_branch as pb
+    from ..forge.landing import WORKING, finished, plan_at
 
     for rec in list(pulls.load(ctx.ws).values()):
         if rec.state not in WORKING:
@@ -232,6 +249,7 @@ def _land_finished(ctx: TickContext) -> None:
 def _land(ctx: TickContext, rec, sha: str, plan: Plan) -> None:
     from ..forge import landing, trouble
     from ..forge.github import ForgeAuthError, ForgeError, ForgeUnavailable, client_for, forge_repo
+    from ..forge.landing import root_base
 
     remote = ctx.config.forge_remote
     if rec.head != sha:

@@ -250,34 +250,42 @@ def remove_specials(ws: Workspace) -> tuple[tuple[str, str], ...]:
     opened): (path, what it was) for each, so the attempt fails naming them (SPEC §13)."""
     found: list[tuple[str, str]] = []
     for top in SPECIAL_ROOTS:
-        for folder, dirs, files in os.walk(ws.root / top):
-            # Not git's objects, nor the parallel workers' worktrees (another attempt's, and big).
-            dirs[:] = [d for d in dirs if d != ".git" and not (d == "worktrees" and folder == str(ws.root / top))]
-            found += _specials_in(ws, Path(folder), files)
+        # Not git's objects, nor the parallel workers' worktrees (another attempt's, and big).
+        found += _specials_in(ws, os.path.join(ws.root, top), deep=True, skip=(".git", "worktrees"))
     for top in SPECIAL_SHALLOW:
-        try:
-            names = os.listdir(ws.root / top)
-        except OSError:
-            continue
-        found += _specials_in(ws, ws.root / top, names)
+        found += _specials_in(ws, os.path.join(ws.root, top), deep=False, skip=())
     return tuple(sorted(found))
 
 
-def _specials_in(ws: Workspace, folder: Path, names) -> list[tuple[str, str]]:
-    out = []
-    for name in names:
-        path = folder / name
+def _specials_in(ws: Workspace, top: str, *, deep: bool, skip: tuple[str, ...]) -> list[tuple[str, str]]:
+    """What ``top`` (and, ``deep``, every folder below it but those named in ``skip`` directly
+    under ``top`` and any ``.git``) holds that is neither a regular file, a folder nor a link,
+    removed. The kind of each entry comes from its folder's listing (no lstat, no Path per file:
+    .memento/objects/ holds a copy of every loose object); only what is left is looked at again."""
+    out, folders, root = [], [(top, skip)], str(ws.root)
+    while folders:
+        folder, skipped = folders.pop()
         try:
-            mode = os.lstat(path).st_mode
+            with os.scandir(folder) as it:
+                entries = list(it)
         except OSError:
             continue
-        if stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode):
-            continue
-        try:
-            os.unlink(path)
-        except OSError:
-            pass
-        out.append((path.relative_to(ws.root).as_posix(), file_kind(mode)))
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if deep and entry.name not in skipped:
+                        folders.append((entry.path, (".git",)))
+                    continue
+                if entry.is_file(follow_symlinks=False) or entry.is_symlink():
+                    continue
+                mode = entry.stat(follow_symlinks=False).st_mode
+            except OSError:
+                continue
+            try:
+                os.unlink(entry.path)
+            except OSError:
+                pass
+            out.append((os.path.relpath(entry.path, root).replace(os.sep, "/"), file_kind(mode)))
     return out
 
 

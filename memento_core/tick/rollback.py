@@ -11,7 +11,6 @@ the notes), keeping what people wrote meanwhile.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from difflib import SequenceMatcher
 
 from .. import notes
 from ..errors import EditConflict, MementoError
@@ -221,6 +220,8 @@ def notes_added_since(snap: Snapshot, now: list[notes.Note]) -> list[notes.Note]
     second of the snapshot, a new note is the agent's edit when a note of the same
     timestamp and target went missing and the two texts are mostly the same.
     """
+    from difflib import SequenceMatcher  # on a rollback only: a passing tick never loads difflib
+
     gone = [n for n in notes.parse_notes_text(snap.notes.decode("utf-8", errors="replace"))
             if n.key not in {m.key for m in now}]
     added = []

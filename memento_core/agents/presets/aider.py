@@ -15,7 +15,8 @@ from pathlib import Path
 from ...config.model import Config
 from ...errors import MementoError
 from ..invocation import AgentRequest, AgentSpec, Invocation, model_args
-from ..usage import RateLimit, Usage, generic_rate_limit, last_words, limit_from, reset_time
+from ..reset_times import reset_time
+from ..usage import RateLimit, Usage, generic_rate_limit, last_words, limit_from
 
 _GLOB_CHARS = set("*?[")
 # Memento's documents: given to aider to read, never to edit (the prompt names them,

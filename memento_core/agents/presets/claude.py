@@ -31,6 +31,7 @@ from pathlib import Path
 
 from ...config.model import Config
 from ..invocation import AgentRequest, AgentSpec, Invocation, model_args
+from ..reset_times import reset_time
 from ..stream import tool_line
 from ..usage import (
     RateLimit,
@@ -45,7 +46,6 @@ from ..usage import (
     number,
     plain_lines,
     refused_429,
-    reset_time,
 )
 
 LIMIT_RE = re.compile(

@@ -15,13 +15,13 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from memento_core.agents.presets import aider, claude, codex, command, gemini
+from memento_core.agents.reset_times import reset_time
 from memento_core.agents.usage import (
     LAST_LINES,
     generic_rate_limit,
     json_objects,
     last_words,
     plain_lines,
-    reset_time,
     tail_rate_limit,
 )
 from tests.core.agents.outputs import NOW

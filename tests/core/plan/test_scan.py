@@ -224,3 +224,27 @@ def test_a_line_that_opens_no_fence_hides_nothing_after_it_and_phases_know_their
     plan = parse_plan_text(text)
     assert [t.id for t in plan.tasks] == ["T-1", "T-2"]
     assert [p.task_ids for p in plan.phases] == [("T-1",), ("T-2",)]
+
+
+def test_the_same_bytes_parse_once_and_any_change_is_parsed_again(tmp_path):
+    """A tick reads its plan at every step and the editor before every edit: the same text (and
+    path) gives the plan already made (a Plan is immutable); another text, another path, or the
+    file changed on disk never gets an earlier plan."""
+    from memento_core.plan.scan import scan_plan
+
+    text = "# MASTER_PLAN: p\n\n## Meta\n\n## Phase 1: A\n\n- [ ] T-1 [MODULE:m] One\n- [ ] T-2 [MODULE:m] Two\n"
+    done = text.replace("- [ ] T-1", "- [x] T-1")
+    first = parse_plan_text(text, "docs/MASTER_PLAN.md")
+    assert parse_plan_text(text, "docs/MASTER_PLAN.md") is first
+    assert parse_plan_text(done, "docs/MASTER_PLAN.md").task("T-1").status == "x"
+    assert parse_plan_text(text, "docs/MASTER_PLAN.md") is first  # the last two are kept
+    elsewhere = parse_plan_text(text, "other/PLAN.md")
+    assert elsewhere.path == "other/PLAN.md" and elsewhere == scan_plan(text, "other/PLAN.md")
+    path = tmp_path / "MASTER_PLAN.md"
+    path.write_text(text, encoding="utf-8")
+    assert [t.status for t in parse_plan(path, "docs/MASTER_PLAN.md").tasks] == [" ", " "]
+    path.write_text(done, encoding="utf-8")
+    assert [t.status for t in parse_plan(path, "docs/MASTER_PLAN.md").tasks] == ["x", " "]
+    path.write_bytes(b"\xff\xfe not UTF-8")  # read at every call: what is on disk now
+    with pytest.raises(MementoError):
+        parse_plan(path)

@@ -27,6 +27,7 @@ from memento_core import sandbox
 from memento_core.config.load import config_from_dict, load_config
 from memento_core.errors import MementoError
 from memento_core.plan.scan import parse_plan
+from memento_core.sandbox import home as private_home
 from memento_core.tick.__main__ import run_tick
 from memento_core.workspace import Workspace
 from tests.core.modes import MODES, needs_bwrap
@@ -235,9 +236,9 @@ def test_what_the_agent_plants_in_its_home_never_reaches_the_persons(tmp_path, p
     assert f"refused {person.home}/.gitconfig" in log  # the person's, read-only
     assert f"WROTE {person.home}/.claude/settings.json" in log  # into the private home
     assert tree_digest(person.home) == before
-    private = sandbox.home.project_dir(ws.root, ws.root) / "command"
+    private = private_home.project_dir(ws.root, ws.root) / "command"
     assert "curl evil" in (private / ".claude" / "settings.json").read_text()
-    assert "curl evil" in (sandbox.home.project_dir(ws.root, ws.root) / "cache" / "pip" / "tool.sh").read_text()
+    assert "curl evil" in (private_home.project_dir(ws.root, ws.root) / "cache" / "pip" / "tool.sh").read_text()
     assert not (private / ".ssh").exists()  # nothing of the person's but the preset's state
 
 
@@ -308,9 +309,9 @@ def test_what_a_run_leaves_in_its_private_home_never_reaches_a_later_run_or_anot
         assert "python runs" in seen.stdout, (planter, later, seen.stderr)
         assert "PASS" not in seen.stdout and "curl evil" not in seen.stdout, (planter, later)
         assert '"theme": "dark"' in seen.stdout and "locked" not in seen.stdout.split(), (planter, later)
-    base = sandbox.home.project_dir(root, root)
+    base = private_home.project_dir(root, root)
     assert {p.name for p in base.iterdir() if p.is_dir()} >= {"claude", "reviewer.claude", "architect.claude"}
-    sandbox.home.layout(root, root, config)
+    private_home.layout(root, root, config)
     assert not list((base / "claude").rglob("zz.pth")) and not (base / "claude" / ".claude" / "CLAUDE.md").exists()
 
 
@@ -337,7 +338,7 @@ def test_a_tool_in_local_bin_exposes_neither_local_share_nor_other_projects_home
     root = tmp_path / "proj"
     root.mkdir()
     git(root, "init", "-q")
-    other = sandbox.home.homes_dir(root) / "0123456789abcdef" / "claude" / ".claude" / "projects" / "p" / "s.jsonl"
+    other = private_home.homes_dir(root) / "0123456789abcdef" / "claude" / ".claude" / "projects" / "p" / "s.jsonl"
     other.parent.mkdir(parents=True)
     other.write_text(f"OTHER PROJECT {person.secrets['dotenv']}\n")
     config = config_from_dict({"agent": {"preset": "aider", "model": "m"}, "sandbox": {"mode": "bwrap", "network": "none"}})
@@ -347,7 +348,7 @@ def test_a_tool_in_local_bin_exposes_neither_local_share_nor_other_projects_home
     assert "aider runs" in seen.stdout, seen.stderr
     assert person.secrets["token"] not in seen.stdout and person.secrets["dotenv"] not in seen.stdout
     assert "0123456789abcdef" not in seen.stdout
-    assert sandbox.home.install_prefix(str(local_bin / "aider")) == str(local_bin)
+    assert private_home.install_prefix(str(local_bin / "aider")) == str(local_bin)
 
 
 @needs_bwrap
@@ -371,7 +372,7 @@ def test_the_copied_state_drops_mcp_servers_other_projects_and_never_listed_env(
     assert '"theme": "dark"' in seen.stdout and "settings.local.json: No such file" in seen.stderr
     assert not any(v in seen.stdout for v in person.secrets.values()), seen.stdout
     assert "mcpServers" not in json.loads(seen.stdout.split("\n}", 1)[0] + "\n}")
-    private = sandbox.home.project_dir(root, root) / "claude"
+    private = private_home.project_dir(root, root) / "claude"
     assert files_holding(list(person.secrets.values()), private) == []
 
 
@@ -379,7 +380,7 @@ def test_a_link_the_agent_left_in_its_copy_is_replaced_not_written_through(tmp_p
     private = tmp_path / "private"
     private.mkdir()
     manifest = tmp_path / "copied.json"
-    sandbox.home.sync_state("claude", private, manifest, str(person.home))
+    private_home.sync_state("claude", private, manifest, str(person.home))
     victim = tmp_path / "victim"
     victim.write_text("a file the agent wants overwritten\n")
     (private / ".claude" / ".credentials.json").unlink()
@@ -389,7 +390,7 @@ def test_a_link_the_agent_left_in_its_copy_is_replaced_not_written_through(tmp_p
     (private / ".claude.json").symlink_to(person.home / ".bashrc")
     os.utime(person.home / ".claude.json", ns=(2, 2))
     os.utime(person.home / ".claude" / ".credentials.json", ns=(2, 2))
-    sandbox.home.sync_state("claude", private, manifest, str(person.home))
+    private_home.sync_state("claude", private, manifest, str(person.home))
     assert victim.read_text() == "a file the agent wants overwritten\n"
     assert (person.home / ".bashrc").read_text() == "# the person's\n"
     assert not (private / ".claude.json").is_symlink()
@@ -399,7 +400,7 @@ def test_a_link_the_agent_left_in_its_copy_is_replaced_not_written_through(tmp_p
     (private / ".claude").symlink_to(person.home / ".claude")
     os.utime(person.home / ".claude" / "settings.json", ns=(3, 3))
     real = tree_digest(person.home)
-    sandbox.home.sync_state("claude", private, manifest, str(person.home))
+    private_home.sync_state("claude", private, manifest, str(person.home))
     assert tree_digest(person.home) == real and (private / ".claude").is_dir()
     assert not (private / ".claude").is_symlink()
 
@@ -413,8 +414,8 @@ def test_codex_home_is_copied_and_rewritten(tmp_path, person, monkeypatch):
     root = tmp_path / "proj"
     root.mkdir()
     config = config_from_dict({"agent": {"preset": "codex"}})
-    argv = sandbox.home.layout(root, None, config)
-    private = sandbox.home.project_dir(root, None) / "codex"
+    argv = private_home.layout(root, None, config)
+    private = private_home.project_dir(root, None) / "codex"
     assert (private / ".codex" / "auth.json").read_text() == '{"token": "codex login"}\n'
     assert argv[argv.index("CODEX_HOME") + 1] == os.path.join(os.path.realpath(person.home), ".codex")
     from memento_core.sandbox.environment import allowed_env
@@ -551,13 +552,13 @@ def test_readable_entries_are_bound_read_only_under_the_home(tmp_path, person):
     config = config_from_dict({"sandbox": {"readable": ["~/datasets", "~"]}})
     root = tmp_path / "proj"
     root.mkdir()
-    argv = sandbox.home.layout(root, None, config)
+    argv = private_home.layout(root, None, config)
     home = os.path.realpath(person.home)
     ro = [argv[i + 1] for i in range(len(argv) - 1) if argv[i] == "--ro-bind"]
     assert f"{home}/datasets" in ro and f"{home}/.gitconfig" in ro and home not in ro
     (person.home / "datasets" / "images").mkdir()  # inside one already bound: comes with it
     nested = config_from_dict({"sandbox": {"readable": ["~/datasets/images", "~/datasets"]}})
-    paths = sandbox.home.read_only_paths(nested, root, [home], path="")
+    paths = private_home.read_only_paths(nested, root, [home], path="")
     assert paths.count(f"{home}/datasets") == 1 and f"{home}/datasets/images" not in paths
     assert json.dumps(argv).count(f"{home}/.ssh") == 0
 
@@ -583,7 +584,7 @@ def test_a_cli_installed_under_the_home_is_readable_at_its_install_folder(tmp_pa
     root.mkdir()
     for preset, wanted in (("claude", [f"{home}/.npm-global"]),
                            ("aider", [f"{home}/tools/aider-venv", f"{home}/python"])):
-        ro = sandbox.home.read_only_paths(config_from_dict({"agent": {"preset": preset, "model": "m"}}), root,
+        ro = private_home.read_only_paths(config_from_dict({"agent": {"preset": preset, "model": "m"}}), root,
                                           [home])
         assert set(wanted) <= set(ro), (preset, ro)
         assert not any(p.startswith((f"{home}/.ssh", f"{home}/.aws")) or p == home for p in ro)
@@ -627,7 +628,7 @@ def test_an_interpreter_under_the_home_is_readable_whole_behind_its_shims_or_its
     root = tmp_path / "proj"
     root.mkdir()
     path = f"{pyenv / 'shims'}:{uv / 'bin'}:{local / 'bin'}:/usr/bin:/bin"
-    ro = sandbox.home.read_only_paths(config_from_dict({}), root, [str(home)], path=path)
+    ro = private_home.read_only_paths(config_from_dict({}), root, [str(home)], path=path)
     assert str(pyenv) in ro and str(uv) in ro  # the manager's root, the interpreter's prefix
     assert str(local / "bin") in ro and str(local) not in ro  # a user site is no standard library
     assert not any(p == str(home) or p.startswith(str(home / ".ssh")) for p in ro)
@@ -663,7 +664,7 @@ def test_aiders_state_files_are_copied_by_their_prefix_and_a_file_over_5_mb_is_n
     (person.home / ".aider.input.history").write_bytes(b"x" * (5 * 1024 * 1024 + 1))
     private = tmp_path / "private"
     private.mkdir()
-    sandbox.home.sync_state("aider", private, tmp_path / "copied.json", str(person.home))
+    private_home.sync_state("aider", private, tmp_path / "copied.json", str(person.home))
     assert (private / ".aider.conf.yml").read_text() == "model: m\n"
     assert (private / ".aider.model.settings.yml").read_text() == "- name: m\n"
     assert (private / ".aider.tags.cache.v3" / "at_the_limit.db").stat().st_size == 5 * 1024 * 1024
@@ -680,7 +681,7 @@ def test_a_virtualenvs_base_is_above_its_bin_but_never_local_itself(tmp_path):
         venv = tmp_path / "venv"
         venv.mkdir(exist_ok=True)
         (venv / "pyvenv.cfg").write_text(f"home = {home}\ninclude-system-site-packages = false\n")
-        return sandbox.home.venv_base(str(venv))
+        return private_home.venv_base(str(venv))
 
     assert base(tmp_path / "opt" / "python3.12" / "bin") == str(tmp_path / "opt" / "python3.12")
     assert base(tmp_path / "person" / ".local" / "bin") == str(tmp_path / "person" / ".local" / "bin")
@@ -692,10 +693,10 @@ def test_a_project_that_is_the_home_reached_through_a_link_keeps_the_home_as_it_
     config = config_from_dict({})
     link = tmp_path / "proj-link"
     link.symlink_to(person.home)
-    assert sandbox.home.layout(person.home, None, config) == sandbox.home.layout(link, None, config) == []
+    assert private_home.layout(person.home, None, config) == private_home.layout(link, None, config) == []
     elsewhere = tmp_path / "proj"
     elsewhere.mkdir()
-    assert "--bind" in sandbox.home.layout(elsewhere, None, config)
+    assert "--bind" in private_home.layout(elsewhere, None, config)
 
 
 def test_copying_the_persons_state_leaves_no_file_open(tmp_path, person):
@@ -704,7 +705,7 @@ def test_copying_the_persons_state_leaves_no_file_open(tmp_path, person):
     private = tmp_path / "private"
     private.mkdir()
     open_before = len(os.listdir("/proc/self/fd"))
-    copied = sandbox.home.sync_state("claude", private, tmp_path / "copied.json", str(person.home))
+    copied = private_home.sync_state("claude", private, tmp_path / "copied.json", str(person.home))
     assert copied >= 2 and (private / ".claude" / ".credentials.json").is_file()
     assert len(os.listdir("/proc/self/fd")) == open_before
 
@@ -714,19 +715,19 @@ def test_a_project_has_one_folder_of_private_homes_whichever_path_reaches_it(tmp
     root.mkdir()
     link = tmp_path / "proj-link"
     link.symlink_to(root)
-    assert sandbox.home.project_dir(link, None) == sandbox.home.project_dir(root, None)
-    assert sandbox.home.project_dir(root / "wt", root) == sandbox.home.project_dir(root, None)  # a worktree's main
-    assert sandbox.home.project_dir(tmp_path / "other", None) != sandbox.home.project_dir(root, None)
+    assert private_home.project_dir(link, None) == private_home.project_dir(root, None)
+    assert private_home.project_dir(root / "wt", root) == private_home.project_dir(root, None)  # a worktree's main
+    assert private_home.project_dir(tmp_path / "other", None) != private_home.project_dir(root, None)
 
 
 def test_the_accounts_own_home_is_hidden_beside_home(tmp_path, person):
     import pwd
 
     account = pwd.getpwuid(os.getuid()).pw_dir
-    assert sandbox.home.passwd_home() == account
+    assert private_home.passwd_home() == account
     root = tmp_path / "proj"
     root.mkdir()
-    argv = sandbox.home.layout(root, None, config_from_dict({}))
+    argv = private_home.layout(root, None, config_from_dict({}))
     assert argv[:2] == ["--tmpfs", os.path.realpath(account)]  # HOME is the person fixture's, not the account's
 
 
@@ -775,10 +776,10 @@ def test_session_histories_in_any_folder_of_a_clis_state_are_never_copied(tmp_pa
     (state / "plugins" / "p" / "config.json").write_text("{}\n")
     private = tmp_path / "private"
     private.mkdir()
-    sandbox.home.sync_state("claude", private, tmp_path / "copied.json", str(person.home))
+    private_home.sync_state("claude", private, tmp_path / "copied.json", str(person.home))
     copied = sorted(str(p.relative_to(private)) for p in private.rglob("*") if p.is_file())
     assert ".claude/settings.json" in copied and ".claude/plugins/p/config.json" in copied
-    assert not [p for p in copied if any(part in sandbox.home.HISTORY for part in Path(p).parts)], copied
+    assert not [p for p in copied if any(part in private_home.HISTORY for part in Path(p).parts)], copied
     assert not [p for p in copied if "conversation" in (private / p).read_text()], copied
 
 
@@ -786,9 +787,9 @@ def test_each_worktree_of_a_project_has_a_private_home_of_its_own_per_role(tmp_p
     """Parallel workers run at once, and each home is emptied before its run: two worktrees (and the
     main work tree) never share one, whatever the path that names them."""
     main = tmp_path / "proj"
-    names = {sandbox.home.private_name(main, None, "claude"), sandbox.home.private_name(main, main, "claude")}
+    names = {private_home.private_name(main, None, "claude"), private_home.private_name(main, main, "claude")}
     for wt in ("wt-1", "wt-2"):
         (main / ".memento" / "worktrees" / wt).mkdir(parents=True)
-        names.add(sandbox.home.private_name(main / ".memento" / "worktrees" / wt, main, "claude"))
+        names.add(private_home.private_name(main / ".memento" / "worktrees" / wt, main, "claude"))
     assert len(names) == 3  # the main tree named two ways is one home; each worktree its own
-    assert sandbox.home.private_name(main / ".memento" / "worktrees" / "wt-1", main, "claude", "reviewer") not in names
+    assert private_home.private_name(main / ".memento" / "worktrees" / "wt-1", main, "claude", "reviewer") not in names

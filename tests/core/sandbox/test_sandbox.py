@@ -23,6 +23,7 @@ from memento_core.config.load import config_from_dict, load_config
 from memento_core.errors import MementoError
 from memento_core.overview import summarize
 from memento_core.plan.scan import parse_plan
+from memento_core.sandbox import home as private_home
 from memento_core.status_log import parse_status
 from memento_core.tick.__main__ import run_tick
 from memento_core.workspace import Workspace
@@ -216,8 +217,8 @@ def test_layout_order_protected_paths_and_skips(tmp_path):
     argv = whole[whole.index("bwrap"):-5]
     r = os.path.realpath
     assert argv[:10] == ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-    private = sandbox.home.project_dir(root, root, str(home))
-    assert argv[10:12] == ["--tmpfs", r(sandbox.home.passwd_home())]  # the account's real home, hidden too
+    private = private_home.project_dir(root, root, str(home))
+    assert argv[10:12] == ["--tmpfs", r(private_home.passwd_home())]  # the account's real home, hidden too
     del argv[10:12]
     assert argv[10:16] == ["--bind", str(private / "codex"), r(home), "--bind", str(private / "cache"),
                            r(home / ".cache")]  # the private home (test_home.py)
@@ -225,7 +226,7 @@ def test_layout_order_protected_paths_and_skips(tmp_path):
     pairs = [(argv[i], argv[i + 1]) for i in range(len(argv) - 1) if argv[i] in ("--bind", "--ro-bind")]
     assert all(argv[argv.index(flag, 10) + 1] == argv[argv.index(flag, 10) + 2] for flag in ("--bind", "--ro-bind"))
     writable = [p for f, p in pairs if f == "--bind"]
-    account = r(sandbox.home.passwd_home()) + "/"  # the tools of PATH there stay readable (test_home.py)
+    account = r(private_home.passwd_home()) + "/"  # the tools of PATH there stay readable (test_home.py)
     readonly = [p for f, p in pairs[1:] if f == "--ro-bind" and not p.startswith(account)
                 and p not in network.bwrap_args(cfg, root)]
     # docs/ and scripts/ hold Memento's files: bound onto themselves (mount points cannot be renamed).

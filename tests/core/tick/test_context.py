@@ -8,10 +8,14 @@ import os
 
 import pytest
 
+from memento_core.errors import MementoError
 from memento_core.locks import SymlinkRefused
+from memento_core.plan.edits import edit_plan
 from memento_core.plan.scan import parse_plan
+from memento_core.scaffold import init_workspace
 from memento_core.state import TickState
-from memento_core.tick.context import append_log, next_number, read_or_none, tail
+from memento_core.tick.context import TickContext, append_log, next_number, read_or_none, tail
+from memento_core.workspace import Workspace
 from tests.core.scenarios.test_engine import git, make_ws
 from tests.core.tick.ticks import tick_context
 
@@ -77,3 +81,29 @@ def test_the_tail_is_what_was_appended_after_a_point_never_through_a_link(tmp_pa
     with pytest.raises(SymlinkRefused):
         append_log(log, "[memento] more\n")
     assert victim.read_text() == "the person's\n"
+
+
+PLAN = ("# MASTER_PLAN: p\n\n## Meta\n- tick_mode: auto\n\n## Phase 1: All\n\n"
+        "- [ ] T-1 [MODULE:m] One\n  - verify: `true`\n- [ ] T-2 [MODULE:m] Two\n  - verify: `true`\n")
+
+
+def test_plan_reads_the_file_at_every_call_and_parses_it_again_only_when_its_bytes_changed(tmp_path):
+    root = tmp_path / "p"
+    init_workspace(root, project="p", commit=False)
+    ws = Workspace(root)
+    ws.plan_path.write_text(PLAN, encoding="utf-8")
+    ctx = TickContext(ws)
+    first = ctx.plan()
+    assert [t.status for t in first.tasks] == [" ", " "] and ctx.plan() is first  # unchanged: the same value
+    edit_plan(ws.plan_path, lambda e: e.set_status("T-1", "x"))  # a step's own edit, through the editor
+    edited = ctx.plan()
+    assert [t.status for t in edited.tasks] == ["x", " "] and ctx.plan() is edited
+    ws.plan_path.write_text(PLAN, encoding="utf-8")  # a person's edit back: the same bytes as first
+    assert [t.status for t in ctx.plan().tasks] == [" ", " "]
+    os.unlink(ws.plan_path)
+    os.mkfifo(ws.plan_path)  # never a copy: what is on disk now, a FIFO refused unread
+    with pytest.raises(MementoError, match="MASTER_PLAN"):
+        ctx.plan()
+    os.unlink(ws.plan_path)
+    with pytest.raises(MementoError):
+        ctx.plan()

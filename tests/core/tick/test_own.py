@@ -318,3 +318,39 @@ def test_a_forged_record_of_the_waiting_journal_is_put_back_and_the_rewrite_stay
         pending = json.loads(record.read_text())
         for rel, known in pending["files"].items():
             assert hashlib.sha256((ws.memory_dir / rel).read_bytes()).hexdigest() == known["seen"][-1]
+
+
+def test_remove_specials_removes_fifos_and_sockets_in_mementos_folders_and_nothing_else(tmp_path):
+    """Deep in .memento/ and memory/ (the objects' mirror holds thousands of files: each kind is
+    read from its folder's listing), at the top of logs/ only; never inside a .git or the
+    workers' worktrees, never a regular file, a folder or a link, whatever it points to."""
+    import socket
+
+    from memento_core.tick.own import remove_specials
+    from memento_core.workspace import Workspace
+
+    root = tmp_path / "p"
+    fifos = [".memento/worker/memory/left.json", ".memento/objects/ab/cdef", "memory/knowledge/deep/x.md",
+             "logs/cron.log"]
+    kept_fifos = ["memory/.git/objects/fifo", ".memento/worktrees/T-1/fifo", "logs/rollback/fifo", "src/fifo",
+                  ".memento/deep/worktrees/.git/fifo"]
+    for rel in fifos + kept_fifos:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        os.mkfifo(root / rel)
+    (root / ".memento" / "deep" / "worktrees" / "fifo").parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(root / ".memento" / "deep" / "worktrees" / "fifo")  # "worktrees" is skipped at the top only
+    (root / ".memento" / "state.json").write_text("{}")
+    (root / ".memento" / "link").symlink_to(root / "src" / "fifo")  # a link to a FIFO: a link
+    (root / "memory" / "dirlink").symlink_to(root / "memory" / ".git")  # never followed into the .git
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(root / ".memento" / "claims.sock"))
+    try:
+        found = remove_specials(Workspace(root))
+    finally:
+        sock.close()
+    assert found == tuple(sorted([(rel, "a FIFO") for rel in fifos] + [(".memento/claims.sock", "a socket"),
+                                                                       (".memento/deep/worktrees/fifo", "a FIFO")]))
+    assert not any(os.path.lexists(root / rel) for rel, _ in found)
+    assert all(os.path.lexists(root / rel) for rel in kept_fifos)
+    assert (root / ".memento" / "state.json").read_text() == "{}" and (root / ".memento" / "link").is_symlink()
+    assert remove_specials(Workspace(root)) == ()

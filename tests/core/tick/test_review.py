@@ -17,7 +17,7 @@ from memento_core.errors import MementoError
 from memento_core.plan.scan import parse_plan
 from memento_core.scaffold import init_workspace
 from memento_core.tick.__main__ import run_tick
-from memento_core.tick.review import parse_review
+from memento_core.tick.review_file import parse_review
 from memento_core.workspace import Workspace
 from tests.core.sandbox.test_sandbox import needs_bwrap
 
@@ -474,7 +474,7 @@ def test_review_config_takes_the_keys_of_agent():
 
 
 def test_read_review_refuses_links_big_files_and_bad_bytes(tmp_path):
-    from memento_core.tick.review import MAX_REVIEW_BYTES, read_review
+    from memento_core.tick.review_file import MAX_REVIEW_BYTES, read_review
 
     good = tmp_path / "good.md"
     good.write_text("Verdict: PASS\n- [PASS] 1: ok\n")
