@@ -3,12 +3,13 @@ changed until a person acknowledged it (held.py, SPEC §13, §16), a phase waiti
 request (land.py, SPEC §19), and, beside the tasks running now, a task whose context_files overlap
 theirs. When only a held task could run, the tick waits for the person: "⏸ WAITING FOR A PERSON"
 in the status log, once per change, and exit code 1 (needs attention; run.nothing_to_pick).
+Whether the picked task runs beside others (a `parallel: true` phase: workers.py, SPEC §12).
 """
 
 from __future__ import annotations
 
 from ..held import held_tasks
-from ..plan.model import Plan
+from ..plan.model import Plan, Task
 from ..scheduler import TASK, Verdict, open_phases, pick, pickable
 from ..verify_changes import ACK_COMMAND
 from .context import TickContext
@@ -41,3 +42,11 @@ def pick_unheld(ctx: TickContext, plan: Plan, *, beside=()) -> Verdict:
     return Verdict(HELD, phase=plan.task(waiting[0]).phase, tasks=waiting,
                    message=f"{MESSAGE} — the architect changed the verify of {', '.join(waiting)}; it runs once a "
                            f"person has checked it: `{ACK_COMMAND}`")
+
+
+def runs_in_parallel(ctx: TickContext, plan: Plan, task: Task) -> bool:
+    """``task`` is in a `parallel: true` phase and `[workers] max` is above 1. With a fleet
+    (`[workers] remote`) every host runs one task at a time: its claim is the remote's CAS."""
+    if ctx.config is None or ctx.config.workers_max < 2 or ctx.config.workers_remote:
+        return False
+    return any(p.id == task.phase and p.parallel for p in plan.phases)

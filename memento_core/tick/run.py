@@ -41,10 +41,9 @@ from .afterwards import (
 from .attempt import attempt_task
 from .context import Interrupted, TickContext, next_number
 from .limits import daily_budget_spent
-from .pick import HELD, pick_unheld
+from .pick import HELD, pick_unheld, runs_in_parallel
 from .recovery import clean_leftovers, recover_stale_claims
 from .stale_workers import prune_worktrees, stop_stale_workers
-from .workers import run_parallel, runs_in_parallel
 
 
 def tick(ws: Workspace, taken_over: str = "") -> Outcome:
@@ -371,6 +370,8 @@ def work_through_tasks(ctx: TickContext) -> Outcome:
             continue
         ctx.state.last_event = ""
         if runs_in_parallel(ctx, plan, task):  # a `parallel: true` phase with [workers] max > 1
+            from .workers import run_parallel  # the crew's modules, for a parallel phase only
+
             # A parallel phase runs at least one round of workers: max_tasks_per_tick or [workers] max.
             passed, stop = run_parallel(ctx, max(limit, ctx.config.workers_max) - completed)
             completed += passed

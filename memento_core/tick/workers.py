@@ -43,18 +43,10 @@ from .context import Attempt, TaskResult, TickContext, _unique
 from .crew import Crew, Worker, WorktreeSpace
 from .crew_watch import Window
 from .observe import check_guards
-from .pick import pick_unheld
+from .pick import pick_unheld, runs_in_parallel
 from .record import remove_record, save_git, write_record
 
 POLL_SECONDS = 0.2  # how often the waiting tick looks for a finished worker or a SIGTERM
-
-
-def runs_in_parallel(ctx: TickContext, plan: Plan, task: Task) -> bool:
-    """``task`` is in a `parallel: true` phase and `[workers] max` is above 1. With a fleet
-    (`[workers] remote`) every host runs one task at a time: its claim is the remote's CAS."""
-    if ctx.config is None or ctx.config.workers_max < 2 or ctx.config.workers_remote:
-        return False
-    return any(p.id == task.phase and p.parallel for p in plan.phases)
 
 
 def run_parallel(ctx: TickContext, budget: int) -> tuple[int, bool]:

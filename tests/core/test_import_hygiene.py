@@ -151,13 +151,15 @@ def test_status_json_reads_the_plan_without_loading_its_editor(tmp_path):
 # private home and git, the probe's diagnosis) only for a sandbox that is built; the reset times a
 # CLI prints at a limit only where an agent met one; traceback only for an attempt that raised,
 # difflib only for a rollback that tells a person's note from the agent's edit; the forge's phase
-# branches and landing only with land = "pr".
+# branches and landing only with land = "pr"; the parallel workers' crew only for a parallel phase.
 TRIVIAL_TICK_NEVER = ("mistune", "yaml", "frontmatter", "urllib.request", "http", "ssl", "email",
                       "memento_core.markdown.prose", "memento_core.forge.github", "memento_core.memory.crud",
                       "_strptime", "memento_core.tick.review_file", "memento_core.sandbox.network",
                       "memento_core.sandbox.reach", "memento_core.sandbox.home", "memento_core.sandbox.private_git",
                       "memento_core.agents.reset_times", "traceback",
-                      "difflib", "memento_core.forge.landing", "memento_core.forge.phase_branch")
+                      "difflib", "memento_core.forge.landing", "memento_core.forge.phase_branch",
+                      "memento_core.tick.workers", "memento_core.tick.crew", "memento_core.tick.crew_judge",
+                      "memento_core.tick.crew_result", "memento_core.tick.crew_watch")
 TRIVIAL_TICK_FLEET = {"memento_core.fleet", "memento_core.fleet.calls", "memento_core.fleet.host"}
 
 _TICKED = (f"import sys\nsys.path[:0] = [{str(ROOT)!r}, *sys.argv[1].split('\\0')]\n"
