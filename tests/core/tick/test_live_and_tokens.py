@@ -202,7 +202,9 @@ def test_a_usage_window_over_window_pause_at_stops_new_attempts_until_it_resets(
                            capture_output=True, text=True).stdout
     assert f"[warn] usage window 96% (5-hour) until {doc['window']['until']} (preset command)" in human
 
-    _window(ws, window_paused_until="2000-01-01T00:00:00Z")  # as if the window had reset
+    # as if the window had reset: its pause long over (the fake agent's next reset may be the same
+    # second as the first one's, which a real window's never is)
+    _window(ws, window_paused_until="2000-01-01T00:00:00Z", window_noted_until="2000-01-01T00:00:00Z")
     again = run_tick(ws.root)
     assert [(r.task_id, r.passed) for r in again.results] == [("T-2", True)]
     assert run_tick(ws.root).results == []  # the window is over it again: a new pause, a new entry
