@@ -378,8 +378,7 @@ def test_the_copied_state_drops_mcp_servers_other_projects_and_never_listed_env(
 def test_a_link_the_agent_left_in_its_copy_is_replaced_not_written_through(tmp_path, person):
     private = tmp_path / "private"
     private.mkdir()
-    manifest = tmp_path / "copied.json"
-    sandbox.home.sync_state("claude", private, manifest, str(person.home))
+    sandbox.home.sync_state("claude", private, str(person.home))
     victim = tmp_path / "victim"
     victim.write_text("a file the agent wants overwritten\n")
     (private / ".claude" / ".credentials.json").unlink()
@@ -389,7 +388,7 @@ def test_a_link_the_agent_left_in_its_copy_is_replaced_not_written_through(tmp_p
     (private / ".claude.json").symlink_to(person.home / ".bashrc")
     os.utime(person.home / ".claude.json", ns=(2, 2))
     os.utime(person.home / ".claude" / ".credentials.json", ns=(2, 2))
-    sandbox.home.sync_state("claude", private, manifest, str(person.home))
+    sandbox.home.sync_state("claude", private, str(person.home))
     assert victim.read_text() == "a file the agent wants overwritten\n"
     assert (person.home / ".bashrc").read_text() == "# the person's\n"
     assert not (private / ".claude.json").is_symlink()
@@ -399,7 +398,7 @@ def test_a_link_the_agent_left_in_its_copy_is_replaced_not_written_through(tmp_p
     (private / ".claude").symlink_to(person.home / ".claude")
     os.utime(person.home / ".claude" / "settings.json", ns=(3, 3))
     real = tree_digest(person.home)
-    sandbox.home.sync_state("claude", private, manifest, str(person.home))
+    sandbox.home.sync_state("claude", private, str(person.home))
     assert tree_digest(person.home) == real and (private / ".claude").is_dir()
     assert not (private / ".claude").is_symlink()
 
@@ -663,7 +662,7 @@ def test_aiders_state_files_are_copied_by_their_prefix_and_a_file_over_5_mb_is_n
     (person.home / ".aider.input.history").write_bytes(b"x" * (5 * 1024 * 1024 + 1))
     private = tmp_path / "private"
     private.mkdir()
-    sandbox.home.sync_state("aider", private, tmp_path / "copied.json", str(person.home))
+    sandbox.home.sync_state("aider", private, str(person.home))
     assert (private / ".aider.conf.yml").read_text() == "model: m\n"
     assert (private / ".aider.model.settings.yml").read_text() == "- name: m\n"
     assert (private / ".aider.tags.cache.v3" / "at_the_limit.db").stat().st_size == 5 * 1024 * 1024
@@ -704,8 +703,8 @@ def test_copying_the_persons_state_leaves_no_file_open(tmp_path, person):
     private = tmp_path / "private"
     private.mkdir()
     open_before = len(os.listdir("/proc/self/fd"))
-    copied = sandbox.home.sync_state("claude", private, tmp_path / "copied.json", str(person.home))
-    assert copied >= 2 and (private / ".claude" / ".credentials.json").is_file()
+    sandbox.home.sync_state("claude", private, str(person.home))
+    assert (private / ".claude" / ".credentials.json").is_file() and (private / ".claude.json").is_file()
     assert len(os.listdir("/proc/self/fd")) == open_before
 
 
@@ -775,7 +774,7 @@ def test_session_histories_in_any_folder_of_a_clis_state_are_never_copied(tmp_pa
     (state / "plugins" / "p" / "config.json").write_text("{}\n")
     private = tmp_path / "private"
     private.mkdir()
-    sandbox.home.sync_state("claude", private, tmp_path / "copied.json", str(person.home))
+    sandbox.home.sync_state("claude", private, str(person.home))
     copied = sorted(str(p.relative_to(private)) for p in private.rglob("*") if p.is_file())
     assert ".claude/settings.json" in copied and ".claude/plugins/p/config.json" in copied
     assert not [p for p in copied if any(part in sandbox.home.HISTORY for part in Path(p).parts)], copied
