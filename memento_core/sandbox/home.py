@@ -149,8 +149,8 @@ def _walk(source: str, name: str) -> list[str]:
                 continue
             try:
                 st = os.lstat(os.path.join(folder, n))
-            except OSError:
-                continue
+            except OSError:  # gone, or in a folder without its x bit: the copy's open could not reach it either
+                continue  # pragma: no mutate (without it the file is listed, and its open fails: left out all the same)
             if stat.S_ISREG(st.st_mode) and st.st_size <= MAX_COPY_BYTES:
                 files.append(os.path.normpath(os.path.join(name, rel, n)))
     return files
