@@ -329,11 +329,8 @@ def notes_damage(before: bytes, after: bytes, added_through_memento: frozenset[s
     changed (Memento marks a note read when a worker was given it, after the guards)."""
     if before == after:
         return ""
-    try:
-        old = {n.key: n for n in parse_notes_text(before.decode("utf-8", "replace"))}
-        new = parse_notes_text(after.decode("utf-8", "replace"))
-    except MementoError:
-        return ""
+    old = {n.key: n for n in parse_notes_text(before.decode("utf-8", "replace"))}  # any text parses
+    new = parse_notes_text(after.decode("utf-8", "replace"))
     parts = []
     forged = [n for n in new if n.key not in old and n.key not in added_through_memento]
     if forged:
