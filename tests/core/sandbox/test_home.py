@@ -270,7 +270,7 @@ def test_the_login_copy_is_refreshed_after_a_relogin_and_never_copied_back(tmp_p
     again = _run_confined(ws, config, "cat ~/.claude/.credentials.json ~/.claude/session.txt")
     assert '{"login": "first"}' in again.stdout and "agent session" not in again.stdout  # each run starts anew
     creds.write_text('{"login": "second"}\n')  # the person logs in again
-    os.utime(creds, ns=(1, 1))  # a different signature even within one clock tick
+    os.utime(creds, ns=(1, 1))  # an older time than the copy's: each run copies anew, whatever the file's time says
     relogged = _run_confined(ws, config, "cat ~/.claude/.credentials.json")
     assert '{"login": "second"}' in relogged.stdout
     assert creds.read_text() == '{"login": "second"}\n'
