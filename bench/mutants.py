@@ -237,6 +237,16 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "the size of a read while copying a file",
     ("memento_core/sandbox/home.py", "while chunk := os.read(src, 1 << 20):", "1 -> 2"):
         "the size of a read while copying a file",
+    ("memento_core/sandbox/home.py", "os.chmod(path, 0o700)", "448 -> 447"):
+        "the mode _clear's unlock gives a folder it removes next: any mode with the owner's read bit lets "
+        "rmtree list it, and each entry it then cannot reach calls unlock, which opens the folder (its "
+        "parent) 0700 again",
+    ("memento_core/sandbox/home.py", "os.chmod(path, 0o700)", "448 -> 449"):
+        "the mode _clear's unlock gives a folder it removes next (an x for others changes nothing there)",
+    ("memento_core/sandbox/home.py", "os.unlink(path)", "call deleted"):
+        "a file or link rmtree could not unlink (its folder not writable): unlock opens the folder first, "
+        "and when the file is left, rmtree's rmdir of the folder fails and unlock removes the folder again, "
+        "whole, now writable",
     ("memento_core/tick/guards.py", "@dataclass(frozen=True)", "True -> False"):
         "Snapshot, Observed and Verdict are made once and only read: nothing assigns to their fields "
         "(dataclasses.replace makes a new one) and none is hashed",
