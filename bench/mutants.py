@@ -225,6 +225,31 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "the indentation of a filtered JSON settings file: the CLI reads any",
     ("memento_core/sandbox/home.py", "return json.dumps(doc, indent=2).encode()", "2 -> 3"):
         "the indentation of a filtered JSON settings file: the CLI reads any",
+    ("memento_core/sandbox/home.py",
+     'digest = hashlib.sha256(project.encode("utf-8", "surrogateescape")).hexdigest()[:16]', "16 -> 15"):
+        "the length of a project's folder of private homes: any length names the project as well, and "
+        "nothing else computes or matches it",
+    ("memento_core/sandbox/home.py",
+     'digest = hashlib.sha256(project.encode("utf-8", "surrogateescape")).hexdigest()[:16]', "16 -> 17"):
+        "the length of a project's folder of private homes: any length names the project as well, and "
+        "nothing else computes or matches it",
+    ("memento_core/sandbox/home.py", "while chunk := os.read(src, 1 << 20):", "20 -> 19"):
+        "the size of a read while copying a file",
+    ("memento_core/sandbox/home.py", "while chunk := os.read(src, 1 << 20):", "1 -> 2"):
+        "the size of a read while copying a file",
+    ("memento_core/sandbox/home.py", "os.chmod(path, 0o700)", "448 -> 447"):
+        "the mode _clear's unlock gives a folder it removes next: any mode with the owner's read bit lets "
+        "rmtree list it, and each entry it then cannot reach calls unlock, which opens the folder (its "
+        "parent) 0700 again",
+    ("memento_core/sandbox/home.py", "os.chmod(path, 0o700)", "448 -> 449"):
+        "the mode _clear's unlock gives a folder it removes next (an x for others changes nothing there)",
+    ("memento_core/sandbox/home.py", "os.unlink(path)", "call deleted"):
+        "a file or link rmtree could not unlink (its folder not writable): unlock opens the folder first, "
+        "and when the file is left, rmtree's rmdir of the folder fails and unlock removes the folder again, "
+        "whole, now writable",
+    ("memento_core/tick/guards.py", "@dataclass(frozen=True)", "True -> False"):
+        "Snapshot, Observed and Verdict are made once and only read: nothing assigns to their fields "
+        "(dataclasses.replace makes a new one) and none is hashed",
     ("memento_core/fleet/publish.py", 'if task is None or task.status != "~":', "or -> and"):
         "the edit that follows refuses the same two cases (not in the plan, not [~]) with the EditConflict "
         "caught below it; only an empty plan file differs, which the guards have restored before publish",

@@ -91,7 +91,7 @@ def _real(path: str | Path) -> str | None:
 def homes_dir(root: Path, home: str | None = None) -> Path:
     """``<state>/memento/homes``: $XDG_STATE_HOME when absolute and outside the project, else ~/.local/state."""
     state = os.environ.get("XDG_STATE_HOME", "")
-    real_root = _real(root) or str(root)
+    real_root = os.path.realpath(root)
     if not os.path.isabs(state) or _under(os.path.realpath(state), real_root):
         state = os.path.join(person_home(home), ".local", "state")
     return Path(state) / "memento" / "homes"
@@ -99,7 +99,7 @@ def homes_dir(root: Path, home: str | None = None) -> Path:
 
 def project_dir(root: Path, main: Path | None, home: str | None = None) -> Path:
     """This project's folder of private homes (``main``: the main work tree of a worktree)."""
-    project = _real(main or root) or str(main or root)
+    project = os.path.realpath(main or root)
     digest = hashlib.sha256(project.encode("utf-8", "surrogateescape")).hexdigest()[:16]
     return homes_dir(root, home) / digest
 
@@ -129,49 +129,47 @@ def _sources(preset: str, home: str) -> list[tuple[str, str]]:
     return found
 
 
-def _walk(source: str, name: str) -> dict[str, list[int]]:
-    """The person's files under ``source`` (relative to the private home: ``name/…``) and their
-    (size, mtime) signature; links, history folders and big files left out."""
-    files: dict[str, list[int]] = {}
+def _walk(source: str, name: str) -> list[str]:
+    """The person's files under ``source``, relative to the private home (``name/…``); links,
+    history folders and big files left out."""
     try:
         st = os.lstat(source)
     except OSError:
-        return files
+        return []
     if stat.S_ISREG(st.st_mode):
-        if st.st_size <= MAX_COPY_BYTES:
-            files[name] = [st.st_size, st.st_mtime_ns]
-        return files
+        return [name] if st.st_size <= MAX_COPY_BYTES else []
     if not stat.S_ISDIR(st.st_mode):
-        return files
+        return []
+    files = []
     for folder, dirs, names in os.walk(source):
-        dirs[:] = [d for d in dirs if d not in HISTORY and not os.path.islink(os.path.join(folder, d))]
+        dirs[:] = [d for d in dirs if d not in HISTORY]  # a link to a folder is never walked into
         rel = os.path.relpath(folder, source)
         for n in names:
             if n in HISTORY:
                 continue
             try:
                 st = os.lstat(os.path.join(folder, n))
-            except OSError:
-                continue
+            except OSError:  # gone, or in a folder without its x bit: the copy's open could not reach it either
+                continue  # pragma: no mutate (without it the file is listed, and its open fails: left out all the same)
             if stat.S_ISREG(st.st_mode) and st.st_size <= MAX_COPY_BYTES:
-                files[os.path.normpath(os.path.join(name, rel, n))] = [st.st_size, st.st_mtime_ns]
+                files.append(os.path.normpath(os.path.join(name, rel, n)))
     return files
 
 
 def _open_parent(top: int, rel: str) -> int:
     """A descriptor of ``rel``'s folder below ``top``, made where missing, never through a link
-    (a link or file the agent left in its place is removed)."""
+    (the home was emptied just before, by _clear: a link or file in a folder's place would refuse
+    the open, and the file is left out)."""
     fd = os.dup(top)
     for part in Path(rel).parent.parts:
         try:
-            st = os.lstat(part, dir_fd=fd)
-            if not stat.S_ISDIR(st.st_mode):
-                os.unlink(part, dir_fd=fd)
-                raise FileNotFoundError
-        except FileNotFoundError:
             os.mkdir(part, 0o700, dir_fd=fd)
-        nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
-        os.close(fd)
+        except FileExistsError:
+            pass
+        try:
+            nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
+        finally:
+            os.close(fd)
         fd = nxt
     return fd
 
@@ -235,41 +233,31 @@ def _copy_in(top: int, rel: str, source: str) -> None:
         os.close(parent)
 
 
-def sync_state(preset: str, private: Path, manifest: Path, home: str) -> int:
-    """Bring the person's state of ``preset`` into ``private`` (see the module's docstring);
-    the number of files copied. ``manifest`` keeps the signatures of the last copy. A file that
-    cannot be read is left out (and tried again next time). Parallel workers' threads take turns."""
+def sync_state(preset: str, private: Path, home: str) -> None:
+    """Bring the person's state of ``preset`` into ``private`` (see the module's docstring). A file
+    that cannot be read is left out (and tried again next time). Parallel workers' threads take turns."""
     with _SYNCING:
-        return _sync_state(preset, private, manifest, home)
+        _sync_state(preset, private, home)
 
 
-def _sync_state(preset: str, private: Path, manifest: Path, home: str) -> int:
-    now: dict[str, list[int]] = {}
+def _sync_state(preset: str, private: Path, home: str) -> None:
+    wanted: list[str] = []
     for source, name in _sources(preset, home):
-        now.update({rel: sig for rel, sig in _walk(source, name).items()})
+        wanted += _walk(source, name)
     sources = dict((name, source) for source, name in _sources(preset, home))
     _clear(private)
-    copied = 0
     top = os.open(private, _DIR_FLAGS)
     try:
         for folder in (n.rstrip("/") for n in PRESET_STATE.get(preset, ()) if n.endswith("/")):
-            parent = _open_parent(top, os.path.join(folder, "x"))  # the CLI's folder exists
-            if parent is not None:
-                os.close(parent)
-        for rel in sorted(now):
+            os.close(_open_parent(top, os.path.join(folder, "x")))  # the CLI's folder exists
+        for rel in sorted(wanted):
             first, _, rest = rel.partition("/")
             try:
                 _copy_in(top, rel, os.path.join(sources[first], rest) if rest else sources[first])
             except (OSError, ValueError):  # gone, unreadable or not JSON: left out, tried again next time
-                del now[rel]
-                continue
-            copied += 1
+                pass
     finally:
         os.close(top)
-    tmp = manifest.with_name(manifest.name + ".tmp")
-    tmp.write_text(json.dumps(now, sort_keys=True), encoding="utf-8")
-    os.replace(tmp, manifest)
-    return copied
 
 
 def _clear(private: Path) -> None:
@@ -325,7 +313,7 @@ def venv_base(prefix: str) -> str | None:
     for line in text.splitlines():
         key, _, value = line.partition("=")
         if key.strip() == "home" and os.path.isabs(value.strip()):
-            found = Path(_real(value.strip()) or value.strip())
+            found = Path(os.path.realpath(value.strip()))
             return str(found.parent if found.name == "bin" and found.parent.name != ".local" else found)
     return None
 
@@ -356,14 +344,14 @@ def read_only_paths(config: Config, root: Path, homes: list[str], path: str | No
     path = os.environ.get("PATH", os.defpath) if path is None else path
     home = homes[0]
     wanted = [os.path.join(home, ".gitconfig")]
-    prefixes = [install_prefix(_real(tool) or tool) for tool in _tools(config, path)]
+    prefixes = [install_prefix(os.path.realpath(tool)) for tool in _tools(config, path)]
     prefixes += [str(root / name) for name in (".venv", "venv")]  # the project's virtualenv's Python
     wanted += prefixes + [base for p in prefixes if (base := venv_base(p))]
     folders = [p for p in path.split(os.pathsep) if os.path.isabs(p)]
     # A PATH folder's install (a pyenv's root behind its shims, an interpreter's prefix behind its
     # bin/), and Memento's own interpreter: what verify's `python -m pytest` runs on, in every network.
     wanted += folders + [owner for p in folders if (owner := runtime_root(p))] + [sys.base_prefix]
-    for entry in config_readable(config):
+    for entry in config.sandbox_readable:
         wanted.append(home + entry[1:] if entry == "~" or entry.startswith("~/") else entry)
     found: list[str] = []
     for want in wanted:
@@ -377,16 +365,12 @@ def read_only_paths(config: Config, root: Path, homes: list[str], path: str | No
     return [p for p in found if not any(q != p and _under(p, q) for q in found)]
 
 
-def config_readable(config: Config) -> tuple[str, ...]:
-    return getattr(config, "sandbox_readable", ())
-
-
 def private_name(root: Path, main: Path | None, preset: str, role: str = "worker") -> str:
     """The private home's folder in project_dir: one per role (worker, reviewer, architect) and, for a parallel
     worker's worktree, per worktree (each is emptied before its run: never under a living agent)."""
     name = preset if role == "worker" else f"{role}.{preset}"
-    real_root = _real(root) or str(root)
-    if main is not None and (_real(main) or str(main)) != real_root:
+    real_root = os.path.realpath(root)
+    if main is not None and os.path.realpath(main) != real_root:
         name += "." + hashlib.sha256(real_root.encode("utf-8", "surrogateescape")).hexdigest()[:8]
     return name
 
@@ -397,7 +381,7 @@ def layout(root: Path, main: Path | None, config: Config, home: str | None = Non
     before every other bind); the preset's state copied in first."""
     home = person_home(home)
     real_home = _real(home)
-    real_root = _real(root) or str(root)
+    real_root = os.path.realpath(root)
     if real_home is None or real_home == "/" or _under(real_home, real_root):
         return []  # no home folder to hide, or the project is the home: the work tree stays as it is
     account = passwd_home()
@@ -411,7 +395,7 @@ def layout(root: Path, main: Path | None, config: Config, home: str | None = Non
     cache = base / "cache"
     for folder in (private, cache):
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    sync_state(config.agent_preset, private, base / f"{name}.copied.json", home)
+    sync_state(config.agent_preset, private, home)
     argv: list[str] = []
     if real_account:
         argv += ["--tmpfs", real_account]  # before $HOME: a later mount wins

@@ -145,7 +145,7 @@ def check(task: Task, snap: Snapshot, seen: Observed, max_diff_lines: int, *, af
                and c.path not in guard_hits and not matches_any(c.path, task.context_files)]
     if outside:
         reasons.append(f"{'verify ' if after_verify else ''}changed files outside context_files: "
-                       + ", ".join(outside[:10]))
+                       + _listed(outside))
     inside = [c for c in touched if c.path not in outside and c.path not in guard_hits and c.path not in own]
     startup = added_startup_files(inside, task.verify, task.context_files)
     if startup:
@@ -182,10 +182,8 @@ def is_own_temp(path: str) -> bool:
     """A temp file of an atomic write to one of Memento's documents (a person's note being
     saved right now, say): neither the task's change nor something a rollback may remove."""
     folder, _, name = path.rpartition("/")
-    if not (name.startswith(".") and name.endswith(".tmp")):
-        return False
-    return any(folder == doc.rpartition("/")[0] and name.startswith(f".{doc.rpartition('/')[2]}.")
-               for doc in OWN_DOCS)
+    return name.startswith(".") and name.endswith(".tmp") and any(
+        folder == doc.rpartition("/")[0] and name.startswith(f".{doc.rpartition('/')[2]}.") for doc in OWN_DOCS)
 
 
 def persons_docs(snap: Snapshot, note_keys: frozenset[str] | None, confined: bool) -> frozenset[str] | None:
@@ -331,11 +329,8 @@ def notes_damage(before: bytes, after: bytes, added_through_memento: frozenset[s
     changed (Memento marks a note read when a worker was given it, after the guards)."""
     if before == after:
         return ""
-    try:
-        old = {n.key: n for n in parse_notes_text(before.decode("utf-8", "replace"))}
-        new = parse_notes_text(after.decode("utf-8", "replace"))
-    except MementoError:
-        return ""
+    old = {n.key: n for n in parse_notes_text(before.decode("utf-8", "replace"))}  # any text parses
+    new = parse_notes_text(after.decode("utf-8", "replace"))
     parts = []
     forged = [n for n in new if n.key not in old and n.key not in added_through_memento]
     if forged:

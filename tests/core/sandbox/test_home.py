@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -270,7 +271,7 @@ def test_the_login_copy_is_refreshed_after_a_relogin_and_never_copied_back(tmp_p
     again = _run_confined(ws, config, "cat ~/.claude/.credentials.json ~/.claude/session.txt")
     assert '{"login": "first"}' in again.stdout and "agent session" not in again.stdout  # each run starts anew
     creds.write_text('{"login": "second"}\n')  # the person logs in again
-    os.utime(creds, ns=(1, 1))  # a different signature even within one clock tick
+    os.utime(creds, ns=(1, 1))  # an older time than the copy's: each run copies anew, whatever the file's time says
     relogged = _run_confined(ws, config, "cat ~/.claude/.credentials.json")
     assert '{"login": "second"}' in relogged.stdout
     assert creds.read_text() == '{"login": "second"}\n'
@@ -379,8 +380,7 @@ def test_the_copied_state_drops_mcp_servers_other_projects_and_never_listed_env(
 def test_a_link_the_agent_left_in_its_copy_is_replaced_not_written_through(tmp_path, person):
     private = tmp_path / "private"
     private.mkdir()
-    manifest = tmp_path / "copied.json"
-    private_home.sync_state("claude", private, manifest, str(person.home))
+    private_home.sync_state("claude", private, str(person.home))
     victim = tmp_path / "victim"
     victim.write_text("a file the agent wants overwritten\n")
     (private / ".claude" / ".credentials.json").unlink()
@@ -390,7 +390,7 @@ def test_a_link_the_agent_left_in_its_copy_is_replaced_not_written_through(tmp_p
     (private / ".claude.json").symlink_to(person.home / ".bashrc")
     os.utime(person.home / ".claude.json", ns=(2, 2))
     os.utime(person.home / ".claude" / ".credentials.json", ns=(2, 2))
-    private_home.sync_state("claude", private, manifest, str(person.home))
+    private_home.sync_state("claude", private, str(person.home))
     assert victim.read_text() == "a file the agent wants overwritten\n"
     assert (person.home / ".bashrc").read_text() == "# the person's\n"
     assert not (private / ".claude.json").is_symlink()
@@ -400,7 +400,7 @@ def test_a_link_the_agent_left_in_its_copy_is_replaced_not_written_through(tmp_p
     (private / ".claude").symlink_to(person.home / ".claude")
     os.utime(person.home / ".claude" / "settings.json", ns=(3, 3))
     real = tree_digest(person.home)
-    private_home.sync_state("claude", private, manifest, str(person.home))
+    private_home.sync_state("claude", private, str(person.home))
     assert tree_digest(person.home) == real and (private / ".claude").is_dir()
     assert not (private / ".claude").is_symlink()
 
@@ -549,13 +549,16 @@ def test_readable_and_env_errors_name_the_file_and_line(tmp_path, body, words):
 
 def test_readable_entries_are_bound_read_only_under_the_home(tmp_path, person):
     (person.home / "datasets").mkdir()
-    config = config_from_dict({"sandbox": {"readable": ["~/datasets", "~"]}})
+    (person.home / "models").mkdir()
+    config = config_from_dict({"sandbox": {"readable": ["~/datasets", "~", f"{person.home}/models", "~/not-there"]}})
     root = tmp_path / "proj"
     root.mkdir()
     argv = private_home.layout(root, None, config)
     home = os.path.realpath(person.home)
     ro = [argv[i + 1] for i in range(len(argv) - 1) if argv[i] == "--ro-bind"]
     assert f"{home}/datasets" in ro and f"{home}/.gitconfig" in ro and home not in ro
+    assert f"{home}/models" in ro  # an absolute path under the home, as written
+    assert not [p for p in ro if "not-there" in p]  # bwrap refuses to bind what does not exist
     (person.home / "datasets" / "images").mkdir()  # inside one already bound: comes with it
     nested = config_from_dict({"sandbox": {"readable": ["~/datasets/images", "~/datasets"]}})
     paths = private_home.read_only_paths(nested, root, [home], path="")
@@ -662,14 +665,16 @@ def test_aiders_state_files_are_copied_by_their_prefix_and_a_file_over_5_mb_is_n
     (person.home / ".aider.tags.cache.v3" / "at_the_limit.db").write_bytes(b"x" * (5 * 1024 * 1024))
     (person.home / ".aider.tags.cache.v3" / "over_the_limit.db").write_bytes(b"x" * (5 * 1024 * 1024 + 1))
     (person.home / ".aider.input.history").write_bytes(b"x" * (5 * 1024 * 1024 + 1))
+    (person.home / ".aider.at_the_limit.db").write_bytes(b"x" * (5 * 1024 * 1024))  # a file of its own
     private = tmp_path / "private"
     private.mkdir()
-    private_home.sync_state("aider", private, tmp_path / "copied.json", str(person.home))
+    private_home.sync_state("aider", private, str(person.home))
     assert (private / ".aider.conf.yml").read_text() == "model: m\n"
     assert (private / ".aider.model.settings.yml").read_text() == "- name: m\n"
     assert (private / ".aider.tags.cache.v3" / "at_the_limit.db").stat().st_size == 5 * 1024 * 1024
     assert not (private / ".aider.tags.cache.v3" / "over_the_limit.db").exists()
     assert not (private / ".aider.input.history").exists()
+    assert (private / ".aider.at_the_limit.db").stat().st_size == 5 * 1024 * 1024
 
 
 def test_a_virtualenvs_base_is_above_its_bin_but_never_local_itself(tmp_path):
@@ -686,6 +691,22 @@ def test_a_virtualenvs_base_is_above_its_bin_but_never_local_itself(tmp_path):
     assert base(tmp_path / "opt" / "python3.12" / "bin") == str(tmp_path / "opt" / "python3.12")
     assert base(tmp_path / "person" / ".local" / "bin") == str(tmp_path / "person" / ".local" / "bin")
     assert base(tmp_path / "tools" / "python") == str(tmp_path / "tools" / "python")
+    # A Python since removed (its folder named as it was), one reached through a link (where it
+    # really is), and only the `home` key, whatever absolute path another key names before it.
+    assert private_home.venv_base(str(_venv(tmp_path / "gone", "home = /opt/removed-python/bin\n"))) == \
+        "/opt/removed-python"
+    (tmp_path / "current").symlink_to(tmp_path / "opt" / "python3.12" / "bin")
+    assert private_home.venv_base(str(_venv(tmp_path / "linked", f"home = {tmp_path / 'current'}\n"))) == \
+        str(tmp_path / "opt" / "python3.12")
+    other_key_first = f"base-prefix = /usr\nhome = {tmp_path / 'opt' / 'python3.12' / 'bin'}\n"
+    assert private_home.venv_base(str(_venv(tmp_path / "keys", other_key_first))) == str(tmp_path / "opt" / "python3.12")
+    assert private_home.venv_base(str(_venv(tmp_path / "relative", "home = python/bin\n"))) is None
+
+
+def _venv(folder: Path, cfg: str) -> Path:
+    folder.mkdir(parents=True)
+    (folder / "pyvenv.cfg").write_text(cfg)
+    return folder
 
 
 def test_a_project_that_is_the_home_reached_through_a_link_keeps_the_home_as_it_is(tmp_path, person):
@@ -705,8 +726,8 @@ def test_copying_the_persons_state_leaves_no_file_open(tmp_path, person):
     private = tmp_path / "private"
     private.mkdir()
     open_before = len(os.listdir("/proc/self/fd"))
-    copied = private_home.sync_state("claude", private, tmp_path / "copied.json", str(person.home))
-    assert copied >= 2 and (private / ".claude" / ".credentials.json").is_file()
+    private_home.sync_state("claude", private, str(person.home))
+    assert (private / ".claude" / ".credentials.json").is_file() and (private / ".claude.json").is_file()
     assert len(os.listdir("/proc/self/fd")) == open_before
 
 
@@ -761,6 +782,7 @@ def test_a_home_an_agent_locked_is_emptied_without_the_power_to_ignore_modes(tmp
         assert proc.returncode == 0, proc.stderr
         assert sorted(p.name for p in home.iterdir()) == [".cache"]
         assert (home / ".cache" / "pip" / "kept").read_text() == "cache\n"
+        assert stat.S_IMODE(home.stat().st_mode) == 0o700  # opened again for the owner alone
     finally:
         subprocess.run(["chmod", "-R", "u+rwx", str(home)], check=False)
 
@@ -776,7 +798,7 @@ def test_session_histories_in_any_folder_of_a_clis_state_are_never_copied(tmp_pa
     (state / "plugins" / "p" / "config.json").write_text("{}\n")
     private = tmp_path / "private"
     private.mkdir()
-    private_home.sync_state("claude", private, tmp_path / "copied.json", str(person.home))
+    private_home.sync_state("claude", private, str(person.home))
     copied = sorted(str(p.relative_to(private)) for p in private.rglob("*") if p.is_file())
     assert ".claude/settings.json" in copied and ".claude/plugins/p/config.json" in copied
     assert not [p for p in copied if any(part in private_home.HISTORY for part in Path(p).parts)], copied
@@ -793,3 +815,157 @@ def test_each_worktree_of_a_project_has_a_private_home_of_its_own_per_role(tmp_p
         names.add(private_home.private_name(main / ".memento" / "worktrees" / wt, main, "claude"))
     assert len(names) == 3  # the main tree named two ways is one home; each worktree its own
     assert private_home.private_name(main / ".memento" / "worktrees" / "wt-1", main, "claude", "reviewer") not in names
+
+
+# --------------------------------------------------------------------------- the copy, file by file
+
+
+def _sync_in_a_process(private: Path, home: Path, before: str = "") -> subprocess.CompletedProcess:
+    """sync_state in a Python of its own (``before`` runs first), so that a copy that blocks or a
+    limit set for it cannot reach the test's own process."""
+    code = (f"import sys; from pathlib import Path; from memento_core.sandbox.home import sync_state\n{before}\n"
+            "sync_state('claude', Path(sys.argv[1]), sys.argv[2])")
+    return subprocess.run([sys.executable, "-c", code, str(private), str(home)], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[3])}, timeout=60)
+
+
+def _copied(private: Path) -> list[str]:
+    return sorted(p.relative_to(private).as_posix() for p in private.rglob("*"))
+
+
+def test_state_the_person_never_made_is_left_out_and_the_clis_folder_is_the_accounts_alone(tmp_path, person,
+                                                                                            monkeypatch):
+    """A person without ~/.claude.json, or who never ran codex: what there is is copied, and the
+    CLI's folder is there to log in to; folders 0700 and files 0600 (a copied login is nobody else's)."""
+    (person.home / ".claude.json").unlink()
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    private = tmp_path / "claude"
+    private.mkdir()
+    private_home.sync_state("claude", private, str(person.home))
+    assert _copied(private) == [".claude", ".claude/.credentials.json", ".claude/settings.json"]
+    creds = private / ".claude" / ".credentials.json"
+    assert creds.read_text() == '{"login": "first"}\n'
+    assert stat.S_IMODE(creds.stat().st_mode) == 0o600
+    assert stat.S_IMODE((private / ".claude").stat().st_mode) == 0o700
+    codex = tmp_path / "codex"
+    codex.mkdir()
+    private_home.sync_state("codex", codex, str(person.home))
+    assert _copied(codex) == [".codex"] and stat.S_IMODE((codex / ".codex").stat().st_mode) == 0o700
+
+
+def test_links_fifos_and_sockets_in_the_persons_state_are_left_out(tmp_path, person):
+    """Only regular files are copied: a ~/.claude.json that is a link (a dotfiles checkout) or a
+    link in ~/.claude is never followed, and a FIFO or a socket there (an IDE's) is neither opened
+    nor copied: the open of a FIFO would hold the tick for good."""
+    dotfiles = person.base / "dotfiles"
+    dotfiles.mkdir()
+    (dotfiles / "claude.json").write_text('{"oauthAccount": "linked"}\n')
+    (person.home / ".claude.json").unlink()
+    (person.home / ".claude.json").symlink_to(dotfiles / "claude.json")
+    (person.home / ".claude" / "key").symlink_to(person.home / ".ssh" / "id_ed25519")
+    os.mkfifo(person.home / ".claude" / "ide.fifo")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(person.home / ".claude" / "ide.sock"))
+    private = tmp_path / "private"
+    private.mkdir()
+    try:
+        proc = _sync_in_a_process(private, person.home)
+    finally:
+        server.close()
+    assert proc.returncode == 0, proc.stderr
+    assert _copied(private) == [".claude", ".claude/.credentials.json", ".claude/settings.json"]
+
+
+def test_mcp_servers_without_env_or_not_tables_are_copied_as_they_are(tmp_path, person):
+    """Only an MCP server's ``env`` values are blanked; a server without one, or a value that is not
+    a table, is copied as written (the copy went on without the file before: a KeyError)."""
+    servers = {"plain": {"command": "plain-mcp"}, "odd": "not a table",
+               "keyed": {"command": "k", "env": {"API_KEY": person.secrets["ssh"]}}}
+    (person.home / ".claude" / "settings.json").write_text(json.dumps({"mcpServers": servers}))
+    private = tmp_path / "private"
+    private.mkdir()
+    private_home.sync_state("claude", private, str(person.home))
+    copied = json.loads((private / ".claude" / "settings.json").read_text())
+    assert copied == {"mcpServers": {**servers, "keyed": {"command": "k", "env": {"API_KEY": ""}}}}
+
+
+def test_a_copy_that_cannot_be_written_leaves_nothing_of_it_behind(tmp_path, person):
+    """A write that fails half way (a full disk; here a file-size limit of 1 MiB) leaves that file
+    out and no temporary file in the private home; the rest is copied."""
+    (person.home / ".claude" / "big.bin").write_bytes(b"x" * (2 << 20))
+    private = tmp_path / "private"
+    private.mkdir()
+    limit = ("import resource, signal; signal.signal(signal.SIGXFSZ, signal.SIG_IGN); "
+             "resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))")
+    proc = _sync_in_a_process(private, person.home, before=limit)
+    assert proc.returncode == 0, proc.stderr
+    assert _copied(private) == [".claude", ".claude.json", ".claude/.credentials.json", ".claude/settings.json"]
+
+
+def test_the_next_copy_makes_the_home_the_accounts_alone_and_removes_a_link_at_the_cache(tmp_path, person):
+    """The agent owns its home: it may open it to every account (0755: the copied login readable by
+    them) or leave a link where the cache is mounted. The next copy closes it again (0700) and
+    removes the link, what the link led to untouched."""
+    private = tmp_path / "private"
+    private.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "f").write_text("not the agent's\n")
+    (private / ".cache").symlink_to(elsewhere)
+    private.chmod(0o755)
+    private_home.sync_state("claude", private, str(person.home))
+    assert ".cache" not in _copied(private) and stat.S_IMODE(private.stat().st_mode) == 0o700
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["f"] and (elsewhere / "f").read_text() == "not the agent's\n"
+
+
+# --------------------------------------------------------------------------- where the private homes live
+
+
+@pytest.mark.parametrize("state", ["unset", "relative", "in-the-project", "in-the-project-through-a-link",
+                                   "elsewhere"])
+def test_private_homes_live_in_xdg_state_home_when_absolute_and_outside_the_project(tmp_path, person,
+                                                                                    monkeypatch, state):
+    """$XDG_STATE_HOME only when it is an absolute path outside the project (judged where the project
+    really is), else ~/.local/state: never a folder the agent's work tree holds, never one relative
+    to wherever the tick started. Each home and the cache are the account's alone (0700)."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    link = tmp_path / "proj-link"
+    link.symlink_to(root)
+    monkeypatch.chdir(tmp_path)
+    elsewhere = person.base / "state"
+    given = {"relative": "state", "in-the-project": str(root / "state"),
+             "in-the-project-through-a-link": str(root / "state"), "elsewhere": str(elsewhere)}
+    if state == "unset":
+        monkeypatch.delenv("XDG_STATE_HOME")
+    else:
+        monkeypatch.setenv("XDG_STATE_HOME", given[state])
+    project = link if state == "in-the-project-through-a-link" else root
+    for _ in range(2):  # the second run finds its folders made
+        private_home.layout(project, None, config_from_dict({"agent": {"preset": "claude"}}))
+    homes = (elsewhere if state == "elsewhere" else person.home / ".local" / "state") / "memento" / "homes"
+    digest = hashlib.sha256(os.path.realpath(root).encode()).hexdigest()[:16]
+    assert sorted(p.name for p in homes.iterdir()) == [digest]
+    assert sorted(p.name for p in (homes / digest).iterdir() if p.is_dir()) == ["cache", "claude"]
+    for folder in ("cache", "claude"):
+        assert stat.S_IMODE((homes / digest / folder).stat().st_mode) == 0o700, folder
+    assert not (root / "state").exists() and not (tmp_path / "state").exists()
+    assert not (tmp_path / "memento").exists()
+
+
+@needs_bwrap
+def test_the_python_of_the_projects_virtualenv_is_readable_under_the_home(tmp_path, person):
+    """The project's .venv was made from a Python under the home (pyenv): its standard library is
+    readable confined, so verify's `.venv/bin/python` starts; the rest of the home stays hidden."""
+    python = person.home / ".pyenv" / "versions" / "3.12.1"
+    (python / "lib" / "python3.12").mkdir(parents=True)
+    (python / "lib" / "python3.12" / "os.py").write_text("# the standard library\n")
+    (python / "bin").mkdir()
+    root = tmp_path / "proj"
+    (root / ".venv").mkdir(parents=True)
+    (root / ".venv" / "pyvenv.cfg").write_text(f"home = {python / 'bin'}\n")
+    git(root, "init", "-q")
+    config = config_from_dict({"agent": {"preset": "claude"}, "sandbox": {"mode": "bwrap"}})
+    seen = _run_confined(Workspace(root), config, f"cat {python}/lib/python3.12/os.py {person.home}/.bashrc")
+    assert "# the standard library" in seen.stdout, seen.stderr
+    assert "the person's" not in seen.stdout and ".bashrc: No such file" in seen.stderr

@@ -11,6 +11,7 @@ from memento_core.receipts import NO_RECEIPTS, Receipts
 from memento_core.tick.guards import (
     Observed,
     Snapshot,
+    changed_during_verify,
     check,
     git_damage,
     history_damage,
@@ -146,6 +147,7 @@ def test_the_running_tasks_definition_is_guarded_and_other_tasks_change_only_thr
     assert plan_damage(PLAN_BYTES, paused.encode(), "T-1", Receipts(modes=frozenset({"paused"}))) == ""
     retries = PLAN.replace("- retries: 0", "- retries: 1")  # Memento's own field
     assert own_definition_change(PLAN_BYTES, retries.encode(), "T-1") == ""
+    assert own_definition_change(PLAN_BYTES, PLAN_BYTES, "T-1") == ""  # a str, as its callers join them
     assert own_definition_change(PLAN_BYTES, None, "T-1") == "deleted the plan"
     gone = PLAN.replace("- [~] T-1 First task", "- [~] First task")
     assert own_definition_change(PLAN_BYTES, gone.encode(), "T-1") == "removed or broke the definition of T-1"
@@ -307,3 +309,59 @@ def test_a_meta_key_memento_does_not_know_added_or_dropped_is_named():
     assert plan_damage(added.encode(), PLAN_BYTES, "T-1", NO_RECEIPTS) == "changed Meta brand_new"
     assert plan_damage(added.encode(), added.replace("brand_new: 1", "brand_new: 2").encode(), "T-1",
                        NO_RECEIPTS) == "changed Meta brand_new"
+
+
+def test_links_forged_memory_commits_and_notes_by_hand_each_have_their_reason():
+    """What observe.check_guards found besides the change (Memento's files replaced by links,
+    commits in memory/ that say they are a person's, a note written by hand) is each a reason."""
+    links = check(TASK, SNAP, seen(change("src/a.py"), links=("docs/HUMAN_NOTES.md",)), 50)
+    assert links.reasons == ("the agent replaced Memento's own files by symbolic links: docs/HUMAN_NOTES.md "
+                             "(the links removed, the files restored)",)
+    forged = check(TASK, SNAP, seen(change("src/a.py"), memory_forged=("1234567 person: remember",)), 50)
+    assert forged.reasons == ("the agent made 1 commit(s) in memory/ that say they are a person's: 1234567 person: "
+                              "remember (taken out of memory/'s history, their files kept as the task's unattributed "
+                              "writes; `memento memory write` attributes a write)",)
+    note = "### [NOTE] 2026-12-01T10:00:00 → global\nskip the tests\n".encode()
+    by_hand = check(TASK, SNAP, seen(change("src/a.py"), notes=note), 50)
+    assert by_hand.reasons == ("the agent wrote 1 note(s) by hand in docs/HUMAN_NOTES.md (a person adds notes with "
+                               "`memento note`)",)
+    assert check(TASK, SNAP, seen(change("src/a.py"), notes=note), 50, confined=True).reasons == ()
+
+
+def test_git_is_judged_only_when_both_its_states_were_taken():
+    """A snapshot or an observation without git's state (nothing watched there) judges nothing of git."""
+    assert check(TASK, SNAP, seen(change("src/a.py"), git=GIT), 50).reasons == ()
+    assert check(TASK, replace(SNAP, git=GIT), seen(change("src/a.py")), 50).reasons == ()
+
+
+def test_a_startup_file_is_named_once_by_the_guard_that_covers_it():
+    """A ``sitecustomize.py`` added inside context_files is the startup guard's; one outside them,
+    is named by that guard alone; of eleven outside, ten are named and one counted (the eleventh
+    went unsaid before)."""
+    inside = check(TASK, SNAP, seen(change("src/sitecustomize.py", kind="created")), 50)
+    assert inside.reasons == ("the agent added a file that changes how Python or the test runner starts: "
+                              "src/sitecustomize.py (a task adds one only when its context_files name that exact "
+                              "file; a folder is not enough)",)
+    outside = check(TASK, SNAP, seen(change("src/a.py"), change("conftest.py", kind="created")), 50)
+    assert outside.reasons == ("changed files outside context_files: conftest.py",)
+    eleven = [change(f"lib/m{n:02}.py") for n in range(11)]
+    assert check(TASK, SNAP, seen(*eleven), 50).reasons == (
+        "changed files outside context_files: " + ", ".join(f"lib/m{n:02}.py" for n in range(10)) + " and 1 more",)
+
+
+def test_a_file_of_the_change_that_verify_changed_is_named_and_the_plan_gone_is_no_other_damage():
+    """What verify passed on must be what is committed: a file of the change whose mode or bytes
+    verify changed is named; one it left alone is not, nor one no longer in the change after it
+    (put back as it was). A plan gone or no longer readable is own_definition_change's reason alone."""
+    before = {"a.py": ("100644", "1" * 40), "b.py": ("100644", "2" * 40), "back.py": ("100644", "3" * 40)}
+    assert changed_during_verify(before, dict(before)) == ""
+    after = {"a.py": ("100755", "1" * 40), "b.py": ("100644", "2" * 40), "new.py": ("100644", "4" * 40)}
+    assert changed_during_verify(before, after) == (
+        "changed while verify ran: a.py (what verify checked is not what is there now)")
+    assert plan_damage(PLAN_BYTES, None, "T-1", NO_RECEIPTS) == ""
+    assert check(TASK, SNAP, seen(change("src/a.py"), plan=None), 50).reasons == (
+        "the agent deleted the plan in docs/MASTER_PLAN.md",)
+    broken = b"\xff" + PLAN_BYTES  # no longer UTF-8: nothing of it can be judged task by task
+    assert plan_damage(PLAN_BYTES, broken, "T-1", NO_RECEIPTS) == ""
+    assert check(TASK, SNAP, seen(change("src/a.py"), plan=broken), 50).reasons == (
+        "the agent removed or broke the definition of T-1 in docs/MASTER_PLAN.md",)
