@@ -67,7 +67,7 @@ def table(rows: list[dict], top: int = 12) -> str:
 
 def main(args: list[str]) -> int:
     here = Path(__file__).resolve().parent
-    with tempfile.TemporaryDirectory(prefix="suite-cpu-", dir=here) as out:
+    with tempfile.TemporaryDirectory(prefix="memento-suite-cpu-") as out:
         env = {**os.environ, OUT_ENV: out, "PYTHONPATH": os.pathsep.join(
             [str(here), *filter(None, [os.environ.get("PYTHONPATH")])])}
         started = time.monotonic()
