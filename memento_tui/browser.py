@@ -34,8 +34,9 @@ from pathlib import Path
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "chrome")
 WINDOW = (1200, 800)
-# Control sequences: CSI …, OSC … BEL/ST, and two-character escapes.
-_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+# CSI (ESC [ … final), OSC (ESC ] … BEL or ST), then any other escape: ESC, intermediates (a
+# character set: ESC ( B), a final from 0 to ~ (ESC 7, ESC =, ESC M, ESC c).
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[ -/]*[0-~]")
 # What the page asks xterm's text layer: how many distinct colours it has painted (a blank
 # or single-colour terminal has one or two; text, borders and bars make many).
 _COLOURS_JS = """(() => {

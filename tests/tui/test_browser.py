@@ -25,6 +25,13 @@ def test_plain_keeps_the_words_and_drops_every_control_sequence():
     assert plain(b"bad \xff byte") == "bad \ufffd byte"
 
 
+def test_plain_drops_the_escapes_of_a_private_final_and_of_a_character_set():
+    """ESC 7 / ESC 8 (save and restore the cursor), ESC = / ESC > (the keypad's modes), ESC c (a
+    reset), and a character set chosen with ESC ( B: none of them leaves a character behind."""
+    stream = b"\x1b7saved\x1b8 \x1b=keypad\x1b> \x1b(Bascii \x1bcreset"
+    assert plain(stream) == "saved keypad ascii reset"
+
+
 def test_find_chromium_takes_the_first_name_on_path(tmp_path, monkeypatch):
     for name in ("google-chrome", "chromium-browser"):
         binary = tmp_path / name
