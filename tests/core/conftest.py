@@ -93,3 +93,13 @@ def telegram():
     standin.start()
     yield standin
     standin.stop()
+
+
+@pytest.fixture
+def receiver():
+    """A JSON webhook on 127.0.0.1 for Apprise's json:// URLs, down until started (tests/core/notifyhelp.py)."""
+    from tests.core.notifyhelp import Receiver
+
+    r = Receiver()
+    yield r
+    r.close()

@@ -4,8 +4,6 @@ Apprise's ``json://`` URL, real ticks with fake agents, the record judged on dis
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -14,52 +12,8 @@ from memento_core.cli.main import main as cli
 from memento_core.config.model import NOTIFY_EVENTS
 from memento_core.state import TickState
 from memento_core.tick.__main__ import run_tick
+from tests.core.notifyhelp import ONE_BLOCKS, WRITES, with_notify
 from tests.core.scenarios.test_engine import HELLO, agent, make_ws
-
-
-class Receiver:
-    """A JSON webhook on 127.0.0.1: bound from the start (so its port stays ours), listening
-    only while ``up``; what it received, in order."""
-
-    def __init__(self) -> None:
-        received = self.received = []
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802 - http.server's name
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                received.append({"path": self.path, **json.loads(body or b"{}")})
-                self.send_response(200)
-                self.end_headers()
-
-            def log_message(self, *args):  # quiet
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler, bind_and_activate=False)
-        self.server.daemon_threads = True
-        self.server.server_bind()  # bound, not listening: a connection is refused (down)
-        self.port = self.server.server_address[1]
-        self.thread: threading.Thread | None = None
-
-    def url(self, path: str = "hook") -> str:
-        return f"json://127.0.0.1:{self.port}/{path}"
-
-    def start(self) -> None:
-        self.server.server_activate()
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        if self.thread is not None:
-            self.server.shutdown()
-            self.thread.join(10)
-        self.server.server_close()
-
-
-@pytest.fixture
-def receiver():
-    r = Receiver()
-    yield r
-    r.close()
 
 
 @pytest.fixture(autouse=True)
@@ -67,24 +21,10 @@ def _identity(git_identity):
     return git_identity
 
 
-def task(n: int, verify: str = "") -> str:
-    return (f"- [ ] `T-{n}` [MODULE:m] Write file {n}\n  - verify: `{verify or f'grep -q done T-{n}.txt'}`\n"
-            f"  - context_files: [T-{n}.txt]\n")
 
 
-# T-1 never passes; three more keep the share of blocked tasks under the breaker's 30%.
-ONE_BLOCKS = task(1, "test -f never.txt") + task(2) + task(3) + task(4)
-WRITES = agent("does_task.py", "{task_id}.txt", "done")
 
 
-def with_notify(ws, *urls: str, events: str = "") -> None:
-    text = ws.config_path.read_text() + "[notify]\nurls = [" + ", ".join(f'"{u}"' for u in urls) + "]\n"
-    if events:
-        text += f"events = {events}\n"
-    ws.config_path.write_text(text)
-    import subprocess
-
-    subprocess.run(["git", "commit", "-qam", "notify"], cwd=ws.root, check=True)
 
 
 def test_a_blocked_task_is_sent_once_and_idle_ticks_send_nothing_more(tmp_path, receiver):
@@ -194,29 +134,10 @@ def test_events_limits_what_is_sent(tmp_path, receiver):
     assert receiver.received == []
 
 
-def test_notify_test_sends_one_and_says_so(tmp_path, receiver, capsys):
-    receiver.start()
-    ws = make_ws(tmp_path, agent("does_task.py", "hello.txt", "done"))
-    with_notify(ws, receiver.url("tok3n-abcdef"))
-    assert cli(["notify", "test", str(ws.root)]) == 0
-    assert [m["title"] for m in receiver.received] == ["Memento · engine test: test notification"]
-    out = capsys.readouterr().out
-    assert f"json://127.0.0.1:{receiver.port}/***" in out and "tok3n" not in out
 
 
-def test_notify_test_with_the_receiver_down_exits_2(tmp_path, receiver, capsys):
-    ws = make_ws(tmp_path, agent("does_task.py", "hello.txt", "done"))
-    with_notify(ws, receiver.url("tok3n-abcdef"))
-    assert cli(["notify", "test", str(ws.root)]) == 2
-    err = capsys.readouterr().err
-    assert "[error] notify: json://127.0.0.1" in err and "tok3n" not in err
-    assert json.loads(notify.notify_path(ws).read_text())["pending"] == []  # a test is never retried
 
 
-def test_notify_test_without_urls_is_an_error(tmp_path, capsys):
-    ws = make_ws(tmp_path, agent("does_task.py", "hello.txt", "done"))
-    assert cli(["notify", "test", str(ws.root)]) == 2
-    assert "[notify] urls is empty" in capsys.readouterr().err
 
 
 def test_status_shows_urls_masked(tmp_path, receiver, capsys):
@@ -262,26 +183,6 @@ def test_no_urls_no_record_and_no_apprise(tmp_path):
     assert not notify.notify_path(ws).exists()
 
 
-def test_doctor_names_an_unreadable_url_and_a_failed_send(tmp_path, receiver):
-    from memento_core.doctor.runner import check_workspace
-
-    ws = make_ws(tmp_path, WRITES, ONE_BLOCKS, max_retries=1)
-
-    def notify_findings():
-        return [f for f in check_workspace(ws) if f.check == "notify"]
-
-    assert notify_findings()[0].severity == "OK"  # none configured
-    with_notify(ws, "nosuchscheme://s3cret/x", receiver.url("p4th"))
-    messages = [f.message for f in notify_findings()]
-    assert messages == ["[notify] urls: Apprise cannot read nosuchscheme://***: nothing is sent there"]
-    run_tick(ws.root)  # the receiver is down
-    messages = [f.message for f in notify_findings()]
-    assert len(messages) == 2 and messages[1].startswith("the last notification failed")
-    assert "1 send(s) wait for the next tick" in messages[1]
-    assert not any("s3cret" in m or "p4th" in m for m in messages)
-    receiver.start()
-    run_tick(ws.root)
-    assert [f.severity for f in notify_findings()] == ["WARNING"]  # only the unreadable URL is left
 
 
 def test_the_cron_tick_prints_no_secret_of_a_url(tmp_path, receiver):
