@@ -292,7 +292,7 @@ def test_the_agent_cannot_make_another_task_wait(tmp_path):
 
 
 def test_the_question_event_is_sent_once_per_question_with_the_question_and_how_to_answer(tmp_path):
-    from .test_notify import Receiver, with_notify
+    from tests.core.notifyhelp import Receiver, with_notify
 
     receiver = Receiver()
     receiver.start()

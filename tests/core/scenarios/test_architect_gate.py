@@ -88,7 +88,7 @@ def test_a_tick_never_rotates_the_history_outside_whoever_wrote_the_meta(tmp_pat
 
 @pytest.fixture
 def receiver():
-    from tests.core.test_notify import Receiver
+    from tests.core.notifyhelp import Receiver
 
     r = Receiver()
     r.start()

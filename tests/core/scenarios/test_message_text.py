@@ -14,7 +14,8 @@ import pytest
 from memento_core.lines import message_text
 from memento_core.tick.__main__ import run_tick
 from tests.core.modes import MODES
-from tests.core.test_notify import Receiver, _identity, task, with_notify  # noqa: F401 - _identity: its fixture
+from tests.core.notifyhelp import Receiver, task, with_notify
+from tests.core.test_notify import _identity  # noqa: F401 - its fixture
 
 from .test_engine import agent, make_ws
 

@@ -16,7 +16,7 @@ import subprocess
 
 import pytest
 
-from tests.core.test_notify import Receiver
+from tests.core.notifyhelp import Receiver
 from tests.first_project import first_plan, memento, tick, write_plan
 
 

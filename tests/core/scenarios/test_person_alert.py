@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 from memento_core.tick.__main__ import run_tick
-from tests.core.test_notify import ONE_BLOCKS, WRITES, receiver, with_notify  # noqa: F401 - the fixture
+from tests.core.notifyhelp import ONE_BLOCKS, WRITES, with_notify
 
 from .test_engine import make_ws
 

@@ -14,8 +14,8 @@ from memento_core.runlog import utc_stamp
 from memento_core.state import TickState
 from memento_core.tick.__main__ import run_tick
 from memento_core.tick.limits import STREAK_FREE
+from tests.core.notifyhelp import Receiver, task, with_notify
 from tests.core.scenarios.test_engine import agent, entries, git, make_ws
-from tests.core.test_notify import Receiver, task, with_notify
 
 FOUR = task(1) + task(2) + task(3) + task(4)  # one blocked task stays under the breaker's 30 %
 

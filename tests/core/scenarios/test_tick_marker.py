@@ -149,7 +149,7 @@ def test_a_tick_its_agent_stopped_is_taken_over_after_stale_lock_timeout_and_ale
     from memento_core.notify import current_events
     from memento_core.state import TickState
     from memento_core.status_log import parse_status
-    from tests.core.test_notify import Receiver, with_notify
+    from tests.core.notifyhelp import Receiver, with_notify
 
     once, pidfile = tmp_path / "once", tmp_path / "pids"
     ws = make_ws(tmp_path, agent("stops_its_tick.py", str(once), str(pidfile)))

@@ -197,7 +197,7 @@ def json_cost(path) -> float:
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_task_blocked_by_an_agent_that_premarked_it_as_told_is_still_notified(tmp_path, mode):
-    from tests.core.test_notify import Receiver
+    from tests.core.notifyhelp import Receiver
 
     receiver = Receiver()
     receiver.start()
