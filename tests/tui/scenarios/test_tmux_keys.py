@@ -50,6 +50,8 @@ def test_a_note_is_sent_with_f2_in_tmux_and_escape_asks_before_it_drops_one(demo
         tmux.keys("F2")
         tmux.wait_for(lambda s: len(notes(root)) > len(before), what="the note written")
         assert notes(root) == [*before, "use the company signature\nnot memento"]
+        # the note is on disk before its composer has closed: an "n" typed then is its text, not a new note
+        tmux.wait_for(lambda s: "New note for the worker" not in s, what="the composer closed")
 
         tmux.keys("n")
         tmux.wait_text("New note for the worker")
