@@ -31,12 +31,9 @@ def _cpu() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-try:
-    import pytest
-except ImportError:  # only the plugin half needs pytest
-    pytest = None
+import pytest  # noqa: E402 - the dev extras'
 
-if pytest is not None and os.environ.get(OUT_ENV):
+if os.environ.get(OUT_ENV):
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(item, nextitem):
