@@ -31,7 +31,7 @@ def _cpu() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-import pytest  # noqa: E402 - the dev extras'
+import pytest  # noqa: E402 - from the dev extras
 
 if os.environ.get(OUT_ENV):
 
