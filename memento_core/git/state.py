@@ -91,6 +91,9 @@ class GitState:
     # git folder and of the common one; () when unknown (an older record).
     where: tuple = field(default=(), compare=False)
     replaced: str = field(default="", compare=False)  # put_back found the repository swapped: what it did
+    # Refs left to others, neither put back nor judged: the other parallel workers' branches, which
+    # their agents move at any moment and their own guards fold (tick/crew.py: Crew.refresh).
+    loose: frozenset[str] = field(default=frozenset(), compare=False)
 
     @property
     def branch(self) -> str | None:
@@ -481,7 +484,7 @@ def _save_found(want: Mapping[str, Entry], have: Mapping[str, Entry], dest: Path
 
 
 def _restore_refs(root: Path, snap: GitState, now: GitState) -> None:
-    mine = {snap.branch}  # HEAD's branch: the guards fold the agent's commits on it
+    mine = {snap.branch} | snap.loose  # HEAD's branch: the guards fold the agent's commits on it
     for name in sorted(set(now.refs) - set(snap.refs) - mine):
         run_git(root, ["update-ref", "--no-deref", "-d", name])
     for name, sha in sorted(snap.refs.items()):

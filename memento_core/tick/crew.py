@@ -10,14 +10,19 @@ crew_judge.py judges what one wrote outside its worktree or into another's,
 crew_result.py turns a worker's end into a commit or a failure in main.
 
 Git's own state is guarded per worktree (git/state.py) against a snapshot; every
-ref but the worker's own branch and the main branch is brought up to date in
-each snapshot before its guards look (:meth:`Crew.refresh`): the other workers'
-branches move with the crew, tags and other branches are a person's to move.
-A person's commit on the main branch is the crew's new HEAD
-(:meth:`Crew.follow_main`). Memento's own commits in main are made on the
-crew's HEAD only (:meth:`Crew.commit_onto`): an agent that points the main
-branch at a commit of its branch, even in the instant between the check and
-the commit, has the branch put back and answers for it at its guards.
+ref but the worker's own branch is brought up to date in each snapshot before
+its guards look (:meth:`Crew.refresh`): tags and other branches are a person's
+to move. The refs the agents move at any moment are left loose there: the
+other workers' branches (their own guards fold them) and the main branch,
+which the crew keeps (:meth:`Crew.reclaim_main`). A person's commit on the
+main branch is the crew's new HEAD (:meth:`Crew.follow_main`); any other move
+is put back by whoever looks first (a worker's guards, a result being brought
+in, a commit in main). An agent that pointed it at a commit of its branch
+answers for it at its own guards, no other worker is failed for it; a move
+elsewhere is blamed on the worker whose guards found it (the cron log says so
+when nobody's guards did). Memento's own commits in main are made on the
+crew's HEAD only (:meth:`Crew.commit_onto`), so a move in the instant between
+the look and the commit refuses the commit.
 """
 
 from __future__ import annotations
@@ -115,30 +120,36 @@ class Crew:
         """The running workers' windows, by task id (those that have taken their snapshot)."""
         return {w.task.id: w.window for w in self.running if w.window is not None}
 
-    def refresh(self, w: Worker) -> None:
-        """The refs as they are now in ``w``'s snapshot, but its own branch (as the guards fold it)
-        and the main branch (at the crew's last commit, or a person's commit on top of it): the other
-        workers' branches, and the tags and branches a person may move meanwhile, are never
-        compared nor put back by a worker's guards."""
+    def refresh(self, w: Worker) -> str:
+        """The refs as they are now in ``w``'s snapshot, but its own branch (as the guards fold it):
+        the tags and branches a person may move meanwhile are never compared nor put back by a
+        worker's guards, and the refs the workers' agents move at any moment, even between this read
+        and the guards' own, are left loose (git.state.GitState.loose): the other workers' branches
+        (theirs to fold) and the main branch (the crew's to put back: :meth:`reclaim_main`, first,
+        while a commit an agent pointed it at is still on its branch). Returns what that found."""
+        said = self.reclaim_main()
         snap = w.at.snap if w.at is not None else None
         if snap is None or snap.git is None:
-            return
+            return said
         own = w.branch
         now = git_state.watched_refs(self.ctx.root)
-        refs = {k: v for k, v in now.items() if k != own and k != self.main_ref}
+        refs = {k: v for k, v in now.items() if k != own}
         refs.update({k: v for k, v in snap.git.refs.items() if k == own})
-        self.follow_main()
+        loose = {o.branch for o in self.running if o is not w and o.branch}
         if self.main_ref and self.main_head:
-            refs[self.main_ref] = self.main_head
-        w.at.snap = replace(snap, git=replace(snap.git, refs=refs))
+            loose.add(self.main_ref)
+        w.at.snap = replace(snap, git=replace(snap.git, refs=refs, loose=frozenset(loose)))
+        return said
 
-    def follow_main(self) -> None:
+    def follow_main(self) -> str | None:
         """A person's commit on the main branch during the tick is taken as the crew's new HEAD: the
         branch moved forward to a commit no worker's branch holds. Any other move (backwards,
-        elsewhere, or to a commit of a worker's branch: its agent's) stays foreign to the crew."""
+        elsewhere, or to a commit of a worker's branch: its agent's) stays foreign to the crew.
+        Returns the main branch's commit as read (before the workers' branches: a commit an agent
+        made on its branch before it pointed main at it is among ``on_branches``)."""
         head, root = git_head(self.ctx.root), self.ctx.root
         if not self.main_head:
-            return
+            return head
         # Every commit ever seen on a worker's branch (a guard folds them away later).
         prefix = "refs/heads/" + worktrees.BRANCH_PREFIX
         tips = [tip for ref, tip in worktrees.refs(root).items() if ref.startswith(prefix)]
@@ -146,28 +157,43 @@ class Crew:
             out = run_git(root, ["rev-list", *tips, "^" + self.main_head, "--"], check=False).stdout
             self.on_branches.update(out.decode("ascii", "replace").split())
         if not head or head == self.main_head or head in self.on_branches:
-            return  # unmoved, or on a worker's branch: made by its agent
+            return head  # unmoved, or on a worker's branch: made by its agent
         if run_git(root, ["merge-base", "--is-ancestor", self.main_head, head], check=False).returncode:
-            return
+            return head
         self.main_head = head
+        return head
 
-    def commit_onto(self, docs: TickContext) -> None:
-        """Just before Memento commits in the main work tree through ``docs``: a main branch an agent
-        pointed at a commit of a worker's branch is put back at the crew's HEAD (and that worker
-        answers for it), and the commit is to be made on the crew's HEAD or not at all
-        (TickContext.commit_onto: a move in the instant after this look refuses the commit)."""
-        self.follow_main()
-        root, head = self.ctx.root, git_head(self.ctx.root)
-        docs.commit_onto = self.main_head
-        if not head or not self.main_head or not self.main_ref or head == self.main_head \
-                or head not in self.on_branches:
-            return  # unmoved; or moved elsewhere, which the commit refuses and the guards put back
-        run_git(root, ["update-ref", "-m", "memento: the main branch put back", self.main_ref, self.main_head,
-                       head], check=False)
-        said = f"moved the main branch ({self.main_ref}) to {head[:7]}, a commit of its branch (put back)"
+    def reclaim_main(self) -> str:
+        """The main branch put back at the crew's HEAD when it is anywhere else (a person's commit on
+        top of it is followed instead). Pointed at a commit of a worker's branch, the running worker
+        whose branch holds it answers for it at its guards (its ``foreign``): whoever looks first,
+        that worker's guards, another's, or a result being brought in, finds main where the crew
+        left it and is never blamed for that move. Moved elsewhere or deleted, nobody can be named
+        from here: '' or what was found, for the caller to blame (a worker's guards: that worker)."""
+        head = self.follow_main()
+        root, ref = self.ctx.root, self.main_ref
+        if not ref or not self.main_head or head == self.main_head:
+            return ""
+        run_git(root, ["update-ref", "-m", "memento: the main branch put back", ref, self.main_head, head or ""],
+                check=False)
+        if head is None:
+            return f"deleted the main branch ({ref}) (put back)"
+        if head not in self.on_branches:
+            return f"moved the main branch ({ref}) to {head[:7]} (put back)"
+        said = f"moved the main branch ({ref}) to {head[:7]}, a commit of its branch (put back)"
         holders = [w for w in self.running if w.branch and not run_git(
             root, ["merge-base", "--is-ancestor", head, w.branch], check=False).returncode]
         if len(holders) == 1:
-            holders[0].foreign.append(said)
+            holders[0].foreign.append(said)  # said once however often it was found (judge_outside, passed)
         else:
             cron_log(self.ws, f"parallel workers: an agent {said}")
+        return ""
+
+    def commit_onto(self, docs: TickContext) -> None:
+        """Just before Memento commits in the main work tree through ``docs``: the main branch
+        reclaimed (:meth:`reclaim_main`), and the commit to be made on the crew's HEAD or not at all
+        (TickContext.commit_onto: a move in the instant after this look refuses the commit)."""
+        said = self.reclaim_main()
+        if said:
+            cron_log(self.ws, f"parallel workers: an agent {said}")
+        docs.commit_onto = self.main_head

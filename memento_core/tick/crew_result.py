@@ -23,6 +23,7 @@ from ..git.objects import hash_blobs
 from ..git.repo import head as git_head
 from ..git.status import persons_paths
 from ..git.status import status as git_status
+from ..runlog import cron_log
 from ..state import remove_claim
 from ..workspace import KEPT_DOCS
 from . import crew_judge, limits, own, receipts, review, unseen
@@ -70,9 +71,11 @@ def merge(crew: Crew, w: Worker, at, touched, duration: float, verify_tail: str,
     success entry and commit there; a main branch moved outside Memento, a conflict, a rebase that
     merged into what verify passed or a person's uncommitted change to one of its files fails it."""
     docs, root = w.docs, crew.ctx.root
-    crew.follow_main()
+    said = crew.reclaim_main()  # a worker's agent moved it: put back, and that worker answers for it
+    if said:  # moved elsewhere: put back, nobody to name from here
+        cron_log(crew.ws, f"parallel workers: an agent {said}")
     onto = git_head(root)
-    if onto != crew.main_head:  # not a commit of the crew's: a worker's agent (its guards restore it)
+    if onto != crew.main_head:  # not a commit of the crew's nor of a worker's branch: its guards restore it
         return failed(crew, w, w.ctx, at, f"the main branch moved outside Memento during the tick (to "
                       f"{(onto or '')[:7]}, expected {(crew.main_head or '')[:7]}); the task's work "
                       "was set aside", duration, 0, verify_tail, report, count_retry=False)
@@ -121,7 +124,9 @@ def failed(crew: Crew, w: Worker, ctx: TickContext, at, reason: str, duration: f
             own.split_own_hard_links(wctx.ws, at.snap, w.task.id, wctx.log_path)
             if at.beat is not None:
                 at.beat.update(stage="failing")
-            crew.refresh(w)
+            said = crew.refresh(w)
+            if said:  # its guards may not have run (an agent that exits non-zero): it answers for it
+                reason += f"; the agent {said}"
             git_state.put_back(wctx.root, at.snap.git, rollback_folder(crew.ws, f"{w.task.id}-git"))
             damaged = put_back_objects(wctx, at, "the agent")  # before the checkout reads one
             reason = f"{reason}; {damaged}" if damaged and damaged not in reason else reason

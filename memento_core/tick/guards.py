@@ -233,12 +233,13 @@ def _definition(data: bytes, task_id: str) -> tuple[str, str] | None:
 
 def git_damage(before: GitState, after: GitState) -> str:
     """'' unless the repository was swapped (git.state.bring_back), or HEAD, a ref other than
-    HEAD's branch (whose new commits are folded) or a watched file of `.git/` differs; else what
+    HEAD's branch (whose new commits are folded) and the refs left loose (the other parallel
+    workers' branches) or a watched file of `.git/` differs; else what
     differs, in one clause per kind."""
     parts = [after.replaced] if after.replaced else []
     if after.head != before.head:
         parts.append(f"moved HEAD from {_head_name(before.head)} to {_head_name(after.head)}")
-    mine = {before.branch}
+    mine = {before.branch} | before.loose
     refs = set(before.refs) | set(after.refs)
     for verb, names in (
         ("deleted", [r for r in refs if r not in after.refs]),

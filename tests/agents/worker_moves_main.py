@@ -2,11 +2,13 @@
 """Hostile agent for parallel workers: does its task, and task HOSTILE also points the main
 branch at a commit of its own (from inside its worktree, where HEAD is its memento/<ID> branch).
 
-usage: worker_moves_main.py DIR HOSTILE_ID [on-go]   (writes DIR/<TASK>.started first)
+usage: worker_moves_main.py DIR HOSTILE_ID [on-go|elsewhere|elsewhere-fail]   (writes DIR/<TASK>.started first)
 
 With `on-go` the move waits for its moment: HOSTILE commits, writes DIR/committed and waits for
 DIR/go (the test creates it while another worker's result is being brought into main), then
 moves the main branch and writes DIR/moved; the other tasks end only once DIR/committed exists.
+With `elsewhere` the main branch is pointed at a commit on no branch (its worktree's tree, no parent);
+`elsewhere-fail` then exits 1 (its guards never look).
 """
 
 import os
@@ -17,6 +19,7 @@ from pathlib import Path
 
 scratch, hostile = Path(sys.argv[1]), sys.argv[2]
 on_go = len(sys.argv) > 3 and sys.argv[3] == "on-go"
+elsewhere = len(sys.argv) > 3 and sys.argv[3] in ("elsewhere", "elsewhere-fail")
 task = os.environ["MEMENTO_TASK_ID"]
 
 
@@ -28,7 +31,14 @@ def wait_for(path: Path) -> None:
 
 (scratch / f"{task}.started").write_text(f"{os.getpid()}\n{os.getcwd()}\n")
 Path(f"{task}.txt").write_text(f"done {task}\n")
-if task == hostile:
+if task == hostile and elsewhere:
+    sha = subprocess.run(["git", "commit-tree", "HEAD^{tree}", "-m", "agent: on main"], capture_output=True,
+                         text=True, check=True).stdout.strip()
+    subprocess.run(["git", "update-ref", "refs/heads/main", sha], check=True)
+    (scratch / "moved").write_text(sha)
+    if sys.argv[3] == "elsewhere-fail":
+        sys.exit(1)
+elif task == hostile:
     subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "agent: on main"], check=True)
     sha = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
     if on_go:

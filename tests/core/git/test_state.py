@@ -74,3 +74,32 @@ def test_head_read_from_its_file_is_what_git_says(tmp_path, head):
     assert _head(root, root / ".git") == by_git
     assert _branch_named(head_file) == (by_git[5:] if head in (
         "ref: refs/heads/main\n", "ref: refs/heads/feature/one-2.x\n", "ref: refs/heads/unborn\n") else "")
+
+
+def test_refs_left_loose_are_neither_put_back_nor_deleted_while_the_others_are(tmp_path):
+    """A snapshot's loose refs (the other parallel workers' branches) stay as their agents left
+    them; every other ref is put back, a new one deleted."""
+    from dataclasses import replace
+
+    from memento_core.git.state import restore
+
+    root = tmp_path / "r"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "a.txt").write_text("a\n")
+    git(root, "add", "a.txt")
+    git(root, "commit", "-qm", "a")
+    base = git(root, "rev-parse", "HEAD").strip()
+    for name in ("memento/T-2", "memento/T-3", "person"):
+        git(root, "branch", name)
+    snap = replace(capture(root), loose=frozenset({"refs/heads/memento/T-2", "refs/heads/memento/T-9"}))
+    other = git(root, "commit-tree", "-m", "elsewhere", git(root, "rev-parse", "HEAD^{tree}").strip()).strip()
+    for name in ("memento/T-2", "memento/T-3", "person"):
+        git(root, "update-ref", f"refs/heads/{name}", other)
+    git(root, "update-ref", "refs/heads/memento/T-9", other)  # made meanwhile, loose too
+    git(root, "update-ref", "refs/heads/stray", other)
+    restore(root, snap)
+    now = capture(root).refs
+    assert now["refs/heads/memento/T-2"] == now["refs/heads/memento/T-9"] == other
+    assert now["refs/heads/memento/T-3"] == now["refs/heads/person"] == base
+    assert "refs/heads/stray" not in now

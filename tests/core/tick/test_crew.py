@@ -136,9 +136,14 @@ def test_just_before_a_commit_main_is_put_back_and_the_worker_whose_branch_it_po
     persons = _commit_on(root, "refs/heads/main", start, "a person's commit")
     crew.commit_onto(docs)  # a person's commit stays, and is what Memento commits on
     assert git(root, "rev-parse", "refs/heads/main").strip() == persons == docs.commit_onto
-    git(root, "update-ref", "refs/heads/main", start)  # backwards: left for the commit to refuse
+    git(root, "update-ref", "refs/heads/main", start)  # backwards: put back, nobody named
     crew.commit_onto(docs)
-    assert git(root, "rev-parse", "refs/heads/main").strip() == start and docs.commit_onto == persons
+    assert git(root, "rev-parse", "refs/heads/main").strip() == persons == docs.commit_onto
+    assert f"an agent moved the main branch (refs/heads/main) to {start[:7]} (put back)" in crew.ws.cron_log.read_text()
+    git(root, "update-ref", "-d", "refs/heads/main")  # deleted: made again
+    crew.commit_onto(docs)
+    assert git(root, "rev-parse", "refs/heads/main").strip() == persons == docs.commit_onto
+    assert "an agent deleted the main branch (refs/heads/main) (put back)" in crew.ws.cron_log.read_text()
     both = _commit_on(root, "refs/heads/memento/T-1", persons, "held by two branches")
     git(root, "update-ref", "refs/heads/memento/T-2", both)
     git(root, "update-ref", "refs/heads/main", both)
@@ -146,3 +151,20 @@ def test_just_before_a_commit_main_is_put_back_and_the_worker_whose_branch_it_po
     assert git(root, "rev-parse", "refs/heads/main").strip() == persons
     assert [len(w.foreign) for w in workers] == [1, 0]
     assert f"an agent moved the main branch (refs/heads/main) to {both[:7]}" in crew.ws.cron_log.read_text()
+
+
+def test_a_main_branch_moved_elsewhere_is_put_back_and_said_for_the_guards_that_found_it(tmp_path):
+    """reclaim_main's answer for a move to no worker's commit (a worker's guards take it as their
+    own reason); unmoved, or pointed at a worker's commit, it says nothing for the caller."""
+    crew = _crew(tmp_path)
+    root, start = crew.ctx.root, crew.main_head
+    assert crew.reclaim_main() == ""
+    elsewhere = git(root, "commit-tree", f"{start}^{{tree}}", "-m", "no parent, no branch").strip()
+    git(root, "update-ref", "refs/heads/main", elsewhere)
+    assert crew.reclaim_main() == f"moved the main branch (refs/heads/main) to {elsewhere[:7]} (put back)"
+    assert git(root, "rev-parse", "refs/heads/main").strip() == start
+    assert crew.reclaim_main() == ""
+    agents = _commit_on(root, "refs/heads/memento/T-1", start, "an agent's commit")
+    git(root, "update-ref", "refs/heads/main", agents)
+    assert crew.reclaim_main() == ""  # a worker's commit: its worker answers (none runs here: the cron log)
+    assert git(root, "rev-parse", "refs/heads/main").strip() == start

@@ -347,37 +347,59 @@ def test_eight_quick_tasks_with_four_workers_one_commit_each(tmp_path):
 # --------------------------------------------------------------------------- hostile agents
 
 
-def main_moving_ws(tmp_path: Path, ids, *args: str) -> tuple[Workspace, Path]:
-    """Two workers whose agent tests/agents/worker_moves_main.py moves the main branch in T-1."""
+def main_moving_ws(tmp_path: Path, ids, *args: str, hostile: str = "T-1") -> tuple[Workspace, Path]:
+    """Two workers whose agent tests/agents/worker_moves_main.py moves the main branch in ``hostile``."""
     ws, scratch = make_parallel_ws(tmp_path, ids, workers=2)
-    command = " ".join([PY, str(AGENTS / "worker_moves_main.py"), str(scratch), "T-1", *args])
+    command = " ".join([PY, str(AGENTS / "worker_moves_main.py"), str(scratch), hostile, *args])
     ws.config_path.write_text(ws.config_path.read_text().replace(
         ws.config_path.read_text().split('"""')[1], command))
     git(ws.root, "commit", "-qam", "the hostile agent")
     return ws, scratch
 
 
-def test_an_agent_that_moves_the_main_branch_fails_and_main_is_put_back(tmp_path):
-    ids = ["T-1", "T-2"]
-    ws, scratch = main_moving_ws(tmp_path, ids)
-    outcome = run_tick(ws.root)
+def assert_main_moved_by_t1(ws: Workspace, ids) -> None:
+    """T-1's agent answers for the move whoever found it; T-2, honest, is on main; main was put back."""
     plan = parse_plan(ws.plan_path)
-    assert plan.task("T-1").status == " " and plan.task("T-1").retries == 1
-    # Whichever worker's guards look first put main back: T-1's own (which then names the ref), or
-    # T-2's rollback after its merge refused the moved branch (T-1 then fails on its folded commit).
-    said = [e.field("Reason") for e in status_log.parse_status(ws.status_path) if e.task_id in ids]
-    assert any("refs/heads/main" in r and "(restored)" in r for r in said) or any(
-        r.startswith("the main branch moved outside Memento") for r in said), said
+    said = {e.task_id: e.field("Reason") for e in status_log.parse_status(ws.status_path) if e.task_id in ids}
+    assert (plan.task("T-1").status, plan.task("T-1").retries) == (" ", 1), said
+    assert "moved the main branch (refs/heads/main)" in said["T-1"] and "(put back)" in said["T-1"], said
+    assert (plan.task("T-2").status, plan.task("T-2").retries) == ("x", 0), said
     log = subjects(ws)
     assert "agent: on main" not in log  # never on main: the ref was put back
+    assert "memento: complete T-2 Task T-2" in log
     assert not (ws.root / "T-1.txt").exists()
-    # The honest worker's task is on main; or, if its merge or its guards came while main was moved,
-    # it was set aside or failed (refs are shared: unconfined, the damage is found by whoever looks first).
-    t2 = plan.task("T-2")
-    assert (t2.status, t2.retries) in {("x", 0), (" ", 0), (" ", 1)}
-    assert (t2.status == "x") == ("memento: complete T-2 Task T-2" in log)
     assert leftovers(ws) == ([], [], 1)
+
+
+def test_an_agent_that_moves_the_main_branch_fails_and_main_is_put_back(tmp_path):
+    """Whichever look comes first (T-1's guards, T-2's guards or T-2's result) puts main back and
+    blames T-1: the honest worker is never failed nor set aside for another's move."""
+    ids = ["T-1", "T-2"]
+    ws, _ = main_moving_ws(tmp_path, ids)
+    outcome = run_tick(ws.root)
+    assert_main_moved_by_t1(ws, ids)
     assert outcome.exit_code in (0, 1)
+
+
+def test_an_agent_that_moves_the_main_branch_before_another_workers_guards_is_blamed(tmp_path, monkeypatch):
+    """The move lands just before T-2's guards look (under the crew's lock, so T-1's cannot look
+    first): T-2's guards put main back and find nothing of T-2's to blame; T-1 answers for it."""
+    from memento_core.tick.crew import Crew
+
+    ids = ["T-1", "T-2"]
+    ws, scratch = main_moving_ws(tmp_path, ids, "on-go")
+    real = Crew.refresh
+
+    def refresh(self, w):
+        if w.task.id == "T-2" and not (scratch / "go").exists():
+            (scratch / "go").write_text("")
+            wait_for(lambda: (scratch / "moved").exists())
+        return real(self, w)
+
+    monkeypatch.setattr(Crew, "refresh", refresh)
+    run_tick(ws.root)
+    assert (scratch / "moved").exists()
+    assert_main_moved_by_t1(ws, ids)
 
 
 def test_an_agent_that_moves_the_main_branch_while_a_result_comes_in_is_blamed_and_main_put_back(tmp_path,
@@ -397,16 +419,135 @@ def test_an_agent_that_moves_the_main_branch_while_a_result_comes_in_is_blamed_a
 
     monkeypatch.setattr(worktrees, "bring_into", bring_into)
     run_tick(ws.root)
-    plan = parse_plan(ws.plan_path)
-    log = subjects(ws)
     assert (scratch / "moved").exists()
-    assert "agent: on main" not in log and not (ws.root / "T-1.txt").exists()
-    assert (plan.task("T-2").status, plan.task("T-2").retries) == ("x", 0)
-    assert "memento: complete T-2 Task T-2" in log
+    assert_main_moved_by_t1(ws, ids)
+
+
+def test_a_worker_whose_guards_find_main_moved_elsewhere_fails_and_main_is_put_back(tmp_path):
+    """Main pointed at a commit on no branch: the guards that find it put it back and fail their
+    worker (alone here, so the one whose agent did it)."""
+    ws, scratch = main_moving_ws(tmp_path, ["T-1"], "elsewhere")
+    head = git(ws.root, "rev-parse", "HEAD").strip()
+    run_tick(ws.root)
+    moved = (scratch / "moved").read_text()
+    said = {e.task_id: e.field("Reason") for e in status_log.parse_status(ws.status_path) if e.task_id}
+    assert said["T-1"].startswith(f"the agent moved the main branch (refs/heads/main) to {moved[:7]} (put back)"), said
+    plan = parse_plan(ws.plan_path)
     assert (plan.task("T-1").status, plan.task("T-1").retries) == (" ", 1)
-    said = {e.task_id: e.field("Reason") for e in status_log.parse_status(ws.status_path) if e.task_id in ids}
-    assert "moved the main branch" in said["T-1"], said
+    assert git(ws.root, "rev-parse", "HEAD~2").strip() == head  # the failure's commit and the tick's, on it
+    assert subjects(ws)[:2] == ["memento: tick #1 (status log and checkpoint)", "memento: T-1 failed (retry 1/3)"]
+    assert "agent: on main" not in subjects(ws) and not (ws.root / "T-1.txt").exists()
     assert leftovers(ws) == ([], [], 1)
+
+
+def test_a_lone_worker_that_points_main_at_its_commit_is_blamed_before_its_guards_fold_it(tmp_path):
+    """Its own guards are the first to look: main is put back while its branch still holds the
+    commit (never taken for a person's commit on main once folded away)."""
+    ws, _ = main_moving_ws(tmp_path, ["T-1"])
+    head = git(ws.root, "rev-parse", "HEAD").strip()
+    run_tick(ws.root)
+    said = {e.task_id: e.field("Reason") for e in status_log.parse_status(ws.status_path) if e.task_id}
+    assert "moved the main branch (refs/heads/main)" in said["T-1"] and "a commit of its branch" in said["T-1"], said
+    assert "agent: on main" not in subjects(ws) and git(ws.root, "rev-parse", "HEAD~2").strip() == head
+
+
+def test_a_main_branch_moved_elsewhere_while_the_guards_look_is_found_by_them(tmp_path, monkeypatch):
+    """A move in the instant between the refresh and the guards' end: loose in their snapshot, so
+    found just after them, put back, and their worker's reason."""
+    from memento_core.tick import workers
+
+    ws, scratch = main_moving_ws(tmp_path, ["T-1"], hostile="nobody")
+    real, moved = workers.check_guards, []
+
+    def check_guards(ctx, *args, **kwargs):
+        if not moved:
+            root = ws.root
+            moved.append(git(root, "commit-tree", "HEAD^{tree}", "-m", "agent: on main").strip())
+            git(root, "update-ref", "refs/heads/main", moved[0])
+        return real(ctx, *args, **kwargs)
+
+    monkeypatch.setattr(workers, "check_guards", check_guards)
+    head = git(ws.root, "rev-parse", "HEAD").strip()
+    run_tick(ws.root)
+    said = {e.task_id: e.field("Reason") for e in status_log.parse_status(ws.status_path) if e.task_id}
+    assert said["T-1"].startswith(f"the agent moved the main branch (refs/heads/main) to {moved[0][:7]} (put back)")
+    assert "agent: on main" not in subjects(ws) and git(ws.root, "rev-parse", "HEAD~2").strip() == head
+
+
+def test_a_worker_that_fails_without_its_guards_answers_for_main_moved_elsewhere(tmp_path):
+    ws, scratch = main_moving_ws(tmp_path, ["T-1"], "elsewhere-fail")
+    run_tick(ws.root)
+    moved = (scratch / "moved").read_text()
+    said = {e.task_id: e.field("Reason") for e in status_log.parse_status(ws.status_path) if e.task_id}
+    assert said["T-1"].endswith(f"; the agent moved the main branch (refs/heads/main) to {moved[:7]} (put back)"), said
+    assert "agent: on main" not in subjects(ws)
+    assert parse_plan(ws.plan_path).task("T-1").retries == 1
+
+
+def test_a_main_branch_moved_elsewhere_as_a_result_comes_in_is_put_back_and_logged(tmp_path, monkeypatch):
+    """Nobody's guards found it: main put back, the cron log says so, the result goes in."""
+    from memento_core.tick import crew_result
+
+    ws, scratch = main_moving_ws(tmp_path, ["T-1"], hostile="nobody")
+    real, moved = crew_result.merge, []
+
+    def merge(crew, w, *args, **kwargs):
+        moved.append(git(ws.root, "commit-tree", "HEAD^{tree}", "-m", "agent: on main").strip())
+        git(ws.root, "update-ref", "refs/heads/main", moved[0])
+        return real(crew, w, *args, **kwargs)
+
+    monkeypatch.setattr(crew_result, "merge", merge)
+    run_tick(ws.root)
+    said = {e.task_id: e.field("Reason") for e in status_log.parse_status(ws.status_path) if e.task_id}
+    assert parse_plan(ws.plan_path).task("T-1").status == "x", said
+    assert "agent: on main" not in subjects(ws) and "memento: complete T-1 Task T-1" in subjects(ws)
+    assert f"an agent moved the main branch (refs/heads/main) to {moved[0][:7]} (put back)" in ws.cron_log.read_text()
+
+
+def test_an_agent_that_commits_while_another_workers_guards_look_is_not_blamed_on_it(tmp_path, monkeypatch):
+    """T-1's agent commits on its branch between T-2's refresh of the refs and its guards' own read:
+    the other workers' branches are theirs to fold, never a move T-2's guards judge or put back."""
+    from memento_core.tick.crew import Crew
+
+    ids = ["T-1", "T-2"]
+    ws, scratch = main_moving_ws(tmp_path, ids, "on-go")
+    real = Crew.refresh
+
+    def refresh(self, w):
+        real(self, w)
+        if w.task.id == "T-2" and not (scratch / "go").exists():
+            t1 = next(o for o in self.running if o.task.id == "T-1")  # its agent waits for go: running
+            git(t1.ctx.root, "commit", "-q", "--allow-empty", "-m", "agent: another of its own")
+            (scratch / "go").write_text("")  # and T-1's agent moves main before T-2's guards read
+            wait_for(lambda: (scratch / "moved").exists())
+
+    monkeypatch.setattr(Crew, "refresh", refresh)
+    run_tick(ws.root)
+    assert (scratch / "go").exists() and (scratch / "moved").exists()
+    assert_main_moved_by_t1(ws, ids)
+    assert "agent: another of its own" not in subjects(ws)
+
+
+def test_an_agent_that_moves_the_main_branch_before_another_workers_result_comes_in_is_blamed(
+        tmp_path, monkeypatch):
+    """The move lands after T-2 passed and before its result is brought in (under the crew's lock):
+    T-2's merge puts main back and goes on; it is never set aside for T-1's move (once a CI flake)."""
+    from memento_core.tick import crew_result
+
+    ids = ["T-1", "T-2"]
+    ws, scratch = main_moving_ws(tmp_path, ids, "on-go")
+    real = crew_result.merge
+
+    def merge(crew, w, *args, **kwargs):
+        if w.task.id == "T-2":
+            (scratch / "go").write_text("")
+            wait_for(lambda: (scratch / "moved").exists())
+        return real(crew, w, *args, **kwargs)
+
+    monkeypatch.setattr(crew_result, "merge", merge)
+    run_tick(ws.root)
+    assert (scratch / "moved").exists()
+    assert_main_moved_by_t1(ws, ids)
 
 
 def test_a_confined_worker_can_write_only_its_worktree(tmp_path):
