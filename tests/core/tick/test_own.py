@@ -108,7 +108,10 @@ def test_an_agent_erasing_its_stdout_erases_neither_mementos_lines_nor_its_usage
     _with_config(ws, agent_lines='output = "claude"\n', extra="[budget]\ntask_usd = 0.5\n")
     outcome = run_tick(ws.root)
     (result,) = outcome.results
-    assert not result.passed and result.reason == "task budget exceeded: $5.000 of $0.50"
+    # Over the budget whether the watch reads the usage while the agent runs (a loaded machine) or after
+    over = "task budget exceeded: $5.000 of $0.50"
+    assert not result.passed and result.reason in (over, f"{over} (the agent was stopped)"), result.reason
+    stopped = result.reason != over
     (last,) = entries(ws)
     assert last.status == "FAILED" and "$5.000" in last.field("Usage")
     assert spending.read_ledger(ws)["days"][spending.today()]["cost_usd"] == 5.0
@@ -118,7 +121,7 @@ def test_an_agent_erasing_its_stdout_erases_neither_mementos_lines_nor_its_usage
     # its result event read (SPEC §20: the log has its answer, not the event) and its usage
     assert "[memento] claude said:\nWrote hello.txt." in log
     assert "[memento] usage: 900.0k in / 90.0k out tokens, $5.000" in log
-    assert "agent exited with code 0" in log
+    assert stopped or "agent exited with code 0" in log  # stopped: killed, or exited just before the kill
 
 
 def test_a_process_keeping_the_pipe_open_never_hangs_the_copy(tmp_path):
