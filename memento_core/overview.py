@@ -121,7 +121,8 @@ def open_questions_of(ws: Workspace, plan: Plan) -> list[dict]:
     out = []
     for task in plan.tasks:
         if task.status == "?":
-            from .questions import question_of  # its reader (notes, receipts) only for a question asked
+            # The question's reader (notes, receipts) only for a question asked.
+            from .questions import question_of
 
             q = question_of(ws, task)
             out.append({"id": q.task_id, "title": q.title, "question": q.first_line, "text": q.text,

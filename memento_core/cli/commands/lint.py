@@ -44,7 +44,8 @@ def config_problems(ws: Workspace) -> tuple[str | None, list[str]]:
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
-    from ...plan_lint import lint_problems  # here: every command builds this parser, `status --json` too
+    # Here, not at the top: every command builds this parser, `status --json` too.
+    from ...plan_lint import lint_problems
 
     ws = workspace_of(args)
     plan = load_plan(ws)
