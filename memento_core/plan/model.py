@@ -10,10 +10,7 @@ are values: why it can never be picked, never an exception.
 
 from __future__ import annotations
 
-import gc
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -71,27 +68,6 @@ class Meta:
     lines: dict[str, int] = field(default_factory=dict)
     line: int = 0  # the ``## Meta`` heading; 0 when the plan has none
 
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector held off while a plan's tasks are made or decoded.
-
-    Their objects (a task, its fields, its problems) hold no reference cycle, yet 10,000
-    tasks' worth set off dozens of collections that free nothing (13 ms of `memento status
-    --json`, SPEC §11; 5 ms with the pause). Once made they join the oldest objects without
-    a walk, still seen by a full collection. A collector already off (the caller's, or
-    another thread's pause) is left as it is."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()  # every object now moves to the permanent generation, and back to the oldest
-        gc.unfreeze()
-        gc.enable()
 
 
 class _cached:
@@ -369,12 +345,11 @@ class Plan:
     def errors(self) -> tuple[PlanError, ...]:
         """Every error and warning, plan-level and per task, in line order."""
         found = list(self.structure_errors)
-        with collector_paused():  # every task's fields decoded: objects that hold no cycle
-            for task in self.tasks:
-                for problem in task.problems:
-                    # A field's own problem ("estimate: …", "changes: …") at the field's line.
-                    line = task.field_lines.get(problem.split(":", 1)[0], task.line) if ": " in problem else task.line
-                    found.append(PlanError(self.path, line, task.id, problem, scope="task"))
+        for task in self.tasks:
+            for problem in task.problems:
+                # A field's own problem ("estimate: …", "changes: …") at the field's line.
+                line = task.field_lines.get(problem.split(":", 1)[0], task.line) if ": " in problem else task.line
+                found.append(PlanError(self.path, line, task.id, problem, scope="task"))
         found += self.dependency_errors
         found.sort(key=lambda e: e.line)
         return tuple(found)

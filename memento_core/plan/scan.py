@@ -23,7 +23,7 @@ from ..errors import PlanError
 from ..lines import LineDoc, decode, read_bytes
 from ..markdown.blocks import FENCE_START, open_fence
 from ..workspace import archive_dir_problem
-from .model import TASK_ID, Meta, Phase, Plan, Task, collector_paused
+from .model import TASK_ID, Meta, Phase, Plan, Task
 
 # Characters a person might type for "done"; read as done, written back untouched.
 _STATUS_ALIASES = {"X": "x"}
@@ -127,11 +127,6 @@ def scan_plan(text: str, path: str) -> Plan:
     Task lines, by far the most, are handled in this loop; the rare lines
     (headings, fences, Meta and phase lines) by the methods of :class:`_Reader`.
     """
-    with collector_paused():  # a task per match: objects that hold no cycle
-        return _scan(text, path)
-
-
-def _scan(text: str, path: str) -> Plan:
     reader = _Reader(path)
     tasks, errors, seen = reader.tasks, reader.errors, reader.seen
     pos = 0

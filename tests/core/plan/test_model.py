@@ -4,7 +4,6 @@ lists); the values the scanner fills are held in test_scan.py."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -99,54 +98,3 @@ def usual_tasks(draw):
 def test_a_task_is_told_valid_only_when_the_messages_say_nothing(task):
     assert task.problems == task._problems(task.fields)
 
-
-def test_a_plan_made_and_decoded_with_the_collector_held_leaves_it_as_it_was():
-    import gc
-    import weakref
-
-    from memento_core.plan.model import collector_paused
-
-    class Node:
-        pass
-
-    assert gc.isenabled()
-    with collector_paused():
-        assert not gc.isenabled()
-        cycle = Node()
-        cycle.me = cycle
-        gone = weakref.ref(cycle)
-        del cycle
-    assert gc.isenabled()
-    gc.collect()
-    assert gone() is None  # what was made in the pause is still collected, with the oldest objects
-    gc.disable()
-    try:
-        with collector_paused():
-            pass
-        assert not gc.isenabled()  # a collector the caller turned off stays off
-    finally:
-        gc.enable()
-
-
-def test_every_task_of_a_big_plan_is_decoded_without_a_collection():
-    import gc
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).parents[3] / "bench"))
-    from plangen import big_plan
-
-    from memento_core.plan.scan import scan_plan
-
-    plan = scan_plan(big_plan(2_000), "docs/MASTER_PLAN.md")
-    started: list[int] = []
-
-    def seen(phase, info):
-        if phase == "start":
-            started.append(info["generation"])
-
-    gc.callbacks.append(seen)
-    try:
-        assert plan.errors == ()
-    finally:
-        gc.callbacks.remove(seen)
-    assert started == [] and gc.isenabled()

@@ -248,28 +248,3 @@ def test_the_same_bytes_parse_once_and_any_change_is_parsed_again(tmp_path):
     path.write_bytes(b"\xff\xfe not UTF-8")  # read at every call: what is on disk now
     with pytest.raises(MementoError):
         parse_plan(path)
-
-
-def test_a_big_plan_is_scanned_without_a_collection():
-    # 2,000 tasks' objects hold no cycle; a collection while they are made would free nothing.
-    import gc
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).parents[3] / "bench"))
-    from plangen import big_plan
-
-    from memento_core.plan.scan import scan_plan
-
-    text = big_plan(2_000)
-    started: list[int] = []
-
-    def seen(phase, info):
-        if phase == "start":
-            started.append(info["generation"])
-
-    gc.callbacks.append(seen)
-    try:
-        plan = scan_plan(text, "docs/MASTER_PLAN.md")
-    finally:
-        gc.callbacks.remove(seen)
-    assert len(plan.tasks) == 2_000 and started == [] and gc.isenabled()
