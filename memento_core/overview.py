@@ -118,11 +118,12 @@ def _blocked(plan: Plan, entries: Sequence[TickEntry]) -> list[dict]:
 
 def open_questions_of(ws: Workspace, plan: Plan) -> list[dict]:
     """The open questions (SPEC §18), in plan order: {id, title, question, text, choices, asked, line}."""
-    from .questions import question_of
-
     out = []
     for task in plan.tasks:
         if task.status == "?":
+            # The question's reader (notes, receipts) only for a question asked.
+            from .questions import question_of
+
             q = question_of(ws, task)
             out.append({"id": q.task_id, "title": q.title, "question": q.first_line, "text": q.text,
                         "choices": list(q.choices), "asked": q.asked or None, "line": task.line})

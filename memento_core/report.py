@@ -24,10 +24,12 @@ from .workspace import Workspace
 DEFAULT_SINCE = "24h"
 # Reason categories of a failed attempt, in the order they are tried and shown.
 CATEGORIES = ("verify", "guard", "timeout", "agent error", "rate limit", "review", "other")
-_GUARD_RE = re.compile(
+# A guard's reasons; compiled at the first reason read (re's own cache), not at import: `memento
+# status` imports this module for what needs a person and reads no reason (SPEC §11).
+_GUARD_WORDS = (
     r"guard file changed|outside context_files|diff too large|commit\(s\) of its own|\bedited\b|"
     r"replaced Memento's own|changed git's own|docs/TICK_STATUS\.md|docs/HUMAN_NOTES\.md|deleted the plan|"
-    r"removed or broke|verify changed|symbolic link", re.I)
+    r"removed or broke|verify changed|symbolic link")
 _STAMP_RE = re.compile(r"(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2})?)")
 
 
@@ -41,7 +43,7 @@ def category(reason: str) -> str:
         return "rate limit"
     if "timed out" in low:
         return "timeout"
-    if _GUARD_RE.search(text):
+    if re.search(_GUARD_WORDS, text, re.I):
         return "guard"
     if low.startswith("verify"):
         return "verify"

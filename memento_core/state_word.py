@@ -85,10 +85,15 @@ def tick_pick(ws: Workspace, plan: Plan, config) -> scheduler.Verdict:
 
     ``config`` is memento.toml's Config, or None when it is invalid (no pull request is looked at).
     """
-    from .held import held_in
     from .verify_changes import pending
 
-    held = held_in(plan, pending(ws))
+    changes = pending(ws)
+    if changes:  # held.py (its git history reader with it) only for a verify change still listed
+        from .held import held_in
+
+        held = held_in(plan, changes)
+    else:
+        held = frozenset()
     on_pull, rec = _pull_waits(ws, plan, config)
     verdict = scheduler.pick(plan, exclude=held | on_pull)
     if rec is not None and verdict.kind != scheduler.TASK:

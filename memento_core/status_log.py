@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import cache
 from pathlib import Path
 
 from .crashpoints import crash_point
@@ -66,22 +67,30 @@ _TASK_ID_RE = re.compile(rf"^[\s`*]*(?P<id>{TASK_ID})`?:?")
 _MODULE_RE = re.compile(r"^\s*\[MODULE:(?P<module>[^\]]*)\]\s*", re.I)
 _RETRY_RE = re.compile(r"retry\s*(?P<n>\d+)\s*/\s*(?P<m>\d+)", re.I)
 _SHA_RE = re.compile(r"^[\s`]*(?P<sha>[0-9a-fA-F]{7,40})\b")
-_EVENT_PATTERNS = (
-    ("ALL TASKS COMPLETE", re.compile(r"ALL\s+TASKS\s+COMPLETE", re.I)),
-    ("PIPELINE BLOCKED", re.compile(r"PIPELINE\s+BLOCKED", re.I)),
-    ("PLAN INVALID", re.compile(r"PLAN\s+INVALID", re.I)),
-    ("CIRCUIT BREAKER", re.compile(r"CIRCUIT\s+BREAKER", re.I)),
-    ("DIRTY TREE", re.compile(r"DIRTY\s+(?:WORK(?:ING)?\s+)?TREE", re.I)),
-    ("INTERRUPTED", re.compile(r"INTERRUPT", re.I)),
-    ("STALE", re.compile(r"\bSTALE\b", re.I)),
-    ("RATE LIMITED", re.compile(r"RATE\s+LIMITED", re.I)),
-    ("BUDGET REACHED", re.compile(r"BUDGET\s+REACHED", re.I)),
-    ("WINDOW", re.compile(r"\bWINDOW\s+\d")),  # "⏳ WINDOW 95% (5-hour) — until …" (SPEC §20)
-    ("ARCHITECT", re.compile(r"\bARCHITECT\b")),  # "🏗 ARCHITECT" (SPEC §16)
-    ("PLAN DRAFTED", re.compile(r"PLAN\s+DRAFTED")),  # "📝 PLAN DRAFTED" (SPEC §17)
-    ("WAITING FOR INPUT", re.compile(r"WAITING\s+FOR\s+INPUT")),  # "⏸ WAITING FOR INPUT — T-1" (SPEC §18)
-    ("FORGE", re.compile(r"\bFORGE\b")),  # "⚠️ FORGE — GitHub refused the token from GITHUB_TOKEN" (SPEC §19)
+# Each event's keyword and its pattern, compiled on first use (:func:`_event_patterns`): a log of
+# successes reads none of them, and `memento status` and a tick start without them (SPEC §11).
+_EVENT_WORDS = (
+    ("ALL TASKS COMPLETE", r"ALL\s+TASKS\s+COMPLETE", re.I),
+    ("PIPELINE BLOCKED", r"PIPELINE\s+BLOCKED", re.I),
+    ("PLAN INVALID", r"PLAN\s+INVALID", re.I),
+    ("CIRCUIT BREAKER", r"CIRCUIT\s+BREAKER", re.I),
+    ("DIRTY TREE", r"DIRTY\s+(?:WORK(?:ING)?\s+)?TREE", re.I),
+    ("INTERRUPTED", r"INTERRUPT", re.I),
+    ("STALE", r"\bSTALE\b", re.I),
+    ("RATE LIMITED", r"RATE\s+LIMITED", re.I),
+    ("BUDGET REACHED", r"BUDGET\s+REACHED", re.I),
+    ("WINDOW", r"\bWINDOW\s+\d", 0),  # "⏳ WINDOW 95% (5-hour) — until …" (SPEC §20)
+    ("ARCHITECT", r"\bARCHITECT\b", 0),  # "🏗 ARCHITECT" (SPEC §16)
+    ("PLAN DRAFTED", r"PLAN\s+DRAFTED", 0),  # "📝 PLAN DRAFTED" (SPEC §17)
+    ("WAITING FOR INPUT", r"WAITING\s+FOR\s+INPUT", 0),  # "⏸ WAITING FOR INPUT — T-1" (SPEC §18)
+    ("FORGE", r"\bFORGE\b", 0),  # "⚠️ FORGE — GitHub refused the token from GITHUB_TOKEN" (SPEC §19)
 )
+
+
+@cache
+def _event_patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """Each event's keyword and its compiled pattern, in the order they are tried."""
+    return tuple((keyword, re.compile(pattern, flags)) for keyword, pattern, flags in _EVENT_WORDS)
 
 
 
@@ -167,7 +176,7 @@ class TickEntry:
     @property
     def status(self) -> str:
         """SUCCESS, FAILED, BLOCKED or NEEDS INPUT for a task; for an event, the keyword of
-        _EVENT_PATTERNS its text holds, else EVENT."""
+        _EVENT_WORDS its text holds, else EVENT."""
         event = self.field("Event")
         if event is not None:
             return _event_keyword(event) or "EVENT"
@@ -177,7 +186,7 @@ class TickEntry:
         upper = status.upper()
         if "SUCCESS" in upper or "✅" in status:
             return "SUCCESS"
-        if _EVENT_PATTERNS[1][1].search(status):
+        if _event_patterns()[1][1].search(status):
             return "PIPELINE BLOCKED"
         if "NEEDS INPUT" in upper or status.startswith("❓"):
             return "NEEDS INPUT"
@@ -242,7 +251,7 @@ class TickEntry:
 
 
 def _event_keyword(text: str) -> str | None:
-    for keyword, pattern in _EVENT_PATTERNS:
+    for keyword, pattern in _event_patterns():
         if pattern.search(text):
             return keyword
     return None

@@ -183,7 +183,21 @@ class Task:
     @_cached
     def problems(self) -> tuple[str, ...]:
         """Why the task can never be picked; empty when valid."""
-        fields = self.fields
+        fields, _, repeated = self._parsed
+        get = fields.get
+        # A valid task, told by the checks below without building a message: `memento status` and
+        # the dashboard read every task's problems (SPEC §11), and almost every task has none.
+        if not repeated and self.status in STATUS_NAMES and self.phase is not None and "context_files" in fields \
+                and "import_error" not in fields and "changes" not in fields and unquote(get("verify", "")) \
+                and ((raw := get("retries")) is None or raw.isdigit()) \
+                and ((raw := get("questions")) is None or raw.isdigit()) \
+                and (not (value := get("estimate")) or not _duration_problem(value)) \
+                and (not (value := get("timeout")) or not _duration_problem(value)):
+            return ()
+        return self._problems(fields)
+
+    def _problems(self, fields: dict[str, str]) -> tuple[str, ...]:
+        """Each problem of the task, said in full, in the order `memento lint` lists them."""
         problems = list(self._parsed[2])
         if self.status not in STATUS_NAMES:
             problems.append(f"unknown status `[{self.status}]` (use one of [ ] [x] [!] [~] [-] [?])")

@@ -118,16 +118,18 @@ def probe(binary: str) -> str | None:
 def examine(binary: str) -> Diagnosis | None:
     """Run ``bwrap <the layout's base> true``: None when it works, else what stops it here and
     the fix (reach.py reads the kernel's files and bwrap's last words)."""
-    from . import reach
-
     argv = [binary, *_BASE, *_NAMESPACE_FLAGS, "true"]
     try:
         proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=PROBE_TIMEOUT)
     except (OSError, subprocess.SubprocessError) as exc:
-        return reach.diagnose(f"bwrap: {exc}", binary)
-    if proc.returncode != 0:
-        return reach.diagnose(proc.stderr.decode("utf-8", "replace") or f"exit code {proc.returncode}", binary)
-    return None
+        why = f"bwrap: {exc}"
+    else:
+        if proc.returncode == 0:
+            return None  # no diagnosis to make: reach.py (its kernel files, its patterns) stays unread
+        why = proc.stderr.decode("utf-8", "replace") or f"exit code {proc.returncode}"
+    from . import reach
+
+    return reach.diagnose(why, binary)
 
 
 def resolve(config: Config) -> Resolution:

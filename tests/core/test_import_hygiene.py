@@ -141,6 +141,49 @@ def test_status_json_reads_the_plan_without_loading_its_editor(tmp_path):
     assert loaded.isdisjoint({"memento_core.plan.edits", "memento_core.config.write", "memento_core.config.lint"})
 
 
+
+# `memento status --json` (SPEC §11: ≤ 6x reading and splitting the plan) on a project with no
+# question asked, no verify change listed and a status log of successes: what it must not import,
+# each a module only another state calls for (the verify changes' history reader held.py and git/
+# with it; a question's reader questions.py and receipts.py; lint's checks; the diagnosis of a
+# bubblewrap that does not run), and what it must not compile (the status log's event patterns,
+# read for an event or a failure; report's guard reasons, read for a failure's category).
+STATUS_JSON_NEVER = ("memento_core.held", "memento_core.git", "memento_core.questions", "memento_core.receipts",
+                     "memento_core.plan_lint", "memento_core.sandbox.reach")
+_STATUS_LOG_OF_SUCCESSES = """# TICK STATUS LOG
+
+## [2026-11-29T14:01:00Z] Tick #1
+- **Task**: T-101 Something
+- **Status**: ✅ SUCCESS
+- **Verify Output**: `(no output)` (exit code 0)
+- **Duration**: 12s
+- **Git Commit**: `abc1234` — "memento: complete T-101 Something"
+
+---
+"""
+
+
+def test_status_json_imports_and_compiles_only_what_a_quiet_project_needs(tmp_path):
+    from memento_core import report, status_log
+    from memento_core.sandbox import bwrap_binary, examine
+
+    root = _paused(tmp_path, "")
+    (root / "docs" / "TICK_STATUS.md").write_text(_STATUS_LOG_OF_SUCCESSES, encoding="utf-8")
+    code = ("import contextlib, io, re, sys\ncompiled = []\nplain = re.compile\n"
+            "def spy(pattern, flags=0):\n    compiled.append(pattern)\n    return plain(pattern, flags)\n"
+            "re.compile = spy\nfrom memento_core.cli.main import main\nout = io.StringIO()\n"
+            "with contextlib.redirect_stdout(out):\n    main(['status', '--json', sys.argv[1]])\n"
+            "print(repr({'out': out.getvalue(), 'modules': sorted(sys.modules), 'compiled': compiled}))")
+    r = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True, check=True)
+    seen = ast.literal_eval(r.stdout.strip().splitlines()[-1])
+    assert '"total_ticks"' in seen["out"] and "memento_core.overview" in seen["modules"]
+    # A bubblewrap that cannot run here is diagnosed: reach.py is then read, rightly.
+    never = STATUS_JSON_NEVER if (binary := bwrap_binary()) and examine(binary) is None else STATUS_JSON_NEVER[:-1]
+    assert [m for m in seen["modules"] if m in never or m.startswith(tuple(f"{n}." for n in never))] == []
+    lazy = {pattern for _, pattern, _ in status_log._EVENT_WORDS} | {report._GUARD_WORDS}
+    assert len(lazy) == 15 and lazy.isdisjoint(seen["compiled"])
+    assert status_log._ENTRY_RE.pattern in seen["compiled"]  # the spy sees what the modules compile
+
 # A tick of one trivial task (issue 42: ≤ 0.30 s of CPU, bench/tick_git.py): what it must not
 # import, each a module a tick without that feature never calls. The checkpoint Memento wrote and
 # the memory entries' front matter are read without mistune and PyYAML (markdown/plain.py,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 
 from ...errors import MementoError
-from ...plan_lint import lint_problems
 from ...workspace import Workspace
 from ..context import load_plan, with_dir, workspace_of
 from ..output import EXIT_ATTENTION, EXIT_ERROR, EXIT_OK, error, ok, plural, safe_text, warn
@@ -45,6 +44,9 @@ def config_problems(ws: Workspace) -> tuple[str | None, list[str]]:
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
+    # Here, not at the top: every command builds this parser, `status --json` too.
+    from ...plan_lint import lint_problems
+
     ws = workspace_of(args)
     plan = load_plan(ws)
     display = ws.rel(ws.plan_path)

@@ -69,3 +69,32 @@ def _unquote_as_first_written(value: str) -> str:
 @given(st.text(alphabet=st.sampled_from(list("` \ta\u00a0")), max_size=8))
 def test_unquote_strips_as_it_was_first_written(value):
     assert unquote(value) == _unquote_as_first_written(value)
+
+
+# Task.problems tells a valid task by its checks alone and builds the messages (Task._problems)
+# only for a task that has one: both must say the same of every block.
+_KEYS = ("verify", "context_files", "retries", "questions", "estimate", "timeout", "changes", "import_error",
+         "accept", "depends", "Verify", "guard_files")
+_VALUES = ("", "`", "``", "` `", "`pytest -q`", "[a, b]", "0", "12", "-1", "x", "5min", "5 parsecs", "none",
+           "None", "T-1", "2h30m")
+
+
+@st.composite
+def usual_tasks(draw):
+    """Tasks whose blocks are mostly well formed, so that both the valid and every invalid shape occur."""
+    from memento_core.plan.model import Task
+
+    keys = draw(st.lists(st.sampled_from(_KEYS), max_size=7))
+    if draw(st.booleans()):
+        keys = ["verify", "context_files", *keys]
+    block = "".join(f"\n  - {key}: {draw(st.sampled_from(_VALUES))}" for key in keys)
+    rest = draw(st.sampled_from([" Title", " Title [retries: 2]", " Title [retries: x]"]))
+    return Task(draw(st.text(alphabet="T-19", min_size=1, max_size=4)), draw(st.sampled_from(" x!~-?yX")),
+                draw(st.sampled_from(["Phase 1", None])), 3, rest, block + draw(st.sampled_from(["", "\n"])))
+
+
+@settings(max_examples=600, deadline=None)
+@given(usual_tasks())
+def test_a_task_is_told_valid_only_when_the_messages_say_nothing(task):
+    assert task.problems == task._problems(task.fields)
+
