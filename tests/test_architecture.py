@@ -150,3 +150,43 @@ def test_a_paused_tick_loads_no_attempt_machinery_git_agents_or_mistune(tmp_path
     # The paused path is still the real one: it read the plan and memento.toml (as TOML: a Config
     # only when it sets [chat] or a remote, tests/core/test_import_hygiene.py).
     assert {"memento_core.plan.scan", "tomllib", "memento_core.locks"} <= loaded
+
+
+def unmirrored(package: Path, tests: Path) -> list[str]:
+    """The modules of ``package`` without a test file named after them where the tests mirror it
+    (docs/development.md: memento_core/a/b.py -> tests/core/a/test_b.py), as paths relative to
+    ``package``'s parent. A file of that name that holds no test function is no mirror."""
+    missing = []
+    for module in sorted(package.rglob("*.py")):
+        if module.name == "__init__.py":
+            continue
+        rel = module.relative_to(package)
+        mirror = tests / rel.parent / f"test_{rel.name}"
+        holds_a_test = mirror.is_file() and any(  # a function pytest collects (python_functions: test*)
+            isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test")
+            for node in ast.parse(mirror.read_text(encoding="utf-8")).body)
+        if not holds_a_test:
+            missing.append(module.relative_to(package.parent).as_posix())
+    return missing
+
+
+def test_every_module_has_a_test_file_named_after_it():
+    """Issue 42: from a module to its tests in one hop; scenarios stay apart (tests/core/scenarios/)."""
+    assert unmirrored(ROOT / "memento_core", ROOT / "tests" / "core") == []
+    assert unmirrored(ROOT / "memento_tui", ROOT / "tests" / "tui") == []
+
+
+def test_the_mirror_finder_finds_each_module_without_its_test_file(tmp_path):
+    package, tests = tmp_path / "pkg", tmp_path / "tests"
+    for path in ("__init__.py", "a.py", "__main__.py", "sub/__init__.py", "sub/b.py", "sub/c.py", "sub/d.py"):
+        (package / path).parent.mkdir(parents=True, exist_ok=True)
+        (package / path).write_text("")
+    tested = {"test_a.py": "def test_a():\n    pass\n",
+              "test___main__.py": "async def test_main():\n    pass\n",
+              "sub/test_b.py": "def helper():\n    pass\n",  # named after sub/b.py, but no test in it
+              "test_c.py": "def test_c():\n    pass\n",  # sub/c.py's test in the wrong folder
+              "sub/test_d_more.py": "def test_d():\n    pass\n"}  # not named after sub/d.py
+    for path, text in tested.items():
+        (tests / path).parent.mkdir(parents=True, exist_ok=True)
+        (tests / path).write_text(text)
+    assert unmirrored(package, tests) == ["pkg/sub/b.py", "pkg/sub/c.py", "pkg/sub/d.py"]

@@ -103,3 +103,13 @@ def receiver():
     r = Receiver()
     yield r
     r.close()
+
+
+@pytest.fixture
+def tab(tmp_path: Path) -> Path:
+    """A person's crontab in a file (cronhelp.OTHERS), for MEMENTO_CRONTAB_FILE."""
+    from tests.core.cronhelp import OTHERS
+
+    path = tmp_path / "crontab.txt"
+    path.write_text(OTHERS, encoding="utf-8")
+    return path

@@ -13,34 +13,8 @@ import pytest
 import yaml
 
 from memento_core import cron
-from memento_core.cli.main import main
 from memento_core.errors import MementoError
-from memento_core.scaffold import init_workspace
-
-OTHERS = """\
-# a person's crontab: every byte of this must survive
-MAILTO=someone@example.invalid
-SHELL=/bin/bash
-*/10 * * * * /usr/local/bin/backup --quiet >> /var/log/backup.log 2>&1 # nightly-ish
-@reboot /home/someone/start-things.sh
-# 0 3 * * * /usr/bin/disabled-job
-15 4 * * 1-5 echo "100\\% done" # percent already escaped
-"""
-
-
-def entry_lines(text: str) -> list[str]:
-    return [ln for ln in text.splitlines() if cron.TAG_PREFIX in ln]
-
-
-def other_lines(text: str) -> list[str]:
-    return [ln for ln in text.splitlines() if cron.TAG_PREFIX not in ln]
-
-
-@pytest.fixture
-def tab(tmp_path) -> Path:
-    path = tmp_path / "crontab.txt"
-    path.write_text(OTHERS, encoding="utf-8")
-    return path
+from tests.core.cronhelp import OTHERS, entry_lines, other_lines
 
 
 @pytest.fixture
@@ -261,66 +235,6 @@ def test_systemd_accepts_the_calendar_expressions(project):
         expr = timer.split("OnCalendar=")[1].splitlines()[0]
         check = subprocess.run(["systemd-analyze", "calendar", expr], capture_output=True, text=True)
         assert check.returncode == 0, (expr, check.stderr)
-
-
-# ------------------------------------------------------------------ command line
-
-
-@pytest.fixture
-def workspace(tmp_path, git_identity) -> Path:
-    root = tmp_path / "ws"
-    init_workspace(root, project="ws")
-    return root
-
-
-def test_cli_install_show_remove(workspace, tab, monkeypatch, capsys):
-    monkeypatch.setenv(cron.CRONTAB_FILE_ENV, str(tab))
-    assert main(["cron", "install", "--every", "7min", str(workspace)]) == 0
-    out = capsys.readouterr().out
-    assert "[warn] cron repeats evenly only at intervals" in out
-    assert f"[ok] installed the crontab entry for {workspace}: */6 * * * * (every 6m00s)" in out
-    assert "memento.toml: [schedule] every = '6min' (committed)" in out
-    assert 'every = "6min"' in (workspace / "memento.toml").read_text()
-    dirty = subprocess.run(["git", "status", "--porcelain"], cwd=workspace, capture_output=True,
-                           text=True).stdout
-    assert dirty == ""  # the tick would refuse a dirty tree: memento.toml was committed
-
-    assert main(["cron", "install", "--project", str(workspace)]) == 0
-    out = capsys.readouterr().out
-    assert "[ok] updated the crontab entry" in out and "(committed)" not in out  # 7min from memento.toml
-    assert len(entry_lines(tab.read_text())) == 1
-
-    assert main(["cron", "show", str(workspace)]) == 0
-    out = capsys.readouterr().out
-    assert f"[ok] {workspace}  <- this project" in out and "memento_core.tick" in out
-
-    assert main(["cron", "remove", str(workspace)]) == 0
-    assert "[ok] removed the crontab entry" in capsys.readouterr().out
-    assert tab.read_text() == OTHERS
-    assert main(["cron", "show", str(workspace)]) == 1
-    assert "has no crontab entry" in capsys.readouterr().out
-
-
-def test_cli_without_crontab_binary(workspace, monkeypatch, tmp_path, capsys):
-    monkeypatch.delenv(cron.CRONTAB_FILE_ENV, raising=False)
-    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
-    assert main(["cron", "install", str(workspace)]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("[error] the `crontab` command is not installed") and "cron" in err
-
-
-def test_cli_systemd_print_and_write(workspace, monkeypatch, tmp_path, capsys):
-    home = tmp_path / "home"
-    monkeypatch.setenv("HOME", str(home))
-    assert main(["cron", "install", "--systemd", str(workspace)]) == 0
-    out = capsys.readouterr().out
-    assert "Persistent=true" in out and "ExecStart=" in out
-    assert not (home / ".config").exists()
-    assert main(["cron", "install", "--systemd", "--write", str(workspace)]) == 0
-    written = sorted(p.name for p in (home / ".config" / "systemd" / "user").iterdir())
-    name = cron.unit_name(workspace)
-    assert written == [f"{name}.service", f"{name}.timer"]
-    assert "systemctl --user daemon-reload" in capsys.readouterr().out
 
 
 # ------------------------------------------------------------------ the real user crontab

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -37,3 +38,10 @@ def memento(*args: str, cwd: Path | None = None, env: dict | None = None, stdin=
     return subprocess.run([sys.executable, "-m", "memento_core.cli", *args], cwd=cwd,
                           env={**os.environ, **(env or {})}, capture_output=True, text=True, timeout=120,
                           stdin=stdin, input=input)
+
+
+def status_json(ws) -> dict:
+    """`memento status --json` of the workspace ``ws`` (a Workspace), read."""
+    proc = subprocess.run([sys.executable, "-m", "memento_core.cli", "status", "--json", str(ws.root)],
+                          capture_output=True, text=True)
+    return json.loads(proc.stdout)

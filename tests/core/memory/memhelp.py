@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 from memento_core.workspace import Workspace
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "memory_journal_2026-05-01.md"  # a day's journal
 
 
 def mem_git(ws: Workspace, *args: str) -> str:
@@ -21,3 +24,10 @@ def memento(ws: Workspace, *args: str, stdin: str | None = None, env: dict | Non
 
 def commit_count(ws: Workspace) -> int:
     return int(mem_git(ws, "rev-list", "--count", "HEAD").strip())
+
+
+def put(ws, rel: str, text: str) -> None:
+    """Write ``text`` at ``rel`` in memory/ by hand (uncommitted), its folders made."""
+    path = ws.memory_dir / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)

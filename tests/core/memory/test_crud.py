@@ -106,15 +106,6 @@ def test_a_person_s_hand_edits_and_commits_are_source_human(ws, git_identity):
     assert "[source=human] tune persona" in memento(ws, "memory", "log").stdout
 
 
-def test_cli_write_reports_and_noop(ws):
-    proc = memento(ws, "memory", "write", PATH, "--summary", "s", "--source", "T-1", stdin="Fact A.\n")
-    assert proc.returncode == 0 and proc.stdout.startswith("[ok] create: memory/" + PATH)
-    proc = memento(ws, "memory", "write", PATH, "--summary", "s", stdin="Fact A.\n")
-    assert proc.returncode == 0 and "NOOP" in proc.stdout
-    assert "Fact A." in memento(ws, "memory", "show", PATH).stdout
-    assert f"{PATH}:" in memento(ws, "memory", "search", "fact a").stdout
-
-
 def test_an_explicit_update_of_one_word_is_never_a_noop():
     from memento_core.memory.crud import decide
 

@@ -1,14 +1,12 @@
-"""memory/distill.py on a fixture journal: the digest and the proposals, and an apply that is idempotent."""
+"""memory/distill.py on a fixture journal: the digest and the proposals (`memento memory distill --apply` is
+tests/core/cli/commands/test_memory.py)."""
 
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 from memento_core.memory.distill import distill
-from tests.core.memory.memhelp import memento
-
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "memory_journal_2026-05-01.md"
+from tests.core.memory.memhelp import FIXTURE
 
 
 def test_distill_digest_and_proposals_on_a_fixture_journal(ws):
@@ -32,13 +30,3 @@ def test_distill_digest_and_proposals_on_a_fixture_journal(ws):
     ]
     assert "T-201 passed later the same day (tick #13)" in digest.proposals[0].content
     assert distill(ws, "2026-05-01").text == digest.text  # deterministic
-
-
-def test_distill_apply_is_idempotent(ws):
-    shutil.copy(FIXTURE, ws.memory_dir / "journal" / "2026-05-01.md")
-    first = memento(ws, "memory", "distill", "--date", "2026-05-01", "--apply")
-    assert first.returncode == 0 and "[ok] create: memory/knowledge/lessons/t-201.md" in first.stdout
-    again = memento(ws, "memory", "distill", "--date", "2026-05-01", "--apply")
-    assert again.stdout.count("[ok] noop:") == 3
-    missing = memento(ws, "memory", "distill", "--date", "2026-05-02")
-    assert missing.returncode == 2 and "no journal for 2026-05-02" in missing.stderr

@@ -6,15 +6,9 @@ from datetime import date
 
 from memento_core.memory.entries import load_entry
 from memento_core.memory.gc import gc
-from tests.core.memory.memhelp import mem_git, memento
+from tests.core.memory.memhelp import mem_git, put
 
 TODAY = date(2026, 6, 15)
-
-
-def put(ws, rel: str, text: str) -> None:
-    path = ws.memory_dir / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
 
 
 def knowledge(verified: str, priority: str = "normal", status: str = "active") -> str:
@@ -51,12 +45,3 @@ def test_gc_marks_unverified_entries_stale(ws):
     text = (ws.memory_dir / "knowledge/lessons/old.md").read_text()
     assert text == knowledge("2026-05-15", status="stale")  # one line changed, nothing else
     assert "stale" in (ws.memory_dir / "MEMORY.md").read_text()
-
-
-def test_gc_cli_with_a_controlled_date(ws):
-    put(ws, "journal/2026-01-01.md", "# old\n")
-    proc = memento(ws, "memory", "gc", "--today", "2026-06-15")
-    assert proc.returncode == 0
-    assert "[ok] archived memory/journal/2026-01-01.md" in proc.stdout
-
-

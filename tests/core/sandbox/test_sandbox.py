@@ -20,7 +20,6 @@ import pytest
 from memento_core import sandbox
 from memento_core.config.lint import unknown_keys
 from memento_core.config.load import config_from_dict, load_config
-from memento_core.errors import MementoError
 from memento_core.overview import summarize
 from memento_core.plan.scan import parse_plan
 from memento_core.sandbox import home as private_home
@@ -142,46 +141,10 @@ def test_auto_with_a_working_bwrap_is_confined():
     assert found.as_dict() == {"mode": "bwrap", "confined": True, "reason": None}
 
 
-def test_config_defaults_and_values(tmp_path):
-    cfg = config_from_dict({})
-    assert (cfg.sandbox_mode, cfg.sandbox_network, cfg.sandbox_writable) == ("auto", "model", ())
-    cfg = config_from_dict({"sandbox": {"mode": "none", "network": False, "writable": ["~/.cache/pip", " x "]}})
-    assert (cfg.sandbox_mode, cfg.sandbox_network, cfg.sandbox_writable) == ("none", "none", ("~/.cache/pip", "x"))
-    assert config_from_dict({"sandbox": {"network": True}}).sandbox_network == "all"
-
-
-@pytest.mark.parametrize(("body", "line", "words"), [
-    ('mode = "docker"', 3, "unknown mode 'docker'; one of auto, bwrap, none"),
-    ('network = "yes"', 3, "unknown network 'yes'; one of model, all, none"),
-    ('network = 1', 3, "unknown network 1"),
-    ('writable = "~/.cache"', 3, "expected a list of paths"),
-    ('writable = [""]', 3, "expected a list of paths"),
-    # [sandbox] allow (tests/core/sandbox/test_network.py has the rest of the network's)
-    ('allow = "pypi.org"', 3, "expected a list of hosts"),
-    ('allow = ["pypi.org",\n  "https://evil.example/x",\n]', 4, "'https://evil.example/x' is not a host or host:port"),
-    ('allow = ["pypi.org:99999"]', 3, "'pypi.org:99999' is not a host"),
-    ('allow = [3]', 3, "3 is not a host"),
-])
-def test_config_errors_name_the_key_and_line(tmp_path, body, line, words):
-    path = tmp_path / "memento.toml"
-    path.write_text(f'[agent]\n[sandbox]\n{body}\n')
-    with pytest.raises(MementoError) as info:
-        load_config(path)
-    assert info.value.line == line and words in str(info.value)
-    assert str(info.value).startswith(f"memento.toml:{line}: ")  # named as in the project (issue 38 item 11)
-
-
 def test_typo_in_the_sandbox_section_is_reported(tmp_path):
     text = '[sandbox]\nmode = "none"\nnetwrok = false\n'
     cfg = config_from_dict(__import__("tomllib").loads(text), text=text)
     assert unknown_keys(cfg, text) == [("[sandbox] netwrok", 3)]
-
-
-def test_default_memento_toml_documents_the_sandbox_keys():
-    from memento_core.config.write import DEFAULT_CONFIG_TOML
-
-    cfg = config_from_dict(__import__("tomllib").loads(DEFAULT_CONFIG_TOML))
-    assert (cfg.sandbox_mode, cfg.sandbox_network, cfg.sandbox_writable, cfg.sandbox_allow) == ("auto", "model", (), ())
 
 
 # --------------------------------------------------------------------------- the layout

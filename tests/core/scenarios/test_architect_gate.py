@@ -16,6 +16,7 @@ from memento_core.cli.main import main as cli
 from memento_core.plan.scan import parse_plan, parse_plan_text
 from memento_core.tick.__main__ import run_tick
 from memento_core.tick.architect.run import CHANGED, ROLLED_BACK, run_architect
+from tests.core.cli.runs import status_json
 from tests.core.scenarios import test_engine
 from tests.core.tick.architect.test_run import agent, entries, git, history, make_ws
 
@@ -96,12 +97,6 @@ def receiver():
     r.close()
 
 
-def status_json(ws) -> dict:
-    proc = subprocess.run([PY, "-m", "memento_core.cli", "status", "--json", str(ws.root)], capture_output=True,
-                          text=True)
-    return json.loads(proc.stdout)
-
-
 def report_needs(ws) -> list[dict]:
     proc = subprocess.run([PY, "-m", "memento_core.cli", "report", "--json", str(ws.root)], capture_output=True,
                           text=True)
@@ -144,16 +139,6 @@ def test_a_weakened_verify_is_in_the_commit_the_notification_and_needs_you_until
     assert json.loads((ws.root / ".memento" / "verify_changes.json").read_text()) == {"changes": []}
     run_tick(ws.root)
     assert len([m for m in receiver.received if "T-1's verify" in m["title"]]) == 1
-
-
-def test_ack_of_a_task_not_listed_is_an_error(tmp_path, capsys):
-    ws = make_ws(tmp_path, agent("weakens_verify.py", "T-1"))
-    assert run_architect(ws).outcome == CHANGED
-    assert cli(["architect", "--ack", "T-9", str(ws.root)]) == 2
-    assert "no verify change of T-9 to acknowledge (listed: T-1)" in capsys.readouterr().err
-    assert [c["task"] for c in status_json(ws)["verify_changes"]] == ["T-1"]
-    assert cli(["architect", "--ack", str(ws.root)]) == 0  # a DIR after --ack: all of that workspace's
-    assert status_json(ws)["verify_changes"] == []
 
 
 def test_a_task_the_architect_adds_is_listed_with_its_verify(tmp_path):

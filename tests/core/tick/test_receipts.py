@@ -127,21 +127,6 @@ def test_what_is_not_a_receipt_is_answered_so_and_the_socket_answers_on(ws, line
         assert book.records == []
 
 
-def test_a_line_is_cut_at_64_kib_whatever_the_caller_sends():
-    import socket
-    import threading
-
-    mine, theirs = socket.socketpair()
-    sender = threading.Thread(target=lambda: theirs.sendall(b"x" * (200 * 1024)), daemon=True)
-    sender.start()
-    try:
-        assert len(receipts.read_line(mine)) == receipts.MAX_RECEIPT == 64 * 1024
-    finally:
-        mine.close()
-        sender.join(5)
-        theirs.close()
-
-
 def test_inside_the_tick_follows_the_parent_chain():
     me = os.getpid()
     child = subprocess.Popen([PY, "-c", "import time; time.sleep(30)"])
@@ -205,32 +190,6 @@ def test_a_stopped_tick_makes_the_persons_command_fail_with_nothing_changed(ws, 
         tick.wait()
 
 
-def test_a_line_of_exactly_64_kib_is_read_without_waiting_for_more():
-    """A caller that sent the most a receipt may be and keeps its end open is not waited on."""
-    import socket
-
-    mine, theirs = socket.socketpair()
-    try:
-        theirs.sendall(b"y" * receipts.MAX_RECEIPT)
-        mine.settimeout(10)  # waiting for one more chunk would raise here
-        assert receipts.read_line(mine) == b"y" * receipts.MAX_RECEIPT
-    finally:
-        mine.close()
-        theirs.close()
-
-
-def test_each_kind_of_receipt_lands_in_its_own_field_and_no_other():
-    held_ = receipts.from_records([
-        {"op": "reset", "task": "T-1"}, {"op": "skip", "task": "T-2", "reason": "not  needed\n"},
-        {"op": "mode", "mode": "paused"}, {"op": "note", "key": "abc"},
-        {"op": "memory", "blobs": ["b1", 7]}, {"op": "verify_ack", "tasks": ["T-3", None]},
-        {"op": "hello", "task": "T-9", "tasks": ["T-9"], "blobs": ["b9"]},
-    ])
-    assert held_.resets == {"T-1"} and held_.skips == {("T-2", "not needed")}
-    assert held_.modes == {"paused"} and held_.notes == {"abc"}
-    assert held_.memory == {"b1"} and held_.acks == {"T-3"}
-
-
 def test_settled_reads_the_document_under_its_lock_and_a_workers_copy_without_one(ws, tmp_path):
     from memento_core.tick.receipts import settled
 
@@ -277,38 +236,3 @@ def test_the_socket_is_there_while_a_tick_listens_and_its_name_is_free_after(ws)
     assert not is_listening(ws)
     with socket.socket(socket.AF_UNIX) as s:  # the abstract name is released with the socket
         s.bind(receipts.socket_name(ws.root))
-
-
-def test_a_reset_or_a_skip_covers_only_the_fields_it_writes_and_of_its_own_task():
-    """What the guards ask of the receipts for every field of another task the run changed: a
-    reset covers its task's retries 0 and its reason removed, a skip its task's reason as given
-    (blanks aside); any other value, field or task is the agent's."""
-    held_ = receipts.from_records([{"op": "reset", "task": "T-1"}, {"op": "skip", "task": "T-2", "reason": "not now"}])
-    assert held_.field("T-1", "retries", "0") and held_.field("T-1", "retries", " 0 ")
-    assert not held_.field("T-1", "retries", "99") and not held_.field("T-2", "retries", "0")
-    assert not held_.field("T-3", "retries", "0")
-    assert held_.field("T-1", "reason", None)
-    assert not held_.field("T-1", "reason", "hidden") and not held_.field("T-3", "reason", None)
-    assert held_.field("T-2", "reason", "not   now") and not held_.field("T-2", "reason", "other")
-    assert not held_.field("T-2", "reason", None) and not held_.field("T-1", "depends", None)
-
-
-def test_a_line_ends_at_its_newline_or_where_the_caller_hangs_up():
-    """What follows the newline is not the line's; a caller that closes without a newline has
-    sent its line (read in a process of its own: a reader that waited for more would never return)."""
-    import socket
-
-    mine, theirs = socket.socketpair()
-    try:
-        theirs.sendall(b'{"op": "hello"}\n{"op": "reset", "task": "T-1"}\n')
-        mine.settimeout(10)
-        assert receipts.read_line(mine) == b'{"op": "hello"}'
-    finally:
-        mine.close()
-        theirs.close()
-    reader = (f"import socket, sys; sys.path.insert(0, {REPO!r}); from memento_core import receipts\n"
-              "mine, theirs = socket.socketpair()\n"
-              "theirs.sendall(b'no newline'); theirs.close()\n"
-              "print(receipts.read_line(mine).decode())\n")
-    done = subprocess.run([PY, "-c", reader], capture_output=True, text=True, timeout=30)
-    assert done.stdout == "no newline\n", done.stderr
