@@ -140,6 +140,23 @@ def test_a_line_is_cut_at_64_kib_whatever_the_caller_sends():
         theirs.close()
 
 
+def test_a_line_whose_last_chunk_runs_past_64_kib_is_cut_there():
+    """The chunks are not aligned on 64 KiB (a first short send): the last one read runs past the
+    limit, and what is returned stops at it. SOCK_SEQPACKET keeps each send one recv."""
+    import socket
+
+    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        theirs.send(b"z" * 100)
+        for _ in range(17):
+            theirs.send(b"z" * 4096)
+        mine.settimeout(10)
+        assert receipts.read_line(mine) == b"z" * receipts.MAX_RECEIPT
+    finally:
+        mine.close()
+        theirs.close()
+
+
 def test_a_line_of_exactly_64_kib_is_read_without_waiting_for_more():
     """A caller that sent the most a receipt may be and keeps its end open is not waited on."""
     import socket
