@@ -30,28 +30,22 @@ from ...workspace import Workspace
 from ..context import Interrupted, TickContext, append_log, read_or_none
 from ..context import _unique as unique_path
 from ..record import PENDING_COMMIT, fill_commit
+from .agent import AgentRole, run_architect_agent
 from .changes import compare_notes
 from .draft_checks import check_draft
 from .draft_prompt import build_draft_prompt
 from .draft_prompt import system_prompt as draft_system_prompt
+from .judge import MAP_REL, NOTES_REL, PLAN_REL, STATUS_REL, ArchitectSnapshot, judge_tree
 from .person import person_ops, persons_notes, replay, with_person_edits
 from .run import (
-    MAP_REL,
-    NOTES_REL,
-    PLAN_REL,
-    STATUS_REL,
-    AgentRole,
-    ArchitectSnapshot,
     _rewrite_checkpoint,
     _sigterm_raises,
     architect_config,
     diff_text,
-    judge_tree,
     preflight,
     recorded,
     recover_interrupted,
     restore_all,
-    run_architect_agent,
     take_snapshot,
 )
 

@@ -16,6 +16,10 @@ which a tick that finds the pipeline BLOCKED calls too (auto.py). The steps:
    after the diff is taken; otherwise the resets get ``retries: 0``, the notes
    it acted on are archived, a ``🏗 ARCHITECT`` entry lists what changed, and
    one commit ``memento: architect — <summary>`` holds it.
+
+Step 3 is agent.py (the prompts, the confinement, the agent); the snapshot of step 2 and
+the checks of step 4 are judge.py (what it may write, its documents, the rules); this module is
+the run's order, its record, the rollback and the commit.
 """
 
 from __future__ import annotations
@@ -32,18 +36,14 @@ from typing import TypeVar
 
 from ... import agents, notes, verify_changes
 from ...config.model import Config
-from ...durations import format_duration
 from ...errors import EXIT_ATTENTION, EXIT_ERROR, EXIT_OK, MementoError
 from ...fleet import calls as remote
 from ...git import state as git_state
-from ...git.changes import changes_since
-from ...git.commit import fold_commits
 from ...git.repo import head as git_head
 from ...git.repo import is_repo
 from ...git.status import persons_paths, status
-from ...locks import atomic_write_bytes, atomic_write_text
+from ...locks import atomic_write_bytes
 from ...plan.edits import edit_plan
-from ...plan.scan import decode_text, parse_plan_text
 from ...runlog import utc_stamp
 from ...workspace import OWN_DOCS, Workspace
 from .. import guards, own
@@ -54,18 +54,21 @@ from ..record import PENDING_COMMIT, fill_commit
 from ..rollback import restore_notes, roll_back, rollback_folder
 from . import ARCHITECT_ID, EVENT
 from . import record as arch_record
-from .changes import NotesChanges, PlanChanges, compare_notes, compare_plans
+from .agent import run_architect_agent
+from .changes import NotesChanges, PlanChanges
+from .judge import (
+    CHECKPOINT_REL,
+    MAP_REL,
+    NOTES_REL,
+    PLAN_REL,
+    STATUS_REL,
+    WRITABLE,
+    ArchitectSnapshot,
+    docs_tree,
+    judge,
+    remove_new_in_docs,
+)
 from .person import person_ops, persons_notes, replay, with_person_edits
-from .prompt import build_architect_prompt, system_prompt
-
-PLAN_REL, MAP_REL = guards.PLAN_REL, guards.MAP_REL
-NOTES_REL, STATUS_REL = own.NOTES_REL, own.STATUS_REL
-WRITABLE = (PLAN_REL, MAP_REL, NOTES_REL)
-# What it may not change although it lives in docs/ or at the root: Memento writes these.
-# CURRENT_STATE.md is not among them: a person's `memento skip` rewrites it during a run, and
-# Memento rewrites it after every run anyway (checkpoint.py).
-CHECKPOINT_REL = "docs/CURRENT_STATE.md"
-NOT_ITS = tuple(rel for rel in OWN_DOCS if rel not in WRITABLE and rel != CHECKPOINT_REL)
 
 CHANGED, UNCHANGED, ROLLED_BACK, REFUSED = "changed", "unchanged", "rolled back", "refused"
 R = TypeVar("R")
@@ -94,56 +97,6 @@ class ArchitectResult:
     def exit_code(self) -> int:
         """0 the plan changed (or would have), 1 nothing changed or it was rolled back, 2 it could not run."""
         return {CHANGED: EXIT_OK, REFUSED: EXIT_ERROR}.get(self.outcome, EXIT_ATTENTION)
-
-
-@dataclass(frozen=True)
-class ArchitectSnapshot:
-    """The worker's Snapshot (HEAD, untracked files, git's state, the notes) and every document's bytes."""
-
-    snap: guards.Snapshot
-    docs: dict[str, bytes | None] = field(default_factory=dict)
-    # Every other file under docs/ (ignored ones too) by its digest: docs/ is writable in the sandbox.
-    docs_tree: dict[str, str] | None = None  # None: not known (nothing under docs/ is removed then)
-
-
-@dataclass(frozen=True)
-class AgentRole:
-    """What one of the architect's jobs gives its agent: the system prompt's file (and its text when
-    the project has none), the prompt (``prompt(inline)``: with the system prompt in it), the files
-    it may write, the name of its prompt file."""
-
-    system_file: Path
-    prompt: Callable[[bool], str]
-    system_text: Callable[[], str]
-    writable: tuple[str, ...] = WRITABLE
-    readonly: tuple[str, ...] = ()  # files of those folders the agent may not write, even confined
-    name: str = ARCHITECT_ID
-    who: str = "the architect"  # in the reasons: "the architect timed out after 30m"
-
-
-def docs_tree(ws: Workspace) -> dict[str, str]:
-    """``{rel: sha256}`` of every file under docs/ but Memento's documents (links not followed)."""
-    import hashlib
-    import os
-    import stat
-
-    from ...lines import file_kind, read_regular
-
-    found: dict[str, str] = {}
-    top = ws.root / "docs"
-    for folder, _dirs, files in os.walk(top):
-        for name in files:
-            path = Path(folder) / name
-            rel = path.relative_to(ws.root).as_posix()
-            if rel in OWN_DOCS:
-                continue
-            try:
-                mode = os.lstat(path).st_mode
-                data = read_regular(path) if stat.S_ISREG(mode) else None  # a FIFO is never opened
-                found[rel] = hashlib.sha256(data).hexdigest() if data is not None else file_kind(mode)
-            except (OSError, MementoError):
-                found[rel] = "unreadable"
-    return found
 
 
 def architect_config(config: Config) -> Config:
@@ -421,184 +374,6 @@ def take_snapshot(ctx: TickContext) -> ArchitectSnapshot:
     return ArchitectSnapshot(snap, {rel: read_or_none(ws.root / rel) for rel in OWN_DOCS}, docs_tree(ws))
 
 
-# ---------------------------------------------------------------- 3: the agent
-
-
-def run_architect_agent(ctx: TickContext, config: Config, *, role: AgentRole | None = None) -> str:
-    """Write the prompt and run the architect (confined when the sandbox works): '' or why it failed.
-    ``role``: another job of the architect's (the plan drafter, draft.py), with its own prompts and files."""
-    ws = ctx.ws
-    role = role or AgentRole(ws.architect_prompt_path, lambda inline: build_architect_prompt(
-        ws, ctx.plan(), include_system=inline), lambda: system_prompt(ws))
-    if config.agent_preset == "script":
-        return ('the architect needs an agent: set [architect] preset (or [agent] preset) in memento.toml; '
-                '"script" runs only a task\'s `do:`')
-    spec = agents.PRESETS.get(config.agent_preset)
-    separate = spec is not None and spec.separate_system_prompt
-    prompts = ws.memento_dir / "prompts"
-    system_file = role.system_file
-    if not system_file.is_file():
-        system_file = prompts / system_file.name
-        atomic_write_text(system_file, role.system_text() + "\n")
-    prompt_file = prompts / f"{role.name}.md"
-    text = role.prompt(not separate)
-    atomic_write_text(prompt_file, text)
-    append_log(ctx.log_path, f"[memento] prompt {ws.rel(prompt_file)} ({text.count(chr(10))} lines)\n")
-    wrap, refused = confine(ctx, config, writable=role.writable, readonly=role.readonly)
-    if refused:
-        return refused
-    try:
-        invocation = agents.build_invocation(config, task_id=ARCHITECT_ID, do_command=None, prompt_file=prompt_file,
-                                             system_prompt_file=system_file, workdir=ws.root, context_files=(),
-                                             confined=bool(wrap))
-    except MementoError as exc:
-        append_log(ctx.log_path, f"[memento] architect: {exc}\n")
-        return str(exc)
-    env = agents.agent_env(ws, task_id=ARCHITECT_ID, prompt_file=prompt_file, system_prompt_file=system_file,
-                           extra={**invocation.env, "MEMENTO_ARCHITECT": "1"}, config=config)
-    with agents.capture(ctx.log_path) as printed:
-        result = agents.run_agent(invocation, cwd=ws.root, log_path=ctx.log_path, timeout=config.agent_timeout,
-                                  env=env, wrap=wrap)
-    who = role.who
-    # A CLI that streams events (SPEC §20) leaves only its tool calls in the log: its answer too.
-    spec = agents.PRESETS.get(config.agent_output or config.agent_preset)
-    said = spec.readable(printed.text()) if spec is not None and spec.readable is not None else None
-    if said:
-        append_log(ctx.log_path, f"[memento] {who} said:\n{said.rstrip()}\n")
-    if result.error:
-        return f"{who} did not start: {result.error}"
-    if result.interrupted:
-        return f"{who} was interrupted"
-    if result.timed_out:
-        return f"{who} timed out after {format_duration(config.agent_timeout)} (its process group was killed)"
-    if result.exit_code != 0:
-        return f"{who} exited with code {result.exit_code}"
-    return ""
-
-
-def confine(ctx: TickContext, config: Config, *, writable: tuple[str, ...] = WRITABLE,
-            readonly: tuple[str, ...] = ()) -> tuple[tuple[str, ...], str]:
-    """(the sandbox's argv prefix or (), '' or why it cannot run): the worker's rules (tick/confine.py),
-    with the project read-only but ``writable`` (the plan, the map and the notes)."""
-    from ... import sandbox
-
-    try:
-        sandbox.worker_dir(ctx.ws)
-        found = sandbox.resolve(config)
-        if not found.confined:
-            if found.mode == "bwrap":
-                append_log(ctx.log_path, f"[memento] sandbox: {found.reason}\n")
-                return (), f"sandbox: {found.reason}"
-            append_log(ctx.log_path, f"[memento] sandbox: none, the architect runs unconfined ({found.reason})\n")
-            return (), ""
-        wrap = sandbox.architect_prefix(ctx.ws, config, binary=found.binary, writable_docs=writable,
-                                        readonly_docs=readonly)
-    except (OSError, MementoError) as exc:
-        append_log(ctx.log_path, f"[memento] sandbox: could not be set up: {exc}\n")
-        return (), f"sandbox: could not be set up: {exc}"
-    append_log(ctx.log_path, f"[memento] sandbox: bwrap ({len(wrap)} arguments; writable: {', '.join(writable)})\n")
-    return tuple(wrap), ""
-
-
-# ---------------------------------------------------------------- 4: the checks
-
-
-@dataclass(frozen=True)
-class Judged:
-    reasons: tuple[str, ...]
-    changes: PlanChanges = PlanChanges()
-    notes: NotesChanges = NotesChanges()
-    map_changed: bool = False
-
-
-def judge(ctx: TickContext, snap: ArchitectSnapshot) -> Judged:
-    """What the architect did, and every rule it broke (git's state is put back on the way)."""
-    ws, base = ctx.ws, snap.snap
-    reasons = judge_tree(ctx, snap)
-    plan_changes, plan_reasons = _judge_plan(ws, base)
-    note_changes = compare_notes(base.notes, read_or_none(ws.notes_path) or b"", persons_notes(ws))
-    reasons += plan_reasons + list(note_changes.violations)
-    return Judged(tuple(reasons), plan_changes, note_changes, read_or_none(ws.map_path) != base.project_map)
-
-
-def judge_tree(ctx: TickContext, snap: ArchitectSnapshot, *,
-               allowed: str = "the plan, the map and the notes") -> list[str]:
-    """Every rule broken outside the plan and the notes: links, git's state, commits, other files
-    changed, Memento's other documents, the map deleted (git's state is put back on the way)."""
-    ws, root, base = ctx.ws, ctx.root, snap.snap
-    reasons: list[str] = []
-    links = own.unlink_own_links(ws, base, ARCHITECT_ID, ctx.log_path)
-    if links:
-        reasons.append(f"replaced Memento's own files by symbolic links: {', '.join(links)}")
-    reasons += filter(None, [own.hard_links_reason(own.split_own_hard_links(ws, base, ARCHITECT_ID,
-                                                                                     ctx.log_path), "")])
-    impostors = own.remove_impostors(ws, base)  # a FIFO in a document's place: never read
-    if impostors:
-        reasons.append(f"made Memento's own files (now not regular files): {', '.join(impostors)} (removed)")
-    reasons += filter(None, [own.specials_reason(own.remove_specials(ws))])
-    found = git_state.put_back(root, base.git, rollback_folder(ws, f"{ARCHITECT_ID}-git"))  # a decoy .git goes there
-    damage = guards.git_damage(base.git, found) if found is not None else ""
-    if damage:
-        reasons.append(f"changed git's own state: {damage}")
-    folded = fold_commits(root, base.base)
-    if folded:
-        reasons.append(f"made {folded} commit(s) of its own (Memento makes the commit)")
-    changes = changes_since(root, base.base, set(base.untracked))
-    in_docs = _docs_changed(ws, snap)
-    outside = sorted({c.path for c in changes if c.path not in OWN_DOCS and not guards.is_own_temp(c.path)}
-                     | set(in_docs))
-    if outside:
-        shown = ", ".join(outside[:10]) + (f" and {len(outside) - 10} more" if len(outside) > 10 else "")
-        reasons.append(f"changed files other than {allowed}: {shown}")
-    reasons += [f"changed {rel} (only Memento writes it)" for rel in NOT_ITS
-                if read_or_none(root / rel) != snap.docs.get(rel)]
-    if base.project_map is not None and read_or_none(ws.map_path) is None:
-        reasons.append(f"deleted {MAP_REL} (update the map, never delete it)")
-    return reasons
-
-
-def _docs_changed(ws: Workspace, snap: ArchitectSnapshot) -> list[str]:
-    """Files under docs/ (but Memento's documents) created, changed or removed since the snapshot."""
-    if snap.docs_tree is None:
-        return []
-    now = docs_tree(ws)
-    return sorted(rel for rel in {*now, *snap.docs_tree}
-                  if now.get(rel) != snap.docs_tree.get(rel) and not guards.is_own_temp(rel))
-
-
-def _remove_new_in_docs(ws: Workspace, snap: ArchitectSnapshot, dest: Path) -> None:
-    """What a rollback does not know (git ignores it): a file new under docs/ goes, saved to ``dest`` first."""
-    for rel in docs_tree(ws).keys() - (snap.docs_tree or {}).keys():
-        path = ws.root / rel
-        data = None if path.is_symlink() else read_or_none(path)
-        if data is not None:
-            atomic_write_bytes(dest / rel, data)
-        path.unlink(missing_ok=True)
-
-
-def _judge_plan(ws: Workspace, base: guards.Snapshot) -> tuple[PlanChanges, list[str]]:
-    now = read_or_none(ws.plan_path)
-    if now is None:
-        return PlanChanges(), ["deleted docs/MASTER_PLAN.md"]
-    try:
-        old = parse_plan_text(decode_text(base.plan, PLAN_REL), PLAN_REL)
-        new = parse_plan_text(decode_text(now, PLAN_REL), PLAN_REL)
-    except MementoError as exc:
-        return PlanChanges(), [f"left a plan that cannot be read: {exc}"]
-    changes = compare_plans(old, new)
-    return changes, list(changes.violations) + archive_escapes(ws, old, new)
-
-
-def archive_escapes(ws: Workspace, old, new) -> list[str]:
-    """Meta ``status_archive_dir`` pointed through a link out of the project (SPEC §13; its
-    text, `..` or an absolute path, is a lint error the new plan's check reports)."""
-    from ...workspace import archive_dir_escape
-
-    value = new.meta.status_archive_dir
-    problem = archive_dir_escape(ws.root, value) if value != old.meta.status_archive_dir else ""
-    return [f"pointed Meta status_archive_dir outside the project: {problem}"] if problem else []
-
-
 # ---------------------------------------------------------------- 5: undo, or keep
 
 
@@ -621,7 +396,7 @@ def restore_all(ctx: TickContext, snap: ArchitectSnapshot, *, save: bool, person
     keep = (*base.cleanignore, MAP_REL, "memento.toml")  # the documents come back by their bytes below
     rolled = ctx.rolled_back(roll_back(ws, base.base, set(base.untracked), ARCHITECT_ID, keep_patterns=keep))
     if snap.docs_tree is not None:
-        _remove_new_in_docs(ws, snap, dest)
+        remove_new_in_docs(ws, snap, dest)
     for rel in changed:
         if rel == NOTES_REL:
             restore_notes(ws, base, persons_notes(ws))  # with the notes people added meanwhile

@@ -197,112 +197,12 @@ def test_dry_run_prints_the_diff_and_changes_nothing_on_disk_or_in_git(tmp_path)
 
 # --------------------------------------------------------------------------- rollbacks
 
-VIOLATIONS = {
-    "edit_code": (("code.py",), "changed files other than the plan, the map and the notes: code.py"),
-    "new_code": (("new_module.py",), "changed files other than the plan, the map and the notes: new_module.py"),
-    "break_plan": (("T-1",), "the new plan does not lint: docs/MASTER_PLAN.md:"),
-    "mark_done": (("T-1",), "marked T-1 [x] (only a passing verify marks a task done)"),
-    "change_done": (("T-2",), "changed T-2, which is done"),
-    "delete": (("T-1",), "deleted the task line of T-1"),
-    "commit": ((), "made 1 commit(s) of its own"),
-    "status_log": ((), "changed docs/TICK_STATUS.md (only Memento writes it)"),
-    "fail": ((), "the architect exited with code 3"),
-    "forge_note": ((), "wrote 1 note(s) into docs/HUMAN_NOTES.md"),
-    "git_hook": ((), "changed git's own state: wrote .git/hooks/pre-commit"),
-}
-
-
-@pytest.mark.parametrize("name", sorted(VIOLATIONS))
-def test_a_rule_breaking_architect_is_rolled_back_with_its_reason(tmp_path, name):
-    args, reason = VIOLATIONS[name]
-    action = "edit_code" if name == "new_code" else name
-    ws = make_ws(tmp_path, agent("architect.py", action, *args))
-    before, commits = tree(ws.root), history(ws.root)
-    result = run_architect(ws)
-    assert result.outcome == ROLLED_BACK and result.exit_code == 1
-    assert any(reason in r for r in result.reasons), result.reasons
-    after = tree(ws.root)
-    # Everything but the status log (one new entry) is as it was; the plan too, to the byte
-    # (but for the tick number the entry took).
-    assert {k: v for k, v in after.items() if not k.startswith("docs/")} == \
-        {k: v for k, v in before.items() if not k.startswith("docs/")}
-    for rel in ("docs/HUMAN_NOTES.md", "docs/PROJECT_MAP.md"):
-        assert after[rel] == before[rel]
-    assert after["docs/MASTER_PLAN.md"].replace(b"total_ticks: 2", b"total_ticks: 1") == before["docs/MASTER_PLAN.md"]
-    assert parse_plan(ws.plan_path).task("T-1").status == "!"
-    entry = entries(ws)[-1]
-    assert entry.field("Event") == "🏗 ARCHITECT — rolled back" and reason in entry.field("Reason")
-    new = history(ws.root)
-    assert new[1:] == commits and new[0].endswith("memento: architect rolled back")
-    files = set(git(ws.root, "show", "--name-only", "--format=", "HEAD").split())
-    assert files <= {"docs/MASTER_PLAN.md", "docs/TICK_STATUS.md"}
-    assert {ln[3:] for ln in git(ws.root, "status", "--porcelain").splitlines()} <= {"docs/CURRENT_STATE.md"}
-    assert not (ws.root / ".git" / "hooks" / "pre-commit").exists()  # git's own state put back too
-
-
 def test_a_rule_breaking_dry_run_leaves_no_entry_either(tmp_path):
     ws = make_ws(tmp_path, agent("architect.py", "edit_code", "code.py"))
     before, commits = tree(ws.root), history(ws.root)
     result = run_architect(ws, dry_run=True)
     assert result.outcome == ROLLED_BACK
     assert tree(ws.root) == before and history(ws.root) == commits
-
-
-# --------------------------------------------------------------------------- confined
-
-
-def _bwrap_problem() -> str | None:
-    from memento_core import sandbox
-
-    binary = sandbox.bwrap_binary()
-    return sandbox.probe(binary) if binary else "bubblewrap is not installed"
-
-
-needs_bwrap = pytest.mark.skipif(_bwrap_problem() is not None, reason=f"the sandbox cannot run here: {_bwrap_problem()}")
-
-
-@needs_bwrap
-def test_confined_the_architect_may_write_the_plan_and_notes(tmp_path):
-    ws = make_ws(tmp_path, agent("architect.py", "fix", "T-1", "grep -q done hello.txt"), sandbox="bwrap")
-    add_note(ws.notes_path, "lower case", target="T-1")
-    result = run_architect(ws)
-    assert result.outcome == CHANGED, result.message
-    assert parse_plan(ws.plan_path).task("T-1").verify == "grep -q done hello.txt"
-    assert "sandbox: bwrap" in (ws.root / result.log).read_text()
-
-
-@needs_bwrap
-def test_confined_the_architect_cannot_write_code_at_all(tmp_path):
-    ws = make_ws(tmp_path, agent("architect.py", "edit_code", "code.py"), sandbox="bwrap")
-    before = tree(ws.root)
-    result = run_architect(ws)
-    assert result.outcome == ROLLED_BACK
-    assert result.reasons == ("the architect exited with code 1",)  # its write failed: read-only
-    assert "Read-only file system" in (ws.root / result.log).read_text()
-    after = tree(ws.root)
-    assert after["code.py"] == before["code.py"] and after["docs/HUMAN_NOTES.md"] == before["docs/HUMAN_NOTES.md"]
-    assert parse_plan(ws.plan_path).task("T-1").status == "!"
-
-
-@needs_bwrap
-def test_confined_the_architect_may_edit_the_plan_by_rename(tmp_path):
-    ws = make_ws(tmp_path, agent("architect.py", "sed_fix", "T-1"), sandbox="bwrap")
-    result = run_architect(ws)
-    assert result.outcome == CHANGED, result.message
-    task = parse_plan(ws.plan_path).task("T-1")
-    assert (task.status, task.verify) == (" ", "true")
-    assert "docs/MASTER_PLAN.md" in git(ws.root, "show", "--stat", "HEAD")
-
-
-@pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
-@pytest.mark.parametrize("path", ["docs/design.md", "docs/scratch.local"])
-def test_another_file_under_docs_is_a_violation_and_goes(tmp_path, sandbox, path):
-    ws = make_ws(tmp_path, agent("architect.py", "docs_file", path), sandbox=sandbox)
-    (ws.root / ".git" / "info" / "exclude").write_text("docs/*.local\n")  # git does not see this one
-    result = run_architect(ws)
-    assert result.outcome == ROLLED_BACK, result.message
-    assert any(path in r for r in result.reasons)
-    assert not (ws.root / path).exists() and parse_plan(ws.plan_path).task("T-1").status == "!"
 
 
 # --------------------------------------------------------------------------- a proposal
