@@ -122,6 +122,11 @@ def _index_info(prefix: str, blobs: dict[str, Blob], width: int = 40) -> bytes:
                     + os.fsencode(prefix + path) + b"\0" for path, (mode, oid) in sorted(blobs.items()))
 
 
+class HeadMoved(MementoError):
+    """A commit refused because HEAD was not the commit it was to be made on (``onto``), or moved
+    while it was being made: nothing moved."""
+
+
 def commit_paths(root: Path, paths: Iterable[str], message: str, author: Author | None = None,
                  blobs: dict[str, Blob] | None = None, build: Callable | None = None,
                  onto: str | None = None) -> str:
@@ -140,10 +145,10 @@ def commit_paths(root: Path, paths: Iterable[str], message: str, author: Author 
     made = make_commit(root, paths, message, author, blobs, build)
     crash_point("commit:before-ref")
     if onto is not None and made.parent != onto:
-        raise MementoError(f"HEAD moved in {root} (to {(made.parent or '')[:7]}, expected {onto[:7]}) "
+        raise HeadMoved(f"HEAD moved in {root} (to {(made.parent or '')[:7]}, expected {onto[:7]}) "
                            f"before {made.subject!r} was committed")
     if not adopt_commit(root, made):
-        raise MementoError(f"HEAD moved in {root} while {made.subject!r} was being committed")
+        raise HeadMoved(f"HEAD moved in {root} while {made.subject!r} was being committed")
     return made.sha
 
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from .. import status_log
 from ..config.model import Config
 from ..errors import MementoError
-from ..git.commit import commit_paths
+from ..git.commit import HeadMoved, commit_paths
 from ..git.commit_fast import commit_here
 from ..locks import open_append
 from ..plan.edits import edit_plan
@@ -36,6 +36,8 @@ from ..state import TickState
 from ..workspace import Workspace
 
 if TYPE_CHECKING:  # Attempt's fields: the snapshot and the heartbeat, named only
+    from collections.abc import Callable
+
     from ..plan.model import Task
     from ..state import Heartbeat
     from .guards import Snapshot
@@ -71,6 +73,8 @@ class TickContext:
     # The HEAD the next commit must be made on (a parallel worker's documents: the crew's, crew.py);
     # None: whatever HEAD is then.
     commit_onto: str | None = None
+    # A parallel phase's: the main branch put back and the commit to make the next one on (crew.py).
+    reclaim: Callable[[], str | None] | None = None
     state: TickState = field(init=False)
     log_path: Path = field(init=False)
     # Held around updates of ``state`` a worker thread makes (limits.py); parallel workers share
@@ -132,17 +136,25 @@ class TickContext:
         to commit or git failed (remembered). ``sha_in_entry``: an entry names this commit by its
         sha (the architect's), so the tick's documents are never folded into it by an amend
         (afterwards.fold_into_tick_commit makes a commit of their own)."""
-        try:
-            sha = commit_paths(self.root, paths, message, author=self.config.author, blobs=blobs,
-                               build=commit_here, onto=self.commit_onto)
-            self.tick_commit = None if sha_in_entry else sha
-            return sha
-        except MementoError as exc:
-            if "nothing to commit" in str(exc):
-                return None
-            self.git_failed = str(exc)
-            cron_log(self.ws, f"git error: {exc}")
+        for again in (True, False):
+            try:
+                sha = commit_paths(self.root, paths, message, author=self.config.author, blobs=blobs,
+                                   build=commit_here, onto=self.commit_onto)
+                self.tick_commit = None if sha_in_entry else sha
+                return sha
+            except HeadMoved as exc:
+                if again and self.reclaim is not None:  # a worker's agent moved main in the instant
+                    self.commit_onto = self.reclaim()  # after the crew's look: put back, once more
+                    continue
+                failure: MementoError = exc
+            except MementoError as exc:
+                if "nothing to commit" in str(exc):
+                    return None
+                failure = exc
+            self.git_failed = str(failure)
+            cron_log(self.ws, f"git error: {failure}")
             return None
+        return None
 
     def rolled_back(self, result) -> str:
         """What a rollback (rollback.RolledBack) says; its failure is remembered for the breaker."""

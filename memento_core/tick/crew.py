@@ -147,7 +147,8 @@ class Crew:
         elsewhere, or to a commit of a worker's branch: its agent's) stays foreign to the crew.
         Returns the main branch's commit as read (before the workers' branches: a commit an agent
         made on its branch before it pointed main at it is among ``on_branches``)."""
-        head, root = git_head(self.ctx.root), self.ctx.root
+        root = self.ctx.root
+        head = self.main_tip()
         if not self.main_head:
             return head
         # Every commit ever seen on a worker's branch (a guard folds them away later).
@@ -163,37 +164,60 @@ class Crew:
         self.main_head = head
         return head
 
+    def main_tip(self) -> str | None:
+        """The main branch's own commit: never HEAD's, which an agent may detach elsewhere."""
+        if not self.main_ref:
+            return git_head(self.ctx.root)
+        proc = run_git(self.ctx.root, ["rev-parse", "-q", "--verify", self.main_ref + "^{commit}"], check=False)
+        return proc.stdout.decode("ascii", "replace").strip() or None if proc.returncode == 0 else None
+
     def reclaim_main(self) -> str:
         """The main branch put back at the crew's HEAD when it is anywhere else (a person's commit on
         top of it is followed instead). Pointed at a commit of a worker's branch, the running worker
         whose branch holds it answers for it at its guards (its ``foreign``): whoever looks first,
         that worker's guards, another's, or a result being brought in, finds main where the crew
-        left it and is never blamed for that move. Moved elsewhere or deleted, nobody can be named
-        from here: '' or what was found, for the caller to blame (a worker's guards: that worker)."""
+        left it and is never blamed for that move. Moved elsewhere or deleted, or the main work
+        tree's HEAD detached from it, nobody can be named from here: '' or what was found, for the
+        caller to blame (a worker's guards: that worker); what git refused to put back says so."""
         head = self.follow_main()
         root, ref = self.ctx.root, self.main_ref
-        if not ref or not self.main_head or head == self.main_head:
+        if not ref or not self.main_head:
             return ""
-        run_git(root, ["update-ref", "-m", "memento: the main branch put back", ref, self.main_head, head or ""],
-                check=False)
+        said = []
+        if worktrees.head_ref(root) != ref:  # the main work tree's HEAD detached or sent to another branch
+            put = not run_git(root, ["symbolic-ref", "-m", "memento: HEAD put back", "HEAD", ref],
+                              check=False).returncode
+            said.append(f"pointed the main work tree's HEAD away from {ref} "
+                        f"({'put back' if put else 'could not be put back'})")
+        if head == self.main_head:
+            return "; ".join(said)
+        put = not run_git(root, ["update-ref", "-m", "memento: the main branch put back", ref, self.main_head,
+                                 head or ""], check=False).returncode
+        how = "put back" if put else "could not be put back"
         if head is None:
-            return f"deleted the main branch ({ref}) (put back)"
-        if head not in self.on_branches:
-            return f"moved the main branch ({ref}) to {head[:7]} (put back)"
-        said = f"moved the main branch ({ref}) to {head[:7]}, a commit of its branch (put back)"
+            return "; ".join([*said, f"deleted the main branch ({ref}) ({how})"])
+        if head not in self.on_branches or not put:
+            return "; ".join([*said, f"moved the main branch ({ref}) to {head[:7]} ({how})"])
+        moved = f"moved the main branch ({ref}) to {head[:7]}, a commit of its branch (put back)"
         holders = [w for w in self.running if w.branch and not run_git(
             root, ["merge-base", "--is-ancestor", head, w.branch], check=False).returncode]
         if len(holders) == 1:
-            holders[0].foreign.append(said)  # said once however often it was found (judge_outside, passed)
+            holders[0].foreign.append(moved)  # said once however often it was found (judge_outside, passed)
         else:
-            cron_log(self.ws, f"parallel workers: an agent {said}")
-        return ""
+            cron_log(self.ws, f"parallel workers: an agent {moved}")
+        return "; ".join(said)
 
     def commit_onto(self, docs: TickContext) -> None:
         """Just before Memento commits in the main work tree through ``docs``: the main branch
         reclaimed (:meth:`reclaim_main`), and the commit to be made on the crew's HEAD or not at all
         (TickContext.commit_onto: a move in the instant after this look refuses the commit)."""
+        docs.commit_onto = self.reclaim_for_commit()
+        docs.reclaim = self.reclaim_for_commit
+
+    def reclaim_for_commit(self) -> str | None:
+        """The main branch reclaimed just before a commit in main (what nobody's guards found goes
+        to the cron log); the crew's HEAD, the commit it is to be made on."""
         said = self.reclaim_main()
         if said:
             cron_log(self.ws, f"parallel workers: an agent {said}")
-        docs.commit_onto = self.main_head
+        return self.main_head

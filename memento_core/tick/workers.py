@@ -74,6 +74,8 @@ def run_parallel(ctx: TickContext, budget: int) -> tuple[int, bool]:
             stop = stop or limits.daily_budget_spent(ctx)
     finally:
         stop_all(crew)
+        with crew.lock:  # what the last agent did to the main branch after the last look: never kept
+            crew.reclaim_for_commit()
     return passed, stop or ctx.interrupted
 
 

@@ -2,13 +2,14 @@
 """Hostile agent for parallel workers: does its task, and task HOSTILE also points the main
 branch at a commit of its own (from inside its worktree, where HEAD is its memento/<ID> branch).
 
-usage: worker_moves_main.py DIR HOSTILE_ID [on-go|elsewhere|elsewhere-fail]   (writes DIR/<TASK>.started first)
+usage: worker_moves_main.py DIR HOSTILE_ID [on-go|elsewhere|elsewhere-fail|detach]   (writes DIR/<TASK>.started first)
 
 With `on-go` the move waits for its moment: HOSTILE commits, writes DIR/committed and waits for
 DIR/go (the test creates it while another worker's result is being brought into main), then
 moves the main branch and writes DIR/moved; the other tasks end only once DIR/committed exists.
 With `elsewhere` the main branch is pointed at a commit on no branch (its worktree's tree, no parent);
-`elsewhere-fail` then exits 1 (its guards never look).
+`elsewhere-fail` then exits 1 (its guards never look). With `detach` the main work tree's HEAD is
+detached one commit back (the main branch itself untouched).
 """
 
 import os
@@ -31,7 +32,15 @@ def wait_for(path: Path) -> None:
 
 (scratch / f"{task}.started").write_text(f"{os.getpid()}\n{os.getcwd()}\n")
 Path(f"{task}.txt").write_text(f"done {task}\n")
-if task == hostile and elsewhere:
+if task == hostile and len(sys.argv) > 3 and sys.argv[3] == "detach":
+    common = subprocess.run(["git", "rev-parse", "--path-format=absolute", "--git-common-dir"], capture_output=True,
+                            text=True, check=True).stdout.strip()
+    main = Path(common).parent
+    back = subprocess.run(["git", "rev-parse", "HEAD~1"], cwd=main, capture_output=True, text=True,
+                          check=True).stdout.strip()
+    subprocess.run(["git", "update-ref", "--no-deref", "HEAD", back], cwd=main, check=True)
+    (scratch / "moved").write_text(back)
+elif task == hostile and elsewhere:
     sha = subprocess.run(["git", "commit-tree", "HEAD^{tree}", "-m", "agent: on main"], capture_output=True,
                          text=True, check=True).stdout.strip()
     subprocess.run(["git", "update-ref", "refs/heads/main", sha], check=True)

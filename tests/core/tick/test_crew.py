@@ -168,3 +168,24 @@ def test_a_main_branch_moved_elsewhere_is_put_back_and_said_for_the_guards_that_
     git(root, "update-ref", "refs/heads/main", agents)
     assert crew.reclaim_main() == ""  # a worker's commit: its worker answers (none runs here: the cron log)
     assert git(root, "rev-parse", "refs/heads/main").strip() == start
+
+
+def test_a_main_branch_git_refuses_to_put_back_is_said_so_and_blamed_on_no_holder(tmp_path):
+    """update-ref refused (a lock git left): "could not be put back", for the caller to say, never
+    "(put back)"; pointed at a worker's commit, that worker is not blamed for what stays."""
+    crew = _crew(tmp_path)
+    root, start = crew.ctx.root, crew.main_head
+    plan = crew.ctx.plan()
+    worker = Worker(plan.task("T-1"), plan, None, crew.ctx, crew.ctx, "refs/heads/memento/T-1")
+    crew.running.append(worker)
+    agents = _commit_on(root, "refs/heads/memento/T-1", start, "an agent's commit")
+    git(root, "update-ref", "refs/heads/main", agents)
+    lock = root / ".git" / "refs" / "heads" / "main.lock"
+    lock.write_text("")
+    try:
+        assert crew.reclaim_main() == f"moved the main branch (refs/heads/main) to {agents[:7]} (could not be put back)"
+        assert git(root, "rev-parse", "refs/heads/main").strip() == agents and worker.foreign == []
+    finally:
+        lock.unlink()
+    assert crew.reclaim_main() == "" and git(root, "rev-parse", "refs/heads/main").strip() == start
+    assert worker.foreign == [f"moved the main branch (refs/heads/main) to {agents[:7]}, a commit of its branch (put back)"]

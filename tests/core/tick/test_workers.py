@@ -504,6 +504,69 @@ def test_a_main_branch_moved_elsewhere_as_a_result_comes_in_is_put_back_and_logg
     assert f"an agent moved the main branch (refs/heads/main) to {moved[0][:7]} (put back)" in ws.cron_log.read_text()
 
 
+def test_an_agent_that_detaches_the_main_work_trees_head_fails_and_head_is_put_back(tmp_path):
+    """HEAD detached one commit back, the main branch untouched: put back on the branch by the
+    guards that find it, the crew's commits made on the branch, never on the detached HEAD."""
+    ws, scratch = main_moving_ws(tmp_path, ["T-1"], "detach")
+    head = git(ws.root, "rev-parse", "HEAD").strip()
+    run_tick(ws.root)
+    assert (scratch / "moved").exists()
+    said = {e.task_id: e.field("Reason") for e in status_log.parse_status(ws.status_path) if e.task_id}
+    assert said["T-1"].startswith("the agent pointed the main work tree's HEAD away from refs/heads/main (put back)"), said
+    assert "moved the main branch" not in said["T-1"]  # the branch itself never moved: read as the branch
+    assert git(ws.root, "symbolic-ref", "HEAD").strip() == "refs/heads/main"
+    assert git(ws.root, "rev-parse", "HEAD~2").strip() == head
+    cron = ws.cron_log.read_text() if ws.cron_log.exists() else ""
+    assert parse_plan(ws.plan_path).task("T-1").retries == 1 and "git error" not in cron
+
+
+def test_a_main_branch_moved_between_the_crews_look_and_its_commit_is_put_back_and_the_commit_made(
+        tmp_path, monkeypatch):
+    """The instant after the crew's last look: the commit is refused (HEAD moved), main put back,
+    the commit made once more on the crew's HEAD; no git error, nothing for the breaker."""
+    from memento_core.tick import context
+
+    ws, _ = main_moving_ws(tmp_path, ["T-1"], hostile="nobody")
+    real, moved = context.commit_paths, []
+
+    def commit_paths(root, paths, message, *args, onto=None, **kwargs):
+        if onto is not None and not moved and "complete T-1" in message:
+            moved.append(git(ws.root, "commit-tree", "HEAD^{tree}", "-m", "agent: on main").strip())
+            git(ws.root, "update-ref", "refs/heads/main", moved[0])
+        return real(root, paths, message, *args, onto=onto, **kwargs)
+
+    monkeypatch.setattr(context, "commit_paths", commit_paths)
+    head = git(ws.root, "rev-parse", "HEAD").strip()
+    outcome = run_tick(ws.root)
+    assert moved and parse_plan(ws.plan_path).task("T-1").status == "x"
+    assert "memento: complete T-1 Task T-1" in subjects(ws) and "agent: on main" not in subjects(ws)
+    assert git(ws.root, "merge-base", "--is-ancestor", head, "HEAD") == ""
+    cron = ws.cron_log.read_text()
+    assert f"an agent moved the main branch (refs/heads/main) to {moved[0][:7]} (put back)" in cron
+    assert "git error" not in cron and outcome.exit_code == 0, cron
+
+
+def test_a_main_branch_moved_after_the_last_look_is_put_back_before_the_tick_commits(tmp_path, monkeypatch):
+    """A move once every worker has ended (a stray of an agent): put back when the phase ends, and
+    the tick's own commit is made on the crew's HEAD."""
+    from memento_core.tick import workers
+
+    ws, _ = main_moving_ws(tmp_path, ["T-1"], hostile="nobody")
+    real, moved = workers.stop_all, []
+
+    def stop_all(crew):
+        real(crew)
+        moved.append(git(ws.root, "commit-tree", "HEAD^{tree}", "-m", "agent: on main").strip())
+        git(ws.root, "update-ref", "refs/heads/main", moved[0])
+
+    monkeypatch.setattr(workers, "stop_all", stop_all)
+    head = git(ws.root, "rev-parse", "HEAD").strip()
+    run_tick(ws.root)
+    assert "agent: on main" not in subjects(ws) and git(ws.root, "merge-base", "--is-ancestor", head, "HEAD") == ""
+    assert subjects(ws)[:2] == ["memento: tick #1 (status log and checkpoint)", "memento: complete T-1 Task T-1"]
+    assert f"an agent moved the main branch (refs/heads/main) to {moved[0][:7]} (put back)" in ws.cron_log.read_text()
+
+
 def test_an_agent_that_commits_while_another_workers_guards_look_is_not_blamed_on_it(tmp_path, monkeypatch):
     """T-1's agent commits on its branch between T-2's refresh of the refs and its guards' own read:
     the other workers' branches are theirs to fold, never a move T-2's guards judge or put back."""
