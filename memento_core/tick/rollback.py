@@ -131,11 +131,15 @@ def _restore_definition(ws: Workspace, snap: Snapshot, task_id: str) -> str:
         atomic_write_bytes(dest / "MASTER_PLAN.md", current)
     atomic_write_text(dest / "README.txt", "The plan as the agent left it; Memento restored the "
                       "task's definition from the start of the task.\n")
-    if current is None:
-        atomic_write_bytes(ws.plan_path, snap.plan)
-    else:
-        edit_plan(ws.plan_path, lambda e: e.replace_task_block(task_id, snap.plan))
-    return f"; the task's definition restored, the agent's plan in {ws.rel(dest)}"
+    said = f"; the task's definition restored, the agent's plan in {ws.rel(dest)}"
+    if current is not None:
+        try:
+            edit_plan(ws.plan_path, lambda e: e.replace_task_block(task_id, snap.plan))
+            return said
+        except MementoError:
+            pass  # emptied, not UTF-8 or the task cut out: no plan to put the definition into
+    atomic_write_bytes(ws.plan_path, snap.plan)  # the plan of the claim, whole
+    return said
 
 
 def _restore_own_status(ws: Workspace, snap: Snapshot, task_id: str) -> str:

@@ -81,6 +81,19 @@ def test_the_status_log_and_notes_an_agent_forged_are_saved_then_put_back(tmp_pa
     assert f"status log and notes restored, the agent's versions in {ws.rel(saved.parent)}" in said, said
 
 
+@pytest.mark.parametrize("mode", ["plan-empty", "plan-binary", "plan-cut"])
+def test_a_plan_the_agent_broke_beyond_an_edit_is_put_back_whole(tmp_path, mode):
+    """Emptied, not UTF-8, or its task cut out: no definition can be put into it (the edit raised
+    out of the rollback, the task failed as Memento's own error and the broken plan stayed)."""
+    ws = engine_ws(tmp_path, agent("forges_documents.py", mode), tasks=TWO)
+    (result,) = run_tick(ws.root).results
+    assert not result.passed and "removed or broke the definition of T-1" in result.reason, result.reason
+    assert [(t.id, t.status, t.retries) for t in parse_plan(ws.plan_path).tasks] == [("T-1", " ", 1), ("T-2", " ", 0)]
+    (saved,) = ws.rollback_dir.glob("*-T-1-plan/MASTER_PLAN.md")  # the agent's plan, as it left it
+    found = saved.read_bytes()
+    assert found.startswith(b"\xff\xfe") if mode == "plan-binary" else b"T-1" not in found
+
+
 @pytest.mark.parametrize("mode", ["self", "plan-self"])
 def test_an_agent_that_marked_its_own_task_done_in_a_failed_run_leaves_it_to_retry(tmp_path, mode):
     """Its own task `[x]` by hand (its definition's guard leaves the status out), then a failure:
@@ -227,11 +240,12 @@ def test_the_tasks_definition_comes_back_and_the_agents_plan_is_saved(tmp_path):
     ws, base = committed(tmp_path)
     snap = snapshot(ws, base)
     forged = ws.plan_path.read_text().replace("grep -q done hello.txt", "true")
-    ws.plan_path.write_text(forged)
+    ws.plan_path.write_text(forged.replace("max_retries: 3", "max_retries: 5"))  # and a person's edit
+    forged = ws.plan_path.read_text()
     said = restore_task_definition(ws, snap, "T-1")
     (dest,) = ws.rollback_dir.glob("*-T-1-plan")
     assert said == f"; the task's definition restored, the agent's plan in {ws.rel(dest)}"
-    assert ws.plan_path.read_bytes() == snap.plan
+    assert ws.plan_path.read_bytes() == snap.plan.replace(b"max_retries: 3", b"max_retries: 5")
     assert (dest / "MASTER_PLAN.md").read_text() == forged and (dest / "README.txt").exists()
 
 
