@@ -12,12 +12,15 @@ tests/agents/forges_documents.py.
 from __future__ import annotations
 
 import re
+import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
 import pytest
 
 from memento_core import status_log
 from memento_core.git.patterns import read_pattern_file
+from memento_core.locks import file_lock, lock_path_for
 from memento_core.notes import add_note, parse_notes
 from memento_core.plan.scan import parse_plan
 from memento_core.tick.__main__ import run_tick
@@ -261,3 +264,22 @@ def test_a_note_the_agent_wrote_by_hand_is_taken_out_and_saved(tmp_path):
     assert said == f"; status log and notes restored, the agent's versions in {ws.rel(dest)}"
     assert ws.notes_path.read_bytes() == snap.notes and (dest / "HUMAN_NOTES.md").read_text() == forged
     assert (dest / "TICK_STATUS.md").read_bytes() == snap.status == ws.status_path.read_bytes()
+
+
+def test_a_persons_edit_of_the_task_while_its_status_is_put_back_wins(tmp_path):
+    """The agent marked its own task [x]; a person skips it while the rollback waits for the
+    plan's lock (held here): the person's [-] stays, the rollback says nothing of the status."""
+    ws, base = committed(tmp_path)
+    ws.plan_path.write_text(ws.plan_path.read_text().replace("- [ ] `T-1`", "- [~] `T-1`"))  # the claim
+    snap = snapshot(ws, base)
+    ws.plan_path.write_text(ws.plan_path.read_text().replace("- [~] `T-1`", "- [x] `T-1`"))  # the agent
+    with ThreadPoolExecutor(1) as pool:
+        with file_lock(lock_path_for(ws.plan_path)):
+            restoring = pool.submit(restore_documents, ws, snap, "T-1", confined=True)
+            deadline = time.monotonic() + 60
+            while not list(ws.rollback_dir.glob("*-T-1-plan-status/MASTER_PLAN.md")):  # then it waits for the lock
+                assert time.monotonic() < deadline and not restoring.done(), "the status restore never began"
+                time.sleep(0.01)
+            ws.plan_path.write_text(ws.plan_path.read_text().replace("- [x] `T-1`", "- [-] `T-1`"))
+        assert restoring.result(timeout=60) == ""
+    assert [(t.id, t.status) for t in parse_plan(ws.plan_path).tasks] == [("T-1", "-")]
