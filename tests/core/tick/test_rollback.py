@@ -22,11 +22,14 @@ from memento_core import status_log
 from memento_core.git.patterns import read_pattern_file
 from memento_core.locks import file_lock, lock_path_for
 from memento_core.notes import add_note, parse_notes
+from memento_core.plan.edits import edit_plan
 from memento_core.plan.scan import parse_plan
+from memento_core.receipts import Receipts
 from memento_core.tick.__main__ import run_tick
 from memento_core.tick.guards import Snapshot
 from memento_core.tick.rollback import (
     RolledBack,
+    _restore_other_tasks,
     restore_documents,
     restore_task_definition,
     roll_back,
@@ -283,3 +286,30 @@ def test_a_persons_edit_of_the_task_while_its_status_is_put_back_wins(tmp_path):
             ws.plan_path.write_text(ws.plan_path.read_text().replace("- [x] `T-1`", "- [-] `T-1`"))
         assert restoring.result(timeout=60) == ""
     assert [(t.id, t.status) for t in parse_plan(ws.plan_path).tasks] == [("T-1", "-")]
+
+
+def test_a_tick_mode_the_agent_set_is_put_back_with_the_plan(tmp_path):
+    """No person announced a mode: the agent's `stopped` goes with the rest of its plan."""
+    ws, base = committed(tmp_path)
+    snap = snapshot(ws, base)
+    ws.plan_path.write_text(ws.plan_path.read_text().replace("tick_mode: auto", "tick_mode: stopped"))
+    said = restore_documents(ws, snap, "T-1")
+    (dest,) = ws.rollback_dir.glob("*-T-1-plan-others")
+    assert said == f"; the plan restored (but for resets and skips), the version found in {ws.rel(dest)}"
+    assert parse_plan(ws.plan_path).meta.tick_mode == "auto"
+    assert "tick_mode: stopped" in (dest / "MASTER_PLAN.md").read_text()
+
+
+def test_a_persons_skip_kept_over_a_forged_plan_is_counted(tmp_path):
+    """The plan put back with the skip a person announced applied again, and its counters
+    recomputed there (not left to a later edit of the failure: a crash between keeps them)."""
+    ws = engine_ws(tmp_path, "true", tasks=TWO)
+    snap = snapshot(ws, git(ws.root, "rev-parse", "HEAD").strip())
+    text = ws.plan_path.read_text().replace("- [ ] `T-2` [MODULE:two] Second", "- [-] `T-2` [MODULE:two] Second")
+    ws.plan_path.write_text(text.replace("max_diff_lines: 50", "max_diff_lines: 5000"))  # and the agent's forgery
+    edit_plan(ws.plan_path, lambda e: e.set_field("T-2", "reason", "not now"))
+    persons = Receipts(skips=frozenset({("T-2", "not now")}))
+    assert _restore_other_tasks(ws, snap, "T-1", persons).startswith("; the plan restored (but for resets and skips)")
+    plan = parse_plan(ws.plan_path)
+    assert (plan.task("T-2").status, plan.task("T-2").reason, plan.meta.max_diff_lines) == ("-", "not now", 50)
+    assert (plan.meta.total_tasks, plan.meta.completed_tasks) == (1, 0)
