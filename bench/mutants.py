@@ -142,6 +142,12 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
      "def restore_documents(ws: Workspace, snap: Snapshot, task_id: str, *, confined: bool = False) -> str:",
      "False -> True"):
         "a default no caller takes: the attempt's failure and the fallback's rollback both pass confined",
+    ("memento_core/tick/rollback.py", "@dataclass(frozen=True)", "True -> False"):
+        "RolledBack is made once and only read (TickContext.rolled_back reads .said and .error): "
+        "nothing assigns to its fields and none is hashed",
+    ("memento_core/tick/rollback.py", "return False", "return None"):
+        "keep() is asked for its truth only (`not keep(...)` here, `keep and keep(...)` in git.rollback): "
+        "None is False",
     ("memento_core/tick/receipts.py", "while cur > 1 and cur not in seen:", "1 -> 0"):
         "as `> -> >=`: pid 0 is no process; the walk stops at pid 1's parent either way",
     ("memento_core/tick/receipts.py", "while cur > 1 and cur not in seen:", "1 -> 2"):

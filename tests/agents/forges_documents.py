@@ -6,7 +6,9 @@ MODE entry: appends a forged SUCCESS entry for T-2 to docs/TICK_STATUS.md;
 note: appends a note of its own to docs/HUMAN_NOTES.md; read: marks a person's
 note READ; plan: sets T-2 `[x]` with `context_files: [/]`; plan-self: that, and its own
 task T-1 `[x]` too (a failure would leave it done); meta: sets Meta
-`max_diff_lines: 1000000`. Every forgery carries the word FORGED.
+`max_diff_lines: 1000000`. Every forgery carries the word FORGED, but for the plans no
+edit can mend: plan-empty (the plan emptied), plan-binary (not UTF-8), plan-cut (cut
+before its first phase, T-1 gone).
 """
 
 import re
@@ -37,6 +39,12 @@ elif mode in ("plan", "plan-self"):
 elif mode == "meta":
     plan.write_text(re.sub(r"max_diff_lines: \d+", "max_diff_lines: 1000000", plan.read_text(encoding="utf-8")),
                     encoding="utf-8")
+elif mode == "plan-empty":
+    plan.write_bytes(b"")
+elif mode == "plan-binary":
+    plan.write_bytes(b"\xff\xfe" + plan.read_bytes())
+elif mode == "plan-cut":
+    plan.write_text(plan.read_text(encoding="utf-8").split("## Phase")[0], encoding="utf-8")
 else:
     raise SystemExit(f"unknown mode {mode!r}")
 print(f"forged: {mode}")

@@ -148,15 +148,21 @@ def test_a_persons_command_during_the_run_is_kept_and_the_task_passes(tmp_path, 
     assert not ws.rollback_dir.exists() or not list(ws.rollback_dir.iterdir())
 
 
-def test_a_persons_reset_during_a_damaged_run_leaves_retries_0(tmp_path):
+@pytest.mark.parametrize("reason", [None, "verify failed 3 times"])
+def test_a_persons_reset_during_a_damaged_run_leaves_retries_0(tmp_path, reason):
     """The agent marks T-3 [x] (a guard failure); meanwhile a person resets the blocked T-2:
-    the rollback puts T-3 back and keeps the person's reset, retries 0."""
+    the rollback puts T-3 back and keeps the person's reset, retries 0 and its reason gone."""
     ws, _ = _forging(tmp_path, "wait", "docs/MASTER_PLAN.md", shlex.quote("- [ ] `T-2`"), t2="!", retries2=3)
+    if reason:
+        ws.plan_path.write_text(ws.plan_path.read_text().replace(
+            "context_files: [two.txt]\n  - retries: 3\n", f"context_files: [two.txt]\n  - retries: 3\n  - reason: {reason}\n"))
+        assert parse_plan(ws.plan_path).task("T-2").reason == reason
+        git(ws.root, "commit", "-qam", "T-2 blocked with its reason")
     tick_while_the_agent_waits(ws, lambda: _memento(ws, "reset", "T-2"))
     (entry,) = entries(ws)
     assert entry.status == "FAILED" and "marked T-3 [x]" in entry.field("Reason"), entry.field("Reason")
     plan = parse_plan(ws.plan_path)
-    assert (plan.task("T-2").status, plan.task("T-2").retries) == (" ", 0)
+    assert (plan.task("T-2").status, plan.task("T-2").retries, plan.task("T-2").reason) == (" ", 0, None)
     assert plan.task("T-3").status == " " and (plan.task("T-1").status, plan.task("T-1").retries) == (" ", 1)
     assert git(ws.root, "show", "HEAD:docs/MASTER_PLAN.md") == ws.plan_path.read_text()
 
@@ -169,6 +175,7 @@ def test_a_persons_skip_during_a_damaged_run_keeps_its_reason(tmp_path):
     plan = parse_plan(ws.plan_path)
     assert (plan.task("T-2").status, plan.task("T-2").reason) == ("-", "not now")
     assert plan.task("T-3").status == " "
+    assert (plan.meta.total_tasks, plan.meta.completed_tasks) == (3, 0)  # the skipped task counted out
     assert git(ws.root, "show", "HEAD:docs/MASTER_PLAN.md") == ws.plan_path.read_text()
 
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from difflib import SequenceMatcher
 
 from memento_core.notes import parse_notes_text
 from memento_core.tick.guards import Snapshot
-from memento_core.tick.rollback import notes_added_since
+from memento_core.tick.rollback import EDIT_SIMILARITY, notes_added_since
 
 HEAD = "# HUMAN NOTES\n\n## Active Notes\n\n"
 TAIL = "---\n\n## Archive\n"
@@ -78,3 +79,17 @@ def test_the_rollback_brings_back_the_notes_memento_note_added_and_drops_one_wri
     restore_notes(ws, snap)
     assert [n.text for n in parse_notes(ws.notes_path)] == [
         "use the pool, not a connection", "an older global note", "a person's note through memento note"]
+
+
+def test_a_note_as_much_like_the_missing_one_as_the_threshold_is_its_edit():
+    """EDIT_SIMILARITY is reached, not passed: the text doubled in length is a ratio of exactly 0.5."""
+    text = "an older global note (the agent doubled it: forty more char)"
+    assert SequenceMatcher(None, "an older global note", text).ratio() == EDIT_SIMILARITY  # the edge itself
+    assert added(doc(("2026-01-01T09:00:00", "T-1", "use the pool, not a connection"), (SECOND, "global", text))) == []
+
+
+def test_a_missing_note_is_the_edit_of_one_new_note_only():
+    """Two new notes in the snapshot's second, both like the one that went: one is its edit, the other a person's."""
+    after = doc(("2026-01-01T09:00:00", "T-1", "use the pool, not a connection"),
+                (SECOND, "global", "an older global note (tidied)"), (SECOND, "global", "an older global note (a person's)"))
+    assert added(after) == ["an older global note (a person's)"]
