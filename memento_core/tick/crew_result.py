@@ -57,6 +57,12 @@ def passed(crew: Crew, w: Worker, ctx: TickContext, at, touched, duration: float
         if w.foreign:  # found by this sweep, or by another worker's look at its fresh worktree
             said, w.foreign = "; ".join(f"the agent {r}" for r in dict.fromkeys(w.foreign)), []
             return failed(crew, w, ctx, at, said, duration, 0, verify_tail, report)
+        moved = git_head(ctx.root)
+        if moved != at.snap.base:  # its guards folded it there and its own processes have ended
+            return failed(crew, w, ctx, at, f"its branch was moved after its guards (to {(moved or 'nothing')[:7]}, "
+                          f"expected {(at.snap.base or '')[:7]}): another worker's agent, or a process outside "
+                          "the tick; set aside, no retry counted", duration, 0, verify_tail, report,
+                          count_retry=False)
         if paths:
             try:
                 commit_paths(ctx.root, paths, message, author=ctx.config.author, blobs=at.blobs)

@@ -567,6 +567,38 @@ def test_a_main_branch_moved_after_the_last_look_is_put_back_before_the_tick_com
     assert f"an agent moved the main branch (refs/heads/main) to {moved[0][:7]} (put back)" in ws.cron_log.read_text()
 
 
+@pytest.mark.parametrize("how", ["moved", "deleted"])
+def test_a_workers_branch_moved_after_its_guards_is_set_aside_and_nothing_of_it_lands(tmp_path, monkeypatch, how):
+    """Another agent moves (to a commit with a file of its own) or deletes T-1's branch after T-1's
+    guards: T-1 is set aside, no retry counted, and the file never reaches main."""
+    from memento_core.tick import crew_result
+
+    ws, _ = main_moving_ws(tmp_path, ["T-1"], hostile="nobody")
+    real = crew_result.passed
+
+    def passed(crew, w, ctx, at, *args, **kwargs):
+        root = ws.root
+        if how == "deleted":
+            git(root, "update-ref", "-d", w.branch)
+        else:
+            blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=root, input=b"evil\n",
+                                  capture_output=True, check=True).stdout.decode().strip()
+            listing = git(root, "ls-tree", f"{at.snap.base}^{{tree}}") + f"100644 blob {blob}\tevil.txt\n"
+            tree = subprocess.run(["git", "mktree"], cwd=root, input=listing.encode(), capture_output=True,
+                                  check=True).stdout.decode().strip()
+            git(root, "update-ref", w.branch, git(root, "commit-tree", tree, "-p", at.snap.base, "-m", "forged").strip())
+        return real(crew, w, ctx, at, *args, **kwargs)
+
+    monkeypatch.setattr(crew_result, "passed", passed)
+    run_tick(ws.root)
+    said = {e.task_id: e.field("Reason") for e in status_log.parse_status(ws.status_path) if e.task_id}
+    assert said["T-1"].startswith("its branch was moved after its guards"), said
+    task = parse_plan(ws.plan_path).task("T-1")
+    assert (task.status, task.retries) == (" ", 0)
+    assert "evil.txt" not in git(ws.root, "ls-tree", "-r", "--name-only", "HEAD") and not (ws.root / "evil.txt").exists()
+    assert leftovers(ws) == ([], [], 1)
+
+
 def test_an_agent_that_commits_while_another_workers_guards_look_is_not_blamed_on_it(tmp_path, monkeypatch):
     """T-1's agent commits on its branch between T-2's refresh of the refs and its guards' own read:
     the other workers' branches are theirs to fold, never a move T-2's guards judge or put back."""
