@@ -162,6 +162,7 @@ def test_the_copies_of_one_snapshot_stop_at_64_mib(tmp_path):
     assert done.restored == ("data/d.bin",) and done.lost == ("data/e.bin",)
     assert (root / "data" / "d.bin").read_bytes() == quarter
     assert "data/e.bin (not copied at the snapshot: could not be restored)" in done.reason()
+    assert done.said() == "restored data/d.bin; could not restore data/e.bin"
 
 
 def test_ten_changed_files_are_all_named_eleven_say_how_many_more(tmp_path):
@@ -307,3 +308,38 @@ def test_a_folder_that_cannot_be_listed_is_left_out_of_the_prints_and_the_rest_i
         (root / ".venv" / "locked").chmod(0o755)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[0] == '[".venv/a/1.py", ".venv/a/2.py", ".venv/z/3.py"]'
+
+
+def test_a_file_gone_between_gits_listing_and_the_snapshot_is_left_out_and_not_brought_back(tmp_path):
+    """persons_paths runs before take: a person's file removed in between has no print and no copy,
+    and what the agent then writes at its name is new: removed, never taken for a person's change."""
+    root = repo(tmp_path)
+    entries = persons_paths(root)
+    (root / ".env").unlink()
+    snap = kept.take(root, entries)
+    assert ".env" in snap.entries and ".env" not in snap.prints and ".env" not in snap.copies
+    assert "data/persons.bin" in snap.copies
+    (root / ".env").write_text("SECRET=the agent's\n")
+    done = kept.put_back(root, snap)
+    assert (done.restored, done.lost, done.removed) == ((), (), (".env",))
+    assert not (root / ".env").exists() and done.reason() == ""
+
+
+def test_confined_a_nested_cache_of_a_persons_node_modules_is_printed_and_what_changed_in_it_goes(tmp_path):
+    """node_modules/ is the person's (read-only in the sandbox) but node_modules/.cache/ is a tool's,
+    left writable: printed at the snapshot, so a new or rewritten file there goes; the package stays."""
+    root = repo(tmp_path)
+    with (root / ".gitignore").open("a") as fh:
+        fh.write("node_modules/\n")
+    for rel in ("node_modules/pkg/index.js", "node_modules/.cache/ava/a.json"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("earlier run\n")
+    snap = kept.take(root, persons_paths(root), confined=True)
+    assert snap.tools == ("node_modules/.cache/", "node_modules/.vite/")  # .vite/: none yet, a tool makes it
+    assert set(snap.prints) == {"node_modules/.cache/ava/a.json"}
+    (root / "node_modules" / ".cache" / "ava" / "a.json").write_text("forged\n")
+    (root / "node_modules" / ".cache" / "ava" / "b.json").write_text("forged\n")
+    done = kept.put_back(root, snap)
+    assert sorted(done.removed) == ["node_modules/.cache/ava/a.json", "node_modules/.cache/ava/b.json"]
+    assert not (root / "node_modules" / ".cache" / "ava" / "b.json").exists()
+    assert (root / "node_modules" / "pkg" / "index.js").read_text() == "earlier run\n"
