@@ -119,9 +119,9 @@ NO_MUTATE = "pragma: no mutate"
 # Equivalent mutants: no behaviour differs, so no test can kill them. (module, the line as it
 # reads, stripped; the mutation) -> why. By the line's text, not its number: it outlives edits above.
 EQUIVALENT: dict[tuple[str, str, str], str] = {
-    ("memento_core/tick/kept.py",
-     'folders |= {f.rsplit("/", i)[0] for f in folders for i in range(1, f.count("/") + 1)}', "1 -> 2"):
-        "one more split than there are slashes gives the first folder again",
+    ("memento_core/tick/kept.py", 'folders = {p.rsplit("/", 1)[0] for p in paths if "/" in p}', "1 -> 0"):
+        "a tracked file's own path among the folders: its mode is read once more and is the same, "
+        "and the line below still adds every folder above it",
     ("memento_core/tick/receipts.py",
      'self.thread = threading.Thread(target=self._serve, name="memento-receipts", daemon=True)', "True -> False"):
         "close() stops and joins the thread on every way out of listening()",

@@ -150,7 +150,7 @@ def tracked_modes(root: Path) -> dict[str, int]:
     git records only a file's x bit, so a `chmod 000` or `chmod g+w` is in no diff."""
     paths = tracked(root)
     folders = {p.rsplit("/", 1)[0] for p in paths if "/" in p}
-    folders |= {f.rsplit("/", i)[0] for f in folders for i in range(1, f.count("/") + 1)}
+    folders |= {f.rsplit("/", i)[0] for f in folders for i in range(f.count("/"), 0, -1)}  # every one above
     modes, top, lstat, is_link = {}, os.fspath(root), os.lstat, stat.S_ISLNK
     for path in (*sorted(folders, key=lambda f: f.count("/")), *paths):  # a folder before what it holds
         try:

@@ -343,3 +343,20 @@ def test_confined_a_nested_cache_of_a_persons_node_modules_is_printed_and_what_c
     assert sorted(done.removed) == ["node_modules/.cache/ava/a.json", "node_modules/.cache/ava/b.json"]
     assert not (root / "node_modules" / ".cache" / "ava" / "b.json").exists()
     assert (root / "node_modules" / "pkg" / "index.js").read_text() == "earlier run\n"
+
+
+def test_the_modes_of_every_folder_above_a_deep_tracked_file_are_restored(tmp_path):
+    """git names files only: each folder on the way to a/b/c/d.py (a, a/b, a/b/c) has its mode of
+    the snapshot again, and the file its own."""
+    root = repo(tmp_path)
+    (root / "a" / "b" / "c").mkdir(parents=True)
+    (root / "a" / "b" / "c" / "d.py").write_text("d = 1\n")
+    subprocess.run(["git", "-C", str(root), "add", "a"], check=True)
+    chain = ("a", "a/b", "a/b/c", "a/b/c/d.py")
+    was = {rel: (root / rel).stat().st_mode & 0o7777 for rel in chain}
+    snap = kept.take(root, persons_paths(root))
+    for rel in reversed(chain):
+        (root / rel).chmod(0o700 if (root / rel).is_dir() else 0o600)
+    put = kept.restore_modes(root, snap, tmp_path / "tick.log")
+    assert sorted(put) == sorted(chain)
+    assert {rel: (root / rel).stat().st_mode & 0o7777 for rel in chain} == was
