@@ -173,10 +173,10 @@ def restore_modes(root: Path, kept: Kept | None, log_path: Path) -> tuple[str, .
         except OSError:
             continue
         if stat.S_IFMT(st.st_mode) == stat.S_IFMT(was) and st.st_mode != was:
-            if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
-                # A hard link the agent put there (maybe to a person's file outside the project):
-                # a file of its own takes the name, never a chmod of the linked inode (SPEC §13).
-                split_hard_link(root / path)
+            # A hard link the agent put there (maybe to a person's file outside the project): a file
+            # of its own takes the name, never a chmod of the linked inode (SPEC §13). A folder, or a
+            # file with one name, split_hard_link leaves alone.
+            split_hard_link(root / path)
             os.chmod(root / path, stat.S_IMODE(was))
             put.append(path)
     if put:

@@ -360,3 +360,29 @@ def test_the_modes_of_every_folder_above_a_deep_tracked_file_are_restored(tmp_pa
     put = kept.restore_modes(root, snap, tmp_path / "tick.log")
     assert sorted(put) == sorted(chain)
     assert {rel: (root / rel).stat().st_mode & 0o7777 for rel in chain} == was
+
+
+def test_a_tracked_file_gone_at_the_rollback_has_no_mode_put_back_and_the_rest_do(tmp_path):
+    root = repo(tmp_path)
+    snap = kept.take(root, persons_paths(root))
+    (root / "src" / "app.py").unlink()  # last of the modes: folders first, then the files
+    (root / ".gitignore").chmod(0o600)
+    assert kept.restore_modes(root, snap, tmp_path / "tick.log") == (".gitignore",)
+    assert (root / ".gitignore").stat().st_mode & 0o7777 == snap.modes[".gitignore"] & 0o7777
+    assert not (root / "src" / "app.py").exists()
+
+
+def test_a_tracked_file_made_a_hard_link_to_a_persons_file_gets_a_file_of_its_own(tmp_path):
+    """The agent replaced src/app.py by a hard link to a person's file outside the project: the
+    snapshot's mode goes on a file of its own at that name, the person's file keeps its mode."""
+    root = repo(tmp_path)
+    snap = kept.take(root, persons_paths(root))
+    persons = tmp_path / "persons.txt"
+    persons.write_text("a person's\n")
+    persons.chmod(0o600)
+    (root / "src" / "app.py").unlink()
+    os.link(persons, root / "src" / "app.py")
+    assert kept.restore_modes(root, snap, tmp_path / "tick.log") == ("src/app.py",)
+    assert persons.stat().st_mode & 0o7777 == 0o600 and persons.stat().st_nlink == 1
+    app = (root / "src" / "app.py").stat()
+    assert app.st_mode == snap.modes["src/app.py"] and app.st_ino != persons.stat().st_ino
