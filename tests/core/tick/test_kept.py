@@ -386,3 +386,19 @@ def test_a_tracked_file_made_a_hard_link_to_a_persons_file_gets_a_file_of_its_ow
     assert persons.stat().st_mode & 0o7777 == 0o600 and persons.stat().st_nlink == 1
     app = (root / "src" / "app.py").stat()
     assert app.st_mode == snap.modes["src/app.py"] and app.st_ino != persons.stat().st_ino
+
+
+def test_a_persons_file_that_could_not_be_restored_is_named_once_not_at_every_put_back(tmp_path):
+    """The agent made data/ a file: data/persons.bin cannot come back (nothing is written through
+    a file in its way) and is named lost; the rollback's put_back, after the agent's, names it no more."""
+    import shutil
+
+    root = repo(tmp_path)
+    snap = kept.take(root, persons_paths(root))
+    shutil.rmtree(root / "data")
+    (root / "data").write_text("the agent's\n")
+    first = kept.put_back(root, snap)
+    assert (first.restored, first.lost) == ((), ("data/persons.bin",))
+    assert (root / "data").read_text() == "the agent's\n"
+    again = kept.put_back(root, snap)
+    assert (again.restored, again.lost, again.reason()) == ((), (), "")
