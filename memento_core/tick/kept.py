@@ -239,14 +239,14 @@ def remove_scratch(root: Path, changes, log_path: Path) -> None:
 
 
 def remove_bytecode(root: Path, kept: Kept | None, changes, log_path: Path, archive_dir: str | None = None,
-                    who: str = "verify") -> tuple[str, ...]:
+                    who: str = "verify") -> None:
     """Remove the bytecode made or rewritten since the snapshot (scratch.is_bytecode), after verify and
     whatever else ran the task's code, so on a pass too: Python imports a `.pyc` instead of its source
     when the stamp in its header matches, and the code verify runs is the task's (a module that writes
     a forged `.pyc` of itself when imported). Left there, a person's next run would import code that is
     in no commit; removed, Python compiles the source again. The bytecode of the snapshot stays."""
     if kept is None:
-        return ()
+        return
     root, gone = Path(root), []
     for entry in sorted(ignored(root, git_env()) - kept.entries):
         if not (_memento(entry, archive_dir) or was_there(entry, kept.entries)):
@@ -259,7 +259,6 @@ def remove_bytecode(root: Path, kept: Kept | None, changes, log_path: Path, arch
         _remove(root, path)
     if gone:
         append_log(log_path, f"[memento] bytecode {who} made or rewrote, removed: {_listed(gone)}\n")
-    return tuple(gone)
 
 
 def after_a_killed_tick(root: Path, entries, keep, archive_dir: str | None = None,
