@@ -406,3 +406,38 @@ def test_a_persons_file_that_could_not_be_restored_is_named_once_not_at_every_pu
     assert (root / "data").read_text() == "the agent's\n"
     again = kept.put_back(root, snap)
     assert (again.restored, again.lost, again.reason()) == ((), (), "")
+
+
+def test_bytecode_verify_rewrote_or_made_in_a_persons_folder_goes_and_the_rest_stays(tmp_path):
+    """After verify (on a pass too): a .pyc of the snapshot that verify rewrote and one it made in
+    the person's .venv/ go; an untouched .pyc of the snapshot and the person's sources stay."""
+    root = with_caches(tmp_path)
+    (root / ".venv" / "lib" / "__pycache__").mkdir()
+    (root / ".venv" / "lib" / "__pycache__" / "old.cpython-311.pyc").write_bytes(b"earlier run\n")
+    snap = kept.take(root, persons_paths(root))
+    (root / "src" / "__pycache__" / "app.cpython-311.pyc").write_bytes(b"forged\n")
+    (root / ".venv" / "lib" / "__pycache__" / "site.cpython-311.pyc").write_bytes(b"verify's\n")
+    log = tmp_path / "tick.log"
+    kept.remove_bytecode(root, snap, [], log)
+    assert not (root / "src" / "__pycache__" / "app.cpython-311.pyc").exists()
+    assert not (root / ".venv" / "lib" / "__pycache__" / "site.cpython-311.pyc").exists()
+    assert (root / ".venv" / "lib" / "__pycache__" / "old.cpython-311.pyc").read_bytes() == b"earlier run\n"
+    assert (root / ".venv" / "lib" / "site.py").read_bytes() == b"earlier run\n"
+    assert log.read_text() == ("[memento] bytecode verify made or rewrote, removed: "
+                               ".venv/lib/__pycache__/site.cpython-311.pyc, src/__pycache__/app.cpython-311.pyc\n")
+
+
+def test_bytecode_in_mementos_own_folders_is_never_removed(tmp_path):
+    """.memento/, logs/ and memory/ are Memento's: nothing of theirs is judged as the task's bytecode."""
+    root = repo(tmp_path)
+    snap = kept.take(root, persons_paths(root))
+    for rel in (".memento/x.cpython-311.pyc", "logs/__pycache__/y.cpython-311.pyc", "memory/z.pyc"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(b"Memento's\n")
+    (root / "build").mkdir()
+    (root / "build" / "w.cpython-311.pyc").write_bytes(b"verify's\n")
+    log = tmp_path / "tick.log"
+    kept.remove_bytecode(root, snap, [], log)
+    for rel in (".memento/x.cpython-311.pyc", "logs/__pycache__/y.cpython-311.pyc", "memory/z.pyc"):
+        assert (root / rel).read_bytes() == b"Memento's\n", rel
+    assert not (root / "build" / "w.cpython-311.pyc").exists()
