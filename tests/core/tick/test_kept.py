@@ -410,19 +410,24 @@ def test_a_persons_file_that_could_not_be_restored_is_named_once_not_at_every_pu
 
 def test_bytecode_verify_rewrote_or_made_in_a_persons_folder_goes_and_the_rest_stays(tmp_path):
     """After verify (on a pass too): a .pyc of the snapshot that verify rewrote and one it made in
-    the person's .venv/ go; an untouched .pyc of the snapshot and the person's sources stay."""
+    the person's .venv/ go; an untouched .pyc of the snapshot, the person's sources and the caches
+    verify wrote that are not bytecode (pytest's) stay."""
     root = with_caches(tmp_path)
     (root / ".venv" / "lib" / "__pycache__").mkdir()
     (root / ".venv" / "lib" / "__pycache__" / "old.cpython-311.pyc").write_bytes(b"earlier run\n")
     snap = kept.take(root, persons_paths(root))
     (root / "src" / "__pycache__" / "app.cpython-311.pyc").write_bytes(b"forged\n")
     (root / ".venv" / "lib" / "__pycache__" / "site.cpython-311.pyc").write_bytes(b"verify's\n")
+    for name in ("nodeids", "lastfailed"):
+        (root / ".pytest_cache" / "v" / "cache" / name).write_bytes(b"verify's\n")
     log = tmp_path / "tick.log"
     kept.remove_bytecode(root, snap, [], log)
     assert not (root / "src" / "__pycache__" / "app.cpython-311.pyc").exists()
     assert not (root / ".venv" / "lib" / "__pycache__" / "site.cpython-311.pyc").exists()
     assert (root / ".venv" / "lib" / "__pycache__" / "old.cpython-311.pyc").read_bytes() == b"earlier run\n"
     assert (root / ".venv" / "lib" / "site.py").read_bytes() == b"earlier run\n"
+    for name in ("nodeids", "lastfailed"):
+        assert (root / ".pytest_cache" / "v" / "cache" / name).read_bytes() == b"verify's\n"
     assert log.read_text() == ("[memento] bytecode verify made or rewrote, removed: "
                                ".venv/lib/__pycache__/site.cpython-311.pyc, src/__pycache__/app.cpython-311.pyc\n")
 
