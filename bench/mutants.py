@@ -122,6 +122,9 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("memento_core/tick/kept.py", 'folders = {p.rsplit("/", 1)[0] for p in paths if "/" in p}', "1 -> 0"):
         "a tracked file's own path among the folders: its mode is read once more and is the same, "
         "and the line below still adds every folder above it",
+    ("memento_core/tick/kept.py",
+     'return lambda paths: save_rollback(root, None, [FileChange(p, 0, 0, "created") for p in paths],', "0 -> 1"):
+        "the line counts of a created file: save_rollback reads a change's path and kind only",
     ("memento_core/tick/receipts.py",
      'self.thread = threading.Thread(target=self._serve, name="memento-receipts", daemon=True)', "True -> False"):
         "close() stops and joins the thread on every way out of listening()",

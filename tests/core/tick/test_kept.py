@@ -446,3 +446,38 @@ def test_bytecode_in_mementos_own_folders_is_never_removed(tmp_path):
     for rel in (".memento/x.cpython-311.pyc", "logs/__pycache__/y.cpython-311.pyc", "memory/z.pyc"):
         assert (root / rel).read_bytes() == b"Memento's\n", rel
     assert not (root / "build" / "w.cpython-311.pyc").exists()
+
+
+def test_after_a_killed_tick_what_was_planted_goes_saved_and_the_persons_paths_stay(tmp_path):
+    """The stale recovery knows the person's paths from the dead tick's record, no prints: a new
+    ignored file goes (a copy in the rollback folder first), the person's files and Memento's stay."""
+    root = repo(tmp_path)
+    entries = persons_paths(root) | {".memento/", "logs/tick_1.log"}  # a record may name Memento's too
+    (root / "planted.log").write_text("the agent's\n")
+    (root / "logs").mkdir()
+    (root / "logs" / "tick_2.log").write_text("Memento's\n")
+    done = kept.after_a_killed_tick(root, entries, (), save_to=tmp_path / "rollback")
+    assert done.removed == ("planted.log",) and not (root / "planted.log").exists()
+    assert (tmp_path / "rollback" / "files" / "planted.log").read_text() == "the agent's\n"
+    assert (root / ".env").read_text() == "SECRET=1\n"
+    assert (root / "data" / "persons.bin").read_bytes() == b"\0a person's\n"
+    assert (root / "logs" / "tick_2.log").read_text() == "Memento's\n"
+
+
+def test_scratch_verify_wrote_where_git_sees_it_stays_unless_it_is_bytecode(tmp_path, monkeypatch):
+    """A project whose .gitignore names neither __pycache__/ nor .pytest_cache/: after verify the
+    .pyc its import wrote goes, pytest's cache (scratch, not code Python imports) stays."""
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+    root = repo(tmp_path)
+    base = head(root)
+    snap = kept.take(root, persons_paths(root))
+    untracked = persons_paths(root)
+    subprocess.run([sys.executable, "-c", "import app"], cwd=root / "src", check=True,
+                   env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"})
+    (root / ".pytest_cache" / "v" / "cache").mkdir(parents=True)
+    (root / ".pytest_cache" / "v" / "cache" / "nodeids").write_text("[]\n")
+    changes = changes_since(root, base, untracked)
+    assert {c.path for c in changes if c.scratch} >= {".pytest_cache/v/cache/nodeids"}
+    kept.remove_bytecode(root, snap, changes, tmp_path / "tick.log")
+    assert not list((root / "src" / "__pycache__").glob("app.*.pyc"))
+    assert (root / ".pytest_cache" / "v" / "cache" / "nodeids").read_text() == "[]\n"
