@@ -138,9 +138,6 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
      "== -> !="):
         "a note's key then starts NOTE| and an answer's none: the two kinds still never share a key, and a "
         "key is only ever compared with keys this same property made (a snapshot's, .memento/notes_added)",
-    ("memento_core/tick/kept.py", 'return own_file(path, archive_dir) or path.startswith(".git/")',
-     ".startswith -> .endswith"):
-        "git lists no path inside .git/ as untracked or ignored: the test is a safety net never reached",
     ("memento_core/tick/rollback.py",
      "def restore_documents(ws: Workspace, snap: Snapshot, task_id: str, *, confined: bool = False) -> str:",
      "False -> True"):

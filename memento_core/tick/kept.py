@@ -111,7 +111,7 @@ def take(root: Path, entries, keep=(), archive_dir: str | None = None, *, confin
     ``confined``: the agent runs in the sandbox, which binds every one of ``entries`` read-only,
     so neither prints nor copies are needed (nor paid for): only new paths are removed."""
     root = Path(root)
-    mine = frozenset(e for e in entries if not _memento(e, archive_dir))
+    mine = frozenset(e for e in entries if not own_file(e, archive_dir))
     if confined:  # the sandbox leaves scratch writable (sandbox.protected_paths): it alone is printed
         tools = scratch_entries(root, mine)
         return Kept(mine, _prints(root, tools), keep=tuple(keep), modes=tracked_modes(root), walked=False,
@@ -195,7 +195,7 @@ def put_back(root: Path, kept: Kept | None, archive_dir: str | None = None, save
     # The real index (git.state.put_back has restored it): only which paths it names matters here,
     # so the scrubbed copy's rehash of every tracked file (git.index.scrubbed_index) is not paid.
     for entry in sorted(ignored(root, git_env()) - kept.entries):
-        if (_memento(entry, archive_dir) or matches_any(entry.rstrip("/"), kept.keep)
+        if (own_file(entry, archive_dir) or matches_any(entry.rstrip("/"), kept.keep)
                 or was_there(entry, kept.entries)):
             continue
         doomed += _new_below(root, entry.rstrip("/"), kept)
@@ -249,7 +249,7 @@ def remove_bytecode(root: Path, kept: Kept | None, changes, log_path: Path, arch
         return
     root, gone = Path(root), []
     for entry in sorted(ignored(root, git_env()) - kept.entries):
-        if not (_memento(entry, archive_dir) or was_there(entry, kept.entries)):
+        if not (own_file(entry, archive_dir) or was_there(entry, kept.entries)):
             gone += [p for p in (_walk(root, entry.rstrip("/")) if entry.endswith("/") else [entry])
                      if scratch.is_bytecode(p)]
     now = _prints(root, sorted(kept.entries) if kept.walked else kept.tools)
@@ -265,7 +265,7 @@ def after_a_killed_tick(root: Path, entries, keep, archive_dir: str | None = Non
                         save_to: Path | None = None) -> PutBack:
     """The stale recovery's part (the tick that took the prints and copies is dead): the ignored
     paths that are not among ``entries`` (the person's paths its record names) are removed."""
-    return put_back(root, Kept(frozenset(e for e in entries if not _memento(e, archive_dir)), keep=tuple(keep),
+    return put_back(root, Kept(frozenset(e for e in entries if not own_file(e, archive_dir)), keep=tuple(keep),
                                walked=False), archive_dir, _saver(root, save_to))
 
 
@@ -294,7 +294,7 @@ def link_reason(root: Path, touched, guard_files, kept: Kept | None, archive_dir
         rel = os.path.relpath(real, top) if real == top or real.startswith(top + os.sep) else None
         if rel is None:
             bad.append(f"{change.path} -> {os.readlink(link)} (outside the work tree)")
-        elif rel == "." or rel == ".git" or rel.startswith(".git/") or own_file(rel, archive_dir):
+        elif rel == "." or own_file(rel, archive_dir):  # .git/ is one of Memento's folders there
             bad.append(f"{change.path} -> {os.readlink(link)} (Memento's or git's own)")
         elif guard_files and matches_any(rel, guard_files):
             bad.append(f"{change.path} -> {os.readlink(link)} (a guard file)")
@@ -311,10 +311,6 @@ def _saver(root: Path, save_to: Path | None):
         return None
     return lambda paths: save_rollback(root, None, [FileChange(p, 0, 0, "created") for p in paths],
                                        save_to)
-
-
-def _memento(path: str, archive_dir: str | None) -> bool:
-    return own_file(path, archive_dir) or path.startswith(".git/")
 
 
 def _print(st: os.stat_result) -> Print:

@@ -481,3 +481,16 @@ def test_scratch_verify_wrote_where_git_sees_it_stays_unless_it_is_bytecode(tmp_
     kept.remove_bytecode(root, snap, changes, tmp_path / "tick.log")
     assert not list((root / "src" / "__pycache__").glob("app.*.pyc"))
     assert (root / ".pytest_cache" / "v" / "cache" / "nodeids").read_text() == "[]\n"
+
+
+def test_links_to_the_work_tree_to_git_and_to_a_guard_file_are_named_a_link_to_code_is_not(tmp_path):
+    root = repo(tmp_path)
+    (root / "verify.sh").write_text("exit 0\n")
+    targets = {"top": ".", "git": ".git", "config": ".git/config", "check": "verify.sh", "code": "src/app.py"}
+    for name, target in targets.items():
+        os.symlink(target, root / name)
+    changes = [FileChange(name, 1, 0, "created") for name in targets]
+    said = kept.link_reason(root, changes, ["verify.sh"], None)
+    assert said == ("the agent added symbolic link(s) that may not be committed: "
+                    "top -> . (Memento's or git's own), git -> .git (Memento's or git's own), "
+                    "config -> .git/config (Memento's or git's own), check -> verify.sh (a guard file)")
