@@ -194,6 +194,20 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "locked_edit always calls transform, which sets the count to 0 first, before archive_read reads it",
     ("memento_core/tick/kept.py", "os.chmod(target, stat.S_IMODE(was[0]), follow_symlinks=False)", "False -> True"):
         "the file was made two lines above with O_CREAT | O_EXCL | O_NOFOLLOW: not a link to follow",
+    ("memento_core/tick/kept.py",
+     "fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, stat.S_IMODE(was[0]) | 0o600)", "0 -> 1"):
+        "the mode the restored file is made with: the descriptor O_CREAT returns writes whatever it says, and the chmod two lines below gives the file the snapshot's mode",
+    ("memento_core/tick/kept.py",
+     "fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, stat.S_IMODE(was[0]) | 0o600)", "384 -> 383"):
+        "the mode the restored file is made with: the descriptor O_CREAT returns writes whatever it says, and the chmod two lines below gives the file the snapshot's mode",
+    ("memento_core/tick/kept.py",
+     "fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, stat.S_IMODE(was[0]) | 0o600)", "384 -> 385"):
+        "the mode the restored file is made with: the descriptor O_CREAT returns writes whatever it says, and the chmod two lines below gives the file the snapshot's mode",
+    ("memento_core/tick/kept.py", "os.utime(target, ns=(mtime, mtime), follow_symlinks=False)  # atime too: the print has none",
+     "False -> True"):
+        "the file was made three lines above with O_CREAT | O_EXCL | O_NOFOLLOW: not a link to follow",
+    ("memento_core/tick/kept.py", "return False", "return None"):
+        "_restore's one caller asks for its truth only (the comprehension's if): None is False",
     ("memento_core/receipts.py",
      'return hashlib.new(fmt, b"blob %d\\0" % len(data) + data, usedforsecurity=False).hexdigest()', "False -> True"):
         "the same digest wherever OpenSSL runs outside FIPS mode (here, CI): the flag only lets SHA-1 run on a "

@@ -418,7 +418,8 @@ def _restore(root: Path, rel: str, was: Print, data: bytes) -> bool:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         os.chmod(target, stat.S_IMODE(was[0]), follow_symlinks=False)
-        os.utime(target, ns=(was[2], was[2]), follow_symlinks=False)
+        mtime = was[2]
+        os.utime(target, ns=(mtime, mtime), follow_symlinks=False)  # atime too: the print has none
         return True
     except OSError:
         return False

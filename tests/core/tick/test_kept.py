@@ -269,6 +269,7 @@ def test_only_symbolic_links_are_judged_as_links_a_changed_guard_file_is_not_one
 def test_a_restored_file_gets_its_mode_back_not_one_the_umask_makes(tmp_path):
     root = repo(tmp_path)
     persons = root / "data" / "persons.bin"
+    os.utime(persons, ns=(10**18, 10**18))  # its mtime of long ago; its ctime (the change) is now
     persons.chmod(0o440)
     snap = kept.take(root, persons_paths(root))
     persons.chmod(0o644)
@@ -276,6 +277,7 @@ def test_a_restored_file_gets_its_mode_back_not_one_the_umask_makes(tmp_path):
     done = kept.put_back(root, snap)
     assert done.restored == ("data/persons.bin",)
     assert persons.read_bytes() == b"\0a person's\n" and persons.stat().st_mode & 0o7777 == 0o440
+    assert persons.stat().st_mtime_ns == 10**18
 
 
 def test_tracked_paths_missing_from_the_work_tree_have_no_mode_to_restore(tmp_path):
@@ -494,3 +496,67 @@ def test_links_to_the_work_tree_to_git_and_to_a_guard_file_are_named_a_link_to_c
     assert said == ("the agent added symbolic link(s) that may not be committed: "
                     "top -> . (Memento's or git's own), git -> .git (Memento's or git's own), "
                     "config -> .git/config (Memento's or git's own), check -> verify.sh (a guard file)")
+
+
+def test_a_persons_link_retargeted_comes_back_as_the_link_it_was(tmp_path):
+    """An untracked link is copied as its target: the agent pointing it elsewhere gets it back as a
+    link to the old target, never a file holding what either leads to."""
+    root = repo(tmp_path)
+    os.symlink("../.env", root / "data" / "env")
+    snap = kept.take(root, persons_paths(root))
+    assert snap.copies["data/env"] == b"../.env"
+    (root / "data" / "env").unlink()
+    os.symlink("/etc/hostname", root / "data" / "env")
+    done = kept.put_back(root, snap)
+    assert done.restored == ("data/env",)
+    assert os.readlink(root / "data" / "env") == "../.env"
+
+
+def test_a_persons_folder_removed_or_made_a_link_comes_back_with_their_file(tmp_path):
+    """data/ removed: made again for data/persons.bin. data/ made a link to a folder outside: the
+    link goes (what it leads to untouched) and a real data/ holds the file again."""
+    import shutil
+
+    root = repo(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "persons.bin").write_bytes(b"someone else's\n")
+    for swap in (None, outside):
+        snap = kept.take(root, persons_paths(root))
+        shutil.rmtree(root / "data")
+        if swap is not None:
+            os.symlink(swap, root / "data")
+        done = kept.put_back(root, snap)
+        assert done.restored == ("data/persons.bin",), swap
+        assert not (root / "data").is_symlink() and (root / "data").is_dir()
+        assert (root / "data" / "persons.bin").read_bytes() == b"\0a person's\n"
+    assert (outside / "persons.bin").read_bytes() == b"someone else's\n"
+
+
+def test_a_restore_the_file_system_refuses_is_named_lost_not_restored(tmp_path):
+    """The agent rewrote data/persons.bin and left data/ 0500: without CAP_DAC_OVERRIDE the name
+    cannot be replaced, so the file is named as not restorable (the agent's bytes are still there)."""
+    import json
+    import shutil
+
+    import pytest
+
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None:
+        pytest.skip("needs root and setpriv to drop the capability")
+    root = repo(tmp_path)
+    drop = "-dac_override,-dac_read_search"
+    code = ("import json, os; from pathlib import Path; from memento_core.git.status import persons_paths; "
+            "from memento_core.tick import kept; "
+            f"root = Path({str(root)!r}); snap = kept.take(root, persons_paths(root)); "
+            "(root / 'data' / 'persons.bin').write_bytes(b'the agent\\'s'); (root / 'data').chmod(0o500); "
+            "done = kept.put_back(root, snap); print(json.dumps([done.restored, done.lost]))")
+    try:
+        ran = subprocess.run([setpriv, f"--inh-caps={drop}", f"--bounding-set={drop}", sys.executable, "-c", code],
+                             env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[3])},
+                             capture_output=True, text=True, timeout=60)
+    finally:
+        (root / "data").chmod(0o755)
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads(ran.stdout) == [[], ["data/persons.bin"]]
+    assert (root / "data" / "persons.bin").read_bytes() == b"the agent's"
