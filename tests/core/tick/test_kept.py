@@ -560,3 +560,32 @@ def test_a_restore_the_file_system_refuses_is_named_lost_not_restored(tmp_path):
     assert ran.returncode == 0, ran.stderr
     assert json.loads(ran.stdout) == [[], ["data/persons.bin"]]
     assert (root / "data" / "persons.bin").read_bytes() == b"the agent's"
+
+
+def test_a_persons_folder_the_agent_removed_is_named_file_by_file_as_not_restorable(tmp_path):
+    """A folder is printed, never copied (a .venv/ of 10,000 files): the agent's rm -rf .venv is a
+    guard failure naming each file it held, with nothing to restore them from."""
+    import shutil
+
+    root = with_caches(tmp_path)
+    snap = kept.take(root, persons_paths(root))
+    shutil.rmtree(root / ".venv")
+    done = kept.put_back(root, snap)
+    assert (done.restored, done.lost) == ((), (".venv/lib/site.py",))
+    assert ".venv/lib/site.py (not copied at the snapshot: could not be restored)" in done.reason()
+
+
+def test_a_link_inside_a_persons_folder_is_printed_as_the_link_never_walked_through(tmp_path):
+    """A .venv/ holds lib64 -> lib, and the person's link to a folder outside: each is printed as
+    itself; nothing beyond them is, so what they lead to is never judged or removed."""
+    root = with_caches(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "theirs.txt").write_text("someone else's\n")
+    os.symlink("lib", root / ".venv" / "lib64")
+    os.symlink(outside, root / ".venv" / "shared")
+    snap = kept.take(root, persons_paths(root))
+    assert {p for p in snap.prints if p.startswith(".venv/")} == {".venv/lib/site.py", ".venv/lib64", ".venv/shared"}
+    (outside / "new.txt").write_text("someone else's too\n")
+    done = kept.put_back(root, snap)
+    assert done.removed == () and (outside / "new.txt").exists()
