@@ -589,3 +589,22 @@ def test_a_link_inside_a_persons_folder_is_printed_as_the_link_never_walked_thro
     (outside / "new.txt").write_text("someone else's too\n")
     done = kept.put_back(root, snap)
     assert done.removed == () and (outside / "new.txt").exists()
+
+
+def test_a_file_whose_path_is_too_long_to_stat_is_left_out_of_the_prints_and_the_rest_is_printed(tmp_path):
+    """A folder deep in a .venv/ whose own path fits PATH_MAX (4096) but holds a name that does not:
+    the walk lists the folder, cannot stat that file by its path, leaves it out and goes on."""
+    root = with_caches(tmp_path)
+    deep = root / ".venv"
+    while len(os.fsencode(deep)) < 3900:
+        deep = deep / ("d" * 100)
+    deep.mkdir(parents=True)
+    fd = os.open(deep, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.close(os.open("l" * 250, os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))
+    finally:
+        os.close(fd)
+    assert os.listdir(deep) == ["l" * 250]
+    assert kept._walk(root, deep.relative_to(root).as_posix()) == {}  # the one name it holds: left out
+    snap = kept.take(root, persons_paths(root))
+    assert {p for p in snap.prints if p.startswith(".venv/")} == {".venv/lib/site.py"}
