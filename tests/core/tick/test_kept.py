@@ -608,3 +608,23 @@ def test_a_file_whose_path_is_too_long_to_stat_is_left_out_of_the_prints_and_the
     assert kept._walk(root, deep.relative_to(root).as_posix()) == {}  # the one name it holds: left out
     snap = kept.take(root, persons_paths(root))
     assert {p for p in snap.prints if p.startswith(".venv/")} == {".venv/lib/site.py"}
+
+
+def test_a_new_ignored_folder_over_a_persons_path_keeps_the_folder_and_loses_only_the_agents_files(tmp_path):
+    """The agent removed the person's notes/sub/todo.txt, left a .pyc there and made notes/sub/ ignored
+    (a notes/.gitignore of its own): git lists notes/sub/ as one new ignored folder. Only the agent's
+    file goes; the person's folder stays (its 0700 kept) and their file comes back into it."""
+    root = repo(tmp_path)
+    sub = root / "notes" / "sub"
+    sub.mkdir(parents=True)
+    (sub / "todo.txt").write_text("a person's\n")
+    sub.chmod(0o700)
+    snap = kept.take(root, persons_paths(root))
+    assert "notes/sub/todo.txt" in snap.entries
+    (sub / "todo.txt").unlink()
+    (sub / "evil.cpython-311.pyc").write_bytes(b"the agent's\n")
+    (root / "notes" / ".gitignore").write_text("sub/\n")
+    done = kept.put_back(root, snap)
+    assert done.removed == ("notes/sub/evil.cpython-311.pyc",) and done.restored == ("notes/sub/todo.txt",)
+    assert sub.stat().st_mode & 0o7777 == 0o700
+    assert os.listdir(sub) == ["todo.txt"] and (sub / "todo.txt").read_text() == "a person's\n"
