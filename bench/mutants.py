@@ -119,9 +119,12 @@ NO_MUTATE = "pragma: no mutate"
 # Equivalent mutants: no behaviour differs, so no test can kill them. (module, the line as it
 # reads, stripped; the mutation) -> why. By the line's text, not its number: it outlives edits above.
 EQUIVALENT: dict[tuple[str, str, str], str] = {
+    ("memento_core/tick/kept.py", 'folders = {p.rsplit("/", 1)[0] for p in paths if "/" in p}', "1 -> 0"):
+        "a tracked file's own path among the folders: its mode is read once more and is the same, "
+        "and the line below still adds every folder above it",
     ("memento_core/tick/kept.py",
-     'folders |= {f.rsplit("/", i)[0] for f in folders for i in range(1, f.count("/") + 1)}', "1 -> 2"):
-        "one more split than there are slashes gives the first folder again",
+     'return lambda paths: save_rollback(root, None, [FileChange(p, 0, 0, "created") for p in paths],', "0 -> 1"):
+        "the line counts of a created file: save_rollback reads a change's path and kind only",
     ("memento_core/tick/receipts.py",
      'self.thread = threading.Thread(target=self._serve, name="memento-receipts", daemon=True)', "True -> False"):
         "close() stops and joins the thread on every way out of listening()",
@@ -135,9 +138,6 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
      "== -> !="):
         "a note's key then starts NOTE| and an answer's none: the two kinds still never share a key, and a "
         "key is only ever compared with keys this same property made (a snapshot's, .memento/notes_added)",
-    ("memento_core/tick/kept.py", 'return own_file(path, archive_dir) or path.startswith(".git/")',
-     ".startswith -> .endswith"):
-        "git lists no path inside .git/ as untracked or ignored: the test is a safety net never reached",
     ("memento_core/tick/rollback.py",
      "def restore_documents(ws: Workspace, snap: Snapshot, task_id: str, *, confined: bool = False) -> str:",
      "False -> True"):
@@ -200,6 +200,20 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "locked_edit always calls transform, which sets the count to 0 first, before archive_read reads it",
     ("memento_core/tick/kept.py", "os.chmod(target, stat.S_IMODE(was[0]), follow_symlinks=False)", "False -> True"):
         "the file was made two lines above with O_CREAT | O_EXCL | O_NOFOLLOW: not a link to follow",
+    ("memento_core/tick/kept.py",
+     "fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, stat.S_IMODE(was[0]) | 0o600)", "0 -> 1"):
+        "the mode the restored file is made with: the descriptor O_CREAT returns writes whatever it says, and the chmod two lines below gives the file the snapshot's mode",
+    ("memento_core/tick/kept.py",
+     "fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, stat.S_IMODE(was[0]) | 0o600)", "384 -> 383"):
+        "the mode the restored file is made with: the descriptor O_CREAT returns writes whatever it says, and the chmod two lines below gives the file the snapshot's mode",
+    ("memento_core/tick/kept.py",
+     "fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, stat.S_IMODE(was[0]) | 0o600)", "384 -> 385"):
+        "the mode the restored file is made with: the descriptor O_CREAT returns writes whatever it says, and the chmod two lines below gives the file the snapshot's mode",
+    ("memento_core/tick/kept.py", "os.utime(target, ns=(mtime, mtime), follow_symlinks=False)  # atime too: the print has none",
+     "False -> True"):
+        "the file was made three lines above with O_CREAT | O_EXCL | O_NOFOLLOW: not a link to follow",
+    ("memento_core/tick/kept.py", "return False", "return None"):
+        "_restore's one caller asks for its truth only (the comprehension's if): None is False",
     ("memento_core/receipts.py",
      'return hashlib.new(fmt, b"blob %d\\0" % len(data) + data, usedforsecurity=False).hexdigest()', "False -> True"):
         "the same digest wherever OpenSSL runs outside FIPS mode (here, CI): the flag only lets SHA-1 run on a "

@@ -111,7 +111,7 @@ def take(root: Path, entries, keep=(), archive_dir: str | None = None, *, confin
     ``confined``: the agent runs in the sandbox, which binds every one of ``entries`` read-only,
     so neither prints nor copies are needed (nor paid for): only new paths are removed."""
     root = Path(root)
-    mine = frozenset(e for e in entries if not _memento(e, archive_dir))
+    mine = frozenset(e for e in entries if not own_file(e, archive_dir))
     if confined:  # the sandbox leaves scratch writable (sandbox.protected_paths): it alone is printed
         tools = scratch_entries(root, mine)
         return Kept(mine, _prints(root, tools), keep=tuple(keep), modes=tracked_modes(root), walked=False,
@@ -150,7 +150,7 @@ def tracked_modes(root: Path) -> dict[str, int]:
     git records only a file's x bit, so a `chmod 000` or `chmod g+w` is in no diff."""
     paths = tracked(root)
     folders = {p.rsplit("/", 1)[0] for p in paths if "/" in p}
-    folders |= {f.rsplit("/", i)[0] for f in folders for i in range(1, f.count("/") + 1)}
+    folders |= {f.rsplit("/", i)[0] for f in folders for i in range(f.count("/"), 0, -1)}  # every one above
     modes, top, lstat, is_link = {}, os.fspath(root), os.lstat, stat.S_ISLNK
     for path in (*sorted(folders, key=lambda f: f.count("/")), *paths):  # a folder before what it holds
         try:
@@ -173,10 +173,10 @@ def restore_modes(root: Path, kept: Kept | None, log_path: Path) -> tuple[str, .
         except OSError:
             continue
         if stat.S_IFMT(st.st_mode) == stat.S_IFMT(was) and st.st_mode != was:
-            if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
-                # A hard link the agent put there (maybe to a person's file outside the project):
-                # a file of its own takes the name, never a chmod of the linked inode (SPEC §13).
-                split_hard_link(root / path)
+            # A hard link the agent put there (maybe to a person's file outside the project): a file
+            # of its own takes the name, never a chmod of the linked inode (SPEC §13). A folder, or a
+            # file with one name, split_hard_link leaves alone.
+            split_hard_link(root / path)
             os.chmod(root / path, stat.S_IMODE(was))
             put.append(path)
     if put:
@@ -195,7 +195,7 @@ def put_back(root: Path, kept: Kept | None, archive_dir: str | None = None, save
     # The real index (git.state.put_back has restored it): only which paths it names matters here,
     # so the scrubbed copy's rehash of every tracked file (git.index.scrubbed_index) is not paid.
     for entry in sorted(ignored(root, git_env()) - kept.entries):
-        if (_memento(entry, archive_dir) or matches_any(entry.rstrip("/"), kept.keep)
+        if (own_file(entry, archive_dir) or matches_any(entry.rstrip("/"), kept.keep)
                 or was_there(entry, kept.entries)):
             continue
         doomed += _new_below(root, entry.rstrip("/"), kept)
@@ -239,17 +239,17 @@ def remove_scratch(root: Path, changes, log_path: Path) -> None:
 
 
 def remove_bytecode(root: Path, kept: Kept | None, changes, log_path: Path, archive_dir: str | None = None,
-                    who: str = "verify") -> tuple[str, ...]:
+                    who: str = "verify") -> None:
     """Remove the bytecode made or rewritten since the snapshot (scratch.is_bytecode), after verify and
     whatever else ran the task's code, so on a pass too: Python imports a `.pyc` instead of its source
     when the stamp in its header matches, and the code verify runs is the task's (a module that writes
     a forged `.pyc` of itself when imported). Left there, a person's next run would import code that is
     in no commit; removed, Python compiles the source again. The bytecode of the snapshot stays."""
     if kept is None:
-        return ()
+        return
     root, gone = Path(root), []
     for entry in sorted(ignored(root, git_env()) - kept.entries):
-        if not (_memento(entry, archive_dir) or was_there(entry, kept.entries)):
+        if not (own_file(entry, archive_dir) or was_there(entry, kept.entries)):
             gone += [p for p in (_walk(root, entry.rstrip("/")) if entry.endswith("/") else [entry])
                      if scratch.is_bytecode(p)]
     now = _prints(root, sorted(kept.entries) if kept.walked else kept.tools)
@@ -259,14 +259,13 @@ def remove_bytecode(root: Path, kept: Kept | None, changes, log_path: Path, arch
         _remove(root, path)
     if gone:
         append_log(log_path, f"[memento] bytecode {who} made or rewrote, removed: {_listed(gone)}\n")
-    return tuple(gone)
 
 
 def after_a_killed_tick(root: Path, entries, keep, archive_dir: str | None = None,
                         save_to: Path | None = None) -> PutBack:
     """The stale recovery's part (the tick that took the prints and copies is dead): the ignored
     paths that are not among ``entries`` (the person's paths its record names) are removed."""
-    return put_back(root, Kept(frozenset(e for e in entries if not _memento(e, archive_dir)), keep=tuple(keep),
+    return put_back(root, Kept(frozenset(e for e in entries if not own_file(e, archive_dir)), keep=tuple(keep),
                                walked=False), archive_dir, _saver(root, save_to))
 
 
@@ -295,7 +294,7 @@ def link_reason(root: Path, touched, guard_files, kept: Kept | None, archive_dir
         rel = os.path.relpath(real, top) if real == top or real.startswith(top + os.sep) else None
         if rel is None:
             bad.append(f"{change.path} -> {os.readlink(link)} (outside the work tree)")
-        elif rel == "." or rel == ".git" or rel.startswith(".git/") or own_file(rel, archive_dir):
+        elif rel == "." or own_file(rel, archive_dir):  # .git/ is one of Memento's folders there
             bad.append(f"{change.path} -> {os.readlink(link)} (Memento's or git's own)")
         elif guard_files and matches_any(rel, guard_files):
             bad.append(f"{change.path} -> {os.readlink(link)} (a guard file)")
@@ -312,10 +311,6 @@ def _saver(root: Path, save_to: Path | None):
         return None
     return lambda paths: save_rollback(root, None, [FileChange(p, 0, 0, "created") for p in paths],
                                        save_to)
-
-
-def _memento(path: str, archive_dir: str | None) -> bool:
-    return own_file(path, archive_dir) or path.startswith(".git/")
 
 
 def _print(st: os.stat_result) -> Print:
@@ -423,7 +418,8 @@ def _restore(root: Path, rel: str, was: Print, data: bytes) -> bool:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         os.chmod(target, stat.S_IMODE(was[0]), follow_symlinks=False)
-        os.utime(target, ns=(was[2], was[2]), follow_symlinks=False)
+        mtime = was[2]
+        os.utime(target, ns=(mtime, mtime), follow_symlinks=False)  # atime too: the print has none
         return True
     except OSError:
         return False
