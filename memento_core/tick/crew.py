@@ -19,8 +19,8 @@ main branch is the crew's new HEAD (:meth:`Crew.follow_main`); any other move
 is put back by whoever looks first (a worker's guards, a result being brought
 in, a commit in main). An agent that pointed it at a commit of its branch
 answers for it at its own guards, no other worker is failed for it; a move
-elsewhere is blamed on the worker whose guards found it (the cron log says so
-when nobody's guards did). Memento's own commits in main are made on the
+elsewhere is blamed on the worker whose agent alone ran when the ref changed
+(its ctime, as crew_watch.py tells files), else only the cron log says it. Memento's own commits in main are made on the
 crew's HEAD only (:meth:`Crew.commit_onto`), so a move in the instant between
 the look and the commit refuses the commit.
 """
@@ -35,13 +35,14 @@ from .. import sandbox
 from ..git import state as git_state
 from ..git import worktrees
 from ..git.repo import head as git_head
+from ..git.repo import repo_dirs
 from ..git.run import run_git
 from ..plan.model import Plan, Task
 from ..runlog import cron_log
 from ..state import Claim
 from ..workspace import Workspace
 from .context import Attempt, TaskResult, TickContext
-from .crew_watch import MainWatch, Window
+from .crew_watch import MainWatch, Window, changed_at, own_run_at
 
 
 @dataclass(frozen=True)
@@ -120,17 +121,17 @@ class Crew:
         """The running workers' windows, by task id (those that have taken their snapshot)."""
         return {w.task.id: w.window for w in self.running if w.window is not None}
 
-    def refresh(self, w: Worker) -> str:
+    def refresh(self, w: Worker) -> None:
         """The refs as they are now in ``w``'s snapshot, but its own branch (as the guards fold it):
         the tags and branches a person may move meanwhile are never compared nor put back by a
         worker's guards, and the refs the workers' agents move at any moment, even between this read
         and the guards' own, are left loose (git.state.GitState.loose): the other workers' branches
         (theirs to fold) and the main branch (the crew's to put back: :meth:`reclaim_main`, first,
-        while a commit an agent pointed it at is still on its branch). Returns what that found."""
-        said = self.reclaim_main()
+        while a commit an agent pointed it at is still on its branch)."""
+        self.reclaim_main()
         snap = w.at.snap if w.at is not None else None
         if snap is None or snap.git is None:
-            return said
+            return
         own = w.branch
         now = git_state.watched_refs(self.ctx.root)
         refs = {k: v for k, v in now.items() if k != own}
@@ -139,7 +140,6 @@ class Crew:
         if self.main_ref and self.main_head:
             loose.add(self.main_ref)
         w.at.snap = replace(snap, git=replace(snap.git, refs=refs, loose=frozenset(loose)))
-        return said
 
     def follow_main(self) -> str | None:
         """A person's commit on the main branch during the tick is taken as the crew's new HEAD: the
@@ -171,33 +171,36 @@ class Crew:
         proc = run_git(self.ctx.root, ["rev-parse", "-q", "--verify", self.main_ref + "^{commit}"], check=False)
         return proc.stdout.decode("ascii", "replace").strip() or None if proc.returncode == 0 else None
 
-    def reclaim_main(self) -> str:
+    def reclaim_main(self) -> None:
         """The main branch put back at the crew's HEAD when it is anywhere else (a person's commit on
         top of it is followed instead). Pointed at a commit of a worker's branch, the running worker
         whose branch holds it answers for it at its guards (its ``foreign``): whoever looks first,
         that worker's guards, another's, or a result being brought in, finds main where the crew
         left it and is never blamed for that move. Moved elsewhere or deleted, or the main work
-        tree's HEAD detached from it, nobody can be named from here: '' or what was found, for the
-        caller to blame (a worker's guards: that worker); what git refused to put back says so."""
+        tree's HEAD detached from it: the worker whose agent alone ran when the ref changed answers
+        for it (:meth:`mover`), else the cron log says it; what git refused to put back says so."""
         head = self.follow_main()
         root, ref = self.ctx.root, self.main_ref
         if not ref or not self.main_head:
-            return ""
-        said = []
+            return
         if worktrees.head_ref(root) != ref:  # the main work tree's HEAD detached or sent to another branch
+            mover = self.mover(self.git_dir() / "HEAD")
             put = not run_git(root, ["symbolic-ref", "-m", "memento: HEAD put back", "HEAD", ref],
                               check=False).returncode
-            said.append(f"pointed the main work tree's HEAD away from {ref} "
-                        f"({'put back' if put else 'could not be put back'})")
+            self.blame(mover, f"pointed the main work tree's HEAD away from {ref} "
+                              f"({'put back' if put else 'could not be put back'})")
         if head == self.main_head:
-            return "; ".join(said)
+            return
+        mover = self.mover(self.git_dir() / ref)
         put = not run_git(root, ["update-ref", "-m", "memento: the main branch put back", ref, self.main_head,
                                  head or ""], check=False).returncode
         how = "put back" if put else "could not be put back"
         if head is None:
-            return "; ".join([*said, f"deleted the main branch ({ref}) ({how})"])
+            self.blame(mover, f"deleted the main branch ({ref}) ({how})")
+            return
         if head not in self.on_branches or not put:
-            return "; ".join([*said, f"moved the main branch ({ref}) to {head[:7]} ({how})"])
+            self.blame(mover, f"moved the main branch ({ref}) to {head[:7]} ({how})")
+            return
         moved = f"moved the main branch ({ref}) to {head[:7]}, a commit of its branch (put back)"
         holders = [w for w in self.running if w.branch and not run_git(
             root, ["merge-base", "--is-ancestor", head, w.branch], check=False).returncode]
@@ -205,7 +208,29 @@ class Crew:
             holders[0].foreign.append(moved)  # said once however often it was found (judge_outside, passed)
         else:
             cron_log(self.ws, f"parallel workers: an agent {moved}")
-        return "; ".join(said)
+
+    def git_dir(self) -> Path:
+        """The main work tree's git folder (its HEAD and the main branch's loose ref are there)."""
+        return repo_dirs(self.ctx.root).git_dir
+
+    def mover(self, path: Path) -> Worker | None:
+        """Unconfined, the one running worker whose own agent ran when ``path`` (the main branch's
+        ref, the main work tree's HEAD) last changed, told by its ctime as crew_watch tells files;
+        None when none or several did, or in the sandbox (where no agent can write `.git/`)."""
+        if self.watch is None:
+            return None
+        moment = changed_at(path)
+        found = [w for w in self.running if own_run_at(moment, w.ctx.own_runs) == "agent"]
+        return found[0] if len(found) == 1 else None
+
+    def blame(self, mover: Worker | None, said: str) -> None:
+        """``said`` for the worker whose agent did it, at its guards; when time cannot name one
+        (no agent ran then, or several did; in the sandbox, where none can), nobody is failed for
+        it and the cron log says it: the worker that found it never answers for it."""
+        if mover is None:
+            cron_log(self.ws, f"parallel workers: someone {said} (no one worker's agent ran alone then)")
+        else:
+            mover.foreign.append(said)
 
     def commit_onto(self, docs: TickContext) -> None:
         """Just before Memento commits in the main work tree through ``docs``: the main branch
@@ -215,9 +240,7 @@ class Crew:
         docs.reclaim = self.reclaim_for_commit
 
     def reclaim_for_commit(self) -> str | None:
-        """The main branch reclaimed just before a commit in main (what nobody's guards found goes
-        to the cron log); the crew's HEAD, the commit it is to be made on."""
-        said = self.reclaim_main()
-        if said:
-            cron_log(self.ws, f"parallel workers: an agent {said}")
+        """The main branch reclaimed just before a commit in main; the crew's HEAD, the commit it
+        is to be made on."""
+        self.reclaim_main()
         return self.main_head

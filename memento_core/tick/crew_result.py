@@ -23,7 +23,6 @@ from ..git.objects import hash_blobs
 from ..git.repo import head as git_head
 from ..git.status import persons_paths
 from ..git.status import status as git_status
-from ..runlog import cron_log
 from ..state import remove_claim
 from ..workspace import KEPT_DOCS
 from . import crew_judge, limits, own, receipts, review, unseen
@@ -74,17 +73,13 @@ def passed(crew: Crew, w: Worker, ctx: TickContext, at, touched, duration: float
 
 def merge(crew: Crew, w: Worker, at, touched, duration: float, verify_tail: str, report) -> TaskResult:
     """The worker's branch rebased onto the crew's HEAD and brought into the main work tree, then its
-    success entry and commit there; a main branch moved outside Memento, a conflict, a rebase that
-    merged into what verify passed or a person's uncommitted change to one of its files fails it."""
+    success entry and commit there; a conflict, a rebase that merged into what verify passed or a
+    person's uncommitted change to one of its files fails it."""
     docs, root = w.docs, crew.ctx.root
-    said = crew.reclaim_main()  # a worker's agent moved it: put back, and that worker answers for it
-    if said:  # moved elsewhere: put back, nobody to name from here
-        cron_log(crew.ws, f"parallel workers: an agent {said}")
-    onto = git_head(root)
-    if onto != crew.main_head:  # not a commit of the crew's nor of a worker's branch: its guards restore it
-        return failed(crew, w, w.ctx, at, f"the main branch moved outside Memento during the tick (to "
-                      f"{(onto or '')[:7]}, expected {(crew.main_head or '')[:7]}); the task's work "
-                      "was set aside", duration, 0, verify_tail, report, count_retry=False)
+    crew.reclaim_main()  # moved by an agent: put back, and that worker answers for it
+    # The crew's HEAD, never the branch as read now: a move from here on is put back and the commit
+    # made once more on this one (TickContext.commit); the work tree's files are this commit's.
+    onto = crew.main_head
     tip, conflicts, said = worktrees.rebase(w.ctx.root, onto, docs.config.author)
     if tip is None:
         if conflicts:
@@ -130,9 +125,12 @@ def failed(crew: Crew, w: Worker, ctx: TickContext, at, reason: str, duration: f
             own.split_own_hard_links(wctx.ws, at.snap, w.task.id, wctx.log_path)
             if at.beat is not None:
                 at.beat.update(stage="failing")
-            said = crew.refresh(w)
-            if said:  # its guards may not have run (an agent that exits non-zero): it answers for it
-                reason += f"; the agent {said}"
+            crew.refresh(w)
+            # Its guards may not have run (an agent that exits non-zero): what was found, it answers for.
+            found, w.foreign = w.foreign, []
+            for said in dict.fromkeys(found):
+                if said not in reason:
+                    reason += f"; the agent {said}"
             git_state.put_back(wctx.root, at.snap.git, rollback_folder(crew.ws, f"{w.task.id}-git"))
             damaged = put_back_objects(wctx, at, "the agent")  # before the checkout reads one
             reason = f"{reason}; {damaged}" if damaged and damaged not in reason else reason

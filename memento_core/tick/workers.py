@@ -189,13 +189,11 @@ def guards(crew: Crew, w: Worker, ctx: TickContext, plan: Plan, at, *, after_ver
     """``w``'s guards (observe.check_guards) under the crew's lock, with what someone else wrote into
     its worktree and what its agent did outside it (crew_judge.py) among the reasons."""
     with crew.lock:
-        moved = crew.refresh(w)
+        crew.refresh(w)
         verdict = check_guards(ctx, plan, at, after_verify=after_verify)
-        moved = moved or crew.reclaim_main()  # moved elsewhere meanwhile: loose in the snapshot, found here
         written = crew_judge.judge_worktree(crew, w, [c.path for c in verdict.touched])
         outside = crew_judge.judge_outside(crew, w)
-        extra = ((f"{'verify' if after_verify else 'the agent'} {moved}",) if moved else ()) \
-            + tuple(written) + tuple(outside)
+        extra = tuple(written) + tuple(outside)
         return replace(verdict, reasons=extra + verdict.reasons) if extra else verdict
 
 

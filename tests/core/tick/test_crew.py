@@ -139,11 +139,11 @@ def test_just_before_a_commit_main_is_put_back_and_the_worker_whose_branch_it_po
     git(root, "update-ref", "refs/heads/main", start)  # backwards: put back, nobody named
     crew.commit_onto(docs)
     assert git(root, "rev-parse", "refs/heads/main").strip() == persons == docs.commit_onto
-    assert f"an agent moved the main branch (refs/heads/main) to {start[:7]} (put back)" in crew.ws.cron_log.read_text()
+    assert f"someone moved the main branch (refs/heads/main) to {start[:7]} (put back)" in crew.ws.cron_log.read_text()
     git(root, "update-ref", "-d", "refs/heads/main")  # deleted: made again
     crew.commit_onto(docs)
     assert git(root, "rev-parse", "refs/heads/main").strip() == persons == docs.commit_onto
-    assert "an agent deleted the main branch (refs/heads/main) (put back)" in crew.ws.cron_log.read_text()
+    assert "someone deleted the main branch (refs/heads/main) (put back)" in crew.ws.cron_log.read_text()
     both = _commit_on(root, "refs/heads/memento/T-1", persons, "held by two branches")
     git(root, "update-ref", "refs/heads/memento/T-2", both)
     git(root, "update-ref", "refs/heads/main", both)
@@ -153,26 +153,50 @@ def test_just_before_a_commit_main_is_put_back_and_the_worker_whose_branch_it_po
     assert f"an agent moved the main branch (refs/heads/main) to {both[:7]}" in crew.ws.cron_log.read_text()
 
 
-def test_a_main_branch_moved_elsewhere_is_put_back_and_said_for_the_guards_that_found_it(tmp_path):
-    """reclaim_main's answer for a move to no worker's commit (a worker's guards take it as their
-    own reason); unmoved, or pointed at a worker's commit, it says nothing for the caller."""
+def test_a_main_branch_moved_elsewhere_is_put_back_and_blamed_on_the_one_agent_that_ran_then(tmp_path):
+    """A move to no worker's commit: the worker whose own agent alone ran when the ref changed
+    answers for it; none or several ran then: nobody does, the cron log says it."""
+    import copy
+    import time
+
     crew = _crew(tmp_path)
     root, start = crew.ctx.root, crew.main_head
-    assert crew.reclaim_main() == ""
-    elsewhere = git(root, "commit-tree", f"{start}^{{tree}}", "-m", "no parent, no branch").strip()
-    git(root, "update-ref", "refs/heads/main", elsewhere)
-    assert crew.reclaim_main() == f"moved the main branch (refs/heads/main) to {elsewhere[:7]} (put back)"
-    assert git(root, "rev-parse", "refs/heads/main").strip() == start
-    assert crew.reclaim_main() == ""
-    agents = _commit_on(root, "refs/heads/memento/T-1", start, "an agent's commit")
-    git(root, "update-ref", "refs/heads/main", agents)
-    assert crew.reclaim_main() == ""  # a worker's commit: its worker answers (none runs here: the cron log)
+    plan = crew.ctx.plan()
+    workers = []
+    for t in ("T-1", "T-2"):
+        ctx = copy.copy(crew.ctx)
+        ctx.own_runs = []
+        workers.append(Worker(plan.task(t), plan, None, ctx, ctx, f"refs/heads/memento/{t}"))
+    crew.running += workers
+    one, two = workers
+    assert crew.watch is not None  # unconfined: the ctime is the only witness
+
+    def move() -> str:
+        sha = git(root, "commit-tree", f"{start}^{{tree}}", "-m", f"elsewhere {time.time()}").strip()
+        git(root, "update-ref", "refs/heads/main", sha)
+        return sha
+
+    sha = move()  # no agent ran then
+    crew.reclaim_main()
+    assert git(root, "rev-parse", "refs/heads/main").strip() == start and one.foreign == two.foreign == []
+    said = f"moved the main branch (refs/heads/main) to {sha[:7]} (put back)"
+    assert f"someone {said} (no one worker's agent ran alone then)" in crew.ws.cron_log.read_text()
+    one.ctx.own_runs.append(["agent", time.time() - 1, None])
+    two.ctx.own_runs.append(["verify", time.time() - 1, None])  # its verify, not its agent
+    sha = move()
+    crew.reclaim_main()
+    assert one.foreign == [f"moved the main branch (refs/heads/main) to {sha[:7]} (put back)"] and two.foreign == []
+    two.ctx.own_runs.append(["agent", time.time() - 1, None])  # two agents ran: nobody can be named
+    sha = move()
+    crew.reclaim_main()
+    assert len(one.foreign) == 1 and two.foreign == []
+    assert f"someone moved the main branch (refs/heads/main) to {sha[:7]} (put back)" in crew.ws.cron_log.read_text()
     assert git(root, "rev-parse", "refs/heads/main").strip() == start
 
 
 def test_a_main_branch_git_refuses_to_put_back_is_said_so_and_blamed_on_no_holder(tmp_path):
-    """update-ref refused (a lock git left): "could not be put back", for the caller to say, never
-    "(put back)"; pointed at a worker's commit, that worker is not blamed for what stays."""
+    """update-ref refused (a lock git left): "could not be put back", never "(put back)"; pointed at
+    a worker's commit, that worker is not blamed for what stays."""
     crew = _crew(tmp_path)
     root, start = crew.ctx.root, crew.main_head
     plan = crew.ctx.plan()
@@ -183,9 +207,12 @@ def test_a_main_branch_git_refuses_to_put_back_is_said_so_and_blamed_on_no_holde
     lock = root / ".git" / "refs" / "heads" / "main.lock"
     lock.write_text("")
     try:
-        assert crew.reclaim_main() == f"moved the main branch (refs/heads/main) to {agents[:7]} (could not be put back)"
+        crew.reclaim_main()
         assert git(root, "rev-parse", "refs/heads/main").strip() == agents and worker.foreign == []
+        assert (f"someone moved the main branch (refs/heads/main) to {agents[:7]} (could not be put back)"
+                in crew.ws.cron_log.read_text())
     finally:
         lock.unlink()
-    assert crew.reclaim_main() == "" and git(root, "rev-parse", "refs/heads/main").strip() == start
+    crew.reclaim_main()
+    assert git(root, "rev-parse", "refs/heads/main").strip() == start
     assert worker.foreign == [f"moved the main branch (refs/heads/main) to {agents[:7]}, a commit of its branch (put back)"]

@@ -451,9 +451,10 @@ def test_a_lone_worker_that_points_main_at_its_commit_is_blamed_before_its_guard
     assert "agent: on main" not in subjects(ws) and git(ws.root, "rev-parse", "HEAD~2").strip() == head
 
 
-def test_a_main_branch_moved_elsewhere_while_the_guards_look_is_found_by_them(tmp_path, monkeypatch):
-    """A move in the instant between the refresh and the guards' end: loose in their snapshot, so
-    found just after them, put back, and their worker's reason."""
+def test_a_main_branch_moved_elsewhere_while_the_guards_look_is_put_back_and_nobody_blamed(tmp_path, monkeypatch):
+    """A move in the instant between the refresh and the guards' end, when no agent ran (a person, a
+    process outside the tick): loose in their snapshot, put back just after them, their worker not
+    failed for it; the cron log says it."""
     from memento_core.tick import workers
 
     ws, scratch = main_moving_ws(tmp_path, ["T-1"], hostile="nobody")
@@ -469,9 +470,24 @@ def test_a_main_branch_moved_elsewhere_while_the_guards_look_is_found_by_them(tm
     monkeypatch.setattr(workers, "check_guards", check_guards)
     head = git(ws.root, "rev-parse", "HEAD").strip()
     run_tick(ws.root)
-    said = {e.task_id: e.field("Reason") for e in status_log.parse_status(ws.status_path) if e.task_id}
-    assert said["T-1"].startswith(f"the agent moved the main branch (refs/heads/main) to {moved[0][:7]} (put back)")
+    assert parse_plan(ws.plan_path).task("T-1").status == "x"
     assert "agent: on main" not in subjects(ws) and git(ws.root, "rev-parse", "HEAD~2").strip() == head
+    assert f"someone moved the main branch (refs/heads/main) to {moved[0][:7]} (put back)" in ws.cron_log.read_text()
+
+
+def test_main_moved_elsewhere_is_blamed_on_the_worker_whose_agent_ran_then_not_on_who_found_it(tmp_path):
+    """T-1's agent points main at a commit on no branch and runs on until someone puts it back: T-2's
+    guards find it, but the ref's ctime is in T-1's agent's run alone: T-1 answers, T-2 passes."""
+    ws, scratch = main_moving_ws(tmp_path, ["T-1", "T-2"], "elsewhere-wait")
+    run_tick(ws.root)
+    moved = (scratch / "moved").read_text()
+    said = {e.task_id: e.field("Reason") for e in status_log.parse_status(ws.status_path) if e.task_id}
+    plan = parse_plan(ws.plan_path)
+    assert (plan.task("T-2").status, plan.task("T-2").retries) == ("x", 0), said
+    assert (plan.task("T-1").status, plan.task("T-1").retries) == (" ", 1), said
+    assert f"moved the main branch (refs/heads/main) to {moved[:7]} (put back)" in said["T-1"], said
+    assert "agent: on main" not in subjects(ws) and "memento: complete T-2 Task T-2" in subjects(ws)
+    assert leftovers(ws) == ([], [], 1)
 
 
 def test_a_worker_that_fails_without_its_guards_answers_for_main_moved_elsewhere(tmp_path):
@@ -501,7 +517,7 @@ def test_a_main_branch_moved_elsewhere_as_a_result_comes_in_is_put_back_and_logg
     said = {e.task_id: e.field("Reason") for e in status_log.parse_status(ws.status_path) if e.task_id}
     assert parse_plan(ws.plan_path).task("T-1").status == "x", said
     assert "agent: on main" not in subjects(ws) and "memento: complete T-1 Task T-1" in subjects(ws)
-    assert f"an agent moved the main branch (refs/heads/main) to {moved[0][:7]} (put back)" in ws.cron_log.read_text()
+    assert f"someone moved the main branch (refs/heads/main) to {moved[0][:7]} (put back)" in ws.cron_log.read_text()
 
 
 def test_an_agent_that_detaches_the_main_work_trees_head_fails_and_head_is_put_back(tmp_path):
@@ -542,7 +558,7 @@ def test_a_main_branch_moved_between_the_crews_look_and_its_commit_is_put_back_a
     assert "memento: complete T-1 Task T-1" in subjects(ws) and "agent: on main" not in subjects(ws)
     assert git(ws.root, "merge-base", "--is-ancestor", head, "HEAD") == ""
     cron = ws.cron_log.read_text()
-    assert f"an agent moved the main branch (refs/heads/main) to {moved[0][:7]} (put back)" in cron
+    assert f"someone moved the main branch (refs/heads/main) to {moved[0][:7]} (put back)" in cron
     assert "git error" not in cron and outcome.exit_code == 0, cron
 
 
@@ -564,7 +580,7 @@ def test_a_main_branch_moved_after_the_last_look_is_put_back_before_the_tick_com
     run_tick(ws.root)
     assert "agent: on main" not in subjects(ws) and git(ws.root, "merge-base", "--is-ancestor", head, "HEAD") == ""
     assert subjects(ws)[:2] == ["memento: tick #1 (status log and checkpoint)", "memento: complete T-1 Task T-1"]
-    assert f"an agent moved the main branch (refs/heads/main) to {moved[0][:7]} (put back)" in ws.cron_log.read_text()
+    assert f"someone moved the main branch (refs/heads/main) to {moved[0][:7]} (put back)" in ws.cron_log.read_text()
 
 
 @pytest.mark.parametrize("how", ["moved", "deleted"])
