@@ -20,9 +20,10 @@ is put back by whoever looks first (a worker's guards, a result being brought
 in, a commit in main). An agent that pointed it at a commit of its branch
 answers for it at its own guards, no other worker is failed for it; a move
 elsewhere is blamed on the worker whose agent alone ran when the ref changed
-(its ctime, as crew_watch.py tells files), else only the cron log says it. Memento's own commits in main are made on the
-crew's HEAD only (:meth:`Crew.commit_onto`), so a move in the instant between
-the look and the commit refuses the commit.
+(its ctime, as crew_watch.py tells files), else only the cron log says it.
+Memento's own commits in main are made on the crew's HEAD only
+(:meth:`Crew.commit_onto`): a move in the instant between the look and the
+commit refuses it, and it is made once more after main is put back.
 """
 
 from __future__ import annotations

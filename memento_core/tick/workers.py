@@ -75,7 +75,7 @@ def run_parallel(ctx: TickContext, budget: int) -> tuple[int, bool]:
     finally:
         stop_all(crew)
         with crew.lock:  # what the last agent did to the main branch after the last look: never kept
-            crew.reclaim_for_commit()
+            crew.reclaim_main()
     return passed, stop or ctx.interrupted
 
 
