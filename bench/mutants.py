@@ -25,7 +25,8 @@ in the pytest process. Memento's tests judge a real tick, run as ``python -m
 memento_core.tick`` (and agents, verify and the sandbox with a scrubbed environment):
 most mutants would be "not covered" or silently the original code.
 
-Budget (issue 37): at least 85 % killed overall, no module under 70 %. Exit status 1
+Budget (issue 37): at least 85 % killed overall, no module under 70 %. Exit status 2 when an
+EQUIVALENT entry matches another number of mutants than it says (see equivalent_problems); 1
 when missed (or when a module's tests fail before any mutation).
 """
 
@@ -116,15 +117,28 @@ MODULES = tuple(TESTS)
 # A line carrying this comment is not mutated (an equivalent mutant: say why beside it).
 NO_MUTATE = "pragma: no mutate"
 
+
+
+@dataclass(frozen=True)
+class Each:
+    """An EQUIVALENT entry meant for ``count`` mutants at once: the same line in several places of
+    the module, or one mutation made twice on a line. A plain ``why`` is meant for exactly one."""
+
+    count: int
+    why: str
+
+
 # Equivalent mutants: no behaviour differs, so no test can kill them. (module, the line as it
 # reads, stripped; the mutation) -> why. By the line's text, not its number: it outlives edits above.
-EQUIVALENT: dict[tuple[str, str, str], str] = {
+# An entry must match as many of today's mutants as it says (one, or Each's count): a line written
+# again elsewhere would otherwise be taken as equivalent unseen (equivalent_problems; a run refuses).
+EQUIVALENT: dict[tuple[str, str, str], str | Each] = {
     ("memento_core/tick/kept.py", 'folders = {p.rsplit("/", 1)[0] for p in paths if "/" in p}', "1 -> 0"):
         "a tracked file's own path among the folders: its mode is read once more and is the same, "
         "and the line below still adds every folder above it",
     ("memento_core/tick/kept.py",
      'return lambda paths: save_rollback(root, None, [FileChange(p, 0, 0, "created") for p in paths],', "0 -> 1"):
-        "the line counts of a created file: save_rollback reads a change's path and kind only",
+        Each(2, "the line counts of a created file: save_rollback reads a change's path and kind only"),
     ("memento_core/tick/receipts.py",
      'self.thread = threading.Thread(target=self._serve, name="memento-receipts", daemon=True)', "True -> False"):
         "close() stops and joins the thread on every way out of listening()",
@@ -159,8 +173,8 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
      'self._thread = threading.Thread(target=self._run, name="budget-watch", daemon=True)', "True -> False"):
         "__exit__ sets the event the thread waits on and joins it on every way out of the attempt",
     ("memento_core/tick/kept.py", "@dataclass(frozen=True)", "True -> False"):
-        "Kept and PutBack are made once and only read: nothing assigns to their fields, and Kept "
-        "holds dicts (never hashable) while no PutBack is hashed",
+        Each(2, "Kept and PutBack are made once and only read: nothing assigns to their fields, and Kept "
+        "holds dicts (never hashable) while no PutBack is hashed"),
     ("memento_core/sandbox/home.py",
      'name += "." + hashlib.sha256(real_root.encode("utf-8", "surrogateescape")).hexdigest()[:8]', "8 -> 9"):
         "the length of a worktree's private-home suffix: any length names the worktree as well, and "
@@ -213,7 +227,7 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
      "False -> True"):
         "the file was made three lines above with O_CREAT | O_EXCL | O_NOFOLLOW: not a link to follow",
     ("memento_core/tick/kept.py", "return False", "return None"):
-        "_restore's one caller asks for its truth only (the comprehension's if): None is False",
+        Each(2, "_restore's one caller asks for its truth only (the comprehension's if): None is False"),
     ("memento_core/receipts.py",
      'return hashlib.new(fmt, b"blob %d\\0" % len(data) + data, usedforsecurity=False).hexdigest()', "False -> True"):
         "the same digest wherever OpenSSL runs outside FIPS mode (here, CI): the flag only lets SHA-1 run on a "
@@ -235,7 +249,7 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "the socket's last reference goes when vouch returns, and CPython closes it then: no test "
         "can see the descriptor (the close is said for other Pythons and for the reader)",
     ("memento_core/receipts.py", "return False", "return None"):
-        "Receipts.status and .field are asked for their truth only (the guards' `if`): None is False",
+        Each(2, "Receipts.status and .field are asked for their truth only (the guards' `if`): None is False"),
     ("memento_core/receipts.py", 'return b""', "return None"):
         "_read_rest's one caller reads `answer or b'{}'`: None and b'' are the same answer",
     ("memento_core/sandbox/home.py", "if entry.is_dir(follow_symlinks=False):", "False -> True"):
@@ -268,8 +282,8 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "and when the file is left, rmtree's rmdir of the folder fails and unlock removes the folder again, "
         "whole, now writable",
     ("memento_core/tick/guards.py", "@dataclass(frozen=True)", "True -> False"):
-        "Snapshot, Observed and Verdict are made once and only read: nothing assigns to their fields "
-        "(dataclasses.replace makes a new one) and none is hashed",
+        Each(3, "Snapshot, Observed and Verdict are made once and only read: nothing assigns to their fields "
+        "(dataclasses.replace makes a new one) and none is hashed"),
     ("memento_core/fleet/publish.py", 'if task is None or task.status != "~":', "or -> and"):
         "the edit that follows refuses the same two cases (not in the plan, not [~]) with the EditConflict "
         "caught below it; only an empty plan file differs, which the guards have restored before publish",
@@ -302,7 +316,8 @@ class Mutant:
     def equivalent(self) -> str:
         """Why no test can kill it ('' = one can): EQUIVALENT, looked up after sampling, so that
         naming one changes no sample."""
-        return EQUIVALENT.get((self.module, self.was, self.what), "")
+        entry = EQUIVALENT.get((self.module, self.was, self.what), "")
+        return entry.why if isinstance(entry, Each) else entry
 
 
 @dataclass
@@ -408,6 +423,26 @@ def mutants_of(module: str, root: Path = REPO) -> list[Mutant]:
             m = Mutant(module, node.lineno, node.col_offset, what, was, now, text)
             found.setdefault(m.key, m)
     return sorted(found.values(), key=lambda m: (m.line, m.col, m.what))
+
+
+def equivalent_problems(module: str, mutants: list[Mutant]) -> tuple[list[str], list[str]]:
+    """(errors, stale) of the module's EQUIVALENT entries against every mutant of its code today:
+    an entry matching more mutants than it says (a line written again elsewhere would be taken as
+    equivalent unseen) or fewer but some; an entry matching none (its line changed or went)."""
+    errors, stale = [], []
+    for key, entry in EQUIVALENT.items():
+        if key[0] != module:
+            continue
+        lines = [m.line for m in mutants if (m.module, m.was, m.what) == key]
+        meant = entry.count if isinstance(entry, Each) else 1
+        if not lines:
+            stale.append(f"{module}: no mutant is {key[2]!r} of {key[1]!r} today (an EQUIVALENT entry to remove)")
+        elif len(lines) != meant:
+            errors.append(f"{module}: the EQUIVALENT entry for {key[2]!r} of {key[1]!r} is meant for {meant} "
+                          f"mutant{'s' if meant > 1 else ''} and matches {len(lines)} (lines "
+                          f"{', '.join(map(str, lines))}): give Each(count, why) if the reason holds for each, "
+                          "or mark the one line `pragma: no mutate` with its reason")
+    return errors, stale
 
 
 def compiles(mutant: Mutant) -> bool:
@@ -570,7 +605,17 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [m for m in modules if m not in TESTS]
     if unknown:
         parser.error(f"no test files known for {', '.join(unknown)} (add them to TESTS)")
-    chosen = {m: sample(mutants_of(m, root), args.sample, args.seed, m) for m in modules}
+    every = {m: mutants_of(m, root) for m in modules}
+    errors: list[str] = []
+    for module, found in every.items():
+        wrong, stale = equivalent_problems(module, found)
+        errors += wrong
+        for line in stale:
+            print(f"warning: {line}", file=sys.stderr)
+    if errors:
+        print("\n".join(errors), file=sys.stderr)
+        return 2
+    chosen = {m: sample(found, args.sample, args.seed, m) for m, found in every.items()}
     if args.at:
         chosen = {m: [x for x in found if f"{x.module}:{x.line}" in args.at] for m, found in chosen.items()}
         chosen = {m: found for m, found in chosen.items() if found}

@@ -94,3 +94,40 @@ def test_a_run_kills_what_the_tests_see_lists_what_they_do_not_and_leaves_the_pr
     assert run.returncode == 1  # under the budget
     assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == before
     assert not list(tmp_path.glob(".mutants-*"))
+
+
+def test_an_equivalent_entry_matching_more_mutants_than_it_says_stops_the_run(tmp_path, monkeypatch, capsys):
+    """Keyed by the line's text, an entry for one `return 0` would also hide a `return 0` written
+    later elsewhere in the module: a run refuses until the entry says how many it means."""
+    root = project(tmp_path)
+    calc = root / "pkg" / "calc.py"
+    calc.write_text(CALC + "\n\ndef zero():\n    return 0\n")
+    key = ("pkg/calc.py", "return 0", "return None")
+    monkeypatch.setattr(mutants, "EQUIVALENT", {key: "sign's 0 is only tested for truth"})
+    found = mutants.mutants_of("pkg/calc.py", root)
+    errors, stale = mutants.equivalent_problems("pkg/calc.py", found)
+    assert len(errors) == 1 and "matches 2 (lines 7, 24)" in errors[0] and not stale
+    assert mutants.main(["--root", str(root), "--list", "pkg/calc.py=tests/test_calc.py"]) == 2
+    assert "matches 2" in capsys.readouterr().err
+
+    monkeypatch.setattr(mutants, "EQUIVALENT", {key: mutants.Each(2, "0 is only tested for truth")})
+    assert mutants.equivalent_problems("pkg/calc.py", found) == ([], [])
+    assert [(m.line, m.equivalent) for m in found if m.equivalent] == [(7, "0 is only tested for truth"),
+                                                                       (24, "0 is only tested for truth")]
+    assert mutants.main(["--root", str(root), "--list", "pkg/calc.py=tests/test_calc.py"]) == 0
+
+    calc.write_text(CALC)  # zero() gone: the Each(2) entry now matches 1, fewer than it says
+    errors, _ = mutants.equivalent_problems("pkg/calc.py", mutants.mutants_of("pkg/calc.py", root))
+    assert "meant for 2 mutants and matches 1" in errors[0]
+
+    monkeypatch.setattr(mutants, "EQUIVALENT", {("pkg/calc.py", "return 7", "return None"): "gone"})
+    errors, stale = mutants.equivalent_problems("pkg/calc.py", mutants.mutants_of("pkg/calc.py", root))
+    assert not errors and "no mutant is 'return None' of 'return 7' today" in stale[0]
+    assert mutants.main(["--root", str(root), "--list", "pkg/calc.py=tests/test_calc.py"]) == 0
+    assert "warning: pkg/calc.py: no mutant" in capsys.readouterr().err
+
+
+def test_every_equivalent_entry_of_the_repository_matches_as_many_mutants_as_it_says():
+    for module in sorted({key[0] for key in mutants.EQUIVALENT}):
+        errors, _ = mutants.equivalent_problems(module, mutants.mutants_of(module))
+        assert errors == [], errors
