@@ -41,6 +41,7 @@ from pathlib import Path
 
 from ..config.model import Config
 from ..config.sandbox import env_never
+from ..errors import MementoError
 
 # Each preset's own state (logins, sessions, settings), relative to the home.
 PRESET_STATE: dict[str, tuple[str, ...]] = {
@@ -263,12 +264,18 @@ def _sync_state(preset: str, private: Path, home: str) -> None:
 def _clear(private: Path) -> None:
     """Empty the private home but ``.cache`` (the mount point of the project's cache): what an
     earlier run left there (a ``.pth`` under ~/.local, a CLAUDE.md, an edited setting) never
-    reaches a later one; links are removed, never followed."""
+    reaches a later one; links are removed, never followed. A MementoError naming what is left
+    when something cannot be removed (an immutable file: ``chattr +i``): the agent does not run
+    with it."""
+    reopened: set[str] = set()
 
-    def unlock(func, path, _exc):  # a folder the agent made unwritable or unreadable: opened again
+    def unlock(func, path, _exc):  # a folder the agent made unwritable or unreadable: opened again, once
         try:
             os.chmod(os.path.dirname(path), 0o700)
             if os.path.isdir(path) and not os.path.islink(path):
+                if path in reopened:  # opened already and still not removed: it cannot be
+                    return
+                reopened.add(path)
                 os.chmod(path, 0o700)
                 shutil.rmtree(path, onerror=unlock)
             else:
@@ -287,6 +294,11 @@ def _clear(private: Path) -> None:
                 os.unlink(entry.path)
             except OSError:
                 pass
+    left = sorted(e.name for e in os.scandir(private) if e.name != ".cache" or not e.is_dir(follow_symlinks=False))
+    if left:
+        raise MementoError(f"the private home {private} could not be emptied: {', '.join(left[:5])} "
+                           f"{'is' if len(left) == 1 else 'are'} still there (an immutable file? `lsattr -R`); "
+                           "remove it by hand")
 
 
 def install_prefix(path: str) -> str:

@@ -26,6 +26,7 @@ import pytest
 
 from memento_core import sandbox
 from memento_core.config.load import config_from_dict, load_config
+from memento_core.errors import MementoError
 from memento_core.plan.scan import parse_plan
 from memento_core.sandbox import home as private_home
 from memento_core.tick.__main__ import run_tick
@@ -769,6 +770,67 @@ def test_a_home_an_agent_locked_is_emptied_without_the_power_to_ignore_modes(tmp
         assert stat.S_IMODE(home.stat().st_mode) == 0o700  # opened again for the owner alone
     finally:
         subprocess.run(["chmod", "-R", "u+rwx", str(home)], check=False)
+
+
+def test_a_file_that_cannot_be_removed_stops_the_clearing_with_its_name_not_an_endless_retry(tmp_path):
+    """An immutable file (``chattr +i``) in a folder of the private home: the folder is opened
+    again once, not for ever (before: a RecursionError out of the tick); everything else is
+    removed, ``.cache`` stays, and a MementoError names what is left (the agent does not run)."""
+    chattr = shutil.which("chattr")
+    home = tmp_path / "home"
+    (home / ".cache").mkdir(parents=True)
+    (home / ".cache" / "kept").write_text("cache\n")
+    (home / "stuck" / "deeper").mkdir(parents=True)
+    (home / "stuck" / "deeper" / "f").write_text("agent\n")
+    (home / "stuck" / "other").write_text("agent\n")
+    (home / "gone" / "sub").mkdir(parents=True)
+    (home / "gone" / "sub" / "g").write_text("agent\n")
+    (home / "top").write_text("agent\n")
+    if chattr is None or subprocess.run([chattr, "+i", str(home / "stuck" / "deeper" / "f")],
+                                        capture_output=True).returncode != 0:
+        pytest.skip("needs chattr +i (root, a file system with the flag)")
+    try:
+        with pytest.raises(MementoError) as caught:
+            private_home._clear(home)
+        assert f"the private home {home} could not be emptied: stuck is still there" in str(caught.value)
+        assert sorted(p.name for p in home.iterdir()) == [".cache", "stuck"]
+        assert (home / ".cache" / "kept").read_text() == "cache\n"
+        assert sorted(p.name for p in (home / "stuck").iterdir()) == ["deeper"]  # the rest of it removed
+        subprocess.run([chattr, "-i", str(home / "stuck" / "deeper" / "f")], check=True)
+        private_home._clear(home)  # removable again: cleared without a word
+        assert sorted(p.name for p in home.iterdir()) == [".cache"]
+    finally:
+        if (home / "stuck" / "deeper" / "f").exists():
+            subprocess.run([chattr, "-i", str(home / "stuck" / "deeper" / "f")], check=False)
+
+
+@needs_bwrap
+def test_a_private_home_that_cannot_be_emptied_fails_the_attempt_and_the_next_tick_runs(tmp_path, person):
+    """The tick confined, a file in the agent's private home that cannot be removed: the attempt
+    fails saying which home and what, the agent never runs, no work tree change; removable
+    again, the next tick runs the task."""
+    chattr = shutil.which("chattr")
+    ws = sandboxed_ws(tmp_path, "sh -c 'echo done > hello.txt'")
+    private = private_home.project_dir(ws.root, ws.root) / "command"
+    stuck = private / ".config" / "planted"
+    stuck.parent.mkdir(parents=True)
+    stuck.write_text("left by an earlier run\n")
+    if chattr is None or subprocess.run([chattr, "+i", str(stuck)], capture_output=True).returncode != 0:
+        pytest.skip("needs chattr +i (root, a file system with the flag)")
+    try:
+        outcome = run_tick(ws.root)
+        (entry,) = entries(ws)
+        assert entry.status != "SUCCESS"
+        assert f"the private home {private} could not be emptied: .config is still there" in entry.field("Reason")
+        assert not (ws.root / "hello.txt").exists()
+        assert git(ws.root, "status", "--porcelain", "--untracked-files=all").strip() == ""
+    finally:
+        subprocess.run([chattr, "-i", str(stuck)], check=False)
+    outcome = run_tick(ws.root)
+    assert outcome.exit_code == 0, outcome.message
+    assert entries(ws)[-1].status == "SUCCESS", entries(ws)[-1].field("Reason")
+    assert (ws.root / "hello.txt").read_text() == "done\n"
+    assert not stuck.exists()
 
 
 def test_session_histories_in_any_folder_of_a_clis_state_are_never_copied(tmp_path, person):
