@@ -12,6 +12,7 @@ memory write` (``apply_memory_queue``), after it exited.
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .. import sandbox
@@ -34,27 +35,49 @@ def prepare(ctx: TickContext, task: Task, untracked, extra_guard=(), archive_dir
     from ..memory.queue import clear_queue
 
     ws = ctx.ws
-    try:
+
+    def before() -> None:
         sandbox.worker_dir(ws)
         clear_queue(ws)
-        found = sandbox.resolve(ctx.config)
-        if not found.confined:
-            if found.mode == "bwrap":
-                append_log(ctx.log_path, f"[memento] sandbox: {found.reason}\n")
-                return (), f"sandbox: {found.reason}"
-            append_log(ctx.log_path, f"[memento] sandbox: none, the agent runs unconfined ({found.reason})\n")
-            return (), ""
+
+    def build(binary: str) -> list[str]:
         _ensure_memory_store(ctx)
-        wrap = sandbox.bwrap_prefix(ws, ctx.config, binary=found.binary,
+        return sandbox.bwrap_prefix(ws, ctx.config, binary=binary,
                                     guard_paths=[*guard_paths(ctx.root, task.guard_files), *extra_guard],
                                     untracked=others(ctx.root, untracked),
-                                    archive_dir=archive_dir or ctx.plan().meta.status_archive_dir,
-                                    role=role)
+                                    archive_dir=archive_dir or ctx.plan().meta.status_archive_dir, role=role)
+
+    return sandboxed(ctx.config, build, log=ctx.log_path, before=before)
+
+
+def sandboxed(config, build: Callable[[str], Sequence[str]], *, log: Path | None, who: str = "the agent",
+              before: Callable[[], None] | None = None, detail: str = "") -> tuple[tuple[str, ...], str]:
+    """(the argv prefix ``build(binary)`` makes when ``config``'s sandbox confines, or (); '' or why
+    nothing may run): the one way every confined run is set up (the worker and its reviewer here,
+    the architect and its red runs in architect/). ``mode = "none"`` runs unconfined, said in
+    ``log``; a bwrap that cannot confine, or a ``before`` or ``build`` that fails (OSError,
+    MementoError), is the reason nothing runs. ``detail``: said after the arguments' count."""
+    try:
+        if before is not None:
+            before()
+        found = sandbox.resolve(config)
+        if not found.confined:
+            if found.mode == "bwrap":
+                _say(log, f"[memento] sandbox: {found.reason}\n")
+                return (), f"sandbox: {found.reason}"
+            _say(log, f"[memento] sandbox: none, {who} runs unconfined ({found.reason})\n")
+            return (), ""
+        wrap = tuple(build(found.binary))
     except (OSError, MementoError) as exc:
-        append_log(ctx.log_path, f"[memento] sandbox: could not be set up: {exc}\n")
+        _say(log, f"[memento] sandbox: could not be set up: {exc}\n")
         return (), f"sandbox: could not be set up: {exc}"
-    append_log(ctx.log_path, f"[memento] sandbox: bwrap ({len(wrap)} arguments)\n")
-    return tuple(wrap), ""
+    _say(log, f"[memento] sandbox: bwrap ({len(wrap)} arguments{detail})\n")
+    return wrap, ""
+
+
+def _say(log: Path | None, text: str) -> None:
+    if log is not None:
+        append_log(log, text)
 
 
 def check_network(ctx: TickContext) -> None:

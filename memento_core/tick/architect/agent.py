@@ -97,20 +97,9 @@ def confine(ctx: TickContext, config: Config, *, writable: tuple[str, ...] = WRI
     """(the sandbox's argv prefix or (), '' or why it cannot run): the worker's rules (tick/confine.py),
     with the project read-only but ``writable`` (the plan, the map and the notes)."""
     from ... import sandbox
+    from ..confine import sandboxed
 
-    try:
-        sandbox.worker_dir(ctx.ws)
-        found = sandbox.resolve(config)
-        if not found.confined:
-            if found.mode == "bwrap":
-                append_log(ctx.log_path, f"[memento] sandbox: {found.reason}\n")
-                return (), f"sandbox: {found.reason}"
-            append_log(ctx.log_path, f"[memento] sandbox: none, the architect runs unconfined ({found.reason})\n")
-            return (), ""
-        wrap = sandbox.architect_prefix(ctx.ws, config, binary=found.binary, writable_docs=writable,
-                                        readonly_docs=readonly)
-    except (OSError, MementoError) as exc:
-        append_log(ctx.log_path, f"[memento] sandbox: could not be set up: {exc}\n")
-        return (), f"sandbox: could not be set up: {exc}"
-    append_log(ctx.log_path, f"[memento] sandbox: bwrap ({len(wrap)} arguments; writable: {', '.join(writable)})\n")
-    return tuple(wrap), ""
+    return sandboxed(config, lambda binary: sandbox.architect_prefix(ctx.ws, config, binary=binary,
+                                                                     writable_docs=writable, readonly_docs=readonly),
+                     log=ctx.log_path, who="the architect", before=lambda: sandbox.worker_dir(ctx.ws),
+                     detail=f"; writable: {', '.join(writable)}")

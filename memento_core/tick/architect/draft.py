@@ -323,15 +323,11 @@ def run_red_first(ctx: TickContext, tasks: list[Task], say: Callable[[str], None
 def _red_wrap(ctx: TickContext) -> tuple[tuple[str, ...], str]:
     """(the sandbox's prefix for one red run, '' or why it cannot be confined)."""
     from ... import sandbox
+    from ..confine import sandboxed
 
     config = replace(ctx.config, sandbox_network="none")  # verify needs no model; nothing else either
-    try:
-        found = sandbox.resolve(config)
-        if not found.confined:
-            return (), (f"sandbox: {found.reason}" if found.mode == "bwrap" else "")
-        return tuple(sandbox.architect_prefix(ctx.ws, config, binary=found.binary, writable_docs=())), ""
-    except (OSError, MementoError) as exc:
-        return (), f"sandbox: could not be set up: {exc}"
+    return sandboxed(config, lambda binary: sandbox.architect_prefix(ctx.ws, config, binary=binary, writable_docs=()),
+                     log=None)
 
 
 def _red_one(ctx: TickContext, task: Task, wrap: tuple[str, ...], refused: str) -> RedCheck:
