@@ -2,8 +2,9 @@
 
 A small project (``--files`` tracked files), unconfined (``[sandbox] mode = "none"``), a
 ``command`` agent that writes one file and ``verify: true``. Each tick is a fresh
-``python -m memento_core.tick`` (run through runpy by this script's ``--child`` mode, which
-adds the counting hooks below), as cron starts it; the first tick is a warm-up.
+``python -m memento_core.tick`` as cron starts it (run through runpy by ``bench/tick_child.py``,
+which adds the counting hooks below and imports nothing the tick does not); the first tick is a
+warm-up.
 
 Counted per tick:
 - every git process, by git's own trace (``GIT_TRACE2_EVENT`` pointed at a directory: one
@@ -41,13 +42,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from table import header, print_table  # noqa: E402
+from tick_child import subcommand  # noqa: E402
 
 ENV = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@localhost",
        "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@localhost"}
 BUDGET_GIT = 25
 BUDGET_CPU = 0.30
-# Options git takes before its subcommand, each with a separate value.
-_VALUE_OPTS = {"-c", "-C", "--git-dir", "--work-tree", "--namespace", "--exec-path"}
 
 
 def _git(root: Path, *args: str) -> None:
@@ -74,72 +74,6 @@ def make_project(root: Path, n_files: int, n_tasks: int) -> None:
         '[sandbox]\nmode = "none"\n')
     _git(root, "add", "-A")
     _git(root, "commit", "-qm", "bench project")
-
-
-def subcommand(argv: list[str]) -> str:
-    """The git subcommand of an argv (``git -c x=y -C dir status …`` → ``status``)."""
-    args = iter(argv[1:])
-    for arg in args:
-        if arg in _VALUE_OPTS:
-            next(args, None)
-        elif not arg.startswith("-"):
-            return arg
-    return "?"
-
-
-# ---------------------------------------------------------------- the child: one tick
-
-
-def child(root: str, out: str) -> None:
-    """One tick, as `python -m memento_core.tick --project ROOT`, with the counting hooks."""
-    import runpy
-
-    calls: list[dict[str, str]] = []
-    spent = [0.0]
-    real_init = subprocess.Popen.__init__
-
-    def where() -> str:
-        frames, f = [], sys._getframe(2)
-        while f is not None and len(frames) < 4:
-            name = f.f_code.co_filename
-            if "memento_core" in name and f.f_code.co_name not in ("run_git", "output", "git", "_git"):
-                short = name.split("memento_core/")[-1]
-                frames.append(f"{short}:{f.f_code.co_name}")
-            f = f.f_back
-        return " <- ".join(frames) or "?"
-
-    def counting_init(self, args, *a, **kw):
-        argv = [os.fspath(x) for x in args] if isinstance(args, (list, tuple)) else [str(args)]
-        if argv and os.path.basename(argv[0]) == "git":
-            calls.append({"cmd": subcommand(argv), "where": where()})
-        return real_init(self, args, *a, **kw)
-
-    subprocess.Popen.__init__ = counting_init
-
-    from memento_core import agents
-    from memento_core.agents import process as agent_process
-    from memento_core.agents import run as agent_run
-
-    real_group = agent_process.run_in_group
-
-    def timed_group(*a, **kw):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        try:
-            return real_group(*a, **kw)
-        finally:
-            after = resource.getrusage(resource.RUSAGE_CHILDREN)
-            spent[0] += (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-
-    agents.run_in_group = agent_process.run_in_group = agent_run.run_in_group = timed_group
-    sys.argv = ["memento_core.tick", "--project", root]
-    code = 0
-    try:
-        runpy.run_module("memento_core.tick", run_name="__main__", alter_sys=True)
-    except SystemExit as exc:
-        code = exc.code or 0
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    Path(out).write_text(json.dumps({"exit": code, "calls": calls, "agent_verify_cpu": spent[0],
-                                     "python_cpu": own.ru_utime + own.ru_stime}))
 
 
 # ---------------------------------------------------------------- the parent
@@ -173,7 +107,7 @@ def one_tick(root: Path, tmp: Path, n: int, compile_each: bool = False, code: Pa
     if not compile_each:  # as installed: the bytecode is cached (the warm-up tick writes it)
         env.pop("PYTHONDONTWRITEBYTECODE", None)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", str(root), str(out)],
+    proc = subprocess.run([sys.executable, str(HERE / "tick_child.py"), str(root), str(out)],
                           env=env, capture_output=True, text=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0 or not out.exists():
@@ -245,9 +179,6 @@ def rows(ticks: int = 9, files: int = 20, where: bool = False) -> list:
 
 
 def main() -> int:
-    if len(sys.argv) == 4 and sys.argv[1] == "--child":
-        child(sys.argv[2], sys.argv[3])
-        return 0
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ticks", type=int, default=9)
     ap.add_argument("--files", type=int, default=20)
