@@ -378,7 +378,7 @@ def _memento(rel: str, archive_dir: str | None) -> bool:
     first = rel.partition("/")[0]
     if first not in _OWN_TOPS and not first.startswith(OWN_PREFIX) and first != (archive_dir or "").partition("/")[0]:
         return False  # own_file's answer, without its cost on each of 10,000 tracked paths
-    return first == ".git" or own_file(rel, archive_dir)
+    return own_file(rel, archive_dir)  # .git/ among them (MEMENTO_FILES)
 
 
 def _who_writes(bits: int) -> str:
