@@ -323,7 +323,6 @@ class Plan:
     phases: tuple[Phase, ...]
     tasks: tuple[Task, ...]
     structure_errors: tuple[PlanError, ...]  # everything but per-task problems
-    line_count: int
 
     def task(self, task_id: str) -> Task | None:
         return self.by_id.get(task_id)

@@ -212,6 +212,18 @@ VALUES = """\
   - verify: `true`
   - context_files: [a]
   - changes: some
+- [ ] T-7 Only its estimate is wrong
+  - verify: `true`
+  - context_files: [a]
+  - estimate: a while
+- [ ] T-8 Only its timeout is wrong
+  - verify: `true`
+  - context_files: [a]
+  - timeout: 5 parsecs
+- [ ] T-9 Imported from an issue that could not be read
+  - verify: `true`
+  - context_files: [a]
+  - import_error: the ```memento block is not TOML
 
 ## Phase 2: Two (depends on Phase 1)
 """
@@ -250,6 +262,10 @@ def test_each_problem_is_said_at_its_fields_line_and_an_issues_task_says_which_i
         (41, "T-6", "changes: `some` is not understood: `- changes: none` says the task only checks (its verify "
                     "alone judges it; an attempt that changes nothing is otherwise a failure); leave the field "
                     "out for a task that changes files"),
+        (45, "T-7", "estimate: invalid duration 'a while': expected e.g. 90s, 5min, 5m, 1h, 1h30m, 2d or seconds"),
+        (49, "T-8", "timeout: unknown unit 'parsecs' in duration '5 parsecs' (use s, min or m, h, d)"),
+        (53, "T-9", "import_error: the ```memento block is not TOML (fix the issue and import again, or write the "
+                    "task's fields here and delete this line)"),
     ]
     assert all(e.scope == "task" for e in plan.errors) and plan.plan_errors == ()
     assert plan.unsatisfiable == {"T-2"} and plan.task("T-2").valid  # never picked, though valid itself
@@ -262,7 +278,7 @@ def test_a_phase_is_found_by_its_id():
 
     plan = parse_plan_text(VALUES)
     assert plan.phase("Phase 2") == plan.phases[1] and plan.phase("Phase 2").depends == ("Phase 1",)
-    assert plan.phase("Phase 1").task_ids == ("T-1", "T-2", "GH-12", "T-3", "T-4", "T-5", "T-6")
+    assert plan.phase("Phase 1").task_ids == ("T-1", "T-2", "GH-12", "T-3", "T-4", "T-5", "T-6", "T-7", "T-8", "T-9")
     assert plan.phase("Phase 3") is None and plan.phase("phase 1") is None
 
 
