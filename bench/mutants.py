@@ -309,6 +309,11 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "the first piece of a split is the same however many splits follow it",
     ("memento_core/plan/scan.py", "state[node] = 2", "2 -> 3"):
         "_check_cycles asks only whether a phase is being visited (1) or not seen (None): done is any other value",
+    ("memento_core/plan/model.py", 'and (not (value := get("estimate")) or not _duration_problem(value)) \\', "or -> and"):
+        "Task.problems' fast path never taken: without an estimate the memo's check of None is a problem, "
+        "with one `not value` is false; _problems then says every task's problems the same",
+    ("memento_core/plan/model.py", 'and (not (value := get("timeout")) or not _duration_problem(value)):', "or -> and"):
+        "Task.problems' fast path never taken (as the estimate's line): _problems says the same",
 }
 
 _FLIP = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE,

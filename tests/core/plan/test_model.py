@@ -13,7 +13,8 @@ from memento_core.plan.model import _FIELD_FIND, split_path_list, unquote
 
 
 @pytest.mark.parametrize("value, bare", [("`pytest -q`", "pytest -q"), ("``grep `x` f``", "grep `x` f"),
-                                         ("`", "`"), ("``", ""), ("`a", "`a"), ("a`", "a`"), (" plain ", "plain")])
+                                         ("`", "`"), ("``", ""), ("`a", "`a"), ("a`", "a`"), (" plain ", "plain"),
+                                         ("````", ""), ("```", "`"), ("`` a ``", "a")])
 def test_one_layer_of_matching_backticks_is_taken_off_a_value(value, bare):
     from memento_core.plan.model import unquote
 
@@ -190,7 +191,7 @@ VALUES = """\
   - retries: 1
   - timeout: 90s
   - estimate: 5min
-  - depends: T-1, none, T-1, T-9
+  - depends: T-1, none, T-1, T-99
 - [ ] GH-12 From an issue
   - context_files: [a]
 - [ ] T-3 Says when it is due
@@ -239,7 +240,7 @@ def test_a_tasks_values_as_its_block_says_them_and_their_defaults():
         (None, None, None, 0, 0, None, ())
     assert (t2.do, t2.question, t2.questions, t2.retries, t2.timeout_seconds) == \
         ("make it so", "which database?", 2, 1, 90.0)
-    assert t2.depends == ("T-1", "T-9") and t2.valid  # an unknown id is the plan's error, not the task's
+    assert t2.depends == ("T-1", "T-99") and t2.valid  # an unknown id is the plan's error, not the task's
     assert (t3.retries, t3.questions) == (0, 0)  # not whole numbers: 0, and the task is unpickable
     assert not plan.task("T-4").check_only and plan.task("T-4").valid
     assert plan.task("T-5").check_only and plan.task("T-5").valid
@@ -252,7 +253,7 @@ def test_each_problem_is_said_at_its_fields_line_and_an_issues_task_says_which_i
     plan = parse_plan_text(VALUES)
     said = [(e.line, e.task_id, e.message) for e in plan.errors]
     assert said == [
-        (20, "T-2", "depends on unknown task `T-9`"),
+        (20, "T-2", "depends on unknown task `T-99`"),
         (21, "GH-12", "has no verify command (GitHub issue #12 has no ```memento block line `verify: …`: "
                       "add it to the issue and `memento plan import` again, or write the field here)"),
         (23, "T-3", "retries must be a whole number, got `x`"),
