@@ -417,3 +417,8 @@ depends: Phase 2, Phase 3
 depends: Phase 1, Phase 1
 """
     assert _messages(text) == ["docs/MASTER_PLAN.md:3: dependency cycle: Phase 1 → Phase 3 → Phase 1"]
+
+
+def test_an_archive_folder_inside_the_project_is_taken_as_written():
+    plan = parse_plan_text("# MASTER_PLAN: p\n\n## Meta\n- status_archive_dir: logs/old/ <!-- ours -->\n- created: /x\n")
+    assert (plan.meta.status_archive_dir, plan.meta.created, plan.errors) == ("logs/old/", "/x", ())
