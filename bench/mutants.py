@@ -287,6 +287,47 @@ EQUIVALENT: dict[tuple[str, str, str], str | Each] = {
     ("memento_core/fleet/publish.py", 'if task is None or task.status != "~":', "or -> and"):
         "the edit that follows refuses the same two cases (not in the plan, not [~]) with the EditConflict "
         "caught below it; only an empty plan file differs, which the guards have restored before publish",
+    ("memento_core/plan/model.py", "line: int = 0  # the ``## Meta`` heading; 0 when the plan has none", "0 -> 1"):
+        "a default nothing reads: the scanner always passes the Meta's line, and the one other Meta() "
+        "(tick/lock.py) reads its stale_lock_timeout alone",
+    ("memento_core/plan/model.py",
+     'and (fields.keys() <= _USUAL_KEYS or "".join(fields).islower()) and "[retries" not in self.raw_rest:', "<= -> <"):
+        "Task._parsed's fast path taken less often: keys that are all usual are all lower case, which "
+        "islower() tells as well, and the general path reads such a block the same",
+    ("memento_core/plan/model.py",
+     'and (fields.keys() <= _USUAL_KEYS or "".join(fields).islower()) and "[retries" not in self.raw_rest:', "or -> and"):
+        "Task._parsed's fast path taken less often: a lower-case block of unusual keys goes the general "
+        "way, which reads it the same (no key repeated, no accept, no inline retries)",
+    ("memento_core/plan/model.py",
+     'line = task.field_lines.get(problem.split(":", 1)[0], task.line) if ": " in problem else task.line', "1 -> 2"):
+        "the first piece of a split is the same however many splits follow it",
+    ("memento_core/plan/scan.py", "@lru_cache(maxsize=2)", "2 -> 3"):
+        "how many parsed plans are kept: a plan no longer kept is parsed again, equal, from the same text",
+    ("memento_core/plan/scan.py", "atexit.register(_parsed.cache_clear)", "call deleted"):
+        "the cache emptied at exit saves Python's finalization the walk of the plans it holds: CPU at "
+        "exit, no value any caller reads",
+    ("memento_core/plan/scan.py", "while pos < end:", "< -> <="):
+        "at pos == end the search finds nothing (every structural line has a character) and the loop breaks",
+    ("memento_core/plan/scan.py", "pos = m.end() + 1", "1 -> 0"):
+        "a match ends at its line's newline (or after a blank line's, before an empty line): `^` matches "
+        "nothing at that newline, so the next match is the one found from the next line",
+    ("memento_core/plan/scan.py", "return m.end() + 1  # e.g. ```a`b: a line of text", "1 -> 0"):
+        "as pos = m.end() + 1: the line ends at its newline, where no structural line starts",
+    ("memento_core/plan/scan.py", "return close.end() + 1", "1 -> 0"):
+        "as pos = m.end() + 1: a closing fence's match ends at its newline, where no structural line starts",
+    ("memento_core/plan/scan.py",
+     "self.phase_meta_allowed = False  # phase lines (parallel, depends) come before its tasks", "False -> True"):
+        "read only while a phase is open, and the heading that opens one sets it True",
+    ("memento_core/plan/scan.py",
+     'phase_id = heading.split(":", 1)[0].strip() if ":" in heading else heading', "1 -> 2"):
+        "the first piece of a split is the same however many splits follow it",
+    ("memento_core/plan/scan.py", "state[node] = 2", "2 -> 3"):
+        "_check_cycles asks only whether a phase is being visited (1) or not seen (None): done is any other value",
+    ("memento_core/plan/model.py", 'and (not (value := get("estimate")) or not _duration_problem(value)) \\', "or -> and"):
+        "Task.problems' fast path never taken: without an estimate the memo's check of None is a problem, "
+        "with one `not value` is false; _problems then says every task's problems the same",
+    ("memento_core/plan/model.py", 'and (not (value := get("timeout")) or not _duration_problem(value)):', "or -> and"):
+        "Task.problems' fast path never taken (as the estimate's line): _problems says the same",
 }
 
 _FLIP = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE,

@@ -104,13 +104,7 @@ class PlanEditor:
                 return False
             self._replace(ln, new)
             return True
-        indent = "  "
-        if task.field_lines:
-            first = strip_eol(self.doc.lines[min(task.field_lines.values()) - 1])
-            fm = _FIELD_RE.match(first)
-            if fm:
-                indent = fm.group("indent")
-        self._insert(self._last_field_line(task), f"{indent}- {key}: {value}")
+        self._insert(task.end_line, f"{self._indent(task)}- {key}: {value}")
         return True
 
     def remove_field(self, task_id: str, key: str) -> bool:
@@ -152,11 +146,12 @@ class PlanEditor:
                 del self.doc.lines[ln - 1]
         self._plan = None
         if at is None:
-            at = self._last_field_line(self._task(task_id)) + 1
+            at = self._task(task_id).end_line + 1  # after the task's last non-blank line
         indent = self._indent(self._task(task_id))
         nl = self.doc.newline
         ensure_eol(self.doc.lines, at - 2, nl)
-        self.doc.lines[at - 1 : at - 1] = [f"{indent}- {key}: {v}{nl}" for v in values]
+        i = at - 1
+        self.doc.lines[i:i] = [f"{indent}- {key}: {v}{nl}" for v in values]
         self._plan = None
         return True
 
@@ -168,18 +163,12 @@ class PlanEditor:
         self._plan = None
 
     def _indent(self, task: Task) -> str:
-        if task.field_lines:
-            fm = _FIELD_RE.match(strip_eol(self.doc.lines[min(task.field_lines.values()) - 1]))
-            if fm:
-                return fm.group("indent")
-        return "  "
-
-    def _last_field_line(self, task: Task) -> int:
-        """The line after which a new field goes: the last non-blank line of the task block."""
-        ln = task.end_line
-        while ln > task.line and not strip_eol(self.doc.lines[ln - 1]).strip():
-            ln -= 1
-        return ln
+        """The indentation of the task's first field line, two spaces when it has none. An inline
+        ``[retries: N]`` is on the task line itself: not a field line to copy."""
+        lines = [ln for ln in task.field_lines.values() if ln != task.line]
+        if not lines:
+            return "  "
+        return _FIELD_RE.match(strip_eol(self.doc.lines[min(lines) - 1])).group("indent")
 
     def replace_all(self, data: bytes) -> None:
         """Make the whole plan ``data`` (another version of it, e.g. the one at a snapshot)."""

@@ -172,7 +172,7 @@ class Task:
         for m in _FIELD_FIND.finditer(self.block):
             key = m.group(1).lower()
             if key not in lines:
-                lines[key] = self.line + self.block.count("\n", 0, m.start() + 1)
+                lines[key] = self.line + self.block.count("\n", 0, m.start())  # a match starts a line
         return lines
 
     @cached_property
@@ -310,9 +310,9 @@ class Phase:
     id: str
     title: str
     line: int
-    parallel: bool = False
-    depends: tuple[str, ...] = ()
-    task_ids: tuple[str, ...] = ()
+    parallel: bool
+    depends: tuple[str, ...]
+    task_ids: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -322,8 +322,7 @@ class Plan:
     meta: Meta
     phases: tuple[Phase, ...]
     tasks: tuple[Task, ...]
-    structure_errors: tuple[PlanError, ...] = ()  # everything but per-task problems
-    line_count: int = 0
+    structure_errors: tuple[PlanError, ...]  # everything but per-task problems
 
     def task(self, task_id: str) -> Task | None:
         return self.by_id.get(task_id)

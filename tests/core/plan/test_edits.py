@@ -322,3 +322,190 @@ def test_edits_touch_only_their_line(tmp_path: Path, plan, ops, crlf, bom):
     assert {t.id: (t.status, t.retries) for t in parsed.tasks} == expected
     assert "T-999" not in parsed.by_id
     assert parsed.plan_errors == ()
+
+
+def test_a_field_is_added_with_the_tasks_own_indent_and_a_space_after_a_bare_colon(tmp_path):
+    text = ("# MASTER_PLAN: p\n\n## Meta\n\n## Phase 1: A\n\n- [ ] T-1 Tabs\n\t- verify: `true`\n\t- retries:2\n"
+            "- [ ] T-2 Four spaces, the last line without a newline\n    - verify: `true`")
+    path = _write(tmp_path, text)
+    said = []
+    edit_plan(path, lambda e: said.extend([e.set_field("T-1", "reason", "r"), e.set_field("T-1", "retries", "3"),
+                                           e.set_field("T-2", "reason", "s"), e.set_repeated("T-1", "accept", ["a"]),
+                                           e.set_repeated("T-2", "accept", ["b", "c"]),
+                                           e.set_repeated("T-2", "accept", ["b", "c"])]))
+    assert said == [True, True, True, True, True, False]
+    assert path.read_text() == (
+        "# MASTER_PLAN: p\n\n## Meta\n\n## Phase 1: A\n\n- [ ] T-1 Tabs\n\t- verify: `true`\n\t- retries: 3\n"
+        "\t- reason: r\n\t- accept: a\n- [ ] T-2 Four spaces, the last line without a newline\n    - verify: `true`\n"
+        "    - reason: s\n    - accept: b\n    - accept: c\n")
+
+
+def test_a_task_without_fields_gets_its_first_two_spaces_in(tmp_path):
+    path = _write(tmp_path, "# MASTER_PLAN: p\n\n## Phase 1: A\n- [ ] T-1 Bare\n- [ ] T-2 Next\n")
+    edit_plan(path, lambda e: (e.set_field("T-1", "verify", "`true`"), e.set_repeated("T-2", "accept", ["x"])))
+    assert path.read_text() == "# MASTER_PLAN: p\n\n## Phase 1: A\n- [ ] T-1 Bare\n  - verify: `true`\n- [ ] T-2 Next\n" \
+                               "  - accept: x\n"
+
+
+def test_inline_retries_said_unchanged_when_the_same_and_an_accept_is_never_replaced_by_set_field(tmp_path):
+    path = _write(tmp_path, VARIANTS)
+    before = path.read_bytes()
+    said = []
+    edit_plan(path, lambda e: said.extend([e.set_field("T-2", "retries", "5"), e.set_field("T-2", "reason", "why"),
+                                           e.set_field("T-2", "retries", "6")]))
+    assert said == [False, True, True]
+    assert path.read_text().splitlines()[14:18] == ["- [!] `T-2` [MODULE:ui] Blocked one [retries: 6]",
+                                                     "    - verify: ``echo `quoted` ``", "    - context_files: []",
+                                                     "    - reason: why"]
+    path.write_bytes(before)
+    edit_plan(path, lambda e: e.set_field("T-3", "accept", "three"))
+    assert parse_plan(path).task("T-3").accept == ("one", "two", "three")
+
+
+def test_a_title_given_to_a_task_that_had_none(tmp_path):
+    path = _write(tmp_path, "# MASTER_PLAN: p\n\n## Phase 1: A\n- [ ] T-1\n  - verify: `true`\n- [ ] `T-2`:\n")
+    edit_plan(path, lambda e: (e.set_title("T-1", "Now named"), e.set_title("T-2", "Named too")))
+    assert path.read_text().splitlines()[3:6] == ["- [ ] T-1 Now named", "  - verify: `true`", "- [ ] `T-2`: Named too"]
+
+
+def test_an_unknown_status_is_refused_and_nothing_is_written(tmp_path):
+    path = _write(tmp_path, TWO_TASKS)
+    with pytest.raises(ValueError, match="unknown status 'y'"):
+        set_status(path, "T-2", "y")
+    assert path.read_text() == TWO_TASKS
+
+
+def test_an_empty_plan_is_refused_and_errors_name_the_plan_as_a_person_finds_it(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "MASTER_PLAN.md").write_bytes(b"")
+    with pytest.raises(MementoError, match="plan not found or empty"):
+        set_status(docs / "MASTER_PLAN.md", "T-1", "x")
+    assert (docs / "MASTER_PLAN.md").read_bytes() == b""
+    (docs / "MASTER_PLAN.md").write_text(TWO_TASKS)
+    with pytest.raises(EditConflict) as conflict:
+        set_status(docs / "MASTER_PLAN.md", "T-9", "x")
+    assert str(conflict.value).startswith("docs/MASTER_PLAN.md: task T-9 is not in the plan")
+    for other in (tmp_path / "MASTER_PLAN.md", docs / "PLAN.md", tmp_path / "notdocs" / "MASTER_PLAN.md"):
+        other.parent.mkdir(exist_ok=True)
+        other.write_text(TWO_TASKS)
+        with pytest.raises(EditConflict) as conflict:
+            set_status(other, "T-9", "x")
+        assert str(conflict.value).startswith(f"{other}: task T-9")
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("# MASTER_PLAN: p", "# MASTER_PLAN: p\n\n## Meta\n- tick_mode: paused\n\n"),
+    ("Prose first.\n## Phase 1: A\n", "## Meta\n- tick_mode: paused\n\nProse first.\n## Phase 1: A\n"),
+    ("Prose\n# Title\n## Phase 1: A\n", "Prose\n# Title\n\n## Meta\n- tick_mode: paused\n\n## Phase 1: A\n"),
+])
+def test_a_meta_section_goes_below_the_title_or_at_the_top(tmp_path, text, expected):
+    path = _write(tmp_path, text)
+    assert set_meta(path, "tick_mode", "paused").meta.tick_mode == "paused"
+    assert path.read_text() == expected
+
+
+def test_a_meta_value_without_a_space_after_its_colon_gets_one_and_the_same_value_writes_nothing(tmp_path):
+    path = _write(tmp_path, "# MASTER_PLAN: p\n\n## Meta\n- tick_mode:auto\n- max_retries: 3 <!-- c -->\n")
+    said = []
+    edit_plan(path, lambda e: said.extend([e.set_meta("max_retries", "3"), e.set_meta("tick_mode", "paused"),
+                                           e.set_meta("total_ticks", "1")]))
+    assert said == [False, True, True]
+    assert path.read_text() == "# MASTER_PLAN: p\n\n## Meta\n- tick_mode: paused\n- max_retries: 3 <!-- c -->\n" \
+                               "- total_ticks: 1\n"
+
+
+def test_the_counters_leave_skipped_tasks_out_and_count_done_ones(tmp_path):
+    text = ("# MASTER_PLAN: p\n\n## Meta\n- total_tasks: 9\n- completed_tasks: 9\n\n## Phase 1: A\n"
+            "- [x] T-1 a\n- [-] T-2 b\n- [ ] T-3 c\n- [!] T-4 d\n- [x] T-5 e\n")
+    path = _write(tmp_path, text)
+    meta = edit_plan(path, lambda e: e.update_counters()).meta
+    assert (meta.total_tasks, meta.completed_tasks, meta.total_ticks) == (4, 2, 0)
+    assert "total_ticks" not in path.read_text()
+
+
+def test_a_task_block_put_back_at_the_end_of_the_file_keeps_the_files_last_byte(tmp_path):
+    old = "# MASTER_PLAN: t\n\n## Phase 1: One\n\n- [ ] T-1 First\n  - verify: `true`"
+    path = _write(tmp_path, old.replace("`true`", "`false`").replace("[ ]", "[~]"))
+    edit_plan(path, lambda e: e.replace_task_block("T-1", old.encode()))
+    assert path.read_text() == old.replace("[ ]", "[~]")
+
+
+def _tick_listening(plan: Path, reply: dict):
+    """A stand-in for a running tick's receipt socket (SPEC §13) in the workspace of ``plan``
+    (docs/MASTER_PLAN.md): it records each receipt a person's command announces with the plan's
+    bytes at that moment, and answers ``reply``, once."""
+    import json
+    import socket
+    import threading
+
+    from memento_core.receipts import socket_name
+
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(socket_name(plan.parent.parent))
+    server.listen(1)
+    heard: list[tuple[dict, bytes]] = []
+
+    def serve() -> None:
+        with server:
+            conn, _ = server.accept()
+            with conn:
+                data = b""
+                while not data.endswith(b"\n"):
+                    data += conn.recv(4096)
+                heard.append((json.loads(data), plan.read_bytes()))
+                conn.sendall(json.dumps(reply).encode() + b"\n")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return heard, thread
+
+
+@pytest.mark.parametrize("op", ["reset", "skip"])
+def test_a_persons_reset_or_skip_is_announced_to_the_running_tick_before_the_plan_is_written(tmp_path, op):
+    (tmp_path / "docs").mkdir()
+    path = tmp_path / "docs" / "MASTER_PLAN.md"
+    text = TWO_TASKS.replace("- [ ] `T-2`", "- [!] `T-2`")
+    path.write_text(text)
+    heard, thread = _tick_listening(path, {"ok": True})
+    plan = reset_task(path, "T-2") if op == "reset" else skip_task(path, "T-2", "not  needed")
+    thread.join(10)
+    receipt = {"op": "reset", "task": "T-2"} if op == "reset" else {"op": "skip", "task": "T-2", "reason": "not needed"}
+    assert heard == [(receipt, text.encode())]
+    assert plan.task("T-2").status == (" " if op == "reset" else "-")
+    heard, thread = _tick_listening(path, {"ok": False, "why": "the tick says no"})
+    before = path.read_bytes()
+    with pytest.raises(MementoError, match="refused: the tick says no; nothing was changed"):
+        reset_task(path, "T-2") if op == "skip" else skip_task(path, "T-2", "after all")
+    thread.join(10)
+    assert len(heard) == 1 and path.read_bytes() == before
+
+
+def test_each_edited_line_keeps_its_own_line_ending_in_a_file_of_mixed_endings(tmp_path):
+    """A plan edited on two systems: the edit writes each line back with the ending it had."""
+    data = (b"# MASTER_PLAN: p\n\n## Meta\n- tick_mode: auto\r\n\n## Phase 1: A\n"
+            b"- [ ] T-1 a\r\n  - verify: `true`\n- [ ] T-2 b\n  - verify: `true`\r\n")
+    path = tmp_path / "MASTER_PLAN.md"
+    path.write_bytes(data)
+    edit_plan(path, lambda e: (e.set_status("T-1", "x"), e.set_status("T-2", "~"), e.set_meta("tick_mode", "paused"),
+                               e.set_field("T-2", "verify", "`false`")))
+    assert path.read_bytes() == data.replace(b"[ ] T-1", b"[x] T-1").replace(b"[ ] T-2", b"[~] T-2").replace(
+        b"auto\r\n", b"paused\r\n").replace(b"`true`\r\n", b"`false`\r\n")
+
+
+def test_each_edit_says_whether_it_changed_the_plan():
+    said = []
+    before, after = edited(lambda e: said.extend([e.set_title("GH-1", "Old title"), e.set_title("GH-1", "New"),
+                                                  e.remove_field("GH-1", "verify"), e.remove_field("GH-1", "verify"),
+                                                  e.set_repeated("GH-1", "accept", ["one", "two"]),
+                                                  e.set_status("T-2", "x"), e.set_status("T-2", "!")]))
+    assert said == [False, True, True, False, False, False, True]
+    task = parse_plan_text(after.decode("utf-8")).task("GH-1")
+    assert (task.title, task.verify, task.accept) == ("New", None, ("one", "two"))
+
+
+def test_accept_lines_added_to_the_last_task_of_a_file_without_a_last_newline():
+    data = b"# MASTER_PLAN: p\n\n## Phase 1: A\n- [ ] T-1 x\n  - verify: `true`"
+    editor = PlanEditor(decode(data, "plan"), "plan")
+    assert editor.set_repeated("T-1", "accept", ["a", "b"])
+    assert editor.doc.encode() == data + b"\n  - accept: a\n  - accept: b\n"

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from memento_core.errors import MementoError
+from memento_core.plan.model import Meta
 from memento_core.plan.scan import parse_plan, parse_plan_text
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
@@ -248,3 +249,176 @@ def test_the_same_bytes_parse_once_and_any_change_is_parsed_again(tmp_path):
     path.write_bytes(b"\xff\xfe not UTF-8")  # read at every call: what is on disk now
     with pytest.raises(MementoError):
         parse_plan(path)
+
+
+_MINIMUMS = {"max_retries": 0, "max_questions": 0, "max_tasks_per_tick": 1, "max_diff_lines": 1, "max_diff_bytes": 1,
+             "circuit_breaker_threshold": 1, "status_max_entries": 1, "total_ticks": 0, "total_tasks": 0,
+             "completed_tasks": 0}
+
+
+def test_each_meta_number_takes_its_least_value_and_refuses_one_below_it():
+    """A limit of 0 retries is a plan's choice; 0 tasks a tick or a diff of 0 lines would stop all work."""
+    least = "".join(f"- {key}: {n}\n" for key, n in _MINIMUMS.items())
+    plan = parse_plan_text(f"# MASTER_PLAN: p\n\n## Meta\n{least}\n## Phase 1: A\n")
+    assert plan.errors == ()
+    assert {key: getattr(plan.meta, key) for key in _MINIMUMS} == _MINIMUMS
+    below = "".join(f"- {key}: {n - 1}\n" for key, n in _MINIMUMS.items())
+    assert _messages(f"# MASTER_PLAN: p\n\n## Meta\n{below}\n## Phase 1: A\n") == [
+        f"docs/MASTER_PLAN.md:{line}: Meta `{key}` must be at least {n}, got {n - 1}"
+        for line, (key, n) in enumerate(_MINIMUMS.items(), 4)]
+    refused = parse_plan_text(f"# MASTER_PLAN: p\n\n## Meta\n{below}- tick_mode: sometimes\n\n## Phase 1: A\n").meta
+    assert refused == Meta(lines=refused.lines, line=3)  # a refused value leaves its default
+
+
+ODD = """
+# master_plan: Odd one
+# A second title is prose
+
+## META
+- created: <!-- fill in
+- max_retries: 4 <!-- a comment never closed
+- max_retries: 5
+- stale_lock_timeout: a fortnight
+- status_archive_dir: ../elsewhere
+- Created: 2026-12-07
+
+### Phase 0: a level-3 heading is prose
+## Phase 1: One
+- [ ] no id here
+- [ ] T-1 First
+  - verify: `true`
+  - context_files: [a]
+parallel: true
+```a`b is text
+- [ ] T-2 Right after a line that opens no fence
+  - verify: `true`
+  - context_files: [a]
+```
+- [ ] T-3 fenced
+```
+- [ ] T-4 Right after a fence
+  - verify: `true`
+  - context_files: [a]
+"""
+
+
+def test_an_odd_plan_as_a_model_might_write_it_is_read_tolerantly_and_each_slip_said_at_its_line():
+    plan = parse_plan_text(ODD)
+    assert plan.title == "Odd one" and plan.meta.line == 5  # `## META` is the Meta; the file opens blank
+    assert (plan.meta.created, plan.meta.max_retries, plan.meta.stale_lock_timeout) == ("", 4, 900.0)
+    assert plan.meta.status_archive_dir == "logs/status_archive/"  # never outside the project
+    assert plan.meta.extra == {"Created": "2026-12-07"} and plan.meta.lines["max_retries"] == 7
+    assert [(p.id, p.line, p.parallel, p.task_ids) for p in plan.phases] == \
+        [("Phase 1", 14, False, ("T-1", "T-2", "T-4"))]  # `parallel:` after a task is prose
+    assert [(t.id, t.line, t.valid) for t in plan.tasks] == [("T-1", 16, True), ("T-2", 21, True), ("T-4", 27, True)]
+    assert [(e.line, e.message, e.severity, e.scope) for e in plan.errors] == [
+        (8, "Meta key `max_retries` is repeated (first on line 7)", "error", "plan"),
+        (9, "Meta `stale_lock_timeout`: invalid duration 'a fortnight': expected e.g. 90s, 5min, 5m, 1h, 1h30m, "
+            "2d or seconds", "error", "plan"),
+        (10, "Meta `status_archive_dir`: `../elsewhere` leads outside the project (`..`); the status log rotates "
+             "into the default logs/status_archive/", "error", "task"),
+        (15, "checkbox line without a task id like `T-101`; it is not a task", "warning", "task"),
+    ]
+    assert [e.line for e in plan.plan_errors] == [8, 9]
+
+
+def test_a_plan_without_meta_and_with_a_fence_never_closed_is_warned_of_and_hides_nothing_before_it():
+    plan = parse_plan_text("# Plain title\n\n## Phase 1: A\n- [ ] T-1 x\n  - verify: `true`\n  - context_files: [a]\n"
+                           "~~~\n- [ ] T-2 never closed\n")
+    assert plan.title == "Plain title" and [t.id for t in plan.tasks] == ["T-1"]
+    assert [(e.line, e.message, e.severity, e.scope) for e in plan.errors] == [
+        (1, "no `## Meta` section; defaults apply", "warning", "task"),
+        (7, "code fence ~~~ is never closed", "warning", "task"),
+    ]
+    assert plan.plan_errors == ()
+
+
+PHASES = """\
+# MASTER_PLAN: phases
+## Meta
+## Phase 1: A
+parallel: yes
+## Phase 2: B
+<!-- parallel: 1 -->
+<!-- depends: phase 1, , none, Phase 2 -->
+## Phase 3: C
+- parallel: No
+- depends: Phase 4
+## Phase 4: D
+parallel: 0
+depends: Phase 3
+## Phase 5: E
+parallel: maybe
+depends: Phase 9, Phase 5
+## Phase 1: Again
+depends: Phase 4
+"""
+
+
+def test_phase_lines_in_every_spelling_and_each_wrong_one_said():
+    plan = parse_plan_text(PHASES)
+    assert [(p.id, p.line, p.parallel, p.depends) for p in plan.phases] == [
+        ("Phase 1", 3, True, ()), ("Phase 2", 5, True, ("Phase 1",)), ("Phase 3", 8, False, ("Phase 4",)),
+        ("Phase 4", 11, False, ("Phase 3",)), ("Phase 5", 14, False, ()), ("Phase 1", 17, False, ("Phase 4",))]
+    assert [(e.line, e.message) for e in plan.errors] == [
+        (7, "Phase 2 depends on itself"),
+        (11, "dependency cycle: Phase 4 → Phase 3 → Phase 4"),  # said once, though both phases lead into it
+        (15, "`parallel` of Phase 5 must be true or false, got `maybe`"),
+        (16, "Phase 5 depends on unknown phase `Phase 9`"),
+        (16, "Phase 5 depends on itself"),
+        (17, "phase `Phase 1` is defined twice (first on line 3)"),
+    ]
+    assert all(e.scope == "plan" and e.severity == "error" for e in plan.errors)
+
+
+def test_a_bom_and_a_nul_byte_in_the_file(tmp_path):
+    path = tmp_path / "MASTER_PLAN.md"
+    path.write_bytes(b"\xef\xbb\xbf# MASTER_PLAN: with a BOM\n\n## Meta\n")
+    assert parse_plan(path).title == "with a BOM" and parse_plan(path).meta.line == 3
+    assert parse_plan_text("\ufeff# MASTER_PLAN: with a BOM\n").title == "with a BOM"
+    path.write_bytes(b"# MASTER_PLAN: p\n\n## Meta\x00\n")
+    with pytest.raises(MementoError, match=r"MASTER_PLAN.md:3: contains NUL bytes"):
+        parse_plan(path)
+    with pytest.raises(MementoError, match=r"^docs/MASTER_PLAN.md:3: contains NUL bytes"):
+        parse_plan(path, "docs/MASTER_PLAN.md")
+
+
+def test_a_plan_that_ends_in_prose_or_lacks_meta_or_phases():
+    plan = parse_plan_text("# MASTER_PLAN: p\n\n## Meta\n\n## Phase 1: A\n\n- [ ] T-1 One\n  - verify: `true`\n"
+                           "  - context_files: [a]\n\nSome closing words, then none.")
+    assert [t.id for t in plan.tasks] == ["T-1"] and plan.errors == ()
+    no_meta = "docs/MASTER_PLAN.md:1: no `## Meta` section; defaults apply"
+    assert _messages("# MASTER_PLAN: p\n\n## Phase 1: A\n") == [no_meta]
+    assert _messages("# MASTER_PLAN: p\n\n- [ ] T-1 One\n  - verify: `true`\n  - context_files: [a]\n") == \
+        [no_meta, "docs/MASTER_PLAN.md:3: T-1 task is not under a phase heading (`## Phase N: …`)"]
+    assert _messages("# MASTER_PLAN: p\n\nOnly prose.\n") == []
+
+
+def test_the_errors_that_stop_the_pipeline_come_in_line_order():
+    """The duplicate id is found while scanning, the Meta's and the phases' errors after it: the
+    tick and `memento lint` show them as the file reads."""
+    text = ("# MASTER_PLAN: p\n\n## Meta\n- max_retries: -1\n\n## Phase 1: A\n<!-- depends: Phase 1 -->\n\n"
+            "- [ ] T-1 One\n- [ ] T-1 Again\n")
+    plan = parse_plan_text(text)
+    assert [(e.line, e.message) for e in plan.plan_errors] == [
+        (4, "Meta `max_retries` must be at least 0, got -1"), (7, "Phase 1 depends on itself"),
+        (10, "duplicate task id (first defined on line 9)")]
+    assert [e.line for e in plan.structure_errors] == [4, 7, 10]
+
+
+def test_a_cycle_is_named_by_its_phases_alone_and_once():
+    text = """\
+# MASTER_PLAN: cycles
+## Meta
+## Phase 1: A
+depends: Phase 2, Phase 3
+## Phase 2: B
+## Phase 3: C
+depends: Phase 1, Phase 1
+"""
+    assert _messages(text) == ["docs/MASTER_PLAN.md:3: dependency cycle: Phase 1 → Phase 3 → Phase 1"]
+
+
+def test_an_archive_folder_inside_the_project_is_taken_as_written():
+    plan = parse_plan_text("# MASTER_PLAN: p\n\n## Meta\n- status_archive_dir: logs/old/ <!-- ours -->\n- created: /x\n")
+    assert (plan.meta.status_archive_dir, plan.meta.created, plan.errors) == ("logs/old/", "/x", ())
