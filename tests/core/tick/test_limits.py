@@ -8,6 +8,7 @@ entries, the plan's retries, state.json, usage.json, cron.log and git.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -17,12 +18,15 @@ from pathlib import Path
 import pytest
 
 from memento_core import spending, status_log
+from memento_core.agents.usage import RateLimit
+from memento_core.config.load import load_config
 from memento_core.plan.scan import parse_plan
 from memento_core.runlog import utc_stamp
 from memento_core.scaffold import init_workspace
 from memento_core.state import TickState
 from memento_core.tick.__main__ import run_tick
-from memento_core.tick.limits import clock, parse_stamp
+from memento_core.tick.context import TickContext
+from memento_core.tick.limits import AgentOutcome, clock, parse_stamp, presets_to_try, task_streak, with_usage
 from memento_core.workspace import Workspace
 
 AGENT = Path(__file__).resolve().parents[2] / "agents" / "reports_like_a_cli.py"
@@ -426,3 +430,80 @@ def test_a_cost_over_the_budget_printed_before_the_agents_group_is_known_still_s
         if agent.poll() is None:
             agent.kill()
             agent.wait()
+
+
+# ------------------------------------------------------------------ the module's steps, one by one
+#
+# Called on a real committed workspace and a real TickContext (the agent never runs): judged on
+# their values, state.json's fields, the status log, the tick log and git.
+
+
+def context(tmp_path: Path, **config) -> TickContext:
+    """A tick's context on the workspace make_ws writes, its configuration changed by ``config``."""
+    ws = make_ws(tmp_path, "claude-done")
+    ctx = TickContext(ws)
+    ctx.config = dataclasses.replace(load_config(ws.root / "memento.toml"), **config)
+    return ctx
+
+
+def tick_log(ctx: TickContext) -> str:
+    return ctx.log_path.read_text() if ctx.log_path.exists() else ""
+
+
+def test_the_seventh_rate_limited_attempt_of_a_task_in_a_row_counts_a_retry(tmp_path):
+    ctx = context(tmp_path)
+    limited = "⏳ RATE LIMITED — until 14:05 UTC (preset claude)"
+    for n in range(1, 7):  # six in a row count nothing (SPEC §14)
+        assert task_streak(ctx, "T-1", limited, "rate limited: 429") == (limited, "rate limited: 429")
+        assert ctx.state.task_limit_streaks == {"T-1": n}
+    assert "rate-limited attempts in a row" not in tick_log(ctx)
+    assert task_streak(ctx, "T-1", limited, "rate limited: 429") == \
+        ("", "rate limited: 429 (7 rate-limited attempts of T-1 in a row: counted as a failure)")
+    assert "[memento] T-1: 7 rate-limited attempts in a row: this one counts a retry\n" in tick_log(ctx)
+    assert task_streak(ctx, "T-2", limited, "rate limited: 429") == (limited, "rate limited: 429")
+    assert ctx.state.task_limit_streaks == {"T-1": 7, "T-2": 1}
+
+
+def test_an_attempt_not_rate_limited_ends_its_tasks_streak_and_an_interrupted_one_counts_nothing(tmp_path):
+    ctx = context(tmp_path)
+    ctx.state.task_limit_streaks = {"T-1": 6, "T-2": 3}
+    ctx.interrupted = True
+    limited = "⏳ RATE LIMITED — until 14:05 UTC (preset claude)"
+    assert task_streak(ctx, "T-1", limited, "rate limited: 429") == (limited, "rate limited: 429")
+    assert ctx.state.task_limit_streaks == {"T-1": 6, "T-2": 3}
+    ctx.interrupted = False
+    # an ending with a ⏳ only at its end is no rate limit: a Status starts with it
+    assert task_streak(ctx, "T-1", "failed ⏳", "verify failed") == ("failed ⏳", "verify failed")
+    assert ctx.state.task_limit_streaks == {"T-2": 3}
+    ctx.state.task_limit_streaks = None  # state.json written by hand: not a table
+    assert task_streak(ctx, "T-2", limited, "rate limited: 429") == (limited, "rate limited: 429")
+    assert ctx.state.task_limit_streaks == {"T-2": 1}
+
+
+def test_an_outcome_is_rate_limited_only_with_both_its_limit_and_its_time():
+    until = datetime.now(UTC) + timedelta(hours=1)
+    limit = RateLimit(until, "429")
+    assert AgentOutcome(limit=limit, until=None, preset="claude").status() == ""
+    assert AgentOutcome(limit=None, until=until, preset="claude").status() == ""
+    assert AgentOutcome(limit=limit, until=until, preset="claude").status() == \
+        f"⏳ RATE LIMITED — until {clock(until)} (preset claude)"
+
+
+def test_usage_and_fallback_go_just_before_the_log_field_or_last():
+    outcome = AgentOutcome(usage=spending.Usage(1200, 300, 0.5), fallbacks=["claude rate limited; ran codex"])
+    usage = ("Usage", "1.2k in / 300 out tokens, $0.500")
+    fallback = ("Fallback", "claude rate limited; ran codex")
+    fields = [("Task", "`T-1`"), ("Status", "✅ SUCCESS"), ("Log", "logs/tick.log"), ("Duration", "3s")]
+    assert with_usage(fields, outcome) == [*fields[:2], usage, fallback, *fields[2:]]
+    assert with_usage(fields[:2], outcome) == [*fields[:2], usage, fallback]
+    assert with_usage(fields, AgentOutcome()) == fields and with_usage(fields, None) == fields
+
+
+def test_presets_to_try_leave_out_those_still_refused_and_keep_the_first_when_all_are(tmp_path):
+    ctx = context(tmp_path, agent_preset="claude", agent_fallback=("codex", "gemini"))
+    now = datetime.now(UTC).replace(microsecond=0)
+    later = utc_stamp(now + timedelta(minutes=5))
+    ctx.state.preset_limits = {"claude": later, "codex": utc_stamp(now)}  # codex's ends this very second
+    assert presets_to_try(ctx, now) == ["codex", "gemini"]
+    ctx.state.preset_limits = {"claude": later, "codex": later, "gemini": later}
+    assert presets_to_try(ctx, now) == ["claude"]
