@@ -29,9 +29,20 @@ from memento_core.scaffold import init_workspace
 from memento_core.state import TickState
 from memento_core.tick.__main__ import run_tick
 from memento_core.tick.context import TickContext
-from memento_core.tick.limits import (AgentOutcome, BudgetWatch, clock, daily_budget_spent, note_windows, over_task_budget,
-                                      parse_stamp, presets_to_try, read_output, skip_reason, task_streak,
-                                      with_usage)
+from memento_core.tick.limits import (
+    AgentOutcome,
+    BudgetWatch,
+    clock,
+    daily_budget_spent,
+    note_windows,
+    over_task_budget,
+    parse_stamp,
+    presets_to_try,
+    read_output,
+    skip_reason,
+    task_streak,
+    with_usage,
+)
 from memento_core.workspace import Workspace
 
 AGENT = Path(__file__).resolve().parents[2] / "agents" / "reports_like_a_cli.py"
