@@ -328,6 +328,54 @@ EQUIVALENT: dict[tuple[str, str, str], str | Each] = {
         "with one `not value` is false; _problems then says every task's problems the same",
     ("memento_core/plan/model.py", 'and (not (value := get("timeout")) or not _duration_problem(value)):', "or -> and"):
         "Task.problems' fast path never taken (as the estimate's line): _problems says the same",
+    ("memento_core/tick/limits.py", "outcome.suspect = (preset, limit, ctx.config, chain[i + 1:])", "1 -> 0"):
+        "the presets after the suspected one then include itself, and confirm_limit has just stamped it refused "
+        "(until the CLI's reset or a backoff of 5 minutes or more) before it picks the first free one: never it; "
+        "only a reset less than a second away (the stamp drops its fraction) would differ, a moment no test times",
+    ("memento_core/tick/limits.py", "self.marker = spec.usage_marker if spec is not None else None", "is not -> is"):
+        "without a marker the watch reads the whole capture instead of the usage lines picked from it: the "
+        "parser finds the same last usage line there (the capture keeps a stream's first and last 10 MB)",
+    ("memento_core/tick/limits.py",
+     "if (config.budget_task_usd > 0 or config.budget_task_tokens > 0) and self.parse is not None:", "> -> >="):
+        Each(2, "a watch started with that budget 0 (dollars or tokens): over_task_budget asks `> 0` of each "
+             "budget itself, so it never finds the attempt over one that is off"),
+    ("memento_core/tick/limits.py", "self._thread.join(timeout=10)", "10 -> 11"):
+        "the thread ends as soon as the event just set wakes it (a look under way parses the usage lines in "
+        "milliseconds): it never waits out the timeout",
+    ("memento_core/tick/limits.py", "self._thread.join(timeout=10)", "10 -> 9"):
+        "the thread ends as soon as the event just set wakes it (a look under way parses the usage lines in "
+        "milliseconds): it never waits out the timeout",
+    ("memento_core/tick/limits.py", "return -1 if over and not pgid else size", "return None"):
+        "the size judged only spares a parse of output that did not grow: with None every second's output is "
+        "parsed again and judged the same",
+    ("memento_core/tick/limits.py", "return -1 if over and not pgid else size", "and -> or"):
+        "-1 only makes the next second look again at output that did not grow: looked at again, it is judged "
+        "the same (an over budget is stopped by the look that finds the group known)",
+    ("memento_core/tick/limits.py", "until = utc_stamp(last.resets_at.replace(microsecond=0))", "0 -> 1"):
+        "utc_stamp writes whole seconds: the microseconds are dropped either way",
+    ("memento_core/tick/limits.py", "ctx.state.preset_limits[preset] = utc_stamp(until.replace(microsecond=0))",
+     "0 -> 1"):
+        "utc_stamp writes whole seconds: the microseconds are dropped either way",
+    ("memento_core/tick/limits.py",
+     "until = limit.until if limit.until is not None and limit.until > now else None", "> -> >="):
+        "differs only when the CLI's reset time equals datetime.now() to the microsecond: no test can time "
+        "that without a clock of its own",
+    ("memento_core/tick/limits.py",
+     "until = now + timedelta(minutes=min(first * 2 ** min(ctx.state.rate_limit_streak, 10), longest))",
+     "10 -> 11"):
+        "the 120-minute cap binds from a streak of 5 on (5 * 2**5 = 160): the exponent's own cap only keeps "
+        "the integer small",
+    ("memento_core/tick/limits.py",
+     "until = now + timedelta(minutes=min(first * 2 ** min(ctx.state.rate_limit_streak, 10), longest))",
+     "10 -> 9"):
+        "the 120-minute cap binds from a streak of 5 on (5 * 2**5 = 160): the exponent's own cap only keeps "
+        "the integer small",
+    ("memento_core/tick/limits.py", "if config.budget_daily_usd <= 0 and config.budget_daily_tokens <= 0:",
+     "<= -> <"):
+        Each(2, "with a budget of exactly 0 (dollars or tokens) the day's usage is read, and each check below "
+             "asks `> 0` of its budget again: ('', '') all the same"),
+    ("memento_core/tick/limits.py", "return bool(_daily_reached(ctx, now)[0])", "0 -> 1"):
+        "_daily_reached answers both parts empty or both set (what was spent, the key that stopped it)",
 }
 
 _FLIP = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE,

@@ -8,21 +8,41 @@ entries, the plan's retries, state.json, usage.json, cron.log and git.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
+import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from memento_core import spending, status_log
+from memento_core.agents.logpipe import Capture, LogPipe
+from memento_core.agents.usage import RateLimit
+from memento_core.config.load import load_config
 from memento_core.plan.scan import parse_plan
 from memento_core.runlog import utc_stamp
 from memento_core.scaffold import init_workspace
 from memento_core.state import TickState
 from memento_core.tick.__main__ import run_tick
-from memento_core.tick.limits import clock, parse_stamp
+from memento_core.tick.context import TickContext
+from memento_core.tick.limits import (
+    AgentOutcome,
+    BudgetWatch,
+    clock,
+    daily_budget_spent,
+    note_windows,
+    over_task_budget,
+    parse_stamp,
+    presets_to_try,
+    read_output,
+    skip_reason,
+    task_streak,
+    with_usage,
+)
 from memento_core.workspace import Workspace
 
 AGENT = Path(__file__).resolve().parents[2] / "agents" / "reports_like_a_cli.py"
@@ -143,15 +163,18 @@ def status_json(ws: Workspace) -> dict:
 
 def test_a_429_without_a_time_backs_off_5_then_10_minutes_and_never_trips_the_breaker(tmp_path):
     ws = make_ws(tmp_path, "http-429")
-    waits = []
+    waits, since = [], set()
     for _ in range(3):  # the breaker threshold is 2: three failed ticks would trip it
         before = datetime.now(UTC)
         outcome = run_tick(ws.root)
         assert [r.passed for r in outcome.results] == [False]
         until = parse_stamp(TickState.load(ws).rate_limited_until)
+        since.add(TickState.load(ws).rate_limited_since)  # the first refusal of the streak, kept
         waits.append(round((until - before).total_seconds() / 60))
         end_the_wait(ws)
     assert waits == [5, 10, 20]
+    (first,) = since
+    assert first and parse_stamp(first) <= datetime.now(UTC)
     state = TickState.load(ws)
     state.rate_limit_streak = 5  # 5 · 2⁵ = 160 minutes: the longest wait is two hours
     state.save(ws)
@@ -207,7 +230,8 @@ def test_aider_exiting_0_after_giving_up_on_429s_is_rate_limited(tmp_path):
 def test_an_agent_exiting_0_that_mentions_a_429_but_whose_task_passes_is_not_rate_limited(tmp_path, kind):
     ws = make_ws(tmp_path, kind)
     # A limit of this preset remembered from long ago: a pass with no limit in its words forgets it.
-    ws.state_path.write_text(json.dumps({"preset_limits": {"command": "2000-01-01T00:00:00Z"}}))
+    ws.state_path.write_text(json.dumps({"preset_limits": {"command": "2000-01-01T00:00:00Z"},
+                                         "rate_limit_streak": 3, "rate_limited_since": "2000-01-01T00:00:00Z"}))
     outcome = run_tick(ws.root)
 
     assert [r.passed for r in outcome.results] == [True], outcome.message
@@ -215,6 +239,7 @@ def test_an_agent_exiting_0_that_mentions_a_429_but_whose_task_passes_is_not_rat
     assert entry.status == "SUCCESS" and entry.task_id == "T-1"
     state = TickState.load(ws)
     assert state.rate_limited_until == "" and state.preset_limits == {}
+    assert (state.rate_limit_streak, state.rate_limited_since) == (0, "")  # the next 429 waits 5 minutes
     assert git(ws.root, "show", "HEAD:T-1.txt") == "done\n"
     assert parse_plan(ws.plan_path).task("T-1").status == "x"
     log = (ws.root / outcome.log).read_text()
@@ -258,6 +283,8 @@ def test_a_fallback_preset_runs_in_the_same_tick(tmp_path, kind):
     assert entry.field("Fallback").startswith("command rate limited until ") and "ran script" in entry.field(
         "Fallback")
     assert retries(ws) == 0 and TickState.load(ws).rate_limited_until == ""  # the tick does not wait
+    log = (ws.root / outcome.log).read_text()
+    assert f"[memento] command is rate limited until {clock(next_hours())}: trying script in this tick\n" in log
 
     # the next tick goes straight to the fallback while the first preset is still refused
     outcome = run_tick(ws.root)
@@ -426,3 +453,352 @@ def test_a_cost_over_the_budget_printed_before_the_agents_group_is_known_still_s
         if agent.poll() is None:
             agent.kill()
             agent.wait()
+
+
+# ------------------------------------------------------------------ the module's steps, one by one
+#
+# Called on a real committed workspace and a real TickContext (the agent never runs): judged on
+# their values, state.json's fields, the status log, the tick log and git.
+
+
+def context(tmp_path: Path, **config) -> TickContext:
+    """A tick's context on the workspace make_ws writes, its configuration changed by ``config``."""
+    ws = make_ws(tmp_path, "claude-done")
+    ctx = TickContext(ws)
+    ctx.config = dataclasses.replace(load_config(ws.root / "memento.toml"), **config)
+    return ctx
+
+
+def tick_log(ctx: TickContext) -> str:
+    return ctx.log_path.read_text() if ctx.log_path.exists() else ""
+
+
+def test_the_seventh_rate_limited_attempt_of_a_task_in_a_row_counts_a_retry(tmp_path):
+    ctx = context(tmp_path)
+    limited = "⏳ RATE LIMITED — until 14:05 UTC (preset claude)"
+    for n in range(1, 7):  # six in a row count nothing (SPEC §14)
+        assert task_streak(ctx, "T-1", limited, "rate limited: 429") == (limited, "rate limited: 429")
+        assert ctx.state.task_limit_streaks == {"T-1": n}
+    assert "rate-limited attempts in a row" not in tick_log(ctx)
+    assert task_streak(ctx, "T-1", limited, "rate limited: 429") == \
+        ("", "rate limited: 429 (7 rate-limited attempts of T-1 in a row: counted as a failure)")
+    assert "[memento] T-1: 7 rate-limited attempts in a row: this one counts a retry\n" in tick_log(ctx)
+    assert task_streak(ctx, "T-2", limited, "rate limited: 429") == (limited, "rate limited: 429")
+    assert ctx.state.task_limit_streaks == {"T-1": 7, "T-2": 1}
+
+
+def test_an_attempt_not_rate_limited_ends_its_tasks_streak_and_an_interrupted_one_counts_nothing(tmp_path):
+    ctx = context(tmp_path)
+    ctx.state.task_limit_streaks = {"T-1": 6, "T-2": 3}
+    ctx.interrupted = True
+    limited = "⏳ RATE LIMITED — until 14:05 UTC (preset claude)"
+    assert task_streak(ctx, "T-1", limited, "rate limited: 429") == (limited, "rate limited: 429")
+    assert ctx.state.task_limit_streaks == {"T-1": 6, "T-2": 3}
+    ctx.interrupted = False
+    # an ending with a ⏳ only at its end is no rate limit: a Status starts with it
+    assert task_streak(ctx, "T-1", "failed ⏳", "verify failed") == ("failed ⏳", "verify failed")
+    assert ctx.state.task_limit_streaks == {"T-2": 3}
+    ctx.state.task_limit_streaks = None  # state.json written by hand: not a table
+    assert task_streak(ctx, "T-2", limited, "rate limited: 429") == (limited, "rate limited: 429")
+    assert ctx.state.task_limit_streaks == {"T-2": 1}
+
+
+def test_an_outcome_is_rate_limited_only_with_both_its_limit_and_its_time():
+    until = datetime.now(UTC) + timedelta(hours=1)
+    limit = RateLimit(until, "429")
+    assert AgentOutcome(limit=limit, until=None, preset="claude").status() == ""
+    assert AgentOutcome(limit=None, until=until, preset="claude").status() == ""
+    assert AgentOutcome(limit=limit, until=until, preset="claude").status() == \
+        f"⏳ RATE LIMITED — until {clock(until)} (preset claude)"
+
+
+def test_usage_and_fallback_go_just_before_the_log_field_or_last():
+    outcome = AgentOutcome(usage=spending.Usage(1200, 300, 0.5), fallbacks=["claude rate limited; ran codex"])
+    usage = ("Usage", "1.2k in / 300 out tokens, $0.500")
+    fallback = ("Fallback", "claude rate limited; ran codex")
+    fields = [("Task", "`T-1`"), ("Status", "✅ SUCCESS"), ("Log", "logs/tick.log"), ("Duration", "3s")]
+    assert with_usage(fields, outcome) == [*fields[:2], usage, fallback, *fields[2:]]
+    assert with_usage(fields[:2], outcome) == [*fields[:2], usage, fallback]
+    assert with_usage(fields, AgentOutcome()) == fields and with_usage(fields, None) == fields
+
+
+def test_presets_to_try_leave_out_those_still_refused_and_keep_the_first_when_all_are(tmp_path):
+    ctx = context(tmp_path, agent_preset="claude", agent_fallback=("codex", "gemini"))
+    now = datetime.now(UTC).replace(microsecond=0)
+    later = utc_stamp(now + timedelta(minutes=5))
+    ctx.state.preset_limits = {"claude": later, "codex": utc_stamp(now)}  # codex's ends this very second
+    assert presets_to_try(ctx, now) == ["codex", "gemini"]
+    ctx.state.preset_limits = {"claude": later, "codex": later, "gemini": later}
+    assert presets_to_try(ctx, now) == ["claude"]
+
+
+# ------------------------------------------------------------------ usage windows, one by one
+
+
+def window_event(**windows: tuple[float, datetime]) -> str:
+    """Claude Code's rate_limit_event line: each window's share used and its reset."""
+    unified = {name: {"utilization": used, "resetsAt": int(at.timestamp())} for name, (used, at) in windows.items()}
+    return json.dumps({"type": "rate_limit_event", "rate_limit_info": {"unifiedWindows": unified}}) + "\n"
+
+
+def claude_context(tmp_path: Path, pause_at: float) -> TickContext:
+    return context(tmp_path, agent_preset="command", agent_output="claude", budget_window_pause_at=pause_at)
+
+
+def test_a_window_exactly_at_window_pause_at_pauses_until_its_reset(tmp_path):
+    ctx = claude_context(tmp_path, 50)
+    reset = datetime.now(UTC).replace(microsecond=0) + timedelta(hours=3)
+    note_windows(ctx, window_event(five_hour=(0.5, reset), seven_day=(0.49, reset + timedelta(days=2))), "claude")
+    state = ctx.state
+    assert (state.window_paused_until, state.window_paused_what, state.window_paused_preset) == \
+        (utc_stamp(reset), "50% (5-hour)", "claude")
+    assert tick_log(ctx) == ("[memento] claude's 5-hour usage window is 50% used ([budget] window_pause_at = 50): "
+                             f"no attempt starts until {clock(reset)}\n")
+
+
+@pytest.mark.parametrize("pause_at, used", [(0, 1.0), (50, 0.49)])
+def test_a_window_under_window_pause_at_or_with_it_off_pauses_nothing(tmp_path, pause_at, used):
+    ctx = claude_context(tmp_path, pause_at)
+    note_windows(ctx, window_event(five_hour=(used, datetime.now(UTC) + timedelta(hours=3))), "claude")
+    assert ctx.state.window_paused_until == "" and tick_log(ctx) == ""
+
+
+def test_window_pause_at_1_pauses_at_1_percent(tmp_path):
+    ctx = claude_context(tmp_path, 1)
+    note_windows(ctx, window_event(five_hour=(0.01, datetime.now(UTC) + timedelta(hours=3))), "claude")
+    assert ctx.state.window_paused_what == "1% (5-hour)"
+
+
+def test_a_full_window_whose_reset_has_passed_or_a_preset_without_windows_pauses_nothing(tmp_path):
+    ctx = claude_context(tmp_path, 50)
+    note_windows(ctx, window_event(five_hour=(1.0, datetime.now(UTC) - timedelta(minutes=1))), "claude")
+    assert ctx.state.window_paused_until == ""
+    ctx.config = dataclasses.replace(ctx.config, agent_output="")  # the command preset reads no window
+    note_windows(ctx, window_event(five_hour=(1.0, datetime.now(UTC) + timedelta(hours=3))), "command")
+    assert ctx.state.window_paused_until == "" and tick_log(ctx) == ""
+
+
+def test_a_window_ending_no_later_than_the_pause_on_leaves_it_as_it_is(tmp_path):
+    ctx = claude_context(tmp_path, 50)
+    reset = datetime.now(UTC).replace(microsecond=0) + timedelta(hours=3)
+    note_windows(ctx, window_event(five_hour=(0.9, reset)), "claude")
+    log = tick_log(ctx)
+    note_windows(ctx, window_event(seven_day=(0.95, reset)), "other")  # the same reset: said already
+    note_windows(ctx, window_event(seven_day=(0.95, reset - timedelta(hours=1))), "other")
+    assert (ctx.state.window_paused_what, ctx.state.window_paused_preset) == ("90% (5-hour)", "claude")
+    assert tick_log(ctx) == log
+    note_windows(ctx, window_event(seven_day=(0.95, reset + timedelta(hours=1))), "other")  # longer: it wins
+    assert (ctx.state.window_paused_until, ctx.state.window_paused_what, ctx.state.window_paused_preset) == \
+        (utc_stamp(reset + timedelta(hours=1)), "95% (7-day)", "other")
+
+
+def test_a_paused_window_skips_ticks_with_one_committed_entry_then_ends_at_its_time(tmp_path):
+    ctx = context(tmp_path)  # preset "command"
+    until = datetime.now(UTC).replace(microsecond=0) + timedelta(hours=2)
+    state = ctx.state
+    state.window_paused_until, state.window_paused_what, state.window_paused_preset = \
+        utc_stamp(until), "96% (5-hour)", "claude"
+    said = f"tick skipped: usage window 96% (5-hour) until {clock(until)} (preset claude)"
+    for _ in range(2):
+        assert skip_reason(ctx) == said
+    windows = [e for e in entries(ctx.ws) if e.status == "WINDOW"]
+    assert len(windows) == 1 and windows[0].field("Event") == f"⏳ WINDOW 96% (5-hour) — until {clock(until)} (preset claude)"
+    assert git(ctx.root, "log", "-1", "--format=%s").strip() == "memento: usage window paused"
+    assert git(ctx.root, "status", "--porcelain", "docs") == ""
+    assert daily_budget_spent(ctx) is True  # no further task in this tick
+    assert skip_reason(ctx, until) == ""  # its reset time itself: the window is over
+    assert (state.window_paused_until, state.window_paused_what, state.window_paused_preset) == ("", "", "")
+    assert daily_budget_spent(ctx) is False
+
+
+def test_a_window_paused_without_a_preset_names_the_configured_one(tmp_path):
+    ctx = context(tmp_path)
+    until = datetime.now(UTC) + timedelta(hours=2)
+    ctx.state.window_paused_until, ctx.state.window_paused_what = utc_stamp(until), "96% (5-hour)"
+    assert skip_reason(ctx).endswith("(preset command)")
+
+
+def test_the_rate_limit_wait_ends_at_its_time_and_is_forgotten(tmp_path):
+    ctx = context(tmp_path)
+    until = datetime.now(UTC).replace(microsecond=0) + timedelta(minutes=5)
+    ctx.state.rate_limited_until, ctx.state.rate_limited_preset = utc_stamp(until), "claude"
+    assert skip_reason(ctx, until - timedelta(seconds=1)) == \
+        f"tick skipped: rate limited until {clock(until)} (preset claude)"
+    assert skip_reason(ctx, until) == ""
+    assert (ctx.state.rate_limited_until, ctx.state.rate_limited_preset) == ("", "")
+
+
+# ------------------------------------------------------------------ budgets, one by one
+
+
+@pytest.mark.parametrize("config, usage, over", [
+    ({"budget_task_tokens": 100}, spending.Usage(60, 40, 9.0), ""),
+    ({"budget_task_tokens": 100}, spending.Usage(60, 41), "task budget exceeded: 101 of 100 tokens"),
+    ({"budget_task_tokens": 1}, spending.Usage(1, 1), "task budget exceeded: 2 of 1 tokens"),
+    ({"budget_task_usd": 0.05}, spending.Usage(10**6, 10**6, 0.05), ""),
+    ({"budget_task_usd": 0.05}, spending.Usage(1, 1, None), ""),
+    ({"budget_task_usd": 0.05}, spending.Usage(1, 1, 0.051), "task budget exceeded: $0.051 of $0.05"),
+    ({}, spending.Usage(10**6, 10**6, 100.0), ""),
+    ({"budget_task_usd": 0.05, "budget_task_tokens": 1}, None, ""),  # the CLI reported no usage
+])
+def test_the_task_budget_is_exceeded_only_past_its_value(tmp_path, config, usage, over):
+    assert over_task_budget(context(tmp_path, **config), usage) == over
+
+
+def spent_today(ctx: TickContext, tokens_in: int, tokens_out: int, cost: float) -> None:
+    spending.add_usage(ctx.ws, spending.Usage(tokens_in, tokens_out, cost))
+
+
+def test_the_daily_token_budget_is_reached_at_its_value_with_one_entry(tmp_path):
+    ctx = context(tmp_path, budget_daily_tokens=100)
+    spent_today(ctx, 60, 39, 0.5)
+    assert skip_reason(ctx) == "" and daily_budget_spent(ctx) is False
+    spent_today(ctx, 0, 1, 0.0)
+    for _ in range(2):
+        assert skip_reason(ctx) == "tick skipped: budget reached (100 of 100 tokens today)"
+    assert daily_budget_spent(ctx) is True
+    (budget,) = [e for e in entries(ctx.ws) if e.status == "BUDGET REACHED"]
+    assert budget.field("Event") == "💸 BUDGET REACHED — 100 of 100 tokens today"
+    assert "raise [budget] daily_tokens in memento.toml" in budget.field("Action")
+    assert git(ctx.root, "log", "-1", "--format=%s").strip() == "memento: budget reached"
+
+
+@pytest.mark.parametrize("config, used, reached", [
+    ({"budget_daily_tokens": 1}, None, False),  # nothing spent today: no day in usage.json
+    ({"budget_daily_tokens": 1}, (1, 0, 0.0), True),
+    ({"budget_daily_usd": 1.0}, (10**6, 10**6, 0.5), False),  # tokens have no budget
+    ({"budget_daily_tokens": 10**9}, (10, 10, 50.0), False),  # nor has the cost
+])
+def test_a_daily_budget_counts_only_what_it_names(tmp_path, config, used, reached):
+    ctx = context(tmp_path, **config)
+    if used is not None:
+        spent_today(ctx, *used)
+    assert daily_budget_spent(ctx) is reached
+    assert skip_reason(ctx).startswith("tick skipped: budget reached") is reached
+
+
+def test_a_tick_reads_the_windows_its_agent_reported(tmp_path):
+    ws = make_ws(tmp_path, "claude-stream", cost=0.96, extra="[budget]\nwindow_pause_at = 95")
+    assert [r.passed for r in run_tick(ws.root).results] == [True]
+    assert TickState.load(ws).window_paused_what == "96% (5-hour)"
+
+
+# ------------------------------------------------------------------ a limit and the budget in one answer
+
+SAYS = """import json, pathlib, sys
+said = pathlib.Path(sys.argv[0]).with_suffix(".txt").read_text()
+print(json.dumps({"type": "result", "subtype": "success", "is_error": sys.argv[1] != "0", "result": said,
+                  "total_cost_usd": float(sys.argv[2]), "usage": {"input_tokens": 10, "output_tokens": 10}}))
+if "scribble" in sys.argv[3:]:  # a refused agent's edit of the task's own `do:`, which the script preset runs
+    plan = pathlib.Path("docs/MASTER_PLAN.md")
+    plan.write_text(plan.read_text().replace("done by script", "done by the refused agent's plan"))
+sys.exit(int(sys.argv[1]))
+"""
+
+
+def saying(tmp_path: Path, said: str, code: int, cost: float, extra: str = "", *, scribble: bool = False,
+           tasks: int = 1) -> Workspace:
+    """A workspace whose agent prints claude's result object saying ``said`` (its cost ``cost``),
+    exits ``code`` and leaves the task undone (``scribble``: the `do:` of T-1 in the plan changed)."""
+    ws = make_ws(tmp_path, "claude-done", extra=extra, tasks=tasks)
+    script = tmp_path / "says.py"
+    script.write_text(SAYS)
+    script.with_suffix(".txt").write_text(said)
+    toml = ws.root / "memento.toml"
+    toml.write_text(toml.read_text().replace(f"{AGENT} claude-done", f"{script} {code} {cost}{' scribble' if scribble else ''}"))
+    git(ws.root, "commit", "-qam", "the agent says")
+    return ws
+
+
+LIMIT = "You've hit your limit · resets 5pm (UTC)"
+
+
+def test_a_limit_in_an_answer_over_the_task_budget_is_that_budget_at_exit_0_and_a_limit_else(tmp_path):
+    ws = saying(tmp_path / "exit0", LIMIT, 0, 0.5, extra="[budget]\ntask_usd = 0.01")
+    (result,) = run_tick(ws.root).results
+    assert result.reason == "task budget exceeded: $0.500 of $0.01" and retries(ws) == 1
+    ws = saying(tmp_path / "exit1", LIMIT, 1, 0.5, extra="[budget]\ntask_usd = 0.01")
+    (result,) = run_tick(ws.root).results
+    assert entries(ws)[-1].status == "RATE LIMITED", result.reason
+    assert result.reason == f"rate limited: {LIMIT}" and retries(ws) == 0
+
+
+def test_the_log_cuts_a_long_limit_it_suspects_at_120_characters(tmp_path):
+    said = LIMIT + " " + "and then a long tail of words " * 6
+    ws = saying(tmp_path, said, 0, 0.0)
+    outcome = run_tick(ws.root)
+    log = (ws.root / outcome.log).read_text()
+    assert (f"[memento] command exited 0, but its last words read as a rate limit ({said[:120]}): "
+            "the task's verify decides\n") in log
+
+
+def test_a_refused_presets_edit_of_the_plan_is_undone_before_the_fallback_runs(tmp_path):
+    ws = saying(tmp_path, LIMIT, 1, 0.0, extra='fallback = ["script"]', scribble=True)
+    (result,) = run_tick(ws.root).results
+    assert (result.task_id, result.passed) == ("T-1", True), result.reason
+    assert (ws.root / "T-1.txt").read_text() == "done by script\n"  # the `do:` of the claim, not the agent's
+    assert "refused agent" not in git(ws.root, "show", "HEAD:docs/MASTER_PLAN.md")
+
+
+def test_a_usage_ledger_that_cannot_be_written_is_said_in_the_log_and_the_attempt_stands(tmp_path):
+    ws = make_ws(tmp_path, "claude-done")
+    spending.ledger_path(ws).mkdir(parents=True)  # not a file: the ledger cannot be replaced
+    outcome = run_tick(ws.root)
+    assert [r.passed for r in outcome.results] == [True], outcome.message
+    assert "[memento] could not update .memento/usage.json: " in (ws.root / outcome.log).read_text()
+    assert entries(ws)[-1].field("Usage") == "12.3k in / 2.1k out tokens, $0.042"
+
+
+# ------------------------------------------------------------------ the budget watch
+
+
+def watching() -> list:
+    return [t for t in threading.enumerate() if t.name == "budget-watch"]
+
+
+def test_an_agent_printing_tokens_over_task_tokens_is_stopped_and_the_watch_ends_with_the_attempt(tmp_path):
+    ctx = context(tmp_path, agent_preset="command", agent_output="aider", budget_task_tokens=1)
+    agent = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    try:
+        beat = SimpleNamespace(claim=SimpleNamespace(pgid=agent.pid))  # the heartbeat's claim, as the tick's
+        with BudgetWatch(ctx, beat, Capture(), every=0.02) as watch:
+            assert len(watching()) == 1
+            watch.printed.add(b"Tokens: 2.5k sent, 345 received. Cost: $0.06 message, $0.06 session.\n")
+            agent.wait(timeout=20)
+        assert watch.stopped == "task budget exceeded: 2.8k of 1 tokens (the agent was stopped)"
+        assert watching() == []
+    finally:
+        if agent.poll() is None:
+            agent.kill()
+            agent.wait()
+
+
+def test_a_watch_under_its_budget_ends_with_the_attempt_and_stops_listening_to_the_log(tmp_path):
+    ctx = context(tmp_path, agent_preset="command", agent_output="aider", budget_task_usd=5.0)
+    with BudgetWatch(ctx, SimpleNamespace(claim=None), Capture(), every=0.02) as watch:
+        tap = watch.printed
+        printed_into_the_log(ctx, "Tokens: 1k sent, 1 received. Cost: $0.01 message, $0.01 session.")
+    assert watch.stopped == "" and watching() == []
+    printed_into_the_log(ctx, "Tokens: 9k sent, 9 received. Cost: $9.00 message, $9.01 session.")
+    assert tap.text() == "Tokens: 1k sent, 1 received. Cost: $0.01 message, $0.01 session."
+
+
+def printed_into_the_log(ctx: TickContext, line: str) -> None:
+    """A command run as the tick runs the agent: its output through the log's pipe."""
+    pipe = LogPipe(ctx.log_path)
+    proc = subprocess.Popen(["echo", line], stdout=pipe.write_fd, stderr=pipe.write_fd)
+    pipe.started()
+    proc.wait()
+    pipe.finish()
+
+
+def test_a_preset_that_reads_no_usage_is_not_watched(tmp_path):
+    ctx = context(tmp_path, agent_preset="command", agent_output="", budget_task_usd=0.01, budget_task_tokens=1)
+    with BudgetWatch(ctx, SimpleNamespace(claim=None), Capture(), every=0.02):
+        assert watching() == []
+
+
+def test_the_output_of_a_preset_this_version_does_not_have_reads_as_nothing(tmp_path):
+    # PRESET_NAMES may name a preset before its module exists (agents/presets/__init__.py)
+    ctx = context(tmp_path, agent_preset="not-yet", agent_output="")
+    assert read_output(ctx, LIMIT + "\n") == (None, None) and tick_log(ctx) == ""
