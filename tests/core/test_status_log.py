@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -14,11 +15,13 @@ from memento_core.durations import duration_or_none
 from memento_core.errors import MementoError
 from memento_core.status_log import (
     HEADER,
+    SELF_COMMIT,
     TickEntry,
     _rotate_archive_step,
     append_entry,
     clean_block,
     clean_value,
+    entries_with_commits,
     failed_attempts,
     format_entry,
     iter_status_archive,
@@ -26,6 +29,7 @@ from memento_core.status_log import (
     parse_status,
     parse_status_text,
     rotate,
+    with_commits,
 )
 
 SPEC_ENTRY = """\
@@ -428,6 +432,47 @@ def test_parse_five_thousand_entries(tmp_path):
     assert len(entries) == 5000
     assert [e.tick for e in entries] == list(range(5000))
     assert entries[4321].error_tail == "Traceback\n## [fake] Tick #4321\n---\nE 4321"
+
+
+
+# --- the commit that adds an entry ------------------------------------------------
+
+
+def _commit(root: Path, message: str) -> str:
+    subprocess.run(["git", "-C", str(root), "commit", "-q", "--allow-empty", "-m", message], check=True)
+    return subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def test_the_commit_that_adds_an_entry_is_named_by_its_trailer(repo, git_identity):
+    """Only an entry that says SELF_COMMIT is resolved, by its own tick and task, and only its
+    Git Commit changes; an entry naming its sha already, an event, or a tick without a commit stay."""
+    own = _commit(repo, "memento: complete T-1 one\n\nMemento-Tick: 3 T-1")
+    other = _commit(repo, "memento: complete T-2 two\n\nMemento-Tick: 4 T-2")
+    said = SELF_COMMIT + ' — "memento: complete T-1 one"'
+    log = "\n---\n\n".join([
+        format_entry("t3", 3, [("Task", "T-1 one"), ("Status", "✅ SUCCESS"), ("Git Commit", said),
+                               ("Duration", "3s")]),
+        format_entry("t4", 4, [("Task", "T-2 two"), ("Status", "✅ SUCCESS"), ("Git Commit", "`abc1234`")]),
+        format_entry("t5", 5, [("Event", "🎉 ALL TASKS COMPLETE"), ("Git Commit", SELF_COMMIT)]),
+        format_entry("t6", 6, [("Task", "T-3 three"), ("Status", "✅ SUCCESS"), ("Git Commit", SELF_COMMIT)]),
+        format_entry("t7", 7, [("Task", "T-1 one"), ("Status", "❌ FAILED (retry 1/3)")]),
+    ])
+    entries = parse_status_text(log)
+    resolved = entries_with_commits(repo, iter(entries))
+    assert resolved[0].fields == (("Task", "T-1 one"), ("Status", "✅ SUCCESS"),
+                                  ("Git Commit", f'`{own}` — "memento: complete T-1 one"'), ("Duration", "3s"))
+    assert resolved[0].commit_sha == own != other
+    assert resolved[1:] == entries[1:]
+    assert entries_with_commits(repo, entries[:2]) == resolved[:2]  # one entry alone needs a sha
+    assert with_commits(entries, {(3, "T-1"): "1234567"})[0].commit_sha == "1234567"
+    assert with_commits(entries, {(4, "T-2"): "1234567", (6, "T-4"): "1234567", (7, "T-1"): "1234567"}) == entries
+
+
+def test_entries_without_the_commit_that_adds_them_are_returned_as_they_are(tmp_path):
+    """No entry needs a sha: no git is asked (tmp_path is no repository) and the entries come back."""
+    entries = parse_status_text(entry(1) + "\n---\n\n" + format_entry("t", 2, [("Git Commit", "`abc1234`")]))
+    assert entries_with_commits(tmp_path / "gone", iter(entries)) == entries
 
 
 # --- rotation ------------------------------------------------------------------
