@@ -180,6 +180,31 @@ def test_status_keywords_without_event_field():
 
 
 @pytest.mark.parametrize(
+    ("value", "status"),
+    [
+        ("✅ done", "SUCCESS"),  # the mark or the word, each alone
+        ("SUCCESS (retry 2/3)", "SUCCESS"),
+        ("❓ NEEDS INPUT", "NEEDS INPUT"),
+        ("NEEDS INPUT — which database?", "NEEDS INPUT"),
+        ("❓ which database?", "NEEDS INPUT"),
+        ("which database? ❓", "EVENT"),  # the question mark counts only where the entry starts with it
+        ("BLOCKED (retry 3/3)", "BLOCKED"),
+        ("🚫 (retry 3/3 — max_retries exceeded)", "BLOCKED"),
+    ],
+)
+def test_a_task_status_is_read_by_its_word_or_its_mark(value, status):
+    (e,) = parse_status_text(f"## [t] Tick #1\n- **Task**: T-1 x\n- **Status**: {value}\n")
+    assert (e.status, e.is_event) == (status, status == "EVENT")
+
+
+def test_an_attempts_usage_is_read_back():
+    (e,) = parse_status_text(format_entry("t", 1, [("Task", "T-1 x"), ("Status", "✅ SUCCESS"),
+                                                   ("Usage", "12.3k in / 2.1k out tokens, $0.042")]))
+    assert (e.usage.tokens_in, e.usage.tokens_out, e.usage.cost_usd) == (12300, 2100, 0.042)
+    assert parse_status_text(entry(2))[0].usage is None
+
+
+@pytest.mark.parametrize(
     ("text", "seconds"),
     [("4m52s", 292), ("1h2m", 3720), ("38s", 38), ("0.4s", 0.4), ("5min", 300),
      ("250ms", 0.25), ("2 minutes 3 seconds", 123), ("12", 12), ("n/a", None)],
