@@ -250,6 +250,15 @@ lazy continuation
     assert e.field("Outputs") == "--- ~~~ is not closed by backticks ```"
 
 
+def test_fields_as_a_person_writes_them_by_hand():
+    text = ("## [t] Tick #1\n* **Task:** T-1 [MODULE:m] by hand\n+ **Status** : 🚫 BLOCKED\n"
+            "   - **Reason** the words after\n* a bullet goes on the reason\n")
+    (e,) = parse_status_text(text)
+    assert e.fields == (("Task", "T-1 [MODULE:m] by hand"), ("Status", "🚫 BLOCKED"),
+                        ("Reason", "the words after\n* a bullet goes on the reason"))
+    assert (e.task_id, e.module, e.status) == ("T-1", "m", "BLOCKED")
+
+
 def test_missing_file_and_bad_utf8(tmp_path):
     assert parse_status(tmp_path / "missing.md") == []
     bad = tmp_path / "TICK_STATUS.md"
