@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
 import subprocess
 import tempfile
 from pathlib import Path
@@ -599,6 +600,32 @@ def test_property_rotation_never_loses_or_doubles(max_entries, plan):
         rotate(path, archive, max_entries)
         assert len(parse_status(path)) <= max_entries
         assert [e.tick for e in iter_status_archive(archive) + parse_status(path)] == list(range(tick))
+
+
+@pytest.mark.parametrize("leads_to", ["the status file", "a copy outside"])
+def test_a_link_in_the_archive_is_never_taken_for_entries_archived(tmp_path, leads_to):
+    """A link named as an interrupted rotation's archive (the first entry's stamp), leading to the
+    status file itself or to a copy of it elsewhere: rotation reads no archive through a link, so
+    no entry is dropped as archived (through the link to the status file, every one was lost)."""
+    path, archive = tmp_path / "TICK_STATUS.md", tmp_path / "archive"
+    _fill(path, range(4))
+    before = path.read_bytes()
+    target = path
+    if leads_to == "a copy outside":
+        target = tmp_path / "elsewhere" / "copy.md"
+        target.parent.mkdir()
+        target.write_bytes(before)
+    archive.mkdir()
+    link = archive / "TICK_STATUS_2026-01-01T00-00-00Z_2026-01-01T00-00-03Z.md"
+    link.symlink_to(target)
+    assert rotate(path, archive, 50) is None
+    assert path.read_bytes() == before
+    assert rotate(path, archive, 2) != link
+    assert [e.tick for e in parse_status(path)] == [3]
+    assert [e.tick for e in parse_status(target)] == ([3] if leads_to == "the status file" else [0, 1, 2, 3])
+    assert [p.name for p in sorted(archive.iterdir()) if not p.is_symlink()] == [
+        "TICK_STATUS_2026-01-01T00-00-00Z_2026-01-01T00-00-02Z.md"]
+    assert os.readlink(link) == str(target)
 
 
 def test_rotate_rejects_nonsense_limit(tmp_path):
