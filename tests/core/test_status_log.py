@@ -253,11 +253,18 @@ lazy continuation
 
 def test_fields_as_a_person_writes_them_by_hand():
     text = ("## [t] Tick #1\n* **Task:** T-1 [MODULE:m] by hand\n+ **Status** : 🚫 BLOCKED\n"
-            "   - **Reason** the words after\n* a bullet goes on the reason\n")
+            "   - **Reason** the words after\n* a bullet goes on the reason\nx\n")
     (e,) = parse_status_text(text)
     assert e.fields == (("Task", "T-1 [MODULE:m] by hand"), ("Status", "🚫 BLOCKED"),
-                        ("Reason", "the words after\n* a bullet goes on the reason"))
+                        ("Reason", "the words after\n* a bullet goes on the reason\nx"))
     assert (e.task_id, e.module, e.status) == ("T-1", "m", "BLOCKED")
+
+
+def test_an_indented_separator_or_heading_ends_an_entry_and_a_fence_before_any_field_is_no_value():
+    text = ("## [t] Tick #1\n```\nnot a value\n```\n- **Task**: T-1 x\n   ---\nafter the separator\n"
+            "## [t] Tick #2\n- **Task**: T-2 y\n   ## Notes by hand\n- **Reason**: not the entry's\n")
+    first, second = parse_status_text(text)
+    assert (first.fields, second.fields) == ((("Task", "T-1 x"),), (("Task", "T-2 y"),))
 
 
 def test_missing_file_and_bad_utf8(tmp_path):
