@@ -253,10 +253,10 @@ lazy continuation
 
 def test_fields_as_a_person_writes_them_by_hand():
     text = ("## [t] Tick #1\n* **Task:** T-1 [MODULE:m] by hand\n+ **Status** : 🚫 BLOCKED\n"
-            "   - **Reason** the words after\n* a bullet goes on the reason\nx\n")
+            "   - **Reason** the words after\n* a bullet goes on the reason\nx\n#2 also\n")
     (e,) = parse_status_text(text)
     assert e.fields == (("Task", "T-1 [MODULE:m] by hand"), ("Status", "🚫 BLOCKED"),
-                        ("Reason", "the words after\n* a bullet goes on the reason\nx"))
+                        ("Reason", "the words after\n* a bullet goes on the reason\nx\n#2 also"))
     assert (e.task_id, e.module, e.status) == ("T-1", "m", "BLOCKED")
 
 
