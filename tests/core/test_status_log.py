@@ -267,6 +267,13 @@ def test_an_indented_separator_or_heading_ends_an_entry_and_a_fence_before_any_f
     assert (first.fields, second.fields) == ((("Task", "T-1 x"),), (("Task", "T-2 y"),))
 
 
+def test_a_fence_left_open_at_the_end_holds_the_rest_of_the_file():
+    (e,) = parse_status_text("## [t] Tick #1\n- **Error Tail**:\n```\nhalf a tail\n## [t] Tick #2\n")
+    assert e.fields == (("Error Tail", "half a tail\n## [t] Tick #2"),)
+    (e,) = parse_status_text("## [t] Tick #1\n```\nno field to hold it\n")
+    assert e.fields == ()
+
+
 def test_missing_file_and_bad_utf8(tmp_path):
     assert parse_status(tmp_path / "missing.md") == []
     bad = tmp_path / "TICK_STATUS.md"
