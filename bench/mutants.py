@@ -273,6 +273,23 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("memento_core/fleet/publish.py", 'if task is None or task.status != "~":', "or -> and"):
         "the edit that follows refuses the same two cases (not in the plan, not [~]) with the EditConflict "
         "caught below it; only an empty plan file differs, which the guards have restored before publish",
+    ("memento_core/status_log.py", '("ARCHITECT", r"\\bARCHITECT\\b", 0),  # "🏗 ARCHITECT" (SPEC §16)', "0 -> 1"):
+        "flag 1 is re.TEMPLATE, which only refuses repetition operators (this pattern has none) and "
+        "says it is deprecated: the pattern matches what it matched with 0, case still counting",
+    ("memento_core/status_log.py",
+     '("FORGE", r"\\bFORGE\\b", 0),  # "⚠️ FORGE — GitHub refused the token from GITHUB_TOKEN" (SPEC §19)',
+     "0 -> 1"):
+        "flag 1 is re.TEMPLATE, which only refuses repetition operators (this pattern has none) and "
+        "says it is deprecated: the pattern matches what it matched with 0, case still counting",
+    ("memento_core/status_log.py", 'return _MODULE_RE.sub("", rest, count=1).strip()', "1 -> 0"):
+        "_MODULE_RE is anchored at ^ (no MULTILINE): it can match once, at the start, whatever the count "
+        "(`[MODULE:a] [MODULE:b] t` keeps `[MODULE:b] t` with 0, 1 or 2)",
+    ("memento_core/status_log.py", 'return _MODULE_RE.sub("", rest, count=1).strip()', "1 -> 2"):
+        "_MODULE_RE is anchored at ^ (no MULTILINE): it can match once, at the start, whatever the count "
+        "(`[MODULE:a] [MODULE:b] t` keeps `[MODULE:b] t` with 0, 1 or 2)",
+    ("memento_core/status_log.py", 'elif first == "-" and "---" in s[:6] and SEPARATOR_RE.match(s):', "6 -> 7"):
+        "a quick test before SEPARATOR_RE (` {0,3}-{3,}`): every line it matches has three dashes within "
+        "its first six characters, so looking at seven lets through nothing SEPARATOR_RE then takes",
 }
 
 _FLIP = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE,

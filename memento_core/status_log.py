@@ -344,12 +344,12 @@ def _scan(lines: Sequence[str]) -> _Scan:
                 if m is not None:
                     head = _entry_head(m, i)
                     starts.append(i)
-                continue
+                continue  # pragma: no mutate: below, a heading is no field and no value is open
         elif first == "-" and "---" in s[:6] and SEPARATOR_RE.match(s):
             if head is not None:
                 entries.append(TickEntry(*head, tuple(fields)))
             head, fields = None, []
-            continue
+            continue  # pragma: no mutate: no entry is open: the lines below skip it too
         if head is not None:
             m = _FAST_FIELD_RE.match(s)  # the exact shape Memento writes
             if m:
