@@ -312,6 +312,12 @@ def test_format_continued_and_error_tail():
     assert e.error == "E   assert 1 == 2"  # no Verify Output: the tail's last line
 
 
+def test_a_continued_heading_says_which_task_of_how_many():
+    text = format_entry("t", 9, [("Task", "T-3 x")], continued=(1, 3))
+    assert text.startswith("## [t] Tick #9 (continued, tasks_this_tick: 1/3)\n")
+    assert parse_status_text(text)[0].tasks_this_tick == (1, 3)
+
+
 HOSTILE_VALUES = [
     "[x] done [bold red]markup[/] [b]",
     "---",
