@@ -432,6 +432,15 @@ def test_append_adds_missing_header_and_closes_a_hand_left_fence(tmp_path):
     assert [e.tick for e in parse_status(path)] == [1, 2]
 
 
+def test_append_closes_a_comment_a_hand_left_open(tmp_path):
+    path = tmp_path / "s.md"
+    path.write_text(f"{HEADER}\n\n## [t] Tick #1\n- **Task**: T-1 x\n<!-- a person's note, never closed\n")
+    append_entry(path, entry(2))
+    assert path.read_text() == (f"{HEADER}\n\n## [t] Tick #1\n- **Task**: T-1 x\n<!-- a person's note, never closed\n"
+                                f"-->\n\n---\n\n{entry(2)}")
+    assert [e.tick for e in parse_status(path)] == [1, 2]
+
+
 def test_append_refuses_text_that_is_not_an_entry(tmp_path):
     with pytest.raises(ValueError):
         append_entry(tmp_path / "s.md", "just words\n")
