@@ -296,6 +296,15 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "a check after the edit that no input reaches (the fence or comment a hand left open is closed first; "
         "test_property_append_keeps_prefix_and_parses and a fuzz of 30,000 hostile files never met it): kept "
         "so that a future bug loses no entry, never a path a test can walk",
+    ("memento_core/status_log.py", 'return safe[:40] or "nostamp"', "40 -> 39"):
+        "the length a stamp is cut to in an archive's name: any length names the archive as well, and "
+        "_plan_rotation and _archived_prefix cut it alike (an archive is then matched by its entries' text)",
+    ("memento_core/status_log.py", 'return safe[:40] or "nostamp"', "40 -> 41"):
+        "the length a stamp is cut to in an archive's name: any length names the archive as well, and "
+        "_plan_rotation and _archived_prefix cut it alike (an archive is then matched by its entries' text)",
+    ("memento_core/status_log.py", "if not scan.entries or not archive_dir.is_dir():", "or -> and"):
+        "either test alone returns (0, None) as both do: with no entries the walk has nothing to match, and "
+        "a folder that is not there globs no candidate",
 }
 
 _FLIP = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE,

@@ -631,6 +631,46 @@ def test_property_rotation_never_loses_or_doubles(max_entries, plan):
         assert [e.tick for e in iter_status_archive(archive) + parse_status(path)] == list(range(tick))
 
 
+def test_an_archive_under_the_first_stamp_with_other_text_is_not_taken_for_this_files(tmp_path):
+    """After an interrupted rotation a person corrected an entry by hand: the archive no longer
+    holds the file's leading entries, so none is dropped as archived (the next rotation archives
+    the corrected text anew)."""
+    path, archive = tmp_path / "TICK_STATUS.md", tmp_path / "archive"
+    _fill(path, range(6))
+    crashed = _rotate_archive_step(path, archive, 4)
+    path.write_text(path.read_text().replace("title 1", "title 1, corrected"))
+    before = path.read_bytes()
+    assert rotate(path, archive, 6) is None
+    assert path.read_bytes() == before
+    written = rotate(path, archive, 4)
+    assert written not in (None, crashed)
+    assert [e.task_title for e in parse_status(written)][:2] == ["title 0", "title 1, corrected"]
+
+
+def test_an_interrupted_rotation_whose_kept_entries_a_person_removed_completes(tmp_path):
+    """Every entry left in the file is in the interrupted rotation's archive: they are dropped as
+    archived (not looked past the last one), nothing lost or doubled."""
+    path, archive = tmp_path / "TICK_STATUS.md", tmp_path / "archive"
+    _fill(path, range(6))
+    crashed = _rotate_archive_step(path, archive, 4)
+    text = path.read_text()
+    path.write_text(text[: text.index("## [2026-01-01T00:00:04Z]")])  # entries 4 and 5 removed by hand
+    assert rotate(path, archive, 4) == crashed
+    assert parse_status(path) == []
+    assert [e.tick for e in iter_status_archive(archive)] == [0, 1, 2, 3]
+
+
+def test_of_two_copies_of_an_interrupted_rotations_archive_the_first_completes_it(tmp_path):
+    path, archive = tmp_path / "TICK_STATUS.md", tmp_path / "archive"
+    _fill(path, range(6))
+    crashed = _rotate_archive_step(path, archive, 4)
+    copy = crashed.with_name(crashed.stem + "_copy.md")
+    copy.write_bytes(crashed.read_bytes())
+    _fill(path, range(6, 7))
+    assert rotate(path, archive, 4) == crashed
+    assert [e.tick for e in parse_status(path)] == [4, 5, 6]
+
+
 @pytest.mark.parametrize("leads_to", ["the status file", "a copy outside"])
 def test_a_link_in_the_archive_is_never_taken_for_entries_archived(tmp_path, leads_to):
     """A link named as an interrupted rotation's archive (the first entry's stamp), leading to the
