@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -592,6 +594,23 @@ def test_rotate_crash_after_archive_write_then_rerun(tmp_path):
     assert _blocks(iter_status_archive(archive) + parse_status(path)) == _blocks(original)
 
 
+def test_rotate_killed_between_its_two_writes_then_rerun(tmp_path):
+    """A real kill -9 at rotate's crash point (the archive written, the status file not yet)."""
+    path, archive = tmp_path / "TICK_STATUS.md", tmp_path / "archive"
+    _fill(path, range(6))
+    before = path.read_bytes()
+    script = ("import sys; from pathlib import Path; from memento_core.status_log import rotate\n"
+              "rotate(Path(sys.argv[1]), Path(sys.argv[2]), 4)\n")
+    killed = subprocess.run([sys.executable, "-c", script, str(path), str(archive)], timeout=60,
+                            cwd=Path(__file__).resolve().parents[2],  # memento_core importable
+                            env={**os.environ, "MEMENTO_CRASH_AT": "rotate:after-archive"})
+    assert killed.returncode == -signal.SIGKILL
+    assert path.read_bytes() == before
+    (written,) = archive.iterdir()
+    assert rotate(path, archive, 4) == written
+    assert [e.tick for e in iter_status_archive(archive) + parse_status(path)] == list(range(6))
+
+
 def test_rotate_crash_then_appends_then_rerun(tmp_path):
     path, archive = tmp_path / "TICK_STATUS.md", tmp_path / "archive"
     _fill(path, range(51))
@@ -629,6 +648,33 @@ def test_property_rotation_never_loses_or_doubles(max_entries, plan):
         rotate(path, archive, max_entries)
         assert len(parse_status(path)) <= max_entries
         assert [e.tick for e in iter_status_archive(archive) + parse_status(path)] == list(range(tick))
+
+
+def test_a_limit_of_one_keeps_the_newest_entry(tmp_path):
+    path, archive = tmp_path / "TICK_STATUS.md", tmp_path / "archive"
+    _fill(path, range(3))
+    rotate(path, archive, 1)
+    assert [e.tick for e in parse_status(path)] == [2]
+    assert [e.tick for e in iter_status_archive(archive)] == [0, 1]
+
+
+@pytest.mark.parametrize(("taken", "written"), [(1, "_2"), (2, "_3")])
+def test_a_different_file_under_the_archives_name_is_never_overwritten(tmp_path, taken, written):
+    """A person's file under the archive's name, and a link under its next name: each left as it
+    was, the archive written under the first name free."""
+    path, archive = tmp_path / "TICK_STATUS.md", tmp_path / "archive"
+    name = "TICK_STATUS_2026-01-01T00-00-00Z_2026-01-01T00-00-01Z"
+    archive.mkdir()
+    (archive / f"{name}.md").write_text("a person's file\n")
+    if taken == 2:
+        (archive / f"{name}_2.md").symlink_to(path)
+    _fill(path, range(3))
+    assert rotate(path, archive, 2) == archive / f"{name}{written}.md"
+    assert (archive / f"{name}.md").read_text() == "a person's file\n"
+    if taken == 2:
+        assert os.readlink(archive / f"{name}_2.md") == str(path)
+    assert [e.tick for e in parse_status(archive / f"{name}{written}.md")] == [0, 1]
+    assert [e.tick for e in parse_status(path)] == [2]
 
 
 def test_an_archive_under_the_first_stamp_with_other_text_is_not_taken_for_this_files(tmp_path):
