@@ -305,6 +305,26 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("memento_core/status_log.py", "if not scan.entries or not archive_dir.is_dir():", "or -> and"):
         "either test alone returns (0, None) as both do: with no entries the walk has nothing to match, and "
         "a folder that is not there globs no candidate",
+    ("memento_core/status_log.py", "if rotation.new_path is not None and rotation.new_bytes is not None:",
+     "and -> or"):
+        "_plan_rotation makes a _Rotation with both a new path and its bytes, or with neither",
+    ("memento_core/tick/receipts.py", "sock.listen(16)", "16 -> 15"):
+        "the backlog of connections not yet accepted: a person's command connects once and is answered "
+        "at once; no test can fill 15 or 16 pending connections apart",
+    ("memento_core/tick/receipts.py", "sock.listen(16)", "16 -> 17"):
+        "the backlog of connections not yet accepted: a person's command connects once and is answered "
+        "at once; no test can fill 16 or 17 pending connections apart",
+    ("memento_core/tick/receipts.py", "sock.close()", "call deleted"):
+        "open()'s socket that could not be bound: its last reference goes when open returns False, and "
+        "CPython closes it then (said for other Pythons and for the reader)",
+    ("memento_core/tick/receipts.py", "return False", "return None"):
+        "open()'s one caller (listening) asks its truth only: None is False",
+    ("memento_core/tick/receipts.py", "self.thread.join(5)", "5 -> 4"):
+        "how long close() waits for the thread it has just woken (shutdown ends its accept at once): "
+        "a bound on a hang, never reached",
+    ("memento_core/tick/receipts.py", "self.thread.join(5)", "5 -> 6"):
+        "how long close() waits for the thread it has just woken (shutdown ends its accept at once): "
+        "a bound on a hang, never reached",
 }
 
 _FLIP = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE,

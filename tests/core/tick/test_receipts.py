@@ -352,3 +352,22 @@ def test_a_forged_memory_commit_that_cannot_be_taken_out_is_recorded_as_the_task
     assert _memory_head(ws) == sha
     assert [(w.task, w.commit, w.paths) for w in store.unattributed_writes(ws, days=None)] == [
         ("T-2", sha, ("knowledge/lessons/agents.md",))]
+
+
+def test_a_second_listener_of_the_same_workspace_gets_no_book_and_the_first_keeps_its_receipts(ws):
+    """The abstract name is taken: the second cannot bind, is not registered, and leaving it does
+    not unregister the tick that listens."""
+    from memento_core.tick.receipts import is_listening
+
+    with listening(ws) as first:
+        with listening(ws) as second:
+            assert second is None
+            skip_task(ws.plan_path, "T-2", "not now")
+        assert is_listening(ws) and held(ws).status("T-2", "-", "not now")
+        assert first.records and first.thread.is_alive()
+
+
+def test_no_thread_of_the_socket_outlives_its_listening(ws):
+    with listening(ws) as book:
+        assert book.thread.is_alive()
+    assert not book.thread.is_alive()  # joined before listening returns
