@@ -199,6 +199,7 @@ def test_settled_reads_the_document_under_its_lock_and_a_workers_copy_without_on
     assert settled(copy) == b""
     copy.write_bytes(b"# plan of a worker\n")
     assert settled(copy) == b"# plan of a worker\n"
+    assert [p.name for p in copy.parent.iterdir()] == ["MASTER_PLAN.md"]  # no lock file made in a worker's copy
 
 
 def test_a_caller_lost_before_it_was_accepted_leaves_the_socket_answering(ws, monkeypatch):
@@ -371,3 +372,50 @@ def test_no_thread_of_the_socket_outlives_its_listening(ws):
     with listening(ws) as book:
         assert book.thread.is_alive()
     assert not book.thread.is_alive()  # joined before listening returns
+
+
+def test_a_tick_that_is_pid_1_takes_every_process_of_its_namespace_for_its_own():
+    """In a container the tick may be pid 1: an orphan re-parented to it is inside (the walk
+    stops at pid 1, so the line after it asks)."""
+    orphan = subprocess.Popen([PY, "-c", "import os, time\nif os.fork():\n    os._exit(0)\n"
+                               "os.setsid()\nprint(os.getpid(), flush=True)\ntime.sleep(30)\n"],
+                              stdout=subprocess.PIPE, text=True)
+    pid = int(orphan.stdout.readline())
+    orphan.wait()
+    orphan.stdout.close()
+    try:
+        assert inside_the_tick(pid, 1) == INSIDE
+    finally:
+        os.kill(pid, signal.SIGKILL)
+
+
+def test_a_silent_caller_is_dropped_and_the_next_person_answered(ws, monkeypatch):
+    import socket
+
+    from memento_core.tick import receipts as tick_receipts
+
+    monkeypatch.setattr(tick_receipts, "READ_TIMEOUT", 0.2)
+    with listening(ws) as book, socket.socket(socket.AF_UNIX) as silent, socket.socket(socket.AF_UNIX) as person:
+        silent.settimeout(30)
+        silent.connect(receipts.socket_name(ws.root))  # says nothing
+        person.settimeout(30)  # without the read's timeout the thread would wait on the silent one for good
+        person.connect(receipts.socket_name(ws.root))
+        person.sendall(b'{"op": "note", "text": "x"}\n')
+        assert json.loads(person.makefile().readline()) == {"ok": True}
+        assert silent.recv(100) == b""  # dropped, unanswered
+        assert book.records == [{"op": "note", "text": "x"}]
+
+
+def test_a_parent_chain_that_cannot_be_followed_is_refused_and_a_looping_one_ends(monkeypatch):
+    """/proc read as it changes under a walk: a parent gone between reading a process and reading
+    its parent, on every walk, or a pid reused into a loop. No test can time that on a real /proc,
+    so read_proc answers from a table here."""
+    from memento_core.agents.reaper import Proc
+    from memento_core.tick import receipts as tick_receipts
+
+    table = {100: Proc(100, "S", 50, 100, 100), 60: Proc(60, "S", 70, 60, 60), 70: Proc(70, "S", 60, 70, 70)}
+    monkeypatch.setattr(tick_receipts, "read_proc", table.get)
+    assert inside_the_tick(100, 999) == "the calling process's parents could not be followed"  # 50 is gone
+    table[100] = Proc(100, "S", 60, 100, 100)  # 60 and 70 each other's parent
+    assert inside_the_tick(100, 999) == ""
+    assert inside_the_tick(100, 70) == INSIDE
