@@ -376,6 +376,66 @@ EQUIVALENT: dict[tuple[str, str, str], str | Each] = {
              "asks `> 0` of its budget again: ('', '') all the same"),
     ("memento_core/tick/limits.py", "return bool(_daily_reached(ctx, now)[0])", "0 -> 1"):
         "_daily_reached answers both parts empty or both set (what was spent, the key that stopped it)",
+    ("memento_core/status_log.py", '("ARCHITECT", r"\\bARCHITECT\\b", 0),  # "🏗 ARCHITECT" (SPEC §16)', "0 -> 1"):
+        "flag 1 is re.TEMPLATE, which only refuses repetition operators (this pattern has none) and "
+        "says it is deprecated: the pattern matches what it matched with 0, case still counting",
+    ("memento_core/status_log.py",
+     '("FORGE", r"\\bFORGE\\b", 0),  # "⚠️ FORGE — GitHub refused the token from GITHUB_TOKEN" (SPEC §19)',
+     "0 -> 1"):
+        "flag 1 is re.TEMPLATE, which only refuses repetition operators (this pattern has none) and "
+        "says it is deprecated: the pattern matches what it matched with 0, case still counting",
+    ("memento_core/status_log.py", 'return _MODULE_RE.sub("", rest, count=1).strip()', "1 -> 0"):
+        "_MODULE_RE is anchored at ^ (no MULTILINE): it can match once, at the start, whatever the count "
+        "(`[MODULE:a] [MODULE:b] t` keeps `[MODULE:b] t` with 0, 1 or 2)",
+    ("memento_core/status_log.py", 'return _MODULE_RE.sub("", rest, count=1).strip()', "1 -> 2"):
+        "_MODULE_RE is anchored at ^ (no MULTILINE): it can match once, at the start, whatever the count "
+        "(`[MODULE:a] [MODULE:b] t` keeps `[MODULE:b] t` with 0, 1 or 2)",
+    ("memento_core/status_log.py", 'elif first == "-" and "---" in s[:6] and SEPARATOR_RE.match(s):', "6 -> 7"):
+        "a quick test before SEPARATOR_RE (` {0,3}-{3,}`): every line it matches has three dashes within "
+        "its first six characters, so looking at seven lets through nothing SEPARATOR_RE then takes",
+    ("memento_core/status_log.py",
+     'raise MementoError("could not append the status entry without breaking the file", path=path)',
+     "raise deleted"):
+        "a check after the edit that no input reaches (the fence or comment a hand left open is closed first; "
+        "test_property_append_keeps_prefix_and_parses and a fuzz of 30,000 hostile files never met it): kept "
+        "so that a future bug loses no entry, never a path a test can walk",
+    ("memento_core/status_log.py", 'return safe[:40] or "nostamp"', "40 -> 39"):
+        "the length a stamp is cut to in an archive's name: any length names the archive as well, and "
+        "_plan_rotation and _archived_prefix cut it alike (an archive is then matched by its entries' text)",
+    ("memento_core/status_log.py", 'return safe[:40] or "nostamp"', "40 -> 41"):
+        "the length a stamp is cut to in an archive's name: any length names the archive as well, and "
+        "_plan_rotation and _archived_prefix cut it alike (an archive is then matched by its entries' text)",
+    ("memento_core/status_log.py", "if not scan.entries or not archive_dir.is_dir():", "or -> and"):
+        "either test alone returns (0, None) as both do: with no entries the walk has nothing to match, and "
+        "a folder that is not there globs no candidate",
+    ("memento_core/status_log.py", "if rotation.new_path is not None and rotation.new_bytes is not None:",
+     "and -> or"):
+        "_plan_rotation makes a _Rotation with both a new path and its bytes, or with neither",
+    ("memento_core/tick/receipts.py", "sock.listen(16)", "16 -> 15"):
+        "the backlog of connections not yet accepted: a person's command connects once and is answered "
+        "at once; no test can fill 15 or 16 pending connections apart",
+    ("memento_core/tick/receipts.py", "sock.listen(16)", "16 -> 17"):
+        "the backlog of connections not yet accepted: a person's command connects once and is answered "
+        "at once; no test can fill 16 or 17 pending connections apart",
+    ("memento_core/tick/receipts.py", "sock.close()", "call deleted"):
+        "open()'s socket that could not be bound: its last reference goes when open returns False, and "
+        "CPython closes it then (said for other Pythons and for the reader)",
+    ("memento_core/tick/receipts.py", "return False", "return None"):
+        "open()'s one caller (listening) asks its truth only: None is False",
+    ("memento_core/tick/receipts.py", "self.thread.join(5)", "5 -> 4"):
+        "how long close() waits for the thread it has just woken (shutdown ends its accept at once): "
+        "a bound on a hang, never reached",
+    ("memento_core/tick/receipts.py", "self.thread.join(5)", "5 -> 6"):
+        "how long close() waits for the thread it has just woken (shutdown ends its accept at once): "
+        "a bound on a hang, never reached",
+    ("memento_core/tick/receipts.py",
+     "for _ in range(5):  # a parent exiting mid-walk re-parents the chain: walk again", "5 -> 4"):
+        "how many times the walk starts again when a parent exits between two reads of /proc: a race no "
+        "test can time on a real /proc, and a table that breaks every walk says the same after 4, 5 or 6",
+    ("memento_core/tick/receipts.py",
+     "for _ in range(5):  # a parent exiting mid-walk re-parents the chain: walk again", "5 -> 6"):
+        "how many times the walk starts again when a parent exits between two reads of /proc: a race no "
+        "test can time on a real /proc, and a table that breaks every walk says the same after 4, 5 or 6",
 }
 
 _FLIP = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE,

@@ -344,12 +344,12 @@ def _scan(lines: Sequence[str]) -> _Scan:
                 if m is not None:
                     head = _entry_head(m, i)
                     starts.append(i)
-                continue
+                continue  # pragma: no mutate: below, a heading is no field and no value is open
         elif first == "-" and "---" in s[:6] and SEPARATOR_RE.match(s):
             if head is not None:
                 entries.append(TickEntry(*head, tuple(fields)))
             head, fields = None, []
-            continue
+            continue  # pragma: no mutate: no entry is open: the lines below skip it too
         if head is not None:
             m = _FAST_FIELD_RE.match(s)  # the exact shape Memento writes
             if m:
@@ -555,9 +555,12 @@ def _archived_prefix(doc: LineDoc, scan: _Scan, archive_dir: Path) -> tuple[int,
         prefix = f"TICK_STATUS_{_safe_stamp(scan.entries[done].timestamp)}_"
         best = 0
         for candidate in sorted(archive_dir.glob(prefix + "*.md")):
-            archived = read_doc_or_none(candidate) if candidate.is_file() else None
-            if archived is None:
+            # Memento writes an archive as a file of its own: a link there is none of them, and
+            # one leading to the status file would have every entry dropped as archived.
+            data = read_regular_or_none(candidate)
+            if data is None:
                 continue
+            archived = decode(data, candidate)
             arch_scan = _scan(archived.lines)
             arch_texts = [_block_text(archived.lines, s, e) for s, e in arch_scan.spans]
             n = len(arch_texts)

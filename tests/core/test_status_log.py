@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
+import signal
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -14,11 +18,13 @@ from memento_core.durations import duration_or_none
 from memento_core.errors import MementoError
 from memento_core.status_log import (
     HEADER,
+    SELF_COMMIT,
     TickEntry,
     _rotate_archive_step,
     append_entry,
     clean_block,
     clean_value,
+    entries_with_commits,
     failed_attempts,
     format_entry,
     iter_status_archive,
@@ -26,6 +32,7 @@ from memento_core.status_log import (
     parse_status,
     parse_status_text,
     rotate,
+    with_commits,
 )
 
 SPEC_ENTRY = """\
@@ -176,6 +183,31 @@ def test_status_keywords_without_event_field():
 
 
 @pytest.mark.parametrize(
+    ("value", "status"),
+    [
+        ("✅ done", "SUCCESS"),  # the mark or the word, each alone
+        ("SUCCESS (retry 2/3)", "SUCCESS"),
+        ("❓ NEEDS INPUT", "NEEDS INPUT"),
+        ("NEEDS INPUT — which database?", "NEEDS INPUT"),
+        ("❓ which database?", "NEEDS INPUT"),
+        ("which database? ❓", "EVENT"),  # the question mark counts only where the entry starts with it
+        ("BLOCKED (retry 3/3)", "BLOCKED"),
+        ("🚫 (retry 3/3 — max_retries exceeded)", "BLOCKED"),
+    ],
+)
+def test_a_task_status_is_read_by_its_word_or_its_mark(value, status):
+    (e,) = parse_status_text(f"## [t] Tick #1\n- **Task**: T-1 x\n- **Status**: {value}\n")
+    assert (e.status, e.is_event) == (status, status == "EVENT")
+
+
+def test_an_attempts_usage_is_read_back():
+    (e,) = parse_status_text(format_entry("t", 1, [("Task", "T-1 x"), ("Status", "✅ SUCCESS"),
+                                                   ("Usage", "12.3k in / 2.1k out tokens, $0.042")]))
+    assert (e.usage.tokens_in, e.usage.tokens_out, e.usage.cost_usd) == (12300, 2100, 0.042)
+    assert parse_status_text(entry(2))[0].usage is None
+
+
+@pytest.mark.parametrize(
     ("text", "seconds"),
     [("4m52s", 292), ("1h2m", 3720), ("38s", 38), ("0.4s", 0.4), ("5min", 300),
      ("250ms", 0.25), ("2 minutes 3 seconds", 123), ("12", 12), ("n/a", None)],
@@ -221,6 +253,29 @@ lazy continuation
     assert e.field("Outputs") == "--- ~~~ is not closed by backticks ```"
 
 
+def test_fields_as_a_person_writes_them_by_hand():
+    text = ("## [t] Tick #1\n* **Task:** T-1 [MODULE:m] by hand\n+ **Status** : 🚫 BLOCKED\n"
+            "   - **Reason** the words after\n* a bullet goes on the reason\nx\n#2 also\n")
+    (e,) = parse_status_text(text)
+    assert e.fields == (("Task", "T-1 [MODULE:m] by hand"), ("Status", "🚫 BLOCKED"),
+                        ("Reason", "the words after\n* a bullet goes on the reason\nx\n#2 also"))
+    assert (e.task_id, e.module, e.status) == ("T-1", "m", "BLOCKED")
+
+
+def test_an_indented_separator_or_heading_ends_an_entry_and_a_fence_before_any_field_is_no_value():
+    text = ("## [t] Tick #1\n```\nnot a value\n```\n- **Task**: T-1 x\n   ---\nafter the separator\n"
+            "## [t] Tick #2\n- **Task**: T-2 y\n   ## Notes by hand\n- **Reason**: not the entry's\n")
+    first, second = parse_status_text(text)
+    assert (first.fields, second.fields) == ((("Task", "T-1 x"),), (("Task", "T-2 y"),))
+
+
+def test_a_fence_left_open_at_the_end_holds_the_rest_of_the_file():
+    (e,) = parse_status_text("## [t] Tick #1\n- **Error Tail**:\n```\nhalf a tail\n## [t] Tick #2\n")
+    assert e.fields == (("Error Tail", "half a tail\n## [t] Tick #2"),)
+    (e,) = parse_status_text("## [t] Tick #1\n```\nno field to hold it\n")
+    assert e.fields == ()
+
+
 def test_missing_file_and_bad_utf8(tmp_path):
     assert parse_status(tmp_path / "missing.md") == []
     bad = tmp_path / "TICK_STATUS.md"
@@ -257,6 +312,12 @@ def test_format_continued_and_error_tail():
     (e,) = parse_status_text(text)
     assert (e.continued, e.tasks_this_tick, e.error_tail) == (True, (2, 2), "E   assert 1 == 2")
     assert e.error == "E   assert 1 == 2"  # no Verify Output: the tail's last line
+
+
+def test_a_continued_heading_says_which_task_of_how_many():
+    text = format_entry("t", 9, [("Task", "T-3 x")], continued=(1, 3))
+    assert text.startswith("## [t] Tick #9 (continued, tasks_this_tick: 1/3)\n")
+    assert parse_status_text(text)[0].tasks_this_tick == (1, 3)
 
 
 HOSTILE_VALUES = [
@@ -373,6 +434,15 @@ def test_append_adds_missing_header_and_closes_a_hand_left_fence(tmp_path):
     assert [e.tick for e in parse_status(path)] == [1, 2]
 
 
+def test_append_closes_a_comment_a_hand_left_open(tmp_path):
+    path = tmp_path / "s.md"
+    path.write_text(f"{HEADER}\n\n## [t] Tick #1\n- **Task**: T-1 x\n<!-- a person's note, never closed\n")
+    append_entry(path, entry(2))
+    assert path.read_text() == (f"{HEADER}\n\n## [t] Tick #1\n- **Task**: T-1 x\n<!-- a person's note, never closed\n"
+                                f"-->\n\n---\n\n{entry(2)}")
+    assert [e.tick for e in parse_status(path)] == [1, 2]
+
+
 def test_append_refuses_text_that_is_not_an_entry(tmp_path):
     with pytest.raises(ValueError):
         append_entry(tmp_path / "s.md", "just words\n")
@@ -430,6 +500,47 @@ def test_parse_five_thousand_entries(tmp_path):
     assert entries[4321].error_tail == "Traceback\n## [fake] Tick #4321\n---\nE 4321"
 
 
+
+# --- the commit that adds an entry ------------------------------------------------
+
+
+def _commit(root: Path, message: str) -> str:
+    subprocess.run(["git", "-C", str(root), "commit", "-q", "--allow-empty", "-m", message], check=True)
+    return subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def test_the_commit_that_adds_an_entry_is_named_by_its_trailer(repo, git_identity):
+    """Only an entry that says SELF_COMMIT is resolved, by its own tick and task, and only its
+    Git Commit changes; an entry naming its sha already, an event, or a tick without a commit stay."""
+    own = _commit(repo, "memento: complete T-1 one\n\nMemento-Tick: 3 T-1")
+    other = _commit(repo, "memento: complete T-2 two\n\nMemento-Tick: 4 T-2")
+    said = SELF_COMMIT + ' — "memento: complete T-1 one"'
+    log = "\n---\n\n".join([
+        format_entry("t3", 3, [("Task", "T-1 one"), ("Status", "✅ SUCCESS"), ("Git Commit", said),
+                               ("Duration", "3s")]),
+        format_entry("t4", 4, [("Task", "T-2 two"), ("Status", "✅ SUCCESS"), ("Git Commit", "`abc1234`")]),
+        format_entry("t5", 5, [("Event", "🎉 ALL TASKS COMPLETE"), ("Git Commit", SELF_COMMIT)]),
+        format_entry("t6", 6, [("Task", "T-3 three"), ("Status", "✅ SUCCESS"), ("Git Commit", SELF_COMMIT)]),
+        format_entry("t7", 7, [("Task", "T-1 one"), ("Status", "❌ FAILED (retry 1/3)")]),
+    ])
+    entries = parse_status_text(log)
+    resolved = entries_with_commits(repo, iter(entries))
+    assert resolved[0].fields == (("Task", "T-1 one"), ("Status", "✅ SUCCESS"),
+                                  ("Git Commit", f'`{own}` — "memento: complete T-1 one"'), ("Duration", "3s"))
+    assert resolved[0].commit_sha == own != other
+    assert resolved[1:] == entries[1:]
+    assert entries_with_commits(repo, entries[:2]) == resolved[:2]  # one entry alone needs a sha
+    assert with_commits(entries, {(3, "T-1"): "1234567"})[0].commit_sha == "1234567"
+    assert with_commits(entries, {(4, "T-2"): "1234567", (6, "T-4"): "1234567", (7, "T-1"): "1234567"}) == entries
+
+
+def test_entries_without_the_commit_that_adds_them_are_returned_as_they_are(tmp_path):
+    """No entry needs a sha: no git is asked (tmp_path is no repository) and the entries come back."""
+    entries = parse_status_text(entry(1) + "\n---\n\n" + format_entry("t", 2, [("Git Commit", "`abc1234`")]))
+    assert entries_with_commits(tmp_path / "gone", iter(entries)) == entries
+
+
 # --- rotation ------------------------------------------------------------------
 
 
@@ -483,6 +594,23 @@ def test_rotate_crash_after_archive_write_then_rerun(tmp_path):
     assert _blocks(iter_status_archive(archive) + parse_status(path)) == _blocks(original)
 
 
+def test_rotate_killed_between_its_two_writes_then_rerun(tmp_path):
+    """A real kill -9 at rotate's crash point (the archive written, the status file not yet)."""
+    path, archive = tmp_path / "TICK_STATUS.md", tmp_path / "archive"
+    _fill(path, range(6))
+    before = path.read_bytes()
+    script = ("import sys; from pathlib import Path; from memento_core.status_log import rotate\n"
+              "rotate(Path(sys.argv[1]), Path(sys.argv[2]), 4)\n")
+    killed = subprocess.run([sys.executable, "-c", script, str(path), str(archive)], timeout=60,
+                            cwd=Path(__file__).resolve().parents[2],  # memento_core importable
+                            env={**os.environ, "MEMENTO_CRASH_AT": "rotate:after-archive"})
+    assert killed.returncode == -signal.SIGKILL
+    assert path.read_bytes() == before
+    (written,) = archive.iterdir()
+    assert rotate(path, archive, 4) == written
+    assert [e.tick for e in iter_status_archive(archive) + parse_status(path)] == list(range(6))
+
+
 def test_rotate_crash_then_appends_then_rerun(tmp_path):
     path, archive = tmp_path / "TICK_STATUS.md", tmp_path / "archive"
     _fill(path, range(51))
@@ -520,6 +648,99 @@ def test_property_rotation_never_loses_or_doubles(max_entries, plan):
         rotate(path, archive, max_entries)
         assert len(parse_status(path)) <= max_entries
         assert [e.tick for e in iter_status_archive(archive) + parse_status(path)] == list(range(tick))
+
+
+def test_a_limit_of_one_keeps_the_newest_entry(tmp_path):
+    path, archive = tmp_path / "TICK_STATUS.md", tmp_path / "archive"
+    _fill(path, range(3))
+    rotate(path, archive, 1)
+    assert [e.tick for e in parse_status(path)] == [2]
+    assert [e.tick for e in iter_status_archive(archive)] == [0, 1]
+
+
+@pytest.mark.parametrize(("taken", "written"), [(1, "_2"), (2, "_3")])
+def test_a_different_file_under_the_archives_name_is_never_overwritten(tmp_path, taken, written):
+    """A person's file under the archive's name, and a link under its next name: each left as it
+    was, the archive written under the first name free."""
+    path, archive = tmp_path / "TICK_STATUS.md", tmp_path / "archive"
+    name = "TICK_STATUS_2026-01-01T00-00-00Z_2026-01-01T00-00-01Z"
+    archive.mkdir()
+    (archive / f"{name}.md").write_text("a person's file\n")
+    if taken == 2:
+        (archive / f"{name}_2.md").symlink_to(path)
+    _fill(path, range(3))
+    assert rotate(path, archive, 2) == archive / f"{name}{written}.md"
+    assert (archive / f"{name}.md").read_text() == "a person's file\n"
+    if taken == 2:
+        assert os.readlink(archive / f"{name}_2.md") == str(path)
+    assert [e.tick for e in parse_status(archive / f"{name}{written}.md")] == [0, 1]
+    assert [e.tick for e in parse_status(path)] == [2]
+
+
+def test_an_archive_under_the_first_stamp_with_other_text_is_not_taken_for_this_files(tmp_path):
+    """After an interrupted rotation a person corrected an entry by hand: the archive no longer
+    holds the file's leading entries, so none is dropped as archived (the next rotation archives
+    the corrected text anew)."""
+    path, archive = tmp_path / "TICK_STATUS.md", tmp_path / "archive"
+    _fill(path, range(6))
+    crashed = _rotate_archive_step(path, archive, 4)
+    path.write_text(path.read_text().replace("title 1", "title 1, corrected"))
+    before = path.read_bytes()
+    assert rotate(path, archive, 6) is None
+    assert path.read_bytes() == before
+    written = rotate(path, archive, 4)
+    assert written not in (None, crashed)
+    assert [e.task_title for e in parse_status(written)][:2] == ["title 0", "title 1, corrected"]
+
+
+def test_an_interrupted_rotation_whose_kept_entries_a_person_removed_completes(tmp_path):
+    """Every entry left in the file is in the interrupted rotation's archive: they are dropped as
+    archived (not looked past the last one), nothing lost or doubled."""
+    path, archive = tmp_path / "TICK_STATUS.md", tmp_path / "archive"
+    _fill(path, range(6))
+    crashed = _rotate_archive_step(path, archive, 4)
+    text = path.read_text()
+    path.write_text(text[: text.index("## [2026-01-01T00:00:04Z]")])  # entries 4 and 5 removed by hand
+    assert rotate(path, archive, 4) == crashed
+    assert parse_status(path) == []
+    assert [e.tick for e in iter_status_archive(archive)] == [0, 1, 2, 3]
+
+
+def test_of_two_copies_of_an_interrupted_rotations_archive_the_first_completes_it(tmp_path):
+    path, archive = tmp_path / "TICK_STATUS.md", tmp_path / "archive"
+    _fill(path, range(6))
+    crashed = _rotate_archive_step(path, archive, 4)
+    copy = crashed.with_name(crashed.stem + "_copy.md")
+    copy.write_bytes(crashed.read_bytes())
+    _fill(path, range(6, 7))
+    assert rotate(path, archive, 4) == crashed
+    assert [e.tick for e in parse_status(path)] == [4, 5, 6]
+
+
+@pytest.mark.parametrize("leads_to", ["the status file", "a copy outside"])
+def test_a_link_in_the_archive_is_never_taken_for_entries_archived(tmp_path, leads_to):
+    """A link named as an interrupted rotation's archive (the first entry's stamp), leading to the
+    status file itself or to a copy of it elsewhere: rotation reads no archive through a link, so
+    no entry is dropped as archived (through the link to the status file, every one was lost)."""
+    path, archive = tmp_path / "TICK_STATUS.md", tmp_path / "archive"
+    _fill(path, range(4))
+    before = path.read_bytes()
+    target = path
+    if leads_to == "a copy outside":
+        target = tmp_path / "elsewhere" / "copy.md"
+        target.parent.mkdir()
+        target.write_bytes(before)
+    archive.mkdir()
+    link = archive / "TICK_STATUS_2026-01-01T00-00-00Z_2026-01-01T00-00-03Z.md"
+    link.symlink_to(target)
+    assert rotate(path, archive, 50) is None
+    assert path.read_bytes() == before
+    assert rotate(path, archive, 2) != link
+    assert [e.tick for e in parse_status(path)] == [3]
+    assert [e.tick for e in parse_status(target)] == ([3] if leads_to == "the status file" else [0, 1, 2, 3])
+    assert [p.name for p in sorted(archive.iterdir()) if not p.is_symlink()] == [
+        "TICK_STATUS_2026-01-01T00-00-00Z_2026-01-01T00-00-02Z.md"]
+    assert os.readlink(link) == str(target)
 
 
 def test_rotate_rejects_nonsense_limit(tmp_path):

@@ -199,6 +199,7 @@ def test_settled_reads_the_document_under_its_lock_and_a_workers_copy_without_on
     assert settled(copy) == b""
     copy.write_bytes(b"# plan of a worker\n")
     assert settled(copy) == b"# plan of a worker\n"
+    assert [p.name for p in copy.parent.iterdir()] == ["MASTER_PLAN.md"]  # no lock file made in a worker's copy
 
 
 def test_a_caller_lost_before_it_was_accepted_leaves_the_socket_answering(ws, monkeypatch):
@@ -236,3 +237,185 @@ def test_the_socket_is_there_while_a_tick_listens_and_its_name_is_free_after(ws)
     assert not is_listening(ws)
     with socket.socket(socket.AF_UNIX) as s:  # the abstract name is released with the socket
         s.bind(receipts.socket_name(ws.root))
+
+
+# A person's write holding a lock, as `memento memory write` or `memento skip` hold it: the lock
+# taken, "held" said, then (``commit``) a commit in memory/ made before the lock is let go, or
+# (no ``commit``) the lock held until the process is killed.
+HOLDER = (f"import subprocess, sys, time; sys.path.insert(0, {REPO!r})\n"
+          "from pathlib import Path\nfrom memento_core.locks import file_lock\n"
+          "with file_lock(Path({lock!r}), timeout=30):\n    print('held', flush=True)\n"
+          "    if {commit!r}:\n        time.sleep(0.3)\n"
+          "        subprocess.run(['git', '-C', {commit!r}, 'commit', '-q', '--allow-empty', '-m', 'by hand'], check=True)\n"
+          "    else:\n        time.sleep(60)\n")
+
+
+def _hold(lock: Path, commit: Path | None = None) -> subprocess.Popen:
+    holder = subprocess.Popen([PY, "-c", HOLDER.format(lock=str(lock), commit=str(commit or ""))],
+                              stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    return holder
+
+
+def _memory_head(ws) -> str:
+    return subprocess.run(["git", "-C", str(ws.memory_dir), "rev-parse", "HEAD"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+
+
+def test_memory_head_waits_for_a_persons_write_in_progress_and_a_hung_one_only_so_long(ws, monkeypatch):
+    from memento_core.memory.store import lock_path
+    from memento_core.tick import receipts as tick_receipts
+
+    before = _memory_head(ws)
+    assert tick_receipts.memory_head(ws) == before
+    holder = _hold(lock_path(ws), ws.memory_dir)
+    try:
+        after = tick_receipts.memory_head(ws)  # the lock let go only after the person's commit
+    finally:
+        holder.wait(30)
+        holder.stdout.close()
+    assert after == _memory_head(ws) != before
+    monkeypatch.setattr(tick_receipts, "SETTLE_TIMEOUT", 0.2)
+    holder = _hold(lock_path(ws))
+    try:  # a write that never ends: HEAD as it is, once the wait is over
+        assert tick_receipts.memory_head(ws) == after
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()
+    (ws.memory_dir / ".git").rename(ws.memory_dir / "git-was-here")
+    assert tick_receipts.memory_head(ws) is None  # no store (yet)
+
+
+def test_settled_reads_a_document_held_too_long_as_it_is(ws, monkeypatch):
+    from memento_core.locks import lock_path_for
+    from memento_core.tick import receipts as tick_receipts
+
+    monkeypatch.setattr(tick_receipts, "SETTLE_TIMEOUT", 0.2)
+    holder = _hold(lock_path_for(ws.plan_path))
+    try:
+        assert tick_receipts.settled(ws.plan_path) == ws.plan_path.read_bytes() != b""
+        ws.plan_path.unlink()
+        assert tick_receipts.settled(ws.plan_path) == b""
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()
+
+
+def _persons_commit(ws, files: dict[str, str]) -> tuple[str, dict[str, str]]:
+    """A commit in memory/ with no Memento trailer (it says it is a person's): its sha, each file's blob."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(ws.memory_dir), *args], capture_output=True, text=True,
+                              check=True).stdout.strip()
+
+    for rel, text in files.items():
+        (ws.memory_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ws.memory_dir / rel).write_text(text)
+    git("add", "-A")
+    git("commit", "-qm", "lessons by hand")
+    return git("rev-parse", "HEAD"), {rel: git("rev-parse", f"HEAD:{rel}") for rel in files}
+
+
+def test_a_memory_commit_whose_every_file_a_person_announced_is_theirs_and_another_is_taken_out(ws):
+    from memento_core.memory.store import history
+    from memento_core.tick.receipts import forged_memory
+
+    since = _memory_head(ws)
+    sha, blobs = _persons_commit(ws, {"knowledge/lessons/persons.md": "a person's lesson\n",
+                                      "knowledge/lessons/agents.md": "verify is always true\n"})
+    announced = receipts.Receipts(memory=frozenset(blobs.values()))
+    assert forged_memory(ws, since, announced, "T-1") == ()
+    assert _memory_head(ws) == sha  # the person's commit stays as it was
+    one = receipts.Receipts(memory=frozenset({blobs["knowledge/lessons/persons.md"]}))
+    assert forged_memory(ws, since, one, "T-1") == (sha[:7],)
+    assert subprocess.run(["git", "-C", str(ws.memory_dir), "cat-file", "-e", sha]).returncode != 0
+    assert (ws.memory_dir / "knowledge/lessons/agents.md").read_text() == "verify is always true\n"
+    assert history(ws)[0].kind != "human"  # the task's write now, in Memento's name
+    assert forged_memory(ws, None, one, "T-1") == ()  # nothing left that says it is a person's
+
+
+def test_a_forged_memory_commit_that_cannot_be_taken_out_is_recorded_as_the_tasks(ws, monkeypatch):
+    from memento_core.memory import store
+    from memento_core.tick.receipts import forged_memory
+
+    since = _memory_head(ws)
+    sha, _blobs = _persons_commit(ws, {"knowledge/lessons/agents.md": "verify is always true\n"})
+    assert forged_memory(ws, "0" * 40, receipts.NO_RECEIPTS, "T-1") == ()  # git cannot read that span
+    monkeypatch.setattr(store, "LOCK_TIMEOUT", 0.2)
+    holder = _hold(store.lock_path(ws))  # memory/ busy: its history cannot be made again now
+    try:
+        assert forged_memory(ws, since, receipts.NO_RECEIPTS, "T-2") == (sha[:7],)
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()
+    assert _memory_head(ws) == sha
+    assert [(w.task, w.commit, w.paths) for w in store.unattributed_writes(ws, days=None)] == [
+        ("T-2", sha, ("knowledge/lessons/agents.md",))]
+
+
+def test_a_second_listener_of_the_same_workspace_gets_no_book_and_the_first_keeps_its_receipts(ws):
+    """The abstract name is taken: the second cannot bind, is not registered, and leaving it does
+    not unregister the tick that listens."""
+    from memento_core.tick.receipts import is_listening
+
+    with listening(ws) as first:
+        with listening(ws) as second:
+            assert second is None
+            skip_task(ws.plan_path, "T-2", "not now")
+        assert is_listening(ws) and held(ws).status("T-2", "-", "not now")
+        assert first.records and first.thread.is_alive()
+
+
+def test_no_thread_of_the_socket_outlives_its_listening(ws):
+    with listening(ws) as book:
+        assert book.thread.is_alive()
+    assert not book.thread.is_alive()  # joined before listening returns
+
+
+def test_a_tick_that_is_pid_1_takes_every_process_of_its_namespace_for_its_own():
+    """In a container the tick may be pid 1: an orphan re-parented to it is inside (the walk
+    stops at pid 1, so the line after it asks)."""
+    orphan = subprocess.Popen([PY, "-c", "import os, time\nif os.fork():\n    os._exit(0)\n"
+                               "os.setsid()\nprint(os.getpid(), flush=True)\ntime.sleep(30)\n"],
+                              stdout=subprocess.PIPE, text=True)
+    pid = int(orphan.stdout.readline())
+    orphan.wait()
+    orphan.stdout.close()
+    try:
+        assert inside_the_tick(pid, 1) == INSIDE
+    finally:
+        os.kill(pid, signal.SIGKILL)
+
+
+def test_a_silent_caller_is_dropped_and_the_next_person_answered(ws, monkeypatch):
+    import socket
+
+    from memento_core.tick import receipts as tick_receipts
+
+    monkeypatch.setattr(tick_receipts, "READ_TIMEOUT", 0.2)
+    with listening(ws) as book, socket.socket(socket.AF_UNIX) as silent, socket.socket(socket.AF_UNIX) as person:
+        silent.settimeout(30)
+        silent.connect(receipts.socket_name(ws.root))  # says nothing
+        person.settimeout(30)  # without the read's timeout the thread would wait on the silent one for good
+        person.connect(receipts.socket_name(ws.root))
+        person.sendall(b'{"op": "note", "text": "x"}\n')
+        assert json.loads(person.makefile().readline()) == {"ok": True}
+        assert silent.recv(100) == b""  # dropped, unanswered
+        assert book.records == [{"op": "note", "text": "x"}]
+
+
+def test_a_parent_chain_that_cannot_be_followed_is_refused_and_a_looping_one_ends(monkeypatch):
+    """/proc read as it changes under a walk: a parent gone between reading a process and reading
+    its parent, on every walk, or a pid reused into a loop. No test can time that on a real /proc,
+    so read_proc answers from a table here."""
+    from memento_core.agents.reaper import Proc
+    from memento_core.tick import receipts as tick_receipts
+
+    table = {100: Proc(100, "S", 50, 100, 100), 60: Proc(60, "S", 70, 60, 60), 70: Proc(70, "S", 60, 70, 70)}
+    monkeypatch.setattr(tick_receipts, "read_proc", table.get)
+    assert inside_the_tick(100, 999) == "the calling process's parents could not be followed"  # 50 is gone
+    table[100] = Proc(100, "S", 60, 100, 100)  # 60 and 70 each other's parent
+    assert inside_the_tick(100, 999) == ""
+    assert inside_the_tick(100, 70) == INSIDE
