@@ -273,6 +273,15 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("memento_core/fleet/publish.py", 'if task is None or task.status != "~":', "or -> and"):
         "the edit that follows refuses the same two cases (not in the plan, not [~]) with the EditConflict "
         "caught below it; only an empty plan file differs, which the guards have restored before publish",
+    ("memento_core/fleet/host.py", "@dataclass(frozen=True)", "True -> False"):
+        "a Beat is made once from a ref as fetched and only read (.sha, .host, .at): nothing assigns to its "
+        "fields and none is hashed (beats are a dict's values)",
+    ("memento_core/fleet/host.py", "self._thread.join(timeout=30)", "30 -> 29"):
+        "the wait for a heartbeat thread whose event was set on the line above: it ends within one push, "
+        "long before either bound",
+    ("memento_core/fleet/host.py", "self._thread.join(timeout=30)", "30 -> 31"):
+        "the wait for a heartbeat thread whose event was set on the line above: it ends within one push, "
+        "long before either bound",
 }
 
 _FLIP = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE,
