@@ -75,7 +75,7 @@ def test_a_chained_claim_that_loses_its_race_still_lands_the_result_and_claims_a
         assert git(clones["a"], "rev-parse", "HEAD") == git(bare, "rev-parse", "main")
         # The next pick is the chained claim: no fetch, no claim push.
         before = len(fetches)
-        picked = fleet.pick.pick(a, run.pick_task, run.afterwards)
+        picked = fleet.pick.pick(a, run.pick_task, run.afterwards, 1)
         assert not isinstance(picked, run.Outcome), picked
         assert picked[1].id == "T-3" and len(fetches) == before
     finally:
@@ -104,7 +104,7 @@ def test_a_stale_claim_of_another_host_is_not_chained_over_but_taken_over_by_the
         assert a.fleet.task == "" and a.fleet.chained == ""  # not chained: T-3 is not claimed
         assert not any(s.startswith("memento: claim T-3") for s in subjects(bare))
         assert claim_refs(bare) == ["refs/memento/claims/T-2"]
-        picked = fleet.pick.pick(a, run.pick_task, run.afterwards)  # the normal pick takes it over
+        picked = fleet.pick.pick(a, run.pick_task, run.afterwards, 1)  # the normal pick takes it over
         assert not isinstance(picked, run.Outcome), picked
         assert picked[1].id == "T-2"
         log = subjects(bare)
