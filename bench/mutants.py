@@ -303,6 +303,10 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("memento_core/fleet/docs.py", "if not moved or not path.is_file():", "or -> and"):
         "differs only with nothing moved and a status log there: the substitution then maps no id, "
         "`fixed == text`, and nothing is written",
+    ("memento_core/fleet/sync.py", "if pending and local != upstream:", "and -> or"):
+        "save_pending writes what the Fleet holds, and every change to its claims has saved it already: "
+        "with no pending claims it writes the file as it is; pending claims are only read with none held, "
+        "and then (a result or a release commit each) HEAD is never the remote's",
 }
 
 _FLIP = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE,
