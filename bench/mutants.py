@@ -307,6 +307,20 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "save_pending writes what the Fleet holds, and every change to its claims has saved it already: "
         "with no pending claims it writes the file as it is; pending claims are only read with none held, "
         "and then (a result or a release commit each) HEAD is never the remote's",
+    ("memento_core/fleet/claims.py", "@dataclass(frozen=True)", "True -> False"):
+        "a Claim is made once by _make_claim and only read (.tasks, .made, .beat): nothing assigns to its "
+        "fields and none is hashed",
+    ("memento_core/fleet/claims.py", 'return f"pid {os.getpid()} nonce {os.urandom(6).hex()}"', "6 -> 5"):
+        "the length of a claim's random nonce: 5 bytes as 6 make two hosts' commits differ",
+    ("memento_core/fleet/claims.py", 'return f"pid {os.getpid()} nonce {os.urandom(6).hex()}"', "6 -> 7"):
+        "the length of a claim's random nonce: 7 bytes as 6 make two hosts' commits differ",
+    ("memento_core/fleet/publish.py",
+     "def publish(ctx: TickContext, result: TaskResult, *, chain: bool = False, room: int = 1) -> TaskResult:",
+     "1 -> 0"):
+        "the room a chained claim gets by default: batch._batch claims one task for any room under 2",
+    ("memento_core/fleet/publish.py",
+     'if not f.lost and not adopt(f, seen.get(task_id, Beat("", "", 0)).sha, task_id):', "0 -> 1"):
+        "the time of the stand-in Beat of a claim ref gone: only its sha ('') is read",
 }
 
 _FLIP = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE,
