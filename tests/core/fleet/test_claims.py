@@ -317,7 +317,7 @@ def test_two_hosts_of_the_same_name_claiming_in_the_same_second_still_have_one_w
         tasks = [ctx.plan().task("T-1") for ctx in (a, b)]
         while time.time() % 1 > 0.3:  # both claims inside one second
             time.sleep(0.01)
-        won = [fleet.claims.claim(ctx, task) for ctx, task in zip((a, b), tasks)]
+        won = [fleet.claims.claim(ctx, task) for ctx, task in zip((a, b), tasks, strict=True)]
     finally:
         for ctx in (a, b):
             ctx.fleet.stop_beating()
