@@ -76,7 +76,7 @@ def _claim_commit(ctx: TickContext, task_id: str) -> Beat | None:
         return None
     # A claim of several tasks names the first in its subject and each other on a line of its own.
     line = next((line for line in parts[2].splitlines() if line.startswith(f"memento: claim {task_id} on ")), None)
-    return Beat(parts[0], line.rsplit(" on ", 1)[-1].strip(), float(parts[1])) if line else None
+    return Beat(parts[0], line.rpartition(" on ")[2].strip(), float(parts[1])) if line else None
 
 
 def _take_over(ctx: TickContext, plan: Plan, task: Task, beat: Beat | None, why: str, upstream: str | None) -> bool:

@@ -10,7 +10,15 @@ import time
 from memento_core import fleet
 from memento_core.fleet import claims, remote, sync  # noqa: F401 - loaded, so that fleet.<module> resolves
 
-from ..test_fleet import claim_refs, context, counted_fetches, git, make_fleet, remote_plan, subjects
+from ..test_fleet import (
+    claim_refs,
+    context,
+    counted_fetches,
+    git,
+    make_fleet,
+    remote_plan,
+    subjects,
+)
 
 
 def test_a_claim_seen_before_its_ref_is_judged_by_the_claim_commits_time(tmp_path, monkeypatch):
