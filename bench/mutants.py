@@ -289,9 +289,6 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
      "False -> True"):
         "git log -1 --grep of HEAD exits 0 with or without a match; it fails only on an unborn HEAD, and "
         "stale_claims asks only for a [~] task of a plan HEAD has committed",
-    ("memento_core/fleet/stale.py",
-     'return Beat(parts[0], line.rsplit(" on ", 1)[-1].strip(), float(parts[1])) if line else None', "1 -> 2"):
-        "the last piece of an rsplit is the same for any maxsplit of 1 or more",
     ("memento_core/fleet/stale.py", "if sha and upstream:", "and -> or"):
         "reached only after a lost push: upstream is integrate()'s HEAD, never None once the plan has a [~] "
         "task, so the two differ only when git could not make the take-over commit (sha None) and its push "
@@ -300,9 +297,6 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("memento_core/fleet/docs.py", "atomic_write_bytes(ctx.root / path, data, sync=False)", "False -> True"):
         "whether the resolved document is fsynced before git stages it: the same bytes are written either "
         "way (a rebase a crash interrupts is aborted by the next tick, so no sync is needed)",
-    ("memento_core/fleet/docs.py", "if not moved or not path.is_file():", "or -> and"):
-        "differs only with nothing moved and a status log there: the substitution then maps no id, "
-        "`fixed == text`, and nothing is written",
     ("memento_core/fleet/sync.py", "if pending and local != upstream:", "and -> or"):
         "save_pending writes what the Fleet holds, and every change to its claims has saved it already: "
         "with no pending claims it writes the file as it is; pending claims are only read with none held, "
@@ -321,6 +315,20 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("memento_core/fleet/publish.py",
      'if not f.lost and not adopt(f, seen.get(task_id, Beat("", "", 0)).sha, task_id):', "0 -> 1"):
         "the time of the stand-in Beat of a claim ref gone: only its sha ('') is read",
+    ("memento_core/fleet/publish.py", "return False", "return None"):
+        "_hold_chained's answer is asked for its truth only (integrate._arrive: `plan=not held`): None is False",
+    ("memento_core/fleet/publish.py", "return False", "False -> True"):
+        "_hold_chained with no claim to hold (or one HEAD could not take), after a landed push that replayed "
+        "(elsewhere its answer is not read): True leaves the plan out of "
+        "the documents' commit after the replay, and the plan in the work tree is then HEAD's (_move_head "
+        "has just written the replayed commit's files), so that commit is the same",
+    ("memento_core/fleet/publish.py", "if verdict.kind != TASK or verdict.task is None:", "or -> and"):
+        "scheduler.pick names a task in its TASK verdicts only (and always there): a verdict of another kind "
+        "has no task, so `and` refuses exactly what `or` does",
+    ("memento_core/fleet/publish.py",
+     'publish(ctx, TaskResult(task_id, False, "released: the tick stopped before its attempt"))', "False -> True"):
+        "release_chained reads nothing of the result publish hands back, and publish reads its `passed` only "
+        "to chain, which a release never asks for (chain=False)",
 }
 
 _FLIP = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE,
