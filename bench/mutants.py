@@ -436,6 +436,64 @@ EQUIVALENT: dict[tuple[str, str, str], str | Each] = {
      "for _ in range(5):  # a parent exiting mid-walk re-parents the chain: walk again", "5 -> 6"):
         "how many times the walk starts again when a parent exits between two reads of /proc: a race no "
         "test can time on a real /proc, and a table that breaks every walk says the same after 4, 5 or 6",
+    ("memento_core/fleet/host.py", "@dataclass(frozen=True)", "True -> False"):
+        "a Beat is made once from a ref as fetched and only read (.sha, .host, .at): nothing assigns to its "
+        "fields and none is hashed (beats are a dict's values)",
+    ("memento_core/fleet/host.py", "self._thread.join(timeout=30)", "30 -> 29"):
+        "the wait for a heartbeat thread whose event was set on the line above: it ends within one push, "
+        "long before either bound",
+    ("memento_core/fleet/host.py", "self._thread.join(timeout=30)", "30 -> 31"):
+        "the wait for a heartbeat thread whose event was set on the line above: it ends within one push, "
+        "long before either bound",
+    ("memento_core/fleet/stale.py", "return False", "return None"):
+        Each(2, "take_over_stale and _take_over after a lost push: sync asks take_over_stale's truth only "
+             "(`not take_over or take_over_stale(...)`), and take_over_stale _take_over's (`if not ...`): "
+             "None is False"),
+    ("memento_core/fleet/stale.py", '"--format=%H%x09%ct%x09%B", "HEAD"], check=False).stdout.decode("utf-8", "replace")',
+     "False -> True"):
+        "git log -1 --grep of HEAD exits 0 with or without a match; it fails only on an unborn HEAD, and "
+        "stale_claims asks only for a [~] task of a plan HEAD has committed",
+    ("memento_core/fleet/stale.py", "if sha and upstream:", "and -> or"):
+        "reached only after a lost push: upstream is integrate()'s HEAD, never None once the plan has a [~] "
+        "task, so the two differ only when git could not make the take-over commit (sha None) and its push "
+        "then lost a race as well, where the mutant's _move_back(None) raises; no test here makes git's "
+        "commit fail between a fetch and a lost push",
+    ("memento_core/fleet/docs.py", "atomic_write_bytes(ctx.root / path, data, sync=False)", "False -> True"):
+        "whether the resolved document is fsynced before git stages it: the same bytes are written either "
+        "way (a rebase a crash interrupts is aborted by the next tick, so no sync is needed)",
+    ("memento_core/fleet/sync.py", "if pending and local != upstream:", "and -> or"):
+        "save_pending writes what the Fleet holds, and every change to its claims has saved it already: "
+        "with no pending claims it writes the file as it is; pending claims are only read with none held, "
+        "and then (a result or a release commit each) HEAD is never the remote's",
+    ("memento_core/fleet/claims.py", "@dataclass(frozen=True)", "True -> False"):
+        "a Claim is made once by _make_claim and only read (.tasks, .made, .beat): nothing assigns to its "
+        "fields and none is hashed",
+    ("memento_core/fleet/claims.py", 'return f"pid {os.getpid()} nonce {os.urandom(6).hex()}"', "6 -> 5"):
+        "the length of a claim's random nonce: 5 bytes as 6 make two hosts' commits differ",
+    ("memento_core/fleet/claims.py", 'return f"pid {os.getpid()} nonce {os.urandom(6).hex()}"', "6 -> 7"):
+        "the length of a claim's random nonce: 7 bytes as 6 make two hosts' commits differ",
+    ("memento_core/fleet/publish.py",
+     "def publish(ctx: TickContext, result: TaskResult, *, chain: bool = False, room: int = 1) -> TaskResult:",
+     "1 -> 0"):
+        "the room a chained claim gets by default: batch._batch claims one task for any room under 2",
+    ("memento_core/fleet/publish.py",
+     'if not f.lost and not adopt(f, seen.get(task_id, Beat("", "", 0)).sha, task_id):', "0 -> 1"):
+        "the time of the stand-in Beat of a claim ref gone: only its sha ('') is read",
+    ("memento_core/fleet/publish.py", "return False", "return None"):
+        Each(2, "_hold_chained's answer (both its False) is asked for its truth only (integrate._arrive: "
+             "`plan=not held`): None is False"),
+    ("memento_core/fleet/publish.py", "return False", "False -> True"):
+        Each(2, "_hold_chained with no claim to hold (or one HEAD could not take), after a landed push that "
+             "replayed (elsewhere its answer is not read): True leaves the plan out of "
+             "the documents' commit after the replay, and the plan in the work tree is then HEAD's (_move_head "
+             "has just written the replayed commit's files), so that commit is the same"),
+    ("memento_core/fleet/publish.py", "if verdict.kind != TASK or verdict.task is None:", "or -> and"):
+        "scheduler.pick names a task in its TASK verdicts only (and always there): a verdict of another kind "
+        "has no task, so `and` refuses exactly what `or` does",
+    ("memento_core/fleet/publish.py",
+     'publish(ctx, TaskResult(task_id, False, "released: the tick stopped before its attempt"))', "False -> True"):
+        "release_chained reads nothing of the result publish hands back, and publish reads its `passed` only "
+        "to chain, which a release never asks for (chain=False)",
 }
 
 _FLIP = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE,

@@ -114,7 +114,6 @@ def _forget(f: Fleet) -> None:
 
 def _branch(ctx: TickContext) -> str:
     proc = run_git(ctx.root, ["symbolic-ref", "-q", "--short", "HEAD"], check=False)
-    name = proc.stdout.decode().strip()
-    if proc.returncode != 0 or not name:
+    if proc.returncode != 0:  # exit 0 always prints the branch's name (an unborn one's too)
         raise MementoError("the work tree is not on a branch (detached HEAD): the fleet needs one")
-    return name
+    return proc.stdout.decode().strip()

@@ -24,8 +24,7 @@ if TYPE_CHECKING:
     from ..tick.context import TickContext
 
 
-def pick(ctx: TickContext, pick_task: Callable, afterwards: Callable,
-         room: int = 1) -> tuple[Plan, Task] | Outcome:
+def pick(ctx: TickContext, pick_task: Callable, afterwards: Callable, room: int) -> tuple[Plan, Task] | Outcome:
     """Sync with the remote, pick, claim by compare-and-swap; a lost race fetches and picks again.
     A remote that cannot be used ends the tick (run.afterwards when tasks ran). ``room``: how
     many more tasks this tick may attempt (a claim may take more than one, :func:`batch._batch`)."""

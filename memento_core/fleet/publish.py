@@ -182,7 +182,7 @@ def _hold_chained(ctx: TickContext, nxt: Claim | None) -> bool:
     return False
 
 
-def _chain_claim(ctx: TickContext, seen: dict[str, Beat], head: str | None, room: int = 1) -> Claim | None:
+def _chain_claim(ctx: TickContext, seen: dict[str, Beat], head: str | None, room: int) -> Claim | None:
     """The claim of the next task, made on the result just integrated onto the remote's branch
     (HEAD, commit ``head``), to go in the result's push; None when there is none to chain: the
     plan is not ``tick_mode: auto``, nothing is pickable, or a claim of another host looks stale

@@ -18,7 +18,7 @@ from ..plan.model import Plan, Task
 from ..runlog import cron_log
 from ..state import read_claim
 from . import remote
-from .host import CLAIMS, PLAN, STATUS, Beat, enabled, fleet
+from .host import CLAIMS, PLAN, STATUS, Beat, fleet
 from .remote import _lease, _seen
 
 if TYPE_CHECKING:
@@ -27,9 +27,7 @@ if TYPE_CHECKING:
 
 def foreign_claims(ctx: TickContext, plan: Plan) -> frozenset[str]:
     """`[~]` tasks this host has no claim or record of: another host's, judged by their heartbeat
-    ref (:func:`take_over_stale`), never by the local stale recovery."""
-    if not enabled(ctx):
-        return frozenset()
+    ref (:func:`take_over_stale`), never by the local stale recovery. Asked with a remote only (calls.foreign_claims)."""
     return frozenset(t.id for t in plan.tasks if t.status == "~" and not _local(ctx, t.id))
 
 
@@ -78,7 +76,7 @@ def _claim_commit(ctx: TickContext, task_id: str) -> Beat | None:
         return None
     # A claim of several tasks names the first in its subject and each other on a line of its own.
     line = next((line for line in parts[2].splitlines() if line.startswith(f"memento: claim {task_id} on ")), None)
-    return Beat(parts[0], line.rsplit(" on ", 1)[-1].strip(), float(parts[1])) if line else None
+    return Beat(parts[0], line.rpartition(" on ")[2].strip(), float(parts[1])) if line else None
 
 
 def _take_over(ctx: TickContext, plan: Plan, task: Task, beat: Beat | None, why: str, upstream: str | None) -> bool:
@@ -94,8 +92,8 @@ def _take_over(ctx: TickContext, plan: Plan, task: Task, beat: Beat | None, why:
 
     try:
         edit_plan(ctx.ws.plan_path, apply)
-    except EditConflict:
-        return True
+    except EditConflict:  # a person's edit between the read above and this one: theirs stands
+        return True  # pragma: no mutate (no test can time that edit without a mock)
     said = f"{retries}/{max_retries}" + (" — blocked" if new == "!" else "")
     ctx.event(f"⚠️ STALE — Stale [~] detected on {task.id}, reset to [{new}]",
               [("Task", task.label), ("Reason", why), ("Claimed By", beat.host if beat else "(unknown)"),
@@ -110,19 +108,17 @@ def _take_over(ctx: TickContext, plan: Plan, task: Task, beat: Beat | None, why:
         cron_log(ctx.ws, f"took over the stale claim of {task.id} ({why})")
         return True
     if sha and upstream:
-        _move_back(ctx, sha, upstream, checkout=True)
+        _move_back(ctx, sha, upstream)
     return False
 
 
-def _move_back(ctx: TickContext, sha: str, base: str, *, checkout: bool = False) -> None:
-    """Undo a local commit of Memento's that lost its race (HEAD from ``sha`` back to ``base``);
-    ``checkout``: its paths in the work tree too (a claim's plan never reached the work tree)."""
+def _move_back(ctx: TickContext, sha: str, base: str) -> None:
+    """Undo a local commit of Memento's that lost its race: HEAD from ``sha`` back to ``base``,
+    its paths in the index and the work tree too."""
     changed = run_git(ctx.root, ["diff", "--name-only", "-z", base, sha]).stdout.decode("utf-8", "surrogateescape")
     paths = [p for p in changed.split("\0") if p]
     if run_git(ctx.root, ["update-ref", "-m", "memento: lost the race", "HEAD", base, sha],
                check=False).returncode != 0:
         return  # HEAD is no longer sha (update-ref compared): nothing of this commit's to undo
     if paths:
-        run_git(ctx.root, ["reset", "-q", base, "--", *paths])
-        if checkout:
-            run_git(ctx.root, ["checkout", "-q", base, "--", *paths])
+        run_git(ctx.root, ["checkout", "-q", base, "--", *paths])  # a tree's paths: the index's too

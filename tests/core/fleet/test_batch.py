@@ -402,7 +402,7 @@ def test_a_host_never_takes_a_task_whose_files_overlap_another_hosts_claim(tmp_p
     try:
         fleet.sync.sync(a)
         assert fleet.claims.claim(a, a.plan().task("T-1"))
-        plan, task = fleet.pick.pick(b, run.pick_task, lambda *args: None)
+        plan, task = fleet.pick.pick(b, run.pick_task, lambda *args: None, 1)
         assert task.id == "T-3" and remote_plan(bare).task("T-2").status == " "
     finally:
         for ctx in (a, b):

@@ -37,6 +37,8 @@ def test_one_fleet_per_tick_with_this_hosts_remote_branch_and_tracking_ref(tmp_p
     assert (f.remote, f.host, f.branch) == ("origin", "runner-7", "work")
     assert f.tracking == "refs/remotes/origin/work"
     assert (f.task, f.ref, f.chained, f.claims, f.queued, f.races) == ("", "", "", {}, [], 0)
+    # No push has lost a race yet: a claim takes one task, not this host's share (batch._batch).
+    assert (f.contended, f.lost, f.fetched, f.plan_notes) == (False, "", None, [])
 
 
 def test_a_detached_head_is_refused_naming_why(tmp_path, monkeypatch):
@@ -73,3 +75,10 @@ def test_a_conflict_names_its_paths():
     conflict = host.FleetConflict(["docs/MASTER_PLAN.md", "src/a.py"])
     assert str(conflict) == "conflict with the remote's branch in docs/MASTER_PLAN.md, src/a.py"
     assert conflict.paths == ["docs/MASTER_PLAN.md", "src/a.py"]
+
+
+def test_the_races_a_tick_may_lose_are_the_ones_docs_workers_md_promises():
+    from pathlib import Path
+
+    text = " ".join((Path(__file__).resolve().parents[3] / "docs" / "workers.md").read_text().split())
+    assert f"fetches and picks again (up to {host.MAX_RACES} times in a tick, then the next tick tries)" in text

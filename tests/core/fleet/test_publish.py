@@ -75,7 +75,7 @@ def test_a_chained_claim_that_loses_its_race_still_lands_the_result_and_claims_a
         assert git(clones["a"], "rev-parse", "HEAD") == git(bare, "rev-parse", "main")
         # The next pick is the chained claim: no fetch, no claim push.
         before = len(fetches)
-        picked = fleet.pick.pick(a, run.pick_task, run.afterwards)
+        picked = fleet.pick.pick(a, run.pick_task, run.afterwards, 1)
         assert not isinstance(picked, run.Outcome), picked
         assert picked[1].id == "T-3" and len(fetches) == before
     finally:
@@ -104,7 +104,7 @@ def test_a_stale_claim_of_another_host_is_not_chained_over_but_taken_over_by_the
         assert a.fleet.task == "" and a.fleet.chained == ""  # not chained: T-3 is not claimed
         assert not any(s.startswith("memento: claim T-3") for s in subjects(bare))
         assert claim_refs(bare) == ["refs/memento/claims/T-2"]
-        picked = fleet.pick.pick(a, run.pick_task, run.afterwards)  # the normal pick takes it over
+        picked = fleet.pick.pick(a, run.pick_task, run.afterwards, 1)  # the normal pick takes it over
         assert not isinstance(picked, run.Outcome), picked
         assert picked[1].id == "T-2"
         log = subjects(bare)
@@ -132,3 +132,298 @@ def test_a_stale_claim_of_another_host_is_not_chained_over_but_taken_over_by_the
         for ctx in (a, b):
             if ctx.fleet is not None:
                 ctx.fleet.stop_beating()
+
+
+def test_a_result_published_without_chain_claims_nothing_more(tmp_path, monkeypatch):
+    from memento_core.tick.context import TaskResult
+
+    bare, clones, a, b = two_hosts_a_holding_t1(tmp_path, monkeypatch)
+    notes = clones["a"] / "docs" / "HUMAN_NOTES.md"
+    notes.write_text(notes.read_text() + "\nA line this host's tick wrote.\n")
+    assert fleet.publish.publish(a, TaskResult("T-1", True)).passed  # the tick stops after its task
+    assert git(bare, "show", "main:docs/HUMAN_NOTES.md").endswith("A line this host's tick wrote.\n")  # pushed with it
+    assert (a.fleet.task, a.fleet.queued, a.fleet.claims) == ("", [], {})
+    assert [t.status for t in remote_plan(bare).tasks] == ["x", " ", " "]
+    assert claim_refs(bare) == []
+
+
+def test_a_chained_claim_takes_one_task_unless_told_the_tick_has_room_for_more(tmp_path, monkeypatch):
+    from memento_core.tick.context import TaskResult
+
+    from ..test_fleet import commit_the_result, context
+
+    bare, clones = make_fleet(tmp_path, ["a"], 4, max_tasks=4, parallel=True)
+    a = context(clones["a"], "a", monkeypatch)
+    fleet.sync.sync(a)
+    assert fleet.claims.claim(a, a.plan().task("T-1"))
+    a.fleet.stop_beating()
+    commit_the_result(clones["a"])
+    a.fleet.contended = True  # this host's pushes lose races: a claim may take its share of the phase
+    try:
+        assert fleet.publish.publish(a, TaskResult("T-1", True), chain=True).passed
+    finally:
+        a.fleet.stop_beating()
+    assert len(a.fleet.claims) == 1 and a.fleet.queued == [a.fleet.task]
+    assert [t.status for t in remote_plan(bare).tasks].count("~") == 1
+
+
+def test_a_result_of_no_claim_held_is_handed_back_with_nothing_pushed(tmp_path, monkeypatch):
+    from memento_core.tick.context import TaskResult
+
+    from ..test_fleet import context
+
+    bare, clones = make_fleet(tmp_path, ["a"], 1)
+    a = context(clones["a"], "a", monkeypatch)  # its claim was forgotten (the pending file keeps it)
+    fetches = counted_fetches(monkeypatch)
+    before = git(bare, "for-each-ref")
+    result = TaskResult("T-1", True)
+    assert fleet.publish.publish(a, result, chain=True) is result
+    assert fetches == [] and git(bare, "for-each-ref") == before
+
+
+def test_an_attempt_that_never_reached_the_plan_gives_its_task_back_and_stops_its_heartbeat(tmp_path, monkeypatch):
+    import threading
+
+    from memento_core.tick.context import TaskResult
+
+    from ..test_fleet import context
+
+    bare, clones = make_fleet(tmp_path, ["a"], 2)
+    a = context(clones["a"], "a", monkeypatch)
+    fleet.sync.sync(a)
+    assert fleet.claims.claim(a, a.plan().task("T-1"))  # its heartbeat thread runs
+    plan = clones["a"] / "docs" / "MASTER_PLAN.md"
+    plan.write_text(plan.read_text().replace("- [ ] `T-1`", "- [~] `T-1`"))  # the attempt's claim step, then refused
+    try:
+        result = fleet.publish.publish(a, TaskResult("T-1", False, "the claim step was refused"))
+        assert not [t for t in threading.enumerate() if t.name == "claim-ref-T-1" and t.is_alive()]
+    finally:
+        a.fleet.stop_beating()
+    assert not result.passed
+    assert [(t.status, t.retries) for t in remote_plan(bare).tasks] == [(" ", 0), (" ", 0)]
+    assert claim_refs(bare) == []
+
+
+def test_a_failed_result_chains_no_claim(tmp_path, monkeypatch):
+    from memento_core.tick.context import TaskResult
+
+    bare, clones, a, b = two_hosts_a_holding_t1(tmp_path, monkeypatch)
+    root = clones["a"]
+    git(root, "reset", "-q", "--hard", "HEAD~1")  # no result: the attempt failed at its last retry
+    plan = root / "docs" / "MASTER_PLAN.md"
+    plan.write_text(plan.read_text().replace("- [~] `T-1`", "- [!] `T-1`"))
+    git(root, "commit", "-qam", "memento: T-1 failed (retry 3/3)")
+    result = fleet.publish.publish(a, TaskResult("T-1", False, "verify failed"), chain=True)
+    assert not result.passed and (a.fleet.task, a.fleet.claims) == ("", {})
+    assert not any(s.startswith("memento: claim T-2") for s in subjects(bare))
+    assert subjects(bare)[0] == "memento: T-1 failed (retry 3/3)"
+    assert claim_refs(bare) == []
+
+
+def test_a_passed_result_with_its_claims_next_task_queued_waits_here_for_the_push_after_it(tmp_path, monkeypatch):
+    from memento_core.tick.context import TaskResult
+
+    from ..test_fleet import commit_the_result, context
+
+    bare, clones = make_fleet(tmp_path, ["a"], 3, parallel=True)
+    a = context(clones["a"], "a", monkeypatch)
+    fleet.sync.sync(a)
+    plan = a.plan()
+    assert fleet.claims.claim(a, plan.task("T-1"), [plan.task("T-1"), plan.task("T-2")])
+    a.fleet.stop_beating()
+    commit_the_result(clones["a"])
+    before = git(bare, "for-each-ref")
+    try:
+        assert fleet.publish.publish(a, TaskResult("T-1", True), chain=True).passed
+        assert a.fleet._thread.is_alive()  # both claims beaten while T-2 runs
+    finally:
+        a.fleet.stop_beating()
+    assert git(bare, "for-each-ref") == before  # nothing pushed: the push after T-2 carries both
+    assert (a.fleet.task, a.fleet.queued, sorted(a.fleet.claims)) == ("T-2", ["T-2"], ["T-1", "T-2"])
+    assert fleet.pending.read_pending(a) == ("T-2", a.fleet.claims["T-2"].ref)
+
+
+def _cron(root) -> str:
+    path = root / "logs" / "cron.log"
+    return path.read_text() if path.exists() else ""
+
+
+def test_a_tick_that_stops_after_its_result_releases_the_claims_next_task_in_the_same_push(tmp_path, monkeypatch):
+    from memento_core.tick.context import TaskResult
+
+    from ..test_fleet import commit_the_result, context
+
+    bare, clones = make_fleet(tmp_path, ["a"], 3, parallel=True)
+    root = clones["a"]
+    a = context(root, "a", monkeypatch)
+    fleet.sync.sync(a)
+    plan = a.plan()
+    assert fleet.claims.claim(a, plan.task("T-1"), [plan.task("T-1"), plan.task("T-2")])
+    a.fleet.stop_beating()
+    commit_the_result(root)
+    pushes = count_pushes(bare, tmp_path)
+    assert fleet.publish.publish(a, TaskResult("T-1", True)).passed  # no chain: the tick stops here
+    assert len(pushes.read_text().splitlines()) == 1
+    assert subjects(bare)[:2] == ["memento: release T-2 (the tick stopped before its attempt)",
+                                  "memento: complete T-1 Write out/1.txt"]
+    assert [(t.status, t.retries) for t in remote_plan(bare).tasks] == [("x", 0), (" ", 0), (" ", 0)]
+    assert claim_refs(bare) == [] and (a.fleet.task, a.fleet.claims, a.fleet.queued) == ("", {}, [])
+    assert "released the claim of T-2: the tick stopped before attempting it" in _cron(root)
+    assert not (root / ".memento" / "fleet_pending.json").exists()
+
+
+def test_a_result_the_remote_refuses_stays_committed_here_with_its_claim_kept_for_the_next_sync(tmp_path, monkeypatch):
+    from memento_core import status_log
+    from memento_core.tick.context import TaskResult
+
+    bare, clones, a, b = two_hosts_a_holding_t1(tmp_path, monkeypatch)
+    root = clones["a"]
+    a.number, a.number_saved = 1, True
+    ref = a.fleet.ref
+    hook = bare / "hooks" / "pre-receive"
+    hook.write_text('#!/bin/sh\necho "protected branch" >&2\nexit 1\n')
+    hook.chmod(0o755)
+    result = TaskResult("T-1", True)
+    assert fleet.publish.publish(a, result) is result
+    assert "the result of T-1 is committed here but not pushed (the next sync pushes it if the claim is still " \
+           "this host's): the remote 'origin' refused the push" in _cron(root)
+    said = dict(status_log.parse_status_text((root / "docs" / "TICK_STATUS.md").read_text())[-1].fields)
+    assert said["Event"] == "⚠️ NOT PUSHED — the remote origin refused the result of T-1"
+    assert "protected branch" in said["Reason"]
+    assert (a.fleet.task, a.fleet.claims) == ("", {})
+    assert fleet.pending.read_pending_claims(a) == {"T-1": ref}
+    assert "memento: complete T-1 Write out/1.txt" in git(root, "log", "--format=%s")
+
+
+def test_a_result_that_loses_every_race_is_left_for_the_next_tick(tmp_path, monkeypatch):
+    from memento_core.fleet import host, remote
+    from memento_core.tick.context import TaskResult
+
+    bare, clones, a, b = two_hosts_a_holding_t1(tmp_path, monkeypatch)
+    root = clones["a"]
+    ref = a.fleet.ref
+    person = tmp_path / "person"
+    git(tmp_path, "clone", "-q", str(bare), str(person))
+    rounds = []
+
+    def person_pushes():
+        rounds.append(1)
+        (person / "persons.txt").write_text(f"a person's {len(rounds)}\n")
+        git(person, "add", "persons.txt")
+        git(person, "commit", "-qm", f"a person's commit {len(rounds)}")
+        git(person, "push", "-q", "origin", "main")
+
+    real_fetch = remote.fetch
+    monkeypatch.setattr(remote, "fetch", lambda ctx: (real_fetch(ctx), person_pushes()))
+    monkeypatch.setattr(remote, "_pause", lambda seconds: None)
+    result = TaskResult("T-1", True)
+    assert fleet.publish.publish(a, result) is result
+    assert len(rounds) == host.MAX_RACES
+    assert f"the result of T-1 was not pushed after {host.MAX_RACES} races; the next tick does" in _cron(root)
+    assert (a.fleet.task, a.fleet.claims) == ("", {})
+    assert fleet.pending.read_pending_claims(a) == {"T-1": ref}
+    assert "memento: complete T-1 Write out/1.txt" not in subjects(bare)
+
+
+def test_a_result_whose_claim_was_taken_over_meanwhile_is_set_aside_never_pushed(tmp_path, monkeypatch):
+    from memento_core.fleet import remote
+    from memento_core.tick.context import TaskResult
+
+    bare, clones, a, b = two_hosts_a_holding_t1(tmp_path, monkeypatch)
+    root = clones["a"]
+    later = time.time() + 3600
+    monkeypatch.setattr(remote, "_now", lambda: later)
+    fleet.sync.sync(b)  # b takes a's hour-old claim over
+    assert subjects(bare)[0] == "memento: T-1 taken over from a (retry 1/3)"
+    pushes = count_pushes(bare, tmp_path)
+    result = fleet.publish.publish(a, TaskResult("T-1", True), chain=True)
+    assert not result.passed
+    assert result.reason.startswith("claim lost: its claim ref refs/memento/claims/T-1 is gone or another host's "
+                                    "(taken over as stale?); the result was set aside in logs/rollback/")
+    assert not pushes.exists() and "memento: complete T-1 Write out/1.txt" not in subjects(bare)
+    assert (root / result.reason.rsplit(" in ", 1)[1] / "unpushed.patch").read_text().count("Subject: [PATCH") >= 1
+    assert (a.fleet.task, a.fleet.claims, a.fleet.lost) == ("", {}, "")
+
+
+def test_a_result_that_conflicts_with_the_remote_is_pushed_as_a_failure_and_chains_nothing(tmp_path, monkeypatch):
+    from memento_core.tick.context import TaskResult
+
+    from ..test_fleet import commit_the_result, context
+
+    bare, clones = make_fleet(tmp_path, ["a"], 3, max_tasks=3, max_retries=1)  # a conflict blocks T-1
+    a = context(clones["a"], "a", monkeypatch)
+    fleet.sync.sync(a)
+    assert fleet.claims.claim(a, a.plan().task("T-1"))
+    a.fleet.stop_beating()
+    commit_the_result(clones["a"])
+    person = tmp_path / "person"
+    git(tmp_path, "clone", "-q", str(bare), str(person))
+    (person / "out").mkdir()
+    (person / "out" / "1.txt").write_text("a person's own\n")
+    git(person, "add", "out/1.txt")
+    git(person, "commit", "-qm", "a person's out/1.txt")
+    git(person, "push", "-q", "origin", "main")
+    result = fleet.publish.publish(a, TaskResult("T-1", True), chain=True)
+    assert not result.passed and result.reason.startswith("conflict with origin/main in out/1.txt; the work was saved in")
+    assert subjects(bare)[0] == "memento: T-1 failed (retry 1/1): conflict"
+    assert [(t.status, t.retries) for t in remote_plan(bare).tasks] == [("!", 1), (" ", 0), (" ", 0)]
+    assert claim_refs(bare) == [] and (a.fleet.task, a.fleet.claims) == ("", {})
+    assert git(bare, "show", "main:out/1.txt") == "a person's own\n"
+
+
+def test_a_result_without_chain_that_loses_a_race_claims_nothing_on_its_next_try(tmp_path, monkeypatch):
+    from memento_core.fleet import remote
+    from memento_core.tick.context import TaskResult
+
+    bare, clones, a, b = two_hosts_a_holding_t1(tmp_path, monkeypatch)
+    monkeypatch.setattr(remote, "_pause", lambda seconds: None)
+    person = tmp_path / "person"
+    git(tmp_path, "clone", "-q", str(bare), str(person))
+
+    def person_pushes():
+        (person / "persons.txt").write_text("a person's\n")
+        git(person, "add", "persons.txt")
+        git(person, "commit", "-qm", "a person's commit")
+        git(person, "push", "-q", "origin", "main")
+
+    fetches = counted_fetches(monkeypatch, person_pushes)
+    assert fleet.publish.publish(a, TaskResult("T-1", True)).passed
+    assert len(fetches) == 2  # lost once, landed on the next try
+    assert subjects(bare)[:2] == ["memento: complete T-1 Write out/1.txt", "a person's commit"]
+    assert claim_refs(bare) == [] and (a.fleet.task, a.fleet.claims) == ("", {})
+
+
+def test_a_chained_claim_over_a_claim_ref_left_behind_is_leased_on_it_and_lands(tmp_path, monkeypatch):
+    from memento_core.tick.context import TaskResult
+
+    bare, clones, a, b = two_hosts_a_holding_t1(tmp_path, monkeypatch)
+    # A ref of T-2 left behind (a person put the task back by hand); the branch has T-2 `[ ]`.
+    left = git(bare, "commit-tree", "-m", "memento: claim T-2 on z", "4b825dc642cb6eb9a060e54bf8d69288fbee4904").strip()
+    git(bare, "update-ref", "refs/memento/claims/T-2", left)
+    try:
+        assert fleet.publish.publish(a, TaskResult("T-1", True), chain=True).passed
+    finally:
+        a.fleet.stop_beating()
+    assert subjects(bare)[:2] == ["memento: claim T-2 on a", "memento: complete T-1 Write out/1.txt"]
+    assert git(bare, "rev-parse", "refs/memento/claims/T-2").strip() == a.fleet.ref != left
+
+
+def test_a_chained_claim_head_cannot_take_is_left_to_go_stale_and_said(tmp_path, monkeypatch):
+    from memento_core.tick.context import TaskResult
+
+    bare, clones, a, b = two_hosts_a_holding_t1(tmp_path, monkeypatch, n_tasks=5)
+    tick_all({"b": clones["b"]})  # b completes T-2, T-3 and T-4 (its max_tasks_per_tick): T-5 is left
+    root = clones["a"]
+    for n in (2, 3, 4):  # a person's new files where the remote now has b's: the work tree cannot follow
+        (root / "out" / f"{n}.txt").write_bytes(b"the person's own file\n")
+    local = git(root, "rev-parse", "HEAD").strip()
+    try:
+        result = fleet.publish.publish(a, TaskResult("T-1", True), chain=True)
+    finally:
+        a.fleet.stop_beating()
+    assert result.passed, result.reason
+    assert subjects(bare)[:2] == ["memento: claim T-5 on a", "memento: complete T-1 Write out/1.txt"]
+    tip = git(bare, "rev-parse", "main~1").strip()
+    assert (f"the claim of T-5 landed but HEAD is not at {tip[:12]} to hold it: its heartbeat ref goes stale "
+            "and another host takes it over") in _cron(root)
+    assert git(root, "rev-parse", "HEAD").strip() == local and (a.fleet.task, a.fleet.claims) == ("", {})

@@ -102,3 +102,201 @@ def test_finish_pushes_memento_documents_and_fetches_nothing_when_all_is_pushed(
     assert subjects(bare)[0] == "memento: sync docs"
     assert git(bare, "show", "main:docs/HUMAN_NOTES.md").endswith("A line this host's tick wrote.\n")
     assert remote_plan(bare).task("T-1").status == " "
+
+
+def _a_person_pushes_after_every_fetch(tmp_path, bare, monkeypatch) -> list:
+    """Every fetch of this host is followed by a person's push: each push of the host loses its race."""
+    from memento_core.fleet import remote
+
+    person = tmp_path / "person"
+    git(tmp_path, "clone", "-q", str(bare), str(person))
+    pushed = []
+
+    def person_pushes():
+        pushed.append(len(pushed))
+        (person / "persons.txt").write_text(f"a person's {len(pushed)}\n")
+        git(person, "add", "persons.txt")
+        git(person, "commit", "-qm", f"a person's commit {len(pushed)}")
+        git(person, "push", "-q", "origin", "main")
+
+    real_fetch = remote.fetch
+
+    def fetch_then_push(ctx):
+        real_fetch(ctx)
+        person_pushes()
+
+    monkeypatch.setattr(remote, "fetch", fetch_then_push)
+    monkeypatch.setattr(remote, "_pause", lambda seconds: None)
+    return pushed
+
+
+def test_a_sync_that_loses_every_race_gives_up_after_max_races_with_its_commit_kept_here(tmp_path, monkeypatch):
+    import pytest
+
+    from memento_core.errors import MementoError
+    from memento_core.fleet import host
+
+    bare, clones = make_fleet(tmp_path, ["a"], 1)
+    a = context(clones["a"], "a", monkeypatch)
+    (clones["a"] / "hosts-own.txt").write_text("a's\n")
+    git(clones["a"], "add", "hosts-own.txt")
+    git(clones["a"], "commit", "-qm", "a's own commit")
+    pushed = _a_person_pushes_after_every_fetch(tmp_path, bare, monkeypatch)
+    with pytest.raises(MementoError, match=f"^lost the race to the remote {host.MAX_RACES} times$"):
+        fleet.sync.sync(a, take_over=False)
+    assert len(pushed) == host.MAX_RACES
+    assert "a's own commit" not in subjects(bare)
+    assert git(clones["a"], "log", "-1", "--format=%s").strip() == "a's own commit"
+
+
+def test_a_result_an_earlier_tick_could_not_push_goes_with_its_claim_ref_and_its_unattempted_claim_is_released(
+        tmp_path, monkeypatch):
+    from memento_core.fleet import host, pending
+    from tests.core.test_fleet import claim_refs, commit_the_result
+
+    bare, clones = make_fleet(tmp_path, ["a"], 3, max_tasks=3, parallel=True)
+    root = clones["a"]
+    a = context(root, "a", monkeypatch)
+    fleet.sync.sync(a)
+    plan = a.plan()
+    assert fleet.claims.claim(a, plan.task("T-1"), [plan.task("T-1"), plan.task("T-2")])
+    a.fleet.stop_beating()
+    commit_the_result(root)  # T-1 done here; the tick was killed before T-2 and before its push
+    host._forget(a.fleet)
+    assert sorted(pending.read_pending_claims(a)) == ["T-1", "T-2"]
+    later = context(root, "a", monkeypatch)  # the next tick: no claim held in memory, the file has them
+    fleet.sync.sync(later)
+    assert subjects(bare)[:2] == ["memento: release T-2 (the tick stopped before its attempt)",
+                                  "memento: complete T-1 Write out/1.txt"]
+    assert claim_refs(bare) == []
+    assert [t.status for t in remote_plan(bare).tasks] == ["x", " ", " "]
+    assert pending.read_pending_claims(later) == {}
+    assert not (root / ".memento" / "fleet_pending.json").exists()
+    assert git(root, "rev-parse", "HEAD") == git(bare, "rev-parse", "main")
+
+
+def test_a_sync_commits_memento_documents_first_and_takes_stale_claims_over_unless_told_not_to(tmp_path, monkeypatch):
+    import time
+
+    from memento_core.fleet import remote
+
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 1)
+    a = context(clones["a"], "a", monkeypatch)
+    fleet.sync.sync(a)
+    assert fleet.claims.claim(a, a.plan().task("T-1"))
+    a.fleet.stop_beating()
+    b = context(clones["b"], "b", monkeypatch)
+    later = time.time() + 3600  # a's claim is an hour old
+    monkeypatch.setattr(remote, "_now", lambda: later)
+    notes = clones["b"] / "docs" / "HUMAN_NOTES.md"
+    notes.write_text(notes.read_text() + "\nA line b's tick wrote.\n")
+    fleet.sync.sync(b, take_over=False)
+    assert subjects(bare)[0] == "memento: sync docs"
+    assert git(bare, "show", "main:docs/HUMAN_NOTES.md").endswith("A line b's tick wrote.\n")
+    assert remote_plan(bare).task("T-1").status == "~"  # not taken over when told not to
+    fleet.sync.sync(b)
+    assert subjects(bare)[0] == "memento: T-1 taken over from a (retry 1/3)"
+    assert remote_plan(bare).task("T-1").status == " "
+
+
+def test_finish_without_a_remote_hands_the_outcome_back_untouched(tmp_path, monkeypatch):
+    from memento_core.config.load import load_config
+    from memento_core.tick.context import TickContext
+    from memento_core.workspace import Workspace
+
+    bare, clones = make_fleet(tmp_path, ["a"], 1)
+    toml = clones["a"] / "memento.toml"
+    toml.write_text(toml.read_text().replace('[workers]\nremote = "origin"\n', ""))
+    ctx = TickContext(Workspace(clones["a"]))
+    ctx.config = load_config(toml)
+    fetches = counted_fetches(monkeypatch)
+    outcome = Outcome(0, "ran")
+    assert fleet.sync.finish(ctx, outcome) is outcome
+    assert fetches == [] and ctx.fleet is None
+
+
+def test_finish_gives_back_the_claims_the_tick_never_attempted(tmp_path, monkeypatch):
+    from tests.core.test_fleet import claim_refs
+
+    bare, clones = make_fleet(tmp_path, ["a"], 2, parallel=True)
+    a = context(clones["a"], "a", monkeypatch)
+    fleet.sync.sync(a)
+    plan = a.plan()
+    assert fleet.claims.claim(a, plan.task("T-1"), [plan.task("T-1"), plan.task("T-2")])
+    outcome = Outcome(0, "interrupted by SIGTERM")
+    try:
+        assert fleet.sync.finish(a, outcome) is outcome
+    finally:
+        a.fleet.stop_beating()
+    assert claim_refs(bare) == []
+    assert [(t.status, t.retries) for t in remote_plan(bare).tasks] == [(" ", 0), (" ", 0)]
+    assert (a.fleet.task, a.fleet.claims) == ("", {})
+
+
+def test_finish_says_a_chained_claim_it_could_not_release_and_still_returns_the_outcome(tmp_path, monkeypatch):
+    bare, clones = make_fleet(tmp_path, ["a"], 2, parallel=True)
+    a = context(clones["a"], "a", monkeypatch)
+    fleet.sync.sync(a)
+    plan = a.plan()
+    assert fleet.claims.claim(a, plan.task("T-1"), [plan.task("T-1"), plan.task("T-2")])
+    a.fleet.stop_beating()
+    pending = clones["a"] / ".memento" / "fleet_pending.json"
+    pending.unlink()
+    pending.mkdir()  # the pending file cannot be written: the release fails with an OSError
+    outcome = Outcome(0, "interrupted by SIGTERM")
+    try:
+        assert fleet.sync.finish(a, outcome) is outcome
+    finally:
+        a.fleet.stop_beating()
+    assert "a chained claim was not released: [Errno 21] Is a directory" in cron_log(clones["a"])
+
+
+def test_finish_pushes_the_documents_but_takes_no_stale_claim_over(tmp_path, monkeypatch):
+    import time
+
+    from memento_core.fleet import remote
+
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 1)
+    a = context(clones["a"], "a", monkeypatch)
+    fleet.sync.sync(a)
+    assert fleet.claims.claim(a, a.plan().task("T-1"))
+    a.fleet.stop_beating()
+    b = context(clones["b"], "b", monkeypatch)
+    fleet.sync.sync(b, take_over=False)
+    later = time.time() + 3600  # a's claim is an hour old: the next pick's sync takes it over, not the finish
+    monkeypatch.setattr(remote, "_now", lambda: later)
+    notes = clones["b"] / "docs" / "HUMAN_NOTES.md"
+    notes.write_text(notes.read_text() + "\nA line b's tick wrote.\n")
+    fleet.sync.finish(b, Outcome(0, "ran"))
+    assert subjects(bare)[0] == "memento: sync docs"
+    assert remote_plan(bare).task("T-1").status == "~"
+
+
+def test_a_pending_results_claim_ref_changed_after_the_fetch_is_never_deleted_and_the_result_is_set_aside(
+        tmp_path, monkeypatch):
+    from memento_core.fleet import host, remote
+    from tests.core.test_fleet import commit_the_result
+
+    bare, clones = make_fleet(tmp_path, ["a"], 1)
+    root = clones["a"]
+    a = context(root, "a", monkeypatch)
+    fleet.sync.sync(a)
+    assert fleet.claims.claim(a, a.plan().task("T-1"))
+    a.fleet.stop_beating()
+    commit_the_result(root)
+    host._forget(a.fleet)  # the tick was killed before its push: the pending file keeps the claim
+    monkeypatch.setattr(remote, "_pause", lambda seconds: None)
+    other = []
+
+    def z_takes_the_ref():  # between this host's fetch and its push, once
+        other.append(git(bare, "commit-tree", "-m", "memento: claim T-1 on z",
+                         "4b825dc642cb6eb9a060e54bf8d69288fbee4904").strip())
+        git(bare, "update-ref", "refs/memento/claims/T-1", other[0])
+
+    later = context(root, "a", monkeypatch)
+    counted_fetches(monkeypatch, z_takes_the_ref)
+    fleet.sync.sync(later, take_over=False)
+    assert git(bare, "rev-parse", "refs/memento/claims/T-1").strip() == other[0]  # never deleted
+    assert "memento: complete T-1 Write out/1.txt" not in subjects(bare)
+    assert "claim lost: its claim ref refs/memento/claims/T-1 is gone or another host's" in cron_log(root)
+    assert git(root, "rev-parse", "HEAD") == git(bare, "rev-parse", "main")
