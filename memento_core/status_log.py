@@ -385,8 +385,11 @@ def iter_status_archive(archive_dir: Path) -> list[TickEntry]:
         return []
     out: list[TickEntry] = []
     for file in sorted(archive_dir.glob(ARCHIVE_GLOB)):
-        if file.is_file():  # a FIFO or a folder of that name is no archive (never opened)
-            out.extend(parse_status(file))
+        # Memento writes an archive as a file of its own: a link, a FIFO or a folder of that name
+        # is none (never followed nor opened: a link to the status file showed its entries twice).
+        data = read_regular_or_none(file)
+        if data is not None:
+            out.extend(_scan(decode(data, file).lines).entries)
     return out
 
 

@@ -741,6 +741,9 @@ def test_a_link_in_the_archive_is_never_taken_for_entries_archived(tmp_path, lea
     assert [p.name for p in sorted(archive.iterdir()) if not p.is_symlink()] == [
         "TICK_STATUS_2026-01-01T00-00-00Z_2026-01-01T00-00-02Z.md"]
     assert os.readlink(link) == str(target)
+    # Nor read as an archive by what shows the history (the architect's and reviewer's prompts,
+    # `memento tasks`): the status file's entries, or the copy's, are not shown a second time.
+    assert [e.tick for e in iter_status_archive(archive)] == [0, 1, 2]
 
 
 def test_rotate_rejects_nonsense_limit(tmp_path):
