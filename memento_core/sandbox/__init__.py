@@ -299,7 +299,10 @@ def bwrap_prefix(
     untracked = list(untracked)
     kept = [root / rel.rstrip("/") for rel in untracked if not scratch.is_scratch(root, rel)]
     argv += _binds("--bind", pinned_folders(root, [*own_paths(root, archive_dir), *kept]), seen)
-    argv += _binds("--ro-bind", protected_paths(root, guard_paths, untracked, archive_dir), seen,
+    # "-try": a person's file may go between this list and bwrap's start (an editor's swap file:
+    # vim's .MASTER_PLAN.md.swp); gone, it has nothing to protect, where a plain bind would stop
+    # bwrap ("Can't find source path", exit 1) and the attempt with it, taken for the agent's.
+    argv += _binds("--ro-bind-try", protected_paths(root, guard_paths, untracked, archive_dir), seen,
                    keep=_real(root))
     argv += _binds("--bind", scratch_folders(root, untracked), seen)  # after the person's folder
     argv += _binds("--ro-bind", shared_git_dir(root), seen)  # a worktree's git, read-only

@@ -186,8 +186,10 @@ def test_layout_order_protected_paths_and_skips(tmp_path):
     assert argv[10:16] == ["--bind", str(private / "codex"), r(home), "--bind", str(private / "cache"),
                            r(home / ".cache")]  # the private home (test_home.py)
     del argv[10:16]
-    pairs = [(argv[i], argv[i + 1]) for i in range(len(argv) - 1) if argv[i] in ("--bind", "--ro-bind")]
-    assert all(argv[argv.index(flag, 10) + 1] == argv[argv.index(flag, 10) + 2] for flag in ("--bind", "--ro-bind"))
+    pairs = [(argv[i].removesuffix("-try"), argv[i + 1]) for i in range(len(argv) - 1)
+             if argv[i] in ("--bind", "--ro-bind", "--ro-bind-try")]
+    assert all(argv[argv.index(flag, 10) + 1] == argv[argv.index(flag, 10) + 2]
+               for flag in ("--bind", "--ro-bind", "--ro-bind-try"))
     writable = [p for f, p in pairs if f == "--bind"]
     account = r(private_home.passwd_home()) + "/"  # the tools of PATH there stay readable (test_home.py)
     readonly = [p for f, p in pairs[1:] if f == "--ro-bind" and not p.startswith(account)
@@ -263,7 +265,8 @@ def test_a_parallel_workers_sandbox_keeps_the_main_tree_and_the_shared_git_read_
     argv = sandbox.bwrap_prefix(WorktreeSpace(tree, main=main), config_from_dict({}), binary="bwrap",
                                 untracked=["node_modules/"])
     r = os.path.realpath
-    mounts = [(argv[i], argv[i + 1]) for i in range(len(argv) - 1) if argv[i] in ("--bind", "--ro-bind")]
+    mounts = [(argv[i].removesuffix("-try"), argv[i + 1]) for i in range(len(argv) - 1)
+              if argv[i] in ("--bind", "--ro-bind", "--ro-bind-try")]
     at = {pair: k for k, pair in enumerate(mounts)}
     assert at[("--ro-bind", r(main))] < at[("--bind", r(tree))]
     assert at[("--bind", r(tree))] < at[("--ro-bind", r(tree / "node_modules"))] \
@@ -277,7 +280,7 @@ def test_a_persons_link_to_the_work_tree_does_not_make_it_read_only(tmp_path):
     (root / "here").symlink_to(root)
     (root / "up").symlink_to(tmp_path)
     argv = sandbox.bwrap_prefix(Workspace(root), config_from_dict({}), binary="bwrap", untracked=["here", "up"])
-    ro = [argv[i + 1] for i in range(len(argv) - 1) if argv[i] == "--ro-bind"]
+    ro = [argv[i + 1] for i in range(len(argv) - 1) if argv[i] in ("--ro-bind", "--ro-bind-try")]
     assert os.path.realpath(root) not in ro and os.path.realpath(tmp_path) not in ro
 
 
@@ -288,6 +291,36 @@ PROTECTED_TRIES = ["docs/TICK_STATUS.md", "+docs/TICK_STATUS.md", ".memento/stat
                    "guarded.txt", "notes-to-self.txt", "scripts/tick_worker_system_prompt.md",
                    ".git/config", ".git/hooks/pre-commit", "logs/cron.log", "memory/knowledge/forged.md",
                    "+docs/MASTER_PLAN.md", "+docs/HUMAN_NOTES.md", ".memento_cleanignore"]
+
+
+@needs_bwrap
+def test_a_persons_file_gone_before_the_sandbox_starts_does_not_fail_the_attempt(tmp_path, monkeypatch):
+    """An editor's swap file (ignored: vim's .MASTER_PLAN.md.swp), listed to stay read-only, removed
+    by the person between that list and bwrap's start (the editor closed): the agent runs and the
+    task passes. Before, bwrap refused to bind what was gone ("Can't find source path", exit 1)
+    and the attempt failed as "agent exited with code 1", a retry counted (seen in CI's 100-tick
+    race of a person and the dashboard, test_concurrency.py)."""
+    ws = sandboxed_ws(tmp_path, "sh -c 'echo done > hello.txt'")
+    with (ws.root / ".git" / "info" / "exclude").open("a") as fh:
+        fh.write("docs/.*.swp\n")
+    swap = ws.root / "docs" / ".MASTER_PLAN.md.swp"
+    swap.write_text("an editor's swap file\n")
+    real, seen = sandbox.bwrap_prefix, []
+
+    def prefix_then_the_editor_closes(*args, **kwargs):
+        argv = real(*args, **kwargs)
+        seen.append(argv[argv.index(os.path.realpath(swap)) - 1])  # it was listed, read-only
+        swap.unlink()
+        return argv
+
+    monkeypatch.setattr(sandbox, "bwrap_prefix", prefix_then_the_editor_closes)
+    outcome = run_tick(ws.root)
+    assert outcome.exit_code == 0, outcome.message
+    (entry,) = entries(ws)
+    assert entry.status == "SUCCESS", entry.field("Reason")
+    assert (ws.root / "hello.txt").read_text() == "done\n" and not swap.exists()
+    assert parse_plan(ws.plan_path).task("T-1").status == "x"
+    assert seen == ["--ro-bind-try"]
 
 
 @needs_bwrap
