@@ -2,7 +2,7 @@
 
 Kept apart from tick_git.py so that the process measured imports only what the hooks need
 (os, sys, json, resource, subprocess, runpy: the tick imports them too); tick_git.py's own
-imports (statistics and its fractions and decimal, argparse, the table) were about 5 ms of CPU
+imports (statistics with its fractions and decimal, the table) were 1–5 ms of CPU
 counted as the tick's.
 """
 
