@@ -385,12 +385,16 @@ def iter_status_archive(archive_dir: Path) -> list[TickEntry]:
         return []
     out: list[TickEntry] = []
     for file in sorted(archive_dir.glob(ARCHIVE_GLOB)):
-        # Memento writes an archive as a file of its own: a link, a FIFO or a folder of that name
-        # is none (never followed nor opened: a link to the status file showed its entries twice).
-        data = read_regular_or_none(file)
-        if data is not None:
-            out.extend(_scan(decode(data, file).lines).entries)
+        out.extend(parse_archive(file))
     return out
+
+
+def parse_archive(path: Path) -> list[TickEntry]:
+    """Entries of one archived status file, oldest first. Memento writes an archive as a file of
+    its own: a link, a FIFO or a folder of that name is none, never followed nor opened (a link to
+    the status file showed its entries twice wherever the history is read)."""
+    data = read_regular_or_none(path)
+    return _scan(decode(data, path).lines).entries if data is not None else []
 
 
 def last_entry_for(entries: Iterable[TickEntry], task_id: str) -> TickEntry | None:

@@ -195,7 +195,7 @@ def timeline_entries(ws: Workspace, archive: Path, limit: int = TIMELINE_LIMIT) 
             files = []
         for file in files:
             try:
-                out.extend(reversed(status_log.parse_status(file)))
+                out.extend(reversed(status_log.parse_archive(file)))
             except (MementoError, OSError):
                 continue
             if len(out) >= limit:

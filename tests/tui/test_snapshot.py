@@ -63,6 +63,8 @@ def test_the_timeline_reads_the_archives_after_the_status_file_up_to_its_limit(s
     (archive / "TICK_STATUS_2026-11-28_a.md").write_text(older)
     (archive / "TICK_STATUS_2026-11-27_a.md").write_text(oldest)
 
+    # A link named like an archive (to the status file itself) is none: its entries are not shown twice.
+    (archive / "TICK_STATUS_2026-11-29_z.md").symlink_to(ws.status_path)
     stamps = [e.timestamp[:10] for e in timeline_entries(ws, archive)]
     assert stamps == ["2026-11-29"] * 4 + ["2026-11-28"] * 4 + ["2026-11-27"] * 4
     limited = timeline_entries(ws, archive, limit=6)
