@@ -408,3 +408,29 @@ def test_a_host_never_takes_a_task_whose_files_overlap_another_hosts_claim(tmp_p
         for ctx in (a, b):
             if ctx.fleet is not None:
                 ctx.fleet.stop_beating()
+
+
+def test_a_share_under_two_tasks_claims_the_one_task_alone(tmp_path, monkeypatch):
+    """The share rounds down and never below one task: three unfinished over two hosts is one
+    each (no second task queued), and with fewer unfinished than hosts (the others' claims
+    done since their refs were fetched) the claim is still of its one task."""
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 3, max_tasks=3, parallel=True)
+    a, b = context(clones["a"], "a", monkeypatch), context(clones["b"], "b", monkeypatch)
+    try:
+        lost_a_race(a, b)
+        plan = b.plan()
+        assert [t.status for t in plan.tasks] == ["~", " ", " "] and b.fleet.contended
+        # Three unfinished (a's T-1, T-2, T-3), two hosts holding claims: one each.
+        assert [t.id for t in fleet.batch._batch(b, plan, plan.task("T-2"), 3)] == ["T-2"]
+        # T-1 and T-3 done: one unfinished, two hosts: the share rounds to none, the claim takes T-2.
+        text = (clones["b"] / "docs" / "MASTER_PLAN.md").read_text()
+        text = text.replace("- [~] `T-1`", "- [x] `T-1`").replace("- [ ] `T-3`", "- [x] `T-3`")
+        later = parse_plan_text(text)
+        assert [t.status for t in later.tasks] == ["x", " ", "x"]
+        assert [t.id for t in fleet.batch._batch(b, later, later.task("T-2"), 3)] == ["T-2"]
+        assert fleet.claims.claim(b, later.task("T-2"), [later.task("T-2")])
+        assert [r.rsplit("/", 1)[1] for r in claim_refs(bare)] == ["T-1", "T-2"]
+        assert remote_plan(bare).task("T-2").status == "~" and remote_plan(bare).task("T-3").status == " "
+    finally:
+        a.fleet.stop_beating()
+        b.fleet.stop_beating()
