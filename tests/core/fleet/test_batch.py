@@ -434,3 +434,25 @@ def test_a_share_under_two_tasks_claims_the_one_task_alone(tmp_path, monkeypatch
     finally:
         a.fleet.stop_beating()
         b.fleet.stop_beating()
+
+
+def test_a_claim_never_adds_a_task_claimed_done_or_overlapping_any_of_several_claims(tmp_path, monkeypatch):
+    """Of the phase's other tasks a contended claim adds only free ones whose files overlap no
+    claim: T-4 writes T-1's file (a's claim, one of two: T-3's is the other), T-3 is claimed,
+    T-5 done. Two free places in its share (four unfinished, two hosts), none to fill."""
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 5, max_tasks=5, parallel=True)
+    a, b = context(clones["a"], "a", monkeypatch), context(clones["b"], "b", monkeypatch)
+    try:
+        lost_a_race(a, b)
+        base = (clones["b"] / "docs" / "MASTER_PLAN.md").read_text()
+        base = base.replace("- [ ] `T-3`", "- [~] `T-3`").replace("- [ ] `T-5`", "- [x] `T-5`")
+        plan = parse_plan_text(base.replace("context_files: [out/4.txt]", "context_files: [out/1.txt]"))
+        assert [t.status for t in plan.tasks] == ["~", " ", "~", " ", "x"] and b.fleet.contended
+        assert list(plan.task("T-4").context_files) == ["out/1.txt"]
+        assert [t.id for t in fleet.batch._batch(b, plan, plan.task("T-2"), 5)] == ["T-2"]
+        # T-4 on a file of its own: the claim's second place is T-4's, the only free task.
+        freed = parse_plan_text(base)
+        assert [t.id for t in fleet.batch._batch(b, freed, freed.task("T-2"), 5)] == ["T-2", "T-4"]
+    finally:
+        a.fleet.stop_beating()
+        b.fleet.stop_beating()
