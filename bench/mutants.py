@@ -494,6 +494,11 @@ EQUIVALENT: dict[tuple[str, str, str], str | Each] = {
      'publish(ctx, TaskResult(task_id, False, "released: the tick stopped before its attempt"))', "False -> True"):
         "release_chained reads nothing of the result publish hands back, and publish reads its `passed` only "
         "to chain, which a release never asks for (chain=False)",
+    ("memento_core/fleet/batch.py", "if not f.contended or room < 2 or phase is None or not phase.parallel:",
+     "2 -> 1"):
+        "a room of 1 let through: size is then min(BATCH, 1, max(1, ...)) = 1 and sample(others, 0) is [] "
+        "(no draw), so the claim is [task] as before; the held_tasks call on the way repeats _spread's, "
+        "made just before with the same ctx, plan and rev (its history read and its log lines once a tick)",
 }
 
 _FLIP = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE,

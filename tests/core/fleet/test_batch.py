@@ -408,3 +408,51 @@ def test_a_host_never_takes_a_task_whose_files_overlap_another_hosts_claim(tmp_p
         for ctx in (a, b):
             if ctx.fleet is not None:
                 ctx.fleet.stop_beating()
+
+
+def test_a_share_under_two_tasks_claims_the_one_task_alone(tmp_path, monkeypatch):
+    """The share rounds down and never below one task: three unfinished over two hosts is one
+    each (no second task queued), and with fewer unfinished than hosts (the others' claims
+    done since their refs were fetched) the claim is still of its one task."""
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 3, max_tasks=3, parallel=True)
+    a, b = context(clones["a"], "a", monkeypatch), context(clones["b"], "b", monkeypatch)
+    try:
+        lost_a_race(a, b)
+        plan = b.plan()
+        assert [t.status for t in plan.tasks] == ["~", " ", " "] and b.fleet.contended
+        # Three unfinished (a's T-1, T-2, T-3), two hosts holding claims: one each.
+        assert [t.id for t in fleet.batch._batch(b, plan, plan.task("T-2"), 3)] == ["T-2"]
+        # T-1 and T-3 done: one unfinished, two hosts: the share rounds to none, the claim takes T-2.
+        text = (clones["b"] / "docs" / "MASTER_PLAN.md").read_text()
+        text = text.replace("- [~] `T-1`", "- [x] `T-1`").replace("- [ ] `T-3`", "- [x] `T-3`")
+        later = parse_plan_text(text)
+        assert [t.status for t in later.tasks] == ["x", " ", "x"]
+        assert [t.id for t in fleet.batch._batch(b, later, later.task("T-2"), 3)] == ["T-2"]
+        assert fleet.claims.claim(b, later.task("T-2"), [later.task("T-2")])
+        assert [r.rsplit("/", 1)[1] for r in claim_refs(bare)] == ["T-1", "T-2"]
+        assert remote_plan(bare).task("T-2").status == "~" and remote_plan(bare).task("T-3").status == " "
+    finally:
+        a.fleet.stop_beating()
+        b.fleet.stop_beating()
+
+
+def test_a_claim_never_adds_a_task_claimed_done_or_overlapping_any_of_several_claims(tmp_path, monkeypatch):
+    """Of the phase's other tasks a contended claim adds only free ones whose files overlap no
+    claim: T-4 writes T-1's file (a's claim, one of two: T-3's is the other), T-3 is claimed,
+    T-5 done. Two free places in its share (four unfinished, two hosts), none to fill."""
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 5, max_tasks=5, parallel=True)
+    a, b = context(clones["a"], "a", monkeypatch), context(clones["b"], "b", monkeypatch)
+    try:
+        lost_a_race(a, b)
+        base = (clones["b"] / "docs" / "MASTER_PLAN.md").read_text()
+        base = base.replace("- [ ] `T-3`", "- [~] `T-3`").replace("- [ ] `T-5`", "- [x] `T-5`")
+        plan = parse_plan_text(base.replace("context_files: [out/4.txt]", "context_files: [out/1.txt]"))
+        assert [t.status for t in plan.tasks] == ["~", " ", "~", " ", "x"] and b.fleet.contended
+        assert list(plan.task("T-4").context_files) == ["out/1.txt"]
+        assert [t.id for t in fleet.batch._batch(b, plan, plan.task("T-2"), 5)] == ["T-2"]
+        # T-4 on a file of its own: the claim's second place is T-4's, the only free task.
+        freed = parse_plan_text(base)
+        assert [t.id for t in fleet.batch._batch(b, freed, freed.task("T-2"), 5)] == ["T-2", "T-4"]
+    finally:
+        a.fleet.stop_beating()
+        b.fleet.stop_beating()
