@@ -494,6 +494,12 @@ EQUIVALENT: dict[tuple[str, str, str], str | Each] = {
      'publish(ctx, TaskResult(task_id, False, "released: the tick stopped before its attempt"))', "False -> True"):
         "release_chained reads nothing of the result publish hands back, and publish reads its `passed` only "
         "to chain, which a release never asks for (chain=False)",
+    ("memento_core/tick/limits.py",
+     "full = [w for w in spec.windows(text) if w.percent >= at and w.resets_at is not None and w.resets_at > now]",
+     "> -> >="):
+        "differs only when a window's reset (whole seconds from the CLI) equals datetime.now() to the "
+        "microsecond, and then only by a pause that is over already (_window_paused asks `> now`): no test can "
+        "time that without a clock of its own",
 }
 
 _FLIP = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE,
