@@ -499,6 +499,12 @@ EQUIVALENT: dict[tuple[str, str, str], str | Each] = {
         "a room of 1 let through: size is then min(BATCH, 1, max(1, ...)) = 1 and sample(others, 0) is [] "
         "(no draw), so the claim is [task] as before; the held_tasks call on the way repeats _spread's, "
         "made just before with the same ctx, plan and rev (its history read and its log lines once a tick)",
+    ("memento_core/tick/limits.py",
+     "full = [w for w in spec.windows(text) if w.percent >= at and w.resets_at is not None and w.resets_at > now]",
+     "> -> >="):
+        "differs only when a window's reset (whole seconds from the CLI) equals datetime.now() to the "
+        "microsecond, and then only by a pause that is over already (_window_paused asks `> now`): no test can "
+        "time that without a clock of its own",
 }
 
 _FLIP = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE,

@@ -34,6 +34,7 @@ from memento_core.tick.limits import (
     BudgetWatch,
     clock,
     daily_budget_spent,
+    judge_suspect,
     note_windows,
     over_task_budget,
     parse_stamp,
@@ -501,6 +502,19 @@ def test_an_attempt_not_rate_limited_ends_its_tasks_streak_and_an_interrupted_on
     ctx.state.task_limit_streaks = None  # state.json written by hand: not a table
     assert task_streak(ctx, "T-2", limited, "rate limited: 429") == (limited, "rate limited: 429")
     assert ctx.state.task_limit_streaks == {"T-2": 1}
+
+
+def test_a_suspected_limit_whose_task_passed_answers_its_empty_reason_and_forgets_the_preset(tmp_path):
+    # review.py asks the answer's startswith(): it must be the reason itself, a str, not None
+    ctx = context(tmp_path)
+    ctx.state.preset_limits = {"claude": "2000-01-01T00:00:00Z"}
+    ctx.state.rate_limit_streak = 2
+    outcome = AgentOutcome(preset="claude")
+    outcome.suspect = ("claude", RateLimit(None, "429"), ctx.config, [])
+    assert judge_suspect(ctx, outcome, "") == ""
+    assert outcome.suspect is None and outcome.limit is None
+    assert (ctx.state.preset_limits, ctx.state.rate_limit_streak) == ({}, 0)
+    assert tick_log(ctx) == "[memento] claude's last words mention a rate limit, but the task passed: not a rate limit\n"
 
 
 def test_an_outcome_is_rate_limited_only_with_both_its_limit_and_its_time():
