@@ -602,6 +602,21 @@ def counted_fetches(monkeypatch, action=None) -> list:
     return calls
 
 
+def a_person_pushes_after_the_first_fetch(tmp_path, bare, monkeypatch) -> list:
+    """:func:`counted_fetches` with a person's commit pushed to ``bare`` (from a clone of their own)
+    right after the first fetch: the host's next push loses its race once."""
+    person = tmp_path / "person"
+    git(tmp_path, "clone", "-q", str(bare), str(person))
+
+    def person_pushes():
+        (person / "persons.txt").write_text("a person's\n")
+        git(person, "add", "persons.txt")
+        git(person, "commit", "-qm", "a person's commit")
+        git(person, "push", "-q", "origin", "main")
+
+    return counted_fetches(monkeypatch, person_pushes)
+
+
 def ceiling_back_off(monkeypatch) -> tuple[list[float], list[float]]:
     """The back-off's seams fixed for a test: each pause the longest it allows (its ceiling),
     put in the list returned instead of slept, and a clock 10 ms later at each reading (every

@@ -13,6 +13,7 @@ from memento_core import fleet
 from memento_core.fleet import claims, pending, pick, publish, sync  # noqa: F401 - loaded, so that fleet.<module> resolves
 
 from ..test_fleet import (
+    a_person_pushes_after_the_first_fetch,
     claim_refs,
     count_pushes,
     counted_fetches,
@@ -377,16 +378,7 @@ def test_a_result_without_chain_that_loses_a_race_claims_nothing_on_its_next_try
 
     bare, clones, a, b = two_hosts_a_holding_t1(tmp_path, monkeypatch)
     monkeypatch.setattr(remote, "_pause", lambda seconds: None)
-    person = tmp_path / "person"
-    git(tmp_path, "clone", "-q", str(bare), str(person))
-
-    def person_pushes():
-        (person / "persons.txt").write_text("a person's\n")
-        git(person, "add", "persons.txt")
-        git(person, "commit", "-qm", "a person's commit")
-        git(person, "push", "-q", "origin", "main")
-
-    fetches = counted_fetches(monkeypatch, person_pushes)
+    fetches = a_person_pushes_after_the_first_fetch(tmp_path, bare, monkeypatch)
     assert fleet.publish.publish(a, TaskResult("T-1", True)).passed
     assert len(fetches) == 2  # lost once, landed on the next try
     assert subjects(bare)[:2] == ["memento: complete T-1 Write out/1.txt", "a person's commit"]

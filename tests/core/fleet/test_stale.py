@@ -11,6 +11,7 @@ from memento_core import fleet
 from memento_core.fleet import claims, remote, sync  # noqa: F401 - loaded, so that fleet.<module> resolves
 
 from ..test_fleet import (
+    a_person_pushes_after_the_first_fetch,
     claim_refs,
     context,
     counted_fetches,
@@ -163,16 +164,7 @@ def test_a_take_over_that_loses_its_race_is_undone_here_and_made_again_on_the_re
     later = time.time() + 3600
     monkeypatch.setattr(remote, "_now", lambda: later)
     monkeypatch.setattr(remote, "_pause", lambda seconds: None)
-    person = tmp_path / "person"
-    git(tmp_path, "clone", "-q", str(bare), str(person))
-
-    def person_pushes():
-        (person / "persons.txt").write_text("a person's\n")
-        git(person, "add", "persons.txt")
-        git(person, "commit", "-qm", "a person's commit")
-        git(person, "push", "-q", "origin", "main")
-
-    calls = counted_fetches(monkeypatch, person_pushes)
+    calls = a_person_pushes_after_the_first_fetch(tmp_path, bare, monkeypatch)
     fleet.sync.sync(b)
     assert len(calls) == 2  # the lost take-over fetched once more
     assert subjects(bare)[:2] == ["memento: T-1 taken over from a (retry 1/3)", "a person's commit"]

@@ -8,7 +8,15 @@ from __future__ import annotations
 from memento_core import fleet
 from memento_core.fleet import claims, sync  # noqa: F401 - loaded, so that fleet.<module> resolves
 from memento_core.runlog import Outcome
-from tests.core.test_fleet import context, counted_fetches, git, make_fleet, remote_plan, subjects
+from tests.core.test_fleet import (
+    a_person_pushes_after_the_first_fetch,
+    context,
+    counted_fetches,
+    git,
+    make_fleet,
+    remote_plan,
+    subjects,
+)
 
 
 def cron_log(root) -> str:
@@ -23,16 +31,7 @@ def test_a_sync_that_lost_its_push_to_a_persons_commit_fetches_and_pushes_again(
     (clones["a"] / "hosts-own.txt").write_text("a's\n")
     git(clones["a"], "add", "hosts-own.txt")
     git(clones["a"], "commit", "-qm", "a's own commit")
-    person = tmp_path / "person"
-    git(tmp_path, "clone", "-q", str(bare), str(person))
-
-    def person_pushes():
-        (person / "persons.txt").write_text("a person's\n")
-        git(person, "add", "persons.txt")
-        git(person, "commit", "-qm", "a person's commit")
-        git(person, "push", "-q", "origin", "main")
-
-    calls = counted_fetches(monkeypatch, person_pushes)
+    calls = a_person_pushes_after_the_first_fetch(tmp_path, bare, monkeypatch)
     try:
         fleet.sync.sync(a, take_over=False)
     finally:
