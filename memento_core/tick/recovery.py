@@ -64,7 +64,9 @@ def recover_stale_claims(ctx: TickContext, plan: Plan, skip: frozenset[str] = fr
         if task.status == "~" and task.id not in skip:
             claim, rec = read_claim(ws, task.id), read_record(ws, task.id)
             why = stale_reason(ws, claim, rec, stale_after)
-            if why is not None:
+            if why is not None and claim is None and rec is None and passed_at_head(ctx, task.id):
+                set_back_passed(ctx, task, why)
+            elif why is not None:
                 reset_stale_claim(ctx, task, claim, why)
         elif task.status == "x":
             claim = read_claim(ws, task.id)
@@ -79,6 +81,38 @@ def recover_stale_claims(ctx: TickContext, plan: Plan, skip: frozenset[str] = fr
                     finish_interrupted_commit(ctx, claim)
     _drop_orphans(ctx, plan)
     return ctx.plan()
+
+
+def passed_at_head(ctx: TickContext, task_id: str) -> bool:
+    """Whether the plan of the last commit has ``task_id`` done (``[x]``)."""
+    data = show_file(ctx.root, "HEAD", "./" + ctx.ws.rel(ctx.ws.plan_path))
+    if data is None:
+        return False
+    try:
+        task = scan_plan(decode_text(data, ctx.ws.plan_path), str(ctx.ws.plan_path)).task(task_id)
+    except MementoError:
+        return False
+    return task is not None and task.status == "x"
+
+
+def set_back_passed(ctx: TickContext, task: Task, why: str) -> None:
+    """A `[~]` with neither claim nor record whose last commit has it `[x]`: an editor saved an older copy
+    of the plan over the pass (read while the task ran, saved after it passed). No attempt is under
+    way, so nothing is rolled back and no retry counted: the task is done again, not run a second
+    time (where its empty change would fail as "nothing changed")."""
+
+    def apply(e):
+        e.set_status(task.id, "x", expect="~")
+
+    try:
+        edit_plan(ctx.ws.plan_path, apply)
+    except EditConflict:
+        return  # a person changed the task meanwhile: the next tick looks again
+    ctx.event(f"⚠️ STALE — Stale [~] detected on {task.id}, set back to [x]",
+              [("Task", task.label),
+               ("Reason", f"{why}; the last commit's plan has it [x]: a save of an older copy of the plan "
+                          "put [~] back over its pass"),
+               ("Retries", "not counted: no attempt was under way")])
 
 
 def _drop_orphans(ctx: TickContext, plan: Plan) -> None:

@@ -241,8 +241,29 @@ def test_a_save_that_puts_a_passed_task_back_to_running_loses_no_status_entry(tm
     assert len(success) == 1
     # The person's editor saves the copy it loaded while T-1 was running.
     ws.plan_path.write_text(before_pass.replace("- [ ] `T-1`", "- [~] `T-1`"))
-    run_tick(ws.root)
+    before = git(ws.root, "rev-parse", "HEAD").strip()
+    result = run_tick(ws.root)
     after = entries(ws)
     assert [e.timestamp for e in after if e.status == "SUCCESS"][:1] == [success[0].timestamp]
-    assert any(e.status == "STALE" and e.field("Reason") == "no claim file" for e in after)
+    stale = [e for e in after if e.status == "STALE"]
+    assert len(stale) == 1 and stale[0].field("Reason").startswith("no claim file; the last commit's plan has it [x]")
+    assert stale[0].field("Event") == "⚠️ STALE — Stale [~] detected on T-1, set back to [x]"
     assert not list((ws.memento_dir / "records").glob("*.json"))
+    # Done again, not run a second time: an empty change would fail as "nothing changed" until [!].
+    task = parse_plan(ws.plan_path).task("T-1")
+    assert (task.status, task.retries) == ("x", 0) and result.exit_code == 0
+    assert not [e for e in after if e.status in ("FAILED", "BLOCKED")]
+    assert (ws.root / "hello.txt").read_text() == "done\n"
+    assert git(ws.root, "log", "--format=%s", f"{before}..HEAD").count("memento: complete") == 0
+
+
+def test_a_running_task_without_a_claim_whose_last_commit_has_it_pending_is_still_a_killed_attempt(tmp_path):
+    # The counterpart: [~] with no claim, and the last commit's plan has it [ ] (a tick killed between
+    # its plan edit and its claim file): reset to [ ] and a retry counted, as before.
+    ws = make_ws(tmp_path, "true")
+    ws.plan_path.write_text(ws.plan_path.read_text().replace("- [ ] `T-1`", "- [~] `T-1`"))
+    run_tick(ws.root)
+    stale = [e for e in entries(ws) if e.status == "STALE"]
+    assert [e.field("Event") for e in stale] == ["⚠️ STALE — Stale [~] detected on T-1, reset to [ ]"]
+    assert stale[0].field("Reason") == "no claim file"
+    assert parse_plan(ws.plan_path).task("T-1").retries >= 1
