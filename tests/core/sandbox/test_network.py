@@ -145,6 +145,17 @@ def ws_with(tmp_path: Path, command: str, sandbox: str, verify: str = ""):
     return ws
 
 
+def succeeded(ws) -> bool:
+    """True when the tick's entry is SUCCESS; else an AssertionError with its reason and the tick's log,
+    whole: a run that failed under CI's load must say why."""
+    entry = entries(ws)[0]
+    if entry.status == "SUCCESS":
+        return True
+    log = ws.root / (entry.field("Log") or "logs/none")
+    said = log.read_text(errors="replace") if log.is_file() else f"(no log at {log})"
+    raise AssertionError(f"{entry.status}: {entry.field('Reason')}\n{entry.field('Verify Output')}\n--- log\n{said}")
+
+
 # --------------------------------------------------------------------------- hostile agents
 
 
@@ -155,7 +166,7 @@ def test_an_agent_reaches_no_port_but_its_endpoint_directly_or_through_the_proxy
     # verify runs the same attempt: it is confined with the same network.
     ws = ws_with(tmp_path / "model", exfil, f'allow = ["127.0.0.1:{model.port}"]\n', verify=f"{exfil} && ")
     assert run_tick(ws.root).exit_code == 0
-    assert entries(ws)[0].status == "SUCCESS"
+    assert succeeded(ws)
     log = (ws.root / entries(ws)[0].log_path).read_text()
     assert "CONNECT: sent" in log and "403 Forbidden" in log  # it did reach the proxy, which refused
     assert victim.others() == (0, b"")
@@ -183,7 +194,7 @@ def test_an_agent_reaches_no_unix_socket_outside(tmp_path, listeners):
     try:
         command = agent("connects_to_sockets.py", name, *paths)
         ws = ws_with(tmp_path / "model", command, "")
-        assert run_tick(ws.root).exit_code == 0 and entries(ws)[0].status == "SUCCESS"
+        assert run_tick(ws.root).exit_code == 0 and succeeded(ws)
         assert [s.others() for s in found] == [(0, b"")] * len(found)
         ws = ws_with(tmp_path / "none", command, 'network = "none"\n')
         assert run_tick(ws.root).exit_code == 0
@@ -206,11 +217,11 @@ def test_the_command_preset_reaches_its_allow_hosts(tmp_path, listeners):
     model, tunnel = listeners(answer=b"from the model"), listeners(answer=b"through the tunnel")
     allow = f'allow = ["127.0.0.1:{model.port}", "localhost:{tunnel.port}"]\n'
     ws = ws_with(tmp_path / "get", agent("reaches_model.py", "get", f"http://127.0.0.1:{model.port}/v1/chat"), allow)
-    assert run_tick(ws.root).exit_code == 0 and entries(ws)[0].status == "SUCCESS"
+    assert run_tick(ws.root).exit_code == 0 and succeeded(ws)
     assert model.data.startswith(b"GET /v1/chat ") and (ws.root / "hello.txt").read_text() == "done from the model\n"
     # A CONNECT tunnel through the proxy to an allowed host (resolved outside: localhost).
     ws = ws_with(tmp_path / "tunnel", agent("reaches_model.py", "connect", f"localhost:{tunnel.port}"), allow)
-    assert run_tick(ws.root).exit_code == 0 and entries(ws)[0].status == "SUCCESS"
+    assert run_tick(ws.root).exit_code == 0 and succeeded(ws)
     assert tunnel.data.startswith(b"GET /tunnel ") and "through the tunnel" in (ws.root / "hello.txt").read_text()
 
 
@@ -233,7 +244,7 @@ def test_a_cli_reaches_the_endpoint_of_its_base_url(tmp_path, listeners, monkeyp
                             text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert f"may reach: 127.0.0.1:{model.port} (ANTHROPIC_BASE_URL)" in doctor.stdout
     assert run_tick(ws.root).exit_code == 0
-    assert entries(ws)[0].status == "SUCCESS"
+    assert succeeded(ws)
     assert model.data.startswith(b"GET /v1/messages ") and "claude's model" in (ws.root / "hello.txt").read_text()
 
 
@@ -243,7 +254,7 @@ def test_a_persons_own_proxy_is_chained_for_allowed_hosts_only(tmp_path, listene
     monkeypatch.setenv("HTTPS_PROXY", f"http://me:s3cret@127.0.0.1:{upstream.port}")
     allow = 'allow = ["api.example.invalid:443"]\n'
     ws = ws_with(tmp_path / "ok", agent("reaches_model.py", "connect", "api.example.invalid:443"), allow)
-    assert run_tick(ws.root).exit_code == 0 and entries(ws)[0].status == "SUCCESS"
+    assert run_tick(ws.root).exit_code == 0 and succeeded(ws)
     ws = ws_with(tmp_path / "no", agent("reaches_model.py", "connect", "other.example.invalid:443"), allow)
     run_tick(ws.root)
     assert entries(ws)[0].status == "FAILED"  # the agent was refused: 403
@@ -300,7 +311,7 @@ def test_nothing_pipelined_or_smuggled_in_a_url_passes_the_filter(tmp_path, list
         monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{upstream.port}")
         command = agent("smuggles_through_proxy.py", "api.example.invalid", "evil.invalid")
         ws = ws_with(tmp_path, command, 'allow = ["*.example.invalid"]\n')
-        assert run_tick(ws.root).exit_code == 0 and entries(ws)[0].status == "SUCCESS"
+        assert run_tick(ws.root).exit_code == 0 and succeeded(ws)
         assert victim.others() == (0, b"")
         assert upstream.asked == [b"CONNECT api.example.invalid:80 HTTP/1.1"]
         head = model.data.split(b"\r\n\r\n")[0].split(b"\r\n")
