@@ -419,3 +419,75 @@ def test_a_chained_claim_head_cannot_take_is_left_to_go_stale_and_said(tmp_path,
     assert (f"the claim of T-5 landed but HEAD is not at {tip[:12]} to hold it: its heartbeat ref goes stale "
             "and another host takes it over") in _cron(root)
     assert git(root, "rev-parse", "HEAD").strip() == local and (a.fleet.task, a.fleet.claims) == ("", {})
+
+
+def test_a_task_a_person_put_back_while_this_host_ran_it_is_not_claimed_again_in_its_results_push(tmp_path, monkeypatch):
+    from memento_core.tick.context import TaskResult
+
+    bare, clones, a, b = two_hosts_a_holding_t1(tmp_path, monkeypatch)
+    person = tmp_path / "person"
+    git(tmp_path, "clone", "-q", str(bare), str(person))
+    plan = person / "docs" / "MASTER_PLAN.md"
+    plan.write_text(plan.read_text().replace("- [~] `T-1`", "- [ ] `T-1`"))  # by hand, its claim ref left
+    git(person, "commit", "-qam", "a person puts T-1 back")
+    git(person, "push", "-q", "origin", "main")
+    try:
+        result = fleet.publish.publish(a, TaskResult("T-1", True), chain=True)
+    finally:
+        a.fleet.stop_beating()
+    # The person's `[ ]` stands over the result's `[x]` (plan_merge: the remote's word), so T-1 is
+    # the first pickable task of the plan the result lands on; its claim ref is the one this push
+    # deletes: it is not claimed in the same push, nor is any other.
+    assert result.passed, result.reason
+    assert subjects(bare)[:2] == ["memento: complete T-1 Write out/1.txt", "a person puts T-1 back"]
+    assert git(bare, "show", "main:out/1.txt") == "T-1\n"
+    assert [t.status for t in remote_plan(bare).tasks] == [" ", " ", " "]
+    assert not any(s.startswith("memento: claim") for s in subjects(bare)[:2])
+    assert claim_refs(bare) == [] and (a.fleet.task, a.fleet.claims, a.fleet.queued) == ("", {}, [])
+    assert git(clones["a"], "rev-parse", "HEAD") == git(bare, "rev-parse", "main")
+
+
+def test_a_chained_claim_git_cannot_write_lets_the_result_land_alone_even_after_a_lost_race(tmp_path, monkeypatch):
+    from memento_core.fleet import remote
+    from memento_core.tick.context import TaskResult
+
+    bare, clones, a, b = two_hosts_a_holding_t1(tmp_path, monkeypatch)
+    root = clones["a"]
+    # The object store refuses the claim of T-2 (a full disk, say): a file stands where the folder
+    # of its plan blob goes. Every object packed first, so no loose one is in that folder.
+    git(root, "gc", "-q", "--prune=now")
+    claimed = git(root, "show", "HEAD:docs/MASTER_PLAN.md").replace("- [ ] `T-2`", "- [~] `T-2`")
+    blob = subprocess.run(["git", "hash-object", "--stdin"], cwd=root, input=claimed, capture_output=True,
+                          text=True, check=True).stdout.strip()
+    folder = root / ".git" / "objects" / blob[:2]
+    assert not folder.exists()
+    folder.write_text("not a folder\n")
+    person = tmp_path / "person"
+    git(tmp_path, "clone", "-q", str(bare), str(person))
+    real_fetch, fetches = remote.fetch, []
+
+    def fetch(ctx):  # the first try loses its race to a person's push; the disk has room again by the next
+        fetches.append(1)
+        if len(fetches) == 2:
+            folder.unlink()
+        real_fetch(ctx)
+        if len(fetches) == 1:
+            (person / "persons.txt").write_text("a person's\n")
+            git(person, "add", "persons.txt")
+            git(person, "commit", "-qm", "a person's commit")
+            git(person, "push", "-q", "origin", "main")
+
+    monkeypatch.setattr(remote, "fetch", fetch)
+    monkeypatch.setattr(remote, "_pause", lambda seconds: None)
+    try:
+        result = fleet.publish.publish(a, TaskResult("T-1", True), chain=True)
+    finally:
+        a.fleet.stop_beating()
+    assert result.passed, result.reason
+    assert len(fetches) == 2  # lost once, landed on the next try: without a claim, as after the error
+    assert subjects(bare)[:2] == ["memento: complete T-1 Write out/1.txt", "a person's commit"]
+    assert not any(s.startswith("memento: claim T-2") for s in subjects(bare))
+    assert [t.status for t in remote_plan(bare).tasks] == ["x", " ", " "]
+    assert claim_refs(bare) == [] and (a.fleet.task, a.fleet.claims, a.fleet.queued) == ("", {}, [])
+    assert "the next task was not claimed with the result of T-1: git unpack-objects failed" in _cron(root)
+    assert git(root, "rev-parse", "HEAD") == git(bare, "rev-parse", "main")
