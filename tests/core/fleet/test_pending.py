@@ -1,7 +1,9 @@
 """fleet/pending.py (SPEC §12 "Across machines"): results the remote has not taken yet: pushed by the next tick with their claim ref,
 or set aside when the claim was taken over meanwhile.
 
-The fleets are those of tests/core/test_fleet.py: clones of one bare remote, real ticks.
+The fleets are those of tests/core/test_fleet.py: clones of one bare remote. Its functions first, in
+process on a real fleet (the pending file, a claim lost, a conflict, the claims never attempted);
+then real ticks.
 """
 
 from __future__ import annotations
@@ -27,99 +29,6 @@ from ..test_fleet import (
     worker,
 )
 
-
-def test_a_slow_host_whose_claim_was_taken_over_never_pushes_its_result(tmp_path):
-    # Each host's agent waits for .memento/go in its own clone: b's is there, a's comes later.
-    bare, clones = make_fleet(tmp_path, ["a", "b"], 1, command=worker("0", "-", ".memento/go"), stale="3s")
-    (clones["b"] / ".memento").mkdir(exist_ok=True)
-    (clones["b"] / ".memento" / "go").write_text("")
-    a = start_tick(clones["a"], "a", MEMENTO_REMOTE_HEARTBEAT_SECONDS="600")  # a stops heart-beating
-    try:
-        wait_for(lambda: claim_refs(bare), "a's claim")
-
-        def b_finishes():
-            tick_all({"b": clones["b"]})
-            return remote_plan(bare).task("T-1").status == "x"
-
-        wait_for(b_finishes, "b to take T-1 over and do it")
-        (clones["a"] / ".memento" / "go").write_text("")
-        out, _ = a.communicate(timeout=300)
-    finally:
-        if a.poll() is None:
-            os.killpg(a.pid, signal.SIGKILL)
-            a.wait()
-    assert b"claim lost" in out, out
-    log = subjects(bare)
-    assert log.count("memento: complete T-1 Write out/1.txt") == 1
-    assert "memento: T-1 taken over from a (retry 1/3)" in log
-    status = git(bare, "show", "main:docs/TICK_STATUS.md")
-    assert "CLAIM LOST — T-1 was taken over while it ran here" in status
-    assert list((clones["a"] / "logs" / "rollback").glob("*fleet-T-1*/unpushed.patch"))
-    assert git(clones["a"], "rev-parse", "HEAD") == git(bare, "rev-parse", "main")
-    assert claim_refs(bare) == []
-
-
-def test_a_result_not_pushed_is_set_aside_when_its_claim_was_taken_over_meanwhile(tmp_path):
-    # a's agent waits for .memento/go; the remote goes away while it runs, so a's result is
-    # committed in a's clone but not pushed. b takes the stale claim over and completes T-1.
-    bare, clones = make_fleet(tmp_path, ["a", "b"], 1, command=worker("0", "-", ".memento/go"), stale="2s")
-    (clones["b"] / ".memento").mkdir(exist_ok=True)
-    (clones["b"] / ".memento" / "go").write_text("")
-    a = start_tick(clones["a"], "a", MEMENTO_REMOTE_HEARTBEAT_SECONDS="600")
-    away = tmp_path / "remote.away"
-    try:
-        wait_for(lambda: claim_refs(bare), "a's claim")
-        bare.rename(away)
-        (clones["a"] / ".memento" / "go").write_text("")
-        a.communicate(timeout=300)
-    finally:
-        if a.poll() is None:
-            os.killpg(a.pid, signal.SIGKILL)
-            a.wait()
-        if away.exists():
-            away.rename(bare)
-    assert "complete T-1" in git(clones["a"], "log", "--format=%s", "-3")  # committed, not pushed
-    assert (clones["a"] / ".memento" / "fleet_pending.json").is_file()
-
-    def b_finishes():
-        tick_all({"b": clones["b"]})
-        return remote_plan(bare).task("T-1").status == "x"
-
-    wait_for(b_finishes, "b to take T-1 over and do it")
-    out = tick_all({"a": clones["a"]})["a"]
-    log = subjects(bare)
-    assert log.count("memento: complete T-1 Write out/1.txt") == 1, (log, out)
-    assert "CLAIM LOST — T-1 was taken over before its result was pushed" in git(bare, "show", "main:docs/TICK_STATUS.md")
-    assert list((clones["a"] / "logs" / "rollback").glob("*fleet-T-1*/unpushed.patch"))
-    assert git(clones["a"], "rev-parse", "HEAD") == git(bare, "rev-parse", "main")
-    assert not (clones["a"] / ".memento" / "fleet_pending.json").exists()
-    assert claim_refs(bare) == []
-
-
-def test_a_result_not_pushed_lands_with_its_claim_ref_on_the_next_tick(tmp_path):
-    bare, clones = make_fleet(tmp_path, ["a"], 1, command=worker("0", "-", ".memento/go"))
-    a = start_tick(clones["a"], "a", MEMENTO_REMOTE_HEARTBEAT_SECONDS="600")
-    away = tmp_path / "remote.away"
-    try:
-        wait_for(lambda: claim_refs(bare), "a's claim")
-        bare.rename(away)
-        (clones["a"] / ".memento").mkdir(exist_ok=True)
-        (clones["a"] / ".memento" / "go").write_text("")
-        a.communicate(timeout=300)
-    finally:
-        if a.poll() is None:
-            os.killpg(a.pid, signal.SIGKILL)
-            a.wait()
-        if away.exists():
-            away.rename(bare)
-    assert claim_refs(bare) == ["refs/memento/claims/T-1"]
-    tick_all({"a": clones["a"]})
-    assert subjects(bare).count("memento: complete T-1 Write out/1.txt") == 1
-    assert remote_plan(bare).task("T-1").status == "x"
-    assert claim_refs(bare) == []
-    assert not (clones["a"] / ".memento" / "fleet_pending.json").exists()
-
-
 # --------------------------------------------------------------------------- the pending file, in process
 
 def held_claims(tmp_path, monkeypatch, claims: dict[str, str], task: str = ""):
@@ -144,7 +53,7 @@ def test_the_pending_file_names_the_claim_in_hand_first_and_every_claim_held(tmp
                                                           "claims": {"T-1": "1" * 40, "T-2": "2" * 40}}
     assert pending.read_pending(a) == ("T-2", "2" * 40)
     a.fleet.task = "T-3"  # not among the claims (its result pushed): the first claim held is named
-    pending.save_pending(a)  # the folder is there already
+    pending.save_pending(a)
     assert pending.read_pending(a) == ("T-1", "1" * 40)
     assert pending.read_pending_claims(a) == {"T-1": "1" * 40, "T-2": "2" * 40}
 
@@ -188,16 +97,16 @@ def test_a_claim_refs_sha_is_adopted_when_it_is_this_hosts_last_beat_or_one_whos
     root, a = held_claims(tmp_path, monkeypatch, {"T-1": "1" * 40, "T-2": "2" * 40}, task="T-1")
     f = a.fleet
     f.claims["T-2"].unsure = {"3" * 40}
-    assert not pending.adopt(f, None) and not pending.adopt(f, "")
-    assert not pending.adopt(f, "4" * 40) and not pending.adopt(f, "3" * 40)  # T-1's: not its beat
-    assert not pending.adopt(f, "1" * 40, "T-3")  # a claim not held
+    assert pending.adopt(f, None) is False and pending.adopt(f, "") is False
+    assert pending.adopt(f, "4" * 40) is False and pending.adopt(f, "3" * 40) is False  # T-1's: not its beat
+    assert pending.adopt(f, "1" * 40, "T-3") is False  # a claim not held
     assert not pending_file(root).exists()  # nothing adopted, nothing saved
     assert pending.adopt(f, "1" * 40)  # the claim in hand's last beat
     assert pending.read_pending_claims(a) == {"T-1": "1" * 40, "T-2": "2" * 40}
     assert pending.adopt(f, "3" * 40, "T-2")  # a beat whose push answered with an error but landed
     assert (f.claims["T-2"].ref, f.claims["T-2"].unsure) == ("3" * 40, set())
     assert pending.read_pending_claims(a) == {"T-1": "1" * 40, "T-2": "3" * 40}
-    assert pending.adopt(f, "3" * 40, "T-2") and not pending.adopt(f, "2" * 40, "T-2")
+    assert pending.adopt(f, "3" * 40, "T-2") is True and pending.adopt(f, "2" * 40, "T-2") is False
 
 
 def a_result_left_unpushed(tmp_path, monkeypatch, hosts=("a",)):
@@ -367,6 +276,7 @@ def test_a_claimed_task_a_person_changed_meanwhile_keeps_their_edit(tmp_path, mo
     assert not result.passed
     plan = parse_plan(root / "docs" / "MASTER_PLAN.md")
     assert [(t.status, t.retries) for t in plan.tasks] == [(" ", 1), ("x", 0), (" ", 0)]
+    assert plan.meta.completed_tasks == 1  # the counters, counted again
 
 
 def test_with_no_remote_branch_nothing_is_set_aside_or_reset(tmp_path, monkeypatch):
@@ -420,3 +330,145 @@ def test_each_claim_never_attempted_is_released_by_a_commit_of_its_own(tmp_path,
     assert [t.status for t in released.tasks] == [" ", " ", " "]
     assert git(root, "diff", "--name-only", "HEAD~1", "HEAD") == ""  # the second changes nothing but says so
     assert git(root, "status", "--porcelain", "docs/MASTER_PLAN.md") == ""
+
+
+def test_a_release_on_a_branch_with_no_commit_yet_makes_none(tmp_path, monkeypatch):
+    bare, clones = make_fleet(tmp_path, ["a"], 1)
+    root = clones["a"]
+    a = context(root, "a", monkeypatch)
+    git(root, "checkout", "-q", "--orphan", "fresh")
+    git(root, "rm", "-fq", "docs/MASTER_PLAN.md")  # no plan to commit, no HEAD to commit on
+    pending._release_commits(a, ["T-1"])
+    assert git(root, "rev-parse", "-q", "--verify", "HEAD", check=False) == ""
+
+
+def test_the_pending_file_is_written_in_a_clone_that_has_no_memento_folder_yet(tmp_path, monkeypatch):
+    import shutil
+
+    root, a = held_claims(tmp_path, monkeypatch, {"T-1": "1" * 40}, task="T-1")
+    shutil.rmtree(root / ".memento", ignore_errors=True)  # a CI runner's fresh clone
+    pending.save_pending(a)
+    assert pending.read_pending_claims(a) == {"T-1": "1" * 40}
+
+
+@pytest.mark.parametrize("others", [[], ["T-1"]])
+def test_a_claim_lost_while_its_task_ran_sets_aside_its_result_and_those_done_before_it(tmp_path, monkeypatch, others):
+    from memento_core.fleet import remote
+    from memento_core.tick.context import TaskResult
+
+    bare, clones, a, upstream = a_result_left_unpushed(tmp_path, monkeypatch)
+    root = clones["a"]
+    held = {"T-2": "2" * 40, "T-3": "3" * 40, **{t: "1" * 40 for t in others}}
+    from memento_core.fleet.host import Held
+
+    # The claim of T-2 (in hand) and T-3 (queued); with T-1 in it, T-1's result was done here before.
+    a.fleet.claims = {t: Held(ref) for t, ref in held.items()}
+    a.fleet.task, a.fleet.queued = "T-2", ["T-3"]
+    a.fleet.lost = "its claim ref refs/memento/claims/T-2 is gone"
+    pending.save_pending(a)
+    remote.fetch(a)
+    result = pending._claim_lost(a, TaskResult("T-2", True, "", 3.0), upstream)
+    [saved] = sorted((root / "logs" / "rollback").glob("*fleet-T-2*"))
+    assert result == TaskResult("T-2", False, "claim lost: its claim ref refs/memento/claims/T-2 is gone; the result "
+                                f"was set aside in logs/rollback/{saved.name}"
+                                + (", with the results of T-1 done here before it" if others else ""), 3.0)
+    assert "out/1.txt" in (saved / "unpushed.patch").read_text()
+    assert git(root, "rev-parse", "HEAD").strip() == upstream
+    assert (a.fleet.task, a.fleet.claims, a.fleet.queued, a.fleet.lost) == ("", {}, [], "")
+    assert not pending_file(root).exists()
+    entry = (root / "docs" / "TICK_STATUS.md").read_text().rsplit("\n## ", 1)[-1]
+    assert "CLAIM LOST — T-2 was taken over while it ran here" in entry and result.reason in entry
+
+
+# --------------------------------------------------------------------------- real ticks
+
+def test_a_slow_host_whose_claim_was_taken_over_never_pushes_its_result(tmp_path):
+    # Each host's agent waits for .memento/go in its own clone: b's is there, a's comes later.
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 1, command=worker("0", "-", ".memento/go"), stale="3s")
+    (clones["b"] / ".memento").mkdir(exist_ok=True)
+    (clones["b"] / ".memento" / "go").write_text("")
+    a = start_tick(clones["a"], "a", MEMENTO_REMOTE_HEARTBEAT_SECONDS="600")  # a stops heart-beating
+    try:
+        wait_for(lambda: claim_refs(bare), "a's claim")
+
+        def b_finishes():
+            tick_all({"b": clones["b"]})
+            return remote_plan(bare).task("T-1").status == "x"
+
+        wait_for(b_finishes, "b to take T-1 over and do it")
+        (clones["a"] / ".memento" / "go").write_text("")
+        out, _ = a.communicate(timeout=300)
+    finally:
+        if a.poll() is None:
+            os.killpg(a.pid, signal.SIGKILL)
+            a.wait()
+    assert b"claim lost" in out, out
+    log = subjects(bare)
+    assert log.count("memento: complete T-1 Write out/1.txt") == 1
+    assert "memento: T-1 taken over from a (retry 1/3)" in log
+    status = git(bare, "show", "main:docs/TICK_STATUS.md")
+    assert "CLAIM LOST — T-1 was taken over while it ran here" in status
+    assert list((clones["a"] / "logs" / "rollback").glob("*fleet-T-1*/unpushed.patch"))
+    assert git(clones["a"], "rev-parse", "HEAD") == git(bare, "rev-parse", "main")
+    assert claim_refs(bare) == []
+
+
+def test_a_result_not_pushed_is_set_aside_when_its_claim_was_taken_over_meanwhile(tmp_path):
+    # a's agent waits for .memento/go; the remote goes away while it runs, so a's result is
+    # committed in a's clone but not pushed. b takes the stale claim over and completes T-1.
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 1, command=worker("0", "-", ".memento/go"), stale="2s")
+    (clones["b"] / ".memento").mkdir(exist_ok=True)
+    (clones["b"] / ".memento" / "go").write_text("")
+    a = start_tick(clones["a"], "a", MEMENTO_REMOTE_HEARTBEAT_SECONDS="600")
+    away = tmp_path / "remote.away"
+    try:
+        wait_for(lambda: claim_refs(bare), "a's claim")
+        bare.rename(away)
+        (clones["a"] / ".memento" / "go").write_text("")
+        a.communicate(timeout=300)
+    finally:
+        if a.poll() is None:
+            os.killpg(a.pid, signal.SIGKILL)
+            a.wait()
+        if away.exists():
+            away.rename(bare)
+    assert "complete T-1" in git(clones["a"], "log", "--format=%s", "-3")  # committed, not pushed
+    assert (clones["a"] / ".memento" / "fleet_pending.json").is_file()
+
+    def b_finishes():
+        tick_all({"b": clones["b"]})
+        return remote_plan(bare).task("T-1").status == "x"
+
+    wait_for(b_finishes, "b to take T-1 over and do it")
+    out = tick_all({"a": clones["a"]})["a"]
+    log = subjects(bare)
+    assert log.count("memento: complete T-1 Write out/1.txt") == 1, (log, out)
+    assert "CLAIM LOST — T-1 was taken over before its result was pushed" in git(bare, "show", "main:docs/TICK_STATUS.md")
+    assert list((clones["a"] / "logs" / "rollback").glob("*fleet-T-1*/unpushed.patch"))
+    assert git(clones["a"], "rev-parse", "HEAD") == git(bare, "rev-parse", "main")
+    assert not (clones["a"] / ".memento" / "fleet_pending.json").exists()
+    assert claim_refs(bare) == []
+
+
+def test_a_result_not_pushed_lands_with_its_claim_ref_on_the_next_tick(tmp_path):
+    bare, clones = make_fleet(tmp_path, ["a"], 1, command=worker("0", "-", ".memento/go"))
+    a = start_tick(clones["a"], "a", MEMENTO_REMOTE_HEARTBEAT_SECONDS="600")
+    away = tmp_path / "remote.away"
+    try:
+        wait_for(lambda: claim_refs(bare), "a's claim")
+        bare.rename(away)
+        (clones["a"] / ".memento").mkdir(exist_ok=True)
+        (clones["a"] / ".memento" / "go").write_text("")
+        a.communicate(timeout=300)
+    finally:
+        if a.poll() is None:
+            os.killpg(a.pid, signal.SIGKILL)
+            a.wait()
+        if away.exists():
+            away.rename(bare)
+    assert claim_refs(bare) == ["refs/memento/claims/T-1"]
+    tick_all({"a": clones["a"]})
+    assert subjects(bare).count("memento: complete T-1 Write out/1.txt") == 1
+    assert remote_plan(bare).task("T-1").status == "x"
+    assert claim_refs(bare) == []
+    assert not (clones["a"] / ".memento" / "fleet_pending.json").exists()
