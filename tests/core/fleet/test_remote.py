@@ -208,6 +208,20 @@ def test_the_last_refusal_is_kept_for_the_doctor_until_a_push_lands(tmp_path, mo
     assert remote.read_refusal(a.ws) == {"said": "hook"}
 
 
+def test_a_push_the_remote_refuses_raises_its_words_keeps_them_and_names_the_refs_in_cron_log(tmp_path, monkeypatch):
+    bare, root, a = one_host(tmp_path, monkeypatch)
+    hook(bare, "pre-receive", REFUSE_ALL)
+    git(root, "commit", "-q", "--allow-empty", "-m", "a's own")
+    before = git(bare, "rev-parse", "main")
+    with pytest.raises(remote.PushRefused) as refused:
+        remote.push(a, ["HEAD:refs/heads/main"], [remote._lease(a.fleet, remote.remote_head(a))])
+    said = "protected branch: main takes reviewed pull requests only; (pre-receive hook declined)"
+    assert (refused.value.remote, refused.value.said) == ("origin", said)
+    assert remote.read_refusal(a.ws)["said"] == said and git(bare, "rev-parse", "main") == before
+    assert a.fleet.races == 0 and not a.fleet.contended  # no race was lost
+    assert f"the remote 'origin' refused the push of HEAD:refs/heads/main: {said}" in cron_log(root)
+
+
 # --------------------------------------------------------------------------- a lost race and the back-off, in process
 
 def test_a_lost_race_marks_the_fleet_contended_until_a_push_lands_at_its_first_try(tmp_path, monkeypatch):
