@@ -499,6 +499,19 @@ EQUIVALENT: dict[tuple[str, str, str], str | Each] = {
         "a room of 1 let through: size is then min(BATCH, 1, max(1, ...)) = 1 and sample(others, 0) is [] "
         "(no draw), so the claim is [task] as before; the held_tasks call on the way repeats _spread's, "
         "made just before with the same ctx, plan and rev (its history read and its log lines once a tick)",
+    ("memento_core/fleet/pending.py", 'nobody = Beat("", "", 0)', "0 -> 1"):
+        "the time of the stand-in Beat of a pending claim whose ref is gone: only its sha and host are read",
+    ("memento_core/fleet/pending.py",
+     'patch = run_git(ctx.root, ["format-patch", "--stdout", f"{upstream}..{local}"], check=False).stdout',
+     "False -> True"):
+        "format-patch of upstream..HEAD, both commits here (the remote-tracking branch just fetched and a "
+        "HEAD that differs from it), exits 0; it fails only on a name git cannot read",
+    ("memento_core/fleet/remote.py", 'check=False).stdout.decode("utf-8", "replace")', "False -> True"):
+        "git for-each-ref with patterns (the remote-tracking branch, refs/memento/seen/) exits 0 whether "
+        "they match or not; it fails only outside a repository",
+    ("memento_core/fleet/remote.py", 'host = parts[3].rsplit(" on ", 1)[-1] if " on " in parts[3] else "?"',
+     "1 -> 2"):
+        "the last piece of an rsplit is the same for any maxsplit of 1 or more",
     ("memento_core/tick/limits.py",
      "full = [w for w in spec.windows(text) if w.percent >= at and w.resets_at is not None and w.resets_at > now]",
      "> -> >="):

@@ -47,7 +47,6 @@ def save_pending(ctx: TickContext) -> None:
         return
     first = f.task if f.task in f.claims else next(iter(f.claims))
     body = {"task": first, "ref": f.claims[first].ref, "claims": {t: held.ref for t, held in f.claims.items()}}
-    path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(path, json.dumps(body).encode())
 
 

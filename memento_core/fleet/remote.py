@@ -164,7 +164,7 @@ def back_off_ceiling(races: int, window: float = 0.0, doublings: int = DOUBLINGS
     return min(slot * 2 ** min(max(races - 1, 0), doublings), BACKOFF_LIMIT)
 
 
-def _back_off(f: Fleet, answers: bool = False) -> float:
+def _back_off(f: Fleet, answers: bool) -> float:
     """After a lost race, a random pause whose ceiling doubles with each loss in a row (binary
     exponential back-off, as on a shared Ethernet): hosts that lost to the same push do not all
     fetch and push again at the same moment, and with many hosts pushing at once (a fleet woken
@@ -252,10 +252,8 @@ def _note_refusal(ctx: TickContext, said: str) -> None:
     """The remote's last refusal, for `memento doctor` (read_refusal); '' once a push lands."""
     path = _refused_path(ctx)
     if not said:
-        if path.exists():
-            path.unlink(missing_ok=True)
+        path.unlink(missing_ok=True)
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(path, json.dumps({"remote": fleet(ctx).remote, "said": said, "at": utc_stamp()}).encode())
 
 

@@ -5,7 +5,9 @@ Real bare remotes with real hooks: a pre-receive hook that refuses (the remote's
 own words on stderr), a reference-transaction hook that lets a push land and then
 kills receive-pack (the client sees an error for a push that landed), and refs
 moved on the remote between a host's fetch and its push. Judged on the remote's
-refs and trees, the hosts' clones, cron.log and the status log.
+refs and trees, the hosts' clones, cron.log and the status log. Its functions first, in
+process on a real bare remote (what a fetch brought, what a push asks, the back-off); then
+real ticks.
 """
 
 from __future__ import annotations
@@ -58,6 +60,246 @@ def claimed(tmp_path: Path, monkeypatch):
 def cron_log(root: Path) -> str:
     path = root / "logs" / "cron.log"
     return path.read_text() if path.exists() else ""
+
+
+# --------------------------------------------------------------------------- fetch, the refs read, in process
+
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+
+def one_host(tmp_path: Path, monkeypatch):
+    """A one-task fleet and host a's context, fetched: bare, a's clone, a's context."""
+    bare, clones = make_fleet(tmp_path, ["a"], 1)
+    a = context(clones["a"], "a", monkeypatch)
+    remote.fetch(a)
+    return bare, clones["a"], a
+
+
+def test_a_refusal_is_named_with_the_remote_and_its_words():
+    refused = remote.PushRefused("origin", "protected branch")
+    assert str(refused) == "the remote 'origin' refused the push: protected branch"
+    assert (refused.remote, refused.said) == ("origin", "protected branch")
+
+
+def test_a_fetch_that_fails_says_the_remote_and_gits_words(tmp_path, monkeypatch):
+    bare, root, a = one_host(tmp_path, monkeypatch)
+    assert a.fleet.fetched_at is not None and a.fleet.fetched is None  # read on demand
+    git(root, "remote", "set-url", "origin", str(tmp_path / "gone.git"))
+    with pytest.raises(remote.MementoError, match=r"^git fetch origin failed: .*gone\.git"):
+        remote.fetch(a)
+
+
+def test_the_fetched_refs_are_read_once_each_beat_with_its_commit_host_and_time(tmp_path, monkeypatch):
+    bare, root, a = one_host(tmp_path, monkeypatch)
+    import os
+    import subprocess
+
+    # Claim refs as other hosts left them: a subject with a tab, one without a host, and a ref
+    # that is no commit (no time: not a beat).
+    env = {"GIT_COMMITTER_DATE": "1700000000 +0000", "GIT_AUTHOR_DATE": "1700000000 +0000"}
+
+    def commit_tree(message: str) -> str:
+        return subprocess.run(["git", "commit-tree", "-m", message, EMPTY_TREE], cwd=bare, capture_output=True,
+                              text=True, check=True, env={**os.environ, **env}).stdout.strip()
+
+    with_tab, nameless = commit_tree("memento: claim T-1\tand more on z"), commit_tree("a hand-made ref")
+    blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=bare, input="x", capture_output=True,
+                          text=True, check=True).stdout.strip()
+    for task, sha in (("T-1", with_tab), ("T-2", nameless), ("T-3", blob)):
+        git(bare, "update-ref", f"refs/memento/claims/{task}", sha)
+    # The branch's head commit has a tab in its subject too.
+    person = tmp_path / "person"
+    git(tmp_path, "clone", "-q", str(bare), str(person))
+    git(person, "commit", "-q", "--allow-empty", "-m", "a person's\tcommit")
+    git(person, "push", "-q", "origin", "main")
+    main = git(bare, "rev-parse", "main").strip()
+    remote.fetch(a)
+    assert remote.remote_head(a) == main
+    assert remote._seen(a) == {"T-1": remote.Beat(with_tab, "z", 1700000000.0),
+                               "T-2": remote.Beat(nameless, "?", 1700000000.0)}
+    assert remote._fetched(a) == (main, remote._seen(a))
+    # Read once a fetch: a ref moved since is seen at the next fetch (or push), not before.
+    git(root, "update-ref", "refs/memento/seen/T-2", with_tab)
+    assert remote._seen(a)["T-2"].sha == nameless
+    remote.fetch(a)
+    assert remote._seen(a)["T-2"].sha == nameless  # the fetch brought the remote's back
+    seen = remote._seen(a)
+    seen.clear()  # a copy: the fleet's own is untouched
+    assert remote._seen(a) != {}
+
+
+def test_a_remote_with_no_branch_has_no_head(tmp_path, monkeypatch):
+    bare, root, a = one_host(tmp_path, monkeypatch)
+    git(bare, "update-ref", "-d", "refs/heads/main")
+    remote.fetch(a)
+    assert remote.remote_head(a) is None and remote._seen(a) == {}
+
+
+def test_a_lease_names_the_branch_and_the_sha_expected_or_none(tmp_path, monkeypatch):
+    bare, root, a = one_host(tmp_path, monkeypatch)
+    assert remote._lease(a.fleet, "abc123") == "refs/heads/main:abc123"
+    assert remote._lease(a.fleet, None) == "refs/heads/main:"
+
+
+def test_what_a_push_asks_each_ref_to_become(tmp_path, monkeypatch):
+    bare, root, a = one_host(tmp_path, monkeypatch)
+    head = git(root, "rev-parse", "HEAD").strip()
+    unknown = "1" * 40  # a heartbeat's sha stands for itself, whether or not it is here
+    assert remote._wanted(a, ["HEAD:refs/heads/main", f"{unknown}:refs/memento/claims/T-1",
+                              ":refs/memento/claims/T-2", "refs/heads/nope:refs/heads/other"]) == {
+        "refs/heads/main": head, "refs/memento/claims/T-1": unknown, "refs/memento/claims/T-2": "",
+        "refs/heads/other": ""}
+
+
+def test_landed_is_true_only_when_every_ref_is_as_wanted(tmp_path, monkeypatch):
+    bare, root, a = one_host(tmp_path, monkeypatch)
+    main = git(bare, "rev-parse", "main").strip()
+    assert remote.landed(a, {"refs/heads/main": main, "refs/memento/claims/T-1": ""}) is True
+    assert remote.landed(a, {"refs/heads/main": main, "refs/memento/claims/T-1": "1" * 40}) is False
+    assert remote.landed(a, {"refs/heads/main": "1" * 40, "refs/memento/claims/T-1": ""}) is False
+    assert remote.landed(a, {}) is False
+    git(root, "remote", "set-url", "origin", str(tmp_path / "gone.git"))
+    assert remote.landed(a, {"refs/memento/claims/T-1": ""}) is False  # unreadable: not landed
+
+
+def test_a_remote_ref_is_its_sha_empty_when_absent_and_none_when_unreadable(tmp_path, monkeypatch):
+    bare, root, a = one_host(tmp_path, monkeypatch)
+    main = git(bare, "rev-parse", "main").strip()
+    assert remote.remote_ref(a, "refs/heads/main") == main
+    assert remote.remote_ref(a, "main") == ""  # ls-remote's pattern matches refs/heads/main: not this name
+    assert remote.remote_ref(a, "refs/memento/claims/T-1") == ""
+    git(root, "remote", "set-url", "origin", str(tmp_path / "gone.git"))
+    assert remote.remote_ref(a, "refs/heads/main") is None
+
+
+def test_a_push_that_fails_with_no_answer_and_did_not_land_raises(tmp_path, monkeypatch):
+    bare, root, a = one_host(tmp_path, monkeypatch)
+    git(root, "commit", "-q", "--allow-empty", "-m", "a's own")
+    upstream = remote.remote_head(a)
+    git(root, "remote", "set-url", "origin", str(tmp_path / "gone.git"))
+    with pytest.raises(remote.MementoError, match=r"^git push origin failed: .*gone\.git"):
+        remote.push(a, ["HEAD:refs/heads/main"], [remote._lease(a.fleet, upstream)])
+
+
+def test_the_remotes_words_are_its_remote_lines_at_most_500_characters(tmp_path):
+    long = "x" * 600
+    assert remote._remote_words(f"remote: {long}\n!\trefs/heads/main:refs/heads/main\t[remote rejected]\n") == "x" * 500
+    assert remote._remote_words("!\trefs/heads/main:refs/heads/main\t[remote rejected]\n") == "[remote rejected]"
+    assert remote._remote_words("remote: protected\n") == "protected"
+
+
+def test_the_last_refusal_is_kept_for_the_doctor_until_a_push_lands(tmp_path, monkeypatch):
+    import json
+    import shutil
+
+    bare, root, a = one_host(tmp_path, monkeypatch)
+    shutil.rmtree(root / ".memento", ignore_errors=True)
+    remote._note_refusal(a, "")  # nothing to forget: no error
+    remote._note_refusal(a, "protected branch")
+    refusal = remote.read_refusal(a.ws)
+    assert (refusal["remote"], refusal["said"]) == ("origin", "protected branch") and refusal["at"]
+    remote._note_refusal(a, "")
+    assert remote.read_refusal(a.ws) is None and not (root / ".memento" / "fleet_refused.json").exists()
+    path = root / ".memento" / "fleet_refused.json"
+    for body in ('{"remote": "origin", "said": ""}', '["protected"]', "not json"):
+        path.write_text(body)
+        assert remote.read_refusal(a.ws) is None
+    path.write_text(json.dumps({"said": "hook"}))
+    assert remote.read_refusal(a.ws) == {"said": "hook"}
+
+
+def test_a_push_the_remote_refuses_raises_its_words_keeps_them_and_names_the_refs_in_cron_log(tmp_path, monkeypatch):
+    bare, root, a = one_host(tmp_path, monkeypatch)
+    hook(bare, "pre-receive", REFUSE_ALL)
+    git(root, "commit", "-q", "--allow-empty", "-m", "a's own")
+    before = git(bare, "rev-parse", "main")
+    with pytest.raises(remote.PushRefused) as refused:
+        remote.push(a, ["HEAD:refs/heads/main"], [remote._lease(a.fleet, remote.remote_head(a))])
+    said = "protected branch: main takes reviewed pull requests only; (pre-receive hook declined)"
+    assert (refused.value.remote, refused.value.said) == ("origin", said)
+    assert remote.read_refusal(a.ws)["said"] == said and git(bare, "rev-parse", "main") == before
+    assert a.fleet.races == 0 and not a.fleet.contended  # no race was lost
+    assert f"the remote 'origin' refused the push of HEAD:refs/heads/main: {said}" in cron_log(root)
+
+
+# --------------------------------------------------------------------------- a lost race and the back-off, in process
+
+def test_a_lost_race_marks_the_fleet_contended_until_a_push_lands_at_its_first_try(tmp_path, monkeypatch):
+    pauses, now = ceiling_back_off(monkeypatch)
+    bare, root, a = one_host(tmp_path, monkeypatch)
+    old = remote.remote_head(a)
+    person = tmp_path / "person"
+    git(tmp_path, "clone", "-q", str(bare), str(person))
+    git(person, "commit", "-q", "--allow-empty", "-m", "a person's")
+    git(person, "push", "-q", "origin", "main")
+    git(root, "commit", "-q", "--allow-empty", "-m", "a's own")
+    spec, f = ["HEAD:refs/heads/main"], a.fleet
+    assert remote.push(a, spec, [remote._lease(f, old)]) is False  # the lease on what a fetched: lost
+    assert (f.contended, f.races, pauses) == (True, 1, [0.5])
+    assert "a push to origin lost a race" in cron_log(root)
+    remote.fetch(a)
+    git(root, "rebase", "-q", remote.remote_head(a))
+    assert remote.push(a, spec, [remote._lease(f, remote.remote_head(a))]) is True
+    assert (f.contended, f.races) == (True, 0)  # it lost one first
+    git(root, "commit", "-q", "--allow-empty", "-m", "a's next")
+    remote.fetch(a)
+    assert remote.push(a, spec, [remote._lease(f, remote.remote_head(a))]) is True
+    assert (f.contended, f.races) == (False, 0)  # landed at its first try
+    assert git(bare, "rev-parse", "main") == git(root, "rev-parse", "HEAD")
+
+
+def test_a_heartbeats_push_says_nothing_of_the_branchs_races(tmp_path, monkeypatch):
+    bare, root, a = one_host(tmp_path, monkeypatch)
+    f = a.fleet
+    f.contended, f.races = True, 3
+    beat = git(root, "commit-tree", "-m", "memento: claim T-1 on a", EMPTY_TREE).strip()
+    assert remote.push(a, [f"{beat}:refs/memento/claims/T-1"], ["refs/memento/claims/T-1:"]) is True
+    assert (f.contended, f.races) == (True, 3)
+    assert git(bare, "rev-parse", "refs/memento/claims/T-1").strip() == beat
+
+
+@pytest.mark.parametrize("answers, ceilings", [(True, [0.5, 1.0, 2.0, 2.0]), (False, [0.5, 1.0, 2.0, 4.0])])
+def test_a_push_that_deletes_a_claim_ref_pauses_four_slots_at_most_a_claim_sixteen(tmp_path, monkeypatch,
+                                                                                   answers, ceilings):
+    pauses, now = ceiling_back_off(monkeypatch)
+    bare, root, a = one_host(tmp_path, monkeypatch)
+    beat = git(root, "commit-tree", "-m", "memento: claim T-1 on a", EMPTY_TREE).strip()
+    git(bare, "update-ref", "refs/memento/claims/T-1", git(bare, "commit-tree", "-m", "x", EMPTY_TREE).strip())
+    specs = ["HEAD:refs/heads/main", ":refs/memento/claims/T-1" if answers else f"{beat}:refs/memento/claims/T-1"]
+    for _ in ceilings:  # every lease on the claim ref is stale: each push loses
+        assert remote.push(a, specs, [remote._lease(a.fleet, remote.remote_head(a)),
+                                      f"refs/memento/claims/T-1:{beat}"]) is False
+    assert pauses == ceilings
+
+
+def test_the_pause_is_drawn_from_zero_to_its_ceiling(tmp_path, monkeypatch):
+    drawn = []
+
+    class Lowest:
+        def uniform(self, low, high):
+            drawn.append((low, high))
+            return low
+
+    bare, root, a = one_host(tmp_path, monkeypatch)
+    monkeypatch.setattr(remote, "_CHANCE", Lowest())
+    a.fleet.window = 0.0
+    assert remote._back_off(a.fleet, answers=False) == 0.0 and drawn == [(0, 0.5)]
+
+
+def test_a_claims_ceiling_stops_at_sixteen_slots_under_a_higher_limit(monkeypatch):
+    monkeypatch.setattr(remote, "BACKOFF_LIMIT", 100.0)
+    assert remote.back_off_ceiling(9, 0.1, remote.CLAIM_DOUBLINGS) == 8.0  # 0.5 s × 16
+    assert remote.back_off_ceiling(9, 0.1) == 2.0  # a result's: 0.5 s × 4
+    assert remote.back_off_ceiling(9, 3.0) == 24.0  # a slot of twice the window, × 4
+
+
+def test_the_seams_tell_the_time_and_pause(monkeypatch):
+    import time
+
+    assert abs(remote._now() - time.time()) < 60
+    first = remote._clock()
+    remote._pause(0.05)
+    assert remote._clock() - first >= 0.05  # at least the pause asked for
 
 
 # --------------------------------------------------------------------------- refused, not raced
