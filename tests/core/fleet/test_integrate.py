@@ -300,3 +300,48 @@ def test_a_chained_claim_is_held_when_the_replay_leaves_plan_notes_and_the_notes
         assert a.fleet.task == "T-3"
     finally:
         a.fleet.stop_beating()
+
+
+def _person_pushes(root: Path, name: str, text: str) -> str:
+    """A person's commit of ``name`` pushed from clone ``root``: the remote's new commit."""
+    (root / name).write_text(text)
+    git(root, "add", name)
+    git(root, "commit", "-qm", f"a person's {name}")
+    git(root, "push", "-q", "origin", "main")
+    return git(root, "rev-parse", "HEAD").strip()
+
+
+def test_no_remote_head_the_same_commit_or_a_remote_behind_leaves_head_where_it_is_and_answers_it(
+        tmp_path, monkeypatch):
+    bare, clones = make_fleet(tmp_path, ["a"], 1)
+    a_root = clones["a"]
+    ctx = context(a_root, "a", monkeypatch)
+    local = git(a_root, "rev-parse", "HEAD").strip()
+    assert fleet.integrate.integrate(ctx, None) == local  # a remote with no branch yet
+    assert fleet.integrate.integrate(ctx, local) == local
+    (a_root / "mine.txt").write_text("this host's, not pushed\n")
+    git(a_root, "add", "mine.txt")
+    git(a_root, "commit", "-qm", "this host's commit")
+    ahead = git(a_root, "rev-parse", "HEAD").strip()
+    remote.fetch(ctx)
+    assert remote.remote_head(ctx) == local
+    assert fleet.integrate.integrate(ctx, remote.remote_head(ctx)) == ahead  # nothing new on the remote
+    assert git(a_root, "rev-parse", "HEAD").strip() == ahead
+    assert git(a_root, "status", "--porcelain") == ""
+
+
+def test_a_host_behind_the_remote_fast_forwards_to_it_and_keeps_a_persons_uncommitted_edit(tmp_path, monkeypatch):
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 1)
+    a_root, b_root = clones["a"], clones["b"]
+    _person_pushes(a_root, "person.txt", "a person's file\n")
+    git(b_root, "pull", "-q", "--ff-only", "origin", "main")
+    upstream = _person_pushes(b_root, "other.txt", "another person's file\n")
+    mine = b"a person's file\nwith words not committed yet\n"
+    (a_root / "person.txt").write_bytes(mine)  # git's rebase would refuse to start with it
+    ctx = context(a_root, "a", monkeypatch)
+    remote.fetch(ctx)
+    assert fleet.integrate.integrate(ctx, remote.remote_head(ctx)) == upstream
+    assert git(a_root, "rev-parse", "HEAD").strip() == upstream  # no commit of this host's on top
+    assert (a_root / "person.txt").read_bytes() == mine
+    assert git(a_root, "status", "--porcelain") == " M person.txt\n"
+    assert (a_root / "other.txt").read_text() == "another person's file\n"
