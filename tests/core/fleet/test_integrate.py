@@ -247,6 +247,7 @@ def test_a_person_s_file_in_the_way_after_the_push_keeps_head_and_the_next_sync_
     for n in (2, 3):
         (a_root / "out" / f"{n}.txt").write_bytes(b"the person's own file\n")
     local = git(a_root, "rev-parse", "HEAD").strip()
+    upstream = git(bare, "rev-parse", "main").strip()
     try:
         result = fleet.publish.publish(a, TaskResult("T-1", True))
     finally:
@@ -257,7 +258,8 @@ def test_a_person_s_file_in_the_way_after_the_push_keeps_head_and_the_next_sync_
     assert git(a_root, "rev-parse", "HEAD").strip() == local
     assert (a_root / "out" / "2.txt").read_bytes() == b"the person's own file\n"
     assert not (a_root / ".git" / "rebase-merge").exists() and not (a_root / ".git" / "rebase-apply").exists()
-    assert "the work tree could not follow the commits replayed onto" in (a_root / "logs" / "cron.log").read_text()
+    assert f"the work tree could not follow the commits replayed onto {upstream[:12]}: " in (
+        a_root / "logs" / "cron.log").read_text()  # the remote's commit, as git shows it (12 digits)
     for n in (2, 3):
         (a_root / "out" / f"{n}.txt").unlink()
     fleet.sync.sync(a, take_over=False)
@@ -345,3 +347,49 @@ def test_a_host_behind_the_remote_fast_forwards_to_it_and_keeps_a_persons_uncomm
     assert (a_root / "person.txt").read_bytes() == mine
     assert git(a_root, "status", "--porcelain") == " M person.txt\n"
     assert (a_root / "other.txt").read_text() == "another person's file\n"
+
+
+def test_integrate_later_with_nothing_to_replay_integrates_now_and_calls_what_follows_at_once(tmp_path, monkeypatch):
+    """No remote head, the remote's commit, a remote behind or ahead (a fast-forward), a remote
+    re-made from scratch (git's rebase, nothing in common to replay from): HEAD is where the
+    push starts from before it, and the callable given back runs what follows the push at once."""
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 1)
+    a_root, b_root = clones["a"], clones["b"]
+    ctx = context(a_root, "a", monkeypatch)
+    local = git(a_root, "rev-parse", "HEAD").strip()
+    ran: list[str] = []
+
+    def then_at(expected: str, answer) -> None:
+        tip, arrive = answer
+        assert tip == expected and git(a_root, "rev-parse", "HEAD").strip() == expected
+        arrive(lambda: ran.append(git(a_root, "rev-parse", "HEAD").strip()))
+        assert ran[-1] == expected and git(a_root, "rev-parse", "HEAD").strip() == expected
+
+    then_at(local, fleet.integrate.integrate_later(ctx, None))
+    then_at(local, fleet.integrate.integrate_later(ctx, local))
+    upstream = _person_pushes(b_root, "other.txt", "another person's file\n")
+    remote.fetch(ctx)
+    then_at(upstream, fleet.integrate.integrate_later(ctx, remote.remote_head(ctx)))  # a fast-forward
+    ahead = _person_pushes(a_root, "mine.txt", "this host's\n")
+    (a_root / "later.txt").write_text("not pushed\n")
+    git(a_root, "add", "later.txt")
+    git(a_root, "commit", "-qm", "this host's commit, not pushed")
+    remote.fetch(ctx)
+    assert remote.remote_head(ctx) == ahead
+    then_at(git(a_root, "rev-parse", "HEAD").strip(), fleet.integrate.integrate_later(ctx, ahead))
+    # A person re-makes the remote from scratch: a history of one commit, a file of its own.
+    blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=b_root, input="from scratch\n",
+                          capture_output=True, text=True, check=True).stdout.strip()
+    tree = subprocess.run(["git", "mktree"], cwd=b_root, input=f"100644 blob {blob}\tscratch.txt\n",
+                          capture_output=True, text=True, check=True).stdout.strip()
+    scratch = git(b_root, "commit-tree", "-m", "the remote made again", tree).strip()
+    git(b_root, "push", "-q", "--force", "origin", f"{scratch}:refs/heads/main")
+    mine = git(a_root, "log", "--format=%s").splitlines()
+    remote.fetch(ctx)
+    assert fleet.integrate._merge_base(ctx, git(a_root, "rev-parse", "HEAD").strip(), scratch) is None
+    tip, arrive = fleet.integrate.integrate_later(ctx, remote.remote_head(ctx))
+    assert tip == git(a_root, "rev-parse", "HEAD").strip() and _is_ancestor(a_root, scratch, tip)
+    assert git(a_root, "log", "--format=%s", f"{scratch}..HEAD").splitlines() == mine  # every commit of this host's on it
+    assert (a_root / "scratch.txt").read_text() == "from scratch\n" and (a_root / "later.txt").exists()
+    arrive(lambda: ran.append("after the rebase"))
+    assert ran[-1] == "after the rebase"
