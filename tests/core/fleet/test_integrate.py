@@ -393,3 +393,32 @@ def test_integrate_later_with_nothing_to_replay_integrates_now_and_calls_what_fo
     assert (a_root / "scratch.txt").read_text() == "from scratch\n" and (a_root / "later.txt").exists()
     arrive(lambda: ran.append("after the rebase"))
     assert ran[-1] == "after the rebase"
+
+
+def test_what_follows_the_push_runs_once_whether_head_reaches_the_replayed_commits_or_a_file_is_in_the_way(
+        tmp_path, monkeypatch):
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 3)
+    a_root = clones["a"]
+    _unpushed_result(a_root, "T-2")
+    tick_all({"b": clones["b"]})  # the remote gets T-1 and its out/1.txt: a's commits are replayed
+    twin = tmp_path / "a-twin"
+    subprocess.run(["cp", "-a", str(a_root), str(twin)], check=True)
+    local = git(a_root, "rev-parse", "HEAD").strip()
+    for root, in_the_way in ((a_root, True), (twin, False)):
+        ctx = context(root, "a", monkeypatch)
+        remote.fetch(ctx)
+        upstream = remote.remote_head(ctx)
+        tip, arrive = fleet.integrate.integrate_later(ctx, upstream)
+        assert tip != local and _is_ancestor(root, upstream, tip)
+        assert git(root, "rev-parse", "HEAD").strip() == local  # objects only, until the push is done
+        if in_the_way:
+            (root / "out" / "1.txt").write_bytes(b"the person's own file\n")
+        seen: list[str] = []
+        arrive(lambda root=root, seen=seen: seen.append(git(root, "rev-parse", "HEAD").strip()))
+        if in_the_way:
+            assert seen == [local] and git(root, "rev-parse", "HEAD").strip() == local
+            assert (root / "out" / "1.txt").read_bytes() == b"the person's own file\n"
+        else:
+            assert seen == [tip] and _is_ancestor(root, tip, "HEAD")
+            assert (root / "out" / "1.txt").read_text() == git(bare, "show", "main:out/1.txt")
+            assert git(root, "status", "--porcelain") == ""
