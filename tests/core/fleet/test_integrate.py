@@ -422,3 +422,23 @@ def test_what_follows_the_push_runs_once_whether_head_reaches_the_replayed_commi
             assert seen == [tip] and _is_ancestor(root, tip, "HEAD")
             assert (root / "out" / "1.txt").read_text() == git(bare, "show", "main:out/1.txt")
             assert git(root, "status", "--porcelain") == ""
+
+
+def test_a_replay_commits_the_plan_a_person_edited_meanwhile_with_the_other_documents(tmp_path, monkeypatch):
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 1)
+    a_root = clones["a"]
+    upstream = _person_pushes(clones["b"], "other.txt", "another person's file\n")
+    (a_root / "mine.txt").write_text("this host's, not pushed\n")
+    git(a_root, "add", "mine.txt")
+    git(a_root, "commit", "-qm", "this host's commit")
+    plan = a_root / "docs" / "MASTER_PLAN.md"
+    edited = plan.read_text().replace("Write out/1.txt", "Write out/1.txt, one line")
+    plan.write_text(edited)  # neither side's commits touch the plan: the replay leaves it as it is
+    ctx = context(a_root, "a", monkeypatch)
+    remote.fetch(ctx)
+    head = fleet.integrate.integrate(ctx, remote.remote_head(ctx))
+    assert head == git(a_root, "rev-parse", "HEAD").strip() and _is_ancestor(a_root, upstream, head)
+    assert git(a_root, "log", "--format=%s", f"{upstream}..HEAD").splitlines() == [
+        "memento: sync docs", "this host's commit"]
+    assert git(a_root, "show", "HEAD:docs/MASTER_PLAN.md") == edited
+    assert git(a_root, "status", "--porcelain") == ""
