@@ -155,7 +155,6 @@ def _move_head(ctx: TickContext, local: str, tip: str, why: str) -> bool:
     killed between them leaves HEAD ahead of the files, and the next one finishes the move
     (:func:`_finish_move`)."""
     journal = _replay_path(ctx)
-    journal.parent.mkdir(parents=True, exist_ok=True)
     # Not synced: it guards against a killed process, as the ref git moves next does (git
     # syncs no ref either), and a sync here would sit in the race's window.
     atomic_write_bytes(journal, json.dumps({"from": local, "to": tip}).encode(), sync=False)
