@@ -442,3 +442,25 @@ def test_a_replay_commits_the_plan_a_person_edited_meanwhile_with_the_other_docu
         "memento: sync docs", "this host's commit"]
     assert git(a_root, "show", "HEAD:docs/MASTER_PLAN.md") == edited
     assert git(a_root, "status", "--porcelain") == ""
+
+
+def test_a_persons_commit_made_while_the_push_is_on_its_way_is_rebased_onto_the_replayed_commits(tmp_path, monkeypatch):
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 3)
+    a_root = clones["a"]
+    _unpushed_result(a_root, "T-2")
+    tick_all({"b": clones["b"]})
+    ctx = context(a_root, "a", monkeypatch)
+    remote.fetch(ctx)
+    upstream = remote.remote_head(ctx)
+    tip, arrive = fleet.integrate.integrate_later(ctx, upstream)
+    (a_root / "person.txt").write_text("a person's file\n")  # HEAD moves on from the commit the replay began at
+    git(a_root, "add", "person.txt")
+    git(a_root, "commit", "-qm", "a person's commit")
+    seen: list[str] = []
+    arrive(lambda: seen.append(git(a_root, "rev-parse", "HEAD").strip()))
+    assert git(a_root, "log", "--format=%s", f"{tip}..HEAD").splitlines() == ["a person's commit"]
+    assert git(a_root, "rev-parse", "HEAD~1").strip() == tip  # this host's commits as pushed, not twice
+    assert seen == [git(a_root, "rev-parse", "HEAD").strip()]
+    assert git(a_root, "status", "--porcelain") == ""
+    assert (a_root / "out" / "1.txt").read_text() == git(bare, "show", "main:out/1.txt")
+    assert not (a_root / ".memento" / "fleet_replay.json").exists()
