@@ -192,9 +192,13 @@ def test_a_replay_killed_half_way_is_finished_or_dropped_by_the_next_tick(tmp_pa
     assert git(a_root, "status", "--porcelain", "--untracked-files=no") == ""  # index and files are HEAD's
     assert subprocess.run(["git", "diff", "--cached", "--quiet"], cwd=a_root).returncode == 0
     upstream = git(bare, "rev-parse", "main").strip()
+    said = (a_root / "logs" / "cron.log").read_text() if (a_root / "logs" / "cron.log").exists() else ""
     if point == "replay:before-files":  # HEAD had moved onto the remote's: the files follow it
         assert (a_root / "out" / "1.txt").read_text() == git(bare, "show", "main:out/1.txt")
         assert _is_ancestor(a_root, upstream, "HEAD")
+        assert f"finished moving the files to {moved[:12]}, which a killed tick had left behind HEAD" in said
+    else:
+        assert "finished moving" not in said and "HEAD is at" not in said  # a move never begun is dropped
     remote.fetch(ctx)
     fleet.integrate.integrate(ctx, remote.remote_head(ctx))  # and the sync goes on from there
     assert _is_ancestor(a_root, upstream, "HEAD")
@@ -464,3 +468,35 @@ def test_a_persons_commit_made_while_the_push_is_on_its_way_is_rebased_onto_the_
     assert git(a_root, "status", "--porcelain") == ""
     assert (a_root / "out" / "1.txt").read_text() == git(bare, "show", "main:out/1.txt")
     assert not (a_root / ".memento" / "fleet_replay.json").exists()
+
+
+def test_files_a_killed_replay_left_behind_that_a_persons_file_now_blocks_stay_and_the_tick_goes_on(
+        tmp_path, monkeypatch):
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 3)
+    a_root = clones["a"]
+    _unpushed_result(a_root, "T-2")
+    tick_all({"b": clones["b"]})  # the remote gets out/1.txt
+    killed = subprocess.run([PY, "-c", _INTEGRATE, str(a_root)], env=env_for("a", MEMENTO_CRASH_AT="replay:before-files"),
+                            capture_output=True, text=True, timeout=120)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    moved = git(a_root, "rev-parse", "HEAD").strip()
+    (a_root / "out" / "1.txt").write_bytes(b"the person's own file\n")  # where HEAD's commits have out/1.txt
+    fleet.integrate.clean_leftovers(context(a_root, "a", monkeypatch))
+    assert not (a_root / ".memento" / "fleet_replay.json").exists()
+    assert git(a_root, "rev-parse", "HEAD").strip() == moved
+    assert (a_root / "out" / "1.txt").read_bytes() == b"the person's own file\n"
+    assert (f"HEAD is at {moved[:12]} but the files could not be moved there (`git status` shows what differs): "
+            "a killed tick left them half way") in (a_root / "logs" / "cron.log").read_text()
+
+
+@pytest.mark.parametrize("journal", [b"{\"from\": \"abc\"", b"{\"from\": \"abc\"}", b"[1, 2]"])
+def test_a_replay_journal_that_does_not_read_is_removed_and_nothing_moves(tmp_path, monkeypatch, journal):
+    bare, clones = make_fleet(tmp_path, ["a"], 1)
+    a_root = clones["a"]
+    local = git(a_root, "rev-parse", "HEAD").strip()
+    path = a_root / ".memento" / "fleet_replay.json"
+    path.parent.mkdir()
+    path.write_bytes(journal)  # cut short by a full disk, say
+    fleet.integrate.clean_leftovers(context(a_root, "a", monkeypatch))
+    assert not path.exists()
+    assert git(a_root, "rev-parse", "HEAD").strip() == local and git(a_root, "status", "--porcelain") == ""
