@@ -500,3 +500,41 @@ def test_a_replay_journal_that_does_not_read_is_removed_and_nothing_moves(tmp_pa
     fleet.integrate.clean_leftovers(context(a_root, "a", monkeypatch))
     assert not path.exists()
     assert git(a_root, "rev-parse", "HEAD").strip() == local and git(a_root, "status", "--porcelain") == ""
+
+
+@pytest.mark.parametrize("backend", ["--merge", "--apply"])  # .git/rebase-merge, .git/rebase-apply
+def test_a_rebase_a_killed_tick_left_half_done_is_aborted_by_the_next_and_none_is_not(tmp_path, monkeypatch, backend):
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 1)
+    a_root = clones["a"]
+    ctx = context(a_root, "a", monkeypatch)
+    log = a_root / "logs" / "cron.log"
+    fleet.integrate.clean_leftovers(ctx)  # nothing left half done: nothing to say
+    assert not log.exists() or "aborted a rebase" not in log.read_text()
+    _person_pushes(clones["b"], "shared.txt", "the remote's line\n")
+    (a_root / "shared.txt").write_text("this host's line\n")
+    git(a_root, "add", "shared.txt")
+    git(a_root, "commit", "-qm", "this host's shared.txt")
+    mine = git(a_root, "rev-parse", "HEAD").strip()
+    git(a_root, "fetch", "-q", "origin")
+    stopped = subprocess.run(["git", "rebase", backend, "origin/main"], cwd=a_root, capture_output=True, text=True)
+    assert stopped.returncode != 0 and git(a_root, "ls-files", "-u") != ""  # stopped on its conflict, as a kill would leave it
+    fleet.integrate.clean_leftovers(ctx)
+    assert git(a_root, "rev-parse", "HEAD").strip() == mine
+    assert not (a_root / ".git" / "rebase-merge").exists() and not (a_root / ".git" / "rebase-apply").exists()
+    assert git(a_root, "status", "--porcelain") == "" and (a_root / "shared.txt").read_text() == "this host's line\n"
+    assert log.read_text().count("aborted a rebase a killed tick left half done") == 1
+
+
+def test_is_ancestor_answers_for_two_commits_and_no_for_a_missing_one(tmp_path, monkeypatch):
+    bare, clones = make_fleet(tmp_path, ["a"], 1)
+    a_root = clones["a"]
+    ctx = context(a_root, "a", monkeypatch)
+    old = git(a_root, "rev-parse", "HEAD").strip()
+    (a_root / "mine.txt").write_text("mine\n")
+    git(a_root, "add", "mine.txt")
+    git(a_root, "commit", "-qm", "mine")
+    new = git(a_root, "rev-parse", "HEAD").strip()
+    assert fleet.integrate._is_ancestor(ctx, old, new) and fleet.integrate._is_ancestor(ctx, new, new)
+    assert not fleet.integrate._is_ancestor(ctx, new, old)
+    assert not fleet.integrate._is_ancestor(ctx, None, new) and not fleet.integrate._is_ancestor(ctx, old, None)
+    assert not fleet.integrate._is_ancestor(ctx, None, None)
