@@ -499,6 +499,27 @@ EQUIVALENT: dict[tuple[str, str, str], str | Each] = {
         "a room of 1 let through: size is then min(BATCH, 1, max(1, ...)) = 1 and sample(others, 0) is [] "
         "(no draw), so the claim is [task] as before; the held_tasks call on the way repeats _spread's, "
         "made just before with the same ctx, plan and rev (its history read and its log lines once a tick)",
+    ("memento_core/fleet/integrate.py",
+     'atomic_write_bytes(journal, json.dumps({"from": local, "to": tip}).encode(), sync=False)', "False -> True"):
+        "whether the replay's journal is fsynced: the same bytes are written either way, and it guards against a "
+        "killed process (whose writes the kernel keeps), not a power loss",
+    ("memento_core/fleet/integrate.py", "journal.unlink(missing_ok=True)", "True -> False"):
+        Each(3, "the journal is there at each unlink: _move_head's is written on the line before its try, and "
+             "_finish_move's two follow a read that found it (read, or failing as a folder or unreadable file, "
+             "not as a missing one); missing_ok changes only a FileNotFoundError, and the tick's lock keeps any "
+             "other process from removing it in between"),
+    ("memento_core/fleet/integrate.py", "return False", "return None"):
+        Each(3, "_move_head's two and _is_ancestor's: every caller asks for their truth only (`if not "
+             "_move_head(...)`, `replayed is not None and _move_head(...)`, pending's `local == upstream or "
+             "_is_ancestor(...)`): None is False"),
+    ("memento_core/fleet/integrate.py", "for _ in range(1000):", "1000 -> 1001"):
+        "the rounds a git rebase may take (a conflicted commit each) before it is given up: only a rebase of "
+        "a thousand commits of this host's, each stopping on a conflict in Memento's documents, tells 1001 "
+        "from 1000 (no test makes one: a minute of git per run)",
+    ("memento_core/fleet/integrate.py", "for _ in range(1000):", "1000 -> 999"):
+        "the rounds a git rebase may take (a conflicted commit each) before it is given up: only a rebase of "
+        "999 commits of this host's, each stopping on a conflict in Memento's documents, tells 999 from 1000 "
+        "(no test makes one: a minute of git per run)",
     ("memento_core/tick/limits.py",
      "full = [w for w in spec.windows(text) if w.percent >= at and w.resets_at is not None and w.resets_at > now]",
      "> -> >="):
