@@ -538,3 +538,24 @@ def test_is_ancestor_answers_for_two_commits_and_no_for_a_missing_one(tmp_path, 
     assert not fleet.integrate._is_ancestor(ctx, new, old)
     assert not fleet.integrate._is_ancestor(ctx, None, new) and not fleet.integrate._is_ancestor(ctx, old, None)
     assert not fleet.integrate._is_ancestor(ctx, None, None)
+
+
+def test_git_rebase_stopped_by_a_persons_file_with_no_conflict_is_aborted_and_says_gits_words(tmp_path, monkeypatch):
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 1)
+    a_root = clones["a"]
+    _person_pushes(clones["b"], "other.txt", "another person's file\n")
+    for step, act in (("add", lambda: (a_root / "w.txt").write_text("for a while\n")), ("rm", lambda: None)):
+        act()
+        git(a_root, step, "w.txt")
+        git(a_root, "commit", "-qm", f"this host's {step} w.txt")
+    local = git(a_root, "rev-parse", "HEAD").strip()
+    (a_root / "w.txt").write_text("a person's w.txt\n")  # where the first commit, picked again, writes one
+    ctx = context(a_root, "a", monkeypatch)
+    remote.fetch(ctx)
+    with pytest.raises(remote.MementoError) as raised:
+        fleet.integrate.rebase(ctx, remote.remote_head(ctx))  # git's rebase, as when the replay cannot
+    assert not isinstance(raised.value, fleet.host.FleetConflict)
+    assert str(raised.value).startswith("git rebase failed: ") and "w.txt" in str(raised.value)
+    assert git(a_root, "rev-parse", "HEAD").strip() == local
+    assert not (a_root / ".git" / "rebase-merge").exists() and not (a_root / ".git" / "rebase-apply").exists()
+    assert (a_root / "w.txt").read_text() == "a person's w.txt\n"
