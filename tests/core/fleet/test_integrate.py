@@ -559,3 +559,30 @@ def test_git_rebase_stopped_by_a_persons_file_with_no_conflict_is_aborted_and_sa
     assert git(a_root, "rev-parse", "HEAD").strip() == local
     assert not (a_root / ".git" / "rebase-merge").exists() and not (a_root / ".git" / "rebase-apply").exists()
     assert (a_root / "w.txt").read_text() == "a person's w.txt\n"
+
+
+def test_git_rebase_still_stopping_after_the_rounds_it_may_take_is_aborted_and_said(tmp_path, monkeypatch):
+    """Each round settles one commit's conflict in Memento's documents; a rebase that still stops
+    once they are spent (a thousand; one here, for two conflicted commits) is given up whole."""
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 3)
+    a_root = clones["a"]
+    status = a_root / "docs" / "TICK_STATUS.md"
+    status.write_text(status.read_text() + "\n## [2026-12-03 14:00:00] Tick #7 — T-3\n- **Status**: ⏭️ SKIPPED\n")
+    git(a_root, "commit", "-qam", "memento: sync docs")  # conflicts with the remote's entries
+    plan = a_root / "docs" / "MASTER_PLAN.md"
+    plan.write_text(plan.read_text().replace("- [ ] `T-1` Write out/1.txt", "- [ ] `T-1` Write out/1.txt, one line"))
+    git(a_root, "commit", "-qam", "a person's plan edit")  # then with the remote's [x] of T-1
+    local = git(a_root, "rev-parse", "HEAD").strip()
+    tick_all({"b": clones["b"]})
+    ctx = context(a_root, "a", monkeypatch)
+    remote.fetch(ctx)
+    monkeypatch.setattr(fleet.integrate, "REBASE_ROUNDS", 1)
+    with pytest.raises(remote.MementoError, match="^git rebase did not finish$"):
+        fleet.integrate.rebase(ctx, remote.remote_head(ctx))
+    assert git(a_root, "rev-parse", "HEAD").strip() == local
+    assert not (a_root / ".git" / "rebase-merge").exists() and not (a_root / ".git" / "rebase-apply").exists()
+    assert git(a_root, "status", "--porcelain") == ""
+    monkeypatch.setattr(fleet.integrate, "REBASE_ROUNDS", 2)
+    fleet.integrate.rebase(ctx, remote.remote_head(ctx))
+    assert git(a_root, "log", "--format=%s", "-2").splitlines() == ["a person's plan edit", "memento: sync docs"]
+    assert _is_ancestor(a_root, git(bare, "rev-parse", "main").strip(), "HEAD")
