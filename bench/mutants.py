@@ -512,14 +512,14 @@ EQUIVALENT: dict[tuple[str, str, str], str | Each] = {
         Each(3, "_move_head's two and _is_ancestor's: every caller asks for their truth only (`if not "
              "_move_head(...)`, `replayed is not None and _move_head(...)`, pending's `local == upstream or "
              "_is_ancestor(...)`): None is False"),
-    ("memento_core/fleet/integrate.py", "for _ in range(1000):", "1000 -> 1001"):
-        "the rounds a git rebase may take (a conflicted commit each) before it is given up: only a rebase of "
-        "a thousand commits of this host's, each stopping on a conflict in Memento's documents, tells 1001 "
-        "from 1000 (no test makes one: a minute of git per run)",
-    ("memento_core/fleet/integrate.py", "for _ in range(1000):", "1000 -> 999"):
-        "the rounds a git rebase may take (a conflicted commit each) before it is given up: only a rebase of "
-        "999 commits of this host's, each stopping on a conflict in Memento's documents, tells 999 from 1000 "
-        "(no test makes one: a minute of git per run)",
+    ("memento_core/fleet/integrate.py", "REBASE_ROUNDS = 1000", "1000 -> 1001"):
+        "the rounds a git rebase may take (a conflicted commit each) before it is given up, a bound the test "
+        "sets to 1 and 2 around two conflicted commits: only a rebase of a thousand commits of this host's, "
+        "each stopping on a conflict in Memento's documents, tells 1001 from 1000 (a minute of git per run)",
+    ("memento_core/fleet/integrate.py", "REBASE_ROUNDS = 1000", "1000 -> 999"):
+        "the rounds a git rebase may take (a conflicted commit each) before it is given up, a bound the test "
+        "sets to 1 and 2 around two conflicted commits: only a rebase of 1000 commits of this host's, "
+        "each stopping on a conflict in Memento's documents, tells 999 from 1000 (a minute of git per run)",
     ("memento_core/tick/limits.py",
      "full = [w for w in spec.windows(text) if w.percent >= at and w.resets_at is not None and w.resets_at > now]",
      "> -> >="):
