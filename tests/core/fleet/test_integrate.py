@@ -143,8 +143,10 @@ def test_the_replay_keeps_a_persons_uncommitted_edit_and_will_not_overwrite_thei
     # ... and a file of theirs where the remote now has out/1.txt: nothing may overwrite it.
     (a_root / "out" / "1.txt").write_bytes(b"the person's own file\n")
     local = git(a_root, "rev-parse", "HEAD").strip()
-    with pytest.raises(remote.MementoError):
+    with pytest.raises(remote.MementoError) as raised:
         fleet.integrate.integrate(ctx, upstream)
+    # git's words for the rebase it would not start (nothing to abort after it)
+    assert str(raised.value).startswith("git rebase failed: ") and "unstaged changes" in str(raised.value)
     assert (a_root / "out" / "1.txt").read_bytes() == b"the person's own file\n"
     assert edited.read_bytes() == mine
     assert git(a_root, "rev-parse", "HEAD").strip() == local  # the replay's move undone, git's rebase refused
