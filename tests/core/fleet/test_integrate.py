@@ -588,3 +588,26 @@ def test_git_rebase_still_stopping_after_the_rounds_it_may_take_is_aborted_and_s
     fleet.integrate.rebase(ctx, remote.remote_head(ctx))
     assert git(a_root, "log", "--format=%s", "-2").splitlines() == ["a person's plan edit", "memento: sync docs"]
     assert _is_ancestor(a_root, git(bare, "rev-parse", "main").strip(), "HEAD")
+
+
+def test_a_commit_whose_subject_has_a_tab_is_rebased_by_git_and_its_status_entry_follows_it(tmp_path, monkeypatch):
+    bare, clones = make_fleet(tmp_path, ["a", "b"], 1)
+    a_root = clones["a"]
+    upstream = _person_pushes(clones["b"], "other.txt", "another person's file\n")
+    (a_root / "mine.txt").write_text("this host's\n")
+    git(a_root, "add", "mine.txt")
+    git(a_root, "commit", "-qm", "memento: complete T-1\tWrite out/1.txt")  # git keeps the tab in %s
+    old = git(a_root, "rev-parse", "HEAD").strip()
+    status = a_root / "docs" / "TICK_STATUS.md"
+    status.write_text(status.read_text() + "\n## [2026-12-03 14:00:00] Tick #7 — T-1\n"
+                      f"- **Status**: ✅ SUCCESS\n- **Git Commit**: `{old[:7]}` — \"memento: complete T-1\"\n")
+    git(a_root, "commit", "-qam", "memento: sync docs")
+    ctx = context(a_root, "a", monkeypatch)
+    monkeypatch.setattr(fleet.integrate, "replay", lambda *a: None)  # git's rebase, as when the replay cannot
+    remote.fetch(ctx)
+    fleet.integrate.integrate(ctx, remote.remote_head(ctx))
+    moved = git(a_root, "log", "-1", "--format=%H", "--grep", "^memento: complete T-1", "HEAD").strip()
+    assert git(a_root, "log", "--format=%s", f"{upstream}..HEAD").splitlines() == [  # the entry's fix on top
+        "memento: sync docs", "memento: sync docs", "memento: complete T-1\tWrite out/1.txt"]
+    assert moved != old and f"`{moved[:7]}`" in git(a_root, "show", "HEAD:docs/TICK_STATUS.md")
+    assert f"`{old[:7]}`" not in status.read_text() and git(a_root, "status", "--porcelain") == ""
