@@ -520,6 +520,15 @@ EQUIVALENT: dict[tuple[str, str, str], str | Each] = {
         "the rounds a git rebase may take (a conflicted commit each) before it is given up, a bound the test "
         "sets to 1 and 2 around two conflicted commits: only a rebase of 1000 commits of this host's, "
         "each stopping on a conflict in Memento's documents, tells 999 from 1000 (a minute of git per run)",
+    ("memento_core/fleet/integrate.py",
+     'out = run_git(ctx.root, ["log", "--format=%H%x09%s", f"{upstream}..{tip}"], check=False).stdout.decode()',
+     "False -> True"):
+        "git log A..B exits 0 for two commits the repository has: every caller passes the remote's branch as "
+        "fetched and HEAD (or the commit HEAD was, in the same call)",
+    ("memento_core/fleet/integrate.py",
+     'where = run_git(ctx.root, ["rev-parse", "--git-path", name], check=False).stdout.decode().strip()',
+     "False -> True"):
+        "git rev-parse --git-path NAME exits 0 in any repository: it prints the path whether or not it exists",
     ("memento_core/tick/limits.py",
      "full = [w for w in spec.windows(text) if w.percent >= at and w.resets_at is not None and w.resets_at > now]",
      "> -> >="):
