@@ -512,6 +512,36 @@ EQUIVALENT: dict[tuple[str, str, str], str | Each] = {
     ("memento_core/fleet/remote.py", 'host = parts[3].rsplit(" on ", 1)[-1] if " on " in parts[3] else "?"',
      "1 -> 2"):
         "the last piece of an rsplit is the same for any maxsplit of 1 or more",
+    ("memento_core/fleet/integrate.py",
+     'atomic_write_bytes(journal, json.dumps({"from": local, "to": tip}).encode(), sync=False)', "False -> True"):
+        "whether the replay's journal is fsynced: the same bytes are written either way, and it guards against a "
+        "killed process (whose writes the kernel keeps), not a power loss",
+    ("memento_core/fleet/integrate.py", "journal.unlink(missing_ok=True)", "True -> False"):
+        Each(3, "the journal is there at each unlink: _move_head's is written on the line before its try, and "
+             "_finish_move's two follow a read that found it (read, or failing as a folder or unreadable file, "
+             "not as a missing one); missing_ok changes only a FileNotFoundError, and the tick's lock keeps any "
+             "other process from removing it in between"),
+    ("memento_core/fleet/integrate.py", "return False", "return None"):
+        Each(3, "_move_head's two and _is_ancestor's: every caller asks for their truth only (`if not "
+             "_move_head(...)`, `replayed is not None and _move_head(...)`, pending's `local == upstream or "
+             "_is_ancestor(...)`): None is False"),
+    ("memento_core/fleet/integrate.py", "REBASE_ROUNDS = 1000", "1000 -> 1001"):
+        "the rounds a git rebase may take (a conflicted commit each) before it is given up, a bound the test "
+        "sets to 1 and 2 around two conflicted commits: only a rebase of a thousand commits of this host's, "
+        "each stopping on a conflict in Memento's documents, tells 1001 from 1000 (a minute of git per run)",
+    ("memento_core/fleet/integrate.py", "REBASE_ROUNDS = 1000", "1000 -> 999"):
+        "the rounds a git rebase may take (a conflicted commit each) before it is given up, a bound the test "
+        "sets to 1 and 2 around two conflicted commits: only a rebase of 1000 commits of this host's, "
+        "each stopping on a conflict in Memento's documents, tells 999 from 1000 (a minute of git per run)",
+    ("memento_core/fleet/integrate.py",
+     'out = run_git(ctx.root, ["log", "--format=%H%x09%s", f"{upstream}..{tip}"], check=False).stdout.decode()',
+     "False -> True"):
+        "git log A..B exits 0 for two commits the repository has: every caller passes the remote's branch as "
+        "fetched and HEAD (or the commit HEAD was, in the same call)",
+    ("memento_core/fleet/integrate.py",
+     'where = run_git(ctx.root, ["rev-parse", "--git-path", name], check=False).stdout.decode().strip()',
+     "False -> True"):
+        "git rev-parse --git-path NAME exits 0 in any repository: it prints the path whether or not it exists",
     ("memento_core/tick/limits.py",
      "full = [w for w in spec.windows(text) if w.percent >= at and w.resets_at is not None and w.resets_at > now]",
      "> -> >="):

@@ -155,7 +155,6 @@ def _move_head(ctx: TickContext, local: str, tip: str, why: str) -> bool:
     killed between them leaves HEAD ahead of the files, and the next one finishes the move
     (:func:`_finish_move`)."""
     journal = _replay_path(ctx)
-    journal.parent.mkdir(parents=True, exist_ok=True)
     # Not synced: it guards against a killed process, as the ref git moves next does (git
     # syncs no ref either), and a sync here would sit in the race's window.
     atomic_write_bytes(journal, json.dumps({"from": local, "to": tip}).encode(), sync=False)
@@ -193,12 +192,16 @@ def _finish_move(ctx: TickContext) -> None:
     journal.unlink(missing_ok=True)
 
 
+# The rounds of a git rebase (a commit that stops on a conflict each) before it is given up.
+REBASE_ROUNDS = 1000
+
+
 def rebase(ctx: TickContext, upstream: str) -> None:
     """``git rebase upstream``; conflicts in Memento's documents resolved (RESOLVERS), any other
     aborts the rebase and raises FleetConflict naming the paths."""
     env = git_env({"GIT_EDITOR": "true", **identity_env(ctx.root, ctx.config.author)})
     proc = run_git(ctx.root, ["rebase", "-q", upstream], env=env, check=False)
-    for _ in range(1000):
+    for _ in range(REBASE_ROUNDS):
         if proc.returncode == 0:
             return
         conflicted = _unmerged(ctx)
@@ -212,6 +215,8 @@ def rebase(ctx: TickContext, upstream: str) -> None:
         run_git(ctx.root, ["add", "--", *conflicted])
         staged = run_git(ctx.root, ["diff", "--cached", "--quiet"], check=False).returncode != 0
         proc = run_git(ctx.root, ["rebase", "--continue" if staged else "--skip"], env=env, check=False)
+    if proc.returncode == 0:  # the last round's conflict was the last one
+        return
     _abort(ctx)
     raise MementoError("git rebase did not finish")
 
