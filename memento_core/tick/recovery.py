@@ -103,6 +103,7 @@ def set_back_passed(ctx: TickContext, task: Task, why: str) -> None:
 
     def apply(e):
         e.set_status(task.id, "x", expect="~")
+        e.update_counters()  # the older copy's completed_tasks did not count the pass
 
     try:
         edit_plan(ctx.ws.plan_path, apply)

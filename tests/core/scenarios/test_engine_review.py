@@ -250,8 +250,9 @@ def test_a_save_that_puts_a_passed_task_back_to_running_loses_no_status_entry(tm
     assert stale[0].field("Event") == "⚠️ STALE — Stale [~] detected on T-1, set back to [x]"
     assert not list((ws.memento_dir / "records").glob("*.json"))
     # Done again, not run a second time: an empty change would fail as "nothing changed" until [!].
-    task = parse_plan(ws.plan_path).task("T-1")
-    assert (task.status, task.retries) == ("x", 0) and result.exit_code == 0
+    plan = parse_plan(ws.plan_path)
+    assert (plan.task("T-1").status, plan.task("T-1").retries) == ("x", 0) and result.exit_code == 0
+    assert plan.meta.completed_tasks == 1  # the older copy said 0
     assert not [e for e in after if e.status in ("FAILED", "BLOCKED")]
     assert (ws.root / "hello.txt").read_text() == "done\n"
     assert git(ws.root, "log", "--format=%s", f"{before}..HEAD").count("memento: complete") == 0
