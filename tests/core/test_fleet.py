@@ -588,6 +588,32 @@ def commit_the_result(root: Path) -> None:
     git(root, "commit", "-qm", "memento: complete T-1 Write out/1.txt")
 
 
+def a_holds_two_with_the_first_done(tmp_path, monkeypatch, **plan_kw) -> tuple[Path, Path, TickContext]:
+    """A one-host fleet of three tasks in a parallel phase: host a holds T-1 and T-2 in one claim, its
+    heartbeat stopped, T-1's result committed here and not pushed. Returns the bare remote, a's root
+    and its context."""
+    bare, clones = make_fleet(tmp_path, ["a"], 3, parallel=True, **plan_kw)
+    root = clones["a"]
+    a = context(root, "a", monkeypatch)
+    fleet.sync.sync(a)
+    plan = a.plan()
+    assert fleet.claims.claim(a, plan.task("T-1"), [plan.task("T-1"), plan.task("T-2")])
+    a.fleet.stop_beating()
+    commit_the_result(root)
+    return bare, root, a
+
+
+def a_person_pushes_their_own_out_1(tmp_path, bare) -> None:
+    """A person clones the remote and pushes their own out/1.txt (T-1's file): a result of T-1 conflicts."""
+    person = tmp_path / "person"
+    git(tmp_path, "clone", "-q", str(bare), str(person))
+    (person / "out").mkdir()
+    (person / "out" / "1.txt").write_text("a person's own\n")
+    git(person, "add", "out/1.txt")
+    git(person, "commit", "-qm", "a person's out/1.txt")
+    git(person, "push", "-q", "origin", "main")
+
+
 def counted_fetches(monkeypatch, action=None) -> list:
     """remote.fetch counted; ``action()`` right after its first call (between a fetch and its push)."""
     real_fetch, calls = remote.fetch, []

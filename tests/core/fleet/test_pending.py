@@ -201,26 +201,12 @@ def test_a_lost_pending_claim_with_nothing_unpushed_sets_nothing_aside(tmp_path,
 def a_claim_of_two_that_conflicts(tmp_path, monkeypatch, max_retries: int):
     """Host a holds T-1 and T-2 (one claim), has committed T-1's result, and a person pushed their own
     out/1.txt meanwhile. Returns the bare remote, a's root, its context and the remote's branch as fetched."""
-    from memento_core import fleet
-    from memento_core.fleet import claims, remote, sync  # noqa: F401 - loaded, so that fleet.<module> resolves
+    from memento_core.fleet import remote
 
-    from ..test_fleet import commit_the_result
+    from ..test_fleet import a_holds_two_with_the_first_done, a_person_pushes_their_own_out_1
 
-    bare, clones = make_fleet(tmp_path, ["a"], 3, max_tasks=3, max_retries=max_retries, parallel=True)
-    root = clones["a"]
-    a = context(root, "a", monkeypatch)
-    fleet.sync.sync(a)
-    plan = a.plan()
-    assert fleet.claims.claim(a, plan.task("T-1"), [plan.task("T-1"), plan.task("T-2")])
-    a.fleet.stop_beating()
-    commit_the_result(root)
-    person = tmp_path / "person"
-    git(tmp_path, "clone", "-q", str(bare), str(person))
-    (person / "out").mkdir()
-    (person / "out" / "1.txt").write_text("a person's own\n")
-    git(person, "add", "out/1.txt")
-    git(person, "commit", "-qm", "a person's out/1.txt")
-    git(person, "push", "-q", "origin", "main")
+    bare, root, a = a_holds_two_with_the_first_done(tmp_path, monkeypatch, max_tasks=3, max_retries=max_retries)
+    a_person_pushes_their_own_out_1(tmp_path, bare)
     remote.fetch(a)
     return bare, root, a, remote.remote_head(a)
 

@@ -252,16 +252,9 @@ def _cron(root) -> str:
 def test_a_tick_that_stops_after_its_result_releases_the_claims_next_task_in_the_same_push(tmp_path, monkeypatch):
     from memento_core.tick.context import TaskResult
 
-    from ..test_fleet import commit_the_result, context
+    from ..test_fleet import a_holds_two_with_the_first_done
 
-    bare, clones = make_fleet(tmp_path, ["a"], 3, parallel=True)
-    root = clones["a"]
-    a = context(root, "a", monkeypatch)
-    fleet.sync.sync(a)
-    plan = a.plan()
-    assert fleet.claims.claim(a, plan.task("T-1"), [plan.task("T-1"), plan.task("T-2")])
-    a.fleet.stop_beating()
-    commit_the_result(root)
+    bare, root, a = a_holds_two_with_the_first_done(tmp_path, monkeypatch)
     pushes = count_pushes(bare, tmp_path)
     assert fleet.publish.publish(a, TaskResult("T-1", True)).passed  # no chain: the tick stops here
     assert len(pushes.read_text().splitlines()) == 1
@@ -349,7 +342,7 @@ def test_a_result_whose_claim_was_taken_over_meanwhile_is_set_aside_never_pushed
 def test_a_result_that_conflicts_with_the_remote_is_pushed_as_a_failure_and_chains_nothing(tmp_path, monkeypatch):
     from memento_core.tick.context import TaskResult
 
-    from ..test_fleet import commit_the_result, context
+    from ..test_fleet import a_person_pushes_their_own_out_1, commit_the_result, context
 
     bare, clones = make_fleet(tmp_path, ["a"], 3, max_tasks=3, max_retries=1)  # a conflict blocks T-1
     a = context(clones["a"], "a", monkeypatch)
@@ -357,13 +350,7 @@ def test_a_result_that_conflicts_with_the_remote_is_pushed_as_a_failure_and_chai
     assert fleet.claims.claim(a, a.plan().task("T-1"))
     a.fleet.stop_beating()
     commit_the_result(clones["a"])
-    person = tmp_path / "person"
-    git(tmp_path, "clone", "-q", str(bare), str(person))
-    (person / "out").mkdir()
-    (person / "out" / "1.txt").write_text("a person's own\n")
-    git(person, "add", "out/1.txt")
-    git(person, "commit", "-qm", "a person's out/1.txt")
-    git(person, "push", "-q", "origin", "main")
+    a_person_pushes_their_own_out_1(tmp_path, bare)
     result = fleet.publish.publish(a, TaskResult("T-1", True), chain=True)
     assert not result.passed and result.reason.startswith("conflict with origin/main in out/1.txt; the work was saved in")
     assert subjects(bare)[0] == "memento: T-1 failed (retry 1/1): conflict"

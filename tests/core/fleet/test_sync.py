@@ -151,16 +151,10 @@ def test_a_sync_that_loses_every_race_gives_up_after_max_races_with_its_commit_k
 def test_a_result_an_earlier_tick_could_not_push_goes_with_its_claim_ref_and_its_unattempted_claim_is_released(
         tmp_path, monkeypatch):
     from memento_core.fleet import host, pending
-    from tests.core.test_fleet import claim_refs, commit_the_result
+    from tests.core.test_fleet import a_holds_two_with_the_first_done, claim_refs
 
-    bare, clones = make_fleet(tmp_path, ["a"], 3, max_tasks=3, parallel=True)
-    root = clones["a"]
-    a = context(root, "a", monkeypatch)
-    fleet.sync.sync(a)
-    plan = a.plan()
-    assert fleet.claims.claim(a, plan.task("T-1"), [plan.task("T-1"), plan.task("T-2")])
-    a.fleet.stop_beating()
-    commit_the_result(root)  # T-1 done here; the tick was killed before T-2 and before its push
+    bare, root, a = a_holds_two_with_the_first_done(tmp_path, monkeypatch, max_tasks=3)
+    # T-1 done here; the tick was killed before T-2 and before its push
     host._forget(a.fleet)
     assert sorted(pending.read_pending_claims(a)) == ["T-1", "T-2"]
     later = context(root, "a", monkeypatch)  # the next tick: no claim held in memory, the file has them
