@@ -60,12 +60,13 @@ def recover_stale_claims(ctx: TickContext, plan: Plan, skip: frozenset[str] = fr
     stale_after = plan.meta.stale_lock_timeout
     # Interrupted commits first: a parallel tick's verified work is in the main work tree
     # uncommitted, and resetting another of its tasks rolls back what is not committed.
+    unclaimed = []  # [~] with neither claim nor record: judged once every killed attempt is undone
     for task in [t for t in plan.tasks if t.status == "x"] + [t for t in plan.tasks if t.status == "~"]:
         if task.status == "~" and task.id not in skip:
             claim, rec = read_claim(ws, task.id), read_record(ws, task.id)
             why = stale_reason(ws, claim, rec, stale_after)
-            if why is not None and claim is None and rec is None and passed_at_head(ctx, task.id):
-                set_back_passed(ctx, task, why)
+            if why is not None and claim is None and rec is None:
+                unclaimed.append((task, why))
             elif why is not None:
                 reset_stale_claim(ctx, task, claim, why)
         elif task.status == "x":
@@ -79,6 +80,13 @@ def recover_stale_claims(ctx: TickContext, plan: Plan, skip: frozenset[str] = fr
                                       status="x")
                 else:
                     finish_interrupted_commit(ctx, claim)
+    # After the resets: a killed agent's own commit (one that says a task is [x]) is undone by then,
+    # so the last commit tells an editor's stale save over a pass from the agent's forgery.
+    for task, why in unclaimed:
+        if passed_at_head(ctx, task.id):
+            set_back_passed(ctx, task, why)
+        else:
+            reset_stale_claim(ctx, task, None, why)
     _drop_orphans(ctx, plan)
     return ctx.plan()
 

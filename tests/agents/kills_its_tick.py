@@ -10,6 +10,8 @@ otherwise it creates ONCEFILE and, by MODE:
   cleanignore   `*` in .memento_cleanignore, a new evil.txt, other.txt changed;
   plan          its own verify set to `true`, Meta max_retries 99, committed with its code;
   objects       the loose object of the commit HEAD names rewritten in place (its id kept);
+  other-done    the pending task ARG committed as [x] (HEAD moved), then set [~] in the work tree:
+                a [~] with no claim that the last commit has [x] looks like an editor's stale save;
   always        (ONCEFILE ignored) just kills the tick, every time.
 The tick is found up the parent chain (/proc/self/stat's ppid): the first ancestor that does
 not carry MEMENTO_TICK in its environment (MEMENTO_TICK itself is a token, no pid); the run's
@@ -55,6 +57,12 @@ elif mode == "plan":
     plan.write_text(text)
     git("add", "hello.txt", "docs/MASTER_PLAN.md")
     git("commit", "-qm", "T-1 done (trust me)")
+elif mode == "other-done":
+    done = plan.read_text().replace(f"- [ ] `{arg}`", f"- [x] `{arg}`")
+    plan.write_text(done)
+    git("add", "docs/MASTER_PLAN.md")
+    git("commit", "-qm", f"{arg} done (trust me)")
+    plan.write_text(done.replace(f"- [x] `{arg}`", f"- [~] `{arg}`"))
 elif mode == "objects":
     oid = git("rev-parse", "HEAD").strip()
     body = subprocess.run(["git", "cat-file", "commit", oid], cwd=root, capture_output=True, check=True).stdout

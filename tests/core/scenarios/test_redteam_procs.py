@@ -194,6 +194,19 @@ def test_the_agents_own_commits_and_plan_edits_are_undone_after_it_kills_its_tic
     assert plan.task("T-1").retries == 2
 
 
+def test_a_task_the_agent_committed_done_and_left_running_before_killing_its_tick_is_not_set_back_to_done(tmp_path):
+    # The recovery sets back to [x] a [~] task with no claim that the last commit has [x] (an editor's
+    # stale save over a pass). An agent can stage that: commit an earlier pending task as [x], leave it
+    # [~], kill its tick. Its own killed attempt is undone first, so the last commit is honest again.
+    zero = "- [ ] `T-0` [MODULE:zero] Write zero\n  - verify: `test -f zero.txt`\n  - context_files: [zero.txt]\n" \
+           "  - retries: 3\n"  # no retries left: not picked, T-1 runs
+    ws = _killed_then_recovered(tmp_path, "other-done", "T-0", tasks=zero + HELLO)
+    assert "T-0 done (trust me)" not in git(ws.root, "log", "--format=%s")
+    assert parse_plan(ws.plan_path).task("T-0").status != "x"
+    assert not [e for e in entries(ws) if (e.field("Event") or "").endswith("set back to [x]")]
+    assert not (ws.root / "zero.txt").exists()
+
+
 @pytest.mark.parametrize("sandbox", MODES)
 def test_a_task_that_kills_its_tick_every_time_ends_blocked_and_the_breaker_counts_it(tmp_path, sandbox):
     from memento_core.state import TickState
