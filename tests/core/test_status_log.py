@@ -570,6 +570,20 @@ def test_rotate_moves_oldest_and_keeps_half(tmp_path):
     assert rotate(path, archive, 50) is None
 
 
+def test_the_smallest_rotation_moves_one_entry_and_a_file_under_the_limit_is_not_rewritten(tmp_path):
+    """max_entries 1 over two entries moves exactly the first; under the limit, nothing is
+    written at all (the same inode: a dashboard watching the file sees no change)."""
+    path, archive = tmp_path / "TICK_STATUS.md", tmp_path / "archive"
+    _fill(path, range(1))
+    inode = path.stat().st_ino
+    assert rotate(path, archive, 1) is None
+    assert path.stat().st_ino == inode and not archive.exists()
+    _fill(path, range(1, 2))
+    written = rotate(path, archive, 1)
+    assert written is not None
+    assert [e.tick for e in iter_status_archive(archive)] == [0]
+    assert [e.tick for e in parse_status(path)] == [1]
+
 def test_rotate_keeps_preamble_and_crlf(tmp_path):
     path, archive = tmp_path / "s.md", tmp_path / "a"
     pre = "\ufeff# TICK STATUS LOG\r\n\r\n<!-- written by memento -->\r\n\r\n---\r\n\r\n"
