@@ -509,3 +509,31 @@ def test_accept_lines_added_to_the_last_task_of_a_file_without_a_last_newline():
     editor = PlanEditor(decode(data, "plan"), "plan")
     assert editor.set_repeated("T-1", "accept", ["a", "b"])
     assert editor.doc.encode() == data + b"\n  - accept: a\n  - accept: b\n"
+
+
+def test_a_meta_section_made_where_there_was_none_goes_below_the_first_title_and_says_it_changed(tmp_path):
+    path = _write(tmp_path, "# MASTER_PLAN: p\n\n# Notes\n\n## Phase 1: A\n- [ ] T-1 a\n")
+    said = []
+    edit_plan(path, lambda e: said.append(e.set_meta("tick_mode", "paused")))
+    assert said == [True]
+    assert path.read_text() == ("# MASTER_PLAN: p\n\n## Meta\n- tick_mode: paused\n\n\n# Notes\n\n"
+                                "## Phase 1: A\n- [ ] T-1 a\n")
+
+
+def test_the_counters_are_written_when_they_are_0_and_the_meta_lacks_them(tmp_path):
+    # Every task skipped: total_tasks 0 equals the default, and the line is written all the same.
+    path = _write(tmp_path, "# MASTER_PLAN: p\n\n## Meta\n- tick_mode: auto\n\n## Phase 1: A\n- [-] T-1 a\n  - reason: no\n")
+    edit_plan(path, lambda e: e.update_counters())
+    meta = path.read_text().split("## Phase 1")[0]
+    assert "- total_tasks: 0\n" in meta and "- completed_tasks: 0\n" in meta
+
+
+def test_a_skip_and_a_reset_of_a_skipped_task_recount_the_plan(tmp_path):
+    path = _write(tmp_path, "# MASTER_PLAN: p\n\n## Meta\n- total_tasks: 3\n- completed_tasks: 1\n\n## Phase 1: A\n"
+                            "- [x] T-1 a\n- [ ] T-2 b\n- [ ] T-3 c\n")
+    skip_task(path, "T-2", "not needed")
+    meta = parse_plan(path).meta
+    assert (meta.total_tasks, meta.completed_tasks) == (2, 1)
+    reset_task(path, "T-2")
+    meta = parse_plan(path).meta
+    assert (meta.total_tasks, meta.completed_tasks) == (3, 1)
