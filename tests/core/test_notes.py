@@ -343,6 +343,34 @@ def test_add_note_refuses_to_write_into_unclosed_fence(tmp_path):
     assert path.read_text() == original
 
 
+
+def test_a_fence_left_open_in_active_notes_below_the_archive_is_refused_at_its_line(tmp_path):
+    """Both sections there (the Archive first), a fence opened among the active notes and never closed:
+    the note would go inside it. Refused, naming the fence's line, and the file kept."""
+    path = tmp_path / "n.md"
+    original = "# HUMAN NOTES\n\n## Archive\n\n## Active Notes\n\n### [NOTE] 2026-01-01T00:00:00\n```\nopen\n"
+    write(path, original)
+    with pytest.raises(MementoError, match="close it before adding notes") as info:
+        add_note(path, "x", now=NOW)
+    assert info.value.line == 8
+    assert path.read_text() == original
+
+
+def test_a_note_added_through_memento_is_announced_to_a_running_tick_by_its_key(tmp_path):
+    """SPEC §13: the tick keeps a note a person added while it ran only when it was told its key."""
+    from tests.core.test_receipts import Listener
+
+    root = tmp_path / "proj"
+    (root / "docs").mkdir(parents=True)
+    path = root / "docs" / "HUMAN_NOTES.md"
+    write(path, SPEC_EXAMPLE)
+    listener = Listener(root, b'{"ok": true}\n')
+    try:
+        note = add_note(path, "keep the cache warm", "T-7", now=NOW)
+    finally:
+        listener.close()
+    assert listener.got == [f'{{"op": "note", "key": "{note.key}"}}'.encode()]
+
 @pytest.mark.parametrize(("original", "line"), [
     ("# HUMAN NOTES\n\n<!-- a person's comment, never closed\nstill the comment\n", 3),
     ("# HUMAN NOTES\n\n```\na fence never closed", 3),
