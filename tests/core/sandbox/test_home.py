@@ -772,6 +772,33 @@ def test_a_home_an_agent_locked_is_emptied_without_the_power_to_ignore_modes(tmp
         subprocess.run(["chmod", "-R", "u+rwx", str(home)], check=False)
 
 
+
+def test_a_link_in_a_folder_the_agent_locked_is_removed_and_never_followed_when_the_home_is_emptied(tmp_path):
+    """A link to a person's folder outside the home, in a folder without its write bit: its unlink is
+    refused at first, and the retry removes the link itself, never opening (chmod) what it points at."""
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None:
+        pytest.skip("needs root and setpriv to drop the capability")
+    home, outside = tmp_path / "home", tmp_path / "persons"
+    outside.mkdir()
+    (outside / "theirs").write_text("person\n")
+    outside.chmod(0o750)
+    (home / "ro").mkdir(parents=True)
+    (home / "ro" / "link").symlink_to(outside, target_is_directory=True)
+    (home / "ro").chmod(0o500)
+    drop = "-dac_override,-dac_read_search"
+    code = f"from pathlib import Path; from memento_core.sandbox.home import _clear; _clear(Path({str(home)!r}))"
+    try:
+        proc = subprocess.run([setpriv, f"--inh-caps={drop}", f"--bounding-set={drop}", sys.executable, "-c", code],
+                              env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[3])},
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        assert list(home.iterdir()) == []
+        assert stat.S_IMODE(outside.stat().st_mode) == 0o750  # not opened through the link
+        assert (outside / "theirs").read_text() == "person\n"
+    finally:
+        subprocess.run(["chmod", "-R", "u+rwx", str(home)], check=False)
+
 def test_a_file_that_cannot_be_removed_stops_the_clearing_with_its_name_not_an_endless_retry(tmp_path):
     """An immutable file (``chattr +i``) in a folder of the private home: the folder is opened
     again once, not for ever (before: a RecursionError out of the tick); everything else is
