@@ -146,6 +146,11 @@ EQUIVALENT: dict[tuple[str, str, str], str | Each] = {
         "_clear's unlock: a child that cannot be removed leaves its folder not empty, so the folder's own "
         "rmdir fails next and unlock opens that folder (and its parent) and removes it whole; 64 two-level "
         "layouts of every pair of modes 000-700 were emptied alike without CAP_DAC_OVERRIDE",
+    ("memento_core/sandbox/home.py",
+     'left = sorted(e.name for e in os.scandir(private) if e.name != ".cache" or not e.is_dir(follow_symlinks=False))',
+     "False -> True"):
+        "a .cache that is a link was unlinked by the loop above, in a home just made 0700 and owned by the "
+        "tick; where it cannot be (the home immutable or append-only), the chmod before the loop raises first",
     ("memento_core/sandbox/home.py", "while chunk := os.read(src, 1 << 20):", "20 -> 21"):
         "the size of a read while copying a file",
     ("memento_core/notes.py", 'digest = hashlib.sha256(self.text.encode("utf-8")).hexdigest()[:12]', "12 -> 13"):

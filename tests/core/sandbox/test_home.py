@@ -799,6 +799,7 @@ def test_a_link_in_a_folder_the_agent_locked_is_removed_and_never_followed_when_
     finally:
         subprocess.run(["chmod", "-R", "u+rwx", str(home)], check=False)
 
+
 def test_a_file_that_cannot_be_removed_stops_the_clearing_with_its_name_not_an_endless_retry(tmp_path):
     """An immutable file (``chattr +i``) in a folder of the private home: the folder is opened
     again once, not for ever (before: a RecursionError out of the tick); everything else is
@@ -830,6 +831,26 @@ def test_a_file_that_cannot_be_removed_stops_the_clearing_with_its_name_not_an_e
         if (home / "stuck" / "deeper" / "f").exists():
             subprocess.run([chattr, "-i", str(home / "stuck" / "deeper" / "f")], check=False)
 
+
+
+def test_a_home_with_many_things_left_names_the_first_five_in_order(tmp_path):
+    """Six immutable files left: the message names the first five, sorted, and says they are still there."""
+    chattr = shutil.which("chattr")
+    home = tmp_path / "home"
+    home.mkdir()
+    names = ["a", "b", "c", "d", "e", "f"]
+    for name in names:
+        (home / name).write_text("agent\n")
+    stuck = [n for n in names if chattr and subprocess.run([chattr, "+i", str(home / n)], capture_output=True).returncode == 0]
+    try:
+        if stuck != names:
+            pytest.skip("needs chattr +i (root, a file system with the flag)")
+        with pytest.raises(MementoError) as caught:
+            private_home._clear(home)
+        assert f"the private home {home} could not be emptied: a, b, c, d, e are still there" in str(caught.value)
+    finally:
+        for name in stuck:
+            subprocess.run([chattr, "-i", str(home / name)], check=False)
 
 @needs_bwrap
 def test_a_private_home_that_cannot_be_emptied_fails_the_attempt_and_the_next_tick_runs(tmp_path, person):
