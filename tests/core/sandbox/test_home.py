@@ -738,13 +738,28 @@ def test_the_accounts_own_home_is_hidden_beside_home(tmp_path, person):
 
 
 
+def _setpriv_or_skip() -> str:
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None:
+        pytest.skip("needs root and setpriv to drop the capability")
+    return setpriv
+
+
+def _clear_without_dac_override(setpriv: str, home: Path) -> subprocess.CompletedProcess:
+    """``_clear(home)`` in a process without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH, as an account
+    that is not root: a folder's missing bits hold for it."""
+    drop = "-dac_override,-dac_read_search"
+    code = f"from pathlib import Path; from memento_core.sandbox.home import _clear; _clear(Path({str(home)!r}))"
+    return subprocess.run([setpriv, f"--inh-caps={drop}", f"--bounding-set={drop}", sys.executable, "-c", code],
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[3])},
+                          capture_output=True, text=True, timeout=60)
+
+
 def test_a_home_an_agent_locked_is_emptied_without_the_power_to_ignore_modes(tmp_path):
     """Root's CAP_DAC_OVERRIDE ignores a folder's missing bits, so ``_clear`` is run with it (and
     CAP_DAC_READ_SEARCH) dropped, like an account that is not root: what the agent locked (chmod 000
     on nested folders, a read-only file inside, a folder without its write bit) goes all the same, ``.cache`` stays."""
-    setpriv = shutil.which("setpriv")
-    if os.geteuid() != 0 or setpriv is None:
-        pytest.skip("needs root and setpriv to drop the capability")
+    setpriv = _setpriv_or_skip()
     home = tmp_path / "home"
     (home / ".cache" / "pip").mkdir(parents=True)
     (home / ".cache" / "pip" / "kept").write_text("cache\n")
@@ -758,12 +773,8 @@ def test_a_home_an_agent_locked_is_emptied_without_the_power_to_ignore_modes(tmp
     for d in ("locked/in/deeper", "locked/in", "locked"):
         (home / d).chmod(0o000)
     (home / "readonly").chmod(0o500)  # readable: only the unlink of what it holds is refused
-    drop = "-dac_override,-dac_read_search"
-    code = f"from pathlib import Path; from memento_core.sandbox.home import _clear; _clear(Path({str(home)!r}))"
     try:
-        proc = subprocess.run([setpriv, f"--inh-caps={drop}", f"--bounding-set={drop}", sys.executable, "-c", code],
-                              env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[3])},
-                              capture_output=True, text=True, timeout=60)
+        proc = _clear_without_dac_override(setpriv, home)
         assert proc.returncode == 0, proc.stderr
         assert sorted(p.name for p in home.iterdir()) == [".cache"]
         assert (home / ".cache" / "pip" / "kept").read_text() == "cache\n"
@@ -772,13 +783,10 @@ def test_a_home_an_agent_locked_is_emptied_without_the_power_to_ignore_modes(tmp
         subprocess.run(["chmod", "-R", "u+rwx", str(home)], check=False)
 
 
-
 def test_a_link_in_a_folder_the_agent_locked_is_removed_and_never_followed_when_the_home_is_emptied(tmp_path):
     """A link to a person's folder outside the home, in a folder without its write bit: its unlink is
     refused at first, and the retry removes the link itself, never opening (chmod) what it points at."""
-    setpriv = shutil.which("setpriv")
-    if os.geteuid() != 0 or setpriv is None:
-        pytest.skip("needs root and setpriv to drop the capability")
+    setpriv = _setpriv_or_skip()
     home, outside = tmp_path / "home", tmp_path / "persons"
     outside.mkdir()
     (outside / "theirs").write_text("person\n")
@@ -786,12 +794,8 @@ def test_a_link_in_a_folder_the_agent_locked_is_removed_and_never_followed_when_
     (home / "ro").mkdir(parents=True)
     (home / "ro" / "link").symlink_to(outside, target_is_directory=True)
     (home / "ro").chmod(0o500)
-    drop = "-dac_override,-dac_read_search"
-    code = f"from pathlib import Path; from memento_core.sandbox.home import _clear; _clear(Path({str(home)!r}))"
     try:
-        proc = subprocess.run([setpriv, f"--inh-caps={drop}", f"--bounding-set={drop}", sys.executable, "-c", code],
-                              env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[3])},
-                              capture_output=True, text=True, timeout=60)
+        proc = _clear_without_dac_override(setpriv, home)
         assert proc.returncode == 0, proc.stderr
         assert list(home.iterdir()) == []
         assert stat.S_IMODE(outside.stat().st_mode) == 0o750  # not opened through the link
