@@ -111,6 +111,8 @@ TESTS: dict[str, tuple[str, ...]] = {
                                    "tests/core/scenarios/test_person_receipts.py::test_a_persons_reset_during_a_damaged_run_leaves_retries_0"),
     "memento_core/notes.py": ("tests/core/test_notes.py",),
     "memento_core/status_log.py": ("tests/core/test_status_log.py", "tests/core/scenarios/test_entry_words.py"),
+    # Code every process of Memento runs from a file (issue 42): trusted as bytecode, judged as exec.
+    "memento_core/dataclass_code.py": ("tests/core/test_dataclass_code.py",),
 }
 MODULES = tuple(TESTS)
 
@@ -133,6 +135,21 @@ class Each:
 # An entry must match as many of today's mutants as it says (one, or Each's count): a line written
 # again elsewhere would otherwise be taken as equivalent unseen (equivalent_problems; a run refuses).
 EQUIVALENT: dict[tuple[str, str, str], str | Each] = {
+    **{("memento_core/dataclass_code.py", "MAX_ENTRIES = 4096", what):
+       "how many texts the file keeps before it starts again: any bound keeps it bounded"
+       for what in ("4096 -> 4097", "4096 -> 4095")},
+    **{("memento_core/dataclass_code.py", "MAX_BYTES = 16 * 1024 * 1024", what):
+       Each(count, "the largest file read: any bound keeps a read bounded (tests set their own)")
+       for what, count in (("16 -> 15", 1), ("16 -> 17", 1), ("1024 -> 1023", 2), ("1024 -> 1025", 2))},
+    **{("memento_core/dataclass_code.py", "data = fh.read(MAX_BYTES + 1)", what):
+       "fstat said just before that the file holds at most MAX_BYTES: reading that, one or two bytes more "
+       "reads it whole" for what in ("1 -> 0", "1 -> 2")},
+    ("memento_core/dataclass_code.py", 'code = compile(text, "<string>", "exec", flags, dont_inherit=True)',
+     "True -> False"):
+        "this module has no __future__ import: inheriting its flags adds none to the caller's, given",
+    ("memento_core/dataclass_code.py", 'source = compile(source, "<string>", "exec", flags, dont_inherit=True)',
+     "True -> False"):
+        "this module has no __future__ import: inheriting its flags adds none to the caller's, given",
     ("memento_core/tick/kept.py", 'folders = {p.rsplit("/", 1)[0] for p in paths if "/" in p}', "1 -> 0"):
         "a tracked file's own path among the folders: its mode is read once more and is the same, "
         "and the line below still adds every folder above it",

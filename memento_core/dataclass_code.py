@@ -1,0 +1,162 @@
+"""The code of the methods ``@dataclass`` writes for Memento's classes, compiled once per install
+rather than in every process (issue 42: a tick makes 74 dataclasses, about 390 compiles, a fifth
+of its own CPU time).
+
+``@dataclass`` writes the source of each method it adds (``__init__``, ``__repr__``, ``__eq__``,
+a frozen class's ``__setattr__`` and ``__delattr__``, ``__hash__``) and hands it to ``exec``,
+which compiles it each time the class is made: at every import, in every process. Python keeps a
+module's compiled code in ``__pycache__``; :func:`install` keeps the code dataclasses generate
+for memento_core and memento_tui beside it, in one file, ``__pycache__/dataclass_methods.<tag>.pyc``
+(``importlib.util.cache_from_source`` of a ``dataclass_methods.py`` that does not exist: never this
+module's own bytecode; ``PYTHONPYCACHEPREFIX`` moves it too), trusted as the
+package's own bytecode is:
+
+- Only the name ``exec`` in the dataclasses module changes. Given the source text of a method of
+  a class whose module is Memento's, it runs the code compiled from that very text: from the file,
+  or compiled as ``exec`` compiles it (file name ``<string>``, the ``__future__`` flags of the code
+  that called it: dataclasses.py has none). Any other text is compiled as ``exec`` would, uncached.
+  tests/core/test_dataclass_code.py compares the methods with those of a plain ``exec``.
+- The file is read once, when memento_core is imported: a regular file, never through a link,
+  at most :data:`MAX_BYTES`, starting with this interpreter's magic number, else not used (the
+  methods are compiled as before). It is written back at exit, atomically, only when something
+  was compiled that it lacked, and never when Python writes no bytecode
+  (``sys.dont_write_bytecode``: ``PYTHONDONTWRITEBYTECODE``, ``-B``).
+- It holds at most :data:`MAX_ENTRIES` texts; past that it starts again from this process's
+  (an upgrade that changes a class leaves its old text behind).
+- Its name ends in ``.pyc``: in a work tree (Memento's own checkout as a project), the tick removes
+  one the agent or verify wrote with the other bytecode they wrote (scratch.is_bytecode, tick/kept.py).
+"""
+
+import __future__
+
+import marshal
+import os
+import sys
+
+MAX_ENTRIES = 4096
+MAX_BYTES = 16 * 1024 * 1024
+OURS = ("memento_core.", "memento_tui.")  # a dataclass's module: its globals' __name__
+
+CACHE_NAME = "dataclass_methods.py"  # the source its name is made from; there is none
+_cache: dict[tuple[int, str], bytes] = {}  # (__future__ flags, a method's source) -> its code, marshalled
+_used: set[tuple[int, str]] = set()  # the keys this process ran
+_CODE = type(compile("", "", "exec"))
+# The __future__ flags exec takes from the code that calls it (CPython's PyCF_MASK: every feature's
+# but nested_scopes', which is a code flag only now).
+_FUTURE = 0
+for _name in __future__.all_feature_names:
+    if _name != "nested_scopes":
+        _FUTURE |= getattr(__future__, _name).compiler_flag
+del _name
+_path = ""
+_added = 0
+_installed = False
+
+
+def install() -> None:
+    """Read the file and route dataclasses' ``exec`` through :func:`_exec`; once per process, on CPython."""
+    global _installed, _path
+    if _installed or sys.implementation.name != "cpython":
+        return
+    import dataclasses
+    from importlib.util import MAGIC_NUMBER, cache_from_source
+
+    _installed = True
+    _path = cache_from_source(os.path.join(os.path.dirname(os.path.abspath(__file__)), CACHE_NAME))
+    _cache.update(_read(_path, MAGIC_NUMBER))
+    dataclasses.exec = _exec
+    import atexit
+
+    atexit.register(save)
+
+
+def _read(path: str, magic: bytes) -> dict[str, bytes]:
+    """The texts and their code in ``path``; {} when it is missing, not a regular file, too big,
+    of another interpreter or damaged."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return {}
+    try:
+        import stat
+
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BYTES:
+            return {}
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(MAX_BYTES + 1)
+    except OSError:
+        return {}
+    finally:
+        os.close(fd)
+    if not data.startswith(magic):
+        return {}
+    try:
+        found = marshal.loads(data[len(magic):])
+    except (ValueError, EOFError, TypeError):
+        return {}
+    if not isinstance(found, dict):
+        return {}
+    return {k: v for k, v in found.items()
+            if type(k) is tuple and len(k) == 2 and type(k[0]) is int and type(k[1]) is str and type(v) is bytes}
+
+
+def _code(text: str, flags: int):
+    """The code of ``text`` as ``exec`` compiles it with the ``__future__`` ``flags`` of its caller:
+    from the cache, else compiled and kept."""
+    global _added
+    key = (flags, text)
+    _used.add(key)
+    known = _cache.get(key)
+    if known is not None:
+        try:
+            code = marshal.loads(known)
+        except (ValueError, EOFError, TypeError):
+            code = None
+        if type(code) is _CODE:
+            return code
+    code = compile(text, "<string>", "exec", flags, dont_inherit=True)
+    _cache[key] = marshal.dumps(code)
+    _added += 1
+    return code
+
+
+def _exec(source, globals=None, locals=None, /, *args, **kwargs):
+    """dataclasses' ``exec``. A source text is compiled as ``exec`` compiles it, with the
+    ``__future__`` flags of the code that called (dataclasses.py's: none); for one of Memento's
+    modules, the code comes from the cache."""
+    if globals is None:  # exec's own: the caller's namespaces (never this module's)
+        caller = sys._getframe(1)
+        globals, locals = caller.f_globals, caller.f_locals if locals is None else locals
+    if isinstance(source, str):
+        flags = sys._getframe(1).f_code.co_flags & _FUTURE
+        if isinstance(globals, dict) and str(globals.get("__name__", "")).startswith(OURS):
+            source = _code(source, flags)
+        else:
+            source = compile(source, "<string>", "exec", flags, dont_inherit=True)
+    return exec(source, globals, locals, *args, **kwargs)
+
+
+def save() -> None:
+    """Write the cache back (atomically) when this process compiled something it lacked; never
+    when Python writes no bytecode. Nothing is said when it cannot be written (a read-only install)."""
+    global _added
+    if not _added or not _path or sys.dont_write_bytecode:
+        return
+    from importlib.util import MAGIC_NUMBER
+
+    entries = _cache if len(_cache) <= MAX_ENTRIES else {k: _cache[k] for k in _used if k in _cache}
+    tmp = f"{_path}.{os.getpid()}"
+    try:
+        os.makedirs(os.path.dirname(_path), exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(MAGIC_NUMBER + marshal.dumps(entries))
+        os.replace(tmp, _path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        return
+    _added = 0
