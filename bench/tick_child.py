@@ -8,6 +8,7 @@ counted as the tick's.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import resource
@@ -72,14 +73,20 @@ def child(root: str, out: str) -> None:
 
     agents.run_in_group = agent_process.run_in_group = agent_run.run_in_group = timed_group
     sys.argv = ["memento_core.tick", "--project", root]
-    code = 0
+    code = [0]
+
+    def write() -> None:
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        Path(out).write_text(json.dumps({"exit": code[0], "calls": calls, "agent_verify_cpu": spent[0],
+                                         "python_cpu": own.ru_utime + own.ru_stime}))
+
+    # The tick ends its process itself after the exit functions (tick/__main__.exit_now): written
+    # as one of them, before the interpreter's teardown, as it was when the tick returned here.
+    atexit.register(write)
     try:
         runpy.run_module("memento_core.tick", run_name="__main__", alter_sys=True)
     except SystemExit as exc:
-        code = exc.code or 0
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    Path(out).write_text(json.dumps({"exit": code, "calls": calls, "agent_verify_cpu": spent[0],
-                                     "python_cpu": own.ru_utime + own.ru_stime}))
+        code[0] = exc.code or 0
 
 
 if __name__ == "__main__":

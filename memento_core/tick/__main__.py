@@ -240,5 +240,27 @@ def outcome_tag(outcome) -> str:
     return "[ok]"
 
 
+def exit_now(code: int) -> None:
+    """End cron's tick process with ``code`` without taking the interpreter apart: its teardown freed
+    every object of a hundred modules, one by one, for a process whose memory the system frees
+    whole (about 15 ms of CPU, a twentieth of a tick's: issue 42). What a normal exit does that
+    matters is done first: the exit functions run (atexit: the dataclass code's file, a temporary
+    folder's finalizer), stdout and stderr are flushed. While a thread that is not a daemon still
+    runs, it is a normal exit, which waits for it."""
+    import atexit
+
+    threading = sys.modules.get("threading")  # never imported: no other thread was started with it
+    if threading is not None and any(not t.daemon for t in threading.enumerate()
+                                     if t is not threading.main_thread()):
+        raise SystemExit(code)
+    atexit._run_exitfuncs()  # and forgotten: a normal exit below does not run them twice
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):  # cron closed the pipe, a stream set to None:
+        raise SystemExit(code) from None  # a normal exit says so and exits 120, as it always did
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    exit_now(main())

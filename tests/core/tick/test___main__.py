@@ -68,3 +68,63 @@ def test_the_usual_command_lines_are_read_without_argparse_and_the_tag_says_how_
     assert outcome_tag(Outcome(2, "x")) == "[error]" and outcome_tag(Outcome(1, "x")) == "[warn]"
     assert outcome_tag(Outcome(0, "x", results=[TaskResult("T-1", False, "failed")])) == "[warn]"
     assert outcome_tag(Outcome(0, "x", results=[TaskResult("T-1", True)])) == "[ok]"
+
+
+# exit_now, as the last thing cron's tick process does: what a normal exit does that matters
+# (the exit functions, the flushed output, a thread's end) is done; the interpreter's teardown is not.
+_EXIT = """
+import atexit, os, sys, threading, time
+from memento_core.tick.__main__ import exit_now
+out = sys.argv[1]
+atexit.register(lambda: open(os.path.join(out, "atexit"), "w").close())
+
+class Teardown:
+    def __del__(self, open=open, path=os.path.join(out, "teardown")):  # builtins may be gone by then
+        open(path, "w").close()
+
+kept_until_teardown = Teardown()
+if sys.argv[2] == "thread":
+    def late():
+        time.sleep(0.3)
+        open(os.path.join(out, "thread"), "w").close()
+    threading.Thread(target=late).start()
+if sys.argv[2] == "daemon":
+    threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+sys.stdout.write("said, not yet flushed")
+sys.stderr.write("warned, not yet flushed")  # line-buffered: held until a newline or a flush
+exit_now(3)
+"""
+
+
+def _exit_now(tmp_path, mode: str, **kw) -> subprocess.CompletedProcess:
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # stdout buffered, as cron's is
+    return subprocess.run([sys.executable, "-c", _EXIT, str(tmp_path), mode], text=True, timeout=60, env=env, **kw)
+
+
+@pytest.mark.parametrize("mode", ["alone", "daemon"])
+def test_exit_now_runs_the_exit_functions_flushes_and_skips_the_teardown(tmp_path, mode):
+    done = _exit_now(tmp_path, mode, capture_output=True)
+    assert (done.returncode, done.stdout, done.stderr) == (3, "said, not yet flushed", "warned, not yet flushed")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["atexit"]  # no object freed one by one
+
+
+def test_exit_now_waits_for_a_thread_that_still_runs_as_a_normal_exit_does(tmp_path):
+    done = _exit_now(tmp_path, "thread", capture_output=True)
+    assert (done.returncode, done.stdout, done.stderr) == (3, "said, not yet flushed", "warned, not yet flushed")
+    assert {"atexit", "thread"} <= {p.name for p in tmp_path.iterdir()}
+
+
+def test_exit_now_with_nowhere_to_write_exits_as_python_does_120(tmp_path):
+    import os
+
+    read, write = os.pipe()
+    os.close(read)  # cron's pipe closed: the flush fails (EPIPE)
+    try:
+        done = _exit_now(tmp_path, "alone", stdout=write, stderr=subprocess.PIPE)
+    finally:
+        os.close(write)
+    assert done.returncode == 120
+    assert "BrokenPipeError" in done.stderr
+    assert (tmp_path / "atexit").exists()
