@@ -1,6 +1,6 @@
 """The code of the methods ``@dataclass`` writes for Memento's classes, compiled once per install
-rather than in every process (issue 42: a tick makes 74 dataclasses, about 390 compiles, a fifth
-of its own CPU time).
+rather than in every process (issue 42: a tick makes 74 dataclasses, and compiling their 393
+methods was 37 ms of CPU, a seventh of its Python process).
 
 ``@dataclass`` writes the source of each method it adds (``__init__``, ``__repr__``, ``__eq__``,
 a frozen class's ``__setattr__`` and ``__delattr__``, ``__hash__``) and hands it to ``exec``,

@@ -45,8 +45,29 @@ def test_the_command_gets_the_proxy_for_everything_but_loopback(monkeypatch):
     assert "HTTPS_PROXY" not in inner._env(None)
 
 
-def upper_server(path: str, ready: threading.Event | None = None) -> socket.socket:
-    """A unix socket at ``path`` answering each connection with what it read, upper-cased."""
+def stop(listener: socket.socket, thread: threading.Thread) -> None:
+    """Close ``listener`` and end the thread that accepts on it. Shut down first, which wakes its
+    accept: a thread left there took a later test's connections (the descriptor's number is used
+    again: a test of test_network.py saw its proxy's call go to this file's relay, and its agent
+    waited out its 10 s)."""
+    try:
+        listener.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    thread.join(timeout=10)
+    listener.close()
+    assert not thread.is_alive()
+
+
+def serving(listener: socket.socket, path: str) -> threading.Thread:
+    """inner.py's relay from ``listener`` to the unix socket at ``path``, in a thread."""
+    thread = threading.Thread(target=inner._serve, args=(listener, path), daemon=True)
+    thread.start()
+    return thread
+
+
+def upper_server(path: str, ready: threading.Event | None = None) -> tuple[socket.socket, threading.Thread]:
+    """A unix socket at ``path`` answering each connection with what it read, upper-cased, and its thread."""
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(path)
     server.listen(8)
@@ -63,8 +84,9 @@ def upper_server(path: str, ready: threading.Event | None = None) -> socket.sock
                     data += chunk
                 conn.sendall(data.upper())
 
-    threading.Thread(target=serve, daemon=True).start()
-    return server
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return server, thread
 
 
 def exchange(port: int, data: bytes) -> bytes:
@@ -81,20 +103,20 @@ def test_a_loopback_connection_is_relayed_both_ways_to_the_unix_socket(tmp_path)
     path = str(tmp_path / "proxy.sock")
     server = upper_server(path)
     listener = inner._listen("127.0.0.1", 0)
-    threading.Thread(target=inner._serve, args=(listener, path), daemon=True).start()
+    relaying = serving(listener, path)
     try:
         big = os.urandom(3 * inner.CHUNK).hex().encode()
         assert exchange(listener.getsockname()[1], big) == big.upper()
         assert exchange(listener.getsockname()[1], b"again") == b"AGAIN"
     finally:
-        listener.close()
-        server.close()
+        stop(listener, relaying)
+        stop(*server)
 
 
 def test_a_socket_still_being_made_is_waited_for(tmp_path):
     path = str(tmp_path / "late.sock")
     listener = inner._listen("127.0.0.1", 0)
-    threading.Thread(target=inner._serve, args=(listener, path), daemon=True).start()
+    relaying = serving(listener, path)
     client = socket.create_connection(("127.0.0.1", listener.getsockname()[1]), timeout=30)
     server = None
     try:
@@ -108,9 +130,9 @@ def test_a_socket_still_being_made_is_waited_for(tmp_path):
         assert reply == b"EARLY WORDS"
     finally:
         client.close()
-        listener.close()
+        stop(listener, relaying)
         if server is not None:
-            server.close()
+            stop(*server)
 
 
 EXIT_LIKE = """
