@@ -6,15 +6,17 @@ A small project (``--files`` tracked files), unconfined (``[sandbox] mode = "non
 which adds the counting hooks below and imports nothing the tick does not); the first tick is a
 warm-up.
 
-Counted per tick:
-- every git process, by git's own trace (``GIT_TRACE2_EVENT`` pointed at a directory: one
-  file per git process, those git starts itself included: ``gc --auto``, a hook, a helper);
-  the processes git starts that are not git are counted apart;
-- the git commands the tick itself starts, by subcommand and by where in memento_core they
-  come from (a hook on ``subprocess.Popen`` in the child);
-- CPU: user + system of the tick process and all its children (``RUSAGE_CHILDREN`` around
-  the child) minus that of the agent and verify (``RUSAGE_CHILDREN`` around each
-  ``run_in_group`` in the child, the run guard included).
+Two kinds of tick, alternated on one project: a counted tick and a timed one.
+- Counted: every git process, by git's own trace (``GIT_TRACE2_EVENT`` pointed at a directory:
+  one file per git process, those git starts itself included: ``gc --auto``, a hook, a helper);
+  the processes git starts that are not git are counted apart; and the git commands the tick
+  itself starts, by subcommand and by where in memento_core they come from (a hook on
+  ``subprocess.Popen`` in the child).
+- Timed, without git's trace (it costs each git process about 0.5 ms of CPU, 12–20 ms a tick, that
+  cron's ticks never pay): user + system of the tick process and all its children
+  (``RUSAGE_CHILDREN`` around the child) minus that of the agent and verify (``RUSAGE_CHILDREN``
+  around each ``run_in_group`` in the child, the run guard included). The counted ticks' CPU
+  is printed too.
 
 Budgets (issue 42): ≤ 25 git processes and ≤ 0.30 s of CPU per tick, medians of ``--ticks``.
 
@@ -98,12 +100,15 @@ def _traced(trace: Path) -> tuple[collections.Counter, int]:
     return kinds, others
 
 
-def one_tick(root: Path, tmp: Path, n: int, compile_each: bool = False, code: Path = HERE.parent) -> dict:
+def one_tick(root: Path, tmp: Path, n: int, compile_each: bool = False, code: Path = HERE.parent,
+             traced: bool = True) -> dict:
+    """One tick as cron runs it; ``traced``: git's trace counts its processes (and costs them CPU)."""
     trace = tmp / f"trace{n}"
     trace.mkdir()
     out = tmp / f"tick{n}.json"
-    env = {**ENV, "GIT_TRACE2_EVENT": str(trace), "PYTHONPATH": os.pathsep.join(
-        p for p in (str(code), os.environ.get("PYTHONPATH", "")) if p)}
+    env = {**ENV, "PYTHONPATH": os.pathsep.join(p for p in (str(code), os.environ.get("PYTHONPATH", "")) if p)}
+    if traced:
+        env["GIT_TRACE2_EVENT"] = str(trace)
     if not compile_each:  # as installed: the bytecode is cached (the warm-up tick writes it)
         env.pop("PYTHONDONTWRITEBYTECODE", None)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -119,34 +124,36 @@ def one_tick(root: Path, tmp: Path, n: int, compile_each: bool = False, code: Pa
     kinds, others = _traced(trace)
     return {"git": sum(kinds.values()), "kinds": kinds, "others": others, "calls": got["calls"],
             "cpu_total": total, "agent_verify": got["agent_verify_cpu"],
-            "cpu_tick": total - got["agent_verify_cpu"], "python": got["python_cpu"]}
+            "cpu_tick": total - got["agent_verify_cpu"], "python": got["python_cpu"], "traced": traced}
 
 
 def measure(ticks: int, files: int, compile_each: bool = False, codes: tuple[Path, ...] = (HERE.parent,)
             ) -> list[list[dict]]:
     """Each code tree's ticks (one project each, their ticks alternated so that both meet the
-    same load), the warm-up tick left out."""
+    same load): ``ticks`` counted ones and ``ticks`` timed ones, in turn, the warm-up pair left out."""
     with tempfile.TemporaryDirectory() as tmpdir:
         tmp = Path(tmpdir)
         roots = [tmp / f"proj{i}" for i in range(len(codes))]
         for root in roots:
-            make_project(root, files, ticks + 2)
+            make_project(root, files, 2 * ticks + 3)
         runs: list[list[dict]] = [[] for _ in codes]
         for i in range(len(codes)):
             (tmp / f"c{i}").mkdir()
-        for n in range(ticks + 1):
+        for n in range(2 * ticks + 2):
             for i, (root, code) in enumerate(zip(roots, codes, strict=True)):
-                runs[i].append(one_tick(root, tmp / f"c{i}", n, compile_each, code))
+                runs[i].append(one_tick(root, tmp / f"c{i}", n, compile_each, code, traced=n % 2 == 0))
         for root in roots:
             log = subprocess.run(["git", "-C", str(root), "log", "--format=%s"], capture_output=True,
                                  text=True).stdout
             passed = sum(1 for line in log.splitlines() if line.startswith("memento: complete"))
-            if passed != ticks + 1:
-                raise SystemExit(f"expected {ticks + 1} passed tasks, the log has {passed}:\n{log}")
-    return [r[1:] for r in runs]  # the first pays for the memory store's creation and cold caches
+            if passed != 2 * ticks + 2:
+                raise SystemExit(f"expected {2 * ticks + 2} passed tasks, the log has {passed}:\n{log}")
+    return [r[2:] for r in runs]  # the first pair pays for the memory store's creation and cold caches
 
 
-def report(runs: list[dict], where: bool) -> list:
+def report(ticks: list[dict], where: bool) -> list:
+    runs = [r for r in ticks if r["traced"]]  # counted
+    timed = [r for r in ticks if not r["traced"]]
     counts = sorted(r["git"] for r in runs)
     median_git = statistics.median(counts)
     med = min(runs, key=lambda r: abs(r["git"] - median_git))
@@ -160,17 +167,19 @@ def report(runs: list[dict], where: bool) -> list:
         by = collections.Counter((c["cmd"], c["where"]) for c in med["calls"])
         for (cmd, at), n in sorted(by.items(), key=lambda kv: (-kv[1], kv[0])):
             print(f"  {n:3d}  {cmd:14s} {at}")
-    cpu = statistics.median(r["cpu_tick"] for r in runs)
+    cpu = statistics.median(r["cpu_tick"] for r in timed)
     return [
         ("git processes per tick, median (min–max)", f"{median_git:g} ({counts[0]}–{counts[-1]})",
          f"≤ {BUDGET_GIT}", median_git <= BUDGET_GIT),
         ("  of them started by the tick itself", f"{statistics.median(len(r['calls']) for r in runs):g}", "", None),
         ("CPU of the tick and its children, median (s)",
-         f"{statistics.median(r['cpu_total'] for r in runs):.3f}", "", None),
-        ("  of which agent + verify (s)", f"{statistics.median(r['agent_verify'] for r in runs):.3f}", "", None),
-        ("  of which the tick's Python process (s)", f"{statistics.median(r['python'] for r in runs):.3f}", "", None),
+         f"{statistics.median(r['cpu_total'] for r in timed):.3f}", "", None),
+        ("  of which agent + verify (s)", f"{statistics.median(r['agent_verify'] for r in timed):.3f}", "", None),
+        ("  of which the tick's Python process (s)", f"{statistics.median(r['python'] for r in timed):.3f}", "", None),
         ("CPU per tick excluding agent and verify, median (s)", f"{cpu:.3f}", f"≤ {BUDGET_CPU:.2f}",
          cpu <= BUDGET_CPU),
+        ("  the same, of the counted ticks (git's trace on)",
+         f"{statistics.median(r['cpu_tick'] for r in runs):.3f}", "", None),
     ]
 
 
