@@ -70,9 +70,9 @@ def install() -> None:
     atexit.register(save)
 
 
-def _read(path: str, magic: bytes) -> dict[str, bytes]:
-    """The texts and their code in ``path``; {} when it is missing, not a regular file, too big,
-    of another interpreter or damaged."""
+def _read(path: str, magic: bytes) -> dict[tuple[int, str], bytes]:
+    """The (flags, text) keys and their code in ``path``; {} when it is missing, not a regular
+    file, too big, of another interpreter or damaged."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
