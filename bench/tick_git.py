@@ -104,7 +104,7 @@ def one_tick(root: Path, tmp: Path, n: int, compile_each: bool = False, code: Pa
              traced: bool = True) -> dict:
     """One tick as cron runs it; ``traced``: git's trace counts its processes (and costs them CPU)."""
     trace = tmp / f"trace{n}"
-    trace.mkdir()
+    trace.mkdir()  # empty for a timed tick: nothing counted
     out = tmp / f"tick{n}.json"
     env = {**ENV, "PYTHONPATH": os.pathsep.join(p for p in (str(code), os.environ.get("PYTHONPATH", "")) if p)}
     if traced:

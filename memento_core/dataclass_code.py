@@ -48,20 +48,18 @@ for _name in __future__.all_feature_names:
     if _name != "nested_scopes":
         _FUTURE |= getattr(__future__, _name).compiler_flag
 del _name
-_path = ""
+_path = ""  # the file's; set once installed
 _added = 0
-_installed = False
 
 
 def install() -> None:
     """Read the file and route dataclasses' ``exec`` through :func:`_exec`; once per process, on CPython."""
-    global _installed, _path
-    if _installed or sys.implementation.name != "cpython":
+    global _path
+    if _path or sys.implementation.name != "cpython":
         return
     import dataclasses
     from importlib.util import MAGIC_NUMBER, cache_from_source
 
-    _installed = True
     _path = cache_from_source(os.path.join(os.path.dirname(os.path.abspath(__file__)), CACHE_NAME))
     _cache.update(_read(_path, MAGIC_NUMBER))
     dataclasses.exec = _exec
@@ -125,11 +123,11 @@ def _exec(source, globals=None, locals=None, /, *args, **kwargs):
     """dataclasses' ``exec``. A source text is compiled as ``exec`` compiles it, with the
     ``__future__`` flags of the code that called (dataclasses.py's: none); for one of Memento's
     modules, the code comes from the cache."""
+    caller = sys._getframe(1)
     if globals is None:  # exec's own: the caller's namespaces (never this module's)
-        caller = sys._getframe(1)
         globals, locals = caller.f_globals, caller.f_locals if locals is None else locals
     if isinstance(source, str):
-        flags = sys._getframe(1).f_code.co_flags & _FUTURE
+        flags = caller.f_code.co_flags & _FUTURE
         if isinstance(globals, dict) and str(globals.get("__name__", "")).startswith(OURS):
             source = _code(source, flags)
         else:

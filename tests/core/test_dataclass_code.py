@@ -296,7 +296,7 @@ def test_it_is_installed_once_and_only_on_cpython(monkeypatch, tmp_path):
     monkeypatch.setattr(dataclass_code, "_path", str(path))
     dataclass_code.install()  # installed when memento_core was imported: the file is not read again
     assert dataclass_code._cache == {} and dataclass_code._path == str(path)
-    monkeypatch.setattr(dataclass_code, "_installed", False)
+    monkeypatch.setattr(dataclass_code, "_path", "")  # not installed yet
     monkeypatch.setattr(sys.implementation, "name", "pypy")
     monkeypatch.delattr(dc, "exec")
     dataclass_code.install()  # another Python: dataclasses as they are

@@ -343,7 +343,6 @@ def test_add_note_refuses_to_write_into_unclosed_fence(tmp_path):
     assert path.read_text() == original
 
 
-
 def test_a_fence_left_open_in_active_notes_below_the_archive_is_refused_at_its_line(tmp_path):
     """Both sections there (the Archive first), a fence opened among the active notes and never closed:
     the note would go inside it. Refused, naming the fence's line, and the file kept."""
@@ -370,6 +369,7 @@ def test_a_note_added_through_memento_is_announced_to_a_running_tick_by_its_key(
     finally:
         listener.close()
     assert listener.got == [f'{{"op": "note", "key": "{note.key}"}}'.encode()]
+
 
 @pytest.mark.parametrize(("original", "line"), [
     ("# HUMAN NOTES\n\n<!-- a person's comment, never closed\nstill the comment\n", 3),

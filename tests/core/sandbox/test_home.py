@@ -836,7 +836,6 @@ def test_a_file_that_cannot_be_removed_stops_the_clearing_with_its_name_not_an_e
             subprocess.run([chattr, "-i", str(home / "stuck" / "deeper" / "f")], check=False)
 
 
-
 def test_a_home_with_many_things_left_names_the_first_five_in_order(tmp_path):
     """Six immutable files left: the message names the first five, sorted, and says they are still there."""
     chattr = shutil.which("chattr")
@@ -855,6 +854,7 @@ def test_a_home_with_many_things_left_names_the_first_five_in_order(tmp_path):
     finally:
         for name in stuck:
             subprocess.run([chattr, "-i", str(home / name)], check=False)
+
 
 @needs_bwrap
 def test_a_private_home_that_cannot_be_emptied_fails_the_attempt_and_the_next_tick_runs(tmp_path, person):
