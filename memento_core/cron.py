@@ -8,6 +8,12 @@ own PATH is minimal, and the agent CLIs live in ~/.local/bin and the like),
 and appends everything to ``logs/cron.log``. ``%`` (a newline to cron) is
 escaped.
 
+The entry starts in the project's folder, which the agent writes, so Python runs with ``-P``
+(:data:`TICK_ARGS`): ``python -m`` would put that folder first on its path, and a
+``memento_core/`` (or a ``json.py``) the agent left there would be imported instead of
+Memento's, and run as the person, unconfined. `memento cron show` warns of an entry written
+before (:func:`unsafe_path`); `memento cron install` rewrites it.
+
 python-crontab reads and writes the crontab; ``tabfile`` (or the
 MEMENTO_CRONTAB_FILE environment variable, for tests) points it at a file
 instead of the user's crontab. ``--systemd`` writes a timer + service pair
@@ -35,6 +41,9 @@ from .durations import format_duration, parse_duration
 from .errors import MementoError
 
 TAG_PREFIX = "memento: "
+# How every process Memento starts of its own tick runs it: -P (Python 3.11's safe path) keeps
+# the current folder, the project's, off the import path (`python -m` puts it first).
+TICK_ARGS = ("-P", "-m", "memento_core.tick")
 CRONTAB_FILE_ENV = "MEMENTO_CRONTAB_FILE"
 MISSING_CRONTAB = (
     "the `crontab` command is not installed, so Memento cannot schedule ticks with cron; "
@@ -133,9 +142,28 @@ def tick_command(root: Path | str, *, python: str | None = None, path: str | Non
     log = root / "logs" / "cron.log"
     command = (
         f"cd {q(str(root))} && mkdir -p logs && PATH={q(agent_path(path))} "
-        f"{q(python)} -m memento_core.tick --project {q(str(root))} >> {q(str(log))} 2>&1"
+        f"{q(python)} {' '.join(TICK_ARGS)} --project {q(str(root))} >> {q(str(log))} 2>&1"
     )
     return command.replace("%", r"\%")
+
+
+_PYTHON = re.compile(r"(python|pypy)[\d.]*")
+
+
+def unsafe_path(command: str) -> bool:
+    """Whether an entry's command runs ``python -m memento_core.tick`` with the folder it starts
+    in first on Python's import path: no ``-P`` (nor ``-I``, which implies it) between the
+    interpreter and ``-m``, as entries were written before :data:`TICK_ARGS`."""
+    try:
+        words = shlex.split(command.replace("\\%", "%"))
+    except ValueError:
+        return False
+    for i, word in enumerate(words):
+        if word == "memento_core.tick" and i and words[i - 1] == "-m":
+            start = max((k for k in range(i - 1) if _PYTHON.fullmatch(os.path.basename(words[k]))), default=-1)
+            return not any(w.startswith("-") and not w.startswith("--") and set(w[1:]) & {"P", "I"}
+                           for w in words[start + 1:i - 1])
+    return False
 
 
 @dataclass(frozen=True)
@@ -444,7 +472,7 @@ def systemd_units(root: Path | str, every: str | float = "5min", *, python: str 
     log = str(root / "logs" / "cron.log").replace("%", "%%")
     shown = str(root).replace("%", "%%")
     exec_start = " ".join(_systemd_quote(a) for a in
-                          (python, "-m", "memento_core.tick", "--project", str(root)))
+                          (python, *TICK_ARGS, "--project", str(root)))
     service = (
         "[Unit]\n"
         f"Description=Memento tick for {shown}\n\n"

@@ -281,7 +281,7 @@ def serve_process(root: Path, port: int, log: Path, *extra: str) -> subprocess.P
     """`memento-tui --serve ROOT --port PORT` in its own process group (its dashboards join it),
     its output in ``log``."""
     with open(log, "ab") as out:
-        return subprocess.Popen([sys.executable, "-m", "memento_tui.app", "--serve", "--port", str(port),
+        return subprocess.Popen([sys.executable, "-P", "-m", "memento_tui.app", "--serve", "--port", str(port),
                                  *extra, str(root)],
                                 stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True)

@@ -109,7 +109,7 @@ def is_loopback(host: str) -> bool:
 def app_command(root: Path, *, auto_tick: bool = False, polling: bool = False,
                 interval: float | None = None) -> str:
     """The shell command textual-serve runs for each browser tab: this interpreter, this dashboard."""
-    parts = [sys.executable, "-m", "memento_tui.app", str(root)]
+    parts = [sys.executable, "-P", "-m", "memento_tui.app", str(root)]  # -P: see cron.TICK_ARGS
     if auto_tick:
         parts.append("--auto-tick")
     if interval is not None:

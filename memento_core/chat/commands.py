@@ -220,6 +220,7 @@ def tick(ws: Workspace, *, in_tick: bool) -> str:
     import subprocess
     import sys
 
+    from ..cron import TICK_ARGS  # -P: the project's folder, the child's, is not on its import path
     from ..locks import LockBusy, file_lock, open_append
 
     if in_tick:
@@ -231,7 +232,7 @@ def tick(ws: Workspace, *, in_tick: bool) -> str:
         return "A tick is already running; /status shows what it does."
     ws.logs_dir.mkdir(parents=True, exist_ok=True)
     with open_append(ws.cron_log, split=True) as log:
-        child = subprocess.Popen([sys.executable, "-m", "memento_core.tick", "--project", str(ws.root)],
+        child = subprocess.Popen([sys.executable, *TICK_ARGS, "--project", str(ws.root)],
                                  stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=ws.root,
                                  start_new_session=True, env=os.environ.copy())
     STARTED.append(child)

@@ -7,7 +7,9 @@ install, a ``PYTHONPATH=src``), a ``*.pth`` (run by site in a site folder), a mo
 package named like the runner (``src/pytest.py`` is what ``python -m pytest`` runs when
 src/ comes first on the path), and a ``conftest.py`` (pytest loads it, and its hooks see
 every test). Added inside a folder the task's ``context_files`` name, one of them made
-the verify of a task whose code was still broken pass. So a task may add one only when
+the verify of a task whose code was still broken pass. Memento's own packages count too: a
+``memento_core/`` in the project's folder is what ``python -m memento_core.tick`` started there
+by hand would run. So a task may add one only when
 its context_files name that exact file (a folder, a glob is not enough), and guards.check
 fails the attempt otherwise, naming the path; the rollback removes it like any created
 file. A change to such a file that was there already is the task's business (a test
@@ -25,6 +27,16 @@ import shlex
 COMMON = frozenset({"sitecustomize", "usercustomize", "site", "pytest", "_pytest", "py", "pluggy", "iniconfig",
                     "unittest", "doctest", "nose", "nose2", "tox", "nox", "coverage", "trial", "twisted", "runpy"})
 # Words that run the next word as the program (`uv run pytest`, `timeout 60 pytest`, `env X=1 pytest`).
+# Memento's own packages: `python -m memento_core.tick` (or `-m memento_tui.app`) run by hand in the
+# project's folder imports one left there, as the person (what Memento starts itself runs with -P:
+# cron.TICK_ARGS).
+MEMENTO = frozenset({"memento_core", "memento_tui"})
+# ... and, in the project's root, what those runs import first: without an __init__.py a folder of
+# that name is a namespace package, which an editable install (whose finder comes last) yields to.
+MEMENTO_ENTRIES = frozenset(f"{package}/{rest}" for package, rests in (
+    ("memento_core", ("__init__.py", "__main__.py", "tick.py", "tick/__init__.py", "tick/__main__.py")),
+    ("memento_tui", ("__init__.py", "__main__.py", "app.py", "app/__init__.py", "app/__main__.py")))
+    for rest in rests)
 _WRAPPERS = frozenset({"env", "time", "nice", "nohup", "timeout", "exec", "command", "xvfb-run", "uv", "uvx",
                        "poetry", "pipenv", "pdm", "hatch", "rye", "run", "npx", "coverage"})
 _INTERPRETER = re.compile(r"(python|pypy)[\d.]*")
@@ -37,8 +49,9 @@ _MODULE_FILE = re.compile(r"(?P<name>[A-Za-z_]\w*)(\.py|\.pyw|(\.[\w-]+)?\.(so|p
 
 def runner_modules(verify: str | None) -> frozenset[str]:
     """The module names whose shadow would change how ``verify`` starts: :data:`COMMON`, the
-    program of each command in it (``pytest``, ``nose2``) and each ``-m MODULE`` it runs."""
-    found = set(COMMON)
+    program of each command in it (``pytest``, ``nose2``) and each ``-m MODULE`` it runs; and
+    :data:`MEMENTO`, whose shadow would change how the next tick starts."""
+    found = set(COMMON | MEMENTO)
     for segment in _SEPARATORS.split(verify or ""):
         try:
             words = shlex.split(segment)
@@ -66,9 +79,9 @@ def runner_modules(verify: str | None) -> frozenset[str]:
 def is_startup_file(path: str, modules: frozenset[str]) -> bool:
     """Whether ``path`` (relative, / separated) changes how Python or the runner starts: a
     ``conftest.py``, a ``*.pth``, or a module or package (its ``__init__.py``/``__main__.py``)
-    named in ``modules``."""
+    named in ``modules``; or one of :data:`MEMENTO_ENTRIES`."""
     folder, _, name = path.rstrip("/").rpartition("/")
-    if name in _FILES or name.endswith(".pth"):
+    if name in _FILES or name.endswith(".pth") or path in MEMENTO_ENTRIES:
         return True
     if name in ("__init__.py", "__main__.py"):
         return folder.rpartition("/")[2] in modules

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -71,8 +72,56 @@ def test_tick_command(project):
     root = str(project.resolve())
     assert command == (
         f"cd '{root}' && mkdir -p logs && PATH=/home/me/.local/bin:/usr/bin:/usr/local/bin:/bin "
-        f"/opt/py/bin/python3 -m memento_core.tick --project '{root}' >> '{root}/logs/cron.log' 2>&1"
+        f"/opt/py/bin/python3 -P -m memento_core.tick --project '{root}' >> '{root}/logs/cron.log' 2>&1"
     )
+    assert not cron.unsafe_path(command)
+
+
+SHADOW = "with open({marker!r}, 'a') as fh:\n    fh.write(__file__ + '\\n')\n"
+
+
+def shadowed(folder: Path, marker: Path) -> None:
+    """A memento_core in ``folder`` whose import appends to ``marker``, as a regular package and
+    (tick/) through what a namespace package would reach."""
+    for rel in ("memento_core/__init__.py", "memento_core/tick/__init__.py", "memento_core/tick/__main__.py"):
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text(SHADOW.format(marker=str(marker)))
+
+
+@pytest.mark.parametrize("options", [
+    [], ["-P"], ["-I"], ["-B", "-P"], ["-BP"], ["-IB"], ["-E"], ["-s"], ["-B"], ["-X", "utf8"], ["-W", "ignore"],
+    ["-OO"], ["-u", "-P"],
+])
+def test_unsafe_path_says_what_python_does(tmp_path, options):
+    """Differential, against the interpreter itself: started in a folder holding a memento_core of
+    its own, the command imports that one exactly when :func:`cron.unsafe_path` says it would."""
+    here = tmp_path / "project"
+    marker = tmp_path / "imported"
+    shadowed(here, marker)
+    command = " ".join([shlex.quote(sys.executable), *options, "-m", "memento_core.tick", "--help"])
+    r = subprocess.run(command, shell=True, cwd=here, capture_output=True, text=True, timeout=60)
+    assert marker.exists() == cron.unsafe_path(f"cd {shlex.quote(str(here))} && PATH=/usr/bin {command}"), \
+        (options, r.stdout[-300:], r.stderr[-300:])
+    if not marker.exists():
+        assert r.returncode == 0 and "usage: python -m memento_core.tick" in r.stdout, r.stderr
+
+
+def test_the_entry_runs_memento_not_a_memento_core_in_the_project(tmp_path, git_identity):
+    """The entry starts in the project's folder, which the agent writes: run as cron runs it, with a
+    memento_core/ there (committed: a task that named it, a person's merge), the tick is Memento's."""
+    from memento_core.scaffold import init_workspace
+
+    root = tmp_path / "proj"
+    init_workspace(root, project="proj")
+    marker = tmp_path / "imported"
+    shadowed(root, marker)
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    subprocess.run(["git", "commit", "-qm", "a memento_core of the project's"], cwd=root, check=True)
+    command = cron.tick_command(root, path=os.environ["PATH"]).replace(r"\%", "%")
+    r = subprocess.run(["sh", "-c", command], capture_output=True, text=True, timeout=120)
+    log = (root / "logs" / "cron.log").read_text()
+    assert not marker.exists(), log
+    assert r.returncode == 0 and "[ok] tick skipped: tick_mode is paused" in log, log  # a new project's mode
 
 
 def test_percent_is_escaped_for_cron(tmp_path):
@@ -86,7 +135,7 @@ def test_percent_is_escaped_for_cron(tmp_path):
 def test_default_command_uses_this_python_and_this_path(project, monkeypatch):
     monkeypatch.setenv("PATH", "/custom/agents/bin:/usr/bin")
     command = cron.tick_command(project)
-    assert f"{sys.executable} -m memento_core.tick" in command
+    assert f"{sys.executable} -P -m memento_core.tick" in command
     assert "PATH=/custom/agents/bin:/usr/bin:/usr/local/bin:/bin " in command
 
 
@@ -213,7 +262,7 @@ def test_systemd_units(project):
     assert "Persistent=true\n" in timer and f"Unit={name}.service\n" in timer
     assert "WantedBy=timers.target" in timer
     assert "Type=oneshot\n" in service
-    assert f'ExecStart=/opt/py/bin/python3 -m memento_core.tick --project "{root}"\n' in service
+    assert f'ExecStart=/opt/py/bin/python3 -P -m memento_core.tick --project "{root}"\n' in service
     assert f"StandardOutput=append:{root}/logs/cron.log\n" in service
     assert "Environment=PATH=/usr/bin:/usr/local/bin:/bin\n" in service
     assert schedule.exact

@@ -320,6 +320,20 @@ def test_loopback_and_refusal_rules():
         Path("/a b/c"), polling=True)
 
 
+def test_a_browser_tabs_dashboard_is_mementos_whatever_folder_it_starts_in(tmp_path):
+    """textual-serve runs the tab's command in the folder `memento-tui --serve` started in (a
+    project's, whose files an agent writes): a memento_tui/ there is not what it imports (-P)."""
+    marker = tmp_path / "imported"
+    here = tmp_path / "project"
+    for rel in ("memento_tui/__init__.py", "memento_tui/app.py"):
+        (here / rel).parent.mkdir(parents=True, exist_ok=True)
+        (here / rel).write_text(f"open({str(marker)!r}, 'a').write(__file__)\n")
+    r = subprocess.run(app_command(here) + " --help", shell=True, cwd=here, capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0 and "memento-tui" in r.stdout, r.stderr
+    assert not marker.exists()
+
+
 def test_serve_without_a_workspace_and_host_without_serve(tmp_path: Path):
     r = subprocess.run([sys.executable, "-m", "memento_tui.app", "--serve", str(tmp_path / "nothing")],
                        capture_output=True, text=True, timeout=60)

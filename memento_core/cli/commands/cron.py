@@ -214,7 +214,7 @@ def cmd_remove(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from ...cron import MISSING_CRONTAB, TAG_PREFIX, cron_available, entries, tag_for
+    from ...cron import MISSING_CRONTAB, TAG_PREFIX, cron_available, entries, tag_for, unsafe_path
 
     ws = None
     try:
@@ -233,8 +233,15 @@ def cmd_show(args: argparse.Namespace) -> int:
         state = "" if entry.enabled else " (disabled)"
         mine = "  <- this project" if entry.root == here else ""
         print(safe_text(f"[ok] {entry.root}{state}{mine}") + "\n     " + safe_text(entry.line))
+    unsafe = [entry.root for entry in found if unsafe_path(entry.command)]
+    for root in unsafe:
+        warn(safe_text(f"{root}: its entry runs Python with the project's folder first on the import path "
+                       "(no -P): a memento_core/ an agent left there would run as you, unconfined; "
+                       f"`memento cron install {root}` rewrites it"))
     if ws is not None and not any(e.root == here for e in found):
         warn(f"{ws.root} has no crontab entry; `memento cron install` adds one")
+        return 1
+    if unsafe:
         return 1
     if found:
         _warn_without_daemon()

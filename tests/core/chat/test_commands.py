@@ -6,6 +6,7 @@ answers it; /tick starts a tick beside the round."""
 from __future__ import annotations
 
 import json
+import subprocess
 
 from memento_core.notes import parse_notes
 from memento_core.plan.scan import parse_plan
@@ -139,11 +140,19 @@ def test_tick_starts_a_tick_beside_the_round(tmp_path, telegram):
     from memento_core.chat import commands
 
     ws = chat_ws(tmp_path, telegram)
+    # A memento_core of the project's, committed: the tick starts in its folder, and is Memento's still.
+    marker = tmp_path / "imported"
+    (ws.root / "memento_core" / "tick").mkdir(parents=True)
+    for rel in ("__init__.py", "tick/__init__.py", "tick/__main__.py"):
+        (ws.root / "memento_core" / rel).write_text(f"open({str(marker)!r}, 'a').write(__file__)\n")
+    subprocess.run(["git", "add", "memento_core"], cwd=ws.root, check=True)
+    subprocess.run(["git", "commit", "-qm", "the project's own memento_core"], cwd=ws.root, check=True)
     tick = telegram.say(CHAT, PERSON, "/tick")
     chat_round(ws)
     [child] = commands.STARTED
     commands.STARTED.clear()
     assert child.wait(120) == 0
+    assert not marker.exists()
     [said] = replies(telegram, tick)
     assert said == f"✓ a tick started (pid {child.pid}); /status shows how it goes"
     assert parse_plan(ws.plan_path).task("T-1").status == "x"

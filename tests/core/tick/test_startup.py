@@ -53,6 +53,26 @@ def test_what_does_not(path):
     assert not is_startup_file(path, runner_modules("python -m pytest"))
 
 
+@pytest.mark.parametrize("path", [
+    "memento_core.py", "memento_core/__init__.py", "memento_core/__main__.py", "memento_core/tick.py",
+    "memento_core/tick/__init__.py", "memento_core/tick/__main__.py", "src/memento_core/__init__.py",
+    "memento_tui.py", "memento_tui/__init__.py", "memento_tui/app.py", "memento_tui/app/__main__.py",
+])
+def test_a_shadow_of_memento_changes_how_the_next_tick_starts(path):
+    """What `python -m memento_core.tick` or `-m memento_tui.app`, run by hand in the project's folder,
+    would import first; the namespace package's entries only in the root (where that run starts)."""
+    assert is_startup_file(path, runner_modules("npm test"))
+
+
+@pytest.mark.parametrize("path", [
+    "memento_core/cron.py", "memento_core/tick/run.py", "memento_tui/screens.py", "src/memento_core/tick/__main__.py",
+    "docs/memento_core.md", "my_memento_core.py",
+])
+def test_a_file_of_a_memento_package_that_is_there_does_not(path):
+    """Memento's own checkout as a project adds modules to its packages: only their entries count."""
+    assert not is_startup_file(path, runner_modules("npm test"))
+
+
 def test_only_the_exact_file_names_it():
     assert named_exactly("src/conftest.py", ["src/", "./src/conftest.py"])
     assert named_exactly("src/conftest.py", ["/src/conftest.py"])

@@ -51,6 +51,25 @@ def test_cli_install_show_remove(workspace, tab, monkeypatch, capsys):
     assert "has no crontab entry" in capsys.readouterr().out
 
 
+def test_show_warns_of_an_entry_written_without_safe_path_until_install_rewrites_it(workspace, tab, monkeypatch,
+                                                                                  capsys):
+    """An entry from before -P: python -m puts the project's folder first on the import path."""
+    monkeypatch.setenv(cron.CRONTAB_FILE_ENV, str(tab))
+    assert main(["cron", "install", str(workspace)]) == 0
+    text = tab.read_text()
+    tab.write_text(text.replace(" -P -m memento_core.tick", " -m memento_core.tick"))
+    capsys.readouterr()
+    assert main(["cron", "show", str(workspace)]) == 1
+    out = capsys.readouterr().out
+    assert (f"[warn] {workspace.resolve()}: its entry runs Python with the project's folder first on the import "
+            "path (no -P)") in out and f"`memento cron install {workspace.resolve()}` rewrites it" in out
+    assert main(["cron", "install", str(workspace)]) == 0
+    assert " -P -m memento_core.tick" in tab.read_text()
+    capsys.readouterr()
+    assert main(["cron", "show", str(workspace)]) == 0
+    assert "no -P" not in capsys.readouterr().out
+
+
 def test_cli_without_crontab_binary(workspace, monkeypatch, tmp_path, capsys):
     monkeypatch.delenv(cron.CRONTAB_FILE_ENV, raising=False)
     monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
