@@ -160,9 +160,8 @@ def unsafe_path(command: str) -> bool:
         return False
     for i, word in enumerate(words):
         if word == "memento_core.tick" and i and words[i - 1] == "-m":
-            start = max((k for k in range(i - 1) if _PYTHON.fullmatch(os.path.basename(words[k]))), default=-1)
-            return not any(w.startswith("-") and not w.startswith("--") and set(w[1:]) & {"P", "I"}
-                           for w in words[start + 1:i - 1])
+            start = max((k for k in range(i) if _PYTHON.fullmatch(os.path.basename(words[k]))), default=0)
+            return not any(w.startswith("-") and ("P" in w or "I" in w) for w in words[start:i])
     return False
 
 

@@ -75,6 +75,11 @@ def test_tick_command(project):
         f"/opt/py/bin/python3 -P -m memento_core.tick --project '{root}' >> '{root}/logs/cron.log' 2>&1"
     )
     assert not cron.unsafe_path(command)
+    # Read as a shell reads it: another program's -P before the interpreter is not Python's.
+    assert cron.unsafe_path("systemd-run --user -P /usr/bin/python3 -m memento_core.tick --project /p") is True
+    assert cron.unsafe_path("cd /p && /usr/bin/python3 -X dev -P -m memento_core.tick") is False
+    assert cron.unsafe_path("cd /p && memento tick /p") is False  # no python -m: nothing on the path
+    assert cron.unsafe_path("cd '/p && /usr/bin/python3 -m memento_core.tick") is False  # unreadable: not judged
 
 
 SHADOW = "with open({marker!r}, 'a') as fh:\n    fh.write(__file__ + '\\n')\n"
