@@ -5,7 +5,8 @@ into a session of its own) leaves the agent's group, and its parent's death
 hands it to init. On Linux :func:`subreaper` makes this process a *child
 subreaper* (``prctl(PR_SET_CHILD_SUBREAPER)``) for the length of a tick, so
 such an orphan is re-parented to us instead, and :func:`kill_strays` finds it
-by walking ``/proc``: every descendant of a child of ours that is in another
+below us (:func:`our_tree`; all of ``/proc`` when we are no subreaper, and
+once it has found one): every descendant of a child of ours that is in another
 session than ours and is not the leader of a group :mod:`.process` is still
 running (the agent, verify). Memento's own git commands run in our session and
 are never touched. Strays are stopped (SIGSTOP, so none can fork meanwhile),
@@ -172,17 +173,46 @@ def descendants(roots: Iterable[int], procs: list[Proc]) -> set[int]:
     return out
 
 
-def our_children() -> list[Proc] | None:
-    """Our children as the kernel lists them (``/proc/self/task/*/children``): a few reads, where
-    :func:`all_processes` reads every process of the machine; None where it cannot say."""
-    found = []
+def _children_of(pid: int | str) -> set[int] | None:
+    """The children of ``pid`` (``self``: ours), every thread's, as the kernel lists them
+    (``/proc/PID/task/*/children``); None where it cannot say."""
+    found: set[int] = set()
     try:
-        for task in os.listdir("/proc/self/task"):
-            with open(f"/proc/self/task/{task}/children", "rb") as fh:
-                found += (int(pid) for pid in fh.read().split())
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children", "rb") as fh:
+                found.update(int(child) for child in fh.read().split())
     except (OSError, ValueError):
         return None
-    return [p for p in map(read_proc, sorted(set(found))) if p is not None]
+    return found
+
+
+def our_children() -> list[Proc] | None:
+    """Our children as the kernel lists them: a few reads, where :func:`all_processes` reads every
+    process of the machine; None where it cannot say."""
+    found = _children_of("self")
+    if found is None:
+        return None
+    return [p for p in map(read_proc, sorted(found)) if p is not None]
+
+
+def our_tree() -> list[Proc] | None:
+    """Every process below this one, read down the kernel's lists of children from ours. Where
+    this process is a subreaper, that is every process a run of ours left (an orphan comes up to
+    us), read in a few files rather than all of /proc. None where a list cannot be read, or a
+    process ended while the tree was read (what it started may have moved up past its place)."""
+    found: dict[int, Proc] = {}
+    todo: list[int | str] = ["self"]
+    while todo:
+        children = _children_of(todo.pop())
+        if children is None:
+            return None
+        for pid in sorted(children - found.keys()):
+            proc = read_proc(pid)
+            if proc is None:
+                return None
+            found[pid] = proc
+            todo.append(pid)
+    return list(found.values())
 
 
 def baseline() -> frozenset[tuple[int, int | None]]:
@@ -243,8 +273,12 @@ def kill_strays(sessions: Iterable[int] = (), grace: float = STRAY_GRACE, *,
     Returns the pids that were found. Without /proc (not Linux) it finds nothing.
     """
     sessions = tuple(sessions)
-    procs = all_processes()
-    if not find_strays(sessions, exclude, procs):  # most runs: one reading of /proc for both
+    # Most runs leave nothing: one reading for both questions, of our tree where we are a
+    # subreaper (everything the run left is in it), else of every process.
+    procs = our_tree() if is_subreaper() else None
+    if procs is None:
+        procs = all_processes()
+    if not find_strays(sessions, exclude, procs):
         reap_zombies(exclude, procs)
         return []
     killed: set[int] = set()

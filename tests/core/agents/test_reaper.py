@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 
 
@@ -31,3 +32,85 @@ def test_the_baseline_is_our_children_in_other_sessions_as_the_kernel_lists_them
         for proc in (alone, ours, *from_thread):
             proc.kill()
             proc.wait()
+
+
+def _gone(pid: int) -> bool:
+    from memento_core.agents import reaper
+
+    proc = reaper.read_proc(pid)
+    return proc is None or proc.state in ("Z", "X")
+
+
+def test_a_subreapers_strays_are_found_in_its_own_tree_as_in_all_of_proc(monkeypatch):
+    """Differential: where this process is a subreaper, what a run left (an orphan in a session of
+    its own, re-parented to us; the run's session; an unwaited zombie) is found reading our tree
+    (:func:`reaper.our_tree`) exactly as reading every process; a running group, its children and
+    a child in our own session are not. kill_strays ends them, judged in /proc, having read no
+    process outside our tree while there was nothing to kill."""
+    import time
+
+    from memento_core.agents import reaper
+
+    with reaper.subreaper() as ok:
+        assert ok
+        existing = reaper.baseline()
+        ours = subprocess.Popen(["sleep", "30"])  # our session: Memento's own, never a stray
+        kept = subprocess.Popen(["sh", "-c", "sleep 30 & exec sleep 30"], start_new_session=True)
+        monkeypatch.setattr(reaper, "_running", lambda: [kept.pid])  # a run still being waited on
+        time.sleep(0.2)
+        assert reaper.find_strays((), existing) == set()
+        calls = []
+        real_all = reaper.all_processes
+        monkeypatch.setattr(reaper, "all_processes", lambda: calls.append(1) or real_all())
+        assert reaper.kill_strays((), exclude=existing) == [] and calls == []  # our tree only
+
+        subprocess.run(["sh", "-c", "setsid sleep 30 & exit 0"], check=True)  # an orphan, now ours
+        run = subprocess.Popen(["sh", "-c", "sleep 30 & sleep 30 & wait"], start_new_session=True)
+        zombie = subprocess.Popen(["true"], start_new_session=True)
+        time.sleep(0.3)
+        tree, everything = reaper.our_tree(), real_all()
+        assert tree is not None and {p.pid for p in tree} < {p.pid for p in everything}
+        fast = reaper.find_strays([run.pid], existing, tree)
+        assert fast == reaper.find_strays([run.pid], existing, everything)
+        orphans = {p.pid for p in tree if p.ppid == os.getpid() and p.sid not in (os.getsid(0), kept.pid, run.pid)
+                   and p.state not in ("Z", "X")}
+        run_session = {p.pid for p in tree if p.sid == run.pid}
+        assert orphans and len(run_session) == 3 and fast == orphans | run_session, (fast, orphans, run_session)
+        assert zombie.pid not in fast and reaper.read_proc(zombie.pid).state == "Z"
+
+        killed = reaper.kill_strays([run.pid], grace=0.5, exclude=existing)
+        assert set(killed) == fast and all(_gone(pid) for pid in fast)
+        assert reaper.read_proc(zombie.pid) is None  # reaped
+        kept_tree = reaper.descendants([kept.pid], real_all())
+        assert len(kept_tree) == 2 and not any(_gone(pid) for pid in kept_tree | {ours.pid})
+        for proc in (ours, kept, run):
+            proc.kill()
+        for proc in (ours, kept, run):
+            proc.wait()
+        zombie.returncode = 0  # reaped above
+
+
+def test_our_tree_says_nothing_when_a_process_ended_while_it_was_read_and_kill_strays_reads_all(monkeypatch):
+    """A child gone between its parent's list and its own: its children may have moved up past
+    where the walk is, so the tree is not trusted and every process is read."""
+    from memento_core.agents import reaper
+
+    child = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    try:
+        with reaper.subreaper():
+            monkeypatch.setattr(reaper, "read_proc", lambda pid: None)
+            assert reaper.our_tree() is None
+            calls = []
+            monkeypatch.setattr(reaper, "all_processes", lambda: calls.append(1) or [])
+            assert reaper.kill_strays(exclude=frozenset()) == [] and calls == [1]
+            monkeypatch.undo()
+        with reaper.subreaper():
+            monkeypatch.setattr(reaper, "is_subreaper", lambda: False)  # no subreaper: its tree says nothing
+            calls = []
+            real_all = reaper.all_processes
+            monkeypatch.setattr(reaper, "all_processes", lambda: calls.append(1) or real_all())
+            assert reaper.kill_strays(exclude=reaper.baseline()) == [] and calls == [1]
+            monkeypatch.undo()
+    finally:
+        child.kill()
+        child.wait()
