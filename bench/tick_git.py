@@ -25,6 +25,7 @@ writes it); ``--compile-each`` keeps this machine's ``PYTHONDONTWRITEBYTECODE``,
 compiles every module it imports again (about 0.25 s of CPU more).
 
 Run: python bench/tick_git.py [--ticks 9] [--files 20] [--where] [--compile-each] [--against DIR] [--json FILE]
+                              [--loose N]
      (--against DIR: the same ticks with DIR's memento_core too, alternated, e.g. an export of main)
 """
 
@@ -35,6 +36,7 @@ import collections
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -54,6 +56,18 @@ BUDGET_CPU = 0.30
 
 def _git(root: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=root, check=True, env=ENV, capture_output=True)
+
+
+def add_loose(root: Path, n: int) -> None:
+    """``n`` loose objects more in the project's store (blobs, as git writes them): a project some
+    ``n / 15`` ticks old, whose objects nothing but the person's git would have packed."""
+    blobs = root.parent / f"{root.name}-blobs"
+    blobs.mkdir()
+    for i in range(n):
+        (blobs / str(i)).write_text(f"an older tick's object {i}\n")
+    subprocess.run(["git", "hash-object", "-w", "--stdin-paths"], cwd=root, check=True, env=ENV,
+                   input="".join(f"{blobs / str(i)}\n" for i in range(n)).encode(), capture_output=True)
+    shutil.rmtree(blobs)
 
 
 def make_project(root: Path, n_files: int, n_tasks: int) -> None:
@@ -127,15 +141,18 @@ def one_tick(root: Path, tmp: Path, n: int, compile_each: bool = False, code: Pa
             "cpu_tick": total - got["agent_verify_cpu"], "python": got["python_cpu"], "traced": traced}
 
 
-def measure(ticks: int, files: int, compile_each: bool = False, codes: tuple[Path, ...] = (HERE.parent,)
-            ) -> list[list[dict]]:
+def measure(ticks: int, files: int, compile_each: bool = False, codes: tuple[Path, ...] = (HERE.parent,),
+            loose: int = 0) -> list[list[dict]]:
     """Each code tree's ticks (one project each, their ticks alternated so that both meet the
-    same load): ``ticks`` counted ones and ``ticks`` timed ones, in turn, the warm-up pair left out."""
+    same load): ``ticks`` counted ones and ``ticks`` timed ones, in turn, the warm-up pair left out.
+    ``loose``: loose objects added to each project's store first (:func:`add_loose`)."""
     with tempfile.TemporaryDirectory() as tmpdir:
         tmp = Path(tmpdir)
         roots = [tmp / f"proj{i}" for i in range(len(codes))]
         for root in roots:
             make_project(root, files, 2 * ticks + 3)
+            if loose:
+                add_loose(root, loose)
         runs: list[list[dict]] = [[] for _ in codes]
         for i in range(len(codes)):
             (tmp / f"c{i}").mkdir()
@@ -197,9 +214,11 @@ def main() -> int:
     ap.add_argument("--against", action="append", default=[], metavar="DIR",
                     help="also tick with the memento_core of this checkout (e.g. main's), alternated")
     ap.add_argument("--json", metavar="FILE", help="also write every tick's figures here")
+    ap.add_argument("--loose", type=int, default=0, metavar="N",
+                    help="N loose objects in the store first: a project some N/15 ticks old")
     args = ap.parse_args()
     codes = (HERE.parent, *(Path(p).resolve() for p in args.against))
-    runs = measure(args.ticks, args.files, args.compile_each, codes)
+    runs = measure(args.ticks, args.files, args.compile_each, codes, args.loose)
     if args.json:
         Path(args.json).write_text(json.dumps(runs, default=dict, indent=1))
     print(header() + f"  load average: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")

@@ -17,7 +17,8 @@ below it in this table (pyproject.toml's import-linter contract says so).
     status.py       git status on a scrubbed index, untracked, ignored, tracked, changed from HEAD
     trees.py        a commit's trees read in one command and edited in memory
     merge.py        one file's three-way merge: git merge-file, and its fast path in Python
-    objects.py      object ids, objects read and written in bulk, files hashed into blobs
+    objects.py      object ids, objects read and written in bulk, files hashed into blobs, the
+                    loose objects packed once there are many
     index.py        the guards' private index copy (scrubbed_index), made from the index's bytes
     repo.py         where the repository is (repo_dirs), HEAD, the empty tree
     run.py          the git binary, the hardening (HARDENING, git_env), run_git

@@ -6,7 +6,9 @@ and passed nothing, on more than 30% of the tasks blocked, on less than 500 MB
 of free disk, or on a git error. Tripping sets `tick_mode: paused` and writes
 one "🔴 CIRCUIT BREAKER TRIGGERED" entry; a person resumes by hand.
 
-**The housekeeping** (:func:`keep_house`): rotation, alert, checkpoint, journal, pruning.
+**The housekeeping** (:func:`keep_house`): rotation, alert, checkpoint, journal, pruning, and
+the repository's loose objects packed once an attempt found :data:`~..git.objects.LOOSE_LIMIT`
+of them (:func:`pack_objects`).
 None of these may stop a tick: a failure is a line in logs/cron.log. Logs and
 rollback folders are pruned so that nothing Memento keeps grows without bound
 (SPEC §11), and the memory journal gets this tick's attempts.
@@ -23,7 +25,7 @@ from ..plan.edits import edit_plan
 from ..plan.model import Plan
 from ..runlog import cron_log, utc_stamp
 from ..workspace import KEPT_DOCS, Workspace
-from .context import TickContext, unlink
+from .context import TickContext, append_log, unlink
 
 MIN_FREE_BYTES = 500 * 1024 * 1024
 BLOCKED_RATIO = 0.30
@@ -96,6 +98,26 @@ def keep_house(ctx: TickContext, plan: Plan) -> None:
         prune_logs(ctx.ws)
     if ctx.results:
         record_memory(ctx)
+    pack_objects(ctx)
+
+
+def pack_objects(ctx: TickContext) -> None:
+    """Pack the loose objects (git/objects.pack_loose) when an attempt's snapshot found
+    ``LOOSE_LIMIT`` or more: the guard reads each of them three times a tick (tick/objects.py),
+    and Memento's commits add some fifteen a tick that git's own ``gc --auto`` never packs. After
+    the tick's commit, with every guard done: the next snapshot takes the packs as it finds
+    them. Said in the tick's log; a failure in cron.log, and the tick goes on."""
+    from ..git.objects import LOOSE_LIMIT, pack_loose
+
+    if ctx.loose_objects < LOOSE_LIMIT:
+        return
+    why = pack_loose(ctx.root)
+    if not why:
+        append_log(ctx.log_path, f"[memento] packed the repository's {ctx.loose_objects} loose objects "
+                                 "(git repack --geometric=2 -d)\n")
+    elif not why.startswith("gc.auto = 0"):
+        cron_log(ctx.ws, f"git could not pack the repository's {ctx.loose_objects} loose objects: {why}")
+    ctx.loose_objects = 0
 
 
 def rotate_status_log(ctx: TickContext, plan: Plan) -> None:

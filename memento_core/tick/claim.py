@@ -62,7 +62,7 @@ def take_snapshot(ctx: TickContext, base: str | None, untracked: set[str]) -> Sn
     own.split_own_hard_links(ws, None, "", ctx.log_path)  # an earlier run's, not this agent's: said in the log
     kept = kept_files.take(ctx.root, untracked, read_pattern_file(ws.cleanignore_path), archive,
                            confined=sandbox.resolve(ctx.config).confined)
-    return Snapshot(
+    snap = Snapshot(
         base=base, untracked=frozenset(untracked),
         plan=ws.plan_path.read_bytes(), project_map=read_or_none(ws.map_path),
         status=read_or_none(ws.status_path) or b"", notes=receipts.settled(ws.notes_path),
@@ -75,3 +75,6 @@ def take_snapshot(ctx: TickContext, base: str | None, untracked: set[str]) -> Sn
         objects=objects.take(ctx.root, ws.project_memento_dir / objects.MIRROR),
         unseen=unseen.look(ctx.root),
     )
+    if snap.objects is not None:  # what housekeeping packs past a limit (tick/afterwards.py)
+        ctx.loose_objects = max(ctx.loose_objects, len(snap.objects.loose))
+    return snap

@@ -65,6 +65,7 @@ class TickContext:
     stale_ticks: set = field(default_factory=set)  # dead ticks whose failure the breaker counted (recovery)
     tick_commit: str | None = None  # the last commit this tick made that its documents may be folded into
     docs_committed: tuple | None = None  # the documents' stat when last found committed (housekeeping)
+    loose_objects: int = 0  # the most loose objects an attempt's snapshot found (housekeeping packs them)
     # A parallel worker's own processes (crew_judge.py judges by them): ("agent"|"verify", start, end or
     # None while it runs), in time.time(); None elsewhere (a serial attempt has nobody else to tell them from).
     own_runs: list | None = None

@@ -158,3 +158,36 @@ def test_an_object_rewritten_before_the_agent_kills_its_tick_is_put_back_by_the_
     assert "the agent's text" not in git(root, "log", "--all", "--format=%B")
     assert fsck(root).returncode == 0, fsck(root).stderr
     assert loose_objects_genuine(root) == []
+
+
+def test_the_pack_a_tick_makes_of_its_loose_objects_is_guarded_like_any(tmp_path, monkeypatch):
+    """Housekeeping packs the loose objects once an attempt found LOOSE_LIMIT of them (5 here):
+    after the first tick none is loose, each object is still there and the history reads as
+    before; the next attempt's agent rewrites bytes of that pack in place, and it is put back."""
+    from memento_core.git import objects as git_objects
+
+    monkeypatch.setattr(git_objects, "LOOSE_LIMIT", 5)
+    ws = persons_history(tmp_path, agent("does_task.py", "hello.txt", "done"))
+    root = ws.root
+    before, persons = history(root), set(git(root, "cat-file", "--batch-all-objects", "--batch-check").split("\n"))
+    assert run_tick(root).results[0].passed
+    log = (root / entries(ws)[-1].log_path).read_text()
+    assert "[memento] packed the repository's" in log and "loose objects (git repack --geometric=2 -d)" in log
+    assert list((root / ".git" / "objects").glob("[0-9a-f][0-9a-f]/*")) == []
+    (pack,) = (root / ".git" / "objects" / "pack").glob("*.pack")
+    assert persons <= set(git(root, "cat-file", "--batch-all-objects", "--batch-check").split("\n"))
+    assert history(root) == before and fsck(root).returncode == 0, fsck(root).stderr
+
+    ws.plan_path.write_text(ws.plan_path.read_text() + (
+        "- [ ] `T-2` [MODULE:hello] Write more hello\n  - verify: `sh check.sh`\n  - context_files: [hello.txt]\n"
+        "  - retries: 0\n"))
+    text = ws.config_path.read_text().replace(agent("does_task.py", "hello.txt", "done"),
+                                              agent("rewrites_git_objects.py", "pack"))
+    ws.config_path.write_text(text)
+    git(root, "commit", "-qam", "T-2, and another agent")
+    packed = pack.read_bytes()
+    (result,) = run_tick(root).results
+    assert not result.passed and f".git/objects/pack/{pack.name}" in result.reason, result.reason
+    assert pack.read_bytes() == packed
+    assert fsck(root).returncode == 0, fsck(root).stderr
+    assert history(root) == before

@@ -4,11 +4,12 @@ and checked by git."""
 from __future__ import annotations
 
 import os
+import subprocess
 
 import pytest
 
 from memento_core.errors import MementoError
-from memento_core.git.objects import hash_blobs, read_blobs, write_objects
+from memento_core.git.objects import hash_blobs, pack_loose, read_blobs, write_objects
 from memento_core.git.repo import repo_dirs
 from tests.core.git_calls import stop_watching_git, watch_git
 
@@ -64,3 +65,70 @@ def test_blob_ids_computed_here_are_the_ones_git_writes(seeded, monkeypatch):
     here = hash_blobs(root, paths, write=False)
     assert started == []
     assert here == hash_blobs(root, paths)
+
+
+def _all_objects(root) -> set[str]:
+    """Every object of the repository, packed or loose: "id type size" lines."""
+    return set(git(root, "cat-file", "--batch-all-objects", "--batch-check").splitlines())
+
+
+def _loose(root) -> list[str]:
+    return [p.parent.name + p.name for p in (root / ".git" / "objects").glob("[0-9a-f][0-9a-f]/*")]
+
+
+def _more_history(root, n: int, tag: str) -> None:
+    for i in range(n):
+        write(root, f"notes/{tag}-{i}.txt", f"{tag} {i}\n")
+        git(root, "add", "-A")
+        git(root, "commit", "-qm", f"{tag} {i}")
+
+
+@pytest.mark.parametrize("fmt", ["sha1", "sha256"])
+def test_pack_loose_packs_every_loose_object_and_loses_none(tmp_path, git_identity, fmt):
+    """Judged in git: each object before is there after (unreachable ones too), none is loose,
+    fsck finds nothing, the history reads the same; one pack of them, named as git names one."""
+    root = repo_with_files(tmp_path, fmt)
+    _more_history(root, 6, "a")
+    write(root, "stray.txt", "a blob no commit holds\n")
+    git(root, "hash-object", "-w", "stray.txt")
+    before, log = _all_objects(root), git(root, "log", "--format=%H %T %s")
+    assert len(_loose(root)) == len(before)
+    assert pack_loose(root) == ""
+    assert _loose(root) == [] and _all_objects(root) == before
+    assert git(root, "log", "--format=%H %T %s") == log
+    subprocess.run(["git", "-C", str(root), "fsck", "--full", "--strict"], check=True, capture_output=True)
+    (pack,) = (root / ".git" / "objects" / "pack").glob("*.pack")
+    assert pack.with_suffix(".idx").is_file() and not (root / ".git" / "objects" / "info" / "packs").exists()
+
+
+def test_pack_loose_rolls_the_small_packs_up(tmp_path, git_identity):
+    """Packed again and again, as ticks would: the packs stay few (their sizes grow geometrically)."""
+    root = repo_with_files(tmp_path)
+    counts = []
+    for round_ in range(8):
+        _more_history(root, 4, f"r{round_}")
+        before = _all_objects(root)
+        assert pack_loose(root) == ""
+        assert _loose(root) == [] and _all_objects(root) == before
+        counts.append(len(list((root / ".git" / "objects" / "pack").glob("*.pack"))))
+    assert max(counts) <= 3, counts
+
+
+def test_pack_loose_leaves_a_repository_whose_person_turned_packing_off(tmp_path, git_identity):
+    root = repo_with_files(tmp_path)
+    git(root, "config", "gc.auto", "0")
+    loose = sorted(_loose(root))
+    assert pack_loose(root) == "gc.auto = 0 in git's configuration"
+    assert sorted(_loose(root)) == loose and not list((root / ".git" / "objects" / "pack").glob("*.pack"))
+
+
+def test_pack_loose_says_what_git_said_when_it_cannot(tmp_path, git_identity):
+    """A file where git's pack folder goes: git cannot pack, nothing is lost, the answer is git's words."""
+    root = repo_with_files(tmp_path)
+    pack_dir = root / ".git" / "objects" / "pack"
+    pack_dir.rmdir()
+    pack_dir.write_text("not a folder\n")
+    loose = sorted(_loose(root))
+    why = pack_loose(root)
+    assert why.startswith("fatal: Unable to create temporary file") and "Not a directory" in why, why
+    assert sorted(_loose(root)) == loose

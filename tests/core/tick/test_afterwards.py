@@ -92,3 +92,61 @@ def test_logs_are_pruned_so_history_does_not_grow_without_bound(tmp_path):
     assert len(list(ws.rollback_dir.iterdir())) == afterwards.KEEP_ROLLBACKS
     assert not ws.cron_log.exists() and (ws.logs_dir / "cron.log.1").exists()
     assert (ws.logs_dir / "status_archive" / "TICK_STATUS_a_b.md").exists()
+
+
+# ------------------------------------------------------------------ the loose objects packed
+
+
+def _hello(tmp_path):
+    from memento_core.workspace import Workspace
+
+    return Workspace(make_ws(tmp_path, agent("does_task.py", "hello.txt", "done")).root)
+
+
+def _loose(root) -> int:
+    return len(list((root / ".git" / "objects").glob("[0-9a-f][0-9a-f]/*")))
+
+
+def test_below_the_limit_housekeeping_starts_no_git_to_pack(tmp_path, git_identity, monkeypatch):
+    from memento_core.git import objects as git_objects
+    from memento_core.tick.__main__ import run_tick
+    from tests.core.git_calls import watch_git
+
+    ws = _hello(tmp_path)
+    before = _loose(ws.root)
+    monkeypatch.setattr(git_objects, "LOOSE_LIMIT", before + 1)  # the snapshot finds `before`: one short
+    started = watch_git(monkeypatch, [])
+    assert run_tick(ws.root).results[0].passed
+    assert "repack" not in started and "config" not in started, started
+    assert _loose(ws.root) > before
+
+
+def test_a_pack_git_refuses_is_a_line_in_cron_log_and_the_tick_goes_on(tmp_path, git_identity, monkeypatch):
+    from memento_core.git import objects as git_objects
+    from memento_core.plan.scan import parse_plan
+    from memento_core.tick.__main__ import run_tick
+
+    ws = _hello(tmp_path)
+    monkeypatch.setattr(git_objects, "LOOSE_LIMIT", 1)
+    pack_dir = ws.root / ".git" / "objects" / "pack"
+    pack_dir.rmdir()
+    pack_dir.write_text("not a folder\n")  # git cannot write a pack
+    outcome = run_tick(ws.root)
+    assert outcome.exit_code == 0 and outcome.results[0].passed
+    assert parse_plan(ws.plan_path).task("T-1").status == "x"
+    said = ws.cron_log.read_text()
+    assert "git could not pack the repository's" in said and "Not a directory" in said, said
+
+
+def test_a_person_who_turned_gits_packing_off_is_obeyed_without_a_word(tmp_path, git_identity, monkeypatch):
+    import subprocess
+
+    from memento_core.git import objects as git_objects
+    from memento_core.tick.__main__ import run_tick
+
+    ws = _hello(tmp_path)
+    subprocess.run(["git", "-C", str(ws.root), "config", "gc.auto", "0"], check=True)
+    monkeypatch.setattr(git_objects, "LOOSE_LIMIT", 1)
+    assert run_tick(ws.root).results[0].passed
+    assert not list((ws.root / ".git" / "objects" / "pack").glob("*.pack")) and _loose(ws.root) > 0
+    assert "pack" not in (ws.cron_log.read_text() if ws.cron_log.exists() else "")
