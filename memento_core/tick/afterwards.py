@@ -117,7 +117,6 @@ def pack_objects(ctx: TickContext) -> None:
                                  "(git repack --geometric=2 -d)\n")
     elif not why.startswith("gc.auto = 0"):
         cron_log(ctx.ws, f"git could not pack the repository's {ctx.loose_objects} loose objects: {why}")
-    ctx.loose_objects = 0
 
 
 def rotate_status_log(ctx: TickContext, plan: Plan) -> None:

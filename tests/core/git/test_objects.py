@@ -115,11 +115,15 @@ def test_pack_loose_rolls_the_small_packs_up(tmp_path, git_identity):
 
 
 def test_pack_loose_leaves_a_repository_whose_person_turned_packing_off(tmp_path, git_identity):
+    """gc.auto = 0 only: a threshold of the person's own is git's porcelain's business, not this."""
     root = repo_with_files(tmp_path)
+    git(root, "config", "gc.auto", "6700")
+    assert pack_loose(root) == "" and _loose(root) == []
+    _more_history(root, 2, "later")
     git(root, "config", "gc.auto", "0")
     loose = sorted(_loose(root))
     assert pack_loose(root) == "gc.auto = 0 in git's configuration"
-    assert sorted(_loose(root)) == loose and not list((root / ".git" / "objects" / "pack").glob("*.pack"))
+    assert sorted(_loose(root)) == loose and len(list((root / ".git" / "objects" / "pack").glob("*.pack"))) == 1
 
 
 def test_pack_loose_says_what_git_said_when_it_cannot(tmp_path, git_identity):

@@ -121,6 +121,16 @@ def test_below_the_limit_housekeeping_starts_no_git_to_pack(tmp_path, git_identi
     assert _loose(ws.root) > before
 
 
+def test_at_the_limit_housekeeping_packs(tmp_path, git_identity, monkeypatch):
+    from memento_core.git import objects as git_objects
+    from memento_core.tick.__main__ import run_tick
+
+    ws = _hello(tmp_path)
+    monkeypatch.setattr(git_objects, "LOOSE_LIMIT", _loose(ws.root))  # what the snapshot finds: exactly
+    assert run_tick(ws.root).results[0].passed
+    assert _loose(ws.root) == 0 and list((ws.root / ".git" / "objects" / "pack").glob("*.pack"))
+
+
 def test_a_pack_git_refuses_is_a_line_in_cron_log_and_the_tick_goes_on(tmp_path, git_identity, monkeypatch):
     from memento_core.git import objects as git_objects
     from memento_core.plan.scan import parse_plan
