@@ -63,17 +63,33 @@ def write_objects(root: Path, objects: Sequence[tuple[str, bytes]]) -> list[str]
 LOOSE_LIMIT = 256
 
 
+def _zero(value: str) -> bool:
+    """Whether git reads a config value as the integer 0 (``0``, ``00``, ``0x0``, ``0k``, ``-0``)."""
+    text = value.strip().lower()
+    text = text[:-1] if text[-1:] in ("k", "m", "g") else text
+    digits = text.lstrip("+-")
+    if digits.startswith("0x"):
+        digits = digits[2:]
+    return bool(digits) and set(digits) == {"0"}
+
+
 def pack_loose(root: Path) -> str:
     """Pack the loose objects of ``root``'s repository the way git itself does, crash-safe
     (``git repack --geometric=2 -d``: the loose objects and the small packs rolled up into one,
     so the packs' sizes grow geometrically and there are few; what was packed removed). Local
     objects only (``-l``), no server info written (``-n``), no deltas looked for (``--window=0``:
     the person's own ``git gc`` makes them). Not where the person turned git's packing off
-    (``gc.auto = 0``). Returns '' when packed, else why not (git's last words)."""
+    (``gc.auto = 0``), nor in a partial clone (``extensions.partialClone``: git before 2.53 rolls
+    its promisor packs up as if they were its own). Returns '' when packed, else why not (git's
+    last words)."""
     root = Path(root)
-    auto = run_git(root, ["config", "--type=int", "--get", "gc.auto"], check=False)
-    if auto.returncode == 0 and auto.stdout.strip() == b"0":
-        return "gc.auto = 0 in git's configuration"
+    said = run_git(root, ["config", "--get-regexp", r"^(gc\.auto|extensions\.partialclone)$"], check=False)
+    for line in said.stdout.decode("utf-8", "replace").splitlines():
+        key, _, value = line.partition(" ")
+        if key == "extensions.partialclone":
+            return "a partial clone (extensions.partialClone)"
+        if key == "gc.auto" and _zero(value):
+            return "gc.auto = 0 in git's configuration"
     proc = run_git(root, ["repack", "--geometric=2", "-d", "-l", "-n", "-q", "--window=0"], check=False)
     if proc.returncode == 0:
         return ""

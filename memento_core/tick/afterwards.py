@@ -106,10 +106,13 @@ def pack_objects(ctx: TickContext) -> None:
     ``LOOSE_LIMIT`` or more: the guard reads each of them three times a tick (tick/objects.py),
     and Memento's commits add some fifteen a tick that git's own ``gc --auto`` never packs. After
     the tick's commit, with every guard done: the next snapshot takes the packs as it finds
-    them. Said in the tick's log; a failure in cron.log, and the tick goes on."""
+    them. Said in the tick's log; a failure in cron.log, and the tick goes on. Never after the
+    guards found objects they could not put back (``git_failed``): git packs what a loose file
+    holds without checking it, and a forged object would then be read from the pack, whatever
+    a person restores under its loose name."""
     from ..git.objects import LOOSE_LIMIT, pack_loose
 
-    if ctx.loose_objects < LOOSE_LIMIT:
+    if ctx.loose_objects < LOOSE_LIMIT or ctx.git_failed:
         return
     why = pack_loose(ctx.root)
     if not why:

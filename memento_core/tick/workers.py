@@ -181,6 +181,7 @@ def run_worker(crew: Crew, w: Worker) -> None:
             for sub in (w.docs, w.ctx):
                 crew.ctx.git_failed = crew.ctx.git_failed or sub.git_failed
                 crew.ctx.rate_limited = crew.ctx.rate_limited or sub.rate_limited
+                crew.ctx.loose_objects = max(crew.ctx.loose_objects, sub.loose_objects)  # housekeeping packs
         w.finished = True
         crew.changed.set()
 

@@ -125,13 +125,20 @@ def test_an_object_planted_under_the_id_of_the_tasks_own_content_is_never_commit
     assert fsck(root).returncode == 0, fsck(root).stderr
 
 
-def test_objects_without_a_valid_copy_stop_the_tick_for_a_person(tmp_path):
+def test_objects_without_a_valid_copy_stop_the_tick_for_a_person(tmp_path, monkeypatch):
     """The agent rewrites the object and Memento's copy of it: nothing valid to put back. The tick
-    says which object, pauses the plan (the alert, exit 1) and the next tick does not run."""
+    says which object, pauses the plan (the alert, exit 1) and the next tick does not run. Nor is
+    anything packed, past the loose objects' limit too: git would copy the forged object into a
+    pack, where a person restoring the loose file would never see it read."""
+    from memento_core.git import objects as git_objects
+
+    monkeypatch.setattr(git_objects, "LOOSE_LIMIT", 1)
     ws = persons_history(tmp_path, agent("rewrites_git_objects.py", "mirror", "feature"))
     root = ws.root
     oid = git(root, "rev-parse", "feature").strip()
     outcome = run_tick(root)
+    assert not list((root / ".git" / "objects" / "pack").glob("*.pack"))
+    assert (root / ".git" / "objects" / oid[:2] / oid[2:]).is_file()
     (result,) = outcome.results
     assert not result.passed
     assert f".git/objects/{oid[:2]}/{oid[2:]}, and Memento has no copy" in result.reason, result.reason

@@ -136,3 +136,22 @@ def test_pack_loose_says_what_git_said_when_it_cannot(tmp_path, git_identity):
     why = pack_loose(root)
     assert why.startswith("fatal: Unable to create temporary file") and "Not a directory" in why, why
     assert sorted(_loose(root)) == loose
+
+
+@pytest.mark.parametrize("value", ["0", "00", "0x0", "0k", "-0", "+0", " 0", "1", "6700", "0x10", "10k", "-1"])
+def test_a_gc_auto_of_zero_is_read_as_git_reads_it(tmp_path, git_identity, value):
+    """Differential: git's own reading of the value (``--type=int``) against the one here."""
+    from memento_core.git.objects import _zero
+
+    root = repo_with_files(tmp_path)
+    git(root, "config", "gc.auto", value)
+    assert _zero(value) == (git(root, "config", "--type=int", "--get", "gc.auto") == "0")
+    assert (pack_loose(root) == "gc.auto = 0 in git's configuration") == _zero(value)
+
+
+def test_pack_loose_leaves_a_partial_clone(tmp_path, git_identity):
+    root = repo_with_files(tmp_path)
+    git(root, "config", "extensions.partialClone", "origin")
+    loose = sorted(_loose(root))
+    assert pack_loose(root) == "a partial clone (extensions.partialClone)"
+    assert sorted(_loose(root)) == loose
