@@ -148,21 +148,60 @@ def tick_command(root: Path | str, *, python: str | None = None, path: str | Non
 
 
 _PYTHON = re.compile(r"(python|pypy)[\d.]*")
+_WITH_VALUE = frozenset("WXcm")  # Python's one-letter options that take a value (``-Wignore``, ``-m mod``)
+_SEPARATORS = frozenset({"&&", "||", ";", "|", "&", ";;", "(", ")"})
 
 
 def unsafe_path(command: str) -> bool:
-    """Whether an entry's command runs ``python -m memento_core.tick`` with the folder it starts
-    in first on Python's import path: no ``-P`` (nor ``-I``, which implies it) between the
-    interpreter and ``-m``, as entries were written before :data:`TICK_ARGS`."""
+    """Whether an entry's command runs a module of Memento's (``python -m memento_core.tick``)
+    with the folder it starts in first on Python's import path: no ``-P`` nor ``-I`` (which
+    implies it) among the interpreter's options, no ``PYTHONSAFEPATH`` set before it, as
+    entries were written before :data:`TICK_ARGS`. An unreadable command is not judged."""
+    lexer = shlex.shlex(command.replace("\\%", "%"), posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True  # words as the shell splits them; `;`, `&&`, `|` words of their own
     try:
-        words = shlex.split(command.replace("\\%", "%"))
+        words = list(lexer)
     except ValueError:
         return False
-    for i, word in enumerate(words):
-        if word == "memento_core.tick" and i and words[i - 1] == "-m":
-            start = max((k for k in range(i) if _PYTHON.fullmatch(os.path.basename(words[k]))), default=0)
-            return not any(w.startswith("-") and ("P" in w or "I" in w) for w in words[start:i])
+    safe_env = False
+    for k, word in enumerate(words):
+        if word in _SEPARATORS:
+            safe_env = False
+        elif word.startswith("PYTHONSAFEPATH="):
+            safe_env = word != "PYTHONSAFEPATH="
+        elif _PYTHON.fullmatch(os.path.basename(word)):
+            module, flags = _module_run(words[k + 1:])
+            if module.split(".")[0] in ("memento_core", "memento_tui") and not (safe_env or flags & {"P", "I"}):
+                return True
     return False
+
+
+def _module_run(words: list[str]) -> tuple[str, set[str]]:
+    """The module ``-m`` runs ('' for none) and the one-letter flags before it, read as Python
+    reads its options (``-BP``, ``-W ignore``, ``-Wignore``, ``-mmod``, ``-X utf8``)."""
+    flags: set[str] = set()
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word in _SEPARATORS or not word.startswith("-") or word in ("-", "--"):
+            return "", flags
+        if word.startswith("--"):  # --check-hash-based-pycs MODE and the like
+            i += 2 if word == "--check-hash-based-pycs" else 1
+            continue
+        for j, letter in enumerate(word[1:], 1):
+            if letter in _WITH_VALUE:
+                value = word[j + 1:]
+                if not value:
+                    i += 1
+                    value = words[i] if i < len(words) else ""
+                if letter == "m":
+                    return value, flags
+                if letter == "c":
+                    return "", flags
+                break
+            flags.add(letter)
+        i += 1
+    return "", flags
 
 
 @dataclass(frozen=True)
@@ -584,7 +623,7 @@ def github_workflow(project: str, every: str | float = "5min", *, subdir: str = 
         "        with:",
         f"          python-version: {q(python)}",
         "      - name: Install Memento",
-        f"        run: python -m pip install {shlex.quote(pip)}",
+        f"        run: python -P -m pip install {shlex.quote(pip)}",  # -P: not a pip/ of the checkout's
         "      - name: Git identity",
         "        run: |",
         '          git config user.name "Memento (GitHub Actions)"',

@@ -80,6 +80,10 @@ def test_tick_command(project):
     assert cron.unsafe_path("cd /p && /usr/bin/python3 -X dev -P -m memento_core.tick") is False
     assert cron.unsafe_path("cd /p && memento tick /p") is False  # no python -m: nothing on the path
     assert cron.unsafe_path("cd '/p && /usr/bin/python3 -m memento_core.tick") is False  # unreadable: not judged
+    assert cron.unsafe_path("/usr/bin/python3 script.py -m memento_core.tick") is False  # a script's own -m
+    assert cron.unsafe_path("/usr/bin/python3 -c 'import x' -m memento_core.tick") is False
+    assert cron.unsafe_path("PYTHONSAFEPATH=1 true; /usr/bin/python3 -m memento_core.tick") is True  # not its
+    assert cron.unsafe_path("/usr/bin/python3 -P -m x && /usr/bin/python3 -m memento_tui.app") is True
 
 
 SHADOW = "with open({marker!r}, 'a') as fh:\n    fh.write(__file__ + '\\n')\n"
@@ -93,22 +97,27 @@ def shadowed(folder: Path, marker: Path) -> None:
         (folder / rel).write_text(SHADOW.format(marker=str(marker)))
 
 
-@pytest.mark.parametrize("options", [
-    [], ["-P"], ["-I"], ["-B", "-P"], ["-BP"], ["-IB"], ["-E"], ["-s"], ["-B"], ["-X", "utf8"], ["-W", "ignore"],
-    ["-OO"], ["-u", "-P"],
+@pytest.mark.parametrize(("before", "after"), [
+    ("", "-m memento_core.tick"), ("", "-P -m memento_core.tick"), ("", "-I -m memento_core.tick"),
+    ("", "-B -P -m memento_core.tick"), ("", "-BP -m memento_core.tick"), ("", "-IB -m memento_core.tick"),
+    ("", "-E -m memento_core.tick"), ("", "-s -m memento_core.tick"), ("", "-X utf8 -m memento_core.tick"),
+    ("", "-W ignore -m memento_core.tick"), ("", "-W ignore -P -m memento_core.tick"), ("", "-OO -m memento_core.tick"),
+    ("", "-u -P -m memento_core.tick"), ("", "-mmemento_core.tick"), ("", "-m memento_core.tick.__main__"),
+    ("", "-Wignore::ImportWarning -m memento_core.tick"), ("", "-m memento_core.cli"),
+    ("PYTHONSAFEPATH=1", "-m memento_core.tick"), ("PYTHONSAFEPATH=", "-m memento_core.tick"),
 ])
-def test_unsafe_path_says_what_python_does(tmp_path, options):
+def test_unsafe_path_says_what_python_does(tmp_path, before, after):
     """Differential, against the interpreter itself: started in a folder holding a memento_core of
     its own, the command imports that one exactly when :func:`cron.unsafe_path` says it would."""
     here = tmp_path / "project"
     marker = tmp_path / "imported"
     shadowed(here, marker)
-    command = " ".join([shlex.quote(sys.executable), *options, "-m", "memento_core.tick", "--help"])
+    command = " ".join(w for w in (before, shlex.quote(sys.executable), after, "--help") if w)
     r = subprocess.run(command, shell=True, cwd=here, capture_output=True, text=True, timeout=60)
     assert marker.exists() == cron.unsafe_path(f"cd {shlex.quote(str(here))} && PATH=/usr/bin {command}"), \
-        (options, r.stdout[-300:], r.stderr[-300:])
+        (command, r.stdout[-300:], r.stderr[-300:])
     if not marker.exists():
-        assert r.returncode == 0 and "usage: python -m memento_core.tick" in r.stdout, r.stderr
+        assert r.returncode == 0 and "usage: " in r.stdout, r.stderr
 
 
 def test_the_entry_runs_memento_not_a_memento_core_in_the_project(tmp_path, git_identity):
@@ -394,7 +403,7 @@ def _install_step(text: str) -> str:
 
 
 def test_the_workflow_never_installs_the_unrelated_memento(tmp_path, git_identity):
-    assert _install_step(cron.github_workflow("p")[0]) == f"python -m pip install {cron.DISTRIBUTION}"
+    assert _install_step(cron.github_workflow("p")[0]) == f"python -P -m pip install {cron.DISTRIBUTION}"
     assert cron.default_requirement(REPO) == "."  # Memento's own checkout installs itself
     assert cron.default_requirement(tmp_path) == cron.DISTRIBUTION
     root = tmp_path / "proj"
@@ -408,10 +417,10 @@ def test_the_workflow_never_installs_the_unrelated_memento(tmp_path, git_identit
 
     proc = workflow()
     assert proc.returncode == 0, proc.stderr
-    assert _install_step(proc.stdout) == "python -m pip install memento-tick" and "--pip" in proc.stderr
+    assert _install_step(proc.stdout) == "python -P -m pip install memento-tick" and "--pip" in proc.stderr
     # A project that is Memento's own repository (Memento run on itself) installs the checkout.
     (root / "pyproject.toml").write_text(f'[project]\nname = "{cron.DISTRIBUTION}"\n')
-    assert _install_step(workflow().stdout) == "python -m pip install ."
+    assert _install_step(workflow().stdout) == "python -P -m pip install ."
 
 
 def test_ci_uninstalls_the_old_distribution_before_installing():

@@ -128,7 +128,7 @@ def test_the_github_workflow_goes_to_stdout_and_its_caveats_to_stderr(workspace,
     assert main(["cron", "install", "--github", "--every", "1min", "--pip", "memento-tick==1.0", str(workspace)]) == 0
     captured = capsys.readouterr()
     assert captured.out.startswith("name:") or "jobs:" in captured.out
-    assert "python -m pip install memento-tick==1.0" in captured.out and "[warn]" not in captured.out
+    assert "python -P -m pip install memento-tick==1.0" in captured.out and "[warn]" not in captured.out
     err = captured.err.splitlines()
     assert any(ln.startswith("[warn] memento.toml has no [workers] remote") for ln in err)
     assert any(ln.startswith("[warn] GitHub runs scheduled workflows every 5 minutes at most often") for ln in err)
