@@ -31,11 +31,12 @@ COMMON = frozenset({"sitecustomize", "usercustomize", "site", "pytest", "_pytest
 # project's folder imports one left there, as the person (what Memento starts itself runs with -P:
 # cron.TICK_ARGS).
 MEMENTO = frozenset({"memento_core", "memento_tui"})
-# ... and, in the project's root, what those runs import first: without an __init__.py a folder of
-# that name is a namespace package, which an editable install (whose finder comes last) yields to.
+# ... and, in the project's root, the modules those runs import first, in any of a module's files
+# (``.py``, ``.pyw``, an extension's ``.so``): without an __init__ a folder of that name is a
+# namespace package, which an editable install (whose finder comes last) yields to.
 MEMENTO_ENTRIES = frozenset(f"{package}/{rest}" for package, rests in (
-    ("memento_core", ("__init__.py", "__main__.py", "tick.py", "tick/__init__.py", "tick/__main__.py")),
-    ("memento_tui", ("__init__.py", "__main__.py", "app.py", "app/__init__.py", "app/__main__.py")))
+    ("memento_core", ("__init__", "__main__", "tick", "tick/__init__", "tick/__main__")),
+    ("memento_tui", ("__init__", "__main__", "app", "app/__init__", "app/__main__")))
     for rest in rests)
 _WRAPPERS = frozenset({"env", "time", "nice", "nohup", "timeout", "exec", "command", "xvfb-run", "uv", "uvx",
                        "poetry", "pipenv", "pdm", "hatch", "rye", "run", "npx", "coverage"})
@@ -79,14 +80,20 @@ def runner_modules(verify: str | None) -> frozenset[str]:
 def is_startup_file(path: str, modules: frozenset[str]) -> bool:
     """Whether ``path`` (relative, / separated) changes how Python or the runner starts: a
     ``conftest.py``, a ``*.pth``, or a module or package (its ``__init__.py``/``__main__.py``)
-    named in ``modules``; or one of :data:`MEMENTO_ENTRIES`."""
+    named in ``modules`` (each in any of a module's files: ``.py``, ``.pyw``, an extension's
+    ``.so``); or one of :data:`MEMENTO_ENTRIES`."""
     folder, _, name = path.rstrip("/").rpartition("/")
-    if name in _FILES or name.endswith(".pth") or path in MEMENTO_ENTRIES:
+    if name in _FILES or name.endswith(".pth"):
         return True
-    if name in ("__init__.py", "__main__.py"):
-        return folder.rpartition("/")[2] in modules
     shaped = _MODULE_FILE.fullmatch(name)
-    return bool(shaped) and shaped.group("name") in modules
+    if not shaped:
+        return False
+    module = shaped.group("name")
+    if f"{folder}/{module}" in MEMENTO_ENTRIES:
+        return True
+    if module in ("__init__", "__main__"):
+        return folder.rpartition("/")[2] in modules
+    return module in modules
 
 
 def named_exactly(path: str, context_files: tuple[str, ...] | list[str]) -> bool:

@@ -114,3 +114,13 @@ def test_the_guard_names_each_path_and_leaves_a_named_one_and_an_edit_alone():
                                "context_files name that exact file; a folder is not enough)",)
     after = check(task, SNAP, seen(FileChange("src/sitecustomize.py", 2, 0, "created")), 50, after_verify=True)
     assert after.reasons[0].startswith("verify added a file that changes how Python")
+
+
+@pytest.mark.parametrize("path", [
+    "memento_core/__init__.cpython-311-x86_64-linux-gnu.so", "memento_core/tick.abi3.so",
+    "memento_core/tick/__main__.so", "memento_core/tick/__init__.pyw", "memento_core.abi3.so",
+    "memento_tui/app.cpython-311-x86_64-linux-gnu.so", "src/pytest/__init__.cpython-311-x86_64-linux-gnu.so",
+])
+def test_an_extension_module_is_a_module_too(path):
+    """Python imports ``name.<tag>.so`` (or ``.pyw``) where it would import ``name.py``."""
+    assert is_startup_file(path, runner_modules("python -m pytest"))
