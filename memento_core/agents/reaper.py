@@ -123,6 +123,8 @@ class Proc:
 
 
 def read_proc(pid: int) -> Proc | None:
+    """The process ``pid`` as /proc says; its state ``S`` where /proc says ``Z`` of a process whose
+    first thread ended while another runs on (a daemon can do that to look dead)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
             stat = fh.read()
@@ -130,9 +132,31 @@ def read_proc(pid: int) -> Proc | None:
         return None
     fields = stat[stat.rfind(b")") + 2:].split()
     try:
-        return Proc(pid, fields[0].decode("ascii", "replace"), int(fields[1]), int(fields[2]), int(fields[3]))
+        state = fields[0].decode("ascii", "replace")
+        if state == "Z" and _a_thread_runs(pid):
+            state = "S"
+        return Proc(pid, state, int(fields[1]), int(fields[2]), int(fields[3]))
     except (IndexError, ValueError):
         return None
+
+
+def _a_thread_runs(pid: int) -> bool:
+    """Whether a thread of ``pid`` other than its first is alive."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return False
+    for tid in tasks:
+        if tid == str(pid):
+            continue
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat", "rb") as fh:
+                data = fh.read()
+        except OSError:
+            continue
+        if data[data.rfind(b")") + 2:][:1] not in (b"Z", b"X", b""):
+            return True
+    return False
 
 
 def all_processes() -> list[Proc]:
@@ -173,9 +197,7 @@ def descendants(roots: Iterable[int], procs: list[Proc]) -> set[int]:
     return out
 
 
-def _children_of(pid: int | str) -> set[int] | None:
-    """The children of ``pid`` (``self``: ours), every thread's, as the kernel lists them
-    (``/proc/PID/task/*/children``); None where it cannot say."""
+def _listed_children(pid: int | str) -> set[int] | None:
     found: set[int] = set()
     try:
         for task in os.listdir(f"/proc/{pid}/task"):
@@ -184,6 +206,16 @@ def _children_of(pid: int | str) -> set[int] | None:
     except (OSError, ValueError):
         return None
     return found
+
+
+def _children_of(pid: int | str) -> set[int] | None:
+    """The children of ``pid`` (``self``: ours), every thread's, as the kernel lists them
+    (``/proc/PID/task/*/children``); None where it cannot say. The kernel walks that list a
+    child at a time, and a child reaped meanwhile can make it skip the next one: read twice, a
+    list is trusted only when both readings agree (the reaped child is in the first, never in
+    the second)."""
+    first = _listed_children(pid)
+    return first if first is not None and _listed_children(pid) == first else None
 
 
 def our_children() -> list[Proc] | None:

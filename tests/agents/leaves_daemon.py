@@ -2,12 +2,14 @@
 """Hostile agent: does the task, then leaves a detached daemon (double fork, setsid, empty
 environment) that waits for its moment.
 
-usage: leaves_daemon.py FILE TEXT PIDFILE [STAGES]
+usage: leaves_daemon.py FILE TEXT PIDFILE [STAGES] [leader-exits]
 The agent writes TEXT to FILE and exits 0. Its daemon writes its pid to PIDFILE, then
   - holds .memento/tick.lock (flock, blocking: it gets it as soon as the tick lets go),
   - as soon as the claim of $MEMENTO_TASK_ID says one of STAGES (default
     "verifying,committing"), writes "broken" into FILE (unverified code into the commit),
   - whenever the file PIDFILE.go appears, marks every task [x] in the plan.
+With ``leader-exits`` the daemon's main thread ends (pthread_exit) once its work runs in another
+thread: /proc then says the process is a zombie ("Z") while it lives on.
 """
 
 import fcntl
@@ -20,9 +22,14 @@ from pathlib import Path
 
 target, text, pidfile = Path(sys.argv[1]).resolve(), sys.argv[2], Path(sys.argv[3])
 stages = (sys.argv[4] if len(sys.argv) > 4 else "verifying,committing").split(",")
+leader_exits = sys.argv[5:6] == ["leader-exits"]
 project = Path(os.environ["MEMENTO_PROJECT"])
 claim = project / ".memento" / "claims" / (os.environ["MEMENTO_TASK_ID"] + ".json")
 target.write_text(text + "\n")
+
+
+def _state(pid: int) -> str:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
 
 
 def daemon() -> None:
@@ -33,6 +40,18 @@ def daemon() -> None:
             time.sleep(60)
 
     threading.Thread(target=hold_lock, daemon=True).start()
+    if leader_exits:
+        import ctypes
+
+        threading.Thread(target=watch).start()
+        ctypes.CDLL(None).pthread_exit(None)  # the leader gone, its threads alive
+    watch()
+
+
+def watch() -> None:
+    me = os.getpid()
+    while leader_exits and _state(me) != "Z":  # the pid file says the leader is gone
+        time.sleep(0.01)
     tmp = str(pidfile) + ".tmp"
     Path(tmp).write_text(str(os.getpid()))
     os.replace(tmp, pidfile)

@@ -114,3 +114,60 @@ def test_our_tree_says_nothing_when_a_process_ended_while_it_was_read_and_kill_s
     finally:
         child.kill()
         child.wait()
+
+
+def test_a_list_of_children_read_differently_twice_is_not_trusted(monkeypatch):
+    """The kernel walks a children list a child at a time: one reaped meanwhile (another thread's
+    Popen.wait) can make it skip the next. Two readings that differ: the tree says nothing, and
+    kill_strays reads every process."""
+    from memento_core.agents import reaper
+
+    readings = iter([{101, 102}, {102}])
+    real = reaper._listed_children
+    monkeypatch.setattr(reaper, "_listed_children", lambda pid: next(readings, None) if pid == "self" else real(pid))
+    assert reaper._children_of("self") is None
+    monkeypatch.setattr(reaper, "_listed_children", real)
+    child = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    try:
+        assert child.pid in reaper._children_of("self")
+        with reaper.subreaper():
+            flips = iter(range(1000))
+            monkeypatch.setattr(reaper, "_listed_children",
+                                lambda pid: (real(pid) or set()) | ({99999999} if next(flips) % 2 else set()))
+            calls = []
+            real_all = reaper.all_processes
+            monkeypatch.setattr(reaper, "all_processes", lambda: calls.append(1) or real_all())
+            assert reaper.our_tree() is None
+            assert reaper.kill_strays(exclude=reaper.baseline()) == [] and calls == [1, 1]  # baseline's too
+            monkeypatch.undo()
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_a_process_whose_first_thread_ended_is_alive(tmp_path):
+    """/proc says "Z" of it while its other thread runs: read_proc says it lives (so a stray of
+    that kind is killed, never taken for a zombie to reap); once it is dead, "Z" again."""
+    import sys
+    import time
+
+    from memento_core.agents import reaper
+
+    script = tmp_path / "leader_exits.py"
+    script.write_text("import ctypes, threading, time\n"
+                      "threading.Thread(target=time.sleep, args=(30,)).start()\n"
+                      "ctypes.CDLL(None).pthread_exit(None)\n")
+    proc = subprocess.Popen([sys.executable, str(script)])
+    try:
+        deadline = time.monotonic() + 10
+        while open(f"/proc/{proc.pid}/stat").read().rsplit(")", 1)[1].split()[0] != "Z":
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        assert reaper.read_proc(proc.pid).state == "S"
+        os.kill(proc.pid, 9)
+        while len(os.listdir(f"/proc/{proc.pid}/task")) > 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert reaper.read_proc(proc.pid).state == "Z"
+    finally:
+        proc.kill()
+        proc.wait()

@@ -77,6 +77,44 @@ def test_a_setsid_daemon_is_killed_before_verify_and_changes_nothing(tmp_path, h
             _kill_if_alive(int(pidfile.read_text()))
 
 
+def _any_thread_alive(pid: int) -> bool:
+    """Whether a thread of ``pid`` still runs: /proc says "Z" of a process whose first thread ended
+    while others run on, so its state alone does not tell."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return False
+    for tid in tasks:
+        try:
+            state = Path(f"/proc/{pid}/task/{tid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
+        except OSError:
+            continue
+        if state not in ("Z", "X"):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("how", ["in-process", "cron"])
+def test_a_daemon_whose_first_thread_ended_is_killed_too(tmp_path, how):
+    """Its state reads "Z" (a zombie) while its other thread lives on and waits for its moment."""
+    pidfile = tmp_path / "daemon.pid"
+    ws = make_ws(tmp_path, agent("leaves_daemon.py", "hello.txt", "done", str(pidfile), "verifying,committing", "leader-exits"))
+    try:
+        if how == "cron":
+            ran = cron_tick(ws.root)
+            assert ran.returncode == 0, ran.stderr
+        else:
+            assert run_tick(ws.root).exit_code == 0
+        daemon = int(pidfile.read_text())
+        assert not _any_thread_alive(daemon)
+        assert git(ws.root, "show", "HEAD:hello.txt") == "done\n"
+        assert parse_plan(ws.plan_path).task("T-1").status == "x"
+        assert "had left group" in (ws.root / entries(ws)[-1].log_path).read_text()
+    finally:
+        if pidfile.exists():
+            _kill_if_alive(int(pidfile.read_text()))
+
+
 def test_the_subreaper_flag_is_only_set_while_a_tick_runs(tmp_path):
     from memento_core.agents import reaper
 
