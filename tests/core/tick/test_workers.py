@@ -344,6 +344,20 @@ def test_eight_quick_tasks_with_four_workers_one_commit_each(tmp_path):
     assert leftovers(ws) == ([], [], 1)
 
 
+def test_a_parallel_phase_packs_the_loose_objects_its_workers_found(tmp_path, monkeypatch):
+    """Each worker's snapshot counts the loose objects (in its own copy of the tick's context):
+    the housekeeping after the crew packs them as after a serial attempt."""
+    from memento_core.git import objects as git_objects
+
+    ws, _ = make_parallel_ws(tmp_path, ["T-1", "T-2"], workers=2)
+    monkeypatch.setattr(git_objects, "LOOSE_LIMIT", 1)
+    outcome = run_tick(ws.root)
+    assert outcome.exit_code == 0, outcome.message
+    assert [t.status for t in parse_plan(ws.plan_path).tasks] == ["x", "x"]
+    assert list((ws.root / ".git" / "objects" / "pack").glob("*.pack"))
+    assert not list((ws.root / ".git" / "objects").glob("[0-9a-f][0-9a-f]/*"))
+
+
 # --------------------------------------------------------------------------- hostile agents
 
 
