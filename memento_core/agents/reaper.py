@@ -141,22 +141,22 @@ def read_proc(pid: int) -> Proc | None:
 
 
 def _a_thread_runs(pid: int) -> bool:
-    """Whether a thread of ``pid`` other than its first is alive."""
+    """Whether a thread of ``pid`` is alive (its first included: asked of one /proc says is a zombie)."""
     try:
         tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
         return False
-    for tid in tasks:
-        if tid == str(pid):
-            continue
-        try:
-            with open(f"/proc/{pid}/task/{tid}/stat", "rb") as fh:
-                data = fh.read()
-        except OSError:
-            continue
-        if data[data.rfind(b")") + 2:][:1] not in (b"Z", b"X", b""):
-            return True
-    return False
+    return any(_task_state(pid, tid) not in (b"Z", b"X", b"") for tid in tasks)
+
+
+def _task_state(pid: int, tid: str) -> bytes:
+    """A thread's state letter from /proc (b"" when it cannot be read: it ended meanwhile)."""
+    try:
+        with open(f"/proc/{pid}/task/{tid}/stat", "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return b""
+    return data[data.rfind(b")") + 2:][:1]
 
 
 def all_processes() -> list[Proc]:

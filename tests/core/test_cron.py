@@ -84,6 +84,9 @@ def test_tick_command(project):
     assert cron.unsafe_path("/usr/bin/python3 -c 'import x' -m memento_core.tick") is False
     assert cron.unsafe_path("PYTHONSAFEPATH=1 true; /usr/bin/python3 -m memento_core.tick") is True  # not its
     assert cron.unsafe_path("/usr/bin/python3 -P -m x && /usr/bin/python3 -m memento_tui.app") is True
+    for ends_early in ("/usr/bin/python3 -B", "/usr/bin/python3 -W", "/usr/bin/python3 - -m memento_core.tick",
+                       "/usr/bin/python3 -- -m memento_core.tick"):
+        assert cron.unsafe_path(ends_early) is False, ends_early  # no module run: nothing judged
 
 
 SHADOW = "with open({marker!r}, 'a') as fh:\n    fh.write(__file__ + '\\n')\n"
@@ -105,6 +108,8 @@ def shadowed(folder: Path, marker: Path) -> None:
     ("", "-u -P -m memento_core.tick"), ("", "-mmemento_core.tick"), ("", "-m memento_core.tick.__main__"),
     ("", "-Wignore::ImportWarning -m memento_core.tick"), ("", "-m memento_core.cli"),
     ("PYTHONSAFEPATH=1", "-m memento_core.tick"), ("PYTHONSAFEPATH=", "-m memento_core.tick"),
+    ("", "-W error::DeprecationWarning -m memento_core.tick"), ("", "--check-hash-based-pycs never -m memento_core.tick"),
+    ("", "--check-hash-based-pycs never -P -m memento_core.tick"),
 ])
 def test_unsafe_path_says_what_python_does(tmp_path, before, after):
     """Differential, against the interpreter itself: started in a folder holding a memento_core of

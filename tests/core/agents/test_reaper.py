@@ -171,3 +171,35 @@ def test_a_process_whose_first_thread_ended_is_alive(tmp_path):
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_read_proc_reads_what_the_kernel_says_of_a_child():
+    """Its parent, group and session as os says them; a plain zombie reads "Z"; a pid or a thread
+    that is not there reads as nothing."""
+    import time
+
+    from memento_core.agents import reaper
+
+    child = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    try:
+        got = reaper.read_proc(child.pid)
+        assert (got.ppid, got.pgid, got.sid) == (os.getpid(), os.getpgid(child.pid), os.getsid(child.pid))
+        assert got.sid != os.getsid(0) and got.state in ("S", "R")
+    finally:
+        child.kill()
+    deadline = time.monotonic() + 10
+    while reaper.read_proc(child.pid).state != "Z":
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    assert reaper._a_thread_runs(child.pid) is False
+    child.wait()
+    assert reaper.read_proc(child.pid) is None and reaper._a_thread_runs(child.pid) is False
+    assert reaper._task_state(os.getpid(), "999999999") == b""
+    grouped = subprocess.Popen(["sleep", "30"], process_group=0)  # a group of its own in our session
+    try:
+        got = reaper.read_proc(grouped.pid)
+        assert (got.pgid, got.sid) == (grouped.pid, os.getsid(0)) and got.pgid != got.sid
+    finally:
+        grouped.kill()
+        grouped.wait()
+    assert reaper._task_state(os.getpid(), str(os.getpid())) in (b"R", b"S")

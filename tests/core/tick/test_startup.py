@@ -50,7 +50,7 @@ def test_what_changes_how_python_or_the_runner_starts(path):
     "src/pytest.txt", "src/pth.py", "src/pytest/helpers.py",
 ])
 def test_what_does_not(path):
-    assert not is_startup_file(path, runner_modules("python -m pytest"))
+    assert is_startup_file(path, runner_modules("python -m pytest")) is False
 
 
 @pytest.mark.parametrize("path", [
