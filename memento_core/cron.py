@@ -185,8 +185,10 @@ def _module_run(words: list[str]) -> tuple[str, set[str]]:
         word = words[i]
         if word in _SEPARATORS or not word.startswith("-") or word in ("-", "--"):
             return "", flags
-        if word.startswith("--"):  # --check-hash-based-pycs MODE and the like
-            i += 2 if word == "--check-hash-based-pycs" else 1
+        if word.startswith("--"):
+            if word != "--check-hash-based-pycs":
+                return "", flags  # --version, --help…: Python says it and exits
+            i += 2
             continue
         for j, letter in enumerate(word[1:], 1):
             if letter in _WITH_VALUE:
