@@ -65,6 +65,8 @@ def test_a_note_is_sent_with_f2_in_tmux_and_escape_asks_before_it_drops_one(demo
         tmux.keys("F2")
         tmux.wait_for(lambda s: len(notes(root)) == len(before) + 2, what="the note written")
         assert notes(root)[-1] == "half a thought, finished"
+        # as above: an "n" typed before the composer has closed would be its text, not a new note
+        tmux.wait_for(lambda s: "New note for the worker" not in s, what="the composer closed")
 
         tmux.keys("n")
         tmux.wait_text("New note for the worker")
