@@ -47,10 +47,14 @@ def _kill_if_alive(pid: int) -> None:
 # ---------------------------------------------------------------- 1. no process survives
 
 
+@pytest.mark.parametrize("leader", ["", "leader-exits"])
 @pytest.mark.parametrize("how", ["in-process", "cron"])
-def test_a_setsid_daemon_is_killed_before_verify_and_changes_nothing(tmp_path, how):
+def test_a_setsid_daemon_is_killed_before_verify_and_changes_nothing(tmp_path, how, leader):
+    """``leader-exits``: the daemon's first thread ends and /proc says "Z" (a zombie) of it while its
+    other thread lives on and waits for its moment."""
     pidfile = tmp_path / "daemon.pid"
-    ws = make_ws(tmp_path, agent("leaves_daemon.py", "hello.txt", "done", str(pidfile)))
+    ws = make_ws(tmp_path, agent("leaves_daemon.py", "hello.txt", "done", str(pidfile), "verifying,committing",
+                                 leader))
     try:
         if how == "cron":
             ran = cron_tick(ws.root)
@@ -58,7 +62,7 @@ def test_a_setsid_daemon_is_killed_before_verify_and_changes_nothing(tmp_path, h
         else:
             assert run_tick(ws.root).exit_code == 0
         daemon = int(pidfile.read_text())
-        assert not alive(daemon)
+        assert not alive(daemon) and not _any_thread_alive(daemon)
         # What was committed is what verify checked, and it is still on disk.
         assert git(ws.root, "show", "HEAD:hello.txt") == "done\n"
         assert (ws.root / "hello.txt").read_text() == "done\n"
@@ -92,27 +96,6 @@ def _any_thread_alive(pid: int) -> bool:
         if state not in ("Z", "X"):
             return True
     return False
-
-
-@pytest.mark.parametrize("how", ["in-process", "cron"])
-def test_a_daemon_whose_first_thread_ended_is_killed_too(tmp_path, how):
-    """Its state reads "Z" (a zombie) while its other thread lives on and waits for its moment."""
-    pidfile = tmp_path / "daemon.pid"
-    ws = make_ws(tmp_path, agent("leaves_daemon.py", "hello.txt", "done", str(pidfile), "verifying,committing", "leader-exits"))
-    try:
-        if how == "cron":
-            ran = cron_tick(ws.root)
-            assert ran.returncode == 0, ran.stderr
-        else:
-            assert run_tick(ws.root).exit_code == 0
-        daemon = int(pidfile.read_text())
-        assert not _any_thread_alive(daemon)
-        assert git(ws.root, "show", "HEAD:hello.txt") == "done\n"
-        assert parse_plan(ws.plan_path).task("T-1").status == "x"
-        assert "had left group" in (ws.root / entries(ws)[-1].log_path).read_text()
-    finally:
-        if pidfile.exists():
-            _kill_if_alive(int(pidfile.read_text()))
 
 
 def test_the_subreaper_flag_is_only_set_while_a_tick_runs(tmp_path):
