@@ -61,6 +61,9 @@ def write_objects(root: Path, objects: Sequence[tuple[str, bytes]]) -> list[str]
 # plumbing writes some 15 a tick and never runs git's own `gc --auto`: unpacked, a project a
 # thousand ticks old would pay some 0.4 s of CPU a tick for them. Packing 256 costs about 50 ms.
 LOOSE_LIMIT = 256
+# pack_loose's answers where the person's configuration says not to pack: not failures.
+GC_AUTO_OFF = "gc.auto = 0 in git's configuration"
+PARTIAL_CLONE = "a partial clone (extensions.partialClone)"
 
 
 def _zero(value: str) -> bool:
@@ -80,16 +83,16 @@ def pack_loose(root: Path) -> str:
     objects only (``-l``), no server info written (``-n``), no deltas looked for (``--window=0``:
     the person's own ``git gc`` makes them). Not where the person turned git's packing off
     (``gc.auto = 0``), nor in a partial clone (``extensions.partialClone``: git before 2.53 rolls
-    its promisor packs up as if they were its own). Returns '' when packed, else why not (git's
-    last words)."""
+    its promisor packs up as if they were its own): then :data:`GC_AUTO_OFF` or
+    :data:`PARTIAL_CLONE`. Returns '' when packed, else why not (git's last words)."""
     root = Path(root)
     said = run_git(root, ["config", "--get-regexp", r"^(gc\.auto|extensions\.partialclone)$"], check=False)
     for line in said.stdout.decode("utf-8", "replace").splitlines():
         key, _, value = line.partition(" ")
         if key == "extensions.partialclone":
-            return "a partial clone (extensions.partialClone)"
+            return PARTIAL_CLONE
         if key == "gc.auto" and _zero(value):
-            return "gc.auto = 0 in git's configuration"
+            return GC_AUTO_OFF
     proc = run_git(root, ["repack", "--geometric=2", "-d", "-l", "-n", "-q", "--window=0"], check=False)
     if proc.returncode == 0:
         return ""

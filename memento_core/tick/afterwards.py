@@ -106,11 +106,12 @@ def pack_objects(ctx: TickContext) -> None:
     ``LOOSE_LIMIT`` or more: the guard reads each of them three times a tick (tick/objects.py),
     and Memento's commits add some fifteen a tick that git's own ``gc --auto`` never packs. After
     the tick's commit, with every guard done: the next snapshot takes the packs as it finds
-    them. Said in the tick's log; a failure in cron.log, and the tick goes on. Never after the
+    them. Said in the tick's log; a failure in cron.log, and the tick goes on (where the person's
+    configuration says not to pack, nothing is said). Never after the
     guards found objects they could not put back (``git_failed``): git packs what a loose file
     holds without checking it, and a forged object would then be read from the pack, whatever
     a person restores under its loose name."""
-    from ..git.objects import LOOSE_LIMIT, pack_loose
+    from ..git.objects import GC_AUTO_OFF, LOOSE_LIMIT, PARTIAL_CLONE, pack_loose
 
     if ctx.loose_objects < LOOSE_LIMIT or ctx.git_failed:
         return
@@ -118,7 +119,7 @@ def pack_objects(ctx: TickContext) -> None:
     if not why:
         append_log(ctx.log_path, f"[memento] packed the repository's {ctx.loose_objects} loose objects "
                                  "(git repack --geometric=2 -d)\n")
-    elif not why.startswith("gc.auto = 0"):
+    elif why not in (GC_AUTO_OFF, PARTIAL_CLONE):  # the person's configuration: nothing to say
         cron_log(ctx.ws, f"git could not pack the repository's {ctx.loose_objects} loose objects: {why}")
 
 

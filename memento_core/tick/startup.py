@@ -26,7 +26,6 @@ import shlex
 # ``sitecustomize/`` works as well as ``sitecustomize.py``).
 COMMON = frozenset({"sitecustomize", "usercustomize", "site", "pytest", "_pytest", "py", "pluggy", "iniconfig",
                     "unittest", "doctest", "nose", "nose2", "tox", "nox", "coverage", "trial", "twisted", "runpy"})
-# Words that run the next word as the program (`uv run pytest`, `timeout 60 pytest`, `env X=1 pytest`).
 # Memento's own packages: `python -m memento_core.tick` (or `-m memento_tui.app`) run by hand in the
 # project's folder imports one left there, as the person (what Memento starts itself runs with -P:
 # cron.TICK_ARGS).
@@ -38,6 +37,7 @@ MEMENTO_ENTRIES = frozenset(f"{package}/{rest}" for package, rests in (
     ("memento_core", ("__init__", "__main__", "tick", "tick/__init__", "tick/__main__")),
     ("memento_tui", ("__init__", "__main__", "app", "app/__init__", "app/__main__")))
     for rest in rests)
+# Words that run the next word as the program (`uv run pytest`, `timeout 60 pytest`, `env X=1 pytest`).
 _WRAPPERS = frozenset({"env", "time", "nice", "nohup", "timeout", "exec", "command", "xvfb-run", "uv", "uvx",
                        "poetry", "pipenv", "pdm", "hatch", "rye", "run", "npx", "coverage"})
 _INTERPRETER = re.compile(r"(python|pypy)[\d.]*")

@@ -148,14 +148,17 @@ def test_a_pack_git_refuses_is_a_line_in_cron_log_and_the_tick_goes_on(tmp_path,
     assert "git could not pack the repository's" in said and "Not a directory" in said, said
 
 
-def test_a_person_who_turned_gits_packing_off_is_obeyed_without_a_word(tmp_path, git_identity, monkeypatch):
+@pytest.mark.parametrize(("key", "value"), [("gc.auto", "0"), ("extensions.partialClone", "origin")])
+def test_a_person_who_turned_gits_packing_off_is_obeyed_without_a_word(tmp_path, git_identity, monkeypatch,
+                                                                       key, value):
+    """gc.auto = 0, or a partial clone: not packed, and nothing said in cron.log tick after tick."""
     import subprocess
 
     from memento_core.git import objects as git_objects
     from memento_core.tick.__main__ import run_tick
 
     ws = _hello(tmp_path)
-    subprocess.run(["git", "-C", str(ws.root), "config", "gc.auto", "0"], check=True)
+    subprocess.run(["git", "-C", str(ws.root), "config", key, value], check=True)
     monkeypatch.setattr(git_objects, "LOOSE_LIMIT", 1)
     assert run_tick(ws.root).results[0].passed
     assert not list((ws.root / ".git" / "objects" / "pack").glob("*.pack")) and _loose(ws.root) > 0
