@@ -13,6 +13,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from textual.worker import WorkerCancelled
+
 from memento_core.demo import create_demo
 from memento_core.tick.__main__ import run_tick
 
@@ -30,62 +32,75 @@ def _identity() -> None:
     os.environ.setdefault("GIT_COMMITTER_EMAIL", "demo@memento.invalid")
 
 
+async def settle(app, pilot) -> None:
+    """Wait until the app's workers are done and the messages they posted are handled.
+
+    A worker that a newer one of its exclusive group replaced ends cancelled:
+    that is done as well (textual's ``wait_for_complete`` raises on it).
+    """
+    for _ in range(3):
+        await pilot.pause()
+        for worker in list(app.workers):
+            try:
+                await worker.wait()
+            except WorkerCancelled:
+                pass
+
+
 async def _shoot(root: Path, out: Path) -> list[Path]:
     saved: list[Path] = []
     app = MementoApp(root, show_clock=False, watch=False)
     async with app.run_test(size=SIZE) as pilot:
 
-        async def settle() -> None:
-            for _ in range(3):
-                await pilot.pause()
-                await app.workers.wait_for_complete()
+        async def settle_here() -> None:
+            await settle(app, pilot)
             await pilot.pause(0.2)
 
         def save(name: str) -> None:
             app.save_screenshot(f"{name}.svg", str(out))
             saved.append(out / f"{name}.svg")
 
-        await settle()
+        await settle_here()
         save("main")
         table = app.screen.query_one("#task-table")
         table.move_cursor(row=table.get_row_index("T-304"), animate=False)
         await pilot.press("enter")
-        await settle()
+        await settle_here()
         save("blocked-task")
         await pilot.press("enter")
         await pilot.press("l")
-        await settle()
+        await settle_here()
         save("tick-log")
         await pilot.press("escape")
         table.move_cursor(row=table.get_row_index("T-202"), animate=False)
         await pilot.press("d")
-        await settle()
+        await settle_here()
         save("diff")
         await pilot.press("escape")
         table.move_cursor(row=table.get_row_index("T-304"), animate=False)
         await pilot.press("n")
-        await settle()
+        await settle_here()
         app.screen.query_one("#note-input").load_text("factor() needs a quantum computer: skip this one")
-        await settle()
+        await settle_here()
         save("notes-composer")
         await pilot.press("escape")
-        await settle()
+        await settle_here()
         await pilot.press("y")  # the typed note: discard it (escape asks first)
         await pilot.press("m")  # the Report view (memento report, what needs a person first)
-        await settle()
+        await settle_here()
         save("report")
         await pilot.press("escape")
         await pilot.press("question_mark")
-        await settle()
+        await settle_here()
         save("help")
         await pilot.press("escape")
         await pilot.press("D")  # the plan draft: the demo's model-free drafter, red first
-        await settle()
+        await settle_here()
         area = app.screen.query_one("#brief-input")
         area.cursor_blink = False
         area.load_text("Add a power function\nPrint the version with --version")
         await pilot.press("f2")
-        await settle()
+        await settle_here()
         save("plan-draft")
         await pilot.press("escape")
     return saved
@@ -95,9 +110,7 @@ async def _shoot_narrow(root: Path, out: Path) -> list[Path]:
     """The main view at 80x24 (controls hidden, panes stacked)."""
     app = MementoApp(root, show_clock=False, watch=False)
     async with app.run_test(size=(80, 24)) as pilot:
-        for _ in range(3):
-            await pilot.pause()
-            await app.workers.wait_for_complete()
+        await settle(app, pilot)
         await pilot.pause(0.2)
         app.save_screenshot("main-80x24.svg", str(out))
     return [out / "main-80x24.svg"]
@@ -131,9 +144,7 @@ async def _shoot_question(root: Path, out: Path) -> list[Path]:
                                        e.set_status("T-201", "?")))
     app = MementoApp(root, show_clock=False, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        for _ in range(3):
-            await pilot.pause()
-            await app.workers.wait_for_complete()
+        await settle(app, pilot)
         await pilot.press("w")
         for _ in range(3):
             await pilot.pause()

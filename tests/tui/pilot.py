@@ -11,6 +11,7 @@ from textual.widgets import Input
 
 from memento_core.notes import parse_notes
 from memento_core.plan.scan import parse_plan
+from memento_tui import screenshots
 
 
 def screen_text(app) -> str:
@@ -23,14 +24,7 @@ def screen_text(app) -> str:
 
 async def settle(app, pilot) -> None:
     """Wait until the workers are done and the messages they posted are handled."""
-    from textual.worker import WorkerCancelled
-
-    for _ in range(3):
-        await pilot.pause()
-        try:
-            await app.workers.wait_for_complete()
-        except WorkerCancelled:  # an exclusive worker replaced by a newer one: done as well
-            pass
+    await screenshots.settle(app, pilot)
     await pilot.pause()
 
 

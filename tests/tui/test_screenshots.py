@@ -55,3 +55,33 @@ def test_every_view_is_saved_from_the_real_app_without_a_git_identity(tmp_path):
     diff = svg_rows(out / "diff.svg")
     assert diff[0].startswith("Diff ") and "T-202 Evaluate simple expressions" in diff[0]
     assert any("Author: Memento Demo <demo@memento.invalid>" in row for row in diff)  # the identity it set
+
+
+async def test_settle_counts_a_worker_its_exclusive_group_replaced_as_done():
+    """The CI failure of stop 54: a worker cancelled by a newer one of its group made textual's
+    ``wait_for_complete`` raise, and the screenshots stopped; ``settle`` waits for the newer one."""
+    import asyncio
+    import threading
+
+    from textual.app import App
+
+    from memento_tui.screenshots import settle
+
+    release = threading.Event()
+    finished: list[str] = []
+
+    class Two(App):
+        def work(self, name: str) -> None:
+            release.wait(10)
+            finished.append(name)
+
+    app = Two()
+    async with app.run_test() as pilot:
+        first = app.run_worker(lambda: app.work("first"), thread=True, exclusive=True, group="g")
+        waiting = asyncio.create_task(settle(app, pilot))
+        await asyncio.sleep(0.05)  # settle now waits on the first worker
+        second = app.run_worker(lambda: app.work("second"), thread=True, exclusive=True, group="g")
+        release.set()
+        await waiting
+        assert first.is_cancelled and second.state.name == "SUCCESS"
+        assert finished.count("second") == 1
