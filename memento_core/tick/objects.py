@@ -19,7 +19,9 @@ a loose object is copied once, the first time a snapshot sees it, and a pack onc
 one, no copy). A copy is a new file, never a hard link (a write in place would
 change both), and is trusted only when its content still hashes to its name
 (a loose object) or to the trailer recorded at the snapshot (a pack, an index):
-an agent that also rewrote the mirror gains nothing.
+an agent that also rewrote the mirror gains nothing. The mirror is flat (a loose object's copy
+is named by its whole id, the packs' are in `pack/`): git's 256 fan-out folders there cost every
+walk of `.memento/` a listing each, six walks a tick, and stayed behind empty after a pack.
 
 :func:`put_back` (at the guards, before verify and after it, and at the rollback,
 before any checkout reads an object) compares:
@@ -66,6 +68,7 @@ MIRROR = "objects"  # below the project's .memento/
 FICLONE = 0x40049409  # ioctl: a copy-on-write clone (btrfs, xfs, bcachefs); not a hard link
 _LOOSE_DIR = re.compile(r"[0-9a-f]{2}")
 _LOOSE_NAME = re.compile(r"[0-9a-f]{38}|[0-9a-f]{62}")
+_LOOSE_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # a loose object's copy in the mirror
 _PACK_NAME = re.compile(r"pack-[0-9a-f]{40,64}\.(pack|idx)")
 # Derived indexes git trusts as they are: below objects/, removed when they changed or appeared.
 _DERIVED_TOP = ("info/commit-graph", "info/commit-graphs", "pack/multi-pack-index")
@@ -223,25 +226,40 @@ def _mirror(snap: Objects) -> None:
     mirror, objects_dir = Path(snap.mirror), Path(snap.objects_dir)
     have = _mirrored(mirror)
     for rel in snap.loose.keys() - have:
-        _copy_loose(objects_dir / rel, mirror / rel, rel)
+        _copy_loose(objects_dir / rel, copy_path(mirror, rel), rel)
     for rel, (printed, _trailer) in snap.packs.items():
         if rel not in have:
-            _copy_pack(objects_dir / rel, mirror / rel, printed[1])
+            _copy_pack(objects_dir / rel, copy_path(mirror, rel), printed[1])
     for rel in have - snap.loose.keys() - snap.packs.keys():
-        _unlink(mirror / rel)
+        _unlink(copy_path(mirror, rel))
+
+
+def copy_path(mirror: Path, rel: str) -> Path:
+    """Where the mirror keeps its copy of ``rel`` (a path below `.git/objects/`): a loose object's
+    ("ab/cdef…") under its whole id, a pack's or an index's ("pack/pack-….idx") as it is."""
+    folder, _, name = rel.partition("/")
+    return mirror / rel if folder == "pack" else mirror / (folder + name)
 
 
 def _mirrored(mirror: Path) -> set[str]:
+    """What the mirror holds, as paths below `.git/objects/`. The fan-out folders of an older
+    mirror (a copy per folder, as git keeps them) are removed: their objects are copied again."""
     found: set[str] = set()
     try:
-        folders = [e for e in os.scandir(mirror) if e.is_dir(follow_symlinks=False)]
+        with os.scandir(mirror) as it:
+            entries = list(it)
     except OSError:
         return found
-    for folder in folders:
-        try:
-            found.update(f"{folder.name}/{name}" for name in os.listdir(folder.path) if not name.startswith("."))
-        except OSError:
-            continue
+    for entry in entries:
+        if _LOOSE_ID.fullmatch(entry.name):
+            found.add(f"{entry.name[:2]}/{entry.name[2:]}")
+        elif entry.name == "pack" and entry.is_dir(follow_symlinks=False):
+            try:
+                found.update(f"pack/{name}" for name in os.listdir(entry.path) if not name.startswith("."))
+            except OSError:
+                continue
+        elif _LOOSE_DIR.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
     return found
 
 
@@ -318,7 +336,7 @@ def put_back(snap: Objects | None, root: Path, aside: Path) -> Damage:
     for rel in sorted(loose.keys() - snap.loose.keys()):
         if loose_is_genuine(read_plain(objects_dir / rel) or b"", rel):
             snap.loose[rel] = loose[rel]
-            _copy_loose(objects_dir / rel, mirror / rel, rel)
+            _copy_loose(objects_dir / rel, copy_path(mirror, rel), rel)
         else:
             _move_aside(objects_dir / rel, aside / rel)
             damage.planted.append(f".git/objects/{rel}")
@@ -354,7 +372,9 @@ def _restore(snap: Objects, rel: str, aside: Path, damage: Damage) -> None:
     """Put the copy of ``rel`` in place by rename (what stands there moved aside, never written
     through: it may be a hard link to a file elsewhere); lost when there is no valid copy."""
     objects_dir, mirror = Path(snap.objects_dir), Path(snap.mirror)
-    copy = read_plain(mirror / rel)
+    copy = read_plain(copy_path(mirror, rel))
+    if copy is None and rel in snap.loose:  # an older mirror's fan-out copy (a tick killed before the upgrade)
+        copy = read_plain(mirror / rel)
     if rel in snap.loose:
         valid = copy is not None and loose_is_genuine(copy, rel)
     else:

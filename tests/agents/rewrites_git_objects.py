@@ -76,9 +76,11 @@ if mode in ("loose", "rename", "mirror"):
         else:
             write_in_place(path, data)
         if mode == "mirror":
-            copy = Path(".memento/objects") / oid[:2] / oid[2:]
+            copy = Path(".memento/objects") / oid  # the mirror's copy, under the object's whole id
             if copy.exists():
                 write_in_place(copy, data)
+            else:
+                print(f"no copy of {oid} in Memento's mirror to rewrite", flush=True)
         print(f"rewrote {path} ({ref})", flush=True)
 elif mode == "pack":
     (pack,) = Path(".git/objects/pack").glob("*.pack")

@@ -87,13 +87,41 @@ def test_a_copy_the_agent_rewrote_too_is_not_trusted(repo, tmp_path):
     mirror = tmp_path / "mirror"
     snap = objects.take(repo, mirror)
     oid = git(repo, "rev-parse", "HEAD").strip()
-    copy = mirror / oid[:2] / oid[2:]
+    copy = mirror / oid
     assert copy.stat().st_ino != loose(repo, oid).stat().st_ino  # a copy, not a hard link
     for path in (loose(repo, oid), copy):
         forge(path, b"commit", b"tree 0\n\nforged\n")
     damage = objects.put_back(snap, repo, tmp_path / "aside")
     assert damage.lost == [f".git/objects/{oid[:2]}/{oid[2:]}"] and not damage.restored
     assert "no copy to put back" in damage.reason()
+
+
+def test_the_mirror_is_flat_and_an_older_fan_out_mirror_is_replaced(repo, tmp_path):
+    """A copy per object under its whole id and the packs' in pack/: no folder per two hex digits,
+    which every walk of .memento/ listed, six a tick. An older mirror's fan-out folders go at the
+    next snapshot; until then (a tick killed before the upgrade) its copies still put objects back."""
+    git(repo, "repack", "-q")  # one pack
+    (repo / "b.txt").write_text("b\n")
+    git(repo, "add", "b.txt")
+    git(repo, "commit", "-qm", "b")
+    oid = git(repo, "rev-parse", "HEAD").strip()
+    mirror = tmp_path / "mirror"
+    old = mirror / oid[:2] / oid[2:]
+    old.parent.mkdir(parents=True)
+    old.write_bytes(loose(repo, oid).read_bytes())
+    objects.take(repo, mirror)
+    ids = {rel.replace("/", "") for rel in objects._scan(repo / ".git" / "objects")[0]}
+    assert {p.name for p in mirror.iterdir() if p.is_file()} == ids and oid in ids
+    assert [p.name for p in mirror.iterdir() if p.is_dir()] == ["pack"]
+    assert {p.suffix for p in (mirror / "pack").iterdir()} == {".pack", ".idx"}
+    # A mirror of the older layout, met by the recovery of a tick killed before the upgrade.
+    older = tmp_path / "older"
+    (older / oid[:2]).mkdir(parents=True)
+    (older / oid[:2] / oid[2:]).write_bytes(loose(repo, oid).read_bytes())
+    forge(loose(repo, oid), b"commit", b"tree 0\n\nforged\n")
+    damage = objects.check_loose(repo, older, tmp_path / "aside")
+    assert damage.restored == [f".git/objects/{oid[:2]}/{oid[2:]}"] and not damage.lost
+    assert git(repo, "log", "-1", "--format=%s") == "b\n"
 
 
 def test_a_planted_object_and_a_forged_derived_index_are_moved_aside(repo, tmp_path):
