@@ -539,6 +539,45 @@ def systemd_units(root: Path | str, every: str | float = "5min", *, python: str 
     return name, timer, service, schedule
 
 
+def unsafe_units(directory: Path | str | None = None) -> list[Path]:
+    """Memento's services in ``directory`` (default ~/.config/systemd/user) whose ``ExecStart=``
+    runs the tick with the project's folder (their ``WorkingDirectory=``) first on Python's
+    import path, as units written before :data:`TICK_ARGS` do (:func:`unsafe_path`); an
+    ``Environment=`` that sets ``PYTHONSAFEPATH`` makes one safe. A unit that cannot be read is
+    not judged."""
+    target = Path(directory) if directory is not None else SYSTEMD_USER_DIR.expanduser()
+    found = []
+    for path in sorted(target.glob("memento-tick-*.service")):
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            continue
+        values = {key: [line.partition("=")[2].replace("%%", "%") for line in lines if line.startswith(key + "=")]
+                  for key in ("Environment", "ExecStart")}
+        if any(unsafe_path(_systemd_safe_env(values["Environment"]) + _systemd_command(command))
+               for command in values["ExecStart"]):
+            found.append(path)
+    return found
+
+
+def _systemd_command(value: str) -> str:
+    """An ``ExecStart=`` value without systemd's prefixes (``-``, ``@``, ``+``, ``!``, ``:``)."""
+    return value.lstrip("-@+!:")
+
+
+def _systemd_safe_env(values: list[str]) -> str:
+    """``PYTHONSAFEPATH=1 `` when one of the unit's ``Environment=`` lines sets it (the
+    variable given to every command of the unit), else ''."""
+    for value in values:
+        try:
+            words = shlex.split(value)
+        except ValueError:
+            continue
+        if any(w.startswith("PYTHONSAFEPATH=") and w != "PYTHONSAFEPATH=" for w in words):
+            return "PYTHONSAFEPATH=1 "
+    return ""
+
+
 def write_systemd_units(root: Path | str, every: str | float = "5min", *,
                         directory: Path | str | None = None) -> tuple[Path, Path, Schedule]:
     """Write the timer and service to ``directory`` (default ~/.config/systemd/user)."""

@@ -287,6 +287,28 @@ def test_systemd_units(project):
     assert schedule.exact
 
 
+def test_unsafe_units_are_the_services_written_before_safe_path(project, tmp_path):
+    """A unit's ExecStart as systemd runs it in WorkingDirectory=, the project: without -P (or a
+    PYTHONSAFEPATH of its Environment=) a memento_core/ left there is imported."""
+    units = tmp_path / "units"
+    units.mkdir()
+    name, _timer, service, _ = cron.systemd_units(project, "5min", python="/opt/my py/bin/python3")
+    (units / f"{name}.service").write_text(service)
+    assert cron.unsafe_units(units) == []
+    old = service.replace(" -P -m memento_core.tick", " -m memento_core.tick")
+    for unit, text in [("memento-tick-old-1", old),
+                       ("memento-tick-old-2", old.replace("ExecStart=", "ExecStart=-")),
+                       ("memento-tick-quiet-3", old.replace("Environment=", "Environment=PYTHONSAFEPATH= ")),
+                       ("memento-tick-safe-4", old.replace("Environment=", "Environment=PYTHONSAFEPATH=1 ")),
+                       ("memento-tick-safe-5", old.replace("Environment=PATH", 'Environment="PYTHONSAFEPATH=x" PATH')),
+                       ("someone-else", old)]:
+        (units / f"{unit}.service").write_text(text)
+    (units / "memento-tick-bytes-6.service").write_bytes(b"\xff" + old.encode())  # unreadable: not judged
+    assert [p.name for p in cron.unsafe_units(units)] == [
+        "memento-tick-old-1.service", "memento-tick-old-2.service", "memento-tick-quiet-3.service"]
+    assert cron.unsafe_units(tmp_path / "none") == []
+
+
 @pytest.mark.parametrize(("every", "calendar"), [
     ("1min", "*-*-* *:*:00"), ("1h", "*-*-* *:00:00"), ("2h", "*-*-* 00/2:00:00"),
     ("1d", "*-*-* 00:00:00"), ("7d", "Sun *-*-* 00:00:00"),

@@ -222,6 +222,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     except MementoError:
         if getattr(args, "project", None) or getattr(args, "dir", None):
             raise
+    units = _warn_of_unsafe_units()
     if not cron_available():  # nothing is scheduled by cron: attention, not a failure to run
         warn(f"no crontab to show: {MISSING_CRONTAB}")
         return 1
@@ -241,8 +242,20 @@ def cmd_show(args: argparse.Namespace) -> int:
     if ws is not None and not any(e.root == here for e in found):
         warn(f"{ws.root} has no crontab entry; `memento cron install` adds one")
         return 1
-    if unsafe:
+    if unsafe or units:
         return 1
     if found:
         _warn_without_daemon()
     return 0
+
+
+def _warn_of_unsafe_units() -> int:
+    """Warn of each of Memento's systemd services written before -P (cron.unsafe_units); how many."""
+    from ...cron import unsafe_units
+
+    units = unsafe_units()
+    for path in units:
+        warn(safe_text(f"{path}: its ExecStart runs Python with the project's folder first on the import path "
+                       "(no -P): a memento_core/ an agent left there would run as you, unconfined; "
+                       "`memento cron install --systemd --write` in that project rewrites it"))
+    return len(units)

@@ -70,6 +70,36 @@ def test_show_warns_of_an_entry_written_without_safe_path_until_install_rewrites
     assert "no -P" not in capsys.readouterr().out
 
 
+def test_show_warns_of_a_systemd_unit_written_without_safe_path_until_install_rewrites_it(
+        workspace, tab, monkeypatch, tmp_path, capsys):
+    """A service from before -P runs the tick in the project's folder with it first on the import
+    path; `cron show` names its file (with or without a crontab) and exits 1 until it is rewritten."""
+    monkeypatch.setenv(cron.CRONTAB_FILE_ENV, str(tab))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert main(["cron", "install", str(workspace)]) == 0
+    assert main(["cron", "install", "--systemd", "--write", str(workspace)]) == 0
+    capsys.readouterr()
+    assert main(["cron", "show", str(workspace)]) == 0
+    assert "ExecStart runs Python" not in capsys.readouterr().out
+    service = tmp_path / "home" / ".config" / "systemd" / "user" / f"{cron.unit_name(workspace)}.service"
+    service.write_text(service.read_text().replace(" -P -m memento_core.tick", " -m memento_core.tick"))
+    assert main(["cron", "show", str(workspace)]) == 1
+    out = capsys.readouterr().out
+    assert (f"[warn] {service}: its ExecStart runs Python with the project's folder first on the import path "
+            "(no -P)") in out and "`memento cron install --systemd --write` in that project rewrites it" in out
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))  # no crontab at all: the unit is still named
+    monkeypatch.delenv(cron.CRONTAB_FILE_ENV)
+    assert main(["cron", "show", str(workspace)]) == 1
+    assert f"[warn] {service}: its ExecStart runs Python" in capsys.readouterr().out
+    monkeypatch.undo()
+    monkeypatch.setenv(cron.CRONTAB_FILE_ENV, str(tab))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert main(["cron", "install", "--systemd", "--write", str(workspace)]) == 0
+    capsys.readouterr()
+    assert main(["cron", "show", str(workspace)]) == 0
+    assert "ExecStart runs Python" not in capsys.readouterr().out
+
+
 def test_cli_without_crontab_binary(workspace, monkeypatch, tmp_path, capsys):
     monkeypatch.delenv(cron.CRONTAB_FILE_ENV, raising=False)
     monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
