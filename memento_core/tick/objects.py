@@ -242,8 +242,9 @@ def copy_path(mirror: Path, rel: str) -> Path:
 
 
 def _mirrored(mirror: Path) -> set[str]:
-    """What the mirror holds, as paths below `.git/objects/`. The fan-out folders of an older
-    mirror (a copy per folder, as git keeps them) are removed: their objects are copied again."""
+    """What the mirror holds, as paths below `.git/objects/`. Any folder but pack/ is removed: an
+    older mirror's fan-out folders (a copy per folder, as git keeps them), whose objects are
+    copied again."""
     found: set[str] = set()
     try:
         with os.scandir(mirror) as it:
@@ -258,7 +259,7 @@ def _mirrored(mirror: Path) -> set[str]:
                 found.update(f"pack/{name}" for name in os.listdir(entry.path) if not name.startswith("."))
             except OSError:
                 continue
-        elif _LOOSE_DIR.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False):
+        elif entry.is_dir(follow_symlinks=False):
             shutil.rmtree(entry.path, ignore_errors=True)
     return found
 

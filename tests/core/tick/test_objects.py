@@ -109,11 +109,16 @@ def test_the_mirror_is_flat_and_an_older_fan_out_mirror_is_replaced(repo, tmp_pa
     old = mirror / oid[:2] / oid[2:]
     old.parent.mkdir(parents=True)
     old.write_bytes(loose(repo, oid).read_bytes())
+    (mirror / "pack" / ".pack-x.pack.tmp").parent.mkdir()
+    (mirror / "pack" / ".pack-x.pack.tmp").write_bytes(b"a copy cut short")  # never a copy of anything
     objects.take(repo, mirror)
     ids = {rel.replace("/", "") for rel in objects._scan(repo / ".git" / "objects")[0]}
     assert {p.name for p in mirror.iterdir() if p.is_file()} == ids and oid in ids
     assert [p.name for p in mirror.iterdir() if p.is_dir()] == ["pack"]
-    assert {p.suffix for p in (mirror / "pack").iterdir()} == {".pack", ".idx"}
+    assert {p.suffix for p in (mirror / "pack").iterdir() if not p.name.startswith(".")} == {".pack", ".idx"}
+    copies = {p: p.stat().st_ino for p in [*mirror.iterdir(), *(mirror / "pack").iterdir()] if p.is_file()}
+    objects.take(repo, mirror)  # each copied once: the next snapshot finds them all
+    assert {p: p.stat().st_ino for p in [*mirror.iterdir(), *(mirror / "pack").iterdir()] if p.is_file()} == copies
     # A mirror of the older layout, met by the recovery of a tick killed before the upgrade.
     older = tmp_path / "older"
     (older / oid[:2]).mkdir(parents=True)
@@ -122,6 +127,10 @@ def test_the_mirror_is_flat_and_an_older_fan_out_mirror_is_replaced(repo, tmp_pa
     damage = objects.check_loose(repo, older, tmp_path / "aside")
     assert damage.restored == [f".git/objects/{oid[:2]}/{oid[2:]}"] and not damage.lost
     assert git(repo, "log", "-1", "--format=%s") == "b\n"
+    git(repo, "repack", "-a", "-d", "-q")  # no loose object left: their copies are forgotten
+    objects.take(repo, mirror)
+    assert [p.name for p in mirror.iterdir()] == ["pack"]
+    assert len([p for p in (mirror / "pack").iterdir() if not p.name.startswith(".")]) == 2
 
 
 def test_a_planted_object_and_a_forged_derived_index_are_moved_aside(repo, tmp_path):
