@@ -301,11 +301,14 @@ def test_unsafe_units_are_the_services_written_before_safe_path(project, tmp_pat
                        ("memento-tick-quiet-3", old.replace("Environment=", "Environment=PYTHONSAFEPATH= ")),
                        ("memento-tick-safe-4", old.replace("Environment=", "Environment=PYTHONSAFEPATH=1 ")),
                        ("memento-tick-safe-5", old.replace("Environment=PATH", 'Environment="PYTHONSAFEPATH=x" PATH')),
+                       ("memento-tick-two-7", service + old[old.index("ExecStart="):].split("\n")[0] + "\n"),
+                       ("memento-tick-odd-8", old.replace("Environment=", 'Environment="PYTHONSAFEPATH=1\nEnvironment=')),
                        ("someone-else", old)]:
         (units / f"{unit}.service").write_text(text)
     (units / "memento-tick-bytes-6.service").write_bytes(b"\xff" + old.encode())  # unreadable: not judged
-    assert [p.name for p in cron.unsafe_units(units)] == [
-        "memento-tick-old-1.service", "memento-tick-old-2.service", "memento-tick-quiet-3.service"]
+    assert [p.name for p in cron.unsafe_units(units)] == [  # a second ExecStart unsafe; an unreadable Environment=
+        "memento-tick-odd-8.service", "memento-tick-old-1.service", "memento-tick-old-2.service",
+        "memento-tick-quiet-3.service", "memento-tick-two-7.service"]
     assert cron.unsafe_units(tmp_path / "none") == []
 
 
