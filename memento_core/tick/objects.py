@@ -258,7 +258,7 @@ def _mirrored(mirror: Path) -> set[str]:
             try:
                 found.update(f"pack/{name}" for name in os.listdir(entry.path) if not name.startswith("."))
             except OSError:
-                continue
+                pass  # nothing found there: copied again
         elif entry.is_dir(follow_symlinks=False):
             shutil.rmtree(entry.path, ignore_errors=True)
     return found
