@@ -37,6 +37,7 @@ class Record:
     status_sha256: str = ""  # of the status log's copy next to the record (ID.status)
     git_sha256: str = ""  # of git's state at the snapshot next to the record (ID.git)
     unseen_sha256: str = ""  # of what was below the work tree at the snapshot (ID.unseen, tick/unseen.py)
+    objects_sha256: str = ""  # of git's object store's print at the snapshot (ID.objects, tick/objects.py)
     heartbeat_every: float = 1.0  # the record is touched at least this often while the tick lives
     log: str = ""  # the tick's log, relative to the project
     stage: str = "running"  # running | committing

@@ -39,7 +39,7 @@ from .context import Attempt, Interrupted, TaskResult, TickContext, append_log, 
 from .guards import changed_during_verify
 from .observe import check_guards
 from .outcome import record_failure, record_pass
-from .record import read_tick_result, save_git, save_unseen, write_record
+from .record import read_tick_result, save_git, save_objects, save_unseen, write_record
 from .verify import run_verify
 
 
@@ -57,6 +57,7 @@ def attempt_task(ctx: TickContext, plan: Plan, task: Task, continued: tuple[int,
     own.take_state(ctx.ws, task.id)  # the ledger, notify state and claims as they are now
     save_git(ctx.ws, task.id, at.snap.git)  # what the stale recovery restores .git from (SPEC §13)
     save_unseen(ctx.ws, task.id, at.snap.unseen)  # and what was below the work tree, a person's
+    save_objects(ctx.ws, task.id, at.snap.objects)  # and the object store's print: packs are judged too
     with Heartbeat(ctx.ws, claim) as beat:
         at.beat = beat
         return attempt_safely(ctx, at, lambda: _work(ctx, plan, at), record_failure)

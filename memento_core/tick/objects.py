@@ -51,6 +51,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -59,6 +60,7 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..errors import MementoError
 from ..git.repo import repo_dirs
 from ..git.run import run_git
 from ..git.state import read_plain
@@ -136,6 +138,47 @@ def take(root: Path, mirror: Path) -> Objects | None:
     snap.loose, snap.packs, snap.derived = _scan(objects_dir)
     _mirror(snap)
     return snap
+
+
+def to_bytes(snap: Objects) -> bytes:
+    """``snap``'s prints as JSON, kept beside the tick's record (record.save_objects) so that the
+    recovery after a killed tick judges the store against them (:func:`put_back`), packs and
+    derived indexes included; the folders are not kept (from_bytes takes them again)."""
+    return json.dumps({"loose": snap.loose, "derived": snap.derived,
+                       "packs": {rel: [printed, trailer.hex()] for rel, (printed, trailer) in snap.packs.items()}},
+                      sort_keys=True).encode("ascii")
+
+
+def from_bytes(data: bytes, root: Path, mirror: Path) -> Objects | None:
+    """What :func:`to_bytes` wrote, for the store of ``root``'s repository and its copies in
+    ``mirror``; None when it is not that (a name that is no path below `.git/objects/` included)."""
+    try:
+        body = json.loads(data.decode("ascii"))
+        snap = Objects(str(repo_dirs(Path(root)).common_dir / "objects"), str(mirror))
+        snap.loose = {_below(rel, _LOOSE_REL): _printed(v) for rel, v in body["loose"].items()}
+        snap.packs = {_below(rel, _PACK_REL): (_printed(v[0]), bytes.fromhex(v[1])) for rel, v in body["packs"].items()}
+        snap.derived = {_below(rel, _DERIVED_REL): _printed(v) for rel, v in body["derived"].items()}
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, MementoError):
+        return None
+    return snap
+
+
+_LOOSE_REL = re.compile(r"[0-9a-f]{2}/(?:[0-9a-f]{38}|[0-9a-f]{62})")
+_PACK_REL = re.compile(r"pack/pack-[0-9a-f]{40,64}\.(?:pack|idx)")
+_DERIVED_REL = re.compile(r"(?:info/commit-graph|info/commit-graphs/[^/]+|pack/multi-pack-index|pack/[^/]+)")
+
+
+def _below(rel: str, shape: re.Pattern) -> str:
+    if not shape.fullmatch(rel) or ".." in rel.split("/"):
+        raise ValueError(f"not a path below .git/objects/: {rel!r}")
+    return rel
+
+
+def _printed(value) -> Print:
+    ino, size, ctime = value
+    if not all(type(n) is int for n in (ino, size, ctime)):
+        raise ValueError(f"not a print: {value!r}")
+    return (ino, size, ctime)
 
 
 def _algo(name: str) -> str:

@@ -16,7 +16,8 @@ content, and next to it the plan as it was (``ID.plan``):
   retries;
 * git's own state at the snapshot (``ID.git``: config, info/, hooks, every ref,
   the index and the stash's reflog, git.state.to_bytes), which the recovery
-  restores over whatever the agent left in `.git/`;
+  restores over whatever the agent left in `.git/`; what lay below the work tree (``ID.unseen``)
+  and the object store's print (``ID.objects``: tick/objects.to_bytes), which it judges by;
 * once verify passed and every process of the agent is dead, the commit it is
   making (stage ``committing``: paths, message, the verified blobs, the entry).
 
@@ -106,66 +107,78 @@ def _touch_forever() -> None:
 
 def save_git(ws: Workspace, task_id: str, snap) -> None:
     """Keep git's state at the snapshot (a git.state.GitState) next to the record, its digest
-    in the record: written by rename, never through a link (atomic_write_bytes)."""
-    rec = read_record(ws, task_id)
-    if rec is None or rec.pid != os.getpid():
-        return
-    data, path = to_bytes(snap), record_paths(ws, task_id)[3]
-    try:
-        if path.is_symlink():  # an earlier agent's link: removed, never written through
-            path.unlink()
-        atomic_write_bytes(path, data)
-    except OSError:
-        return  # no copy: the recovery then restores nothing of .git (it never trusts a partial one)
-    save_record(ws, replace(rec, git_sha256=hashlib.sha256(data).hexdigest()))
-
-
-def _unseen_path(ws: Workspace, task_id: str) -> Path:
-    return records_dir(ws) / f"{task_id}.unseen"
+    in the record. No copy: the recovery then restores nothing of .git (it never trusts a partial one)."""
+    _save_beside(ws, task_id, "git", lambda: to_bytes(snap), "git_sha256")
 
 
 def save_unseen(ws: Workspace, task_id: str, seen) -> None:
     """Keep what was below the work tree at the snapshot (an unseen.Seen: nested repositories,
-    too-long paths, folders) next to the record, its digest in the record (SPEC §13)."""
-    from .unseen import to_bytes
+    too-long paths, folders) next to the record, its digest in the record (SPEC §13). No copy:
+    the recovery removes nothing it cannot tell from a person's."""
+    from . import unseen
 
+    if seen is not None:
+        _save_beside(ws, task_id, "unseen", lambda: unseen.to_bytes(seen), "unseen_sha256")
+
+
+def save_objects(ws: Workspace, task_id: str, snap) -> None:
+    """Keep the object store's print at the snapshot (an objects.Objects: every loose object's and
+    pack's, the packs' trailers) next to the record, its digest in the record. No copy: the
+    recovery re-hashes the loose objects only (objects.check_loose)."""
+    from . import objects
+
+    if snap is not None:
+        _save_beside(ws, task_id, "objects", lambda: objects.to_bytes(snap), "objects_sha256")
+
+
+def _save_beside(ws: Workspace, task_id: str, suffix: str, data, digest_field: str) -> None:
+    """``data()`` written to ``ID.<suffix>`` beside this tick's own record of the task, by rename and
+    never through a link (atomic_write_bytes), and its digest into the record's ``digest_field``."""
     rec = read_record(ws, task_id)
-    if rec is None or rec.pid != os.getpid() or seen is None:
+    if rec is None or rec.pid != os.getpid():
         return
-    data, path = to_bytes(seen), _unseen_path(ws, task_id)
+    body, path = data(), records_dir(ws) / f"{task_id}.{suffix}"
     try:
-        if path.is_symlink():
+        if path.is_symlink():  # an earlier agent's link: removed, never written through
             path.unlink()
-        atomic_write_bytes(path, data)
+        atomic_write_bytes(path, body)
     except OSError:
-        return  # no copy: the recovery removes nothing it cannot tell from a person's
-    save_record(ws, replace(rec, unseen_sha256=hashlib.sha256(data).hexdigest()))
+        return
+    save_record(ws, replace(rec, **{digest_field: hashlib.sha256(body).hexdigest()}))
+
+
+def _recorded_beside(ws: Workspace, rec: Record, suffix: str, digest: str) -> bytes | None:
+    """The bytes of ``ID.<suffix>`` when they match ``digest`` (the record's), else None."""
+    if not digest:
+        return None
+    try:
+        data = (records_dir(ws) / f"{rec.task}.{suffix}").read_bytes()
+    except OSError:
+        return None
+    return data if hashlib.sha256(data).hexdigest() == digest else None
 
 
 def recorded_unseen(ws: Workspace, rec: Record):
     """What was below the work tree at the snapshot (unseen.Seen) if its copy is intact, else None."""
-    from .unseen import from_bytes
+    from .unseen import from_bytes as unseen_from_bytes
 
-    if not rec.unseen_sha256:
-        return None
-    try:
-        data = _unseen_path(ws, rec.task).read_bytes()
-    except OSError:
-        return None
-    return from_bytes(data) if hashlib.sha256(data).hexdigest() == rec.unseen_sha256 else None
+    data = _recorded_beside(ws, rec, "unseen", rec.unseen_sha256)
+    return None if data is None else unseen_from_bytes(data)
 
 
 def recorded_git(ws: Workspace, rec: Record):
     """git's state at the snapshot (git.state.GitState) if its copy is intact, else None."""
-    if not rec.git_sha256:
-        return None
-    try:
-        data = record_paths(ws, rec.task)[3].read_bytes()
-    except OSError:
-        return None
-    if hashlib.sha256(data).hexdigest() != rec.git_sha256:
-        return None
-    return from_bytes(data, ws.root)
+    data = _recorded_beside(ws, rec, "git", rec.git_sha256)
+    return None if data is None else from_bytes(data, ws.root)
+
+
+def recorded_objects(ws: Workspace, rec: Record, root: Path, mirror: Path):
+    """The object store's print at the snapshot (objects.Objects, of ``root``'s repository, its
+    copies in ``mirror``) if its copy is intact, else None."""
+    from . import objects
+
+    data = _recorded_beside(ws, rec, "objects", rec.objects_sha256)
+    return None if data is None else objects.from_bytes(data, root, mirror)
 
 
 def mark_committing(ws: Workspace, task_id: str, paths, message: str, hashes: dict[str, str], entry: str) -> None:
@@ -180,7 +193,8 @@ def mark_committing(ws: Workspace, task_id: str, paths, message: str, hashes: di
 def remove_record(ws: Workspace, task_id: str) -> None:
     if _BEACON["path"] == record_paths(ws, task_id)[0]:
         _BEACON["path"] = None
-    for path in (*record_paths(ws, task_id), _unseen_path(ws, task_id)):
+    folder = records_dir(ws)
+    for path in (*record_paths(ws, task_id), folder / f"{task_id}.unseen", folder / f"{task_id}.objects"):
         try:
             path.unlink()
         except (FileNotFoundError, NotADirectoryError):

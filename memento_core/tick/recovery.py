@@ -41,6 +41,7 @@ from .record import (
     last_sign_of_life,
     leader_is_ours,
     recorded_git,
+    recorded_objects,
     recorded_unseen,
     remove_record,
     tick_alive,
@@ -168,7 +169,7 @@ def reset_stale_claim(ctx: TickContext, task: Task, claim: Claim | None, why: st
     # changes on top of HEAD are undone there, as without a record.
     main = None if rec is not None and rec.worktree else rec
     rolled = restore_recorded_git(ctx, task, main)  # before any other git command reads .git
-    rolled += restore_objects(ctx, task)  # before the rollback's checkout reads one
+    rolled += restore_objects(ctx, task, rec)  # before the rollback's checkout reads one
     unseen = remove_unseen(ctx, task, main)  # a repository the agent nested: before any copy meets it
     rolled += roll_back_stale(ctx, task, main) + unseen
     rolled += restore_recorded_plan(ctx, task, rec)
@@ -216,14 +217,18 @@ def restore_recorded_git(ctx: TickContext, task: Task, rec: Record | None) -> st
     return f"; git's own state restored to the snapshot ({changed}; refs found listed in {ctx.ws.rel(dest)})"
 
 
-def restore_objects(ctx: TickContext, task: Task) -> str:
-    """Git objects as their names say (objects.check_loose): the killed tick's snapshot of them is
-    gone, so every loose object is re-hashed; what has no valid copy stops the tick for a person
-    (the breaker's git error), as after a live attempt."""
-    from .objects import MIRROR, check_loose
+def restore_objects(ctx: TickContext, task: Task, rec: Record | None) -> str:
+    """Git objects as their names say: judged against the killed tick's print of the store at its
+    snapshot, kept beside its record (record.save_objects), as its own guards would have judged
+    them (objects.put_back: loose objects, packs rewritten in place, a forged new pack, changed
+    derived indexes); without an intact one, every loose object is re-hashed (objects.check_loose:
+    no pack is looked at). What has no valid copy stops the tick for a person (the breaker's git
+    error), as after a live attempt."""
+    from .objects import MIRROR, check_loose, put_back
 
-    damage = check_loose(ctx.root, ctx.ws.project_memento_dir / MIRROR,
-                         rollback_folder(ctx.ws, f"stale-{task.id}-objects"))
+    mirror, aside = ctx.ws.project_memento_dir / MIRROR, rollback_folder(ctx.ws, f"stale-{task.id}-objects")
+    snap = recorded_objects(ctx.ws, rec, ctx.root, mirror) if rec is not None else None
+    damage = put_back(snap, ctx.root, aside) if snap is not None else check_loose(ctx.root, mirror, aside)
     if damage.lost and not ctx.git_failed:
         ctx.git_failed = f"git objects changed during {task.id} could not be put back: {', '.join(damage.lost[:5])}"
     return f"; {damage.reason('the killed attempt')}" if damage else ""

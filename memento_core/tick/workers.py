@@ -44,7 +44,7 @@ from .crew import Crew, Worker, WorktreeSpace
 from .crew_watch import Window
 from .observe import check_guards
 from .pick import pick_unheld, runs_in_parallel
-from .record import remove_record, save_git, write_record
+from .record import remove_record, save_git, save_objects, write_record
 
 POLL_SECONDS = 0.2  # how often the waiting tick looks for a finished worker or a SIGTERM
 
@@ -168,6 +168,7 @@ def run_worker(crew: Crew, w: Worker) -> None:
                     at.snap = take_snapshot(w.ctx, w.claim.base, persons_paths(w.ctx.root))
                     own.take_state(crew.ws, w.task.id)
                     save_git(crew.ws, w.task.id, at.snap.git)
+                    save_objects(crew.ws, w.task.id, at.snap.objects)
                 return attempt._work(w.ctx, w.plan, at)
 
             w.result = attempt_safely(w.ctx, at, work, at.on_fail)

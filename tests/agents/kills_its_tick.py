@@ -10,6 +10,8 @@ otherwise it creates ONCEFILE and, by MODE:
   cleanignore   `*` in .memento_cleanignore, a new evil.txt, other.txt changed;
   plan          its own verify set to `true`, Meta max_retries 99, committed with its code;
   objects       the loose object of the commit HEAD names rewritten in place (its id kept);
+  pack          bytes in the middle of the repository's one pack rewritten in place (same inode,
+                same size, its trailer as it was);
   other-done    the pending task ARG committed as [x] (HEAD moved), then set [~] in the work tree:
                 a [~] with no claim that the last commit has [x] looks like an editor's stale save;
   always        (ONCEFILE ignored) just kills the tick, every time.
@@ -28,6 +30,7 @@ import sys
 import zlib
 from pathlib import Path
 
+from pack_bytes import rewrite_middle
 from parent_chain import find_tick
 
 mode, once = sys.argv[1], Path(sys.argv[2])
@@ -70,6 +73,8 @@ elif mode == "objects":
     loose = root / ".git" / "objects" / oid[:2] / oid[2:]
     os.chmod(loose, 0o644)
     loose.write_bytes(zlib.compress(b"commit %d\0" % len(text) + text))
+elif mode == "pack":
+    rewrite_middle(root / ".git" / "objects")
 elif mode == "forge-commit":
     plan.write_text(plan.read_text().replace(f"- [~] `{task}`", f"- [x] `{task}`"))
     entry = (f"## [2026-12-01T00:00:00Z] Tick #1\n- **Task**: {task}\n- **Status**: ✅ SUCCESS\n"

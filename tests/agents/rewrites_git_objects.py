@@ -24,6 +24,8 @@ import sys
 import zlib
 from pathlib import Path
 
+from pack_bytes import rewrite_middle
+
 mode, refs = sys.argv[1], sys.argv[2:]
 
 
@@ -83,13 +85,6 @@ if mode in ("loose", "rename", "mirror"):
                 print(f"no copy of {oid} in Memento's mirror to rewrite", flush=True)
         print(f"rewrote {path} ({ref})", flush=True)
 elif mode == "pack":
-    (pack,) = Path(".git/objects/pack").glob("*.pack")
-    size = pack.stat().st_size
-    os.chmod(pack, 0o644)
-    with open(pack, "r+b") as fh:
-        fh.seek(size // 2)
-        fh.write(b"\xff" * 16)
-    os.chmod(pack, 0o444)
-    print(f"rewrote 16 bytes of {pack}", flush=True)
+    print(f"rewrote 16 bytes of {rewrite_middle(Path('.git/objects'))}", flush=True)
 elif mode != "plant":
     raise SystemExit(f"unknown mode {mode!r}")

@@ -167,6 +167,32 @@ def test_an_object_rewritten_before_the_agent_kills_its_tick_is_put_back_by_the_
     assert loose_objects_genuine(root) == []
 
 
+def test_a_pack_rewritten_before_the_agent_kills_its_tick_is_put_back_by_the_recovery(tmp_path):
+    """The killed tick's print of the store, kept beside its record, is what the recovery judges
+    the store by: a pack rewritten in place (its trailer kept) is put back from Memento's copy,
+    which re-hashing the loose objects alone would never see."""
+    from tests.core.scenarios.test_engine import make_ws
+    from tests.core.scenarios.test_redteam_procs import cron_tick
+
+    ws = make_ws(tmp_path, agent("kills_its_tick.py", "pack", str(tmp_path / "once")))
+    root = ws.root
+    git(root, "repack", "-adq")
+    (pack,) = (root / ".git" / "objects" / "pack").glob("*.pack")
+    original = pack.read_bytes()
+    log = git(root, "log", "--format=%H %s")
+    assert cron_tick(root).returncode == -9
+    assert pack.read_bytes() != original  # the agent's bytes, as the killed tick left them
+    recovered = cron_tick(root)
+    assert recovered.returncode in (0, 1) and "Traceback" not in recovered.stderr, recovered.stderr
+    (stale,) = [e for e in entries(ws) if e.status == "STALE"]
+    assert f"rewrote or removed .git/objects/pack/{pack.name} (put back from Memento's copy)" in \
+        stale.field("Rollback"), stale.field("Rollback")
+    assert pack.read_bytes() == original
+    assert fsck(root).returncode == 0, fsck(root).stderr
+    assert git(root, "log", "--format=%H %s").endswith(log)
+    assert not list((ws.project_memento_dir / "records").glob("T-1.*"))  # the record and its copies gone
+
+
 def test_the_pack_a_tick_makes_of_its_loose_objects_is_guarded_like_any(tmp_path, monkeypatch):
     """Housekeeping packs the loose objects once an attempt found LOOSE_LIMIT of them (5 here):
     after the first tick none is loose, each object is still there and the history reads as

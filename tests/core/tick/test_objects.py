@@ -133,6 +133,32 @@ def test_the_mirror_is_flat_and_an_older_fan_out_mirror_is_replaced(repo, tmp_pa
     assert len([p for p in (mirror / "pack").iterdir() if not p.name.startswith(".")]) == 2
 
 
+def test_the_print_read_back_is_the_one_written_and_no_name_leaves_the_object_store(repo, tmp_path):
+    """to_bytes / from_bytes: what the recovery after a killed tick judges by. A name that is not a
+    path below .git/objects/ (a tampered copy) or a print that is not three integers is refused."""
+    import json
+
+    git(repo, "repack", "-q")
+    (repo / ".git" / "objects" / "info" / "commit-graph").write_bytes(b"a graph")
+    snap = objects.take(repo, tmp_path / "mirror")
+    assert snap.loose and snap.packs and snap.derived
+    back = objects.from_bytes(objects.to_bytes(snap), repo, tmp_path / "mirror")
+    assert (back.loose, back.packs, back.derived) == (snap.loose, snap.packs, snap.derived)
+    assert (back.objects_dir, back.mirror) == (snap.objects_dir, snap.mirror)
+    body = json.loads(objects.to_bytes(snap))
+    rel, printed = next(iter(body["loose"].items()))
+    pack, (pack_print, trailer) = next(iter(body["packs"].items()))
+    for key, hostile in [("loose", {"../../../x": printed}), ("loose", {rel.upper(): printed}),
+                         ("loose", {rel: [1, 2]}), ("loose", {rel: [True, 1, 2]}), ("loose", {rel: "123"}),
+                         ("packs", {"pack/../../config": [pack_print, trailer]}),
+                         ("packs", {pack: [pack_print, "not hex"]}), ("packs", {pack: [pack_print]}),
+                         ("derived", {"pack/..": printed}), ("derived", {"hooks/pre-commit": printed}),
+                         ("derived", {"info/commit-graphs/../../x": printed})]:
+        assert objects.from_bytes(json.dumps({**body, key: hostile}).encode(), repo, tmp_path / "m") is None, hostile
+    assert objects.from_bytes(b"\xff", repo, tmp_path / "m") is None
+    assert objects.from_bytes(json.dumps({"loose": {}}).encode(), repo, tmp_path / "m") is None
+
+
 def test_a_planted_object_and_a_forged_derived_index_are_moved_aside(repo, tmp_path):
     snap = objects.take(repo, tmp_path / "mirror")
     lie = b"not what the name says\n"

@@ -19,7 +19,9 @@ from memento_core.tick.record import (
     last_line,
     mark_committing,
     read_tick_result,
+    recorded_objects,
     remove_record,
+    save_objects,
     tail_lines,
     tick_alive,
     write_record,
@@ -47,6 +49,31 @@ def test_a_record_is_written_before_the_claim_believed_over_it_and_removed(tmp_p
         "the claim's verified blobs, SUCCESS entry differ from the tick's own record"
     remove_record(ws, "T-1")
     assert read_record(ws, "T-1") is None and not any(p.exists() for p in record_paths(ws, "T-1"))
+
+
+def test_the_object_stores_print_is_kept_beside_the_record_and_trusted_only_intact(tmp_path, git_identity):
+    """What the recovery after a killed tick judges git's objects by (tick/objects.put_back)."""
+    from memento_core.tick import objects
+
+    ws = make_ws(tmp_path, "true")
+    mirror = ws.project_memento_dir / objects.MIRROR
+    snap = objects.take(ws.root, mirror)
+    assert snap.loose
+    save_objects(ws, "T-1", snap)  # no record of this tick's: nothing kept
+    assert not (ws.memento_dir / "records" / "T-1.objects").exists()
+    rec = write_record(ws, parse_plan(ws.plan_path).task("T-1"), 7, "abc123", set(), 3)
+    save_objects(ws, "T-1", None)  # no object store: nothing kept
+    assert read_record(ws, "T-1") == rec
+    save_objects(ws, "T-1", snap)
+    rec = read_record(ws, "T-1")
+    kept = recorded_objects(ws, rec, ws.root, mirror)
+    assert (kept.loose, kept.packs, kept.derived, kept.objects_dir, kept.mirror) == \
+        (snap.loose, snap.packs, snap.derived, snap.objects_dir, snap.mirror)
+    copy = ws.memento_dir / "records" / "T-1.objects"
+    copy.write_bytes(copy.read_bytes().replace(b"[", b"[1", 1))  # not what the record's digest says
+    assert recorded_objects(ws, rec, ws.root, mirror) is None
+    remove_record(ws, "T-1")
+    assert not copy.exists()
 
 
 def test_the_commits_sha_goes_into_its_own_field_never_into_the_same_words_elsewhere(tmp_path):
