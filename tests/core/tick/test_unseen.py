@@ -145,12 +145,28 @@ def gitlinks_since(root: Path, start: str) -> list[str]:
     return [ln for ln in out.splitlines() if " 160000 " in ln]
 
 
+def aged(monkeypatch, ws: Workspace) -> None:
+    """The project's folders older than the snapshot by more than unseen.RACY_NS (0 here, a
+    clock tick later): the walks after the agent take every unchanged folder from the snapshot."""
+    import time
+
+    from memento_core.tick import unseen
+
+    monkeypatch.setattr(unseen, "RACY_NS", 0)
+    time.sleep(0.05)
+    assert len(unseen.look(ws.root).marks) > 10
+
+
+@pytest.mark.parametrize("age", ["fresh", "aged"])
 @pytest.mark.parametrize("how", ["folder", "tracked", "gitfile", "ignored"])
 @pytest.mark.parametrize("mode", MODES)
-def test_a_repository_the_agent_nests_is_refused_removed_and_runs_nothing_later(tmp_path, how, mode):
+def test_a_repository_the_agent_nests_is_refused_removed_and_runs_nothing_later(tmp_path, how, mode, age,
+                                                                                monkeypatch):
     marker = tmp_path / "fsmonitor-ran.txt"
     ws = nesting_ws(tmp_path, agent("nests_a_repository.py", how, str(marker)), mode)
     root = ws.root
+    if age == "aged":
+        aged(monkeypatch, ws)
     start = git(root, "rev-parse", "HEAD").strip()
     lib_config = (root / "third_party" / "lib" / ".git" / "config").read_bytes()
     outcome = run_tick(root)
@@ -276,11 +292,15 @@ def longest_path(root: Path) -> int:
     return longest
 
 
-@pytest.mark.parametrize("how", ["long", pytest.param("many", marks=pytest.mark.slow)])  # many: 2,468 rmdirs
+@pytest.mark.parametrize("how", ["long", pytest.param("many", marks=pytest.mark.slow),  # many: 2,468 rmdirs
+                                 "long-aged"])
 @pytest.mark.parametrize("mode", MODES)
-def test_a_path_too_deep_for_git_fails_the_attempt_and_is_removed(tmp_path, how, mode):
+def test_a_path_too_deep_for_git_fails_the_attempt_and_is_removed(tmp_path, how, mode, monkeypatch):
+    how, _, age = how.partition("-")
     ws = nesting_ws(tmp_path, agent("goes_too_deep.py", how), mode)
     root = ws.root
+    if age:
+        aged(monkeypatch, ws)
     assert longest_path(root) < 1000
     outcome = run_tick(root)
     (result,) = outcome.results
@@ -343,3 +363,102 @@ def test_a_tree_deeper_than_any_limit_is_removed_with_a_few_descriptors(tmp_path
         assert os.listdir(base) == [] and os.path.isdir("/etc")
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+# ---------------------------------------------------------------- the walks after the snapshot
+
+
+def _tree(root: Path) -> None:
+    """Folders a few deep, a person's nested clone, a bare repository, an ignored cache."""
+    for rel in ("src/pkg/sub", "src/other", "docs/a/b/c", "vendor/clone", ".venv/lib/site/pkg", "empty"):
+        (root / rel).mkdir(parents=True)
+        (root / rel / "f.txt").write_text("x\n")
+    (root / "vendor" / "clone" / ".git").mkdir()
+    for part in ("objects", "refs"):
+        (root / "bare.git" / part).mkdir(parents=True)
+    (root / "bare.git" / "HEAD").write_text("ref: refs/heads/main\n")
+
+
+def _deep(root: Path, folder: str) -> None:
+    """A path too long for any system call below ``folder``, made a folder at a time."""
+    fd = os.open(root / folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(4096 // 200 + 2):
+            os.mkdir("d" * 200, dir_fd=fd)
+            child = os.open("d" * 200, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = child
+    finally:
+        os.close(fd)
+
+
+CHANGES = {
+    "a .git folder deep in an unchanged tree": lambda r: (r / "src/pkg/sub/.git").mkdir(),
+    "a gitdir: file": lambda r: (r / "docs/a/b/c/.git").write_text("gitdir: /elsewhere\n"),
+    "a folder made a bare repository": lambda r: [(r / "src/other" / p).mkdir() for p in ("objects", "refs")]
+    and (r / "src/other/HEAD").write_text("x\n"),
+    "a bare repository that is one no more": lambda r: (r / "bare.git/refs").rmdir(),
+    "a new tree holding a repository": lambda r: (r / "empty/new/deeper/.git").mkdir(parents=True),
+    "a tree renamed in from outside": lambda r: (r.parent / "outside/x/.git").mkdir(parents=True)
+    or os.rename(r.parent / "outside", r / ".venv/lib/outside"),
+    "a folder renamed": lambda r: os.rename(r / "docs/a", r / "docs/z"),
+    "a folder removed": lambda r: shutil.rmtree(r / "src/pkg"),
+    "a folder replaced by a link": lambda r: shutil.rmtree(r / "docs/a/b/c") or os.symlink("/", r / "docs/a/b/c"),
+    "the person's clone gone": lambda r: shutil.rmtree(r / "vendor/clone/.git"),
+    "a path too deep": lambda r: _deep(r, "src/pkg/sub"),
+    "a file only": lambda r: (r / "src/pkg/sub/g.txt").write_text("y\n"),
+    "times set back on a changed folder": lambda r: (r / "src/pkg/sub/.git").mkdir()
+    or os.utime(r / "src/pkg/sub", ns=(0, 0)),
+}
+
+
+@pytest.mark.parametrize("change", sorted(CHANGES))
+def test_a_walk_since_the_snapshot_finds_what_a_whole_walk_finds(tmp_path, monkeypatch, change):
+    """Differential: after each change an agent could make, the walk that takes the unchanged
+    folders from the snapshot answers what a whole walk answers, listing only what changed."""
+    import time
+
+    from memento_core.tick import unseen
+
+    root = tmp_path / "p"
+    root.mkdir()
+    _tree(root)
+    monkeypatch.setattr(unseen, "RACY_NS", 0)
+    time.sleep(0.05)  # a clock tick at least: every folder's ctime is older than the snapshot
+    snap = unseen.look(root)
+    assert snap.repos == {"vendor/clone/.git", "bare.git"} and set(snap.marks) >= {b"", b"src/pkg/sub"}
+    CHANGES[change](root)
+    listed = []
+    real_scandir = os.scandir
+    monkeypatch.setattr(unseen.os, "scandir", lambda path: listed.append(path) or real_scandir(path))
+    since = unseen.look(root, snap)
+    monkeypatch.setattr(unseen.os, "scandir", real_scandir)
+    whole = unseen.look(root)
+    assert (since.repos, since.deep, since.folders) == (whole.repos, whole.deep, whole.folders)
+    top = os.fsencode(root)
+
+    def changed(rel: bytes) -> bool:
+        st = os.lstat(top + b"/" + rel if rel else top)
+        return rel not in snap.marks or snap.marks[rel][0] != (st.st_dev, st.st_ino, st.st_ctime_ns)
+
+    expected = {rel for rel in [b"", *map(os.fsencode, whole.folders)] if changed(rel)}
+    assert {p[len(top) + 1:] for p in listed} == expected and 0 < len(expected) < len(whole.folders)
+
+
+def test_a_folder_changed_just_before_the_snapshot_or_off_a_local_file_system_is_listed_every_time(
+        tmp_path, monkeypatch):
+    """A change time within RACY_NS of the walk may share its clock tick with a later change; a
+    network file system may answer a stat from a cache: neither is taken from the snapshot."""
+    from memento_core.tick import unseen
+
+    root = tmp_path / "p"
+    root.mkdir()
+    _tree(root)
+    assert unseen.look(root).marks == {}  # made just now: every folder within two seconds
+    assert unseen._local(b"/proc") == 0 and unseen._local(os.fsencode(root)) != 0
+    monkeypatch.setattr(unseen, "RACY_NS", 0)
+    monkeypatch.setattr(unseen, "LOCAL_FILE_SYSTEMS", frozenset())
+    assert unseen.look(root).marks == {}
+    monkeypatch.undo()
+    monkeypatch.setattr(unseen, "RACY_NS", 0)
+    assert unseen.look(root).marks
