@@ -152,15 +152,16 @@ class TickContext:
                 if "nothing to commit" in str(exc):
                     return None
                 failure = exc
-            self.git_failed = str(failure)
+            self.git_failed = self.git_failed or str(failure)  # the first failure is the one to fix
             cron_log(self.ws, f"git error: {failure}")
             return None
         return None
 
     def rolled_back(self, result) -> str:
-        """What a rollback (rollback.RolledBack) says; its failure is remembered for the breaker."""
+        """What a rollback (rollback.RolledBack) says; its failure is remembered for the breaker
+        (after the first: objects the guards could not put back make the rollback fail too)."""
         if result.error:
-            self.git_failed = result.error
+            self.git_failed = self.git_failed or result.error
             cron_log(self.ws, result.error)
         return result.said
 

@@ -145,8 +145,8 @@ def to_bytes(snap: Objects) -> bytes:
     recovery after a killed tick judges the store against them (:func:`put_back`), packs and
     derived indexes included; the folders are not kept (from_bytes takes them again)."""
     return json.dumps({"loose": snap.loose, "derived": snap.derived,
-                       "packs": {rel: [printed, trailer.hex()] for rel, (printed, trailer) in snap.packs.items()}},
-                      sort_keys=True).encode("ascii")
+                       "packs": {rel: [printed, trailer.hex()] for rel, (printed, trailer) in snap.packs.items()}}
+                      ).encode("ascii")
 
 
 def from_bytes(data: bytes, root: Path, mirror: Path) -> Objects | None:

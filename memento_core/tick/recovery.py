@@ -168,10 +168,10 @@ def reset_stale_claim(ctx: TickContext, task: Task, claim: Claim | None, why: st
     # main work tree, its refs and its status log hold the other workers' work: only tracked
     # changes on top of HEAD are undone there, as without a record.
     main = None if rec is not None and rec.worktree else rec
-    rolled = restore_recorded_git(ctx, task, main)  # before any other git command reads .git
-    rolled += restore_objects(ctx, task, rec)  # before the rollback's checkout reads one
+    restored = restore_recorded_git(ctx, task, main)  # before any other git command reads .git
+    restored += restore_objects(ctx, task, rec)  # before the rollback's checkout reads one
     unseen = remove_unseen(ctx, task, main)  # a repository the agent nested: before any copy meets it
-    rolled += roll_back_stale(ctx, task, main) + unseen
+    rolled = roll_back_stale(ctx, task, main) + restored + unseen  # what was undone, then what was put back
     rolled += restore_recorded_plan(ctx, task, rec)
     rolled += cut_appended_entries(ctx, task, main)
     counted = count_stale_retry(ctx, task, rec, status)

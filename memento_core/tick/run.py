@@ -66,6 +66,9 @@ def tick(ws: Workspace, taken_over: str = "") -> Outcome:
         recover(ctx, plan)
         if taken_over:  # after the recovery, which cuts what the stopped tick's attempt appended
             ctx.event("⚠️ STALE TICK — a stopped tick was taken over", [("Reason", taken_over)])
+        if ctx.git_failed:  # git objects the recovery could not put back: nothing runs on that history
+            return tell_forge(ctx, settle(ctx, afterwards(ctx, EXIT_OK, summary(ctx) + "; nothing picked: "
+                                                          + ctx.git_failed)))
         refused = refuse_dirty_tree(ctx)
         if refused is not None:
             return settle(ctx, refused, "refused: uncommitted changes")

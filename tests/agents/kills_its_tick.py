@@ -10,6 +10,7 @@ otherwise it creates ONCEFILE and, by MODE:
   cleanignore   `*` in .memento_cleanignore, a new evil.txt, other.txt changed;
   plan          its own verify set to `true`, Meta max_retries 99, committed with its code;
   objects       the loose object of the commit HEAD names rewritten in place (its id kept);
+  objects-copy  as objects, and Memento's copy of it in .memento/objects/ rewritten too;
   pack          bytes in the middle of the repository's one pack rewritten in place (same inode,
                 same size, its trailer as it was);
   other-done    the pending task ARG committed as [x] (HEAD moved), then set [~] in the work tree:
@@ -66,13 +67,14 @@ elif mode == "other-done":
     git("add", "docs/MASTER_PLAN.md")
     git("commit", "-qm", f"{arg} done (trust me)")
     plan.write_text(done.replace(f"- [x] `{arg}`", f"- [~] `{arg}`"))
-elif mode == "objects":
+elif mode in ("objects", "objects-copy"):
     oid = git("rev-parse", "HEAD").strip()
     body = subprocess.run(["git", "cat-file", "commit", oid], cwd=root, capture_output=True, check=True).stdout
     text = body.partition(b"\n\n")[0] + b"\n\nthe agent's text\n"
-    loose = root / ".git" / "objects" / oid[:2] / oid[2:]
-    os.chmod(loose, 0o644)
-    loose.write_bytes(zlib.compress(b"commit %d\0" % len(text) + text))
+    for loose in [root / ".git" / "objects" / oid[:2] / oid[2:]] + \
+            [root / ".memento" / "objects" / oid] * (mode == "objects-copy"):
+        os.chmod(loose, 0o644)
+        loose.write_bytes(zlib.compress(b"commit %d\0" % len(text) + text))
 elif mode == "pack":
     rewrite_middle(root / ".git" / "objects")
 elif mode == "forge-commit":

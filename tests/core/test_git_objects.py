@@ -167,6 +167,23 @@ def test_an_object_rewritten_before_the_agent_kills_its_tick_is_put_back_by_the_
     assert loose_objects_genuine(root) == []
 
 
+def test_an_object_and_its_copy_rewritten_before_the_agent_kills_its_tick_stop_the_recovery_for_a_person(tmp_path):
+    """Nothing valid to put back after the kill: the recovery names the object, the breaker pauses
+    the plan (git error, the alert) and the task is not attempted again on top of that history."""
+    from tests.core.scenarios.test_redteam_procs import _killed_then_recovered
+
+    ws = _killed_then_recovered(tmp_path, "objects-copy")
+    root = ws.root
+    oid = git(root, "rev-list", "--max-parents=0", "HEAD").strip()
+    (stale,) = [e for e in entries(ws) if e.status == "STALE"]
+    assert f".git/objects/{oid[:2]}/{oid[2:]}, and Memento has no copy" in stale.field("Rollback"), \
+        stale.field("Rollback")
+    assert parse_plan(ws.plan_path).meta.tick_mode == "paused"
+    assert f"git objects changed during T-1 could not be put back: .git/objects/{oid[:2]}/{oid[2:]}" in \
+        (root / ".memento_alert").read_text()
+    assert not [e for e in entries(ws) if e.status in ("SUCCESS", "FAILED")]  # T-1 not attempted again
+
+
 def test_a_pack_rewritten_before_the_agent_kills_its_tick_is_put_back_by_the_recovery(tmp_path):
     """The killed tick's print of the store, kept beside its record, is what the recovery judges
     the store by: a pack rewritten in place (its trailer kept) is put back from Memento's copy,

@@ -64,7 +64,12 @@ def test_the_object_stores_print_is_kept_beside_the_record_and_trusted_only_inta
     rec = write_record(ws, parse_plan(ws.plan_path).task("T-1"), 7, "abc123", set(), 3)
     save_objects(ws, "T-1", None)  # no object store: nothing kept
     assert read_record(ws, "T-1") == rec
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.write_bytes(b"a person's file")
+    (ws.memento_dir / "records" / "T-1.objects").symlink_to(elsewhere)  # an earlier agent's link
     save_objects(ws, "T-1", snap)
+    assert elsewhere.read_bytes() == b"a person's file"  # never written through
+    assert not (ws.memento_dir / "records" / "T-1.objects").is_symlink()
     rec = read_record(ws, "T-1")
     kept = recorded_objects(ws, rec, ws.root, mirror)
     assert (kept.loose, kept.packs, kept.derived, kept.objects_dir, kept.mirror) == \
