@@ -377,6 +377,8 @@ def _tree(root: Path) -> None:
     for part in ("objects", "refs"):
         (root / "bare.git" / part).mkdir(parents=True)
     (root / "bare.git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (root / "old").mkdir()
+    _deep(root, "old")  # a person's own path too long for git, in a folder nothing changes
 
 
 def _deep(root: Path, folder: str) -> None:
@@ -427,6 +429,7 @@ def test_a_walk_since_the_snapshot_finds_what_a_whole_walk_finds(tmp_path, monke
     time.sleep(0.05)  # a clock tick at least: every folder's ctime is older than the snapshot
     snap = unseen.look(root)
     assert snap.repos == {"vendor/clone/.git", "bare.git"} and set(snap.marks) >= {b"", b"src/pkg/sub"}
+    assert [p.count("/") for p in snap.deep] == [max(f.count("/") for f in snap.folders if f.startswith("old/")) + 1]
     CHANGES[change](root)
     listed = []
     real_scandir = os.scandir
@@ -462,3 +465,26 @@ def test_a_folder_changed_just_before_the_snapshot_or_off_a_local_file_system_is
     monkeypatch.undo()
     monkeypatch.setattr(unseen, "RACY_NS", 0)
     assert unseen.look(root).marks
+
+
+def test_a_folder_that_cannot_be_listed_adds_nothing_of_its_own(tmp_path, monkeypatch):
+    """Its entries unknown, none are made up from another folder's: the rest is as a whole walk has it."""
+    from memento_core.tick import unseen
+
+    root = tmp_path / "p"
+    root.mkdir()
+    _tree(root)
+    whole = unseen.look(root)
+    real_scandir = os.scandir
+    refused = os.fsencode(root / "src" / "pkg")
+
+    def scandir(path):
+        if path == refused:
+            raise PermissionError(13, "Permission denied", path)
+        return real_scandir(path)
+
+    monkeypatch.setattr(unseen.os, "scandir", scandir)
+    for since in (None, whole):
+        seen = unseen.look(root, since)
+        assert seen.folders == whole.folders - {"src/pkg/sub"} and seen.repos == whole.repos
+        assert seen.deep == whole.deep
