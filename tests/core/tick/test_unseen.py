@@ -488,3 +488,32 @@ def test_a_folder_that_cannot_be_listed_adds_nothing_of_its_own(tmp_path, monkey
         seen = unseen.look(root, since)
         assert seen.folders == whole.folders - {"src/pkg/sub"} and seen.repos == whole.repos
         assert seen.deep == whole.deep
+
+
+def test_a_path_is_too_deep_from_exactly_path_max_bytes_its_nul_included(tmp_path):
+    """The last byte a system call takes: a full path of PATH_MAX - 1 bytes is walked, one of
+    PATH_MAX is named too deep (made here through folder descriptors)."""
+    from memento_core.tick import unseen
+
+    root = tmp_path / "p"
+    root.mkdir()
+    top = len(os.fsencode(os.path.abspath(root)))
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    rel = ""
+    try:
+        while unseen.PATH_MAX - (top + 1 + len(rel) + 1) > 250:  # until a name can fill the rest
+            name = "d" * min(200, unseen.PATH_MAX - (top + 1 + len(rel) + 1) - 150)
+            os.mkdir(name, dir_fd=fd)
+            child = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = child
+            rel = f"{rel}/{name}".lstrip("/")
+        room = unseen.PATH_MAX - (top + 1 + len(rel) + 1)  # bytes left for a name in this folder
+        fits, too_long = "f" * (room - 1), "g" * room
+        for name in (fits, too_long):
+            os.close(os.open(name, os.O_CREAT | os.O_WRONLY, dir_fd=fd))
+    finally:
+        os.close(fd)
+    assert top + 1 + len(f"{rel}/{fits}") == unseen.PATH_MAX - 1
+    seen = unseen.look(root)
+    assert seen.deep == {f"{rel}/{too_long}"} and rel in seen.folders
