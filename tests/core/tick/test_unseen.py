@@ -517,3 +517,17 @@ def test_a_path_is_too_deep_from_exactly_path_max_bytes_its_nul_included(tmp_pat
     assert top + 1 + len(f"{rel}/{fits}") == unseen.PATH_MAX - 1
     seen = unseen.look(root)
     assert seen.deep == {f"{rel}/{too_long}"} and rel in seen.folders
+
+
+def test_mementos_memory_repository_made_during_the_attempt_is_not_the_agents(tmp_path):
+    """memory/.git is Memento's, made whenever it needs it: never removed as one the agent nested."""
+    from memento_core.tick import unseen
+
+    root = tmp_path / "p"
+    (root / "memory").mkdir(parents=True)
+    before = unseen.look(root)
+    subprocess.run(["git", "init", "-q", str(root / "memory")], check=True)
+    (root / "src" / ".git").mkdir(parents=True)
+    done = unseen.settle(root, before, root / "logs" / "rollback" / "x")
+    assert done.repos == ("src/.git",)
+    assert (root / "memory" / ".git" / "HEAD").is_file() and not (root / "src" / ".git").exists()
