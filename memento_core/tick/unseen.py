@@ -40,6 +40,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import stat
 import time
 from dataclasses import dataclass, field
@@ -162,26 +163,31 @@ def look(root: Path, since: Seen | None = None) -> Seen:
 
 
 def _local(top: bytes) -> int:
-    """The device of ``top`` when it is on a local file system (LOCAL_FILE_SYSTEMS, from
-    /proc/self/mountinfo: the mount whose point is the longest prefix of it), else 0."""
+    """The device of ``top`` when it is on a local file system (LOCAL_FILE_SYSTEMS), else 0."""
     try:
         real = os.path.realpath(top)
         device = os.stat(real).st_dev
         with open("/proc/self/mountinfo", "rb") as fh:
-            mounts = fh.read().splitlines()
+            mounts = fh.read()
     except OSError:
         return 0
+    return device if mount_type(real, mounts) in LOCAL_FILE_SYSTEMS else 0
+
+
+def mount_type(path: bytes, mountinfo: bytes) -> str:
+    """The file system type of the mount ``path`` (absolute, resolved) is on, from the text of
+    /proc/self/mountinfo: the mount whose point is the longest prefix of it, the last one listed
+    of those on the same point (mounted over the others); '' when no line says."""
     best, kind = b"", b""
-    for line in mounts:
+    for line in mountinfo.splitlines():
         left, _, right = line.partition(b" - ")
         fields = left.split(b" ")
-        if len(fields) < 5 or not right:
+        if len(fields) < 6 or not right:  # ID, parent, device, root, mount point, options (then optional ones)
             continue
-        point = fields[4].replace(b"\\040", b" ").replace(b"\\011", b"\t").replace(b"\\012", b"\n") \
-            .replace(b"\\134", b"\\")
-        if (real == point or real.startswith(point.rstrip(b"/") + b"/")) and len(point) >= len(best):
+        point = re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m[1], 8)]), fields[4])
+        if (path == point or path.startswith(point.rstrip(b"/") + b"/")) and len(point) >= len(best):
             best, kind = point, right.split(b" ")[0]
-    return device if os.fsdecode(kind) in LOCAL_FILE_SYSTEMS and device else 0
+    return os.fsdecode(kind)
 
 
 def to_bytes(seen: Seen) -> bytes:

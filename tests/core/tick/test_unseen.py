@@ -531,3 +531,31 @@ def test_mementos_memory_repository_made_during_the_attempt_is_not_the_agents(tm
     done = unseen.settle(root, before, root / "logs" / "rollback" / "x")
     assert done.repos == ("src/.git",)
     assert (root / "memory" / ".git" / "HEAD").is_file() and not (root / "src" / ".git").exists()
+
+
+def test_the_file_system_a_path_is_on_is_read_as_the_kernel_lists_its_mounts():
+    """mount_type on mountinfo lines: the longest mount point that is a whole-folder prefix, the
+    last of two on one point (mounted over the first), octal escapes in a point, odd lines skipped."""
+    from memento_core.tick.unseen import mount_type
+
+    info = b"\n".join([
+        b"22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/vda rw",
+        b"30 22 0:40 / /home rw shared:2 - nfs server:/home rw",
+        b"31 22 0:41 / /home2 rw shared:3 - tmpfs tmpfs rw",
+        b"32 22 0:42 / /mnt/my\\040disk rw shared:4 - xfs /dev/vdb rw",
+        b"33 22 0:43 / /srv rw shared:5 - ext4 /dev/vdc rw",
+        b"34 33 0:44 / /srv rw shared:6 - cifs //host/share rw",
+        b"35 22 0:45 / /odd rw shared:7 - ",
+        b"36 22 0:46 / /short - btrfs /dev/vdd rw",
+        b"37 22 0:47 / /six rw - xfs /dev/vde rw",
+        b"not a mount line at all",
+    ])
+    assert mount_type(b"/work/p", info) == "ext4"
+    assert mount_type(b"/home/me/p", info) == "nfs" and mount_type(b"/home", info) == "nfs"
+    assert mount_type(b"/home2/p", info) == "tmpfs"  # /home is not a prefix of /home2
+    assert mount_type(b"/mnt/my disk/p", info) == "xfs"
+    assert mount_type(b"/srv/p", info) == "cifs"  # mounted over the ext4 one
+    assert mount_type(b"/odd/p", info) == "ext4"  # a line that names no type: the one below it
+    assert mount_type(b"/short/p", info) == "ext4"  # no options before the separator: not a mount line
+    assert mount_type(b"/six/p", info) == "xfs"  # no optional fields: one
+    assert mount_type(b"/work/p", b"") == ""
