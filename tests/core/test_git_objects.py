@@ -165,6 +165,8 @@ def test_an_object_rewritten_before_the_agent_kills_its_tick_is_put_back_by_the_
     assert "the agent's text" not in git(root, "log", "--all", "--format=%B")
     assert fsck(root).returncode == 0, fsck(root).stderr
     assert loose_objects_genuine(root) == []
+    assert parse_plan(ws.plan_path).meta.tick_mode != "paused"  # all put back: the ticks go on
+    assert [e.status for e in entries(ws)][-1] == "FAILED"  # T-1 attempted again (its agent exits 3)
 
 
 def test_an_object_and_its_copy_rewritten_before_the_agent_kills_its_tick_stop_the_recovery_for_a_person(tmp_path):
@@ -208,6 +210,7 @@ def test_a_pack_rewritten_before_the_agent_kills_its_tick_is_put_back_by_the_rec
     assert fsck(root).returncode == 0, fsck(root).stderr
     assert git(root, "log", "--format=%H %s").endswith(log)
     assert not list((ws.project_memento_dir / "records").glob("T-1.*"))  # the record and its copies gone
+    assert parse_plan(ws.plan_path).meta.tick_mode != "paused"
 
 
 def test_the_pack_a_tick_makes_of_its_loose_objects_is_guarded_like_any(tmp_path, monkeypatch):
