@@ -37,11 +37,15 @@ a person had from being committed as a gitlink unless the task names that exact 
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import io
 import json
 import os
 import re
 import stat
+import struct
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -137,10 +141,10 @@ def look(root: Path, since: Seen | None = None) -> Seen:
         except OSError:
             continue
         names = {item.name for item in items}
-        if rel and b"HEAD" in names and b"objects" in names and b"refs" in names and _bare(items):
+        if mark is not None and (b"HEAD" in names or _encrypted(path)):
+            mark = None  # what it answers may change with no change of its entries (_bare, _encrypted)
+        if rel and b"HEAD" in names and _bare(items):
             repos.add(rel)
-            if mark is not None:
-                marks[rel] = (mark, (), (rel,), ())
             continue
         subfolders, its_repos, its_deep = [], [], []
         for item in items:
@@ -179,7 +183,7 @@ def mount_type(path: bytes, mountinfo: bytes) -> str:
     /proc/self/mountinfo: the mount whose point is the longest prefix of it, the last one listed
     of those on the same point (mounted over the others); '' when no line says."""
     best, kind = b"", b""
-    for line in mountinfo.splitlines():
+    for line in mountinfo.split(b"\n"):  # a line ends at \n only (a \r in a mount point is left as it is)
         left, _, right = line.partition(b" - ")
         fields = left.split(b" ")
         if len(fields) < 6 or not right:  # ID, parent, device, root, mount point, options (then optional ones)
@@ -202,7 +206,7 @@ def from_bytes(data: bytes) -> Seen | None:
     try:
         body = json.loads(data.decode("ascii"))
         return Seen(*(frozenset(str(p) for p in body[key]) for key in ("repos", "deep", "folders")))
-    except (ValueError, TypeError, KeyError, AttributeError):
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
         return None
 
 
@@ -395,13 +399,42 @@ class _Archive:
 
 
 def _bare(items) -> bool:
-    """Whether a folder's entries are a bare repository's: a HEAD file, objects/ and refs/ folders."""
-    kinds = {item.name: item for item in items if item.name in (b"HEAD", b"objects", b"refs")}
+    """Whether a folder's entries may be a bare repository's, as git's discovery tells one: a HEAD
+    that is no folder (a file, or a link as git once wrote it), and objects/ and refs/ folders,
+    links to folders included, or a ``commondir`` file naming where they are. Erring towards a
+    repository: a folder of the agent's that holds a HEAD and a commondir is one. Whether links
+    resolve or a commondir names a repository can change with no change of the folder's own
+    entries, so a folder holding a HEAD is listed by every look (never marked)."""
+    kinds = {item.name: item for item in items if item.name in (b"HEAD", b"objects", b"refs", b"commondir")}
     try:
-        return (not kinds[b"HEAD"].is_dir(follow_symlinks=False) and kinds[b"objects"].is_dir(follow_symlinks=False)
-                and kinds[b"refs"].is_dir(follow_symlinks=False))
+        if b"HEAD" not in kinds or kinds[b"HEAD"].is_dir(follow_symlinks=False):
+            return False
+        return b"commondir" in kinds or all(name in kinds and kinds[name].is_dir() for name in (b"objects", b"refs"))
     except OSError:
         return False
+
+
+# ioctl FS_IOC_GETFLAGS (_IOR('f', 1, long)) and the inode flag fscrypt sets on an encrypted folder.
+FS_IOC_GETFLAGS = (2 << 30) | (struct.calcsize("l") << 16) | (ord("f") << 8) | 1
+FS_ENCRYPT_FL = 0x800
+
+
+def _encrypted(path: bytes) -> bool:
+    """Whether the folder at ``path`` is encrypted (fscrypt, ext4 and f2fs): any user can add or
+    remove its key, which turns the names it lists from scrambled to real and back with no change
+    of its ctime, so its listing is never taken from an earlier one. True when that cannot be
+    told; False where the file system keeps no such flags (it encrypts nothing)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return True
+    try:
+        flags = fcntl.ioctl(fd, FS_IOC_GETFLAGS, bytes(8))
+    except OSError as exc:
+        return exc.errno not in (errno.ENOTTY, errno.EINVAL, errno.EOPNOTSUPP)
+    finally:
+        os.close(fd)
+    return bool(int.from_bytes(flags[:4], sys.byteorder) & FS_ENCRYPT_FL)
 
 
 def _folder(item: os.DirEntry) -> bool:

@@ -559,3 +559,144 @@ def test_the_file_system_a_path_is_on_is_read_as_the_kernel_lists_its_mounts():
     assert mount_type(b"/short/p", info) == "ext4"  # no options before the separator: not a mount line
     assert mount_type(b"/six/p", info) == "xfs"  # no optional fields: one
     assert mount_type(b"/work/p", b"") == ""
+
+
+BARE_SHAPES = {  # name: what the folder holds (a dict of entry -> "dir", "file", or "->target" for a link)
+    "plain": {"HEAD": "file", "objects": "dir", "refs": "dir"},
+    "objects linked": {"HEAD": "file", "objects": "->../store/objects", "refs": "dir"},
+    "refs linked": {"HEAD": "file", "objects": "dir", "refs": "->../store/refs"},
+    "HEAD a link": {"HEAD": "->refs/heads/main", "objects": "dir", "refs": "dir"},
+    "a commondir": {"HEAD": "file", "commondir": "file"},
+    "HEAD a folder": {"HEAD": "dir", "objects": "dir", "refs": "dir"},
+    "no HEAD": {"objects": "dir", "refs": "dir"},
+    "objects dangling": {"HEAD": "file", "objects": "->../nowhere/objects", "refs": "dir"},
+    "no refs": {"HEAD": "file", "objects": "dir"},
+}
+
+
+def _make(folder: Path, shape: dict) -> None:
+    folder.mkdir(parents=True)
+    for name, kind in shape.items():
+        if kind == "dir":
+            (folder / name).mkdir()
+        elif kind == "file":
+            (folder / name).write_text("ref: refs/heads/main\n" if name == "HEAD" else f"{folder.parent / 'store'}\n")
+        else:
+            os.symlink(kind[2:], folder / name)
+
+
+@pytest.mark.parametrize("shape", sorted(BARE_SHAPES))
+def test_a_bare_repository_is_one_wherever_git_itself_finds_one(tmp_path, shape):
+    """Differential against git's own discovery (`git rev-parse --git-dir` run in the folder, not
+    looking above it): every folder git takes for a repository is one here; here errs only towards one."""
+    from memento_core.tick import unseen
+
+    root = tmp_path / "p"
+    (root / "store" / "objects").mkdir(parents=True)
+    (root / "store" / "refs").mkdir()
+    (root / "store" / "HEAD").write_text("ref: refs/heads/main\n")
+    _make(root / "x", BARE_SHAPES[shape])
+    env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(root)}
+    env.pop("GIT_DIR", None)
+    gits = subprocess.run(["git", "rev-parse", "--git-dir"], cwd=root / "x", env=env, capture_output=True).returncode == 0
+    found = "x" in unseen.look(root).repos
+    assert found >= gits, (shape, gits, found)
+    assert found == (gits or shape == "a commondir")
+
+
+def test_a_link_that_makes_a_folder_a_repository_after_the_snapshot_is_seen_by_the_walk_since(tmp_path, monkeypatch):
+    """objects/ a link to nowhere at the snapshot (no repository), its target made by the agent:
+    the folder's entries did not change, its HEAD makes it listed again all the same."""
+    import time
+
+    from memento_core.tick import unseen
+
+    root = tmp_path / "p"
+    _make(root / "x", BARE_SHAPES["objects dangling"])
+    monkeypatch.setattr(unseen, "RACY_NS", 0)
+    time.sleep(0.05)
+    snap = unseen.look(root)
+    assert "x" not in snap.repos and b"x" not in snap.marks and b"" in snap.marks
+    (root / "nowhere" / "objects").mkdir(parents=True)
+    assert "x" in unseen.look(root, snap).repos
+
+
+def test_an_encrypted_folder_is_never_taken_from_the_snapshot(tmp_path, monkeypatch):
+    """fscrypt: adding its key turns a folder's scrambled names into real ones (a .git among them)
+    with no change of its ctime. Here the flag is read as the kernel answers (a plain folder: not
+    encrypted) and, as an encrypted folder's would be, said set for one folder."""
+    import time
+
+    from memento_core.tick import unseen
+
+    root = tmp_path / "p"
+    _tree(root)
+    assert unseen._encrypted(os.fsencode(root / "src")) is False
+    assert unseen._encrypted(os.fsencode(root / "no such folder")) is True  # cannot tell: never trusted
+    locked = os.fsencode(root / "src" / "pkg")
+    real = unseen._encrypted
+    monkeypatch.setattr(unseen, "_encrypted", lambda path: path == locked or real(path))
+    monkeypatch.setattr(unseen, "RACY_NS", 0)
+    time.sleep(0.05)
+    snap = unseen.look(root)
+    assert b"src/pkg" not in snap.marks and b"src" in snap.marks and b"src/pkg/sub" in snap.marks
+
+
+def _fscrypt_key(mnt: Path, remove: bytes = b"") -> bytes:
+    """Add the test's v2 key to the file system at ``mnt`` (its identifier), or remove ``remove``."""
+    import fcntl
+    import struct
+
+    fd = os.open(mnt, os.O_RDONLY)
+    try:
+        if remove:
+            fcntl.ioctl(fd, 0xC0406618, bytearray(struct.pack("II16s16sI20s", 2, 0, remove, b"", 0, b"")), True)
+            return remove
+        arg = bytearray(struct.pack("II32sII32s", 2, 0, b"", 64, 0, b"") + bytes(range(64)))
+        fcntl.ioctl(fd, 0xC0506617, arg, True)  # FS_IOC_ADD_ENCRYPTION_KEY
+        return bytes(arg[8:24])
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("mkfs.ext4") is None, reason="mounts an ext4 image")
+def test_a_repository_behind_a_real_fscrypt_key_added_after_the_snapshot_is_found(tmp_path, monkeypatch):
+    """The hostile sequence a review found: an earlier attempt leaves an encrypted folder holding a
+    .git and removes the key; the snapshot lists scrambled names; the agent adds the key back (no
+    change of the folder's ctime). The walk since the snapshot lists the folder again and finds it."""
+    import fcntl
+    import struct
+    import time
+
+    from memento_core.tick import unseen
+
+    image, mnt = tmp_path / "enc.img", tmp_path / "mnt"
+    mnt.mkdir()
+    made = subprocess.run(["mkfs.ext4", "-q", "-F", "-O", "encrypt", str(image), "16M"], capture_output=True)
+    mounted = made.returncode == 0 and subprocess.run(["mount", "-o", "loop", str(image), str(mnt)],
+                                                      capture_output=True).returncode == 0
+    if not mounted:
+        pytest.skip("no loop mount of an ext4 image with encryption here")
+    try:
+        locked = mnt / "tree" / "venv" / "E"
+        locked.mkdir(parents=True)
+        key = _fscrypt_key(mnt)
+        fd = os.open(locked, os.O_RDONLY | os.O_DIRECTORY)
+        try:  # FS_IOC_SET_ENCRYPTION_POLICY, a v2 policy: AES-256-XTS names and contents
+            fcntl.ioctl(fd, 0x800C6613, struct.pack("BBBBB3s16s", 2, 1, 4, 0, 0, b"", key))
+        finally:
+            os.close(fd)
+        (locked / ".git" / "objects").mkdir(parents=True)
+        _fscrypt_key(mnt, remove=key)
+        assert os.listdir(locked) != [".git"]  # scrambled without the key
+        monkeypatch.setattr(unseen, "RACY_NS", 0)
+        time.sleep(0.05)
+        root = mnt / "tree"
+        snap = unseen.look(root)
+        assert snap.repos == set() and b"venv" in snap.marks and b"venv/E" not in snap.marks
+        ctime = os.lstat(locked).st_ctime_ns
+        _fscrypt_key(mnt)
+        assert os.listdir(locked) == [".git"] and os.lstat(locked).st_ctime_ns == ctime
+        assert unseen.look(root, snap).repos == {"venv/E/.git"}
+    finally:
+        subprocess.run(["umount", str(mnt)], capture_output=True)
