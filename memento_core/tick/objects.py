@@ -158,7 +158,7 @@ def from_bytes(data: bytes, root: Path, mirror: Path) -> Objects | None:
         snap.loose = {_below(rel, _LOOSE_REL): _printed(v) for rel, v in body["loose"].items()}
         snap.packs = {_below(rel, _PACK_REL): (_printed(v[0]), bytes.fromhex(v[1])) for rel, v in body["packs"].items()}
         snap.derived = {_below(rel, _DERIVED_REL): _printed(v) for rel, v in body["derived"].items()}
-    except (ValueError, TypeError, KeyError, IndexError, AttributeError, MementoError):
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError, MementoError):
         return None
     return snap
 
@@ -369,12 +369,16 @@ def put_back(snap: Objects | None, root: Path, aside: Path) -> Damage:
                 del snap.loose[rel]
             else:
                 _restore(snap, rel, aside, damage)
+    repacked = [rel for rel in snap.packs if rel not in packs and _repacked(snap, Path(root), rel)]
     for rel, (was, trailer) in list(snap.packs.items()):
         now_pack = packs.get(rel)
         if now_pack is not None and now_pack[0] == was:
             continue
         if now_pack is not None and now_pack[0][:2] == was[:2] and _pack_is_genuine(objects_dir / rel, trailer):
             snap.packs[rel] = (now_pack[0], trailer)  # a freshened pack, whole
+            continue
+        if rel in repacked:  # gone, its every object in git's store still (a person's `git gc`)
+            del snap.packs[rel]
             continue
         _restore(snap, rel, aside, damage)
     for rel in sorted(loose.keys() - snap.loose.keys()):
@@ -455,6 +459,31 @@ def _new_packs(snap: Objects, root: Path, new: dict[str, tuple[Print, bytes]], a
         for name in (rel, pack):
             _move_aside(objects_dir / name, aside / name)
             damage.planted.append(f".git/objects/{name}")
+
+
+def _repacked(snap: Objects, root: Path, rel: str) -> bool:
+    """Whether a pack (or its index) that went away held only objects git still reads from
+    elsewhere, as after a person's `git gc` repacked it: told from the mirror's copy of its index,
+    trusted when it hashes to the trailer recorded at the snapshot. False when that cannot be told."""
+    idx = rel.removesuffix(".pack").removesuffix(".idx") + ".idx"
+    recorded = snap.packs.get(idx)
+    copy = read_plain(copy_path(Path(snap.mirror), idx)) if recorded is not None else None
+    if copy is None or not _bytes_are_genuine(copy, recorded[1], _algo(idx)):
+        return False
+    ids = _index_ids(copy, hashlib.new(_algo(idx)).digest_size)
+    return ids is not None and len(_present(root, ids)) == len(set(ids))
+
+
+def _index_ids(data: bytes, width: int) -> list[str] | None:
+    """The object ids a version 2 pack index lists (its 256 fan-out counts, then the names);
+    None for anything else."""
+    names = 8 + 256 * 4
+    if data[:8] != b"\377tOc\0\0\0\2" or len(data) < names:
+        return None
+    count = int.from_bytes(data[names - 4:names], "big")
+    if len(data) < names + count * width:
+        return None
+    return [data[i:i + width].hex() for i in range(names, names + count * width, width)]
 
 
 def _present(root: Path, ids: list[str]) -> set[str]:

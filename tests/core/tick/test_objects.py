@@ -159,6 +159,42 @@ def test_the_print_read_back_is_the_one_written_and_no_name_leaves_the_object_st
     assert objects.from_bytes(json.dumps({"loose": {}}).encode(), repo, tmp_path / "m") is None
 
 
+def test_a_pack_a_persons_gc_repacked_is_not_lost_even_without_a_copy(repo, tmp_path, monkeypatch):
+    """A pack too big to copy without a reflink (here: over a lowered limit; its index is copied)
+    that went away while git still reads each of its objects from another pack is forgotten, not
+    put back nor called lost (the recovery after a killed tick met a person's `git gc`); one
+    whose objects went with it is lost. The index's ids are read as `git show-index` reads them."""
+    (repo / "big.bin").write_bytes(os.urandom(200_000))
+    git(repo, "add", "big.bin")
+    git(repo, "commit", "-qm", "big")
+    git(repo, "repack", "-adq")
+    (old_pack,) = (repo / ".git" / "objects" / "pack").glob("*.pack")
+    idx = old_pack.with_suffix(".idx")
+    listed = subprocess.run(["git", "-C", str(repo), "verify-pack", "-v", str(idx)], capture_output=True, text=True,
+                            check=True).stdout
+    width = len(git(repo, "rev-parse", "HEAD").strip()) // 2
+    ids = objects._index_ids(idx.read_bytes(), width)
+    assert sorted(ids) == sorted(line.split()[0] for line in listed.splitlines() if line[:1].isalnum()
+                                 and len(line.split()[0]) == width * 2)
+    monkeypatch.setattr(objects, "PACK_COPY_LIMIT", 100_000)
+    snap = objects.take(repo, tmp_path / "mirror")
+    (repo / "c.txt").write_text("c\n")
+    git(repo, "add", "c.txt")
+    git(repo, "commit", "-qm", "c")
+    git(repo, "repack", "-adq")  # the person's gc: one new pack holding everything
+    assert not old_pack.exists()
+    damage = objects.put_back(snap, repo, tmp_path / "aside")
+    assert not damage and not old_pack.exists() and f"pack/{old_pack.name}" not in snap.packs
+    assert subprocess.run(["git", "-C", str(repo), "fsck", "--full"], capture_output=True).returncode == 0
+    snap = objects.take(repo, tmp_path / "mirror")
+    (new_pack,) = (repo / ".git" / "objects" / "pack").glob("*.pack")
+    for gone in (new_pack, new_pack.with_suffix(".idx")):
+        os.chmod(gone, 0o644)
+        gone.unlink()  # its objects nowhere else
+    damage = objects.put_back(snap, repo, tmp_path / "aside2")
+    assert f".git/objects/pack/{new_pack.name}" in damage.lost + damage.restored  # restored where a reflink copied it
+
+
 def test_a_planted_object_and_a_forged_derived_index_are_moved_aside(repo, tmp_path):
     snap = objects.take(repo, tmp_path / "mirror")
     lie = b"not what the name says\n"
