@@ -156,6 +156,7 @@ def test_the_print_read_back_is_the_one_written_and_no_name_leaves_the_object_st
                          ("derived", {"info/commit-graphs/../../x": printed})]:
         assert objects.from_bytes(json.dumps({**body, key: hostile}).encode(), repo, tmp_path / "m") is None, hostile
     assert objects.from_bytes(b"\xff", repo, tmp_path / "m") is None
+    assert objects.from_bytes(b"[" * 100_000 + b"]" * 100_000, repo, tmp_path / "m") is None  # nested too deep
     assert objects.from_bytes(json.dumps({"loose": {}}).encode(), repo, tmp_path / "m") is None
 
 

@@ -700,3 +700,13 @@ def test_a_repository_behind_a_real_fscrypt_key_added_after_the_snapshot_is_foun
         assert unseen.look(root, snap).repos == {"venv/E/.git"}
     finally:
         subprocess.run(["umount", str(mnt)], capture_output=True)
+
+
+def test_a_kept_list_that_is_not_one_is_refused():
+    """What the recovery reads beside the record (to_bytes): anything else is None, never an error."""
+    from memento_core.tick.unseen import Seen, from_bytes, to_bytes
+
+    seen = Seen(frozenset({"a/.git"}), frozenset(), frozenset({"a"}))
+    assert from_bytes(to_bytes(seen)) == seen
+    for data in (b"\xff", b"{}", b'{"repos": 1, "deep": [], "folders": []}', b"[" * 100_000 + b"]" * 100_000):
+        assert from_bytes(data) is None
