@@ -429,6 +429,7 @@ def test_a_walk_since_the_snapshot_finds_what_a_whole_walk_finds(tmp_path, monke
     time.sleep(0.05)  # a clock tick at least: every folder's ctime is older than the snapshot
     snap = unseen.look(root)
     assert snap.repos == {"vendor/clone/.git", "bare.git"} and set(snap.marks) >= {b"", b"src/pkg/sub"}
+    assert "bare.git/objects" not in snap.folders  # a repository's insides are not walked
     assert [p.count("/") for p in snap.deep] == [max(f.count("/") for f in snap.folders if f.startswith("old/")) + 1]
     CHANGES[change](root)
     listed = []
@@ -566,6 +567,7 @@ BARE_SHAPES = {  # name: what the folder holds (a dict of entry -> "dir", "file"
     "objects linked": {"HEAD": "file", "objects": "->../store/objects", "refs": "dir"},
     "refs linked": {"HEAD": "file", "objects": "dir", "refs": "->../store/refs"},
     "HEAD a link": {"HEAD": "->refs/heads/main", "objects": "dir", "refs": "dir"},
+    "HEAD a link to a folder": {"objects": "dir", "refs": "dir", "refs/heads": "dir", "HEAD": "->refs/heads"},
     "a commondir": {"HEAD": "file", "commondir": "file"},
     "HEAD a folder": {"HEAD": "dir", "objects": "dir", "refs": "dir"},
     "no HEAD": {"objects": "dir", "refs": "dir"},
