@@ -369,7 +369,8 @@ def put_back(snap: Objects | None, root: Path, aside: Path) -> Damage:
                 del snap.loose[rel]
             else:
                 _restore(snap, rel, aside, damage)
-    repacked = [rel for rel in snap.packs if rel not in packs and _repacked(snap, Path(root), rel)]
+    gone = {_pack_base(rel) for rel in snap.packs if rel not in packs}  # a pack and its index: one look
+    repacked = {base for base in gone if _repacked(snap, Path(root), base + ".idx")}
     for rel, (was, trailer) in list(snap.packs.items()):
         now_pack = packs.get(rel)
         if now_pack is not None and now_pack[0] == was:
@@ -377,7 +378,7 @@ def put_back(snap: Objects | None, root: Path, aside: Path) -> Damage:
         if now_pack is not None and now_pack[0][:2] == was[:2] and _pack_is_genuine(objects_dir / rel, trailer):
             snap.packs[rel] = (now_pack[0], trailer)  # a freshened pack, whole
             continue
-        if rel in repacked:  # gone, its every object in git's store still (a person's `git gc`)
+        if now_pack is None and _pack_base(rel) in repacked:  # its every object in git's store still (a person's gc)
             del snap.packs[rel]
             continue
         _restore(snap, rel, aside, damage)
@@ -461,11 +462,15 @@ def _new_packs(snap: Objects, root: Path, new: dict[str, tuple[Print, bytes]], a
             damage.planted.append(f".git/objects/{name}")
 
 
-def _repacked(snap: Objects, root: Path, rel: str) -> bool:
-    """Whether a pack (or its index) that went away held only objects git still reads from
+def _pack_base(rel: str) -> str:
+    """``pack/pack-<id>`` of a pack's or its index's path."""
+    return rel.removesuffix(".pack").removesuffix(".idx")
+
+
+def _repacked(snap: Objects, root: Path, idx: str) -> bool:
+    """Whether the pack whose index is ``idx`` went away holding only objects git still reads from
     elsewhere, as after a person's `git gc` repacked it: told from the mirror's copy of its index,
     trusted when it hashes to the trailer recorded at the snapshot. False when that cannot be told."""
-    idx = rel.removesuffix(".pack").removesuffix(".idx") + ".idx"
     recorded = snap.packs.get(idx)
     copy = read_plain(copy_path(Path(snap.mirror), idx)) if recorded is not None else None
     if copy is None or not _bytes_are_genuine(copy, recorded[1], _algo(idx)):
