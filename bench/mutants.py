@@ -113,6 +113,8 @@ TESTS: dict[str, tuple[str, ...]] = {
     "memento_core/status_log.py": ("tests/core/test_status_log.py", "tests/core/scenarios/test_entry_words.py"),
     # Code every process of Memento runs from a file (issue 42): trusted as bytecode, judged as exec.
     "memento_core/dataclass_code.py": ("tests/core/test_dataclass_code.py",),
+    "memento_core/regex_code.py": ("tests/core/test_regex_code.py",),
+    "memento_core/compiled_cache.py": ("tests/core/test_dataclass_code.py", "tests/core/test_regex_code.py"),
 }
 MODULES = tuple(TESTS)
 
@@ -138,10 +140,13 @@ EQUIVALENT: dict[tuple[str, str, str], str | Each] = {
     **{("memento_core/dataclass_code.py", "MAX_ENTRIES = 4096", what):
        "how many texts the file keeps before it starts again: any bound keeps it bounded"
        for what in ("4096 -> 4097", "4096 -> 4095")},
-    **{("memento_core/dataclass_code.py", "MAX_BYTES = 16 * 1024 * 1024", what):
+    **{("memento_core/regex_code.py", "MAX_ENTRIES = 4096", what):
+       "how many patterns the file keeps before it starts again: any bound keeps it bounded"
+       for what in ("4096 -> 4097", "4096 -> 4095")},
+    **{("memento_core/compiled_cache.py", "MAX_BYTES = 16 * 1024 * 1024", what):
        Each(count, "the largest file read: any bound keeps a read bounded (tests set their own)")
        for what, count in (("16 -> 15", 1), ("16 -> 17", 1), ("1024 -> 1023", 2), ("1024 -> 1025", 2))},
-    **{("memento_core/dataclass_code.py", "data = fh.read(MAX_BYTES + 1)", what):
+    **{("memento_core/compiled_cache.py", "data = fh.read(MAX_BYTES + 1)", what):
        "fstat said just before that the file holds at most MAX_BYTES: reading that, one or two bytes more "
        "reads it whole" for what in ("1 -> 0", "1 -> 2")},
     ("memento_core/dataclass_code.py", 'code = compile(text, "<string>", "exec", flags, dont_inherit=True)',

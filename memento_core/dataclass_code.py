@@ -7,9 +7,7 @@ a frozen class's ``__setattr__`` and ``__delattr__``, ``__hash__``) and hands it
 which compiles it each time the class is made: at every import, in every process. Python keeps a
 module's compiled code in ``__pycache__``; :func:`install` keeps the code dataclasses generate
 for memento_core and memento_tui beside it, in one file, ``__pycache__/dataclass_methods.<tag>.pyc``
-(``importlib.util.cache_from_source`` of a ``dataclass_methods.py`` that does not exist: never this
-module's own bytecode; ``PYTHONPYCACHEPREFIX`` moves it too), trusted as the
-package's own bytecode is:
+(compiled_cache.py: never this module's own bytecode), trusted as the package's own bytecode is:
 
 - Only the name ``exec`` in the dataclasses module changes. Given the source text of a method of
   a class whose module is Memento's, it runs the code compiled from that very text: from the file,
@@ -17,8 +15,8 @@ package's own bytecode is:
   that called it: dataclasses.py has none). Any other text is compiled as ``exec`` would, uncached.
   tests/core/test_dataclass_code.py compares the methods with those of a plain ``exec``.
 - The file is read once, when memento_core is imported: a regular file, never through a link,
-  at most :data:`MAX_BYTES`, starting with this interpreter's magic number, else not used (the
-  methods are compiled as before). It is written back at exit, atomically, only when something
+  at most ``compiled_cache.MAX_BYTES``, starting with this interpreter's magic number, else not
+  used (the methods are compiled as before). It is written back at exit, atomically, only when something
   was compiled that it lacked, and never when Python writes no bytecode
   (``sys.dont_write_bytecode``: ``PYTHONDONTWRITEBYTECODE``, ``-B``).
 - It holds at most :data:`MAX_ENTRIES` texts; past that it starts again from this process's
@@ -30,11 +28,11 @@ package's own bytecode is:
 import __future__
 
 import marshal
-import os
 import sys
 
+from . import compiled_cache
+
 MAX_ENTRIES = 4096
-MAX_BYTES = 16 * 1024 * 1024
 OURS = ("memento_core.", "memento_tui.")  # a dataclass's module: its globals' __name__
 
 CACHE_NAME = "dataclass_methods.py"  # the source its name is made from; there is none
@@ -58,9 +56,9 @@ def install() -> None:
     if _path or sys.implementation.name != "cpython":
         return
     import dataclasses
-    from importlib.util import MAGIC_NUMBER, cache_from_source
+    from importlib.util import MAGIC_NUMBER
 
-    _path = cache_from_source(os.path.join(os.path.dirname(os.path.abspath(__file__)), CACHE_NAME))
+    _path = compiled_cache.path_of(CACHE_NAME)
     _cache.update(_read(_path, MAGIC_NUMBER))
     dataclasses.exec = _exec
     import atexit
@@ -70,33 +68,12 @@ def install() -> None:
 
 def _read(path: str, magic: bytes) -> dict[tuple[int, str], bytes]:
     """The (flags, text) keys and their code in ``path``; {} when it is missing, not a regular
-    file, too big, of another interpreter or damaged."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return {}
-    try:
-        import stat
+    file, too big, of another interpreter or damaged (compiled_cache.read)."""
+    return compiled_cache.read(path, magic, _is_key)
 
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BYTES:
-            return {}
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            data = fh.read(MAX_BYTES + 1)
-    except OSError:
-        return {}
-    finally:
-        os.close(fd)
-    if not data.startswith(magic):
-        return {}
-    try:
-        found = marshal.loads(data[len(magic):])
-    except (ValueError, EOFError, TypeError):
-        return {}
-    if not isinstance(found, dict):
-        return {}
-    return {k: v for k, v in found.items()
-            if type(k) is tuple and len(k) == 2 and type(k[0]) is int and type(k[1]) is str and type(v) is bytes}
+
+def _is_key(key: object) -> bool:
+    return type(key) is tuple and len(key) == 2 and type(key[0]) is int and type(key[1]) is str
 
 
 def _code(text: str, flags: int):
@@ -144,17 +121,5 @@ def save() -> None:
     from importlib.util import MAGIC_NUMBER
 
     entries = _cache if len(_cache) <= MAX_ENTRIES else {k: _cache[k] for k in _used if k in _cache}
-    tmp = f"{_path}.{os.getpid()}"
-    try:
-        os.makedirs(os.path.dirname(_path), exist_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(MAGIC_NUMBER + marshal.dumps(entries))
-        os.replace(tmp, _path)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        return
-    _added = 0
+    if compiled_cache.write(_path, MAGIC_NUMBER, entries):
+        _added = 0

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from memento_core import dataclass_code, scratch
+from memento_core import compiled_cache, dataclass_code, scratch
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -271,7 +271,7 @@ def test_a_file_it_cannot_trust_is_not_used(tmp_path, monkeypatch, kind):
         path.mkdir()
     elif kind == "too-big":
         _valid(path)
-        monkeypatch.setattr(dataclass_code, "MAX_BYTES", path.stat().st_size - 1)
+        monkeypatch.setattr(compiled_cache, "MAX_BYTES", path.stat().st_size - 1)
     fds = sorted(os.listdir("/proc/self/fd"))
     assert dataclass_code._read(str(path), MAGIC_NUMBER) == {}
     assert sorted(os.listdir("/proc/self/fd")) == fds  # nothing left open
@@ -283,7 +283,7 @@ def test_a_file_that_cannot_be_read_is_not_used():
 
 def test_a_file_at_the_size_limit_is_used(tmp_path, monkeypatch):
     _valid(tmp_path / "cache.pyc")
-    monkeypatch.setattr(dataclass_code, "MAX_BYTES", (tmp_path / "cache.pyc").stat().st_size)
+    monkeypatch.setattr(compiled_cache, "MAX_BYTES", (tmp_path / "cache.pyc").stat().st_size)
     assert dataclass_code._read(str(tmp_path / "cache.pyc"), MAGIC_NUMBER) == {(0, "def a():\n pass"): b"x"}
 
 

@@ -37,7 +37,8 @@ def test_importing_the_core_loads_no_textual():
 # in CPU time): what it may import, all of it. A module added here is paid by every paused project
 # every few minutes; bench/tick_overhead.py --paused-only measures what it costs.
 PAUSED_TICK_MODULES = {
-    "memento_core", "memento_core.dataclass_code", "memento_core.tick", "memento_core.tick.__main__",
+    "memento_core", "memento_core.dataclass_code", "memento_core.regex_code", "memento_core.compiled_cache",
+    "memento_core.tick", "memento_core.tick.__main__",
     "memento_core.tick.orphans",
     "memento_core.errors", "memento_core.lines", "memento_core.workspace",
     "memento_core.locks", "memento_core.crashpoints", "memento_core.durations", "memento_core.plan",

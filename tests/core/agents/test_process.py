@@ -286,4 +286,5 @@ def test_importing_the_agents_package_loads_nothing_of_the_tick():
                       "memento_core.durations", "memento_core.lines",
                       "memento_core.spending",  # Usage: the value the presets' parsers return
                       "memento_core.owned",  # what the ledger's writer remembers it wrote (SPEC §13)
-                      "memento_core.dataclass_code"}, loaded  # the package's own: its dataclasses' code
+                      # the package's own: its dataclasses' code, its patterns' code, their files
+                      "memento_core.dataclass_code", "memento_core.regex_code", "memento_core.compiled_cache"}, loaded
