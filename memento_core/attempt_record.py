@@ -21,6 +21,8 @@ from .workspace import Workspace
 
 @dataclass(frozen=True)
 class Record:
+    """An attempt as the tick recorded it at its snapshot (``ID.json``): who ran it, where, from which HEAD."""
+
     task: str
     pid: int
     pid_start: int | None

@@ -101,6 +101,8 @@ class Note:
 
 @dataclass
 class _Scan:
+    """HUMAN_NOTES.md read once: its notes, their lines, its sections, and what was left open."""
+
     notes: list[Note]
     spans: list[tuple[int, int]]  # 0-based [heading, end) of each note, trailing blanks included
     active: tuple[int, int] | None  # 0-based [heading, end) of the Active Notes section

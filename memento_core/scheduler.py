@@ -203,6 +203,8 @@ def stopping_errors(plan: Plan, verdict: Verdict | None = None) -> tuple[PlanErr
 
 @dataclass(frozen=True)
 class Progress:
+    """How many of the plan's tasks are in each state."""
+
     total: int = 0  # tasks that count: everything but skipped
     done: int = 0
     blocked: int = 0

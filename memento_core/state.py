@@ -96,6 +96,8 @@ class TickState:
 
 @dataclass
 class Claim:
+    """A task this host's tick is working on (state.json): who, since when, its last heartbeat."""
+
     task: str
     pid: int
     host: str

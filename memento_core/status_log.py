@@ -262,6 +262,8 @@ def _event_keyword(text: str) -> str | None:
 
 @dataclass
 class _Scan:
+    """TICK_STATUS.md read once: its entries, their lines, and a fence or comment left open."""
+
     entries: list[TickEntry]
     spans: list[tuple[int, int]]  # 0-based [heading, next entry heading or end of file)
     open_fence: str | None  # the marker of a fence still open at end of file
@@ -540,6 +542,8 @@ def _safe_stamp(stamp: str) -> str:
 
 @dataclass
 class _Rotation:
+    """Where a rotation of the status log into its archive stands (one interrupted is finished)."""
+
     done: int  # entries at the head already archived by an interrupted rotation
     done_path: Path | None
     moved_end: int  # entries [done, moved_end) go into a new archive file

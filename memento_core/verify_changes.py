@@ -45,6 +45,8 @@ TRAILER_RE = re.compile(r"(Memento-Verify-(?:Changed|Ack)): (\S+) ([0-9a-f]{16})
 
 @dataclass(frozen=True)
 class VerifyChange:
+    """A verify command an architect run changed (or wrote, for a task it added), kept until a person acknowledges it."""
+
     task: str
     old: str  # "" for a task the architect added
     new: str

@@ -115,6 +115,8 @@ def subreaper() -> Iterator[bool]:
 
 @dataclass(frozen=True)
 class Proc:
+    """A process as /proc/PID/stat shows it: its state letter, parent, group and session."""
+
     pid: int
     state: str
     ppid: int

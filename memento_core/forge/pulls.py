@@ -26,6 +26,8 @@ FILE = "forge_pulls.json"
 
 @dataclass(frozen=True)
 class Check:
+    """A check a pull request must pass: its name and, when the forge gave one, its page."""
+
     name: str
     url: str = ""
 

@@ -110,6 +110,8 @@ def record_tick(ws: Workspace, number: int | None, stamp: str, results) -> str |
 
 @dataclass
 class Attempt:
+    """One attempt of a task as a journal page tells it."""
+
     task: str
     outcome: str  # passed | failed | blocked
     tick: int | None
@@ -120,6 +122,8 @@ class Attempt:
 
 @dataclass
 class JournalDay:
+    """A day's journal page, read back: its ticks, attempts and notes."""
+
     day: str
     ticks: list[int] = field(default_factory=list)
     attempts: list[Attempt] = field(default_factory=list)

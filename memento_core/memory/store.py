@@ -50,6 +50,8 @@ STALE_INDEX_LOCK_SECONDS = 120
 
 @dataclass(frozen=True)
 class Commit:
+    """A commit of memory/: who wrote it (the sources trailer) and what kind of write it was."""
+
     sha: str
     date: str
     subject: str
@@ -59,6 +61,8 @@ class Commit:
 
 @dataclass(frozen=True)
 class UnattributedWrite:
+    """A write into memory/ that bypassed `memento memory write`, as its line in the ledger says."""
+
     at: str
     task: str
     commit: str

@@ -307,6 +307,8 @@ def _from_issue(task_id: str, key: str) -> str:
 
 @dataclass(frozen=True)
 class Phase:
+    """A phase of the plan: its heading's line, whether its tasks may run in parallel, what it depends on."""
+
     id: str
     title: str
     line: int
@@ -317,6 +319,8 @@ class Phase:
 
 @dataclass(frozen=True)
 class Plan:
+    """The plan as read: its metadata, phases and tasks, and what is wrong with its structure."""
+
     path: str
     title: str
     meta: Meta

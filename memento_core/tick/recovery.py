@@ -360,6 +360,8 @@ def _meta_value(meta, key: str) -> str:
 
 @dataclass(frozen=True)
 class Counted:
+    """A killed attempt counted as a failed one: the task's new status and the words that say why."""
+
     status: str
     said: str
 
