@@ -128,3 +128,33 @@ def test_exit_now_with_nowhere_to_write_exits_as_python_does_120(tmp_path):
     assert done.returncode == 120
     assert "BrokenPipeError" in done.stderr
     assert (tmp_path / "atexit").exists()
+
+
+def test_crons_tick_process_collects_cyclic_garbage_seldom_and_still_collects(tmp_path):
+    """The threshold is cron's process's own (python -m), never the dashboard's or a test's; a
+    cycle made past it is still collected."""
+    code = ("import atexit, gc, runpy, sys\n"
+            "atexit.register(lambda: print(gc.get_threshold()[0], gc.isenabled(), file=sys.stderr))\n"
+            f"sys.argv = ['memento_core.tick', '--project', {str(tmp_path)!r}]\n"
+            "runpy.run_module('memento_core.tick', run_name='__main__', alter_sys=True)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stderr.splitlines()[-1] == "20000 True"
+    here = subprocess.run([sys.executable, "-c", "import gc, memento_core.tick.__main__; print(gc.get_threshold()[0])"],
+                          capture_output=True, text=True, check=True, timeout=60)
+    plain = subprocess.run([sys.executable, "-c", "import gc; print(gc.get_threshold()[0])"],
+                           capture_output=True, text=True, check=True, timeout=60)
+    assert here.stdout == plain.stdout  # imported, as the dashboard does: Python's own
+    seldom = ("import gc, weakref\n"
+              "from memento_core.tick.__main__ import collect_seldom\n"
+              "gc.set_threshold(500, 10, 10)\n"
+              "collect_seldom(young=2000)\n"
+              "class C: pass\n"
+              "a = C(); a.me = a; gone = weakref.ref(a); del a\n"
+              "keep = [[] for _ in range(1500)]\n"
+              "print(gone() is not None, gc.get_threshold())\n"
+              "keep += [[] for _ in range(1000)]\n"
+              "print(gone() is None)\n"
+              "collect_seldom(young=100)\n"
+              "print(gc.get_threshold())\n")
+    got = subprocess.run([sys.executable, "-c", seldom], capture_output=True, text=True, check=True, timeout=60)
+    assert got.stdout.splitlines() == ["True (2000, 10, 10)", "True", "(2000, 10, 10)"]
