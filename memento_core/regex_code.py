@@ -28,6 +28,7 @@ is, and hands a kept list straight to ``_sre.compile``:
 """
 
 import marshal
+import re
 import sys
 
 from . import compiled_cache
@@ -41,22 +42,20 @@ _path = ""  # the file's; set once installed
 _added = 0
 _original = None  # re._compiler.compile as it was
 _RE_FILE = ""  # re/__init__.py: re.compile, re.match, ... and re._compile, between a module and us
-_NOT_KEPT = 0  # re.DEBUG | re.LOCALE
+_NOT_KEPT = int(re.DEBUG | re.LOCALE)  # printed as compiled; code that depends on the locale
 
 
 def install() -> None:
     """Read the file and route ``re._compiler.compile`` through :func:`_compile`; once per
     process, on CPython."""
-    global _path, _original, _RE_FILE, _NOT_KEPT
+    global _path, _original, _RE_FILE
     if _path or sys.implementation.name != "cpython":
         return
-    import re
     from importlib.util import MAGIC_NUMBER
 
     _path = compiled_cache.path_of(CACHE_NAME)
     _cache.update(compiled_cache.read(_path, _magic(MAGIC_NUMBER), _is_key))
     _RE_FILE = re._compile.__code__.co_filename
-    _NOT_KEPT = re.DEBUG | re.LOCALE
     _original = re._compiler.compile
     re._compiler.compile = _compile
     import atexit
