@@ -94,6 +94,9 @@ class GitState:
     # Refs left to others, neither put back nor judged: the other parallel workers' branches, which
     # their agents move at any moment and their own guards fold (tick/crew.py: Crew.refresh).
     loose: frozenset[str] = field(default=frozenset(), compare=False)
+    # The refs as for-each-ref read them, with the files it read them from as they were before and
+    # after (:func:`_ref_files`); None when those files moved meanwhile or could not all be read.
+    read_refs: tuple | None = field(default=None, compare=False, repr=False)
 
     @property
     def branch(self) -> str | None:
@@ -101,17 +104,36 @@ class GitState:
         return self.head[5:] if self.head.startswith("ref: ") else None
 
 
-def capture(root: Path) -> GitState:
-    """Read HEAD, the refs, the watched files, the index and the stash's reflog."""
+def capture(root: Path, like: GitState | None = None) -> GitState:
+    """Read HEAD, the refs, the watched files, the index and the stash's reflog.
+
+    ``like``: an earlier capture of this repository. When every file the refs are read from is
+    as it was then, byte for byte (:func:`_ref_files`), its refs as git read them are taken again
+    and git is not asked (issue 42: two of a tick's git processes)."""
     root = Path(root)
     dirs = repo_dirs(root)
     git_dir, common = dirs.git_dir, dirs.common_dir
+    read = _read_refs(root, git_dir, common, like)
     return GitState(
-        head=_head(root, git_dir), refs=_refs(root), files=_files(common),
+        head=_head(root, git_dir), refs=dict(read[1]), files=_files(common),
         git_dir=str(git_dir), common_dir=str(common),
         index=read_plain(git_dir / "index"), stash_log=read_plain(common / STASH_LOG),
         where=(str(dirs.top), _ident(git_dir), _ident(common)),
+        read_refs=read if read[0] is not None else None,
     )
+
+
+def _read_refs(root: Path, git_dir: Path, common: Path, like: GitState | None) -> tuple:
+    """(the files the refs are read from, the refs): ``like``'s when those files are the same now,
+    else the refs as git reads them now, with the files as they were both before and after the
+    read (None when they moved meanwhile: nothing to take again)."""
+    before = _ref_files(git_dir, common)
+    known = like.read_refs if like is not None and like.git_dir == str(git_dir) else None
+    if before is not None and known is not None and known[0] == before:
+        return known
+    refs = _refs(root)
+    after = _ref_files(git_dir, common) if before is not None else None
+    return (before if after == before else None), refs
 
 
 def restore(root: Path, snap: GitState, now: GitState | None = None, save_to: Path | None = None) -> None:
@@ -148,7 +170,7 @@ def put_back(root: Path, snap: GitState | None, aside: Path) -> GitState | None:
     if snap is None:
         return None
     replaced = bring_back(snap, aside)
-    now = capture(root)
+    now = capture(root, like=snap)
     restore(root, snap, now, save_to=aside)
     return replace(now, replaced=replaced) if replaced else now
 
@@ -403,6 +425,48 @@ def _listdir(path: Path) -> list[str]:
         return os.listdir(path)
     except OSError:
         return []
+
+
+# What for-each-ref reads the refs from, besides the objects they name: the loose refs, the packed
+# ones, a reftable's tables, and the config that says which of these the repository uses; a
+# worktree's own refs (refs/bisect, refs/worktree) in its git folder.
+REF_FILES = ("refs", "packed-refs", "reftable", "config", "config.worktree")
+WORKTREE_REF_FILES = ("refs", "config.worktree")
+
+
+def _ref_files(git_dir: Path, common: Path) -> tuple | None:
+    """Every file and folder the refs are read from, with its mode and bytes (a link's target,
+    never followed; an absent one as absent), sorted; None when any cannot be read."""
+    todo = [common / name for name in REF_FILES]
+    if git_dir != common:
+        todo += [git_dir / name for name in WORKTREE_REF_FILES]
+    found = []
+    while todo:
+        path = todo.pop()
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            found.append((str(path), 0, b""))
+            continue
+        except OSError:
+            return None
+        if stat.S_ISDIR(st.st_mode):
+            try:
+                todo += [path / name for name in os.listdir(path)]
+            except OSError:
+                return None
+            data = b""
+        elif stat.S_ISLNK(st.st_mode) or stat.S_ISREG(st.st_mode):
+            try:
+                data = os.fsencode(os.readlink(path)) if stat.S_ISLNK(st.st_mode) else read_plain(path)
+            except OSError:
+                return None
+            if data is None:
+                return None
+        else:  # a fifo, a socket, a device: git's to judge
+            return None
+        found.append((str(path), st.st_mode, data))
+    return tuple(sorted(found))
 
 
 def _walk(base: Path, rel: str, found: dict[str, Entry]) -> None:

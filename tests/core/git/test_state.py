@@ -4,6 +4,7 @@ agents that plant hooks, move refs and swap the repository during a tick: test_r
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 
@@ -103,3 +104,142 @@ def test_refs_left_loose_are_neither_put_back_nor_deleted_while_the_others_are(t
     assert now["refs/heads/memento/T-2"] == now["refs/heads/memento/T-9"] == other
     assert now["refs/heads/memento/T-3"] == now["refs/heads/person"] == base
     assert "refs/heads/stray" not in now
+
+
+# ---------------------------------------------------------------- the refs taken again (issue 42)
+
+
+def _repo_with_refs(tmp_path):
+    root = tmp_path / "r"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "a.txt").write_text("a\n")
+    git(root, "add", "a.txt")
+    git(root, "commit", "-qm", "a")
+    (root / "a.txt").write_text("b\n")
+    git(root, "commit", "-qam", "b")
+    for name in ("memento/T-1", "person", "feature/deep/er"):
+        git(root, "branch", name, "HEAD~1")
+    git(root, "tag", "v1", "HEAD~1")
+    git(root, "tag", "-a", "-m", "annotated", "v2")
+    git(root, "symbolic-ref", "refs/heads/alias", "refs/heads/person")
+    git(root, "pack-refs", "--all")
+    git(root, "branch", "loose-one")  # beside the packed ones, a loose one
+    return root
+
+
+def _same_size_sha(root, ref: str) -> str:
+    """Another commit's id, written in place of ``ref``'s file by hand, its times set back."""
+    path = root / ".git" / ref
+    st = path.stat()
+    path.write_text(git(root, "rev-parse", "HEAD~1") + "\n")
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    return ref
+
+
+def _packed_edit(root):
+    path = root / ".git" / "packed-refs"
+    st = path.stat()
+    text = path.read_text()
+    old, new = git(root, "rev-parse", "refs/tags/v1"), git(root, "rev-parse", "HEAD")
+    path.write_text(text.replace(f"{old} refs/tags/v1", f"{new} refs/tags/v1"))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+CHANGES = {
+    "nothing": lambda root: None,
+    "branch moved by git": lambda root: git(root, "update-ref", "refs/heads/loose-one", "HEAD~1"),
+    "loose ref rewritten by hand, times set back": lambda root: _same_size_sha(root, "refs/heads/loose-one"),
+    "packed ref rewritten by hand, times set back": _packed_edit,
+    "packed ref shadowed by a loose one": lambda root: git(root, "update-ref", "refs/tags/v1", "HEAD"),
+    "tag deleted": lambda root: git(root, "tag", "-d", "v2"),
+    "refs packed": lambda root: git(root, "pack-refs", "--all"),
+    "symbolic ref aimed elsewhere": lambda root: git(root, "symbolic-ref", "refs/heads/alias", "refs/heads/main"),
+    "ref made deep": lambda root: git(root, "update-ref", "refs/heads/a/b/c/d", "HEAD"),
+    "ref file a link to another": lambda root: (
+        (root / ".git/refs/heads/loose-one").unlink(),
+        (root / ".git/refs/heads/loose-one").symlink_to("../../refs/heads/main")),
+    "refs folder a link": lambda root: (
+        shutil.move(root / ".git/refs/heads", root / "elsewhere"),
+        (root / ".git/refs/heads").symlink_to(root / "elsewhere")),
+    "packed-refs removed": lambda root: (root / ".git/packed-refs").unlink(),
+    "config rewritten": lambda root: git(root, "config", "core.logAllRefUpdates", "false"),
+    "an empty folder in refs": lambda root: (root / ".git/refs/tags/empty").mkdir(),
+}
+
+
+@pytest.mark.parametrize("change", list(CHANGES))
+def test_refs_taken_again_are_what_git_reads_now_and_git_is_asked_whenever_their_files_moved(
+        tmp_path, monkeypatch, change):
+    from memento_core.git import state
+
+    root = _repo_with_refs(tmp_path)
+    snap = capture(root)
+    assert snap.read_refs is not None and snap.refs == dict(snap.read_refs[1])
+    CHANGES[change](root)
+    asked = []
+    real = state._refs
+    monkeypatch.setattr(state, "_refs", lambda r: asked.append(r) or real(r))
+    again = capture(root, like=snap)
+    monkeypatch.undo()
+    assert again.refs == capture(root).refs  # a differential: git's own reading, now
+    assert asked == ([] if change == "nothing" else [root])
+    if change == "nothing":
+        assert again.read_refs is snap.read_refs
+
+
+def test_refs_are_not_taken_again_from_another_repository_nor_from_a_record(tmp_path):
+    from memento_core.git import state
+
+    root = _repo_with_refs(tmp_path)
+    other = tmp_path / "other"
+    shutil.copytree(root, other, symlinks=True)
+    snap = capture(root)
+    git(other, "update-ref", "refs/heads/loose-one", "HEAD~1")
+    assert capture(other, like=snap).refs == capture(other).refs != snap.refs
+    recorded = state.from_bytes(state.to_bytes(snap), root)
+    assert recorded.read_refs is None  # a killed tick's record: git is asked
+    assert capture(root, like=recorded).refs == snap.refs
+
+
+def test_refs_read_while_their_files_move_are_never_taken_again(tmp_path, monkeypatch):
+    """A parallel worker's agent may move a ref between the two reads of its files and git's: that
+    reading is not one to take again (the move could be undone by the next look)."""
+    from memento_core.git import state
+
+    root = _repo_with_refs(tmp_path)
+    real = state._refs
+    first = git(root, "rev-parse", "refs/heads/loose-one")
+
+    def moving(r):
+        found = real(r)
+        git(root, "update-ref", "refs/heads/loose-one", "HEAD~1")
+        return found
+
+    monkeypatch.setattr(state, "_refs", moving)
+    snap = capture(root)
+    monkeypatch.undo()
+    assert snap.read_refs is None and snap.refs["refs/heads/loose-one"] == first
+    git(root, "update-ref", "refs/heads/loose-one", first)  # its files as they were at the first read
+    assert capture(root, like=snap).refs == capture(root).refs
+
+
+def test_refs_replaced_in_a_snapshot_are_not_what_is_taken_again(tmp_path):
+    """The crew replaces a worker's snapshot refs with those it reads (tick/crew.py): what is taken
+    again is what git read with the files, never a snapshot's refs changed since."""
+    from dataclasses import replace
+
+    root = _repo_with_refs(tmp_path)
+    snap = capture(root)
+    changed = replace(snap, refs={"refs/heads/invented": "0" * 40})
+    assert capture(root, like=changed).refs == capture(root).refs == snap.refs
+
+
+def test_a_worktrees_own_refs_are_among_the_files_read(tmp_path):
+    root = _repo_with_refs(tmp_path)
+    tree = tmp_path / "wt"
+    git(root, "worktree", "add", "-q", "-b", "memento/T-2", str(tree))
+    snap = capture(tree)
+    git(tree, "update-ref", "refs/bisect/bad", "HEAD~1")  # in the worktree's own git folder
+    assert capture(tree, like=snap).refs == capture(tree).refs
+    assert "refs/bisect/bad" in capture(tree).refs
