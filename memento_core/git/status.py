@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,12 +78,14 @@ def ignored(root: Path, env: dict[str, str] | None = None) -> set[str]:
             if not (p.endswith("/") and i + 1 < len(found) and found[i + 1].startswith(p))}
 
 
-def persons_paths(root: Path) -> set[str]:
+def persons_paths(root: Path, untracked_now: Iterable[str] | None = None) -> set[str]:
     """What a person has here that git does not track: the untracked files and the ignored paths
-    (SPEC §13: a ``.env``, a ``.venv/``), all kept as they are by the tick (see ``was_there``)."""
+    (SPEC §13: a ``.env``, a ``.venv/``), all kept as they are by the tick (see ``was_there``).
+    ``untracked_now``: the untracked files as a :func:`status` just read them (not read again)."""
     root = Path(root)
     with scrubbed_index(root, refresh=False) as env:  # what is not tracked: no stat data is read
-        return untracked(root, env) | ignored(root, env)
+        found = untracked(root, env) if untracked_now is None else set(untracked_now)
+        return found | ignored(root, env)
 
 
 def tracked(root: Path) -> list[str]:

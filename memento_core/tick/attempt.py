@@ -47,7 +47,9 @@ def attempt_task(ctx: TickContext, plan: Plan, task: Task, continued: tuple[int,
     """Steps 7–14 for ``task``: its result, passed or failed, with everything written down."""
     ctx.attempted = True
     began = time.monotonic()
-    base, untracked = head(ctx.root), persons_paths(ctx.root)
+    base = head(ctx.root)
+    at_start, ctx.untracked_at_start = ctx.untracked_at_start, None  # the first attempt's only
+    untracked = persons_paths(ctx.root, at_start[1] if at_start is not None and at_start[0] == base else None)
     write_record(ctx.ws, task, ctx.number or 0, base, untracked, plan.meta.max_retries, ctx.ws.rel(ctx.log_path))
     claim = claim_task(ctx, task, base, untracked)
     if isinstance(claim, TaskResult):

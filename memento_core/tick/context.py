@@ -66,6 +66,9 @@ class TickContext:
     tick_commit: str | None = None  # the last commit this tick made that its documents may be folded into
     docs_committed: tuple | None = None  # the documents' stat when last found committed (housekeeping)
     loose_objects: int = 0  # the most loose objects an attempt's snapshot found (housekeeping packs them)
+    # (HEAD, the untracked files) as the start's status read them (run.refuse_dirty_tree), for the first
+    # attempt's snapshot while HEAD is still that commit: one status read at the tick's start (issue 42).
+    untracked_at_start: tuple[str | None, frozenset[str]] | None = None
     # A parallel worker's own processes (crew_judge.py judges by them): ("agent"|"verify", start, end or
     # None while it runs), in time.time(); None elsewhere (a serial attempt has nobody else to tell them from).
     own_runs: list | None = None

@@ -23,7 +23,7 @@ from ..config.load import load_config
 from ..crashpoints import crash_point
 from ..errors import EXIT_ATTENTION, EXIT_ERROR, EXIT_OK, MementoError
 from ..fleet import calls as remote  # the fleet's calls for the tick (SPEC §12)
-from ..git.repo import is_repo
+from ..git.repo import head, is_repo
 from ..git.status import status
 from ..lines import plural
 from ..plan.model import Plan, Task
@@ -273,6 +273,8 @@ def refuse_dirty_tree(ctx: TickContext) -> Outcome | None:
     docs = sorted({e.path for e in entries if e.path in own})
     if docs:
         ctx.commit(docs, "memento: sync docs")
+    # What the first attempt's snapshot takes as the person's untracked files, unless HEAD moves first.
+    ctx.untracked_at_start = (head(ctx.root), frozenset(e.path for e in entries if e.xy == "??" and e.path not in own))
     return None
 
 

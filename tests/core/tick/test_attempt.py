@@ -110,3 +110,60 @@ def test_an_exception_inside_an_attempt_is_its_failure_with_its_traceback_in_the
     assert not result.passed and "ValueError: a bug in Memento" in result.reason
     log = ctx.log_path.read_text(encoding="utf-8")
     assert log.count("[memento] Traceback (most recent call last)") == 3 and "OSError: no space left" in log
+
+
+# ---------------------------------------------------------------- the start's one status read (issue 42)
+
+
+def _persons_paths_seen(monkeypatch):
+    """What attempt_task's persons_paths returned, and how often git listed the untracked files for it."""
+    from memento_core.git import status as git_status
+    from memento_core.tick import attempt as attempt_module
+
+    seen, listed = [], []
+    real_paths, real_untracked = attempt_module.persons_paths, git_status.untracked
+    monkeypatch.setattr(attempt_module, "persons_paths", lambda *a: seen.append(real_paths(*a)) or seen[-1])
+    monkeypatch.setattr(git_status, "untracked", lambda *a: listed.append(a) or real_untracked(*a))
+    return seen, listed
+
+
+def test_the_first_attempt_takes_the_untracked_files_the_ticks_start_read_while_head_is_the_same(
+        tmp_path, monkeypatch):
+    from memento_core.tick.run import refuse_dirty_tree
+
+    ws = make_ws(tmp_path, agent("does_task.py", "hello.txt", "done"))
+    (ws.root / "persons.txt").write_text("mine\n")
+    ctx = _ctx(ws)
+    assert refuse_dirty_tree(ctx) is None
+    assert ctx.untracked_at_start == (git(ws.root, "rev-parse", "HEAD").strip(), frozenset({"persons.txt"}))
+    seen, listed = _persons_paths_seen(monkeypatch)
+    result = attempt_task(ctx, ctx.plan(), ctx.plan().task("T-1"), None)
+    assert result.passed and ctx.untracked_at_start is None  # the first attempt's only
+    assert listed == [] and "persons.txt" in seen[0]  # git was not asked again
+    assert (ws.root / "persons.txt").read_text() == "mine\n"
+    assert "persons.txt" not in git(ws.root, "show", "--name-only", "--format=", "HEAD")
+
+
+def test_once_head_moved_after_the_ticks_start_git_lists_the_untracked_files_again(tmp_path, monkeypatch):
+    ws = make_ws(tmp_path, agent("does_task.py", "hello.txt", "done"))
+    (ws.root / "persons.txt").write_text("mine\n")
+    ctx = _ctx(ws)
+    ctx.untracked_at_start = ("0" * 40, frozenset({"read-at-another-head.txt"}))  # a branch moved onto since
+    seen, listed = _persons_paths_seen(monkeypatch)
+    result = attempt_task(ctx, ctx.plan(), ctx.plan().task("T-1"), None)
+    assert result.passed and len(listed) == 1
+    assert "persons.txt" in seen[0] and "read-at-another-head.txt" not in seen[0]
+    assert (ws.root / "persons.txt").read_text() == "mine\n"
+
+
+def test_an_own_document_the_start_committed_is_no_untracked_file_of_the_persons(tmp_path):
+    from memento_core.tick.run import refuse_dirty_tree
+
+    ws = make_ws(tmp_path, agent("does_task.py", "hello.txt", "done"))
+    git(ws.root, "rm", "-q", "--cached", "docs/HUMAN_NOTES.md")
+    git(ws.root, "commit", "-qm", "notes untracked")
+    (ws.root / "persons.txt").write_text("mine\n")
+    ctx = _ctx(ws)
+    assert refuse_dirty_tree(ctx) is None
+    assert "docs/HUMAN_NOTES.md" in git(ws.root, "show", "--name-only", "--format=", "HEAD")  # sync docs
+    assert ctx.untracked_at_start == (git(ws.root, "rev-parse", "HEAD").strip(), frozenset({"persons.txt"}))
