@@ -146,9 +146,9 @@ EQUIVALENT: dict[tuple[str, str, str], str | Each] = {
     **{("memento_core/compiled_cache.py", "MAX_BYTES = 16 * 1024 * 1024", what):
        Each(count, "the largest file read: any bound keeps a read bounded (tests set their own)")
        for what, count in (("16 -> 15", 1), ("16 -> 17", 1), ("1024 -> 1023", 2), ("1024 -> 1025", 2))},
-    **{("memento_core/compiled_cache.py", "data = fh.read(MAX_BYTES + 1)", what):
-       "fstat said just before that the file holds at most MAX_BYTES: reading that, one or two bytes more "
-       "reads it whole" for what in ("1 -> 0", "1 -> 2")},
+    **{("memento_core/compiled_cache.py", "data = fh.read(info.st_size + 1)", what):
+       "fstat said just before how much the file holds: reading that, one or two bytes more reads it whole "
+       "(a file that grew meanwhile is cut short and refused by marshal either way)" for what in ("1 -> 0", "1 -> 2")},
     ("memento_core/dataclass_code.py", 'code = compile(text, "<string>", "exec", flags, dont_inherit=True)',
      "True -> False"):
         "this module has no __future__ import: inheriting its flags adds none to the caller's, given",

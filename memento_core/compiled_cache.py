@@ -38,8 +38,8 @@ def read(path: str, magic: bytes, keep: Callable[[object], bool]) -> dict:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BYTES:
             return {}
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            data = fh.read(MAX_BYTES + 1)
+        with os.fdopen(fd, "rb", closefd=False) as fh:  # what fstat says it holds (a buffer that size)
+            data = fh.read(info.st_size + 1)
     except OSError:
         return {}
     finally:
