@@ -436,7 +436,7 @@ WORKTREE_REF_FILES = ("refs", "config.worktree")
 
 def _ref_files(git_dir: Path, common: Path) -> tuple | None:
     """Every file and folder the refs are read from, with its mode and bytes (a link's target,
-    never followed; an absent one as absent), sorted; None when any cannot be read."""
+    never followed), sorted; None when any cannot be read."""
     todo = [common / name for name in REF_FILES]
     if git_dir != common:
         todo += [git_dir / name for name in WORKTREE_REF_FILES]
@@ -445,8 +445,7 @@ def _ref_files(git_dir: Path, common: Path) -> tuple | None:
         path = todo.pop()
         try:
             st = os.lstat(path)
-        except FileNotFoundError:
-            found.append((str(path), 0, b""))
+        except FileNotFoundError:  # absent: one that appears is an entry more
             continue
         except OSError:
             return None
