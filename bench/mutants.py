@@ -140,6 +140,11 @@ EQUIVALENT: dict[tuple[str, str, str], str | Each] = {
     **{("memento_core/dataclass_code.py", "MAX_ENTRIES = 4096", what):
        "how many texts the file keeps before it starts again: any bound keeps it bounded"
        for what in ("4096 -> 4097", "4096 -> 4095")},
+    ("memento_core/regex_code.py",
+     "if type(p) not in (str, bytes) or flags & _NOT_KEPT or not _in_module_body(sys._getframe(1)):", "1 -> 2"):
+        "frame 1 is re's own _compile, frame 2 re's compile or match: the walk goes past re's frames from either",
+    ("memento_core/compiled_cache.py", "return False", "return None"):
+        "its callers take the answer as true or false: None is false",
     **{("memento_core/regex_code.py", "MAX_ENTRIES = 4096", what):
        "how many patterns the file keeps before it starts again: any bound keeps it bounded"
        for what in ("4096 -> 4097", "4096 -> 4095")},

@@ -100,10 +100,10 @@ def _compile(p, flags=0):
 
 
 def _from_args(p, args):
+    """``_sre.compile`` of kept arguments: it refuses any other number or kind of them, and code
+    its own check finds invalid (TypeError, RuntimeError)."""
     import _sre
 
-    if type(args) is not tuple or len(args) != 5:
-        raise TypeError("not the arguments of _sre.compile")
     return _sre.compile(p, *args)
 
 

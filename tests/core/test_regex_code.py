@@ -174,6 +174,34 @@ def test_a_pattern_that_warns_is_not_kept_and_warns_at_each_first_compile(cache)
     assert regex_code._cache == {}
 
 
+def test_a_pattern_that_warns_is_not_kept_whatever_the_warnings_filter_says(cache):
+    """Under a filter that shows a warning once, the warning of the first compile is the one said;
+    the look at what is kept must still see it."""
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("once")
+        _in_a_module("[[b]x")
+    assert regex_code._cache == {}
+
+
+def test_a_reading_that_does_not_make_the_same_pattern_is_never_kept(cache, monkeypatch):
+    """What is kept is what re made, checked: another code with the same groups (a compiler that
+    differs from re's own) is not kept."""
+    real = regex_code._args
+    monkeypatch.setattr(regex_code, "_args", lambda p, flags: real("(y)", flags))
+    assert _in_a_module("(x)") == regex_code._original("(x)", 0)
+    assert regex_code._cache == {}
+
+
+def test_a_scanner_compiles_its_parsed_lexicon_as_re_does(cache, monkeypatch):
+    """re.Scanner hands the compiler a parsed pattern and no flags: never kept, re's default kept."""
+    lexicon = [(r"\d+", lambda s, t: int(t)), (r"\s+", None), (r"[a-z]+", lambda s, t: t)]
+    scanner = re.Scanner(lexicon)
+    assert scanner.scan("12 ab 3") == ([12, "ab", 3], "")
+    assert regex_code._cache == {}
+    monkeypatch.setattr(re._compiler, "compile", regex_code._original)
+    assert scanner.scanner.scanner("").pattern.flags == re.Scanner(lexicon).scanner.scanner("").pattern.flags
+
+
 def test_a_pattern_re_refuses_is_refused_and_not_kept(cache):
     with pytest.raises(re.error, match="missing \\)"):
         _in_a_module("(unclosed")
@@ -224,14 +252,18 @@ def test_save_writes_what_was_compiled_and_nothing_else(cache, monkeypatch):
 
 def test_past_max_entries_it_starts_again_from_what_this_process_compiled(cache, monkeypatch):
     monkeypatch.setattr(regex_code, "MAX_ENTRIES", 2)
+    magic = regex_code._magic(MAGIC_NUMBER)
+    regex_code._cache[(False, "kept from before", 0)] = marshal.dumps(regex_code._args("kept from before", 0))
     _in_a_module("one")
+    regex_code.save()  # two, the most it keeps: both, the one this process did not compile too
+    assert len(compiled_cache.read(str(cache), magic, regex_code._is_key)) == 2
+    del regex_code._cache[(False, "kept from before", 0)]
     _in_a_module("two")
     regex_code.save()
     re.purge()
     regex_code._used.clear()
     _in_a_module("three")
     regex_code.save()  # three kept, more than two: only what this process compiled
-    magic = regex_code._magic(MAGIC_NUMBER)
     assert compiled_cache.read(str(cache), magic, regex_code._is_key).keys() == {(False, "three", 0)}
 
 
