@@ -174,12 +174,14 @@ def test_a_pattern_that_warns_is_not_kept_and_warns_at_each_first_compile(cache)
     assert regex_code._cache == {}
 
 
-def test_a_pattern_that_warns_is_not_kept_whatever_the_warnings_filter_says(cache):
-    """Under a filter that shows a warning once, the warning of the first compile is the one said;
-    the look at what is kept must still see it."""
+@pytest.mark.parametrize("action", ["ignore", "once", "default"])
+def test_a_pattern_that_warns_is_not_kept_whatever_this_processs_warnings_filter_says(cache, action):
+    """A process that ignores the warning (or said it once already) keeps nothing another process
+    would have been warned of."""
     with warnings.catch_warnings(record=True):
-        warnings.simplefilter("once")
+        warnings.simplefilter(action)
         _in_a_module("[[b]x")
+        _in_a_module("[[c]x")
     assert regex_code._cache == {}
 
 
