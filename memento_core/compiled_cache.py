@@ -55,9 +55,13 @@ def read(path: str, magic: bytes, keep: Callable[[object], bool]) -> dict:
     return {k: v for k, v in found.items() if type(v) is bytes and keep(k)}
 
 
-def write(path: str, magic: bytes, entries: dict) -> bool:
-    """Write ``entries`` to ``path`` atomically (a new file, then a rename over the old); False,
-    and nothing left behind, when it cannot be written (a read-only install)."""
+def write(path: str, magic: bytes, entries: dict, used: set, most: int) -> bool:
+    """Write ``entries`` to ``path`` atomically (a new file, then a rename over the old): past
+    ``most`` of them, only those ``used`` (the process starts the file again from its own, as an
+    upgrade leaves old entries behind). False, and nothing left behind, when it cannot be written
+    (a read-only install)."""
+    if len(entries) > most:
+        entries = {k: entries[k] for k in used if k in entries}
     tmp = f"{path}.{os.getpid()}"
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)

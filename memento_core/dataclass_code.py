@@ -120,6 +120,5 @@ def save() -> None:
         return
     from importlib.util import MAGIC_NUMBER
 
-    entries = _cache if len(_cache) <= MAX_ENTRIES else {k: _cache[k] for k in _used if k in _cache}
-    if compiled_cache.write(_path, MAGIC_NUMBER, entries):
+    if compiled_cache.write(_path, MAGIC_NUMBER, _cache, _used, MAX_ENTRIES):
         _added = 0

@@ -15,15 +15,21 @@ from memento_core.git.state import _branch_named, _head, bring_back, capture
 from .conftest import git
 
 
+def _one_commit(root):
+    """A repository at ``root`` (made) with a.txt committed on main."""
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "a.txt").write_text("a\n")
+    git(root, "add", "a.txt")
+    git(root, "commit", "-qm", "a")
+    return root
+
+
 def test_a_worktrees_gitfile_rewritten_to_name_a_decoy_is_written_again(tmp_path):
     # A worker's worktree (.memento/worktrees/<ID>/) has a gitfile for .git: an agent there that
     # rewrites it to name a copy with a hook gets the gitfile written back, before git is asked.
     main = tmp_path / "main"
-    main.mkdir()
-    git(main, "init", "-q", "-b", "main")
-    (main / "a.txt").write_text("a\n")
-    git(main, "add", "a.txt")
-    git(main, "commit", "-qm", "a")
+    _one_commit(main)
     tree = tmp_path / "wt"
     git(main, "worktree", "add", "-q", "-b", "memento/T-1", str(tree))
     snap = capture(tree)
@@ -85,11 +91,7 @@ def test_refs_left_loose_are_neither_put_back_nor_deleted_while_the_others_are(t
     from memento_core.git.state import restore
 
     root = tmp_path / "r"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    (root / "a.txt").write_text("a\n")
-    git(root, "add", "a.txt")
-    git(root, "commit", "-qm", "a")
+    _one_commit(root)
     base = git(root, "rev-parse", "HEAD").strip()
     for name in ("memento/T-2", "memento/T-3", "person"):
         git(root, "branch", name)
@@ -111,11 +113,7 @@ def test_refs_left_loose_are_neither_put_back_nor_deleted_while_the_others_are(t
 
 def _repo_with_refs(tmp_path):
     root = tmp_path / "r"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    (root / "a.txt").write_text("a\n")
-    git(root, "add", "a.txt")
-    git(root, "commit", "-qm", "a")
+    _one_commit(root)
     (root / "a.txt").write_text("b\n")
     git(root, "commit", "-qam", "b")
     for name in ("memento/T-1", "person", "feature/deep/er"):
