@@ -114,7 +114,8 @@ TESTS: dict[str, tuple[str, ...]] = {
     # Code every process of Memento runs from a file (issue 42): trusted as bytecode, judged as exec.
     "memento_core/dataclass_code.py": ("tests/core/test_dataclass_code.py",),
     "memento_core/regex_code.py": ("tests/core/test_regex_code.py",),
-    "memento_core/compiled_cache.py": ("tests/core/test_dataclass_code.py", "tests/core/test_regex_code.py"),
+    "memento_core/compiled_cache.py": ("tests/core/test_compiled_cache.py", "tests/core/test_dataclass_code.py",
+                                       "tests/core/test_regex_code.py"),
 }
 MODULES = tuple(TESTS)
 

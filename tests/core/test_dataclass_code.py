@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from memento_core import compiled_cache, dataclass_code, scratch
+from memento_core import dataclass_code, scratch
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -240,58 +240,11 @@ def test_a_file_read_from_the_cache_runs_the_code_it_holds_for_that_text(cache):
     assert _make("memento_core.z", text)["h"]() == "compiled"
 
 
-def _valid(path: Path) -> None:
-    path.write_bytes(MAGIC_NUMBER + marshal.dumps({(0, "def a():\n pass"): b"x"}))
-
-
-@pytest.mark.parametrize("kind", ["missing", "empty", "truncated", "other-magic", "not-a-dict", "keys",
-                                  "link", "fifo", "folder", "too-big"])
-def test_a_file_it_cannot_trust_is_not_used(tmp_path, monkeypatch, kind):
-    _valid(tmp_path / "good.pyc")
-    assert dataclass_code._read(str(tmp_path / "good.pyc"), MAGIC_NUMBER) == {(0, "def a():\n pass"): b"x"}
-    path = tmp_path / "cache.pyc"
-    if kind == "empty":
-        path.write_bytes(b"")
-    elif kind == "truncated":
-        _valid(path)
-        path.write_bytes(path.read_bytes()[:-3])
-    elif kind == "other-magic":
-        _valid(path)
-        path.write_bytes(b"\x00\x00\r\n" + path.read_bytes()[4:])
-    elif kind == "not-a-dict":
-        path.write_bytes(MAGIC_NUMBER + marshal.dumps([1, 2]))
-    elif kind == "keys":  # the old format, a text alone, or values that are no code's bytes
-        path.write_bytes(MAGIC_NUMBER + marshal.dumps({"def a():\n pass": b"x", (0, "t"): "str", (0, 1): b"x"}))
-    elif kind == "link":
-        _valid(tmp_path / "real.pyc")
-        path.symlink_to(tmp_path / "real.pyc")
-    elif kind == "fifo":
-        os.mkfifo(path)  # opened without blocking, and refused: not a regular file
-    elif kind == "folder":
-        path.mkdir()
-    elif kind == "too-big":
-        _valid(path)
-        monkeypatch.setattr(compiled_cache, "MAX_BYTES", path.stat().st_size - 1)
-    fds = sorted(os.listdir("/proc/self/fd"))
-    assert dataclass_code._read(str(path), MAGIC_NUMBER) == {}
-    assert sorted(os.listdir("/proc/self/fd")) == fds  # nothing left open
-
-
-def test_a_file_that_cannot_be_read_is_not_used():
-    assert dataclass_code._read("/proc/self/mem", MAGIC_NUMBER) == {}  # a regular file whose read fails (EIO)
-
-
-def test_a_file_at_the_size_limit_is_used(tmp_path, monkeypatch):
-    _valid(tmp_path / "cache.pyc")
-    monkeypatch.setattr(compiled_cache, "MAX_BYTES", (tmp_path / "cache.pyc").stat().st_size)
-    assert dataclass_code._read(str(tmp_path / "cache.pyc"), MAGIC_NUMBER) == {(0, "def a():\n pass"): b"x"}
-
-
 def test_it_is_installed_once_and_only_on_cpython(monkeypatch, tmp_path):
     import dataclasses as dc
 
     path = tmp_path / "cache.pyc"
-    _valid(path)
+    path.write_bytes(MAGIC_NUMBER + marshal.dumps({(0, "def a():\n pass"): b"x"}))
     monkeypatch.setattr(dataclass_code, "_cache", {})
     monkeypatch.setattr(dataclass_code, "_path", str(path))
     dataclass_code.install()  # installed when memento_core was imported: the file is not read again
