@@ -170,9 +170,60 @@ def put_back(root: Path, snap: GitState | None, aside: Path) -> GitState | None:
     if snap is None:
         return None
     replaced = bring_back(snap, aside)
+    cleared = clear_specials(Path(snap.git_dir), Path(snap.common_dir))  # before git opens one
+    if cleared and not os.path.lexists(Path(snap.git_dir) / "HEAD"):  # no repository without it
+        _put(Path(snap.git_dir) / "HEAD", f"{snap.head}\n".encode(), 0o100644)
     now = capture(root, like=snap)
     restore(root, snap, now, save_to=aside)
-    return replace(now, replaced=replaced) if replaced else now
+    said = "; ".join(part for part in (replaced, cleared) if part)
+    return replace(now, replaced=said) if said else now
+
+
+# Where git opens files to read the refs, their logs and a worktree's HEAD: a FIFO there holds
+# git's open() for ever (for-each-ref, update-ref's log, every command that reads HEAD), and a
+# socket or a device is no ref either. A worktree's own git folder under worktrees/ likewise.
+REF_READS = ("HEAD", "ORIG_HEAD", "FETCH_HEAD", "packed-refs", "refs", "logs", "reftable")
+WORKTREE_REF_READS = ("HEAD", "ORIG_HEAD", "refs", "logs")
+
+
+def clear_specials(git_dir: Path, common: Path) -> str:
+    """Remove every FIFO, socket or device where git reads refs (:data:`REF_READS`, in the common
+    git folder, this worktree's and each worktree's under ``worktrees/``), before any git command
+    opens one; '' when there was none, else the clause that names them for the guards' reason.
+    Links are followed as git follows them; one that leads to such a thing (or to a folder that
+    holds one) is removed itself, never what it leads to. Nothing is kept: a FIFO holds no bytes."""
+    places: list[tuple[Path, Path | None]] = [(common / name, None) for name in REF_READS]
+    places += [(git_dir / name, None) for name in WORKTREE_REF_READS if git_dir != common]
+    for child in _listdir(common / "worktrees"):
+        places += [(common / "worktrees" / child / name, None) for name in WORKTREE_REF_READS]
+    found: set[Path] = set()
+    folders: set[tuple[int, int]] = set()
+    while places:
+        path, via = places.pop()  # via: the link on the way, what is removed for what lies behind it
+        try:
+            st = os.stat(path)  # followed, as git's open() follows
+            via = via or (path if os.path.islink(path) else None)
+        except OSError:
+            continue  # nothing there, or a dangling link: git fails to read it, it does not wait
+        if stat.S_ISDIR(st.st_mode):
+            if (st.st_dev, st.st_ino) not in folders:
+                folders.add((st.st_dev, st.st_ino))
+                places += [(path / name, via) for name in _listdir(path)]
+        elif not stat.S_ISREG(st.st_mode):
+            found.add(via or path)
+    for path in found:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+    if not found:
+        return ""
+    if not os.path.lexists(common / "refs"):  # git takes no folder without refs/ for a repository
+        os.mkdir(common / "refs")
+    shown = sorted(f".git/{p.relative_to(common)}" if p.is_relative_to(common) else str(p) for p in found)
+    return (f"made {', '.join(shown[:10])}{f' and {len(shown) - 10} more' if len(shown) > 10 else ''} "
+            "a FIFO, a socket or a device where git reads its refs, or a link to one (removed: git "
+            "would wait on it for ever)")
 
 
 class RepositoryGone(MementoError):

@@ -31,7 +31,8 @@ from ..errors import MementoError
 from ..git.commit import commit_paths, identity_env
 from ..git.commit_fast import commit_here
 from ..git.repo import head as git_head
-from ..git.run import git_binary, git_env, run_git
+from ..git.run import HARDENING, git_binary, git_env, run_git
+from ..git.state import clear_specials
 from ..git.status import status
 from ..lines import read_regular
 from ..locks import atomic_write_text, file_lock, open_append
@@ -82,7 +83,25 @@ def locked(ws: Workspace) -> Iterator[Path]:
     """Hold the memory write lock with the store existing; yields memory/."""
     with file_lock(lock_path(ws), timeout=LOCK_TIMEOUT):
         _clear_stale_index_lock(memory_root(ws))
+        said = _clear_specials(memory_root(ws))
+        if said:
+            from ..runlog import cron_log
+
+            cron_log(ws, f"memory/: {said}")
         yield ensure_store(ws)
+
+
+def _clear_specials(root: Path) -> str:
+    """Remove a FIFO, socket or device an agent left where git reads memory/'s refs and HEAD,
+    before git opens it (it would wait for ever; a FIFO holds no bytes: nothing is lost); a HEAD
+    removed so is written again as the branch main. What was removed, for cron.log ('' if none)."""
+    dot_git = root / ".git"
+    if dot_git.is_symlink() or not dot_git.is_dir():
+        return ""
+    said = clear_specials(dot_git, dot_git)
+    if said and not os.path.lexists(dot_git / "HEAD"):
+        (dot_git / "HEAD").write_text("ref: refs/heads/main\n", encoding="utf-8")
+    return said
 
 
 def _clear_stale_index_lock(root: Path) -> None:
@@ -105,9 +124,11 @@ def _clear_stale_index_lock(root: Path) -> None:
 
 
 def git(root: Path, *args: str, input: bytes | None = None, check: bool = True) -> str:
+    """One git command in memory/, hardened as every other of Memento's (git/run.py: no hook, no
+    fsmonitor, whatever memory/.git/config says: an unconfined agent can write there)."""
     try:
         proc = subprocess.run(
-            [git_binary(), "-C", str(root), *args], input=input,
+            [git_binary(), *HARDENING, "-C", str(root), *args], input=input,
             stdin=None if input is not None else subprocess.DEVNULL,
             capture_output=True, env=git_env(),
         )

@@ -241,3 +241,83 @@ def test_a_worktrees_own_refs_are_among_the_files_read(tmp_path):
     git(tree, "update-ref", "refs/bisect/bad", "HEAD~1")  # in the worktree's own git folder
     assert capture(tree, like=snap).refs == capture(tree).refs
     assert "refs/bisect/bad" in capture(tree).refs
+
+
+# ---------------------------------------------------------------- what git would wait on for ever
+
+
+def _for_each_ref_ends(root) -> bool:
+    try:
+        subprocess.run(["git", "-C", str(root), "for-each-ref"], capture_output=True, timeout=20)
+    except subprocess.TimeoutExpired:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("shape", ["fifo", "link to a fifo", "link to a folder holding one", "refs a link",
+                                   "socket", "loop of links"])
+def test_what_git_would_wait_on_where_it_reads_refs_is_removed_and_nothing_outside(tmp_path, shape):
+    import socket
+
+    from memento_core.git.state import clear_specials
+
+    root = _one_commit(tmp_path / "r")
+    dot = root / ".git"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.mkfifo(outside / "persons-fifo")
+    held = []
+    if shape == "fifo":
+        os.mkfifo(dot / "refs/heads/evil")
+    elif shape == "link to a fifo":
+        (dot / "refs/tags/v1").symlink_to(outside / "persons-fifo")
+    elif shape == "link to a folder holding one":
+        (dot / "refs/heads/deep").symlink_to(outside)
+    elif shape == "refs a link":
+        shutil.copytree(dot / "refs", outside / "refs")
+        os.mkfifo(outside / "refs/heads/evil")
+        shutil.rmtree(dot / "refs")
+        (dot / "refs").symlink_to(outside / "refs")
+    elif shape == "socket":
+        sock = socket.socket(socket.AF_UNIX)
+        sock.bind(str(dot / "logs/HEAD.sock"))
+        held.append(sock)
+    else:
+        (dot / "refs/heads/loop").symlink_to(dot / "refs/heads")
+        os.mkfifo(dot / "logs/refs/heads/x")
+    said = clear_specials(dot, dot)
+    assert said.startswith("made .git/") and "a FIFO, a socket or a device" in said, said
+    assert (outside / "persons-fifo").exists()  # what a link led to is never removed
+    assert _for_each_ref_ends(root) and (dot / "refs").is_dir()
+    assert clear_specials(dot, dot) == ""  # nothing left
+    for sock in held:
+        sock.close()
+
+
+@pytest.mark.parametrize("where", ["refs/heads/evil", "refs/heads/main", "logs/HEAD", "HEAD", "packed-refs"])
+def test_put_back_removes_what_git_would_wait_on_before_asking_git_and_says_so(tmp_path, where):
+    from memento_core.git.state import put_back
+
+    root = _one_commit(tmp_path / "r")
+    git(root, "tag", "v1")  # loose, as the branch: a FIFO put at packed-refs takes no ref away
+    snap = capture(root)
+    path = root / ".git" / where
+    if path.exists():
+        path.unlink()
+    os.mkfifo(path)
+    found = put_back(root, snap, tmp_path / "aside")  # would wait for ever on the FIFO, if it were there
+    assert f"made .git/{where} a FIFO" in found.replaced, found.replaced
+    others = {k: v for k, v in snap.refs.items() if k != snap.branch}  # HEAD's branch: the guards fold it
+    assert {k: v for k, v in capture(root).refs.items() if k != snap.branch} == others
+    assert (root / ".git/HEAD").read_text() == f"{snap.head}\n" and _for_each_ref_ends(root)
+
+
+def test_a_repository_without_anything_git_would_wait_on_is_left_as_it_is(tmp_path):
+    from memento_core.git.state import clear_specials
+
+    root = _one_commit(tmp_path / "r")
+    git(root, "tag", "v1")
+    (root / ".git/refs/heads/alias").symlink_to("main")  # git's old symbolic ref: a link that stays
+    before = sorted(str(p) for p in (root / ".git").rglob("*"))
+    assert clear_specials(root / ".git", root / ".git") == ""
+    assert sorted(str(p) for p in (root / ".git").rglob("*")) == before

@@ -129,3 +129,39 @@ def test_the_architect_with_a_fifo_in_docs_finishes_and_is_rolled_back(tmp_path,
     assert "memento: architect —" not in subjects
 
 
+
+
+# Where git itself opens a file to read a ref, its log or HEAD: a FIFO there would hold for-each-ref,
+# update-ref or any command reading HEAD for ever. Only an unconfined agent can write .git/.
+IN_GIT = [".git/refs/heads/evil", ".git/refs/tags/v9", ".git/packed-refs", ".git/logs/HEAD",
+          ".git/logs/refs/heads/main", ".git/ORIG_HEAD", ".git/HEAD"]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "socket"])
+@pytest.mark.parametrize("where", IN_GIT)
+def test_a_fifo_where_git_reads_its_refs_never_hangs_the_tick(tmp_path, kind, where):
+    ws = make_ws(tmp_path, agent("makes_fifos.py", *(["--socket"] if kind == "socket" else []), where),
+                 sandbox="none")
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ws.root, capture_output=True, text=True).stdout
+    head_file = (ws.root / ".git" / "HEAD").read_text()
+    branch_log = ".git/logs/" + head_file.removeprefix("ref: ").strip()
+    where = where.replace(".git/logs/refs/heads/main", branch_log)
+    if where == branch_log and branch_log != ".git/logs/refs/heads/main":  # the branch's own log
+        ws.config_path.write_text(ws.config_path.read_text().replace(".git/logs/refs/heads/main", branch_log))
+        subprocess.run(["git", "commit", "-qam", "the branch's own log"], cwd=ws.root, check=True)
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ws.root, capture_output=True, text=True).stdout
+    proc = tick(ws.root)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert specials(ws.root) == []
+    (entry,) = [e for e in status_log.parse_status(ws.status_path) if e.task_id == "T-1"]
+    assert entry.status == "FAILED" and where in entry.field("Reason"), entry.field("Reason")
+    assert parse_plan(ws.plan_path).task("T-1").status == " "
+    assert not (ws.root / "hello.txt").exists()  # rolled back
+    assert (ws.root / ".git" / "HEAD").read_text() == head_file
+    log = subprocess.run(["git", "log", "--format=%H", "-1", "HEAD~0"], cwd=ws.root, capture_output=True,
+                         text=True, timeout=LIMIT)
+    assert log.returncode == 0 and subprocess.run(
+        ["git", "merge-base", "--is-ancestor", head.strip(), "HEAD"], cwd=ws.root, timeout=LIMIT).returncode == 0
+    again = tick(ws.root)  # the next tick runs: nothing of the agent's is left in .git/
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert specials(ws.root) == []

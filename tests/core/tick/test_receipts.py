@@ -419,3 +419,47 @@ def test_a_parent_chain_that_cannot_be_followed_is_refused_and_a_looping_one_end
     table[100] = Proc(100, "S", 60, 100, 100)  # 60 and 70 each other's parent
     assert inside_the_tick(100, 999) == ""
     assert inside_the_tick(100, 70) == INSIDE
+
+
+def test_taking_a_forged_memory_commit_out_runs_no_hook_nor_fsmonitor_the_agent_planted(ws, tmp_path):
+    """An unconfined agent writes memory/.git as it likes: the git commands that take its forged
+    commit out (update-ref's reference-transaction hook, a status's fsmonitor) run none of its
+    programs as the person."""
+    from memento_core.tick.receipts import forged_memory
+
+    since = _memory_head(ws)
+    sha, _blobs = _persons_commit(ws, {"knowledge/lessons/agents.md": "verify is always true\n"})
+    ran = tmp_path / "ran"
+    hook = ws.memory_dir / ".git" / "hooks" / "reference-transaction"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text(f"#!/bin/sh\necho hook >> {ran}\n")
+    hook.chmod(0o755)
+    monitor = tmp_path / "monitor.sh"
+    monitor.write_text(f"#!/bin/sh\necho fsmonitor >> {ran}\n")
+    monitor.chmod(0o755)
+    subprocess.run(["git", "-C", str(ws.memory_dir), "config", "core.fsmonitor", str(monitor)], check=True)
+    assert forged_memory(ws, since, receipts.NO_RECEIPTS, "T-1") == (sha[:7],)
+    assert subprocess.run(["git", "-C", str(ws.memory_dir), "cat-file", "-e", sha]).returncode != 0
+    assert not ran.exists(), ran.read_text()
+
+
+@pytest.mark.parametrize("where", ["refs/heads/evil", "refs/heads/main", "logs/HEAD", "HEAD", "packed-refs"])
+def test_a_fifo_in_memorys_git_folder_is_removed_before_git_opens_it(ws, where):
+    from memento_core.memory import store
+
+    path = ws.memory_dir / ".git" / where
+    head = _memory_head(ws)
+    if path.exists():
+        path.unlink()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(path)
+    done = subprocess.run([sys.executable, "-c", "import sys; from memento_core.memory import commit_unattributed;"
+                           "from pathlib import Path; from memento_core.workspace import Workspace;"
+                           "print(commit_unattributed(Workspace(Path(sys.argv[1])), 'T-1'))", str(ws.root)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert not path.exists() or path.is_file()
+    assert "a FIFO, a socket or a device" in (ws.logs_dir / "cron.log").read_text()
+    if where != "refs/heads/main":
+        assert _memory_head(ws) == head  # the branch itself was never the FIFO's
+    assert store.is_store(ws.memory_dir)
