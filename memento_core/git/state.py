@@ -188,13 +188,12 @@ WORKTREE_REF_READS = ("HEAD", "ORIG_HEAD", "refs", "logs")
 
 def clear_specials(git_dir: Path, common: Path) -> str:
     """Remove every FIFO, socket or device where git reads refs (:data:`REF_READS`, in the common
-    git folder, this worktree's and each worktree's under ``worktrees/``), before any git command
+    git folder and each worktree's under ``worktrees/``, ``git_dir`` being one), before any git command
     opens one; '' when there was none, else the clause that names them for the guards' reason.
     Links are followed as git follows them; one that leads to such a thing (or to a folder that
     holds one) is removed itself, never what it leads to. Nothing is kept: a FIFO holds no bytes."""
     places: list[tuple[Path, Path | None]] = [(common / name, None) for name in REF_READS]
-    places += [(git_dir / name, None) for name in WORKTREE_REF_READS if git_dir != common]
-    for child in _listdir(common / "worktrees"):
+    for child in _listdir(common / "worktrees"):  # this worktree's own git folder among them
         places += [(common / "worktrees" / child / name, None) for name in WORKTREE_REF_READS]
     found: set[Path] = set()
     folders: set[tuple[int, int]] = set()

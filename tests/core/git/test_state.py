@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -310,6 +311,7 @@ def test_put_back_removes_what_git_would_wait_on_before_asking_git_and_says_so(t
     others = {k: v for k, v in snap.refs.items() if k != snap.branch}  # HEAD's branch: the guards fold it
     assert {k: v for k, v in capture(root).refs.items() if k != snap.branch} == others
     assert (root / ".git/HEAD").read_text() == f"{snap.head}\n" and _for_each_ref_ends(root)
+    assert (root / ".git/HEAD").stat().st_mode & 0o7777 == 0o644
 
 
 def test_a_repository_without_anything_git_would_wait_on_is_left_as_it_is(tmp_path):
@@ -321,3 +323,52 @@ def test_a_repository_without_anything_git_would_wait_on_is_left_as_it_is(tmp_pa
     before = sorted(str(p) for p in (root / ".git").rglob("*"))
     assert clear_specials(root / ".git", root / ".git") == ""
     assert sorted(str(p) for p in (root / ".git").rglob("*")) == before
+
+
+def test_a_fifo_in_a_worktrees_own_git_folder_is_removed_and_eleven_are_named_ten_and_one_more(tmp_path):
+    from memento_core.git.state import clear_specials
+
+    root = _one_commit(tmp_path / "r")
+    tree = tmp_path / "wt"
+    git(root, "worktree", "add", "-q", "-b", "memento/T-2", str(tree))
+    own = root / ".git" / "worktrees" / "wt"
+    (own / "ORIG_HEAD").unlink(missing_ok=True)
+    os.mkfifo(own / "ORIG_HEAD")
+    for i in range(10):
+        os.mkfifo(root / ".git" / "refs" / "tags" / f"t{i}")
+    said = clear_specials(own, root / ".git")
+    assert said.startswith("made .git/refs/tags/t0, ") and " and 1 more a FIFO" in said, said
+    assert not os.path.lexists(own / "ORIG_HEAD") and _for_each_ref_ends(tree)
+
+
+def test_links_that_lead_back_into_their_own_folder_are_walked_once(tmp_path):
+    """Two links to their own folder at each level would make 2**40 paths before the kernel's
+    limit of links stops a walk that follows them; each folder is walked once."""
+    from memento_core.git.state import clear_specials
+
+    root = _one_commit(tmp_path / "r")
+    heads = root / ".git" / "refs" / "heads"
+    (heads / "a").symlink_to(".")
+    (heads / "b").symlink_to(".")
+    os.mkfifo(heads / "evil")
+    done = subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; "
+                           "from memento_core.git.state import clear_specials as c; "
+                           "print(c(Path(sys.argv[1]), Path(sys.argv[1])))", str(root / ".git")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "made .git/refs/heads/evil a FIFO" in done.stdout, done.stdout + done.stderr
+    assert clear_specials(root / ".git", root / ".git") == ""
+
+
+def test_a_head_the_agent_moved_is_still_seen_moved_when_a_fifo_was_removed_too(tmp_path):
+    from memento_core.git.state import put_back
+    from memento_core.tick.guards import git_damage
+
+    root = _one_commit(tmp_path / "r")
+    git(root, "branch", "other")
+    snap = capture(root)
+    git(root, "symbolic-ref", "HEAD", "refs/heads/other")
+    os.mkfifo(root / ".git" / "refs" / "heads" / "evil")
+    found = put_back(root, snap, tmp_path / "aside")
+    said = git_damage(snap, found)
+    assert "moved HEAD from refs/heads/main to refs/heads/other" in said and "refs/heads/evil" in said, said
+    assert (root / ".git/HEAD").read_text() == "ref: refs/heads/main\n"

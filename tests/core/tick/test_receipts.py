@@ -463,3 +463,22 @@ def test_a_fifo_in_memorys_git_folder_is_removed_before_git_opens_it(ws, where):
     if where != "refs/heads/main":
         assert _memory_head(ws) == head  # the branch itself was never the FIFO's
     assert store.is_store(ws.memory_dir)
+
+
+def test_a_memory_git_folder_that_is_a_link_is_never_walked_through(ws, tmp_path):
+    """memory/.git made a link by an agent: what it leads to is not Memento's to remove."""
+    from memento_core.memory.store import _clear_specials
+
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "refs").mkdir(parents=True)
+    os.mkfifo(elsewhere / "refs" / "persons-fifo")
+    real = ws.memory_dir / ".git"
+    real.rename(tmp_path / "real-git")
+    real.symlink_to(elsewhere)
+    assert _clear_specials(ws.memory_dir) == ""
+    assert (elsewhere / "refs" / "persons-fifo").exists()
+    real.unlink()
+    (tmp_path / "real-git").rename(real)
+    os.mkfifo(real / "refs" / "heads" / "evil")
+    assert "refs/heads/evil" in _clear_specials(ws.memory_dir)
+    assert (real / "HEAD").read_text() == "ref: refs/heads/main\n"
