@@ -482,3 +482,5 @@ def test_a_memory_git_folder_that_is_a_link_is_never_walked_through(ws, tmp_path
     os.mkfifo(real / "refs" / "heads" / "evil")
     assert "refs/heads/evil" in _clear_specials(ws.memory_dir)
     assert (real / "HEAD").read_text() == "ref: refs/heads/main\n"
+    (real / "HEAD").unlink()  # gone, with nothing removed here: not this function's to make again
+    assert _clear_specials(ws.memory_dir) == "" and not os.path.lexists(real / "HEAD")
