@@ -170,9 +170,7 @@ def put_back(root: Path, snap: GitState | None, aside: Path) -> GitState | None:
     if snap is None:
         return None
     replaced = bring_back(snap, aside)
-    cleared = clear_specials(Path(snap.git_dir), Path(snap.common_dir))  # before git opens one
-    if cleared and not os.path.lexists(Path(snap.git_dir) / "HEAD"):  # no repository without it
-        _put(Path(snap.git_dir) / "HEAD", f"{snap.head}\n".encode(), 0o100644)
+    cleared = clear_specials(Path(snap.git_dir), Path(snap.common_dir), snap.head)  # before git opens one
     now = capture(root, like=snap)
     restore(root, snap, now, save_to=aside)
     said = "; ".join(part for part in (replaced, cleared) if part)
@@ -186,12 +184,14 @@ REF_READS = ("HEAD", "ORIG_HEAD", "FETCH_HEAD", "packed-refs", "refs", "logs", "
 WORKTREE_REF_READS = ("HEAD", "ORIG_HEAD", "refs", "logs")
 
 
-def clear_specials(git_dir: Path, common: Path) -> str:
+def clear_specials(git_dir: Path, common: Path, head: str) -> str:
     """Remove every FIFO, socket or device where git reads refs (:data:`REF_READS`, in the common
     git folder and each worktree's under ``worktrees/``, ``git_dir`` being one), before any git command
     opens one; '' when there was none, else the clause that names them for the guards' reason.
     Links are followed as git follows them; one that leads to such a thing (or to a folder that
-    holds one) is removed itself, never what it leads to. Nothing is kept: a FIFO holds no bytes."""
+    holds one) is removed itself, never what it leads to. Nothing is kept: a FIFO holds no bytes.
+    What git takes no folder for a repository without is made again: ``git_dir``'s HEAD (as
+    ``head`` says: ``ref: refs/heads/main`` or a commit) and ``refs/``."""
     places: list[tuple[Path, Path | None]] = [(common / name, None) for name in REF_READS]
     for child in _listdir(common / "worktrees"):  # this worktree's own git folder among them
         places += [(common / "worktrees" / child / name, None) for name in WORKTREE_REF_READS]
@@ -217,7 +217,9 @@ def clear_specials(git_dir: Path, common: Path) -> str:
             pass
     if not found:
         return ""
-    if not os.path.lexists(common / "refs"):  # git takes no folder without refs/ for a repository
+    if not os.path.lexists(git_dir / "HEAD"):
+        _put(git_dir / "HEAD", f"{head}\n".encode(), 0o100644)
+    if not os.path.lexists(common / "refs"):
         os.mkdir(common / "refs")
     shown = sorted(f".git/{p.relative_to(common)}" if p.is_relative_to(common) else str(p) for p in found)
     return (f"made {', '.join(shown[:10])}{f' and {len(shown) - 10} more' if len(shown) > 10 else ''} "
@@ -485,8 +487,9 @@ WORKTREE_REF_FILES = ("refs", "config.worktree")
 
 
 def _ref_files(git_dir: Path, common: Path) -> tuple | None:
-    """Every file and folder the refs are read from, with its mode and bytes (a link's target,
-    never followed), sorted; None when any cannot be read."""
+    """Every file and folder the refs are read from, with its mode and bytes, sorted; None when any
+    cannot be read, or is a link: git reads through one, and what it leads to is nothing this
+    print would see change (a branch moved in the folder a link names)."""
     todo = [common / name for name in REF_FILES]
     if git_dir != common:
         todo += [git_dir / name for name in WORKTREE_REF_FILES]
@@ -505,14 +508,14 @@ def _ref_files(git_dir: Path, common: Path) -> tuple | None:
             except OSError:
                 return None
             data = b""
-        elif stat.S_ISLNK(st.st_mode) or stat.S_ISREG(st.st_mode):
+        elif stat.S_ISREG(st.st_mode):
             try:
-                data = os.fsencode(os.readlink(path)) if stat.S_ISLNK(st.st_mode) else read_plain(path)
+                data = read_plain(path)
             except OSError:
                 return None
             if data is None:
                 return None
-        else:  # a fifo, a socket, a device: git's to judge
+        else:  # a link, a fifo, a socket, a device: git's to read
             return None
         found.append((str(path), st.st_mode, data))
     return tuple(sorted(found))

@@ -94,14 +94,12 @@ def locked(ws: Workspace) -> Iterator[Path]:
 def _clear_specials(root: Path) -> str:
     """Remove a FIFO, socket or device an agent left where git reads memory/'s refs and HEAD,
     before git opens it (it would wait for ever; a FIFO holds no bytes: nothing is lost); a HEAD
-    removed so is written again as the branch main. What was removed, for cron.log ('' if none)."""
+    removed so is written again as the branch main (git.state.clear_specials). What was removed,
+    for cron.log ('' if none)."""
     dot_git = root / ".git"
     if dot_git.is_symlink() or not dot_git.is_dir():
         return ""
-    said = clear_specials(dot_git, dot_git)
-    if said and not os.path.lexists(dot_git / "HEAD"):
-        (dot_git / "HEAD").write_text("ref: refs/heads/main\n", encoding="utf-8")
-    return said
+    return clear_specials(dot_git, dot_git, "ref: refs/heads/main")
 
 
 def _clear_stale_index_lock(root: Path) -> None:

@@ -187,6 +187,26 @@ def test_refs_taken_again_are_what_git_reads_now_and_git_is_asked_whenever_their
         assert again.read_refs is snap.read_refs
 
 
+@pytest.mark.parametrize("link", ["refs/heads", "refs/heads/loose-one"])
+def test_refs_behind_a_link_that_was_there_at_the_snapshot_are_read_by_git_again(tmp_path, monkeypatch, link):
+    """A link in refs/ (a folder or a ref file, left by an earlier tick's agent): a branch moved in
+    what it leads to changes no byte of .git/, and git is asked all the same."""
+    from memento_core.git import state
+
+    root = _repo_with_refs(tmp_path)
+    real = root / ".git" / link
+    elsewhere = tmp_path / "elsewhere"
+    shutil.move(real, elsewhere)
+    real.symlink_to(elsewhere)
+    snap = capture(root)
+    target = elsewhere / "loose-one" if link == "refs/heads" else elsewhere
+    target.write_text(git(root, "rev-parse", "HEAD~1") + "\n")
+    asked = []
+    monkeypatch.setattr(state, "_refs", lambda r, real=state._refs: asked.append(r) or real(r))
+    assert capture(root, like=snap).refs == capture(root).refs != snap.refs
+    assert asked
+
+
 def test_refs_are_not_taken_again_from_another_repository_nor_from_a_record(tmp_path):
     from memento_core.git import state
 
@@ -286,11 +306,11 @@ def test_what_git_would_wait_on_where_it_reads_refs_is_removed_and_nothing_outsi
     else:
         (dot / "refs/heads/loop").symlink_to(dot / "refs/heads")
         os.mkfifo(dot / "logs/refs/heads/x")
-    said = clear_specials(dot, dot)
+    said = clear_specials(dot, dot, "ref: refs/heads/main")
     assert said.startswith("made .git/") and "a FIFO, a socket or a device" in said, said
     assert (outside / "persons-fifo").exists()  # what a link led to is never removed
     assert _for_each_ref_ends(root) and (dot / "refs").is_dir()
-    assert clear_specials(dot, dot) == ""  # nothing left
+    assert clear_specials(dot, dot, "ref: refs/heads/main") == ""  # nothing left
     for sock in held:
         sock.close()
 
@@ -321,7 +341,7 @@ def test_a_repository_without_anything_git_would_wait_on_is_left_as_it_is(tmp_pa
     git(root, "tag", "v1")
     (root / ".git/refs/heads/alias").symlink_to("main")  # git's old symbolic ref: a link that stays
     before = sorted(str(p) for p in (root / ".git").rglob("*"))
-    assert clear_specials(root / ".git", root / ".git") == ""
+    assert clear_specials(root / ".git", root / ".git", "ref: refs/heads/main") == ""
     assert sorted(str(p) for p in (root / ".git").rglob("*")) == before
 
 
@@ -335,12 +355,13 @@ def test_a_fifo_in_a_worktrees_own_git_folder_is_removed_and_eleven_are_named_te
     tags = [f".git/refs/tags/t{i}" for i in range(10)]
     for rel in tags:
         os.mkfifo(root / rel)
-    assert clear_specials(own, root / ".git").split(" a FIFO")[0] == "made " + ", ".join(tags)  # ten: all
+    said = clear_specials(own, root / ".git", "ref: refs/heads/memento/T-2")
+    assert said.split(" a FIFO")[0] == "made " + ", ".join(tags)  # ten: all
     for rel in tags:
         os.mkfifo(root / rel)
     (own / "ORIG_HEAD").unlink(missing_ok=True)
     os.mkfifo(own / "ORIG_HEAD")  # sorts after the tags: the one more
-    said = clear_specials(own, root / ".git")
+    said = clear_specials(own, root / ".git", "ref: refs/heads/memento/T-2")
     assert said.split(" a FIFO")[0] == "made " + ", ".join(tags) + " and 1 more", said
     assert not os.path.lexists(own / "ORIG_HEAD") and _for_each_ref_ends(tree)
 
@@ -357,10 +378,10 @@ def test_links_that_lead_back_into_their_own_folder_are_walked_once(tmp_path):
     os.mkfifo(heads / "evil")
     done = subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; "
                            "from memento_core.git.state import clear_specials as c; "
-                           "print(c(Path(sys.argv[1]), Path(sys.argv[1])))", str(root / ".git")],
+                           "print(c(Path(sys.argv[1]), Path(sys.argv[1]), 'ref: refs/heads/main'))", str(root / ".git")],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and "made .git/refs/heads/evil a FIFO" in done.stdout, done.stdout + done.stderr
-    assert clear_specials(root / ".git", root / ".git") == ""
+    assert clear_specials(root / ".git", root / ".git", "ref: refs/heads/main") == ""
 
 
 def test_a_head_the_agent_moved_is_still_seen_moved_when_a_fifo_was_removed_too(tmp_path):
